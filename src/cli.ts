@@ -1,0 +1,113 @@
+import { Command, CommanderError } from 'commander';
+import type { Deps } from './deps.js';
+import { VERSION } from './version.js';
+
+/** A command group: its name and one-line description are known at start-up; its code loads on use. */
+interface Group {
+  name: string;
+  description: string;
+  load: () => Promise<{ register(program: Command, deps: Deps): void }>;
+}
+
+/**
+ * Every top-level command. Only the group that runs is imported, so `--help` and `--version` load
+ * commander and nothing else.
+ */
+export const GROUPS: Group[] = [
+  { name: 'auth', description: 'Log in, show the login, print or refresh the token, log out', load: () => import('./commands/auth/index.js') },
+  { name: 'orders', description: 'List and update orders', load: () => import('./commands/orders/index.js') },
+  { name: 'variants', description: 'Create product variants', load: () => import('./commands/variants/index.js') },
+  { name: 'session', description: 'Verify embedded-app session tokens', load: () => import('./commands/session/index.js') },
+  { name: 'claims', description: 'File warranty claims, one or in batches from CSV/JSONL', load: () => import('./commands/claims/index.js') },
+  { name: 'giftcard', description: 'Issue store credit through the gift card provider chain', load: () => import('./commands/giftcard/index.js') },
+  { name: 'api', description: 'Make an authenticated request to any endpoint', load: () => import('./commands/api/index.js') },
+  { name: 'config', description: 'Read and write profile settings', load: () => import('./commands/config/index.js') },
+  { name: 'profiles', description: 'List, select and remove profiles', load: () => import('./commands/profiles/index.js') },
+  { name: 'sandbox', description: 'Run a local emulator of the API and the gift card provider', load: () => import('./commands/sandbox/index.js') },
+  { name: 'demo', description: 'A guided tour of every command against a local sandbox', load: () => import('./commands/demo/index.js') },
+  { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion/index.js') },
+];
+
+const EXAMPLES = `
+Examples:
+  $ opcli sandbox --write-profile default     # a local API to try everything against
+  $ opcli auth login                          # log in through the browser (PKCE)
+  $ opcli orders list --size 10
+  $ opcli claims file --from claims.csv       # file a batch, resumable
+  $ opcli giftcard issue --claim C1 --order 1001 --amount 25.00 --email a@b.co --name "A B"
+
+Exit codes: 0 ok, 1 failed, 2 usage or validation, 3 some batch rows failed, 4 log in needed, 130 interrupted.
+Learn more: opcli <command> --help`;
+
+/** The first word that names a command, skipping global options and their values. */
+export function commandWord(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') return argv[i + 1];
+    if (arg === '-p' || arg === '--profile') {
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) continue;
+    if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-')) ?? 'help';
+    return arg;
+  }
+  return undefined;
+}
+
+/** Builds the program with the named group loaded and every other group as a stub. */
+export async function buildProgram(deps: Deps, word: string | undefined): Promise<Command> {
+  const program = new Command('opcli');
+  program
+    .version(VERSION, '-V, --version', 'print the version')
+    .description('The command line for the order-protection and claims API.')
+    .option('-p, --profile <name>', 'settings profile to use (default: OPCLI_PROFILE, then the current profile, then "default")')
+    .option('--verbose', 'trace HTTP exchanges on stderr, secrets redacted')
+    .option('--no-input', 'never prompt; fail with the flag to pass instead')
+    .option('--no-color', 'no colour (also NO_COLOR)')
+    .helpOption('-h, --help', 'show help')
+    .addHelpText('after', EXAMPLES)
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => deps.out(s),
+      writeErr: (s) => deps.err(s),
+    });
+  program.hook('preAction', () => {
+    const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean }>();
+    deps.globals.profile = o.profile;
+    deps.globals.verbose = !!o.verbose;
+    deps.globals.input = o.input !== false;
+    if (o.color === false) {
+      deps.io.colorStdout = false;
+      deps.io.colorStderr = false;
+    }
+  });
+  for (const group of GROUPS) {
+    if (group.name === word) (await group.load()).register(program, deps);
+    else program.command(group.name).description(group.description);
+  }
+  return program;
+}
+
+/** Runs opcli with `argv` (without node and script) and returns the exit code. Never exits the process. */
+export async function runCli(argv: string[], deps: Deps): Promise<number> {
+  try {
+    const program = await buildProgram(deps, commandWord(argv));
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 0;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      return 2;
+    }
+    const { reportError } = await import('./report-error.js');
+    return reportError(error, deps);
+  } finally {
+    await deps.dispose();
+  }
+}

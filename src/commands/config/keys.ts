@@ -1,0 +1,9 @@
+import { UsageError } from '../../errors.js';
+import { findSettingKey, SETTING_KEYS, type SettingKey } from '../../config/settings.js';
+
+/** The key named on the command line, or a usage error listing the keys. */
+export function requireKey(name: string): SettingKey {
+  const key = findSettingKey(name);
+  if (!key) throw new UsageError(`Unknown setting "${name}".`, `Known settings: ${SETTING_KEYS.map((k) => k.key).join(', ')}.`);
+  return key;
+}

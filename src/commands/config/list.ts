@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { getAtPath, SETTING_KEYS } from '../../config/settings.js';
+import type { Deps } from '../../deps.js';
+import { mask } from '../../redact.js';
+import { outputMode, printJson, printTable } from '../../output.js';
+import { profileName } from './set.js';
+
+/** Registers `config list`. */
+export function register(group: Command, deps: Deps): void {
+  group
+    .command('list')
+    .description('List every setting of the active profile, secrets masked, with environment overrides')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExamples:\n  $ opcli config list\n  $ opcli --profile sandbox config list --json')
+    .action(async (flags: { json?: boolean }) => run({ json: !!flags.json }, deps));
+}
+
+const ENV_OVERRIDES: Record<string, string> = {
+  'base-url': 'OPCLI_BASE_URL',
+  'client-id': 'OPCLI_CLIENT_ID',
+  'client-secret': 'OPCLI_CLIENT_SECRET',
+};
+
+/** Prints key, value and where it comes from. */
+export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
+  const profile = await profileName(deps);
+  const settings = (await deps.settings()).getProfile(profile) ?? {};
+  const secrets = (await deps.credentials()).read(profile);
+  const rows = SETTING_KEYS.map((key) => {
+    const envName = ENV_OVERRIDES[key.key];
+    const envValue = envName ? deps.env[envName] : undefined;
+    const stored = key.secret ? secrets[key.path[0] as 'clientSecret' | 'providerToken'] : getAtPath(settings, key.path);
+    const value = envValue || stored;
+    const text = value === undefined ? undefined : Array.isArray(value) ? value.join(',') : String(value);
+    return {
+      key: key.key,
+      value: text !== undefined && key.secret ? mask(text) : text,
+      source: envValue ? `env ${envName}` : stored !== undefined ? 'profile' : undefined,
+      description: key.description,
+    };
+  });
+  if (opts.json) return printJson(deps, { profile, settings: rows });
+  deps.err(`Profile: ${profile}\n`);
+  await printTable(
+    deps,
+    [
+      { header: 'KEY', value: (r) => r.key },
+      { header: 'VALUE', value: (r) => r.value ?? '' },
+      { header: 'SOURCE', value: (r) => r.source ?? '' },
+    ],
+    rows,
+    outputMode(deps, {}),
+  );
+}

@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { ZodError } from 'zod';
+import { patchAtPath, type SettingKey } from '../../config/settings.js';
+import type { Deps } from '../../deps.js';
+import { UsageError, ValidationError } from '../../errors.js';
+import { readStdinText } from '../../stdin.js';
+import { requireKey } from './keys.js';
+
+export interface SetOptions {
+  key: string;
+  value?: string;
+  stdin: boolean;
+}
+
+/** Registers `config set`. */
+export function register(group: Command, deps: Deps): void {
+  group
+    .command('set')
+    .description('Set a setting of the active profile')
+    .argument('<key>', 'setting name, e.g. base-url')
+    .argument('[value]', 'the value (for secrets prefer --stdin, or leave it out to be asked)')
+    .option('--stdin', 'read the value from standard input (keeps secrets out of shell history)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli config set base-url https://api.example.com
+  $ opcli config set scopes read_orders,write_orders,write_claims
+  $ printf '%s' "$PROVIDER_TOKEN" | opcli config set provider-token --stdin`,
+    )
+    .action(async (key: string, value: string | undefined, flags: { stdin?: boolean }) => {
+      if (value !== undefined && flags.stdin) throw new UsageError('Give the value either as an argument or with --stdin, not both.');
+      await run({ key, value, stdin: !!flags.stdin }, deps);
+    });
+}
+
+/** Validates and stores one setting; secrets go to the credential store. */
+export async function run(opts: SetOptions, deps: Deps): Promise<void> {
+  const key = requireKey(opts.key);
+  let raw = opts.value;
+  if (opts.stdin) raw = (await readStdinText(deps)).replace(/\r?\n$/, '');
+  else if (raw === undefined) {
+    if (!deps.canPrompt()) {
+      throw new UsageError(`No value for ${key.key}.`, `Pass it as an argument or pipe it in: \`opcli config set ${key.key} --stdin\`.`);
+    }
+    const prompter = await deps.prompter();
+    raw = key.secret
+      ? await prompter.password({ message: `${key.description}:`, validate: (v) => (v ? true : 'a value is required') })
+      : await prompter.input({ message: `${key.description}:` });
+  } else if (key.secret) {
+    deps.err(`Warning: a secret on the command line stays in your shell history; prefer \`--stdin\`.\n`);
+  }
+  deps.redactor.add(key.secret ? raw : undefined);
+  const value = parseValue(key, raw ?? '');
+  const profile = await profileName(deps);
+  if (key.secret) {
+    const store = await deps.credentials();
+    await store.update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
+  } else {
+    const settings = await deps.settings();
+    settings.updateProfile(profile, patchAtPath(key.path, value));
+  }
+  deps.err(`Set ${key.key} for profile "${profile}".\n`);
+}
+
+/** Parses a raw value with the key's rule, as a validation error naming the key. */
+export function parseValue(key: SettingKey, raw: string): unknown {
+  try {
+    return key.parse(raw);
+  } catch (error) {
+    if (error instanceof ZodError) {
+      const message = error.issues[0]?.message ?? 'invalid value';
+      throw new ValidationError(`Invalid value for ${key.key}: ${message}`, [{ path: key.key, message }]);
+    }
+    throw error;
+  }
+}
+
+/** The profile commands act on: --profile, OPCLI_PROFILE, the current one, or "default". */
+export async function profileName(deps: Deps): Promise<string> {
+  const { pickProfileName } = await import('../../config/profile.js');
+  return pickProfileName(deps.globals.profile, deps.env, (await deps.settings()).currentProfile());
+}

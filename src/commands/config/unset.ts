@@ -1,0 +1,24 @@
+import type { Command } from 'commander';
+import { patchAtPath } from '../../config/settings.js';
+import type { Deps } from '../../deps.js';
+import { requireKey } from './keys.js';
+import { profileName } from './set.js';
+
+/** Registers `config unset`. */
+export function register(group: Command, deps: Deps): void {
+  group
+    .command('unset')
+    .description('Remove a setting from the active profile')
+    .argument('<key>', 'setting name')
+    .addHelpText('after', '\nExamples:\n  $ opcli config unset trigger-id')
+    .action(async (key: string) => run({ key }, deps));
+}
+
+/** Removes one setting (secrets from the credential store). */
+export async function run(opts: { key: string }, deps: Deps): Promise<void> {
+  const key = requireKey(opts.key);
+  const profile = await profileName(deps);
+  if (key.secret) await (await deps.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: undefined }));
+  else (await deps.settings()).updateProfile(profile, patchAtPath(key.path, undefined));
+  deps.err(`Unset ${key.key} for profile "${profile}".\n`);
+}

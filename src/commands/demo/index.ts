@@ -1,0 +1,15 @@
+import type { Command } from 'commander';
+import type { Deps } from '../../deps.js';
+
+/** Registers `opcli demo`, the guided tour. */
+export function register(program: Command, deps: Deps): void {
+  program
+    .command('demo')
+    .description('A guided tour: starts a sandbox, uses a temporary config folder, and runs each command end to end')
+    .option('--keep', 'keep the temporary config folder and print its path')
+    .addHelpText('after', '\nExamples:\n  $ npm start            # the same as: opcli demo\n  $ opcli demo --keep')
+    .action(async (flags: { keep?: boolean }) => {
+      const { runTour } = await import('./run.js');
+      await runTour({ keep: !!flags.keep }, deps);
+    });
+}

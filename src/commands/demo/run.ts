@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { runCli } from '../../cli.js';
+import { createDeps, type Deps } from '../../deps.js';
+import { OpcliError } from '../../errors.js';
+import { colors } from '../../output.js';
+import { steps as authSteps } from './steps-auth.js';
+import { steps as claimsSteps } from './steps-claims.js';
+import { steps as giftcardSteps } from './steps-giftcard.js';
+import { steps as ordersSteps } from './steps-orders.js';
+import type { TourContext, TourStep } from './tour.js';
+
+const foundationSteps: TourStep[] = [
+  {
+    title: 'A profile pointing at the sandbox',
+    async run(ctx) {
+      ctx.say('`opcli sandbox --write-profile` wrote these settings; secrets are masked.');
+      await ctx.run(['config', 'list']);
+      await ctx.run(['profiles', 'list']);
+    },
+  },
+];
+
+/** Tees a stream: everything written is kept and also passed on. */
+function tee(target: Writable, sink: (text: string) => void): Writable {
+  return new Writable({
+    write(chunk, _enc, done) {
+      sink(chunk.toString());
+      target.write(chunk, done);
+    },
+  });
+}
+
+/** Runs every tour step against an in-process sandbox with a temporary config folder. */
+export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void> {
+  const chalk = await colors(deps, 'stderr');
+  const { startSandbox } = await import('../../sandbox/index.js');
+  const sandbox = await startSandbox({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
+  const configDir = mkdtempSync(join(tmpdir(), 'opcli-demo-'));
+  const env = { ...deps.env, OPCLI_CONFIG_DIR: configDir, OPCLI_PROFILE: undefined, OPCLI_TOKEN: undefined, OPCLI_BASE_URL: undefined };
+  const say = (text: string) => deps.err(`${chalk.cyan('#')} ${text}\n`);
+  const ctx: TourContext = {
+    sandbox,
+    deps,
+    configDir,
+    say,
+    async run(argv, options = {}) {
+      deps.err(`\n${chalk.bold.green('$')} ${chalk.bold(['opcli', ...argv.map(quote)].join(' '))}\n`);
+      let stdout = '';
+      let stderr = '';
+      const { Readable } = await import('node:stream');
+      const child = createDeps({
+        stdin: Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []),
+        stdout: tee(deps.io.stdout, (t) => {
+          stdout += t;
+        }),
+        stderr: tee(deps.io.stderr, (t) => {
+          stderr += t;
+        }),
+        stdoutIsTTY: deps.io.stdoutIsTTY,
+        stderrIsTTY: deps.io.stderrIsTTY,
+        env: { ...env, CI: '1' },
+        cwd: configDir,
+        signal: deps.signal,
+        // The tour plays the merchant's browser: it follows the authorization URL, and the
+        // sandbox's auto-approve redirects it to opcli's loopback callback.
+        openBrowser: async (url) => {
+          say(`(the tour opens ${url.split('?')[0]} as a browser would)`);
+          await followRedirects(url);
+        },
+      });
+      const code = await runCli(argv, child);
+      const expected = options.expectCode ?? 0;
+      if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.join(' ')}\` exited ${code}, expected ${expected}.`);
+      return { code, stdout, stderr };
+    },
+  };
+  try {
+    say(`Sandbox running at ${sandbox.url} (the API and a gift card provider, on loopback only).`);
+    say(`Temporary config folder: ${configDir}`);
+    const [{ SettingsStore }, { CredentialStore }, { writeSandboxProfile }] = await Promise.all([
+      import('../../config/settings.js'),
+      import('../../config/credentials.js'),
+      import('../../config/sandbox-profile.js'),
+    ]);
+    await writeSandboxProfile(sandbox, await SettingsStore.open(configDir), await CredentialStore.open(configDir), 'default');
+    const all = [...foundationSteps, ...authSteps, ...ordersSteps, ...claimsSteps, ...giftcardSteps];
+    for (const [i, step] of all.entries()) {
+      deps.err(`\n${chalk.bold.underline(`Step ${i + 1} of ${all.length}: ${step.title}`)}\n`);
+      await step.run(ctx);
+    }
+    deps.err(`\n${chalk.bold('The tour is over.')} Start your own sandbox with \`opcli sandbox --write-profile default\`.\n`);
+  } finally {
+    await sandbox.close();
+    if (opts.keep) deps.err(`Config folder kept: ${configDir}\n`);
+    else rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+/** GETs a URL and follows redirects by hand (to loopback only), as a browser would. */
+async function followRedirects(start: string): Promise<void> {
+  const { request } = await import('undici');
+  let url = start;
+  for (let hop = 0; hop < 5; hop++) {
+    const res = await request(url, { method: 'GET' });
+    await res.body.text();
+    const location = res.headers.location;
+    if (res.statusCode < 300 || res.statusCode >= 400 || typeof location !== 'string') return;
+    url = new URL(location, url).toString();
+  }
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

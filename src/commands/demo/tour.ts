@@ -1,0 +1,20 @@
+import type { Deps } from '../../deps.js';
+import type { Sandbox } from '../../sandbox/types.js';
+
+/** What a tour step gets: the sandbox, a way to run opcli commands visibly, and the tour's deps. */
+export interface TourContext {
+  sandbox: Sandbox;
+  deps: Deps;
+  /** The temporary config folder the tour uses. */
+  configDir: string;
+  /** Prints `$ opcli <argv>` and runs it in-process against the sandbox; returns its captured output. */
+  run(argv: string[], options?: { stdin?: string; expectCode?: number }): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** A line of narration on stderr. */
+  say(text: string): void;
+}
+
+/** One step of the guided tour. */
+export interface TourStep {
+  title: string;
+  run(ctx: TourContext): Promise<void>;
+}

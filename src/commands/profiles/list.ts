@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import type { Deps } from '../../deps.js';
+import { outputMode, printJson, printTable } from '../../output.js';
+
+/** Registers `profiles list`. */
+export function register(group: Command, deps: Deps): void {
+  group
+    .command('list')
+    .description('List profiles, the current one marked')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExamples:\n  $ opcli profiles list --json')
+    .action(async (flags: { json?: boolean }) => run({ json: !!flags.json }, deps));
+}
+
+/** Prints every profile that has settings or credentials. */
+export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
+  const settings = await deps.settings();
+  const credentials = await deps.credentials();
+  const { pickProfileName } = await import('../../config/profile.js');
+  const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
+  const names = [...new Set([...settings.listProfiles(), ...credentials.profiles()])].sort();
+  const rows = names.map((name) => ({
+    name,
+    active: name === active,
+    baseUrl: settings.getProfile(name)?.baseUrl ?? null,
+    loggedIn: !!credentials.read(name).token,
+  }));
+  if (opts.json) return printJson(deps, rows);
+  if (rows.length === 0) {
+    deps.err('No profiles yet. Create one with `opcli config set base-url URL` or `opcli sandbox --write-profile default`.\n');
+    return;
+  }
+  await printTable(
+    deps,
+    [
+      { header: '', value: (r) => (r.active ? '*' : '') },
+      { header: 'PROFILE', value: (r) => r.name },
+      { header: 'BASE URL', value: (r) => r.baseUrl ?? '' },
+      { header: 'LOGGED IN', value: (r) => (r.loggedIn ? 'yes' : 'no') },
+    ],
+    rows,
+    outputMode(deps, {}),
+  );
+}

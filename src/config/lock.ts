@@ -1,0 +1,50 @@
+import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { OpcliError } from '../errors.js';
+
+/** How long to wait for the credentials lock before giving up (retryable). */
+const LOCK_WAIT_MS = 15_000;
+/**
+ * A lock whose mtime has not been refreshed for this long belongs to a process that is gone (the
+ * holder refreshes it every STALE_MS / 2), so it is reclaimed.
+ */
+const STALE_MS = 5_000;
+
+/**
+ * Runs `fn` while holding the cross-process lock on `<dir>/<name>.lock`. conf has no support for
+ * concurrent writers, so every read-modify-write of credentials goes through here. The lock is a
+ * directory created atomically by proper-lockfile; a lock left by a killed process is reclaimed
+ * once it is stale.
+ */
+export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
+  const { default: lockfile } = await import('proper-lockfile');
+  // The target must exist for proper-lockfile; a stable, empty file that is never rewritten.
+  const target = join(dir, `${name}.lock-target`);
+  closeSync(openSync(target, 'a', 0o600));
+  let compromised: Error | undefined;
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(target, {
+      stale: STALE_MS,
+      update: STALE_MS / 2,
+      realpath: false,
+      lockfilePath: join(dir, `${name}.lock`),
+      retries: { retries: Math.ceil(LOCK_WAIT_MS / 100), factor: 1.2, minTimeout: 25, maxTimeout: 250, randomize: true },
+      onCompromised: (err) => {
+        compromised = err;
+      },
+    });
+  } catch (error) {
+    throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in time.`, {
+      hint: 'Try again in a moment. If no other opcli is running, the lock is reclaimed after a few seconds.',
+      cause: error,
+    });
+  }
+  try {
+    const result = await fn();
+    if (compromised) throw new OpcliError(`The ${name} lock was lost while in use: ${compromised.message}`, { hint: 'Try again.' });
+    return result;
+  } finally {
+    await release().catch(() => {});
+  }
+}

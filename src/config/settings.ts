@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { TriggerId } from '../schemas.js';
+import { ensurePrivateDir } from './paths.js';
+
+/** Non-secret settings of one profile. Secrets live in the credential store. */
+export const ProfileSettings = z.object({
+  baseUrl: z.url().optional(),
+  authorizeUrl: z.url().optional(),
+  clientId: z.string().optional(),
+  scopes: z.array(z.string()).optional(),
+  storeId: z.string().optional(),
+  provider: z
+    .object({
+      name: z.string().optional(),
+      apiUrl: z.url().optional(),
+      shopUrl: z.string().optional(),
+      triggerId: z.string().optional(),
+      triggerUrl: z.url().optional(),
+      nativeUrl: z.url().optional(),
+    })
+    .optional(),
+});
+export type ProfileSettings = z.infer<typeof ProfileSettings>;
+
+const SettingsFile = z.object({
+  currentProfile: z.string().optional(),
+  profiles: z.record(z.string(), ProfileSettings).default({}),
+});
+type SettingsFile = z.infer<typeof SettingsFile>;
+
+/** Where a configurable value is kept and how it is checked. */
+export interface SettingKey {
+  key: string;
+  description: string;
+  /** Kept in the credential store (0600), masked in listings, settable from stdin. */
+  secret?: boolean;
+  /** Path inside ProfileSettings (or the secret's name in the credential store). */
+  path: readonly string[];
+  parse: (raw: string) => unknown;
+}
+
+const url = (raw: string) => z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
+const text = (raw: string) => z.string().min(1, 'expected a value').parse(raw);
+const list = (raw: string) =>
+  raw
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Every key `opcli config set` accepts, in the order `config list` shows them. */
+export const SETTING_KEYS: SettingKey[] = [
+  { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
+  { key: 'authorize-url', description: 'consent page URL (default {base_url}/v1/oauth/authorize)', path: ['authorizeUrl'], parse: url },
+  { key: 'client-id', description: 'OAuth client id (svc_app_...)', path: ['clientId'], parse: text },
+  { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
+  { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
+  { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
+  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: text },
+  { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
+  { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
+  { key: 'shop-url', description: 'store domain at the provider (shop_url)', path: ['provider', 'shopUrl'], parse: text },
+  {
+    key: 'trigger-id',
+    description: 'trigger workflow id: the UUID at the end of the execute URL',
+    path: ['provider', 'triggerId'],
+    parse: (raw) => TriggerId.parse(raw),
+  },
+  { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
+  { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
+];
+
+/** Looks a key up by name, or undefined. */
+export function findSettingKey(key: string): SettingKey | undefined {
+  return SETTING_KEYS.find((k) => k.key === key);
+}
+
+/** Profile names: letters, digits, dot, dash and underscore. */
+export const ProfileName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, ".", "-" or "_" (at most 64)' });
+
+/** The settings file (settings.json, 0600) through conf: profiles and the current profile. */
+export class SettingsStore {
+  readonly path: string;
+  private readonly conf: import('conf').default<SettingsFile>;
+
+  private constructor(conf: import('conf').default<SettingsFile>) {
+    this.conf = conf;
+    this.path = conf.path;
+  }
+
+  /** Opens (without creating) the settings file in `dir`. */
+  static async open(dir: string): Promise<SettingsStore> {
+    ensurePrivateDir(dir);
+    const { default: Conf } = await import('conf');
+    const conf = new Conf<SettingsFile>({ cwd: dir, configName: 'settings', configFileMode: 0o600, projectName: 'opcli' });
+    return new SettingsStore(conf);
+  }
+
+  private read(): SettingsFile {
+    return SettingsFile.parse(this.conf.store);
+  }
+
+  /** The profile `profiles use` selected, if any. */
+  currentProfile(): string | undefined {
+    return this.read().currentProfile;
+  }
+
+  /** Makes `name` the profile used when no --profile or OPCLI_PROFILE is given. */
+  setCurrentProfile(name: string): void {
+    this.conf.set('currentProfile', name);
+  }
+
+  /** Names of every profile that has settings. */
+  listProfiles(): string[] {
+    return Object.keys(this.read().profiles).sort();
+  }
+
+  /** The settings of one profile, or undefined when it has none. */
+  getProfile(name: string): ProfileSettings | undefined {
+    return this.read().profiles[name];
+  }
+
+  /** Replaces a profile's settings. */
+  setProfile(name: string, settings: ProfileSettings): void {
+    const file = this.read();
+    file.profiles[name] = ProfileSettings.parse(settings);
+    this.conf.store = file;
+  }
+
+  /** Merges settings into a profile (creating it), returning the result. */
+  updateProfile(name: string, patch: ProfileSettings): ProfileSettings {
+    const file = this.read();
+    const current = file.profiles[name] ?? {};
+    const next = ProfileSettings.parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
+    if (next.provider && Object.keys(next.provider).length === 0) delete next.provider;
+    file.profiles[name] = next;
+    this.conf.store = file;
+    return next;
+  }
+
+  /** Deletes a profile's settings; clears the current profile if it was this one. */
+  removeProfile(name: string): boolean {
+    const file = this.read();
+    if (!(name in file.profiles)) return false;
+    delete file.profiles[name];
+    if (file.currentProfile === name) delete file.currentProfile;
+    this.conf.store = file;
+    return true;
+  }
+}
+
+/** Reads a dotted setting path from a profile. */
+export function getAtPath(settings: Record<string, unknown>, path: readonly string[]): unknown {
+  let cur: unknown = settings;
+  for (const part of path) {
+    if (cur == null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+/** Builds a patch object that sets (or, with undefined, clears) one setting path. */
+export function patchAtPath(path: readonly string[], value: unknown): Record<string, unknown> {
+  const [head, ...rest] = path;
+  if (!head) return {};
+  return { [head]: rest.length ? patchAtPath(rest, value) : value };
+}

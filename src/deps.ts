@@ -1,0 +1,264 @@
+import type { Readable, Writable } from 'node:stream';
+import type { ServiceApi } from './api/service.js';
+import type { CredentialStore } from './config/credentials.js';
+import type { ResolvedProfile } from './config/profile.js';
+import type { SettingsStore } from './config/settings.js';
+import type { HttpClient, TokenSource } from './http/client.js';
+import { Redactor } from './redact.js';
+import { VERSION } from './version.js';
+
+/** The three streams with what is known about them. stderr output is always redacted. */
+export interface IO {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+  stdinIsTTY: boolean;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  /** Colour on stdout (a TTY, and neither NO_COLOR nor --no-color). */
+  colorStdout: boolean;
+  /** Colour on stderr. */
+  colorStderr: boolean;
+}
+
+/** Options that apply to every command. */
+export interface Globals {
+  profile?: string;
+  verbose: boolean;
+  /** False with --no-input: never prompt. */
+  input: boolean;
+}
+
+/** A question asked on the terminal; tests inject their own answers. */
+export interface Prompter {
+  input(options: { message: string; default?: string; validate?: (value: string) => true | string }): Promise<string>;
+  password(options: { message: string; validate?: (value: string) => true | string }): Promise<string>;
+  confirm(options: { message: string; default?: boolean }): Promise<boolean>;
+  select<T extends string>(options: { message: string; choices: { name: string; value: T; description?: string }[]; default?: T }): Promise<T>;
+}
+
+/**
+ * Everything a command uses from the outside world, handed in rather than reached for, created
+ * lazily so a command pays only for what it uses. Tests build their own with `createDeps`.
+ */
+export interface Deps {
+  io: IO;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  globals: Globals;
+  redactor: Redactor;
+  /** Aborted on Ctrl-C. */
+  signal: AbortSignal;
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Writes data to stdout. */
+  out(text: string): void;
+  /** Writes a notice to stderr, redacted. */
+  err(text: string): void;
+  /** Writes a --verbose line to stderr (redacted); no-op otherwise. */
+  debug(text: string): void;
+  configDir(): string;
+  settings(): Promise<SettingsStore>;
+  credentials(): Promise<CredentialStore>;
+  /** The active profile with environment overrides. */
+  profile(): Promise<ResolvedProfile>;
+  /** The bearer token source of the active profile. */
+  tokens(): Promise<TokenSource>;
+  /** The HTTP client of the active profile (one keep-alive pool per process). */
+  http(): Promise<HttpClient>;
+  /** The spec's endpoints over `http()`. */
+  api(): Promise<ServiceApi>;
+  prompter(): Promise<Prompter>;
+  /** Whether a question can be asked: a TTY on stdin and stderr, no --no-input, no CI. */
+  canPrompt(): boolean;
+  openBrowser(url: string): Promise<void>;
+  /** Closes pools and timers at the end of a run. */
+  dispose(): Promise<void>;
+}
+
+/** What a caller may pass to `createDeps`; anything left out gets the real implementation. */
+export interface DepsInit {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+  stdinIsTTY?: boolean;
+  stdoutIsTTY?: boolean;
+  stderrIsTTY?: boolean;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  signal?: AbortSignal;
+  now?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  prompter?: Prompter;
+  openBrowser?: (url: string) => Promise<void>;
+  /** Overrides for the HTTP client (timeouts, retries), mainly for tests. */
+  http?: { timeoutMs?: number; maxRetries?: number; maxRetryAfterMs?: number };
+  /** Replace the token source (the auth layer installs refresh this way). */
+  tokenSource?: (deps: Deps, profile: ResolvedProfile) => Promise<TokenSource>;
+}
+
+/** Sleeps, waking early (with an AbortError) when the signal aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason ?? new Error('aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    value ??= make().catch((error) => {
+      value = undefined;
+      throw error;
+    });
+    return value;
+  };
+}
+
+/** Builds the dependencies of one run. */
+export function createDeps(init: DepsInit): Deps {
+  const env = init.env;
+  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
+  const stdoutIsTTY = init.stdoutIsTTY ?? false;
+  const stderrIsTTY = init.stderrIsTTY ?? false;
+  const io: IO = {
+    stdin: init.stdin,
+    stdout: init.stdout,
+    stderr: init.stderr,
+    stdinIsTTY: init.stdinIsTTY ?? false,
+    stdoutIsTTY,
+    stderrIsTTY,
+    colorStdout: stdoutIsTTY && !noColor && env.TERM !== 'dumb',
+    colorStderr: stderrIsTTY && !noColor && env.TERM !== 'dumb',
+  };
+  const redactor = new Redactor();
+  const globals: Globals = { verbose: false, input: true };
+  const now = init.now ?? Date.now;
+  const sleep = init.sleep ?? abortableSleep;
+  const signal = init.signal ?? new AbortController().signal;
+  let httpClient: HttpClient | undefined;
+
+  const deps: Deps = {
+    io,
+    env,
+    cwd: init.cwd,
+    globals,
+    redactor,
+    signal,
+    now,
+    sleep,
+    out: (text) => {
+      io.stdout.write(text);
+    },
+    err: (text) => {
+      io.stderr.write(redactor.redact(text));
+    },
+    debug: (text) => {
+      if (globals.verbose) io.stderr.write(redactor.redact(`${text}\n`));
+    },
+    configDir: () => resolveDir(env),
+    settings: once(async () => {
+      const { SettingsStore } = await import('./config/settings.js');
+      return SettingsStore.open(deps.configDir());
+    }),
+    credentials: once(async () => {
+      const { CredentialStore } = await import('./config/credentials.js');
+      return CredentialStore.open(deps.configDir());
+    }),
+    profile: once(async () => {
+      const { pickProfileName, resolveProfile } = await import('./config/profile.js');
+      const settings = await deps.settings();
+      const name = pickProfileName(globals.profile, env, settings.currentProfile());
+      const secrets = (await deps.credentials()).read(name);
+      const profile = resolveProfile(name, settings.getProfile(name), secrets, env);
+      redactor.add(profile.clientSecret);
+      redactor.add(profile.envToken);
+      redactor.add(profile.provider.token);
+      redactor.add(secrets.token?.accessToken);
+      redactor.add(secrets.token?.refreshToken);
+      return profile;
+    }),
+    tokens: once(async () => {
+      const profile = await deps.profile();
+      if (init.tokenSource) return init.tokenSource(deps, profile);
+      const { createTokenSource } = await import('./auth/token-source.js');
+      return createTokenSource(profile, deps.credentials, now);
+    }),
+    http: once(async () => {
+      const [{ HttpClient }, profile] = await Promise.all([import('./http/client.js'), deps.profile()]);
+      const lazyTokens: TokenSource = {
+        get: async () => {
+          const token = await (await deps.tokens()).get();
+          redactor.add(token);
+          return token;
+        },
+        refreshAfterUnauthorized: async (sent) => {
+          const source = await deps.tokens();
+          const next = await source.refreshAfterUnauthorized?.(sent);
+          redactor.add(next);
+          return next;
+        },
+      };
+      httpClient = new HttpClient({
+        baseUrl: profile.baseUrl,
+        userAgent: `opcli/${VERSION}`,
+        tokens: lazyTokens,
+        redactor,
+        trace: globals.verbose ? (line) => io.stderr.write(`${redactor.redact(line)}\n`) : undefined,
+        notice: (line) => io.stderr.write(`${redactor.redact(line)}\n`),
+        sleep,
+        now,
+        timeoutMs: init.http?.timeoutMs ?? numberEnv(env.OPCLI_HTTP_TIMEOUT),
+        maxRetries: init.http?.maxRetries ?? numberEnv(env.OPCLI_HTTP_RETRIES),
+        maxRetryAfterMs: init.http?.maxRetryAfterMs,
+      });
+      return httpClient;
+    }),
+    api: once(async () => {
+      const { createServiceApi } = await import('./api/service.js');
+      return createServiceApi(await deps.http());
+    }),
+    prompter: once(async () => {
+      if (init.prompter) return init.prompter;
+      const { createInquirerPrompter } = await import('./prompter.js');
+      return createInquirerPrompter(io);
+    }),
+    canPrompt: () => (init.prompter ? true : io.stdinIsTTY && io.stderrIsTTY) && globals.input && !isCI(env),
+    openBrowser: async (url) => {
+      if (init.openBrowser) return init.openBrowser(url);
+      const { default: open } = await import('open');
+      await open(url);
+    },
+    dispose: async () => {
+      await httpClient?.close();
+    },
+  };
+  return deps;
+}
+
+function numberEnv(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/** CI is set by every common CI system; there, nobody can answer a prompt. */
+export function isCI(env: Record<string, string | undefined>): boolean {
+  return !!env.CI && env.CI !== 'false' && env.CI !== '0';
+}
+
+/** The config folder: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. */
+function resolveDir(env: Record<string, string | undefined>): string {
+  if (env.OPCLI_CONFIG_DIR) return env.OPCLI_CONFIG_DIR;
+  const home = env.HOME || env.USERPROFILE || '.';
+  return `${env.XDG_CONFIG_HOME || `${home}/.config`}/opcli`;
+}

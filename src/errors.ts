@@ -1,0 +1,142 @@
+/**
+ * Typed errors. Everything below the entry throws one of these; `exitCodeFor` maps them to the exit
+ * codes the README documents, in this one place.
+ */
+
+/** Exit codes, as the README's table lists them. */
+export const ExitCode = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  partial: 3,
+  auth: 4,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** Base of every error opcli expects: a message, what to try next, and an exit code. */
+export class OpcliError extends Error {
+  readonly exitCode: ExitCode;
+  /** What the user can do next, printed under the message. */
+  readonly hint?: string;
+  /** Extra machine-readable detail for --json error output. */
+  readonly details?: Record<string, unknown>;
+
+  constructor(message: string, options: { exitCode?: ExitCode; hint?: string; details?: Record<string, unknown>; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = new.target.name;
+    this.exitCode = options.exitCode ?? ExitCode.failed;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+}
+
+/** A wrong flag, a missing argument, a prompt that cannot be shown: exit 2. */
+export class UsageError extends OpcliError {
+  constructor(message: string, hint?: string) {
+    super(message, { exitCode: ExitCode.usage, hint });
+  }
+}
+
+/** Input that does not match what the API accepts (field path and expectation in `issues`): exit 2. */
+export class ValidationError extends OpcliError {
+  readonly issues: { path: string; message: string }[];
+  constructor(message: string, issues: { path: string; message: string }[], hint?: string) {
+    super(message, { exitCode: ExitCode.usage, hint, details: { issues } });
+    this.issues = issues;
+  }
+}
+
+/** Not logged in, a token refused, a refresh that failed: exit 4. */
+export class AuthError extends OpcliError {
+  constructor(message: string, hint = 'Run `opcli auth login` to log in again.', cause?: unknown) {
+    super(message, { exitCode: ExitCode.auth, hint, cause });
+  }
+}
+
+/** Some rows of a batch were rejected or are uncertain: exit 3. */
+export class PartialFailureError extends OpcliError {
+  constructor(message: string, hint?: string) {
+    super(message, { exitCode: ExitCode.partial, hint });
+  }
+}
+
+/** Ctrl-C: exit 130. */
+export class InterruptedError extends OpcliError {
+  constructor(message = 'Interrupted.') {
+    super(message, { exitCode: ExitCode.interrupted });
+  }
+}
+
+/** The server answered with an error status. */
+export class ApiError extends OpcliError {
+  readonly status: number;
+  readonly method: string;
+  readonly url: string;
+  /** The parsed error body (JSON), or the raw text. */
+  readonly body: unknown;
+  /** OAuth `error` code when the body carries one (invalid_grant, invalid_token, ...). */
+  readonly code?: string;
+  readonly fieldErrors: { path: string; message: string }[];
+
+  constructor(init: {
+    status: number;
+    method: string;
+    url: string;
+    body: unknown;
+    message: string;
+    code?: string;
+    hint?: string;
+    exitCode?: ExitCode;
+    fieldErrors?: { path: string; message: string }[];
+  }) {
+    super(init.message, {
+      exitCode: init.exitCode ?? ExitCode.failed,
+      hint: init.hint,
+      details: { status: init.status, code: init.code, fieldErrors: init.fieldErrors },
+    });
+    this.status = init.status;
+    this.method = init.method;
+    this.url = init.url;
+    this.body = init.body;
+    this.code = init.code;
+    this.fieldErrors = init.fieldErrors ?? [];
+  }
+}
+
+/**
+ * The request could not be completed on the network. `sent` tells whether the request may have
+ * reached the server (false only when that is proven, e.g. connection refused).
+ */
+export class NetworkError extends OpcliError {
+  readonly sent: boolean;
+  readonly errorCode?: string;
+  constructor(message: string, options: { sent: boolean; errorCode?: string; cause?: unknown; hint?: string }) {
+    super(message, { hint: options.hint ?? 'Check the base URL and your connection, then try again.', cause: options.cause });
+    this.sent = options.sent;
+    this.errorCode = options.errorCode;
+  }
+}
+
+/** No answer in time. The request may have reached the server. */
+export class TimeoutError extends NetworkError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { sent: true, errorCode: 'ETIMEDOUT', cause, hint: 'The server did not answer in time; raise OPCLI_HTTP_TIMEOUT or try again.' });
+  }
+}
+
+/** Maps any thrown value to the process exit code. */
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof OpcliError) return error.exitCode;
+  return ExitCode.failed;
+}
+
+/**
+ * Whether a failed POST may have taken effect on the server: a timeout, a connection lost after
+ * sending, or a 5xx answer. Such a request must not be resent automatically.
+ */
+export function isOutcomeUncertain(error: unknown): boolean {
+  if (error instanceof NetworkError) return error.sent;
+  if (error instanceof ApiError) return error.status >= 500;
+  return false;
+}

@@ -1,0 +1,361 @@
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
+import { type Redactor, redactJson } from '../redact.js';
+import { ApiErrorBody } from '../schemas.js';
+import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
+
+/** Where the bearer token comes from; the auth layer implements refresh behind it. */
+export interface TokenSource {
+  /** A valid access token (refreshing first when it is about to expire). */
+  get(): Promise<string>;
+  /** Called once after a 401 `invalid_token` answered to `sent`; a fresh token, or undefined to give up. */
+  refreshAfterUnauthorized?(sent: string): Promise<string | undefined>;
+}
+
+export interface HttpRequest {
+  method: Method;
+  /** An absolute URL, or a path joined to the base URL. */
+  url: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+  /** A JSON body. */
+  json?: unknown;
+  /** Attach `Authorization: Bearer` (default true). When false no Authorization header is ever sent. */
+  auth?: boolean;
+  /** 'never' turns retries off for this request. */
+  retry?: 'auto' | 'never';
+  signal?: AbortSignal;
+  /** Overall timeout for headers and body, in milliseconds. */
+  timeoutMs?: number;
+}
+
+export interface HttpResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  body: T;
+  attempts: number;
+}
+
+export interface HttpClientOptions {
+  baseUrl?: string;
+  userAgent: string;
+  tokens?: TokenSource;
+  redactor: Redactor;
+  /** Receives --verbose trace lines (already redacted); absent when not verbose. */
+  trace?: (line: string) => void;
+  /** Receives notices such as "rate limited, waiting 2s" (stderr). */
+  notice?: (line: string) => void;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  now: () => number;
+  random?: () => number;
+  timeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Retries after the first attempt (default 4). */
+  maxRetries?: number;
+  /** Longest Retry-After honoured, in milliseconds (default 60 s). */
+  maxRetryAfterMs?: number;
+  /** Keep-alive connections per origin (default 16). */
+  connections?: number;
+}
+
+const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\])$/i;
+
+/** Whether a URL may carry credentials: https anywhere, http only to loopback. */
+export function isSafeForCredentials(url: URL): boolean {
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.test(url.hostname));
+}
+
+/** Connection errors that prove the request never reached the server. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * The HTTP core: one keep-alive undici Agent, JSON bodies, bearer tokens, the retry policy of the
+ * method, a shared pause after a 429 (so a batch slows down as a whole), and redacted traces.
+ */
+export class HttpClient {
+  private readonly options: HttpClientOptions;
+  private dispatcher?: Dispatcher;
+  /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
+  private pauseUntil = 0;
+
+  constructor(options: HttpClientOptions) {
+    this.options = options;
+  }
+
+  get baseUrl(): string | undefined {
+    return this.options.baseUrl;
+  }
+
+  private async agent(): Promise<Dispatcher> {
+    if (!this.dispatcher) {
+      const { Agent } = await import('undici');
+      this.dispatcher = new Agent({
+        keepAliveTimeout: 10_000,
+        connections: this.options.connections ?? 16,
+        connect: { timeout: this.options.connectTimeoutMs ?? 10_000 },
+        headersTimeout: this.options.timeoutMs ?? 30_000,
+        bodyTimeout: this.options.timeoutMs ?? 30_000,
+      });
+    }
+    return this.dispatcher;
+  }
+
+  /** Resolves a path or absolute URL against the base URL. */
+  resolve(url: string, query?: HttpRequest['query']): URL {
+    let resolved: URL;
+    if (/^https?:\/\//i.test(url)) resolved = new URL(url);
+    else {
+      const base = this.options.baseUrl;
+      if (!base) {
+        throw new UsageError(
+          'No base URL is configured for this profile.',
+          'Run `opcli config set base-url https://…`, set OPCLI_BASE_URL, or start `opcli sandbox --write-profile default`.',
+        );
+      }
+      resolved = new URL(base.replace(/\/+$/, '') + (url.startsWith('/') ? url : `/${url}`));
+    }
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) resolved.searchParams.set(k, String(v));
+    return resolved;
+  }
+
+  /** Sends a request with the method's retry policy; non-2xx answers throw ApiError. */
+  async request<T = unknown>(req: HttpRequest, schema?: z.ZodType<T>): Promise<HttpResponse<T>> {
+    const url = this.resolve(req.url, req.query);
+    if (!isSafeForCredentials(url)) {
+      throw new UsageError(
+        `Refusing to send credentials to ${url.origin}: only https is allowed (plain http only to 127.0.0.1 or localhost).`,
+        'Use an https:// base URL.',
+      );
+    }
+    const useAuth = req.auth !== false;
+    const maxRetries = req.retry === 'never' ? 0 : (this.options.maxRetries ?? 4);
+    const random = this.options.random ?? Math.random;
+    let token = useAuth ? await this.requireTokens().get() : undefined;
+    let refreshed = false;
+    let attempt = 0;
+    for (;;) {
+      await this.waitForPause(req.signal);
+      let res: RawResponse;
+      try {
+        res = await this.send(url, req, token);
+      } catch (error) {
+        const failure = this.classify(error, req, url);
+        if (failure instanceof NetworkError && attempt < maxRetries) {
+          // An idempotent request may be repeated after any connection failure; a POST only when it
+          // provably never reached the server.
+          const canRepeat = isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent;
+          if (canRepeat) {
+            const delay = backoffDelay(attempt, random);
+            this.options.notice?.(`${failure.message}; retrying in ${formatMs(delay)}`);
+            await this.options.sleep(delay, req.signal);
+            attempt++;
+            continue;
+          }
+        }
+        throw failure;
+      }
+      if (res.status === 401 && useAuth && token && !refreshed && this.options.tokens?.refreshAfterUnauthorized) {
+        // A 401 means the request was refused before it did anything: safe to repeat once, even a POST.
+        refreshed = true;
+        const next = await this.options.tokens.refreshAfterUnauthorized(token);
+        if (next && next !== token) {
+          token = next;
+          continue;
+        }
+      }
+      if (res.status >= 400 && shouldRetryStatus(req.method, res.status) && attempt < maxRetries) {
+        const retryAfter = parseRetryAfter(res.headers['retry-after'], this.options.now(), this.options.maxRetryAfterMs);
+        const delay = retryAfter ?? backoffDelay(attempt, random);
+        if (res.status === 429) this.pauseUntil = Math.max(this.pauseUntil, this.options.now() + delay);
+        this.options.notice?.(`${req.method} ${url.pathname} answered ${res.status}; retrying in ${formatMs(delay)}`);
+        await this.options.sleep(delay, req.signal);
+        attempt++;
+        continue;
+      }
+      if (res.status >= 400) throw buildApiError(req.method, url, res.status, res.body, res.headers);
+      if (schema) {
+        const parsed = schema.safeParse(res.body);
+        if (!parsed.success) {
+          const first = parsed.error.issues[0];
+          throw new OpcliError(
+            `Unexpected answer from ${req.method} ${url.pathname}: ${first ? `${first.path.join('.') || 'body'}: ${first.message}` : 'invalid body'}.`,
+            { hint: 'The server does not answer as the API specification says; check the base URL.' },
+          );
+        }
+        return { status: res.status, headers: res.headers, body: parsed.data, attempts: attempt + 1 };
+      }
+      return { status: res.status, headers: res.headers, body: res.body as T, attempts: attempt + 1 };
+    }
+  }
+
+  private requireTokens(): TokenSource {
+    if (!this.options.tokens) throw new AuthError('This command needs a login, and none is configured.');
+    return this.options.tokens;
+  }
+
+  private async waitForPause(signal?: AbortSignal): Promise<void> {
+    const wait = this.pauseUntil - this.options.now();
+    if (wait > 0) await this.options.sleep(wait, signal);
+  }
+
+  private async send(url: URL, req: HttpRequest, token: string | undefined): Promise<RawResponse> {
+    const headers: Record<string, string> = {
+      'user-agent': this.options.userAgent,
+      accept: 'application/json',
+      ...lowerKeys(req.headers ?? {}),
+    };
+    if (token) headers.authorization = `Bearer ${token}`;
+    else delete headers.authorization;
+    let body: string | undefined;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    }
+    const started = this.options.now();
+    this.traceRequest(req.method, url, headers, req.json);
+    const dispatcher = await this.agent();
+    const timeout = req.timeoutMs;
+    const res = await dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: req.method,
+      headers,
+      body,
+      signal: req.signal,
+      ...(timeout ? { headersTimeout: timeout, bodyTimeout: timeout } : {}),
+    });
+    const text = await res.body.text();
+    const resHeaders: Record<string, string> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) resHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+    let parsed: unknown = text;
+    if (text && /json/i.test(resHeaders['content-type'] ?? '')) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    this.traceResponse(res.statusCode, resHeaders, parsed, this.options.now() - started);
+    return { status: res.statusCode, headers: resHeaders, body: parsed };
+  }
+
+  private classify(error: unknown, req: HttpRequest, url: URL): Error {
+    if (error instanceof OpcliError) return error;
+    const err = error as { name?: string; code?: string; message?: string };
+    if (err?.name === 'AbortError' || req.signal?.aborted) return error as Error;
+    const code = err?.code ?? '';
+    const where = `${req.method} ${url.origin}${url.pathname}`;
+    if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, error);
+    if (NOT_SENT_CODES.has(code)) {
+      return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
+    }
+    return new NetworkError(`${where} failed: the connection was lost (${code || err?.message || 'unknown error'})`, {
+      sent: true,
+      errorCode: code || undefined,
+      cause: error,
+    });
+  }
+
+  private traceRequest(method: string, url: URL, headers: Record<string, string>, json: unknown): void {
+    const trace = this.options.trace;
+    if (!trace) return;
+    const shown = new URL(url);
+    for (const key of [...shown.searchParams.keys()]) {
+      if (/token|secret|code|verifier/i.test(key)) shown.searchParams.set(key, '***');
+    }
+    trace(`> ${method} ${shown}`);
+    for (const [k, v] of Object.entries(headers)) trace(`> ${k}: ${redactHeader(k, v)}`);
+    if (json !== undefined) trace(`> ${JSON.stringify(redactJson(json))}`);
+  }
+
+  private traceResponse(status: number, headers: Record<string, string>, body: unknown, ms: number): void {
+    const trace = this.options.trace;
+    if (!trace) return;
+    trace(`< ${status} (${ms} ms)`);
+    for (const [k, v] of Object.entries(headers)) trace(`< ${k}: ${redactHeader(k, v)}`);
+    if (body !== '' && body !== undefined) trace(`< ${typeof body === 'string' ? body.slice(0, 4000) : JSON.stringify(redactJson(body))}`);
+  }
+
+  /** Closes the keep-alive connections. */
+  async close(): Promise<void> {
+    await this.dispatcher?.close();
+    this.dispatcher = undefined;
+  }
+}
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+function lowerKeys(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function redactHeader(name: string, value: string): string {
+  if (name === 'authorization') return value.replace(/^(\w+)\s+.*$/, '$1 ***');
+  if (/token|secret|cookie|api-key/i.test(name)) return '***';
+  return value;
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${ms}ms`;
+}
+
+/** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */
+export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}): ApiError {
+  const parsed = ApiErrorBody.safeParse(body);
+  const info = parsed.success ? parsed.data : {};
+  const detail = info.error_description ?? info.message ?? info.error ?? (typeof body === 'string' && body ? body.slice(0, 300) : undefined);
+  const where = `${method} ${url.pathname}`;
+  const base = { status, method, url: url.toString(), body, code: info.error, fieldErrors: info.errors };
+  if (status === 400 || status === 422) {
+    const fields = (info.errors ?? []).map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
+    return new ApiError({
+      ...base,
+      message: `${where} was refused (${status})${detail ? `: ${detail}` : ''}${fields}`,
+      exitCode: ExitCode.usage,
+      hint: 'Correct the fields named above and try again; nothing was changed on the server.',
+    });
+  }
+  if (status === 401) {
+    return new ApiError({
+      ...base,
+      message: `${where} was refused: not authenticated (401)${detail ? `: ${detail}` : ''}`,
+      exitCode: ExitCode.auth,
+      hint: 'Run `opcli auth login` to log in again.',
+    });
+  }
+  if (status === 403) {
+    const scope = info.required_scope;
+    return new ApiError({
+      ...base,
+      message: scope
+        ? `${where} is forbidden: the token lacks the scope "${scope}", which the merchant did not grant (403).`
+        : `${where} is forbidden: the token lacks a scope this endpoint needs (403)${detail ? `: ${detail}` : ''}.`,
+      exitCode: ExitCode.auth,
+      hint: scope
+        ? `Log in again asking for it: \`opcli auth login --scopes ${scope}\` (the merchant must approve it).`
+        : 'Log in again with the scopes this command needs; the merchant must approve them.',
+    });
+  }
+  if (status === 404) return new ApiError({ ...base, message: `${where}: not found (404)${detail ? `: ${detail}` : ''}` });
+  if (status === 429) {
+    const after = headers['retry-after'];
+    return new ApiError({
+      ...base,
+      message: `${where} was rate limited (429)${after ? `; the server asks to wait ${after}s` : ''}.`,
+      hint: after ? `Try again in ${after} seconds.` : 'Try again in a minute.',
+    });
+  }
+  return new ApiError({
+    ...base,
+    message: `${where} failed: the server answered ${status}${detail ? `: ${detail}` : ''}.`,
+    hint: status >= 500 ? 'The service had a problem; try again later.' : undefined,
+  });
+}

@@ -1,0 +1,30 @@
+/** The entry: the one file that touches `process`. */
+import { runCli } from './cli.js';
+import { createDeps } from './deps.js';
+
+const controller = new AbortController();
+process.on('SIGINT', () => {
+  // First Ctrl-C asks the running command to stop cleanly; a second one stops at once.
+  if (controller.signal.aborted) process.exit(130);
+  controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+});
+process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  // The reader went away (`opcli orders list | head`): stop quietly.
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
+const deps = createDeps({
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdinIsTTY: !!process.stdin.isTTY,
+  stdoutIsTTY: !!process.stdout.isTTY,
+  stderrIsTTY: !!process.stderr.isTTY,
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+});
+
+process.exitCode = await runCli(process.argv.slice(2), deps);

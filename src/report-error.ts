@@ -1,0 +1,33 @@
+import type { Deps } from './deps.js';
+import { ExitCode, exitCodeFor, InterruptedError, OpcliError, ValidationError } from './errors.js';
+import { colors } from './output.js';
+
+/** Prints an error the way the user should see it, on stderr, and returns its exit code. */
+export async function reportError(error: unknown, deps: Deps): Promise<number> {
+  const chalk = await colors(deps, 'stderr');
+  if (isAbort(error, deps)) {
+    deps.err(`${chalk.yellow('Interrupted.')}\n`);
+    return ExitCode.interrupted;
+  }
+  if (error instanceof OpcliError) {
+    deps.err(`${chalk.red('Error:')} ${error.message}\n`);
+    if (error instanceof ValidationError) {
+      // Each field once: issues the message already states are not repeated.
+      for (const issue of error.issues) if (!error.message.includes(issue.message)) deps.err(`  ${issue.path || '(value)'}: ${issue.message}\n`);
+    }
+    if (error.hint) deps.err(`${chalk.dim(error.hint)}\n`);
+    if (deps.globals.verbose && error.cause instanceof Error) deps.err(`Cause: ${error.cause.stack ?? error.cause.message}\n`);
+    return exitCodeFor(error);
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  deps.err(`${chalk.red('Error:')} unexpected failure: ${message}\n`);
+  if (deps.globals.verbose && error instanceof Error && error.stack) deps.err(`${error.stack}\n`);
+  else deps.err(`${chalk.dim('Run again with --verbose for details.')}\n`);
+  return ExitCode.failed;
+}
+
+function isAbort(error: unknown, deps: Deps): boolean {
+  if (error instanceof InterruptedError) return true;
+  if (!deps.signal.aborted) return false;
+  return error === deps.signal.reason || (error instanceof Error && error.name === 'AbortError');
+}

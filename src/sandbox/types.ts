@@ -1,0 +1,187 @@
+/**
+ * The contract of the built-in sandbox: what `startSandbox()` takes and returns. Tests, the tour
+ * (`opcli demo`) and `opcli sandbox` all use it; the implementation lives beside this file.
+ */
+
+/** One request the sandbox received, kept for tests and the admin endpoint. */
+export interface ReceivedRequest {
+  seq: number;
+  at: number;
+  method: string;
+  /** Path without the query string, e.g. `/v1/claims/offline`. */
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  /** Raw body text ('' when none). */
+  body: string;
+  /** Status the sandbox answered (0 when the connection was dropped). */
+  status: number;
+}
+
+/**
+ * A fault rule. Rules are matched in order against method and path; the first that applies wins.
+ * `phase: 'before'` answers with the fault instead of handling the request (nothing changes on the
+ * server); `phase: 'after'` handles the request (a claim is created, a credit posted) and then
+ * replaces the answer with the fault, which is how a lost response is emulated.
+ */
+export interface FaultRule {
+  method?: string;
+  /** A path prefix (`/v1/orders`) or a RegExp source string wrapped in slashes (`/^\/v1\/orders$/`). */
+  path: string;
+  phase?: 'before' | 'after';
+  /** Answer with this status (429, 500, 502, 503, ...). */
+  status?: number;
+  /** Seconds for the Retry-After header, with status 429 or 503. */
+  retryAfter?: number;
+  /** Delay before answering, in milliseconds (combine with a client timeout to emulate a timeout). */
+  latencyMs?: number;
+  /** Destroy the socket instead of answering. */
+  drop?: boolean;
+  /** Probability 0..1 that a matching request is hit (default 1). */
+  rate?: number;
+  /** Let this many matching requests through untouched before the rule starts applying. */
+  after?: number;
+  /** Apply to at most this many requests, then the rule is spent. */
+  count?: number;
+}
+
+/** Counters the admin endpoint and tests read. */
+export interface SandboxCounters {
+  tokensIssued: number;
+  refreshes: number;
+  reuseDetections: number;
+  revocations: number;
+  sessionVerifications: number;
+  ordersUpdated: number;
+  claimsCreated: number;
+  variantsCreated: number;
+  /** Credits that reached a customer's card, by path. */
+  creditsPosted: { trigger: number; creditApiIssue: number; creditApiTopUp: number; native: number };
+}
+
+export interface SandboxOptions {
+  /** 0 (the default) picks a free port. The sandbox always binds 127.0.0.1. */
+  port?: number;
+  /** How many orders the seeded store has (default 250; at least 100,000 must work). */
+  orders?: number;
+  /** Access token lifetime in seconds (default 3600). */
+  accessTokenTtl?: number;
+  /** The consent page redirects at once instead of showing Approve / Deny. */
+  autoApprove?: boolean;
+  /** Milliseconds after which a trigger execution posts its credit (default 1000); null: never. */
+  triggerDelayMs?: number | null;
+  /** Seed for generated data, so two sandboxes with one seed have the same orders. */
+  seed?: number;
+  /** Keep at most this many received requests (default 200,000). */
+  maxRecorded?: number;
+  /** Session verifications allowed per minute per client IP (default 30, as the spec says). */
+  sessionVerifyPerMinute?: number;
+}
+
+/** What a seeded customer of the provider looks like. */
+export interface SandboxCustomer {
+  customerId: string;
+  email: string;
+  name: string;
+  /** Balance of the customer's loyalty card at start, or null for no card. */
+  loyaltyBalance: number | null;
+}
+
+export interface Sandbox {
+  /** The API's base URL, e.g. http://127.0.0.1:43123 */
+  url: string;
+  /** The consent page: `${url}/v1/oauth/authorize`. */
+  authorizeUrl: string;
+  /** The gift card provider's base URL (paths below it begin /v2). */
+  providerUrl: string;
+  /** Base of the trigger workflow's execute URL: POST `${triggerUrl}/${triggerId}`. */
+  triggerUrl: string;
+  /** The storefront's native gift card base URL (the sandbox's own endpoint: POST `${nativeUrl}/gift-cards`). */
+  nativeUrl: string;
+  /** The provider name that forms the header `x-<provider>-access-token`. */
+  providerName: string;
+  client: { clientId: string; clientSecret: string; redirectUri: string };
+  store: {
+    storeId: string;
+    installationId: string;
+    applicationId: string;
+    shopUrl: string;
+    providerToken: string;
+    triggerId: string;
+    scopes: string[];
+  };
+  /** A store on which the app is not installed (client credentials must be refused). */
+  otherStoreId: string;
+  customers: SandboxCustomer[];
+  counters: SandboxCounters;
+  /** Every request received, oldest first (bounded by maxRecorded). */
+  requests: ReceivedRequest[];
+  /** Replace the fault rules. */
+  setFaults(rules: FaultRule[]): void;
+  /** Change settings at run time. */
+  configure(settings: { accessTokenTtl?: number; triggerDelayMs?: number | null; autoApprove?: boolean }): void;
+  /** Mint a session token (JWT) for the seeded store and merchant, valid 60 s, single use. */
+  mintSessionToken(options?: { expiresInSeconds?: number }): string;
+  /** Issue a token pair directly (as the token endpoint would), for tests that need a logged-in state. */
+  issueTokens(options?: { scopes?: string[]; accessTokenTtl?: number }): {
+    access_token: string;
+    refresh_token: string;
+    expires_in: number;
+    scope: string;
+    token_type: 'Bearer';
+  };
+  /** Whether an access token is currently valid (not expired, not revoked). */
+  isAccessTokenValid(token: string): boolean;
+  /** The loyalty card of a customer, or undefined. */
+  loyaltyCard(customerId: string): { giftCardId: string; balance: number; code: string } | undefined;
+  /** Forget recorded requests and zero the counters (state such as orders and tokens stays). */
+  resetLog(): void;
+  close(): Promise<void>;
+  /** Every gift card the provider and the storefront hold (seeded, issued, credited), as snapshots. */
+  readonly giftCards: SandboxGiftCard[];
+  /** Claims created through POST /v1/claims/offline, oldest first. */
+  readonly claims: SandboxClaim[];
+  /** Variants created through POST /v2/products/{productId}/children, oldest first. */
+  readonly variants: SandboxVariant[];
+  /** The current record of an order (generated or updated), or undefined. */
+  order(sourceOrderId: string): Record<string, unknown> | undefined;
+  /** Seeded gift cards for the provider's error paths. */
+  fixtures: { expiredGiftCardId: string; unlinkedGiftCardId: string };
+}
+
+/** A gift card as tests see it (amounts in currency units). */
+export interface SandboxGiftCard {
+  giftCardId: string;
+  code: string;
+  balance: number;
+  /** The linked customer, or null for a card linked to none. */
+  customerId: string | null;
+  expiresOn: string | null;
+  /** How the card came to exist. */
+  source: 'seed' | 'issue' | 'trigger' | 'native';
+  note: string;
+  subject: string;
+  title: string;
+  body: string;
+  recipient: string;
+  recipientEmail: string;
+  /** Every credit posted to the card (the initial balance of an issued card included), oldest first. */
+  credits: { amount: number; kind: string; reference: string }[];
+}
+
+/** A claim the sandbox stored. */
+export interface SandboxClaim {
+  sourceOrderId: string;
+  /** The payload answered (request less claimFiledFrom and options, plus sourceOrderId). */
+  payload: Record<string, unknown>;
+  /** The raw request body. */
+  raw: string;
+  receivedAt: number;
+}
+
+/** A product variant the sandbox stored. */
+export interface SandboxVariant {
+  productId: string;
+  variant: Record<string, unknown>;
+  receivedAt: number;
+}

@@ -1,0 +1,157 @@
+/**
+ * Test helpers: a temporary config folder per test, the CLI run in-process with injected deps and
+ * captured streams, the built binary run as a subprocess, and a logged-in profile on a sandbox.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { runCli } from '../src/cli.js';
+import { type Deps, type DepsInit, createDeps, type Prompter } from '../src/deps.js';
+import type { Sandbox } from '../src/sandbox/types.js';
+
+export const ROOT = join(import.meta.dirname, '..');
+export const BIN = join(ROOT, 'bin', 'opcli.js');
+
+/** A fresh private config folder; removed by the returned cleanup. */
+export function tempConfigDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'opcli-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  deps: Deps;
+}
+
+export interface RunOptions extends Partial<Omit<DepsInit, 'stdin' | 'stdout' | 'stderr' | 'env'>> {
+  env?: Record<string, string | undefined>;
+  /** Text on standard input (a pipe). */
+  stdin?: string;
+  /** Pretend every stream is a terminal. */
+  tty?: boolean;
+  prompter?: Prompter;
+}
+
+/** Runs opcli in-process with captured stdout/stderr; the env always has a temp OPCLI_CONFIG_DIR when given one. */
+export async function runOpcli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (c) => {
+    out += c.toString();
+  });
+  stderr.on('data', (c) => {
+    err += c.toString();
+  });
+  const { env, stdin, tty, ...rest } = options;
+  const deps = createDeps({
+    ...rest,
+    stdin: Readable.from(stdin !== undefined ? [Buffer.from(stdin)] : []),
+    stdout,
+    stderr,
+    stdinIsTTY: tty ?? false,
+    stdoutIsTTY: tty ?? false,
+    stderrIsTTY: tty ?? false,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    cwd: options.cwd ?? process.cwd(),
+  });
+  const code = await runCli(argv, deps);
+  return { code, stdout: out, stderr: err, deps };
+}
+
+export interface SpawnResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built binary (`bin/opcli.js`) as a subprocess. */
+export function runBinary(
+  argv: string[],
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},
+): Promise<SpawnResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...argv], {
+      cwd: options.cwd ?? ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c) => {
+      stderr += c.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A prompter that answers from a script and fails the test when asked something unexpected. */
+export function scriptedPrompter(answers: Record<string, unknown>): Prompter & { asked: string[] } {
+  const asked: string[] = [];
+  const answer = (message: string) => {
+    asked.push(message);
+    const key = Object.keys(answers).find((k) => message.includes(k));
+    if (key === undefined) throw new Error(`unexpected prompt: ${message}`);
+    return answers[key];
+  };
+  return {
+    asked,
+    input: async (o) => String(answer(o.message)),
+    password: async (o) => String(answer(o.message)),
+    confirm: async (o) => Boolean(answer(o.message)),
+    select: async (o) => answer(o.message) as never,
+  };
+}
+
+/**
+ * Writes a profile for `sandbox` into `dir` (base URL, client, store, provider settings) and, unless
+ * `loggedIn` is false, stores a token pair the sandbox issued, so commands run authenticated.
+ */
+export async function sandboxProfile(
+  sandbox: Sandbox,
+  dir: string,
+  options: { profile?: string; loggedIn?: boolean; scopes?: string[]; accessTokenTtl?: number } = {},
+): Promise<{ accessToken?: string; refreshToken?: string }> {
+  const { SettingsStore } = await import('../src/config/settings.js');
+  const { CredentialStore } = await import('../src/config/credentials.js');
+  const profile = options.profile ?? 'default';
+  const { writeSandboxProfile } = await import('../src/config/sandbox-profile.js');
+  const credentials = await CredentialStore.open(dir);
+  await writeSandboxProfile(sandbox, await SettingsStore.open(dir), credentials, profile);
+  let tokens: ReturnType<Sandbox['issueTokens']> | undefined;
+  if (options.loggedIn !== false) tokens = sandbox.issueTokens({ scopes: options.scopes, accessTokenTtl: options.accessTokenTtl });
+  await credentials.update(profile, (cur) => ({
+    ...cur,
+    token: tokens
+      ? {
+          accessToken: tokens.access_token,
+          refreshToken: tokens.refresh_token,
+          expiresAt: Date.now() + tokens.expires_in * 1000,
+          scopes: tokens.scope.split(' '),
+          grant: 'authorization_code',
+          obtainedAt: Date.now(),
+        }
+      : undefined,
+  }));
+  return { accessToken: tokens?.access_token, refreshToken: tokens?.refresh_token };
+}
+
+/** Deps with no network and no terminal, for unit tests of a verb's run(). */
+export function quietDeps(env: Record<string, string | undefined> = {}): Deps {
+  return createDeps({ stdin: Readable.from([]), stdout: new PassThrough(), stderr: new PassThrough(), env, cwd: ROOT });
+}
