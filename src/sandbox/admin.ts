@@ -1,0 +1,97 @@
+/** The admin HTTP API under /__admin: loopback only, no auth, never recorded, never faulted. */
+import { z } from 'zod';
+import { FaultRuleSchema } from './faults.js';
+import type { Ctx, Reply } from './http.js';
+import { json, validate } from './http.js';
+import type { Sandbox } from './types.js';
+
+const ConfigureBody = z.strictObject({
+  accessTokenTtl: z.number().positive().optional(),
+  triggerDelayMs: z.number().nonnegative().nullable().optional(),
+  autoApprove: z.boolean().optional(),
+});
+
+const SessionTokenBody = z.strictObject({ expiresInSeconds: z.number().optional() });
+
+const TokensBody = z.strictObject({
+  scopes: z.array(z.string()).optional(),
+  accessTokenTtl: z.number().positive().optional(),
+});
+
+/** A body that may be empty (then `{}`); otherwise JSON. */
+function optionalJson(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
+  if (ctx.body.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(ctx.body) };
+  } catch {
+    return { ok: false, reply: json(400, { error: 'invalid_request', message: 'the body is not valid JSON' }) };
+  }
+}
+
+/** Answers one admin request. */
+export function handleAdmin(sandbox: Sandbox, ctx: Ctx): Reply {
+  const route = `${ctx.method} ${ctx.path.replace(/\/+$/, '')}`;
+  switch (route) {
+    case 'GET /__admin/requests': {
+      const prefix = ctx.query.path;
+      return json(200, prefix ? sandbox.requests.filter((r) => r.path.startsWith(prefix)) : sandbox.requests);
+    }
+    case 'GET /__admin/counters':
+      return json(200, sandbox.counters);
+    case 'GET /__admin/state':
+      return json(200, {
+        url: sandbox.url,
+        authorizeUrl: sandbox.authorizeUrl,
+        providerUrl: sandbox.providerUrl,
+        triggerUrl: sandbox.triggerUrl,
+        nativeUrl: sandbox.nativeUrl,
+        providerName: sandbox.providerName,
+        client: sandbox.client,
+        store: sandbox.store,
+        otherStoreId: sandbox.otherStoreId,
+        customers: sandbox.customers,
+        fixtures: sandbox.fixtures,
+      });
+    case 'GET /__admin/gift-cards':
+      return json(200, sandbox.giftCards);
+    case 'GET /__admin/claims':
+      return json(200, sandbox.claims);
+    case 'GET /__admin/variants':
+      return json(200, sandbox.variants);
+    case 'PUT /__admin/faults': {
+      const body = optionalJson(ctx);
+      if (!body.ok) return body.reply;
+      const rules = validate(z.array(FaultRuleSchema), body.value, 'fault rules');
+      if (!rules.ok) return rules.reply;
+      sandbox.setFaults(rules.data);
+      return json(200, { status: 'ok', faults: rules.data.length });
+    }
+    case 'POST /__admin/session-tokens': {
+      const body = optionalJson(ctx);
+      if (!body.ok) return body.reply;
+      const options = validate(SessionTokenBody, body.value, 'session token options');
+      if (!options.ok) return options.reply;
+      return json(200, { session_token: sandbox.mintSessionToken(options.data) });
+    }
+    case 'POST /__admin/tokens': {
+      const body = optionalJson(ctx);
+      if (!body.ok) return body.reply;
+      const options = validate(TokensBody, body.value, 'token options');
+      if (!options.ok) return options.reply;
+      return json(200, sandbox.issueTokens(options.data));
+    }
+    case 'POST /__admin/configure': {
+      const body = optionalJson(ctx);
+      if (!body.ok) return body.reply;
+      const settings = validate(ConfigureBody, body.value, 'settings');
+      if (!settings.ok) return settings.reply;
+      sandbox.configure(settings.data);
+      return json(200, { status: 'ok' });
+    }
+    case 'POST /__admin/reset-log':
+      sandbox.resetLog();
+      return json(200, { status: 'ok' });
+    default:
+      return json(404, { error: 'not_found', message: `no admin route ${ctx.method} ${ctx.path}` });
+  }
+}

@@ -1,0 +1,100 @@
+/** Request context, reply values and the small HTTP helpers every sandbox handler shares. */
+import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod';
+import { fieldIssues } from '../schemas.js';
+
+/** What a handler sees of one request: method, path, query, headers and the raw body. */
+export interface Ctx {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  /** Lower-cased header names; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  body: string;
+  /** Path parameters captured by the route. */
+  params: string[];
+  ip: string;
+}
+
+/** What a handler answers; the server writes it (or a fault replaces it). */
+export interface Reply {
+  status: number;
+  headers?: Record<string, string>;
+  /** A string is sent as is (set content-type yourself); anything else is sent as JSON. */
+  body?: unknown;
+}
+
+/** A JSON answer. */
+export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return { status, body, headers };
+}
+
+/** A 400 `invalid_request` answer in the ApiErrorBody shape. */
+export function invalidRequest(message: string, errors?: { path: string; message: string }[]): Reply {
+  return json(400, errors ? { error: 'invalid_request', message, errors } : { error: 'invalid_request', message });
+}
+
+/** Parses a value with a schema: the data, or a 400 naming each field that failed. */
+export function validate<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  what: string,
+): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
+  const result = schema.safeParse(value);
+  if (result.success) return { ok: true, data: result.data };
+  const errors = fieldIssues(result.error);
+  const first = errors[0];
+  const summary = first ? `${first.path || what}: ${first.message}` : 'invalid';
+  return { ok: false, reply: invalidRequest(`invalid ${what}: ${summary}`, errors) };
+}
+
+/** Whether the request says its body is JSON (parameters such as charset allowed). */
+export function isJsonContentType(headers: Record<string, string>): boolean {
+  const type = headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
+  return type === 'application/json';
+}
+
+/** The JSON body of a request, or a 400 for a missing content-type, an empty body or bad JSON. */
+export function readJson(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
+  if (!isJsonContentType(ctx.headers)) {
+    const got = ctx.headers['content-type'] ?? 'none';
+    return { ok: false, reply: invalidRequest(`expected content-type application/json, got ${got}`) };
+  }
+  if (ctx.body.trim() === '') return { ok: false, reply: invalidRequest('the request body is empty; expected a JSON object') };
+  try {
+    return { ok: true, value: JSON.parse(ctx.body) };
+  } catch (error) {
+    return { ok: false, reply: invalidRequest(`the request body is not valid JSON: ${(error as Error).message}`) };
+  }
+}
+
+/** Reads a JSON body and validates it in one step. */
+export function readBody<T extends z.ZodType>(
+  ctx: Ctx,
+  schema: T,
+  what: string,
+): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
+  const parsed = readJson(ctx);
+  if (!parsed.ok) return parsed;
+  return validate(schema, parsed.value, what);
+}
+
+/** Flattens node's header object to lower-case names and string values. */
+export function flattenHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** Escapes text for HTML element content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Whole seconds, never below 1, for Retry-After. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}

@@ -1,0 +1,109 @@
+/** The built-in sandbox: a local emulator of the API, the gift card provider and the storefront. */
+import type { AddressInfo } from 'node:net';
+import { createFaults } from './faults.js';
+import { createRecorder } from './recorder.js';
+import { createSandboxServer } from './server.js';
+import { mintSessionToken } from './session.js';
+import { createState, giftCardView, zeroCounters } from './state.js';
+import { orderAt } from './orders.js';
+import { orderIndex } from './seed.js';
+import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
+import type { Sandbox, SandboxOptions } from './types.js';
+
+export { REQUIRED_SCOPES } from './auth.js';
+export { GRANTED_SCOPES, REGISTERED_REDIRECT_URI } from './seed.js';
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
+export type * from './types.js';
+
+/** Starts a sandbox on 127.0.0.1 (port 0 by default) and resolves once it listens. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const state = createState(options);
+  const recorder = createRecorder(options.maxRecorded ?? 200_000);
+  const faults = createFaults();
+  let sandbox: Sandbox | undefined;
+  const server = createSandboxServer({
+    state,
+    recorder,
+    faults,
+    sandbox: () => sandbox as Sandbox,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let closing: Promise<void> | undefined;
+
+  sandbox = {
+    url,
+    authorizeUrl: `${url}/v1/oauth/authorize`,
+    providerUrl: `${url}/provider`,
+    triggerUrl: `${url}/provider/v2/workflows/execute`,
+    nativeUrl: `${url}/storefront`,
+    providerName: state.providerName,
+    client: state.client,
+    store: state.store,
+    otherStoreId: state.otherStoreId,
+    customers: state.seededCustomers,
+    counters: state.counters,
+    requests: recorder.list,
+    fixtures: state.fixtures,
+    get giftCards() {
+      return [...state.giftCards.values()].map(giftCardView);
+    },
+    get claims() {
+      return state.claims;
+    },
+    get variants() {
+      return state.variants;
+    },
+    order(sourceOrderId) {
+      const index = orderIndex(sourceOrderId, state.orderCount);
+      return index < 0 ? undefined : orderAt(state, index);
+    },
+    setFaults(rules) {
+      faults.set(rules);
+    },
+    configure(settings) {
+      if (settings.accessTokenTtl !== undefined) state.settings.accessTokenTtl = settings.accessTokenTtl;
+      if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
+      if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
+    },
+    mintSessionToken(opts) {
+      return mintSessionToken(state, url, opts?.expiresInSeconds);
+    },
+    issueTokens(opts) {
+      const scopes = opts?.scopes ?? [...state.store.scopes];
+      const issued = issueTokens(state, newFamily(state), scopes, { withRefresh: true, ttl: opts?.accessTokenTtl });
+      return { ...issued, refresh_token: issued.refresh_token as string };
+    },
+    isAccessTokenValid(token) {
+      return checkAccessToken(state, token).ok;
+    },
+    loyaltyCard(customerId) {
+      const id = state.customers.get(customerId)?.loyaltyCardId;
+      const card = id ? state.giftCards.get(id) : undefined;
+      return card ? { giftCardId: card.giftCardId, balance: card.balanceCents / 100, code: card.code } : undefined;
+    },
+    resetLog() {
+      recorder.clear();
+      // Zeroed in place: callers may hold the counters object.
+      const zero = zeroCounters();
+      Object.assign(state.counters, zero, { creditsPosted: state.counters.creditsPosted });
+      Object.assign(state.counters.creditsPosted, zero.creditsPosted);
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        for (const timer of state.timers) clearTimeout(timer);
+        state.timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+  return sandbox;
+}

@@ -1,0 +1,157 @@
+/** Endpoints 1 (token) and 2 (revoke): the three grants, rotation with reuse detection, revocation. */
+import { createHash } from 'node:crypto';
+import { RevokeRequest, TokenRequest } from '../schemas.js';
+import type { Ctx, Reply } from './http.js';
+import { isJsonContentType, json, readJson, validate } from './http.js';
+import { GRANTED_SCOPES } from './seed.js';
+import type { SandboxState } from './state.js';
+import { issueTokens, newFamily, revokeFamily } from './tokens.js';
+
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+const GRANT_TYPES = new Set(['authorization_code', 'client_credentials', 'refresh_token']);
+
+/** An RFC 6749 error answer. */
+export function oauthError(status: number, error: string, description: string, extra?: Record<string, unknown>): Reply {
+  return json(status, { error, error_description: description, ...extra }, NO_STORE);
+}
+
+/** Turns a 400 from the shared validators into an OAuth error that keeps the field list. */
+function asOAuth(reply: Reply): Reply {
+  const body = reply.body as { message?: string; errors?: unknown };
+  return oauthError(400, 'invalid_request', body.message ?? 'invalid request', {
+    message: body.message,
+    ...(body.errors ? { errors: body.errors } : {}),
+  });
+}
+
+function clientError(state: SandboxState, clientId: string, clientSecret: string): Reply | null {
+  if (clientId !== state.client.clientId || clientSecret !== state.client.clientSecret) {
+    return oauthError(401, 'invalid_client', 'client authentication failed: unknown client_id or wrong client_secret');
+  }
+  return null;
+}
+
+/** BASE64URL(SHA256(verifier)), the S256 code challenge of a PKCE verifier. */
+export function s256(verifier: string): string {
+  return createHash('sha256').update(verifier).digest('base64url');
+}
+
+/** POST /v1/oauth/token. */
+export function tokenEndpoint(state: SandboxState, ctx: Ctx): Reply {
+  if (ctx.headers.authorization !== undefined) {
+    return oauthError(
+      400,
+      'invalid_request',
+      'the token endpoint takes client_id and client_secret in the JSON body; send no Authorization header',
+    );
+  }
+  if (!isJsonContentType(ctx.headers)) {
+    return oauthError(
+      400,
+      'invalid_request',
+      `the token endpoint accepts only application/json bodies, got ${ctx.headers['content-type'] ?? 'no content-type'}`,
+    );
+  }
+  const parsed = readJson(ctx);
+  if (!parsed.ok) return asOAuth(parsed.reply);
+  const raw = parsed.value as { grant_type?: unknown } | null;
+  if (raw && typeof raw === 'object' && typeof raw.grant_type === 'string' && !GRANT_TYPES.has(raw.grant_type)) {
+    return oauthError(400, 'unsupported_grant_type', `grant_type ${raw.grant_type} is not supported`);
+  }
+  const checked = validate(TokenRequest, parsed.value, 'token request');
+  if (!checked.ok) return asOAuth(checked.reply);
+  const body = checked.data;
+  const refused = clientError(state, body.client_id, body.client_secret);
+  if (refused) return refused;
+
+  switch (body.grant_type) {
+    case 'authorization_code': {
+      const code = state.codes.get(body.code);
+      if (!code) return oauthError(400, 'invalid_grant', 'unknown authorization code');
+      if (code.used) {
+        // RFC 6749 4.1.2: a replayed code revokes what its first exchange issued.
+        if (code.familyId !== null) revokeFamily(state, code.familyId);
+        return oauthError(400, 'invalid_grant', 'the authorization code was already used');
+      }
+      code.used = true;
+      if (code.expiresAt <= Date.now()) return oauthError(400, 'invalid_grant', 'the authorization code has expired');
+      if (code.clientId !== body.client_id) return oauthError(400, 'invalid_grant', 'the code was issued to another client');
+      if (code.redirectUri !== body.redirect_uri) {
+        return oauthError(400, 'invalid_grant', 'redirect_uri differs from the one of the authorization request');
+      }
+      if (code.challenge !== null) {
+        if (body.code_verifier === undefined) {
+          return oauthError(400, 'invalid_grant', 'code_verifier is required: a code_challenge was given at authorization');
+        }
+        if (s256(body.code_verifier) !== code.challenge) {
+          return oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge (S256)');
+        }
+      } else if (body.code_verifier !== undefined) {
+        return oauthError(400, 'invalid_grant', 'code_verifier given but no code_challenge was sent at authorization');
+      }
+      const familyId = newFamily(state);
+      code.familyId = familyId;
+      return json(200, issueTokens(state, familyId, code.scopes, { withRefresh: true }), NO_STORE);
+    }
+    case 'refresh_token': {
+      const record = state.refreshTokens.get(body.refresh_token);
+      if (!record) return oauthError(400, 'invalid_grant', 'unknown refresh token');
+      if (record.rotated) {
+        // RFC 9700 4.14.2: a rotated-out token presented again means it leaked; end the whole login.
+        revokeFamily(state, record.familyId);
+        state.counters.reuseDetections++;
+        return oauthError(
+          400,
+          'invalid_grant',
+          'refresh token reuse detected: this refresh token was already rotated out; every token of this login is revoked',
+        );
+      }
+      if (record.revoked) return oauthError(400, 'invalid_grant', 'the refresh token has been revoked');
+      record.rotated = true;
+      state.counters.refreshes++;
+      return json(200, issueTokens(state, record.familyId, record.scopes, { withRefresh: true }), NO_STORE);
+    }
+    case 'client_credentials': {
+      if (body.store_id !== state.store.storeId) {
+        return oauthError(400, 'invalid_grant', `the app is not installed on store ${body.store_id}`);
+      }
+      let scopes: string[] = [...state.store.scopes];
+      if (body.scopes !== undefined) {
+        const unknown = body.scopes.filter((s) => !state.store.scopes.includes(s));
+        if (unknown.length > 0) {
+          return oauthError(
+            400,
+            'invalid_scope',
+            `scope ${unknown.join(', ')} was not granted on store ${body.store_id}; granted: ${state.store.scopes.join(' ')}`,
+          );
+        }
+        if (body.scopes.length === 0) return oauthError(400, 'invalid_scope', 'scopes is empty; omit it for every granted scope');
+        scopes = [...new Set(body.scopes)];
+      }
+      return json(200, issueTokens(state, newFamily(state), scopes, { withRefresh: false }), NO_STORE);
+    }
+  }
+}
+
+/** POST /v1/oauth/revoke (RFC 7009): unknown tokens are answered 200 too. */
+export function revokeEndpoint(state: SandboxState, ctx: Ctx): Reply {
+  const parsed = readJson(ctx);
+  if (!parsed.ok) return asOAuth(parsed.reply);
+  const checked = validate(RevokeRequest, parsed.value, 'revoke request');
+  if (!checked.ok) return asOAuth(checked.reply);
+  const body = checked.data;
+  const refused = clientError(state, body.client_id, body.client_secret);
+  if (refused) return refused;
+  const access = state.accessTokens.get(body.token);
+  if (access) access.revoked = true;
+  // A refresh token ends its whole login: the access tokens issued with it and every later rotation.
+  const refresh = state.refreshTokens.get(body.token);
+  if (refresh) revokeFamily(state, refresh.familyId);
+  state.counters.revocations++;
+  return json(200, {}, NO_STORE);
+}
+
+/** Whether every name is a scope the merchant granted. */
+export function unknownScopes(scopes: string[]): string[] {
+  return scopes.filter((s) => !(GRANTED_SCOPES as readonly string[]).includes(s));
+}

@@ -1,0 +1,140 @@
+/** The HTTP front of the sandbox: body reading, recording, fault injection, routing, answering. */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { handleAdmin } from './admin.js';
+import type { Faults } from './faults.js';
+import type { Ctx, Reply } from './http.js';
+import { flattenHeaders, json } from './http.js';
+import type { Recorder } from './recorder.js';
+import { matchRoute } from './routes.js';
+import type { SandboxState } from './state.js';
+import type { FaultRule, Sandbox } from './types.js';
+
+const MAX_BODY = 1024 * 1024;
+
+function readRaw(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? null : chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  if (res.destroyed || res.headersSent) return;
+  const text = typeof reply.body === 'string' ? reply.body : reply.body === undefined ? '' : JSON.stringify(reply.body);
+  const headers: Record<string, string | number> = { ...reply.headers, 'content-length': Buffer.byteLength(text) };
+  if (typeof reply.body !== 'string' && !reply.headers?.['content-type']) headers['content-type'] = 'application/json';
+  res.writeHead(reply.status, headers);
+  res.end(text);
+}
+
+function faultReply(rule: FaultRule): Reply {
+  const status = rule.status ?? 500;
+  const headers: Record<string, string> = {};
+  if (rule.retryAfter !== undefined) headers['retry-after'] = String(rule.retryAfter);
+  return json(status, { error: 'fault_injected', message: `sandbox fault rule for ${rule.path} answered ${status}` }, headers);
+}
+
+interface Parts {
+  state: SandboxState;
+  recorder: Recorder;
+  faults: Faults;
+  /** The public sandbox object, for the admin API; set once the server listens. */
+  sandbox: () => Sandbox;
+}
+
+/** Creates the node:http server of a sandbox (not yet listening). */
+export function createSandboxServer(parts: Parts): Server {
+  const { state, recorder, faults } = parts;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        state.timers.delete(timer);
+        resolve();
+      }, ms);
+      state.timers.add(timer);
+    });
+
+  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query: Record<string, string> = {};
+    if (q >= 0) for (const [k, v] of new URLSearchParams(url.slice(q + 1))) query[k] = v;
+    const headers = flattenHeaders(req);
+    const raw = await readRaw(req);
+    const ctx: Ctx = { method, path, query, headers, body: raw ?? '', params: [], ip: req.socket.remoteAddress ?? '' };
+
+    if (path === '/__admin' || path.startsWith('/__admin/')) {
+      send(res, handleAdmin(parts.sandbox(), ctx));
+      return;
+    }
+
+    const record = recorder.add({ at: Date.now(), method, path, query, headers, body: ctx.body });
+    const answer = (reply: Reply) => {
+      if (res.destroyed) return;
+      record.status = reply.status;
+      send(res, reply);
+    };
+    const drop = () => {
+      record.status = 0;
+      req.socket.destroy();
+    };
+
+    const fault = faults.pick(method, path);
+    const before = fault !== null && (fault.phase ?? 'before') === 'before';
+    if (fault && before) {
+      if (fault.latencyMs) await sleep(fault.latencyMs);
+      if (fault.drop) return drop();
+      if (fault.status !== undefined) return answer(faultReply(fault));
+    }
+
+    let reply: Reply;
+    if (raw === null) {
+      reply = json(413, { error: 'invalid_request', message: `the request body is larger than ${MAX_BODY} bytes` });
+    } else {
+      const match = matchRoute(method, path);
+      if (match.kind === 'found') {
+        ctx.params = match.params;
+        try {
+          reply = match.route.handler(state, ctx);
+        } catch (error) {
+          reply = json(500, { error: 'internal_error', message: error instanceof Error ? error.message : String(error) });
+        }
+      } else if (match.kind === 'method') {
+        reply = json(
+          405,
+          { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; use ${match.allow.join(', ')}` },
+          { allow: match.allow.join(', ') },
+        );
+      } else if (match.kind === 'bad_path') {
+        reply = json(400, { error: 'invalid_request', message: `the path ${path} is not validly percent-encoded` });
+      } else {
+        reply = json(404, { error: 'not_found', message: `no route for ${method} ${path}` });
+      }
+    }
+
+    if (fault && !before) {
+      if (fault.latencyMs) await sleep(fault.latencyMs);
+      if (fault.drop) return drop();
+      if (fault.status !== undefined) return answer(faultReply(fault));
+    }
+    answer(reply);
+  }
+
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    onRequest(req, res).catch((error: unknown) => {
+      send(res, json(500, { error: 'internal_error', message: error instanceof Error ? error.message : String(error) }));
+    });
+  });
+  return server;
+}

@@ -1,0 +1,256 @@
+/** The mutable state of one sandbox: settings, counters, tokens, records and gift cards. */
+import { randomBytes } from 'node:crypto';
+import type { OrderRecord } from '../schemas.js';
+import { makeIdentity, seedCustomers } from './seed.js';
+import type { SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions } from './types.js';
+
+export interface AccessTokenRecord {
+  familyId: number;
+  scopes: string[];
+  expiresAt: number;
+  revoked: boolean;
+}
+
+export interface RefreshTokenRecord {
+  familyId: number;
+  scopes: string[];
+  /** Rotated out by a refresh: presenting it again is reuse. */
+  rotated: boolean;
+  revoked: boolean;
+  /** Access tokens issued together with this refresh token. */
+  accessTokens: string[];
+}
+
+/** Every token descended from one login (a code exchange or a direct issue). */
+export interface TokenFamily {
+  access: string[];
+  refresh: string[];
+}
+
+export interface AuthorizationCode {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  challenge: string | null;
+  expiresAt: number;
+  used: boolean;
+  /** The family the exchange created, revoked if the code is replayed. */
+  familyId: number | null;
+}
+
+export interface PendingAuthorization {
+  clientId: string;
+  redirectUri: string;
+  scopes: string[];
+  state: string | null;
+  challenge: string | null;
+  expiresAt: number;
+}
+
+export interface GiftCardRecord {
+  giftCardId: string;
+  code: string;
+  balanceCents: number;
+  customerId: string | null;
+  expiresOn: string | null;
+  source: SandboxGiftCard['source'];
+  note: string;
+  subject: string;
+  title: string;
+  body: string;
+  recipient: string;
+  recipientEmail: string;
+  credits: { amountCents: number; kind: string; reference: string }[];
+}
+
+export interface CustomerRecord {
+  customerId: string;
+  email: string;
+  name: string;
+  loyaltyCardId: string | null;
+}
+
+export interface StoredClaim {
+  sourceOrderId: string;
+  payload: Record<string, unknown>;
+  raw: string;
+  receivedAt: number;
+}
+
+export interface StoredVariant {
+  productId: string;
+  variant: Record<string, unknown>;
+  receivedAt: number;
+}
+
+/** Fresh zeroed counters. */
+export function zeroCounters(): SandboxCounters {
+  return {
+    tokensIssued: 0,
+    refreshes: 0,
+    reuseDetections: 0,
+    revocations: 0,
+    sessionVerifications: 0,
+    ordersUpdated: 0,
+    claimsCreated: 0,
+    variantsCreated: 0,
+    creditsPosted: { trigger: 0, creditApiIssue: 0, creditApiTopUp: 0, native: 0 },
+  };
+}
+
+/** Builds the state of a new sandbox from its options. */
+export function createState(options: SandboxOptions) {
+  const identity = makeIdentity();
+  const seedList = seedCustomers();
+  const state = {
+    ...identity,
+    providerName: 'giftly',
+    seed: options.seed ?? 1,
+    orderCount: options.orders ?? 250,
+    settings: {
+      accessTokenTtl: options.accessTokenTtl ?? 3600,
+      triggerDelayMs: options.triggerDelayMs === undefined ? 1000 : options.triggerDelayMs,
+      autoApprove: options.autoApprove ?? false,
+      sessionVerifyPerMinute: options.sessionVerifyPerMinute ?? 30,
+    },
+    counters: zeroCounters(),
+    nextFamily: 1,
+    families: new Map<number, TokenFamily>(),
+    accessTokens: new Map<string, AccessTokenRecord>(),
+    refreshTokens: new Map<string, RefreshTokenRecord>(),
+    codes: new Map<string, AuthorizationCode>(),
+    pending: new Map<string, PendingAuthorization>(),
+    usedJtis: new Map<string, number>(),
+    sessionHits: new Map<string, number[]>(),
+    /** Orders that were updated; every other order is generated from the seed when read. */
+    orderOverrides: new Map<number, OrderRecord>(),
+    claims: [] as StoredClaim[],
+    variants: [] as StoredVariant[],
+    variantIds: new Set<string>(),
+    seededCustomers: seedList as SandboxCustomer[],
+    customers: new Map<string, CustomerRecord>(),
+    giftCards: new Map<string, GiftCardRecord>(),
+    fixtures: { expiredGiftCardId: '', unlinkedGiftCardId: '' },
+    nextCustomer: 5001,
+    nextGiftCard: 1,
+    nextClaim: 1,
+    timers: new Set<NodeJS.Timeout>(),
+  };
+  for (const c of seedList) {
+    const record: CustomerRecord = { customerId: c.customerId, email: c.email, name: c.name, loyaltyCardId: null };
+    state.customers.set(c.customerId, record);
+    if (c.loyaltyBalance !== null) {
+      const card = newGiftCard(state, {
+        source: 'seed',
+        customerId: c.customerId,
+        recipient: c.name,
+        recipientEmail: c.email,
+        note: 'loyalty card',
+      });
+      card.balanceCents = Math.round(c.loyaltyBalance * 100);
+      record.loyaltyCardId = card.giftCardId;
+    }
+  }
+  const expired = newGiftCard(state, {
+    source: 'seed',
+    customerId: 'cust_1001',
+    recipient: 'Alice Example',
+    recipientEmail: 'alice@example.com',
+    note: 'expired card',
+  });
+  expired.expiresOn = '2020-01-01';
+  expired.balanceCents = 500;
+  state.fixtures.expiredGiftCardId = expired.giftCardId;
+  const unlinked = newGiftCard(state, {
+    source: 'seed',
+    customerId: null,
+    recipient: 'Walk-in Customer',
+    recipientEmail: 'walk-in@example.com',
+    note: 'card not linked to a customer',
+  });
+  unlinked.balanceCents = 2500;
+  state.fixtures.unlinkedGiftCardId = unlinked.giftCardId;
+  return state;
+}
+
+export type SandboxState = ReturnType<typeof createState>;
+
+/** Creates and stores a gift card with a zero balance. */
+export function newGiftCard(
+  state: Pick<SandboxState, 'giftCards' | 'nextGiftCard'>,
+  init: {
+    source: GiftCardRecord['source'];
+    customerId: string | null;
+    recipient: string;
+    recipientEmail: string;
+    note: string;
+    subject?: string;
+    title?: string;
+    body?: string;
+  },
+): GiftCardRecord {
+  const giftCardId = `gc_${String(state.nextGiftCard++).padStart(6, '0')}`;
+  const card: GiftCardRecord = {
+    giftCardId,
+    code: randomBytes(8).toString('hex').toUpperCase().replace(/(.{4})(?!$)/g, '$1-'),
+    balanceCents: 0,
+    customerId: init.customerId,
+    expiresOn: null,
+    source: init.source,
+    note: init.note,
+    subject: init.subject ?? '',
+    title: init.title ?? '',
+    body: init.body ?? '',
+    recipient: init.recipient,
+    recipientEmail: init.recipientEmail,
+    credits: [],
+  };
+  state.giftCards.set(giftCardId, card);
+  return card;
+}
+
+/** Whether a card's expiry date has passed. */
+export function isExpired(card: GiftCardRecord, now = Date.now()): boolean {
+  return card.expiresOn !== null && Date.parse(card.expiresOn) <= now;
+}
+
+/** The customer with an e-mail (case-insensitive), if any. */
+export function customerByEmail(state: SandboxState, email: string): CustomerRecord | undefined {
+  const wanted = email.toLowerCase();
+  for (const c of state.customers.values()) if (c.email.toLowerCase() === wanted) return c;
+  return undefined;
+}
+
+/** A gift card as the provider answers it (amount in currency units). */
+export function giftCardBody(card: GiftCardRecord) {
+  return {
+    gift_card_id: card.giftCardId,
+    amount: card.balanceCents / 100,
+    code: card.code,
+    expires_on: card.expiresOn,
+  };
+}
+
+/** A snapshot of a card for tests and the admin endpoint. */
+export function giftCardView(card: GiftCardRecord): SandboxGiftCard {
+  return {
+    giftCardId: card.giftCardId,
+    code: card.code,
+    balance: card.balanceCents / 100,
+    customerId: card.customerId,
+    expiresOn: card.expiresOn,
+    source: card.source,
+    note: card.note,
+    subject: card.subject,
+    title: card.title,
+    body: card.body,
+    recipient: card.recipient,
+    recipientEmail: card.recipientEmail,
+    credits: card.credits.map((c) => ({ amount: c.amountCents / 100, kind: c.kind, reference: c.reference })),
+  };
+}
+
+/** Converts an amount with at most two decimals to cents without float drift. */
+export function toCents(amount: number): number {
+  return Math.round(amount * 100);
+}

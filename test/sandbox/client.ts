@@ -1,0 +1,80 @@
+/** Small HTTP helpers for the sandbox tests: real requests over loopback with undici. */
+import { request } from 'undici';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  body: any;
+}
+
+/** Sends one request and reads the whole answer; a JSON answer is parsed into `body`. */
+export async function call(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; json?: unknown; body?: string; token?: string } = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const res = await request(url, {
+    method: (options.method ?? (body !== undefined ? 'POST' : 'GET')) as 'GET',
+    headers,
+    body,
+  });
+  const text = await res.body.text();
+  const flat: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+  let parsed: unknown;
+  if (flat['content-type']?.startsWith('application/json')) parsed = JSON.parse(text);
+  return { status: res.statusCode, headers: flat, text, body: parsed };
+}
+
+/** The client credentials of a sandbox as token request fields. */
+export function clientFields(sb: Sandbox) {
+  return { client_id: sb.client.clientId, client_secret: sb.client.clientSecret };
+}
+
+/** A valid offline claim body. */
+export function claimBody(storeId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    customer: { email: 'alice@example.com', phoneNumber: '+15550100' },
+    item: { name: 'Kettle', price: 49.99, sku: 'KT-1', details: 'cracked lid' },
+    warranty: { dateOfPurchase: '2024-05-01T10:00:00Z', warrantyPeriod: 'P1Y', receiptRequired: false },
+    shippingAddress: {
+      firstName: 'Alice',
+      lastName: 'Example',
+      address1: '1 Main St',
+      city: 'Springfield',
+      zip: '12345',
+      country: 'United States',
+    },
+    storeId,
+    signature: '',
+    salesChannel: 'IN_STORE',
+    claimCategory: 'WARRANTY',
+    issueType: 'DEFECTIVE_ITEM',
+    resolution: 'STORE_CREDIT',
+    claimFiledFrom: 'EXTERNAL',
+    options: { fromValet: false },
+    ...overrides,
+  };
+}
+
+/** A valid product variant body. */
+export function variantBody(productId: string, overrides: Record<string, unknown> = {}) {
+  return {
+    productId,
+    status: 'ACTIVE',
+    name: 'Mug, blue',
+    price: 12.5,
+    inventoryQuantity: 7,
+    productType: 'SIMPLE',
+    ...overrides,
+  };
+}
