@@ -78,3 +78,22 @@ export function variantBody(productId: string, overrides: Record<string, unknown
     ...overrides,
   };
 }
+
+/** Opens the consent page with the given query and answers it; resolves to the redirect's URL. */
+export async function consent(
+  sb: Sandbox,
+  query: Record<string, string>,
+  decision: 'approve' | 'deny' = 'approve',
+): Promise<URL> {
+  const page = await call(`${sb.authorizeUrl}?${new URLSearchParams(query)}`);
+  if (page.status === 302) return new URL(page.headers.location as string);
+  const id = /name="request_id" value="([^"]+)"/.exec(page.text)?.[1];
+  if (page.status !== 200 || !id) throw new Error(`consent page answered ${page.status}: ${page.text}`);
+  const answer = await call(`${sb.url}/v1/oauth/authorize/decision`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ request_id: id, decision }).toString(),
+  });
+  if (answer.status !== 302) throw new Error(`decision answered ${answer.status}: ${answer.text}`);
+  return new URL(answer.headers.location as string);
+}
