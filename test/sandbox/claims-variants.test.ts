@@ -1,0 +1,162 @@
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { ClaimCreated } from '../../src/schemas.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { call, claimBody, variantBody } from './client.js';
+
+let sb: Sandbox;
+let token: string;
+beforeEach(async () => {
+  sb = await startSandbox();
+  token = sb.issueTokens().access_token;
+});
+afterEach(async () => {
+  await sb.close();
+});
+
+const paths = (body: { errors: { path: string }[] }) => body.errors.map((e) => e.path);
+
+describe('POST /v1/claims/offline', () => {
+  test('answers the payload less claimFiledFrom and options, plus a new sourceOrderId; stores the raw body', async () => {
+    const body = claimBody(sb.store.storeId);
+    const res = await call(`${sb.url}/v1/claims/offline`, { json: body, token });
+    expect(res.status).toBe(200);
+    const created = ClaimCreated.parse(res.body);
+    const { claimFiledFrom: _f, options: _o, ...expected } = body;
+    expect(res.body.payload).toEqual({ ...expected, sourceOrderId: created.payload.sourceOrderId });
+    expect(res.body.payload).not.toHaveProperty('claimFiledFrom');
+    expect(res.body.payload).not.toHaveProperty('options');
+    const second = await call(`${sb.url}/v1/claims/offline`, { json: body, token });
+    expect(second.body.payload.sourceOrderId).not.toBe(created.payload.sourceOrderId);
+    expect(sb.counters.claimsCreated).toBe(2);
+    expect(sb.claims).toHaveLength(2);
+    expect(JSON.parse(sb.claims[0]?.raw as string)).toEqual(body);
+    expect(sb.claims[0]?.sourceOrderId).toBe(created.payload.sourceOrderId);
+  });
+
+  test('a bad body is 400 with each field path, and nothing is stored', async () => {
+    const body = claimBody(sb.store.storeId, {
+      item: { name: 'Kettle', price: 'free' },
+      customer: { email: 'not-an-email' },
+      salesChannel: 'MAIL',
+    });
+    const res = await call(`${sb.url}/v1/claims/offline`, { json: body, token });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(paths(res.body).sort()).toEqual(['customer.email', 'item.price', 'salesChannel']);
+    expect(res.body.message).toContain('invalid offline claim');
+    expect(sb.counters.claimsCreated).toBe(0);
+    expect(sb.claims).toHaveLength(0);
+  });
+
+  test('non-JSON content-type and invalid JSON are 400; no scope is 403', async () => {
+    const text = await call(`${sb.url}/v1/claims/offline`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify(claimBody(sb.store.storeId)),
+      token,
+    });
+    expect(text.status).toBe(400);
+    const broken = await call(`${sb.url}/v1/claims/offline`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"customer":',
+      token,
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.body.message).toContain('not valid JSON');
+    const readOnly = sb.issueTokens({ scopes: ['read_orders', 'read_claims'] }).access_token;
+    const forbidden = await call(`${sb.url}/v1/claims/offline`, { json: claimBody(sb.store.storeId), token: readOnly });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.required_scope).toBe('write_claims');
+    expect(sb.claims).toHaveLength(0);
+  });
+
+  test('sustains a thousand claims per second at concurrency 8, client and server in one process', async () => {
+    const body = JSON.stringify(claimBody(sb.store.storeId));
+    const post = async () => {
+      const res = await call(`${sb.url}/v1/claims/offline`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        token,
+      });
+      expect(res.status).toBe(200);
+    };
+    const run = async (total: number) => {
+      let next = 0;
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < total) {
+            next++;
+            await post();
+          }
+        }),
+      );
+      return total / ((performance.now() - started) / 1000);
+    };
+    await run(500); // JIT warm-up
+    const perSecond = await run(3000);
+    expect(sb.counters.claimsCreated).toBe(3500);
+    expect(new Set(sb.claims.map((c) => c.sourceOrderId)).size).toBe(3500);
+    // The client shares this process's event loop; a separate client sees the server go faster.
+    expect(perSecond).toBeGreaterThan(1000);
+  });
+});
+
+describe('POST /v2/products/{productId}/children', () => {
+  test('creates a variant and stores it', async () => {
+    const res = await call(`${sb.url}/v2/products/prod_1/children`, { json: variantBody('prod_1', { variantId: 'var_1' }), token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+    expect(sb.counters.variantsCreated).toBe(1);
+    expect(sb.variants[0]).toMatchObject({ productId: 'prod_1', variant: { variantId: 'var_1', name: 'Mug, blue' } });
+  });
+
+  test('the body productId must equal the path productId', async () => {
+    const res = await call(`${sb.url}/v2/products/prod_1/children`, { json: variantBody('prod_2'), token });
+    expect(res.status).toBe(400);
+    expect(paths(res.body)).toEqual(['productId']);
+    expect(sb.variants).toHaveLength(0);
+  });
+
+  test('bundleProductIds must name variants already created', async () => {
+    await call(`${sb.url}/v2/products/prod_1/children`, { json: variantBody('prod_1', { variantId: 'var_a' }), token });
+    const bundle = variantBody('prod_b', { productType: 'FULL', bundleProductIds: ['var_a', 'var_missing', 'prod_1', 'x'] });
+    const res = await call(`${sb.url}/v2/products/prod_b/children`, { json: bundle, token });
+    expect(res.status).toBe(400);
+    expect(paths(res.body)).toEqual(['bundleProductIds.1', 'bundleProductIds.3']);
+    const ok = await call(`${sb.url}/v2/products/prod_b/children`, {
+      json: { ...bundle, bundleProductIds: ['var_a', 'prod_1'] },
+      token,
+    });
+    expect(ok.status).toBe(200);
+    expect(sb.counters.variantsCreated).toBe(2);
+  });
+
+  test('schema errors name the fields; the scope is write_products', async () => {
+    const bad = await call(`${sb.url}/v2/products/prod_1/children`, {
+      json: variantBody('prod_1', { status: 'LIVE', inventoryQuantity: 'FULL', price: undefined }),
+      token,
+    });
+    expect(bad.status).toBe(400);
+    expect(paths(bad.body).sort()).toEqual(['inventoryQuantity', 'price', 'status']);
+    const t = sb.issueTokens({ scopes: ['read_orders'] }).access_token;
+    const forbidden = await call(`${sb.url}/v2/products/prod_1/children`, { json: variantBody('prod_1'), token: t });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body).toMatchObject({ error: 'insufficient_scope', required_scope: 'write_products' });
+    expect(sb.counters.variantsCreated).toBe(0);
+  });
+});
+
+describe('routing', () => {
+  test('an unknown route is a JSON 404; a wrong method is a 405 with Allow', async () => {
+    const missing = await call(`${sb.url}/v1/nothing`, { token });
+    expect(missing.status).toBe(404);
+    expect(missing.headers['content-type']).toBe('application/json');
+    expect(missing.body.error).toBe('not_found');
+    const wrong = await call(`${sb.url}/v1/claims/offline`, { token });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.allow).toBe('POST');
+  });
+});

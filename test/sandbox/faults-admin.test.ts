@@ -1,0 +1,173 @@
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { call, claimBody } from './client.js';
+
+let sb: Sandbox;
+let token: string;
+beforeEach(async () => {
+  sb = await startSandbox();
+  token = sb.issueTokens().access_token;
+});
+afterEach(async () => {
+  await sb.close();
+});
+
+const postClaim = () => call(`${sb.url}/v1/claims/offline`, { json: claimBody(sb.store.storeId), token });
+const listOrders = () => call(`${sb.url}/v1/orders?size=1`, { token });
+
+describe('faults', () => {
+  test('status before: answers the fault, nothing changes on the server, Retry-After sent', async () => {
+    sb.setFaults([{ method: 'POST', path: '/v1/claims', status: 503, retryAfter: 2 }]);
+    const res = await postClaim();
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('2');
+    expect(res.body.error).toBe('fault_injected');
+    expect(sb.counters.claimsCreated).toBe(0);
+    expect(sb.requests.at(-1)).toMatchObject({ path: '/v1/claims/offline', status: 503 });
+    expect((await listOrders()).status).toBe(200);
+  });
+
+  test('status after: the claim is created, the answer is lost', async () => {
+    sb.setFaults([{ path: '/v1/claims/offline', phase: 'after', status: 502 }]);
+    const res = await postClaim();
+    expect(res.status).toBe(502);
+    expect(sb.counters.claimsCreated).toBe(1);
+    expect(sb.claims).toHaveLength(1);
+  });
+
+  test('drop before: the socket is destroyed, status 0 recorded, nothing created', async () => {
+    sb.setFaults([{ path: '/v1/claims/offline', drop: true, count: 1 }]);
+    await expect(postClaim()).rejects.toThrow();
+    expect(sb.counters.claimsCreated).toBe(0);
+    expect(sb.requests.at(-1)).toMatchObject({ path: '/v1/claims/offline', status: 0 });
+    expect((await postClaim()).status).toBe(200);
+  });
+
+  test('drop after: the claim exists though the client saw the connection die', async () => {
+    sb.setFaults([{ path: '/v1/claims/offline', drop: true, phase: 'after' }]);
+    await expect(postClaim()).rejects.toThrow();
+    expect(sb.counters.claimsCreated).toBe(1);
+    expect(sb.requests.at(-1)?.status).toBe(0);
+  });
+
+  test('latency delays the answer', async () => {
+    sb.setFaults([{ path: '/v1/orders', latencyMs: 150 }]);
+    const started = performance.now();
+    const res = await listOrders();
+    expect(res.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  test('after and count: skip the first N, then hit at most M, then spent', async () => {
+    sb.setFaults([{ path: '/v1/orders', status: 429, retryAfter: 1, after: 2, count: 2 }]);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await listOrders()).status);
+    expect(statuses).toEqual([200, 200, 429, 429, 200, 200]);
+  });
+
+  test('rate 0 never hits; a regex path and the method filter select', async () => {
+    sb.setFaults([
+      { path: '/v1/orders', status: 500, rate: 0 },
+      { method: 'PUT', path: '/^\\/v1\\/orders\\/ord_\\d+$/', status: 500 },
+    ]);
+    expect((await listOrders()).status).toBe(200);
+    const put = await call(`${sb.url}/v1/orders/ord_000001`, {
+      method: 'PUT',
+      json: { sourceOrderNumber: '#1', currency: 'USD' },
+      token,
+    });
+    expect(put.status).toBe(500);
+    expect(sb.counters.ordersUpdated).toBe(0);
+  });
+
+  test('the first matching rule wins; setFaults replaces the rules', async () => {
+    sb.setFaults([
+      { path: '/v1/orders', status: 503 },
+      { path: '/v1', status: 500 },
+    ]);
+    expect((await listOrders()).status).toBe(503);
+    expect((await postClaim()).status).toBe(500);
+    sb.setFaults([]);
+    expect((await listOrders()).status).toBe(200);
+  });
+});
+
+describe('admin HTTP', () => {
+  test('faults over HTTP; admin calls are neither recorded nor faulted', async () => {
+    const put = await call(`${sb.url}/__admin/faults`, { method: 'PUT', json: [{ path: '/', status: 500 }] });
+    expect(put.status).toBe(200);
+    expect((await listOrders()).status).toBe(500);
+    const counters = await call(`${sb.url}/__admin/counters`);
+    expect(counters.status).toBe(200);
+    expect(counters.body.claimsCreated).toBe(0);
+    const bad = await call(`${sb.url}/__admin/faults`, { method: 'PUT', json: [{ status: 500 }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].path).toBe('0.path');
+    await call(`${sb.url}/__admin/faults`, { method: 'PUT', json: [] });
+    expect((await listOrders()).status).toBe(200);
+    expect(sb.requests.map((r) => r.path)).toEqual(['/v1/orders', '/v1/orders']);
+  });
+
+  test('requests are recorded with method, path, query, headers, body and status; ?path= filters', async () => {
+    await listOrders();
+    await postClaim();
+    const all = await call(`${sb.url}/__admin/requests`);
+    expect(all.body).toHaveLength(2);
+    expect(all.body[0]).toMatchObject({ seq: 1, method: 'GET', path: '/v1/orders', query: { size: '1' }, status: 200, body: '' });
+    expect(all.body[0].headers.authorization).toBe(`Bearer ${token}`);
+    expect(JSON.parse(all.body[1].body).storeId).toBe(sb.store.storeId);
+    const filtered = await call(`${sb.url}/__admin/requests?path=/v1/claims`);
+    expect(filtered.body.map((r: { path: string }) => r.path)).toEqual(['/v1/claims/offline']);
+  });
+
+  test('reset-log forgets requests and zeroes counters, but state stays', async () => {
+    await postClaim();
+    const held = sb.counters;
+    const res = await call(`${sb.url}/__admin/reset-log`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(sb.requests).toHaveLength(0);
+    expect(held.claimsCreated).toBe(0);
+    expect(held.creditsPosted.native).toBe(0);
+    expect(sb.claims).toHaveLength(1);
+    expect(sb.isAccessTokenValid(token)).toBe(true);
+  });
+
+  test('configure changes the token lifetime and auto-approve', async () => {
+    const res = await call(`${sb.url}/__admin/configure`, { json: { accessTokenTtl: 120, autoApprove: true } });
+    expect(res.status).toBe(200);
+    expect(sb.issueTokens().expires_in).toBe(120);
+    const bad = await call(`${sb.url}/__admin/configure`, { json: { accessTokenTtl: 'long' } });
+    expect(bad.status).toBe(400);
+  });
+
+  test('state and tokens endpoints serve out-of-process tests', async () => {
+    const state = await call(`${sb.url}/__admin/state`);
+    expect(state.body).toMatchObject({ url: sb.url, client: sb.client, store: sb.store, otherStoreId: sb.otherStoreId });
+    const tokens = await call(`${sb.url}/__admin/tokens`, { json: { scopes: ['read_orders'] } });
+    expect(tokens.body.scope).toBe('read_orders');
+    expect(sb.isAccessTokenValid(tokens.body.access_token)).toBe(true);
+  });
+
+  test('the recorder keeps at most maxRecorded requests, oldest dropped', async () => {
+    const small = await startSandbox({ maxRecorded: 3 });
+    try {
+      const t = small.issueTokens().access_token;
+      for (let i = 1; i <= 5; i++) await call(`${small.url}/v1/orders?size=${i}`, { token: t });
+      expect(small.requests.map((r) => r.query.size)).toEqual(['3', '4', '5']);
+      expect(small.requests.map((r) => r.seq)).toEqual([3, 4, 5]);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('lifecycle', () => {
+  test('close() ends open keep-alive connections promptly and frees the port', async () => {
+    const other = await startSandbox();
+    await call(`${other.url}/v1/orders`);
+    const started = performance.now();
+    await other.close();
+    expect(performance.now() - started).toBeLessThan(500);
+    await expect(call(`${other.url}/v1/orders`)).rejects.toThrow();
+  });
+});
