@@ -4,6 +4,24 @@
 import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
+/**
+ * commander requires child_process at load time for executable subcommands, which opcli never
+ * uses; loading it (and net, dgram, ...) costs every start-up. Give commander a proxy that
+ * requires the real module only if it is ever touched.
+ */
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process', namespace: 'lazy-builtin' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
+      contents: "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
   entryPoints: { main: 'src/main.ts' },
@@ -19,4 +37,5 @@ await build({
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
   banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
   logLevel: 'warning',
+  plugins: [lazyChildProcessForCommander],
 });

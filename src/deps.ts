@@ -31,7 +31,8 @@ export interface Globals {
 
 /** A question asked on the terminal; tests inject their own answers. */
 export interface Prompter {
-  input(options: { message: string; default?: string; validate?: (value: string) => true | string }): Promise<string>;
+  /** `signal` withdraws the question (the prompt rejects), e.g. when the login callback arrived first. */
+  input(options: { message: string; default?: string; validate?: (value: string) => true | string; signal?: AbortSignal }): Promise<string>;
   password(options: { message: string; validate?: (value: string) => true | string }): Promise<string>;
   confirm(options: { message: string; default?: boolean }): Promise<boolean>;
   select<T extends string>(options: { message: string; choices: { name: string; value: T; description?: string }[]; default?: T }): Promise<T>;
@@ -78,7 +79,8 @@ export interface Deps {
 
 /** What a caller may pass to `createDeps`; anything left out gets the real implementation. */
 export interface DepsInit {
-  stdin: Readable;
+  /** Standard input, or a function giving it (process.stdin costs start-up time when touched). */
+  stdin: Readable | (() => Readable);
   stdout: Writable;
   stderr: Writable;
   stdinIsTTY?: boolean;
@@ -130,8 +132,13 @@ export function createDeps(init: DepsInit): Deps {
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
   const stdoutIsTTY = init.stdoutIsTTY ?? false;
   const stderrIsTTY = init.stderrIsTTY ?? false;
+  const stdinOf = init.stdin;
+  let stdin: Readable | undefined = typeof stdinOf === 'function' ? undefined : stdinOf;
   const io: IO = {
-    stdin: init.stdin,
+    get stdin(): Readable {
+      stdin ??= (stdinOf as () => Readable)();
+      return stdin;
+    },
     stdout: init.stdout,
     stderr: init.stderr,
     stdinIsTTY: init.stdinIsTTY ?? false,
@@ -191,7 +198,7 @@ export function createDeps(init: DepsInit): Deps {
       const profile = await deps.profile();
       if (init.tokenSource) return init.tokenSource(deps, profile);
       const { createTokenSource } = await import('./auth/token-source.js');
-      return createTokenSource(profile, deps.credentials, now);
+      return createTokenSource(deps, profile);
     }),
     http: once(async () => {
       const [{ HttpClient }, profile] = await Promise.all([import('./http/client.js'), deps.profile()]);

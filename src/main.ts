@@ -1,6 +1,14 @@
 /** The entry: the one file that touches `process`. */
-import { runCli } from './cli.js';
-import { createDeps } from './deps.js';
+import { isatty } from 'node:tty';
+import { VERSION } from './version.js';
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  // The most common probe answers before commander is even loaded.
+  process.stdout.write(`${VERSION}\n`);
+  process.exit(0);
+}
+const [{ runCli }, { createDeps }] = await Promise.all([import('./cli.js'), import('./deps.js')]);
 
 const controller = new AbortController();
 process.on('SIGINT', () => {
@@ -16,10 +24,10 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 const deps = createDeps({
-  stdin: process.stdin,
+  stdin: () => process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
-  stdinIsTTY: !!process.stdin.isTTY,
+  stdinIsTTY: isatty(0),
   stdoutIsTTY: !!process.stdout.isTTY,
   stderrIsTTY: !!process.stderr.isTTY,
   env: process.env,
@@ -27,4 +35,4 @@ const deps = createDeps({
   signal: controller.signal,
 });
 
-process.exitCode = await runCli(process.argv.slice(2), deps);
+process.exitCode = await runCli(argv, deps);

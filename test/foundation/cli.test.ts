@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { commandWord, GROUPS } from '../../src/cli.js';
+import { runBinary, runOpcli } from '../helpers.js';
+
+describe('the program', () => {
+  it('finds the command word past global options', () => {
+    expect(commandWord(['--profile', 'x', '--verbose', 'orders', 'list'])).toBe('orders');
+    expect(commandWord(['-p', 'orders', 'config'])).toBe('config');
+    expect(commandWord(['help', 'claims'])).toBe('claims');
+    expect(commandWord(['--version'])).toBeUndefined();
+  });
+
+  it('prints help with examples and the exit codes, and exits 0', async () => {
+    const r = await runOpcli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: opcli');
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain('Exit codes: 0 ok');
+    for (const g of GROUPS) expect(r.stdout).toContain(g.name);
+  });
+
+  it.each(GROUPS.map((g) => g.name))('`%s --help` has examples', async (name) => {
+    const r = await runOpcli([name, '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Examples?:/);
+  });
+
+  it('exits 2 with a hint on an unknown option or command', async () => {
+    const opt = await runOpcli(['config', 'list', '--bogus']);
+    expect(opt.code).toBe(2);
+    expect(opt.stderr).toContain("unknown option '--bogus'");
+    const cmd = await runOpcli(['nonsense']);
+    expect(cmd.code).toBe(2);
+    expect(cmd.stderr).toContain("unknown command 'nonsense'");
+  });
+
+  it('prints completion scripts for bash, zsh and fish, and refuses others', async () => {
+    const bash = await runOpcli(['completion', 'bash']);
+    expect(bash.stdout).toContain('complete -o default -F _opcli opcli');
+    expect(bash.stdout).toContain('login status token refresh logout');
+    expect((await runOpcli(['completion', 'zsh'])).stdout).toContain('#compdef opcli');
+    expect((await runOpcli(['completion', 'fish'])).stdout).toContain("complete -c opcli -n '__fish_use_subcommand' -a orders");
+    expect((await runOpcli(['completion', 'powershell'])).code).toBe(2);
+  });
+});
+
+describe('the built binary', () => {
+  it('prints its version and help, and maps a usage error to exit 2', async () => {
+    const { version } = await import('../../package.json', { with: { type: 'json' } }).then((m) => m.default);
+    const v = await runBinary(['--version']);
+    expect(v).toMatchObject({ code: 0, stdout: `${version}\n` });
+    const h = await runBinary(['orders', '--help']);
+    expect(h.code).toBe(0);
+    expect(h.stdout).toContain('orders');
+    const bad = await runBinary(['config', 'get']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("missing required argument 'key'");
+  });
+
+  it('turns colour off for a pipe and with NO_COLOR', async () => {
+    const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: '/tmp/opcli-nocolor-test', FORCE_COLOR: '1' } });
+    expect(r.stdout).not.toMatch(/\u001b\[/);
+  });
+});

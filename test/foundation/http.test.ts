@@ -1,0 +1,267 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServiceApi } from '../../src/api/service.js';
+import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
+import { HttpClient } from '../../src/http/client.js';
+import { Redactor } from '../../src/redact.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A loopback server whose answers the test scripts, one handler per request in order. */
+async function scriptedServer(handlers: ((req: IncomingMessage, res: ServerResponse) => void)[]) {
+  const seen: Seen[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      const handler = handlers[seen.length - 1] ?? ((_q, r) => json(r, 500, { error: 'no more scripted answers' }));
+      handler(req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  servers.push(server);
+  return { url, seen };
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A client with a fake clock: sleeps are recorded and advance time instead of waiting. */
+function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof HttpClient>[0]> = {}) {
+  let t = 1_000_000;
+  const sleeps: number[] = [];
+  const trace: string[] = [];
+  const http = new HttpClient({
+    baseUrl,
+    userAgent: 'opcli/test',
+    redactor: new Redactor(),
+    tokens: { get: async () => 'svc_at_testtoken123' },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      t += ms;
+    },
+    now: () => t,
+    random: () => 0.5,
+    trace: (line) => trace.push(line),
+    ...extra,
+  });
+  return { http, sleeps, trace };
+}
+
+const ok = (_q: IncomingMessage, r: ServerResponse) => json(r, 200, { status: 'ok' });
+
+describe('retry policy of idempotent requests', () => {
+  it('retries GET on 503 and 502 with backoff, then succeeds', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 503, {}), (_q, r) => json(r, 502, {}), ok]);
+    const { http, sleeps } = client(srv.url);
+    const res = await http.request({ method: 'GET', url: '/v1/orders' });
+    expect(res.status).toBe(200);
+    expect(res.attempts).toBe(3);
+    expect(srv.seen).toHaveLength(3);
+    expect(sleeps).toHaveLength(2);
+    expect(sleeps[1]).toBeGreaterThan(sleeps[0] as number);
+  });
+
+  it('honours Retry-After in seconds and as an HTTP date', async () => {
+    const srv = await scriptedServer([
+      (_q, r) => json(r, 429, {}, { 'retry-after': '3' }),
+      (_q, r) => json(r, 503, {}, { 'retry-after': new Date(1_000_000 + 3000 + 7000).toUTCString() }),
+      ok,
+    ]);
+    const { http, sleeps } = client(srv.url);
+    await http.request({ method: 'PUT', url: '/v1/orders/o1', json: { a: 1 } });
+    expect(sleeps[0]).toBe(3000);
+    // The date is 7 s after the clock at the second answer; HTTP dates have whole seconds.
+    expect(sleeps[1]).toBeGreaterThanOrEqual(6000);
+    expect(sleeps[1]).toBeLessThanOrEqual(7000);
+    expect(srv.seen.map((s) => s.method)).toEqual(['PUT', 'PUT', 'PUT']);
+  });
+
+  it('caps a huge Retry-After', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 429, {}, { 'retry-after': '86400' }), ok]);
+    const { http, sleeps } = client(srv.url, { maxRetryAfterMs: 5000 });
+    await http.request({ method: 'GET', url: '/x' });
+    expect(sleeps).toEqual([5000]);
+  });
+
+  it('retries a GET whose connection was dropped', async () => {
+    const srv = await scriptedServer([(q) => q.socket.destroy(), ok]);
+    const { http } = client(srv.url);
+    const res = await http.request({ method: 'GET', url: '/v1/orders' });
+    expect(res.status).toBe(200);
+    expect(srv.seen).toHaveLength(2);
+  });
+
+  it('gives up after the retry budget with the last error', async () => {
+    const srv = await scriptedServer(Array(10).fill((_q: IncomingMessage, r: ServerResponse) => json(r, 503, { message: 'down' })));
+    const { http } = client(srv.url, { maxRetries: 2 });
+    const err = await http.request({ method: 'GET', url: '/v1/orders' }).catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(503);
+    expect(srv.seen).toHaveLength(3);
+  });
+
+  it('a 429 pauses every request of the client, not only the one that got it', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 429, {}, { 'retry-after': '2' }), ok, ok]);
+    const { http, sleeps } = client(srv.url);
+    await http.request({ method: 'GET', url: '/a' });
+    // The pause is over for the clock (sleep advanced it), so the next call goes straight out.
+    await http.request({ method: 'GET', url: '/b' });
+    expect(sleeps).toEqual([2000]);
+    expect(srv.seen.map((s) => s.url)).toEqual(['/a', '/a', '/b']);
+  });
+});
+
+describe('POST is never resent when its fate is unknown', () => {
+  it('does not resend after a 500, and calls the outcome uncertain', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 500, { message: 'boom' }), ok]);
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: { a: 1 } }).catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(isOutcomeUncertain(err)).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+  });
+
+  it('does not resend after a 502 or 503 either', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 503, {}, { 'retry-after': '1' }), ok]);
+    const { http } = client(srv.url);
+    await expect(http.request({ method: 'POST', url: '/v1/claims/offline', json: {} })).rejects.toBeInstanceOf(ApiError);
+    expect(srv.seen).toHaveLength(1);
+  });
+
+  it('does not resend after a timeout', async () => {
+    const srv = await scriptedServer([() => {}, ok]);
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {}, timeoutMs: 300 }).catch((e) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(isOutcomeUncertain(err)).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+  });
+
+  it('does not resend after a connection reset mid-request', async () => {
+    const srv = await scriptedServer([(q) => q.socket.destroy(), ok]);
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).sent).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+  });
+
+  it('resends after a 429: the server refused it before doing anything', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 429, {}, { 'retry-after': '1' }), ok]);
+    const { http, sleeps } = client(srv.url);
+    const res = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} });
+    expect(res.status).toBe(200);
+    expect(srv.seen).toHaveLength(2);
+    expect(sleeps).toEqual([1000]);
+  });
+
+  it('resends after connection refused: it provably never arrived', async () => {
+    const srv = await scriptedServer([]);
+    const closedUrl = srv.url;
+    await new Promise((r) => servers.pop()?.close(r));
+    const { http, sleeps } = client(closedUrl, { maxRetries: 2 });
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).sent).toBe(false);
+    expect(isOutcomeUncertain(err)).toBe(false);
+    expect(sleeps).toHaveLength(2);
+  });
+});
+
+describe('credentials and headers', () => {
+  it('refuses to send anything to a plain-http host that is not loopback', async () => {
+    const { http } = client('http://api.example.com');
+    await expect(http.request({ method: 'GET', url: '/v1/orders' })).rejects.toBeInstanceOf(UsageError);
+    await expect(http.request({ method: 'GET', url: 'http://10.0.0.1/v1/orders' })).rejects.toThrow(/only https/);
+  });
+
+  it('attaches the bearer token, but never on the token and session-verify endpoints', async () => {
+    const tokenBody = { access_token: 'svc_at_new', token_type: 'Bearer', expires_in: 3600, refresh_token: 'svc_rt_new', scope: 'read_orders' };
+    const ctx = { userId: 'u', email: 'm@x.co', firstName: 'F', lastName: 'L', storeId: 's', installationId: 'i', applicationId: 'a', clientId: 'c', scopes: [] };
+    const srv = await scriptedServer([ok, (_q, r) => json(r, 200, tokenBody), (_q, r) => json(r, 200, ctx)]);
+    const { http } = client(srv.url);
+    const api = createServiceApi(http);
+    await api.updateOrder('o1', { sourceOrderNumber: '1', currency: 'USD' });
+    await api.token({ grant_type: 'refresh_token', client_id: 'svc_app_1', client_secret: 'svc_secret_1', refresh_token: 'svc_rt_old' });
+    await api.verifySession('jwt.session.token');
+    expect(srv.seen[0]?.headers.authorization).toBe('Bearer svc_at_testtoken123');
+    expect(srv.seen[1]?.headers.authorization).toBeUndefined();
+    expect(srv.seen[1]?.headers['content-type']).toBe('application/json');
+    expect(srv.seen[2]?.headers.authorization).toBeUndefined();
+    expect(srv.seen[0]?.headers['user-agent']).toMatch(/^opcli\//);
+  });
+
+  it('refreshes once after a 401 and resends with the new token', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 401, { error: 'invalid_token' }), ok]);
+    const sent: string[] = [];
+    const { http } = client(srv.url, {
+      tokens: {
+        get: async () => 'svc_at_old',
+        refreshAfterUnauthorized: async (s) => {
+          sent.push(s);
+          return 'svc_at_fresh';
+        },
+      },
+    });
+    await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} });
+    expect(sent).toEqual(['svc_at_old']);
+    expect(srv.seen.map((s) => s.headers.authorization)).toEqual(['Bearer svc_at_old', 'Bearer svc_at_fresh']);
+  });
+
+  it('traces without any secret', async () => {
+    const srv = await scriptedServer([
+      (_q, r) => json(r, 200, { access_token: 'svc_at_secretAAA', token_type: 'Bearer', expires_in: 3600, refresh_token: 'svc_rt_secretBBB', scope: '' }),
+    ]);
+    const { http, trace } = client(srv.url);
+    await createServiceApi(http).token({
+      grant_type: 'authorization_code',
+      client_id: 'svc_app_1',
+      client_secret: 'svc_secret_CCC',
+      code: 'authcodeDDD',
+      redirect_uri: 'http://127.0.0.1:5000/callback',
+      code_verifier: 'verifierEEEverifierEEEverifierEEEverifierEEE',
+    });
+    const all = trace.join('\n');
+    expect(all).toContain('POST');
+    expect(all).toContain('< 200');
+    for (const secret of ['svc_at_secretAAA', 'svc_rt_secretBBB', 'svc_secret_CCC', 'authcodeDDD', 'verifierEEE']) expect(all).not.toContain(secret);
+  });
+
+  it('names the missing scope on a 403 and exits 4', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 403, { error: 'insufficient_scope', required_scope: 'write_orders' })]);
+    const { http } = client(srv.url);
+    const err = (await http.request({ method: 'PUT', url: '/v1/orders/o1', json: {} }).catch((e) => e)) as ApiError;
+    expect(err.message).toContain('write_orders');
+    expect(err.exitCode).toBe(4);
+    expect(err.hint).toContain('--scopes write_orders');
+  });
+
+  it('lists field errors of a 400 and exits 2', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 400, { error: 'invalid_request', errors: [{ path: 'item.price', message: 'expected number' }] })]);
+    const { http } = client(srv.url);
+    const err = (await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e)) as ApiError;
+    expect(err.exitCode).toBe(2);
+    expect(err.message).toContain('item.price: expected number');
+  });
+});
