@@ -78,6 +78,8 @@ export class ApiError extends OpcliError {
   /** OAuth `error` code when the body carries one (invalid_grant, invalid_token, ...). */
   readonly code?: string;
   readonly fieldErrors: { path: string; message: string }[];
+  /** Response headers (lower-case names), e.g. retry-after on a 429. */
+  readonly headers: Record<string, string>;
 
   constructor(init: {
     status: number;
@@ -89,6 +91,7 @@ export class ApiError extends OpcliError {
     hint?: string;
     exitCode?: ExitCode;
     fieldErrors?: { path: string; message: string }[];
+    headers?: Record<string, string>;
   }) {
     super(init.message, {
       exitCode: init.exitCode ?? ExitCode.failed,
@@ -101,6 +104,7 @@ export class ApiError extends OpcliError {
     this.body = init.body;
     this.code = init.code;
     this.fieldErrors = init.fieldErrors ?? [];
+    this.headers = init.headers ?? {};
   }
 }
 

@@ -313,7 +313,7 @@ export function buildApiError(method: string, url: URL, status: number, body: un
   const info = parsed.success ? parsed.data : {};
   const detail = info.error_description ?? info.message ?? info.error ?? (typeof body === 'string' && body ? body.slice(0, 300) : undefined);
   const where = `${method} ${url.pathname}`;
-  const base = { status, method, url: url.toString(), body, code: info.error, fieldErrors: info.errors };
+  const base = { status, method, url: url.toString(), body, code: info.error, fieldErrors: info.errors, headers };
   if (status === 400 || status === 422) {
     const fields = (info.errors ?? []).map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
     return new ApiError({
