@@ -1,0 +1,349 @@
+/**
+ * The spec's fallback order for store credit: (1) the trigger workflow, confirmed by polling the
+ * customer's loyalty card; (2) the credit API, topping up the loyalty card or creating a card;
+ * (3) the storefront's native gift card when neither provider path is available. After falling
+ * back from a trigger that was posted, the loyalty card is watched once more so a late trigger
+ * credit (a double payment) is reported, never silent.
+ */
+import { isOutcomeUncertain, UsageError } from '../errors.js';
+import {
+  type GiftCard,
+  GiftCardIssueRequest,
+  GiftCardTopUpRequest,
+  NativeGiftCardRequest,
+  TriggerExecuteRequest,
+  TriggerId,
+} from '../schemas.js';
+import type { CreditPath, OutcomeRecord } from './ledger.js';
+import { centsToNumber, formatCents, numberToCents } from './money.js';
+import { type PlannedRequest, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
+
+/** The name of the service, which the card's e-mail names as its creator. */
+export const SERVICE_NAME = 'Order Protection';
+
+/** What to issue. */
+export interface CreditRequest {
+  issuance: string;
+  claimId?: string;
+  orderNumber: string;
+  bonus: boolean;
+  amountCents: number;
+  email: string;
+  name: string;
+  customerId?: string;
+}
+
+export interface ChainTiming {
+  /** How long to poll for the trigger's credit (the spec's "about 4.5 s"). */
+  triggerWaitMs: number;
+  /** How long to watch for a late trigger credit after falling back. */
+  lateCheckMs: number;
+  pollIntervalMs: number;
+}
+
+export type FirstPath = 'trigger' | 'credit-api' | 'native';
+
+/** Which paths this profile and request can use, and why others cannot. */
+export interface ChainPlan {
+  trigger: boolean;
+  creditApi: boolean;
+  native: boolean;
+  first: FirstPath;
+  notes: string[];
+}
+
+/** Decides the paths available, in the spec's order. Throws a UsageError when none is. */
+export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, 'customerId'>): ChainPlan {
+  const notes: string[] = [];
+  const creditApi = !!(settings.token && settings.apiUrl && settings.name && settings.shopUrl);
+  const triggerConfigured = !!settings.triggerId;
+  let trigger = false;
+  if (triggerConfigured) {
+    const missing: string[] = [];
+    if (!TriggerId.safeParse(settings.triggerId).success) missing.push('a well-formed trigger-id (a UUID)');
+    if (!settings.triggerUrl) missing.push('trigger-url');
+    if (!creditApi) missing.push('the credit API settings (provider-name, provider-api-url, provider-token, shop-url), which confirm the credit');
+    if (!req.customerId) missing.push('--customer-id, to find the loyalty card that confirms the credit');
+    trigger = missing.length === 0;
+    if (!trigger) notes.push(`The trigger workflow is configured but skipped: it needs ${missing.join(' and ')}.`);
+  }
+  const nativeConfigured = !!settings.nativeUrl;
+  const native = !trigger && !creditApi && nativeConfigured;
+  if (!trigger && !creditApi && !native) {
+    throw new UsageError(
+      'No way to issue store credit is configured for this profile.',
+      'Configure the provider with `opcli giftcard setup` (a trigger id and/or a credit API token), or the storefront with `opcli config set native-url <url>`.',
+    );
+  }
+  return { trigger, creditApi, native, first: trigger ? 'trigger' : creditApi ? 'credit-api' : 'native', notes };
+}
+
+/** A human description of the path taken. */
+export function describePath(path: CreditPath | FirstPath): string {
+  switch (path) {
+    case 'trigger':
+      return 'the trigger workflow';
+    case 'credit-api':
+      return "the credit API (top up the customer's loyalty card, or create a card)";
+    case 'credit-api-top-up':
+      return "the credit API, added to the customer's loyalty card";
+    case 'credit-api-issue':
+      return 'the credit API, as a new gift card';
+    case 'native':
+      return "the storefront's native gift card";
+  }
+}
+
+/** Subject, note, title and body of the card's e-mail. */
+export function cardContent(req: CreditRequest) {
+  const amount = formatCents(req.amountCents);
+  const subject = req.bonus ? `Bonus Store Credit for Order #${req.orderNumber}` : `Gift Card for Claim #${req.claimId}`;
+  const note = req.bonus
+    ? `Bonus store credit; order #${req.orderNumber}; opcli issuance ${req.issuance}`
+    : `Claim #${req.claimId}; order #${req.orderNumber}; opcli issuance ${req.issuance}`;
+  const title = `Gift card created by ${SERVICE_NAME}`;
+  const body = req.bonus
+    ? `Hello ${req.name}, ${SERVICE_NAME} has added a bonus store credit of ${amount} for your order #${req.orderNumber}.`
+    : `Hello ${req.name}, your claim #${req.claimId} for order #${req.orderNumber} was resolved with store credit: ${SERVICE_NAME} has issued you a gift card of ${amount}.`;
+  return { subject, note, title, body };
+}
+
+/** The request bodies of every path, validated with the shared schemas before anything is sent. */
+export function requestBodies(req: CreditRequest, settings: ProviderSettings) {
+  const content = cardContent(req);
+  const amount = centsToNumber(req.amountCents);
+  return {
+    trigger: TriggerExecuteRequest.parse({ email: req.email, amount }),
+    issue: GiftCardIssueRequest.parse({
+      shop_url: settings.shopUrl ?? '',
+      gift_card: { balance: amount, note: content.note },
+      email_details: { recipient: req.name, recipient_email: req.email, title: content.title, subject: content.subject, body: content.body },
+    }),
+    topUp: GiftCardTopUpRequest.parse({ shop_url: settings.shopUrl ?? '', amount, type: 'refund', order_id: req.orderNumber }),
+    native: NativeGiftCardRequest.parse({ amount, email: req.email, name: req.name, note: content.note, subject: content.subject }),
+  };
+}
+
+/** One planned request for --dry-run, with when it is sent. */
+export interface DryRunStep {
+  when: string;
+  request: PlannedRequest;
+}
+
+/** The requests the chain would send, in order, the token masked. */
+export function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: ProviderClient, settings: ProviderSettings, timing: ChainTiming): DryRunStep[] {
+  const bodies = requestBodies(req, settings);
+  const steps: DryRunStep[] = [];
+  if (plan.trigger && req.customerId) {
+    const lookup = client.plan('GET', client.lookupUrl(req.customerId));
+    steps.push({ when: "read the loyalty card's balance before", request: lookup });
+    steps.push({ when: 'run the trigger workflow', request: client.plan('POST', client.triggerUrl(), bodies.trigger) });
+    steps.push({ when: `poll every ${timing.pollIntervalMs} ms for up to ${timing.triggerWaitMs} ms until the balance grew by ${formatCents(req.amountCents)}`, request: lookup });
+  }
+  if (plan.creditApi) {
+    const prefix = plan.trigger ? 'if the trigger did not post in time: ' : '';
+    if (req.customerId) {
+      steps.push({ when: `${prefix}look for the customer's loyalty card`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
+      steps.push({ when: `${prefix}if the customer has a loyalty card, add to it`, request: client.plan('PUT', client.topUpUrl('{gift_card_id}'), bodies.topUp) });
+      steps.push({ when: `${prefix}otherwise create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
+    } else {
+      steps.push({ when: `${prefix}create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
+    }
+    if (plan.trigger && req.customerId) {
+      steps.push({ when: `after a fallback: watch the loyalty card for up to ${timing.lateCheckMs} ms for a late trigger credit`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
+    }
+  }
+  if (plan.native) steps.push({ when: "create the storefront's native gift card", request: client.plan('POST', client.nativeUrl(), bodies.native, true) });
+  return steps;
+}
+
+/** What the chain did, for the ledger and the output. */
+export interface ChainResult {
+  path: CreditPath;
+  card: GiftCard;
+  balanceCents: number;
+  triggerPosted: boolean;
+  fellBack: boolean;
+  possibleDoubleCredit: boolean;
+  watch?: OutcomeRecord['watch'];
+  notes: string[];
+  /** Plain-words warnings (possible double credit), also printed on stderr. */
+  warnings: string[];
+}
+
+/** Progress the caller reads when the chain throws, to record `failed` or `uncertain`. */
+export interface ChainProgress {
+  /** A request that moves money may have taken effect. */
+  moneyMayHaveMoved: boolean;
+  triggerPosted: boolean;
+  notes: string[];
+}
+
+export interface ChainEnv {
+  client: ProviderClient;
+  settings: ProviderSettings;
+  timing: ChainTiming;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** A progress line on stderr. */
+  say(text: string): void;
+}
+
+function grewBy(before: GiftCard | null, after: GiftCard | null, cents: number): boolean {
+  if (!after) return false;
+  if (before && before.gift_card_id === after.gift_card_id) return numberToCents(after.amount) - numberToCents(before.amount) >= cents;
+  // A card that did not exist before (the workflow created one) holds at least the amount.
+  return numberToCents(after.amount) >= cents;
+}
+
+/** Whether the watched loyalty card shows a credit beyond what this issuance put there. */
+export function lateCreditSeen(watch: NonNullable<OutcomeRecord['watch']>, card: GiftCard | null, cents: number, laterCents = 0): boolean {
+  if (!card) return false;
+  const balance = numberToCents(card.amount);
+  if (watch.cardId && card.gift_card_id === watch.cardId && watch.expectedCents !== null) return balance - watch.expectedCents - laterCents >= cents;
+  if (card.gift_card_id === watch.ourCardId) return false;
+  return !watch.cardId && balance - laterCents >= cents;
+}
+
+/** Runs the chain. Throws (after updating `progress`) when no path issued the credit. */
+export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEnv, progress: ChainProgress): Promise<ChainResult> {
+  const { client, settings, timing } = env;
+  const bodies = requestBodies(req, settings);
+  const notes = progress.notes;
+  let fellBack = false;
+  let before: GiftCard | null = null;
+
+  if (plan.trigger && req.customerId) {
+    const customerId = req.customerId;
+    before = await client.lookup(customerId);
+    env.say(`Running the trigger workflow (${formatCents(req.amountCents)} to ${req.email})…`);
+    let posted = false;
+    try {
+      await client.executeTrigger(bodies.trigger);
+      posted = true;
+    } catch (error) {
+      if (!isOutcomeUncertain(error) && error instanceof ProviderRefusedError) {
+        notes.push(`The trigger workflow was refused: ${error.message}`);
+        env.say(`The trigger workflow was refused (${error.providerMessage}); falling back to the credit API.`);
+      } else if (isOutcomeUncertain(error)) {
+        posted = true;
+        notes.push(`The trigger request's outcome is unknown (${(error as Error).message}); watching the loyalty card anyway.`);
+      } else throw error;
+    }
+    if (posted) {
+      progress.triggerPosted = true;
+      progress.moneyMayHaveMoved = true;
+      const deadline = env.now() + timing.triggerWaitMs;
+      for (;;) {
+        const card = await client.lookup(customerId).catch((error: unknown) => {
+          notes.push(`A loyalty card lookup failed while polling: ${(error as Error).message}`);
+          return null;
+        });
+        if (grewBy(before, card, req.amountCents) && card) {
+          return { path: 'trigger', card, balanceCents: numberToCents(card.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
+        }
+        const left = deadline - env.now();
+        if (left <= 0) break;
+        await env.sleep(Math.min(timing.pollIntervalMs, left));
+      }
+      notes.push(`The trigger workflow did not post the credit within ${timing.triggerWaitMs} ms.`);
+      env.say(`The trigger did not post the credit within ${(timing.triggerWaitMs / 1000).toFixed(1)} s; falling back to the credit API.`);
+    }
+    fellBack = true;
+  }
+
+  if (plan.creditApi) {
+    let existing: GiftCard | null = null;
+    if (req.customerId) {
+      existing = await client.lookup(req.customerId);
+      // The trigger may have posted between the last poll and now: then nothing more is sent.
+      if (progress.triggerPosted && existing && grewBy(before, existing, req.amountCents)) {
+        notes.push('The trigger credit arrived just after the polling window, before any fallback was sent.');
+        return { path: 'trigger', card: existing, balanceCents: numberToCents(existing.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
+      }
+    }
+    let path: CreditPath;
+    let card: GiftCard;
+    progress.moneyMayHaveMoved = true;
+    if (existing) {
+      env.say(`Adding ${formatCents(req.amountCents)} to loyalty card ${existing.gift_card_id} through the credit API…`);
+      path = 'credit-api-top-up';
+      card = await client.topUp(existing.gift_card_id, bodies.topUp);
+    } else {
+      env.say(`Creating a gift card of ${formatCents(req.amountCents)} through the credit API…`);
+      path = 'credit-api-issue';
+      card = await client.issue(bodies.issue);
+    }
+    const result: ChainResult = {
+      path,
+      card,
+      balanceCents: numberToCents(card.amount),
+      triggerPosted: progress.triggerPosted,
+      fellBack,
+      possibleDoubleCredit: false,
+      notes,
+      warnings: [],
+    };
+    if (progress.triggerPosted && req.customerId) await watchForLateCredit(req, env, result, existing);
+    return result;
+  }
+
+  progress.moneyMayHaveMoved = true;
+  env.say(`Creating a native gift card of ${formatCents(req.amountCents)} on the storefront…`);
+  const card = await client.native(bodies.native);
+  return { path: 'native', card, balanceCents: numberToCents(card.amount), triggerPosted: false, fellBack, possibleDoubleCredit: false, notes, warnings: [] };
+}
+
+/** The warning printed and recorded when a late trigger credit is seen. */
+export function doubleCreditWarning(req: Pick<CreditRequest, 'amountCents' | 'customerId'>, cardId: string): string {
+  return (
+    `Possible double credit: the trigger workflow also credited ${formatCents(req.amountCents)} to loyalty card ${cardId} of customer ${req.customerId} ` +
+    `after opcli had fallen back to the credit API, so the customer may have been paid twice. Check the card at the provider and reverse one credit if so.`
+  );
+}
+
+/** After a fallback, watches the loyalty card for the trigger's late credit. */
+async function watchForLateCredit(req: CreditRequest, env: ChainEnv, result: ChainResult, existing: GiftCard | null): Promise<void> {
+  const customerId = req.customerId as string;
+  const watch: NonNullable<OutcomeRecord['watch']> = existing
+    ? { customerId, cardId: existing.gift_card_id, expectedCents: result.balanceCents, ourCardId: result.card.gift_card_id }
+    : { customerId, cardId: null, expectedCents: null, ourCardId: result.card.gift_card_id };
+  if (!existing) {
+    // The new card may have become the customer's loyalty card; watch it from its current balance.
+    const now = await env.client.lookup(customerId).catch(() => null);
+    if (now && now.gift_card_id === result.card.gift_card_id) {
+      watch.cardId = now.gift_card_id;
+      watch.expectedCents = result.balanceCents;
+    } else if (now && lateCreditSeen(watch, now, req.amountCents)) {
+      flagDouble(req, env, result, now);
+      result.watch = watch;
+      return;
+    } else if (now) {
+      watch.cardId = now.gift_card_id;
+      watch.expectedCents = numberToCents(now.amount);
+    }
+  }
+  result.watch = watch;
+  const deadline = env.now() + env.timing.lateCheckMs;
+  env.say(`Watching loyalty card for a late trigger credit for up to ${(env.timing.lateCheckMs / 1000).toFixed(1)} s…`);
+  for (;;) {
+    const card = await env.client.lookup(customerId).catch(() => null);
+    if (lateCreditSeen(watch, card, req.amountCents) && card) {
+      flagDouble(req, env, result, card);
+      return;
+    }
+    const left = deadline - env.now();
+    if (left <= 0) break;
+    await env.sleep(Math.min(env.timing.pollIntervalMs, left));
+  }
+  result.notes.push(
+    `No late trigger credit seen within ${env.timing.lateCheckMs} ms of the fallback; the trigger may still post later: run \`opcli giftcard history --verify\` to check.`,
+  );
+}
+
+function flagDouble(req: CreditRequest, env: ChainEnv, result: ChainResult, card: GiftCard): void {
+  result.possibleDoubleCredit = true;
+  if (card.gift_card_id === result.card.gift_card_id) result.balanceCents = numberToCents(card.amount);
+  result.warnings.push(doubleCreditWarning(req, card.gift_card_id));
+  void env;
+}

@@ -1,0 +1,18 @@
+/** Small formatting helpers shared by the giftcard verbs. */
+import { UsageError } from '../errors.js';
+
+/** A card code with all but its last four characters hidden. */
+export function maskCode(code: string): string {
+  if (code.length <= 4) return '****';
+  return `****${code.slice(-4)}`;
+}
+
+/** Parses a duration flag: "4.5s", "800ms" or a bare number of milliseconds. */
+export function parseDuration(raw: string, flag: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(raw.trim());
+  if (!m) throw new UsageError(`Invalid ${flag} "${raw}": expected a duration such as 4.5s or 800ms.`);
+  const n = Number(m[1]);
+  const ms = m[2] === 's' ? n * 1000 : n;
+  if (ms > 600_000) throw new UsageError(`Invalid ${flag} "${raw}": at most 600s.`);
+  return Math.round(ms);
+}

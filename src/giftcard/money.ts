@@ -1,0 +1,51 @@
+/**
+ * Money as integer cents. Amounts enter as decimal strings and are parsed digit by digit, never
+ * through floating point, so `0.1` and `0.2` add up to exactly `0.30`.
+ */
+import { ValidationError } from '../errors.js';
+
+/** Largest amount accepted: well inside the range where cents / 100 prints exactly. */
+const MAX_CENTS = 100_000_000_00;
+
+/** Parses "25", "25.5" or "25.00" into cents; anything else (0, -5, 1.234, abc, 1e3) is refused. */
+export function parseAmount(raw: string, field = 'amount'): number {
+  const text = raw.trim();
+  const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
+  if (!m) {
+    const why = /^-/.test(text)
+      ? 'expected an amount above zero'
+      : /^\d+\.\d{3,}$/.test(text)
+        ? 'expected at most two decimal places'
+        : 'expected a decimal amount such as 25.00';
+    throw new ValidationError(`Invalid --${field} "${raw}": ${why}.`, [{ path: field, message: why }]);
+  }
+  const whole = Number(m[1]);
+  const frac = Number((m[2] ?? '').padEnd(2, '0'));
+  const cents = whole * 100 + frac;
+  if (cents <= 0) {
+    throw new ValidationError(`Invalid --${field} "${raw}": expected an amount above zero.`, [{ path: field, message: 'expected an amount above zero' }]);
+  }
+  if (cents > MAX_CENTS) {
+    throw new ValidationError(`Invalid --${field} "${raw}": expected at most ${formatCents(MAX_CENTS)}.`, [
+      { path: field, message: `expected at most ${formatCents(MAX_CENTS)}` },
+    ]);
+  }
+  return cents;
+}
+
+/** Cents as a decimal string with two places: 2550 → "25.50". */
+export function formatCents(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** Cents as the JSON number the provider expects (2550 → 25.5); exact for two-place amounts. */
+export function centsToNumber(cents: number): number {
+  return Number(formatCents(cents));
+}
+
+/** A provider balance (a JSON number in currency units) as cents, rounding away float noise. */
+export function numberToCents(amount: number): number {
+  return Math.round(amount * 100);
+}

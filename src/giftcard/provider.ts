@@ -1,0 +1,210 @@
+/**
+ * The gift card provider's credit API, the trigger workflow and the storefront's native gift card,
+ * over the shared HTTP core. Provider calls use absolute URLs, never the Bearer token, and carry the
+ * merchant's credit API token in `x-<provider>-access-token`. Requests that move money are never
+ * retried automatically: the PUT top-up adds to a balance, so it is not idempotent either.
+ */
+import type { ResolvedProfile } from '../config/profile.js';
+import type { Deps } from '../deps.js';
+import { ApiError, OpcliError, UsageError, isOutcomeUncertain } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import {
+  GiftCard,
+  type GiftCardIssueRequest,
+  GiftCardLookupQuery,
+  type GiftCardTopUpRequest,
+  type NativeGiftCardRequest,
+  PROVIDER_ERRORS,
+  ProviderError,
+} from '../schemas.js';
+
+export type ProviderSettings = ResolvedProfile['provider'];
+
+/** Advice for each provider-side message of the spec's error table. */
+export const PROVIDER_ADVICE: Record<string, string> = {
+  [PROVIDER_ERRORS.apiKeyNotFound]:
+    'The credit API token is wrong, expired or revoked. Create a new token at the provider, then store it: `opcli config set provider-token --stdin` (or `opcli giftcard setup`), and test it with `opcli giftcard setup --check`.',
+  [PROVIDER_ERRORS.storeDomainNotFound]:
+    'The provider does not know this store: it is not configured there, it was archived or deactivated, or its domain does not match the storefront. Check `opcli config get shop-url` against the store domain at the provider (`opcli config set shop-url <domain>`).',
+  [PROVIDER_ERRORS.balanceUpdateFailure]:
+    'The provider could not add to the card. Possible causes: the gift card id does not exist, the card has expired, the card is not linked to the customer id, or the amount is not a valid positive number. Check the card at the provider, or issue without --customer-id to create a new card.',
+};
+
+/** A provider answer that refused the request, with the spec's message and advice. */
+export class ProviderRefusedError extends OpcliError {
+  readonly status: number;
+  readonly providerMessage: string;
+  constructor(what: string, status: number, providerMessage: string, cause?: unknown) {
+    super(`${what} was refused by the gift card provider (${status}): ${providerMessage}`, {
+      hint: PROVIDER_ADVICE[providerMessage] ?? (status >= 500 ? 'The provider had a problem; check the card before trying again.' : undefined),
+      details: { status, providerMessage },
+      cause,
+    });
+    this.status = status;
+    this.providerMessage = providerMessage;
+  }
+}
+
+/** The provider's error message from an ApiError, if its body carries one. */
+export function providerMessage(error: unknown): string | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  const parsed = ProviderError.safeParse(error.body);
+  return parsed.success ? parsed.data.error : undefined;
+}
+
+/** Converts a provider ApiError into ProviderRefusedError with advice; other errors pass through. */
+function explain(what: string, error: unknown): unknown {
+  if (error instanceof ApiError && !isOutcomeUncertain(error)) {
+    return new ProviderRefusedError(what, error.status, providerMessage(error) ?? `HTTP ${error.status}`, error);
+  }
+  return error;
+}
+
+function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, '')}${path}`;
+}
+
+/** One HTTP request as `--dry-run` shows it. */
+export interface PlannedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+}
+
+/** The provider calls of one profile. */
+export class ProviderClient {
+  constructor(
+    private readonly http: HttpClient,
+    private readonly settings: ProviderSettings,
+    private readonly signal: AbortSignal | undefined,
+    private readonly timeoutMs?: number,
+  ) {}
+
+  /** The header that carries the credit API token. */
+  get tokenHeader(): string {
+    return `x-${(this.settings.name ?? '').toLowerCase()}-access-token`;
+  }
+
+  private headers(): Record<string, string> {
+    return this.settings.token ? { [this.tokenHeader]: this.settings.token } : {};
+  }
+
+  private apiUrl(path: string): string {
+    if (!this.settings.apiUrl) throw new UsageError('No provider-api-url is configured.', 'Run `opcli giftcard setup` or `opcli config set provider-api-url <url>`.');
+    return joinUrl(this.settings.apiUrl, path);
+  }
+
+  /** A request as it would be sent, the token masked. */
+  plan(method: string, url: string, body?: unknown, bearer = false): PlannedRequest {
+    const headers: Record<string, string> = bearer ? { authorization: 'Bearer ***' } : this.settings.token ? { [this.tokenHeader]: '***' } : {};
+    return { method, url, headers, ...(body !== undefined ? { body } : {}) };
+  }
+
+  lookupUrl(customerId: string): string {
+    const url = new URL(this.apiUrl('/v2/gift-cards/'));
+    url.searchParams.set('shop_url', this.settings.shopUrl ?? '');
+    url.searchParams.set('customer_id', customerId);
+    return url.toString();
+  }
+
+  issueUrl(): string {
+    return this.apiUrl('/v2/gift-cards/issue/');
+  }
+
+  topUpUrl(giftCardId: string): string {
+    return this.apiUrl(`/v2/gift-cards/${encodeURIComponent(giftCardId)}`);
+  }
+
+  triggerUrl(): string {
+    if (!this.settings.triggerUrl || !this.settings.triggerId) throw new UsageError('No trigger-url / trigger-id is configured.');
+    return joinUrl(this.settings.triggerUrl, `/${encodeURIComponent(this.settings.triggerId)}`);
+  }
+
+  nativeUrl(): string {
+    if (!this.settings.nativeUrl) throw new UsageError('No native-url is configured.', 'Run `opcli config set native-url <url>`.');
+    return joinUrl(this.settings.nativeUrl, '/gift-cards');
+  }
+
+  /** GET /v2/gift-cards/: the customer's loyalty card, or null when the provider has none (404 "gift card not found"). */
+  async lookup(customerId: string): Promise<GiftCard | null> {
+    const query = GiftCardLookupQuery.parse({ shop_url: this.settings.shopUrl, customer_id: customerId });
+    try {
+      const res = await this.http.request(
+        { method: 'GET', url: this.lookupUrl(query.customer_id), headers: this.headers(), auth: false, signal: this.signal, timeoutMs: this.timeoutMs },
+        GiftCard,
+      );
+      return res.body;
+    } catch (error) {
+      const message = providerMessage(error);
+      if (error instanceof ApiError && error.status === 404 && message !== PROVIDER_ERRORS.storeDomainNotFound) return null;
+      throw explain(`Looking up the loyalty card of ${customerId}`, error);
+    }
+  }
+
+  /** POST /v2/gift-cards/issue/: a new card. Never retried. */
+  async issue(body: GiftCardIssueRequest): Promise<GiftCard> {
+    try {
+      const res = await this.http.request(
+        { method: 'POST', url: this.issueUrl(), headers: this.headers(), json: body, auth: false, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        GiftCard,
+      );
+      return res.body;
+    } catch (error) {
+      throw explain('Creating the gift card', error);
+    }
+  }
+
+  /** PUT /v2/gift-cards/{id}: adds to a card's balance. Never retried (not idempotent in effect). */
+  async topUp(giftCardId: string, body: GiftCardTopUpRequest): Promise<GiftCard> {
+    try {
+      const res = await this.http.request(
+        { method: 'PUT', url: this.topUpUrl(giftCardId), headers: this.headers(), json: body, auth: false, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        GiftCard,
+      );
+      return res.body;
+    } catch (error) {
+      throw explain(`Adding credit to gift card ${giftCardId}`, error);
+    }
+  }
+
+  /** POST the trigger workflow's execute URL with its variables. Never retried. */
+  async executeTrigger(body: { email: string; amount: number }): Promise<void> {
+    try {
+      await this.http.request({
+        method: 'POST',
+        url: this.triggerUrl(),
+        headers: this.headers(),
+        json: body,
+        auth: false,
+        retry: 'never',
+        signal: this.signal,
+        timeoutMs: this.timeoutMs,
+      });
+    } catch (error) {
+      throw explain('Running the trigger workflow', error);
+    }
+  }
+
+  /** POST {native_url}/gift-cards with the profile's Bearer token. Never retried. */
+  async native(body: NativeGiftCardRequest): Promise<GiftCard> {
+    try {
+      const res = await this.http.request(
+        { method: 'POST', url: this.nativeUrl(), json: body, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        GiftCard,
+      );
+      return res.body;
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) throw error;
+      throw explain('Creating the native gift card', error);
+    }
+  }
+}
+
+/** The provider client of the active profile. */
+export async function providerClient(deps: Deps, timeoutMs?: number): Promise<{ client: ProviderClient; settings: ProviderSettings }> {
+  const profile = await deps.profile();
+  deps.redactor.add(profile.provider.token);
+  const http = await deps.http();
+  return { client: new ProviderClient(http, profile.provider, deps.signal, timeoutMs), settings: profile.provider };
+}
