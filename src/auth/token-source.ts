@@ -1,26 +1,169 @@
-import type { CredentialStore } from '../config/credentials.js';
-import type { ResolvedProfile } from '../config/profile.js';
-import { AuthError } from '../errors.js';
+import type { CredentialStore, StoredToken } from '../config/credentials.js';
+import { type ResolvedProfile, requireClient } from '../config/profile.js';
+import type { Deps } from '../deps.js';
+import { ApiError, AuthError, isOutcomeUncertain } from '../errors.js';
 import type { TokenSource } from '../http/client.js';
+import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
+
+/** A token that expires within this margin is refreshed before it is used. */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+
+/** The token source of a profile, plus a forced refresh for `auth refresh`. */
+export interface AuthTokenSource extends TokenSource {
+  /** Refreshes now (or adopts what another process stored since `seen` was read); returns the stored token. */
+  refresh(seen?: string): Promise<StoredToken>;
+}
+
+/** Whether a stored token should be refreshed before use. A token of unknown expiry is used as it is. */
+export function needsRefresh(token: StoredToken, now: number): boolean {
+  return token.expiresAt !== undefined && token.expiresAt - now <= REFRESH_MARGIN_MS;
+}
 
 /**
- * The bearer token for API calls: OPCLI_TOKEN when set (used as it is), else the profile's stored
- * access token.
+ * The bearer token for API calls. OPCLI_TOKEN, when set, is used as it is. Otherwise the profile's
+ * stored token, refreshed when it expires within 5 minutes and once after a 401. A refresh happens
+ * once per process at a time (callers share one promise) and, across processes, under the
+ * credentials lock: under the lock the store is read again, and when another process has refreshed
+ * already its tokens are used and nothing is sent. The rotated pair is written before the lock is
+ * released.
  */
-export function createTokenSource(profile: ResolvedProfile, credentials: () => Promise<CredentialStore>, now: () => number): TokenSource {
+export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTokenSource {
   if (profile.envToken) {
     const token = profile.envToken;
-    return { get: async () => token };
+    deps.redactor.add(token);
+    return {
+      get: async () => token,
+      // An OPCLI_TOKEN that is refused cannot be refreshed: the 401 is reported as it is.
+      refreshAfterUnauthorized: async () => undefined,
+      refresh: async () => {
+        throw new AuthError('OPCLI_TOKEN is set, so there is no stored login to refresh.', 'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.');
+      },
+    };
   }
+  const name = profile.name;
+  let inflight: Promise<StoredToken> | undefined;
+  const singleFlight = (replacing: string | undefined): Promise<StoredToken> => {
+    inflight ??= refreshLocked(deps, profile, replacing).finally(() => {
+      inflight = undefined;
+    });
+    return inflight;
+  };
+  const current = async (): Promise<StoredToken> => {
+    const token = (await deps.credentials()).read(name).token;
+    if (!token) throw new AuthError(`Not logged in (profile "${name}").`, `Run \`opcli${name === 'default' ? '' : ` --profile ${name}`} auth login\`.`);
+    deps.redactor.add(token.accessToken);
+    deps.redactor.add(token.refreshToken);
+    return token;
+  };
   return {
     async get() {
-      const store = await credentials();
-      const token = store.read(profile.name).token;
-      if (!token) throw new AuthError(`Not logged in (profile "${profile.name}").`);
-      if (token.expiresAt !== undefined && token.expiresAt <= now()) {
-        throw new AuthError(`The access token of profile "${profile.name}" has expired.`);
-      }
-      return token.accessToken;
+      const token = await current();
+      if (!needsRefresh(token, deps.now())) return token.accessToken;
+      deps.debug(`auth: the access token of profile "${name}" expires within 5 minutes; refreshing`);
+      return (await singleFlight(token.accessToken)).accessToken;
+    },
+    async refreshAfterUnauthorized(sent) {
+      const token = (await deps.credentials()).read(name).token;
+      // A pasted token has nothing to refresh with: let the 401 be reported.
+      if (token && token.accessToken === sent && token.grant === 'token') return undefined;
+      deps.debug(`auth: the server refused the access token (401); refreshing once`);
+      return (await singleFlight(sent)).accessToken;
+    },
+    async refresh(seen) {
+      return singleFlight(seen ?? (await current()).accessToken);
     },
   };
+}
+
+/**
+ * One refresh under the credentials lock. `replacing` is the access token the caller found stale or
+ * refused; when the store holds another one by now, another process refreshed and it is adopted.
+ */
+async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: string | undefined): Promise<StoredToken> {
+  const store = await deps.credentials();
+  const name = profile.name;
+  return store.withLock(async () => {
+    const token = store.read(name).token;
+    if (!token) throw new AuthError(`Not logged in (profile "${name}"): the login was removed, perhaps by \`opcli auth logout\` in another terminal.`);
+    deps.redactor.add(token.accessToken);
+    deps.redactor.add(token.refreshToken);
+    if (replacing !== undefined && token.accessToken !== replacing && (token.expiresAt === undefined || token.expiresAt > deps.now())) {
+      deps.debug('auth: another opcli process refreshed already; using its tokens');
+      return token;
+    }
+    if (token.grant === 'client_credentials') return rerunClientCredentials(deps, profile, store, token);
+    if (!token.refreshToken) {
+      throw new AuthError(
+        token.grant === 'token'
+          ? `The access token of profile "${name}" (given with --with-token) has expired or was refused, and there is no refresh token.`
+          : `The access token of profile "${name}" has expired and no refresh token is stored.`,
+        token.grant === 'token' ? 'Pass a new one: `opcli auth login --with-token < token.txt`.' : 'Run `opcli auth login` to log in again.',
+      );
+    }
+    const sent = token.refreshToken;
+    const { clientId, clientSecret } = requireClient(profile);
+    deps.redactor.add(clientSecret);
+    const oauth = oauthEndpoints(await deps.http(), profile.baseUrl);
+    const started = deps.now();
+    let response: Awaited<ReturnType<typeof oauth.token>>;
+    try {
+      response = await oauth.token({ grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: sent }, deps.signal);
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'invalid_grant') {
+        // Only forget the login when the store still holds the very token that was refused.
+        store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: undefined } : cur));
+        throw new AuthError(`The login of profile "${name}" has ended: the server refused the refresh token (${oauthDescription(error)}).`, 'Run `opcli auth login` to log in again.');
+      }
+      if (isOutcomeUncertain(error)) {
+        // The server may have rotated the token and the answer was lost. Sending the old token
+        // again would be refresh-token reuse, which revokes the whole login; so it is not resent.
+        const again = store.read(name).token;
+        if (again && again.refreshToken !== sent && again.expiresAt !== undefined && again.expiresAt > deps.now()) return again;
+        store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: { ...cur.token, refreshToken: undefined } } : cur));
+        throw new AuthError(
+          `The answer to the token refresh of profile "${name}" was lost (${error instanceof Error ? error.message : String(error)}). The old refresh token may already be rotated out, so it is not sent again.`,
+          'Run `opcli auth login` to log in again.',
+          error,
+        );
+      }
+      throw tokenRefusal(error, profile, 'The token refresh');
+    }
+    const next = toStoredToken(response, token.grant, started, token.storeId);
+    deps.redactor.add(next.accessToken);
+    deps.redactor.add(next.refreshToken);
+    // Rotation: the new refresh token replaces the old one before the new access token is used.
+    store.writeLocked(name, (cur) => ({ ...cur, token: next }));
+    deps.debug('auth: refreshed; the rotated token pair is stored');
+    return next;
+  });
+}
+
+/** Client credentials carry no refresh token: the same grant is run again for the same store. */
+async function rerunClientCredentials(deps: Deps, profile: ResolvedProfile, store: CredentialStore, token: StoredToken): Promise<StoredToken> {
+  const storeId = token.storeId ?? profile.storeId;
+  if (!storeId) throw new AuthError('The client-credentials token has expired and the store it was for is unknown.', 'Run `opcli auth login --client-credentials --store-id <id>`.');
+  const { clientId, clientSecret } = requireClient(profile);
+  deps.redactor.add(clientSecret);
+  const oauth = oauthEndpoints(await deps.http(), profile.baseUrl);
+  const started = deps.now();
+  let response: Awaited<ReturnType<typeof oauth.token>>;
+  try {
+    response = await oauth.token(
+      {
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+        store_id: storeId,
+        ...(token.scopes.length > 0 ? { scopes: token.scopes } : {}),
+      },
+      deps.signal,
+    );
+  } catch (error) {
+    throw tokenRefusal(error, profile, `The client-credentials grant for store ${storeId}`);
+  }
+  const next = toStoredToken(response, 'client_credentials', started, storeId);
+  deps.redactor.add(next.accessToken);
+  store.writeLocked(profile.name, (cur) => ({ ...cur, token: next }));
+  deps.debug('auth: a new client-credentials token is stored');
+  return next;
 }

@@ -1,0 +1,105 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { UsageError } from '../errors.js';
+
+/** The path of the redirect URI, as the app registers it (`http://127.0.0.1/callback`, any port). */
+export const CALLBACK_PATH = '/callback';
+
+/** What the browser's redirect was judged to be; the page shown to the user follows from it. */
+export type CallbackOutcome<T> = { ok: true; value: T } | { ok: false; error: Error };
+
+export interface CallbackServer<T> {
+  port: number;
+  /** `http://127.0.0.1:<port>/callback`: the same string goes into the authorization and token requests. */
+  redirectUri: string;
+  /** Settles with the judgement of the first request to /callback. */
+  outcome: Promise<CallbackOutcome<T>>;
+  /** Stops listening and drops every connection, so the port refuses connections at once. */
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on 127.0.0.1 (the IP literal, never `localhost`, RFC 8252 section 7.3) for the one
+ * redirect of an authorization. The first GET /callback is judged by `judge`, answered with a small
+ * static page (no external resources, never echoing the code) and the server closes.
+ */
+export async function startCallbackServer<T>(options: { port?: number; judge: (url: URL) => CallbackOutcome<T> }): Promise<CallbackServer<T>> {
+  const { createServer } = await import('node:http');
+  let settle: (outcome: CallbackOutcome<T>) => void = () => {};
+  const outcome = new Promise<CallbackOutcome<T>>((resolve) => {
+    settle = resolve;
+  });
+  let answered = false;
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH || answered) {
+      // Browsers also ask for /favicon.ico; only the callback counts.
+      res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('Not found\n');
+      return;
+    }
+    answered = true;
+    let judged: CallbackOutcome<T>;
+    try {
+      judged = options.judge(url);
+    } catch (error) {
+      judged = { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
+    }
+    res.writeHead(judged.ok ? 200 : 400, PAGE_HEADERS);
+    res.end(judged.ok ? page('Logged in', 'opcli is logged in. You can close this tab and return to the terminal.') : page('Login failed', judged.error.message));
+    res.on('close', () => settle(judged));
+    res.on('finish', () => settle(judged));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const port = options.port ?? 0;
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new UsageError(
+            `Port ${port} on 127.0.0.1 is already in use, so the login callback cannot listen there.`,
+            'Stop the program using it, or pass another --port (one your app registration allows), or leave --port out for a free one.',
+          ),
+        );
+      } else if (error.code === 'EACCES') {
+        reject(new UsageError(`Not allowed to listen on port ${port} of 127.0.0.1.`, 'Pick a port above 1023 with --port.'));
+      } else reject(error);
+    });
+    server.listen({ host: '127.0.0.1', port: options.port ?? 0, exclusive: true }, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
+    outcome,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  pragma: 'no-cache',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  connection: 'close',
+};
+
+/** A self-contained page: inline style only, nothing fetched, nothing from the query echoed but the judged message. */
+function page(title: string, message: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>opcli: ${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}</style></head>
+<body><h1>${escapeHtml(title)}</h1><p id="message">${escapeHtml(message)}</p></body></html>
+`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -1,0 +1,64 @@
+import type { StoredToken } from '../config/credentials.js';
+import type { ResolvedProfile } from '../config/profile.js';
+import { ApiError, AuthError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import { PATHS } from '../api/service.js';
+import { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
+
+/** Endpoints 1 and 2 of one profile, over the shared HTTP client (absolute URLs, so any profile works). */
+export interface OAuthEndpoints {
+  /** Endpoint 1: JSON body, no Authorization header. */
+  token(body: TokenRequest, signal?: AbortSignal): Promise<TokenResponse>;
+  /** Endpoint 2. */
+  revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void>;
+}
+
+/** The token and revoke endpoints at `baseUrl`; bodies are checked with the shared schemas before anything is sent. */
+export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined): OAuthEndpoints {
+  const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
+  return {
+    async token(body, signal) {
+      const checked = TokenRequest.parse(body);
+      return (await http.request({ method: 'POST', url: url(PATHS.token), json: checked, auth: false, signal }, TokenResponse)).body;
+    },
+    async revoke(body, signal) {
+      const checked = RevokeRequest.parse(body);
+      await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, signal });
+    },
+  };
+}
+
+/** A token response as it is stored: absolute expiry, the granted scopes, the grant it came from. */
+export function toStoredToken(response: TokenResponse, grant: StoredToken['grant'], now: number, storeId?: string): StoredToken {
+  return {
+    accessToken: response.access_token,
+    refreshToken: response.refresh_token,
+    expiresAt: now + response.expires_in * 1000,
+    scopes: response.scope.split(' ').filter(Boolean),
+    grant,
+    storeId,
+    obtainedAt: now,
+  };
+}
+
+/** The server's own words from an OAuth error answer. */
+export function oauthDescription(error: ApiError): string {
+  const body = error.body as { error?: string; error_description?: string; message?: string } | undefined;
+  return body?.error_description ?? body?.message ?? body?.error ?? `HTTP ${error.status}`;
+}
+
+/**
+ * Turns a refusal of the token endpoint into an AuthError that says what happened; anything else
+ * (network, 5xx) is passed through unchanged.
+ */
+export function tokenRefusal(error: unknown, profile: ResolvedProfile, what: string): unknown {
+  if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) return error;
+  const words = oauthDescription(error);
+  if (error.code === 'invalid_client') {
+    return new AuthError(
+      `${what} failed: the server does not accept this app's client id and secret (${words}).`,
+      `Check them with \`opcli config list\` (profile "${profile.name}"), then \`opcli config set client-secret --stdin\`.`,
+    );
+  }
+  return new AuthError(`${what} failed: ${words} (${error.code ?? error.status}).`);
+}

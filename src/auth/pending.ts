@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ensurePrivateDir } from '../config/paths.js';
+import { AuthError } from '../errors.js';
+
+/** How long a two-step login may wait for `--complete` (the consent page's request lives 10 minutes). */
+export const PENDING_TTL_MS = 10 * 60_000;
+
+/** A login started by `auth login --no-browser --json`, waiting for `auth login --complete`. */
+export const PendingLogin = z.object({
+  profile: z.string(),
+  state: z.string(),
+  verifier: z.string(),
+  redirectUri: z.string(),
+  scopes: z.array(z.string()),
+  createdAt: z.number(),
+  expiresAt: z.number(),
+});
+export type PendingLogin = z.infer<typeof PendingLogin>;
+
+/** The file of a profile's pending login, beside the credentials. */
+export function pendingPath(dir: string, profile: string): string {
+  return join(dir, `pending-login-${profile.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+}
+
+/** Keeps a pending login (0600, written to a temporary file and renamed, so it is never half there). */
+export function savePending(dir: string, pending: PendingLogin): string {
+  ensurePrivateDir(dir);
+  const path = pendingPath(dir, pending.profile);
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(pending)}\n`, { mode: 0o600, flag: 'wx' });
+  renameSync(tmp, path);
+  return path;
+}
+
+/**
+ * Takes a profile's pending login and deletes the file (single use: a second `--complete` finds
+ * nothing). An expired one is deleted and refused.
+ */
+export function takePending(dir: string, profile: string, now: number): PendingLogin {
+  const path = pendingPath(dir, profile);
+  let raw: string;
+  try {
+    raw = readFileSync(path, 'utf8');
+  } catch {
+    throw new AuthError(
+      `No login is waiting to be completed for profile "${profile}".`,
+      'Start one with `opcli auth login --no-browser --json`, then run `opcli auth login --complete <redirect URL>` within 10 minutes.',
+    );
+  }
+  rmSync(path, { force: true });
+  const parsed = PendingLogin.safeParse(safeJson(raw));
+  if (!parsed.success) throw new AuthError(`The pending login file ${path} is damaged; it was removed.`, 'Start again with `opcli auth login --no-browser --json`.');
+  if (parsed.data.expiresAt <= now) {
+    throw new AuthError('The pending login has expired (it lasts 10 minutes).', 'Start again with `opcli auth login --no-browser --json`.');
+  }
+  return parsed.data;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
