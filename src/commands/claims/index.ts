@@ -1,7 +1,21 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import { register as registerFile } from './file.js';
+import { register as registerTemplate } from './template.js';
 
-/** `opcli claims`: placeholder until its issue lands. */
-export function register(program: Command, _deps: Deps): void {
-  program.command('claims').description('(not built yet)');
+/** `opcli claims`: file warranty claims, one at a time or in resumable batches. */
+export function register(program: Command, deps: Deps): void {
+  const group = program
+    .command('claims')
+    .description('File warranty claims, one or in batches from CSV/JSONL')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli claims file --data claim.json
+  $ opcli claims template --csv > claims.csv
+  $ opcli claims file --from claims.csv --concurrency 8`,
+    );
+  registerFile(group, deps);
+  registerTemplate(group, deps);
 }

@@ -1,0 +1,196 @@
+/**
+ * The leaf fields of an offline claim, derived from `schemas.OfflineClaim` (never hand-listed): their
+ * dotted paths (the CSV column names), kinds for coercion, whether they are required, enum values,
+ * and the flag name of `claims file`.
+ */
+import type { z } from 'zod';
+import { OfflineClaim } from '../schemas.js';
+
+export type FieldKind = 'string' | 'number' | 'boolean' | 'enum' | 'string[]';
+
+export interface ClaimField {
+  /** Dotted path such as `customer.email`: the CSV column and the journal's field names. */
+  key: string;
+  path: string[];
+  kind: FieldKind;
+  /** The field and every object above it are required. */
+  required: boolean;
+  /** The empty string is a valid value (signature): an empty cell is sent as "" when required. */
+  acceptsEmpty: boolean;
+  /** Allowed values of an enum. */
+  values?: readonly string[];
+  /** The leaf schema, for inline validation of prompts and flags. */
+  schema: z.ZodType;
+  /** The `claims file` flag, without dashes: `customer-email`, `item-image`, `from-valet`. */
+  flag: string;
+}
+
+interface Def {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  entries?: Record<string, string>;
+  options?: z.ZodType[];
+}
+
+function defOf(schema: z.ZodType): Def {
+  return (schema as unknown as { _zod: { def: Def } })._zod.def;
+}
+
+/** Flag prefixes per top-level object; `options.*` flags carry none (`--from-valet`). */
+const PREFIX: Record<string, string> = { customer: 'customer', item: 'item', warranty: 'warranty', shippingAddress: 'shipping', options: '' };
+
+/** Flag names that read better than the derived ones (the issue names them so). */
+const FLAG_NAMES: Record<string, string> = {
+  'customer.phoneNumber': 'customer-phone',
+  'item.images': 'item-image',
+  'warranty.receiptImages': 'warranty-receipt-image',
+  'warranty.warrantyPeriod': 'warranty-period',
+};
+
+function kebab(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+function flagFor(path: string[]): string {
+  const key = path.join('.');
+  if (FLAG_NAMES[key]) return FLAG_NAMES[key];
+  if (path.length === 1) return kebab(path[0] as string);
+  const prefix = PREFIX[path[0] as string] ?? kebab(path[0] as string);
+  const rest = path.slice(1).map(kebab).join('-');
+  return prefix ? `${prefix}-${rest}` : rest;
+}
+
+function kindOf(schema: z.ZodType): { kind: FieldKind; values?: readonly string[] } {
+  const def = defOf(schema);
+  switch (def.type) {
+    case 'number':
+      return { kind: 'number' };
+    case 'boolean':
+      return { kind: 'boolean' };
+    case 'enum':
+      return { kind: 'enum', values: Object.values(def.entries ?? {}) };
+    case 'array':
+      return { kind: 'string[]' };
+    default:
+      return { kind: 'string' };
+  }
+}
+
+function collect(schema: z.ZodType, path: string[], required: boolean, out: ClaimField[]): void {
+  let inner = schema;
+  let optional = false;
+  while (defOf(inner).type === 'optional' || defOf(inner).type === 'default') {
+    optional = true;
+    inner = defOf(inner).innerType as z.ZodType;
+  }
+  const def = defOf(inner);
+  if (def.type === 'object') {
+    for (const [name, child] of Object.entries(def.shape ?? {})) collect(child, [...path, name], required && !optional, out);
+    return;
+  }
+  out.push({
+    key: path.join('.'),
+    path,
+    ...kindOf(inner),
+    required: required && !optional,
+    acceptsEmpty: inner.safeParse('').success,
+    schema: inner,
+    flag: flagFor(path),
+  });
+}
+
+/** Every leaf field of an offline claim, in the schema's order. */
+export const CLAIM_FIELDS: readonly ClaimField[] = (() => {
+  const out: ClaimField[] = [];
+  collect(OfflineClaim, [], true, out);
+  return out;
+})();
+
+export const FIELD_BY_KEY: ReadonlyMap<string, ClaimField> = new Map(CLAIM_FIELDS.map((f) => [f.key, f]));
+
+/** Sets a value at a path, creating the objects above it. */
+export function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const part of path.slice(0, -1)) {
+    const next = node[part];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+/** Reads a value at a path, or undefined. */
+export function getPath(source: unknown, path: string[]): unknown {
+  let node = source;
+  for (const part of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+export interface CoercionIssue {
+  path: string;
+  message: string;
+}
+
+const TRUE = new Set(['true', 'yes', 'y', '1']);
+const FALSE = new Set(['false', 'no', 'n', '0']);
+
+/**
+ * Turns a text value (a CSV cell, a flag) into the field's type. Returns `undefined` for an empty
+ * cell of a field that is left out when empty; an issue when the text is not of the field's kind.
+ */
+export function coerceText(field: ClaimField, text: string): { value?: unknown; issue?: CoercionIssue } {
+  const trimmed = text.trim();
+  if (trimmed === '') return field.required && field.acceptsEmpty ? { value: '' } : {};
+  switch (field.kind) {
+    case 'number': {
+      const n = Number(trimmed);
+      if (!Number.isFinite(n)) return { issue: { path: field.key, message: `expected a number, got "${trimmed}"` } };
+      return { value: n };
+    }
+    case 'boolean': {
+      const lower = trimmed.toLowerCase();
+      if (TRUE.has(lower)) return { value: true };
+      if (FALSE.has(lower)) return { value: false };
+      return { issue: { path: field.key, message: `expected true or false, got "${trimmed}"` } };
+    }
+    case 'string[]': {
+      if (trimmed.startsWith('[')) {
+        try {
+          const parsed: unknown = JSON.parse(trimmed);
+          if (Array.isArray(parsed)) return { value: parsed };
+        } catch {
+          // fall through to the issue below
+        }
+        return { issue: { path: field.key, message: 'expected a JSON array of URLs or URLs separated by ";"' } };
+      }
+      return {
+        value: trimmed
+          .split(';')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      };
+    }
+    case 'enum':
+      // Case-insensitive for people typing in a spreadsheet; the schema checks the value.
+      return { value: field.values?.find((v) => v.toLowerCase() === trimmed.toLowerCase()) ?? trimmed };
+    default:
+      // Spreadsheets leave stray spaces around values; none of the claim's strings needs them.
+      return { value: trimmed };
+  }
+}
+
+/** Flattens a claim object into cells keyed by field path (arrays joined with ";"), for CSV output. */
+export function flattenClaim(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const field of CLAIM_FIELDS) {
+    const v = getPath(value, field.path);
+    if (v === undefined || v === null) continue;
+    out[field.key] = Array.isArray(v) ? v.join(';') : String(v);
+  }
+  return out;
+}

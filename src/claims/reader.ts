@@ -1,0 +1,251 @@
+/**
+ * The batch reader: CSV, JSONL or JSON rows turned into claim objects, one at a time and only as
+ * fast as the caller pulls them (the CSV parser pauses the file stream), so memory stays flat.
+ */
+import { createHash } from 'node:crypto';
+import { type Readable, Transform } from 'node:stream';
+import { UsageError } from '../errors.js';
+import type { FieldIssue } from '../schemas.js';
+import { CLAIM_FIELDS, type ClaimField, coerceText, FIELD_BY_KEY, getPath, setPath } from './fields.js';
+
+export type InputFormat = 'csv' | 'jsonl' | 'json';
+
+/** One data row of the input, before schema validation. */
+export interface SourceRow {
+  /** 0-based position among data rows, for keeping output in input order. */
+  seq: number;
+  /** Line of the file where the row starts (JSON: the element's number, 1-based). */
+  line: number;
+  /** A hash of the row's content and line: the journal key. */
+  key: string;
+  /** The CSV cells as read (for `--out`). */
+  cells?: string[];
+  /** The claim object built from the row (not yet validated). */
+  value: unknown;
+  /** Problems found while reading or coercing the row; a row with issues is not sent. */
+  issues: FieldIssue[];
+}
+
+export interface RowSource {
+  format: InputFormat;
+  /** The CSV header; undefined for JSONL and JSON. */
+  header?: string[];
+  /** What a position is called in messages: "line" or "item". */
+  unit: 'line' | 'item';
+  rows: AsyncGenerator<SourceRow>;
+}
+
+/** Picks the format from the flag or the file name; a usage error when neither tells. */
+export function detectFormat(from: string, flag: string | undefined): InputFormat {
+  if (flag) {
+    const f = flag.toLowerCase();
+    if (f === 'csv' || f === 'jsonl' || f === 'json') return f;
+    if (f === 'ndjson') return 'jsonl';
+    throw new UsageError(`Unknown --format "${flag}".`, 'Use --format csv, jsonl or json.');
+  }
+  if (from === '-') throw new UsageError('Reading claims from standard input needs --format.', 'Pass --format csv, jsonl or json.');
+  const lower = from.toLowerCase();
+  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return 'jsonl';
+  if (lower.endsWith('.json')) return 'json';
+  throw new UsageError(`Cannot tell the format of "${from}" from its name.`, 'Name it .csv, .jsonl or .json, or pass --format csv|jsonl|json.');
+}
+
+/** The journal key of a row: its content and its line, hashed. */
+export function rowKey(line: number, content: string): string {
+  return createHash('sha256').update(`${line}\u0000${content}`).digest('hex').slice(0, 32);
+}
+
+export interface OpenOptions {
+  /** The profile's store id, used when a row leaves storeId out. */
+  defaultStoreId?: string;
+  /** Name of the input in messages. */
+  label: string;
+}
+
+/** Opens a row source over a stream; the CSV header is read and checked before this resolves. */
+export async function openSource(input: Readable, format: InputFormat, options: OpenOptions): Promise<RowSource> {
+  if (format === 'csv') return openCsv(input, options);
+  if (format === 'jsonl') return { format, unit: 'line', rows: jsonlRows(input, options) };
+  return { format, unit: 'item', rows: await jsonRows(input, options) };
+}
+
+/**
+ * CRLF to LF before parsing: csv-parse miscounts lines when a quoted cell holds a CRLF, and the
+ * line numbers are what users look up. A CRLF inside a quoted cell becomes a plain newline.
+ */
+function normalizeNewlines(): Transform {
+  let carry = '';
+  return new Transform({
+    decodeStrings: false,
+    transform(chunk: Buffer | string, _enc, done) {
+      let text = carry + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      carry = '';
+      if (text.endsWith('\r')) {
+        carry = '\r';
+        text = text.slice(0, -1);
+      }
+      done(null, text.replace(/\r\n/g, '\n'));
+    },
+    flush(done) {
+      done(null, carry);
+    },
+  });
+}
+
+async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource> {
+  const { parse } = await import('csv-parse');
+  input.setEncoding('utf8');
+  const parser = input.pipe(normalizeNewlines()).pipe(
+    parse({ bom: true, info: true, raw: true, relax_column_count: true, skip_empty_lines: true }),
+  );
+  input.on('error', (error) => parser.destroy(error));
+  const it = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number }; raw: string }>;
+  let first: IteratorResult<{ record: string[]; info: { lines: number }; raw: string }>;
+  try {
+    first = await it.next();
+  } catch (error) {
+    throw csvError(error, options.label);
+  }
+  if (first.done) {
+    throw new UsageError(`${options.label} is empty: expected a header row of field paths.`, 'Run `opcli claims template --csv` for a header and an example row.');
+  }
+  const header = first.value.record.map((h) => h.trim());
+  const fields = checkHeader(header, options);
+  const headerSig = header.join(',');
+  let lastLine = first.value.info.lines;
+  async function* rows(): AsyncGenerator<SourceRow> {
+    let seq = 0;
+    for (;;) {
+      let next: IteratorResult<{ record: string[]; info: { lines: number }; raw: string }>;
+      try {
+        next = await it.next();
+      } catch (error) {
+        throw csvError(error, options.label);
+      }
+      if (next.done) return;
+      const { record, info, raw } = next.value;
+      const leading = /^\n*/.exec(raw)?.[0].length ?? 0;
+      const line = lastLine + 1 + leading;
+      lastLine = info.lines;
+      const issues: FieldIssue[] = [];
+      const value: Record<string, unknown> = {};
+      if (record.length !== header.length) {
+        issues.push({ path: '', message: `expected ${header.length} cells (one per column), got ${record.length}` });
+      }
+      fields.forEach((field, i) => {
+        const cell = record[i];
+        if (cell === undefined) return;
+        const { value: v, issue } = coerceText(field, cell);
+        if (issue) issues.push(issue);
+        else if (v !== undefined) setPath(value, field.path, v);
+      });
+      applyDefaults(value, options);
+      yield { seq: seq++, line, key: rowKey(line, `${headerSig}\u0001${JSON.stringify(record)}`), cells: record, value, issues };
+    }
+  }
+  return { format: 'csv', header, unit: 'line', rows: rows() };
+}
+
+function csvError(error: unknown, label: string): Error {
+  const e = error as { code?: string; message?: string; lines?: number };
+  if (typeof e?.code === 'string' && e.code.startsWith('CSV_')) {
+    return new UsageError(`${label}${e.lines ? ` line ${e.lines}` : ''}: the CSV cannot be read: ${e.message}`, 'Fix the file (an unclosed quote is the usual cause) and run the same command again.');
+  }
+  return error as Error;
+}
+
+/** Every column must name a claim field; required fields need a column (storeId may come from the profile). */
+function checkHeader(header: string[], options: OpenOptions): ClaimField[] {
+  const unknown = header.filter((h) => !FIELD_BY_KEY.has(h));
+  if (unknown.length) {
+    throw new UsageError(
+      `${options.label}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; columns are claim field paths such as customer.email or item.price.`,
+      'Run `opcli claims template --csv` to see every column.',
+    );
+  }
+  const seen = new Set<string>();
+  for (const h of header) {
+    if (seen.has(h)) throw new UsageError(`${options.label}: the column "${h}" appears twice.`);
+    seen.add(h);
+  }
+  const missing = CLAIM_FIELDS.filter((f) => f.required && !seen.has(f.key) && !(f.key === 'storeId' && options.defaultStoreId));
+  if (missing.length) {
+    throw new UsageError(
+      `${options.label}: missing required column${missing.length > 1 ? 's' : ''} ${missing.map((m) => m.key).join(', ')}.`,
+      missing.some((m) => m.key === 'storeId')
+        ? 'Add the columns, or set the profile\'s store with `opcli config set store-id …` to default storeId.'
+        : 'Add the columns; `opcli claims template --csv` prints them all.',
+    );
+  }
+  return header.map((h) => FIELD_BY_KEY.get(h) as ClaimField);
+}
+
+/** storeId defaults to the profile's store. */
+function applyDefaults(value: Record<string, unknown>, options: OpenOptions): void {
+  if ((value.storeId === undefined || value.storeId === '') && options.defaultStoreId) value.storeId = options.defaultStoreId;
+}
+
+/** In JSON input, numbers and booleans written as strings are coerced like CSV cells. */
+export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  for (const field of CLAIM_FIELDS) {
+    if (field.kind !== 'number' && field.kind !== 'boolean') continue;
+    const v = getPath(value, field.path);
+    if (typeof v !== 'string') continue;
+    const { value: coerced, issue } = coerceText(field, v);
+    if (issue) issues.push(issue);
+    else if (coerced !== undefined) setPath(value, field.path, coerced);
+  }
+  return issues;
+}
+
+function objectRow(seq: number, line: number, content: string, parsed: unknown, options: OpenOptions): SourceRow {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return { seq, line, key: rowKey(line, content), value: parsed, issues: [{ path: '', message: 'expected a JSON object (one claim)' }] };
+  }
+  const value = parsed as Record<string, unknown>;
+  const issues = coerceObject(value);
+  applyDefaults(value, options);
+  return { seq, line, key: rowKey(line, content), value, issues };
+}
+
+async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {
+  const { createInterface } = await import('node:readline');
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let line = 0;
+  let seq = 0;
+  for await (const text of lines) {
+    line++;
+    const trimmed = text.trim();
+    if (trimmed === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch (error) {
+      yield { seq: seq++, line, key: rowKey(line, trimmed), value: undefined, issues: [{ path: '', message: `not valid JSON: ${(error as Error).message}` }] };
+      continue;
+    }
+    yield objectRow(seq++, line, trimmed, parsed, options);
+  }
+}
+
+/** A .json file: an array of claims (or one claim). Read whole: JSON arrays are for small batches. */
+async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGenerator<SourceRow>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  const text = Buffer.concat(chunks).toString('utf8').replace(/^\ufeff/, '');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${options.label} is not valid JSON: ${(error as Error).message}`, 'Use a JSON array of claims, or JSONL (one claim per line) for large batches.');
+  }
+  const items = Array.isArray(parsed) ? parsed : [parsed];
+  async function* rows(): AsyncGenerator<SourceRow> {
+    for (const [i, item] of items.entries()) {
+      yield objectRow(i, i + 1, JSON.stringify(item), item, options);
+    }
+  }
+  return rows();
+}

@@ -1,0 +1,250 @@
+/**
+ * What a batch shows: per-row results in input order (--jsonl on stdout, --out results CSV), a
+ * progress line on a terminal's stderr, problem rows and the summary on stderr.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import type { Deps } from '../deps.js';
+import type { FieldIssue } from '../schemas.js';
+import { CLAIM_FIELDS, flattenClaim } from './fields.js';
+import type { RowSource, SourceRow } from './reader.js';
+
+/** Final state of a row in this run. `not_sent`: nothing was created; the next run sends it. */
+export type RowStatus = 'filed' | 'rejected' | 'uncertain' | 'not_sent' | 'valid';
+
+export interface RowResult {
+  line: number;
+  status: RowStatus;
+  sourceOrderId?: string;
+  error?: string;
+  errors?: FieldIssue[];
+  /** The outcome was recorded by an earlier run; nothing was sent now. */
+  earlier?: boolean;
+  /** Refused by validation before sending (nothing was sent). */
+  invalid?: boolean;
+}
+
+export interface Counts {
+  filed: number;
+  filedEarlier: number;
+  rejected: number;
+  rejectedEarlier: number;
+  invalid: number;
+  uncertain: number;
+  uncertainEarlier: number;
+  notSent: number;
+  valid: number;
+  /** Requests sent in this run. */
+  sent: number;
+  done: number;
+}
+
+/** Waits until a stream has room again, so a slow reader of stdout holds the batch back. */
+async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
+  if (!stream.write(text)) await new Promise<void>((resolve) => stream.once('drain', resolve));
+}
+
+function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+export class BatchReporter {
+  readonly counts: Counts = {
+    filed: 0,
+    filedEarlier: 0,
+    rejected: 0,
+    rejectedEarlier: 0,
+    invalid: 0,
+    uncertain: 0,
+    uncertainEarlier: 0,
+    notSent: 0,
+    valid: 0,
+    sent: 0,
+    done: 0,
+  };
+  /** Rows done but waiting for an earlier row, so outputs stay in input order. */
+  private readonly waiting = new Map<number, { row: SourceRow; result: RowResult }>();
+  private nextSeq = 0;
+  private out?: WriteStream;
+  private outColumns: string[] = [];
+  private timer?: ReturnType<typeof setInterval>;
+  private progressShown = false;
+  private readonly started: number;
+  total?: number;
+  totalApproximate = false;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly source: RowSource,
+    private readonly options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' },
+  ) {
+    this.started = deps.now();
+  }
+
+  /** Opens the results file and starts the progress line. */
+  async start(): Promise<void> {
+    if (this.options.out) {
+      this.out = createWriteStream(this.options.out, { encoding: 'utf8' });
+      await new Promise<void>((resolve, reject) => {
+        this.out?.once('open', () => resolve());
+        this.out?.once('error', reject);
+      });
+      this.outColumns = [...(this.source.header ?? CLAIM_FIELDS.map((f) => f.key)), 'status', 'sourceOrderId', 'error'];
+      await this.writeOut(this.outColumns);
+    }
+    if (this.options.progress) {
+      this.timer = setInterval(() => this.drawProgress(), 200);
+      this.timer.unref?.();
+    }
+  }
+
+  private async writeOut(cells: string[]): Promise<void> {
+    if (!this.out) return;
+    const { stringify } = await import('csv-stringify/sync');
+    await writeWithBackpressure(this.out, stringify([cells]));
+  }
+
+  /** Records a row's result; outputs are released in input order. */
+  async add(row: SourceRow, result: RowResult): Promise<void> {
+    this.count(result);
+    if (result.status === 'rejected' || result.status === 'uncertain' || result.status === 'not_sent') {
+      if (!result.earlier && !this.options.jsonl) this.problem(result);
+    }
+    if (!this.options.jsonl && !this.out) {
+      this.nextSeq = Math.max(this.nextSeq, row.seq + 1);
+      return;
+    }
+    this.waiting.set(row.seq, { row, result });
+    while (this.waiting.has(this.nextSeq)) {
+      const item = this.waiting.get(this.nextSeq) as { row: SourceRow; result: RowResult };
+      this.waiting.delete(this.nextSeq);
+      this.nextSeq++;
+      await this.emit(item.row, item.result);
+    }
+  }
+
+  private count(result: RowResult): void {
+    const c = this.counts;
+    c.done++;
+    switch (result.status) {
+      case 'filed':
+        if (result.earlier) c.filedEarlier++;
+        else c.filed++;
+        break;
+      case 'rejected':
+        if (result.earlier) c.rejectedEarlier++;
+        else if (result.invalid) c.invalid++;
+        else c.rejected++;
+        break;
+      case 'uncertain':
+        if (result.earlier) c.uncertainEarlier++;
+        else c.uncertain++;
+        break;
+      case 'not_sent':
+        c.notSent++;
+        break;
+      case 'valid':
+        c.valid++;
+        break;
+    }
+  }
+
+  private async emit(row: SourceRow, result: RowResult): Promise<void> {
+    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(result)}\n`);
+    if (this.out) {
+      const cells = row.cells ?? (() => {
+        const flat = flattenClaim(row.value);
+        return CLAIM_FIELDS.map((f) => flat[f.key] ?? '');
+      })();
+      const error = result.error ?? result.errors?.map((e) => `${e.path || '(row)'}: ${e.message}`).join('; ') ?? '';
+      await this.writeOut([...cells, result.status, result.sourceOrderId ?? '', error]);
+    }
+  }
+
+  /** A row that did not get filed, on stderr with its line, field paths and expectations. */
+  private problem(result: RowResult): void {
+    const where = `${this.source.unit} ${result.line}`;
+    let text: string;
+    if (result.errors?.length) {
+      const head = result.invalid ? `${where}: invalid, not sent` : `${where}: ${result.status}: ${result.error ?? ''}`;
+      text = `${head}\n${result.errors.map((e) => `  ${e.path || '(row)'}: ${e.message}`).join('\n')}\n`;
+    } else {
+      text = `${where}: ${result.status.replace('_', ' ')}: ${result.error ?? ''}\n`;
+    }
+    this.notice(text);
+  }
+
+  /** Writes a notice on stderr without tearing the progress line. */
+  notice(text: string): void {
+    this.clearProgress();
+    this.deps.err(text);
+    if (this.progressShown) this.drawProgress();
+  }
+
+  private clearProgress(): void {
+    if (this.options.progress && this.progressShown) this.deps.io.stderr.write('\r\x1b[2K');
+  }
+
+  /** The progress line: done of total, filed, rejected, uncertain, rate and ETA. */
+  progressLine(): string {
+    const c = this.counts;
+    const elapsed = Math.max(1, this.deps.now() - this.started);
+    const rate = (c.done * 1000) / elapsed;
+    const total = this.total !== undefined ? `${this.totalApproximate ? '~' : ''}${formatCount(this.total)}` : '?';
+    const parts = [`${formatCount(c.done)}/${total} rows`];
+    if (this.options.verb === 'send') {
+      parts.push(
+        `${formatCount(c.filed + c.filedEarlier)} filed`,
+        `${formatCount(c.rejected + c.rejectedEarlier + c.invalid)} rejected`,
+        `${formatCount(c.uncertain + c.uncertainEarlier)} uncertain`,
+      );
+    } else {
+      parts.push(`${formatCount(c.valid)} valid`, `${formatCount(c.invalid)} invalid`);
+    }
+    parts.push(`${rate >= 10 ? Math.round(rate) : rate.toFixed(1)}/s`);
+    if (this.total !== undefined && rate > 0 && this.total > c.done) parts.push(`ETA ${formatDuration(((this.total - c.done) / rate) * 1000)}`);
+    return parts.join(' · ');
+  }
+
+  private drawProgress(): void {
+    if (!this.options.progress) return;
+    this.deps.io.stderr.write(`\r\x1b[2K${this.progressLine()}`);
+    this.progressShown = true;
+  }
+
+  /** Stops the progress line (leaving its last state on screen) and closes the results file. */
+  async finish(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    if (this.options.progress) {
+      this.drawProgress();
+      this.deps.io.stderr.write('\n');
+    }
+    // Anything still waiting (a gap cannot happen: every pulled row completes) goes out in order.
+    for (const seq of [...this.waiting.keys()].sort((a, b) => a - b)) {
+      const item = this.waiting.get(seq) as { row: SourceRow; result: RowResult };
+      await this.emit(item.row, item.result);
+    }
+    this.waiting.clear();
+    if (this.out) {
+      const out = this.out;
+      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    }
+  }
+
+  /** "lines" or "items", for messages that list positions. */
+  unitName(): string {
+    return `${this.source.unit}s`;
+  }
+
+  /** Milliseconds since the batch started. */
+  elapsed(): number {
+    return this.deps.now() - this.started;
+  }
+}

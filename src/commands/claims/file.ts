@@ -1,0 +1,136 @@
+import { type Command, Option } from 'commander';
+import { CLAIM_FIELDS } from '../../claims/fields.js';
+import type { FieldFlags } from '../../claims/single.js';
+import type { Deps } from '../../deps.js';
+import { UsageError } from '../../errors.js';
+
+/** Options of `claims file`: one claim (fields, --data) or a batch (--from). */
+export interface FileOptions {
+  fields: FieldFlags;
+  data?: string;
+  from?: string;
+  format?: string;
+  concurrency: number;
+  journal?: string;
+  retryUncertain: boolean;
+  validateOnly: boolean;
+  dryRun: boolean;
+  json: boolean;
+  jsonl: boolean;
+  out?: string;
+}
+
+const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency'] as const;
+
+function describe(field: (typeof CLAIM_FIELDS)[number]): string {
+  const type =
+    field.kind === 'enum' ? `one of ${field.values?.join(', ')}` : field.kind === 'string[]' ? 'URL, repeatable' : field.kind === 'boolean' ? 'switch' : field.kind;
+  return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? '; default: the profile\'s store-id' : ''}`;
+}
+
+/** Registers `claims file`. */
+export function register(group: Command, deps: Deps): void {
+  const cmd = group
+    .command('file')
+    .description('File one claim from flags, --data or prompts; or a batch from a CSV/JSONL/JSON file with --from')
+    .option('--data <file|->', 'one claim as JSON (a file, or - for stdin); flags override its fields')
+    .option('--from <file|->', 'file a batch: .csv, .jsonl or .json (- for stdin, with --format)')
+    .option('--format <format>', 'input format for --from: csv, jsonl or json (default: from the extension)')
+    .option('--concurrency <n>', 'requests in flight at once (batch)', '4')
+    .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
+    .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
+    .option('--validate-only', 'check every row of --from and send nothing')
+    .option('--dry-run', 'print the request and send nothing (with --from: same as --validate-only)')
+    .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
+    .option('--jsonl', 'one JSON result per row on stdout (batch)')
+    .option('--json', 'print the created claim payload (batch: a JSON summary)');
+  for (const field of CLAIM_FIELDS) {
+    if (field.kind === 'boolean') {
+      cmd.addOption(new Option(`--${field.flag}`, describe(field)));
+      cmd.addOption(new Option(`--no-${field.flag}`, `${field.key} = false`).hideHelp());
+    } else if (field.kind === 'string[]') {
+      cmd.addOption(new Option(`--${field.flag} <url>`, describe(field)).argParser((v: string, prev: string[] = []) => [...prev, v]));
+    } else {
+      cmd.addOption(new Option(`--${field.flag} <${field.kind === 'number' ? 'number' : 'value'}>`, describe(field)));
+    }
+  }
+  cmd
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli claims file --customer-email alice@example.com --item-name Kettle --item-price 49.99 \\
+      --warranty-date-of-purchase 2024-05-01T10:00:00Z --warranty-period P1Y \\
+      --shipping-first-name Alice --shipping-last-name Example --shipping-address1 "1 Main St" \\
+      --shipping-city Springfield --shipping-zip 62701 --shipping-country US --signature "" \\
+      --sales-channel IN_STORE --claim-category WARRANTY --issue-type DEFECTIVE_ITEM --resolution RESHIP
+  $ opcli claims file --data claim.json --resolution STORE_CREDIT     # flags override the file
+  $ opcli claims file                                                 # on a terminal: asks for each field
+  $ opcli claims template --csv > claims.csv                          # then fill it in a spreadsheet
+  $ opcli claims file --from claims.csv --validate-only
+  $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
+  $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
+
+A batch journals every row in <input>.journal.jsonl before sending it; run the same command again
+after a crash or Ctrl-C: filed rows are skipped, uncertain rows are not resent without --retry-uncertain.
+Exit codes: 0 every row filed (now or earlier), 2 unusable file or invalid flags, 3 some rows rejected
+or uncertain, 4 log in needed, 130 interrupted.`,
+    )
+    .action(async (flags: Record<string, unknown>, command: Command) => {
+      const fields: FieldFlags = {};
+      for (const field of CLAIM_FIELDS) {
+        const attr = new Option(`--${field.flag}`).attributeName();
+        const value = flags[attr];
+        if (value !== undefined) fields[field.key] = value as string | string[] | boolean;
+      }
+      const concurrency = Number(flags.concurrency);
+      const opts: FileOptions = {
+        fields,
+        data: flags.data as string | undefined,
+        from: flags.from as string | undefined,
+        format: flags.format as string | undefined,
+        concurrency,
+        journal: flags.journal as string | undefined,
+        retryUncertain: !!flags.retryUncertain,
+        validateOnly: !!flags.validateOnly || (!!flags.from && !!flags.dryRun),
+        dryRun: !!flags.dryRun,
+        json: !!flags.json,
+        jsonl: !!flags.jsonl,
+        out: flags.out as string | undefined,
+      };
+      if (opts.from) {
+        if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
+        const given = Object.keys(fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
+        if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, 'Put the values in the file\'s columns.');
+        if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
+      } else {
+        const used = BATCH_ONLY.filter((k) => (k === 'concurrency' ? command.getOptionValueSource('concurrency') === 'cli' : !!flags[k]));
+        if (used.length) throw new UsageError(`${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to a batch (--from FILE).`);
+      }
+      await run(opts, deps);
+    });
+}
+
+/** Files one claim or a batch. */
+export async function run(opts: FileOptions, deps: Deps): Promise<void> {
+  if (opts.from) {
+    const { runBatch } = await import('../../claims/batch.js');
+    await runBatch(
+      {
+        from: opts.from,
+        format: opts.format,
+        concurrency: opts.concurrency,
+        journal: opts.journal,
+        retryUncertain: opts.retryUncertain,
+        validateOnly: opts.validateOnly,
+        jsonl: opts.jsonl,
+        json: opts.json,
+        out: opts.out,
+      },
+      deps,
+    );
+    return;
+  }
+  const { runSingle } = await import('../../claims/single.js');
+  await runSingle({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json }, deps);
+}
