@@ -144,7 +144,7 @@ export function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: Provide
     const prefix = plan.trigger ? 'if the trigger did not post in time: ' : '';
     if (req.customerId) {
       steps.push({ when: `${prefix}look for the customer's loyalty card`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
-      steps.push({ when: `${prefix}if the customer has a loyalty card, add to it`, request: client.plan('PUT', client.topUpUrl('{gift_card_id}'), bodies.topUp) });
+      steps.push({ when: `${prefix}if the customer has a loyalty card, add to it`, request: client.plan('PUT', client.topUpUrl('{gift_card_id}', true), bodies.topUp) });
       steps.push({ when: `${prefix}otherwise create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
     } else {
       steps.push({ when: `${prefix}create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });

@@ -112,8 +112,9 @@ export class ProviderClient {
     return this.apiUrl('/v2/gift-cards/issue/');
   }
 
-  topUpUrl(giftCardId: string): string {
-    return this.apiUrl(`/v2/gift-cards/${encodeURIComponent(giftCardId)}`);
+  /** The top-up URL; `raw` keeps a placeholder such as {gift_card_id} readable in --dry-run. */
+  topUpUrl(giftCardId: string, raw = false): string {
+    return this.apiUrl(`/v2/gift-cards/${raw ? giftCardId : encodeURIComponent(giftCardId)}`);
   }
 
   triggerUrl(): string {

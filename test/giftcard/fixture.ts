@@ -1,0 +1,58 @@
+/** Shared setup of the giftcard tests: a sandbox, a temp config folder with its profile, and helpers. */
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox, SandboxOptions } from '../../src/sandbox/types.js';
+import { type RunOptions, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+
+export interface Fixture {
+  sandbox: Sandbox;
+  dir: string;
+  env: Record<string, string>;
+  run(argv: string[], options?: RunOptions): ReturnType<typeof runOpcli>;
+  /** Clears a profile setting (or the token) to switch a path off. */
+  unset(...keys: string[]): Promise<void>;
+  /** Provider requests the sandbox received, as "METHOD path". */
+  providerCalls(): string[];
+  /** Every stdout/stderr captured so far, for secret scans. */
+  captured: string[];
+  close(): Promise<void>;
+}
+
+/** Starts a sandbox and a logged-in profile pointing at it. */
+export async function fixture(options: SandboxOptions = {}): Promise<Fixture> {
+  const sandbox = await startSandbox(options);
+  const { dir, cleanup } = tempConfigDir();
+  await sandboxProfile(sandbox, dir);
+  const env = { OPCLI_CONFIG_DIR: dir };
+  const captured: string[] = [];
+  return {
+    sandbox,
+    dir,
+    env,
+    captured,
+    async run(argv, opts = {}) {
+      const result = await runOpcli(argv, { ...opts, env: { ...env, ...opts.env } });
+      captured.push(result.stdout, result.stderr);
+      return result;
+    },
+    async unset(...keys) {
+      for (const key of keys) {
+        const r = await runOpcli(['config', 'unset', key], { env });
+        if (r.code !== 0) throw new Error(`config unset ${key} failed: ${r.stderr}`);
+      }
+    },
+    providerCalls() {
+      return sandbox.requests
+        .filter((r) => r.path.startsWith('/provider') || r.path.startsWith('/storefront'))
+        .map((r) => `${r.method} ${r.path.replace(/^\/provider/, '')}`);
+    },
+    async close() {
+      await sandbox.close();
+      cleanup();
+    },
+  };
+}
+
+/** Flags of a claim issuance for Alice (who has a loyalty card of 10.00). */
+export function aliceClaim(claim = 'C-1', extra: string[] = []): string[] {
+  return ['giftcard', 'issue', '--claim', claim, '--order', '1001', '--amount', '25.00', '--email', 'alice@example.com', '--name', 'Alice Example', '--customer-id', 'cust_1001', '--yes', ...extra];
+}

@@ -1,0 +1,342 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { scriptedPrompter } from '../helpers.js';
+import { aliceClaim, type Fixture, fixture } from './fixture.js';
+
+let fx: Fixture | undefined;
+afterEach(async () => {
+  if (fx) {
+    // No test may leak the provider token into anything it printed.
+    const token = fx.sandbox.store.providerToken;
+    for (const text of fx.captured) expect(text).not.toContain(token);
+    await fx.close();
+  }
+  fx = undefined;
+});
+
+function ledgerLines(dir: string): Record<string, unknown>[] {
+  return readFileSync(join(dir, 'giftcard-ledger.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+}
+
+describe('giftcard issue: the chain', () => {
+  it('issues through the trigger workflow when it posts in time', async () => {
+    fx = await fixture({ triggerDelayMs: 100 });
+    const r = await fx.run([...aliceClaim('C-1'), '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ status: 'issued', path: 'trigger', balance: '35.00', amount: '25.00', fellBackFromTrigger: false, possibleDoubleCredit: false });
+    expect(out.cardId).toBe(fx.sandbox.loyaltyCard('cust_1001')?.giftCardId);
+    expect(out.code).toMatch(/^\*\*\*\*.{4}$/);
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 1, creditApiIssue: 0, creditApiTopUp: 0, native: 0 });
+    const trigger = fx.sandbox.requests.find((q) => q.path.includes('/workflows/execute/'));
+    expect(trigger?.path).toBe(`/provider/v2/workflows/execute/${fx.sandbox.store.triggerId}`);
+    expect(JSON.parse(trigger?.body ?? '')).toEqual({ email: 'alice@example.com', amount: 25 });
+    // Provider calls carry the provider header and never the API's bearer token.
+    for (const q of fx.sandbox.requests.filter((x) => x.path.startsWith('/provider'))) {
+      expect(q.headers['x-giftly-access-token']).toBe(fx.sandbox.store.providerToken);
+      expect(q.headers.authorization).toBeUndefined();
+    }
+    expect(fx.providerCalls()[0]).toBe('GET /v2/gift-cards/');
+  });
+
+  it('falls back to the credit API (top-up of the loyalty card) when the trigger does not post in time', async () => {
+    fx = await fixture({ triggerDelayMs: null });
+    const r = await fx.run([...aliceClaim('C-2', ['--trigger-wait', '300ms', '--late-check', '200ms']), '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ path: 'credit-api-top-up', balance: '35.00', fellBackFromTrigger: true, triggerPosted: true, possibleDoubleCredit: false });
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 1, native: 0 });
+    const put = fx.sandbox.requests.find((q) => q.method === 'PUT');
+    expect(put?.path).toBe(`/provider/v2/gift-cards/${fx.sandbox.loyaltyCard('cust_1001')?.giftCardId}`);
+    expect(JSON.parse(put?.body ?? '')).toEqual({ shop_url: fx.sandbox.store.shopUrl, amount: 25, type: 'refund', order_id: '1001' });
+    expect(out.notes.join(' ')).toMatch(/did not post the credit within 300 ms/);
+    expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(35);
+  });
+
+  it('uses the native gift card when neither a trigger id nor a token is configured', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id', 'provider-token');
+    const r = await fx.run(aliceClaim('C-3'));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Path\tthe storefront's native gift card$/m);
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 0, native: 1 });
+    const native = fx.sandbox.requests.find((q) => q.path === '/storefront/gift-cards');
+    expect(native?.headers.authorization).toMatch(/^Bearer svc_at_/);
+    expect(JSON.parse(native?.body ?? '')).toMatchObject({ amount: 25, email: 'alice@example.com', name: 'Alice Example', subject: 'Gift Card for Claim #C-3' });
+    expect(fx.sandbox.requests.some((q) => q.path.startsWith('/provider'))).toBe(false);
+  });
+
+  it('tops up an existing loyalty card, and creates a card with every field for a customer without one', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    const alice = await fx.run([...aliceClaim('C-4'), '--json']);
+    expect(alice.code, alice.stderr).toBe(0);
+    expect(JSON.parse(alice.stdout)).toMatchObject({ path: 'credit-api-top-up', balance: '35.00' });
+
+    const bob = await fx.run(['giftcard', 'issue', '--claim', 'C-5', '--order', '1002', '--amount', '12.5', '--email', 'bob@example.com', '--name', 'Bob Example', '--customer-id', 'cust_1002', '--yes', '--json']);
+    expect(bob.code, bob.stderr).toBe(0);
+    const out = JSON.parse(bob.stdout);
+    expect(out).toMatchObject({ path: 'credit-api-issue', balance: '12.50' });
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 1, creditApiTopUp: 1, native: 0 });
+    const post = fx.sandbox.requests.find((q) => q.method === 'POST' && q.path === '/provider/v2/gift-cards/issue/');
+    const body = JSON.parse(post?.body ?? '');
+    expect(body.shop_url).toBe(fx.sandbox.store.shopUrl);
+    expect(body.gift_card.balance).toBe(12.5);
+    expect(body.gift_card.note).toMatch(/Claim #C-5; order #1002/);
+    expect(body.email_details).toMatchObject({ recipient: 'Bob Example', recipient_email: 'bob@example.com', subject: 'Gift Card for Claim #C-5' });
+    expect(body.email_details.title).toMatch(/Order Protection/);
+    expect(body.email_details.body).toMatch(/claim #C-5/);
+    const card = fx.sandbox.giftCards.find((c) => c.giftCardId === out.cardId);
+    expect(card).toMatchObject({ source: 'issue', balance: 12.5, subject: 'Gift Card for Claim #C-5' });
+  });
+
+  it('gives a bonus credit the bonus subject and keys it by order', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    const args = ['giftcard', 'issue', '--bonus', '--order', '2001', '--amount', '5', '--email', 'carol@example.com', '--name', 'Carol Example', '--yes', '--json'];
+    const r = await fx.run(args);
+    expect(r.code, r.stderr).toBe(0);
+    const post = fx.sandbox.requests.find((q) => q.path === '/provider/v2/gift-cards/issue/');
+    const body = JSON.parse(post?.body ?? '');
+    expect(body.email_details.subject).toBe('Bonus Store Credit for Order #2001');
+    expect(body.gift_card.note).toMatch(/order #2001/);
+    const again = await fx.run(args);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/bonus credit for order #2001 was already issued/);
+  });
+
+  it('skips the trigger without --customer-id and says why', async () => {
+    fx = await fixture({ triggerDelayMs: 50 });
+    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-6', '--order', '1', '--amount', '1.00', '--email', 'carol@example.com', '--name', 'Carol', '--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/trigger workflow is configured but skipped: it needs --customer-id/);
+    expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(1);
+    expect(fx.sandbox.requests.some((q) => q.path.includes('/workflows/'))).toBe(false);
+  });
+});
+
+describe('giftcard issue: late trigger', () => {
+  it('reports a trigger that posts after the fallback as a possible double credit', async () => {
+    fx = await fixture({ triggerDelayMs: 600 });
+    const r = await fx.run([...aliceClaim('C-7', ['--trigger-wait', '200ms', '--late-check', '3s']), '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.path).toBe('credit-api-top-up');
+    expect(out.possibleDoubleCredit).toBe(true);
+    expect(out.warnings[0]).toMatch(/Possible double credit/);
+    expect(r.stderr).toMatch(/WARNING: Possible double credit: the trigger workflow also credited 25\.00/);
+    expect(fx.sandbox.counters.creditsPosted).toMatchObject({ trigger: 1, creditApiTopUp: 1 });
+    expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(60);
+    const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');
+    expect(outcome).toMatchObject({ status: 'issued', possibleDoubleCredit: true });
+    const history = await fx.run(['giftcard', 'history']);
+    expect(history.stdout).toMatch(/claim C-7\t25\.00\tissued, POSSIBLE DOUBLE CREDIT\tcredit-api-top-up/);
+  });
+
+  it('history --verify flags a late credit that arrived after the command finished', async () => {
+    fx = await fixture({ triggerDelayMs: 700 });
+    const r = await fx.run(aliceClaim('C-8', ['--trigger-wait', '150ms', '--late-check', '100ms']));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/history --verify/);
+    expect(r.stdout).not.toMatch(/possible double credit/);
+    const clean = await fx.run(['giftcard', 'history', '--verify']);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stderr).toMatch(/Verified 1 issuance\(s\).*0 possible double/);
+    await new Promise((res) => setTimeout(res, 900));
+    expect(fx.sandbox.counters.creditsPosted.trigger).toBe(1);
+    const verify = await fx.run(['giftcard', 'history', '--verify', '--json']);
+    expect(verify.code).toBe(1);
+    const doc = JSON.parse(verify.stdout);
+    expect(doc.verify).toEqual([expect.objectContaining({ result: 'possible-double-credit' })]);
+    expect(ledgerLines(fx.dir).filter((l) => l.type === 'warning')).toHaveLength(1);
+    const shown = await fx.run(['giftcard', 'history', '--claim', 'C-8', '--json']);
+    expect(JSON.parse(shown.stdout).issuances[0].possibleDoubleCredit).toBe(true);
+  });
+});
+
+describe('giftcard issue: input', () => {
+  it.each([
+    ['0', /above zero/],
+    ['-5', /above zero/],
+    ['1.234', /at most two decimal places/],
+    ['abc', /decimal amount/],
+    ['1e3', /decimal amount/],
+  ])('refuses the amount %s before sending anything', async (amount, why) => {
+    fx = await fixture();
+    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-9', '--order', '1', '--amount', amount, '--email', 'a@example.com', '--name', 'A', '--yes']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--amount/);
+    expect(r.stderr).toMatch(why);
+    expect(fx.sandbox.requests).toHaveLength(0);
+  });
+
+  it('adds 0.10 and 0.20 to exactly 0.30', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    const base = ['--order', '3', '--email', 'bob@example.com', '--name', 'Bob', '--customer-id', 'cust_1002', '--yes', '--json'];
+    const a = await fx.run(['giftcard', 'issue', '--claim', 'C-10', '--amount', '0.1', ...base]);
+    const b = await fx.run(['giftcard', 'issue', '--claim', 'C-11', '--amount', '0.20', ...base]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(JSON.parse(a.stdout).path).toBe('credit-api-issue');
+    expect(JSON.parse(b.stdout)).toMatchObject({ path: 'credit-api-top-up', balance: '0.30' });
+    const put = fx.sandbox.requests.find((q) => q.method === 'PUT');
+    expect(JSON.parse(put?.body ?? '').amount).toBe(0.2);
+  });
+
+  it('refuses a bad e-mail', async () => {
+    fx = await fixture();
+    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-12', '--order', '1', '--amount', '5', '--email', 'not-an-email', '--name', 'A', '--yes']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/Invalid --email "not-an-email"/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+  });
+
+  it('refuses without --yes when nobody can confirm, and records nothing', async () => {
+    fx = await fixture();
+    const args = aliceClaim('C-13').filter((a) => a !== '--yes');
+    const r = await fx.run(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--yes/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+    expect(() => statSync(join(fx?.dir ?? '', 'giftcard-ledger.jsonl'))).toThrow();
+  });
+
+  it('asks on a terminal with a summary, and issues only after yes', async () => {
+    fx = await fixture({ triggerDelayMs: 50 });
+    const args = aliceClaim('C-14').filter((a) => a !== '--yes');
+    const no = await fx.run(args, { tty: true, prompter: scriptedPrompter({ 'Issue 25.00 to alice@example.com?': false }) });
+    expect(no.code).toBe(1);
+    expect(no.stderr).toMatch(/Customer\s+Alice Example <alice@example.com> \(cust_1001\)/);
+    expect(no.stderr).toMatch(/First path\s+the trigger workflow, then the credit API/);
+    expect(no.stderr).toMatch(/Cancelled/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+    const yes = await fx.run(args, { tty: true, prompter: scriptedPrompter({ 'Issue 25.00': true }) });
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(fx.sandbox.counters.creditsPosted.trigger).toBe(1);
+  });
+
+  it('--dry-run prints the requests with the token masked and sends nothing', async () => {
+    fx = await fixture();
+    const r = await fx.run([...aliceClaim('C-15'), '--dry-run', '--verbose']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fx.sandbox.requests).toHaveLength(0);
+    expect(r.stdout).toContain(`POST ${fx.sandbox.triggerUrl}/${fx.sandbox.store.triggerId}`);
+    expect(r.stdout).toContain('x-giftly-access-token: ***');
+    expect(r.stdout).toContain(`PUT ${fx.sandbox.providerUrl}/v2/gift-cards/{gift_card_id}`);
+    expect(r.stdout).toContain('"subject":"Gift Card for Claim #C-15"');
+    const json = await fx.run([...aliceClaim('C-15'), '--dry-run', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ dryRun: true, firstPath: 'trigger', amount: '25.00' });
+  });
+});
+
+describe('giftcard issue: exactly once', () => {
+  it('refuses a second issuance for the same claim, showing the first, unless --force', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    const first = await fx.run([...aliceClaim('C-16'), '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    const card = JSON.parse(first.stdout).cardId;
+    const second = await fx.run(aliceClaim('C-16'));
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/Store credit for claim C-16 was already issued/);
+    expect(second.stderr).toContain(`card ${card}`);
+    expect(second.stderr).toMatch(/--force/);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+    const forced = await fx.run([...aliceClaim('C-16'), '--force']);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(2);
+    const lines = ledgerLines(fx.dir);
+    expect(lines.map((l) => l.type)).toEqual(['attempt', 'outcome', 'attempt', 'outcome']);
+    expect(lines[2]).toMatchObject({ forced: true, key: 'claim:C-16' });
+    expect((statSync(join(fx.dir, 'giftcard-ledger.jsonl')).mode & 0o777).toString(8)).toBe('600');
+  });
+
+  it('refuses when an earlier attempt has no outcome on record', async () => {
+    fx = await fixture();
+    const { writeFileSync } = await import('node:fs');
+    const attempt = {
+      v: 1, issuance: 'i-1', key: 'claim:C-17', at: '2025-01-01T00:00:00.000Z', user: 'someone', type: 'attempt', claimId: 'C-17',
+      orderNumber: '1001', bonus: false, amountCents: 2500, amount: '25.00', email: 'alice@example.com', name: 'Alice', profile: 'default',
+      firstPath: 'trigger', forced: false, host: 'h',
+    };
+    writeFileSync(join(fx.dir, 'giftcard-ledger.jsonl'), `${JSON.stringify(attempt)}\n`, { mode: 0o600 });
+    const r = await fx.run(aliceClaim('C-17'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/has no recorded outcome \(2025-01-01T00:00:00.000Z by someone/);
+    expect(r.stderr).toMatch(/Check the customer's card/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+  });
+
+  it('records a failed attempt as failed, and a later retry is allowed', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    await fx.run(['config', 'set', 'shop-url', 'wrong-shop.example']);
+    const r = await fx.run(aliceClaim('C-18'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Store domain not found/);
+    expect(r.stderr).toMatch(/archived or deactivated, or its domain does not match the storefront/);
+    expect(ledgerLines(fx.dir).map((l) => l.status ?? l.type)).toEqual(['attempt', 'failed']);
+    await fx.run(['config', 'set', 'shop-url', fx.sandbox.store.shopUrl]);
+    const retry = await fx.run(aliceClaim('C-18'));
+    expect(retry.code, retry.stderr).toBe(0);
+  });
+
+  it('records a lost answer as uncertain and refuses to pay again', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    fx.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'after', status: 502, count: 1 }]);
+    const r = await fx.run(aliceClaim('C-19'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/may or may not have been issued/);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+    expect(fx.sandbox.requests.filter((q) => q.method === 'PUT')).toHaveLength(1);
+    const again = await fx.run(aliceClaim('C-19'));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/ended with an unknown outcome/);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+  });
+});
+
+describe('giftcard: provider errors and secrets', () => {
+  it('explains a wrong token, and never prints it', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    const wrong = 'gly_wrong_token_0123456789';
+    await fx.run(['config', 'set', 'provider-token', '--stdin'], { stdin: wrong });
+    const r = await fx.run([...aliceClaim('C-20'), '--verbose']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/API key not found/);
+    expect(r.stderr).toMatch(/wrong, expired or revoked/);
+    expect(r.stderr).toContain('opcli config set provider-token --stdin');
+    expect(r.stderr + r.stdout).not.toContain(wrong);
+  });
+
+  it('explains "balance update failure" with its causes', async () => {
+    fx = await fixture();
+    const { quietDeps } = await import('../helpers.js');
+    const { providerClient, ProviderRefusedError } = await import('../../src/giftcard/provider.js');
+    const deps = quietDeps({ OPCLI_CONFIG_DIR: fx.dir });
+    const { client } = await providerClient(deps);
+    const body = { shop_url: fx.sandbox.store.shopUrl, amount: 5, type: 'refund' as const, order_id: '1' };
+    for (const id of [fx.sandbox.fixtures.expiredGiftCardId, fx.sandbox.fixtures.unlinkedGiftCardId, 'gc_missing']) {
+      const error = await client.topUp(id, body).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderRefusedError);
+      expect((error as Error).message).toMatch(/balance update failure/);
+      expect((error as InstanceType<typeof ProviderRefusedError>).hint).toMatch(/gift card id does not exist, the card has expired, the card is not linked to the customer id, or the amount/);
+    }
+    await deps.dispose();
+  });
+
+  it('keeps the token out of --verbose traces of a successful run', async () => {
+    fx = await fixture({ triggerDelayMs: 50 });
+    const r = await fx.run([...aliceClaim('C-21'), '--verbose', '--show-code']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/x-giftly-access-token: \*\*\*/);
+    expect(r.stdout).toContain(`Code\t${fx.sandbox.giftCards.find((c) => c.customerId === 'cust_1001' && c.source === 'seed' && c.balance === 35)?.code}`);
+  });
+});
