@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Ctx, Reply } from './http.js';
 import { escapeHtml } from './http.js';
-import { unknownScopes } from './oauth.js';
+import { ungrantedScopes } from './oauth.js';
 import { APP_NAME, STORE_NAME } from './seed.js';
 import type { PendingAuthorization, SandboxState } from './state.js';
 
@@ -89,7 +89,7 @@ export function authorizePage(state: SandboxState, ctx: Ctx): Reply {
     redirect(redirectUri, { error, error_description: description, state: appState });
   if (q.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code');
   const scopes = q.scope ? [...new Set(q.scope.split(' ').filter(Boolean))] : [...state.store.scopes];
-  const unknown = unknownScopes(scopes);
+  const unknown = ungrantedScopes(state, scopes);
   if (unknown.length > 0) return fail('invalid_scope', `unknown or ungranted scope: ${unknown.join(' ')}`);
   const challenge = q.code_challenge ?? null;
   const method = q.code_challenge_method;

@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { RevokeRequest, TokenRequest } from '../schemas.js';
 import type { Ctx, Reply } from './http.js';
 import { isJsonContentType, json, readJson, validate } from './http.js';
-import { GRANTED_SCOPES } from './seed.js';
 import type { SandboxState } from './state.js';
 import { issueTokens, newFamily, revokeFamily } from './tokens.js';
 
@@ -117,7 +116,7 @@ export function tokenEndpoint(state: SandboxState, ctx: Ctx): Reply {
       }
       let scopes: string[] = [...state.store.scopes];
       if (body.scopes !== undefined) {
-        const unknown = body.scopes.filter((s) => !state.store.scopes.includes(s));
+        const unknown = ungrantedScopes(state, body.scopes);
         if (unknown.length > 0) {
           return oauthError(
             400,
@@ -151,7 +150,7 @@ export function revokeEndpoint(state: SandboxState, ctx: Ctx): Reply {
   return json(200, {}, NO_STORE);
 }
 
-/** Whether every name is a scope the merchant granted. */
-export function unknownScopes(scopes: string[]): string[] {
-  return scopes.filter((s) => !(GRANTED_SCOPES as readonly string[]).includes(s));
+/** The names among `scopes` that the merchant did not grant on the seeded store. */
+export function ungrantedScopes(state: SandboxState, scopes: string[]): string[] {
+  return scopes.filter((s) => !state.store.scopes.includes(s));
 }
