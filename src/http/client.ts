@@ -90,7 +90,9 @@ export class HttpClient {
 
   private async agent(): Promise<Dispatcher> {
     if (!this.dispatcher) {
-      const { Agent } = await import('undici');
+      // undici is CommonJS: once bundled by esbuild its exports sit under `default`.
+      const undici = (await import('undici')) as typeof import('undici') & { default?: typeof import('undici') };
+      const Agent = undici.Agent ?? undici.default?.Agent;
       this.dispatcher = new Agent({
         keepAliveTimeout: 10_000,
         connections: this.options.connections ?? 16,
