@@ -1,0 +1,124 @@
+import { userInfo } from 'node:os';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runBinary, scriptedPrompter } from '../helpers.js';
+import { aliceClaim, type Fixture, fixture } from './fixture.js';
+
+let fx: Fixture | undefined;
+afterEach(async () => {
+  if (fx) {
+    const token = fx.sandbox.store.providerToken;
+    for (const text of fx.captured) expect(text).not.toContain(token);
+    await fx.close();
+  }
+  fx = undefined;
+});
+
+describe('giftcard setup', () => {
+  it('--check passes on a good configuration and sends nothing that moves money', async () => {
+    fx = await fixture();
+    const r = await fx.run(['giftcard', 'setup', '--check', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.ok).toBe(true);
+    expect(doc.checks.map((c: { check: string; result: string }) => `${c.check}=${c.result}`)).toEqual([
+      'credit API token=ok',
+      'store domain=ok',
+      'trigger id=ok',
+      'native gift card=ok',
+    ]);
+    expect(fx.sandbox.requests.map((q) => q.method)).toEqual(['GET']);
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 0, native: 0 });
+  });
+
+  it('--check tells a wrong token from a wrong store domain', async () => {
+    fx = await fixture();
+    await fx.run(['config', 'set', 'provider-token', '--stdin'], { stdin: 'gly_not_the_right_one_42' });
+    const token = await fx.run(['giftcard', 'setup', '--check']);
+    expect(token.code).toBe(1);
+    expect(token.stdout).toMatch(/^credit API token\tfailed\tAPI key not found\. The credit API token is wrong, expired or revoked/m);
+    expect(token.stdout).toMatch(/^store domain\tnot checked/m);
+    expect(token.stdout + token.stderr).not.toContain('gly_not_the_right_one_42');
+
+    await fx.run(['config', 'set', 'provider-token', '--stdin'], { stdin: fx.sandbox.store.providerToken });
+    await fx.run(['config', 'set', 'shop-url', 'elsewhere.example']);
+    const shop = await fx.run(['giftcard', 'setup', '--check']);
+    expect(shop.code).toBe(1);
+    expect(shop.stdout).toMatch(/^credit API token\tok/m);
+    expect(shop.stdout).toMatch(/^store domain\tfailed\tStore domain not found\. .*archived or deactivated/m);
+  });
+
+  it('writes settings from flags (token from stdin) and refuses a whole execute URL as trigger id', async () => {
+    fx = await fixture();
+    const bad = await fx.run(['giftcard', 'setup', '--trigger-id', `${fx.sandbox.triggerUrl}/${fx.sandbox.store.triggerId}`]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/the last path segment of the execute URL, not the whole URL/);
+    const token = 'gly_fresh_token_from_stdin_1234';
+    const r = await fx.run(['giftcard', 'setup', '--shop-url', 'new-shop.example', '--token-stdin'], { stdin: `${token}\n` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/Saved shop-url, provider-token/);
+    const list = await fx.run(['config', 'list', '--json']);
+    const settings = Object.fromEntries(JSON.parse(list.stdout).settings.map((s: { key: string; value: string }) => [s.key, s.value]));
+    expect(settings['shop-url']).toBe('new-shop.example');
+    expect(settings['provider-token']).not.toContain('fresh');
+    expect(r.stderr + r.stdout + list.stdout).not.toContain(token);
+  });
+
+  it('asks on a terminal, and refuses to ask without one', async () => {
+    fx = await fixture();
+    const none = await fx.run(['giftcard', 'setup']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--token-stdin/);
+    const prompter = scriptedPrompter({
+      'provider name': 'giftly',
+      'credit API base URL': fx.sandbox.providerUrl,
+      'credit API token': '',
+      'store domain': 'asked-shop.example',
+      'trigger workflow id': '',
+      'base of the trigger': fx.sandbox.triggerUrl,
+      'native gift card': fx.sandbox.nativeUrl,
+    });
+    const r = await fx.run(['giftcard', 'setup'], { tty: true, prompter });
+    expect(r.code, r.stderr).toBe(0);
+    expect(prompter.asked).toHaveLength(7);
+    expect(r.stderr).toMatch(/Saved shop-url/);
+    const get = await fx.run(['config', 'get', 'shop-url']);
+    expect(get.stdout.trim()).toBe('asked-shop.example');
+  });
+});
+
+describe('giftcard history', () => {
+  it('shows each issuance with amount, path, card and OS user', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    await fx.run(aliceClaim('C-30'));
+    await fx.run(['giftcard', 'issue', '--claim', 'C-31', '--order', '7', '--amount', '3.50', '--email', 'bob@example.com', '--name', 'Bob', '--yes']);
+    const all = await fx.run(['giftcard', 'history']);
+    expect(all.code, all.stderr).toBe(0);
+    const lines = all.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    const card = fx.sandbox.loyaltyCard('cust_1001')?.giftCardId;
+    expect(lines[0]).toMatch(new RegExp(`\\tclaim C-30\\t25\\.00\\tissued\\tcredit-api-top-up\\t${card}\\t${userInfo().username}$`));
+    expect(lines[1]).toMatch(/\tclaim C-31\t3\.50\tissued\tcredit-api-issue\t/);
+    const one = await fx.run(['giftcard', 'history', '--claim', 'C-31', '--json']);
+    const doc = JSON.parse(one.stdout);
+    expect(doc.issuances).toHaveLength(1);
+    expect(doc.issuances[0]).toMatchObject({ claimId: 'C-31', amount: '3.50', status: 'issued', path: 'credit-api-issue', balance: '3.50', user: userInfo().username });
+  });
+});
+
+describe('giftcard issue: two processes at once', () => {
+  it('issues exactly once when two operators issue for the same claim at the same moment', async () => {
+    fx = await fixture({ triggerDelayMs: 150 });
+    const env = { ...fx.env, CI: '1' };
+    const args = aliceClaim('C-40');
+    const [a, b] = await Promise.all([runBinary(args, { env }), runBinary(args, { env })]);
+    const codes = [a.code, b.code].sort();
+    expect(codes, a.stderr + b.stderr).toEqual([0, 1]);
+    const refused = a.code === 1 ? a : b;
+    expect(refused.stderr).toMatch(/claim C-40 (was already issued|has no recorded outcome)/);
+    const posted = fx.sandbox.counters.creditsPosted;
+    expect(posted.trigger + posted.creditApiIssue + posted.creditApiTopUp + posted.native).toBe(1);
+    expect(fx.sandbox.requests.filter((q) => q.path.includes('/workflows/execute/'))).toHaveLength(1);
+    for (const r of [a, b]) expect(r.stdout + r.stderr).not.toContain(fx.sandbox.store.providerToken);
+  });
+});
