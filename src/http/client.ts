@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
 import { ApiErrorBody } from '../schemas.js';
+import { loadUndici } from './undici.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
@@ -90,9 +91,7 @@ export class HttpClient {
 
   private async agent(): Promise<Dispatcher> {
     if (!this.dispatcher) {
-      // undici is CommonJS: once bundled by esbuild its exports sit under `default`.
-      const undici = (await import('undici')) as typeof import('undici') & { default?: typeof import('undici') };
-      const Agent = undici.Agent ?? undici.default?.Agent;
+      const { Agent } = await loadUndici();
       this.dispatcher = new Agent({
         keepAliveTimeout: 10_000,
         connections: this.options.connections ?? 16,

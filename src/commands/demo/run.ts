@@ -101,7 +101,8 @@ export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void
 
 /** GETs a URL and follows redirects by hand (to loopback only), as a browser would. */
 async function followRedirects(start: string): Promise<void> {
-  const { request } = await import('undici');
+  const { loadUndici } = await import('../../http/undici.js');
+  const { request } = await loadUndici();
   let url = start;
   for (let hop = 0; hop < 5; hop++) {
     const res = await request(url, { method: 'GET' });

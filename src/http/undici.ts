@@ -1,0 +1,8 @@
+/**
+ * Loads undici. It is CommonJS: once bundled into the ES module build its exports sit under
+ * `default`, while under vitest (unbundled) they are named exports. Both work through this.
+ */
+export async function loadUndici(): Promise<typeof import('undici')> {
+  const mod = (await import('undici')) as typeof import('undici') & { default?: typeof import('undici') };
+  return mod.Agent ? mod : (mod.default as typeof import('undici'));
+}
