@@ -1,0 +1,263 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { claimBodies, COLUMNS, duplicates, journalByLine, results, row, rowOf, writeCsv, writeRows } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let claimsBefore = 0;
+/** Claims the sandbox created during this test. */
+const created = () => sandbox.claims.slice(claimsBefore);
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  sandbox.resetLog();
+  sandbox.setFaults([]);
+  claimsBefore = sandbox.claims.length;
+});
+afterEach(() => cleanup());
+
+const env = () => ({ OPCLI_CONFIG_DIR: dir });
+
+describe('claims file --from (CSV)', () => {
+  it('reads quoted commas and newlines, a BOM, CRLF and an empty signature, and reports each row at its own line', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(
+      path,
+      [
+        row(1, { 'item.name': 'Kettle, "Deluxe"', 'item.details': 'row 1\r\nlid cracked,\r\nhandle loose' }),
+        row(2, { 'item.images': 'https://example.com/1.jpg; https://example.com/2.jpg', 'options.requireCustomerSignature': 'TRUE' }),
+        row(3, { 'item.images': '["https://example.com/3.jpg"]', signature: 'https://example.com/sig.png', salesChannel: 'online' }),
+      ],
+      { crlf: true, bom: true },
+    );
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(res.stderr).toContain('Filed 3 claims');
+    expect(res.code).toBe(0);
+    // Row 1 spans lines 2-4 (two newlines inside a quoted cell), so row 2 starts at line 5.
+    expect(results(res.stdout).map((r) => [r.line, r.status])).toEqual([
+      [2, 'filed'],
+      [5, 'filed'],
+      [6, 'filed'],
+    ]);
+    const sent = claimBodies(sandbox).map((b) => JSON.parse(b));
+    const byRow = new Map(sent.map((c) => [rowOf(JSON.stringify(c)), c]));
+    expect(byRow.get(1)).toMatchObject({ item: { name: 'Kettle, "Deluxe"', details: 'row 1\nlid cracked,\nhandle loose', price: 49.99 }, signature: '' });
+    expect(byRow.get(1)?.customer).toEqual({ email: 'customer1@example.com' });
+    expect(byRow.get(2)).toMatchObject({ item: { images: ['https://example.com/1.jpg', 'https://example.com/2.jpg'] }, options: { requireCustomerSignature: true } });
+    expect(byRow.get(3)).toMatchObject({ item: { images: ['https://example.com/3.jpg'] }, signature: 'https://example.com/sig.png', salesChannel: 'ONLINE' });
+    expect(byRow.get(3)?.storeId).toBe(sandbox.store.storeId);
+  });
+
+  it('sends only the valid rows of a mixed file and names each invalid line, field and expectation (exit 3)', async () => {
+    const path = join(dir, 'mixed.csv');
+    writeCsv(path, [
+      row(1),
+      row(2, { 'item.price': 'twelve' }),
+      row(3),
+      row(4, { 'customer.email': 'nobody', 'warranty.warrantyPeriod': '' }),
+      row(5, { issueType: 'LOST_IN_SPACE' }),
+      row(6),
+    ]);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(res.code).toBe(3);
+    expect(claimBodies(sandbox).map(rowOf).sort()).toEqual([1, 3, 6]);
+    expect(res.stderr).toContain('line 3: invalid, not sent\n  item.price: expected a number, got "twelve"');
+    expect(res.stderr).toMatch(/line 5: invalid, not sent\n {2}customer\.email: expected an e-mail address[^\n]*\n {2}warranty\.warrantyPeriod: missing/);
+    expect(res.stderr).toMatch(/line 6: invalid, not sent\n {2}issueType: expected one of/);
+    expect(res.stderr).toContain('Filed 3 claims; 0 rejected by the API, 3 invalid (not sent)');
+    expect(res.stdout).toBe('');
+  });
+
+  it('--validate-only checks every row and sends nothing', async () => {
+    const path = join(dir, 'mixed.csv');
+    writeCsv(path, [row(1), row(2, { 'item.price': '-1' }), row(3)]);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--validate-only'], { env: env() });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain('line 3: invalid, not sent\n  item.price: expected a price of 0 or more');
+    expect(res.stderr).toContain('Checked 3 rows: 2 valid, 1 invalid. Nothing was sent.');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+    expect(existsSync(`${path}.journal.jsonl`)).toBe(false);
+  });
+
+  it('a file that cannot be used exits 2 and names the problem', async () => {
+    const unknown = join(dir, 'unknown.csv');
+    writeFileSync(unknown, `${COLUMNS.join(',')},customer.fax\n`);
+    const a = await runOpcli(['claims', 'file', '--from', unknown], { env: env() });
+    expect(a.code).toBe(2);
+    expect(a.stderr).toContain('unknown column "customer.fax"');
+    const missing = await runOpcli(['claims', 'file', '--from', join(dir, 'nope.csv')], { env: env() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no such file');
+    const empty = join(dir, 'empty.csv');
+    writeFileSync(empty, '');
+    const b = await runOpcli(['claims', 'file', '--from', empty], { env: env() });
+    expect(b.code).toBe(2);
+    expect(b.stderr).toContain('empty: expected a header row');
+    const noPrice = join(dir, 'noprice.csv');
+    writeFileSync(noPrice, `${COLUMNS.filter((c) => c !== 'item.price').join(',')}\n`);
+    const c = await runOpcli(['claims', 'file', '--from', noPrice], { env: env() });
+    expect(c.code).toBe(2);
+    expect(c.stderr).toContain('missing required column item.price');
+    const txt = join(dir, 'claims.txt');
+    writeFileSync(txt, 'x');
+    const d = await runOpcli(['claims', 'file', '--from', txt], { env: env() });
+    expect(d.code).toBe(2);
+    expect(d.stderr).toContain('--format');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('reruns skip filed and rejected rows; a changed row is sent again; --out writes status columns', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, [row(1), row(2, { 'item.price': 'x' }), row(3)]);
+    // The sandbox refuses the claim of row 3 (a 400 proves nothing was created).
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', status: 400, after: 1, count: 1 }]);
+    const first = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '1', '--out', join(dir, 'out.csv')], { env: env() });
+    expect(first.code).toBe(3);
+    expect(first.stderr).toContain('line 4: rejected');
+    const out = parse(readFileSync(join(dir, 'out.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
+    expect(out.map((r) => [r['item.details'], r.status])).toEqual([
+      ['row 1', 'filed'],
+      ['row 2', 'rejected'],
+      ['row 3', 'rejected'],
+    ]);
+    expect(out[0]?.sourceOrderId).toBe(created()[0]?.sourceOrderId);
+    expect(out[1]?.error).toContain('item.price');
+    expect(claimBodies(sandbox)).toHaveLength(2);
+
+    sandbox.setFaults([]);
+    const second = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(second.code).toBe(3);
+    expect(claimBodies(sandbox)).toHaveLength(2);
+    expect(results(second.stdout)).toMatchObject([
+      { line: 2, status: 'filed', earlier: true, sourceOrderId: created()[0]?.sourceOrderId },
+      { line: 3, status: 'rejected' },
+      { line: 4, status: 'rejected', earlier: true },
+    ]);
+
+    // Fixing rows 2 and 3 changes their content, so they are new rows; row 1 is still skipped.
+    writeCsv(path, [row(1), row(2), row(3, { 'item.price': '50' })]);
+    const third = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(third.code).toBe(0);
+    expect(claimBodies(sandbox).slice(2).map(rowOf).sort()).toEqual([2, 3]);
+    expect(created()).toHaveLength(3);
+    expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+  });
+
+  it('reads JSONL and JSON, with a line or item number per row', async () => {
+    const template = JSON.parse((await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout);
+    const jsonl = join(dir, 'claims.jsonl');
+    const bad = { ...template, item: { ...template.item, price: 'free' } };
+    writeFileSync(jsonl, `${JSON.stringify({ ...template, item: { ...template.item, details: 'row 1', price: '10.5' } })}\n\n${JSON.stringify(bad)}\n{not json\n`);
+    const res = await runOpcli(['claims', 'file', '--from', jsonl, '--jsonl'], { env: env() });
+    expect(res.code).toBe(3);
+    expect(results(res.stdout).map((r) => [r.line, r.status])).toEqual([
+      [1, 'filed'],
+      [3, 'rejected'],
+      [4, 'rejected'],
+    ]);
+    expect(JSON.parse(claimBodies(sandbox)[0] as string).item.price).toBe(10.5);
+    const json = join(dir, 'claims.json');
+    writeFileSync(json, JSON.stringify([{ ...template, item: { ...template.item, details: 'row 7' } }]));
+    const res2 = await runOpcli(['claims', 'file', '--from', json], { env: env() });
+    expect(res2.code).toBe(0);
+    expect(claimBodies(sandbox).map(rowOf)).toEqual([1, 7]);
+    const stdin = await runOpcli(['claims', 'file', '--from', '-', '--format', 'jsonl', '--validate-only'], { env: env(), stdin: `${JSON.stringify(bad)}\n` });
+    expect(stdin.code).toBe(3);
+    expect(stdin.stderr).toContain('line 1: invalid, not sent\n  item.price: expected a number, got "free"');
+  });
+});
+
+describe('faults during a batch', () => {
+  it('429 with Retry-After slows the whole batch; 503, 500 and dropped connections leave rows uncertain; nothing is lost or filed twice', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 60);
+    sandbox.setFaults([
+      { method: 'POST', path: '/v1/claims/offline', status: 429, retryAfter: 1, after: 10, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', status: 503, after: 15, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', status: 500, after: 20, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', drop: true, after: 25, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 1500, after: 30, count: 2 },
+    ]);
+    const started = Date.now();
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '4'], { env: env(), http: { timeoutMs: 250 } });
+    const elapsed = Date.now() - started;
+    expect(res.code).toBe(3);
+    const rows = results(res.stdout);
+    // Every row ends filed, rejected or uncertain, once.
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 60 }, (_, i) => i + 2));
+    for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
+    const uncertain = rows.filter((r) => r.status === 'uncertain');
+    // 2 × 503, 2 × 500 after handling, 2 dropped, 2 timed out.
+    expect(uncertain).toHaveLength(8);
+    expect(rows.filter((r) => r.status === 'filed')).toHaveLength(52);
+    // The 429 paused every worker for the Retry-After second, and the refused requests were retried.
+    expect(elapsed).toBeGreaterThanOrEqual(1000);
+    const statuses = sandbox.requests.filter((r) => r.path === '/v1/claims/offline').map((r) => r.status);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+    // Filed rows are at the sandbox, and no claim was created twice.
+    const ids = new Set(created().map((c) => c.sourceOrderId));
+    for (const r of rows.filter((x) => x.status === 'filed')) expect(ids.has(r.sourceOrderId as string)).toBe(true);
+    expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+    expect(created()).toHaveLength(52 + 6);
+
+    // A rerun sends nothing: the uncertain rows are reported, not resent.
+    sandbox.setFaults([]);
+    const before = claimBodies(sandbox).length;
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(rerun.code).toBe(3);
+    expect(claimBodies(sandbox)).toHaveLength(before);
+    expect(rerun.stderr).toContain('Uncertain from an earlier run');
+    expect(results(rerun.stdout).filter((r) => r.status === 'uncertain').map((r) => r.line)).toEqual(uncertain.map((r) => r.line));
+
+    // --retry-uncertain sends exactly those rows again, on purpose.
+    const retry = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--retry-uncertain'], { env: env() });
+    expect(retry.code).toBe(0);
+    const resent = claimBodies(sandbox).slice(before).map(rowOf).sort((a, b) => a - b);
+    expect(resent).toEqual(uncertain.map((r) => r.line - 1));
+    expect(results(retry.stdout).filter((r) => !r.earlier).map((r) => r.status)).toEqual(Array(8).fill('filed'));
+  });
+});
+
+describe('interruption', () => {
+  it('Ctrl-C stops taking rows, lets the rows in flight finish, journals them, prints the summary and exits 130; the rerun goes on', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 200);
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', latencyMs: 30 }]);
+    const controller = new AbortController();
+    const timer = setInterval(() => {
+      if (sandbox.counters.claimsCreated >= 20) controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+    }, 5);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env(), signal: controller.signal });
+    clearInterval(timer);
+    expect(res.code).toBe(130);
+    expect(res.stderr).toContain('Interrupted');
+    expect(res.stderr).toMatch(/Filed \d+ claims/);
+    const done = results(res.stdout);
+    expect(done.length).toBeLessThan(200);
+    // Every request that was sent got its answer and its journal entry; none is left uncertain.
+    expect(done.every((r) => r.status === 'filed')).toBe(true);
+    expect(done).toHaveLength(claimBodies(sandbox).length);
+    const journal = journalByLine(`${path}.journal.jsonl`);
+    expect([...journal.values()].every((e) => e.status === 'filed')).toBe(true);
+    expect(journal.size).toBe(done.length);
+
+    sandbox.setFaults([]);
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(rerun.code).toBe(0);
+    expect(results(rerun.stdout).filter((r) => r.earlier)).toHaveLength(done.length);
+    expect(created()).toHaveLength(200);
+    expect(duplicates(claimBodies(sandbox))).toEqual([]);
+  });
+});

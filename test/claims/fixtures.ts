@@ -1,0 +1,112 @@
+/** Shared fixtures of the claims tests: claim rows, CSV files, and the claims a sandbox received. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { stringify } from 'csv-stringify/sync';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+export const COLUMNS = [
+  'customer.email',
+  'customer.phoneNumber',
+  'item.name',
+  'item.price',
+  'item.details',
+  'item.images',
+  'warranty.dateOfPurchase',
+  'warranty.warrantyPeriod',
+  'shippingAddress.firstName',
+  'shippingAddress.lastName',
+  'shippingAddress.address1',
+  'shippingAddress.city',
+  'shippingAddress.zip',
+  'shippingAddress.country',
+  'signature',
+  'salesChannel',
+  'claimCategory',
+  'issueType',
+  'resolution',
+  'options.requireCustomerSignature',
+] as const;
+
+/** A valid row whose content is unique to `i` (item.details carries it). */
+export function row(i: number, overrides: Partial<Record<(typeof COLUMNS)[number], string>> = {}): Record<string, string> {
+  return {
+    'customer.email': `customer${i}@example.com`,
+    'customer.phoneNumber': '',
+    'item.name': `Kettle ${i}`,
+    'item.price': '49.99',
+    'item.details': `row ${i}`,
+    'item.images': '',
+    'warranty.dateOfPurchase': '2024-05-01T10:00:00Z',
+    'warranty.warrantyPeriod': 'P1Y',
+    'shippingAddress.firstName': 'Alice',
+    'shippingAddress.lastName': 'Example',
+    'shippingAddress.address1': '1 Main St',
+    'shippingAddress.city': 'Springfield',
+    'shippingAddress.zip': '62701',
+    'shippingAddress.country': 'United States',
+    signature: '',
+    salesChannel: 'IN_STORE',
+    claimCategory: 'WARRANTY',
+    issueType: 'DEFECTIVE_ITEM',
+    resolution: 'RESHIP',
+    'options.requireCustomerSignature': 'false',
+    ...overrides,
+  };
+}
+
+/** Writes rows as CSV with the standard columns. */
+export function writeCsv(path: string, rows: Record<string, string>[], options: { crlf?: boolean; bom?: boolean } = {}): void {
+  const text = stringify([[...COLUMNS], ...rows.map((r) => COLUMNS.map((c) => r[c] ?? ''))], { record_delimiter: options.crlf ? '\r\n' : '\n' });
+  writeFileSync(path, `${options.bom ? '\ufeff' : ''}${text}`);
+}
+
+/** A CSV of `n` distinct valid rows. */
+export function writeRows(path: string, n: number): void {
+  writeCsv(
+    path,
+    Array.from({ length: n }, (_, i) => row(i + 1)),
+  );
+}
+
+/** Bodies of every claim request the sandbox received (whatever it answered). */
+export function claimBodies(sandbox: Sandbox): string[] {
+  return sandbox.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline').map((r) => r.body);
+}
+
+/** Duplicated values of a list. */
+export function duplicates(values: string[]): string[] {
+  const seen = new Set<string>();
+  const dup: string[] = [];
+  for (const v of values) {
+    if (seen.has(v)) dup.push(v);
+    seen.add(v);
+  }
+  return dup;
+}
+
+/** The `row N` marker of a claim body. */
+export function rowOf(body: string): number {
+  return Number(/row (\d+)/.exec(JSON.parse(body).item.details)?.[1]);
+}
+
+/** Parses --jsonl output. */
+export function results(stdout: string): { line: number; status: string; sourceOrderId?: string; error?: string; earlier?: boolean; errors?: { path: string; message: string }[] }[] {
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+/** The last journal status of each line. */
+export function journalByLine(path: string): Map<number, { status: string; sourceOrderId?: string }> {
+  const out = new Map<number, { status: string; sourceOrderId?: string }>();
+  for (const text of readFileSync(path, 'utf8').split('\n')) {
+    if (!text.trim()) continue;
+    try {
+      const e = JSON.parse(text);
+      out.set(e.line, e);
+    } catch {
+      // torn line
+    }
+  }
+  return out;
+}

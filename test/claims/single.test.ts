@@ -1,0 +1,221 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, scriptedPrompter, tempConfigDir } from '../helpers.js';
+import { claimBodies } from './fixtures.js';
+
+const FLAGS = [
+  '--customer-email', 'alice@example.com',
+  '--customer-phone', '+1 555 0100',
+  '--item-name', 'Kettle, 1.7 l',
+  '--item-price', '49.99',
+  '--item-image', 'https://example.com/a.jpg',
+  '--item-image', 'https://example.com/b.jpg',
+  '--warranty-date-of-purchase', '2024-05-01T10:00:00Z',
+  '--warranty-period', 'P1Y',
+  '--shipping-first-name', 'Alice',
+  '--shipping-last-name', 'Example',
+  '--shipping-address1', '1 Main St',
+  '--shipping-city', 'Springfield',
+  '--shipping-zip', '62701',
+  '--shipping-country', 'United States',
+  '--shipping-lat', '39.78',
+  '--signature', '',
+  '--sales-channel', 'IN_STORE',
+  '--claim-category', 'WARRANTY',
+  '--issue-type', 'DEFECTIVE_ITEM',
+  '--resolution', 'RESHIP',
+  '--claim-filed-from', 'INTERNAL',
+  '--from-valet',
+  '--no-require-customer-signature',
+];
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  sandbox.resetLog();
+});
+afterEach(() => cleanup());
+
+const env = () => ({ OPCLI_CONFIG_DIR: dir });
+
+describe('claims file (one claim)', () => {
+  it('files a claim from flags, with types coerced and the store taken from the profile, and prints its sourceOrderId', async () => {
+    const res = await runOpcli(['claims', 'file', ...FLAGS], { env: env() });
+    expect(res.stderr).toContain('Filed the claim');
+    expect(res.code).toBe(0);
+    const bodies = claimBodies(sandbox);
+    expect(bodies).toHaveLength(1);
+    const sent = JSON.parse(bodies[0] as string);
+    expect(sent).toMatchObject({
+      customer: { email: 'alice@example.com', phoneNumber: '+1 555 0100' },
+      item: { name: 'Kettle, 1.7 l', price: 49.99, images: ['https://example.com/a.jpg', 'https://example.com/b.jpg'] },
+      shippingAddress: { lat: 39.78 },
+      storeId: sandbox.store.storeId,
+      signature: '',
+      claimFiledFrom: 'INTERNAL',
+      options: { fromValet: true, requireCustomerSignature: false },
+    });
+    const created = sandbox.claims.at(-1);
+    expect(res.stdout).toBe(`${created?.sourceOrderId}\n`);
+  });
+
+  it('--json prints the whole payload', async () => {
+    const res = await runOpcli(['claims', 'file', ...FLAGS, '--json'], { env: env() });
+    expect(res.code).toBe(0);
+    const payload = JSON.parse(res.stdout);
+    expect(payload.sourceOrderId).toBe(sandbox.claims.at(-1)?.sourceOrderId);
+    expect(payload.item.name).toBe('Kettle, 1.7 l');
+    expect(payload).not.toHaveProperty('options');
+  });
+
+  it('reads --data from a file and lets flags override it', async () => {
+    const template = await runOpcli(['claims', 'template', '--json'], { env: env() });
+    expect(template.code).toBe(0);
+    const path = join(dir, 'claim.json');
+    writeFileSync(path, template.stdout);
+    const res = await runOpcli(['claims', 'file', '--data', path, '--resolution', 'store_credit', '--item-price', '12.5'], { env: env() });
+    expect(res.code).toBe(0);
+    const sent = JSON.parse(claimBodies(sandbox)[0] as string);
+    expect(sent.resolution).toBe('STORE_CREDIT');
+    expect(sent.item.price).toBe(12.5);
+    expect(sent.item.name).toBe(JSON.parse(template.stdout).item.name);
+    expect(sent.storeId).toBe(sandbox.store.storeId);
+  });
+
+  it('reads --data - from standard input', async () => {
+    const template = await runOpcli(['claims', 'template', '--jsonl'], { env: env() });
+    const res = await runOpcli(['claims', 'file', '--data', '-', '--json'], { env: env(), stdin: template.stdout });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).customer.email).toBe('alice@example.com');
+  });
+
+  it('asks for missing required fields on a terminal: select lists for enums, text for the rest', async () => {
+    const prompter = scriptedPrompter({
+      'customer.email': 'bob@example.com',
+      'item.name': 'Toaster',
+      'item.price': '19.90',
+      'warranty.dateOfPurchase': '2024-02-03T04:05:06Z',
+      'warranty.warrantyPeriod': 'P6M',
+      'shippingAddress.firstName': 'Bob',
+      'shippingAddress.lastName': 'Builder',
+      'shippingAddress.address1': '2 Side St',
+      'shippingAddress.city': 'Shelbyville',
+      'shippingAddress.zip': '12345',
+      'shippingAddress.country': 'US',
+      signature: '',
+      salesChannel: 'ONLINE',
+      claimCategory: 'SHIPPING',
+      issueType: 'STOLEN',
+      resolution: 'REFUND',
+    });
+    const res = await runOpcli(['claims', 'file', '--item-sku', 'TS-1'], { env: env(), tty: true, prompter });
+    expect(res.stderr).toContain('Filed the claim');
+    expect(res.code).toBe(0);
+    // storeId came from the profile, so it was not asked; the sku flag was not asked either.
+    expect(prompter.asked.some((m) => m.includes('storeId'))).toBe(false);
+    expect(prompter.asked).toHaveLength(16);
+    const sent = JSON.parse(claimBodies(sandbox)[0] as string);
+    expect(sent).toMatchObject({ customer: { email: 'bob@example.com' }, item: { name: 'Toaster', price: 19.9, sku: 'TS-1' }, salesChannel: 'ONLINE', issueType: 'STOLEN' });
+  });
+
+  it('a prompt answer the schema refuses is an error naming the field; nothing is sent', async () => {
+    const prompter = scriptedPrompter({ 'customer.email': 'not-an-email' });
+    const res = await runOpcli(['claims', 'file'], { env: env(), tty: true, prompter });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('customer.email');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('without a terminal, lists the missing flags and sends nothing (exit 2)', async () => {
+    const res = await runOpcli(['claims', 'file', '--customer-email', 'a@b.co'], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--item-name');
+    expect(res.stderr).toContain('--warranty-period');
+    expect(res.stderr).not.toContain('--customer-email,');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('--no-input refuses to prompt even on a terminal', async () => {
+    const prompter = scriptedPrompter({});
+    const res = await runOpcli(['--no-input', 'claims', 'file'], { env: env(), tty: true, prompter });
+    expect(res.code).toBe(2);
+    expect(prompter.asked).toHaveLength(0);
+    expect(res.stderr).toContain('--customer-email');
+  });
+
+  it('names each invalid field with what was expected, and sends nothing', async () => {
+    const args = [...FLAGS];
+    args[args.indexOf('--item-price') + 1] = 'cheap';
+    const res = await runOpcli(['claims', 'file', ...args], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--item-price: expected a number, got "cheap"');
+    const bad = [...FLAGS];
+    bad[bad.indexOf('--warranty-period') + 1] = 'one year';
+    bad[bad.indexOf('--signature') + 1] = 'not a url';
+    const res2 = await runOpcli(['claims', 'file', ...bad], { env: env() });
+    expect(res2.code).toBe(2);
+    expect(res2.stderr).toContain('warranty.warrantyPeriod');
+    expect(res2.stderr).toContain('signature: expected a URL of the signature image, or an empty string');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('--dry-run prints the request and sends nothing', async () => {
+    const res = await runOpcli(['claims', 'file', ...FLAGS, '--dry-run', '--json'], { env: env() });
+    expect(res.code).toBe(0);
+    const doc = JSON.parse(res.stdout);
+    expect(doc).toMatchObject({ method: 'POST', url: `${sandbox.url}/v1/claims/offline`, body: { item: { price: 49.99 } } });
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('a lost answer is reported as "may have been filed", and not resent', async () => {
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', status: 500, count: 1 }]);
+    try {
+      const res = await runOpcli(['claims', 'file', ...FLAGS], { env: env() });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain('may or may not have been filed');
+      expect(claimBodies(sandbox)).toHaveLength(1);
+      expect(sandbox.counters.claimsCreated).toBe(1);
+    } finally {
+      sandbox.setFaults([]);
+    }
+  });
+
+  it('field flags and batch flags do not mix', async () => {
+    const res = await runOpcli(['claims', 'file', '--from', 'x.csv', '--item-name', 'K'], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--item-name');
+    const res2 = await runOpcli(['claims', 'file', '--journal', 'j.jsonl', ...FLAGS], { env: env() });
+    expect(res2.code).toBe(2);
+    expect(res2.stderr).toContain('--journal');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+});
+
+describe('claims template', () => {
+  it('--csv prints a header of every field path and an example row that files as it is', async () => {
+    const res = await runOpcli(['claims', 'template', '--csv'], { env: env() });
+    expect(res.code).toBe(0);
+    const [header] = res.stdout.split('\n');
+    expect(header?.split(',')).toEqual(expect.arrayContaining(['customer.email', 'item.price', 'item.images', 'shippingAddress.zip', 'options.requireCustomerSignature']));
+    const path = join(dir, 'template.csv');
+    writeFileSync(path, res.stdout);
+    const filed = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(filed.code).toBe(0);
+    expect(JSON.parse(filed.stdout)).toMatchObject({ line: 2, status: 'filed' });
+    const sent = JSON.parse(claimBodies(sandbox)[0] as string);
+    expect(sent.item.images).toHaveLength(2);
+    expect(sent.item.name).toBe('Espresso machine, stainless');
+  });
+});
