@@ -37,7 +37,7 @@ export function loginStatus(profile: ResolvedProfile, token: StoredToken | undef
     source: 'store',
     loggedIn: !expired || renewable,
     grant: token.grant,
-    storeId: token.storeId ?? null,
+    storeId: token.storeId ?? profile.storeId ?? null,
     scopes: token.scopes,
     expiresAt: token.expiresAt === undefined ? null : new Date(token.expiresAt).toISOString(),
     expiresIn,
