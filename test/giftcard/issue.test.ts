@@ -302,6 +302,27 @@ describe('giftcard issue: exactly once', () => {
   });
 });
 
+describe('giftcard issue: Ctrl-C', () => {
+  it('records an interrupted issuance after the trigger was posted as uncertain, exit 130', async () => {
+    fx = await fixture({ triggerDelayMs: null });
+    const controller = new AbortController();
+    // Ctrl-C once the trigger has reached the provider, while opcli polls the loyalty card.
+    const timer = setInterval(() => {
+      if (fx?.sandbox.requests.some((q) => q.path.includes('/workflows/execute/'))) {
+        clearInterval(timer);
+        setTimeout(() => controller.abort(), 100);
+      }
+    }, 20);
+    const r = await fx.run(aliceClaim('C-22', ['--trigger-wait', '10s']), { signal: controller.signal });
+    clearInterval(timer);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/may have been issued; recorded as uncertain/);
+    const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');
+    expect(outcome).toMatchObject({ status: 'uncertain', triggerPosted: true });
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(0);
+  });
+});
+
 describe('giftcard: provider errors and secrets', () => {
   it('explains a wrong token, and never prints it', async () => {
     fx = await fixture();

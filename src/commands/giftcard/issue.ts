@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { OpcliError, UsageError, ValidationError } from '../../errors.js';
+import { InterruptedError, OpcliError, UsageError, ValidationError } from '../../errors.js';
 
 /** Flag values of `giftcard issue`. */
 export interface IssueOptions {
@@ -241,6 +241,14 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
       notes: progress.notes,
     });
     for (const note of progress.notes) deps.err(`Note: ${note}\n`);
+    if (deps.signal.aborted) {
+      deps.err(
+        status === 'uncertain'
+          ? `Interrupted after a request that moves money was sent: store credit for ${what} may have been issued; recorded as uncertain in the ledger.\n`
+          : `Interrupted before any money was sent for ${what}; recorded as failed in the ledger.\n`,
+      );
+      throw new InterruptedError();
+    }
     if (status === 'uncertain') {
       throw new OpcliError(`Store credit for ${what} may or may not have been issued: ${message}`, {
         hint:
