@@ -71,38 +71,38 @@ describe('POST /v1/claims/offline', () => {
     expect(sb.claims).toHaveLength(0);
   });
 
-  test('keeps up with a stream of claims at concurrency 8, each stored once', async () => {
+  test('a claim costs about what an empty round trip costs, at concurrency 8', async () => {
     const body = JSON.stringify(claimBody(sb.store.storeId));
-    const post = async () => {
-      const res = await call(`${sb.url}/v1/claims/offline`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        token,
-      });
-      expect(res.status).toBe(200);
+    const send = (path: string, expected: number) => async () => {
+      const res = await call(`${sb.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, token });
+      expect(res.status).toBe(expected);
     };
-    const run = async (total: number) => {
+    const rate = async (total: number, one: () => Promise<void>) => {
       let next = 0;
       const started = performance.now();
       await Promise.all(
         Array.from({ length: 8 }, async () => {
           while (next < total) {
             next++;
-            await post();
+            await one();
           }
         }),
       );
       return total / ((performance.now() - started) / 1000);
     };
-    await run(500); // JIT warm-up
-    const perSecond = await run(3000);
-    expect(sb.counters.claimsCreated).toBe(3500);
-    expect(new Set(sb.claims.map((c) => c.sourceOrderId)).size).toBe(3500);
-    // A floor that only a pathological path (sync I/O, work growing with the store) falls under: the
-    // client shares this process's event loop and CI shares two cores, so the real rate is measured
-    // by the benchmark, not here.
-    expect(perSecond).toBeGreaterThan(250);
+    const claim = send('/v1/claims/offline', 200);
+    const notFound = send('/v1/nothing', 404);
+    await rate(300, claim); // JIT warm-up
+    await rate(300, notFound);
+    // Absolute rates depend on the machine and on the test files running beside this one, so the
+    // claim path is compared with a 404 measured in the same conditions: sync I/O or work that grows
+    // with the store would sink the ratio.
+    const base1 = await rate(1000, notFound);
+    const claims = await rate(2000, claim);
+    const base2 = await rate(1000, notFound);
+    expect(sb.counters.claimsCreated).toBe(2300);
+    expect(new Set(sb.claims.map((c) => c.sourceOrderId)).size).toBe(2300);
+    expect(claims / ((base1 + base2) / 2)).toBeGreaterThan(0.35);
   });
 });
 
