@@ -1,0 +1,87 @@
+/**
+ * Refresh with rotation across processes: 20 built binaries start at once sharing one config folder
+ * whose access token has expired. Exactly one refresh reaches the server and nobody presents a
+ * rotated-out refresh token, also when a killed process left the lock behind.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { CredentialStore } from '../../src/config/credentials.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { ROOT, runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let issued: { accessToken?: string; refreshToken?: string };
+
+beforeEach(async () => {
+  sandbox = await startSandbox();
+  ({ dir, cleanup } = tempConfigDir());
+  issued = await sandboxProfile(sandbox, dir);
+  const store = await CredentialStore.open(dir);
+  await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, expiresAt: Date.now() - 60_000 } }));
+  sandbox.resetLog();
+});
+afterEach(async () => {
+  await sandbox.close();
+  cleanup();
+});
+
+async function twentyAtOnce() {
+  const env = { OPCLI_CONFIG_DIR: dir };
+  // Half print the token, half make an authenticated API call; all start together.
+  const runs = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => runBinary(i % 2 ? ['auth', 'token'] : ['--verbose', 'auth', 'status', '--check'], { env, timeoutMs: 60_000 })),
+  );
+  const stored = JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles.default.token;
+  for (const [i, run] of runs.entries()) {
+    expect(run.stderr, `process ${i}`).not.toContain('Error');
+    expect(run.code, `process ${i}: ${run.stderr}`).toBe(0);
+    if (i % 2) expect(run.stdout).toBe(`${stored.accessToken}\n`);
+    else expect(run.stdout).toContain('token accepted');
+  }
+  expect(sandbox.counters.refreshes).toBe(1);
+  expect(sandbox.counters.reuseDetections).toBe(0);
+  expect(sandbox.requests.filter((r) => r.path === '/v1/oauth/token')).toHaveLength(1);
+  const calls = sandbox.requests.filter((r) => r.path === '/v1/orders');
+  expect(calls).toHaveLength(10);
+  expect(calls.every((r) => r.status === 200 && r.headers.authorization === `Bearer ${stored.accessToken}`)).toBe(true);
+  expect(stored.refreshToken).not.toBe(issued.refreshToken);
+  expect(statSync(join(dir, 'credentials.json')).mode & 0o777).toBe(0o600);
+  // Nothing printed a secret (stdout of `auth token` is the token by design; stderr never).
+  const secrets = [issued.accessToken, issued.refreshToken, stored.refreshToken, sandbox.client.clientSecret] as string[];
+  const output = runs.map((r, i) => r.stderr + (i % 2 ? '' : r.stdout)).join('\n');
+  for (const secret of [...secrets, stored.accessToken]) expect(output).not.toContain(secret);
+  return runs;
+}
+
+test('20 processes with an expired token: all succeed, one refresh, no reuse detection', { timeout: 90_000 }, async () => {
+  await twentyAtOnce();
+});
+
+test('the same with the lock left behind by a killed process', { timeout: 90_000 }, async () => {
+  // A process takes the credentials lock exactly as opcli does, then dies without releasing it.
+  const script = `
+    const lockfile = require('proper-lockfile');
+    const fs = require('node:fs');
+    const dir = process.argv[1];
+    const target = dir + '/credentials.lock-target';
+    fs.closeSync(fs.openSync(target, 'a', 0o600));
+    lockfile.lock(target, { realpath: false, lockfilePath: dir + '/credentials.lock', stale: 5000, update: 2500 })
+      .then(() => { process.stdout.write('locked\\n'); setInterval(() => {}, 1000); });`;
+  const holder = spawn(process.execPath, ['-e', script, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.on('data', (c) => c.toString().includes('locked') && resolve());
+    holder.once('exit', (code) => reject(new Error(`lock holder exited ${code}`)));
+  });
+  holder.kill('SIGKILL');
+  await new Promise((resolve) => holder.once('exit', resolve));
+  expect(existsSync(join(dir, 'credentials.lock'))).toBe(true);
+  const started = Date.now();
+  await twentyAtOnce();
+  // They waited for the dead owner's lock to go stale instead of refreshing without it.
+  expect(Date.now() - started).toBeGreaterThan(2000);
+  expect(existsSync(join(dir, 'credentials.lock'))).toBe(false);
+});
