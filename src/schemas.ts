@@ -484,10 +484,13 @@ export interface FieldIssue {
   message: string;
 }
 
-/** Turns a zod error into field issues with dotted paths. */
+/** Turns a zod error into field issues with dotted paths; an unknown key is named in the path. */
 export function fieldIssues(error: z.ZodError): FieldIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.map(String);
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: [...path, key].join('.'), message: 'unknown field: the API does not accept it' }));
+    }
+    return [{ path: path.join('.'), message: issue.message }];
+  });
 }

@@ -94,7 +94,7 @@ describe('Order', () => {
     [{ policyCancelledAt: 5 }, 'policyCancelledAt'],
     [{ platformId: 'Shopify' }, 'platformId'],
     [{ customerEmail: 'nope' }, 'customerEmail'],
-    [{ unknownField: 1 }, ''],
+    [{ unknownField: 1 }, 'unknownField'],
   ])('refuses %j at %s', (patch, path) => {
     const issue = firstIssue(Order, { ...validOrder, ...patch });
     expect(issue).toBeDefined();
