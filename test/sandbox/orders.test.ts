@@ -173,7 +173,7 @@ describe('PUT /v1/orders/{id}', () => {
       token: access_token,
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['', 'currency', 'total']);
+    expect(bad.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['currency', 'extra', 'total']);
     const form = await call(`${sb.url}/v1/orders/ord_000001`, {
       method: 'PUT',
       headers: { 'content-type': 'text/plain' },
