@@ -121,8 +121,8 @@ describe('giftcard issue: the chain', () => {
 
 describe('giftcard issue: late trigger', () => {
   it('reports a trigger that posts after the fallback as a possible double credit', async () => {
-    fx = await fixture({ triggerDelayMs: 600 });
-    const r = await fx.run([...aliceClaim('C-7', ['--trigger-wait', '200ms', '--late-check', '3s']), '--json']);
+    fx = await fixture({ triggerDelayMs: 1000 });
+    const r = await fx.run([...aliceClaim('C-7', ['--trigger-wait', '200ms', '--late-check', '4s']), '--json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.path).toBe('credit-api-top-up');
@@ -138,7 +138,7 @@ describe('giftcard issue: late trigger', () => {
   });
 
   it('history --verify flags a late credit that arrived after the command finished', async () => {
-    fx = await fixture({ triggerDelayMs: 700 });
+    fx = await fixture({ triggerDelayMs: null });
     const r = await fx.run(aliceClaim('C-8', ['--trigger-wait', '150ms', '--late-check', '100ms']));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/history --verify/);
@@ -146,12 +146,22 @@ describe('giftcard issue: late trigger', () => {
     const clean = await fx.run(['giftcard', 'history', '--verify']);
     expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stderr).toMatch(/Verified 1 issuance\(s\).*0 possible double/);
-    await new Promise((res) => setTimeout(res, 900));
+    // The workflow finally runs, long after opcli fell back: the provider credits the loyalty card.
+    fx.sandbox.configure({ triggerDelayMs: 0 });
+    const { request } = await import('undici');
+    const late = await request(`${fx.sandbox.triggerUrl}/${fx.sandbox.store.triggerId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-giftly-access-token': fx.sandbox.store.providerToken },
+      body: JSON.stringify({ email: 'alice@example.com', amount: 25 }),
+    });
+    await late.body.text();
+    for (let i = 0; i < 50 && fx.sandbox.counters.creditsPosted.trigger === 0; i++) await new Promise((res) => setTimeout(res, 10));
     expect(fx.sandbox.counters.creditsPosted.trigger).toBe(1);
     const verify = await fx.run(['giftcard', 'history', '--verify', '--json']);
     expect(verify.code).toBe(1);
     const doc = JSON.parse(verify.stdout);
     expect(doc.verify).toEqual([expect.objectContaining({ result: 'possible-double-credit' })]);
+    expect(verify.stderr).toMatch(/WARNING: Possible double credit/);
     expect(ledgerLines(fx.dir).filter((l) => l.type === 'warning')).toHaveLength(1);
     const shown = await fx.run(['giftcard', 'history', '--claim', 'C-8', '--json']);
     expect(JSON.parse(shown.stdout).issuances[0].possibleDoubleCredit).toBe(true);
