@@ -1,0 +1,49 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { finalSteps, steps } from '../../src/commands/demo/steps-auth.js';
+import type { TourContext } from '../../src/commands/demo/tour.js';
+import { createDeps } from '../../src/deps.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { get, locationOf } from './util.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+beforeEach(async () => {
+  sandbox = await startSandbox({ autoApprove: true });
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir, { loggedIn: false });
+});
+afterEach(async () => {
+  await sandbox.close();
+  cleanup();
+});
+
+test('the tour logs in through the real PKCE flow, shows the status, and logs out at the end', async () => {
+  const ran: { argv: string[]; code: number; stdout: string; stderr: string }[] = [];
+  const ctx: TourContext = {
+    sandbox,
+    configDir: dir,
+    deps: createDeps({ stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough(), env: {}, cwd: dir }),
+    say: () => {},
+    async run(argv, options = {}) {
+      const res = await runOpcli(argv, {
+        env: { OPCLI_CONFIG_DIR: dir, CI: '1' },
+        // As the tour's browser: follow the consent page's redirect to the loopback callback.
+        openBrowser: async (url) => {
+          await get(await locationOf(url));
+        },
+      });
+      ran.push({ argv, code: res.code, stdout: res.stdout, stderr: res.stderr });
+      expect(res.code, res.stderr).toBe(options.expectCode ?? 0);
+      return res;
+    },
+  };
+  for (const step of [...steps, ...finalSteps]) await step.run(ctx);
+  expect(ran.map((r) => r.argv.join(' '))).toEqual(['auth login', 'auth status', 'auth refresh', 'auth logout', 'auth status']);
+  expect(ran[1]?.stdout).toContain('Logged in\tyes');
+  expect(sandbox.requests.filter((r) => r.path === '/v1/oauth/token').map((r) => JSON.parse(r.body).grant_type)).toEqual(['authorization_code', 'refresh_token']);
+  expect(sandbox.counters.revocations).toBe(2);
+  expect(ran[4]?.stdout).toContain('Logged in\tno');
+});
