@@ -296,6 +296,19 @@ describe('giftcard issue: exactly once', () => {
     expect(retry.code, retry.stderr).toBe(0);
   });
 
+  it('records a refused top-up as failed, since a 4xx moved no money', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    fx.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'before', status: 422, count: 1 }]);
+    const r = await fx.run(aliceClaim('C-23'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Adding credit to gift card .* was refused by the gift card provider \(422\)/);
+    expect(ledgerLines(fx.dir).map((l) => l.status ?? l.type)).toEqual(['attempt', 'failed']);
+    const retry = await fx.run(aliceClaim('C-23'));
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+  });
+
   it('records a lost answer as uncertain and refuses to pay again', async () => {
     fx = await fixture();
     await fx.unset('trigger-id');

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { InterruptedError, OpcliError, UsageError, ValidationError } from '../../errors.js';
+import { ApiError, InterruptedError, NetworkError, OpcliError, UsageError, ValidationError } from '../../errors.js';
 
 /** Flag values of `giftcard issue`. */
 export interface IssueOptions {
@@ -109,7 +109,7 @@ export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
 
 /** Validates, checks the ledger, confirms, records the attempt, runs the chain and records the outcome. */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
-  const [{ z }, { randomUUID }, money, chain, ledgerMod, { providerClient }, format, output] = await Promise.all([
+  const [{ z }, { randomUUID }, money, chain, ledgerMod, { providerClient, ProviderRefusedError }, format, output] = await Promise.all([
     import('zod'),
     import('node:crypto'),
     import('../../giftcard/money.js'),
@@ -228,7 +228,14 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
       },
     }, progress);
   } catch (error) {
-    const status = progress.moneyMayHaveMoved ? 'uncertain' : 'failed';
+    // A refusal (4xx, or a connection that provably never reached the server) moved no money; but
+    // once the trigger was posted its credit may still arrive, whatever happens after.
+    const refused =
+      error instanceof ProviderRefusedError ||
+      (error instanceof ApiError && error.status < 500) ||
+      (error instanceof NetworkError && !error.sent) ||
+      error instanceof UsageError;
+    const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';
     const message = error instanceof Error ? error.message : String(error);
     await ledger.appendLocked({
       ...common,
