@@ -173,7 +173,7 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
   try {
     const url = authorizeUrl(profile, clientId, server.redirectUri, scopes, challenge, state);
     deps.err(`Open this link in a browser to log in${profile.name === 'default' ? '' : ` (profile "${profile.name}")`}:\n\n  ${url}\n\n`);
-    deps.err(`Waiting for the browser's redirect to ${server.redirectUri} (up to ${Math.round(opts.timeoutMs / 1000)}s; Ctrl-C to stop).\n`);
+    deps.err(`Waiting for the browser's redirect to ${server.redirectUri} (up to ${seconds(opts.timeoutMs)}; Ctrl-C to stop).\n`);
     const waits: Promise<string>[] = [
       server.outcome.then((o) => {
         if (!o.ok) throw o.error;
@@ -181,7 +181,7 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
       }),
       deps.sleep(opts.timeoutMs, signal).then(() => {
         throw new AuthError(
-          `No answer from the browser within ${Math.round(opts.timeoutMs / 1000)} seconds; the login was stopped.`,
+          `No answer from the browser within ${seconds(opts.timeoutMs)}; the login was stopped.`,
           'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
         );
       }),
@@ -350,4 +350,10 @@ async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** "300 seconds", "0.3 seconds". */
+function seconds(ms: number): string {
+  const s = ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10;
+  return `${s} second${s === 1 ? '' : 's'}`;
 }
