@@ -40,7 +40,8 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-const LOCK_STALE_MS = 5_000;
+/** The holder refreshes the lock every second; one untouched for 2 s (proper-lockfile's minimum) belongs to a dead run. */
+const LOCK_STALE_MS = 2_000;
 
 export class Journal {
   readonly path: string;
@@ -73,8 +74,8 @@ export class Journal {
         lockfilePath: `${path}.lock`,
         stale: LOCK_STALE_MS,
         update: LOCK_STALE_MS / 2,
-        // Long enough to reclaim the lock of a run killed with kill -9 (stale after 5 s).
-        retries: { retries: 40, factor: 1, minTimeout: 200, maxTimeout: 200 },
+        // Long enough to reclaim the lock of a run killed with kill -9 (stale after 2 s).
+        retries: { retries: 25, factor: 1, minTimeout: 200, maxTimeout: 200 },
       });
     } catch (error) {
       throw new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}.`, {

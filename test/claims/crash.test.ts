@@ -1,0 +1,97 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { claimBodies, duplicates, journalByLine, results, rowOf, writeRows } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+});
+afterAll(async () => {
+  await sandbox.close();
+  cleanup();
+});
+
+describe('kill -9 in the middle of a batch (built binary)', () => {
+  it('loses nothing and files nothing twice: rows in flight at the kill come back uncertain and are not resent', async () => {
+    const path = join(dir, 'big.csv');
+    const total = 2000;
+    writeRows(path, total);
+    // Claims are created at once but answered late, so requests are in flight when the kill lands.
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
+    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '8'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c) => {
+      stderr += c.toString();
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (sandbox.counters.claimsCreated >= 300) {
+          clearInterval(timer);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      }, 2);
+      setTimeout(() => {
+        clearInterval(timer);
+        child.kill('SIGKILL');
+        reject(new Error(`the batch never got going: ${stderr}`));
+      }, 20_000);
+    });
+    expect(await exited).toBe('SIGKILL');
+    sandbox.setFaults([]);
+
+    const journalPath = `${path}.journal.jsonl`;
+    const atKill = journalByLine(journalPath);
+    const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+    // The journal recorded each in-flight row before its request left.
+    expect(inFlight.length).toBeGreaterThan(0);
+    const createdAtKill = claimBodies(sandbox).map(rowOf);
+    for (const r of createdAtKill) expect(atKill.has(r + 1)).toBe(true);
+
+    // The same command again (in-process, so the results can be read): the stale lock is reclaimed.
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: dir } });
+    expect(rerun.code).toBe(3);
+    const rows = results(rerun.stdout);
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: total }, (_, i) => i + 2));
+    for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
+    // Rows that were in flight at the kill are uncertain and were not resent.
+    const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line);
+    expect(uncertain.sort((a, b) => a - b)).toEqual(inFlight.sort((a, b) => a - b));
+    expect(rerun.stderr).toContain('Uncertain from an earlier run');
+    // No two identical bodies ever reached the sandbox, and every filed row is there.
+    const bodies = claimBodies(sandbox);
+    expect(duplicates(bodies)).toEqual([]);
+    const ids = new Set(sandbox.claims.map((c) => c.sourceOrderId));
+    const filed = rows.filter((r) => r.status === 'filed');
+    expect(filed.length).toBe(total - inFlight.length);
+    for (const r of filed) expect(ids.has(r.sourceOrderId as string)).toBe(true);
+    // Every row was sent at most once; a row never received was one journaled as in flight (the kill
+    // landed between its journal entry and its request), which is why such rows are uncertain.
+    const received = new Set(bodies.map(rowOf));
+    expect(received.size).toBe(bodies.length);
+    const neverReceived = Array.from({ length: total }, (_, i) => i + 1).filter((r) => !received.has(r));
+    for (const r of neverReceived) expect(inFlight).toContain(r + 1);
+  }, 60_000);
+
+  it('the built binary prints the progress-free summary on a pipe and exits 3 on a file with an invalid row', async () => {
+    const path = join(dir, 'small.csv');
+    writeRows(path, 3);
+    const res = await runBinary(['claims', 'file', '--from', path, '--validate-only'], { env: { OPCLI_CONFIG_DIR: dir } });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toBe('Checked 3 rows: 3 valid, 0 invalid. Nothing was sent.\n');
+    expect(res.stdout).toBe('');
+  });
+});
