@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { StoredToken } from '../../config/credentials.js';
 import type { ResolvedProfile } from '../../config/profile.js';
 import type { Deps } from '../../deps.js';
-import { AuthError, UsageError, ValidationError } from '../../errors.js';
+import { AuthError, InterruptedError, UsageError, ValidationError } from '../../errors.js';
 
 export interface LoginOptions {
   /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */
@@ -207,6 +207,8 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
         })().catch((error) => {
           // A withdrawn prompt (the callback came first) is not an error; wait for the winner.
           if (signal.aborted) return new Promise<string>(() => {});
+          // In the prompt's raw mode Ctrl-C arrives as a key, not as SIGINT.
+          if ((error as Error)?.name === 'ExitPromptError') throw new InterruptedError();
           throw error;
         }),
       );
