@@ -6,7 +6,7 @@ import { runCli } from '../../cli.js';
 import { createDeps, type Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
 import { colors } from '../../output.js';
-import { steps as authSteps } from './steps-auth.js';
+import { steps as authSteps, finalSteps as authFinalSteps } from './steps-auth.js';
 import { steps as claimsSteps } from './steps-claims.js';
 import { steps as giftcardSteps } from './steps-giftcard.js';
 import { steps as ordersSteps } from './steps-orders.js';
@@ -86,7 +86,7 @@ export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void
       import('../../config/sandbox-profile.js'),
     ]);
     await writeSandboxProfile(sandbox, await SettingsStore.open(configDir), await CredentialStore.open(configDir), 'default');
-    const all = [...foundationSteps, ...authSteps, ...ordersSteps, ...claimsSteps, ...giftcardSteps];
+    const all = [...foundationSteps, ...authSteps, ...ordersSteps, ...claimsSteps, ...giftcardSteps, ...authFinalSteps];
     for (const [i, step] of all.entries()) {
       deps.err(`\n${chalk.bold.underline(`Step ${i + 1} of ${all.length}: ${step.title}`)}\n`);
       await step.run(ctx);
