@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import { register as registerRequest } from './request.js';
 
-/** `opcli api`: placeholder until its issue lands. */
-export function register(program: Command, _deps: Deps): void {
-  program.command('api').description('(not built yet)');
+/** `opcli api`: an authenticated raw request, like `gh api`. */
+export function register(program: Command, deps: Deps): void {
+  registerRequest(program, deps);
 }

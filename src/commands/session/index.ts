@@ -1,7 +1,17 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import { register as registerVerify } from './verify.js';
 
-/** `opcli session`: placeholder until its issue lands. */
-export function register(program: Command, _deps: Deps): void {
-  program.command('session').description('(not built yet)');
+/** `opcli session`: embedded-app session tokens. */
+export function register(program: Command, deps: Deps): void {
+  const group = program
+    .command('session')
+    .description('Verify embedded-app session tokens')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin`,
+    );
+  registerVerify(group, deps);
 }

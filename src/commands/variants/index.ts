@@ -1,7 +1,17 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import { register as registerCreate } from './create.js';
 
-/** `opcli variants`: placeholder until its issue lands. */
-export function register(program: Command, _deps: Deps): void {
-  program.command('variants').description('(not built yet)');
+/** `opcli variants`: create product variants. */
+export function register(program: Command, deps: Deps): void {
+  const group = program
+    .command('variants')
+    .description('Create product variants')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli variants create prod_1 --status ACTIVE --name "Mug, blue" --price 12.5 --inventory-quantity 40 --product-type SIMPLE`,
+    );
+  registerCreate(group, deps);
 }

@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// Benchmark of `opcli orders list --all --jsonl --size 250` over a sandbox store of 100,000 orders,
+// against a plain undici loop (Pool + request, same page size, JSON.parse of each page) fetching the
+// same pages from the same sandbox in the same run, each in its own process. Prints orders/s of both, their ratio (goal
+// >= 0.8) and opcli's peak RSS (goal <= 100 MiB, read from /proc/<pid>/status VmHWM).
+// Usage: node bench/orders-list.mjs [orders=100000] [rounds=3]   (build first: node bin/build.mjs)
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = `${root}bin/opcli.js`;
+if (!existsSync(`${root}dist/main.js`)) {
+  console.error('dist/ is missing: run `node bin/build.mjs` first.');
+  process.exit(1);
+}
+const ORDERS = Number(process.argv[2] ?? 100_000);
+const ROUNDS = Number(process.argv[3] ?? 3);
+const SIZE = 250;
+
+/** Starts `opcli sandbox --json` and resolves with its JSON once it prints it. */
+function startSandbox() {
+  const child = spawn(process.execPath, [bin, 'sandbox', '--json', '--orders', String(ORDERS), '--trigger-delay', 'never'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, NO_COLOR: '1', OPCLI_CONFIG_DIR: `/tmp/opcli-bench-${process.pid}` },
+  });
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', (line) => resolve({ child, info: JSON.parse(line) }));
+    child.once('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
+  });
+}
+
+async function clientCredentialsToken(info) {
+  const pool = new Pool(info.url);
+  const res = await pool.request({
+    method: 'POST',
+    path: '/v1/oauth/token',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: info.clientId, client_secret: info.clientSecret, store_id: info.storeId }),
+  });
+  const body = await res.body.json();
+  await pool.close();
+  if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/**
+ * The baseline: the same pages with a bare undici Pool, parsing each page, run as its own Node
+ * process (as opcli is) so both pay start-up and module loading.
+ */
+const BASELINE = `
+import { Pool } from 'undici';
+const pool = new Pool(process.env.URL, { connections: 1 });
+let cursor;
+let count = 0;
+for (;;) {
+  const path = '/v1/orders?size=${SIZE}' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '');
+  const res = await pool.request({ method: 'GET', path, headers: { authorization: 'Bearer ' + process.env.TOKEN, accept: 'application/json' } });
+  const page = JSON.parse(await res.body.text());
+  if (res.statusCode !== 200) throw new Error('baseline: ' + res.statusCode);
+  count += page.edges.length;
+  if (!page.pageInfo.hasNextPage) break;
+  cursor = page.pageInfo.endCursor;
+}
+await pool.close();
+process.stdout.write(String(count));
+`;
+
+function baseline(info, token) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['--input-type=module', '-e', BASELINE], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { PATH: process.env.PATH, URL: info.url, TOKEN: token },
+    });
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+    });
+    child.on('exit', (code) => {
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`baseline exited ${code}`));
+      resolve({ count: Number(out), ms });
+    });
+    child.on('error', reject);
+  });
+}
+
+/** opcli itself, output to /dev/null, peak RSS polled from /proc. */
+function opcli(info, token) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [bin, 'orders', 'list', '--all', '--jsonl', '--size', String(SIZE)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', OPCLI_TOKEN: token, OPCLI_BASE_URL: info.url, OPCLI_CONFIG_DIR: `/tmp/opcli-bench-${process.pid}` },
+    });
+    let stderr = '';
+    child.stderr.on('data', (c) => {
+      stderr += c;
+    });
+    let peakKiB = 0;
+    const poll = () => {
+      try {
+        const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (m) peakKiB = Math.max(peakKiB, Number(m[1]));
+      } catch {}
+    };
+    const timer = setInterval(poll, 20);
+    child.on('exit', (code) => {
+      clearInterval(timer);
+      const ms = performance.now() - t0;
+      if (code !== 0) return reject(new Error(`opcli exited ${code}: ${stderr}`));
+      const m = /^(\d+) of (\d+) orders/m.exec(stderr);
+      resolve({ count: m ? Number(m[1]) : Number.NaN, ms, peakMiB: peakKiB / 1024 });
+    });
+    child.on('error', reject);
+  });
+}
+
+const { child, info } = await startSandbox();
+try {
+  const token = await clientCredentialsToken(info);
+  const runs = { opcli: [], baseline: [] };
+  await baseline(info, token); // warm the sandbox (JIT, order generation)
+  for (let r = 0; r < ROUNDS; r++) {
+    runs.baseline.push(await baseline(info, token));
+    runs.opcli.push(await opcli(info, token));
+  }
+  const best = (xs) => xs.reduce((a, b) => (b.ms < a.ms ? b : a));
+  const b = best(runs.baseline);
+  const o = best(runs.opcli);
+  if (o.count !== ORDERS || b.count !== ORDERS) throw new Error(`expected ${ORDERS} orders, opcli got ${o.count}, baseline ${b.count}`);
+  const rate = (x) => (x.count / x.ms) * 1000;
+  const peak = Math.max(...runs.opcli.map((x) => x.peakMiB));
+  console.log(`orders: ${ORDERS}, page size ${SIZE}, rounds ${ROUNDS} interleaved (best of each; both include process start)`);
+  console.log(`baseline undici loop : ${b.ms.toFixed(0).padStart(6)} ms  ${rate(b).toFixed(0).padStart(7)} orders/s`);
+  console.log(`opcli orders list    : ${o.ms.toFixed(0).padStart(6)} ms  ${rate(o).toFixed(0).padStart(7)} orders/s `);
+  console.log(`ratio opcli/baseline : ${(rate(o) / rate(b)).toFixed(2)}  (goal >= 0.80)`);
+  console.log(`opcli peak RSS       : ${peak.toFixed(1)} MiB  (goal <= 100 MiB)`);
+} finally {
+  child.kill('SIGINT');
+}

@@ -1,0 +1,88 @@
+import type { Command } from 'commander';
+import type { Deps } from '../../deps.js';
+import { UsageError } from '../../errors.js';
+import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
+import { ProductVariant } from '../../schemas.js';
+
+export interface CreateOptions {
+  productId: string;
+  /** A JSON file, or - for standard input; flags override its fields. */
+  data?: string;
+  flags: Record<string, unknown>;
+  dryRun: boolean;
+  json: boolean;
+}
+
+/** Every variant field but productId, which is the argument. */
+const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
+
+/** Registers `variants create`. */
+export function register(group: Command, deps: Deps): void {
+  const cmd = group
+    .command('create')
+    .description('Create a product variant, a child of a product (POST /v2/products/{productId}/children)')
+    .argument('<productId>', 'the parent product; also sent as the body\'s productId')
+    .option('--data <file>', 'a JSON file with the variant fields, or - to read standard input; flags override it');
+  addFieldFlags(cmd, KINDS);
+  cmd
+    .option('--dry-run', 'print the request (method, path, body) and send nothing')
+    .option('--json', 'print the answer as JSON')
+    .addHelpText(
+      'after',
+      `
+Required: --status, --name, --price, --inventory-quantity, --product-type. inventoryQuantity is the
+remaining stock as a whole number (the spec declares it an enum of FULL/SIMPLE but describes it as
+stock; inventory tracking goes in --inventory-type).
+
+Examples:
+  $ opcli variants create prod_1 --status ACTIVE --name "Mug, blue" --price 12.5 \\
+      --inventory-quantity 40 --product-type SIMPLE --inventory-type SIMPLE --in-stock
+  $ opcli variants create bundle_1 --data bundle.json --bundle-product-id prod_1 --bundle-product-id prod_2
+  $ opcli variants create prod_1 --data variant.json --dry-run`,
+    )
+    .action(async (productId: string, flags: Record<string, unknown>) => {
+      if (!productId.trim()) throw new UsageError('The productId argument is empty.', 'Pass the id of the parent product.');
+      const { data, dryRun, json, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean } & Record<string, unknown>;
+      await run({ productId, data, flags: fields, dryRun: !!dryRun, json: !!json }, deps);
+    });
+}
+
+/** Assembles, validates and sends (or, with --dry-run, prints) the variant. */
+export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
+  const [{ buildBody, printDryRun }, { readDataObject }, { PATHS }] = await Promise.all([
+    import('../../orders/body.js'),
+    import('../../orders/data.js'),
+    import('../../api/service.js'),
+  ]);
+  // The path names the product; a --data file naming another one is a mistake, not an override.
+  const doc = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};
+  if (doc.productId !== undefined && doc.productId !== opts.productId) {
+    throw new UsageError(
+      `The --data productId "${String(doc.productId)}" differs from the argument "${opts.productId}".`,
+      'The variant is created under the product named by the argument; make the two agree or drop productId from the file.',
+    );
+  }
+  const variant = await buildBody(deps, ProductVariant, KINDS, doc, opts.flags, 'product variant', { productId: opts.productId });
+  const path = PATHS.variants(opts.productId);
+  if (opts.dryRun) {
+    printDryRun(deps, 'POST', path, variant, opts.json);
+    return;
+  }
+  const api = await deps.api();
+  let answer: unknown;
+  try {
+    answer = await api.createVariant(opts.productId, variant, deps.signal);
+  } catch (error) {
+    const { isOutcomeUncertain, OpcliError } = await import('../../errors.js');
+    if (!isOutcomeUncertain(error)) throw error;
+    // A POST whose answer was lost may have created the variant; resending could create it twice.
+    throw new OpcliError(`The variant may or may not have been created: ${(error as Error).message}`, {
+      hint: 'It was not sent again automatically. Check the product\'s children before running the command again.',
+      cause: error,
+    });
+  }
+  if (opts.json) {
+    const { printJson } = await import('../../output.js');
+    printJson(deps, answer);
+  } else deps.err(`Variant "${variant.name}" created under product ${opts.productId}.\n`);
+}

@@ -1,0 +1,116 @@
+/**
+ * Writers of `orders list`: each takes the orders of one page as it arrives, so --jsonl, --json,
+ * --csv and pipes stream with flat memory; only the terminal table waits for the end to align.
+ */
+import { once } from 'node:events';
+import type { Deps } from '../deps.js';
+import { type Column, printTable } from '../output.js';
+import { ORDER_FIELDS, type OrderRecord } from '../schemas.js';
+
+export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
+
+export interface OrderWriter {
+  /** Writes the orders of one page. */
+  page(orders: OrderRecord[]): Promise<void>;
+  /** Finishes the document (closes the JSON array, prints the table), also after a failure. */
+  end(): Promise<void>;
+}
+
+/** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */
+async function write(deps: Deps, text: string): Promise<void> {
+  if (!text) return;
+  const stream = deps.io.stdout;
+  if (!stream.write(text)) await once(stream, 'drain');
+}
+
+/** The columns a record set carries: sourceOrderId, then the spec's Order fields in its order. */
+export function presentColumns(orders: OrderRecord[]): string[] {
+  const keys = ['sourceOrderId', ...ORDER_FIELDS] as string[];
+  return keys.filter((k) => orders.some((o) => (o as Record<string, unknown>)[k] !== undefined));
+}
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** Creates the writer of a format. */
+export async function createOrderWriter(deps: Deps, format: ListFormat): Promise<OrderWriter> {
+  switch (format) {
+    case 'jsonl':
+      return {
+        async page(orders) {
+          let chunk = '';
+          for (const o of orders) chunk += `${JSON.stringify(o)}\n`;
+          await write(deps, chunk);
+        },
+        async end() {},
+      };
+    case 'json': {
+      let count = 0;
+      return {
+        async page(orders) {
+          let chunk = '';
+          for (const o of orders) chunk += `${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(o)}`;
+          await write(deps, chunk);
+        },
+        async end() {
+          await write(deps, count === 0 ? '[]\n' : '\n]\n');
+        },
+      };
+    }
+    case 'csv': {
+      const { stringify } = await import('csv-stringify/sync');
+      const columns = ['sourceOrderId', ...ORDER_FIELDS] as string[];
+      let header = true;
+      const flush = async (orders: OrderRecord[]) => {
+        const text = stringify(orders as Record<string, unknown>[], {
+          header,
+          columns,
+          cast: { boolean: (v) => String(v), object: (v) => JSON.stringify(v) },
+        });
+        header = false;
+        await write(deps, text);
+      };
+      return {
+        page: flush,
+        async end() {
+          if (header) await flush([]);
+        },
+      };
+    }
+    case 'plain': {
+      let columns: string[] | undefined;
+      return {
+        async page(orders) {
+          columns ??= orders.length > 0 ? presentColumns(orders) : undefined;
+          if (!columns) return;
+          const cols = columns;
+          let chunk = '';
+          for (const o of orders) {
+            chunk += `${cols.map((c) => cell((o as Record<string, unknown>)[c]).replace(/[\t\r\n]+/g, ' ')).join('\t')}\n`;
+          }
+          await write(deps, chunk);
+        },
+        async end() {},
+      };
+    }
+    case 'table': {
+      const rows: OrderRecord[] = [];
+      return {
+        async page(orders) {
+          for (const o of orders) rows.push(o);
+        },
+        async end() {
+          if (rows.length === 0) return;
+          const columns: Column<OrderRecord>[] = presentColumns(rows).map((c) => ({
+            header: c,
+            value: (row) => (row as Record<string, unknown>)[c],
+          }));
+          await printTable(deps, columns, rows, 'table');
+        },
+      };
+    }
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Cursor pagination over GET /v1/orders. The HTTP core already retries a GET on 429 (honouring
+ * Retry-After), 502-504 and lost connections; a page that still fails gets a few more, slower
+ * rounds here (a 500 included, since a GET is safe to repeat), so one bad minute does not end a
+ * long --all run. What still fails is reported with the cursor to resume from.
+ */
+import { PATHS } from '../api/service.js';
+import type { Deps } from '../deps.js';
+import { ApiError, NetworkError, OpcliError } from '../errors.js';
+import { backoffDelay } from '../http/retry.js';
+import { OrderRecord, OrdersPage, OrdersQuery } from '../schemas.js';
+
+/** The page without its records: checked on every page. */
+const PageShell = OrdersPage.omit({ edges: true });
+
+/** Extra rounds after the HTTP core gave up on a page. */
+export const PAGE_ROUNDS = 2;
+
+export interface PageRequest {
+  size?: number;
+  cursor?: string;
+  buttonNum?: number;
+}
+
+/** Whether a failure of a GET is worth another round. */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof NetworkError) return true;
+  return error instanceof ApiError && (error.status === 429 || error.status >= 500);
+}
+
+/**
+ * Checks a page's envelope with the shared schema. Records are checked with OrderRecord only when
+ * `records` is set (the table and CSV read their fields); --json and --jsonl pass each record on as
+ * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
+ */
+export function checkPage(body: unknown, records: boolean): OrdersPage {
+  const shell = PageShell.safeParse(body);
+  const edges = (body as { edges?: unknown } | null)?.edges;
+  let problem = shell.success ? undefined : shell.error.issues[0];
+  let where = problem ? problem.path.join('.') : '';
+  if (!problem && edges !== undefined) {
+    if (!Array.isArray(edges)) where = 'edges';
+    else {
+      for (const [i, edge] of edges.entries()) {
+        const node = (edge as { node?: unknown } | null)?.node;
+        if (node === null || typeof node !== 'object' || Array.isArray(node)) {
+          where = `edges.${i}.node`;
+          break;
+        }
+        if (records) {
+          const parsed = OrderRecord.safeParse(node);
+          if (!parsed.success) {
+            problem = parsed.error.issues[0];
+            where = `edges.${i}.node.${problem?.path.join('.')}`;
+            break;
+          }
+        }
+      }
+    }
+  }
+  if (where || problem) {
+    throw new OpcliError(`Unexpected answer from GET ${PATHS.orders}: ${where || 'body'}: ${problem?.message ?? 'expected an object'}.`, {
+      hint: 'The server does not answer as the API specification says; check the base URL.',
+    });
+  }
+  return body as OrdersPage;
+}
+
+/** Fetches one page, with extra rounds for transient failures. */
+export async function fetchPage(deps: Deps, query: PageRequest, options: { records?: boolean; rounds?: number } = {}): Promise<OrdersPage> {
+  const http = await deps.http();
+  const q = OrdersQuery.parse(query);
+  const rounds = options.rounds ?? PAGE_ROUNDS;
+  for (let round = 0; ; round++) {
+    try {
+      const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal });
+      return checkPage(res.body, options.records ?? true);
+    } catch (error) {
+      if (round >= rounds || !isTransient(error) || deps.signal.aborted) throw error;
+      const delay = backoffDelay(round + 3, Math.random);
+      deps.err(`${error instanceof Error ? error.message : String(error)}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`);
+      await deps.sleep(delay, deps.signal);
+    }
+  }
+}
+
+/** The current page number and total pages from pageCursors and totalCount, when they can be told. */
+export function pagePosition(page: OrdersPage, size: number | undefined): { current?: number; total?: number; around: number[] } {
+  const around = page.pageCursors.around;
+  const current = around.find((c) => c.isCurrent)?.page;
+  const perPage = size ?? (page.pageInfo.hasNextPage ? page.edges?.length : undefined);
+  let total: number | undefined;
+  if (perPage && perPage > 0) total = Math.max(1, Math.ceil(page.totalCount / perPage));
+  else if (!page.pageInfo.hasNextPage && current !== undefined) total = current;
+  return { current, total, around: around.map((c) => c.page) };
+}
