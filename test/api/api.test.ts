@@ -1,0 +1,123 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let env: Record<string, string>;
+let accessToken: string | undefined;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ orders: 45 });
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  ({ accessToken } = await sandboxProfile(sandbox, dir));
+  env = { OPCLI_CONFIG_DIR: dir };
+  sandbox.resetLog();
+});
+afterEach(() => cleanup());
+
+describe('opcli api', () => {
+  test('GET with --query prints the JSON answer, authenticated', async () => {
+    const r = await runOpcli(['api', 'GET', '/v1/orders', '--query', 'size=3', '-q', 'buttonNum=2'], { env });
+    expect(r.code).toBe(0);
+    const page = JSON.parse(r.stdout);
+    expect(page.edges).toHaveLength(3);
+    expect(page.totalCount).toBe(45);
+    expect(page.pageCursors.around).toHaveLength(2);
+    expect(sandbox.requests[0]?.query).toEqual({ size: '3', buttonNum: '2' });
+    expect(sandbox.requests[0]?.headers.authorization).toBe(`Bearer ${accessToken}`);
+    // The token never reaches the output.
+    expect(r.stdout + r.stderr).not.toContain(accessToken as string);
+  });
+
+  test('--paginate merges the edges of every page, in order', async () => {
+    const r = await runOpcli(['api', 'GET', '/v1/orders', '--paginate', '--query', 'size=10'], { env });
+    expect(r.code).toBe(0);
+    const merged = JSON.parse(r.stdout);
+    expect(merged.edges.map((e: { node: { sourceOrderId: string } }) => e.node.sourceOrderId)).toEqual(
+      Array.from({ length: 45 }, (_, i) => `ord_${String(i + 1).padStart(6, '0')}`),
+    );
+    expect(merged.pageInfo.hasNextPage).toBe(false);
+    expect(sandbox.requests).toHaveLength(5);
+  });
+
+  test('--paginate --jsonl streams one node per line', async () => {
+    const r = await runOpcli(['api', 'GET', '/v1/orders?size=20', '--paginate', '--jsonl'], { env });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(45);
+    expect(JSON.parse(lines[44] as string).sourceOrderId).toBe('ord_000045');
+    expect(sandbox.requests.map((q) => q.query.size)).toEqual(['20', '20', '20']);
+  });
+
+  test('--data inline, @file and - for standard input', async () => {
+    const body = { sourceOrderNumber: '#9', currency: 'USD' };
+    const inline = await runOpcli(['api', 'PUT', '/v1/orders/ord_000001', '--data', JSON.stringify(body)], { env });
+    expect(inline.code).toBe(0);
+    expect(JSON.parse(inline.stdout)).toEqual({ status: 'ok' });
+    const file = join(dir, 'o.json');
+    writeFileSync(file, JSON.stringify({ ...body, total: 2 }));
+    expect((await runOpcli(['api', 'PUT', '/v1/orders/ord_000002', '--data', `@${file}`], { env })).code).toBe(0);
+    expect((await runOpcli(['api', 'put', '/v1/orders/ord_000003', '-d', '-'], { env, stdin: JSON.stringify({ ...body, total: 3 }) })).code).toBe(0);
+    expect(sandbox.requests.map((q) => [q.method, q.path, JSON.parse(q.body).total])).toEqual([
+      ['PUT', '/v1/orders/ord_000001', undefined],
+      ['PUT', '/v1/orders/ord_000002', 2],
+      ['PUT', '/v1/orders/ord_000003', 3],
+    ]);
+  });
+
+  test('a non-2xx answer prints its body and exits by the error mapping', async () => {
+    const missing = await runOpcli(['api', 'PUT', '/v1/orders/ord_999999', '--data', '{"sourceOrderNumber":"#1","currency":"USD"}'], { env });
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout).error).toBe('not_found');
+    expect(missing.stderr).toContain('404');
+
+    const refused = await runOpcli(['api', 'PUT', '/v1/orders/ord_000001', '--data', '{"currency":"USD"}'], { env });
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stdout).errors[0].path).toBe('sourceOrderNumber');
+
+    const unknown = await runOpcli(['api', 'GET', '/v1/nothing-here'], { env });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('404');
+  });
+
+  test('a missing scope is a 403 naming it, exit 4', async () => {
+    await sandboxProfile(sandbox, dir, { scopes: ['read_orders'] });
+    const r = await runOpcli(['api', 'POST', '/v2/products/p1/children', '--data', '{}'], { env });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('write_products');
+    expect(JSON.parse(r.stdout).required_scope).toBe('write_products');
+  });
+
+  test('the session verify endpoint gets no Authorization header', async () => {
+    const token = sandbox.mintSessionToken();
+    const r = await runOpcli(['api', 'POST', '/v1/oauth/session/verify', '--data', JSON.stringify({ session_token: token })], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).storeId).toBe(sandbox.store.storeId);
+    expect(sandbox.requests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  test('bad arguments are usage errors and send nothing', async () => {
+    for (const argv of [
+      ['api', 'FETCH', '/v1/orders'],
+      ['api', 'GET', 'http://example.com/v1/orders'],
+      ['api', 'GET', '/v1/orders', '--query', 'size'],
+      ['api', 'PUT', '/v1/orders/x', '--data', '{not json'],
+      ['api', 'POST', '/v1/claims/offline', '--paginate'],
+      ['api', 'GET', '/v1/orders', '--jsonl'],
+    ]) {
+      const r = await runOpcli(argv, { env });
+      expect(r.code, argv.join(' ')).toBe(2);
+    }
+    expect(sandbox.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,187 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+
+const TOTAL = 1050;
+const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `ord_${String(from + i).padStart(6, '0')}`);
+const noSleep = async () => {};
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ orders: TOTAL });
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  env = { OPCLI_CONFIG_DIR: dir };
+  sandbox.setFaults([]);
+  sandbox.resetLog();
+});
+afterEach(() => cleanup());
+
+const orderGets = () => sandbox.requests.filter((r) => r.method === 'GET' && r.path === '/v1/orders');
+const jsonlIds = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).sourceOrderId as string);
+
+describe('orders list: one page', () => {
+  test('a pipe gets tab-separated rows and a footer with the total, the page position and the next command', async () => {
+    const r = await runOpcli(['orders', 'list', '--size', '20'], { env });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(20);
+    expect(lines[0]?.split('\t')[0]).toBe('ord_000001');
+    expect(lines[0]).toContain('#1001');
+    expect(r.stderr).toContain(`20 of ${TOTAL} orders · page 1 of 53`);
+    const next = /Next page: (opcli .*)$/m.exec(r.stderr)?.[1];
+    expect(next).toMatch(/^opcli orders list --size 20 --cursor \S+$/);
+    expect(orderGets()).toHaveLength(1);
+    expect(orderGets()[0]?.query).toEqual({ size: '20' });
+
+    // The printed command fetches the next page.
+    const argv = (next as string).split(' ').slice(1);
+    const r2 = await runOpcli(argv, { env });
+    expect(r2.code).toBe(0);
+    expect(r2.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(ids(21, 40));
+    expect(r2.stderr).toContain('page 2 of 53');
+  });
+
+  test('a terminal gets a table of the fields the records carry', async () => {
+    const r = await runOpcli(['orders', 'list', '--size', '3', '--page-buttons', '3'], { tty: true, env: { ...env, NO_COLOR: '1' } });
+    expect(r.code).toBe(0);
+    const header = r.stdout.split('\n')[1] ?? '';
+    for (const column of ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerEmail']) expect(header).toContain(column);
+    // Fields no record carries get no column.
+    expect(header).not.toContain('customerPhone');
+    expect(r.stdout).toContain('ord_000003');
+    expect(r.stderr).toContain('(pages [1] 2 3)');
+    expect(orderGets()[0]?.query).toEqual({ size: '3', buttonNum: '3' });
+  });
+
+  test('--json on one page prints a JSON array with unknown fields kept', async () => {
+    const r = await runOpcli(['orders', 'list', '--size', '5', '--json'], { env });
+    expect(r.code).toBe(0);
+    const orders = JSON.parse(r.stdout);
+    expect(orders.map((o: { sourceOrderId: string }) => o.sourceOrderId)).toEqual(ids(1, 5));
+    expect(orders[0]).toMatchObject({ sourceOrderNumber: '#1001' });
+  });
+
+  test('a missing read_orders scope is a 403 that names the scope, exit 4', async () => {
+    await sandboxProfile(sandbox, dir, { scopes: ['write_orders', 'write_products'] });
+    const r = await runOpcli(['orders', 'list'], { env });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('read_orders');
+    expect(orderGets().at(-1)?.status).toBe(403);
+  });
+
+  test('flags are checked before anything is sent', async () => {
+    for (const argv of [
+      ['orders', 'list', '--size', '0'],
+      ['orders', 'list', '--size', 'ten'],
+      ['orders', 'list', '--limit', '-1'],
+      ['orders', 'list', '--json', '--csv'],
+    ]) {
+      const r = await runOpcli(argv, { env });
+      expect(r.code, argv.join(' ')).toBe(2);
+    }
+    expect(orderGets()).toHaveLength(0);
+  });
+});
+
+describe('orders list: every page', () => {
+  test(`--all --jsonl collects each of ${TOTAL} orders exactly once, in order`, async () => {
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], { env });
+    expect(r.code).toBe(0);
+    expect(jsonlIds(r.stdout)).toEqual(ids(1, TOTAL));
+    expect(orderGets()).toHaveLength(11);
+    expect(r.stderr).toContain(`${TOTAL} of ${TOTAL} orders in 11 pages`);
+  });
+
+  test('--all --json writes one valid array; --csv a header and a row per order', async () => {
+    const json = await runOpcli(['orders', 'list', '--all', '--json', '--size', '250'], { env });
+    expect(json.code).toBe(0);
+    const all = JSON.parse(json.stdout) as { sourceOrderId: string }[];
+    expect(all.map((o) => o.sourceOrderId)).toEqual(ids(1, TOTAL));
+
+    const csv = await runOpcli(['orders', 'list', '--all', '--csv', '--size', '250'], { env });
+    expect(csv.code).toBe(0);
+    const rows = csv.stdout.trim().split('\n');
+    expect(rows[0]?.startsWith('sourceOrderId,sourceOrderNumber,currency,policyCancelledAt')).toBe(true);
+    expect(rows).toHaveLength(TOTAL + 1);
+    expect(rows.slice(1).map((l) => l.split(',')[0])).toEqual(ids(1, TOTAL));
+  });
+
+  test('--limit stops after N orders, asking the last page for no more than is left', async () => {
+    const r = await runOpcli(['orders', 'list', '--limit', '250', '--size', '100', '--jsonl'], { env });
+    expect(r.code).toBe(0);
+    expect(jsonlIds(r.stdout)).toEqual(ids(1, 250));
+    expect(orderGets().map((g) => g.query.size)).toEqual(['100', '100', '50']);
+    const next = /Next: (opcli .*)$/m.exec(r.stderr)?.[1] as string;
+    expect(next).toContain('--limit 250');
+    const r2 = await runOpcli(next.split(' ').slice(1), { env });
+    expect(jsonlIds(r2.stdout)).toEqual(ids(251, 500));
+  });
+
+  test('429 with Retry-After, 503 and a dropped connection in the middle end with every order once', async () => {
+    sandbox.setFaults([
+      { method: 'GET', path: '/v1/orders', status: 429, retryAfter: 1, after: 2, count: 1 },
+      { method: 'GET', path: '/v1/orders', status: 503, after: 4, count: 2 },
+      { method: 'GET', path: '/v1/orders', drop: true, after: 7, count: 1 },
+    ]);
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], { env });
+    expect(r.code).toBe(0);
+    expect(jsonlIds(r.stdout)).toEqual(ids(1, TOTAL));
+    const statuses = orderGets().map((g) => g.status);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 503)).toHaveLength(2);
+    expect(statuses.filter((s) => s === 0)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(11);
+    // The page after the 429 was asked for again only after the Retry-After second.
+    const gets = orderGets();
+    const limited = gets.findIndex((g) => g.status === 429);
+    expect((gets[limited + 1]?.at ?? 0) - (gets[limited]?.at ?? 0)).toBeGreaterThanOrEqual(900);
+  });
+
+  test('a failure that persists writes what was fetched, exits 1 and names the cursor; resuming completes the set', async () => {
+    sandbox.setFaults([{ method: 'GET', path: '/v1/orders', status: 500, after: 3 }]);
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], { env, sleep: noSleep });
+    expect(r.code).toBe(1);
+    const first = jsonlIds(r.stdout);
+    expect(first).toEqual(ids(1, 300));
+    expect(r.stderr).toContain('Stopped after 300 orders');
+    const resume = /^\s+(opcli orders list .*--cursor \S+)$/m.exec(r.stderr)?.[1];
+    expect(resume).toBeDefined();
+    // GET is safe to repeat: the page that failed was tried more than once.
+    expect(orderGets().filter((g) => g.status === 500).length).toBeGreaterThan(1);
+
+    sandbox.setFaults([]);
+    const r2 = await runOpcli((resume as string).split(' ').slice(1), { env });
+    expect(r2.code).toBe(0);
+    const rest = jsonlIds(r2.stdout);
+    expect([...first, ...rest]).toEqual(ids(1, TOTAL));
+  });
+
+  test('a persistent failure under --json still leaves a valid JSON array of what was fetched', async () => {
+    sandbox.setFaults([{ method: 'GET', path: '/v1/orders', status: 503, after: 2 }]);
+    const r = await runOpcli(['orders', 'list', '--all', '--json', '--size', '100'], { env, sleep: noSleep, http: { maxRetries: 1 } });
+    expect(r.code).toBe(1);
+    expect((JSON.parse(r.stdout) as { sourceOrderId: string }[]).map((o) => o.sourceOrderId)).toEqual(ids(1, 200));
+    expect(r.stderr).toMatch(/--cursor \S+/);
+  });
+
+  test('a failure on the first page is reported as it is, nothing written', async () => {
+    sandbox.setFaults([{ method: 'GET', path: '/v1/orders', status: 503 }]);
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl'], { env, sleep: noSleep, http: { maxRetries: 0 } });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('503');
+    expect(r.stderr).not.toContain('Stopped after');
+  });
+});

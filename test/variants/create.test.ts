@@ -1,0 +1,148 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ orders: 5 });
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  env = { OPCLI_CONFIG_DIR: dir };
+  sandbox.resetLog();
+});
+afterEach(() => cleanup());
+
+const REQUIRED = ['--status', 'ACTIVE', '--name', 'Mug, blue', '--price', '12.5', '--inventory-quantity', '40', '--product-type', 'SIMPLE'];
+const posts = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v2/products/'));
+
+describe('variants create', () => {
+  test('every flag becomes its field; the variant is created', async () => {
+    const before = sandbox.variants.length;
+    const r = await runOpcli(
+      [
+        'variants', 'create', 'prod_a', ...REQUIRED,
+        '--variant-id', 'var_a1', '--description', 'a blue mug', '--sku', 'MUG-B', '--tax', '7',
+        '--inventory-type', 'FULL', '--product-image', 'https://img.example/mug.png', '--in-stock',
+      ],
+      { env },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('created under product prod_a');
+    expect(posts()[0]?.path).toBe('/v2/products/prod_a/children');
+    expect(JSON.parse(posts()[0]?.body ?? '')).toEqual({
+      productId: 'prod_a',
+      status: 'ACTIVE',
+      name: 'Mug, blue',
+      price: 12.5,
+      inventoryQuantity: 40,
+      productType: 'SIMPLE',
+      variantId: 'var_a1',
+      description: 'a blue mug',
+      sku: 'MUG-B',
+      tax: 7,
+      inventoryType: 'FULL',
+      productImage: 'https://img.example/mug.png',
+      inStock: true,
+    });
+    expect(sandbox.variants.length).toBe(before + 1);
+  });
+
+  test('--no-in-stock sends false; --json prints the answer', async () => {
+    const r = await runOpcli(['variants', 'create', 'prod_b', ...REQUIRED, '--no-in-stock', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ status: 'ok' });
+    expect(JSON.parse(posts()[0]?.body ?? '').inStock).toBe(false);
+  });
+
+  test('--bundle-product-id is repeatable and names created variants', async () => {
+    for (const id of ['part_1', 'part_2']) expect((await runOpcli(['variants', 'create', id, ...REQUIRED], { env })).code).toBe(0);
+    const r = await runOpcli(
+      ['variants', 'create', 'bundle_1', ...REQUIRED.slice(0, 8), '--product-type', 'FULL', '--bundle-product-id', 'part_1', '--bundle-product-id', 'part_2'],
+      { env },
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(posts().at(-1)?.body ?? '').bundleProductIds).toEqual(['part_1', 'part_2']);
+  });
+
+  test('a validation refusal by the server shows the field errors, exits 2, and nothing is created', async () => {
+    const before = sandbox.variants.length;
+    const r = await runOpcli(['variants', 'create', 'bundle_2', ...REQUIRED, '--bundle-product-id', 'never_created'], { env });
+    expect(r.code).toBe(2);
+    expect(posts()[0]?.status).toBe(400);
+    expect(r.stderr).toContain('bundleProductIds.0');
+    expect(r.stderr).toContain('never_created');
+    expect(sandbox.variants.length).toBe(before);
+  });
+
+  test('--data with flags overriding it; a productId that differs from the argument is refused', async () => {
+    const file = join(dir, 'variant.json');
+    writeFileSync(file, JSON.stringify({ status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP' }));
+    const r = await runOpcli(['variants', 'create', 'prod_c', '--data', file, '--status', 'ARCHIVED'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(posts()[0]?.body ?? '')).toEqual({
+      productId: 'prod_c', status: 'ARCHIVED', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP',
+    });
+    writeFileSync(file, JSON.stringify({ productId: 'other', status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE' }));
+    const r2 = await runOpcli(['variants', 'create', 'prod_c', '--data', file], { env });
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toContain('differs from the argument');
+    expect(posts()).toHaveLength(1);
+  });
+
+  test('--dry-run prints the request and sends nothing', async () => {
+    const r = await runOpcli(['variants', 'create', 'prod_d', ...REQUIRED, '--dry-run', '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ method: 'POST', path: '/v2/products/prod_d/children', body: { productId: 'prod_d', inventoryQuantity: 40 } });
+    expect(sandbox.requests).toHaveLength(0);
+  });
+});
+
+describe('variants create: validation before sending (exit 2, no request)', () => {
+  const without = (flag: string) => {
+    const i = REQUIRED.indexOf(flag);
+    return [...REQUIRED.slice(0, i), ...REQUIRED.slice(i + 2)];
+  };
+  const cases: [string, string[], RegExp][] = [
+    ['status enum', [...without('--status'), '--status', 'LIVE'], /status: expected one of ACTIVE, DRAFT, ARCHIVED, DELETED, got "LIVE"/],
+    ['status suggestion', [...without('--status'), '--status', 'ACTIV'], /did you mean ACTIVE\?/],
+    ['productType enum', [...without('--product-type'), '--product-type', 'BUNDLE'], /productType: expected one of FULL, SIMPLE/],
+    ['inventoryType enum', [...REQUIRED, '--inventory-type', 'full'], /inventoryType: expected one of FULL, SIMPLE, got "full"; did you mean FULL\?/],
+    ['inventoryQuantity as the declared enum', [...without('--inventory-quantity'), '--inventory-quantity', 'FULL'], /--inventory-quantity expects a finite whole number, got "FULL"/],
+    ['inventoryQuantity fraction', [...without('--inventory-quantity'), '--inventory-quantity', '1.5'], /inventoryQuantity: expected a whole number of 0 or more, got 1.5/],
+    ['inventoryQuantity negative', [...without('--inventory-quantity'), '--inventory-quantity', '-1'], /inventoryQuantity: expected a whole number of 0 or more, got -1/],
+    ['price not a number', [...without('--price'), '--price', '12,50'], /--price expects a finite number, got "12,50"/],
+    ['tax not a number', [...REQUIRED, '--tax', 'tax_1'], /--tax expects a finite number/],
+    ['missing name', without('--name'), /name is required \(--name\)/],
+    ['missing status', without('--status'), /status is required/],
+  ];
+  test.each(cases)('%s', async (_name, flags, message) => {
+    const r = await runOpcli(['variants', 'create', 'prod_v', ...flags], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
+  test('wrong types in --data are named by field', async () => {
+    const file = join(dir, 'v.json');
+    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'X', price: '3', inventoryQuantity: 1, productType: 'SIMPLE', inStock: 'yes', bundleProductIds: 'a', colour: 'red' }));
+    const r = await runOpcli(['variants', 'create', 'prod_w', '--data', file], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('price: expected a number, got "3"');
+    expect(r.stderr).toContain('inStock');
+    expect(r.stderr).toContain('bundleProductIds');
+    expect(r.stderr).toContain('unknown field "colour"');
+    expect(sandbox.requests).toHaveLength(0);
+  });
+});
