@@ -10,7 +10,7 @@ import type { Deps } from '../deps.js';
 import { ApiError, AuthError, InterruptedError, NetworkError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import type { OfflineClaim } from '../schemas.js';
 import { Journal } from './journal.js';
-import { detectFormat, openSource, type SourceRow } from './reader.js';
+import { detectFormat, openSource, rowKey, type SourceRow } from './reader.js';
 import { BatchReporter, type RowResult } from './report.js';
 import { validateClaim } from './validate.js';
 
@@ -149,69 +149,108 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
 
   const stopped = () => stopError !== undefined || fatal !== undefined || deps.signal.aborted;
 
-  const handle = async (row: SourceRow): Promise<void> => {
-    const prior = journal.priorOutcome(row.key);
-    if (prior?.status === 'filed') {
-      await reporter.add(row, { line: row.line, status: 'filed', sourceOrderId: prior.sourceOrderId, earlier: true });
-      return;
-    }
-    if (prior?.status === 'rejected') {
-      await reporter.add(row, { line: row.line, status: 'rejected', error: prior.reason, earlier: true });
-      return;
-    }
-    if ((prior?.status === 'uncertain' || prior?.status === 'sending') && !opts.retryUncertain) {
-      earlierUncertainCount++;
-      if (earlierUncertain.length < 20) earlierUncertain.push(row.line);
-      await reporter.add(row, {
-        line: row.line,
-        status: 'uncertain',
-        error: prior.reason ?? 'the run that sent it stopped before the answer arrived',
-        earlier: true,
-      });
-      return;
-    }
-    const checked = validateClaim(row.value, row.issues);
-    if (!checked.ok) {
-      await reporter.add(row, { line: row.line, status: 'rejected', invalid: true, errors: checked.issues });
-      return;
-    }
-    // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-    await journal.record({ key: row.key, line: row.line, status: 'sending' });
-    const result = await send(checked.claim, row, deps);
-    reporter.counts.sent++;
-    journalWrites.push(
-      journal
-        .record({
-          key: row.key,
-          line: row.line,
-          status: result.result.status as 'filed',
-          sourceOrderId: result.result.sourceOrderId,
-          reason: result.result.error,
-          errors: result.result.errors,
-        })
-        .catch((error) => {
-          fatal ??= error;
-        }),
-    );
-    if (result.stop) stopError ??= result.error;
-    await reporter.add(row, result.result);
-  };
+  /** A row that is journaled as sending and ready to go. */
+  interface Ready {
+    row: SourceRow;
+    key: string;
+    claim: OfflineClaim;
+  }
 
-  const worker = async (): Promise<void> => {
+  /**
+   * Pulls rows until one must be sent: rows settled earlier and invalid rows are reported on the
+   * way. The returned row is already durable as `sending`.
+   */
+  const prepare = async (): Promise<Ready | undefined> => {
     while (!stopped()) {
       let next: IteratorResult<SourceRow>;
       try {
         next = await rows.next();
       } catch (error) {
         fatal ??= error;
-        return;
+        return undefined;
       }
-      if (next.done || stopped()) return;
-      try {
-        await handle(next.value);
-      } catch (error) {
-        fatal ??= error;
-        return;
+      if (next.done || stopped()) return undefined;
+      const row = next.value;
+      const key = rowKey(row.line, row.content);
+      const prior = journal.priorOutcome(key);
+      if (prior?.status === 'filed') {
+        await reporter.add(row, { line: row.line, status: 'filed', sourceOrderId: prior.sourceOrderId, earlier: true });
+        continue;
+      }
+      if (prior?.status === 'rejected') {
+        await reporter.add(row, { line: row.line, status: 'rejected', error: prior.reason, earlier: true });
+        continue;
+      }
+      if ((prior?.status === 'uncertain' || prior?.status === 'sending') && !opts.retryUncertain) {
+        earlierUncertainCount++;
+        if (earlierUncertain.length < 20) earlierUncertain.push(row.line);
+        await reporter.add(row, {
+          line: row.line,
+          status: 'uncertain',
+          error: prior.reason ?? 'the run that sent it stopped before the answer arrived',
+          earlier: true,
+        });
+        continue;
+      }
+      const checked = validateClaim(row.value, row.issues);
+      if (!checked.ok) {
+        await reporter.add(row, { line: row.line, status: 'rejected', invalid: true, errors: checked.issues });
+        continue;
+      }
+      // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
+      await journal.record({ key, line: row.line, status: 'sending' });
+      return { row, key, claim: checked.claim };
+    }
+    return undefined;
+  };
+
+  const settle = async (ready: Ready, outcome: { result: RowResult; stop: boolean; error?: unknown }): Promise<void> => {
+    journalWrites.push(
+      journal
+        .record({
+          key: ready.key,
+          line: ready.row.line,
+          status: outcome.result.status as 'filed',
+          sourceOrderId: outcome.result.sourceOrderId,
+          reason: outcome.result.error,
+          errors: outcome.result.errors,
+        })
+        .catch((error) => {
+          fatal ??= error;
+        }),
+    );
+    if (outcome.stop) stopError ??= outcome.error;
+    await reporter.add(ready.row, outcome.result);
+  };
+
+  /**
+   * Each worker prepares (reads, validates, journals) its next row while its current request is in
+   * flight, so the journal's fsync overlaps the network instead of adding to it. A prepared row that
+   * is not sent because the batch stops is journaled as not_sent; only a crash leaves it "sending"
+   * (uncertain on the next run): at most one row per worker beyond those truly in flight.
+   */
+  const worker = async (): Promise<void> => {
+    let current: Ready | undefined;
+    try {
+      current = await prepare();
+      while (current) {
+        const sending = send(current.claim, current.row, deps);
+        const upcoming = prepare();
+        reporter.counts.sent++;
+        await settle(current, await sending);
+        current = undefined;
+        const next = await upcoming;
+        if (next && stopped()) {
+          // Never sent: journaled so the next run sends it, but not a result of this run.
+          await journal.record({ key: next.key, line: next.row.line, status: 'not_sent', reason: 'the batch stopped before this row was sent' });
+          return;
+        }
+        current = next;
+      }
+    } catch (error) {
+      fatal ??= error;
+      if (current) {
+        await journal.record({ key: current.key, line: current.row.line, status: 'uncertain', reason: 'opcli failed while sending it' }).catch(() => {});
       }
     }
   };

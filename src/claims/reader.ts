@@ -16,8 +16,8 @@ export interface SourceRow {
   seq: number;
   /** Line of the file where the row starts (JSON: the element's number, 1-based). */
   line: number;
-  /** A hash of the row's content and line: the journal key. */
-  key: string;
+  /** The row's content as read; with the line it makes the journal key (`rowKey`). */
+  content: string;
   /** The CSV cells as read (for `--out`). */
   cells?: string[];
   /** The claim object built from the row (not yet validated). */
@@ -97,11 +97,11 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
   const { parse } = await import('csv-parse');
   input.setEncoding('utf8');
   const parser = input.pipe(normalizeNewlines()).pipe(
-    parse({ bom: true, info: true, raw: true, relax_column_count: true, skip_empty_lines: true }),
+    parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true }),
   );
   input.on('error', (error) => parser.destroy(error));
-  const it = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number }; raw: string }>;
-  let first: IteratorResult<{ record: string[]; info: { lines: number }; raw: string }>;
+  const it = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number } }>;
+  let first: IteratorResult<{ record: string[]; info: { lines: number } }>;
   try {
     first = await it.next();
   } catch (error) {
@@ -113,21 +113,21 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
   const header = first.value.record.map((h) => h.trim());
   const fields = checkHeader(header, options);
   const headerSig = header.join(',');
-  let lastLine = first.value.info.lines;
   async function* rows(): AsyncGenerator<SourceRow> {
     let seq = 0;
     for (;;) {
-      let next: IteratorResult<{ record: string[]; info: { lines: number }; raw: string }>;
+      let next: IteratorResult<{ record: string[]; info: { lines: number } }>;
       try {
         next = await it.next();
       } catch (error) {
         throw csvError(error, options.label);
       }
       if (next.done) return;
-      const { record, info, raw } = next.value;
-      const leading = /^\n*/.exec(raw)?.[0].length ?? 0;
-      const line = lastLine + 1 + leading;
-      lastLine = info.lines;
+      const { record, info } = next.value;
+      // info.lines is the record's last line; newlines inside its cells say where it began.
+      let inner = 0;
+      for (const cell of record) if (cell.includes('\n')) inner += cell.split('\n').length - 1;
+      const line = info.lines - inner;
       const issues: FieldIssue[] = [];
       const value: Record<string, unknown> = {};
       if (record.length !== header.length) {
@@ -141,7 +141,7 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
         else if (v !== undefined) setPath(value, field.path, v);
       });
       applyDefaults(value, options);
-      yield { seq: seq++, line, key: rowKey(line, `${headerSig}\u0001${JSON.stringify(record)}`), cells: record, value, issues };
+      yield { seq: seq++, line, content: `${headerSig}\u0001${JSON.stringify(record)}`, cells: record, value, issues };
     }
   }
   return { format: 'csv', header, unit: 'line', rows: rows() };
@@ -202,12 +202,12 @@ export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
 
 function objectRow(seq: number, line: number, content: string, parsed: unknown, options: OpenOptions): SourceRow {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return { seq, line, key: rowKey(line, content), value: parsed, issues: [{ path: '', message: 'expected a JSON object (one claim)' }] };
+    return { seq, line, content, value: parsed, issues: [{ path: '', message: 'expected a JSON object (one claim)' }] };
   }
   const value = parsed as Record<string, unknown>;
   const issues = coerceObject(value);
   applyDefaults(value, options);
-  return { seq, line, key: rowKey(line, content), value, issues };
+  return { seq, line, content, value, issues };
 }
 
 async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {
@@ -223,7 +223,7 @@ async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator
     try {
       parsed = JSON.parse(trimmed);
     } catch (error) {
-      yield { seq: seq++, line, key: rowKey(line, trimmed), value: undefined, issues: [{ path: '', message: `not valid JSON: ${(error as Error).message}` }] };
+      yield { seq: seq++, line, content: trimmed, value: undefined, issues: [{ path: '', message: `not valid JSON: ${(error as Error).message}` }] };
       continue;
     }
     yield objectRow(seq++, line, trimmed, parsed, options);

@@ -250,8 +250,10 @@ describe('interruption', () => {
     expect(done.every((r) => r.status === 'filed')).toBe(true);
     expect(done).toHaveLength(claimBodies(sandbox).length);
     const journal = journalByLine(`${path}.journal.jsonl`);
-    expect([...journal.values()].every((e) => e.status === 'filed')).toBe(true);
-    expect(journal.size).toBe(done.length);
+    // Rows read ahead but never sent are journaled not_sent (the rerun sends them); nothing is left "sending".
+    const statuses = [...journal.values()].map((e) => e.status);
+    expect(statuses.filter((s) => s === 'filed')).toHaveLength(done.length);
+    expect(statuses.every((s) => s === 'filed' || s === 'not_sent')).toBe(true);
 
     sandbox.setFaults([]);
     const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
