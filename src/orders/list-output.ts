@@ -41,9 +41,11 @@ export async function createOrderWriter(deps: Deps, format: ListFormat): Promise
     case 'jsonl':
       return {
         async page(orders) {
-          let chunk = '';
-          for (const o of orders) chunk += `${JSON.stringify(o)}\n`;
-          await write(deps, chunk);
+          if (orders.length === 0) return;
+          // One flat string per page: join is cheaper than growing a rope order by order.
+          const lines = new Array<string>(orders.length);
+          for (let i = 0; i < orders.length; i++) lines[i] = JSON.stringify(orders[i]);
+          await write(deps, `${lines.join('\n')}\n`);
         },
         async end() {},
       };

@@ -120,17 +120,34 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   let last: OrdersPage | undefined;
   let failure: unknown;
   try {
-    let pending = request(cursor, 0);
+    // In flight, in order: the page asked for with each cursor. The head is always the page that
+    // follows what was written; entries behind it are guesses taken from pageCursors.
+    const queue: { cursor: string | undefined; page: Promise<OrdersPage> }[] = [{ cursor, page: request(cursor, 0) }];
+    // Guessing needs a constant page size; a miss (an unaligned --cursor) turns it off.
+    let guess = opts.limit === undefined && follow;
     for (;;) {
-      const page = await pending;
+      const head = queue.shift() as (typeof queue)[number];
+      const page = await head.page;
       if (deps.signal.aborted) throw new InterruptedError();
       const orders = (page.edges ?? []).map((e) => e.node);
       const next = page.pageInfo.endCursor;
       const total = written + orders.length;
       const more =
         follow && page.pageInfo.hasNextPage && !!next && orders.length > 0 && (opts.limit === undefined || total < opts.limit);
-      // The next page is asked for before this one is written, so the server works while we write.
-      if (more) pending = request(next ?? undefined, total);
+      if (more) {
+        // Only a page asked for with exactly this endCursor may follow: every order comes once.
+        if (queue[0] && queue[0].cursor !== next) {
+          guess = false;
+          queue.length = 0;
+        }
+        if (queue.length === 0) queue.push({ cursor: next ?? undefined, page: request(next ?? undefined, total) });
+        // One page further, from the page cursors, so the server works while this one is parsed.
+        const current = page.pageCursors.around.find((c) => c.isCurrent)?.page;
+        const ahead = guess && current !== undefined ? page.pageCursors.around.find((c) => c.page === current + 2) : undefined;
+        if (ahead && queue.length === 1) queue.push({ cursor: ahead.cursor, page: request(ahead.cursor, total) });
+        // Let the requests reach the socket before the CPU-bound writing below starts.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else queue.length = 0;
       await writer.page(orders);
       written = total;
       pages++;
