@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
 // loaded on use), every library inlined so the published package has no runtime dependencies.
-import { rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 /**
@@ -39,3 +40,8 @@ await build({
   logLevel: 'warning',
   plugins: [lazyChildProcessForCommander],
 });
+
+// The top-level help is the same text on every run: render it once (80 columns, as commander does
+// for a pipe) so the shim can print it without loading the bundle at all.
+const help = execFileSync(process.execPath, ['dist/main.js', '--help'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+writeFileSync('dist/help.txt', help);

@@ -1,10 +1,30 @@
 #!/usr/bin/env node
 // A tiny shim: the bundle in dist/ does the work (built by `npm run build`, or on `npm ci` by `prepare`).
-import('../dist/main.js').catch((error) => {
-  if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
-    console.error('opcli is not built yet: run `npm run build` in the opcli folder.');
-    process.exitCode = 1;
-    return;
+// The two most common probes, `--version` and `--help`, are answered without loading the bundle.
+import { readFileSync } from 'node:fs';
+
+const argv = process.argv.slice(2);
+const only = argv.length === 1 ? argv[0] : argv.length === 0 ? '' : undefined;
+let answered = false;
+if (only === '--version' || only === '-V') {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`${pkg.version}\n`);
+  answered = true;
+} else if (only === '--help' || only === '-h' || only === '') {
+  try {
+    process.stdout.write(readFileSync(new URL('../dist/help.txt', import.meta.url), 'utf8'));
+    answered = true;
+  } catch {
+    // Not built yet, or an older build: the bundle renders it.
   }
-  throw error;
-});
+}
+if (!answered) {
+  await import('../dist/main.js').catch((error) => {
+    if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
+      console.error('opcli is not built yet: run `npm run build` in the opcli folder.');
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  });
+}

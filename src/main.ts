@@ -1,14 +1,9 @@
 /** The entry: the one file that touches `process`. */
 import { isatty } from 'node:tty';
-import { VERSION } from './version.js';
+import { runCli } from './cli.js';
+import { createDeps } from './deps.js';
 
 const argv = process.argv.slice(2);
-if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
-  // The most common probe answers before commander is even loaded.
-  process.stdout.write(`${VERSION}\n`);
-  process.exit(0);
-}
-const [{ runCli }, { createDeps }] = await Promise.all([import('./cli.js'), import('./deps.js')]);
 
 const controller = new AbortController();
 process.on('SIGINT', () => {

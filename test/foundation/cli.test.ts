@@ -57,6 +57,14 @@ describe('the built binary', () => {
     expect(bad.stderr).toContain("missing required argument 'key'");
   });
 
+  it('answers --help and a bare `opcli` from the help rendered at build time, identical to the live one', async () => {
+    const live = await runOpcli(['--help']);
+    const shim = await runBinary(['--help']);
+    expect(shim.code).toBe(0);
+    expect(shim.stdout).toBe(live.stdout);
+    expect((await runBinary([])).stdout).toBe(live.stdout);
+  });
+
   it('turns colour off for a pipe and with NO_COLOR', async () => {
     const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: '/tmp/opcli-nocolor-test', FORCE_COLOR: '1' } });
     expect(r.stdout).not.toMatch(/\u001b\[/);
