@@ -36,6 +36,7 @@ export interface PriorOutcome {
 
 interface Pending {
   text: string;
+  durable: boolean;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -100,12 +101,18 @@ export class Journal {
     return this.prior.get(key);
   }
 
-  /** Appends an entry; resolves once it is on disk (fsync'd with whatever else was queued). */
+  /**
+   * Appends an entry. A `sending` entry resolves once it is fsync'd (with whatever else was queued):
+   * it must be durable before its request leaves. An outcome resolves once it is written: a process
+   * crash keeps written data, the next fsync (or close) makes it durable, and if a power loss ever
+   * dropped it the row would read as `sending`, that is uncertain, never resent silently. Syncing
+   * every outcome too doubled the fsyncs for no safety gained.
+   */
   record(entry: Omit<JournalEntry, 'at'>): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     const text = `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`;
     return new Promise((resolve, reject) => {
-      this.pending.push({ text, resolve, reject });
+      this.pending.push({ text, durable: entry.status === 'sending', resolve, reject });
       this.flushing ??= this.flushLoop();
     });
   }
@@ -116,7 +123,7 @@ export class Journal {
       this.pending = [];
       try {
         await this.handle.write(batch.map((p) => p.text).join(''));
-        await this.handle.datasync();
+        if (batch.some((p) => p.durable)) await this.handle.datasync();
         for (const p of batch) p.resolve();
       } catch (error) {
         this.failure = new OpcliError(`Cannot write the journal ${this.path}: ${(error as Error).message}`, {
@@ -132,6 +139,7 @@ export class Journal {
   /** Writes what is queued, closes the file and releases the lock. */
   async close(): Promise<void> {
     while (this.flushing) await this.flushing;
+    await this.handle.datasync().catch(() => {});
     await this.handle.close().catch(() => {});
     await this.release().catch(() => {});
   }
