@@ -55,14 +55,22 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
     deps.redactor.add(token.refreshToken);
     return token;
   };
+  // The token last read or obtained. A batch makes thousands of requests: reading and parsing the
+  // credential file for each would cost more than the request. The store is read again when the
+  // token nears expiry, and after a 401 (another process may have rotated it).
+  let cached: StoredToken | undefined;
   return {
     async get() {
+      if (cached && !needsRefresh(cached, deps.now())) return cached.accessToken;
       const token = await current();
+      cached = token;
       if (!needsRefresh(token, deps.now())) return token.accessToken;
       deps.debug(`auth: the access token of profile "${name}" expires within 5 minutes; refreshing`);
-      return (await singleFlight(token.accessToken)).accessToken;
+      cached = await singleFlight(token.accessToken);
+      return cached.accessToken;
     },
     async refreshAfterUnauthorized(sent) {
+      cached = undefined;
       const token = (await deps.credentials()).read(name).token;
       // A pasted token has nothing to refresh with: let the 401 be reported.
       if (token && token.accessToken === sent && token.grant === 'token') return undefined;
@@ -70,7 +78,8 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
       return (await singleFlight(sent)).accessToken;
     },
     async refresh(seen) {
-      return singleFlight(seen ?? (await current()).accessToken);
+      cached = await singleFlight(seen ?? (await current()).accessToken);
+      return cached;
     },
   };
 }
