@@ -79,18 +79,6 @@ export function resumeCommand(opts: ListOptions, deps: Deps, cursor: string, rem
   return argv.map(quote).join(' ');
 }
 
-/**
- * A long walk keeps its footprint small: V8 compiles undici's llhttp WebAssembly with its baseline
- * compiler only (the optimising tier alone costs ~35 MiB of RSS and parsing is not the bottleneck)
- * and grows the heap conservatively. Measured on 100,000 orders: peak RSS ~135 MiB → ~95 MiB at
- * the same speed. Must run before the first request compiles the parser.
- */
-async function leanMemory(): Promise<void> {
-  const v8 = await import('node:v8');
-  v8.setFlagsFromString('--liftoff-only');
-  v8.setFlagsFromString('--optimize-for-size');
-}
-
 /** Lists orders page by page, writing each page as it arrives. */
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const [{ createOrderWriter }, { fetchPage, pagePosition }, { colors }] = await Promise.all([
@@ -100,7 +88,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   ]);
   const format = opts.format ?? (deps.io.stdoutIsTTY ? 'table' : 'plain');
   const follow = opts.all || opts.limit !== undefined;
-  if (follow) await leanMemory();
+  if (follow) await (await import('../../lean-memory.js')).leanMemory({ liftoffOnly: true });
   const writer = await createOrderWriter(deps, format);
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const sizeFor = (written: number) => {
