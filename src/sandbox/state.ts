@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OrderRecord } from '../schemas.js';
 import { makeIdentity, seedCustomers } from './seed.js';
-import type { SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions } from './types.js';
+import type { SandboxClaim, SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions, SandboxVariant } from './types.js';
 
 export interface AccessTokenRecord {
   familyId: number;
@@ -70,18 +70,9 @@ export interface CustomerRecord {
   loyaltyCardId: string | null;
 }
 
-export interface StoredClaim {
-  sourceOrderId: string;
-  payload: Record<string, unknown>;
-  raw: string;
-  receivedAt: number;
-}
-
-export interface StoredVariant {
-  productId: string;
-  variant: Record<string, unknown>;
-  receivedAt: number;
-}
+/** Claims and variants are stored in the shape the sandbox contract exposes. */
+export type StoredClaim = SandboxClaim;
+export type StoredVariant = SandboxVariant;
 
 /** Fresh zeroed counters. */
 export function zeroCounters(): SandboxCounters {
