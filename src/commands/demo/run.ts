@@ -28,7 +28,10 @@ function tee(target: Writable, sink: (text: string) => void): Writable {
   return new Writable({
     write(chunk, _enc, done) {
       sink(chunk.toString());
-      target.write(chunk, done);
+      // Passed on at once, not when the target is done: the tour's own narration goes straight to
+      // the same stream, and a step's last lines must not arrive after it.
+      target.write(chunk);
+      done();
     },
   });
 }
