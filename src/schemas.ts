@@ -234,11 +234,13 @@ export const OfflineClaim = z.strictObject({
 });
 export type OfflineClaim = z.infer<typeof OfflineClaim>;
 
-/** The payload echoed by claim creation: the request less claimFiledFrom and options, plus sourceOrderId. */
-export const ClaimPayload = z.looseObject({
-  ...OfflineClaim.omit({ claimFiledFrom: true, options: true }).shape,
-  sourceOrderId: z.string(),
-});
+/**
+ * The payload echoed by claim creation: the request less claimFiledFrom and options, plus
+ * sourceOrderId. Only sourceOrderId is checked. The rest echoes what opcli sent, and refusing a
+ * created claim because its echo differs (a normalised e-mail, say) would report a claim that
+ * exists as uncertain; every other field is kept as the server sent it.
+ */
+export const ClaimPayload = z.looseObject({ sourceOrderId: z.string().min(1) });
 export type ClaimPayload = z.infer<typeof ClaimPayload>;
 
 export const ClaimCreated = z.object({ status: z.literal('ok'), payload: ClaimPayload });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  ClaimCreated,
   CURRENCY_CODES,
   fieldIssues,
   GiftCardAmount,
@@ -130,6 +131,15 @@ describe('OfflineClaim', () => {
       expect(OfflineClaim.safeParse({ ...validClaim, issueType }).success, issueType).toBe(true);
     }
     for (const resolution of ['RESHIP', 'REFUND', 'STORE_CREDIT']) expect(OfflineClaim.safeParse({ ...validClaim, resolution }).success).toBe(true);
+  });
+});
+
+describe('claim creation answer', () => {
+  it('needs status ok and a sourceOrderId, and keeps the echoed fields as sent', () => {
+    const echo = { ...validClaim, customer: { email: 'C@EXAMPLE.COM' }, sourceOrderId: 'ord_off_1' };
+    expect(ClaimCreated.parse({ status: 'ok', payload: echo }).payload).toMatchObject({ sourceOrderId: 'ord_off_1', customer: { email: 'C@EXAMPLE.COM' } });
+    expect(firstIssue(ClaimCreated, { status: 'ok', payload: { ...validClaim } })?.path).toBe('payload.sourceOrderId');
+    expect(firstIssue(ClaimCreated, { status: 'error', payload: echo })?.path).toBe('status');
   });
 });
 
