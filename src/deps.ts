@@ -32,7 +32,7 @@ export interface Globals {
 /** A question asked on the terminal; tests inject their own answers. */
 export interface Prompter {
   /** `signal` withdraws the question (the prompt rejects), e.g. when the login callback arrived first. */
-  input(options: { message: string; default?: string; validate?: (value: string) => true | string; signal?: AbortSignal }): Promise<string>;
+  input(options: { message: string; default?: string; validate?: (value: string) => true | string; signal?: AbortSignal; /** Remove the question and the answer from the screen once answered (the answer is secret). */ secret?: boolean }): Promise<string>;
   password(options: { message: string; validate?: (value: string) => true | string }): Promise<string>;
   confirm(options: { message: string; default?: boolean }): Promise<boolean>;
   select<T extends string>(options: { message: string; choices: { name: string; value: T; description?: string }[]; default?: T }): Promise<T>;

@@ -44,7 +44,7 @@ export async function startCallbackServer<T>(options: { port?: number; judge: (u
       judged = { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
     }
     res.writeHead(judged.ok ? 200 : 400, PAGE_HEADERS);
-    res.end(judged.ok ? page('Logged in', 'opcli is logged in. You can close this tab and return to the terminal.') : page('Login failed', judged.error.message));
+    res.end(judged.ok ? page('Authorization received', 'opcli is finishing the login. Return to the terminal to see the result; you can close this tab.') : page('Login failed', judged.error.message));
     res.on('close', () => settle(judged));
     res.on('finish', () => settle(judged));
   });

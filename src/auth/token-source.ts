@@ -1,7 +1,7 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
 import type { Deps } from '../deps.js';
-import { ApiError, AuthError, isOutcomeUncertain } from '../errors.js';
+import { ApiError, AuthError, NetworkError } from '../errors.js';
 import type { TokenSource } from '../http/client.js';
 import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
 
@@ -14,9 +14,15 @@ export interface AuthTokenSource extends TokenSource {
   refresh(seen?: string): Promise<StoredToken>;
 }
 
-/** Whether a stored token should be refreshed before use. A token of unknown expiry is used as it is. */
+/**
+ * Whether a stored token should be refreshed before use: within 5 minutes of expiry, or within
+ * half its lifetime when it lives shorter than 10 minutes (else a token issued for 5 minutes or
+ * less would be refreshed before every request). A token of unknown expiry is used as it is.
+ */
 export function needsRefresh(token: StoredToken, now: number): boolean {
-  return token.expiresAt !== undefined && token.expiresAt - now <= REFRESH_MARGIN_MS;
+  if (token.expiresAt === undefined) return false;
+  const margin = Math.min(REFRESH_MARGIN_MS, (token.expiresAt - token.obtainedAt) / 2);
+  return token.expiresAt - now <= margin;
 }
 
 /**
@@ -116,16 +122,17 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
     const started = deps.now();
     let response: Awaited<ReturnType<typeof oauth.token>>;
     try {
-      response = await oauth.token({ grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: sent }, deps.signal);
+      // No abort signal: once sent, a refresh is let finish, so a Ctrl-C cannot lose the rotated pair.
+      response = await oauth.token({ grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: sent });
     } catch (error) {
       if (error instanceof ApiError && error.code === 'invalid_grant') {
         // Only forget the login when the store still holds the very token that was refused.
         store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: undefined } : cur));
         throw new AuthError(`The login of profile "${name}" has ended: the server refused the refresh token (${oauthDescription(error)}).`, 'Run `opcli auth login` to log in again.');
       }
-      if (isOutcomeUncertain(error)) {
-        // The server may have rotated the token and the answer was lost. Sending the old token
-        // again would be refresh-token reuse, which revokes the whole login; so it is not resent.
+      if (!provablyRefused(error)) {
+        // The server may have rotated the token and the answer was lost or unreadable. Sending the
+        // old token again would be refresh-token reuse, which revokes the whole login; so it is not.
         const again = store.read(name).token;
         if (again && again.refreshToken !== sent && again.expiresAt !== undefined && again.expiresAt > deps.now()) return again;
         store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: { ...cur.token, refreshToken: undefined } } : cur));
@@ -163,16 +170,27 @@ async function rerunClientCredentials(deps: Deps, profile: ResolvedProfile, stor
         client_id: clientId,
         client_secret: clientSecret,
         store_id: storeId,
-        ...(token.scopes.length > 0 ? { scopes: token.scopes } : {}),
+        // The same grant as the login: its scope filter, not the scopes granted last time.
+        ...(token.requestedScopes ? { scopes: token.requestedScopes } : {}),
       },
       deps.signal,
     );
   } catch (error) {
     throw tokenRefusal(error, profile, `The client-credentials grant for store ${storeId}`);
   }
-  const next = toStoredToken(response, 'client_credentials', started, storeId);
+  const next = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: token.requestedScopes };
   deps.redactor.add(next.accessToken);
   store.writeLocked(profile.name, (cur) => ({ ...cur, token: next }));
   deps.debug('auth: a new client-credentials token is stored');
   return next;
+}
+
+/**
+ * Whether a failed token request provably changed nothing on the server: it answered 4xx (429
+ * included), or the connection was refused before anything was sent. Anything else (a 5xx, a
+ * timeout, a lost connection, an unreadable 2xx) may have rotated the refresh token.
+ */
+function provablyRefused(error: unknown): boolean {
+  if (error instanceof ApiError) return error.status >= 400 && error.status < 500;
+  return error instanceof NetworkError && !error.sent;
 }

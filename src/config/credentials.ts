@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { withFileLock } from './lock.js';
 import { ensurePrivateDir } from './paths.js';
+import { openConf, readConfFile } from './read-file.js';
 
 /** How the stored access token was obtained. */
 export const Grant = z.enum(['authorization_code', 'client_credentials', 'token']);
@@ -15,6 +17,8 @@ export const StoredToken = z.object({
   scopes: z.array(z.string()).default([]),
   grant: Grant,
   storeId: z.string().optional(),
+  /** Client credentials: the scope filter the login asked for (absent: all granted scopes). */
+  requestedScopes: z.array(z.string()).optional(),
   obtainedAt: z.number(),
 });
 export type StoredToken = z.infer<typeof StoredToken>;
@@ -52,18 +56,22 @@ export class CredentialStore {
   static async open(dir: string): Promise<CredentialStore> {
     ensurePrivateDir(dir);
     const { default: Conf } = await import('conf');
-    const conf = new Conf<CredentialsFile>({ cwd: dir, configName: 'credentials', configFileMode: 0o600, projectName: 'opcli' });
+    const conf = openConf(
+      () => new Conf<CredentialsFile>({ cwd: dir, configName: 'credentials', configFileMode: 0o600, projectName: 'opcli' }),
+      join(dir, 'credentials.json'),
+      'credentials',
+    );
     return new CredentialStore(dir, conf);
   }
 
   /** The secrets of one profile as they are on disk now. */
   read(profile: string): ProfileSecrets {
-    return CredentialsFile.parse(this.conf.store).profiles[profile] ?? {};
+    return readConfFile(this.conf, CredentialsFile, 'credentials').profiles[profile] ?? {};
   }
 
   /** Names of the profiles that hold any secret. */
   profiles(): string[] {
-    return Object.keys(CredentialsFile.parse(this.conf.store).profiles).sort();
+    return Object.keys(readConfFile(this.conf, CredentialsFile, 'credentials').profiles).sort();
   }
 
   /** Runs `fn` under the credentials lock (refresh, logout and revocation use this). */
@@ -77,7 +85,7 @@ export class CredentialStore {
    * under one lock). Written atomically: a temporary file renamed over the old one.
    */
   writeLocked(profile: string, fn: (current: ProfileSecrets) => ProfileSecrets | undefined): ProfileSecrets | undefined {
-    const file = CredentialsFile.parse(this.conf.store);
+    const file = readConfFile(this.conf, CredentialsFile, 'credentials');
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
     else file.profiles[profile] = ProfileSecrets.parse(next);

@@ -22,23 +22,38 @@ export async function withFileLock<T>(dir: string, name: string, fn: () => Promi
   const target = join(dir, `${name}.lock-target`);
   closeSync(openSync(target, 'a', 0o600));
   let compromised: Error | undefined;
+  const options = {
+    stale: STALE_MS,
+    update: STALE_MS / 2,
+    realpath: false,
+    lockfilePath: join(dir, `${name}.lock`),
+    retries: 0,
+    onCompromised: (err: Error) => {
+      compromised = err;
+    },
+  };
+  // Retried against a deadline (proper-lockfile's own retries count attempts, not time).
+  const deadline = Date.now() + LOCK_WAIT_MS;
   let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(target, {
-      stale: STALE_MS,
-      update: STALE_MS / 2,
-      realpath: false,
-      lockfilePath: join(dir, `${name}.lock`),
-      retries: { retries: Math.ceil(LOCK_WAIT_MS / 100), factor: 1.2, minTimeout: 25, maxTimeout: 250, randomize: true },
-      onCompromised: (err) => {
-        compromised = err;
-      },
-    });
-  } catch (error) {
-    throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in time.`, {
-      hint: 'Try again in a moment. If no other opcli is running, the lock is reclaimed after a few seconds.',
-      cause: error,
-    });
+  for (;;) {
+    try {
+      release = await lockfile.lock(target, options);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
+        throw new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
+          hint: 'Check that the config folder is writable by you (see `opcli config path`).',
+          cause: error,
+        });
+      }
+      if (Date.now() >= deadline) {
+        throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${LOCK_WAIT_MS / 1000} s.`, {
+          hint: 'Try again in a moment. If no other opcli is running, the lock is reclaimed after a few seconds.',
+          cause: error,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 100));
+    }
   }
   try {
     const result = await fn();

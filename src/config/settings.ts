@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { TriggerId } from '../schemas.js';
 import { ensurePrivateDir } from './paths.js';
+import { openConf, readConfFile } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
 export const ProfileSettings = z.object({
@@ -93,12 +95,16 @@ export class SettingsStore {
   static async open(dir: string): Promise<SettingsStore> {
     ensurePrivateDir(dir);
     const { default: Conf } = await import('conf');
-    const conf = new Conf<SettingsFile>({ cwd: dir, configName: 'settings', configFileMode: 0o600, projectName: 'opcli' });
+    const conf = openConf(
+      () => new Conf<SettingsFile>({ cwd: dir, configName: 'settings', configFileMode: 0o600, projectName: 'opcli' }),
+      join(dir, 'settings.json'),
+      'settings',
+    );
     return new SettingsStore(conf);
   }
 
   private read(): SettingsFile {
-    return SettingsFile.parse(this.conf.store);
+    return readConfFile(this.conf, SettingsFile, 'settings');
   }
 
   /** The profile `profiles use` selected, if any. */

@@ -157,7 +157,7 @@ export class HttpClient {
         }
         throw failure;
       }
-      if (res.status === 401 && useAuth && token && !refreshed && this.options.tokens?.refreshAfterUnauthorized) {
+      if (res.status === 401 && useAuth && token && !refreshed && isInvalidToken(res) && this.options.tokens?.refreshAfterUnauthorized) {
         // A 401 means the request was refused before it did anything: safe to repeat once, even a POST.
         refreshed = true;
         const next = await this.options.tokens.refreshAfterUnauthorized(token);
@@ -290,6 +290,18 @@ interface RawResponse {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+}
+
+/**
+ * A 401 that says the access token is invalid or expired (RFC 6750 `invalid_token`, in the body or
+ * in WWW-Authenticate), or that names no reason at all. Another 401 (a refused client, say) is not
+ * cured by a refresh, and refreshing would rotate the token pair for nothing.
+ */
+function isInvalidToken(res: RawResponse): boolean {
+  const bodyError = (res.body as { error?: unknown } | undefined)?.error;
+  const challenge = res.headers['www-authenticate'] ?? '';
+  if (bodyError === 'invalid_token' || /error="?invalid_token/i.test(challenge)) return true;
+  return bodyError === undefined && !/error=/i.test(challenge);
 }
 
 function lowerKeys(headers: Record<string, string>): Record<string, string> {

@@ -65,7 +65,7 @@ describe.skipIf(!haveChromium)('browser login in chromium', () => {
     const { res, redirectUri } = await loginClicking('Approve');
     expect(res.stderr).toContain('Logged in with scopes read_orders write_claims');
     expect(res.code).toBe(0);
-    expect(await page.locator('h1').textContent()).toBe('Logged in');
+    expect(await page.locator('h1').textContent()).toBe('Authorization received');
     const token = JSON.parse(readFileSync(`${dir}/credentials.json`, 'utf8')).profiles.default.token;
     expect(token.grant).toBe('authorization_code');
     expect(sandbox.isAccessTokenValid(token.accessToken)).toBe(true);

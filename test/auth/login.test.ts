@@ -285,6 +285,19 @@ describe('client credentials and --with-token', () => {
     expect(sandbox.counters.refreshes).toBe(0);
   });
 
+  test('renewal runs the same grant: no scope filter when the login asked for none', async () => {
+    const res = await opcli(dir, ['auth', 'login', '--client-credentials', '--store-id', sandbox.store.storeId]);
+    expect(res.code).toBe(0);
+    const { CredentialStore } = await import('../../src/config/credentials.js');
+    const store = await CredentialStore.open(dir);
+    await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, expiresAt: Date.now() - 1000 } }));
+    expect((await opcli(dir, ['auth', 'token'])).code).toBe(0);
+    const requests = tokenRequests(sandbox);
+    expect(requests.map((b) => b.grant_type)).toEqual(['client_credentials', 'client_credentials']);
+    expect(requests[0]).not.toHaveProperty('scopes');
+    expect(requests[1]).not.toHaveProperty('scopes');
+  });
+
   test('a store without the app installed is named as such', async () => {
     const res = await opcli(dir, ['auth', 'login', '--client-credentials', '--store-id', sandbox.otherStoreId]);
     expect(res.code).toBe(4);

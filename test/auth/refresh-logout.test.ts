@@ -32,7 +32,8 @@ function stored(profile = 'default') {
 
 async function expireStored(ms = -1000) {
   const store = await CredentialStore.open(dir);
-  await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, expiresAt: Date.now() + ms } }));
+  // As if the hour-long token had been obtained an hour before it expires.
+  await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, expiresAt: Date.now() + ms, obtainedAt: Date.now() + ms - 3600_000 } }));
 }
 
 describe('refresh', () => {
@@ -51,6 +52,20 @@ describe('refresh', () => {
     expect(tokenRequests(sandbox)).toEqual([
       { grant_type: 'refresh_token', client_id: sandbox.client.clientId, client_secret: sandbox.client.clientSecret, refresh_token: issued.refreshToken },
     ]);
+  });
+
+  test('an unreadable refresh answer is not retried with the old refresh token, which the server may have rotated out', async () => {
+    await expireStored(60_000);
+    // The server rotates the pair, then the answer arrives damaged.
+    sandbox.setFaults([{ method: 'POST', path: '/v1/oauth/token', phase: 'after', status: 200, count: 1 }]);
+    const first = await opcli(dir, ['auth', 'token']);
+    expect(first.code).toBe(4);
+    expect(first.stderr).toContain('is not sent again');
+    expect(stored()?.refreshToken).toBeUndefined();
+    const second = await opcli(dir, ['auth', 'token']);
+    expect(second.code).toBe(4);
+    expect(sandbox.counters.refreshes).toBe(1);
+    expect(sandbox.counters.reuseDetections).toBe(0);
   });
 
   test('a token still valid for longer is used as it is', async () => {

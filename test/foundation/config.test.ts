@@ -87,6 +87,22 @@ describe('config set/get/unset/list', () => {
   });
 });
 
+describe('damaged files', () => {
+  it('names the file, the problem and what to do, for invalid JSON and for an invalid value', async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'settings.json'), '{bad');
+    const json = await runOpcli(['config', 'list'], { env: env() });
+    expect(json.code).toBe(1);
+    expect(json.stderr).toContain(`The settings file ${join(dir, 'settings.json')} cannot be read`);
+    expect(json.stderr).toContain('.bak');
+    writeFileSync(join(dir, 'settings.json'), JSON.stringify({ profiles: { default: { baseUrl: 'not a url' } } }));
+    const value = await runOpcli(['config', 'get', 'base-url'], { env: env() });
+    expect(value.code).toBe(1);
+    expect(value.stderr).toContain('has an invalid value at profiles.default.baseUrl');
+    expect(value.stderr).not.toContain('unexpected failure');
+  });
+});
+
 describe('profiles', () => {
   it('keeps settings per profile, selected by --profile, OPCLI_PROFILE or `profiles use`', async () => {
     await runOpcli(['config', 'set', 'base-url', 'https://a.example.com'], { env: env() });

@@ -229,6 +229,24 @@ describe('credentials and headers', () => {
     expect(srv.seen.map((s) => s.headers.authorization)).toEqual(['Bearer svc_at_old', 'Bearer svc_at_fresh']);
   });
 
+  it('does not refresh after a 401 that is not about the access token', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 401, { error: 'invalid_client' }), ok]);
+    const sent: string[] = [];
+    const { http } = client(srv.url, {
+      tokens: {
+        get: async () => 'svc_at_old',
+        refreshAfterUnauthorized: async (s) => {
+          sent.push(s);
+          return 'svc_at_fresh';
+        },
+      },
+    });
+    const err = (await http.request({ method: 'GET', url: '/v1/orders' }).catch((e) => e)) as ApiError;
+    expect(err.status).toBe(401);
+    expect(sent).toEqual([]);
+    expect(srv.seen).toHaveLength(1);
+  });
+
   it('traces without any secret', async () => {
     const srv = await scriptedServer([
       (_q, r) => json(r, 200, { access_token: 'svc_at_secretAAA', token_type: 'Bearer', expires_in: 3600, refresh_token: 'svc_rt_secretBBB', scope: '' }),

@@ -193,6 +193,8 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
           const prompter = await deps.prompter();
           const pasted = await prompter.input({
             message: 'Or paste the full address the browser ends on:',
+            // The address carries the authorization code: not left in the terminal's scrollback.
+            secret: true,
             signal,
             validate: (value) => {
               try {
@@ -298,7 +300,7 @@ async function loginClientCredentials(deps: Deps, profile: ResolvedProfile, opts
       { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, store_id: storeId, ...(opts.scopes ? { scopes: opts.scopes } : {}) },
       deps.signal,
     );
-    token = toStoredToken(response, 'client_credentials', started, storeId);
+    token = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: opts.scopes };
   } catch (error) {
     if (error instanceof ApiError && /not installed/i.test(oauthDescription(error))) {
       throw new AuthError(

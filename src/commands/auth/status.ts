@@ -78,10 +78,15 @@ async function check(deps: Deps): Promise<boolean> {
   }
 }
 
-/** Every profile that has settings or secrets, resolved with the environment's overrides. */
+/**
+ * Every profile that has settings or secrets. The environment's overrides (OPCLI_BASE_URL,
+ * OPCLI_CLIENT_*, OPCLI_TOKEN) apply to the active profile only: applied to every profile, one
+ * profile's tokens would be sent to the host another one is meant for.
+ */
 export async function allProfiles(deps: Deps) {
-  const { resolveProfile } = await import('../../config/profile.js');
+  const { pickProfileName, resolveProfile } = await import('../../config/profile.js');
   const [settings, store] = await Promise.all([deps.settings(), deps.credentials()]);
+  const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
   const names = [...new Set([...settings.listProfiles(), ...store.profiles()])].sort();
-  return names.map((name) => resolveProfile(name, settings.getProfile(name), store.read(name), deps.env));
+  return names.map((name) => resolveProfile(name, settings.getProfile(name), store.read(name), name === active ? deps.env : {}));
 }
