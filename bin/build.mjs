@@ -23,6 +23,23 @@ const lazyChildProcessForCommander = {
   },
 };
 
+/**
+ * conf writes atomically through `atomically`, which registers its temp-file cleanup with
+ * `when-exit`; when-exit hooks every signal and re-raises it, so the entry's Ctrl-C handler got
+ * each Ctrl-C twice and took the echo for a second press. opcli handles SIGINT and SIGTERM itself
+ * and always leaves through process 'exit', so the cleanup only needs that event.
+ */
+const whenExitOnExitOnly = {
+  name: 'when-exit-on-exit-only',
+  setup(b) {
+    b.onResolve({ filter: /^when-exit$/ }, () => ({ path: 'when-exit', namespace: 'opcli-shim' }));
+    b.onLoad({ filter: /.*/, namespace: 'opcli-shim' }, () => ({
+      contents: "export default function whenExit(callback) { process.once('exit', callback); return () => process.off('exit', callback); }",
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
   entryPoints: { main: 'src/main.ts' },
@@ -38,7 +55,7 @@ await build({
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
   banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
   logLevel: 'warning',
-  plugins: [lazyChildProcessForCommander],
+  plugins: [lazyChildProcessForCommander, whenExitOnExitOnly],
 });
 
 // The top-level help is the same text on every run: render it once (80 columns, as commander does

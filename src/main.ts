@@ -6,16 +6,10 @@ import { createDeps } from './deps.js';
 const argv = process.argv.slice(2);
 
 const controller = new AbortController();
-let firstInterrupt = 0;
 process.on('SIGINT', () => {
-  // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once. conf's
-  // atomic writer (through when-exit) re-raises every signal it sees, so a repeat within 300 ms
-  // is that echo, not the user pressing again.
-  if (controller.signal.aborted) {
-    if (Date.now() - firstInterrupt > 300) process.exit(130);
-    return;
-  }
-  firstInterrupt = Date.now();
+  // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once. (No
+  // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.)
+  if (controller.signal.aborted) process.exit(130);
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 });
 process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
