@@ -34,6 +34,19 @@ describe('the program', () => {
     expect(cmd.stderr).toContain("unknown command 'nonsense'");
   });
 
+  it('the bash script completes commands and verbs, past global options', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const script = (await runOpcli(['completion', 'bash'])).stdout;
+    const complete = (words: string[]) =>
+      execFileSync('bash', ['-c', `${script}\nCOMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _opcli; echo "\${COMPREPLY[*]}"`, 'bash', ...words], {
+        encoding: 'utf8',
+      }).trim();
+    expect(complete(['opcli', 'or'])).toBe('orders');
+    expect(complete(['opcli', '-p', 'staging', 'auth', ''])).toBe('login status token refresh logout');
+    expect(complete(['opcli', '--verbose', 'claims', 't'])).toBe('template');
+    expect(complete(['opcli', 'orders', 'list', ''])).toBe('');
+  });
+
   it('prints completion scripts for bash, zsh and fish, and refuses others', async () => {
     const bash = await runOpcli(['completion', 'bash']);
     expect(bash.stdout).toContain('complete -o default -F _opcli opcli');

@@ -42,25 +42,45 @@ export async function run(opts: { shell: string }, deps: Deps): Promise<void> {
     .filter(([, verbs]) => verbs.length)
     .map(([cmd, verbs]) => ({ cmd, verbs: verbs.join(' ') }));
   if (opts.shell === 'bash') {
-    deps.out(`# opcli bash completion
+    deps.out(`# opcli bash completion: source it, or save it as ~/.local/share/bash-completion/completions/opcli
 _opcli() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} cmd=\${COMP_WORDS[1]}
-  if [ "$COMP_CWORD" -eq 1 ]; then COMPREPLY=( $(compgen -W "${top}" -- "$cur") ); return; fi
+  local cur=\${COMP_WORDS[COMP_CWORD]} cmd="" at=0 i
+  # The command is the first word that is not an option, skipping the value of -p/--profile.
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "\${COMP_WORDS[i]}" in
+      -p|--profile) ((i++)) ;;
+      -*) ;;
+      *) cmd=\${COMP_WORDS[i]}; at=$i; break ;;
+    esac
+  done
+  if [ -z "$cmd" ]; then COMPREPLY=( $(compgen -W "${top}" -- "$cur") ); return; fi
+  [ "$COMP_CWORD" -eq $((at + 1)) ] || return
   case "$cmd" in
-${cases.map((c) => `    ${c.cmd}) [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=( $(compgen -W "${c.verbs}" -- "$cur") ) ;;`).join('\n')}
+${cases.map((c) => `    ${c.cmd}) COMPREPLY=( $(compgen -W "${c.verbs}" -- "$cur") ) ;;`).join('\n')}
   esac
 }
 complete -o default -F _opcli opcli
 `);
   } else if (opts.shell === 'zsh') {
     deps.out(`#compdef opcli
+# opcli zsh completion: save it as _opcli in a folder of $fpath, or source it.
 _opcli() {
-  if (( CURRENT == 2 )); then compadd ${top}; return; fi
-  case "$words[2]" in
-${cases.map((c) => `    ${c.cmd}) (( CURRENT == 3 )) && compadd ${c.verbs} ;;`).join('\n')}
+  local i cmd="" at=0
+  for ((i = 2; i < CURRENT; i++)); do
+    case "$words[i]" in
+      -p|--profile) ((i++)) ;;
+      -*) ;;
+      *) cmd=$words[i]; at=$i; break ;;
+    esac
+  done
+  if [[ -z "$cmd" ]]; then compadd ${top}; return; fi
+  (( CURRENT == at + 1 )) || return
+  case "$cmd" in
+${cases.map((c) => `    ${c.cmd}) compadd ${c.verbs} ;;`).join('\n')}
   esac
 }
-compdef _opcli opcli
+# Autoloaded from $fpath the file is the function's body: run it. Sourced: register it.
+if [[ "\${funcstack[1]}" == "_opcli" ]]; then _opcli "$@"; else compdef _opcli opcli; fi
 `);
   } else if (opts.shell === 'fish') {
     const lines = Object.keys(COMMAND_TREE).map((c) => `complete -c opcli -n '__fish_use_subcommand' -a ${c}`);
