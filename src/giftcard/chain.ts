@@ -16,7 +16,14 @@ import {
 } from '../schemas.js';
 import type { CreditPath, OutcomeRecord } from './ledger.js';
 import { centsToNumber, formatCents, numberToCents } from './money.js';
-import { type PlannedRequest, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
+import {
+  NATIVE_URL_HINT,
+  nativeUrlProblem,
+  type PlannedRequest,
+  type ProviderClient,
+  ProviderRefusedError,
+  type ProviderSettings,
+} from './provider.js';
 
 /** The name of the service, which the card's e-mail names as its creator. */
 export const SERVICE_NAME = 'Order Protection';
@@ -52,8 +59,11 @@ export interface ChainPlan {
   notes: string[];
 }
 
-/** Decides the paths available, in the spec's order. Throws a UsageError when none is. */
-export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, 'customerId'>): ChainPlan {
+/**
+ * Decides the paths available, in the spec's order. Throws a UsageError when none is, or when the
+ * native path would send the service's token to a host other than `serviceBaseUrl`'s.
+ */
+export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, 'customerId'>, serviceBaseUrl: string | undefined): ChainPlan {
   const notes: string[] = [];
   const creditApi = !!(settings.token && settings.apiUrl && settings.name && settings.shopUrl);
   const triggerConfigured = !!settings.triggerId;
@@ -74,6 +84,10 @@ export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, '
       'No way to issue store credit is configured for this profile.',
       'Configure the provider with `opcli giftcard setup` (a trigger id and/or a credit API token), or the storefront with `opcli config set native-url <url>`.',
     );
+  }
+  if (native) {
+    const problem = nativeUrlProblem(settings.nativeUrl, serviceBaseUrl);
+    if (problem) throw new UsageError(`Refusing the native gift card: ${problem}`, NATIVE_URL_HINT);
   }
   return { trigger, creditApi, native, first: trigger ? 'trigger' : creditApi ? 'credit-api' : 'native', notes };
 }

@@ -1,7 +1,8 @@
 /**
  * The gift card provider's credit API, the trigger workflow and the storefront's native gift card,
  * over the shared HTTP core. Provider calls use absolute URLs, never the Bearer token, and carry the
- * merchant's credit API token in `x-<provider>-access-token`. Requests that move money are never
+ * merchant's credit API token in `x-<provider>-access-token`; only the native call carries the
+ * Bearer token, and only to the service's own origin. Requests that move money are never
  * retried automatically: the PUT top-up adds to a balance, so it is not idempotent either.
  */
 import type { ResolvedProfile } from '../config/profile.js';
@@ -58,6 +59,43 @@ function explain(what: string, error: unknown): unknown {
     return new ProviderRefusedError(what, error.status, providerMessage(error) ?? `HTTP ${error.status}`, error);
   }
   return error;
+}
+
+/**
+ * Why the native gift card call may not go to `nativeUrl`, or undefined when it may. That call
+ * carries the service's Bearer access token, so it goes only to the service's own origin (the
+ * profile's base URL); the spec shows no native endpoint, and any other host would receive the token.
+ */
+export function nativeUrlProblem(nativeUrl: string | undefined, baseUrl: string | undefined): string | undefined {
+  if (!nativeUrl) return undefined;
+  let native: URL;
+  try {
+    native = new URL(nativeUrl);
+  } catch {
+    return `native-url "${nativeUrl}" is not a URL.`;
+  }
+  if (!baseUrl) return `native-url ${native.origin} cannot be checked against the service's host: no base URL is configured, and the native call carries the service's access token.`;
+  let base: URL;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    return `the base URL "${baseUrl}" is not a URL, so native-url cannot be checked against it.`;
+  }
+  if (native.origin !== base.origin) {
+    return `native-url ${native.origin} is not on the service's host ${base.origin}: the native gift card call carries the service's access token, which is sent only to the service's own host.`;
+  }
+  return undefined;
+}
+
+/** The hint printed with a refused native-url. */
+export const NATIVE_URL_HINT =
+  "Point native-url at the service's own host: `opcli config set native-url <base-url>/…` (see `opcli config get base-url`), or unset it with `opcli config unset native-url`.";
+
+/** How a lookup is sent: polls turn retries off and bound the wait by their deadline. */
+export interface LookupOptions {
+  retry?: 'auto' | 'never';
+  /** The longest the lookup may take, in milliseconds; it fails with a TimeoutError after that. */
+  timeoutMs?: number;
 }
 
 function joinUrl(base: string, path: string): string {
@@ -187,8 +225,13 @@ export class ProviderClient {
     }
   }
 
-  /** POST {native_url}/gift-cards with the profile's Bearer token. Never retried. */
+  /**
+   * POST {native_url}/gift-cards with the profile's Bearer token. Never retried. Refused unless the
+   * native URL is on the service's own origin, since the Bearer token goes with it.
+   */
   async native(body: NativeGiftCardRequest): Promise<GiftCard> {
+    const problem = nativeUrlProblem(this.settings.nativeUrl, this.http.baseUrl);
+    if (problem) throw new UsageError(problem, NATIVE_URL_HINT);
     try {
       const res = await this.http.request(
         { method: 'POST', url: this.nativeUrl(), json: body, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },

@@ -137,7 +137,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   };
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
-  const plan = chain.planChain(settings, req);
+  const plan = chain.planChain(settings, req, profile.baseUrl);
   // Validates every body with the shared schemas before anything is sent.
   chain.requestBodies(req, settings);
   const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };

@@ -140,13 +140,14 @@ interface CheckRow {
 
 /** Tests the provider settings without issuing anything. */
 async function check(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ providerClient, ProviderRefusedError, PROVIDER_ADVICE }, { TriggerId, PROVIDER_ERRORS }, chain, output] = await Promise.all([
+  const [{ providerClient, ProviderRefusedError, PROVIDER_ADVICE, nativeUrlProblem }, { TriggerId, PROVIDER_ERRORS }, chain, output] = await Promise.all([
     import('../../giftcard/provider.js'),
     import('../../schemas.js'),
     import('../../giftcard/chain.js'),
     import('../../output.js'),
   ]);
   const { client, settings } = await providerClient(deps, 10_000);
+  const { baseUrl } = await deps.profile();
   const rows: CheckRow[] = [];
   const missing = (['name', 'apiUrl', 'shopUrl', 'token'] as const).filter((k) => !settings[k]);
   const names = { name: 'provider-name', apiUrl: 'provider-api-url', shopUrl: 'shop-url', token: 'provider-token' };
@@ -180,16 +181,19 @@ async function check(opts: SetupOptions, deps: Deps): Promise<void> {
     rows.push({ check: 'trigger id', result: 'failed', detail: `"${settings.triggerId}" is not a UUID: enter only the last path segment of the execute URL` });
   } else if (!settings.triggerUrl) rows.push({ check: 'trigger id', result: 'failed', detail: 'well-formed, but trigger-url (the execute URL without the id) is missing' });
   else rows.push({ check: 'trigger id', result: 'ok', detail: `well-formed; execute URL ${client.triggerUrl()}` });
+  const nativeProblem = nativeUrlProblem(settings.nativeUrl, baseUrl);
   rows.push(
-    settings.nativeUrl
-      ? { check: 'native gift card', result: 'ok', detail: `configured (${client.nativeUrl()}); not contacted, it would issue a card` }
-      : { check: 'native gift card', result: 'not configured', detail: 'the last fallback is off' },
+    !settings.nativeUrl
+      ? { check: 'native gift card', result: 'not configured', detail: 'the last fallback is off' }
+      : nativeProblem
+        ? { check: 'native gift card', result: 'failed', detail: `${nativeProblem} Set native-url on the service's host, or unset it.` }
+        : { check: 'native gift card', result: 'ok', detail: `configured (${client.nativeUrl()}); not contacted, it would issue a card` },
   );
   let first: string;
   try {
-    first = chain.describePath(chain.planChain(settings, { customerId: 'x' }).first);
-  } catch {
-    first = 'none: nothing is configured';
+    first = chain.describePath(chain.planChain(settings, { customerId: 'x' }, baseUrl).first);
+  } catch (error) {
+    first = nativeProblem && error instanceof UsageError ? 'none: the native URL is refused' : 'none: nothing is configured';
   }
   const failed = rows.filter((r) => r.result === 'failed');
   if (opts.json) output.printJson(deps, { ok: failed.length === 0, firstPath: first, checks: rows });
