@@ -5,7 +5,7 @@
  * back from a trigger that was posted, the loyalty card is watched once more so a late trigger
  * credit (a double payment) is reported, never silent.
  */
-import { isOutcomeUncertain, UsageError } from '../errors.js';
+import { isOutcomeUncertain, NetworkError, OpcliError, UsageError } from '../errors.js';
 import {
   type GiftCard,
   GiftCardIssueRequest,
@@ -239,6 +239,10 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
       if (!isOutcomeUncertain(error) && error instanceof ProviderRefusedError) {
         notes.push(`The trigger workflow was refused: ${error.message}`);
         env.say(`The trigger workflow was refused (${error.providerMessage}); falling back to the credit API.`);
+      } else if (error instanceof NetworkError && !error.sent) {
+        // Like a refusal: the connection failed before the request left, so the trigger cannot post.
+        notes.push(`The trigger workflow could not be reached, so it did not run: ${error.message}`);
+        env.say(`The trigger workflow could not be reached (${error.errorCode ?? 'no connection'}); nothing was sent to it; falling back to the credit API.`);
       } else if (isOutcomeUncertain(error)) {
         posted = true;
         notes.push(`The trigger request's outcome is unknown (${(error as Error).message}); watching the loyalty card anyway.`);

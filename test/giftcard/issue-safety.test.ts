@@ -98,3 +98,21 @@ describe('giftcard issue: the native gift card stays on the service host', () =>
     expect(foreign.seen).toEqual([]);
   });
 });
+
+describe('giftcard issue: an unreachable trigger', () => {
+  it('falls back to the credit API when the trigger POST provably never left', async () => {
+    fx = await fixture({ triggerDelayMs: 0 });
+    const port = await closedPort();
+    await fx.run(['config', 'set', 'trigger-url', `http://127.0.0.1:${port}/execute`]);
+    const r = await fx.run(aliceClaim('C-53'));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/The trigger workflow could not be reached .*ECONNREFUSED.*; falling back to the credit API/);
+    expect(r.stdout).toMatch(/^Path\tthe credit API, added to the customer's loyalty card$/m);
+    expect(r.stdout).toMatch(/^Balance\t35\.00$/m);
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 1, native: 0 });
+    expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(35);
+    const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');
+    expect(outcome).toMatchObject({ status: 'issued', path: 'credit-api-top-up', triggerPosted: false });
+    expect(outcome?.watch).toBeUndefined();
+  });
+});
