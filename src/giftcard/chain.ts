@@ -203,6 +203,31 @@ export interface ChainEnv {
   say(text: string): void;
 }
 
+/**
+ * Looks at the customer's loyalty card every poll interval until `done` accepts it or the deadline
+ * passes; answers the accepted card, or null. Each lookup is sent once (no retries, no Retry-After
+ * pause) and may take only the time left, so the poll ends by the deadline. A failed lookup is
+ * noted and the poll goes on; Ctrl-C ends it.
+ */
+async function pollUntil(env: ChainEnv, customerId: string, deadline: number, notes: string[], done: (card: GiftCard | null) => boolean): Promise<GiftCard | null> {
+  for (;;) {
+    const left = deadline - env.now();
+    if (left <= 0) return null;
+    let card: GiftCard | null = null;
+    try {
+      card = await env.client.lookup(customerId, { retry: 'never', timeoutMs: left });
+    } catch (error) {
+      // Not an OpcliError: an abort (Ctrl-C) or a bug, which must not be swallowed.
+      if (!(error instanceof OpcliError)) throw error;
+      notes.push(`A loyalty card lookup failed while polling: ${error.message}`);
+    }
+    if (card && done(card)) return card;
+    const rest = deadline - env.now();
+    if (rest <= 0) return null;
+    await env.sleep(Math.min(env.timing.pollIntervalMs, rest));
+  }
+}
+
 function grewBy(before: GiftCard | null, after: GiftCard | null, cents: number): boolean {
   if (!after) return false;
   if (before && before.gift_card_id === after.gift_card_id) return numberToCents(after.amount) - numberToCents(before.amount) >= cents;
@@ -252,17 +277,9 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
       progress.triggerPosted = true;
       progress.moneyMayHaveMoved = true;
       const deadline = env.now() + timing.triggerWaitMs;
-      for (;;) {
-        const card = await client.lookup(customerId).catch((error: unknown) => {
-          notes.push(`A loyalty card lookup failed while polling: ${(error as Error).message}`);
-          return null;
-        });
-        if (grewBy(before, card, req.amountCents) && card) {
-          return { path: 'trigger', card, balanceCents: numberToCents(card.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
-        }
-        const left = deadline - env.now();
-        if (left <= 0) break;
-        await env.sleep(Math.min(timing.pollIntervalMs, left));
+      const card = await pollUntil(env, customerId, deadline, notes, (c) => grewBy(before, c, req.amountCents));
+      if (card) {
+        return { path: 'trigger', card, balanceCents: numberToCents(card.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
       }
       notes.push(`The trigger workflow did not post the credit within ${timing.triggerWaitMs} ms.`);
       env.say(`The trigger did not post the credit within ${(timing.triggerWaitMs / 1000).toFixed(1)} s; falling back to the credit API.`);
@@ -320,48 +337,57 @@ export function doubleCreditWarning(req: Pick<CreditRequest, 'amountCents' | 'cu
   );
 }
 
-/** After a fallback, watches the loyalty card for the trigger's late credit. */
+/**
+ * After a fallback, watches the loyalty card for the trigger's late credit. The card is expected to
+ * hold what it held just before this issuance plus the amount (or only the amount, for a new
+ * card), never the balance of the provider's answer: a trigger that posted while the top-up or the
+ * new card was in flight is already in that answer, and is then reported at once.
+ */
 async function watchForLateCredit(req: CreditRequest, env: ChainEnv, result: ChainResult, existing: GiftCard | null): Promise<void> {
   const customerId = req.customerId as string;
+  const ours = result.card.gift_card_id;
   const watch: NonNullable<OutcomeRecord['watch']> = existing
-    ? { customerId, cardId: existing.gift_card_id, expectedCents: result.balanceCents, ourCardId: result.card.gift_card_id }
-    : { customerId, cardId: null, expectedCents: null, ourCardId: result.card.gift_card_id };
-  if (!existing) {
-    // The new card may have become the customer's loyalty card; watch it from its current balance.
-    const now = await env.client.lookup(customerId).catch(() => null);
-    if (now && now.gift_card_id === result.card.gift_card_id) {
-      watch.cardId = now.gift_card_id;
-      watch.expectedCents = result.balanceCents;
-    } else if (now && lateCreditSeen(watch, now, req.amountCents)) {
-      flagDouble(req, env, result, now);
-      result.watch = watch;
-      return;
-    } else if (now) {
-      watch.cardId = now.gift_card_id;
-      watch.expectedCents = numberToCents(now.amount);
-    }
-  }
+    ? { customerId, cardId: existing.gift_card_id, expectedCents: numberToCents(existing.amount) + req.amountCents, ourCardId: ours }
+    : { customerId, cardId: null, expectedCents: null, ourCardId: ours };
   result.watch = watch;
+  const answered: NonNullable<OutcomeRecord['watch']> = existing ? watch : { ...watch, cardId: ours, expectedCents: req.amountCents };
+  if (lateCreditSeen(answered, result.card, req.amountCents)) {
+    // The trigger credited this very card, so it is the one to keep an eye on.
+    result.watch = answered;
+    flagDouble(req, result, result.card);
+    return;
+  }
   const deadline = env.now() + env.timing.lateCheckMs;
   env.say(`Watching loyalty card for a late trigger credit for up to ${(env.timing.lateCheckMs / 1000).toFixed(1)} s…`);
-  for (;;) {
-    const card = await env.client.lookup(customerId).catch(() => null);
-    if (lateCreditSeen(watch, card, req.amountCents) && card) {
-      flagDouble(req, env, result, card);
-      return;
+  let first = !existing;
+  const seen = await pollUntil(env, customerId, deadline, result.notes, (card) => {
+    if (first && card) {
+      first = false;
+      // The customer had no loyalty card: the first one seen tells which card to watch. The new
+      // card itself should hold the amount; another card that holds at least the amount is the
+      // trigger's; any other card is watched from its current balance.
+      if (card.gift_card_id === ours) {
+        watch.cardId = ours;
+        watch.expectedCents = req.amountCents;
+      } else if (!lateCreditSeen(watch, card, req.amountCents)) {
+        watch.cardId = card.gift_card_id;
+        watch.expectedCents = numberToCents(card.amount);
+        return false;
+      }
     }
-    const left = deadline - env.now();
-    if (left <= 0) break;
-    await env.sleep(Math.min(env.timing.pollIntervalMs, left));
+    return lateCreditSeen(watch, card, req.amountCents);
+  });
+  if (seen) {
+    flagDouble(req, result, seen);
+    return;
   }
   result.notes.push(
     `No late trigger credit seen within ${env.timing.lateCheckMs} ms of the fallback; the trigger may still post later: run \`opcli giftcard history --verify\` to check.`,
   );
 }
 
-function flagDouble(req: CreditRequest, env: ChainEnv, result: ChainResult, card: GiftCard): void {
+function flagDouble(req: CreditRequest, result: ChainResult, card: GiftCard): void {
   result.possibleDoubleCredit = true;
   if (card.gift_card_id === result.card.gift_card_id) result.balanceCents = numberToCents(card.amount);
   result.warnings.push(doubleCreditWarning(req, card.gift_card_id));
-  void env;
 }

@@ -7,7 +7,7 @@
  */
 import type { ResolvedProfile } from '../config/profile.js';
 import type { Deps } from '../deps.js';
-import { ApiError, OpcliError, UsageError, isOutcomeUncertain } from '../errors.js';
+import { ApiError, OpcliError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import {
   GiftCard,
@@ -165,16 +165,35 @@ export class ProviderClient {
     return joinUrl(this.settings.nativeUrl, '/gift-cards');
   }
 
-  /** GET /v2/gift-cards/: the customer's loyalty card, or null when the provider has none (404 "gift card not found"). */
-  async lookup(customerId: string): Promise<GiftCard | null> {
+  /**
+   * GET /v2/gift-cards/: the customer's loyalty card, or null when the provider has none (404 "gift
+   * card not found"). With `options.timeoutMs` the whole lookup (connection, any pause, answer) ends
+   * by then, with a TimeoutError; Ctrl-C still ends it with the command's own abort.
+   */
+  async lookup(customerId: string, options: LookupOptions = {}): Promise<GiftCard | null> {
     const query = GiftCardLookupQuery.parse({ shop_url: this.settings.shopUrl, customer_id: customerId });
+    const limit = options.timeoutMs !== undefined ? Math.max(1, Math.min(options.timeoutMs, this.timeoutMs ?? Number.POSITIVE_INFINITY)) : this.timeoutMs;
+    // The HTTP timeout covers the answer; the abort also covers the connection and a shared 429 pause.
+    const deadline = options.timeoutMs !== undefined && limit !== undefined ? AbortSignal.timeout(limit) : undefined;
+    const signal = deadline ? (this.signal ? AbortSignal.any([this.signal, deadline]) : deadline) : this.signal;
     try {
       const res = await this.http.request(
-        { method: 'GET', url: this.lookupUrl(query.customer_id), headers: this.headers(), auth: false, signal: this.signal, timeoutMs: this.timeoutMs },
+        {
+          method: 'GET',
+          url: this.lookupUrl(query.customer_id),
+          headers: this.headers(),
+          auth: false,
+          signal,
+          timeoutMs: limit,
+          ...(options.retry ? { retry: options.retry } : {}),
+        },
         GiftCard,
       );
       return res.body;
     } catch (error) {
+      if (deadline?.aborted && !this.signal?.aborted) {
+        throw new TimeoutError(`Looking up the loyalty card of ${customerId} did not answer within ${limit} ms`, error);
+      }
       const message = providerMessage(error);
       if (error instanceof ApiError && error.status === 404 && message !== PROVIDER_ERRORS.storeDomainNotFound) return null;
       throw explain(`Looking up the loyalty card of ${customerId}`, error);

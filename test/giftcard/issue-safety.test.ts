@@ -64,6 +64,74 @@ function whenRequested(match: (q: { method: string; path: string }) => boolean, 
   return () => clearInterval(timer);
 }
 
+describe('giftcard issue: a trigger credit that lands during the fallback', () => {
+  it('reports a double credit at once when the trigger posts while the top-up is in flight', async () => {
+    fx = await fixture({ triggerDelayMs: 2000 });
+    // The top-up reaches the provider 3 s late: the trigger (posted 2 s after its POST) credits first.
+    fx.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'before', latencyMs: 3000, count: 1 }]);
+    const r = await fx.run(aliceClaim('C-50', ['--trigger-wait', '1s', '--late-check', '1s']));
+    expect(r.code, r.stderr).toBe(0);
+    expect(fx.sandbox.counters.creditsPosted).toMatchObject({ trigger: 1, creditApiTopUp: 1 });
+    expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(60);
+    expect(r.stdout).toMatch(/^Balance\t60\.00$/m);
+    expect(r.stdout).toMatch(/^Warning\tpossible double credit$/m);
+    expect(r.stderr).toMatch(/WARNING: Possible double credit: the trigger workflow also credited 25\.00 to loyalty card/);
+    expect(r.stderr).not.toMatch(/No late trigger credit seen/);
+    const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');
+    // What the card should hold had only opcli credited it: 10.00 read before the top-up + 25.00.
+    expect(outcome).toMatchObject({ status: 'issued', possibleDoubleCredit: true, balanceCents: 6000, watch: { expectedCents: 3500 } });
+    const history = await fx.run(['giftcard', 'history']);
+    expect(history.stdout).toMatch(/claim C-50\t25\.00\tissued, POSSIBLE DOUBLE CREDIT\tcredit-api-top-up/);
+  });
+
+  it('on the new-card path, flags a new card whose answer already holds the trigger credit', async () => {
+    // A provider whose issue answer comes after the trigger credited the new card (it became the
+    // customer's loyalty card). The sandbox computes its answer before any later credit, so this
+    // case runs the chain against an in-memory provider.
+    const amount = 25;
+    let card: GiftCard | null = null;
+    const provider = {
+      lookup: async () => card && { ...card },
+      executeTrigger: async () => {},
+      issue: async () => {
+        card = { gift_card_id: 'gc_new', amount: 2 * amount, code: 'NEWCARD00001' };
+        return { ...card };
+      },
+      topUp: async () => {
+        throw new Error('no top-up expected: the customer had no card');
+      },
+    } as unknown as ProviderClient;
+    const settings: ProviderSettings = {
+      name: 'giftly',
+      apiUrl: 'https://provider.example',
+      token: 't',
+      shopUrl: 'shop.example',
+      triggerId: '3f1c2a4e-8d5b-4c1e-9f7a-2b6d8e0c1a3f',
+      triggerUrl: 'https://hooks.example/execute',
+    };
+    const req: CreditRequest = { issuance: 'i-1', claimId: 'C-51', orderNumber: '1', bonus: false, amountCents: amount * 100, email: 'bob@example.com', name: 'Bob', customerId: 'cust_1002' };
+    let clock = 0;
+    const said: string[] = [];
+    const env: ChainEnv = {
+      client: provider,
+      settings,
+      timing: { triggerWaitMs: 1000, lateCheckMs: 1000, pollIntervalMs: 250 },
+      now: () => clock,
+      sleep: async (ms) => {
+        clock += ms;
+      },
+      say: (text) => said.push(text),
+    };
+    const progress: ChainProgress = { moneyMayHaveMoved: false, triggerPosted: false, notes: [] };
+    const result = await runChain(req, planChain(settings, req, undefined), env, progress);
+    expect(result.path).toBe('credit-api-issue');
+    expect(result.possibleDoubleCredit).toBe(true);
+    expect(result.warnings[0]).toMatch(/Possible double credit: the trigger workflow also credited 25\.00 to loyalty card gc_new/);
+    expect(result.balanceCents).toBe(5000);
+    expect(result.watch).toMatchObject({ cardId: 'gc_new', expectedCents: 2500 });
+  });
+});
+
 describe('giftcard issue: the native gift card stays on the service host', () => {
   it("refuses a native-url on another host than the base URL's, before anything is sent or recorded", async () => {
     fx = await fixture();
@@ -114,5 +182,55 @@ describe('giftcard issue: an unreachable trigger', () => {
     const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');
     expect(outcome).toMatchObject({ status: 'issued', path: 'credit-api-top-up', triggerPosted: false });
     expect(outcome?.watch).toBeUndefined();
+  });
+});
+
+describe('giftcard issue: polls end by their deadline', () => {
+  it.each([
+    ['a 503 with Retry-After 8', { status: 503, retryAfter: 8 }],
+    ['a lookup that answers after 3 s', { latencyMs: 3000 }],
+  ])('falls back after --trigger-wait even when a poll meets %s', async (_what, fault) => {
+    fx = await fixture({ triggerDelayMs: null });
+    // `after: 1` spares the lookup before the trigger; the first poll lookup meets the fault.
+    fx.sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', after: 1, count: 1, ...fault }]);
+    const r = await fx.run(aliceClaim('C-54', ['--trigger-wait', '1s', '--late-check', '1s']));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/The trigger did not post the credit within 1\.0 s; falling back/);
+    const trigger = fx.sandbox.requests.find((q) => q.path.includes('/workflows/execute/'));
+    const put = fx.sandbox.requests.find((q) => q.method === 'PUT');
+    expect(put && trigger ? put.at - trigger.at : Number.NaN).toBeLessThan(1800);
+    // The faulty lookup was not retried: every GET between the trigger and the PUT was one poll.
+    const polls = fx.sandbox.requests.filter((q) => q.method === 'GET' && trigger && put && q.at >= trigger.at && q.at <= put.at);
+    expect(polls.length).toBeLessThanOrEqual(6);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+  });
+
+  it('ends the late-credit watch by --late-check even when a lookup hangs', async () => {
+    fx = await fixture({ triggerDelayMs: null });
+    const stop = whenRequested(
+      (q) => q.method === 'PUT',
+      () => fx?.sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', latencyMs: 3000, count: 1 }]),
+    );
+    const r = await fx.run(aliceClaim('C-55', ['--trigger-wait', '1s', '--late-check', '1s']));
+    const ended = Date.now();
+    stop();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/No late trigger credit seen within 1000 ms/);
+    const put = fx.sandbox.requests.find((q) => q.method === 'PUT');
+    expect(put ? ended - put.at : Number.NaN).toBeLessThan(1800);
+  });
+
+  it.each([
+    ['--trigger-wait', '0'],
+    ['--late-check', '0'],
+    ['--trigger-wait', '500ms'],
+    ['--late-check', '0.5s'],
+  ])('refuses %s %s: below the 1 s minimum', async (flag, value) => {
+    fx = await fixture();
+    const r = await fx.run(aliceClaim('C-56', [flag, value]));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`Invalid ${flag} "${value}"`);
+    expect(r.stderr).toMatch(/at least 1s/);
+    expect(fx.sandbox.requests).toHaveLength(0);
   });
 });

@@ -26,6 +26,8 @@ export const DEFAULT_TRIGGER_WAIT_MS = 4500;
 /** How long the loyalty card is watched after a fallback for a late trigger credit. */
 export const DEFAULT_LATE_CHECK_MS = 2000;
 export const POLL_INTERVAL_MS = 250;
+/** The shortest --trigger-wait and --late-check accepted. */
+export const MIN_WAIT_MS = 1000;
 
 interface IssueFlags {
   claim?: string;
@@ -60,8 +62,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--dry-run', 'show the requests that would be sent, send nothing')
     .option('--force', 'issue even though the ledger shows an earlier issuance for this claim/order')
     .option('--show-code', 'print the card code in full (masked by default)')
-    .option('--trigger-wait <duration>', 'how long to wait for the trigger workflow to post', '4.5s')
-    .option('--late-check <duration>', 'after a fallback, how long to watch for a late trigger credit', '2s')
+    .option('--trigger-wait <duration>', 'how long to wait for the trigger workflow to post (at least 1s)', '4.5s')
+    .option('--late-check <duration>', 'after a fallback, how long to watch for a late trigger credit (at least 1s)', '2s')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -101,8 +103,9 @@ export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
     force: !!flags.force,
     showCode: !!flags.showCode,
     json: !!flags.json,
-    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait'),
-    lateCheckMs: parseDuration(flags.lateCheck, '--late-check'),
+    // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
+    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', MIN_WAIT_MS),
+    lateCheckMs: parseDuration(flags.lateCheck, '--late-check', MIN_WAIT_MS),
     pollIntervalMs: POLL_INTERVAL_MS,
   };
 }
