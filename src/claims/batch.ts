@@ -145,6 +145,8 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
   const journal = await Journal.open(journalPath);
   let stopError: unknown;
   let fatal: unknown;
+  /** The input broke (an unreadable CSV line): the rows before it are still sent and reported. */
+  let readError: unknown;
   const journalWrites: Promise<void>[] = [];
   const earlierUncertain: number[] = [];
   let earlierUncertainCount = 0;
@@ -156,56 +158,65 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
     row: SourceRow;
     key: string;
     claim: OfflineClaim;
+    /** Its outcome is journaled: nothing else may be recorded for it. */
+    settled?: boolean;
   }
+
+  /** The next row, or undefined at the end of the input, when stopping, or when the input broke. */
+  const nextRow = async (): Promise<SourceRow | undefined> => {
+    // Backpressure: while the results waiting for an earlier row are many, read no further.
+    const room = reporter.room();
+    if (room) await room;
+    if (stopped()) return undefined;
+    try {
+      const next = await rows.next();
+      return next.done || stopped() ? undefined : next.value;
+    } catch (error) {
+      // A reader error comes after every row read before it; later calls get `done`.
+      readError ??= error;
+      return undefined;
+    }
+  };
 
   /**
    * Pulls rows until one must be sent: rows settled earlier and invalid rows are reported on the
    * way. The returned row is already durable as `sending`.
    */
   const prepare = async (): Promise<Ready | undefined> => {
-    while (!stopped()) {
-      let next: IteratorResult<SourceRow>;
-      try {
-        next = await rows.next();
-      } catch (error) {
-        fatal ??= error;
-        return undefined;
+    try {
+      for (let row = await nextRow(); row; row = await nextRow()) {
+        const key = rowKey(row);
+        const prior = journal.priorOutcome(key);
+        // not_sent rows are sent now; uncertain ones only with --retry-uncertain.
+        const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
+        if (prior && prior.status !== 'not_sent' && !(unknown && opts.retryUncertain)) {
+          if (unknown) {
+            earlierUncertainCount++;
+            if (earlierUncertain.length < 20) earlierUncertain.push(row.line);
+          }
+          const detail = reporter.perRow ? await journal.priorDetail(prior) : {};
+          const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
+          const error = unknown ? (detail.reason ?? 'the run that sent it stopped before the answer arrived') : detail.reason;
+          await reporter.add(row, { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true });
+          continue;
+        }
+        const checked = validateClaim(row.value, row.issues);
+        if (!checked.ok) {
+          await reporter.add(row, { line: row.line, status: 'rejected', invalid: true, errors: checked.issues });
+          continue;
+        }
+        // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
+        await journal.record({ key, line: row.line, status: 'sending' });
+        return { row, key, claim: checked.claim };
       }
-      if (next.done || stopped()) return undefined;
-      const row = next.value;
-      const key = rowKey(row.line, row.content);
-      const prior = journal.priorOutcome(key);
-      if (prior?.status === 'filed') {
-        await reporter.add(row, { line: row.line, status: 'filed', sourceOrderId: prior.sourceOrderId, earlier: true });
-        continue;
-      }
-      if (prior?.status === 'rejected') {
-        await reporter.add(row, { line: row.line, status: 'rejected', error: prior.reason, earlier: true });
-        continue;
-      }
-      if ((prior?.status === 'uncertain' || prior?.status === 'sending') && !opts.retryUncertain) {
-        earlierUncertainCount++;
-        if (earlierUncertain.length < 20) earlierUncertain.push(row.line);
-        await reporter.add(row, {
-          line: row.line,
-          status: 'uncertain',
-          error: prior.reason ?? 'the run that sent it stopped before the answer arrived',
-          earlier: true,
-        });
-        continue;
-      }
-      const checked = validateClaim(row.value, row.issues);
-      if (!checked.ok) {
-        await reporter.add(row, { line: row.line, status: 'rejected', invalid: true, errors: checked.issues });
-        continue;
-      }
-      // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-      await journal.record({ key, line: row.line, status: 'sending' });
-      return { row, key, claim: checked.claim };
+    } catch (error) {
+      // The journal or a results file cannot be written: stop; nothing more is sent.
+      fatal ??= error;
     }
     return undefined;
   };
 
+  /** Journals a row's outcome, then reports it; a failure to report never touches the journal again. */
   const settle = async (ready: Ready, outcome: { result: RowResult; stop: boolean; error?: unknown }): Promise<void> => {
     journalWrites.push(
       journal
@@ -221,37 +232,45 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
           fatal ??= error;
         }),
     );
+    ready.settled = true;
     if (outcome.stop) stopError ??= outcome.error;
-    await reporter.add(ready.row, outcome.result);
+    try {
+      await reporter.add(ready.row, outcome.result);
+    } catch (error) {
+      fatal ??= error;
+    }
+  };
+
+  /** A prepared row the batch stopped before sending: journaled so the next run sends it, and reported. */
+  const notSent = async (ready: Ready): Promise<void> => {
+    const reason = 'the batch stopped before this row was sent';
+    await settle(ready, { result: { line: ready.row.line, status: 'not_sent', error: reason }, stop: false });
   };
 
   /**
    * Each worker prepares (reads, validates, journals) its next row while its current request is in
    * flight, so the journal's fsync overlaps the network instead of adding to it. A prepared row that
-   * is not sent because the batch stops is journaled as not_sent; only a crash leaves it "sending"
-   * (uncertain on the next run): at most one row per worker beyond those truly in flight.
+   * is not sent because the batch stops is journaled and reported as not_sent; only a crash leaves
+   * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight.
    */
   const worker = async (): Promise<void> => {
-    let current: Ready | undefined;
+    let current = await prepare();
     try {
-      current = await prepare();
       while (current) {
+        if (stopped()) {
+          await notSent(current);
+          return;
+        }
         const sending = send(current.claim, current.row, deps);
         const upcoming = prepare();
         reporter.counts.sent++;
         await settle(current, await sending);
-        current = undefined;
-        const next = await upcoming;
-        if (next && stopped()) {
-          // Never sent: journaled so the next run sends it, but not a result of this run.
-          await journal.record({ key: next.key, line: next.row.line, status: 'not_sent', reason: 'the batch stopped before this row was sent' });
-          return;
-        }
-        current = next;
+        current = await upcoming;
       }
     } catch (error) {
       fatal ??= error;
-      if (current) {
+      // Only a row whose request left and whose outcome is not journaled can be uncertain.
+      if (current && !current.settled) {
         await journal.record({ key: current.key, line: current.row.line, status: 'uncertain', reason: 'opcli failed while sending it' }).catch(() => {});
       }
     }
@@ -277,6 +296,15 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
     throw new InterruptedError();
   }
   const c = reporter.counts;
+  if (readError) {
+    // Nothing sent: the file is what is wrong (exit 2). Something sent: the batch is partial (exit 3).
+    if (c.sent === 0) throw readError;
+    const message = readError instanceof Error ? readError.message : String(readError);
+    throw new PartialFailureError(
+      `${message}. The ${c.done.toLocaleString('en-US')} rows before it were handled (${c.filed.toLocaleString('en-US')} filed now); nothing from that line on was read.`,
+      'Fix the file from that line on and run the same command again: rows already filed are skipped.',
+    );
+  }
   const unsettled = c.rejected + c.rejectedEarlier + c.invalid + c.uncertain + c.uncertainEarlier + c.notSent;
   if (unsettled > 0) {
     throw new PartialFailureError(

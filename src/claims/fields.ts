@@ -136,6 +136,9 @@ export interface CoercionIssue {
   message: string;
 }
 
+/** Decimal notation only, as `orders update` accepts: no hex, binary, octal, Infinity or blanks. */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
 
@@ -149,7 +152,9 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
   switch (field.kind) {
     case 'number': {
       const n = Number(trimmed);
-      if (!Number.isFinite(n)) return { issue: { path: field.key, message: `expected a number, got "${trimmed}"` } };
+      if (!DECIMAL.test(trimmed) || !Number.isFinite(n)) {
+        return { issue: { path: field.key, message: `expected a number, got "${trimmed}" (decimal notation, such as 49.99)` } };
+      }
       return { value: n };
     }
     case 'boolean': {

@@ -16,7 +16,10 @@ export interface SourceRow {
   seq: number;
   /** Line of the file where the row starts (JSON: the element's number, 1-based). */
   line: number;
-  /** The row's content as read; with the line it makes the journal key (`rowKey`). */
+  /**
+   * The row's content as read. Only a row that could not be parsed is keyed by it (`rowKey`); such
+   * a row is never sent, so its key is never journaled.
+   */
   content: string;
   /** The CSV cells as read (for `--out`). */
   cells?: string[];
@@ -51,9 +54,40 @@ export function detectFormat(from: string, flag: string | undefined): InputForma
   throw new UsageError(`Cannot tell the format of "${from}" from its name.`, 'Name it .csv, .jsonl or .json, or pass --format csv|jsonl|json.');
 }
 
-/** The journal key of a row: its content and its line, hashed. */
-export function rowKey(line: number, content: string): string {
-  return createHash('sha256').update(`${line}\u0000${content}`).digest('hex').slice(0, 32);
+/**
+ * The claim as canonical JSON: object keys sorted at every level, and empty values (undefined, null,
+ * "", [] and objects left empty by that) dropped, so column order, absent versus empty columns, key
+ * order and whitespace of a JSON line do not change it.
+ */
+export function canonicalJson(value: unknown): string {
+  return canonical(value) ?? '';
+}
+
+function canonical(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (Array.isArray(value)) {
+    const items = value.map((v) => canonical(v) ?? 'null');
+    return items.length ? `[${items.join(',')}]` : undefined;
+  }
+  if (typeof value === 'object') {
+    const parts: string[] = [];
+    for (const name of Object.keys(value).sort()) {
+      const v = canonical((value as Record<string, unknown>)[name]);
+      if (v !== undefined) parts.push(`${JSON.stringify(name)}:${v}`);
+    }
+    return parts.length ? `{${parts.join(',')}}` : undefined;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The journal key of a row: its line and its parsed claim (canonical JSON), hashed (128 bits, hex).
+ * The same claim on the same line keeps its key whatever the column order or serialisation. A row
+ * that could not be parsed is keyed by its raw content instead: it is never sent, nor journaled.
+ */
+export function rowKey(row: Pick<SourceRow, 'line' | 'content' | 'value' | 'issues'>): string {
+  const body = row.issues.length ? `raw\u0000${row.content}` : `claim\u0000${canonicalJson(row.value)}`;
+  return createHash('sha256').update(`${row.line}\u0000${body}`).digest('hex').slice(0, 32);
 }
 
 export interface OpenOptions {
@@ -93,41 +127,90 @@ function normalizeNewlines(): Transform {
   });
 }
 
-async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource> {
+interface CsvRecord {
+  record: string[];
+  /** The line the record ends on. */
+  lines: number;
+}
+
+/**
+ * The records of a CSV, pulled chunk by chunk. csv-parse hands each record to `on_record` as it is
+ * parsed, and the records come out of this generator before any error that follows them: a stream
+ * async iterator would drop the records still buffered when the parser fails (say, on an unclosed
+ * quote near the end), and those rows would be neither sent nor reported. Only one chunk's records
+ * are queued at a time, and the next chunk is read only once they are taken.
+ */
+async function* csvRecords(input: Readable, label: string): AsyncGenerator<CsvRecord> {
   const { parse } = await import('csv-parse');
+  const queue: CsvRecord[] = [];
+  let failure: unknown;
+  let lastLine = 0;
+  const parser = parse({
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    on_record: (record: string[], info: { lines: number }) => {
+      queue.push({ record, lines: info.lines });
+      return null;
+    },
+  });
+  parser.on('error', (error) => {
+    failure ??= error;
+  });
+  // Nothing is pushed to the parser's readable side; keep it flowing so writes complete.
+  parser.resume();
+  const write = (chunk?: string) =>
+    new Promise<void>((resolve) => {
+      const done = (error?: Error | null) => {
+        if (error) failure ??= error;
+        resolve();
+      };
+      if (parser.destroyed) return resolve();
+      if (chunk === undefined) {
+        parser.once('error', () => resolve());
+        parser.end(() => resolve());
+      } else parser.write(chunk, done);
+    });
+  const drain = function* () {
+    for (const item of queue) {
+      lastLine = item.lines;
+      yield item;
+    }
+    queue.length = 0;
+  };
   input.setEncoding('utf8');
-  const parser = input.pipe(normalizeNewlines()).pipe(
-    parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true }),
-  );
-  input.on('error', (error) => parser.destroy(error));
-  const it = parser[Symbol.asyncIterator]() as AsyncIterator<{ record: string[]; info: { lines: number } }>;
-  let first: IteratorResult<{ record: string[]; info: { lines: number } }>;
+  const text = input.pipe(normalizeNewlines());
+  input.on('error', (error) => text.destroy(error));
   try {
-    first = await it.next();
-  } catch (error) {
-    throw csvError(error, options.label);
+    for await (const chunk of text as AsyncIterable<string>) {
+      await write(chunk);
+      yield* drain();
+      if (failure) break;
+    }
+    if (!failure) await write();
+    yield* drain();
+  } finally {
+    text.destroy();
+    parser.destroy();
   }
+  if (failure) throw csvError(failure, label, lastLine);
+}
+
+async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource> {
+  const it = csvRecords(input, options.label);
+  const first = await it.next();
   if (first.done) {
     throw new UsageError(`${options.label} is empty: expected a header row of field paths.`, 'Run `opcli claims template --csv` for a header and an example row.');
   }
   const header = first.value.record.map((h) => h.trim());
   const fields = checkHeader(header, options);
-  const headerSig = header.join(',');
   async function* rows(): AsyncGenerator<SourceRow> {
     let seq = 0;
-    for (;;) {
-      let next: IteratorResult<{ record: string[]; info: { lines: number } }>;
-      try {
-        next = await it.next();
-      } catch (error) {
-        throw csvError(error, options.label);
-      }
-      if (next.done) return;
-      const { record, info } = next.value;
-      // info.lines is the record's last line; newlines inside its cells say where it began.
+    for await (const { record, lines } of it) {
+      // `lines` is the record's last line; newlines inside its cells say where it began.
       let inner = 0;
       for (const cell of record) if (cell.includes('\n')) inner += cell.split('\n').length - 1;
-      const line = info.lines - inner;
+      const line = lines - inner;
       const issues: FieldIssue[] = [];
       const value: Record<string, unknown> = {};
       if (record.length !== header.length) {
@@ -141,18 +224,31 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
         else if (v !== undefined) setPath(value, field.path, v);
       });
       applyDefaults(value, options);
-      yield { seq: seq++, line, content: `${headerSig}\u0001${JSON.stringify(record)}`, cells: record, value, issues };
+      yield { seq: seq++, line, content: JSON.stringify(record), cells: record, value, issues };
     }
   }
   return { format: 'csv', header, unit: 'line', rows: rows() };
 }
 
-function csvError(error: unknown, label: string): Error {
+/** The line where the file breaks: for an unclosed quote, where the row that opened it begins. */
+function csvError(error: unknown, label: string, lastRecordLine: number): Error {
   const e = error as { code?: string; message?: string; lines?: number };
   if (typeof e?.code === 'string' && e.code.startsWith('CSV_')) {
-    return new UsageError(`${label}${e.lines ? ` line ${e.lines}` : ''}: the CSV cannot be read: ${e.message}`, 'Fix the file (an unclosed quote is the usual cause) and run the same command again.');
+    const line = e.code === 'CSV_QUOTE_NOT_CLOSED' ? lastRecordLine + 1 : e.lines;
+    const what = e.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quote opened in the row starting here is never closed' : e.message;
+    return new CsvReadError(`${label}${line ? ` line ${line}` : ''}: the CSV cannot be read: ${what}`, line);
   }
   return error as Error;
+}
+
+/** The CSV breaks at `line`: rows before it were read, nothing from it on. */
+export class CsvReadError extends UsageError {
+  constructor(
+    message: string,
+    readonly line: number | undefined,
+  ) {
+    super(message, 'Fix the file (an unclosed quote is the usual cause) and run the same command again; rows already filed are skipped.');
+  }
 }
 
 /** Every column must name a claim field; required fields need a column (storeId may come from the profile). */

@@ -5,6 +5,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Deps } from '../deps.js';
+import { OpcliError } from '../errors.js';
 import type { FieldIssue } from '../schemas.js';
 import { CLAIM_FIELDS, flattenClaim } from './fields.js';
 import type { RowSource, SourceRow } from './reader.js';
@@ -39,9 +40,26 @@ export interface Counts {
   done: number;
 }
 
-/** Waits until a stream has room again, so a slow reader of stdout holds the batch back. */
+/**
+ * Waits until a stream has room again, so a slow reader of stdout holds the batch back. A stream
+ * that failed (a full disk under --out) rejects, instead of losing rows silently or never draining.
+ */
 async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
-  if (!stream.write(text)) await new Promise<void>((resolve) => stream.once('drain', resolve));
+  if (stream.errored) throw stream.errored;
+  if (stream.write(text)) return;
+  await new Promise<void>((resolve, reject) => {
+    const done = (error?: Error) => {
+      stream.off('drain', done);
+      stream.off('error', done);
+      stream.off('close', done);
+      if (error instanceof Error) reject(error);
+      else if (stream.errored) reject(stream.errored);
+      else resolve();
+    };
+    stream.on('drain', done);
+    stream.on('error', done);
+    stream.on('close', done);
+  });
 }
 
 function formatCount(n: number): string {
@@ -54,6 +72,12 @@ function formatDuration(ms: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
+
+/**
+ * How many finished rows may wait for an earlier one (a slow request) before the batch stops reading
+ * new rows, so memory stays flat whatever the input size.
+ */
+export const MAX_WAITING = 1_000;
 
 export class BatchReporter {
   readonly counts: Counts = {
@@ -72,6 +96,9 @@ export class BatchReporter {
   /** Rows done but waiting for an earlier row, so outputs stay in input order. */
   private readonly waiting = new Map<number, { row: SourceRow; result: RowResult }>();
   private nextSeq = 0;
+  private draining = false;
+  /** Readers waiting for `waiting` to shrink below MAX_WAITING. */
+  private roomWaiters: (() => void)[] = [];
   private out?: WriteStream;
   private outColumns: string[] = [];
   private timer?: ReturnType<typeof setInterval>;
@@ -96,6 +123,8 @@ export class BatchReporter {
         this.out?.once('open', () => resolve());
         this.out?.once('error', reject);
       });
+      // A write error is read from `errored` by the next write, which stops the batch.
+      this.out.on('error', () => {});
       this.outColumns = [...(this.source.header ?? CLAIM_FIELDS.map((f) => f.key)), 'status', 'sourceOrderId', 'error'];
       await this.writeOut(this.outColumns);
     }
@@ -108,7 +137,37 @@ export class BatchReporter {
   private async writeOut(cells: string[]): Promise<void> {
     if (!this.out) return;
     const { stringify } = await import('csv-stringify/sync');
-    await writeWithBackpressure(this.out, stringify([cells]));
+    try {
+      await writeWithBackpressure(this.out, stringify([cells]));
+    } catch (error) {
+      throw this.outError(error);
+    }
+  }
+
+  private outError(error: unknown): OpcliError {
+    return new OpcliError(`Cannot write the results file ${this.options.out}: ${(error as Error).message}`, {
+      hint: 'Free disk space or pass --out with a writable path, then run the same command again: rows already filed are skipped.',
+      cause: error,
+    });
+  }
+
+  /** Results are printed per row (--jsonl or --out): each row's sourceOrderId and error are needed. */
+  get perRow(): boolean {
+    return this.options.jsonl || this.out !== undefined;
+  }
+
+  /** Rows waiting for an earlier row to finish, for their turn in the output. */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  /**
+   * Undefined while there is room for more rows; else a promise that resolves once the rows waiting
+   * for an earlier one are fewer than MAX_WAITING. The batch awaits it before reading a row.
+   */
+  room(): Promise<void> | undefined {
+    if (this.waiting.size < MAX_WAITING) return undefined;
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   /** Records a row's result; outputs are released in input order. */
@@ -122,11 +181,23 @@ export class BatchReporter {
       return;
     }
     this.waiting.set(row.seq, { row, result });
-    while (this.waiting.has(this.nextSeq)) {
-      const item = this.waiting.get(this.nextSeq) as { row: SourceRow; result: RowResult };
-      this.waiting.delete(this.nextSeq);
-      this.nextSeq++;
-      await this.emit(item.row, item.result);
+    // One drain at a time: a second one would write its rows while the first awaits a write.
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.waiting.has(this.nextSeq)) {
+        const item = this.waiting.get(this.nextSeq) as { row: SourceRow; result: RowResult };
+        this.waiting.delete(this.nextSeq);
+        this.nextSeq++;
+        await this.emit(item.row, item.result);
+      }
+    } finally {
+      this.draining = false;
+    }
+    if (this.roomWaiters.length && this.waiting.size < MAX_WAITING) {
+      const waiters = this.roomWaiters;
+      this.roomWaiters = [];
+      for (const resolve of waiters) resolve();
     }
   }
 
@@ -232,9 +303,11 @@ export class BatchReporter {
       await this.emit(item.row, item.result);
     }
     this.waiting.clear();
+    for (const resolve of this.roomWaiters.splice(0)) resolve();
     if (this.out) {
       const out = this.out;
-      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      const failure = await new Promise<Error | null>((resolve) => out.end((error?: Error | null) => resolve(error ?? out.errored)));
+      if (failure) throw this.outError(failure);
     }
   }
 

@@ -246,19 +246,28 @@ describe('interruption', () => {
     expect(res.stderr).toMatch(/Filed \d+ claims/);
     const done = results(res.stdout);
     expect(done.length).toBeLessThan(200);
+    // Every row read is reported, in input order without a gap: filed, or not_sent when it was
+    // prepared (journaled) but the batch stopped before sending it.
+    expect(done.map((r) => r.line)).toEqual(Array.from({ length: done.length }, (_, i) => i + 2));
+    const filed = done.filter((r) => r.status === 'filed');
+    const notSent = done.filter((r) => r.status === 'not_sent');
+    expect(filed.length + notSent.length).toBe(done.length);
+    expect(notSent.length).toBeGreaterThan(0);
+    for (const r of notSent) expect(r.error).toBe('the batch stopped before this row was sent');
+    expect(res.stderr).toContain(`, ${notSent.length} not sent (`);
     // Every request that was sent got its answer and its journal entry; none is left uncertain.
-    expect(done.every((r) => r.status === 'filed')).toBe(true);
-    expect(done).toHaveLength(claimBodies(sandbox).length);
+    expect(filed).toHaveLength(claimBodies(sandbox).length);
     const journal = journalByLine(`${path}.journal.jsonl`);
     // Rows read ahead but never sent are journaled not_sent (the rerun sends them); nothing is left "sending".
+    expect(notSent.map((r) => journal.get(r.line)?.status)).toEqual(notSent.map(() => 'not_sent'));
     const statuses = [...journal.values()].map((e) => e.status);
-    expect(statuses.filter((s) => s === 'filed')).toHaveLength(done.length);
+    expect(statuses.filter((s) => s === 'filed')).toHaveLength(filed.length);
     expect(statuses.every((s) => s === 'filed' || s === 'not_sent')).toBe(true);
 
     sandbox.setFaults([]);
     const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
     expect(rerun.code).toBe(0);
-    expect(results(rerun.stdout).filter((r) => r.earlier)).toHaveLength(done.length);
+    expect(results(rerun.stdout).filter((r) => r.earlier)).toHaveLength(filed.length);
     expect(created()).toHaveLength(200);
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
   });

@@ -1,0 +1,210 @@
+/**
+ * Batch behaviours found in review: stable row keys across re-serialisation, a CSV that breaks
+ * mid-file, bounded memory while one request is slow, strict numbers, and journal/report edges.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli.js';
+import { createDeps } from '../../src/deps.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let claimsBefore = 0;
+const created = () => sandbox.claims.slice(claimsBefore);
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  sandbox.resetLog();
+  sandbox.setFaults([]);
+  claimsBefore = sandbox.claims.length;
+});
+afterEach(() => cleanup());
+
+const env = () => ({ OPCLI_CONFIG_DIR: dir });
+
+/** Every journal entry, in order. */
+function journalEntries(path: string): { key: string; line: number; status: string; sourceOrderId?: string }[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+}
+
+describe('row keys', () => {
+  it('adding an empty column and reordering the columns files nothing again', async () => {
+    const path = join(dir, 'claims.csv');
+    const rows = [row(1), row(2), row(3)];
+    writeCsv(path, rows);
+    const first = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(first.code).toBe(0);
+    expect(created()).toHaveLength(3);
+
+    // The same claims, columns reversed, an empty item.sku column added.
+    const columns = ['item.sku', ...[...COLUMNS].reverse()];
+    writeFileSync(path, stringify([columns, ...rows.map((r) => columns.map((c) => r[c] ?? ''))]));
+    const second = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain('Filed 0 claims');
+    expect(second.stderr).toContain('Settled by an earlier run, not sent again: 3 filed');
+    expect(results(second.stdout)).toEqual(
+      created().map((c, i) => ({ line: i + 2, status: 'filed', sourceOrderId: c.sourceOrderId, earlier: true })),
+    );
+    expect(created()).toHaveLength(3);
+    expect(claimBodies(sandbox)).toHaveLength(3);
+
+    // A changed value is a new claim; so is the same claim moved to another line.
+    writeCsv(path, [row(1), row(2, { 'item.price': '50' }), row(3), row(1)]);
+    const third = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(third.code).toBe(0);
+    expect(third.stderr).toContain('Filed 2 claims');
+    expect(claimBodies(sandbox).slice(3).map(rowOf).sort()).toEqual([1, 2]);
+  });
+
+  it('re-serialising a JSONL file (key order, spacing, numbers as strings) files nothing again', async () => {
+    const template = JSON.parse((await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout);
+    const claims = [1, 2].map((i) => ({ ...template, item: { ...template.item, details: `row ${i}`, price: 12.5 } }));
+    const path = join(dir, 'claims.jsonl');
+    writeFileSync(path, `${claims.map((c) => JSON.stringify(c)).join('\n')}\n`);
+    const first = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(first.code).toBe(0);
+    const reversed = (v: unknown): unknown =>
+      v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)])) : v;
+    writeFileSync(path, `${claims.map((c) => JSON.stringify(reversed({ ...c, item: { ...c.item, price: '12.50', sourceVariantId: '' } }), null, 1).replace(/\n\s*/g, ' ')).join('\n')}\n`);
+    const second = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain('Settled by an earlier run, not sent again: 2 filed');
+    expect(claimBodies(sandbox)).toHaveLength(2);
+  });
+});
+
+describe('a CSV that breaks mid-file', () => {
+  it('sends and reports every row before the break, then exits 3 naming the line', async () => {
+    const path = join(dir, 'broken.csv');
+    writeCsv(path, Array.from({ length: 400 }, (_, i) => row(i + 1)));
+    writeFileSync(path, `${readFileSync(path, 'utf8')}customer401@example.com,"Kettle 401,49.99\nmore,text\n`);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '8'], { env: env() });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain('broken.csv line 402: the CSV cannot be read: a quote opened in the row starting here is never closed');
+    expect(res.stderr).toContain('The 400 rows before it were handled (400 filed now)');
+    expect(res.stderr).toContain('Filed 400 claims');
+    const rows = results(res.stdout);
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 400 }, (_, i) => i + 2));
+    expect(rows.every((r) => r.status === 'filed')).toBe(true);
+    expect(claimBodies(sandbox).map(rowOf).sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+    expect(duplicates(claimBodies(sandbox))).toEqual([]);
+
+    // Rerun: every row before the break is settled, nothing is sent, so the file is what is wrong (2).
+    const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(rerun.code).toBe(2);
+    expect(rerun.stderr).toContain('line 402: the CSV cannot be read');
+    expect(claimBodies(sandbox)).toHaveLength(400);
+  });
+
+  it('exits 2 and sends nothing when the first data row is already broken', async () => {
+    const path = join(dir, 'broken.csv');
+    writeFileSync(path, `${COLUMNS.join(',')}\n"customer1@example.com,x\n`);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('broken.csv line 2: the CSV cannot be read');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+});
+
+describe('memory while one request is slow', () => {
+  it('stops reading rows while many results wait for an earlier one, and still reports every row in order', async () => {
+    const invalid = 20_000;
+    // Rows pulled from stdin while the first claim is still unanswered.
+    let pulled = 0;
+    let pulledWhileSlow = 0;
+    let i = 0;
+    const header = `${COLUMNS.join(',')}\n`;
+    const valid = stringify([COLUMNS.map((c) => row(1)[c] ?? '')]);
+    const bad = stringify([COLUMNS.map((c) => row(2, { 'item.price': 'x' })[c] ?? '')]);
+    const stdin = new Readable({
+      read() {
+        if (i > invalid) return void this.push(null);
+        this.push(i === 0 ? header + valid : bad);
+        i++;
+        pulled++;
+        if (sandbox.counters.claimsCreated === claimsCreatedBefore) pulledWhileSlow = pulled;
+      },
+    });
+    const claimsCreatedBefore = sandbox.counters.claimsCreated;
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', latencyMs: 2500, count: 1 }]);
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (c) => {
+      out += c;
+    });
+    stderr.on('data', (c) => {
+      err += c;
+    });
+    const deps = createDeps({ stdin, stdout, stderr, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env() }, cwd: dir });
+    const code = await runCli(['claims', 'file', '--from', '-', '--format', 'csv', '--journal', join(dir, 'j.jsonl'), '--jsonl'], deps);
+    expect(code).toBe(3);
+    expect(err).toContain(`Filed 1 claim; 0 rejected by the API, ${invalid.toLocaleString('en-US')} invalid (not sent)`);
+    // Before backpressure the whole input was read while the first request waited; now about
+    // MAX_WAITING (1,000) rows plus what the stream buffers hold.
+    expect(pulledWhileSlow).toBeLessThan(1_500);
+    expect(pulled).toBe(invalid + 1);
+    const rows = results(out);
+    expect(rows).toHaveLength(invalid + 1);
+    expect(rows[0]).toMatchObject({ line: 2, status: 'filed' });
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: invalid + 1 }, (_, n) => n + 2));
+    expect(claimBodies(sandbox)).toHaveLength(1);
+  }, 30_000);
+});
+
+describe('numbers in CSV cells', () => {
+  it('accepts decimal notation only: hex, binary and octal are invalid, named by row and field', async () => {
+    const path = join(dir, 'numbers.csv');
+    writeCsv(path, [row(1, { 'item.price': '0x10' }), row(2, { 'item.price': '0b11' }), row(3, { 'item.price': '1.5e1' }), row(4, { 'item.price': ' 0o7' })]);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain('line 2: invalid, not sent\n  item.price: expected a number, got "0x10" (decimal notation, such as 49.99)');
+    expect(res.stderr).toContain('line 3: invalid, not sent\n  item.price: expected a number, got "0b11"');
+    expect(res.stderr).toContain('line 5: invalid, not sent\n  item.price: expected a number, got "0o7"');
+    expect(claimBodies(sandbox).map((b) => JSON.parse(b).item.price)).toEqual([15]);
+  });
+});
+
+describe('a results file that cannot be written', () => {
+  it('stops the batch, never marks a filed row uncertain, and a --retry-uncertain rerun files nothing twice', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, Array.from({ length: 20 }, (_, i) => row(i + 1)));
+    const journal = `${path}.journal.jsonl`;
+    const res = await runOpcli(['claims', 'file', '--from', path, '--out', '/dev/full', '--concurrency', '2'], { env: env() });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('Cannot write the results file /dev/full');
+    const entries = journalEntries(journal);
+    const filedKeys = new Set(entries.filter((e) => e.status === 'filed').map((e) => e.key));
+    expect(filedKeys.size).toBeGreaterThan(0);
+    // Nothing follows a row's outcome.
+    for (const key of filedKeys) expect(entries.filter((e) => e.key === key).map((e) => e.status)).toEqual(['sending', 'filed']);
+    expect(entries.filter((e) => e.status === 'uncertain')).toEqual([]);
+    const sent = claimBodies(sandbox).length;
+    expect(sent).toBe(filedKeys.size);
+
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--retry-uncertain', '--jsonl'], { env: env() });
+    expect(rerun.code).toBe(0);
+    expect(results(rerun.stdout).filter((r) => r.earlier)).toHaveLength(sent);
+    expect(created()).toHaveLength(20);
+    expect(duplicates(claimBodies(sandbox))).toEqual([]);
+  });
+});
