@@ -73,8 +73,9 @@ Examples:
 
 A batch journals every row in <input>.journal.jsonl before sending it; run the same command again
 after a crash or Ctrl-C: filed rows are skipped, uncertain rows are not resent without --retry-uncertain.
-Exit codes: 0 every row filed (now or earlier), 2 unusable file or invalid flags, 3 some rows rejected
-or uncertain, 4 log in needed, 130 interrupted.`,
+Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
+2 unusable file or invalid flags (nothing sent), 3 some rows rejected, uncertain or not sent, or the
+CSV breaks part-way after rows were sent, 4 log in needed, 130 interrupted.`,
     )
     .action(async (flags: Record<string, unknown>, command: Command) => {
       const fields: FieldFlags = {};
