@@ -6,19 +6,13 @@
 // from /proc/<pid>/status VmHWM).
 // Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000]   (build first: node bin/build.mjs)
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { bin, clientCredentialsToken, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = `${root}bin/opcli.js`;
-if (!existsSync(`${root}dist/main.js`)) {
-  console.error('dist/ is missing: run `node bin/build.mjs` first.');
-  process.exit(1);
-}
+requireBuild();
 const ROWS = Number(process.argv[2] ?? 10_000);
 const BIG_ROWS = Number(process.argv[3] ?? 1_000_000);
 const CONCURRENCY = 8;
@@ -43,55 +37,20 @@ async function writeCsv(path, n, storeId) {
   await new Promise((r) => out.end(r));
 }
 
-function startSandbox() {
-  const child = spawn(process.execPath, [bin, 'sandbox', '--json', '--trigger-delay', 'never'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-    env: { ...process.env, NO_COLOR: '1', OPCLI_CONFIG_DIR: configDir },
-  });
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout });
-    rl.once('line', (line) => resolve({ child, info: JSON.parse(line) }));
-    child.once('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
-  });
-}
-
-async function clientCredentialsToken(info) {
-  const pool = new Pool(info.url);
-  const res = await pool.request({
-    method: 'POST',
-    path: '/v1/oauth/token',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: info.clientId, client_secret: info.clientSecret, store_id: info.storeId }),
-  });
-  const body = await res.body.json();
-  await pool.close();
-  if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${JSON.stringify(body)}`);
-  return body.access_token;
-}
-
 /** Runs the built binary; resolves with exit code, stderr, wall time and peak RSS (VmHWM, KiB). */
 function runOpcli(args, env) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
     let stderr = '';
-    let hwm = 0;
+    const peak = watchPeakRss(child);
     child.stderr.on('data', (c) => {
       stderr += c;
     });
-    const poll = setInterval(() => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) hwm = Math.max(hwm, Number(m[1]));
-      } catch {
-        // exited between polls
-      }
-    }, 20);
-    child.on('error', reject);
     child.on('close', (code) => {
-      clearInterval(poll);
-      resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: hwm });
+      resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: peak() });
     });
+    child.on('error', reject);
   });
 }
 
@@ -130,7 +89,7 @@ async function ceiling(info, token, n) {
   return { ms, rate: (n * 1000) / ms };
 }
 
-const { child: sandbox, info } = await startSandbox();
+const { child: sandbox, info } = await startSandbox(['--trigger-delay', 'never'], configDir);
 try {
   const token = await clientCredentialsToken(info);
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', OPCLI_CONFIG_DIR: configDir, OPCLI_BASE_URL: info.url, OPCLI_TOKEN: token };

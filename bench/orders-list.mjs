@@ -5,47 +5,12 @@
 // >= 0.8) and opcli's peak RSS (goal <= 100 MiB, read from /proc/<pid>/status VmHWM).
 // Usage: node bench/orders-list.mjs [orders=100000] [rounds=3]   (build first: node bin/build.mjs)
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { Pool } from 'undici';
+import { bin, clientCredentialsToken, requireBuild, root, startSandbox, watchPeakRss } from './lib.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = `${root}bin/opcli.js`;
-if (!existsSync(`${root}dist/main.js`)) {
-  console.error('dist/ is missing: run `node bin/build.mjs` first.');
-  process.exit(1);
-}
+requireBuild();
 const ORDERS = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const SIZE = 250;
-
-/** Starts `opcli sandbox --json` and resolves with its JSON once it prints it. */
-function startSandbox() {
-  const child = spawn(process.execPath, [bin, 'sandbox', '--json', '--orders', String(ORDERS), '--trigger-delay', 'never'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-    env: { ...process.env, NO_COLOR: '1', OPCLI_CONFIG_DIR: `/tmp/opcli-bench-${process.pid}` },
-  });
-  return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout });
-    rl.once('line', (line) => resolve({ child, info: JSON.parse(line) }));
-    child.once('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
-  });
-}
-
-async function clientCredentialsToken(info) {
-  const pool = new Pool(info.url);
-  const res = await pool.request({
-    method: 'POST',
-    path: '/v1/oauth/token',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ grant_type: 'client_credentials', client_id: info.clientId, client_secret: info.clientSecret, store_id: info.storeId }),
-  });
-  const body = await res.body.json();
-  await pool.close();
-  if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${JSON.stringify(body)}`);
-  return body.access_token;
-}
 
 /**
  * The baseline: the same pages with a bare undici Pool, parsing each page, run as its own Node
@@ -102,16 +67,9 @@ function opcli(info, token) {
     child.stderr.on('data', (c) => {
       stderr += c;
     });
-    let peakKiB = 0;
-    const poll = () => {
-      try {
-        const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peakKiB = Math.max(peakKiB, Number(m[1]));
-      } catch {}
-    };
-    const timer = setInterval(poll, 20);
+    const peak = watchPeakRss(child);
     child.on('exit', (code) => {
-      clearInterval(timer);
+      const peakKiB = peak();
       const ms = performance.now() - t0;
       if (code !== 0) return reject(new Error(`opcli exited ${code}: ${stderr}`));
       const m = /^(\d+) of (\d+) orders/m.exec(stderr);
@@ -121,7 +79,7 @@ function opcli(info, token) {
   });
 }
 
-const { child, info } = await startSandbox();
+const { child, info } = await startSandbox(['--orders', String(ORDERS), '--trigger-delay', 'never'], `/tmp/opcli-bench-${process.pid}`);
 try {
   const token = await clientCredentialsToken(info);
   const runs = { opcli: [], baseline: [] };

@@ -1,0 +1,64 @@
+// Shared by the benchmarks: the built binary, a sandbox run as its own process, a token for it,
+// and the peak RSS of a child process.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+export const root = fileURLToPath(new URL('..', import.meta.url));
+export const bin = `${root}bin/opcli.js`;
+
+/** Exits with a message when dist/ has not been built. */
+export function requireBuild() {
+  if (!existsSync(`${root}dist/main.js`)) {
+    console.error('dist/ is missing: run `npm run build` first.');
+    process.exit(1);
+  }
+}
+
+/** Starts `opcli sandbox --json <args>` and resolves with the child and the JSON it prints. */
+export function startSandbox(args, configDir) {
+  const child = spawn(process.execPath, [bin, 'sandbox', '--json', ...args], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, NO_COLOR: '1', OPCLI_CONFIG_DIR: configDir },
+  });
+  return new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once('line', (line) => resolve({ child, info: JSON.parse(line) }));
+    child.once('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
+  });
+}
+
+/** An access token for the sandbox's store through the client-credentials grant. */
+export async function clientCredentialsToken(info) {
+  const pool = new Pool(info.url);
+  const res = await pool.request({
+    method: 'POST',
+    path: '/v1/oauth/token',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_type: 'client_credentials', client_id: info.clientId, client_secret: info.clientSecret, store_id: info.storeId }),
+  });
+  const body = await res.body.json();
+  await pool.close();
+  if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** Polls a child's VmHWM (peak resident set) every 20 ms; call the result to stop and get KiB. */
+export function watchPeakRss(child) {
+  let peakKiB = 0;
+  const poll = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+      if (m) peakKiB = Math.max(peakKiB, Number(m[1]));
+    } catch {
+      // exited between polls
+    }
+  };
+  const timer = setInterval(poll, 20);
+  return () => {
+    clearInterval(timer);
+    return peakKiB;
+  };
+}
