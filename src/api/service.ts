@@ -1,17 +1,5 @@
 import type { HttpClient } from '../http/client.js';
-import {
-  ClaimCreated,
-  type OfflineClaim,
-  type Order,
-  type OrdersQuery,
-  OrdersPage,
-  type ProductVariant,
-  type RevokeRequest,
-  SessionContext,
-  StatusOk,
-  type TokenRequest,
-  TokenResponse,
-} from '../schemas.js';
+import { ClaimCreated, type OfflineClaim, type Order, type ProductVariant, SessionContext, StatusOk } from '../schemas.js';
 
 /** Paths of the spec's seven endpoints. */
 export const PATHS = {
@@ -24,18 +12,14 @@ export const PATHS = {
   variants: (productId: string) => `/v2/products/${encodeURIComponent(productId)}/children`,
 } as const;
 
-/** The spec's endpoints as typed calls over the HTTP core; answers are checked with the shared schemas. */
+/**
+ * The API's endpoints as typed calls over the HTTP core; answers are checked with the shared
+ * schemas. The token and revoke calls live in src/auth/oauth.ts (they take the profile's base URL
+ * explicitly, for `--all`), and the order list's paging in src/orders/pager.ts.
+ */
 export function createServiceApi(http: HttpClient) {
   return {
     http,
-    /** Endpoint 1. No Authorization header (spec, Authentication rule 6). */
-    async token(body: TokenRequest, signal?: AbortSignal): Promise<TokenResponse> {
-      return (await http.request({ method: 'POST', url: PATHS.token, json: body, auth: false, signal }, TokenResponse)).body;
-    },
-    /** Endpoint 2. The answer is "not shown"; any 2xx is success. */
-    async revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void> {
-      await http.request({ method: 'POST', url: PATHS.revoke, json: body, auth: false, signal });
-    },
     /** Endpoint 3. No Authorization header; needs only the base URL. */
     async verifySession(sessionToken: string, signal?: AbortSignal) {
       return (
@@ -44,10 +28,6 @@ export function createServiceApi(http: HttpClient) {
           SessionContext,
         )
       ).body;
-    },
-    /** Endpoint 4: one page of orders. */
-    async listOrders(query: OrdersQuery, signal?: AbortSignal) {
-      return (await http.request({ method: 'GET', url: PATHS.orders, query, signal }, OrdersPage)).body;
     },
     /** Endpoint 5. */
     async updateOrder(sourceOrderId: string, order: Order, signal?: AbortSignal) {

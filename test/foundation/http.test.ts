@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceApi } from '../../src/api/service.js';
+import { oauthEndpoints } from '../../src/auth/oauth.js';
 import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
 import { HttpClient } from '../../src/http/client.js';
 import { Redactor } from '../../src/redact.js';
@@ -203,7 +204,7 @@ describe('credentials and headers', () => {
     const { http } = client(srv.url);
     const api = createServiceApi(http);
     await api.updateOrder('o1', { sourceOrderNumber: '1', currency: 'USD' });
-    await api.token({ grant_type: 'refresh_token', client_id: 'svc_app_1', client_secret: 'svc_secret_1', refresh_token: 'svc_rt_old' });
+    await oauthEndpoints(http, srv.url).token({ grant_type: 'refresh_token', client_id: 'svc_app_1', client_secret: 'svc_secret_1', refresh_token: 'svc_rt_old' });
     await api.verifySession('jwt.session.token');
     expect(srv.seen[0]?.headers.authorization).toBe('Bearer svc_at_testtoken123');
     expect(srv.seen[1]?.headers.authorization).toBeUndefined();
@@ -252,7 +253,7 @@ describe('credentials and headers', () => {
       (_q, r) => json(r, 200, { access_token: 'svc_at_secretAAA', token_type: 'Bearer', expires_in: 3600, refresh_token: 'svc_rt_secretBBB', scope: '' }),
     ]);
     const { http, trace } = client(srv.url);
-    await createServiceApi(http).token({
+    await oauthEndpoints(http, srv.url).token({
       grant_type: 'authorization_code',
       client_id: 'svc_app_1',
       client_secret: 'svc_secret_CCC',
