@@ -42,7 +42,7 @@ async function startCommand(args: string[], env: Record<string, string> = {}) {
 
 describe('opcli sandbox', () => {
   test('--json prints one JSON object with URLs and credentials, serves, and stops on abort', async () => {
-    const cmd = await startCommand(['--json', '--orders', '40', '--token-ttl', '90', '--trigger-delay', 'never']);
+    const cmd = await startCommand(['--json', '--orders', '40', '--token-ttl', '90s', '--trigger-delay', 'never']);
     const info = JSON.parse(cmd.out());
     expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(info).toMatchObject({

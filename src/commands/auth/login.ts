@@ -3,6 +3,7 @@ import type { StoredToken } from '../../config/credentials.js';
 import type { ResolvedProfile } from '../../config/profile.js';
 import type { Deps } from '../../deps.js';
 import { AuthError, InterruptedError, UsageError, ValidationError } from '../../errors.js';
+import { parseDuration } from '../../flags.js';
 
 export interface LoginOptions {
   /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */
@@ -64,7 +65,7 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
     scopes: typeof flags.scopes === 'string' ? parseScopes(flags.scopes) : undefined,
     port: typeof flags.port === 'string' ? parsePort(flags.port) : undefined,
     browser: flags.browser !== false,
-    timeoutMs: typeof flags.timeout === 'string' ? parseDuration(flags.timeout) : DEFAULT_TIMEOUT_MS,
+    timeoutMs: typeof flags.timeout === 'string' ? parseDuration(flags.timeout, '--timeout', { minMs: 1000 }) : DEFAULT_TIMEOUT_MS,
     json: !!flags.json,
     complete: typeof flags.complete === 'string' ? flags.complete : undefined,
     clientCredentials: !!flags.clientCredentials,
@@ -95,16 +96,6 @@ function parsePort(raw: string): number {
     throw new ValidationError(`--port: "${raw}" is not a port.`, [{ path: '--port', message: 'expected a whole number from 1 to 65535' }]);
   }
   return port;
-}
-
-/** "300", "300s", "5m", "1500ms" → milliseconds. */
-export function parseDuration(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(raw.trim());
-  const value = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'] : Number.NaN;
-  if (!m || !(value > 0)) {
-    throw new ValidationError(`--timeout: "${raw}" is not a duration.`, [{ path: '--timeout', message: 'expected a duration such as 90s, 5m or 300 (seconds)' }]);
-  }
-  return Math.round(value);
 }
 
 /** Logs in the way the options say and stores the token. */

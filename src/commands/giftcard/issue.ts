@@ -85,7 +85,8 @@ and outcome goes to the ledger (\`opcli giftcard history\`); a second issuance f
 
 /** Checks the flag combination and turns the flags into options. */
 export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
-  const { parseDuration } = await import('../../giftcard/format.js');
+  const { parseDuration } = await import('../../flags.js');
+  const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
   if (flags.bonus && flags.claim) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
   if (!flags.bonus && !flags.claim) throw new UsageError('Missing --claim <id>.', 'Pass --claim for a claim resolved with store credit, or --bonus for a bonus credit on an order.');
   const missing = (['order', 'amount', 'email', 'name'] as const).filter((k) => !flags[k]?.trim());
@@ -104,8 +105,8 @@ export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
     showCode: !!flags.showCode,
     json: !!flags.json,
     // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
-    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', MIN_WAIT_MS),
-    lateCheckMs: parseDuration(flags.lateCheck, '--late-check', MIN_WAIT_MS),
+    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
+    lateCheckMs: parseDuration(flags.lateCheck, '--late-check', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
     pollIntervalMs: POLL_INTERVAL_MS,
   };
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ExitCode, InterruptedError, OpcliError, UsageError } from '../../errors.js';
+import { parseWholeNumber } from '../../flags.js';
 import type { OrdersPage } from '../../schemas.js';
 
 export interface ListOptions {
@@ -13,13 +14,7 @@ export interface ListOptions {
 }
 
 function positiveInt(flag: string, min = 1) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
-      throw new UsageError(`${flag} expects a whole number of ${min} or more, got "${value}".`);
-    }
-    return n;
-  };
+  return (value: string): number => parseWholeNumber(value, flag, { min });
 }
 
 /** Registers `orders list`. */

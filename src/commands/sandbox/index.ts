@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { parseDuration, parseWholeNumber } from '../../flags.js';
 
 /** Registers `opcli sandbox`; the emulator itself loads only when the command runs. */
 export function register(program: Command, deps: Deps): void {
@@ -9,9 +10,9 @@ export function register(program: Command, deps: Deps): void {
     .description('Run a local emulator of the API and the gift card provider')
     .option('--port <n>', 'port to listen on, on 127.0.0.1 (0 picks a free one)', '0')
     .option('--orders <n>', 'how many orders the seeded store has', '250')
-    .option('--token-ttl <seconds>', 'access token lifetime in seconds', '3600')
+    .option('--token-ttl <duration>', 'access token lifetime, e.g. 90s or 1h', '1h')
     .option('--auto-approve', 'the consent page approves at once (no browser click needed)')
-    .option('--trigger-delay <ms|never>', 'delay before a trigger workflow posts its credit, or "never"', '1000')
+    .option('--trigger-delay <duration|never>', 'delay before a trigger workflow posts its credit (e.g. 1s, 300ms), or "never"', '1s')
     .option('--write-profile <name>', 'write a ready profile (URLs, client, store, provider) for this sandbox')
     .option('--json', 'print the URLs and credentials as one JSON object')
     .addHelpText(
@@ -43,11 +44,11 @@ Examples:
         }
         await run(
           {
-            port: integer('--port', flags.port, 0, 65535),
-            orders: integer('--orders', flags.orders, 0, 10_000_000),
-            tokenTtl: positive('--token-ttl', flags.tokenTtl),
+            port: parseWholeNumber(flags.port, '--port', { max: 65535 }),
+            orders: parseWholeNumber(flags.orders, '--orders', { max: 10_000_000 }),
+            tokenTtl: parseDuration(flags.tokenTtl, '--token-ttl', { minMs: 1000 }) / 1000,
             autoApprove: !!flags.autoApprove,
-            triggerDelay: flags.triggerDelay === 'never' ? null : integer('--trigger-delay', flags.triggerDelay, 0, 3_600_000),
+            triggerDelay: flags.triggerDelay === 'never' ? null : parseDuration(flags.triggerDelay, '--trigger-delay', { maxMs: 3_600_000 }),
             writeProfile: profile?.data,
             json: !!flags.json,
           },
@@ -55,16 +56,4 @@ Examples:
         );
       },
     );
-}
-
-function integer(flag: string, raw: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${raw}".`);
-  return n;
-}
-
-function positive(flag: string, raw: string): number {
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a number of seconds above 0, got "${raw}".`);
-  return n;
 }

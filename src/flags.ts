@@ -1,0 +1,81 @@
+/**
+ * Every shared flag type, parsed in one place so no command reads a duration, a whole number or a
+ * decimal its own way. Each parser throws a UsageError that names the flag and the value expected.
+ */
+import { UsageError } from './errors.js';
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+type Unit = keyof typeof UNIT_MS;
+
+/** One day: longer than any wait opcli has, and far below Node's timer limit (about 24.8 days). */
+export const MAX_DURATION_MS = UNIT_MS.d;
+
+/** Prints milliseconds the way a duration flag takes them: 300ms, 4.5s, 5m, 1h. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000 || ms % 60_000 !== 0) return `${Number((ms / 1000).toFixed(3))}s`;
+  if (ms < 3_600_000 || ms % 3_600_000 !== 0) return `${ms / 60_000}m`;
+  if (ms < 86_400_000 || ms % 86_400_000 !== 0) return `${ms / 3_600_000}h`;
+  return `${ms / 86_400_000}d`;
+}
+
+/**
+ * Parses a duration flag in the one format of the tool: a decimal number and a unit, `300ms`, `4.5s`,
+ * `5m`, `1h` or `1d`. A bare number is refused with the suggestion (is 300 seconds or milliseconds?).
+ */
+export function parseDuration(raw: string, flag: string, bounds: { minMs?: number; maxMs?: number; minHint?: string } = {}): number {
+  const text = String(raw).trim();
+  const minMs = bounds.minMs ?? 0;
+  const maxMs = bounds.maxMs ?? MAX_DURATION_MS;
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    throw new UsageError(`${flag} "${raw}" has no unit.`, `Add one: ${text}s for seconds, ${text}ms for milliseconds (also m, h).`);
+  }
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/i.exec(text);
+  if (!m) throw new UsageError(`${flag} "${raw}" is not a duration.`, `Expected a number and a unit, such as 300ms, 4.5s, 5m or 1h.`);
+  const ms = Math.round(Number(m[1]) * UNIT_MS[(m[2] as string).toLowerCase() as Unit]);
+  if (ms > maxMs) throw new UsageError(`${flag} "${raw}" is too long: at most ${formatDuration(maxMs)}.`);
+  if (ms < minMs) throw new UsageError(`${flag} "${raw}" is too short: at least ${formatDuration(minMs)}.`, bounds.minHint);
+  return ms;
+}
+
+/** Parses a whole number flag (digits only, no sign, no exponent) within `min`..`max`. */
+export function parseWholeNumber(raw: string, flag: string, bounds: { min?: number; max?: number } = {}): number {
+  const text = String(raw).trim();
+  const min = bounds.min ?? 0;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw new UsageError(`${flag} "${raw}" is not a whole number.`, `Expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
+  }
+  if (n < min || n > max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
+  return n;
+}
+
+/** A plain decimal: optional sign, digits, optional fraction. No exponent, no hex, no thousands separators. */
+export const DECIMAL_RE = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * Parses a decimal number flag (`1.5`, `-3`, `0.10`); `1e3`, `0x10` and `1,000` are refused so a
+ * value is never read differently from how a person reads it.
+ */
+export function parseDecimal(raw: string, flag: string, bounds: { min?: number; max?: number } = {}): number {
+  const text = String(raw).trim();
+  if (!DECIMAL_RE.test(text)) {
+    const hint = /^[+-]?\d*\.?\d+e[+-]?\d+$/i.test(text) ? `Write it out in full (${Number(text)}).` : 'Expected a plain decimal number such as 19.99.';
+    throw new UsageError(`${flag} "${raw}" is not a decimal number.`, hint);
+  }
+  const n = Number(text);
+  if (bounds.min !== undefined && n < bounds.min) throw new UsageError(`${flag} "${raw}" is out of range: expected ${bounds.min} or more.`);
+  if (bounds.max !== undefined && n > bounds.max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${bounds.max} or less.`);
+  return n;
+}
+
+/** Parses a rate such as `40/s`, `120/m` or `40` (per second) into requests per second. */
+export function parseRate(raw: string, flag: string): number {
+  const text = String(raw).trim();
+  const m = /^(\d+(?:\.\d+)?)(?:\s*\/\s*(s|m|h))?$/i.exec(text);
+  const per = m ? { s: 1, m: 60, h: 3600 }[((m[2] ?? 's') as string).toLowerCase() as 's' | 'm' | 'h'] : 0;
+  const rate = m ? Number(m[1]) / per : Number.NaN;
+  if (!m || !(rate > 0)) throw new UsageError(`${flag} "${raw}" is not a rate.`, 'Expected requests per unit of time, such as 40/s or 600/m.');
+  return rate;
+}
