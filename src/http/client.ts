@@ -2,7 +2,8 @@ import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
-import { ApiErrorBody } from '../schemas.js';
+import { safeLine, safeText } from '../text/safe.js';
+import { readErrorBody } from './error-body.js';
 import { loadUndici } from './undici.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 
@@ -322,13 +323,14 @@ function formatMs(ms: number): string {
 
 /** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */
 export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}): ApiError {
-  const parsed = ApiErrorBody.safeParse(body);
-  const info = parsed.success ? parsed.data : {};
-  const detail = info.error_description ?? info.message ?? info.error ?? (typeof body === 'string' && body ? body.slice(0, 300) : undefined);
+  // Untrusted: every piece of server text is made safe for a terminal before it joins a message.
+  const info = readErrorBody(body);
+  const fieldErrors = info.fieldErrors.map((e) => ({ path: safeLine(e.path), message: safeLine(e.message) }));
+  const detail = info.message === undefined ? undefined : safeText(info.message);
   const where = `${method} ${url.pathname}`;
-  const base = { status, method, url: url.toString(), body, code: info.error, fieldErrors: info.errors, headers };
+  const base = { status, method, url: url.toString(), body, code: info.code, fieldErrors, headers };
   if (status === 400 || status === 422) {
-    const fields = (info.errors ?? []).map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
+    const fields = fieldErrors.map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
     return new ApiError({
       ...base,
       message: `${where} was refused (${status})${detail ? `: ${detail}` : ''}${fields}`,
@@ -345,7 +347,7 @@ export function buildApiError(method: string, url: URL, status: number, body: un
     });
   }
   if (status === 403) {
-    const scope = info.required_scope;
+    const scope = typeof (body as { required_scope?: unknown } | null)?.required_scope === 'string' ? safeLine((body as { required_scope: string }).required_scope) : undefined;
     return new ApiError({
       ...base,
       message: scope

@@ -65,7 +65,7 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
     scopes: typeof flags.scopes === 'string' ? parseScopes(flags.scopes) : undefined,
     port: typeof flags.port === 'string' ? parsePort(flags.port) : undefined,
     browser: flags.browser !== false,
-    timeoutMs: typeof flags.timeout === 'string' ? parseDuration(flags.timeout, '--timeout', { minMs: 1000 }) : DEFAULT_TIMEOUT_MS,
+    timeoutMs: typeof flags.timeout === 'string' ? parseDuration(flags.timeout, '--timeout') : DEFAULT_TIMEOUT_MS,
     json: !!flags.json,
     complete: typeof flags.complete === 'string' ? flags.complete : undefined,
     clientCredentials: !!flags.clientCredentials,
