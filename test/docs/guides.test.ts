@@ -66,6 +66,10 @@ describe.each(guides)('docs/%s', (guide) => {
   let sandbox: ChildProcess | undefined;
 
   beforeAll(async () => {
+    for (const tool of ['bash', 'curl', 'jq']) {
+      const found = await run('sh', ['-c', `command -v ${tool}`], { cwd: ROOT, env: process.env });
+      if (found.code !== 0) throw new Error(`The doc test needs ${tool} on PATH (the guides use it); install it and run again.`);
+    }
     for (const dir of [work, config, binDir]) mkdirSync(dir, { recursive: true });
     writeFileSync(join(binDir, 'opcli'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     chmodSync(join(binDir, 'opcli'), 0o755);
