@@ -24,7 +24,7 @@ function ledgerLines(dir: string): Record<string, unknown>[] {
 
 describe('giftcard issue: the chain', () => {
   it('issues through the trigger workflow when it posts in time', async () => {
-    fx = await fixture({ triggerDelayMs: 100 });
+    fx = await fixture({ triggerDelayMs: 100, fakeClock: true });
     const r = await fx.run([...aliceClaim('C-1'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -45,7 +45,7 @@ describe('giftcard issue: the chain', () => {
   });
 
   it('falls back to the credit API (top-up of the loyalty card) when the trigger does not post in time', async () => {
-    fx = await fixture({ triggerDelayMs: null });
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
     const r = await fx.run([...aliceClaim('C-2', ['--trigger-wait', '1s', '--late-check', '1s']), '--json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -111,7 +111,7 @@ describe('giftcard issue: the chain', () => {
   });
 
   it('skips the trigger without --customer-id and says why', async () => {
-    fx = await fixture({ triggerDelayMs: 50 });
+    fx = await fixture({ triggerDelayMs: 50, fakeClock: true });
     const r = await fx.run(['giftcard', 'issue', '--claim', 'C-6', '--order', '1', '--amount', '1.00', '--email', 'carol@example.com', '--name', 'Carol', '--yes']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/trigger workflow is configured but skipped: it needs --customer-id/);
@@ -122,7 +122,7 @@ describe('giftcard issue: the chain', () => {
 
 describe('giftcard issue: late trigger', () => {
   it('reports a trigger that posts after the fallback as a possible double credit', async () => {
-    fx = await fixture({ triggerDelayMs: 1800 });
+    fx = await fixture({ triggerDelayMs: 1800, fakeClock: true });
     const r = await fx.run([...aliceClaim('C-7', ['--trigger-wait', '1s', '--late-check', '4s']), '--json']);
     expect(r.code, r.stderr).toBe(3);
     const out = JSON.parse(r.stdout);
@@ -139,7 +139,7 @@ describe('giftcard issue: late trigger', () => {
   });
 
   it('history --verify flags a late credit that arrived after the command finished', async () => {
-    fx = await fixture({ triggerDelayMs: null });
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
     const r = await fx.run(aliceClaim('C-8', ['--trigger-wait', '1s', '--late-check', '1s']));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/history --verify/);
@@ -218,7 +218,7 @@ describe('giftcard issue: input', () => {
   });
 
   it('asks on a terminal with a summary, and issues only after yes', async () => {
-    fx = await fixture({ triggerDelayMs: 50 });
+    fx = await fixture({ triggerDelayMs: 50, fakeClock: true });
     const args = aliceClaim('C-14').filter((a) => a !== '--yes');
     const no = await fx.run(args, { tty: true, prompter: scriptedPrompter({ 'Issue 25.00 USD to Alice Example <alice@example.com>?': false }) });
     expect(no.code).toBe(130);
@@ -380,7 +380,7 @@ describe('giftcard: provider errors and secrets', () => {
   });
 
   it('keeps the token out of --verbose traces of a successful run', async () => {
-    fx = await fixture({ triggerDelayMs: 50 });
+    fx = await fixture({ triggerDelayMs: 50, fakeClock: true });
     const r = await fx.run([...aliceClaim('C-21'), '--verbose', '--show-code']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/x-giftly-access-token: \*\*\*/);
