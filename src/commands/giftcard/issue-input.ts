@@ -18,6 +18,51 @@ export interface IssueFields {
   customerId?: string;
 }
 
+/** Flag values of `giftcard issue`. */
+export interface IssueOptions extends IssueFields {
+  yes: boolean;
+  dryRun: boolean;
+  force: boolean;
+  showCode: boolean;
+  json: boolean;
+  triggerWaitMs: number;
+  lateCheckMs: number;
+  pollIntervalMs: number;
+}
+
+/** How often the loyalty card is read while waiting for the trigger. */
+export const POLL_INTERVAL_MS = 250;
+/** The shortest --trigger-wait and --late-check accepted. */
+export const MIN_WAIT_MS = 1000;
+
+export type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | 'pollIntervalMs'>> & { triggerWait: string; lateCheck: string };
+
+/** Checks the flag combination and turns the flags into options (missing fields are asked later). */
+export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
+  const { parseDuration } = await import('../../flags.js');
+  const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
+  if (flags.bonus && flags.claim) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
+  const trim = (v: string | undefined) => v?.trim() || undefined;
+  return {
+    claim: trim(flags.claim),
+    bonus: !!flags.bonus,
+    order: trim(flags.order),
+    amount: flags.amount,
+    email: trim(flags.email),
+    name: trim(flags.name),
+    customerId: trim(flags.customerId),
+    yes: !!flags.yes,
+    dryRun: !!flags.dryRun,
+    force: !!flags.force,
+    showCode: !!flags.showCode,
+    json: !!flags.json,
+    // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
+    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
+    lateCheckMs: parseDuration(flags.lateCheck, '--late-check', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
+    pollIntervalMs: POLL_INTERVAL_MS,
+  };
+}
+
 const REQUIRED = ['order', 'amount', 'email', 'name'] as const;
 
 function emailProblem(value: string, isEmail: (v: string) => boolean): true | string {

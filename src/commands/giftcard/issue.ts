@@ -1,26 +1,9 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ExitCode, InterruptedError, PlainExit, UsageError } from '../../errors.js';
-import type { IssueFields } from './issue-input.js';
+import type { IssueFlags, IssueOptions } from './issue-input.js';
 
-/** Flag values of `giftcard issue`. */
-export interface IssueOptions extends IssueFields {
-  yes: boolean;
-  dryRun: boolean;
-  force: boolean;
-  showCode: boolean;
-  json: boolean;
-  triggerWaitMs: number;
-  lateCheckMs: number;
-  pollIntervalMs: number;
-}
-
-/** How often the loyalty card is read while waiting for the trigger. */
-export const POLL_INTERVAL_MS = 250;
-/** The shortest --trigger-wait and --late-check accepted. */
-export const MIN_WAIT_MS = 1000;
-
-type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | 'pollIntervalMs'>> & { triggerWait: string; lateCheck: string };
+export type { IssueOptions } from './issue-input.js';
 
 /** Registers `giftcard issue`. */
 export function register(group: Command, deps: Deps): void {
@@ -58,34 +41,9 @@ Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input;
 customer may have been paid twice (read the warning); 130 declined or interrupted: nothing was issued.`,
     )
     .action(async (flags: IssueFlags) => {
+      const { parseFlags } = await import('./issue-input.js');
       await run(await parseFlags(flags), deps);
     });
-}
-
-/** Checks the flag combination and turns the flags into options (missing fields are asked later). */
-export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
-  const { parseDuration } = await import('../../flags.js');
-  const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
-  if (flags.bonus && flags.claim) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
-  const trim = (v: string | undefined) => v?.trim() || undefined;
-  return {
-    claim: trim(flags.claim),
-    bonus: !!flags.bonus,
-    order: trim(flags.order),
-    amount: flags.amount,
-    email: trim(flags.email),
-    name: trim(flags.name),
-    customerId: trim(flags.customerId),
-    yes: !!flags.yes,
-    dryRun: !!flags.dryRun,
-    force: !!flags.force,
-    showCode: !!flags.showCode,
-    json: !!flags.json,
-    // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
-    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
-    lateCheckMs: parseDuration(flags.lateCheck, '--late-check', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
-    pollIntervalMs: POLL_INTERVAL_MS,
-  };
 }
 
 /** Gathers the fields, confirms, issues through the service and renders the outcome. */

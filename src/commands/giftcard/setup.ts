@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { OpcliError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
 export interface SetupOptions {
@@ -117,30 +117,6 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
     }
     deps.err(`Saved ${parsed.map((p) => p.key.key).join(', ')} for profile "${profile}".\n`);
   }
-  if (opts.check) await check(opts, deps);
+  if (opts.check) await (await import('./setup-check.js')).check(opts.json, deps);
   else if (parsed.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
-}
-
-/** Tests the provider settings without issuing anything; exit 1 when a check fails. */
-async function check(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ providerClient }, { checkProvider }, output] = await Promise.all([import('../../giftcard/provider.js'), import('../../giftcard/setup.js'), import('../../output.js')]);
-  const { client, settings } = await providerClient(deps, 10_000);
-  const { baseUrl } = await deps.profile();
-  const { rows, firstPath } = await checkProvider(client, settings, baseUrl);
-  const failed = rows.filter((r) => r.result === 'failed');
-  if (opts.json) output.printJson(deps, { ok: failed.length === 0, firstPath, checks: rows });
-  else {
-    await output.printTable(
-      deps,
-      [
-        { header: 'CHECK', value: (r) => r.check },
-        { header: 'RESULT', value: (r) => r.result },
-        { header: 'DETAIL', value: (r) => r.detail },
-      ],
-      rows,
-      output.outputMode(deps, {}),
-    );
-    deps.err(`First path for a customer with a known id: ${firstPath}.\n`);
-  }
-  if (failed.length) throw new OpcliError(`${failed.length} provider check(s) failed: ${failed.map((f) => f.check).join(', ')}.`, { hint: 'See the details above: each says what can cause it and what to do.' });
 }
