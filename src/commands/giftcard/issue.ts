@@ -59,6 +59,8 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   ]);
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
+  // Nothing to ask when no path could issue: say so before the questions.
+  (await import('../../giftcard/chain.js')).planChain(settings, { customerId: opts.customerId ?? '?' }, profile.baseUrl);
   const fields = await completeFields(opts, deps, settings.currency ?? money.DEFAULT_CURRENCY);
   const input = {
     issuance: randomUUID(),
