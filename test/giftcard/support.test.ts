@@ -103,6 +103,18 @@ describe('giftcard setup as people paste values', () => {
     expect(fx.sandbox.requests).toHaveLength(0);
   });
 
+  it('refuses to issue with a stored provider name that cannot be a header: exit 2, nothing sent or recorded', async () => {
+    fx = await fixture();
+    const { SettingsStore } = await import('../../src/config/settings.js');
+    const store = await SettingsStore.open(fx.dir);
+    store.updateProfile('default', { provider: { name: 'ac me' } });
+    const r = await fx.run(aliceClaim('C-212'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/provider name "ac me" cannot form the header/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+    expect(() => readFileSync(join(fx?.dir ?? '', 'giftcard-ledger.jsonl'))).toThrow();
+  });
+
   it('takes the id from a whole execute URL, the domain from a shop URL, and checks at the end', async () => {
     fx = await fixture();
     await fx.unset('trigger-id', 'trigger-url', 'shop-url');

@@ -103,7 +103,7 @@ export async function completeFields(fields: IssueFields, deps: Deps, currency: 
     }
     if (missing.includes('email')) f.email = await prompter.input({ message: "Customer's e-mail (the card is sent there):", validate: (v) => emailProblem(v, isEmail) });
     if (missing.includes('name')) f.name = await prompter.input({ message: "Customer's name (as the e-mail greets them):", validate: required('the name') });
-    if (f.customerId === undefined && !f.bonus) {
+    if (f.customerId === undefined) {
       const id = await prompter.input({ message: "Customer's storefront id, to add to their loyalty card (Enter to skip: a new card is created):" });
       f.customerId = id.trim() || undefined;
     }
