@@ -57,6 +57,27 @@ describe.each(PROVIDER_ERROR_SHAPES)('a provider that answers errors as %s', (sh
     expect(r.stderr).not.toContain('gly_revoked_token_000');
   });
 
+  it('a refused card creation (no customer id) is failed, exit 1, with the advice', async () => {
+    fx = await fixture({ providerErrorShape: shape, fakeClock: true });
+    await fx.run(['config', 'set', 'shop-url', 'wrong-shop.example']);
+    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-103', '--order', '3', '--amount', '5', '--email', 'bob@example.com', '--name', 'Bob', '--yes']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Creating the gift card was refused by the gift card provider \(404\): Store domain not found/);
+    expect(r.stderr).toMatch(/archived or deactivated/);
+    expect(fx.providerCalls()).toEqual(['POST /v2/gift-cards/issue/']);
+    expect(fx.sandbox.counters.creditsPosted).toEqual(nothingPosted);
+    expect(ledger(fx.dir).find((l) => l.type === 'outcome')).toMatchObject({ status: 'failed' });
+  });
+
+  it('a refused trigger falls back to the credit API, which pays once', async () => {
+    fx = await fixture({ providerErrorShape: shape, triggerDelayMs: 0, fakeClock: true });
+    await fx.run(['config', 'set', 'trigger-id', '00000000-0000-4000-8000-000000000000']);
+    const r = await fx.run([...aliceClaim('C-104'), '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ path: 'credit-api-top-up', notes: [expect.stringMatching(/trigger workflow was refused.*trigger not found/)] });
+    expect(fx.sandbox.counters.creditsPosted).toEqual({ ...nothingPosted, creditApiTopUp: 1 });
+  });
+
   it('reads its "no card" answer as no card, and creates a new card for a customer without one', async () => {
     fx = await fixture({ providerErrorShape: shape, triggerDelayMs: null, fakeClock: true });
     await fx.unset('trigger-id');
