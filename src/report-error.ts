@@ -1,9 +1,13 @@
 import type { Deps } from './deps.js';
-import { ExitCode, exitCodeFor, InterruptedError, OpcliError, ValidationError } from './errors.js';
+import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from './errors.js';
 import { colors } from './output.js';
 
 /** Prints an error the way the user should see it, on stderr, and returns its exit code. */
 export async function reportError(error: unknown, deps: Deps): Promise<number> {
+  if (error instanceof PlainExit) {
+    if (error.message) deps.err(`${error.message}\n`);
+    return error.exitCode;
+  }
   const chalk = await colors(deps, 'stderr');
   if (isAbort(error, deps)) {
     deps.err(`${chalk.yellow('Interrupted.')}\n`);

@@ -19,6 +19,10 @@ export const ProfileSettings = z.object({
       triggerId: z.string().optional(),
       triggerUrl: z.url().optional(),
       nativeUrl: z.url().optional(),
+      /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
+      triggerSendsToken: z.boolean().optional(),
+      /** CHOICE: the provider's amounts carry no currency in the spec; this names it (default USD). */
+      currency: z.string().optional(),
     })
     .optional(),
 });
@@ -43,6 +47,12 @@ export interface SettingKey {
 
 const url = (raw: string) => z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
 const text = (raw: string) => z.string().min(1, 'expected a value').parse(raw);
+/** A provider name forms the header x-<name>-access-token, so it must be an HTTP header token. */
+const providerName = (raw: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, `expected letters, digits and - only (it forms the header x-<name>-access-token), got "${raw}"`)
+    .parse(raw.trim());
 const list = (raw: string) =>
   raw
     .split(/[\s,]+/)
@@ -57,7 +67,7 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
   { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
   { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
-  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: text },
+  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
   { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
   { key: 'shop-url', description: 'store domain at the provider (shop_url)', path: ['provider', 'shopUrl'], parse: text },
@@ -69,6 +79,18 @@ export const SETTING_KEYS: SettingKey[] = [
   },
   { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
   { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
+  {
+    key: 'trigger-sends-token',
+    description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
+    path: ['provider', 'triggerSendsToken'],
+    parse: (raw) => z.enum(['true', 'false'], { message: `expected true or false, got "${raw}"` }).transform((v) => v === 'true').parse(raw),
+  },
+  {
+    key: 'currency',
+    description: 'currency of the gift card amounts, three letters (default USD)',
+    path: ['provider', 'currency'],
+    parse: (raw) => z.string().regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`).parse(raw.trim().toUpperCase()),
+  },
 ];
 
 /** Looks a key up by name, or undefined. */
