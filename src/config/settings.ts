@@ -21,7 +21,7 @@ export const ProfileSettings = z.object({
       nativeUrl: z.url().optional(),
       /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
       triggerSendsToken: z.boolean().optional(),
-      /** CHOICE: the provider's amounts carry no currency in the spec; this names it (default USD). */
+      /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
       currency: z.string().optional(),
     })
     .optional(),

@@ -33,7 +33,7 @@ const SPEC_MESSAGES: { condition: Exclude<ProviderCondition, 'no-card' | 'other'
 ];
 
 /**
- * CHOICE: the spec does not show how the provider says "this customer has no card". opcli reads a
+ * CHOICE (docs/spec-choices.md#no-loyalty-card): the spec does not show how the provider says "this customer has no card". opcli reads a
  * lookup answer as "no card" only when it is a 404 whose body says one of these phrases and none of
  * the spec's three messages. Any other refusal (401, 403, another 404, a 5xx) stops the issuance.
  */
