@@ -186,6 +186,9 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
       waits.push(
         (async () => {
           const prompter = await deps.prompter();
+          // The callback may have won while the prompt library loaded: then there is nothing to ask
+          // (a prompt started with an aborted signal would hold the terminal and keep the process alive).
+          if (signal.aborted) return new Promise<string>(() => {});
           const pasted = await prompter.input({
             message: 'Or paste the full address the browser ends on:',
             // The address carries the authorization code: not left in the terminal's scrollback.
