@@ -121,6 +121,39 @@ describe('OPCLI_* variables', () => {
   });
 });
 
+describe('duration flags: one format everywhere, bounded', () => {
+  test.each([
+    [['auth', 'login', '--timeout', '3000000'], '--timeout "3000000" has no unit', 'Add one: 3000000s for seconds'],
+    [['auth', 'login', '--timeout', '2d'], '--timeout "2d" is too long: at most 1d', ''],
+    [['auth', 'login', '--timeout', 'soon'], '--timeout "soon" is not a duration', '300ms, 4.5s, 5m or 1h'],
+    [['sandbox', '--trigger-delay', '300'], '--trigger-delay "300" has no unit', ''],
+    [['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '1.00', '--email', 'a@b.co', '--name', 'A', '--yes', '--trigger-wait', '5'], '--trigger-wait "5" has no unit', ''],
+    [['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '1.00', '--email', 'a@b.co', '--name', 'A', '--yes', '--late-check', '2'], '--late-check "2" has no unit', ''],
+  ])('%j', async (argv, message, hint) => {
+    const r = await run(argv);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    if (hint) expect(r.stderr).toContain(hint);
+    expect(r.stderr).not.toContain('TimeoutOverflowWarning');
+    expect(sent()).toEqual([]);
+  });
+
+  test('auth login --timeout takes the one format and waits that long (a fake clock)', async () => {
+    await run(['auth', 'logout']).catch(() => undefined);
+    sandbox.resetLog();
+    const waited: number[] = [];
+    const r = await runOpcli(['auth', 'login', '--no-browser', '--timeout', '4.5s'], {
+      env: { OPCLI_CONFIG_DIR: dir },
+      sleep: async (ms) => {
+        waited.push(ms);
+      },
+    });
+    expect(waited).toContain(4500);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('No answer from the browser within 4.5 seconds');
+  });
+});
+
 describe('scopes', () => {
   test('a browser login with no scopes configured asks for the spec\'s names', async () => {
     await run(['config', 'unset', 'scopes']);
