@@ -50,8 +50,10 @@ Examples:
   $ opcli auth login --client-credentials --store-id st_123
   $ printf '%s' "$TOKEN" | opcli auth login --with-token
 
-The link is always printed on stderr. On a remote host (SSH, containers) the browser cannot reach
-this machine's 127.0.0.1: copy the address the browser ends on and paste it at the prompt.
+The link is always printed on stderr. BROWSER (a command; %s stands for the link) picks the
+browser. Over SSH, or on Linux with neither DISPLAY nor WAYLAND_DISPLAY, no browser is started:
+open the link on any device, then paste the address the browser ends on at the prompt (the
+browser there cannot reach this machine's 127.0.0.1).
 Exit codes: 0 logged in, 2 bad flags, 4 refused or denied, 130 interrupted.`,
     )
     .action(async (flags: Record<string, string | boolean | undefined>) => {
