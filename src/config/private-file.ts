@@ -70,6 +70,8 @@ export function ensurePrivateDir(dir: string): void {
 function checkOpened(fd: number, path: string, what: string): void {
   const st = fstatSync(fd);
   if (!st.isFile()) throw new UnsafePathError(path, `The ${what} ${path} is not a regular file.`, `Move it aside (\`mv ${path} ${path}.bak\`) and try again.`);
+  // Windows reports neither owners nor meaningful modes: only the link and file-type checks apply.
+  if (myUid() === undefined) return;
   const owner = ownerProblem(st);
   if (owner) throw new UnsafePathError(path, `The ${what} ${path} ${owner}: refused.`, 'Check who created it; move it aside if it is not yours.');
   if ((st.mode & 0o022) !== 0) {

@@ -218,6 +218,17 @@ describe('files and folders that are not safe to use', () => {
       expect(statSync(dir).mode & 0o7777).toBe(mode);
       expect(existsSync(join(dir, 'settings.json'))).toBe(false);
     }
+
+    // A settings file others can write is refused too, and left as it is.
+    chmodSync(dir, 0o700);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'settings.json'), '{}');
+    chmodSync(join(dir, 'settings.json'), 0o666);
+    const shared = await runOpcli(['config', 'list'], { env: env() });
+    expect(shared.code).toBe(2);
+    expect(shared.stderr).toContain(`The settings file ${join(dir, 'settings.json')} can be written by other users (mode 0666)`);
+    expect(statSync(join(dir, 'settings.json')).mode & 0o777).toBe(0o666);
+    chmodSync(join(dir, 'settings.json'), 0o600);
     // A folder only its owner can write is used as it is: 0755 stays 0755.
     chmodSync(dir, 0o755);
     expect((await runOpcli(['config', 'set', 'store-id', 'st_1'], { env: env() })).code).toBe(0);
@@ -226,6 +237,20 @@ describe('files and folders that are not safe to use', () => {
     const fresh = join(dir, 'new', 'opcli');
     expect((await runOpcli(['config', 'set', 'store-id', 'st_1'], { env: { OPCLI_CONFIG_DIR: fresh } })).code).toBe(0);
     expect(statSync(fresh).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a settings file that is a FIFO or a folder without hanging', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdirSync, rmSync } = await import('node:fs');
+    execFileSync('mkfifo', [join(dir, 'settings.json')]);
+    const fifo = await runOpcli(['config', 'list'], { env: env() });
+    expect(fifo.code).toBe(2);
+    expect(fifo.stderr).toContain(`The settings file ${join(dir, 'settings.json')} is not a regular file`);
+    rmSync(join(dir, 'settings.json'));
+    mkdirSync(join(dir, 'credentials.json'));
+    const folder = await runOpcli(['auth', 'status'], { env: env() });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`The credentials file ${join(dir, 'credentials.json')} is not a regular file`);
   });
 
   it('refuses a folder or a file owned by another user', async () => {
