@@ -10,7 +10,9 @@ export async function reportError(error: unknown, deps: Deps): Promise<number> {
   }
   const chalk = await colors(deps, 'stderr');
   if (isAbort(error, deps)) {
-    deps.err(`${chalk.yellow('Interrupted.')}\n`);
+    // "Cancelled." for Ctrl-C at a question, "Interrupted." for Ctrl-C during work.
+    const words = error instanceof InterruptedError ? error.message : error instanceof Error && error.name === 'ExitPromptError' ? 'Cancelled.' : 'Interrupted.';
+    deps.err(`${chalk.yellow(words)}\n`);
     return ExitCode.interrupted;
   }
   if (error instanceof OpcliError) {
@@ -32,6 +34,8 @@ export async function reportError(error: unknown, deps: Deps): Promise<number> {
 
 function isAbort(error: unknown, deps: Deps): boolean {
   if (error instanceof InterruptedError) return true;
+  // A prompt that did not go through the prompter (src/prompter.ts maps these): still Ctrl-C.
+  if (error instanceof Error && error.name === 'ExitPromptError') return true;
   if (!deps.signal.aborted) return false;
   return error === deps.signal.reason || (error instanceof Error && error.name === 'AbortError');
 }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TriggerId } from '../schemas.js';
-import { ensurePrivateDir } from './paths.js';
-import { openConf, readConfFile } from './read-file.js';
+import { ensurePrivateDir } from './private-file.js';
+import { JsonFileStore } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
 export const ProfileSettings = z.object({
@@ -28,9 +28,14 @@ export const ProfileSettings = z.object({
 });
 export type ProfileSettings = z.infer<typeof ProfileSettings>;
 
+/** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
+export const ProfileName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (not first), at most 64 characters' });
+
 const SettingsFile = z.object({
-  currentProfile: z.string().optional(),
-  profiles: z.record(z.string(), ProfileSettings).default({}),
+  currentProfile: ProfileName.optional(),
+  profiles: z.record(ProfileName, ProfileSettings).default({}),
 });
 type SettingsFile = z.infer<typeof SettingsFile>;
 
@@ -98,35 +103,24 @@ export function findSettingKey(key: string): SettingKey | undefined {
   return SETTING_KEYS.find((k) => k.key === key);
 }
 
-/** Profile names: letters, digits, dot, dash and underscore. */
-export const ProfileName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, ".", "-" or "_" (at most 64)' });
-
-/** The settings file (settings.json, 0600) through conf: profiles and the current profile. */
+/** The settings file (settings.json, 0600 in a private folder): profiles and the current profile. */
 export class SettingsStore {
   readonly path: string;
-  private readonly conf: import('conf').default<SettingsFile>;
+  private readonly file: JsonFileStore<SettingsFile>;
 
-  private constructor(conf: import('conf').default<SettingsFile>) {
-    this.conf = conf;
-    this.path = conf.path;
+  private constructor(file: JsonFileStore<SettingsFile>) {
+    this.file = file;
+    this.path = file.path;
   }
 
-  /** Opens (without creating) the settings file in `dir`. */
+  /** Opens (without creating) the settings file in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
     ensurePrivateDir(dir);
-    const { default: Conf } = await import('conf');
-    const conf = openConf(
-      () => new Conf<SettingsFile>({ cwd: dir, configName: 'settings', configFileMode: 0o600, projectName: 'opcli' }),
-      join(dir, 'settings.json'),
-      'settings',
-    );
-    return new SettingsStore(conf);
+    return new SettingsStore(new JsonFileStore(join(dir, 'settings.json'), SettingsFile, 'settings'));
   }
 
   private read(): SettingsFile {
-    return readConfFile(this.conf, SettingsFile, 'settings');
+    return this.file.read();
   }
 
   /** The profile `profiles use` selected, if any. */
@@ -136,7 +130,9 @@ export class SettingsStore {
 
   /** Makes `name` the profile used when no --profile or OPCLI_PROFILE is given. */
   setCurrentProfile(name: string): void {
-    this.conf.set('currentProfile', name);
+    const file = this.read();
+    file.currentProfile = name;
+    this.file.write(file);
   }
 
   /** Names of every profile that has settings. */
@@ -153,7 +149,7 @@ export class SettingsStore {
   setProfile(name: string, settings: ProfileSettings): void {
     const file = this.read();
     file.profiles[name] = ProfileSettings.parse(settings);
-    this.conf.store = file;
+    this.file.write(file);
   }
 
   /** Merges settings into a profile (creating it), returning the result. */
@@ -163,7 +159,7 @@ export class SettingsStore {
     const next = ProfileSettings.parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
     if (next.provider && Object.keys(next.provider).length === 0) delete next.provider;
     file.profiles[name] = next;
-    this.conf.store = file;
+    this.file.write(file);
     return next;
   }
 
@@ -173,7 +169,7 @@ export class SettingsStore {
     if (!(name in file.profiles)) return false;
     delete file.profiles[name];
     if (file.currentProfile === name) delete file.currentProfile;
-    this.conf.store = file;
+    this.file.write(file);
     return true;
   }
 }
