@@ -50,6 +50,8 @@ export interface Deps {
   redactor: Redactor;
   /** Aborted on Ctrl-C. */
   signal: AbortSignal;
+  /** Aborted on a second Ctrl-C: stop at once (a listener may still print a summary, synchronously). */
+  stopNow: AbortSignal;
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Writes data to stdout. */
@@ -89,6 +91,8 @@ export interface DepsInit {
   env: Record<string, string | undefined>;
   cwd: string;
   signal?: AbortSignal;
+  /** Aborted on a second Ctrl-C. */
+  stopNow?: AbortSignal;
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   prompter?: Prompter;
@@ -161,6 +165,7 @@ export function createDeps(init: DepsInit): Deps {
     globals,
     redactor,
     signal,
+    stopNow: init.stopNow ?? new AbortController().signal,
     now,
     sleep,
     out: (text) => {

@@ -66,11 +66,17 @@ describe('row keys', () => {
     expect(created()).toHaveLength(3);
     expect(claimBodies(sandbox)).toHaveLength(3);
 
-    // A changed value is a new claim; so is the same claim moved to another line.
+    // A changed row, or a second copy of a filed row, looks like a filed claim: held until --allow-similar.
     writeCsv(path, [row(1), row(2, { 'item.price': '50' }), row(3), row(1)]);
     const third = await runOpcli(['claims', 'file', '--from', path], { env: env() });
-    expect(third.code).toBe(0);
-    expect(third.stderr).toContain('Filed 2 claims');
+    expect(third.code).toBe(3);
+    expect(third.stderr).toContain('Filed 0 claims;');
+    expect(third.stderr).toContain('2 held (not sent)');
+    expect(third.stderr).toMatch(/line 3: looks like the claim filed from line 3 on \d{4}-\d{2}-\d{2} \(item\.price 49\.99 → 50\); not sent; --allow-similar files it/);
+    expect(third.stderr).toMatch(/line 5: looks like the claim filed from line 2 on \d{4}-\d{2}-\d{2} \(the same content: a second identical row\)/);
+    expect(claimBodies(sandbox)).toHaveLength(3);
+    const fourth = await runOpcli(['claims', 'file', '--from', path, '--allow-similar'], { env: env() });
+    expect(fourth.code).toBe(0);
     expect(claimBodies(sandbox).slice(3).map(rowOf).sort()).toEqual([1, 2]);
   });
 
@@ -172,15 +178,16 @@ describe('memory while one request is slow', () => {
 });
 
 describe('numbers in CSV cells', () => {
-  it('accepts decimal notation only: hex, binary and octal are invalid, named by row and field', async () => {
+  it('accepts decimal notation only: hex, binary, octal and exponents are invalid, named by row and field', async () => {
     const path = join(dir, 'numbers.csv');
     writeCsv(path, [row(1, { 'item.price': '0x10' }), row(2, { 'item.price': '0b11' }), row(3, { 'item.price': '1.5e1' }), row(4, { 'item.price': ' 0o7' })]);
     const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
     expect(res.code).toBe(3);
     expect(res.stderr).toContain('line 2: invalid, not sent\n  item.price: expected a number, got "0x10" (decimal notation, such as 49.99)');
     expect(res.stderr).toContain('line 3: invalid, not sent\n  item.price: expected a number, got "0b11"');
+    expect(res.stderr).toContain('line 4: invalid, not sent\n  item.price: expected a number, got "1.5e1" (decimal notation, such as 49.99; write it out in full (15))');
     expect(res.stderr).toContain('line 5: invalid, not sent\n  item.price: expected a number, got "0o7"');
-    expect(claimBodies(sandbox).map((b) => JSON.parse(b).item.price)).toEqual([15]);
+    expect(claimBodies(sandbox)).toEqual([]);
   });
 });
 

@@ -18,9 +18,11 @@ export interface FileOptions {
   json: boolean;
   jsonl: boolean;
   out?: string;
+  key?: string;
+  allowSimilar: boolean;
 }
 
-const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency'] as const;
+const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'key', 'allowSimilar'] as const;
 
 function describe(field: (typeof CLAIM_FIELDS)[number]): string {
   const type =
@@ -39,6 +41,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--concurrency <n>', 'requests in flight at once (batch)', '4')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
     .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
+    .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
+    .option('--allow-similar', 'file rows that look like a claim filed earlier (same e-mail and item), which are held otherwise')
     .option('--validate-only', 'check every row of --from and send nothing')
     .option('--dry-run', 'print the request and send nothing (with --from: same as --validate-only)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
@@ -71,11 +75,15 @@ Examples:
   $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
   $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
 
-A batch journals every row in <input>.journal.jsonl before sending it; run the same command again
-after a crash or Ctrl-C: filed rows are skipped, uncertain rows are not resent without --retry-uncertain.
+A batch journals every row in <input>.journal.jsonl before sending it. A row is known by its content
+(the parsed claim, in a form a spreadsheet re-save does not change, plus its count among identical
+rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
+rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
+one (same e-mail and item) is held (exit 3) until you pass --allow-similar.
 Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
-2 unusable file or invalid flags (nothing sent), 3 some rows rejected, uncertain or not sent, or the
-CSV breaks part-way after rows were sent, 4 log in needed, 130 interrupted.`,
+2 unusable file, journal or flags, or two of --from/--journal/--out are one file (nothing sent),
+3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows
+were sent, 4 log in needed, 130 interrupted.`,
     )
     .action(async (flags: Record<string, unknown>, command: Command) => {
       const fields: FieldFlags = {};
@@ -98,6 +106,8 @@ CSV breaks part-way after rows were sent, 4 log in needed, 130 interrupted.`,
         json: !!flags.json,
         jsonl: !!flags.jsonl,
         out: flags.out as string | undefined,
+        key: flags.key as string | undefined,
+        allowSimilar: !!flags.allowSimilar,
       };
       if (opts.from) {
         if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
@@ -127,6 +137,8 @@ export async function run(opts: FileOptions, deps: Deps): Promise<void> {
         jsonl: opts.jsonl,
         json: opts.json,
         out: opts.out,
+        key: opts.key,
+        allowSimilar: opts.allowSimilar,
       },
       deps,
     );
