@@ -141,13 +141,17 @@ function differences(before: unknown, after: unknown): string {
   if (!before) return '';
   const a = flattenClaim(before);
   const b = flattenClaim(after);
-  const changed: string[] = [];
+  // Real changes first, then the ones only a spreadsheet's formatting made (same value).
+  const real: string[] = [];
+  const formatting: string[] = [];
   for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
     const x = a[name] ?? '';
     const y = b[name] ?? '';
     if (x === y) continue;
-    changed.push(`${name} ${x === '' ? '(empty)' : clip(x)} → ${y === '' ? '(empty)' : clip(y)}${robustText(x) === robustText(y) ? ' (same value)' : ''}`);
+    const same = robustText(x) === robustText(y);
+    (same ? formatting : real).push(`${name} ${x === '' ? '(empty)' : clip(x)} → ${y === '' ? '(empty)' : clip(y)}${same ? ' (same value)' : ''}`);
   }
+  const changed = [...real, ...formatting];
   if (!changed.length) return ' (the same content: a second identical row)';
   return ` (${changed.slice(0, 4).join(', ')}${changed.length > 4 ? `, and ${changed.length - 4} more` : ''})`;
 }
