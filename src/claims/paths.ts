@@ -24,15 +24,15 @@ interface Target {
 }
 
 /** Where a path really leads: its real file, or for a file still to be created, its real folder + name. */
-function target(path: string, flag: string): Target {
+function target(path: string, flag: string, shown = path): Target {
   try {
     const real = realpathSync(path);
     const st = statSync(real);
-    if (st.isDirectory()) throw new UsageError(`${flag} ${path} is a folder; expected a file.`);
+    if (st.isDirectory()) throw new UsageError(`${flag} ${shown} is a folder; expected a file.`);
     return { real, id: `${st.dev}:${st.ino}` };
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`${flag} ${path}: ${(error as Error).message}.`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`${flag} ${shown}: ${(error as Error).message}.`);
   }
   let name = path;
   // A symlink whose target does not exist yet: the file will be created where it points.
@@ -43,7 +43,7 @@ function target(path: string, flag: string): Target {
   }
   const folder = dirname(name);
   if (!existsSync(folder)) {
-    throw new UsageError(`${flag} ${path}: the folder ${folder} does not exist.`, `Create it first (mkdir -p ${folder}) or pass another path to ${flag}.`);
+    throw new UsageError(`${flag} ${shown}: the folder ${folder} does not exist.`, `Create it first (mkdir -p ${folder}) or pass another path to ${flag}.`);
   }
   return { real: resolvePath(realpathSync(folder), basename(name)) };
 }
@@ -75,12 +75,12 @@ export function resolveBatchPaths(opts: { from: string; journal?: string; out?: 
   }
   let journal: Target | undefined;
   if (!opts.validateOnly) {
-    journal = opts.journal ? target(resolvePath(cwd, opts.journal), '--journal') : target(`${input?.real}.journal.jsonl`, '--journal');
+    journal = opts.journal ? target(resolvePath(cwd, opts.journal), '--journal', opts.journal) : target(`${input?.real}.journal.jsonl`, '--journal');
     named.push({ flag: '--journal', path: opts.journal ?? journal.real, at: journal });
   }
   let out: Target | undefined;
   if (opts.out) {
-    out = target(resolvePath(cwd, opts.out), '--out');
+    out = target(resolvePath(cwd, opts.out), '--out', opts.out);
     named.push({ flag: '--out', path: opts.out, at: out });
   }
   for (let i = 0; i < named.length; i++) {
