@@ -215,7 +215,7 @@ async function sendAll(
           continue;
         }
         // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-        await journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag, claim: plan.claim });
+        await journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust);
         return { row, plan };
       }
     } catch (error) {
@@ -345,7 +345,13 @@ async function sendAll(
       hints.push('Fix the invalid and rejected rows named above (in place or anywhere in the file) and run the same command again: a row is known by its content, so rows filed, rejected or uncertain are not sent again, whatever their line.');
     }
     if (c.notSent > 0) hints.push('Rows not sent are sent by the next run.');
-    if (c.held > 0) hints.push('Held rows look like claims filed earlier: check them; --allow-similar files them.');
+    if (c.held > 0) {
+      hints.push(
+        opts.key
+          ? 'Held rows reuse a --key value already filed with other content: check them; a new claim needs its own key.'
+          : 'Held rows look like claims filed earlier: check them; --allow-similar files them.',
+      );
+    }
     if (c.uncertain + c.uncertainEarlier > 0) hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
     throw new PartialFailureError(`${unsettled.toLocaleString('en-US')} of ${c.done.toLocaleString('en-US')} rows were not filed.`, hints.join('\n'));
   }

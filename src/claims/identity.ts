@@ -20,6 +20,9 @@ const EXPONENT_TEXT = /^\d+(\.\d+)?e\+?\d+$/i;
  */
 export function robustText(text: string): string {
   const t = text.trim();
+  // Most text (names, e-mails, URLs) starts with a letter: none of the forms below can apply.
+  const c = t.charCodeAt(0);
+  if (!((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)) return t;
   if (DIGITS.test(t)) return t.replace(/^\+/, '').replace(/^0+(?=\d)/, '');
   const d = DECIMAL_TEXT.exec(t);
   if (d && (d[2] || d[3])) {
@@ -71,7 +74,12 @@ function hex128(text: string): string {
 
 /** The hash of a row's robust content (128 bits, hex). */
 export function contentHash(claim: unknown): string {
-  return hex128(`claim\u0000${robustJson(claim)}`);
+  return hashOfRobust(robustJson(claim));
+}
+
+/** The content hash of a claim already in its robust form (`robustJson`). */
+export function hashOfRobust(robust: string): string {
+  return hex128(`claim\u0000${robust}`);
 }
 
 /** The identity of a `--key` value (compared in its robust form). */

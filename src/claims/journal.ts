@@ -29,7 +29,7 @@ export interface JournalEntry {
   sim?: string;
   /** `sending` only: the 32-bit tag of the row's content hash (tells a changed row under one `--key`). */
   tag?: number;
-  /** `sending` only: the claim as sent, to show what differs when a similar row turns up. */
+  /** `sending` only: the claim in its robust form (identity.ts), to show what differs when a similar row turns up. */
   claim?: unknown;
 }
 
@@ -325,9 +325,11 @@ export class Journal {
    * dropped it the row would read as `sending`, that is uncertain, never resent silently. Syncing
    * every outcome too doubled the fsyncs for no safety gained.
    */
-  record(entry: Omit<JournalEntry, 'at'>): Promise<void> {
+  record(entry: Omit<JournalEntry, 'at' | 'claim'>, claimJson?: string): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    const text = `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`;
+    const json = JSON.stringify({ ...entry, at: new Date().toISOString() });
+    // The claim is already JSON text (its robust form): spliced in, not serialised a second time.
+    const text = claimJson ? `${json.slice(0, -1)},"claim":${claimJson}}\n` : `${json}\n`;
     return new Promise((resolve, reject) => {
       this.pending.push({ text, durable: entry.status === 'sending', resolve, reject });
       this.flushing ??= this.flushLoop();

@@ -8,7 +8,7 @@ import { ApiError } from '../errors.js';
 import { readErrorBody } from '../http/error-body.js';
 import type { OfflineClaim } from '../schemas.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
-import { contentHash, contentTag, OccurrenceCounter, occurrenceKey, robustText, similarity, userKeyHash } from './identity.js';
+import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { Journal, PriorOutcome } from './journal.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './report.js';
@@ -34,6 +34,8 @@ export interface ToSend {
   claim: OfflineClaim;
   sim?: string;
   tag?: number;
+  /** The claim in its robust form (JSON text), journaled with the `sending` entry for "looks like" messages. */
+  robust: string;
 }
 
 /** A row settled without sending anything now. */
@@ -81,6 +83,7 @@ export class Planner {
 
     let key: string;
     let tag: number | undefined;
+    const robust = robustJson(claim);
     if (keyColumn !== undefined) {
       if (!row.userKey) return invalid([{ path: keyColumn, message: `the --key column ${keyColumn} is empty` }]);
       const damage = spreadsheetDamage({ key: keyColumn, kind: 'string' }, row.userKey);
@@ -89,9 +92,9 @@ export class Planner {
       const seen = this.contents.add(hash, row.line);
       if (seen.occurrence > 1) return invalid([{ path: keyColumn, message: `${row.userKey} appears again (first on line ${seen.firstLine}); each --key value must be one claim` }]);
       key = hash;
-      tag = contentTag(contentHash(claim));
+      tag = contentTag(hashOfRobust(robust));
     } else {
-      const hash = contentHash(claim);
+      const hash = hashOfRobust(robust);
       key = occurrenceKey(hash, this.contents.add(hash, row.line).occurrence);
     }
 
@@ -121,7 +124,7 @@ export class Planner {
       const like = this.journal.similarTo(sim);
       if (like) return { send: false, result: await this.held(row, claim, like) };
     }
-    return { send: true, key, claim, sim, tag };
+    return { send: true, key, claim, sim, tag, robust };
   }
 
   private async held(row: SourceRow, claim: OfflineClaim, like: PriorOutcome): Promise<RowResult> {
