@@ -283,3 +283,23 @@ describe('Ctrl-C twice', () => {
     expect(res.stderr).toMatch(/Filed \d+ claims?; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
   });
 });
+
+describe('numbers and the progress line', () => {
+  it('--item-price 1e3 is a usage error naming the flag (exit 2), nothing sent', async () => {
+    const template = (await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout;
+    const data = join(dir, 'claim.json');
+    writeFileSync(data, template);
+    const res = await runOpcli(['claims', 'file', '--data', data, '--item-price', '1e3'], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--item-price: expected a number, got "1e3" (decimal notation, such as 49.99; write it out in full (1000))');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('the progress line on a terminal counts invalid rows as invalid, apart from rejected ones', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, [row(1), row(2, { 'item.price': 'x' }), row(3, { 'item.price': '1e2' })]);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env(), tty: true });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(/3\/~?3 rows · 1 filed · 0 rejected · 2 invalid · 0 uncertain/);
+  });
+});
