@@ -106,7 +106,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
         .catch(() => {});
     }
     await reporter.start();
-    if (!journal) await validateAll(source.rows, reporter, deps, opts);
+    if (!journal) await validateAll(source.rows, reporter, deps, opts, storeId);
     else {
       const planner = new Planner(journal, { keyColumn: opts.key, allowSimilar: opts.allowSimilar, retryUncertain: opts.retryUncertain, tokenStore: storeId, perRow: reporter.perRow });
       await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId);
@@ -117,7 +117,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
   }
 }
 
-async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchReporter, deps: Deps, opts: BatchOptions): Promise<void> {
+async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchReporter, deps: Deps, opts: BatchOptions, tokenStore: string | undefined): Promise<void> {
   let interrupted = false;
   let fatal: unknown;
   try {
@@ -127,10 +127,14 @@ async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchRepor
         break;
       }
       const checked = validateClaim(row.value, row.issues);
-      const keyMissing = opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : [];
+      // The checks a send makes before anything leaves, but the journal's.
+      const local = [
+        ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),
+        ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }] : []),
+      ];
       await reporter.add(
         row,
-        checked.ok && !keyMissing.length ? { line: row.line, status: 'valid' } : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...keyMissing] },
+        checked.ok && !local.length ? { line: row.line, status: 'valid' } : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] },
       );
     }
   } catch (error) {

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
+import { contentHash, robustText } from '../../src/claims/identity.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv } from './fixtures.js';
@@ -207,5 +209,44 @@ describe('--out results', () => {
     expect(results(res.stdout).map((r) => r.status)).toEqual(['filed', 'invalid']);
     const { statSync } = await import('node:fs');
     expect(statSync(out).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('the robust form', () => {
+  it('reads what a spreadsheet changes as the same text, and keeps everything else apart', () => {
+    const same: [string, string][] = [
+      ['02139', '2139'],
+      ['+15550100', '15550100'],
+      ['0001', '1'],
+      ['49.90', '49.9'],
+      ['049.50', '49.5'],
+      ['1E5', '100000'],
+      [' Kettle ', 'Kettle'],
+      ['0', '000'],
+    ];
+    for (const [a, b] of same) expect(robustText(a), `${a} ~ ${b}`).toBe(robustText(b));
+    const apart: [string, string][] = [
+      ['02139', '02138'],
+      ['ESP-200', 'ESP-0200'],
+      ['+1 555 0100', '1 555 0100'],
+      ['1.5', '15'],
+      ['-1', '1'],
+      ['12345678901234567890', '12345678901234567891'],
+    ];
+    for (const [a, b] of apart) expect(robustText(a), `${a} ≁ ${b}`).not.toBe(robustText(b));
+    // Key order, empty values and number formatting do not change a claim's hash; a value does.
+    expect(contentHash({ b: { y: '0042', x: 1.5 }, a: '', c: [] })).toBe(contentHash({ b: { x: 1.5, y: '42' } }));
+    expect(contentHash({ b: 'x' })).not.toBe(contentHash({ b: 'y' }));
+  });
+
+  it('names the damage a spreadsheet did, and only that', () => {
+    const sku = FIELD_BY_KEY.get('item.sku') as NonNullable<ReturnType<typeof FIELD_BY_KEY.get>>;
+    const details = FIELD_BY_KEY.get('item.details') as NonNullable<ReturnType<typeof FIELD_BY_KEY.get>>;
+    expect(spreadsheetDamage(sku, '1.23456789012346E+19')).toContain('scientific notation');
+    expect(spreadsheetDamage(details, '1.2E+05')).toContain('scientific notation');
+    expect(spreadsheetDamage(sku, '09/12/26')).toContain('a date a spreadsheet made of a code');
+    expect(spreadsheetDamage(sku, '12-Sep')).toContain('a date');
+    for (const fine of ['ESP-200', 'SEP-12', '1E5', '2/1', '00042']) expect(spreadsheetDamage(sku, fine), fine).toBeUndefined();
+    expect(spreadsheetDamage(details, '09/12/26')).toBeUndefined();
   });
 });

@@ -156,6 +156,9 @@ describe('a claim for another store', () => {
     expect(res.code).toBe(3);
     expect(res.stderr).toContain(`line 3: invalid, not sent\n  storeId: storeId store_9999 is not the store you are logged in to (${sandbox.store.storeId})`);
     expect(claimBodies(sandbox)).toHaveLength(2);
+    const check = await runOpcli(['claims', 'file', '--from', path, '--validate-only'], { env: env() });
+    expect(check.code).toBe(3);
+    expect(check.stderr).toContain('line 3: invalid, not sent\n  storeId: storeId store_9999 is not the store you are logged in to');
   });
 
   it('a 403 store_mismatch from the API rejects that row only; the batch goes on (exit 3)', async () => {
