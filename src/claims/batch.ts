@@ -1,17 +1,21 @@
 /**
- * `claims file --from FILE`: rows are read, validated and sent as they come by a small worker pool
- * over the one keep-alive HTTP pool, each row journaled before its request leaves, so a rerun files
- * nothing twice and loses nothing.
+ * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
+ * stage once: read (reader.ts) → check and key (plan.ts, identity.ts) → record `sending`
+ * (journal.ts) → send (send.ts) → record the outcome → report (report.ts), with the summary
+ * (summary.ts) at the end. A small worker pool sends over the one keep-alive HTTP pool; each row is
+ * journaled before its request leaves, so a rerun files nothing twice and loses nothing.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
-import { ApiError, AuthError, InterruptedError, NetworkError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
+import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import { Journal } from './journal.js';
 import { resolveBatchPaths } from './paths.js';
-import { isStoreMismatch, Planner, storeMismatch, type ToSend } from './plan.js';
+import { Planner, storeMismatch, type ToSend } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
-import { BatchReporter, type RowResult } from './report.js';
+import { BatchReporter } from './report.js';
+import { type SendOutcome, send } from './send.js';
+import { summarize } from './summary.js';
 import { validateClaim } from './validate.js';
 
 export interface BatchOptions {
@@ -29,26 +33,6 @@ export interface BatchOptions {
   key?: string;
   /** `--allow-similar`: file rows that look like a claim filed earlier. */
   allowSimilar: boolean;
-}
-
-/** How a failed request ends: the row's status, and whether the whole batch must stop. */
-export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
-  if (error instanceof ApiError) {
-    // This row's storeId is not the token's store: this row is refused, the others may be fine.
-    if (isStoreMismatch(error)) return { status: 'rejected', stop: false };
-    // Refused before anything happened: the token or scope is wrong for every row alike.
-    if (error.status === 401 || error.status === 403) return { status: 'not_sent', stop: true };
-    // 429 after the core's retries: refused, nothing created; the next run sends it.
-    if (error.status === 429) return { status: 'not_sent', stop: false };
-    if (error.status >= 500) return { status: 'uncertain', stop: false };
-    return { status: 'rejected', stop: false };
-  }
-  // Raised before a request went out (not logged in, no base URL).
-  if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
-  // Connection refused after the core's retries: the server is down for every row.
-  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: true };
-  // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
-  return { status: 'uncertain', stop: false };
 }
 
 function openInput(from: string, path: string | undefined, deps: Deps): { stream: Readable; label: string; path?: string } {
@@ -230,7 +214,7 @@ async function sendAll(
   };
 
   /** Journals a row's outcome, then reports it; a failure to report never touches the journal again. */
-  const settle = async (ready: Ready, outcome: { result: RowResult; stop: boolean; error?: unknown }): Promise<void> => {
+  const settle = async (ready: Ready, outcome: SendOutcome): Promise<void> => {
     journalWrites.push(
       journal
         .record({
@@ -361,70 +345,3 @@ async function sendAll(
   }
 }
 
-async function send(plan: ToSend, row: SourceRow, deps: Deps, tokenStore: string | undefined): Promise<{ result: RowResult; stop: boolean; error?: unknown }> {
-  try {
-    // No signal: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
-    const api = await deps.api();
-    const created = await api.createClaim(plan.claim);
-    return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
-  } catch (error) {
-    const { status, stop } = classifyFailure(error);
-    let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, tokenStore)} (403)`;
-    const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
-    return { result: { line: row.line, status, error: message, errors }, stop, error };
-  }
-}
-
-function summarize(
-  reporter: BatchReporter,
-  deps: Deps,
-  journalPath: string,
-  earlierUncertain: number[],
-  earlierUncertainCount: number,
-  opts: BatchOptions,
-  inFlight: number[],
-): void {
-  const c = reporter.counts;
-  const n = (v: number) => v.toLocaleString('en-US');
-  const seconds = reporter.elapsed() / 1000;
-  if (opts.json) {
-    deps.out(
-      `${JSON.stringify(
-        {
-          rows: c.done,
-          filed: c.filed,
-          rejected: c.rejected,
-          invalid: c.invalid,
-          held: c.held,
-          uncertain: c.uncertain + inFlight.length,
-          notSent: c.notSent,
-          earlier: { filed: c.filedEarlier, rejected: c.rejectedEarlier, uncertain: c.uncertainEarlier },
-          sent: c.sent,
-          seconds: Math.round(seconds * 1000) / 1000,
-          journal: journalPath,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-  }
-  const rate = seconds > 0 ? c.sent / seconds : 0;
-  const lines = [
-    `Filed ${n(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${n(c.rejected)} rejected by the API, ${n(c.invalid)} invalid (not sent), ${n(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${n(c.held)} held (not sent)` : ''}${c.notSent ? `, ${n(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${n(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} requests/s).`,
-  ];
-  if (c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier > 0) {
-    lines.push(`Settled by an earlier run, not sent again: ${n(c.filedEarlier)} filed, ${n(c.rejectedEarlier)} rejected, ${n(c.uncertainEarlier)} uncertain.`);
-  }
-  if (earlierUncertainCount > 0) {
-    lines.push(
-      `Uncertain from an earlier run (sent, answer never read): ${reporter.unitName()} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${n(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
-    );
-  }
-  if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${reporter.unitName()} ${inFlight.join(', ')}.`);
-  if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
-    lines.push('Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.');
-  }
-  lines.push(`Journal: ${journalPath}`);
-  deps.err(`${lines.join('\n')}\n`);
-}
