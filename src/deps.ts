@@ -51,6 +51,8 @@ export interface Deps {
   redactor: Redactor;
   /** Aborted on Ctrl-C. */
   signal: AbortSignal;
+  /** Aborted on a second Ctrl-C: stop at once (a listener may still print a summary, synchronously). */
+  stopNow: AbortSignal;
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Writes data to stdout. */
@@ -94,6 +96,8 @@ export interface DepsInit {
   env: Record<string, string | undefined>;
   cwd: string;
   signal?: AbortSignal;
+  /** Aborted on a second Ctrl-C. */
+  stopNow?: AbortSignal;
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   prompter?: Prompter;
@@ -166,6 +170,7 @@ export function createDeps(init: DepsInit): Deps {
     globals,
     redactor,
     signal,
+    stopNow: init.stopNow ?? new AbortController().signal,
     now,
     sleep,
     out: (text) => {

@@ -6,10 +6,15 @@ import { createDeps } from './deps.js';
 const argv = process.argv.slice(2);
 
 const controller = new AbortController();
+const now = new AbortController();
 process.on('SIGINT', () => {
-  // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once. (No
+  // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once, after
+  // the command's `stopNow` listeners (a batch prints its summary there, synchronously). (No
   // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.)
-  if (controller.signal.aborted) process.exit(130);
+  if (controller.signal.aborted) {
+    now.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+    process.exit(130);
+  }
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 });
 process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
@@ -29,6 +34,7 @@ const deps = createDeps({
   env: process.env,
   cwd: process.cwd(),
   signal: controller.signal,
+  stopNow: now.signal,
 });
 
 process.exitCode = await runCli(argv, deps);

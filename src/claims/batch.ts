@@ -1,17 +1,21 @@
 /**
- * `claims file --from FILE`: rows are read, validated and sent as they come by a small worker pool
- * over the one keep-alive HTTP pool, each row journaled before its request leaves, so a rerun files
- * nothing twice and loses nothing.
+ * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
+ * stage once: read (reader.ts) → check and key (plan.ts, identity.ts) → record `sending`
+ * (journal.ts) → send (send.ts) → record the outcome → report (report.ts), with the summary
+ * (summary.ts) at the end. A small worker pool sends over the one keep-alive HTTP pool; each row is
+ * journaled before its request leaves, so a rerun files nothing twice and loses nothing.
  */
-import { createReadStream, statSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
+import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
-import { ApiError, AuthError, InterruptedError, NetworkError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
-import type { OfflineClaim } from '../schemas.js';
+import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import { Journal } from './journal.js';
-import { detectFormat, openSource, rowKey, type SourceRow } from './reader.js';
-import { BatchReporter, type RowResult } from './report.js';
+import { resolveBatchPaths } from './paths.js';
+import { Planner, storeMismatch, type ToSend } from './plan.js';
+import { detectFormat, openSource, type SourceRow } from './reader.js';
+import { BatchReporter } from './report.js';
+import { type SendOutcome, send } from './send.js';
+import { summarize } from './summary.js';
 import { validateClaim } from './validate.js';
 
 export interface BatchOptions {
@@ -25,36 +29,14 @@ export interface BatchOptions {
   jsonl: boolean;
   json: boolean;
   out?: string;
+  /** `--key COLUMN`: the user's identifier column is the row's identity. */
+  key?: string;
+  /** `--allow-similar`: file rows that look like a claim filed earlier. */
+  allowSimilar: boolean;
 }
 
-/** How a failed request ends: the row's status, and whether the whole batch must stop. */
-export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
-  if (error instanceof ApiError) {
-    // Refused before anything happened: the token or scope is wrong for every row alike.
-    if (error.status === 401 || error.status === 403) return { status: 'not_sent', stop: true };
-    // 429 after the core's retries: refused, nothing created; the next run sends it.
-    if (error.status === 429) return { status: 'not_sent', stop: false };
-    if (error.status >= 500) return { status: 'uncertain', stop: false };
-    return { status: 'rejected', stop: false };
-  }
-  // Raised before a request went out (not logged in, no base URL).
-  if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
-  // Connection refused after the core's retries: the server is down for every row.
-  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: true };
-  // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
-  return { status: 'uncertain', stop: false };
-}
-
-function openInput(from: string, deps: Deps): { stream: Readable; label: string; path?: string } {
-  if (from === '-') return { stream: deps.io.stdin, label: 'standard input' };
-  const path = resolvePath(deps.cwd, from);
-  try {
-    const st = statSync(path);
-    if (!st.isFile()) throw new UsageError(`${from} is not a file.`);
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    throw new UsageError(`Cannot read ${from}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}.`, 'Check the path passed to --from.');
-  }
+function openInput(from: string, path: string | undefined, deps: Deps): { stream: Readable; label: string; path?: string } {
+  if (from === '-' || !path) return { stream: deps.io.stdin, label: 'standard input' };
   return { stream: createReadStream(path), label: from, path };
 }
 
@@ -84,40 +66,42 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
   if (opts.from === '-' && !opts.journal && !opts.validateOnly) {
     throw new UsageError('A batch from standard input needs --journal PATH: the journal is what makes a rerun safe.', 'Pass --journal claims.journal.jsonl.');
   }
-  let defaultStoreId: string | undefined;
+  // Every path is checked before anything is read, sent or written.
+  const paths = resolveBatchPaths(opts, deps.cwd);
+  let storeId: string | undefined;
   try {
-    defaultStoreId = (await deps.profile()).storeId;
+    storeId = (await deps.profile()).storeId;
   } catch {
     // No readable profile: rows must carry storeId.
   }
-  const input = openInput(opts.from, deps);
-  const source = await openSource(input.stream, format, { defaultStoreId, label: input.label });
+  const input = openInput(opts.from, paths.input, deps);
+  const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
   const progress = deps.io.stderrIsTTY && !opts.json;
-  const reporter = new BatchReporter(deps, source, {
-    jsonl: opts.jsonl,
-    out: opts.out ? resolvePath(deps.cwd, opts.out) : undefined,
-    progress,
-    verb: opts.validateOnly ? 'validate' : 'send',
-  });
-  if (progress && input.path && format !== 'json') {
-    const path = input.path;
-    countLines(path)
-      .then(({ lines, endsWithNewline }) => {
-        reporter.total = Math.max(0, lines + (endsWithNewline ? 0 : 1) - (format === 'csv' ? 1 : 0));
-        reporter.totalApproximate = true;
-      })
-      .catch(() => {});
-  }
-  await reporter.start();
+  // An unusable journal is refused before the results file is created.
+  const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string);
   try {
-    if (opts.validateOnly) await validateAll(source.rows, reporter, deps);
-    else await sendAll(opts, source.rows, reporter, deps, input.path ?? opts.from);
+    const reporter = new BatchReporter(deps, source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
+    if (progress && input.path && format !== 'json') {
+      countLines(input.path)
+        .then(({ lines, endsWithNewline }) => {
+          reporter.total = Math.max(0, lines + (endsWithNewline ? 0 : 1) - (format === 'csv' ? 1 : 0));
+          reporter.totalApproximate = true;
+        })
+        .catch(() => {});
+    }
+    await reporter.start();
+    if (!journal) await validateAll(source.rows, reporter, deps, opts, storeId);
+    else {
+      const planner = new Planner(journal, { keyColumn: opts.key, allowSimilar: opts.allowSimilar, retryUncertain: opts.retryUncertain, tokenStore: storeId, perRow: reporter.perRow });
+      await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId);
+    }
   } finally {
+    await journal?.close();
     input.stream.destroy?.();
   }
 }
 
-async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchReporter, deps: Deps): Promise<void> {
+async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchReporter, deps: Deps, opts: BatchOptions, tokenStore: string | undefined): Promise<void> {
   let interrupted = false;
   let fatal: unknown;
   try {
@@ -127,7 +111,15 @@ async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchRepor
         break;
       }
       const checked = validateClaim(row.value, row.issues);
-      await reporter.add(row, checked.ok ? { line: row.line, status: 'valid' } : { line: row.line, status: 'rejected', invalid: true, errors: checked.issues });
+      // The checks a send makes before anything leaves, but the journal's.
+      const local = [
+        ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),
+        ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }] : []),
+      ];
+      await reporter.add(
+        row,
+        checked.ok && !local.length ? { line: row.line, status: 'valid' } : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] },
+      );
     }
   } catch (error) {
     fatal = error;
@@ -140,9 +132,27 @@ async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchRepor
   if (c.invalid > 0) throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
 }
 
-async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, reporter: BatchReporter, deps: Deps, inputPath: string): Promise<void> {
-  const journalPath = resolvePath(deps.cwd, opts.journal ?? `${inputPath}.journal.jsonl`);
-  const journal = await Journal.open(journalPath);
+/** A row that is journaled as sending and ready to go. */
+interface Ready {
+  row: SourceRow;
+  plan: ToSend;
+  /** Its outcome is journaled: nothing else may be recorded for it. */
+  settled?: boolean;
+}
+
+/**
+ * The pipeline of a batch, composed here: read → check and key (Planner) → send → record (Journal)
+ * → report (BatchReporter). Each row passes each stage once.
+ */
+async function sendAll(
+  opts: BatchOptions,
+  rows: AsyncGenerator<SourceRow>,
+  planner: Planner,
+  journal: Journal,
+  reporter: BatchReporter,
+  deps: Deps,
+  tokenStore: string | undefined,
+): Promise<void> {
   let stopError: unknown;
   let fatal: unknown;
   /** The input broke (an unreadable CSV line): the rows before it are still sent and reported. */
@@ -150,17 +160,15 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
   const journalWrites: Promise<void>[] = [];
   const earlierUncertain: number[] = [];
   let earlierUncertainCount = 0;
+  /** Rows whose request is on its way, by line: uncertain if the user stops now. */
+  const inFlight = new Set<number>();
 
   const stopped = () => stopError !== undefined || fatal !== undefined || deps.signal.aborted;
-
-  /** A row that is journaled as sending and ready to go. */
-  interface Ready {
-    row: SourceRow;
-    key: string;
-    claim: OfflineClaim;
-    /** Its outcome is journaled: nothing else may be recorded for it. */
-    settled?: boolean;
-  }
+  const onStop = () => {
+    deps.err(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
+  };
+  if (deps.signal.aborted) onStop();
+  else deps.signal.addEventListener('abort', onStop, { once: true });
 
   /** The next row, or undefined at the end of the input, when stopping, or when the input broke. */
   const nextRow = async (): Promise<SourceRow | undefined> => {
@@ -179,35 +187,24 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
   };
 
   /**
-   * Pulls rows until one must be sent: rows settled earlier and invalid rows are reported on the
-   * way. The returned row is already durable as `sending`.
+   * Pulls rows until one must be sent: rows settled earlier, invalid and held rows are reported on
+   * the way. The returned row is already durable as `sending`.
    */
   const prepare = async (): Promise<Ready | undefined> => {
     try {
       for (let row = await nextRow(); row; row = await nextRow()) {
-        const key = rowKey(row);
-        const prior = journal.priorOutcome(key);
-        // not_sent rows are sent now; uncertain ones only with --retry-uncertain.
-        const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
-        if (prior && prior.status !== 'not_sent' && !(unknown && opts.retryUncertain)) {
-          if (unknown) {
+        const plan = await planner.plan(row);
+        if (!plan.send) {
+          if (plan.earlierUncertain) {
             earlierUncertainCount++;
             if (earlierUncertain.length < 20) earlierUncertain.push(row.line);
           }
-          const detail = reporter.perRow ? await journal.priorDetail(prior) : {};
-          const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
-          const error = unknown ? (detail.reason ?? 'the run that sent it stopped before the answer arrived') : detail.reason;
-          await reporter.add(row, { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true });
-          continue;
-        }
-        const checked = validateClaim(row.value, row.issues);
-        if (!checked.ok) {
-          await reporter.add(row, { line: row.line, status: 'rejected', invalid: true, errors: checked.issues });
+          await reporter.add(row, plan.result);
           continue;
         }
         // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-        await journal.record({ key, line: row.line, status: 'sending' });
-        return { row, key, claim: checked.claim };
+        await journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust);
+        return { row, plan };
       }
     } catch (error) {
       // The journal or a results file cannot be written: stop; nothing more is sent.
@@ -217,11 +214,11 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
   };
 
   /** Journals a row's outcome, then reports it; a failure to report never touches the journal again. */
-  const settle = async (ready: Ready, outcome: { result: RowResult; stop: boolean; error?: unknown }): Promise<void> => {
+  const settle = async (ready: Ready, outcome: SendOutcome): Promise<void> => {
     journalWrites.push(
       journal
         .record({
-          key: ready.key,
+          key: ready.plan.key,
           line: ready.row.line,
           status: outcome.result.status as 'filed',
           sourceOrderId: outcome.result.sourceOrderId,
@@ -248,7 +245,7 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
   };
 
   /**
-   * Each worker prepares (reads, validates, journals) its next row while its current request is in
+   * Each worker prepares (reads, checks, journals) its next row while its current request is in
    * flight, so the journal's fsync overlaps the network instead of adding to it. A prepared row that
    * is not sent because the batch stops is journaled and reported as not_sent; only a crash leaves
    * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight.
@@ -261,31 +258,55 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
           await notSent(current);
           return;
         }
-        const sending = send(current.claim, current.row, deps);
+        inFlight.add(current.row.line);
+        const sending = send(current.plan, current.row, deps, tokenStore);
         const upcoming = prepare();
         reporter.counts.sent++;
-        await settle(current, await sending);
+        const outcome = await sending;
+        inFlight.delete(current.row.line);
+        await settle(current, outcome);
         current = await upcoming;
       }
     } catch (error) {
       fatal ??= error;
       // Only a row whose request left and whose outcome is not journaled can be uncertain.
       if (current && !current.settled) {
-        await journal.record({ key: current.key, line: current.row.line, status: 'uncertain', reason: 'opcli failed while sending it' }).catch(() => {});
+        await journal.record({ key: current.plan.key, line: current.row.line, status: 'uncertain', reason: 'opcli failed while sending it' }).catch(() => {});
       }
     }
   };
 
+  /** A second Ctrl-C: the summary now, the rows in flight listed as uncertain (their entries read as such next time). */
+  let onStopNow: (() => void) | undefined;
+  const stoppedNow = new Promise<'now'>((resolve) => {
+    onStopNow = () => {
+      summarize(reporter, deps, journal.path, earlierUncertain, earlierUncertainCount, opts, [...inFlight].sort((a, b) => a - b));
+      resolve('now');
+    };
+    if (deps.stopNow.aborted) onStopNow();
+    else deps.stopNow.addEventListener('abort', onStopNow, { once: true });
+  });
+
   try {
-    await Promise.all(Array.from({ length: opts.concurrency }, worker));
-    await Promise.all(journalWrites);
+    const work = (async () => {
+      await Promise.all(Array.from({ length: opts.concurrency }, worker));
+      await Promise.all(journalWrites);
+      return 'done' as const;
+    })();
+    if ((await Promise.race([work, stoppedNow])) === 'now') {
+      work.catch(() => {});
+      throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');
+    }
   } finally {
-    await reporter.finish().catch((error) => {
-      fatal ??= error;
-    });
-    await journal.close();
+    deps.signal.removeEventListener('abort', onStop);
+    if (onStopNow) deps.stopNow.removeEventListener('abort', onStopNow);
+    if (!deps.stopNow.aborted) {
+      await reporter.finish().catch((error) => {
+        fatal ??= error;
+      });
+    }
   }
-  summarize(reporter, deps, journalPath, earlierUncertain, earlierUncertainCount, opts);
+  summarize(reporter, deps, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
   if (fatal) throw fatal;
   if (stopError) {
     if (stopError instanceof OpcliError) throw stopError;
@@ -305,78 +326,22 @@ async function sendAll(opts: BatchOptions, rows: AsyncGenerator<SourceRow>, repo
       'Fix the file from that line on and run the same command again: rows already filed are skipped.',
     );
   }
-  const unsettled = c.rejected + c.rejectedEarlier + c.invalid + c.uncertain + c.uncertainEarlier + c.notSent;
+  const unsettled = c.rejected + c.rejectedEarlier + c.invalid + c.held + c.uncertain + c.uncertainEarlier + c.notSent;
   if (unsettled > 0) {
-    throw new PartialFailureError(
-      `${unsettled.toLocaleString('en-US')} of ${c.done.toLocaleString('en-US')} rows were not filed.`,
-      c.uncertain + c.uncertainEarlier > 0
-        ? 'Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.'
-        : 'Fix the rows named above and run the same command again; filed rows are skipped.',
-    );
+    const hints: string[] = [];
+    if (c.invalid + c.rejected + c.rejectedEarlier > 0) {
+      hints.push('Fix the invalid and rejected rows named above (in place or anywhere in the file) and run the same command again: a row is known by its content, so rows filed, rejected or uncertain are not sent again, whatever their line.');
+    }
+    if (c.notSent > 0) hints.push('Rows not sent are sent by the next run.');
+    if (c.held > 0) {
+      hints.push(
+        opts.key
+          ? 'Held rows reuse a --key value already filed with other content: check them; a new claim needs its own key.'
+          : 'Held rows look like claims filed earlier: check them; --allow-similar files them.',
+      );
+    }
+    if (c.uncertain + c.uncertainEarlier > 0) hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
+    throw new PartialFailureError(`${unsettled.toLocaleString('en-US')} of ${c.done.toLocaleString('en-US')} rows were not filed.`, hints.join('\n'));
   }
 }
 
-async function send(claim: OfflineClaim, row: SourceRow, deps: Deps): Promise<{ result: RowResult; stop: boolean; error?: unknown }> {
-  try {
-    // No signal: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
-    const api = await deps.api();
-    const created = await api.createClaim(claim);
-    return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
-  } catch (error) {
-    const { status, stop } = classifyFailure(error);
-    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
-    return { result: { line: row.line, status, error: message, errors }, stop, error };
-  }
-}
-
-function summarize(
-  reporter: BatchReporter,
-  deps: Deps,
-  journalPath: string,
-  earlierUncertain: number[],
-  earlierUncertainCount: number,
-  opts: BatchOptions,
-): void {
-  const c = reporter.counts;
-  const n = (v: number) => v.toLocaleString('en-US');
-  const seconds = reporter.elapsed() / 1000;
-  if (opts.json) {
-    deps.out(
-      `${JSON.stringify(
-        {
-          rows: c.done,
-          filed: c.filed,
-          rejected: c.rejected + c.invalid,
-          uncertain: c.uncertain,
-          notSent: c.notSent,
-          earlier: { filed: c.filedEarlier, rejected: c.rejectedEarlier, uncertain: c.uncertainEarlier },
-          sent: c.sent,
-          seconds: Math.round(seconds * 1000) / 1000,
-          journal: journalPath,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-  }
-  const rate = seconds > 0 ? c.sent / seconds : 0;
-  const lines = [
-    `Filed ${n(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${n(c.rejected)} rejected by the API, ${n(c.invalid)} invalid (not sent), ${n(c.uncertain)} uncertain${c.notSent ? `, ${n(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${n(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} requests/s).`,
-  ];
-  if (c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier > 0) {
-    lines.push(
-      `Settled by an earlier run, not sent again: ${n(c.filedEarlier)} filed, ${n(c.rejectedEarlier)} rejected, ${n(c.uncertainEarlier)} uncertain.`,
-    );
-  }
-  if (earlierUncertainCount > 0) {
-    lines.push(
-      `Uncertain from an earlier run (sent, answer never read): ${reporter.unitName()} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${n(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
-    );
-  }
-  if (c.uncertain + c.uncertainEarlier > 0) {
-    lines.push('Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.');
-  }
-  lines.push(`Journal: ${journalPath}`);
-  deps.err(`${lines.join('\n')}\n`);
-}

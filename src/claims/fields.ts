@@ -4,6 +4,7 @@
  * and the flag name of `claims file`.
  */
 import type { z } from 'zod';
+import { DECIMAL_RE } from '../flags.js';
 import { OfflineClaim } from '../schemas.js';
 
 export type FieldKind = 'string' | 'number' | 'boolean' | 'enum' | 'string[]';
@@ -136,8 +137,27 @@ export interface CoercionIssue {
   message: string;
 }
 
-/** Decimal notation only, as `orders update` accepts: no hex, binary, octal, Infinity or blanks. */
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/**
+ * A number a spreadsheet wrote in scientific notation (`1.23456789012346E+19`): the digits beyond
+ * the 15th are gone, so two different ids may now read the same.
+ */
+const SCIENTIFIC = /^[+-]?\d(\.\d+)?e[+-]\d+$/i;
+/** A date a spreadsheet made of a code (`SEP-12` became `09/12/26`, `2/1` became `02/01/26`). */
+const SPREADSHEET_DATE = /^(\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}-[a-z]{3}(-\d{2,4})?)$/i;
+/** Columns that hold codes and ids, never dates. */
+const CODE_FIELD = /(sku|Id|zip|Abr)$/;
+const AS_TEXT = 'the original value is lost; export the file again from its source, or import the CSV with every column as text (see `opcli claims template --help`)';
+
+/**
+ * A cell a spreadsheet visibly damaged: scientific notation in a text or id field, or a date where
+ * the column holds codes. The original value cannot be recovered, so the row is refused.
+ */
+export function spreadsheetDamage(field: Pick<ClaimField, 'key' | 'kind'>, text: string): string | undefined {
+  if (field.kind !== 'string') return undefined;
+  if (SCIENTIFIC.test(text)) return `"${text}" looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
+  if (CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `"${text}" looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
+  return undefined;
+}
 
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
@@ -152,8 +172,9 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
   switch (field.kind) {
     case 'number': {
       const n = Number(trimmed);
-      if (!DECIMAL.test(trimmed) || !Number.isFinite(n)) {
-        return { issue: { path: field.key, message: `expected a number, got "${trimmed}" (decimal notation, such as 49.99)` } };
+      if (!DECIMAL_RE.test(trimmed) || !Number.isFinite(n)) {
+        const full = /^[+-]?\d*\.?\d+e[+-]?\d+$/i.test(trimmed) && Number.isFinite(n) ? `; write it out in full (${n})` : '';
+        return { issue: { path: field.key, message: `expected a number, got "${trimmed}" (decimal notation, such as 49.99${full})` } };
       }
       return { value: n };
     }
@@ -183,9 +204,12 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
     case 'enum':
       // Case-insensitive for people typing in a spreadsheet; the schema checks the value.
       return { value: field.values?.find((v) => v.toLowerCase() === trimmed.toLowerCase()) ?? trimmed };
-    default:
+    default: {
+      const damage = spreadsheetDamage(field, trimmed);
+      if (damage) return { issue: { path: field.key, message: damage } };
       // Spreadsheets leave stray spaces around values; none of the claim's strings needs them.
       return { value: trimmed };
+    }
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import { OpcliError } from '../errors.js';
+import { OpcliError, UsageError } from '../errors.js';
 import type { FieldIssue } from '../schemas.js';
 
 /**
@@ -25,13 +25,26 @@ export interface JournalEntry {
   sourceOrderId?: string;
   reason?: string;
   errors?: FieldIssue[];
+  /** `sending` only: the "looks like" fingerprint (identity.ts `similarity`). */
+  sim?: string;
+  /** `sending` only: the 32-bit tag of the row's content hash (tells a changed row under one `--key`). */
+  tag?: number;
+  /** `sending` only: the claim in its robust form (identity.ts), to show what differs when a similar row turns up. */
+  claim?: unknown;
 }
+
+/** The first line of a journal: what wrote it and in which format. */
+export const JOURNAL_HEADER = { journal: 'opcli claims', version: 2 } as const;
 
 /** What the journal remembers of a row from earlier runs. */
 export interface PriorOutcome {
   status: JournalStatus;
-  /** Byte offset of the entry in the journal, where `priorDetail` reads its sourceOrderId and reason. */
+  /** Byte offset of the last entry of the key, where `priorDetail` reads its sourceOrderId and reason. */
   offset: number;
+  /** Byte offset of its last `sending` entry (-1 when none): its line, date, content tag and claim. */
+  sendOffset: number;
+  /** The content tag of that entry (0 when none). */
+  tag: number;
 }
 
 const STATUS_CODES: readonly JournalStatus[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent'];
@@ -51,15 +64,21 @@ export class PriorIndex {
   /** 0: empty slot; else 1 + the index in STATUS_CODES. */
   private status = new Uint8Array(1024);
   private offset = new Float64Array(1024);
+  private sendOffset = new Float64Array(1024);
+  private tag = new Uint32Array(1024);
   private mask = 1023;
   size = 0;
 
-  /** Records the outcome of a key (a later entry replaces an earlier one). */
-  set(key: string, status: JournalStatus, offset: number): void {
+  /** Records the outcome of a key (a later entry replaces an earlier one; a `sending` entry also sets the content). */
+  set(key: string, status: JournalStatus, offset: number, tag?: number): void {
     const code = STATUS_CODE.get(status);
     if (code === undefined || !HEX64.test(key)) return;
     if ((this.size + 1) * 10 > (this.mask + 1) * 7) this.grow();
-    this.put(Number.parseInt(key.slice(0, 8), 16), Number.parseInt(key.slice(8, 16), 16), code, offset);
+    const i = this.put(Number.parseInt(key.slice(0, 8), 16), Number.parseInt(key.slice(8, 16), 16), code, offset);
+    if (status === 'sending') {
+      this.sendOffset[i] = offset + 1;
+      this.tag[i] = (tag ?? 0) >>> 0;
+    }
   }
 
   /** The last outcome recorded for a key. */
@@ -69,13 +88,18 @@ export class PriorIndex {
     const lo = Number.parseInt(key.slice(8, 16), 16);
     for (let i = lo & this.mask; this.status[i] !== 0; i = (i + 1) & this.mask) {
       if (this.lo[i] === lo && this.hi[i] === hi) {
-        return { status: STATUS_CODES[(this.status[i] as number) - 1] as JournalStatus, offset: this.offset[i] as number };
+        return {
+          status: STATUS_CODES[(this.status[i] as number) - 1] as JournalStatus,
+          offset: this.offset[i] as number,
+          sendOffset: (this.sendOffset[i] as number) - 1,
+          tag: this.tag[i] as number,
+        };
       }
     }
     return undefined;
   }
 
-  private put(hi: number, lo: number, code: number, offset: number): void {
+  private put(hi: number, lo: number, code: number, offset: number): number {
     let i = lo & this.mask;
     while (this.status[i] !== 0 && !(this.lo[i] === lo && this.hi[i] === hi)) i = (i + 1) & this.mask;
     if (this.status[i] === 0) this.size++;
@@ -83,19 +107,94 @@ export class PriorIndex {
     this.lo[i] = lo;
     this.status[i] = code;
     this.offset[i] = offset;
+    return i;
   }
 
   private grow(): void {
-    const { hi, lo, status, offset } = this;
+    const { hi, lo, status, offset, sendOffset, tag } = this;
     const capacity = (this.mask + 1) * 2;
     this.hi = new Uint32Array(capacity);
     this.lo = new Uint32Array(capacity);
     this.status = new Uint8Array(capacity);
     this.offset = new Float64Array(capacity);
+    this.sendOffset = new Float64Array(capacity);
+    this.tag = new Uint32Array(capacity);
     this.mask = capacity - 1;
     this.size = 0;
     for (let i = 0; i < status.length; i++) {
-      if (status[i] !== 0) this.put(hi[i] as number, lo[i] as number, status[i] as number, offset[i] as number);
+      if (status[i] === 0) continue;
+      const j = this.put(hi[i] as number, lo[i] as number, status[i] as number, offset[i] as number);
+      this.sendOffset[j] = sendOffset[i] as number;
+      this.tag[j] = tag[i] as number;
+    }
+  }
+}
+
+/**
+ * The "looks like" index: for each similarity fingerprint of earlier runs, the key of the last row
+ * sent with it (preferring one whose claim exists or may exist), 16 bytes a slot.
+ */
+export class SimilarIndex {
+  private fhi = new Uint32Array(256);
+  private flo = new Uint32Array(256);
+  private khi = new Uint32Array(256);
+  private klo = new Uint32Array(256);
+  private used = new Uint8Array(256);
+  private mask = 255;
+  private size = 0;
+
+  /** Remembers `key` for `sim`, unless `keep(existing key)` says the one already there is better. */
+  set(sim: string, key: string, keep: (existing: string) => boolean): void {
+    if (!HEX64.test(sim) || !HEX64.test(key)) return;
+    if ((this.size + 1) * 10 > (this.mask + 1) * 7) this.grow();
+    const i = this.slot(sim);
+    if (this.used[i]) {
+      if (keep(this.keyAt(i))) return;
+    } else this.size++;
+    this.used[i] = 1;
+    this.fhi[i] = Number.parseInt(sim.slice(0, 8), 16) >>> 0;
+    this.flo[i] = Number.parseInt(sim.slice(8, 16), 16) >>> 0;
+    this.khi[i] = Number.parseInt(key.slice(0, 8), 16) >>> 0;
+    this.klo[i] = Number.parseInt(key.slice(8, 16), 16) >>> 0;
+  }
+
+  /** The key (its first 64 bits, enough for `PriorIndex.get`) of the row remembered for `sim`. */
+  get(sim: string): string | undefined {
+    if (this.size === 0 || !HEX64.test(sim)) return undefined;
+    const i = this.slot(sim);
+    return this.used[i] ? this.keyAt(i) : undefined;
+  }
+
+  private keyAt(i: number): string {
+    return `${(this.khi[i] as number).toString(16).padStart(8, '0')}${(this.klo[i] as number).toString(16).padStart(8, '0')}`;
+  }
+
+  private slot(sim: string): number {
+    const hi = Number.parseInt(sim.slice(0, 8), 16) >>> 0;
+    const lo = Number.parseInt(sim.slice(8, 16), 16) >>> 0;
+    let i = lo & this.mask;
+    while (this.used[i] && !(this.flo[i] === lo && this.fhi[i] === hi)) i = (i + 1) & this.mask;
+    return i;
+  }
+
+  private grow(): void {
+    const { fhi, flo, khi, klo, used } = this;
+    const capacity = (this.mask + 1) * 2;
+    this.fhi = new Uint32Array(capacity);
+    this.flo = new Uint32Array(capacity);
+    this.khi = new Uint32Array(capacity);
+    this.klo = new Uint32Array(capacity);
+    this.used = new Uint8Array(capacity);
+    this.mask = capacity - 1;
+    for (let j = 0; j < used.length; j++) {
+      if (!used[j]) continue;
+      let i = (flo[j] as number) & this.mask;
+      while (this.used[i]) i = (i + 1) & this.mask;
+      this.used[i] = 1;
+      this.fhi[i] = fhi[j] as number;
+      this.flo[i] = flo[j] as number;
+      this.khi[i] = khi[j] as number;
+      this.klo[i] = klo[j] as number;
     }
   }
 }
@@ -114,6 +213,7 @@ export class Journal {
   readonly path: string;
   private readonly handle: FileHandle;
   private readonly prior: PriorIndex;
+  private readonly similar: SimilarIndex;
   /** Opened on the first `priorDetail`, to read earlier entries back. */
   private reader?: Promise<FileHandle>;
   private readonly release: () => Promise<void>;
@@ -123,15 +223,20 @@ export class Journal {
   /** Number of entries read back from earlier runs. */
   readonly priorEntries: number;
 
-  private constructor(path: string, handle: FileHandle, prior: PriorIndex, priorEntries: number, release: () => Promise<void>) {
+  private constructor(path: string, handle: FileHandle, read: ReadJournal, release: () => Promise<void>) {
     this.path = path;
     this.handle = handle;
-    this.prior = prior;
-    this.priorEntries = priorEntries;
+    this.prior = read.prior;
+    this.similar = read.similar;
+    this.priorEntries = read.entries;
     this.release = release;
   }
 
-  /** Locks the journal, reads what earlier runs recorded, and opens it for appending. */
+  /**
+   * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` must be
+   * the real file (symlinks resolved): the lock is taken beside it, so two names for one journal
+   * share one lock. A journal in another format or with a damaged line is refused (exit 2).
+   */
   static async open(path: string): Promise<Journal> {
     const { default: lockfile } = await import('proper-lockfile');
     // The lock target must exist; the journal itself is it.
@@ -153,11 +258,12 @@ export class Journal {
       });
     }
     try {
-      const { prior, entries, endsWithNewline } = await readJournal(path);
+      const read = await readJournal(path);
       const handle = await open(path, 'a', 0o600);
+      if (read.empty) await handle.write(`${JSON.stringify({ ...JOURNAL_HEADER, created: new Date().toISOString() })}\n`);
       // A torn last line must not swallow the first entry of this run.
-      if (!endsWithNewline) await handle.write('\n');
-      return new Journal(path, handle, prior, entries, release);
+      else if (!read.endsWithNewline) await handle.write('\n');
+      return new Journal(path, handle, read, release);
     } catch (error) {
       await release().catch(() => {});
       throw error;
@@ -170,27 +276,44 @@ export class Journal {
   }
 
   /**
+   * The earlier row that `sim` looks like and whose claim exists or may exist (filed, uncertain, or
+   * sent with no answer recorded), with its outcome; undefined when there is none.
+   */
+  similarTo(sim: string | undefined): PriorOutcome | undefined {
+    if (!sim) return undefined;
+    const key = this.similar.get(sim);
+    const prior = key ? this.prior.get(key) : undefined;
+    return prior && CLAIM_MAY_EXIST.has(prior.status) && prior.sendOffset >= 0 ? prior : undefined;
+  }
+
+  /**
    * The sourceOrderId and reason of an earlier outcome, read back from the journal at its offset:
    * the index keeps only the status, so a rerun over a million filed rows does not hold a million
    * ids. Only results printed per row (--jsonl, --out) need them.
    */
   async priorDetail(prior: PriorOutcome): Promise<{ sourceOrderId?: string; reason?: string }> {
+    const e = await this.entryAt(prior.offset);
+    return { sourceOrderId: e?.sourceOrderId, reason: e?.reason };
+  }
+
+  /** The entry that starts at a byte offset of the journal (undefined when it cannot be read). */
+  async entryAt(offset: number): Promise<Partial<JournalEntry> | undefined> {
+    if (offset < 0) return undefined;
     this.reader ??= open(this.path, 'r');
     const handle = await this.reader;
     let size = 1024;
     for (;;) {
       const buffer = Buffer.alloc(size);
-      const { bytesRead } = await handle.read(buffer, 0, size, prior.offset);
+      const { bytesRead } = await handle.read(buffer, 0, size, offset);
       const end = buffer.subarray(0, bytesRead).indexOf(10);
       if (end === -1 && bytesRead === size) {
         size *= 4;
         continue;
       }
       try {
-        const e = JSON.parse(buffer.toString('utf8', 0, end === -1 ? bytesRead : end)) as Partial<JournalEntry>;
-        return { sourceOrderId: e.sourceOrderId, reason: e.reason };
+        return JSON.parse(buffer.toString('utf8', 0, end === -1 ? bytesRead : end)) as Partial<JournalEntry>;
       } catch {
-        return {};
+        return undefined;
       }
     }
   }
@@ -202,9 +325,11 @@ export class Journal {
    * dropped it the row would read as `sending`, that is uncertain, never resent silently. Syncing
    * every outcome too doubled the fsyncs for no safety gained.
    */
-  record(entry: Omit<JournalEntry, 'at'>): Promise<void> {
+  record(entry: Omit<JournalEntry, 'at' | 'claim'>, claimJson?: string): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    const text = `${JSON.stringify({ ...entry, at: new Date().toISOString() })}\n`;
+    const json = JSON.stringify({ ...entry, at: new Date().toISOString() });
+    // The claim is already JSON text (its robust form): spliced in, not serialised a second time.
+    const text = claimJson ? `${json.slice(0, -1)},"claim":${claimJson}}\n` : `${json}\n`;
     return new Promise((resolve, reject) => {
       this.pending.push({ text, durable: entry.status === 'sending', resolve, reject });
       this.flushing ??= this.flushLoop();
@@ -240,36 +365,91 @@ export class Journal {
   }
 }
 
+/** Outcomes under which a claim exists or may exist: a row that looks like one of these is held. */
+const CLAIM_MAY_EXIST: ReadonlySet<JournalStatus> = new Set(['filed', 'uncertain', 'sending']);
+
+interface ReadJournal {
+  prior: PriorIndex;
+  similar: SimilarIndex;
+  entries: number;
+  endsWithNewline: boolean;
+  /** No byte yet: a new journal (its header is written on open). */
+  empty: boolean;
+}
+
+const HINT_DAMAGED =
+  'opcli does not guess which rows a damaged journal filed. Restore it from a backup or fix the line named above; nothing was sent.';
+
 /**
- * Reads every complete line; the last outcome of each key wins. Unreadable lines are skipped. Lines
- * are split on bytes, so each entry's offset is known for `priorDetail`.
+ * Reads every complete line; the last outcome of each key wins. The first line must be the header
+ * of this format: a journal of opcli 0.1.0 (keys that depended on line numbers) or any line that
+ * cannot be read is refused, never taken for "nothing filed yet". Only a torn last line (a crash
+ * mid-write, no newline after it) is skipped. Lines are split on bytes, so each entry's offset is
+ * known for `priorDetail`.
  */
-async function readJournal(path: string): Promise<{ prior: PriorIndex; entries: number; endsWithNewline: boolean }> {
+async function readJournal(path: string): Promise<ReadJournal> {
   const prior = new PriorIndex();
+  const similar = new SimilarIndex();
   let entries = 0;
   let endsWithNewline = true;
-  if (!existsSync(path)) return { prior, entries, endsWithNewline };
-  const take = (buffer: Buffer, start: number, end: number, offset: number) => {
-    if (end <= start) return;
-    try {
-      const e = JSON.parse(buffer.toString('utf8', start, end)) as JournalEntry;
-      if (typeof e.key !== 'string' || typeof e.status !== 'string') return;
-      prior.set(e.key, e.status, offset);
-      entries++;
-    } catch {
-      // a torn line from a crash mid-write
+  let lineNo = 0;
+  let sawHeader = false;
+  if (!existsSync(path)) return { prior, similar, entries, endsWithNewline, empty: true };
+  const damaged = (why: string) => new UsageError(`The journal ${path} cannot be read: line ${lineNo} ${why}.`, HINT_DAMAGED);
+  const take = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean) => {
+    lineNo++;
+    if (end <= start) {
+      if (complete && lineNo > 1) throw damaged('is empty');
+      return;
     }
+    let e: JournalEntry & { journal?: unknown; version?: unknown };
+    try {
+      e = JSON.parse(buffer.toString('utf8', start, end));
+    } catch {
+      if (!complete) return; // a torn last line from a crash mid-write
+      throw damaged('is not JSON');
+    }
+    if (!sawHeader) {
+      if (e?.journal === JOURNAL_HEADER.journal && e.version === JOURNAL_HEADER.version) {
+        sawHeader = true;
+        return;
+      }
+      if (typeof e?.key === 'string' && typeof e.status === 'string' && typeof e.line === 'number') {
+        throw new UsageError(
+          `The journal ${path} was written by opcli 0.1.0, whose row keys depended on line numbers; this version cannot tell from it which rows were filed.`,
+          'Nothing was sent. Each of its lines gives a row\'s line, status and sourceOrderId: remove the rows it shows filed (or uncertain) from the input, move the old journal aside, then run again.',
+        );
+      }
+      if (e?.journal === JOURNAL_HEADER.journal) {
+        throw new UsageError(`The journal ${path} is in format version ${String(e.version)}, which this opcli does not read.`, 'Use the opcli version that wrote it.');
+      }
+      throw damaged('is not the header of an opcli claims journal');
+    }
+    if (typeof e?.key !== 'string' || !HEX64.test(e.key) || !STATUS_CODE.has(e.status) || typeof e.line !== 'number') {
+      if (!complete) return;
+      throw damaged('is not a journal entry');
+    }
+    prior.set(e.key, e.status, offset, e.tag);
+    if (e.status === 'sending' && typeof e.sim === 'string') {
+      similar.set(e.sim, e.key, (existing) => {
+        const p = prior.get(existing);
+        return p !== undefined && CLAIM_MAY_EXIST.has(p.status) && existing !== e.key.slice(0, 16);
+      });
+    }
+    entries++;
   };
   let rest: Buffer = Buffer.alloc(0);
   /** File offset of `rest`'s first byte. */
   let restOffset = 0;
+  let size = 0;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    size += chunk.length;
     const buffer = rest.length ? Buffer.concat([rest, chunk]) : chunk;
     const base = restOffset;
     let start = 0;
     let nl = buffer.indexOf(10);
     while (nl !== -1) {
-      take(buffer, start, nl, base + start);
+      take(buffer, start, nl, base + start, true);
       start = nl + 1;
       nl = buffer.indexOf(10, start);
     }
@@ -278,7 +458,11 @@ async function readJournal(path: string): Promise<{ prior: PriorIndex; entries: 
   }
   if (rest.length) {
     endsWithNewline = false;
-    take(rest, 0, rest.length, restOffset);
+    take(rest, 0, rest.length, restOffset, false);
   }
-  return { prior, entries, endsWithNewline };
+  if (size > 0 && !sawHeader) {
+    lineNo = 1;
+    throw damaged('is not the header of an opcli claims journal');
+  }
+  return { prior, similar, entries, endsWithNewline, empty: size === 0 };
 }

@@ -2,11 +2,10 @@
  * The batch reader: CSV, JSONL or JSON rows turned into claim objects, one at a time and only as
  * fast as the caller pulls them (the CSV parser pauses the file stream), so memory stays flat.
  */
-import { createHash } from 'node:crypto';
 import { type Readable, Transform } from 'node:stream';
 import { UsageError } from '../errors.js';
 import type { FieldIssue } from '../schemas.js';
-import { CLAIM_FIELDS, type ClaimField, coerceText, FIELD_BY_KEY, getPath, setPath } from './fields.js';
+import { CLAIM_FIELDS, type ClaimField, coerceText, FIELD_BY_KEY, getPath, setPath, spreadsheetDamage } from './fields.js';
 
 export type InputFormat = 'csv' | 'jsonl' | 'json';
 
@@ -16,11 +15,10 @@ export interface SourceRow {
   seq: number;
   /** Line of the file where the row starts (JSON: the element's number, 1-based). */
   line: number;
-  /**
-   * The row's content as read. Only a row that could not be parsed is keyed by it (`rowKey`); such
-   * a row is never sent, so its key is never journaled.
-   */
+  /** The row's content as read (a row that cannot be parsed is reported with it). */
   content: string;
+  /** The value of the `--key` column, as read (undefined without --key, or when the cell is empty). */
+  userKey?: string;
   /** The CSV cells as read (for `--out`). */
   cells?: string[];
   /** The claim object built from the row (not yet validated). */
@@ -54,45 +52,11 @@ export function detectFormat(from: string, flag: string | undefined): InputForma
   throw new UsageError(`Cannot tell the format of "${from}" from its name.`, 'Name it .csv, .jsonl or .json, or pass --format csv|jsonl|json.');
 }
 
-/**
- * The claim as canonical JSON: object keys sorted at every level, and empty values (undefined, null,
- * "", [] and objects left empty by that) dropped, so column order, absent versus empty columns, key
- * order and whitespace of a JSON line do not change it.
- */
-export function canonicalJson(value: unknown): string {
-  return canonical(value) ?? '';
-}
-
-function canonical(value: unknown): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (Array.isArray(value)) {
-    const items = value.map((v) => canonical(v) ?? 'null');
-    return items.length ? `[${items.join(',')}]` : undefined;
-  }
-  if (typeof value === 'object') {
-    const parts: string[] = [];
-    for (const name of Object.keys(value).sort()) {
-      const v = canonical((value as Record<string, unknown>)[name]);
-      if (v !== undefined) parts.push(`${JSON.stringify(name)}:${v}`);
-    }
-    return parts.length ? `{${parts.join(',')}}` : undefined;
-  }
-  return JSON.stringify(value);
-}
-
-/**
- * The journal key of a row: its line and its parsed claim (canonical JSON), hashed (128 bits, hex).
- * The same claim on the same line keeps its key whatever the column order or serialisation. A row
- * that could not be parsed is keyed by its raw content instead: it is never sent, nor journaled.
- */
-export function rowKey(row: Pick<SourceRow, 'line' | 'content' | 'value' | 'issues'>): string {
-  const body = row.issues.length ? `raw\u0000${row.content}` : `claim\u0000${canonicalJson(row.value)}`;
-  return createHash('sha256').update(`${row.line}\u0000${body}`).digest('hex').slice(0, 32);
-}
-
 export interface OpenOptions {
   /** The profile's store id, used when a row leaves storeId out. */
   defaultStoreId?: string;
+  /** `--key COLUMN`: the user's identifier column (a field path, or a column the API does not know: not sent). */
+  keyColumn?: string;
   /** Name of the input in messages. */
   label: string;
 }
@@ -204,6 +168,7 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
   }
   const header = first.value.record.map((h) => h.trim());
   const fields = checkHeader(header, options);
+  const keyIndex = options.keyColumn === undefined ? -1 : header.indexOf(options.keyColumn);
   async function* rows(): AsyncGenerator<SourceRow> {
     let seq = 0;
     for await (const { record, lines } of it) {
@@ -218,13 +183,14 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
       }
       fields.forEach((field, i) => {
         const cell = record[i];
-        if (cell === undefined) return;
+        if (cell === undefined || field === undefined) return;
         const { value: v, issue } = coerceText(field, cell);
         if (issue) issues.push(issue);
         else if (v !== undefined) setPath(value, field.path, v);
       });
       applyDefaults(value, options);
-      yield { seq: seq++, line, content: JSON.stringify(record), cells: record, value, issues };
+      const userKey = keyIndex >= 0 ? record[keyIndex]?.trim() || undefined : undefined;
+      yield { seq: seq++, line, content: JSON.stringify(record), cells: record, value, issues, userKey };
     }
   }
   return { format: 'csv', header, unit: 'line', rows: rows() };
@@ -251,9 +217,15 @@ export class CsvReadError extends UsageError {
   }
 }
 
-/** Every column must name a claim field; required fields need a column (storeId may come from the profile). */
-function checkHeader(header: string[], options: OpenOptions): ClaimField[] {
-  const unknown = header.filter((h) => !FIELD_BY_KEY.has(h));
+/**
+ * Every column must name a claim field (or be the --key column); required fields need a column
+ * (storeId may come from the profile). The --key column, when not a claim field, maps to undefined.
+ */
+function checkHeader(header: string[], options: OpenOptions): (ClaimField | undefined)[] {
+  if (options.keyColumn !== undefined && !header.includes(options.keyColumn)) {
+    throw new UsageError(`${options.label}: there is no column "${options.keyColumn}" for --key.`, `Columns are: ${header.join(', ')}.`);
+  }
+  const unknown = header.filter((h) => !FIELD_BY_KEY.has(h) && h !== options.keyColumn);
   if (unknown.length) {
     throw new UsageError(
       `${options.label}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; columns are claim field paths such as customer.email or item.price.`,
@@ -274,7 +246,7 @@ function checkHeader(header: string[], options: OpenOptions): ClaimField[] {
         : 'Add the columns; `opcli claims template --csv` prints them all.',
     );
   }
-  return header.map((h) => FIELD_BY_KEY.get(h) as ClaimField);
+  return header.map((h) => FIELD_BY_KEY.get(h));
 }
 
 /** storeId defaults to the profile's store. */
@@ -282,10 +254,19 @@ function applyDefaults(value: Record<string, unknown>, options: OpenOptions): vo
   if ((value.storeId === undefined || value.storeId === '') && options.defaultStoreId) value.storeId = options.defaultStoreId;
 }
 
-/** In JSON input, numbers and booleans written as strings are coerced like CSV cells. */
+/**
+ * In JSON input, numbers and booleans written as strings are coerced like CSV cells, and a text
+ * value a spreadsheet damaged is refused as it is in a CSV.
+ */
 export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
+    if (field.kind === 'string') {
+      const v = getPath(value, field.path);
+      const damage = typeof v === 'string' ? spreadsheetDamage(field, v.trim()) : undefined;
+      if (damage) issues.push({ path: field.key, message: damage });
+      continue;
+    }
     if (field.kind !== 'number' && field.kind !== 'boolean') continue;
     const v = getPath(value, field.path);
     if (typeof v !== 'string') continue;
@@ -296,14 +277,27 @@ export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   return issues;
 }
 
+function removePath(value: Record<string, unknown>, path: string[]): void {
+  const parent = getPath(value, path.slice(0, -1));
+  if (parent && typeof parent === 'object') delete (parent as Record<string, unknown>)[path[path.length - 1] as string];
+}
+
 function objectRow(seq: number, line: number, content: string, parsed: unknown, options: OpenOptions): SourceRow {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { seq, line, content, value: parsed, issues: [{ path: '', message: 'expected a JSON object (one claim)' }] };
   }
   const value = parsed as Record<string, unknown>;
+  let userKey: string | undefined;
+  if (options.keyColumn !== undefined) {
+    const path = options.keyColumn.split('.');
+    const raw = getPath(value, path);
+    if (typeof raw === 'string' || typeof raw === 'number') userKey = String(raw).trim() || undefined;
+    // A key the API does not know is the user's own: it is not sent.
+    if (!FIELD_BY_KEY.has(options.keyColumn)) removePath(value, path);
+  }
   const issues = coerceObject(value);
   applyDefaults(value, options);
-  return { seq, line, content, value, issues };
+  return { seq, line, content, value, issues, userKey };
 }
 
 async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {

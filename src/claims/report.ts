@@ -7,11 +7,16 @@ import type { Writable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { OpcliError } from '../errors.js';
 import type { FieldIssue } from '../schemas.js';
+import { safeLine } from '../text/safe.js';
 import { CLAIM_FIELDS, flattenClaim } from './fields.js';
 import type { RowSource, SourceRow } from './reader.js';
 
-/** Final state of a row in this run. `not_sent`: nothing was created; the next run sends it. */
-export type RowStatus = 'filed' | 'rejected' | 'uncertain' | 'not_sent' | 'valid';
+/**
+ * Final state of a row in this run. `invalid`: refused by the checks, never sent; `held`: looks like
+ * (or has the --key of) a claim filed earlier, not sent; `not_sent`: nothing was created, the next
+ * run sends it; `rejected`: refused by the API.
+ */
+export type RowStatus = 'filed' | 'rejected' | 'invalid' | 'held' | 'uncertain' | 'not_sent' | 'valid';
 
 export interface RowResult {
   line: number;
@@ -21,8 +26,6 @@ export interface RowResult {
   errors?: FieldIssue[];
   /** The outcome was recorded by an earlier run; nothing was sent now. */
   earlier?: boolean;
-  /** Refused by validation before sending (nothing was sent). */
-  invalid?: boolean;
 }
 
 export interface Counts {
@@ -31,6 +34,7 @@ export interface Counts {
   rejected: number;
   rejectedEarlier: number;
   invalid: number;
+  held: number;
   uncertain: number;
   uncertainEarlier: number;
   notSent: number;
@@ -86,6 +90,7 @@ export class BatchReporter {
     rejected: 0,
     rejectedEarlier: 0,
     invalid: 0,
+    held: 0,
     uncertain: 0,
     uncertainEarlier: 0,
     notSent: 0,
@@ -118,7 +123,8 @@ export class BatchReporter {
   /** Opens the results file and starts the progress line. */
   async start(): Promise<void> {
     if (this.options.out) {
-      this.out = createWriteStream(this.options.out, { encoding: 'utf8' });
+      // It holds customers' personal data: readable by its owner only.
+      this.out = createWriteStream(this.options.out, { encoding: 'utf8', mode: 0o600 });
       await new Promise<void>((resolve, reject) => {
         this.out?.once('open', () => resolve());
         this.out?.once('error', reject);
@@ -173,7 +179,7 @@ export class BatchReporter {
   /** Records a row's result; outputs are released in input order. */
   async add(row: SourceRow, result: RowResult): Promise<void> {
     this.count(result);
-    if (result.status === 'rejected' || result.status === 'uncertain' || result.status === 'not_sent') {
+    if (result.status !== 'filed' && result.status !== 'valid') {
       if (!result.earlier && !this.options.jsonl) this.problem(result);
     }
     if (!this.options.jsonl && !this.out) {
@@ -211,8 +217,13 @@ export class BatchReporter {
         break;
       case 'rejected':
         if (result.earlier) c.rejectedEarlier++;
-        else if (result.invalid) c.invalid++;
         else c.rejected++;
+        break;
+      case 'invalid':
+        c.invalid++;
+        break;
+      case 'held':
+        c.held++;
         break;
       case 'uncertain':
         if (result.earlier) c.uncertainEarlier++;
@@ -239,15 +250,17 @@ export class BatchReporter {
     }
   }
 
-  /** A row that did not get filed, on stderr with its line, field paths and expectations. */
+  /** A row that did not get filed, on stderr with its line, field paths and expectations (user and server text made safe). */
   private problem(result: RowResult): void {
     const where = `${this.source.unit} ${result.line}`;
     let text: string;
-    if (result.errors?.length) {
-      const head = result.invalid ? `${where}: invalid, not sent` : `${where}: ${result.status}: ${result.error ?? ''}`;
-      text = `${head}\n${result.errors.map((e) => `  ${e.path || '(row)'}: ${e.message}`).join('\n')}\n`;
+    if (result.status === 'held') {
+      text = `${where}: ${safeLine(result.error ?? '')}\n`;
+    } else if (result.errors?.length) {
+      const head = result.status === 'invalid' ? `${where}: invalid, not sent` : `${where}: ${result.status}: ${safeLine(result.error ?? '')}`;
+      text = `${head}\n${result.errors.map((e) => `  ${safeLine(e.path || '(row)')}: ${safeLine(e.message)}`).join('\n')}\n`;
     } else {
-      text = `${where}: ${result.status.replace('_', ' ')}: ${result.error ?? ''}\n`;
+      text = `${where}: ${result.status.replace('_', ' ')}: ${safeLine(result.error ?? '')}\n`;
     }
     this.notice(text);
   }
@@ -273,9 +286,11 @@ export class BatchReporter {
     if (this.options.verb === 'send') {
       parts.push(
         `${formatCount(c.filed + c.filedEarlier)} filed`,
-        `${formatCount(c.rejected + c.rejectedEarlier + c.invalid)} rejected`,
+        `${formatCount(c.rejected + c.rejectedEarlier)} rejected`,
+        `${formatCount(c.invalid)} invalid`,
         `${formatCount(c.uncertain + c.uncertainEarlier)} uncertain`,
       );
+      if (c.held) parts.push(`${formatCount(c.held)} held`);
     } else {
       parts.push(`${formatCount(c.valid)} valid`, `${formatCount(c.invalid)} invalid`);
     }
@@ -286,7 +301,7 @@ export class BatchReporter {
 
   private drawProgress(): void {
     if (!this.options.progress) return;
-    this.deps.io.stderr.write(`\r\x1b[2K${this.progressLine()}`);
+    this.deps.io.stderr.write(`\r\x1b[2K${safeLine(this.progressLine())}`);
     this.progressShown = true;
   }
 

@@ -7,6 +7,7 @@ import { printJson } from '../output.js';
 import type { FieldIssue } from '../schemas.js';
 import { readStdinText } from '../stdin.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath } from './fields.js';
+import { isStoreMismatch, storeMismatch } from './plan.js';
 import { coerceObject } from './reader.js';
 import { validateClaim } from './validate.js';
 
@@ -98,13 +99,11 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
   const readIssues = opts.data ? coerceObject(claim) : [];
   const flagIssues = applyFlags(claim, opts.fields);
   if (flagIssues.length) throw new ValidationError('Some flag values are not of the right type.', flagIssues);
-  if (claim.storeId === undefined) {
-    const storeId = await deps
-      .profile()
-      .then((p) => p.storeId)
-      .catch(() => undefined);
-    if (storeId) claim.storeId = storeId;
-  }
+  const tokenStore = await deps
+    .profile()
+    .then((p) => p.storeId)
+    .catch(() => undefined);
+  if (claim.storeId === undefined && tokenStore) claim.storeId = tokenStore;
   const missing = missingRequired(claim);
   if (missing.length) {
     if (!deps.canPrompt()) {
@@ -123,6 +122,9 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
       'Fix the fields named above; nothing was sent.',
     );
   }
+  if (tokenStore && checked.claim.storeId !== tokenStore) {
+    throw new UsageError(`${storeMismatch(checked.claim.storeId, tokenStore)}; nothing was sent.`, 'Log in to that store (or pick its profile with --profile), or correct storeId.');
+  }
   if (opts.dryRun) {
     const base = await deps
       .profile()
@@ -140,6 +142,9 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
     // No signal: once sent, the answer is awaited so the user learns whether the claim exists.
     created = await api.createClaim(checked.claim);
   } catch (error) {
+    if (isStoreMismatch(error)) {
+      throw new UsageError(`${storeMismatch(checked.claim.storeId, tokenStore)} (403); nothing was filed.`, 'Log in to that store (or pick its profile with --profile), or correct storeId.');
+    }
     if (isOutcomeUncertain(error)) {
       throw new OpcliError(`The claim may or may not have been filed: ${(error as Error).message}`, {
         hint: 'opcli did not resend it (the API has no idempotency key). Check the store for the claim before filing it again.',

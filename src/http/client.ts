@@ -147,7 +147,7 @@ export class HttpClient {
         if (failure instanceof NetworkError && attempt < maxRetries) {
           // An idempotent request may be repeated after any connection failure; a POST only when it
           // provably never reached the server.
-          const canRepeat = isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent;
+          const canRepeat = failure.errorCode !== 'UND_ERR_INVALID_ARG' && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
             this.options.notice?.(`${failure.message}; retrying in ${formatMs(delay)}`);
@@ -250,6 +250,15 @@ export class HttpClient {
     const code = err?.code ?? '';
     const where = `${req.method} ${url.origin}${url.pathname}`;
     if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, error);
+    // undici refused to build the request (a header value with a control character): it never left.
+    if (code === 'UND_ERR_INVALID_ARG' || err?.name === 'InvalidArgumentError') {
+      return new NetworkError(`${where} was not sent: ${safeLine(err?.message ?? 'invalid request')}`, {
+        sent: false,
+        errorCode: 'UND_ERR_INVALID_ARG',
+        cause: error,
+        hint: 'A header value (usually the access token) holds a character HTTP does not allow, such as a trailing \\r from a Windows file.',
+      });
+    }
     if (NOT_SENT_CODES.has(code)) {
       return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
     }

@@ -11,6 +11,13 @@ export function createClaim(state: SandboxState, ctx: Ctx): Reply {
   if (denied) return denied;
   const body = readBody(ctx, OfflineClaim, 'offline claim');
   if (!body.ok) return body.reply;
+  // The sandbox's tokens all belong to its one store: a claim for another store is refused.
+  if (body.data.storeId !== state.store.storeId) {
+    return json(403, {
+      error: 'store_mismatch',
+      message: `storeId ${body.data.storeId} is not the store of this access token (${state.store.storeId})`,
+    });
+  }
   const { claimFiledFrom: _from, options: _options, ...rest } = body.data;
   const sourceOrderId = `ord_off_${String(state.nextClaim++).padStart(6, '0')}`;
   const payload = { ...rest, sourceOrderId };

@@ -129,7 +129,7 @@ describe('claims file --from (CSV)', () => {
     const out = parse(readFileSync(join(dir, 'out.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
     expect(out.map((r) => [r['item.details'], r.status])).toEqual([
       ['row 1', 'filed'],
-      ['row 2', 'rejected'],
+      ['row 2', 'invalid'],
       ['row 3', 'rejected'],
     ]);
     expect(out[0]?.sourceOrderId).toBe(created()[0]?.sourceOrderId);
@@ -142,7 +142,7 @@ describe('claims file --from (CSV)', () => {
     expect(claimBodies(sandbox)).toHaveLength(2);
     expect(results(second.stdout)).toMatchObject([
       { line: 2, status: 'filed', earlier: true, sourceOrderId: created()[0]?.sourceOrderId },
-      { line: 3, status: 'rejected' },
+      { line: 3, status: 'invalid' },
       { line: 4, status: 'rejected', earlier: true },
     ]);
 
@@ -164,8 +164,8 @@ describe('claims file --from (CSV)', () => {
     expect(res.code).toBe(3);
     expect(results(res.stdout).map((r) => [r.line, r.status])).toEqual([
       [1, 'filed'],
-      [3, 'rejected'],
-      [4, 'rejected'],
+      [3, 'invalid'],
+      [4, 'invalid'],
     ]);
     expect(JSON.parse(claimBodies(sandbox)[0] as string).item.price).toBe(10.5);
     const json = join(dir, 'claims.json');
@@ -260,7 +260,7 @@ describe('interruption', () => {
     const journal = journalByLine(`${path}.journal.jsonl`);
     // Rows read ahead but never sent are journaled not_sent (the rerun sends them); nothing is left "sending".
     expect(notSent.map((r) => journal.get(r.line)?.status)).toEqual(notSent.map(() => 'not_sent'));
-    const statuses = [...journal.values()].map((e) => e.status);
+    const statuses = [...journal.values()].map((e) => e.status).filter(Boolean);
     expect(statuses.filter((s) => s === 'filed')).toHaveLength(filed.length);
     expect(statuses.every((s) => s === 'filed' || s === 'not_sent')).toBe(true);
 

@@ -95,3 +95,51 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
     expect(res.stdout).toBe('');
   });
 });
+
+describe('Ctrl-C twice (built binary)', () => {
+  it('the first prints at once what is in flight; the second prints the summary, lists the uncertain rows and exits 130', async () => {
+    const path = join(dir, 'ctrl-c.csv');
+    writeRows(path, 200);
+    const before = sandbox.claims.length;
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 300, after: 8 }]);
+    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '4'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c) => {
+      stderr += c.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (sandbox.claims.length - before >= 10) {
+          clearInterval(timer);
+          child.kill('SIGINT');
+          resolve();
+        }
+      }, 2);
+      setTimeout(() => {
+        clearInterval(timer);
+        child.kill('SIGKILL');
+        reject(new Error(`the batch never got going: ${stderr}`));
+      }, 20_000);
+    });
+    // The notice comes at once, before the requests in flight (300 ms each) are answered.
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        if (stderr.includes('Stopping:')) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 2);
+    });
+    expect(stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(stderr).toMatch(/Filed \d+ claims; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
+    expect(stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+/);
+    sandbox.setFaults([]);
+  }, 30_000);
+});

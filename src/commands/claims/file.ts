@@ -3,6 +3,7 @@ import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { describeField, FILE_HELP } from './file-help.js';
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from). */
 export interface FileOptions {
@@ -18,15 +19,11 @@ export interface FileOptions {
   json: boolean;
   jsonl: boolean;
   out?: string;
+  key?: string;
+  allowSimilar: boolean;
 }
 
-const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency'] as const;
-
-function describe(field: (typeof CLAIM_FIELDS)[number]): string {
-  const type =
-    field.kind === 'enum' ? `one of ${field.values?.join(', ')}` : field.kind === 'string[]' ? 'URL, repeatable' : field.kind === 'boolean' ? 'switch' : field.kind;
-  return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? '; default: the profile\'s store-id' : ''}`;
-}
+const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'key', 'allowSimilar'] as const;
 
 /** Registers `claims file`. */
 export function register(group: Command, deps: Deps): void {
@@ -39,6 +36,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--concurrency <n>', 'requests in flight at once (batch)', '4')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
     .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
+    .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
+    .option('--allow-similar', 'file rows that look like a claim filed earlier (same e-mail and item), which are held otherwise')
     .option('--validate-only', 'check every row of --from and send nothing')
     .option('--dry-run', 'print the request and send nothing (with --from: same as --validate-only)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
@@ -46,37 +45,16 @@ export function register(group: Command, deps: Deps): void {
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
   for (const field of CLAIM_FIELDS) {
     if (field.kind === 'boolean') {
-      cmd.addOption(new Option(`--${field.flag}`, describe(field)));
+      cmd.addOption(new Option(`--${field.flag}`, describeField(field)));
       cmd.addOption(new Option(`--no-${field.flag}`, `${field.key} = false`).hideHelp());
     } else if (field.kind === 'string[]') {
-      cmd.addOption(new Option(`--${field.flag} <url>`, describe(field)).argParser((v: string, prev: string[] = []) => [...prev, v]));
+      cmd.addOption(new Option(`--${field.flag} <url>`, describeField(field)).argParser((v: string, prev: string[] = []) => [...prev, v]));
     } else {
-      cmd.addOption(new Option(`--${field.flag} <${field.kind === 'number' ? 'number' : 'value'}>`, describe(field)));
+      cmd.addOption(new Option(`--${field.flag} <${field.kind === 'number' ? 'number' : 'value'}>`, describeField(field)));
     }
   }
   cmd
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli claims file --customer-email alice@example.com --item-name Kettle --item-price 49.99 \\
-      --warranty-date-of-purchase 2024-05-01T10:00:00Z --warranty-period P1Y \\
-      --shipping-first-name Alice --shipping-last-name Example --shipping-address1 "1 Main St" \\
-      --shipping-city Springfield --shipping-zip 62701 --shipping-country US --signature "" \\
-      --sales-channel IN_STORE --claim-category WARRANTY --issue-type DEFECTIVE_ITEM --resolution RESHIP
-  $ opcli claims file --data claim.json --resolution STORE_CREDIT     # flags override the file
-  $ opcli claims file                                                 # on a terminal: asks for each field
-  $ opcli claims template --csv > claims.csv                          # then fill it in a spreadsheet
-  $ opcli claims file --from claims.csv --validate-only
-  $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
-  $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
-
-A batch journals every row in <input>.journal.jsonl before sending it; run the same command again
-after a crash or Ctrl-C: filed rows are skipped, uncertain rows are not resent without --retry-uncertain.
-Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
-2 unusable file or invalid flags (nothing sent), 3 some rows rejected, uncertain or not sent, or the
-CSV breaks part-way after rows were sent, 4 log in needed, 130 interrupted.`,
-    )
+    .addHelpText('after', FILE_HELP)
     .action(async (flags: Record<string, unknown>, command: Command) => {
       const fields: FieldFlags = {};
       for (const field of CLAIM_FIELDS) {
@@ -98,6 +76,8 @@ CSV breaks part-way after rows were sent, 4 log in needed, 130 interrupted.`,
         json: !!flags.json,
         jsonl: !!flags.jsonl,
         out: flags.out as string | undefined,
+        key: flags.key as string | undefined,
+        allowSimilar: !!flags.allowSimilar,
       };
       if (opts.from) {
         if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
@@ -127,6 +107,8 @@ export async function run(opts: FileOptions, deps: Deps): Promise<void> {
         jsonl: opts.jsonl,
         json: opts.json,
         out: opts.out,
+        key: opts.key,
+        allowSimilar: opts.allowSimilar,
       },
       deps,
     );

@@ -22,7 +22,17 @@ Examples:
   $ opcli claims template --json > claim.json     # edit, then: opcli claims file --data claim.json
 
 Columns are field paths (customer.email, item.price, shippingAddress.zip, options.fromValet);
-item.images and warranty.receiptImages take URLs separated by ";" or a JSON array.`,
+item.images and warranty.receiptImages take URLs separated by ";" or a JSON array.
+
+Open the CSV in a spreadsheet with every column as text, or it changes values on the way: zip
+02139 becomes 2139, a long id becomes 1.23456789012346E+19 (its digits lost), SEP-12 a date.
+  LibreOffice Calc: File > Open, pick the file; in Text Import select every column (click the
+    top-left corner) and set "Column type" to Text.
+  Excel: Data > From Text/CSV, then Transform Data, select all columns, Data Type: Text
+    (or the legacy Text Import Wizard, step 3: Column data format "Text" for every column).
+  Google Sheets: File > Import, and untick "Convert text to numbers, dates, and formulas".
+A cell a spreadsheet visibly damaged (scientific notation in an id, a date in a code column) makes
+its row invalid, because the original value is gone.`,
     )
     .action(async (flags: { csv?: boolean; json?: boolean; jsonl?: boolean }) => {
       const picked = (['csv', 'json', 'jsonl'] as const).filter((f) => flags[f]);

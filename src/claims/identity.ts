@@ -1,0 +1,161 @@
+/**
+ * The key stage of a batch: what makes two rows the same claim. A row's identity is its parsed claim
+ * in a form that survives what people and spreadsheets do to a file (reordering rows or columns,
+ * re-quoting, CRLF, a BOM, `1.50` for `1.5`, `TRUE` for `true`, leading zeros or a `+` dropped from
+ * digit strings, `1E5` for `100000`), hashed, plus its occurrence number among identical rows. The
+ * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
+ */
+import { createHash } from 'node:crypto';
+
+/** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
+const DIGITS = /^\+?\d+$/;
+/** A plain decimal written as text. */
+const DECIMAL_TEXT = /^([+-]?)(\d*)\.(\d*)$/;
+/** Exponent notation a person may have typed (`1E5`); read by value when it is a whole number. */
+const EXPONENT_TEXT = /^\d+(\.\d+)?e\+?\d+$/i;
+
+/**
+ * A text value in the form a spreadsheet round trip cannot change: trimmed, digit strings without
+ * a leading `+` or zeros, decimals without padding zeros, whole numbers in exponent form by value.
+ */
+export function robustText(text: string): string {
+  const t = text.trim();
+  // Most text (names, e-mails, URLs) starts with a letter: none of the forms below can apply.
+  const c = t.charCodeAt(0);
+  if (!((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)) return t;
+  if (DIGITS.test(t)) return t.replace(/^\+/, '').replace(/^0+(?=\d)/, '');
+  const d = DECIMAL_TEXT.exec(t);
+  if (d && (d[2] || d[3])) {
+    const whole = (d[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
+    const fraction = (d[3] ?? '').replace(/0+$/, '');
+    const sign = d[1] === '-' && (whole !== '0' || fraction) ? '-' : '';
+    return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
+  }
+  if (EXPONENT_TEXT.test(t)) {
+    const n = Number(t);
+    if (Number.isSafeInteger(n)) return String(n);
+  }
+  return t;
+}
+
+/**
+ * The claim as canonical text: keys sorted at every level, empty values (undefined, null, "", []
+ * and objects left empty by that) dropped, strings in their robust form, numbers by value.
+ */
+export function robustJson(value: unknown): string {
+  return canonical(value) ?? '';
+}
+
+function canonical(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') {
+    const t = robustText(value);
+    return t === '' ? undefined : JSON.stringify(t);
+  }
+  if (Array.isArray(value)) {
+    const items: string[] = [];
+    for (const v of value) items.push(canonical(v) ?? 'null');
+    return items.length ? `[${items.join(',')}]` : undefined;
+  }
+  if (typeof value === 'object') {
+    const parts: string[] = [];
+    for (const name of Object.keys(value).sort()) {
+      const v = canonical((value as Record<string, unknown>)[name]);
+      if (v !== undefined) parts.push(`${JSON.stringify(name)}:${v}`);
+    }
+    return parts.length ? `{${parts.join(',')}}` : undefined;
+  }
+  return JSON.stringify(value);
+}
+
+function hex128(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
+
+/** The hash of a row's robust content (128 bits, hex). */
+export function contentHash(claim: unknown): string {
+  return hashOfRobust(robustJson(claim));
+}
+
+/** The content hash of a claim already in its robust form (`robustJson`). */
+export function hashOfRobust(robust: string): string {
+  return hex128(`claim\u0000${robust}`);
+}
+
+/** The identity of a `--key` value (compared in its robust form). */
+export function userKeyHash(value: string): string {
+  return hex128(`key\u0000${robustText(value)}`);
+}
+
+/** The key of the `occurrence`-th row (1-based) with a given hash: the second identical row is a second claim. */
+export function occurrenceKey(hash: string, occurrence: number): string {
+  return occurrence === 1 ? hash : hex128(`${hash}#${occurrence}`);
+}
+
+/** A 32-bit tag of a content hash, kept in the journal index to tell "same key, other content". */
+export function contentTag(hash: string): number {
+  return Number.parseInt(hash.slice(0, 8), 16);
+}
+
+/**
+ * The "looks like" fingerprint of a claim: the same customer e-mail and the same item (name and
+ * sku), compared case-insensitively in robust form. Two rows with it in common and otherwise
+ * different are held rather than filed when the earlier one was filed (or may have been).
+ */
+export function similarity(claim: unknown): string | undefined {
+  const c = claim as { customer?: { email?: unknown }; item?: { name?: unknown; sku?: unknown } } | undefined;
+  const email = typeof c?.customer?.email === 'string' ? robustText(c.customer.email).toLowerCase() : '';
+  const name = typeof c?.item?.name === 'string' ? robustText(c.item.name).toLowerCase() : '';
+  if (!email || !name) return undefined;
+  const sku = typeof c?.item?.sku === 'string' ? robustText(c.item.sku).toLowerCase() : '';
+  return hex128(`similar\u0000${email}\u0000${name}\u0000${sku}`).slice(0, 16);
+}
+
+/**
+ * Counts rows by 64-bit hash prefix in typed arrays (a Map of a million strings would take ~100 MB),
+ * remembering the line of the first one: how many times a content (or a `--key` value) was seen.
+ */
+export class OccurrenceCounter {
+  private hi = new Uint32Array(1024);
+  private lo = new Uint32Array(1024);
+  private count = new Uint32Array(1024);
+  private first = new Uint32Array(1024);
+  private mask = 1023;
+  private size = 0;
+
+  /** Counts one more row with this hash; returns its occurrence (1-based) and the first one's line. */
+  add(hash: string, line: number): { occurrence: number; firstLine: number } {
+    if ((this.size + 1) * 10 > (this.mask + 1) * 7) this.grow();
+    const hi = Number.parseInt(hash.slice(0, 8), 16) >>> 0;
+    const lo = Number.parseInt(hash.slice(8, 16), 16) >>> 0;
+    let i = lo & this.mask;
+    while (this.count[i] !== 0 && !(this.lo[i] === lo && this.hi[i] === hi)) i = (i + 1) & this.mask;
+    if (this.count[i] === 0) {
+      this.size++;
+      this.hi[i] = hi;
+      this.lo[i] = lo;
+      this.first[i] = line;
+    }
+    this.count[i] = (this.count[i] as number) + 1;
+    return { occurrence: this.count[i] as number, firstLine: this.first[i] as number };
+  }
+
+  private grow(): void {
+    const { hi, lo, count, first } = this;
+    const capacity = (this.mask + 1) * 2;
+    this.hi = new Uint32Array(capacity);
+    this.lo = new Uint32Array(capacity);
+    this.count = new Uint32Array(capacity);
+    this.first = new Uint32Array(capacity);
+    this.mask = capacity - 1;
+    for (let j = 0; j < count.length; j++) {
+      if (count[j] === 0) continue;
+      let i = (lo[j] as number) & this.mask;
+      while (this.count[i] !== 0) i = (i + 1) & this.mask;
+      this.hi[i] = hi[j] as number;
+      this.lo[i] = lo[j] as number;
+      this.count[i] = count[j] as number;
+      this.first[i] = first[j] as number;
+    }
+  }
+}

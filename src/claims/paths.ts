@@ -1,0 +1,99 @@
+/**
+ * The files of a batch: the input, the journal and the results file, each resolved to its real file
+ * (symlinks followed) and checked before anything is sent or written. Two of them being one file
+ * would overwrite the journal (and the rerun would file every row again), append JSON to the input
+ * or overwrite it, so any such pair is a usage error.
+ */
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, resolve as resolvePath } from 'node:path';
+import { UsageError } from '../errors.js';
+
+export interface BatchPaths {
+  /** The input's real path; undefined for standard input. */
+  input?: string;
+  /** The journal's real path (the file may not exist yet); undefined with --validate-only. */
+  journal?: string;
+  /** The results file's real path (may not exist yet). */
+  out?: string;
+}
+
+interface Target {
+  real: string;
+  /** `dev:ino` when the file exists. */
+  id?: string;
+}
+
+/** Where a path really leads: its real file, or for a file still to be created, its real folder + name. */
+function target(path: string, flag: string, shown = path): Target {
+  try {
+    const real = realpathSync(path);
+    const st = statSync(real);
+    if (st.isDirectory()) throw new UsageError(`${flag} ${shown} is a folder; expected a file.`);
+    return { real, id: `${st.dev}:${st.ino}` };
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`${flag} ${shown}: ${(error as Error).message}.`);
+  }
+  let name = path;
+  // A symlink whose target does not exist yet: the file will be created where it points.
+  try {
+    if (lstatSync(path).isSymbolicLink()) name = resolvePath(dirname(path), readlinkSync(path));
+  } catch {
+    // not there at all
+  }
+  const folder = dirname(name);
+  if (!existsSync(folder)) {
+    throw new UsageError(`${flag} ${shown}: the folder ${folder} does not exist.`, `Create it first (mkdir -p ${folder}) or pass another path to ${flag}.`);
+  }
+  return { real: resolvePath(realpathSync(folder), basename(name)) };
+}
+
+function same(a: Target, b: Target): boolean {
+  return a.id !== undefined && b.id !== undefined ? a.id === b.id : a.real === b.real;
+}
+
+/**
+ * Resolves --from, --journal and --out against `cwd` and refuses any two that are one file. The
+ * default journal sits beside the input's real file, so every name of one input shares one journal.
+ */
+export function resolveBatchPaths(opts: { from: string; journal?: string; out?: string; validateOnly: boolean }, cwd: string): BatchPaths {
+  const named: { flag: string; path: string; at: Target }[] = [];
+  let input: Target | undefined;
+  if (opts.from !== '-') {
+    const path = resolvePath(cwd, opts.from);
+    try {
+      const real = realpathSync(path);
+      const st = statSync(real);
+      if (!st.isFile()) throw new UsageError(`${opts.from} is not a file.`);
+      input = { real, id: `${st.dev}:${st.ino}` };
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new UsageError(`Cannot read ${opts.from}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}.`, 'Check the path passed to --from.');
+    }
+    named.push({ flag: '--from', path: opts.from, at: input });
+  }
+  let journal: Target | undefined;
+  if (!opts.validateOnly) {
+    journal = opts.journal ? target(resolvePath(cwd, opts.journal), '--journal', opts.journal) : target(`${input?.real}.journal.jsonl`, '--journal');
+    named.push({ flag: '--journal', path: opts.journal ?? journal.real, at: journal });
+  }
+  let out: Target | undefined;
+  if (opts.out) {
+    out = target(resolvePath(cwd, opts.out), '--out', opts.out);
+    named.push({ flag: '--out', path: opts.out, at: out });
+  }
+  for (let i = 0; i < named.length; i++) {
+    for (let j = i + 1; j < named.length; j++) {
+      const a = named[i] as (typeof named)[number];
+      const b = named[j] as (typeof named)[number];
+      if (same(a.at, b.at)) {
+        throw new UsageError(
+          `${b.flag} ${b.path} is the same file as ${a.flag} ${a.path}${a.at.real !== resolvePath(cwd, a.path) ? ` (${a.at.real})` : ''}: nothing was sent or written.`,
+          'The input, the journal and the results file must be three different files.',
+        );
+      }
+    }
+  }
+  return { input: input?.real, journal: journal?.real, out: out?.real };
+}

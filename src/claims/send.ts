@@ -1,0 +1,54 @@
+/**
+ * The send stage of a batch: one claim request, and what its failure means for the row (rejected,
+ * uncertain or not sent) and for the batch (go on, or stop).
+ */
+import type { Deps } from '../deps.js';
+import { ApiError, AuthError, NetworkError, UsageError } from '../errors.js';
+import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
+import type { SourceRow } from './reader.js';
+import type { RowResult } from './report.js';
+
+/** How a failed request ends: the row's status, and whether the whole batch must stop. */
+export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
+  if (error instanceof ApiError) {
+    // This row's storeId is not the token's store: this row is refused, the others may be fine.
+    if (isStoreMismatch(error)) return { status: 'rejected', stop: false };
+    // Refused before anything happened: the token or scope is wrong for every row alike.
+    if (error.status === 401 || error.status === 403) return { status: 'not_sent', stop: true };
+    // 429 after the core's retries: refused, nothing created; the next run sends it.
+    if (error.status === 429) return { status: 'not_sent', stop: false };
+    if (error.status >= 500) return { status: 'uncertain', stop: false };
+    return { status: 'rejected', stop: false };
+  }
+  // Raised before a request went out (not logged in, no base URL).
+  if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
+  // Connection refused after the core's retries: the server is down for every row.
+  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: true };
+  // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
+  return { status: 'uncertain', stop: false };
+}
+
+/** What sending one row came to. */
+export interface SendOutcome {
+  result: RowResult;
+  /** The whole batch must stop (every row would fail alike). */
+  stop: boolean;
+  error?: unknown;
+}
+
+/** Sends one planned row. Never throws: a failure is the row's outcome. */
+export async function send(plan: ToSend, row: SourceRow, deps: Deps, tokenStore: string | undefined): Promise<SendOutcome> {
+  try {
+    // No signal: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
+    const api = await deps.api();
+    const created = await api.createClaim(plan.claim);
+    return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
+  } catch (error) {
+    const { status, stop } = classifyFailure(error);
+    let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, tokenStore)} (403)`;
+    const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
+    return { result: { line: row.line, status, error: message, errors }, stop, error };
+  }
+}
+

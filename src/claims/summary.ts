@@ -1,0 +1,57 @@
+/** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
+import type { Deps } from '../deps.js';
+import type { BatchReporter } from './report.js';
+
+/** Prints the summary on stderr (and with --json the counts on stdout). `inFlight`: rows whose request had no answer when stopped. */
+export function summarize(
+  reporter: BatchReporter,
+  deps: Deps,
+  journalPath: string,
+  earlierUncertain: number[],
+  earlierUncertainCount: number,
+  opts: { json: boolean },
+  inFlight: number[],
+): void {
+  const c = reporter.counts;
+  const n = (v: number) => v.toLocaleString('en-US');
+  const seconds = reporter.elapsed() / 1000;
+  if (opts.json) {
+    deps.out(
+      `${JSON.stringify(
+        {
+          rows: c.done,
+          filed: c.filed,
+          rejected: c.rejected,
+          invalid: c.invalid,
+          held: c.held,
+          uncertain: c.uncertain + inFlight.length,
+          notSent: c.notSent,
+          earlier: { filed: c.filedEarlier, rejected: c.rejectedEarlier, uncertain: c.uncertainEarlier },
+          sent: c.sent,
+          seconds: Math.round(seconds * 1000) / 1000,
+          journal: journalPath,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+  }
+  const rate = seconds > 0 ? c.sent / seconds : 0;
+  const lines = [
+    `Filed ${n(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${n(c.rejected)} rejected by the API, ${n(c.invalid)} invalid (not sent), ${n(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${n(c.held)} held (not sent)` : ''}${c.notSent ? `, ${n(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${n(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} requests/s).`,
+  ];
+  if (c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier > 0) {
+    lines.push(`Settled by an earlier run, not sent again: ${n(c.filedEarlier)} filed, ${n(c.rejectedEarlier)} rejected, ${n(c.uncertainEarlier)} uncertain.`);
+  }
+  if (earlierUncertainCount > 0) {
+    lines.push(
+      `Uncertain from an earlier run (sent, answer never read): ${reporter.unitName()} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${n(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
+    );
+  }
+  if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${reporter.unitName()} ${inFlight.join(', ')}.`);
+  if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
+    lines.push('Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.');
+  }
+  lines.push(`Journal: ${journalPath}`);
+  deps.err(`${lines.join('\n')}\n`);
+}

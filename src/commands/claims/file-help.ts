@@ -1,0 +1,34 @@
+/** The help text of `claims file`: examples, how a batch knows its rows, exit codes. */
+import type { ClaimField } from '../../claims/fields.js';
+
+/** The help line of a field flag: its path, type, and whether it is required. */
+export function describeField(field: ClaimField): string {
+  const type =
+    field.kind === 'enum' ? `one of ${field.values?.join(', ')}` : field.kind === 'string[]' ? 'URL, repeatable' : field.kind === 'boolean' ? 'switch' : field.kind;
+  return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? '; default: the profile\'s store-id' : ''}`;
+}
+
+export const FILE_HELP = `
+Examples:
+  $ opcli claims file --customer-email alice@example.com --item-name Kettle --item-price 49.99 \\
+      --warranty-date-of-purchase 2024-05-01T10:00:00Z --warranty-period P1Y \\
+      --shipping-first-name Alice --shipping-last-name Example --shipping-address1 "1 Main St" \\
+      --shipping-city Springfield --shipping-zip 62701 --shipping-country US --signature "" \\
+      --sales-channel IN_STORE --claim-category WARRANTY --issue-type DEFECTIVE_ITEM --resolution RESHIP
+  $ opcli claims file --data claim.json --resolution STORE_CREDIT     # flags override the file
+  $ opcli claims file                                                 # on a terminal: asks for each field
+  $ opcli claims template --csv > claims.csv                          # then fill it in a spreadsheet
+  $ opcli claims file --from claims.csv --validate-only
+  $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
+  $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
+  $ opcli claims file --from claims.csv --key rma                     # rows known by your own id column
+
+A batch journals every row in <input>.journal.jsonl before sending it. A row is known by its content
+(the parsed claim, in a form a spreadsheet re-save does not change, plus its count among identical
+rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
+rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
+one (same e-mail and item) is held (exit 3) until you pass --allow-similar.
+Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
+2 unusable file, journal or flags, or two of --from/--journal/--out are one file (nothing sent),
+3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows
+were sent, 4 log in needed, 130 interrupted.`;

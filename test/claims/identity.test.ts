@@ -1,0 +1,252 @@
+/**
+ * "Never twice": every way a person edits a batch file (delete, insert, reorder, re-sort, columns,
+ * newlines, quoting, a spreadsheet re-save) is followed by a rerun that sends nothing new.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
+import { contentHash, robustText } from '../../src/claims/identity.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let claimsBefore = 0;
+const created = () => sandbox.claims.slice(claimsBefore);
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  sandbox.resetLog();
+  sandbox.setFaults([]);
+  claimsBefore = sandbox.claims.length;
+});
+afterEach(() => cleanup());
+
+const env = () => ({ OPCLI_CONFIG_DIR: dir });
+
+/** Rows of the file as they are written: cells by column. */
+type Rows = Record<string, string>[];
+
+function write(path: string, columns: readonly string[], rows: Rows, options: { crlf?: boolean; quoted?: boolean; bom?: boolean } = {}): void {
+  const text = stringify([[...columns], ...rows.map((r) => columns.map((c) => r[c] ?? ''))], {
+    record_delimiter: options.crlf ? '\r\n' : '\n',
+    quoted: options.quoted,
+  });
+  writeFileSync(path, `${options.bom ? '\ufeff' : ''}${text}`);
+}
+
+/** Ten rows: one invalid (line 7), one the API refuses (set by a fault), the rest filed. */
+function tenRows(): Rows {
+  return Array.from({ length: 10 }, (_, i) => row(i + 1, i === 5 ? { 'item.price': 'twelve' } : { 'item.price': i % 2 ? '1.50' : '49.90', 'options.requireCustomerSignature': i % 3 ? 'TRUE' : 'false' }));
+}
+
+describe('edits followed by a rerun send nothing new', () => {
+  const edits: [string, (rows: Rows) => { columns?: readonly string[]; rows: Rows; crlf?: boolean; quoted?: boolean; bom?: boolean }][] = [
+    ['the invalid line deleted (sed -i 7d)', (rows) => ({ rows: rows.filter((_, i) => i !== 5) })],
+    ['a row inserted at the top', (rows) => ({ rows: [row(99, { 'item.price': 'x' }), ...rows] })],
+    ['the rows reversed', (rows) => ({ rows: [...rows].reverse() })],
+    ['re-sorted by e-mail, descending', (rows) => ({ rows: [...rows].sort((a, b) => (b['customer.email'] as string).localeCompare(a['customer.email'] as string)) })],
+    ['the columns reordered', (rows) => ({ rows, columns: [...COLUMNS].reverse() })],
+    ['LF to CRLF with a BOM', (rows) => ({ rows, crlf: true, bom: true })],
+    ['every cell quoted', (rows) => ({ rows, quoted: true })],
+    ['1.50 as 1.5, TRUE as true', (rows) => ({ rows: rows.map((r) => ({ ...r, 'item.price': r['item.price'] === '1.50' ? '1.5' : r['item.price'] === '49.90' ? '49.9' : (r['item.price'] as string), 'options.requireCustomerSignature': (r['options.requireCustomerSignature'] as string).toLowerCase() })) })],
+  ];
+  for (const [name, edit] of edits) {
+    it(name, async () => {
+      const path = join(dir, 'claims.csv');
+      const rows = tenRows();
+      write(path, COLUMNS, rows);
+      // The 4th request is refused (400): a row rejected as sent, which must not be resent either.
+      sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', status: 400, after: 3, count: 1 }]);
+      const first = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '1'], { env: env() });
+      expect(first.code).toBe(3);
+      expect(first.stderr).toContain('Filed 8 claims; 1 rejected by the API, 1 invalid (not sent)');
+      sandbox.setFaults([]);
+      const sent = claimBodies(sandbox).length;
+      expect(sent).toBe(9);
+
+      const edited = edit(rows);
+      write(path, edited.columns ?? COLUMNS, edited.rows, edited);
+      const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+      expect(claimBodies(sandbox)).toHaveLength(sent);
+      expect(rerun.stderr).toContain('Filed 0 claims');
+      expect(rerun.stderr).toContain('Settled by an earlier run, not sent again: 8 filed, 1 rejected, 0 uncertain.');
+      expect(rerun.code).toBe(3);
+      const statuses = results(rerun.stdout).map((r) => r.status);
+      expect(statuses.filter((s) => s === 'filed')).toHaveLength(8);
+      expect(created()).toHaveLength(8);
+    });
+  }
+
+  it('the hint after a partial run is true: fixing the invalid row in place files only it', async () => {
+    const path = join(dir, 'claims.csv');
+    const rows = tenRows();
+    write(path, COLUMNS, rows);
+    const first = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(first.code).toBe(3);
+    expect(first.stderr).toContain('a row is known by its content, so rows filed, rejected or uncertain are not sent again, whatever their line');
+    rows[5] = row(6);
+    write(path, COLUMNS, [...rows].reverse());
+    const second = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(second.code).toBe(0);
+    expect(claimBodies(sandbox).slice(9).map(rowOf)).toEqual([6]);
+    expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+  });
+});
+
+describe('a spreadsheet round trip', () => {
+  it('leading zeros and + dropped, decimals reformatted: nothing new is sent; a long id in scientific notation and a changed cell are named', async () => {
+    const path = join(dir, 'claims.csv');
+    const columns = [...COLUMNS, 'item.sku', 'item.sourceItemId'];
+    const rows = Array.from({ length: 6 }, (_, i) =>
+      row(i + 1, {
+        'shippingAddress.zip': '02139',
+        'customer.phoneNumber': '+15550100',
+        'item.price': '49.90',
+        ...({ 'item.sku': `0004${i}`, 'item.sourceItemId': i === 4 ? '12345678901234567890' : '0001' } as Record<string, string>),
+      } as never),
+    );
+    rows[2] = { ...rows[2], 'item.details': 'row 3, part 2/1' } as Record<string, string>;
+    write(path, columns, rows);
+    const first = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(first.code).toBe(0);
+    expect(created()).toHaveLength(6);
+    expect(JSON.parse(claimBodies(sandbox)[0] as string).shippingAddress.zip).toBe('02139');
+
+    // What a spreadsheet's default import does on a re-save.
+    const saved = rows.map((r) => ({
+      ...r,
+      'shippingAddress.zip': '2139',
+      'customer.phoneNumber': '15550100',
+      'item.price': '49.9',
+      'item.sku': String(Number(r['item.sku'])),
+      'item.sourceItemId': r['item.sourceItemId'] === '0001' ? '1' : '1.23456789012346E+19',
+      'item.details': (r['item.details'] as string).replace('2/1', '02/01/26'),
+    }));
+    write(path, columns, saved.reverse());
+    const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(rerun.code).toBe(3);
+    expect(claimBodies(sandbox)).toHaveLength(6);
+    expect(rerun.stderr).toContain('Settled by an earlier run, not sent again: 4 filed');
+    // The id a spreadsheet turned into 1.23456789012346E+19 has lost its digits: invalid.
+    expect(rerun.stderr).toMatch(/line 3: invalid, not sent\n {2}item\.sourceItemId: "1\.23456789012346E\+19" looks like a number a spreadsheet turned into scientific notation/);
+    // The date made of "2/1" is not a damage opcli can see; the row looks like the one filed.
+    expect(rerun.stderr).toMatch(/line 5: looks like the claim filed from line 4 on \d{4}-\d{2}-\d{2} \(item\.details row 3, part 2\/1 → row 3, part 02\/01\/26\); not sent; --allow-similar files it/);
+    expect(rerun.stderr).toContain('1 invalid (not sent), 0 uncertain, 1 held (not sent)');
+  });
+
+  it('a damaged cell is invalid on a first run too, and a date in a code column is named', async () => {
+    const path = join(dir, 'claims.csv');
+    const columns = [...COLUMNS, 'item.sku'];
+    write(path, columns, [row(1, { 'item.sku': '1.23457E+19' } as never), row(2, { 'item.sku': '09/12/26' } as never), row(3, { 'item.sku': 'SEP-12' } as never)]);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain('line 2: invalid, not sent\n  item.sku: "1.23457E+19" looks like a number a spreadsheet turned into scientific notation');
+    expect(res.stderr).toContain('line 3: invalid, not sent\n  item.sku: "09/12/26" looks like a date a spreadsheet made of a code');
+    expect(claimBodies(sandbox).map(rowOf)).toEqual([3]);
+  });
+
+  it('claims template --help says how to import a CSV with every column as text', async () => {
+    const res = await runOpcli(['claims', 'template', '--help'], { env: env() });
+    expect(res.stdout).toContain('with every column as text');
+    expect(res.stdout).toContain('Google Sheets');
+  });
+});
+
+describe('--key COLUMN', () => {
+  it('identifies rows by the user\'s id (not sent), refuses a filed id with changed content, and names empty, repeated and damaged ids', async () => {
+    const path = join(dir, 'claims.csv');
+    const columns = ['rma', ...COLUMNS];
+    const rows = [1, 2, 3].map((i) => ({ ...row(i), rma: `RMA-000${i}` }));
+    write(path, columns, rows);
+    const first = await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() });
+    expect(first.code).toBe(0);
+    expect(claimBodies(sandbox).every((b) => !b.includes('RMA-'))).toBe(true);
+
+    // Row 2's content changes (its details), row 3 moves up, RMA-0001 loses its leading zeros.
+    const edited = [{ ...rows[2] }, { ...rows[1], 'item.details': 'row 2, changed' }, { ...rows[0], rma: 'RMA-0001' }] as Rows;
+    write(path, columns, edited);
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() });
+    expect(rerun.code).toBe(3);
+    expect(rerun.stderr).toMatch(/line 3: RMA-0002 was filed on \d{4}-\d{2}-\d{2} from line 3 with different content \(item\.details row 2 → row 2, changed\); not sent/);
+    expect(claimBodies(sandbox)).toHaveLength(3);
+
+    // Without a key, a missing cell, or a duplicated key: invalid rows, named.
+    write(path, columns, [{ ...row(7), rma: '' }, { ...row(8), rma: 'RMA-9' }, { ...row(9), rma: 'RMA-9' }, { ...row(10), rma: '1.2E+19' }]);
+    const bad = await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() });
+    expect(bad.code).toBe(3);
+    expect(bad.stderr).toContain('line 2: invalid, not sent\n  rma: the --key column rma is empty');
+    expect(bad.stderr).toContain('line 4: invalid, not sent\n  rma: RMA-9 appears again (first on line 3)');
+    expect(bad.stderr).toContain('line 5: invalid, not sent\n  rma: "1.2E+19" looks like a number a spreadsheet turned into scientific notation');
+    expect(claimBodies(sandbox).slice(3).map(rowOf)).toEqual([8]);
+    const none = await runOpcli(['claims', 'file', '--from', path, '--key', 'ticket'], { env: env() });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('there is no column "ticket" for --key');
+  });
+});
+
+describe('--out results', () => {
+  it('calls invalid rows invalid and is created readable by its owner only', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, [row(1), row(2, { 'item.price': 'x' })]);
+    const out = join(dir, 'out.csv');
+    const res = await runOpcli(['claims', 'file', '--from', path, '--out', out, '--jsonl'], { env: env() });
+    expect(res.code).toBe(3);
+    const parsed = parse(readFileSync(out, 'utf8'), { columns: true }) as Record<string, string>[];
+    expect(parsed.map((r) => r.status)).toEqual(['filed', 'invalid']);
+    expect(results(res.stdout).map((r) => r.status)).toEqual(['filed', 'invalid']);
+    const { statSync } = await import('node:fs');
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('the robust form', () => {
+  it('reads what a spreadsheet changes as the same text, and keeps everything else apart', () => {
+    const same: [string, string][] = [
+      ['02139', '2139'],
+      ['+15550100', '15550100'],
+      ['0001', '1'],
+      ['49.90', '49.9'],
+      ['049.50', '49.5'],
+      ['1E5', '100000'],
+      [' Kettle ', 'Kettle'],
+      ['0', '000'],
+    ];
+    for (const [a, b] of same) expect(robustText(a), `${a} ~ ${b}`).toBe(robustText(b));
+    const apart: [string, string][] = [
+      ['02139', '02138'],
+      ['ESP-200', 'ESP-0200'],
+      ['+1 555 0100', '1 555 0100'],
+      ['1.5', '15'],
+      ['-1', '1'],
+      ['12345678901234567890', '12345678901234567891'],
+    ];
+    for (const [a, b] of apart) expect(robustText(a), `${a} ≁ ${b}`).not.toBe(robustText(b));
+    // Key order, empty values and number formatting do not change a claim's hash; a value does.
+    expect(contentHash({ b: { y: '0042', x: 1.5 }, a: '', c: [] })).toBe(contentHash({ b: { x: 1.5, y: '42' } }));
+    expect(contentHash({ b: 'x' })).not.toBe(contentHash({ b: 'y' }));
+  });
+
+  it('names the damage a spreadsheet did, and only that', () => {
+    const sku = FIELD_BY_KEY.get('item.sku') as NonNullable<ReturnType<typeof FIELD_BY_KEY.get>>;
+    const details = FIELD_BY_KEY.get('item.details') as NonNullable<ReturnType<typeof FIELD_BY_KEY.get>>;
+    expect(spreadsheetDamage(sku, '1.23456789012346E+19')).toContain('scientific notation');
+    expect(spreadsheetDamage(details, '1.2E+05')).toContain('scientific notation');
+    expect(spreadsheetDamage(sku, '09/12/26')).toContain('a date a spreadsheet made of a code');
+    expect(spreadsheetDamage(sku, '12-Sep')).toContain('a date');
+    for (const fine of ['ESP-200', 'SEP-12', '1E5', '2/1', '00042']) expect(spreadsheetDamage(sku, fine), fine).toBeUndefined();
+    expect(spreadsheetDamage(details, '09/12/26')).toBeUndefined();
+  });
+});

@@ -1,0 +1,308 @@
+/**
+ * Paths that must never collide, journals that cannot be read, outcomes that say what happened
+ * (store mismatch, a request that never left) and Ctrl-C twice.
+ */
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { COLUMNS, claimBodies, duplicates, results, row, writeCsv, writeRows } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let claimsBefore = 0;
+const created = () => sandbox.claims.slice(claimsBefore);
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  sandbox.resetLog();
+  sandbox.setFaults([]);
+  claimsBefore = sandbox.claims.length;
+});
+afterEach(() => cleanup());
+
+const env = () => ({ OPCLI_CONFIG_DIR: dir });
+
+describe('paths that must never collide', () => {
+  it('--out, --journal and the input being one file (by any name) is exit 2, nothing sent, nothing overwritten', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 3);
+    const journal = join(dir, 'j.jsonl');
+    const first = await runOpcli(['claims', 'file', '--from', input, '--journal', journal], { env: env() });
+    expect(first.code).toBe(0);
+    const inputText = readFileSync(input, 'utf8');
+    const journalText = readFileSync(journal, 'utf8');
+    symlinkSync(journal, join(dir, 'link-to-journal.jsonl'));
+    symlinkSync(input, join(dir, 'link-to-input.csv'));
+    const cases: [string[], string][] = [
+      [['--journal', journal, '--out', journal], `--out ${journal} is the same file as --journal ${journal}`],
+      [['--journal', journal, '--out', join(dir, 'link-to-journal.jsonl')], 'is the same file as --journal'],
+      [['--journal', input], `--journal ${input} is the same file as --from`],
+      [['--journal', journal, '--out', input], `--out ${input} is the same file as --from`],
+      [['--journal', journal, '--out', join(dir, 'link-to-input.csv')], 'is the same file as --from'],
+    ];
+    for (const [flags, message] of cases) {
+      const res = await runOpcli(['claims', 'file', '--from', input, ...flags], { env: env() });
+      expect(res.code, flags.join(' ')).toBe(2);
+      expect(res.stderr).toContain(message);
+      expect(res.stderr).toContain('nothing was sent or written');
+    }
+    expect(readFileSync(input, 'utf8')).toBe(inputText);
+    expect(readFileSync(journal, 'utf8')).toBe(journalText);
+    expect(claimBodies(sandbox)).toHaveLength(3);
+  });
+
+  it('a missing folder for --journal or --out is a usage error naming the folder', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 2);
+    const res = await runOpcli(['claims', 'file', '--from', input, '--journal', 'no/such/dir/j.jsonl'], { env: env(), cwd: dir });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`--journal no/such/dir/j.jsonl: the folder ${join(dir, 'no/such/dir')} does not exist.`);
+    const out = await runOpcli(['claims', 'file', '--from', input, '--out', join(dir, 'nope', 'out.csv')], { env: env() });
+    expect(out.code).toBe(2);
+    expect(out.stderr).toContain('the folder');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('two concurrent runs through different names of one journal, and of one input, file each row once', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 120);
+    mkdirSync(join(dir, 'other'));
+    const journal = join(dir, 'j.jsonl');
+    writeFileSync(journal, '');
+    symlinkSync(journal, join(dir, 'other', 'j.jsonl'));
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', latencyMs: 5 }]);
+    const [a, b] = await Promise.all([
+      runOpcli(['claims', 'file', '--from', input, '--journal', journal], { env: env() }),
+      runOpcli(['claims', 'file', '--from', input, '--journal', join(dir, 'other', 'j.jsonl')], { env: env() }),
+    ]);
+    expect([a.code, b.code].sort()).toEqual([0, 0]);
+    expect(created()).toHaveLength(120);
+    expect(duplicates(claimBodies(sandbox))).toEqual([]);
+
+    // The default journal sits beside the input's real file: a symlinked input name shares it.
+    const input2 = join(dir, 'second.csv');
+    writeCsv(input2, Array.from({ length: 60 }, (_, i) => row(500 + i)));
+    symlinkSync(input2, join(dir, 'other', 'second.csv'));
+    const [c, d] = await Promise.all([
+      runOpcli(['claims', 'file', '--from', input2], { env: env() }),
+      runOpcli(['claims', 'file', '--from', join(dir, 'other', 'second.csv')], { env: env() }),
+    ]);
+    expect([c.code, d.code]).toEqual([0, 0]);
+    expect(created()).toHaveLength(180);
+    expect(duplicates(claimBodies(sandbox))).toEqual([]);
+  }, 30_000);
+});
+
+describe('journals that cannot be read', () => {
+  it('a journal of 0.1.0 is recognised and refused (exit 2) with what to do; nothing is sent', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 3);
+    const journal = `${input}.journal.jsonl`;
+    writeFileSync(journal, `${JSON.stringify({ key: 'a'.repeat(32), line: 2, status: 'sending', at: '2026-11-20T10:00:00Z' })}\n${JSON.stringify({ key: 'a'.repeat(32), line: 2, status: 'filed', sourceOrderId: 'ord_1', at: '2026-11-20T10:00:01Z' })}\n`);
+    const res = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('was written by opcli 0.1.0');
+    expect(res.stderr).toContain('remove the rows it shows filed (or uncertain) from the input, move the old journal aside');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('a damaged line is exit 2 naming the line, never "start over"; a torn last line is not damage', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 3);
+    const first = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(first.code).toBe(0);
+    const journal = `${input}.journal.jsonl`;
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    writeFileSync(journal, [...lines.slice(0, 2), '{"key": garbage', ...lines.slice(2)].join('\n'));
+    const res = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`The journal ${journal} cannot be read: line 3 is not JSON.`);
+    writeFileSync(journal, `${lines.join('\n')}{"key":"ab`);
+    const torn = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(torn.code).toBe(0);
+    expect(torn.stderr).toContain('not sent again: 3 filed');
+    writeFileSync(journal, 'hello\n');
+    const foreign = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain('line 1 is not JSON');
+    expect(claimBodies(sandbox)).toHaveLength(3);
+  });
+});
+
+/** A CSV with a storeId column: row i's store is `stores[i]`. */
+function writeStores(path: string, stores: string[]): void {
+  const columns = [...COLUMNS, 'storeId'];
+  writeFileSync(path, stringify([columns, ...stores.map((s, i) => columns.map((c) => (c === 'storeId' ? s : (row(i + 1)[c] ?? ''))))]));
+}
+
+describe('a claim for another store', () => {
+  it('is refused locally when the profile knows the store, with the reason in words; the batch goes on (exit 3)', async () => {
+    const path = join(dir, 'claims.csv');
+    writeStores(path, [sandbox.store.storeId, 'store_9999', sandbox.store.storeId]);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain(`line 3: invalid, not sent\n  storeId: storeId store_9999 is not the store you are logged in to (${sandbox.store.storeId})`);
+    expect(claimBodies(sandbox)).toHaveLength(2);
+    const check = await runOpcli(['claims', 'file', '--from', path, '--validate-only'], { env: env() });
+    expect(check.code).toBe(3);
+    expect(check.stderr).toContain('line 3: invalid, not sent\n  storeId: storeId store_9999 is not the store you are logged in to');
+  });
+
+  it('a 403 store_mismatch from the API rejects that row only; the batch goes on (exit 3)', async () => {
+    const empty = tempConfigDir();
+    try {
+      const path = join(dir, 'claims.csv');
+      writeStores(path, [sandbox.store.storeId, 'store_9999', sandbox.store.storeId]);
+      const token = sandbox.issueTokens().access_token;
+      const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '1'], {
+        env: { OPCLI_CONFIG_DIR: empty.dir, OPCLI_BASE_URL: sandbox.url, OPCLI_TOKEN: token },
+      });
+      expect(res.code).toBe(3);
+      expect(results(res.stdout).map((r) => r.status)).toEqual(['filed', 'rejected', 'filed']);
+      expect(results(res.stdout)[1]?.error).toBe('storeId store_9999 is not the store you are logged in to (403)');
+      expect(res.stderr).not.toContain('auth login');
+    } finally {
+      empty.cleanup();
+    }
+  });
+
+  it('reads store_mismatch in other body shapes; a 403 for a missing scope still stops the batch (exit 4)', async () => {
+    const bodies: [string, string, string][] = [
+      ['application/json', JSON.stringify({ errors: [{ code: 'store_mismatch', message: 'wrong store' }] }), 'rejected'],
+      ['text/plain', 'storeId does not match the store of this token', 'rejected'],
+      ['application/json', JSON.stringify({ error: { code: 'store_mismatch', message: 'Store mismatch' } }), 'rejected'],
+      ['application/json', JSON.stringify({ error: 'insufficient_scope', message: 'needs the scope write_claims' }), 'not_sent'],
+    ];
+    for (const [type, body, status] of bodies) {
+      const server: Server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(403, { 'content-type': type });
+          res.end(body);
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const empty = tempConfigDir();
+      try {
+        const path = join(empty.dir, 'claims.csv');
+        writeStores(path, ['store_1', 'store_1']);
+        const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '1'], {
+          env: { OPCLI_CONFIG_DIR: empty.dir, OPCLI_BASE_URL: url, OPCLI_TOKEN: 'svc_at_test' },
+        });
+        const statuses = results(res.stdout).map((r) => r.status);
+        if (status === 'rejected') {
+          expect(res.code, body).toBe(3);
+          expect(statuses).toEqual(['rejected', 'rejected']);
+          expect(results(res.stdout)[0]?.error).toBe('storeId store_1 is not the store you are logged in to (403)');
+        } else {
+          expect(res.code, body).toBe(4);
+          expect(statuses[0]).toBe('not_sent');
+          expect(res.stderr).toContain('scope');
+        }
+      } finally {
+        empty.cleanup();
+        await new Promise((r) => server.close(r));
+      }
+    }
+  });
+
+  it('a single claims file for another store exits 2 with the same words, locally or from the API', async () => {
+    const template = (await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout;
+    const data = join(dir, 'claim.json');
+    writeFileSync(data, template);
+    const local = await runOpcli(['claims', 'file', '--data', data, '--store-id', 'store_9999'], { env: env() });
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain(`storeId store_9999 is not the store you are logged in to (${sandbox.store.storeId}); nothing was sent.`);
+    const empty = tempConfigDir();
+    try {
+      const token = sandbox.issueTokens().access_token;
+      const remote = await runOpcli(['claims', 'file', '--data', data, '--store-id', 'store_9999'], { env: { OPCLI_CONFIG_DIR: empty.dir, OPCLI_BASE_URL: sandbox.url, OPCLI_TOKEN: token } });
+      expect(remote.code).toBe(2);
+      expect(remote.stderr).toContain('storeId store_9999 is not the store you are logged in to (403); nothing was filed.');
+      expect(remote.stderr).not.toContain('log in again');
+    } finally {
+      empty.cleanup();
+    }
+    expect(created()).toHaveLength(0);
+  });
+});
+
+describe('a request that never left', () => {
+  it('a token undici refuses to send (a trailing \\r) makes the row not_sent, never uncertain, and the rerun sends it', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 3);
+    const token = sandbox.issueTokens().access_token;
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '1'], { env: { ...env(), OPCLI_TOKEN: `${token}\r` } });
+    const rows = results(res.stdout);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((r) => r.status === 'not_sent')).toBe(true);
+    expect(res.stderr).toContain('was not sent');
+    expect(res.stderr).not.toContain('uncertain:');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+    const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(rerun.code).toBe(0);
+    expect(created()).toHaveLength(3);
+  });
+});
+
+describe('Ctrl-C twice', () => {
+  it('the first says at once how many requests are in flight; the second prints the summary with the rows left uncertain, exit 130', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 50);
+    // Claims are created at once, answered 400 ms later: nothing lands after the test.
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 400, after: 4 }]);
+    const first = new AbortController();
+    const now = new AbortController();
+    let armed = false;
+    const timer = setInterval(() => {
+      if (created().length >= 4 && !armed) {
+        armed = true;
+        // The next requests are slow (400 ms): 100 ms later they are surely in flight.
+        setTimeout(() => {
+          first.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+          setTimeout(() => now.abort(), 30);
+        }, 100);
+      }
+    }, 5);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '4'], { env: env(), signal: first.signal, stopNow: now.signal });
+    clearInterval(timer);
+    expect(res.code).toBe(130);
+    expect(res.stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
+    expect(res.stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+(, \d+)*\./);
+    expect(res.stderr).toMatch(/Filed \d+ claims?; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
+  });
+});
+
+describe('numbers and the progress line', () => {
+  it('--item-price 1e3 is a usage error naming the flag (exit 2), nothing sent', async () => {
+    const template = (await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout;
+    const data = join(dir, 'claim.json');
+    writeFileSync(data, template);
+    const res = await runOpcli(['claims', 'file', '--data', data, '--item-price', '1e3'], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('--item-price: expected a number, got "1e3" (decimal notation, such as 49.99; write it out in full (1000))');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('the progress line on a terminal counts invalid rows as invalid, apart from rejected ones', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, [row(1), row(2, { 'item.price': 'x' }), row(3, { 'item.price': '1e2' })]);
+    const res = await runOpcli(['claims', 'file', '--from', path], { env: env(), tty: true });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toMatch(/3\/~?3 rows · 1 filed · 0 rejected · 2 invalid · 0 uncertain/);
+  });
+});
