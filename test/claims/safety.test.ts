@@ -242,17 +242,31 @@ describe('a claim for another store', () => {
 });
 
 describe('a request that never left', () => {
-  it('a token undici refuses to send (a trailing \\r) makes the row not_sent, never uncertain, and the rerun sends it', async () => {
+  it('OPCLI_TOKEN with a trailing \\r (read from a Windows file) is trimmed with a warning, and the rows are filed', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 2);
+    const token = sandbox.issueTokens().access_token;
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: { ...env(), OPCLI_TOKEN: `${token}\r` } });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toMatch(/OPCLI_TOKEN/);
+    expect(created()).toHaveLength(2);
+  });
+
+  it('a stored token undici refuses to send (a trailing \\r) makes the row not_sent, never uncertain, and the rerun sends it', async () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 3);
-    const token = sandbox.issueTokens().access_token;
-    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '1'], { env: { ...env(), OPCLI_TOKEN: `${token}\r` } });
+    const { CredentialStore } = await import('../../src/config/credentials.js');
+    const credentials = await CredentialStore.open(dir);
+    const good = credentials.read('default').token;
+    await credentials.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, accessToken: `${cur.token.accessToken}\r` } }));
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '1'], { env: env() });
     const rows = results(res.stdout);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.status === 'not_sent')).toBe(true);
     expect(res.stderr).toContain('was not sent');
     expect(res.stderr).not.toContain('uncertain:');
     expect(claimBodies(sandbox)).toHaveLength(0);
+    await credentials.update('default', (cur) => ({ ...cur, token: good }));
     const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
     expect(rerun.code).toBe(0);
     expect(created()).toHaveLength(3);
