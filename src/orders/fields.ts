@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import { UsageError, ValidationError } from '../errors.js';
 import { CURRENCY_CODES, type FieldIssue, fieldIssues } from '../schemas.js';
+import { textProblem } from '../text/flag-text.js';
 
 /** What a field's schema accepts, as far as flag parsing needs to know. */
 export interface FieldKind {
@@ -104,8 +105,8 @@ export function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
   }
 }
 
-/** A strict decimal number, refusing '', 'Infinity', '0x10', '1e999'. */
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/** A plain decimal number, refusing '', 'Infinity', '0x10' and exponents ('1e3' is a typo more often than a price). */
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 /**
  * Converts the flag values commander collected into body fields; a value that cannot be converted
@@ -119,11 +120,22 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
     const raw = flags[camel(flagName(kind))];
     if (raw === undefined) continue;
     const flag = `--${flagName(kind)}`;
-    if (kind.type === 'boolean' || kind.type === 'array') {
+    if (kind.type === 'boolean') {
       fields[kind.name] = raw;
       continue;
     }
+    if (kind.type === 'array') {
+      const bad = (raw as string[]).map((item) => textProblem(item)).find((p) => p !== undefined);
+      if (bad) issues.push({ path: kind.name, message: `${flag} ${bad}` });
+      else fields[kind.name] = raw;
+      continue;
+    }
     const text = String(raw);
+    const problem = textProblem(text);
+    if (problem) {
+      issues.push({ path: kind.name, message: `${flag} ${problem}` });
+      continue;
+    }
     if (kind.nullable && text === 'null') {
       fields[kind.name] = null;
       continue;
@@ -131,7 +143,8 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
     if (kind.type === 'number' || kind.type === 'integer') {
       const n = Number(text.trim());
       if (!NUMBER.test(text.trim()) || !Number.isFinite(n)) {
-        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"` });
+        const exponent = /^[+-]?(\d+(\.\d*)?|\.\d+)[eE]/.test(text.trim()) ? ' (write it without an exponent)' : '';
+        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"${exponent}` });
         continue;
       }
       fields[kind.name] = n;
