@@ -4,17 +4,17 @@
  * Seeded: the seed is printed; `FUZZ_SEED=<n> npx vitest run test/fuzz` replays a run.
  * `FUZZ_RUNS_PER_GENERATOR` (default 2) scales how many cases each generator draws.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fc, test } from '@fast-check/vitest';
 import { afterAll, beforeAll, describe, expect, test as plainTest } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile } from '../helpers.js';
+import { runOpcli } from '../helpers.js';
 import { BASELINES } from './baselines.js';
 import { generatorsFor } from './cases.js';
-import { check, writeInputs } from './harness.js';
+import { check, makeDirs } from './harness.js';
 import { PER_GENERATOR, SEED } from './seed.js';
 import { commandTree } from './tree.js';
 
@@ -35,17 +35,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** A config folder with a logged-in profile (and a spare one) and a folder of input files. */
-async function freshDirs(name: string): Promise<{ config: string; inputs: string }> {
-  const config = join(root, name.replace(/ /g, '-'), 'config');
-  const inputs = join(root, name.replace(/ /g, '-'), 'inputs');
-  mkdirSync(config, { recursive: true });
-  mkdirSync(inputs, { recursive: true });
-  await sandboxProfile(sandbox, config);
-  await sandboxProfile(sandbox, config, { profile: 'spare' });
-  writeInputs(inputs, sandbox);
-  return { config, inputs };
-}
+/** Fresh folders for one command's cases. */
+const freshDirs = (name: string) => makeDirs(sandbox, root, name);
 
 plainTest('the tree has the commands the suite knows, and each one is fuzzed', () => {
   const names = tree.map((c) => c.path.join(' '));

@@ -8,7 +8,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkS
 import { join } from 'node:path';
 import { exampleClaim } from '../../src/claims/example.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli } from '../helpers.js';
+import { runOpcli, sandboxProfile } from '../helpers.js';
 
 /** One generated input: a command line (and maybe environment or files) wrong in one way. */
 export interface Case {
@@ -25,6 +25,8 @@ export interface Case {
   mentions: string[];
   /** The exit code documented for this case (2 for usage and validation). */
   code: number;
+  /** For a batch: checks the request bodies that were sent (default: nothing may be sent). */
+  sent?: (bodies: string[]) => string[];
   /** A value a real server might accept: opcli sends it with a `Warning:` line naming the field. */
   warn?: boolean;
   /** Writes the files this case needs (a damaged config file, a bad row) before the run. */
@@ -64,6 +66,18 @@ export function writeInputs(inputs: string, sandbox: Sandbox): void {
   symlinkSync(join(inputs, 'nowhere', 'file.json'), join(inputs, 'dangling-symlink'));
   symlinkSync(join(inputs, 'loop-b'), join(inputs, 'loop-a'));
   symlinkSync(join(inputs, 'loop-a'), join(inputs, 'loop-b'));
+}
+
+/** A config folder with a logged-in profile (and a spare one) and a folder of input files, under `root`. */
+export async function makeDirs(sandbox: Sandbox, root: string, name: string): Promise<{ config: string; inputs: string }> {
+  const config = join(root, name.replace(/[^A-Za-z0-9_.-]/g, '-'), 'config');
+  const inputs = join(root, name.replace(/[^A-Za-z0-9_.-]/g, '-'), 'inputs');
+  mkdirSync(config, { recursive: true });
+  mkdirSync(inputs, { recursive: true });
+  await sandboxProfile(sandbox, config);
+  await sandboxProfile(sandbox, config, { profile: 'spare' });
+  writeInputs(inputs, sandbox);
+  return { config, inputs };
 }
 
 /** Turns a path placeholder of the generators into a path in the inputs folder. */
@@ -121,7 +135,8 @@ export async function check(c: Case, sandbox: Sandbox, dirs: { config: string; i
   if (!c.mentions.some((m) => said.includes(m.toLowerCase()))) problems.push(`the error names none of ${c.mentions.map((m) => JSON.stringify(m)).join(', ')}`);
   if (STACK.test(r.stderr)) problems.push('a stack trace');
   if (said.includes('unexpected failure')) problems.push('"unexpected failure"');
-  if (sandbox.requests.length > 0) problems.push(`sent ${sandbox.requests.map((q) => `${q.method} ${q.path}`).join(', ')}`);
+  if (c.sent) problems.push(...c.sent(sandbox.requests.map((q) => q.body ?? '')));
+  else if (sandbox.requests.length > 0) problems.push(`sent ${sandbox.requests.map((q) => `${q.method} ${q.path}`).join(', ')}`);
   if (browserOpened) problems.push('opened a browser');
   problems.push(...diffTrees(beforeConfig, hashTree(dirs.config)).map((d) => `config: ${d}`));
   problems.push(...diffTrees(beforeInputs, hashTree(dirs.inputs)).map((d) => `inputs: ${d}`));

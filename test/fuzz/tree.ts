@@ -36,11 +36,14 @@ function collects(option: Option): boolean {
   const parse = (option as unknown as { parseArg?: (value: string, previous: unknown) => unknown }).parseArg;
   if (option.variadic) return true;
   if (typeof parse !== 'function') return false;
-  try {
-    return Array.isArray(parse('probe', undefined));
-  } catch {
-    return false;
-  }
+  // A collecting parser may also check each item (key=value, a URL): probe with values of each shape.
+  return ['probe', 'key=value', 'https://example.com/x.png'].some((value) => {
+    try {
+      return Array.isArray(parse(value, undefined));
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Every leaf command of opcli, loaded from every group. */
