@@ -48,12 +48,15 @@ function without(flags: string[], long: string, takesValue: boolean): string[] {
   return out;
 }
 
-/** Every generator of a command, less those KNOWN_OPEN scopes out. */
-export function generatorsFor(info: CommandInfo): Generator[] {
+/**
+ * Every generator of a command, less those KNOWN_OPEN scopes out; with `knownOpen`, only those
+ * (to find entries that no longer fail).
+ */
+export function generatorsFor(info: CommandInfo, knownOpen = false): Generator[] {
   const command = info.path.join(' ');
   const gens: Generator[] = [];
   const add = (target: string, w: Wrong, build: (ctx: FuzzContext, value: string) => Omit<Case, 'command' | 'target' | 'cls' | 'code'>) => {
-    if (isKnownOpen(command, target, w.cls)) return;
+    if (isKnownOpen(command, target, w.cls) !== knownOpen) return;
     gens.push({
       target,
       cls: w.cls,
