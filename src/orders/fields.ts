@@ -244,15 +244,32 @@ export function explainIssues(schema: z.ZodObject, value: Record<string, unknown
   return out;
 }
 
+/** Control characters or U+FFFD in the body's strings (top level and lists), by field path. */
+function garbledText(body: Record<string, unknown>): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  const visit = (value: unknown, path: string) => {
+    if (typeof value === 'string' && value !== '') {
+      const problem = textProblem(value);
+      if (problem) out.push({ path, message: problem });
+    } else if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) visit(v, `${path}.${i}`);
+    }
+  };
+  for (const [key, value] of Object.entries(body)) visit(value, key);
+  return out;
+}
+
 /**
  * Validates an assembled body with its schema; throws a ValidationError naming every bad field.
  * `what` names the resource in the message ("order", "product variant").
  */
 export function validateBody<S extends z.ZodObject>(schema: S, body: Record<string, unknown>, what: string, flagIssues: FieldIssue[] = []): z.infer<S> {
   const parsed = schema.safeParse(body);
-  if (parsed.success && flagIssues.length === 0) return parsed.data as z.infer<S>;
-  const flagged = new Set(flagIssues.map((i) => i.path));
-  const issues = [...flagIssues, ...(parsed.success ? [] : explainIssues(schema, body, parsed.error).filter((i) => !flagged.has(i.path)))];
+  // A --data file can carry what a flag cannot: text no one typed on purpose.
+  const early = [...flagIssues, ...garbledText(body).filter((i) => !flagIssues.some((f) => f.path === i.path))];
+  if (parsed.success && early.length === 0) return parsed.data as z.infer<S>;
+  const flagged = new Set(early.map((i) => i.path));
+  const issues = [...early, ...(parsed.success ? [] : explainIssues(schema, body, parsed.error).filter((i) => !flagged.has(i.path)))];
   const first = issues[0];
   const message =
     issues.length === 1 && first

@@ -128,6 +128,13 @@ export function dataGenerators(commandsWithData: string[]): FileGenerator[] {
       const path = base.amounts[(n as number) % base.amounts.length] as string;
       return { bytes: JSON.stringify(setPath(body, path, -(n as number) / 100)), mentions: [path] };
     });
+    add('--data', 'control', fc.tuple(fc.nat(), fc.constantFrom('\x1b[2J', '\x00', '\x07', '\uFFFD')), (ctx, draw) => {
+      const [n, bad] = draw as [number, string];
+      const body = base.body(ctx);
+      const strings = leaves(body).filter((p) => typeof getPath(body, p) === 'string' && getPath(body, p) !== '');
+      const path = strings[n % strings.length] as string;
+      return { bytes: JSON.stringify(setPath(body, path, `${getPath(body, path)}${bad}`)), mentions: [path] };
+    });
     add('--data', 'unknown-field', fc.constantFrom('pricee', 'Price', 'extra'), (ctx, k) => ({
       bytes: JSON.stringify({ ...base.body(ctx), [k as string]: 1 }),
       mentions: [k as string],

@@ -182,6 +182,16 @@ describe('variants create: validation before sending (exit 2, no request)', () =
     expect(sandbox.requests).toHaveLength(0);
   });
 
+  test('a --data string holding a control character is named by field and not sent', async () => {
+    const file = join(dir, 'ctl.json');
+    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'Mug\u001b[2J', price: 1, inventoryQuantity: 1, productType: 'SIMPLE', bundleProductIds: ['ok', 'b\u0007'] }));
+    const r = await runOpcli(['variants', 'create', 'prod_k', '--data', file], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('name: holds a control character');
+    expect(r.stderr).toContain('bundleProductIds.1: holds a control character');
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
   test('wrong types in --data are named by field', async () => {
     const file = join(dir, 'v.json');
     writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'X', price: '3', inventoryQuantity: 1, productType: 'SIMPLE', inStock: 'yes', bundleProductIds: 'a', colour: 'red' }));
