@@ -204,6 +204,37 @@ export function batchGenerators(): FileGenerator[] {
       return Buffer.concat([Buffer.from(a), NOT_UTF8, Buffer.from(b)]);
     }),
   }));
+  // CSV: the claim flattened to dotted columns, lists joined by `;` (the template's shape).
+  const csvCell = (v: unknown) => {
+    const text = Array.isArray(v) ? v.join(';') : String(v);
+    return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  const csv = (ctx: FuzzContext, row: number, spoil: (cells: Map<string, string>) => void, raw?: Buffer) => {
+    const flat = rows(ctx).map((r) => {
+      const cells = new Map<string, string>();
+      const walk = (v: unknown, prefix: string) => {
+        if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) walk(x, prefix ? `${prefix}.${k}` : k);
+        else cells.set(prefix, csvCell(v));
+      };
+      walk(r, '');
+      return cells;
+    });
+    spoil(flat[row - 1] as Map<string, string>);
+    const header = [...new Set(flat.flatMap((cells) => [...cells.keys()]))].filter((h) => h !== '__extra');
+    const lines = flat.map((cells, i) => {
+      return Buffer.from(header.map((h) => cells.get(h) ?? '').join(',') + (i + 1 === row && cells.has('__extra') ? `,${cells.get('__extra')}` : ''));
+    });
+    if (raw) {
+      const [a, b] = (lines[row - 1] as Buffer).toString().split('@@') as [string, string];
+      lines[row - 1] = Buffer.concat([Buffer.from(a), raw, Buffer.from(b)]);
+    }
+    return Buffer.concat([Buffer.from(`${header.join(',')}\n`), ...lines.flatMap((l) => [l, Buffer.from('\n')])]);
+  };
+  add('csv row', 'extra-column', (ctx, row) => ({ name: 'batch.csv', bytes: csv(ctx, row, (c) => c.set('__extra', 'surplus')) }));
+  add('csv row', 'negative', (ctx, row) => ({ name: 'batch.csv', bytes: csv(ctx, row, (c) => c.set('item.price', '-5')) }));
+  add('csv row', 'not-a-number', (ctx, row) => ({ name: 'batch.csv', bytes: csv(ctx, row, (c) => c.set('item.price', 'abc')) }));
+  add('csv row', 'out-of-range', (ctx, row) => ({ name: 'batch.csv', bytes: csv(ctx, row, (c) => c.set('shippingAddress.lat', '200')) }));
+  add('csv row', 'invalid-utf8', (ctx, row) => ({ name: 'batch.csv', bytes: csv(ctx, row, (c) => c.set('item.name', 'Mug @@'), NOT_UTF8) }));
   return gens;
 }
 

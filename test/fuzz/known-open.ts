@@ -44,7 +44,7 @@ export const KNOWN_OPEN: KnownOpen[] = [
   ...each('claims file', ['--item-price', '--shipping-lat', '--shipping-lng'], ['exponent'], 'claims file reads 2e4 as 20000 in a number flag (F1)'),
   ...each('claims file', ['--data'], ['wrong-type'], 'claims file coerces JSON of the wrong type in --data ("yes" for a boolean) and files the claim (F1)'),
   ...each('claims file', ['--data'], ['control'], 'claims file sends a --data claim whose strings hold control characters or U+FFFD (F1)'),
-  ...each('claims file', ['--data', 'jsonl row'], ['invalid-utf8'], 'claims file reads a --data file or a batch that is not UTF-8 as U+FFFD and files it (F1)'),
+  ...each('claims file', ['--data', 'jsonl row', 'csv row'], ['invalid-utf8'], 'claims file reads a --data file or a batch that is not UTF-8 as U+FFFD and files it (F1)'),
   // issue 11 (gift card)
   ...each('giftcard issue', ['--customer-id'], TEXT, 'giftcard issue takes an empty, blank or garbled --customer-id (F2)'),
   ...each('giftcard issue', ['--claim'], ['blank', 'control', 'invalid-utf8'], 'giftcard issue takes a blank or garbled --claim and issues the card (F2)'),
