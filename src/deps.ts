@@ -4,6 +4,7 @@ import type { CredentialStore } from './config/credentials.js';
 import type { ResolvedProfile } from './config/profile.js';
 import type { SettingsStore } from './config/settings.js';
 import type { HttpClient, TokenSource } from './http/client.js';
+import { UsageError } from './errors.js';
 import { Redactor } from './redact.js';
 import { VERSION } from './version.js';
 
@@ -72,6 +73,10 @@ export interface Deps {
   prompter(): Promise<Prompter>;
   /** Whether a question can be asked: a TTY on stdin and stderr, no --no-input, no CI. */
   canPrompt(): boolean;
+  /**
+   * Opens a link in the browser (BROWSER honoured). Rejects, never crashes, when none can be
+   * opened: decided up front (SSH, no display) or after a failed start.
+   */
   openBrowser(url: string): Promise<void>;
   /** Closes pools and timers at the end of a run. */
   dispose(): Promise<void>;
@@ -182,11 +187,14 @@ export function createDeps(init: DepsInit): Deps {
       return CredentialStore.open(deps.configDir());
     }),
     profile: once(async () => {
-      const { pickProfileName, resolveProfile } = await import('./config/profile.js');
+      const { pickProfileName, requireKnownProfile, resolveProfile } = await import('./config/profile.js');
       const settings = await deps.settings();
       const name = pickProfileName(globals.profile, env, settings.currentProfile());
-      const secrets = (await deps.credentials()).read(name);
+      const credentials = await deps.credentials();
+      requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...credentials.profiles()])], globals.profile, env);
+      const secrets = credentials.read(name);
       const profile = resolveProfile(name, settings.getProfile(name), secrets, env);
+      for (const warning of profile.warnings) io.stderr.write(`${warning}\n`);
       redactor.add(profile.clientSecret);
       redactor.add(profile.envToken);
       redactor.add(profile.provider.token);
@@ -224,8 +232,8 @@ export function createDeps(init: DepsInit): Deps {
         notice: (line) => io.stderr.write(`${redactor.redact(line)}\n`),
         sleep,
         now,
-        timeoutMs: init.http?.timeoutMs ?? numberEnv(env.OPCLI_HTTP_TIMEOUT),
-        maxRetries: init.http?.maxRetries ?? numberEnv(env.OPCLI_HTTP_RETRIES),
+        timeoutMs: init.http?.timeoutMs ?? numberEnv(env.OPCLI_HTTP_TIMEOUT, 'OPCLI_HTTP_TIMEOUT'),
+        maxRetries: init.http?.maxRetries ?? numberEnv(env.OPCLI_HTTP_RETRIES, 'OPCLI_HTTP_RETRIES'),
         maxRetryAfterMs: init.http?.maxRetryAfterMs,
       });
       return httpClient;
@@ -242,8 +250,8 @@ export function createDeps(init: DepsInit): Deps {
     canPrompt: () => (init.prompter ? true : io.stdinIsTTY && io.stderrIsTTY) && globals.input && !isCI(env),
     openBrowser: async (url) => {
       if (init.openBrowser) return init.openBrowser(url);
-      const { default: open } = await import('open');
-      await open(url);
+      const { openInBrowser } = await import('./auth/browser.js');
+      await openInBrowser(url, env, (message) => io.stderr.write(`The browser did not open (${message}); open the link above yourself.\n`));
     },
     dispose: async () => {
       await httpClient?.close();
@@ -252,10 +260,11 @@ export function createDeps(init: DepsInit): Deps {
   return deps;
 }
 
-function numberEnv(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) && n >= 0 ? n : undefined;
+/** A whole-number OPCLI_* variable; anything else is a usage error naming it (not silently ignored). */
+function numberEnv(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${name} "${value}" is not a whole number.`, `Set ${name} to a whole number (${name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4'}), or unset it.`);
+  return Number(value.trim());
 }
 
 /** CI is set by every common CI system; there, nobody can answer a prompt. */

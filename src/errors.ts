@@ -61,6 +61,17 @@ export class PartialFailureError extends OpcliError {
   }
 }
 
+/**
+ * An end the user was already told about in plain words (a declined confirmation, a warning that
+ * needs attention): the sentence is printed as it is, with no error styling, and the run exits
+ * with `exitCode`.
+ */
+export class PlainExit extends OpcliError {
+  constructor(message: string, exitCode: ExitCode) {
+    super(message, { exitCode });
+  }
+}
+
 /** Ctrl-C: exit 130. */
 export class InterruptedError extends OpcliError {
   constructor(message = 'Interrupted.') {

@@ -1,12 +1,18 @@
 import type { Deps } from './deps.js';
-import { ExitCode, exitCodeFor, InterruptedError, OpcliError, ValidationError } from './errors.js';
+import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from './errors.js';
 import { colors } from './output.js';
 
 /** Prints an error the way the user should see it, on stderr, and returns its exit code. */
 export async function reportError(error: unknown, deps: Deps): Promise<number> {
+  if (error instanceof PlainExit) {
+    if (error.message) deps.err(`${error.message}\n`);
+    return error.exitCode;
+  }
   const chalk = await colors(deps, 'stderr');
   if (isAbort(error, deps)) {
-    deps.err(`${chalk.yellow('Interrupted.')}\n`);
+    // "Cancelled." for Ctrl-C at a question, "Interrupted." for Ctrl-C during work.
+    const words = error instanceof InterruptedError ? error.message : error instanceof Error && error.name === 'ExitPromptError' ? 'Cancelled.' : 'Interrupted.';
+    deps.err(`${chalk.yellow(words)}\n`);
     return ExitCode.interrupted;
   }
   if (error instanceof OpcliError) {
@@ -28,6 +34,8 @@ export async function reportError(error: unknown, deps: Deps): Promise<number> {
 
 function isAbort(error: unknown, deps: Deps): boolean {
   if (error instanceof InterruptedError) return true;
+  // A prompt that did not go through the prompter (src/prompter.ts maps these): still Ctrl-C.
+  if (error instanceof Error && error.name === 'ExitPromptError') return true;
   if (!deps.signal.aborted) return false;
   return error === deps.signal.reason || (error instanceof Error && error.name === 'AbortError');
 }

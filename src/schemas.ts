@@ -3,8 +3,8 @@
  * written once and used by the client, the batch reader and the sandbox alike. TypeScript types
  * are inferred from these schemas; nothing else in the tree redeclares a resource shape.
  *
- * Choices where the spec is silent or contradicts itself are marked "CHOICE" and documented in the
- * README under "Where the spec is silent".
+ * Choices where the spec is silent or contradicts itself are marked "CHOICE" with a link to their
+ * anchor in docs/spec-choices.md, where each is documented.
  */
 import { z } from 'zod';
 
@@ -52,7 +52,7 @@ export const DateTime = z.iso.datetime({ offset: true });
 export const IsoDuration = z.iso.duration();
 
 /**
- * CHOICE: the spec names platformId's values as "api plus four lowercase platform names" without
+ * CHOICE (docs/spec-choices.md#platformid): the spec names platformId's values as "api plus four lowercase platform names" without
  * printing the four. opcli accepts `api` or any lowercase identifier, so no real platform is refused.
  */
 export const PlatformId = z
@@ -69,7 +69,7 @@ const Latitude = FiniteNumber.refine((n) => n >= -90 && n <= 90, { message: 'exp
 const Longitude = FiniteNumber.refine((n) => n >= -180 && n <= 180, { message: 'expected a longitude from -180 to 180' });
 
 /**
- * CHOICE: the spec calls these image URLs (and the signature a URI) without naming schemes. The
+ * Where the spec is silent (docs/_incoming/issue-17.md): it calls these image URLs (and the signature a URI) without naming schemes. The
  * service has to fetch an image, so opcli accepts http and https only; `javascript:`, `file:` or a
  * bare `foo:bar`, which a URL parser accepts, are refused before anything is sent.
  */
@@ -91,7 +91,7 @@ export const Order = z.strictObject({
   platformId: PlatformId.optional(),
   premiumPaid: NonNegativeMoney.optional(),
   total: NonNegativeMoney.optional(),
-  // CHOICE: platforms write a discount as a positive amount off or as a negative line; the spec
+  // Where the spec is silent (docs/_incoming/issue-17.md): platforms write a discount as a positive amount off or as a negative line; the spec
   // does not say which, so either sign is accepted.
   discountTotal: Money.optional(),
   shippingCost: NonNegativeMoney.optional(),
@@ -108,7 +108,7 @@ export type Order = z.infer<typeof Order>;
 export const ORDER_FIELDS = Object.keys(Order.shape) as (keyof Order)[];
 
 /**
- * CHOICE: the shape of a list node is "not shown". opcli reads the Order fields it knows (all
+ * CHOICE (docs/spec-choices.md#order-records-in-a-list): the shape of a list node is "not shown". opcli reads the Order fields it knows (all
  * optional) plus sourceOrderId, and keeps every other field for --json.
  */
 export const OrderRecord = z.looseObject({
@@ -175,7 +175,7 @@ export const RESOLUTIONS = ['RESHIP', 'REFUND', 'STORE_CREDIT'] as const;
 export const CLAIM_FILED_FROM = ['EXTERNAL', 'INTERNAL'] as const;
 
 /**
- * CHOICE: which nested claim fields are required is "not shown". opcli requires the ones a claim
+ * CHOICE (docs/spec-choices.md#required-claim-fields): which nested claim fields are required is "not shown". opcli requires the ones a claim
  * cannot be handled without (customer e-mail; item name and price; purchase date and warranty
  * period; a deliverable address) and accepts the others as optional.
  */
@@ -218,7 +218,7 @@ export const ShippingAddress = z.strictObject({
   countryAbr: z.string().optional(),
   lat: Latitude.optional(),
   lng: Longitude.optional(),
-  // CHOICE: addressOrigin's allowed values are "not shown": any string.
+  // CHOICE (docs/spec-choices.md#addressorigin): addressOrigin's allowed values are "not shown": any string.
   addressOrigin: z.string().optional(),
 });
 
@@ -272,10 +272,10 @@ export const INVENTORY_TYPES = ['FULL', 'SIMPLE'] as const;
 /**
  * Body of POST /v2/products/{productId}/children.
  *
- * CHOICE: inventoryQuantity is declared as an enum of FULL/SIMPLE but described as the remaining
+ * CHOICE (docs/spec-choices.md#inventoryquantity): inventoryQuantity is declared as an enum of FULL/SIMPLE but described as the remaining
  * stock; opcli sends the remaining stock as a whole number of 0 or more (the description), because
  * a stock count is what the field is for and inventoryType already carries FULL/SIMPLE.
- * CHOICE: tax is described as a unique id but declared a number; opcli sends a number (the
+ * CHOICE (docs/spec-choices.md#variant-tax): tax is described as a unique id but declared a number; opcli sends a number (the
  * declared type), since that is what a validating server checks.
  */
 export const ProductVariant = z.strictObject({
@@ -388,7 +388,7 @@ export type SessionContext = z.infer<typeof SessionContext>;
 export const KNOWN_SCOPES = ['read_orders', 'read_claims', 'read_store'] as const;
 
 /**
- * CHOICE: the error body is "not shown". opcli reads `message`, `error`/`error_description` and
+ * CHOICE (docs/spec-choices.md#error-bodies): the error body is "not shown". opcli reads `message`, `error`/`error_description` and
  * `errors[]` (field path + message) from whatever it gets; the sandbox answers in this shape.
  */
 export const ApiErrorBody = z.looseObject({
@@ -429,7 +429,7 @@ export const GiftCardIssueRequest = z.strictObject({
 export type GiftCardIssueRequest = z.infer<typeof GiftCardIssueRequest>;
 
 /**
- * A gift card (loyalty card) as the provider returns it. CHOICE: the provider's response bodies are
+ * A gift card (loyalty card) as the provider returns it. CHOICE (docs/spec-choices.md#provider-responses): the provider's response bodies are
  * "not shown" beyond these fields; opcli expects one object per card.
  */
 export const GiftCard = z.looseObject({
@@ -467,7 +467,7 @@ export const PROVIDER_ERRORS = {
 /**
  * Body of POST {trigger_base_url}/{triggerId}: the workflow's variables (an email variable at path
  * `email`, a number variable `amount`). The workflow issues store credit for 100% of amount.
- * CHOICE: the workflow also needs to know which loyalty card to credit; the sandbox keys loyalty
+ * CHOICE (docs/spec-choices.md#trigger-workflow-and-the-loyalty-card): the workflow also needs to know which loyalty card to credit; the sandbox keys loyalty
  * cards by customer id and looks the customer up by e-mail.
  */
 export const TriggerExecuteRequest = z.strictObject({
@@ -479,7 +479,7 @@ export const TriggerExecuteRequest = z.strictObject({
 export const TriggerId = z.uuid({ message: 'expected a UUID (the last path segment of the execute URL, not the whole URL)' });
 
 /**
- * CHOICE: the spec shows no endpoint for the storefront platform's native gift card. opcli and the
+ * CHOICE (docs/spec-choices.md#native-gift-card-endpoint): the spec shows no endpoint for the storefront platform's native gift card. opcli and the
  * sandbox use POST {native_url}/gift-cards with this body, answered by a GiftCard.
  */
 export const NativeGiftCardRequest = z.strictObject({

@@ -1,5 +1,18 @@
+import { UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { ClaimCreated, type OfflineClaim, type Order, type ProductVariant, SessionContext, StatusOk } from '../schemas.js';
+
+/**
+ * One identifier as one path segment: percent-encoded, so `/`, `?`, `#` and `%` stay inside it.
+ * `.` and `..` (and empty) are refused: URL resolution would turn them into another path
+ * (`orders update ..` sent PUT /v1/).
+ */
+export function pathSegment(id: string, what: string): string {
+  if (id === '' || id === '.' || id === '..') {
+    throw new UsageError(`The ${what} "${id}" cannot be used in a URL path${id ? ': "." and ".." would address another resource' : ': it is empty'}.`, `Pass the real ${what}.`);
+  }
+  return encodeURIComponent(id);
+}
 
 /** Paths of the spec's seven endpoints. */
 export const PATHS = {
@@ -7,9 +20,9 @@ export const PATHS = {
   revoke: '/v1/oauth/revoke',
   sessionVerify: '/v1/oauth/session/verify',
   orders: '/v1/orders',
-  order: (sourceOrderId: string) => `/v1/orders/${encodeURIComponent(sourceOrderId)}`,
+  order: (sourceOrderId: string) => `/v1/orders/${pathSegment(sourceOrderId, 'source order id')}`,
   claims: '/v1/claims/offline',
-  variants: (productId: string) => `/v2/products/${encodeURIComponent(productId)}/children`,
+  variants: (productId: string) => `/v2/products/${pathSegment(productId, 'product id')}/children`,
 } as const;
 
 /**

@@ -13,6 +13,9 @@ const ERROR_WORDS: Record<string, string> = {
   temporarily_unavailable: 'the authorization server is temporarily unavailable',
 };
 
+/** The redirect's `state` is missing or not this login's: a stray or forged request, not an answer. */
+export class StateMismatchError extends AuthError {}
+
 /**
  * Checks the browser's redirect and returns the authorization code. A missing or different `state`
  * is refused as a possible forgery before anything else is looked at, so a forged code is never
@@ -22,13 +25,13 @@ export function codeFromRedirect(url: URL, expectedState: string): string {
   const q = url.searchParams;
   const state = q.get('state');
   if (state === null || state === '') {
-    throw new AuthError(
+    throw new StateMismatchError(
       'The redirect carried no `state`: refused as a possible forgery (cross-site request). Nothing was exchanged.',
       'Start again with `opcli auth login`, and use only the link opcli printed.',
     );
   }
   if (!sameText(state, expectedState)) {
-    throw new AuthError(
+    throw new StateMismatchError(
       'The redirect carried a `state` that does not match this login: refused as a possible forgery (cross-site request). Nothing was exchanged.',
       'Start again with `opcli auth login`, and use only the link opcli printed (each login has its own state).',
     );

@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 export const CALLBACK_PATH = '/callback';
 
 /** What the browser's redirect was judged to be; the page shown to the user follows from it. */
-export type CallbackOutcome<T> = { ok: true; value: T } | { ok: false; error: Error };
+export type CallbackOutcome<T> = { ok: true; value: T } | { ok: false; error: Error; /** Not this login's redirect: answer it and keep waiting. */ keepWaiting?: boolean };
 
 export interface CallbackServer<T> {
   port: number;
@@ -19,10 +19,16 @@ export interface CallbackServer<T> {
 
 /**
  * Listens on 127.0.0.1 (the IP literal, never `localhost`, RFC 8252 section 7.3) for the one
- * redirect of an authorization. The first GET /callback is judged by `judge`, answered with a small
- * static page (no external resources, never echoing the code) and the server closes.
+ * redirect of an authorization. Each GET /callback is judged by `judge` and answered with a small
+ * static page (no external resources, never echoing the code); the first one that is this login's
+ * answer settles `outcome`. Stray requests (judged `keepWaiting`) are answered and ignored.
  */
-export async function startCallbackServer<T>(options: { port?: number; judge: (url: URL) => CallbackOutcome<T> }): Promise<CallbackServer<T>> {
+export async function startCallbackServer<T>(options: {
+  port?: number;
+  judge: (url: URL) => CallbackOutcome<T>;
+  /** Called for each request judged `keepWaiting` (a stray or forged callback). */
+  onIgnored?: (error: Error) => void;
+}): Promise<CallbackServer<T>> {
   const { createServer } = await import('node:http');
   let settle: (outcome: CallbackOutcome<T>) => void = () => {};
   const outcome = new Promise<CallbackOutcome<T>>((resolve) => {
@@ -36,13 +42,18 @@ export async function startCallbackServer<T>(options: { port?: number; judge: (u
       res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('Not found\n');
       return;
     }
-    answered = true;
     let judged: CallbackOutcome<T>;
     try {
       judged = options.judge(url);
     } catch (error) {
       judged = { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
     }
+    if (!judged.ok && judged.keepWaiting) {
+      res.writeHead(400, PAGE_HEADERS).end(page('Not this login', `${judged.error.message} opcli is still waiting for the login it started.`));
+      options.onIgnored?.(judged.error);
+      return;
+    }
+    answered = true;
     res.writeHead(judged.ok ? 200 : 400, PAGE_HEADERS);
     res.end(judged.ok ? page('Authorization received', 'opcli is finishing the login. Return to the terminal to see the result; you can close this tab.') : page('Login failed', judged.error.message));
     res.on('close', () => settle(judged));

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDir } from '../config/paths.js';
+import { ensurePrivateDir, readPrivateFile } from '../config/private-file.js';
 import { AuthError } from '../errors.js';
 
 /** How long a two-step login may wait for `--complete` (the consent page's request lives 10 minutes). */
@@ -41,10 +41,8 @@ export function savePending(dir: string, pending: PendingLogin): string {
  */
 export function takePending(dir: string, profile: string, now: number): PendingLogin {
   const path = pendingPath(dir, profile);
-  let raw: string;
-  try {
-    raw = readFileSync(path, 'utf8');
-  } catch {
+  const raw = readPrivateFile(path, 'pending login file');
+  if (raw === undefined) {
     throw new AuthError(
       `No login is waiting to be completed for profile "${profile}".`,
       'Start one with `opcli auth login --no-browser --json`, then run `opcli auth login --complete <redirect URL>` within 10 minutes.',

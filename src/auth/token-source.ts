@@ -39,8 +39,13 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
     deps.redactor.add(token);
     return {
       get: async () => token,
-      // An OPCLI_TOKEN that is refused cannot be refreshed: the 401 is reported as it is.
-      refreshAfterUnauthorized: async () => undefined,
+      // An OPCLI_TOKEN that is refused cannot be refreshed; the user is told where the token came from.
+      refreshAfterUnauthorized: async () => {
+        throw new AuthError(
+          'The server refused the access token from OPCLI_TOKEN (401: invalid or expired).',
+          'The token came from the OPCLI_TOKEN environment variable, not from `opcli auth login`: set a valid token in it, or unset OPCLI_TOKEN to use the stored login.',
+        );
+      },
       refresh: async () => {
         throw new AuthError('OPCLI_TOKEN is set, so there is no stored login to refresh.', 'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.');
       },

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { withFileLock } from './lock.js';
-import { ensurePrivateDir } from './paths.js';
-import { openConf, readConfFile } from './read-file.js';
+import { ensurePrivateDir } from './private-file.js';
+import { JsonFileStore } from './read-file.js';
+import { ProfileName } from './settings.js';
 
 /** How the stored access token was obtained. */
 export const Grant = z.enum(['authorization_code', 'client_credentials', 'token']);
@@ -32,46 +33,40 @@ export const ProfileSecrets = z.object({
 export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
 
 const CredentialsFile = z.object({
-  profiles: z.record(z.string(), ProfileSecrets).default({}),
+  profiles: z.record(ProfileName, ProfileSecrets).default({}),
 });
 type CredentialsFile = z.infer<typeof CredentialsFile>;
 
 /**
- * The credential store (credentials.json, 0600 in a 0700 folder) through conf. Reads are plain;
- * every write is a read-modify-write under the cross-process lock, because several opcli processes
- * may refresh or log out at once and conf does not support concurrent writers.
+ * The credential store (credentials.json, 0600 in a private folder). Reads are plain; every write is
+ * a read-modify-write under the cross-process lock, because several opcli processes may refresh or
+ * log out at once.
  */
 export class CredentialStore {
   readonly path: string;
   readonly dir: string;
-  private readonly conf: import('conf').default<CredentialsFile>;
+  private readonly file: JsonFileStore<CredentialsFile>;
 
-  private constructor(dir: string, conf: import('conf').default<CredentialsFile>) {
+  private constructor(dir: string, file: JsonFileStore<CredentialsFile>) {
     this.dir = dir;
-    this.conf = conf;
-    this.path = conf.path;
+    this.file = file;
+    this.path = file.path;
   }
 
-  /** Opens the credential store in `dir`. */
+  /** Opens the credential store in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<CredentialStore> {
     ensurePrivateDir(dir);
-    const { default: Conf } = await import('conf');
-    const conf = openConf(
-      () => new Conf<CredentialsFile>({ cwd: dir, configName: 'credentials', configFileMode: 0o600, projectName: 'opcli' }),
-      join(dir, 'credentials.json'),
-      'credentials',
-    );
-    return new CredentialStore(dir, conf);
+    return new CredentialStore(dir, new JsonFileStore(join(dir, 'credentials.json'), CredentialsFile, 'credentials'));
   }
 
   /** The secrets of one profile as they are on disk now. */
   read(profile: string): ProfileSecrets {
-    return readConfFile(this.conf, CredentialsFile, 'credentials').profiles[profile] ?? {};
+    return this.file.read().profiles[profile] ?? {};
   }
 
   /** Names of the profiles that hold any secret. */
   profiles(): string[] {
-    return Object.keys(readConfFile(this.conf, CredentialsFile, 'credentials').profiles).sort();
+    return Object.keys(this.file.read().profiles).sort();
   }
 
   /** Runs `fn` under the credentials lock (refresh, logout and revocation use this). */
@@ -85,11 +80,11 @@ export class CredentialStore {
    * under one lock). Written atomically: a temporary file renamed over the old one.
    */
   writeLocked(profile: string, fn: (current: ProfileSecrets) => ProfileSecrets | undefined): ProfileSecrets | undefined {
-    const file = readConfFile(this.conf, CredentialsFile, 'credentials');
+    const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
     else file.profiles[profile] = ProfileSecrets.parse(next);
-    this.conf.store = file;
+    this.file.write(file);
     return next;
   }
 

@@ -1,6 +1,7 @@
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import { OpcliError } from '../errors.js';
+import { openPrivateFile } from './private-file.js';
 
 /** How long to wait for the credentials lock before giving up (retryable). */
 const LOCK_WAIT_MS = 15_000;
@@ -18,9 +19,10 @@ const STALE_MS = 5_000;
  */
 export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
   const { default: lockfile } = await import('proper-lockfile');
-  // The target must exist for proper-lockfile; a stable, empty file that is never rewritten.
+  // The target must exist for proper-lockfile; a stable, empty file that is never rewritten (and
+  // never reached through a planted link).
   const target = join(dir, `${name}.lock-target`);
-  closeSync(openSync(target, 'a', 0o600));
+  closeSync(openPrivateFile(target, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, `${name} lock file`) as number);
   let compromised: Error | undefined;
   const options = {
     stale: STALE_MS,

@@ -1,6 +1,12 @@
 import { UsageError } from '../errors.js';
 import type { ProfileSecrets } from './credentials.js';
-import type { ProfileSettings } from './settings.js';
+import { ProfileName, type ProfileSettings } from './settings.js';
+
+/**
+ * The scopes a browser login asks for when neither --scopes nor the profile's `scopes` names any:
+ * the names the spec shows. Sending none would fail on a server that requires the parameter.
+ */
+export const DEFAULT_SCOPES: readonly string[] = ['read_orders', 'read_claims', 'read_store'];
 
 /** The settings in force for one command: profile values with the environment's overrides applied. */
 export interface ResolvedProfile {
@@ -14,6 +20,8 @@ export interface ResolvedProfile {
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
   envToken?: string;
   provider: NonNullable<ProfileSettings['provider']> & { token?: string };
+  /** Notices about the environment (a value trimmed), printed once on stderr. */
+  warnings: string[];
   /** Where each overridable value came from, for `auth status` and `config list`. */
   sources: { baseUrl?: 'env' | 'profile'; clientId?: 'env' | 'profile'; clientSecret?: 'env' | 'profile'; token: 'env' | 'store' };
 }
@@ -23,12 +31,93 @@ export interface ResolvedProfile {
  * `default`.
  */
 export function pickProfileName(flag: string | undefined, env: Record<string, string | undefined>, current: string | undefined): string {
-  return flag || env.OPCLI_PROFILE || current || 'default';
+  const [name, from] = flag ? [flag, '--profile'] : env.OPCLI_PROFILE ? [env.OPCLI_PROFILE, 'OPCLI_PROFILE'] : current ? [current, 'the current profile'] : ['default', ''];
+  const parsed = ProfileName.safeParse(name);
+  if (!parsed.success) {
+    throw new UsageError(`${from}: "${name}" is not a profile name: ${parsed.error.issues[0]?.message ?? 'invalid'}.`, 'See `opcli profiles list` for the profiles you have.');
+  }
+  return name;
+}
+
+/** Whether the profile was named on purpose (--profile, OPCLI_PROFILE) rather than by default. */
+function namedExplicitly(flag: string | undefined, env: Record<string, string | undefined>): boolean {
+  return !!(flag || env.OPCLI_PROFILE);
+}
+
+/**
+ * Refuses a profile name that matches no profile (a typo such as `--profile defualt`), suggesting
+ * the closest one. Only a name given on purpose (--profile, OPCLI_PROFILE) is checked, and not when
+ * OPCLI_BASE_URL supplies the settings (CI with environment variables only).
+ */
+export function requireKnownProfile(name: string, known: string[], flag: string | undefined, env: Record<string, string | undefined>): void {
+  if (known.includes(name) || env.OPCLI_BASE_URL || !namedExplicitly(flag, env)) return;
+  const near = closest(name, known);
+  throw new UsageError(
+    `no profile named ${name}${near ? `; did you mean ${near}?` : '.'}`,
+    known.length ? `Profiles: ${known.join(', ')}. Create one with \`opcli --profile ${name} config set base-url URL\`.` : `No profiles yet. Create one with \`opcli --profile ${name} config set base-url URL\` or \`opcli sandbox --write-profile ${name}\`.`,
+  );
+}
+
+/** The known name within edit distance 2 (or a third of the name) of `name`, if any. */
+function closest(name: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const k of known) {
+    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  return best;
+}
+
+/** Damerau-Levenshtein distance (adjacent swaps count once: defualt → default is 1). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const row = d[i] as number[];
+      const prev = d[i - 1] as number[];
+      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+/**
+ * Reads one OPCLI_* variable that carries a credential or a name: surrounding whitespace (a pasted
+ * newline) is trimmed with a warning; a control character inside is refused, naming the variable.
+ */
+function envValue(env: Record<string, string | undefined>, name: string, warnings: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = raw.trim();
+  if (value === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a value.`);
+  if (value !== raw) warnings.push(`Warning: ${name} had spaces or a line break around it; they were removed.`);
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
+    throw new UsageError(`${name} contains a control character, so it cannot be a valid value.`, `Set ${name} again without the stray character (check for a pasted escape sequence).`);
+  }
+  return value;
+}
+
+/** OPCLI_BASE_URL: an http(s) URL, or a usage error naming the variable. */
+function envBaseUrl(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
+  const value = envValue(env, 'OPCLI_BASE_URL', warnings);
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new UsageError(`OPCLI_BASE_URL "${value}" is not an http(s) URL.`, 'Set it to the API base URL, such as https://api.example.com, or unset it to use the profile\'s base-url.');
+  }
+  return value;
 }
 
 /**
  * Applies precedence: environment (OPCLI_BASE_URL, OPCLI_CLIENT_ID, OPCLI_CLIENT_SECRET,
- * OPCLI_TOKEN) wins over the profile's stored values.
+ * OPCLI_TOKEN) wins over the profile's stored values. Each variable is checked first: a usage
+ * error names the variable whose value cannot be right.
  */
 export function resolveProfile(
   name: string,
@@ -37,23 +126,29 @@ export function resolveProfile(
   env: Record<string, string | undefined>,
 ): ResolvedProfile {
   const s = settings ?? {};
-  const baseUrl = env.OPCLI_BASE_URL || s.baseUrl;
+  const warnings: string[] = [];
+  const envBase = envBaseUrl(env, warnings);
+  const envClientId = envValue(env, 'OPCLI_CLIENT_ID', warnings);
+  const envClientSecret = envValue(env, 'OPCLI_CLIENT_SECRET', warnings);
+  const envToken = envValue(env, 'OPCLI_TOKEN', warnings);
+  const baseUrl = envBase || s.baseUrl;
   return {
     name,
     baseUrl,
     authorizeUrl: s.authorizeUrl ?? (baseUrl ? `${baseUrl.replace(/\/+$/, '')}/v1/oauth/authorize` : undefined),
-    clientId: env.OPCLI_CLIENT_ID || s.clientId,
-    clientSecret: env.OPCLI_CLIENT_SECRET || secrets.clientSecret,
+    clientId: envClientId || s.clientId,
+    clientSecret: envClientSecret || secrets.clientSecret,
     scopes: s.scopes ?? [],
     storeId: s.storeId,
-    envToken: env.OPCLI_TOKEN || undefined,
+    envToken,
     provider: { ...s.provider, token: secrets.providerToken },
     sources: {
-      baseUrl: env.OPCLI_BASE_URL ? 'env' : s.baseUrl ? 'profile' : undefined,
-      clientId: env.OPCLI_CLIENT_ID ? 'env' : s.clientId ? 'profile' : undefined,
-      clientSecret: env.OPCLI_CLIENT_SECRET ? 'env' : secrets.clientSecret ? 'profile' : undefined,
-      token: env.OPCLI_TOKEN ? 'env' : 'store',
+      baseUrl: envBase ? 'env' : s.baseUrl ? 'profile' : undefined,
+      clientId: envClientId ? 'env' : s.clientId ? 'profile' : undefined,
+      clientSecret: envClientSecret ? 'env' : secrets.clientSecret ? 'profile' : undefined,
+      token: envToken ? 'env' : 'store',
     },
+    warnings,
   };
 }
 

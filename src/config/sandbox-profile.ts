@@ -1,3 +1,4 @@
+import { UsageError } from '../errors.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CredentialStore } from './credentials.js';
 import type { SettingsStore } from './settings.js';
@@ -33,4 +34,30 @@ export async function writeSandboxProfile(
     clientSecret: sandbox.client.clientSecret,
     providerToken: sandbox.store.providerToken,
   }));
+}
+
+/** Whether a base URL is a local sandbox's: plain http on a loopback address. */
+export function isSandboxUrl(baseUrl: string): boolean {
+  try {
+    const url = new URL(baseUrl);
+    return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses to let `sandbox --write-profile NAME` replace a profile that points anywhere but a local
+ * sandbox (or holds secrets without a base URL): it would overwrite a real client secret and
+ * provider token. `--force` skips this check.
+ */
+export function assertReplaceableBySandbox(settings: SettingsStore, credentials: CredentialStore, profile: string): void {
+  const baseUrl = settings.getProfile(profile)?.baseUrl;
+  const secrets = credentials.read(profile);
+  const hasSecrets = !!(secrets.clientSecret || secrets.providerToken || secrets.token);
+  if (baseUrl === undefined ? !hasSecrets : isSandboxUrl(baseUrl)) return;
+  throw new UsageError(
+    `Profile "${profile}" points at ${baseUrl ?? 'no base URL but holds secrets'}${baseUrl ? ', not a local sandbox' : ''}: --write-profile would replace its settings, client secret and provider token.`,
+    `Pick another name (\`--write-profile sandbox\`), or pass --force to replace it anyway.`,
+  );
 }

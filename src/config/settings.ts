@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { TriggerId } from '../schemas.js';
-import { ensurePrivateDir } from './paths.js';
-import { openConf, readConfFile } from './read-file.js';
+import { ensurePrivateDir } from './private-file.js';
+import { JsonFileStore } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
 export const ProfileSettings = z.object({
@@ -19,14 +19,23 @@ export const ProfileSettings = z.object({
       triggerId: z.string().optional(),
       triggerUrl: z.url().optional(),
       nativeUrl: z.url().optional(),
+      /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
+      triggerSendsToken: z.boolean().optional(),
+      /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
+      currency: z.string().optional(),
     })
     .optional(),
 });
 export type ProfileSettings = z.infer<typeof ProfileSettings>;
 
+/** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
+export const ProfileName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (not first), at most 64 characters' });
+
 const SettingsFile = z.object({
-  currentProfile: z.string().optional(),
-  profiles: z.record(z.string(), ProfileSettings).default({}),
+  currentProfile: ProfileName.optional(),
+  profiles: z.record(ProfileName, ProfileSettings).default({}),
 });
 type SettingsFile = z.infer<typeof SettingsFile>;
 
@@ -43,6 +52,12 @@ export interface SettingKey {
 
 const url = (raw: string) => z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
 const text = (raw: string) => z.string().min(1, 'expected a value').parse(raw);
+/** A provider name forms the header x-<name>-access-token, so it must be an HTTP header token. */
+const providerName = (raw: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, `expected letters, digits and - only (it forms the header x-<name>-access-token), got "${raw}"`)
+    .parse(raw.trim());
 const list = (raw: string) =>
   raw
     .split(/[\s,]+/)
@@ -57,7 +72,7 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
   { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
   { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
-  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: text },
+  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
   { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
   { key: 'shop-url', description: 'store domain at the provider (shop_url)', path: ['provider', 'shopUrl'], parse: text },
@@ -69,6 +84,18 @@ export const SETTING_KEYS: SettingKey[] = [
   },
   { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
   { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
+  {
+    key: 'trigger-sends-token',
+    description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
+    path: ['provider', 'triggerSendsToken'],
+    parse: (raw) => z.enum(['true', 'false'], { message: `expected true or false, got "${raw}"` }).transform((v) => v === 'true').parse(raw),
+  },
+  {
+    key: 'currency',
+    description: 'currency of the gift card amounts, three letters (default USD)',
+    path: ['provider', 'currency'],
+    parse: (raw) => z.string().regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`).parse(raw.trim().toUpperCase()),
+  },
 ];
 
 /** Looks a key up by name, or undefined. */
@@ -76,35 +103,24 @@ export function findSettingKey(key: string): SettingKey | undefined {
   return SETTING_KEYS.find((k) => k.key === key);
 }
 
-/** Profile names: letters, digits, dot, dash and underscore. */
-export const ProfileName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, ".", "-" or "_" (at most 64)' });
-
-/** The settings file (settings.json, 0600) through conf: profiles and the current profile. */
+/** The settings file (settings.json, 0600 in a private folder): profiles and the current profile. */
 export class SettingsStore {
   readonly path: string;
-  private readonly conf: import('conf').default<SettingsFile>;
+  private readonly file: JsonFileStore<SettingsFile>;
 
-  private constructor(conf: import('conf').default<SettingsFile>) {
-    this.conf = conf;
-    this.path = conf.path;
+  private constructor(file: JsonFileStore<SettingsFile>) {
+    this.file = file;
+    this.path = file.path;
   }
 
-  /** Opens (without creating) the settings file in `dir`. */
+  /** Opens (without creating) the settings file in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
     ensurePrivateDir(dir);
-    const { default: Conf } = await import('conf');
-    const conf = openConf(
-      () => new Conf<SettingsFile>({ cwd: dir, configName: 'settings', configFileMode: 0o600, projectName: 'opcli' }),
-      join(dir, 'settings.json'),
-      'settings',
-    );
-    return new SettingsStore(conf);
+    return new SettingsStore(new JsonFileStore(join(dir, 'settings.json'), SettingsFile, 'settings'));
   }
 
   private read(): SettingsFile {
-    return readConfFile(this.conf, SettingsFile, 'settings');
+    return this.file.read();
   }
 
   /** The profile `profiles use` selected, if any. */
@@ -114,7 +130,9 @@ export class SettingsStore {
 
   /** Makes `name` the profile used when no --profile or OPCLI_PROFILE is given. */
   setCurrentProfile(name: string): void {
-    this.conf.set('currentProfile', name);
+    const file = this.read();
+    file.currentProfile = name;
+    this.file.write(file);
   }
 
   /** Names of every profile that has settings. */
@@ -131,7 +149,7 @@ export class SettingsStore {
   setProfile(name: string, settings: ProfileSettings): void {
     const file = this.read();
     file.profiles[name] = ProfileSettings.parse(settings);
-    this.conf.store = file;
+    this.file.write(file);
   }
 
   /** Merges settings into a profile (creating it), returning the result. */
@@ -141,7 +159,7 @@ export class SettingsStore {
     const next = ProfileSettings.parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
     if (next.provider && Object.keys(next.provider).length === 0) delete next.provider;
     file.profiles[name] = next;
-    this.conf.store = file;
+    this.file.write(file);
     return next;
   }
 
@@ -151,7 +169,7 @@ export class SettingsStore {
     if (!(name in file.profiles)) return false;
     delete file.profiles[name];
     if (file.currentProfile === name) delete file.currentProfile;
-    this.conf.store = file;
+    this.file.write(file);
     return true;
   }
 }

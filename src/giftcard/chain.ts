@@ -15,7 +15,7 @@ import {
   TriggerId,
 } from '../schemas.js';
 import type { CreditPath, OutcomeRecord } from './ledger.js';
-import { centsToNumber, formatCents, numberToCents } from './money.js';
+import { centsToNumber, formatMoney, numberToCents } from './money.js';
 import {
   NATIVE_URL_HINT,
   nativeUrlProblem,
@@ -23,6 +23,8 @@ import {
   type ProviderClient,
   ProviderRefusedError,
   type ProviderSettings,
+  formatSeconds,
+  providerNameProblem,
 } from './provider.js';
 
 /** The name of the service, which the card's e-mail names as its creator. */
@@ -38,6 +40,8 @@ export interface CreditRequest {
   email: string;
   name: string;
   customerId?: string;
+  /** The currency of the amount (the profile's `currency`, default USD). */
+  currency: string;
 }
 
 export interface ChainTiming {
@@ -65,6 +69,8 @@ export interface ChainPlan {
  */
 export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, 'customerId'>, serviceBaseUrl: string | undefined): ChainPlan {
   const notes: string[] = [];
+  const nameProblem = settings.name ? providerNameProblem(settings.name) : undefined;
+  if (nameProblem) throw new UsageError(`Refusing to issue: the ${nameProblem}`, 'Set a valid name with `opcli giftcard setup --provider-name <name>`.');
   const creditApi = !!(settings.token && settings.apiUrl && settings.name && settings.shopUrl);
   const triggerConfigured = !!settings.triggerId;
   let trigger = false;
@@ -110,7 +116,7 @@ export function describePath(path: CreditPath | FirstPath): string {
 
 /** Subject, note, title and body of the card's e-mail. */
 export function cardContent(req: CreditRequest) {
-  const amount = formatCents(req.amountCents);
+  const amount = formatMoney(req.amountCents, req.currency);
   const subject = req.bonus ? `Bonus Store Credit for Order #${req.orderNumber}` : `Gift Card for Claim #${req.claimId}`;
   const note = req.bonus
     ? `Bonus store credit; order #${req.orderNumber}; opcli issuance ${req.issuance}`
@@ -151,8 +157,8 @@ export function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: Provide
   if (plan.trigger && req.customerId) {
     const lookup = client.plan('GET', client.lookupUrl(req.customerId));
     steps.push({ when: "read the loyalty card's balance before", request: lookup });
-    steps.push({ when: 'run the trigger workflow', request: client.plan('POST', client.triggerUrl(), bodies.trigger) });
-    steps.push({ when: `poll every ${timing.pollIntervalMs} ms for up to ${timing.triggerWaitMs} ms until the balance grew by ${formatCents(req.amountCents)}`, request: lookup });
+    steps.push({ when: 'run the trigger workflow', request: client.plan('POST', client.triggerUrl(), bodies.trigger, 'trigger') });
+    steps.push({ when: `poll every ${formatSeconds(timing.pollIntervalMs)} for up to ${formatSeconds(timing.triggerWaitMs)} until the balance grew by ${formatMoney(req.amountCents, req.currency)}`, request: lookup });
   }
   if (plan.creditApi) {
     const prefix = plan.trigger ? 'if the trigger did not post in time: ' : '';
@@ -164,10 +170,10 @@ export function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: Provide
       steps.push({ when: `${prefix}create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
     }
     if (plan.trigger && req.customerId) {
-      steps.push({ when: `after a fallback: watch the loyalty card for up to ${timing.lateCheckMs} ms for a late trigger credit`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
+      steps.push({ when: `after a fallback: watch the loyalty card for up to ${formatSeconds(timing.lateCheckMs)} for a late trigger credit`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
     }
   }
-  if (plan.native) steps.push({ when: "create the storefront's native gift card", request: client.plan('POST', client.nativeUrl(), bodies.native, true) });
+  if (plan.native) steps.push({ when: "create the storefront's native gift card", request: client.plan('POST', client.nativeUrl(), bodies.native, 'bearer') });
   return steps;
 }
 
@@ -255,7 +261,7 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
   if (plan.trigger && req.customerId) {
     const customerId = req.customerId;
     before = await client.lookup(customerId);
-    env.say(`Running the trigger workflow (${formatCents(req.amountCents)} to ${req.email})…`);
+    env.say(`Running the trigger workflow (${formatMoney(req.amountCents, req.currency)} to ${req.email})…`);
     let posted = false;
     try {
       await client.executeTrigger(bodies.trigger);
@@ -281,8 +287,8 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
       if (card) {
         return { path: 'trigger', card, balanceCents: numberToCents(card.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
       }
-      notes.push(`The trigger workflow did not post the credit within ${timing.triggerWaitMs} ms.`);
-      env.say(`The trigger did not post the credit within ${(timing.triggerWaitMs / 1000).toFixed(1)} s; falling back to the credit API.`);
+      notes.push(`Waited ${formatSeconds(timing.triggerWaitMs)} for the trigger workflow to post the credit; it did not.`);
+      env.say(`Waited ${formatSeconds(timing.triggerWaitMs)} for the trigger workflow to post the credit; it did not, so falling back to the credit API.`);
     }
     fellBack = true;
   }
@@ -301,11 +307,11 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
     let card: GiftCard;
     progress.moneyMayHaveMoved = true;
     if (existing) {
-      env.say(`Adding ${formatCents(req.amountCents)} to loyalty card ${existing.gift_card_id} through the credit API…`);
+      env.say(`Adding ${formatMoney(req.amountCents, req.currency)} to loyalty card ${existing.gift_card_id} through the credit API…`);
       path = 'credit-api-top-up';
       card = await client.topUp(existing.gift_card_id, bodies.topUp);
     } else {
-      env.say(`Creating a gift card of ${formatCents(req.amountCents)} through the credit API…`);
+      env.say(`Creating a gift card of ${formatMoney(req.amountCents, req.currency)} through the credit API…`);
       path = 'credit-api-issue';
       card = await client.issue(bodies.issue);
     }
@@ -324,16 +330,16 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
   }
 
   progress.moneyMayHaveMoved = true;
-  env.say(`Creating a native gift card of ${formatCents(req.amountCents)} on the storefront…`);
+  env.say(`Creating a native gift card of ${formatMoney(req.amountCents, req.currency)} on the storefront…`);
   const card = await client.native(bodies.native);
   return { path: 'native', card, balanceCents: numberToCents(card.amount), triggerPosted: false, fellBack, possibleDoubleCredit: false, notes, warnings: [] };
 }
 
 /** The warning printed and recorded when a late trigger credit is seen. */
-export function doubleCreditWarning(req: Pick<CreditRequest, 'amountCents' | 'customerId'>, cardId: string): string {
+export function doubleCreditWarning(req: Pick<CreditRequest, 'amountCents' | 'customerId' | 'currency'>, cardId: string): string {
   return (
-    `Possible double credit: the trigger workflow also credited ${formatCents(req.amountCents)} to loyalty card ${cardId} of customer ${req.customerId} ` +
-    `after opcli had fallen back to the credit API, so the customer may have been paid twice. Check the card at the provider and reverse one credit if so.`
+    `The customer may have been paid twice. The trigger workflow was slow, so opcli paid through the credit API, and then the trigger also added ` +
+    `${formatMoney(req.amountCents, req.currency)} to loyalty card ${cardId} (customer ${req.customerId}). Check that card at the provider and take one of the two credits back.`
   );
 }
 
@@ -358,7 +364,7 @@ async function watchForLateCredit(req: CreditRequest, env: ChainEnv, result: Cha
     return;
   }
   const deadline = env.now() + env.timing.lateCheckMs;
-  env.say(`Watching loyalty card for a late trigger credit for up to ${(env.timing.lateCheckMs / 1000).toFixed(1)} s…`);
+  env.say(`Watching the loyalty card for up to ${formatSeconds(env.timing.lateCheckMs)} in case the trigger credit still arrives…`);
   let first = !existing;
   const seen = await pollUntil(env, customerId, deadline, result.notes, (card) => {
     if (first && card) {
@@ -382,7 +388,7 @@ async function watchForLateCredit(req: CreditRequest, env: ChainEnv, result: Cha
     return;
   }
   result.notes.push(
-    `No late trigger credit seen within ${env.timing.lateCheckMs} ms of the fallback; the trigger may still post later: run \`opcli giftcard history --verify\` to check.`,
+    `Watched the loyalty card for ${formatSeconds(env.timing.lateCheckMs)} after the fallback and saw no late trigger credit; the trigger may still post later: run \`opcli giftcard history --verify\` to check.`,
   );
 }
 

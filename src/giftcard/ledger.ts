@@ -25,7 +25,11 @@ const Common = {
   v: z.literal(1),
   /** One id per issuance, shared by its attempt, outcome and warnings. */
   issuance: z.string(),
-  /** `claim:<id>` or `bonus:<order number>`: what may be paid only once. */
+  /**
+   * What may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
+   * `|bonus:<order number>`). Records written before the shop and store were part of the key hold
+   * only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
+   */
   key: z.string(),
   at: z.string(),
   user: z.string(),
@@ -44,6 +48,10 @@ export const AttemptRecord = z.object({
   customerId: z.string().optional(),
   profile: z.string(),
   shopUrl: z.string().optional(),
+  /** The service's store the claim belongs to. */
+  storeId: z.string().optional(),
+  /** The currency of `amount` (older records: none, read as the profile's currency). */
+  currency: z.string().optional(),
   /** The path the chain will try first. */
   firstPath: z.enum(['trigger', 'credit-api', 'native']),
   forced: z.boolean(),
@@ -169,9 +177,19 @@ export class Ledger {
   }
 }
 
-/** The key that may be paid once: the claim, or the order for a bonus credit. */
-export function issuanceKey(input: { claimId?: string; orderNumber: string; bonus: boolean }): string {
-  return input.bonus ? `bonus:${input.orderNumber}` : `claim:${input.claimId}`;
+/**
+ * The key that may be paid once: the claim (or the order, for a bonus credit) in one provider shop
+ * and one service store. The same shop is the same money whatever the profile, so profiles that
+ * point at one shop and store share a key, and a sandbox profile never blocks the real one.
+ */
+export function issuanceKey(input: { claimId?: string; orderNumber: string; bonus: boolean }, scope: { shopUrl?: string; storeId?: string }): string {
+  const what = input.bonus ? `bonus:${input.orderNumber}` : `claim:${input.claimId}`;
+  return `shop:${(scope.shopUrl ?? '-').trim().toLowerCase()}|store:${scope.storeId ?? '-'}|${what}`;
+}
+
+/** Whether a recorded key is the same claim or order as `key` (an old unscoped key matches any scope). */
+function sameKey(recorded: string, key: string): boolean {
+  return recorded === key || (!recorded.includes('|') && key.endsWith(`|${recorded}`));
 }
 
 /**
@@ -179,12 +197,5 @@ export function issuanceKey(input: { claimId?: string; orderNumber: string; bonu
  * outcome (still running, or the process died mid-way). A `failed` outcome proves nothing was paid.
  */
 export function blockingIssuances(issuances: Issuance[], key: string): Issuance[] {
-  return issuances.filter((i) => i.attempt.key === key && i.outcome?.status !== 'failed');
-}
-
-/** A one-line state of an issuance. */
-export function issuanceState(i: Issuance): string {
-  if (!i.outcome) return 'attempt without outcome';
-  if (i.outcome.possibleDoubleCredit || i.warnings.length > 0) return `${i.outcome.status}, possible double credit`;
-  return i.outcome.status;
+  return issuances.filter((i) => sameKey(i.attempt.key, key) && i.outcome?.status !== 'failed');
 }

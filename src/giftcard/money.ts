@@ -49,3 +49,11 @@ export function centsToNumber(cents: number): number {
 export function numberToCents(amount: number): number {
   return Math.round(amount * 100);
 }
+
+/** CHOICE (docs/spec-choices.md#provider-currency): the spec gives the provider's amounts no currency; a profile names it, else USD. */
+export const DEFAULT_CURRENCY = 'USD';
+
+/** Cents with their currency, as people read money: 2550, "EUR" → "25.50 EUR". */
+export function formatMoney(cents: number, currency: string): string {
+  return `${formatCents(cents)} ${currency}`;
+}

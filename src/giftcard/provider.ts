@@ -16,49 +16,87 @@ import {
   type GiftCardTopUpRequest,
   type NativeGiftCardRequest,
   PROVIDER_ERRORS,
-  ProviderError,
 } from '../schemas.js';
+import { bodySays, readErrorBody } from '../http/error-body.js';
+import { safeLine } from '../text/safe.js';
 
 export type ProviderSettings = ResolvedProfile['provider'];
 
-/** Advice for each provider-side message of the spec's error table. */
-export const PROVIDER_ADVICE: Record<string, string> = {
-  [PROVIDER_ERRORS.apiKeyNotFound]:
-    'The credit API token is wrong, expired or revoked. Create a new token at the provider, then store it: `opcli config set provider-token --stdin` (or `opcli giftcard setup`), and test it with `opcli giftcard setup --check`.',
-  [PROVIDER_ERRORS.storeDomainNotFound]:
-    'The provider does not know this store: it is not configured there, it was archived or deactivated, or its domain does not match the storefront. Check `opcli config get shop-url` against the store domain at the provider (`opcli config set shop-url <domain>`).',
-  [PROVIDER_ERRORS.balanceUpdateFailure]:
-    'The provider could not add to the card. Possible causes: the gift card id does not exist, the card has expired, the card is not linked to the customer id, or the amount is not a valid positive number. Check the card at the provider, or issue without --customer-id to create a new card.',
+/** What a provider answer means, read from its message wherever the body puts it. */
+export type ProviderCondition = 'api-key' | 'store-domain' | 'balance-update' | 'no-card' | 'other';
+
+/** The spec's three provider messages, matched case-insensitively anywhere in the body. */
+const SPEC_MESSAGES: { condition: Exclude<ProviderCondition, 'no-card' | 'other'>; message: string }[] = [
+  { condition: 'api-key', message: PROVIDER_ERRORS.apiKeyNotFound },
+  { condition: 'store-domain', message: PROVIDER_ERRORS.storeDomainNotFound },
+  { condition: 'balance-update', message: PROVIDER_ERRORS.balanceUpdateFailure },
+];
+
+/**
+ * CHOICE (docs/spec-choices.md#no-loyalty-card): the spec does not show how the provider says "this customer has no card". opcli reads a
+ * lookup answer as "no card" only when it is a 404 whose body says one of these phrases and none of
+ * the spec's three messages. Any other refusal (401, 403, another 404, a 5xx) stops the issuance.
+ */
+export const NO_CARD_PHRASES = ['gift card not found', 'card not found', 'no gift card', 'customer has no card', 'no card found'];
+
+/** Advice for each provider-side message of the spec's error table (cause, then what to do). */
+export const PROVIDER_ADVICE: Record<Exclude<ProviderCondition, 'no-card' | 'other'>, string> = {
+  'api-key':
+    'The credit API token is wrong, expired or revoked. Create a new token at the provider and store it with `opcli giftcard setup` (or `opcli config set provider-token --stdin`); `opcli giftcard setup --check` tests it.',
+  'store-domain':
+    'The provider does not know this store: it is not configured there, it was archived or deactivated, or its domain does not match the storefront. Compare `opcli config get shop-url` with the store domain at the provider and fix it with `opcli giftcard setup --shop-url <domain>`.',
+  'balance-update':
+    'The provider could not add to the card: the gift card id does not exist, the card has expired, the card is not linked to the customer id, or the amount is not a valid positive number. Check the card at the provider, or issue without --customer-id to create a new card.',
 };
+
+/** The condition and the message (made safe for a terminal) of a provider error answer. */
+export function readProviderAnswer(status: number, body: unknown): { condition: ProviderCondition; message: string } {
+  const info = readErrorBody(body);
+  for (const known of SPEC_MESSAGES) if (bodySays(info, known.message)) return { condition: known.condition, message: known.message };
+  const said = info.message !== undefined ? safeLine(info.message) : undefined;
+  if (status === 404 && NO_CARD_PHRASES.some((phrase) => bodySays(info, phrase))) return { condition: 'no-card', message: said ?? 'no card' };
+  return { condition: 'other', message: said ?? `HTTP ${status}` };
+}
 
 /** A provider answer that refused the request, with the spec's message and advice. */
 export class ProviderRefusedError extends OpcliError {
   readonly status: number;
   readonly providerMessage: string;
-  constructor(what: string, status: number, providerMessage: string, cause?: unknown) {
-    super(`${what} was refused by the gift card provider (${status}): ${providerMessage}`, {
-      hint: PROVIDER_ADVICE[providerMessage] ?? (status >= 500 ? 'The provider had a problem; check the card before trying again.' : undefined),
-      details: { status, providerMessage },
+  readonly condition: ProviderCondition;
+  constructor(what: string, status: number, answer: { condition: ProviderCondition; message: string }, cause?: unknown) {
+    const advice = answer.condition === 'no-card' || answer.condition === 'other' ? undefined : PROVIDER_ADVICE[answer.condition];
+    super(`${what} was refused by the gift card provider (${status}): ${answer.message}`, {
+      hint:
+        advice ??
+        (status >= 500
+          ? 'The provider had a problem. Nothing more was sent; check the card at the provider before trying again.'
+          : status === 401 || status === 403
+            ? 'The provider did not accept the credit API token. Check it with `opcli giftcard setup --check`.'
+            : undefined),
+      details: { status, providerMessage: answer.message, condition: answer.condition },
       cause,
     });
     this.status = status;
-    this.providerMessage = providerMessage;
+    this.providerMessage = answer.message;
+    this.condition = answer.condition;
   }
-}
-
-/** The provider's error message from an ApiError, if its body carries one. */
-export function providerMessage(error: unknown): string | undefined {
-  if (!(error instanceof ApiError)) return undefined;
-  const parsed = ProviderError.safeParse(error.body);
-  return parsed.success ? parsed.data.error : undefined;
 }
 
 /** Converts a provider ApiError into ProviderRefusedError with advice; other errors pass through. */
 function explain(what: string, error: unknown): unknown {
   if (error instanceof ApiError && !isOutcomeUncertain(error)) {
-    return new ProviderRefusedError(what, error.status, providerMessage(error) ?? `HTTP ${error.status}`, error);
+    return new ProviderRefusedError(what, error.status, readProviderAnswer(error.status, error.body), error);
   }
   return error;
+}
+
+/**
+ * Whether a provider name can form the header `x-<name>-access-token`: an HTTP token (RFC 9110)
+ * of letters, digits and dashes (no spaces or separators). Undefined when it can, else why not.
+ */
+export function providerNameProblem(name: string): string | undefined {
+  if (/^[A-Za-z0-9-]+$/.test(name)) return undefined;
+  return `provider name "${safeLine(name)}" cannot form the header x-<name>-access-token: use letters, digits and - only (e.g. giftly).`;
 }
 
 /**
@@ -98,6 +136,12 @@ export interface LookupOptions {
   timeoutMs?: number;
 }
 
+/** Milliseconds as seconds for people: 4500 → "4.5 s". */
+export function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s < 10 ? s.toFixed(1) : s.toFixed(0)} s`;
+}
+
 function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}${path}`;
 }
@@ -133,9 +177,10 @@ export class ProviderClient {
     return joinUrl(this.settings.apiUrl, path);
   }
 
-  /** A request as it would be sent, the token masked. */
-  plan(method: string, url: string, body?: unknown, bearer = false): PlannedRequest {
-    const headers: Record<string, string> = bearer ? { authorization: 'Bearer ***' } : this.settings.token ? { [this.tokenHeader]: '***' } : {};
+  /** A request as it would be sent, the token masked; `auth` says which credential goes with it. */
+  plan(method: string, url: string, body?: unknown, auth: 'token' | 'bearer' | 'trigger' = 'token'): PlannedRequest {
+    const withToken = auth === 'token' || (auth === 'trigger' && this.settings.triggerSendsToken);
+    const headers: Record<string, string> = auth === 'bearer' ? { authorization: 'Bearer ***' } : withToken && this.settings.token ? { [this.tokenHeader]: '***' } : {};
     return { method, url, headers, ...(body !== undefined ? { body } : {}) };
   }
 
@@ -166,8 +211,8 @@ export class ProviderClient {
   }
 
   /**
-   * GET /v2/gift-cards/: the customer's loyalty card, or null when the provider has none (404 "gift
-   * card not found"). With `options.timeoutMs` the whole lookup (connection, any pause, answer) ends
+   * GET /v2/gift-cards/: the customer's loyalty card, or null only when the provider clearly says
+   * the customer has none (see NO_CARD_PHRASES). With `options.timeoutMs` the whole lookup (connection, any pause, answer) ends
    * by then, with a TimeoutError; Ctrl-C still ends it with the command's own abort.
    */
   async lookup(customerId: string, options: LookupOptions = {}): Promise<GiftCard | null> {
@@ -192,11 +237,12 @@ export class ProviderClient {
       return res.body;
     } catch (error) {
       if (deadline?.aborted && !this.signal?.aborted) {
-        throw new TimeoutError(`Looking up the loyalty card of ${customerId} did not answer within ${limit} ms`, error);
+        throw new TimeoutError(`Looking up the loyalty card of ${customerId} did not answer within ${formatSeconds(limit ?? 0)}`, error);
       }
-      const message = providerMessage(error);
-      if (error instanceof ApiError && error.status === 404 && message !== PROVIDER_ERRORS.storeDomainNotFound) return null;
-      throw explain(`Looking up the loyalty card of ${customerId}`, error);
+      if (error instanceof ApiError && error.status === 404 && readProviderAnswer(404, error.body).condition === 'no-card') return null;
+      // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
+      if (error instanceof ApiError) throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
+      throw error;
     }
   }
 
@@ -226,13 +272,22 @@ export class ProviderClient {
     }
   }
 
-  /** POST the trigger workflow's execute URL with its variables. Never retried. */
+  /** Headers of the trigger call: none, unless the profile says its trigger wants the token. */
+  triggerHeaders(): Record<string, string> {
+    return this.settings.triggerSendsToken ? this.headers() : {};
+  }
+
+  /**
+   * POST the trigger workflow's execute URL with its variables. Never retried. The credit API token
+   * belongs to the credit API's calls; the execute URL may be on another host, so it goes there only
+   * when `trigger-sends-token` is on.
+   */
   async executeTrigger(body: { email: string; amount: number }): Promise<void> {
     try {
       await this.http.request({
         method: 'POST',
         url: this.triggerUrl(),
-        headers: this.headers(),
+        headers: this.triggerHeaders(),
         json: body,
         auth: false,
         retry: 'never',

@@ -1,5 +1,5 @@
 /**
- * CHOICE: the error body is "not shown" by the spec, for the service and for the gift card provider.
+ * CHOICE (docs/spec-choices.md#error-bodies): the error body is "not shown" by the spec, for the service and for the gift card provider.
  * Real APIs answer `{message}`, `{error}` (a string or an object), `{error_description}`,
  * `{errors: [...]}` (strings or objects with `message`), `{reason}`, plain text or an HTML page.
  * This is the one reader of all of them: every client path that explains a refusal goes through it.

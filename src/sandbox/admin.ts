@@ -3,12 +3,13 @@ import { z } from 'zod';
 import { FaultRuleSchema } from './faults.js';
 import type { Ctx, Reply } from './http.js';
 import { json, validate } from './http.js';
-import type { Sandbox } from './types.js';
+import { PROVIDER_ERROR_SHAPES, type Sandbox } from './types.js';
 
 const ConfigureBody = z.strictObject({
   accessTokenTtl: z.number().positive().optional(),
   triggerDelayMs: z.number().nonnegative().nullable().optional(),
   autoApprove: z.boolean().optional(),
+  providerErrorShape: z.enum(PROVIDER_ERROR_SHAPES).optional(),
 });
 
 const SessionTokenBody = z.strictObject({ expiresInSeconds: z.number().optional() });

@@ -6,6 +6,7 @@ import { createSandboxServer } from './server.js';
 import { mintSessionToken } from './session.js';
 import { createState, giftCardView, zeroCounters } from './state.js';
 import { orderAt } from './orders.js';
+import { settleTriggers } from './provider.js';
 import { orderIndex } from './seed.js';
 import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
@@ -48,10 +49,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     store: state.store,
     otherStoreId: state.otherStoreId,
     customers: state.seededCustomers,
-    counters: state.counters,
+    get counters() {
+      settleTriggers(state);
+      return state.counters;
+    },
     requests: recorder.list,
     fixtures: state.fixtures,
     get giftCards() {
+      settleTriggers(state);
       return [...state.giftCards.values()].map(giftCardView);
     },
     get claims() {
@@ -71,6 +76,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (settings.accessTokenTtl !== undefined) state.settings.accessTokenTtl = settings.accessTokenTtl;
       if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
       if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
+      if (settings.providerErrorShape !== undefined) state.settings.providerErrorShape = settings.providerErrorShape;
     },
     mintSessionToken(opts) {
       return mintSessionToken(state, url, opts?.expiresInSeconds);
@@ -84,6 +90,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return checkAccessToken(state, token).ok;
     },
     loyaltyCard(customerId) {
+      settleTriggers(state);
       const id = state.customers.get(customerId)?.loyaltyCardId;
       const card = id ? state.giftCards.get(id) : undefined;
       return card ? { giftCardId: card.giftCardId, balance: card.balanceCents / 100, code: card.code } : undefined;
@@ -98,6 +105,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const timer of state.timers) clearTimeout(timer);
+        state.pendingTriggers = [];
         state.timers.clear();
         server.close(() => resolve());
         server.closeAllConnections();

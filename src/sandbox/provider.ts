@@ -12,19 +12,58 @@ import type { Ctx, Reply } from './http.js';
 import { isJsonContentType, json } from './http.js';
 import type { CustomerRecord, GiftCardRecord, SandboxState } from './state.js';
 import { customerByEmail, giftCardBody, isExpired, newGiftCard, toCents } from './state.js';
+import type { ProviderErrorShape } from './types.js';
+
+/** The provider's answer to "this customer has no card" (see docs: the one 404 opcli reads as "no card"). */
+export const NO_CARD_MESSAGE = 'gift card not found';
+
+/**
+ * A provider error in the body shape the sandbox is set to answer with. The spec shows the
+ * provider's messages but not its bodies; real providers use each of these shapes.
+ */
+export function providerError(shape: ProviderErrorShape, status: number, message: string, extra: Record<string, unknown> = {}): Reply {
+  switch (shape) {
+    case 'error':
+      return json(status, { error: message, ...extra });
+    case 'message':
+      return json(status, { message, reason: `provider condition (${status})`, ...extra });
+    case 'errors':
+      return json(status, { errors: [{ message }], ...extra });
+    case 'error-object':
+      return json(status, { error: { code: status, message }, ...extra });
+    case 'reason':
+      return json(status, { status: 'error', reason: message, ...extra });
+    case 'text':
+      return { status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${message}\n` };
+    case 'html':
+      return {
+        status,
+        headers: { 'content-type': 'text/html; charset=utf-8' },
+        body: `<!doctype html><html><head><title>Error ${status}</title></head><body><h1>Error ${status}</h1><p>${message}</p></body></html>`,
+      };
+  }
+}
+
+function fail(state: SandboxState, status: number, message: string, extra?: Record<string, unknown>): Reply {
+  return providerError(state.settings.providerErrorShape, status, message, extra);
+}
 
 /** The header that carries the merchant's credit API token. */
 export function providerTokenHeader(state: SandboxState): string {
   return `x-${state.providerName}-access-token`;
 }
 
-function apiKeyError(state: SandboxState, ctx: Ctx): Reply | null {
+function apiKeyError(state: SandboxState, ctx: Ctx, trigger = false): Reply | null {
+  settleTriggers(state);
   const given = ctx.headers[providerTokenHeader(state)];
-  return given === state.store.providerToken ? null : json(401, { error: PROVIDER_ERRORS.apiKeyNotFound });
+  // The trigger's execute URL is a workflow hook: the credit API token does not belong on it,
+  // unless the sandbox is set to demand it (a provider whose hook checks the token).
+  if (trigger) return given === undefined || given === state.store.providerToken ? null : fail(state, 401, PROVIDER_ERRORS.apiKeyNotFound);
+  return given === state.store.providerToken ? null : fail(state, 401, PROVIDER_ERRORS.apiKeyNotFound);
 }
 
 function shopError(state: SandboxState, shopUrl: unknown): Reply | null {
-  return shopUrl === state.store.shopUrl ? null : json(404, { error: PROVIDER_ERRORS.storeDomainNotFound });
+  return shopUrl === state.store.shopUrl ? null : fail(state, 404, PROVIDER_ERRORS.storeDomainNotFound);
 }
 
 function jsonBody(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
@@ -40,14 +79,14 @@ function shopUrlOf(value: unknown): unknown {
   return value !== null && typeof value === 'object' ? (value as { shop_url?: unknown }).shop_url : undefined;
 }
 
-function unprocessable(error: z.ZodError, messages: Record<string, string>): Reply {
+function unprocessable(state: SandboxState, error: z.ZodError, messages: Record<string, string>): Reply {
   const errors = fieldIssues(error);
   for (const issue of errors) {
     const message = messages[issue.path];
-    if (message) return json(422, { error: message, errors });
+    if (message) return fail(state, 422, message, state.settings.providerErrorShape === 'errors' ? {} : { errors });
   }
   const first = errors[0];
-  return json(422, { error: first ? `${first.path}: ${first.message}` : 'invalid request', errors });
+  return fail(state, 422, first ? `${first.path}: ${first.message}` : 'invalid request', state.settings.providerErrorShape === 'errors' ? {} : { errors });
 }
 
 function credit(card: GiftCardRecord, cents: number, kind: string, reference: string): void {
@@ -71,7 +110,7 @@ export function issueGiftCard(state: SandboxState, ctx: Ctx): Reply {
   if (wrongShop) return wrongShop;
   const result = GiftCardIssueRequest.safeParse(parsed.value);
   if (!result.success) {
-    return unprocessable(result.error, {
+    return unprocessable(state, result.error, {
       'email_details.recipient_email': 'a valid customer e-mail is required to create a gift card',
       'gift_card.balance': 'the gift card amount must be above zero (at most two decimals)',
     });
@@ -102,10 +141,10 @@ export function lookupGiftCard(state: SandboxState, ctx: Ctx): Reply {
   const wrongShop = shopError(state, ctx.query.shop_url);
   if (wrongShop) return wrongShop;
   const result = GiftCardLookupQuery.safeParse(ctx.query);
-  if (!result.success) return unprocessable(result.error, {});
+  if (!result.success) return unprocessable(state, result.error, {});
   const customer = state.customers.get(result.data.customer_id);
   const card = customer?.loyaltyCardId ? state.giftCards.get(customer.loyaltyCardId) : undefined;
-  if (!card) return json(404, { error: 'gift card not found' });
+  if (!card) return fail(state, 404, NO_CARD_MESSAGE);
   return json(200, giftCardBody(card));
 }
 
@@ -117,10 +156,10 @@ export function topUpGiftCard(state: SandboxState, ctx: Ctx): Reply {
   if (!parsed.ok) return parsed.reply;
   const wrongShop = shopError(state, shopUrlOf(parsed.value));
   if (wrongShop) return wrongShop;
-  const failure = json(422, { error: PROVIDER_ERRORS.balanceUpdateFailure });
+  const failure = fail(state, 422, PROVIDER_ERRORS.balanceUpdateFailure);
   const result = GiftCardTopUpRequest.safeParse(parsed.value);
   if (!result.success) {
-    return unprocessable(result.error, { amount: PROVIDER_ERRORS.balanceUpdateFailure });
+    return unprocessable(state, result.error, { amount: PROVIDER_ERRORS.balanceUpdateFailure });
   }
   const card = state.giftCards.get(ctx.params[0] ?? '');
   if (!card || isExpired(card) || card.customerId === null) return failure;
@@ -156,25 +195,42 @@ export function postTriggerCredit(state: SandboxState, email: string, cents: num
   state.counters.creditsPosted.trigger++;
 }
 
+/**
+ * Posts every trigger credit that is due by the sandbox's clock. Called before each provider answer
+ * and each state read, so a sandbox on an injected clock posts credits without real timers.
+ */
+export function settleTriggers(state: SandboxState): void {
+  const now = state.now();
+  const due = state.pendingTriggers.filter((p) => p.dueAt <= now);
+  if (due.length === 0) return;
+  state.pendingTriggers = state.pendingTriggers.filter((p) => p.dueAt > now);
+  for (const p of due) postTriggerCredit(state, p.email, p.cents, p.triggerId);
+}
+
 /** POST /provider/v2/workflows/execute/{triggerId}: accepted now, credited after triggerDelayMs. */
 export function executeTrigger(state: SandboxState, ctx: Ctx): Reply {
-  const denied = apiKeyError(state, ctx);
+  const denied = apiKeyError(state, ctx, true);
   if (denied) return denied;
   const triggerId = ctx.params[0] ?? '';
-  if (triggerId !== state.store.triggerId) return json(404, { error: 'trigger not found' });
+  if (triggerId !== state.store.triggerId) return fail(state, 404, 'trigger not found');
   const parsed = jsonBody(ctx);
   if (!parsed.ok) return parsed.reply;
   const result = TriggerExecuteRequest.safeParse(parsed.value);
-  if (!result.success) return unprocessable(result.error, {});
+  if (!result.success) return unprocessable(state, result.error, {});
   const { email, amount } = result.data;
   const delay = state.settings.triggerDelayMs;
   if (delay !== null) {
-    const timer = setTimeout(() => {
-      state.timers.delete(timer);
-      postTriggerCredit(state, email, toCents(amount), triggerId);
-    }, delay);
-    timer.unref();
-    state.timers.add(timer);
+    state.pendingTriggers.push({ dueAt: state.now() + delay, email, cents: toCents(amount), triggerId });
+    // On the wall clock a timer posts the credit on time even when nobody asks; an injected clock
+    // posts it at the first answer or state read once due.
+    if (!state.clockInjected) {
+      const timer = setTimeout(() => {
+        state.timers.delete(timer);
+        settleTriggers(state);
+      }, delay);
+      timer.unref();
+      state.timers.add(timer);
+    } else settleTriggers(state);
   }
   return json(202, { status: 'accepted' });
 }

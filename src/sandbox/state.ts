@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { OrderRecord } from '../schemas.js';
 import { makeIdentity, seedCustomers } from './seed.js';
-import type { SandboxClaim, SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions, SandboxVariant } from './types.js';
+import type { SandboxClaim, SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions, SandboxVariant, ProviderErrorShape } from './types.js';
 
 export interface AccessTokenRecord {
   familyId: number;
@@ -103,7 +103,13 @@ export function createState(options: SandboxOptions) {
       triggerDelayMs: options.triggerDelayMs === undefined ? 1000 : options.triggerDelayMs,
       autoApprove: options.autoApprove ?? false,
       sessionVerifyPerMinute: options.sessionVerifyPerMinute ?? 30,
+      providerErrorShape: (options.providerErrorShape ?? 'error') as ProviderErrorShape,
     },
+    /** The provider's clock (trigger credits fall due by it); tests inject one to avoid real waits. */
+    now: options.now ?? Date.now,
+    clockInjected: options.now !== undefined,
+    /** Trigger credits accepted and not yet posted. */
+    pendingTriggers: [] as { dueAt: number; email: string; cents: number; triggerId: string }[],
     counters: zeroCounters(),
     nextFamily: 1,
     families: new Map<number, TokenFamily>(),

@@ -59,6 +59,10 @@ export interface SandboxCounters {
   creditsPosted: { trigger: number; creditApiIssue: number; creditApiTopUp: number; native: number };
 }
 
+/** How the sandbox's gift card provider words its error bodies (the spec does not show them). */
+export const PROVIDER_ERROR_SHAPES = ['error', 'message', 'errors', 'error-object', 'reason', 'text', 'html'] as const;
+export type ProviderErrorShape = (typeof PROVIDER_ERROR_SHAPES)[number];
+
 export interface SandboxOptions {
   /** 0 (the default) picks a free port. The sandbox always binds 127.0.0.1. */
   port?: number;
@@ -70,6 +74,10 @@ export interface SandboxOptions {
   autoApprove?: boolean;
   /** Milliseconds after which a trigger execution posts its credit (default 1000); null: never. */
   triggerDelayMs?: number | null;
+  /** The body shape of the gift card provider's errors (default `error`: `{"error": "..."}`). */
+  providerErrorShape?: ProviderErrorShape;
+  /** The provider's clock, for trigger credits (default Date.now); with it, no real timer is used. */
+  now?: () => number;
   /** Seed for generated data, so two sandboxes with one seed have the same orders. */
   seed?: number;
   /** Keep at most this many received requests (default 200,000). */
@@ -119,7 +127,7 @@ export interface Sandbox {
   /** Replace the fault rules. */
   setFaults(rules: FaultRule[]): void;
   /** Change settings at run time. */
-  configure(settings: { accessTokenTtl?: number; triggerDelayMs?: number | null; autoApprove?: boolean }): void;
+  configure(settings: { accessTokenTtl?: number; triggerDelayMs?: number | null; autoApprove?: boolean; providerErrorShape?: ProviderErrorShape }): void;
   /** Mint a session token (JWT) for the seeded store and merchant, valid 60 s, single use. */
   mintSessionToken(options?: { expiresInSeconds?: number }): string;
   /** Issue a token pair directly (as the token endpoint would), for tests that need a logged-in state. */

@@ -15,14 +15,3 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-/**
- * Why a value cannot be an id sent as a URL path segment, or undefined when it can be. Other odd
- * characters are percent-encoded on the way, but `.` and `..` are resolved away by every URL
- * parser: `/v2/products/../children` would reach `/v2/children`.
- */
-export function pathIdProblem(value: string): string | undefined {
-  const problem = textProblem(value);
-  if (problem) return problem;
-  if (value === '.' || value === '..') return `"${value}" is not an id (a URL would resolve it away)`;
-  return undefined;
-}

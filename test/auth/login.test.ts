@@ -95,6 +95,33 @@ describe('browser login (authorization code + PKCE)', () => {
   test.each([
     ['a different state', (q: URLSearchParams) => q.set('state', 'forged-state-value'), /does not match this login: refused as a possible forgery/],
     ['no state', (q: URLSearchParams) => q.delete('state'), /no `state`: refused as a possible forgery/],
+  ])('a stray callback with %s gets an error page and the login keeps waiting for the real one', async (_name, tamper, message) => {
+    let stray: Awaited<ReturnType<typeof get>> | undefined;
+    const browser = fakeBrowser(async (url) => {
+      const real = new URL(await locationOf(url.toString()));
+      const forged = new URL(real);
+      tamper(forged.searchParams);
+      // Also a code of the forger's own: it must never be exchanged.
+      forged.searchParams.set('code', 'forged-code');
+      stray = await get(forged.toString());
+      await get(`${real.origin}/callback?state=x`);
+      await get(real.toString());
+    });
+    const res = await opcli(dir, ['auth', 'login'], { openBrowser: browser.openBrowser });
+    await browser.done();
+    expect(stray?.status).toBe(400);
+    expect(stray?.text).toMatch(message);
+    expect(stray?.text).toContain('still waiting');
+    expect(res.stderr).toContain('Ignored a request to the callback whose state does not match this login');
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain('Logged in');
+    const sent = tokenRequests(sandbox);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.code).not.toBe('forged-code');
+    expect(stored()?.grant).toBe('authorization_code');
+  });
+
+  test.each([
     ['no code', (q: URLSearchParams) => q.delete('code'), /no authorization code/],
   ])('a redirect with %s is refused and nothing is exchanged', async (_name, tamper, message) => {
     let page: Awaited<ReturnType<typeof get>> | undefined;

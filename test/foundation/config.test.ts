@@ -88,18 +88,44 @@ describe('config set/get/unset/list', () => {
 });
 
 describe('damaged files', () => {
-  it('names the file, the problem and what to do, for invalid JSON and for an invalid value', async () => {
+  it('names the file, the problem and what to do, exits 2, and never overwrites it', async () => {
     const { writeFileSync } = await import('node:fs');
-    writeFileSync(join(dir, 'settings.json'), '{bad');
-    const json = await runOpcli(['config', 'list'], { env: env() });
-    expect(json.code).toBe(1);
-    expect(json.stderr).toContain(`The settings file ${join(dir, 'settings.json')} cannot be read`);
-    expect(json.stderr).toContain('.bak');
-    writeFileSync(join(dir, 'settings.json'), JSON.stringify({ profiles: { default: { baseUrl: 'not a url' } } }));
-    const value = await runOpcli(['config', 'get', 'base-url'], { env: env() });
-    expect(value.code).toBe(1);
-    expect(value.stderr).toContain('has an invalid value at profiles.default.baseUrl');
-    expect(value.stderr).not.toContain('unexpected failure');
+    const settings = join(dir, 'settings.json');
+    const cases: [string, string][] = [
+      ['{bad', 'is not valid JSON'],
+      ['null', 'it holds null where an object'],
+      ['[1,2]', 'it holds an array where an object'],
+      ['"text"', 'it holds a string where an object'],
+      [JSON.stringify({ profiles: { default: { baseUrl: 'not a url' } } }), 'profiles.default.baseUrl'],
+      [JSON.stringify({ profiles: { '../../etc/x': {} } }), 'profiles'],
+    ];
+    for (const [content, problem] of cases) {
+      writeFileSync(settings, content);
+      for (const argv of [['config', 'list'], ['config', 'set', 'base-url', 'https://a.example.com'], ['orders', 'list']]) {
+        const r = await runOpcli(argv, { env: env() });
+        expect(r.code, `${argv.join(' ')} with ${content}`).toBe(2);
+        expect(r.stderr).toContain(`The settings file ${settings} is damaged`);
+        expect(r.stderr).toContain(problem);
+        expect(r.stderr).toContain(`mv ${settings} ${settings}.bak`);
+        expect(r.stderr).not.toContain('unexpected failure');
+        expect(readFileSync(settings, 'utf8')).toBe(content);
+      }
+    }
+  });
+
+  it('says so for a damaged credentials file instead of "Not logged in"', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const credentials = join(dir, 'credentials.json');
+    for (const content of ['[]', 'null', '{"profiles":{"default":{"token":{"accessToken":5}}}}']) {
+      writeFileSync(credentials, content);
+      const r = await runOpcli(['auth', 'status'], { env: env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`The credentials file ${credentials} is damaged`);
+      expect(r.stderr).not.toContain('Not logged in');
+      const set = await runOpcli(['config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET });
+      expect(set.code).toBe(2);
+      expect(readFileSync(credentials, 'utf8')).toBe(content);
+    }
   });
 });
 
@@ -138,5 +164,110 @@ describe('profiles', () => {
   it('refuses a profile name that could escape the folder', async () => {
     const r = await runOpcli(['profiles', 'use', '../etc'], { env: env() });
     expect(r.code).toBe(2);
+  });
+});
+
+describe('files and folders that are not safe to use', () => {
+  it('never follows a planted symlink for settings or credentials, and sends nothing', async () => {
+    const { startSandbox } = await import('../../src/sandbox/index.js');
+    const { sandboxProfile } = await import('../helpers.js');
+    const { mkdtempSync, rmSync, symlinkSync, writeFileSync, renameSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const sandbox = await startSandbox();
+    const elsewhere = mkdtempSync(join(tmpdir(), 'opcli-attacker-'));
+    try {
+      await sandboxProfile(sandbox, dir);
+      for (const name of ['settings.json', 'credentials.json']) {
+        const real = join(dir, name);
+        const planted = join(elsewhere, name);
+        renameSync(real, planted);
+        symlinkSync(planted, real);
+        const before = readFileSync(planted, 'utf8');
+        for (const argv of [['orders', 'list'], ['auth', 'status'], ['config', 'list'], ['config', 'set', name === 'settings.json' ? 'store-id' : 'client-secret', 'st_x']]) {
+          const r = await runOpcli(argv, { env: env() });
+          expect(r.code, `${argv.join(' ')} with ${name} linked`).toBe(2);
+          expect(r.stderr).toContain(`${real} is a symbolic link`);
+          expect(r.stderr).not.toContain('unexpected failure');
+        }
+        expect(readFileSync(planted, 'utf8')).toBe(before);
+        rmSync(real);
+        renameSync(planted, real);
+      }
+      expect(sandbox.requests.filter((r) => !r.path.startsWith('/__admin'))).toEqual([]);
+      writeFileSync(join(dir, 'credentials.lock-target'), '');
+      rmSync(join(dir, 'credentials.lock-target'));
+      symlinkSync(join(elsewhere, 'victim'), join(dir, 'credentials.lock-target'));
+      const lock = await runOpcli(['config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET });
+      expect(lock.code).toBe(2);
+      expect(lock.stderr).toContain('credentials lock file');
+      expect(existsSync(join(elsewhere, 'victim'))).toBe(false);
+    } finally {
+      await sandbox.close();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a group- or world-writable folder with the reason, and never changes its mode', async () => {
+    const { chmodSync } = await import('node:fs');
+    for (const mode of [0o1777, 0o777, 0o770]) {
+      chmodSync(dir, mode);
+      const r = await runOpcli(['auth', 'status'], { env: env() });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`The config folder ${dir} can be written by`);
+      expect(r.stderr).toContain(`mode 0${mode.toString(8)}`);
+      expect(statSync(dir).mode & 0o7777).toBe(mode);
+      expect(existsSync(join(dir, 'settings.json'))).toBe(false);
+    }
+
+    // A settings file others can write is refused too, and left as it is.
+    chmodSync(dir, 0o700);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'settings.json'), '{}');
+    chmodSync(join(dir, 'settings.json'), 0o666);
+    const shared = await runOpcli(['config', 'list'], { env: env() });
+    expect(shared.code).toBe(2);
+    expect(shared.stderr).toContain(`The settings file ${join(dir, 'settings.json')} can be written by other users (mode 0666)`);
+    expect(statSync(join(dir, 'settings.json')).mode & 0o777).toBe(0o666);
+    chmodSync(join(dir, 'settings.json'), 0o600);
+    // A folder only its owner can write is used as it is: 0755 stays 0755.
+    chmodSync(dir, 0o755);
+    expect((await runOpcli(['config', 'set', 'store-id', 'st_1'], { env: env() })).code).toBe(0);
+    expect(statSync(dir).mode & 0o7777).toBe(0o755);
+    // A folder opcli creates is 0700.
+    const fresh = join(dir, 'new', 'opcli');
+    expect((await runOpcli(['config', 'set', 'store-id', 'st_1'], { env: { OPCLI_CONFIG_DIR: fresh } })).code).toBe(0);
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a settings file that is a FIFO or a folder without hanging', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdirSync, rmSync } = await import('node:fs');
+    execFileSync('mkfifo', [join(dir, 'settings.json')]);
+    const fifo = await runOpcli(['config', 'list'], { env: env() });
+    expect(fifo.code).toBe(2);
+    expect(fifo.stderr).toContain(`The settings file ${join(dir, 'settings.json')} is not a regular file`);
+    rmSync(join(dir, 'settings.json'));
+    mkdirSync(join(dir, 'credentials.json'));
+    const folder = await runOpcli(['auth', 'status'], { env: env() });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`The credentials file ${join(dir, 'credentials.json')} is not a regular file`);
+  });
+
+  it('refuses a folder or a file owned by another user', async () => {
+    const { chownSync, writeFileSync } = await import('node:fs');
+    const asRoot = process.getuid?.() === 0;
+    // As root the test hands the folder to "nobody"; otherwise a root-owned folder is foreign.
+    const foreign = asRoot ? dir : '/usr';
+    if (asRoot) chownSync(dir, 65534, 65534);
+    const r = await runOpcli(['auth', 'status'], { env: { OPCLI_CONFIG_DIR: foreign } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`The config folder ${foreign} is owned by another user`);
+    if (!asRoot) return;
+    chownSync(dir, 0, 0);
+    writeFileSync(join(dir, 'settings.json'), '{}', { mode: 0o600 });
+    chownSync(join(dir, 'settings.json'), 65534, 65534);
+    const file = await runOpcli(['config', 'list'], { env: env() });
+    expect(file.code).toBe(2);
+    expect(file.stderr).toContain(`The settings file ${join(dir, 'settings.json')} is owned by another user`);
   });
 });

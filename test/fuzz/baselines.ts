@@ -84,6 +84,8 @@ export const ARG_KINDS: Record<string, ValueKind> = {
 /** Words an error may use for an argument instead of its name (`Unknown setting "x"` names the key). */
 export const ARG_ALIASES: Record<string, string[]> = {
   key: ['setting'],
+  sourceOrderId: ['source order id'],
+  productId: ['product id'],
   name: ['profile'],
   shell: ['shell'],
   token: ['session token'],

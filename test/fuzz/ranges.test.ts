@@ -95,7 +95,7 @@ describe('orders: amounts', () => {
   test('an order id of ".." is refused: PUT /v1/orders/.. would reach PUT /v1/', async () => {
     const r = await runOpcli(['orders', 'update', '..', '--source-order-number', '1', '--currency', 'USD'], { env });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('The sourceOrderId argument ".." is not an id');
+    expect(r.stderr).toContain('The source order id ".." cannot be used in a URL path');
     expect(sandbox.requests).toHaveLength(0);
   });
 });

@@ -14,12 +14,19 @@ export interface Fixture {
   providerCalls(): string[];
   /** Every stdout/stderr captured so far, for secret scans. */
   captured: string[];
+  /** The fake clock shared by the sandbox provider and opcli (with `fakeClock`), in ms. */
+  clock: { now: number };
   close(): Promise<void>;
 }
 
-/** Starts a sandbox and a logged-in profile pointing at it. */
-export async function fixture(options: SandboxOptions = {}): Promise<Fixture> {
-  const sandbox = await startSandbox(options);
+/**
+ * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the provider's trigger
+ * delay and opcli's waits run on one injected clock that a sleep moves forward: no real waiting.
+ */
+export async function fixture(options: SandboxOptions & { fakeClock?: boolean } = {}): Promise<Fixture> {
+  const { fakeClock, ...sandboxOptions } = options;
+  const clock = { now: 1_800_000_000_000 };
+  const sandbox = await startSandbox(fakeClock ? { ...sandboxOptions, now: () => clock.now } : sandboxOptions);
   const { dir, cleanup } = tempConfigDir();
   await sandboxProfile(sandbox, dir);
   const env = { OPCLI_CONFIG_DIR: dir };
@@ -29,8 +36,17 @@ export async function fixture(options: SandboxOptions = {}): Promise<Fixture> {
     dir,
     env,
     captured,
+    clock,
     async run(argv, opts = {}) {
-      const result = await runOpcli(argv, { ...opts, env: { ...env, ...opts.env } });
+      const timers = fakeClock
+        ? {
+            now: () => clock.now,
+            sleep: async (ms: number) => {
+              clock.now += ms;
+            },
+          }
+        : {};
+      const result = await runOpcli(argv, { ...timers, ...opts, env: { ...env, ...opts.env } });
       captured.push(result.stdout, result.stderr);
       return result;
     },

@@ -47,13 +47,13 @@ describe('giftcard setup', () => {
     expect(shop.stdout).toMatch(/^store domain\tfailed\tStore domain not found\. .*archived or deactivated/m);
   });
 
-  it('writes settings from flags (token from stdin) and refuses a whole execute URL as trigger id', async () => {
+  it('writes settings from flags (token from stdin) and refuses a trigger id that is not a UUID', async () => {
     fx = await fixture();
-    const bad = await fx.run(['giftcard', 'setup', '--trigger-id', `${fx.sandbox.triggerUrl}/${fx.sandbox.store.triggerId}`]);
+    const bad = await fx.run(['giftcard', 'setup', '--trigger-id', 'not-a-uuid', '--no-check']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/the last path segment of the execute URL, not the whole URL/);
     const token = 'gly_fresh_token_from_stdin_1234';
-    const r = await fx.run(['giftcard', 'setup', '--shop-url', 'new-shop.example', '--token-stdin'], { stdin: `${token}\n` });
+    const r = await fx.run(['giftcard', 'setup', '--shop-url', 'new-shop.example', '--token-stdin', '--no-check'], { stdin: `${token}\n` });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Saved shop-url, provider-token/);
     const list = await fx.run(['config', 'list', '--json']);
@@ -69,17 +69,22 @@ describe('giftcard setup', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/--token-stdin/);
     const prompter = scriptedPrompter({
-      'provider name': 'giftly',
-      'credit API base URL': fx.sandbox.providerUrl,
-      'credit API token': '',
-      'store domain': 'asked-shop.example',
-      'trigger workflow id': '',
-      'base of the trigger': fx.sandbox.triggerUrl,
-      'native gift card': fx.sandbox.nativeUrl,
+      "provider's name": 'giftly',
+      "Provider's API address": fx.sandbox.providerUrl,
+      'Credit API token': '',
+      "store's domain": 'https://asked-shop.example/',
+      'Trigger workflow: paste': '',
+      'Execute URL of the trigger': fx.sandbox.triggerUrl,
+      'own gift card address': fx.sandbox.nativeUrl,
+      Currency: 'eur',
     });
     const r = await fx.run(['giftcard', 'setup'], { tty: true, prompter });
-    expect(r.code, r.stderr).toBe(0);
-    expect(prompter.asked).toHaveLength(7);
+    // The check at the end runs against the sandbox, which knows another shop: exit 1, with advice.
+    expect(r.code, r.stderr).toBe(1);
+    expect(prompter.asked).toHaveLength(8);
+    for (const q of prompter.asked) expect(q).not.toMatch(/x-<|header/);
+    expect(r.stderr).toMatch(/Saved the store domain as asked-shop\.example/);
+    expect(r.stdout).toMatch(/store domain\s*│\s*failed\s*│\s*Store domain not found\./);
     expect(r.stderr).toMatch(/Saved shop-url/);
     const get = await fx.run(['config', 'get', 'shop-url']);
     expect(get.stdout.trim()).toBe('asked-shop.example');
@@ -97,8 +102,8 @@ describe('giftcard history', () => {
     const lines = all.stdout.trim().split('\n');
     expect(lines).toHaveLength(2);
     const card = fx.sandbox.loyaltyCard('cust_1001')?.giftCardId;
-    expect(lines[0]).toMatch(new RegExp(`\\tclaim C-30\\t25\\.00\\tissued\\tcredit-api-top-up\\t${card}\\t${userInfo().username}$`));
-    expect(lines[1]).toMatch(/\tclaim C-31\t3\.50\tissued\tcredit-api-issue\t/);
+    expect(lines[0]).toMatch(new RegExp(`\\tclaim C-30\\t25\\.00 USD\\talice@example\\.com\\tissued\\tcredit-api-top-up\\t${card}\\tdefault\\t${userInfo().username}$`));
+    expect(lines[1]).toMatch(/\tclaim C-31\t3\.50 USD\tbob@example\.com\tissued\tcredit-api-issue\t/);
     const one = await fx.run(['giftcard', 'history', '--claim', 'C-31', '--json']);
     const doc = JSON.parse(one.stdout);
     expect(doc.issuances).toHaveLength(1);

@@ -101,4 +101,38 @@ describe('opcli sandbox', () => {
       expect(cmd.out()).toBe('');
     }
   });
+
+  test('--write-profile refuses to replace a profile that points at a real service, unless --force', async () => {
+    const { dir, cleanup } = tempConfigDir();
+    cleanups.push(cleanup);
+    const { readFileSync } = await import('node:fs');
+    const env = { OPCLI_CONFIG_DIR: dir };
+    const setup = async (argv: string[], stdin?: string) => {
+      const deps = createDeps({ stdin: Readable.from(stdin ? [stdin] : []), stdout: new PassThrough(), stderr: new PassThrough(), env, cwd: process.cwd() });
+      expect(await runCli(argv, deps)).toBe(0);
+    };
+    await setup(['--profile', 'prod', 'config', 'set', 'base-url', 'https://api.example.com']);
+    await setup(['--profile', 'prod', 'config', 'set', 'client-secret', '--stdin'], 'svc_secret_real_one');
+    const before = [readFileSync(`${dir}/settings.json`, 'utf8'), readFileSync(`${dir}/credentials.json`, 'utf8')];
+    const refused = await startCommand(['--write-profile', 'prod'], env);
+    expect(await refused.exit).toBe(2);
+    expect(refused.err()).toContain('Profile "prod" points at https://api.example.com, not a local sandbox');
+    expect(refused.err()).toContain('--force');
+    expect(refused.out()).toBe('');
+    expect([readFileSync(`${dir}/settings.json`, 'utf8'), readFileSync(`${dir}/credentials.json`, 'utf8')]).toEqual(before);
+    // Secrets with no base URL are protected too.
+    await setup(['--profile', 'tokenonly', 'config', 'set', 'provider-token', '--stdin'], 'tok_real_provider');
+    const refused2 = await startCommand(['--write-profile', 'tokenonly'], env);
+    expect(await refused2.exit).toBe(2);
+    // A sandbox profile is replaced freely (a new sandbox, a new port), and --force replaces any.
+    const first = await startCommand(['--write-profile', 'local'], env);
+    expect(await first.stop()).toBe(0);
+    const again = await startCommand(['--write-profile', 'local'], env);
+    expect(again.err()).toContain('Profile "local" now points here');
+    expect(await again.stop()).toBe(0);
+    const forced = await startCommand(['--write-profile', 'prod', '--force'], env);
+    expect(forced.err()).toContain('Profile "prod" now points here');
+    expect(await forced.stop()).toBe(0);
+    expect(readFileSync(`${dir}/credentials.json`, 'utf8')).not.toContain('svc_secret_real_one');
+  });
 });

@@ -230,3 +230,46 @@ describe('native gift card', () => {
     expect(sb.counters.creditsPosted.native).toBe(0);
   });
 });
+
+describe('provider error shapes (the spec shows the messages, not the bodies)', () => {
+  test.each([
+    ['error', (a: { body: unknown; text: string }) => expect(a.body).toEqual({ error: 'Store domain not found' })],
+    ['message', (a: { body: unknown; text: string }) => expect(a.body).toMatchObject({ message: 'Store domain not found' })],
+    ['errors', (a: { body: unknown; text: string }) => expect(a.body).toEqual({ errors: [{ message: 'Store domain not found' }] })],
+    ['error-object', (a: { body: unknown; text: string }) => expect(a.body).toMatchObject({ error: { message: 'Store domain not found' } })],
+    ['reason', (a: { body: unknown; text: string }) => expect(a.body).toMatchObject({ reason: 'Store domain not found' })],
+    ['text', (a: { body: unknown; text: string }) => expect(a.text).toBe('Store domain not found\n')],
+    ['html', (a: { body: unknown; text: string }) => expect(a.text).toMatch(/<p>Store domain not found<\/p>/)],
+  ] as const)('answers %s, set through the admin API', async (shape, check) => {
+    const set = await call(`${sb.url}/__admin/configure`, { json: { providerErrorShape: shape } });
+    expect(set.status).toBe(200);
+    const res = await lookup('cust_1001', 'wrong.example');
+    expect(res.status).toBe(404);
+    check(res);
+  });
+
+  test('refuses an unknown shape', async () => {
+    const set = await call(`${sb.url}/__admin/configure`, { json: { providerErrorShape: 'yaml' } });
+    expect(set.status).toBe(400);
+  });
+});
+
+describe('trigger workflow on an injected clock', () => {
+  test('posts the credit once the clock passes the delay, with no real timer, and takes no token', async () => {
+    let now = 1_000;
+    const clocked = await startSandbox({ triggerDelayMs: 4000, now: () => now });
+    try {
+      const res = await call(`${clocked.triggerUrl}/${clocked.store.triggerId}`, { json: { email: 'alice@example.com', amount: 2 } });
+      expect(res.status).toBe(202);
+      now += 3999;
+      expect(clocked.loyaltyCard('cust_1001')?.balance).toBe(10);
+      now += 1;
+      expect(clocked.loyaltyCard('cust_1001')?.balance).toBe(12);
+      expect(clocked.counters.creditsPosted.trigger).toBe(1);
+      const wrong = await call(`${clocked.triggerUrl}/${clocked.store.triggerId}`, { json: { email: 'alice@example.com', amount: 2 }, headers: { 'x-giftly-access-token': 'nope' } });
+      expect(wrong.status).toBe(401);
+    } finally {
+      await clocked.close();
+    }
+  });
+});

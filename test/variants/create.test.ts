@@ -143,8 +143,8 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test.each([
-    ['..', /productId argument "\.\." is not an id/],
-    ['.', /productId argument "\." is not an id/],
+    ['..', /The product id "\.\." cannot be used in a URL path/],
+    ['.', /The product id "\." cannot be used in a URL path/],
     [' ', /productId argument is blank/],
     ['prod\x07', /productId argument holds a control character/],
   ])('productId %j is refused: a URL would resolve it away or it cannot be an id', async (id, message) => {

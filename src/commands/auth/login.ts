@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { StoredToken } from '../../config/credentials.js';
 import type { ResolvedProfile } from '../../config/profile.js';
 import type { Deps } from '../../deps.js';
-import { AuthError, InterruptedError, UsageError, ValidationError } from '../../errors.js';
+import { AuthError, UsageError, ValidationError } from '../../errors.js';
 import { parseDuration } from '../../flags.js';
 
 export interface LoginOptions {
@@ -29,7 +29,7 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('login')
     .description('Log in: browser (PKCE), headless two-step, client credentials, or a token from stdin')
-    .option('--scopes <list>', 'scopes to ask for, comma-separated (default: the profile\'s `scopes`)')
+    .option('--scopes <list>', 'scopes to ask for, comma-separated (default: the profile\'s `scopes`, else read_orders,read_claims,read_store)')
     .option('--port <n>', 'listen for the browser\'s redirect on this port of 127.0.0.1 (default: a free one)')
     .option('--no-browser', 'do not open a browser; print the link only (with --json: two-step login)')
     .option('--timeout <duration>', 'how long to wait for the browser, e.g. 90s or 5m', '5m')
@@ -44,14 +44,16 @@ export function register(group: Command, deps: Deps): void {
 Examples:
   $ opcli auth login                                   # opens the browser, waits for the redirect
   $ opcli auth login --no-browser                      # prints the link; paste the redirect URL if asked
-  $ opcli auth login --scopes read_orders,write_claims
+  $ opcli auth login --scopes read_orders,read_claims
   $ opcli auth login --no-browser --json               # two-step, for scripts and agents ...
   $ opcli auth login --complete 'http://127.0.0.1:53123/callback?code=…&state=…'   # ... step two
   $ opcli auth login --client-credentials --store-id st_123
   $ printf '%s' "$TOKEN" | opcli auth login --with-token
 
-The link is always printed on stderr. On a remote host (SSH, containers) the browser cannot reach
-this machine's 127.0.0.1: copy the address the browser ends on and paste it at the prompt.
+The link is always printed on stderr. BROWSER (a command; %s stands for the link) picks the
+browser. Over SSH, or on Linux with neither DISPLAY nor WAYLAND_DISPLAY, no browser is started:
+open the link on any device, then paste the address the browser ends on at the prompt (the
+browser there cannot reach this machine's 127.0.0.1).
 Exit codes: 0 logged in, 2 bad flags, 4 refused or denied, 130 interrupted.`,
     )
     .action(async (flags: Record<string, string | boolean | undefined>) => {
@@ -84,7 +86,7 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
 
 function parseScopes(raw: string): string[] {
   const scopes = raw.split(/[\s,]+/).filter(Boolean);
-  if (scopes.length === 0) throw new ValidationError('--scopes is empty.', [{ path: '--scopes', message: 'expected scope names separated by commas, e.g. read_orders,write_claims' }]);
+  if (scopes.length === 0) throw new ValidationError('--scopes is empty.', [{ path: '--scopes', message: 'expected scope names separated by commas, e.g. read_orders,read_claims' }]);
   const bad = scopes.find((s) => !/^[A-Za-z0-9_:.-]+$/.test(s));
   if (bad) throw new ValidationError(`--scopes: "${bad}" is not a scope name.`, [{ path: '--scopes', message: 'expected letters, digits and _ : . - only' }]);
   return [...new Set(scopes)];
@@ -134,13 +136,14 @@ function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: s
 }
 
 async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOptions): Promise<void> {
-  const [{ createVerifier, challengeS256, createState }, { startCallbackServer }, { codeFromRedirect, parsePastedRedirect }] = await Promise.all([
+  const [{ createVerifier, challengeS256, createState }, { startCallbackServer }, { codeFromRedirect, parsePastedRedirect, StateMismatchError }] = await Promise.all([
     import('../../auth/pkce.js'),
     import('../../auth/loopback.js'),
     import('../../auth/callback.js'),
   ]);
   const { clientId } = await client(deps, profile);
-  const scopes = opts.scopes ?? profile.scopes;
+  const { DEFAULT_SCOPES } = await import('../../config/profile.js');
+  const scopes = opts.scopes ?? (profile.scopes.length > 0 ? profile.scopes : [...DEFAULT_SCOPES]);
   const verifier = createVerifier();
   const state = createState();
   deps.redactor.add(verifier);
@@ -154,9 +157,12 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
       try {
         return { ok: true, value: codeFromRedirect(url, state) };
       } catch (error) {
-        return { ok: false, error: error as Error };
+        // A wrong or missing state is not this login's redirect (a stray or forged request): it gets
+        // an error page and the login keeps waiting for the real one.
+        return { ok: false, error: error as Error, keepWaiting: error instanceof StateMismatchError };
       }
     },
+    onIgnored: () => deps.err('Ignored a request to the callback whose state does not match this login (a stray or forged link); still waiting.\n'),
   });
   const stop = new AbortController();
   const signal = AbortSignal.any([stop.signal, deps.signal]);
@@ -182,6 +188,9 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
       waits.push(
         (async () => {
           const prompter = await deps.prompter();
+          // The callback may have won while the prompt library loaded: then there is nothing to ask
+          // (a prompt started with an aborted signal would hold the terminal and keep the process alive).
+          if (signal.aborted) return new Promise<string>(() => {});
           const pasted = await prompter.input({
             message: 'Or paste the full address the browser ends on:',
             // The address carries the authorization code: not left in the terminal's scrollback.
@@ -189,9 +198,11 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
             signal,
             validate: (value) => {
               try {
-                parsePastedRedirect(value);
+                codeFromRedirect(parsePastedRedirect(value), state);
                 return true;
               } catch (error) {
+                // A refusal the server put in the redirect (access_denied, …) ends the login below.
+                if (error instanceof AuthError && !(error instanceof StateMismatchError)) return true;
                 return (error as Error).message;
               }
             },
@@ -200,15 +211,17 @@ async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
         })().catch((error) => {
           // A withdrawn prompt (the callback came first) is not an error; wait for the winner.
           if (signal.aborted) return new Promise<string>(() => {});
-          // In the prompt's raw mode Ctrl-C arrives as a key, not as SIGINT.
-          if ((error as Error)?.name === 'ExitPromptError') throw new InterruptedError();
+          // Ctrl-C at the prompt arrives here as "Cancelled." (src/prompter.ts).
           throw error;
         }),
       );
     }
     if (opts.browser) {
       deps.openBrowser(url).catch((error) => {
-        deps.err(`Could not open a browser (${(error as Error).message}); open the link above yourself.\n`);
+        const next = deps.canPrompt()
+          ? 'open the link above on any device, then paste the address it ends on below'
+          : 'open the link above yourself (or use `opcli auth login --no-browser --json` and `--complete` for a two-step login)';
+        deps.err(`No browser was opened: ${(error as Error).message}. ${next[0]?.toUpperCase()}${next.slice(1)}.\n`);
       });
     }
     code = await Promise.race(waits);

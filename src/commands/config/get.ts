@@ -25,7 +25,7 @@ export function register(group: Command, deps: Deps): void {
 /** Prints the stored value; exits 1 when the key is not set. */
 export async function run(opts: GetOptions, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
-  const profile = await profileName(deps);
+  const profile = await profileName(deps, { mustExist: true });
   let value: unknown;
   if (key.secret) value = (await deps.credentials()).read(profile)[key.path[0] as 'clientSecret' | 'providerToken'];
   else value = getAtPath((await deps.settings()).getProfile(profile) ?? {}, key.path);

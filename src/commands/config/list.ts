@@ -23,7 +23,7 @@ const ENV_OVERRIDES: Record<string, string> = {
 
 /** Prints key, value and where it comes from. */
 export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
-  const profile = await profileName(deps);
+  const profile = await profileName(deps, { mustExist: true });
   const settings = (await deps.settings()).getProfile(profile) ?? {};
   const secrets = (await deps.credentials()).read(profile);
   const rows = SETTING_KEYS.map((key) => {

@@ -25,7 +25,7 @@ export function register(group: Command, deps: Deps): void {
       `
 Examples:
   $ opcli config set base-url https://api.example.com
-  $ opcli config set scopes read_orders,write_orders,write_claims
+  $ opcli config set scopes read_orders,read_claims,read_store
   $ printf '%s' "$PROVIDER_TOKEN" | opcli config set provider-token --stdin`,
     )
     .action(async (key: string, value: string | undefined, flags: { stdin?: boolean }) => {
@@ -53,6 +53,10 @@ export async function run(opts: SetOptions, deps: Deps): Promise<void> {
   deps.redactor.add(key.secret ? raw : undefined);
   const value = parseValue(key, raw ?? '');
   const profile = await profileName(deps);
+  const settingsStore = await deps.settings();
+  if (!settingsStore.listProfiles().includes(profile) && !(await deps.credentials()).profiles().includes(profile)) {
+    deps.err(`Creating profile "${profile}".\n`);
+  }
   if (key.secret) {
     const store = await deps.credentials();
     await store.update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
@@ -76,8 +80,14 @@ export function parseValue(key: SettingKey, raw: string): unknown {
   }
 }
 
-/** The profile commands act on: --profile, OPCLI_PROFILE, the current one, or "default". */
-export async function profileName(deps: Deps): Promise<string> {
-  const { pickProfileName } = await import('../../config/profile.js');
-  return pickProfileName(deps.globals.profile, deps.env, (await deps.settings()).currentProfile());
+/**
+ * The profile commands act on: --profile, OPCLI_PROFILE, the current one, or "default". With
+ * `mustExist`, a name given on purpose that matches no profile is refused with the closest one.
+ */
+export async function profileName(deps: Deps, options: { mustExist?: boolean } = {}): Promise<string> {
+  const { pickProfileName, requireKnownProfile } = await import('../../config/profile.js');
+  const settings = await deps.settings();
+  const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
+  if (options.mustExist) requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...(await deps.credentials()).profiles()])], deps.globals.profile, deps.env);
+  return name;
 }

@@ -17,7 +17,7 @@ export function register(group: Command, deps: Deps): void {
 /** Removes one setting (secrets from the credential store). */
 export async function run(opts: { key: string }, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
-  const profile = await profileName(deps);
+  const profile = await profileName(deps, { mustExist: true });
   if (key.secret) await (await deps.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: undefined }));
   else (await deps.settings()).updateProfile(profile, patchAtPath(key.path, undefined));
   deps.err(`Unset ${key.key} for profile "${profile}".\n`);

@@ -1,18 +1,29 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { OpcliError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
 export interface SetupOptions {
   values: Partial<Record<SetupKey, string>>;
   tokenStdin: boolean;
+  /** Run the check: after writing (unless --no-check), or alone with --check. */
   check: boolean;
+  checkOnly: boolean;
   json: boolean;
 }
 
-/** The provider settings `setup` writes, in the order it asks for them. */
-export const SETUP_KEYS = ['provider-name', 'provider-api-url', 'provider-token', 'shop-url', 'trigger-id', 'trigger-url', 'native-url'] as const;
-export type SetupKey = (typeof SETUP_KEYS)[number];
+/** The settings `setup` writes, in the order it asks for them, each with its question in plain words. */
+export const SETUP_QUESTIONS = {
+  'provider-name': "Gift card provider's name, one word (e.g. giftly):",
+  'provider-api-url': "Provider's API address (e.g. https://api.giftly.example):",
+  'provider-token': 'Credit API token from the provider (hidden as you type):',
+  'shop-url': "Your store's domain at the provider (e.g. shop.example):",
+  'trigger-id': 'Trigger workflow: paste its execute URL, or just the id at its end (Enter to skip):',
+  'trigger-url': 'Execute URL of the trigger workflow, without the id:',
+  'native-url': "Storefront's own gift card address, the last fallback (Enter to skip):",
+  currency: 'Currency of the amounts you issue (e.g. USD):',
+} as const;
+export type SetupKey = keyof typeof SETUP_QUESTIONS;
 
 const FLAG_OF: Record<Exclude<SetupKey, 'provider-token'>, string> = {
   'provider-name': 'providerName',
@@ -21,31 +32,38 @@ const FLAG_OF: Record<Exclude<SetupKey, 'provider-token'>, string> = {
   'trigger-id': 'triggerId',
   'trigger-url': 'triggerUrl',
   'native-url': 'nativeUrl',
+  currency: 'currency',
 };
 
 /** Registers `giftcard setup`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('setup')
-    .description('Configure the gift card provider (asks on a terminal), or --check the configuration without issuing anything')
-    .option('--provider-name <name>', 'provider name; forms the header x-<name>-access-token')
+    .description('Configure the gift card provider (asks on a terminal) and check it; --check only checks, issuing nothing')
+    .option('--provider-name <name>', 'provider name, letters, digits and -: forms the header x-<name>-access-token')
     .option('--api-url <url>', "the provider's credit API base URL")
     .option('--token-stdin', 'read the credit API token from standard input')
-    .option('--shop-url <domain>', 'the store domain at the provider (shop_url)')
-    .option('--trigger-id <uuid>', "the trigger workflow id: the UUID at the end of the execute URL, not the whole URL")
-    .option('--trigger-url <url>', 'the execute URL without the trigger id')
+    .option('--shop-url <domain>', 'the store domain at the provider (shop_url); https://shop.example/ is saved as shop.example')
+    .option('--trigger-id <uuid-or-url>', 'the trigger workflow id (the UUID at the end of the execute URL), or the whole execute URL')
+    .option('--trigger-url <url>', 'the execute URL without the trigger id (taken from a whole URL given to --trigger-id)')
     .option('--native-url <url>', "the storefront's native gift card endpoint base URL")
-    .option('--check', 'test the settings: token accepted, store domain found, trigger id well-formed (issues nothing)')
+    .option('--currency <code>', 'currency of the amounts, three letters (default USD)')
+    .option('--check', 'only test the settings: token accepted, store domain found, trigger id well-formed (issues nothing)')
+    .option('--no-check', 'save without testing the settings')
     .option('--json', 'print the check results as JSON')
     .addHelpText(
       'after',
       `
 Examples:
-  $ opcli giftcard setup                       # asks for each setting on a terminal
+  $ opcli giftcard setup                       # asks for each setting on a terminal, then checks
   $ printf '%s' "$TOKEN" | opcli giftcard setup --provider-name giftly \\
       --api-url https://api.giftly.example --shop-url shop.example --token-stdin
-  $ opcli giftcard setup --trigger-id 3f1c2a4e-8d5b-4c1e-9f7a-2b6d8e0c1a3f --trigger-url https://hooks.giftly.example/execute
-  $ opcli giftcard setup --check`,
+  $ opcli giftcard setup --trigger-id https://hooks.giftly.example/execute/3f1c2a4e-8d5b-4c1e-9f7a-2b6d8e0c1a3f
+  $ opcli giftcard setup --check
+
+The token goes in the header x-<provider-name>-access-token of the credit API's calls only; the
+trigger's execute URL gets no token unless \`opcli config set trigger-sends-token true\`.
+Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not valid.`,
     )
     .action(async (flags: Record<string, string | boolean | undefined>) => {
       const values: SetupOptions['values'] = {};
@@ -53,162 +71,52 @@ Examples:
         const v = flags[flag];
         if (typeof v === 'string') values[key as SetupKey] = v;
       }
-      await run({ values, tokenStdin: !!flags.tokenStdin, check: !!flags.check, json: !!flags.json }, deps);
+      // --check and --no-check both defined: undefined when neither was given.
+      await run({ values, tokenStdin: !!flags.tokenStdin, check: flags.check !== false, checkOnly: flags.check === true, json: !!flags.json }, deps);
     });
 }
 
-/** Writes the given (or asked) settings, then checks them when asked. */
+/** Writes the given (or asked) settings, then checks them unless told not to. */
 export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ findSettingKey, getAtPath, patchAtPath }, { parseValue, profileName }, { readStdinText }] = await Promise.all([
+  const [{ findSettingKey, patchAtPath }, { parseValue, profileName }, { readStdinText }, { normaliseValues }] = await Promise.all([
     import('../../config/settings.js'),
     import('../config/set.js'),
     import('../../stdin.js'),
+    import('../../giftcard/setup.js'),
   ]);
-  const values = { ...opts.values };
+  let values: Record<string, string | undefined> = { ...opts.values };
   if (opts.tokenStdin) {
     values['provider-token'] = (await readStdinText(deps)).replace(/\r?\n$/, '');
     deps.redactor.add(values['provider-token']);
   }
-  const given = Object.keys(values).length > 0;
   const profile = await profileName(deps);
-  if (!given && !opts.check) {
+  if (Object.keys(values).length === 0 && !opts.checkOnly) {
     if (!deps.canPrompt()) {
       throw new UsageError(
         'giftcard setup asks for the settings on a terminal, and there is none here.',
-        'Pass them as flags (--provider-name, --api-url, --shop-url, --token-stdin, --trigger-id, --trigger-url, --native-url), or use --check to test the current ones.',
+        'Pass them as flags (--provider-name, --api-url, --shop-url, --token-stdin, --trigger-id, --trigger-url, --native-url, --currency), or use --check to test the current ones.',
       );
     }
-    const settings = (await deps.settings()).getProfile(profile) ?? {};
-    const secrets = (await deps.credentials()).read(profile);
-    const prompter = await deps.prompter();
-    deps.err(`Gift card provider settings for profile "${profile}" (Enter keeps the current value; leave optional ones empty).\n`);
-    for (const name of SETUP_KEYS) {
-      const key = findSettingKey(name);
-      if (!key) continue;
-      const validate = (v: string) => {
-        if (!v) return true;
-        try {
-          parseValue(key, v);
-          return true;
-        } catch (error) {
-          return error instanceof Error ? error.message : 'invalid value';
-        }
-      };
-      if (key.secret) {
-        const has = !!secrets.providerToken;
-        const answer = await prompter.password({ message: `${key.description}${has ? ' (Enter keeps the stored one)' : ''}:`, validate });
-        if (answer) {
-          deps.redactor.add(answer);
-          values[name] = answer;
-        }
-      } else {
-        const current = getAtPath(settings, key.path);
-        const answer = await prompter.input({
-          message: `${key.description}:`,
-          default: typeof current === 'string' ? current : undefined,
-          validate,
-        });
-        if (answer && answer !== current) values[name] = answer;
-      }
-    }
+    const { askSettings } = await import('./setup-ask.js');
+    values = await askSettings(deps, profile, SETUP_QUESTIONS);
   }
-  const written: string[] = [];
-  if (Object.keys(values).length > 0) {
-    const parsed = Object.entries(values).map(([name, raw]) => {
+  const normal = normaliseValues(values);
+  for (const note of normal.notes) deps.err(`Note: ${note}\n`);
+  const parsed = Object.entries(normal.values)
+    .filter(([, raw]) => raw !== undefined)
+    .map(([name, raw]) => {
       const key = findSettingKey(name);
       if (!key) throw new UsageError(`Unknown setting ${name}.`);
       return { key, value: parseValue(key, raw as string) };
     });
+  if (parsed.length > 0) {
     const settingsStore = await deps.settings();
     for (const { key, value } of parsed) {
-      if (key.secret) {
-        await (await deps.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
-      } else settingsStore.updateProfile(profile, patchAtPath(key.path, value));
-      written.push(key.key);
+      if (key.secret) await (await deps.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
+      else settingsStore.updateProfile(profile, patchAtPath(key.path, value));
     }
-    deps.err(`Saved ${written.join(', ')} for profile "${profile}".\n`);
+    deps.err(`Saved ${parsed.map((p) => p.key.key).join(', ')} for profile "${profile}".\n`);
   }
-  if (opts.check) await check(opts, deps);
-  else if (written.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
-}
-
-interface CheckRow {
-  check: string;
-  result: 'ok' | 'failed' | 'not configured' | 'not checked';
-  detail: string;
-}
-
-/** Tests the provider settings without issuing anything. */
-async function check(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ providerClient, ProviderRefusedError, PROVIDER_ADVICE, nativeUrlProblem }, { TriggerId, PROVIDER_ERRORS }, chain, output] = await Promise.all([
-    import('../../giftcard/provider.js'),
-    import('../../schemas.js'),
-    import('../../giftcard/chain.js'),
-    import('../../output.js'),
-  ]);
-  const { client, settings } = await providerClient(deps, 10_000);
-  const { baseUrl } = await deps.profile();
-  const rows: CheckRow[] = [];
-  const missing = (['name', 'apiUrl', 'shopUrl', 'token'] as const).filter((k) => !settings[k]);
-  const names = { name: 'provider-name', apiUrl: 'provider-api-url', shopUrl: 'shop-url', token: 'provider-token' };
-  if (missing.length) {
-    const detail = `missing ${missing.map((m) => names[m]).join(', ')}`;
-    rows.push({ check: 'credit API token', result: 'not configured', detail });
-    rows.push({ check: 'store domain', result: 'not configured', detail });
-  } else {
-    // A lookup for a customer that does not exist tells the three answers apart:
-    // 401 "API key not found", 404 "Store domain not found", 404 "gift card not found".
-    try {
-      await client.lookup('opcli-setup-check');
-      rows.push({ check: 'credit API token', result: 'ok', detail: `accepted in ${client.tokenHeader}` });
-      rows.push({ check: 'store domain', result: 'ok', detail: `${settings.shopUrl} is known to the provider` });
-    } catch (error) {
-      if (error instanceof ProviderRefusedError && error.providerMessage === PROVIDER_ERRORS.apiKeyNotFound) {
-        rows.push({ check: 'credit API token', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE[error.providerMessage]}` });
-        rows.push({ check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' });
-      } else if (error instanceof ProviderRefusedError && error.providerMessage === PROVIDER_ERRORS.storeDomainNotFound) {
-        rows.push({ check: 'credit API token', result: 'ok', detail: `accepted in ${client.tokenHeader}` });
-        rows.push({ check: 'store domain', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE[error.providerMessage]}` });
-      } else {
-        const message = error instanceof Error ? error.message : String(error);
-        rows.push({ check: 'credit API token', result: 'failed', detail: message });
-        rows.push({ check: 'store domain', result: 'not checked', detail: 'the provider could not be reached' });
-      }
-    }
-  }
-  if (!settings.triggerId) rows.push({ check: 'trigger id', result: 'not configured', detail: 'the trigger workflow path is off' });
-  else if (!TriggerId.safeParse(settings.triggerId).success) {
-    rows.push({ check: 'trigger id', result: 'failed', detail: `"${settings.triggerId}" is not a UUID: enter only the last path segment of the execute URL` });
-  } else if (!settings.triggerUrl) rows.push({ check: 'trigger id', result: 'failed', detail: 'well-formed, but trigger-url (the execute URL without the id) is missing' });
-  else rows.push({ check: 'trigger id', result: 'ok', detail: `well-formed; execute URL ${client.triggerUrl()}` });
-  const nativeProblem = nativeUrlProblem(settings.nativeUrl, baseUrl);
-  rows.push(
-    !settings.nativeUrl
-      ? { check: 'native gift card', result: 'not configured', detail: 'the last fallback is off' }
-      : nativeProblem
-        ? { check: 'native gift card', result: 'failed', detail: `${nativeProblem} Set native-url on the service's host, or unset it.` }
-        : { check: 'native gift card', result: 'ok', detail: `configured (${client.nativeUrl()}); not contacted, it would issue a card` },
-  );
-  let first: string;
-  try {
-    first = chain.describePath(chain.planChain(settings, { customerId: 'x' }, baseUrl).first);
-  } catch (error) {
-    first = nativeProblem && error instanceof UsageError ? 'none: the native URL is refused' : 'none: nothing is configured';
-  }
-  const failed = rows.filter((r) => r.result === 'failed');
-  if (opts.json) output.printJson(deps, { ok: failed.length === 0, firstPath: first, checks: rows });
-  else {
-    await output.printTable(
-      deps,
-      [
-        { header: 'CHECK', value: (r) => r.check },
-        { header: 'RESULT', value: (r) => r.result },
-        { header: 'DETAIL', value: (r) => r.detail },
-      ],
-      rows,
-      output.outputMode(deps, {}),
-    );
-    deps.err(`First path for a customer with a known id: ${first}.\n`);
-  }
-  if (failed.length) throw new OpcliError(`${failed.length} provider check(s) failed: ${failed.map((f) => f.check).join(', ')}.`, { hint: 'See the details above.' });
+  if (opts.check) await (await import('./setup-check.js')).check(opts.json, deps);
+  else if (parsed.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
 }

@@ -14,6 +14,7 @@ export function register(program: Command, deps: Deps): void {
     .option('--auto-approve', 'the consent page approves at once (no browser click needed)')
     .option('--trigger-delay <duration|never>', 'delay before a trigger workflow posts its credit (e.g. 1s, 300ms), or "never"', '1s')
     .option('--write-profile <name>', 'write a ready profile (URLs, client, store, provider) for this sandbox')
+    .option('--force', 'with --write-profile: replace a profile even if it points at a real service')
     .option('--json', 'print the URLs and credentials as one JSON object')
     .addHelpText(
       'after',
@@ -35,6 +36,7 @@ Examples:
         autoApprove?: boolean;
         triggerDelay: string;
         writeProfile?: string;
+        force?: boolean;
         json?: boolean;
       }) => {
         const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings.js')]);
@@ -50,6 +52,7 @@ Examples:
             autoApprove: !!flags.autoApprove,
             triggerDelay: flags.triggerDelay === 'never' ? null : parseDuration(flags.triggerDelay, '--trigger-delay', { maxMs: 3_600_000 }),
             writeProfile: profile?.data,
+            force: !!flags.force,
             json: !!flags.json,
           },
           deps,

@@ -9,11 +9,17 @@ export interface SandboxCommandOptions {
   /** Milliseconds, or null for never. */
   triggerDelay?: number | null;
   writeProfile?: string;
+  /** Overwrite a --write-profile profile that points at a real service. */
+  force?: boolean;
   json: boolean;
 }
 
 /** Starts the sandbox, prints its URLs and credentials, and stops it when `deps.signal` aborts. */
 export async function run(opts: SandboxCommandOptions, deps: Deps): Promise<void> {
+  if (opts.writeProfile !== undefined && !opts.force) {
+    const { assertReplaceableBySandbox } = await import('../../config/sandbox-profile.js');
+    assertReplaceableBySandbox(await deps.settings(), await deps.credentials(), opts.writeProfile);
+  }
   const { startSandbox } = await import('../../sandbox/index.js');
   const sandbox = await startSandbox({
     port: opts.port,

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
 import { ProductVariant } from '../../schemas.js';
-import { pathIdProblem } from '../../text/flag-text.js';
+import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
 
 export interface CreateOptions {
@@ -49,9 +49,9 @@ Examples:
     });
 }
 
-/** Refuses a productId that cannot name a product: empty, control characters, or a bare `.`/`..` path segment. */
+/** Refuses a productId no one typed on purpose (`.` and `..` are refused where the path is built). */
 function checkProductId(productId: string): void {
-  const problem = pathIdProblem(productId);
+  const problem = textProblem(productId);
   if (problem) throw new UsageError(`The productId argument ${problem}.`, 'Pass the id of the parent product.');
 }
 
@@ -97,7 +97,7 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
 }
 
 /**
- * CHOICE: the spec types productImage as a string and only describes it as an image URL, so a
+ * Where the spec is silent (docs/_incoming/issue-17.md): it types productImage as a string and only describes it as an image URL, so a
  * server might take a relative path or a CDN key. opcli sends what it is given and warns when it is
  * not an http(s) URL.
  */

@@ -1,0 +1,45 @@
+/** The questions of `giftcard setup` on a terminal, in plain words; Enter keeps the current value. */
+import type { Deps } from '../../deps.js';
+
+/** Asks for each provider setting and answers the values that changed, as typed. */
+export async function askSettings(deps: Deps, profile: string, questions: Record<string, string>): Promise<Record<string, string>> {
+  const [{ findSettingKey, getAtPath }, { parseValue }, { normaliseValues }] = await Promise.all([
+    import('../../config/settings.js'),
+    import('../config/set.js'),
+    import('../../giftcard/setup.js'),
+  ]);
+  const settings = (await deps.settings()).getProfile(profile) ?? {};
+  const secrets = (await deps.credentials()).read(profile);
+  const prompter = await deps.prompter();
+  const values: Record<string, string> = {};
+  deps.err(`Gift card provider settings for profile "${profile}". Enter keeps the value in brackets.\n`);
+  for (const [name, question] of Object.entries(questions)) {
+    const key = findSettingKey(name);
+    if (!key) continue;
+    // A whole execute URL pasted for the trigger id already gave the trigger URL.
+    if (name === 'trigger-url' && values['trigger-id'] && normaliseValues({ 'trigger-id': values['trigger-id'] }).values['trigger-url']) continue;
+    const validate = (v: string) => {
+      if (!v) return true;
+      try {
+        parseValue(key, normaliseValues({ [name]: v }).values[name] as string);
+        return true;
+      } catch (error) {
+        return error instanceof Error ? error.message : 'invalid value';
+      }
+    };
+    if (key.secret) {
+      const keep = secrets.providerToken ? ' Enter keeps the stored one.' : '';
+      const answer = await prompter.password({ message: `${question}${keep}`, validate });
+      if (answer) {
+        deps.redactor.add(answer);
+        values[name] = answer;
+      }
+      continue;
+    }
+    const current = getAtPath(settings, key.path);
+    const answer = (await prompter.input({ message: question, default: typeof current === 'string' ? current : undefined, validate })).trim();
+    // Kept as typed: the caller normalises every value once and says what it changed.
+    if (answer && answer !== current) values[name] = answer;
+  }
+  return values;
+}

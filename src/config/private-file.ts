@@ -1,0 +1,173 @@
+/**
+ * Files and folders that hold secrets (settings, credentials, the ledger, the pending login, the
+ * locks). Nothing here follows a symbolic link, trusts a file or folder another user owns, or uses
+ * a folder others can write into (where they could plant a link or a file); and nothing here
+ * changes the mode of a folder opcli did not create.
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, type Stats, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ExitCode, OpcliError } from '../errors.js';
+
+/** A config file or folder that opcli refuses to use: exit 2, with what to check. */
+export class UnsafePathError extends OpcliError {
+  readonly path: string;
+  constructor(path: string, message: string, hint: string) {
+    super(message, { exitCode: ExitCode.usage, hint, details: { path } });
+    this.path = path;
+  }
+}
+
+// Windows has no O_NOFOLLOW and no uid; the checks that need them are skipped there.
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
+
+function ownerProblem(st: Stats): string | undefined {
+  const uid = myUid();
+  // No exception for root: root following a link another user planted is the worst case of all.
+  if (uid === undefined || st.uid === uid) return undefined;
+  return `is owned by another user (uid ${st.uid}; you are uid ${uid})`;
+}
+
+const modeText = (st: Stats) => `0${(st.mode & 0o7777).toString(8)}`;
+
+/**
+ * Makes sure `dir` is a safe config folder: created 0700 when missing (with any missing parents);
+ * an existing one must be a folder you own that neither group nor others can write. An existing
+ * folder's mode is never changed.
+ */
+export function ensurePrivateDir(dir: string): void {
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadable(dir, 'config folder', error);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    st = statSync(dir);
+  }
+  if (!st.isDirectory()) {
+    throw new UnsafePathError(dir, `The config folder ${dir} is not a folder.`, 'Point OPCLI_CONFIG_DIR at a folder, or move the file aside.');
+  }
+  if (myUid() === undefined) return;
+  const owner = ownerProblem(st);
+  if (owner) {
+    throw new UnsafePathError(
+      dir,
+      `The config folder ${dir} ${owner}: opcli keeps your secrets there and will not use it.`,
+      'Use a folder of your own: set OPCLI_CONFIG_DIR to one (mkdir -m 700 ~/.config/opcli), or check who owns this one.',
+    );
+  }
+  if ((st.mode & 0o022) !== 0) {
+    throw new UnsafePathError(
+      dir,
+      `The config folder ${dir} can be written by ${st.mode & 0o002 ? 'every user' : 'its group'} (mode ${modeText(st)}): anyone who can write there could plant a file or link that sends your token elsewhere.`,
+      `Use a folder only you can write: \`chmod go-w ${dir}\` if it is yours alone, or set OPCLI_CONFIG_DIR to a private folder (mkdir -m 700 …). opcli does not change the mode of a folder it did not create.`,
+    );
+  }
+}
+
+/** Checks an open file (fstat, so there is no race with the path): a regular file you own that others cannot write. */
+function checkOpened(fd: number, path: string, what: string): void {
+  const st = fstatSync(fd);
+  if (!st.isFile()) throw new UnsafePathError(path, `The ${what} ${path} is not a regular file.`, `Move it aside (\`mv ${path} ${path}.bak\`) and try again.`);
+  // Windows reports neither owners nor meaningful modes: only the link and file-type checks apply.
+  if (myUid() === undefined) return;
+  const owner = ownerProblem(st);
+  if (owner) throw new UnsafePathError(path, `The ${what} ${path} ${owner}: refused.`, 'Check who created it; move it aside if it is not yours.');
+  if ((st.mode & 0o022) !== 0) {
+    throw new UnsafePathError(path, `The ${what} ${path} can be written by other users (mode ${modeText(st)}): refused.`, `If it is yours, \`chmod 600 ${path}\`; otherwise move it aside.`);
+  }
+}
+
+function unreadable(path: string, what: string, error: unknown): OpcliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP' || code === 'EMLINK') {
+    return new UnsafePathError(
+      path,
+      `The ${what} ${path} is a symbolic link: opcli does not follow links for its config files.`,
+      `Replace the link with the file itself, or point OPCLI_CONFIG_DIR at the folder that holds it. Check who created the link first.`,
+    );
+  }
+  return new OpcliError(`The ${what} ${path} cannot be opened: ${(error as Error).message}.`, {
+    exitCode: ExitCode.usage,
+    hint: 'Check the permissions of the config folder (`opcli config path`).',
+    cause: error,
+  });
+}
+
+/**
+ * Opens a file without following a symbolic link (O_NOFOLLOW) and checks the opened file: a regular
+ * file you own that others cannot write. `flags` are the usual fs.constants O_* flags. Returns the
+ * descriptor, or undefined when the file does not exist and O_CREAT was not asked for.
+ */
+export function openPrivateFile(path: string, flags: number, what: string, mode = 0o600): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, flags | NOFOLLOW, mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !(flags & constants.O_CREAT)) return undefined;
+    throw unreadable(path, what, error);
+  }
+  try {
+    checkOpened(fd, path, what);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return fd;
+}
+
+/** Checks a path: absent (false), or a private regular file (true); a link, a foreign or shared file throws. */
+export function assertPrivateFile(path: string, what: string): boolean {
+  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  if (fd === undefined) return false;
+  closeSync(fd);
+  return true;
+}
+
+/** Whether `path` is a symbolic link (lstat), for callers that must refuse before creating. */
+export function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Reads a private file as UTF-8, or undefined when it does not exist. */
+export function readPrivateFile(path: string, what: string): string | undefined {
+  // O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file.
+  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  if (fd === undefined) return undefined;
+  try {
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes a private file atomically: a new 0600 temporary file beside it (O_EXCL, so never through a
+ * planted link), flushed, then renamed over the old one. A reader sees the old or the new file,
+ * never half of one.
+ */
+export function writePrivateFileAtomic(path: string, text: string): void {
+  ensurePrivateDir(dirname(path));
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    renameSync(tmp, path);
+  } catch (error) {
+    rmSync(tmp, { force: true });
+    throw error;
+  }
+}

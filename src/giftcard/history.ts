@@ -1,0 +1,151 @@
+/**
+ * The ledger as people read it, and `--verify`: re-reading the loyalty cards of issuances that fell
+ * back from the trigger, to find a late trigger credit (a double payment). No prompt, no print.
+ */
+import { OpcliError } from '../errors.js';
+import { doubleCreditWarning, lateCreditSeen } from './chain.js';
+import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
+import type { Issuance, Ledger } from './ledger.js';
+import type { ProviderClient } from './provider.js';
+
+/** One issuance as `history` shows it. */
+export interface HistoryRow {
+  at: string;
+  issuance: string;
+  claimId: string | null;
+  orderNumber: string;
+  bonus: boolean;
+  amount: string;
+  currency: string;
+  email: string;
+  name: string;
+  customerId: string | null;
+  status: string;
+  path: string | null;
+  cardId: string | null;
+  balance: string | null;
+  possibleDoubleCredit: boolean;
+  user: string;
+  profile: string;
+  shopUrl: string | null;
+  forced: boolean;
+  error: string | null;
+  warnings: string[];
+}
+
+/** What --verify found for one issuance. */
+export interface VerifyResult {
+  issuance: string;
+  key: string;
+  cardId: string | null;
+  result: 'ok' | 'possible-double-credit' | 'error';
+  message: string;
+}
+
+export interface HistoryFilter {
+  claim?: string;
+  order?: string;
+}
+
+function matches(i: Issuance, filter: HistoryFilter): boolean {
+  return (!filter.claim || i.attempt.claimId === filter.claim) && (!filter.order || i.attempt.orderNumber === filter.order);
+}
+
+/** The ledger's issuances that match the filter, as rows. `currency` names amounts recorded without one. */
+export function historyRows(issuances: Issuance[], filter: HistoryFilter, currency = DEFAULT_CURRENCY): HistoryRow[] {
+  return issuances
+    .filter((i) => matches(i, filter))
+    .map((i) => ({
+      at: i.attempt.at,
+      issuance: i.attempt.issuance,
+      claimId: i.attempt.claimId ?? null,
+      orderNumber: i.attempt.orderNumber,
+      bonus: i.attempt.bonus,
+      amount: i.attempt.amount,
+      currency: i.attempt.currency ?? currency,
+      email: i.attempt.email,
+      name: i.attempt.name,
+      customerId: i.attempt.customerId ?? null,
+      status: i.outcome?.status ?? 'attempt',
+      path: i.outcome?.path ?? null,
+      cardId: i.outcome?.cardId ?? null,
+      balance: i.outcome?.balanceCents !== undefined ? formatCents(i.outcome.balanceCents) : null,
+      possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0,
+      user: i.attempt.user,
+      profile: i.attempt.profile,
+      shopUrl: i.attempt.shopUrl ?? null,
+      forced: i.attempt.forced,
+      error: i.outcome?.error ?? null,
+      warnings: i.warnings.map((w) => w.message),
+    }));
+}
+
+/**
+ * Re-reads the loyalty card of every matching issuance that fell back from the trigger, appends a
+ * warning record for each late trigger credit found, and says what it found. `warn` gets each new
+ * warning as it is found.
+ */
+export async function verifyIssuances(
+  ledger: Ledger,
+  issuances: Issuance[],
+  filter: HistoryFilter,
+  env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
+): Promise<VerifyResult[]> {
+  const verified: VerifyResult[] = [];
+  for (const [index, entry] of issuances.entries()) {
+    const o = entry.outcome;
+    if (!matches(entry, filter) || !o?.watch || o.status !== 'issued') continue;
+    const watch = o.watch;
+    const base = { issuance: entry.attempt.issuance, key: entry.attempt.key, cardId: watch.cardId };
+    if (o.possibleDoubleCredit || entry.warnings.length) {
+      verified.push({ ...base, result: 'possible-double-credit', message: 'flagged earlier' });
+      continue;
+    }
+    // Credits this ledger put on the same card later are not late trigger credits.
+    const laterCents = issuances
+      .slice(index + 1)
+      .filter((l) => l.outcome?.status === 'issued' && watch.cardId && l.outcome.cardId === watch.cardId)
+      .reduce((sum, l) => sum + l.attempt.amountCents, 0);
+    try {
+      const card = await env.client.lookup(watch.customerId);
+      if (card && lateCreditSeen(watch, card, entry.attempt.amountCents, laterCents)) {
+        const currency = entry.attempt.currency ?? env.currency;
+        const message = doubleCreditWarning({ amountCents: entry.attempt.amountCents, customerId: watch.customerId, currency }, card.gift_card_id);
+        const record = {
+          v: 1 as const,
+          issuance: entry.attempt.issuance,
+          key: entry.attempt.key,
+          at: new Date(env.now()).toISOString(),
+          user: env.user,
+          type: 'warning' as const,
+          kind: 'possible-double-credit' as const,
+          message,
+          cardId: card.gift_card_id,
+          balanceCents: numberToCents(card.amount),
+        };
+        await ledger.appendLocked(record);
+        entry.warnings.push(record);
+        verified.push({ ...base, cardId: card.gift_card_id, result: 'possible-double-credit', message });
+        env.warn(message);
+      } else {
+        verified.push({ ...base, result: 'ok', message: `balance ${card ? formatCents(numberToCents(card.amount)) : 'none'}: no late trigger credit` });
+      }
+    } catch (error) {
+      if (!(error instanceof OpcliError)) throw error;
+      verified.push({ ...base, result: 'error', message: error.message });
+    }
+  }
+  return verified;
+}
+
+/** An ISO time as a person reads it: local with its offset, or UTC. */
+export function formatTime(iso: string, utc: boolean): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, '0');
+  if (utc) return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} UTC`;
+  const offset = -d.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const zone = `${sign}${p(Math.floor(Math.abs(offset) / 60))}:${p(Math.abs(offset) % 60)}`;
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${zone}`;
+}

@@ -1,0 +1,251 @@
+/**
+ * One store credit issuance, exactly once: validate the request, plan the chain, refuse a
+ * duplicate from the ledger, record the attempt, run the chain, record the outcome. No prompt and
+ * no print: the verb asks and renders; this module takes an environment and returns or throws.
+ */
+import { ApiError, ExitCode, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
+import {
+  type ChainEnv,
+  type ChainPlan,
+  type ChainResult,
+  type ChainTiming,
+  type CreditRequest,
+  type DryRunStep,
+  cardContent,
+  describePath,
+  dryRunSteps,
+  planChain,
+  requestBodies,
+  runChain,
+} from './chain.js';
+import { blockingIssuances, type Issuance, issuanceKey, type Ledger } from './ledger.js';
+import { DEFAULT_CURRENCY, formatCents, formatMoney } from './money.js';
+import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
+
+/** What a person or a script asked for, after parsing. */
+export interface IssueInput {
+  issuance: string;
+  claimId?: string;
+  orderNumber: string;
+  bonus: boolean;
+  amountCents: number;
+  email: string;
+  name: string;
+  customerId?: string;
+}
+
+/** The profile facts an issuance needs. */
+export interface IssueProfile {
+  name: string;
+  baseUrl?: string;
+  storeId?: string;
+}
+
+/** An issuance ready to confirm and send: nothing has been sent or recorded. */
+export interface PreparedIssue {
+  req: CreditRequest;
+  plan: ChainPlan;
+  key: string;
+  /** "claim C-1" or "bonus credit for order #1001". */
+  what: string;
+  currency: string;
+  profile: IssueProfile;
+  settings: ProviderSettings;
+}
+
+/** Validates the request with the shared schemas and plans the chain. Sends nothing. */
+export function prepareIssue(input: IssueInput, settings: ProviderSettings, profile: IssueProfile): PreparedIssue {
+  const currency = settings.currency ?? DEFAULT_CURRENCY;
+  const req: CreditRequest = { ...input, currency };
+  const plan = planChain(settings, req, profile.baseUrl);
+  try {
+    requestBodies(req, settings);
+  } catch (error) {
+    throw new ValidationError(`The request cannot be sent: ${error instanceof Error ? error.message : String(error)}`, []);
+  }
+  const key = issuanceKey(req, { shopUrl: settings.shopUrl, storeId: profile.storeId });
+  const what = req.bonus ? `bonus credit for order #${req.orderNumber}` : `claim ${req.claimId}`;
+  return { req, plan, key, what, currency, profile, settings };
+}
+
+/** Where the chain starts, in words, with the trigger's wait. */
+export function firstPathText(prepared: PreparedIssue, timing: ChainTiming): string {
+  return prepared.plan.first === 'trigger'
+    ? `the trigger workflow, then the credit API if it does not post within ${formatSeconds(timing.triggerWaitMs)}`
+    : describePath(prepared.plan.first);
+}
+
+/** The lines a person confirms: amount with currency, customer, references, first path. */
+export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [string, string][] {
+  const { req } = prepared;
+  return [
+    ['Amount', formatMoney(req.amountCents, prepared.currency)],
+    ['Customer', req.name],
+    ['E-mail', req.email],
+    ['Customer id', req.customerId ?? '(none: a new gift card is created)'],
+    ['Reference', req.bonus ? `order #${req.orderNumber} (bonus)` : `claim ${req.claimId}, order #${req.orderNumber}`],
+    ['Subject', cardContent(req).subject],
+    ['First path', firstPathText(prepared, timing)],
+    ['Profile', prepared.profile.name],
+  ];
+}
+
+/** The planned requests, for --dry-run, and how many earlier issuances would block a real run. */
+export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming, ledger: Ledger): { steps: DryRunStep[]; earlier: number } {
+  return { steps: dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing), earlier: blockingIssuances(ledger.issuances(), prepared.key).length };
+}
+
+/** An earlier issuance for the same claim or order blocks this one. */
+export class DuplicateIssuanceError extends OpcliError {}
+
+/** Refuses when the ledger holds a blocking issuance for the key, unless forced. */
+export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force: boolean): void {
+  const earlier = blockingIssuances(ledger.issuances(), prepared.key);
+  if (earlier.length === 0 || force) return;
+  const last = earlier[earlier.length - 1] as Issuance;
+  const a = last.attempt;
+  const o = last.outcome;
+  const { req, what } = prepared;
+  const lookup = req.bonus ? `--order ${req.orderNumber}` : `--claim ${req.claimId}`;
+  const money = a.currency ? formatMoney(a.amountCents, a.currency) : a.amount;
+  const record = `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
+  const check = `Check the customer's card at the provider and \`opcli giftcard history ${lookup}\`; pass --force only when you are sure nothing was paid.`;
+  if (!o) {
+    throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what} has no recorded outcome (${record}).`, {
+      hint: `It is still running, or it stopped before finishing and may have paid. ${check}`,
+    });
+  }
+  if (o.status === 'uncertain') {
+    throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what} ended with an unknown outcome (${record}).`, { hint: `It may have paid. ${check}` });
+  }
+  throw new DuplicateIssuanceError(`Store credit for ${what} was already issued (${record}).`, {
+    hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
+  });
+}
+
+/** What the issuance needs from outside. */
+export interface IssueEnv {
+  client: ProviderClient;
+  ledger: Ledger;
+  timing: ChainTiming;
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  /** Progress in plain words. */
+  say(text: string): void;
+  /** Removes secrets from text that goes to the ledger. */
+  redact(text: string): string;
+  aborted(): boolean;
+  user: string;
+  host: string;
+  force: boolean;
+}
+
+/** A finished issuance. */
+export interface IssueOutcome extends ChainResult {
+  notes: string[];
+}
+
+/**
+ * Records the attempt (refusing a duplicate under the ledger's lock), runs the chain and records
+ * the outcome. A refusal before any money moved is recorded `failed`; anything after a request that
+ * may have moved money is `uncertain`. Throws InterruptedError on Ctrl-C, after recording.
+ */
+export async function issueCredit(prepared: PreparedIssue, env: IssueEnv): Promise<IssueOutcome> {
+  const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
+  const stamp = () => new Date(env.now()).toISOString();
+  const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
+  await ledger.withLock(async () => {
+    refuseDuplicates(ledger, prepared, env.force);
+    ledger.append({
+      ...common,
+      at: stamp(),
+      type: 'attempt',
+      claimId: req.claimId,
+      orderNumber: req.orderNumber,
+      bonus: req.bonus,
+      amountCents: req.amountCents,
+      amount: formatCents(req.amountCents),
+      currency: prepared.currency,
+      email: req.email,
+      name: req.name,
+      customerId: req.customerId,
+      profile: prepared.profile.name,
+      shopUrl: prepared.settings.shopUrl,
+      storeId: prepared.profile.storeId,
+      firstPath: plan.first,
+      forced: env.force,
+      host: env.host,
+    });
+  });
+
+  const progress = { moneyMayHaveMoved: false, triggerPosted: false, notes: [] as string[] };
+  const chainEnv: ChainEnv = { client: env.client, settings: prepared.settings, timing: env.timing, now: env.now, sleep: env.sleep, say: env.say };
+  let result: ChainResult;
+  try {
+    result = await runChain(req, plan, chainEnv, progress);
+  } catch (error) {
+    // A refusal (a provider answer, or a connection that provably never reached the server) moved
+    // no money; but once the trigger was posted its credit may still arrive, whatever happens after.
+    const refused =
+      error instanceof ProviderRefusedError ||
+      (error instanceof ApiError && error.status < 500) ||
+      (error instanceof NetworkError && !error.sent) ||
+      error instanceof UsageError;
+    const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';
+    const message = error instanceof Error ? error.message : String(error);
+    await ledger.appendLocked({ ...common, at: stamp(), type: 'outcome', status, triggerPosted: progress.triggerPosted, possibleDoubleCredit: false, error: env.redact(message), notes: progress.notes });
+    throw explainFailure(error, status, prepared, progress.notes, env.aborted());
+  }
+  await ledger.appendLocked({
+    ...common,
+    at: stamp(),
+    type: 'outcome',
+    status: 'issued',
+    path: result.path,
+    cardId: result.card.gift_card_id,
+    balanceCents: result.balanceCents,
+    triggerPosted: result.triggerPosted,
+    watch: result.watch,
+    possibleDoubleCredit: result.possibleDoubleCredit,
+    notes: result.notes,
+  });
+  return result;
+}
+
+/** An issuance that did not finish, with what was recorded and the notes gathered on the way. */
+export class IssuanceFailedError extends OpcliError {
+  readonly status: 'failed' | 'uncertain';
+  readonly notes: string[];
+  /** Ended by Ctrl-C (exit 130). */
+  readonly interrupted: boolean;
+  constructor(message: string, status: 'failed' | 'uncertain', notes: string[], options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean }) {
+    super(message, options);
+    this.status = status;
+    this.notes = notes;
+    this.interrupted = !!options.interrupted;
+  }
+}
+
+function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared: PreparedIssue, notes: string[], aborted: boolean): unknown {
+  const { what } = prepared;
+  if (aborted) {
+    return new IssuanceFailedError(
+      status === 'uncertain'
+        ? `Interrupted after a request that moves money was sent: store credit for ${what} may have been issued; recorded as uncertain in the ledger.`
+        : `Interrupted before any money was sent for ${what}; recorded as failed in the ledger.`,
+      status,
+      notes,
+      { exitCode: ExitCode.interrupted, interrupted: true, cause: error },
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const hint = error instanceof OpcliError ? error.hint : undefined;
+  if (status === 'uncertain') {
+    return new IssuanceFailedError(`Store credit for ${what} may or may not have been issued: ${message}`, status, notes, {
+      hint: `${hint ? `${hint}\n` : ''}Recorded as uncertain in the ledger. Check the customer's card at the provider before anything else; \`opcli giftcard history\` shows the record, and --force issues again only when you are sure nothing was paid.`,
+      cause: error,
+    });
+  }
+  const exitCode = error instanceof OpcliError ? error.exitCode : ExitCode.failed;
+  return new IssuanceFailedError(`${message}\nNothing was issued for ${what}; recorded as failed in the ledger.`, status, notes, { hint, cause: error, exitCode });
+}

@@ -1,0 +1,122 @@
+/**
+ * `giftcard setup` without the terminal: values normalised the way people paste them (a whole
+ * trigger execute URL, https://shop.example/), and the check that tells a wrong token from a wrong
+ * store domain without issuing anything. No prompt, no print.
+ */
+import { TriggerId } from '../schemas.js';
+import { describePath, planChain } from './chain.js';
+import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVIDER_ADVICE, nativeUrlProblem } from './provider.js';
+
+/** Setting names (as `config set` knows them) to raw values. */
+export type SetupValues = Partial<Record<string, string>>;
+
+/**
+ * Normalises pasted values and says what it changed. A trigger id given as a whole execute URL
+ * gives the id (its last path segment, as the spec says) and, unless given too, the trigger-url; a
+ * shop URL loses its scheme, path and trailing slash.
+ */
+export function normaliseValues(values: SetupValues): { values: SetupValues; notes: string[] } {
+  const out = { ...values };
+  const notes: string[] = [];
+  const trigger = out['trigger-id']?.trim();
+  if (trigger && /^https?:\/\//i.test(trigger)) {
+    const url = safeUrl(trigger);
+    const segments = url ? url.pathname.split('/').filter(Boolean) : [];
+    const id = segments.pop();
+    if (url && id && TriggerId.safeParse(id).success) {
+      out['trigger-id'] = id;
+      const base = `${url.origin}/${segments.join('/')}`.replace(/\/+$/, '');
+      if (!out['trigger-url']) out['trigger-url'] = base;
+      notes.push(`Took the trigger id ${id} from the end of the execute URL${values['trigger-url'] ? '' : `; the execute URL without it is ${base}`}.`);
+    }
+  }
+  const shop = out['shop-url']?.trim();
+  if (shop) {
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(shop) ? safeUrl(shop) : undefined;
+    const domain = (url ? url.host : shop.replace(/\/+$/, '')).toLowerCase();
+    if (domain !== shop) notes.push(`Saved the store domain as ${domain} (the provider wants the domain alone, not ${shop}).`);
+    out['shop-url'] = domain;
+  }
+  if (out.currency) out.currency = out.currency.trim().toUpperCase();
+  return { values: out, notes };
+}
+
+function safeUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One line of `setup --check`. */
+export interface CheckRow {
+  check: string;
+  result: 'ok' | 'failed' | 'not configured' | 'not checked';
+  detail: string;
+}
+
+const NAMES = { name: 'provider-name', apiUrl: 'provider-api-url', shopUrl: 'shop-url', token: 'provider-token' } as const;
+
+/** The credit API rows: a lookup for a customer that does not exist tells the answers apart. */
+async function creditApiRows(client: ProviderClient, settings: ProviderSettings): Promise<CheckRow[]> {
+  const missing = (['name', 'apiUrl', 'shopUrl', 'token'] as const).filter((k) => !settings[k]);
+  if (missing.length) {
+    const detail = `missing ${missing.map((m) => NAMES[m]).join(', ')}`;
+    return [
+      { check: 'credit API token', result: 'not configured', detail },
+      { check: 'store domain', result: 'not configured', detail },
+    ];
+  }
+  const tokenOk: CheckRow = { check: 'credit API token', result: 'ok', detail: `accepted (sent as ${client.tokenHeader})` };
+  try {
+    await client.lookup('opcli-setup-check');
+    return [tokenOk, { check: 'store domain', result: 'ok', detail: `${settings.shopUrl} is known to the provider` }];
+  } catch (error) {
+    if (error instanceof ProviderRefusedError && error.condition === 'api-key') {
+      return [
+        { check: 'credit API token', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}` },
+        { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
+      ];
+    }
+    if (error instanceof ProviderRefusedError && error.condition === 'store-domain') {
+      return [tokenOk, { check: 'store domain', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['store-domain']}` }];
+    }
+    if (error instanceof ProviderRefusedError && (error.status === 401 || error.status === 403)) {
+      return [
+        { check: 'credit API token', result: 'failed', detail: `the provider refused the token (${error.status}): ${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}` },
+        { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
+      ];
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return [
+      { check: 'credit API token', result: 'failed', detail: `the provider did not answer as expected: ${message}` },
+      { check: 'store domain', result: 'not checked', detail: 'the provider did not answer as expected' },
+    ];
+  }
+}
+
+/** Tests the provider settings without issuing anything; the first path in words. */
+export async function checkProvider(client: ProviderClient, settings: ProviderSettings, baseUrl: string | undefined): Promise<{ rows: CheckRow[]; firstPath: string }> {
+  const rows = await creditApiRows(client, settings);
+  if (!settings.triggerId) rows.push({ check: 'trigger id', result: 'not configured', detail: 'the trigger workflow path is off' });
+  else if (!TriggerId.safeParse(settings.triggerId).success) {
+    rows.push({ check: 'trigger id', result: 'failed', detail: `"${settings.triggerId}" is not a UUID: enter only the last path segment of the execute URL` });
+  } else if (!settings.triggerUrl) rows.push({ check: 'trigger id', result: 'failed', detail: 'well-formed, but trigger-url (the execute URL without the id) is missing' });
+  else rows.push({ check: 'trigger id', result: 'ok', detail: `well-formed; execute URL ${client.triggerUrl()}` });
+  const nativeProblem = nativeUrlProblem(settings.nativeUrl, baseUrl);
+  rows.push(
+    !settings.nativeUrl
+      ? { check: 'native gift card', result: 'not configured', detail: 'the last fallback is off' }
+      : nativeProblem
+        ? { check: 'native gift card', result: 'failed', detail: `${nativeProblem} Set native-url on the service's host, or unset it.` }
+        : { check: 'native gift card', result: 'ok', detail: `configured (${client.nativeUrl()}); not contacted, it would issue a card` },
+  );
+  let firstPath: string;
+  try {
+    firstPath = describePath(planChain(settings, { customerId: 'x' }, baseUrl).first);
+  } catch {
+    firstPath = nativeProblem ? 'none: the native URL is refused' : 'none: nothing is configured';
+  }
+  return { rows, firstPath };
+}
