@@ -72,6 +72,8 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
     .configureOutput({
       writeOut: (s) => deps.out(s),
       writeErr: (s) => deps.err(s),
+      // One spelling for every error line, commander's own included.
+      outputError: (s, write) => write(s.replace(/^error:/, 'Error:')),
     });
   program.hook('preAction', () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean }>();
@@ -86,6 +88,10 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
   for (const group of GROUPS) {
     if (group.name === word) (await group.load()).register(program, deps);
     else program.command(group.name).description(group.description);
+  }
+  if (GROUPS.some((g) => g.name === word)) {
+    const { refuseRepeatedOptions } = await import('./repeated-options.js');
+    refuseRepeatedOptions(program);
   }
   return program;
 }

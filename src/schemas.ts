@@ -61,6 +61,19 @@ export const PlatformId = z
 
 const FiniteNumber = z.number().refine(Number.isFinite, { message: 'expected a finite number' });
 const Money = FiniteNumber;
+/** A price, amount or cost: nothing a store charges or pays is below zero. */
+const NonNegativeMoney = Money.refine((n) => n >= 0, { message: 'expected an amount of 0 or more' });
+/** Degrees north or south: a latitude exists only from -90 to 90. */
+const Latitude = FiniteNumber.refine((n) => n >= -90 && n <= 90, { message: 'expected a latitude from -90 to 90' });
+/** Degrees east or west: a longitude exists only from -180 to 180. */
+const Longitude = FiniteNumber.refine((n) => n >= -180 && n <= 180, { message: 'expected a longitude from -180 to 180' });
+
+/**
+ * Where the spec is silent (docs/_incoming/issue-17.md): it calls these image URLs (and the signature a URI) without naming schemes. The
+ * service has to fetch an image, so opcli accepts http and https only; `javascript:`, `file:` or a
+ * bare `foo:bar`, which a URL parser accepts, are refused before anything is sent.
+ */
+const ImageUrl = z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' });
 
 // ---------------------------------------------------------------------------------------------
 // Order (endpoint 5 body) and order records (endpoint 4 nodes)
@@ -76,16 +89,18 @@ export const Order = z.strictObject({
   sourceUpdatedAt: DateTime.optional(),
   sourceCancelledAt: DateTime.optional(),
   platformId: PlatformId.optional(),
-  premiumPaid: Money.optional(),
-  total: Money.optional(),
+  premiumPaid: NonNegativeMoney.optional(),
+  total: NonNegativeMoney.optional(),
+  // Where the spec is silent (docs/_incoming/issue-17.md): platforms write a discount as a positive amount off or as a negative line; the spec
+  // does not say which, so either sign is accepted.
   discountTotal: Money.optional(),
-  shippingCost: Money.optional(),
-  tax: Money.optional(),
-  subtotal: Money.optional(),
+  shippingCost: NonNegativeMoney.optional(),
+  tax: NonNegativeMoney.optional(),
+  subtotal: NonNegativeMoney.optional(),
   customerEmail: z.email().optional(),
   customerName: z.string().optional(),
   customerPhone: z.string().optional(),
-  shippingCostTax: Money.optional(),
+  shippingCostTax: NonNegativeMoney.optional(),
 });
 export type Order = z.infer<typeof Order>;
 
@@ -173,11 +188,11 @@ export const ClaimItem = z.strictObject({
   sourceProductId: z.string().optional(),
   sourceVariantId: z.string().optional(),
   name: z.string().min(1),
-  images: z.array(z.url()).optional(),
+  images: z.array(ImageUrl).optional(),
   sourceItemId: z.string().optional(),
   sku: z.string().optional(),
   details: z.string().optional(),
-  productImage: z.url().optional(),
+  productImage: ImageUrl.optional(),
   price: Money.refine((n) => n >= 0, { message: 'expected a price of 0 or more' }),
   subIssueId: z.string().optional(),
 });
@@ -185,7 +200,7 @@ export const ClaimItem = z.strictObject({
 export const ClaimWarranty = z.strictObject({
   dateOfPurchase: DateTime,
   receiptRequired: z.boolean().optional(),
-  receiptImages: z.array(z.url()).optional(),
+  receiptImages: z.array(ImageUrl).optional(),
   warrantyPeriod: IsoDuration,
   productDescription: z.string().optional(),
 });
@@ -201,15 +216,15 @@ export const ShippingAddress = z.strictObject({
   zip: z.string().min(1),
   country: z.string().min(1),
   countryAbr: z.string().optional(),
-  lat: FiniteNumber.optional(),
-  lng: FiniteNumber.optional(),
+  lat: Latitude.optional(),
+  lng: Longitude.optional(),
   // CHOICE (docs/spec-choices.md#addressorigin): addressOrigin's allowed values are "not shown": any string.
   addressOrigin: z.string().optional(),
 });
 
 /** A signature URL, or the empty string the spec allows. */
-export const Signature = z.union([z.literal(''), z.url()], {
-  error: 'expected a URL of the signature image, or an empty string',
+export const Signature = z.union([z.literal(''), z.url({ protocol: /^https?$/ })], {
+  error: 'expected a URL of the signature image (http:// or https://), or an empty string',
 });
 
 /** Body of POST /v1/claims/offline. */
@@ -267,7 +282,7 @@ export const ProductVariant = z.strictObject({
   productId: z.string().min(1),
   status: z.enum(VARIANT_STATUSES),
   name: z.string().min(1),
-  price: Money,
+  price: Money.refine((n) => n >= 0, { message: 'expected a price of 0 or more' }),
   inventoryQuantity: z.number().int().nonnegative(),
   productType: z.enum(PRODUCT_TYPES),
   variantId: z.string().optional(),

@@ -14,11 +14,18 @@ export async function readDataText(deps: Deps, value: string, options: { inline?
   const file = value.startsWith('@') ? value.slice(1) : value;
   const { readFile } = await import('node:fs/promises');
   const { resolve } = await import('node:path');
+  let bytes: Buffer;
   try {
-    return { text: await readFile(resolve(deps.cwd, file), 'utf8'), source: file };
+    bytes = await readFile(resolve(deps.cwd, file));
   } catch (error) {
     const code = (error as { code?: string }).code;
     throw new UsageError(`Cannot read --data file ${file}${code === 'ENOENT' ? ': no such file' : `: ${(error as Error).message}`}.`, 'Pass a JSON file path, or - to read standard input.');
+  }
+  try {
+    // Bytes that are not UTF-8 would otherwise become U+FFFD in a name or an address, and be sent.
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), source: file };
+  } catch {
+    throw new UsageError(`The --data file ${file} is not UTF-8 text.`, 'Save it as UTF-8 (most editors offer it under "Save as" or "Encoding") and run the command again.');
   }
 }
 

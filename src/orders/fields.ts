@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { z } from 'zod';
 import { UsageError, ValidationError } from '../errors.js';
 import { CURRENCY_CODES, type FieldIssue, fieldIssues } from '../schemas.js';
+import { textProblem } from '../text/flag-text.js';
 
 /** What a field's schema accepts, as far as flag parsing needs to know. */
 export interface FieldKind {
@@ -104,8 +105,8 @@ export function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
   }
 }
 
-/** A strict decimal number, refusing '', 'Infinity', '0x10', '1e999'. */
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+/** A plain decimal number, refusing '', 'Infinity', '0x10' and exponents ('1e3' is a typo more often than a price). */
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
 /**
  * Converts the flag values commander collected into body fields; a value that cannot be converted
@@ -119,11 +120,22 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
     const raw = flags[camel(flagName(kind))];
     if (raw === undefined) continue;
     const flag = `--${flagName(kind)}`;
-    if (kind.type === 'boolean' || kind.type === 'array') {
+    if (kind.type === 'boolean') {
       fields[kind.name] = raw;
       continue;
     }
+    if (kind.type === 'array') {
+      const bad = (raw as string[]).map((item) => textProblem(item)).find((p) => p !== undefined);
+      if (bad) issues.push({ path: kind.name, message: `${flag} ${bad}` });
+      else fields[kind.name] = raw;
+      continue;
+    }
     const text = String(raw);
+    const problem = textProblem(text);
+    if (problem) {
+      issues.push({ path: kind.name, message: `${flag} ${problem}` });
+      continue;
+    }
     if (kind.nullable && text === 'null') {
       fields[kind.name] = null;
       continue;
@@ -131,7 +143,8 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
     if (kind.type === 'number' || kind.type === 'integer') {
       const n = Number(text.trim());
       if (!NUMBER.test(text.trim()) || !Number.isFinite(n)) {
-        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"` });
+        const exponent = /^[+-]?(\d+(\.\d*)?|\.\d+)[eE]/.test(text.trim()) ? ' (write it without an exponent)' : '';
+        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"${exponent}` });
         continue;
       }
       fields[kind.name] = n;
@@ -231,15 +244,32 @@ export function explainIssues(schema: z.ZodObject, value: Record<string, unknown
   return out;
 }
 
+/** Control characters or U+FFFD in the body's strings (top level and lists), by field path. */
+function garbledText(body: Record<string, unknown>): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  const visit = (value: unknown, path: string) => {
+    if (typeof value === 'string' && value !== '') {
+      const problem = textProblem(value);
+      if (problem) out.push({ path, message: problem });
+    } else if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) visit(v, `${path}.${i}`);
+    }
+  };
+  for (const [key, value] of Object.entries(body)) visit(value, key);
+  return out;
+}
+
 /**
  * Validates an assembled body with its schema; throws a ValidationError naming every bad field.
  * `what` names the resource in the message ("order", "product variant").
  */
 export function validateBody<S extends z.ZodObject>(schema: S, body: Record<string, unknown>, what: string, flagIssues: FieldIssue[] = []): z.infer<S> {
   const parsed = schema.safeParse(body);
-  if (parsed.success && flagIssues.length === 0) return parsed.data as z.infer<S>;
-  const flagged = new Set(flagIssues.map((i) => i.path));
-  const issues = [...flagIssues, ...(parsed.success ? [] : explainIssues(schema, body, parsed.error).filter((i) => !flagged.has(i.path)))];
+  // A --data file can carry what a flag cannot: text no one typed on purpose.
+  const early = [...flagIssues, ...garbledText(body).filter((i) => !flagIssues.some((f) => f.path === i.path))];
+  if (parsed.success && early.length === 0) return parsed.data as z.infer<S>;
+  const flagged = new Set(early.map((i) => i.path));
+  const issues = [...early, ...(parsed.success ? [] : explainIssues(schema, body, parsed.error).filter((i) => !flagged.has(i.path)))];
   const first = issues[0];
   const message =
     issues.length === 1 && first

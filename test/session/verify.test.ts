@@ -143,3 +143,25 @@ describe('session verify: rate limit', () => {
     expect(w.stderr).toContain('Still limited after waiting once');
   });
 });
+
+describe('session verify: a token that cannot be a session token is refused before it is sent', () => {
+  test.each([
+    ['not a JWT', 'abc123', /not a JWT \(three base64url parts joined by dots\); nothing was sent/],
+    ['the whole App URL', 'https://app.example/?session_token=a.b.c', /not a JWT/],
+    ['two parts', 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0', /not a JWT/],
+    ['a control character', 'eyJh\x1bbGci.eyJz.sig', /holds a control character; nothing was sent/],
+    ['bytes that were not UTF-8', 'eyJh\uFFFD.eyJz.sig', /holds U\+FFFD/],
+  ])('%s: exit 2, nothing sent, the token not echoed', async (_name, token, message) => {
+    const r = await runOpcli(['session', 'verify', token], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toContain(token);
+    expect(verifies()).toHaveLength(0);
+  });
+
+  test('a real token with the newline a pipe adds still verifies', async () => {
+    const r = await runOpcli(['session', 'verify', '--stdin'], { env, stdin: `${sandbox.mintSessionToken()}\n` });
+    expect(r.code).toBe(0);
+    expect(verifies()).toHaveLength(1);
+  });
+});

@@ -126,11 +126,69 @@ describe('variants create: validation before sending (exit 2, no request)', () =
     ['tax not a number', [...REQUIRED, '--tax', 'tax_1'], /--tax expects a finite number/],
     ['missing name', without('--name'), /name is required \(--name\)/],
     ['missing status', without('--status'), /status is required/],
+    ['negative price', [...without('--price'), '--price', '-1'], /price: expected a price of 0 or more/],
+    ['price in exponent notation', [...without('--price'), '--price', '1e3'], /--price expects a finite number, got "1e3" \(write it without an exponent\)/],
+    ['a name with a control character', [...without('--name'), '--name', 'Mug\x1b[2J'], /--name holds a control character/],
+    ['a name with bytes that were not UTF-8', [...without('--name'), '--name', 'Caf\uFFFD'], /--name holds U\+FFFD/],
+    ['an empty optional flag', [...REQUIRED, '--sku', ''], /--sku is empty/],
+    ['a blank bundle item', [...REQUIRED, '--bundle-product-id', 'p1', '--bundle-product-id', ' '], /--bundle-product-id is blank/],
+    ['a flag given twice', [...REQUIRED, '--price', '13'], /--price was given more than once/],
+    ['a boolean given both ways', [...REQUIRED, '--in-stock', '--no-in-stock'], /--in-stock and --no-in-stock contradict/],
   ];
   test.each(cases)('%s', async (_name, flags, message) => {
     const r = await runOpcli(['variants', 'create', 'prod_v', ...flags], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(message);
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
+  test.each([
+    ['..', /The product id "\.\." cannot be used in a URL path/],
+    ['.', /The product id "\." cannot be used in a URL path/],
+    [' ', /productId argument is blank/],
+    ['prod\x07', /productId argument holds a control character/],
+  ])('productId %j is refused: a URL would resolve it away or it cannot be an id', async (id, message) => {
+    const r = await runOpcli(['variants', 'create', id, ...REQUIRED], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
+  test('an id with a slash is sent percent-encoded, to the right endpoint', async () => {
+    const r = await runOpcli(['variants', 'create', 'gid://shop/Product/1', ...REQUIRED, '--json'], { env });
+    expect(r.code).toBe(0);
+    expect(posts()[0]?.path).toBe('/v2/products/gid%3A%2F%2Fshop%2FProduct%2F1/children');
+  });
+
+  test('a productImage that is not an http(s) URL is sent, with a warning (the spec types it a string)', async () => {
+    const r = await runOpcli(['variants', 'create', 'prod_i', ...REQUIRED, '--product-image', 'images/mug.png'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('Warning: productImage "images/mug.png" is not an http:// or https:// URL; it is sent as given.');
+    expect(JSON.parse(posts()[0]?.body ?? '').productImage).toBe('images/mug.png');
+    const ok = await runOpcli(['variants', 'create', 'prod_i', ...REQUIRED, '--product-image', 'https://img.example/m.png'], { env });
+    expect(ok.stderr).not.toContain('Warning');
+  });
+
+  test('a --data file that is not UTF-8 is refused by name; a negative price in it is named', async () => {
+    const file = join(dir, 'latin1.json');
+    writeFileSync(file, Buffer.concat([Buffer.from('{"status":"ACTIVE","name":"Caf'), Buffer.from([0xe9]), Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}')]));
+    const r = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`The --data file ${file} is not UTF-8 text.`);
+    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'Cafe', price: -0.01, inventoryQuantity: 1, productType: 'SIMPLE' }));
+    const r2 = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toContain('price: expected a price of 0 or more');
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
+  test('a --data string holding a control character is named by field and not sent', async () => {
+    const file = join(dir, 'ctl.json');
+    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'Mug\u001b[2J', price: 1, inventoryQuantity: 1, productType: 'SIMPLE', bundleProductIds: ['ok', 'b\u0007'] }));
+    const r = await runOpcli(['variants', 'create', 'prod_k', '--data', file], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('name: holds a control character');
+    expect(r.stderr).toContain('bundleProductIds.1: holds a control character');
     expect(sandbox.requests).toHaveLength(0);
   });
 

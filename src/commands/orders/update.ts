@@ -40,7 +40,10 @@ Examples:
   $ opcli orders update ord_000001 --data order.json --dry-run`,
     )
     .action(async (sourceOrderId: string, flags: Record<string, unknown>) => {
-      if (!sourceOrderId.trim()) throw new UsageError('The sourceOrderId argument is empty.', 'Pass the id of the order, e.g. ord_000001.');
+      // `.` and `..` are refused where the path is built (pathSegment in src/api/service.ts).
+      const { textProblem } = await import('../../text/flag-text.js');
+      const problem = textProblem(sourceOrderId);
+      if (problem) throw new UsageError(`The sourceOrderId argument ${problem}.`, 'Pass the id of the order, e.g. ord_000001.');
       const { data, dryRun, json, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean } & Record<string, unknown>;
       await run({ sourceOrderId, data, flags: fields, dryRun: !!dryRun, json: !!json }, deps);
     });

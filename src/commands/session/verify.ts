@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ApiError, OpcliError, UsageError } from '../../errors.js';
+import { textProblem } from '../../text/flag-text.js';
 
 export interface VerifyOptions {
   /** The token from the argument; undefined with --stdin. */
@@ -45,6 +46,25 @@ Exit codes: 0 verified, 1 refused (expired, forged or used) or rate limited, 2 u
     });
 }
 
+/** A JWT in compact form: three base64url parts joined by dots (the signature part may be empty). */
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * Refuses, before anything is sent, a token that cannot be a session token: the spec says the
+ * dashboard generates a JWT. A token spent on a malformed request is a verification the merchant
+ * must reload the app for; a clear local error tells what went wrong instead.
+ */
+function checkTokenShape(token: string): void {
+  const problem = textProblem(token);
+  if (problem) throw new UsageError(`The session token ${problem}; nothing was sent.`, 'Pass the session_token query parameter exactly as the dashboard appended it.');
+  if (!JWT.test(token)) {
+    throw new UsageError(
+      'The session token is not a JWT (three base64url parts joined by dots); nothing was sent.',
+      'Pass the session_token query parameter exactly as the dashboard appended it, not the whole App URL.',
+    );
+  }
+}
+
 /** Verifies the token (endpoint 3) and prints the session context. */
 export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
   let token = opts.token;
@@ -55,6 +75,7 @@ export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
   token = (token ?? '').trim();
   deps.redactor.add(token);
   if (!token) throw new UsageError('The session token is empty.', 'Pass the session_token query parameter the dashboard appended to the App URL.');
+  checkTokenShape(token);
 
   const [api, { parseRetryAfter }] = await Promise.all([deps.api(), import('../../http/retry.js')]);
   let context: Awaited<ReturnType<typeof api.verifySession>> | undefined;

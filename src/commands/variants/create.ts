@@ -3,6 +3,8 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
 import { ProductVariant } from '../../schemas.js';
+import { textProblem } from '../../text/flag-text.js';
+import { safeLine } from '../../text/safe.js';
 
 export interface CreateOptions {
   productId: string;
@@ -41,10 +43,16 @@ Examples:
   $ opcli variants create prod_1 --data variant.json --dry-run`,
     )
     .action(async (productId: string, flags: Record<string, unknown>) => {
-      if (!productId.trim()) throw new UsageError('The productId argument is empty.', 'Pass the id of the parent product.');
+      checkProductId(productId);
       const { data, dryRun, json, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean } & Record<string, unknown>;
       await run({ productId, data, flags: fields, dryRun: !!dryRun, json: !!json }, deps);
     });
+}
+
+/** Refuses a productId no one typed on purpose (`.` and `..` are refused where the path is built). */
+function checkProductId(productId: string): void {
+  const problem = textProblem(productId);
+  if (problem) throw new UsageError(`The productId argument ${problem}.`, 'Pass the id of the parent product.');
 }
 
 /** Assembles, validates and sends (or, with --dry-run, prints) the variant. */
@@ -63,6 +71,7 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
     );
   }
   const variant = await buildBody(deps, ProductVariant, KINDS, doc, opts.flags, 'product variant', { productId: opts.productId });
+  warnAboutProductImage(deps, variant.productImage);
   const path = PATHS.variants(opts.productId);
   if (opts.dryRun) {
     printDryRun(deps, 'POST', path, variant, opts.json);
@@ -85,4 +94,21 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
     const { printJson } = await import('../../output.js');
     printJson(deps, answer);
   } else deps.err(`Variant "${variant.name}" created under product ${opts.productId}.\n`);
+}
+
+/**
+ * Where the spec is silent (docs/_incoming/issue-17.md): it types productImage as a string and only describes it as an image URL, so a
+ * server might take a relative path or a CDN key. opcli sends what it is given and warns when it is
+ * not an http(s) URL.
+ */
+function warnAboutProductImage(deps: Deps, image: string | undefined): void {
+  if (image === undefined) return;
+  let scheme: string | undefined;
+  try {
+    scheme = new URL(image).protocol;
+  } catch {
+    scheme = undefined;
+  }
+  if (scheme === 'http:' || scheme === 'https:') return;
+  deps.err(`Warning: productImage "${safeLine(image)}" is not an http:// or https:// URL; it is sent as given.\n`);
 }
