@@ -4,6 +4,7 @@ import type { ResolvedProfile } from '../../config/profile.js';
 import type { Deps } from '../../deps.js';
 import { AuthError, UsageError, ValidationError } from '../../errors.js';
 import { parseDuration } from '../../flags.js';
+import { textProblem } from '../../text/flag-text.js';
 
 export interface LoginOptions {
   /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */
@@ -85,6 +86,8 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
 }
 
 function parseScopes(raw: string): string[] {
+  const problem = /[\r\u0000-\u0008\u000b-\u001f\u007f-\u009f\uFFFD]/.test(raw) ? textProblem(raw.replace(/[\r]/g, '\u0001')) : undefined;
+  if (problem) throw new ValidationError(`--scopes ${problem}.`, [{ path: '--scopes', message: 'expected scope names separated by commas or spaces, e.g. read_orders,read_claims' }]);
   const scopes = raw.split(/[\s,]+/).filter(Boolean);
   if (scopes.length === 0) throw new ValidationError('--scopes is empty.', [{ path: '--scopes', message: 'expected scope names separated by commas, e.g. read_orders,read_claims' }]);
   const bad = scopes.find((s) => !/^[A-Za-z0-9_:.-]+$/.test(s));

@@ -79,13 +79,16 @@ export function register(group: Command, deps: Deps): void {
         key: flags.key as string | undefined,
         allowSimilar: !!flags.allowSimilar,
       };
+      for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
+        if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
+      }
       if (opts.from) {
         if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
         const given = Object.keys(fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
         if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, 'Put the values in the file\'s columns.');
         if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
       } else {
-        const used = BATCH_ONLY.filter((k) => (k === 'concurrency' ? command.getOptionValueSource('concurrency') === 'cli' : !!flags[k]));
+        const used = BATCH_ONLY.filter((k) => command.getOptionValueSource(k) === 'cli');
         if (used.length) throw new UsageError(`${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to a batch (--from FILE).`);
       }
       await run(opts, deps);
