@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import type { Deps } from './deps.js';
+import { wrapProse } from './text/wrap.js';
 import { VERSION } from './version.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
@@ -70,8 +71,11 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => deps.out(s),
-      writeErr: (s) => deps.err(s),
+      // Help (and its Examples, Required, Exit codes prose) wrapped to the terminal at word boundaries.
+      writeOut: (s) => deps.out(wrapProse(s, helpWidth(deps, 'stdout'))),
+      writeErr: (s) => deps.err(wrapProse(s, helpWidth(deps, 'stderr'))),
+      getOutHelpWidth: () => helpWidth(deps, 'stdout'),
+      getErrHelpWidth: () => helpWidth(deps, 'stderr'),
     });
   program.hook('preAction', () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean }>();
@@ -90,8 +94,39 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
   return program;
 }
 
+/** The width help is wrapped to: the terminal's, else COLUMNS, else 80 (what a pipe or a file gets). */
+function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
+  const tty = stream === 'stdout' ? deps.io.stdoutIsTTY : deps.io.stderrIsTTY;
+  const columns = tty ? (deps.io[stream] as { columns?: number }).columns : undefined;
+  if (columns && columns > 0) return columns;
+  const env = Number(deps.env.COLUMNS);
+  return Number.isInteger(env) && env >= 20 ? env : 80;
+}
+
+/** `help orders list` → `orders list --help`, so the help of a verb is shown, not its group's. */
+export function rewriteHelp(argv: string[]): string[] {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') return argv;
+    if (arg === '-p' || arg === '--profile') {
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) continue;
+    return arg === 'help' ? [...argv.slice(0, i), ...argv.slice(i + 1), '--help'] : argv;
+  }
+  return argv;
+}
+
+/** Whether the run asked for JSON output, so an error is printed as one JSON object. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--json' || a === '--jsonl');
+}
+
 /** Runs opcli with `argv` (without node and script) and returns the exit code. Never exits the process. */
-export async function runCli(argv: string[], deps: Deps): Promise<number> {
+export async function runCli(input: string[], deps: Deps): Promise<number> {
+  const argv = rewriteHelp(input);
   try {
     const program = await buildProgram(deps, commandWord(argv));
     if (argv.length === 0) {
@@ -106,7 +141,7 @@ export async function runCli(argv: string[], deps: Deps): Promise<number> {
       return 2;
     }
     const { reportError } = await import('./report-error.js');
-    return reportError(error, deps);
+    return reportError(error, deps, { json: wantsJson(argv) });
   } finally {
     await deps.dispose();
   }

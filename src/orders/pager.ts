@@ -83,14 +83,3 @@ export async function fetchPage(deps: Deps, query: PageRequest, options: { recor
     }
   }
 }
-
-/** The current page number and total pages from pageCursors and totalCount, when they can be told. */
-export function pagePosition(page: OrdersPage, size: number | undefined): { current?: number; total?: number; around: number[] } {
-  const around = page.pageCursors.around;
-  const current = around.find((c) => c.isCurrent)?.page;
-  const perPage = size ?? (page.pageInfo.hasNextPage ? page.edges?.length : undefined);
-  let total: number | undefined;
-  if (perPage && perPage > 0) total = Math.max(1, Math.ceil(page.totalCount / perPage));
-  else if (!page.pageInfo.hasNextPage && current !== undefined) total = current;
-  return { current, total, around: around.map((c) => c.page) };
-}

@@ -56,7 +56,7 @@ describe('orders list: one page', () => {
     const r = await runOpcli(['orders', 'list', '--size', '3', '--page-buttons', '3'], { tty: true, env: { ...env, NO_COLOR: '1' } });
     expect(r.code).toBe(0);
     const header = r.stdout.split('\n')[1] ?? '';
-    for (const column of ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerEmail']) expect(header).toContain(column);
+    for (const column of ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName']) expect(header).toContain(column);
     // Fields no record carries get no column.
     expect(header).not.toContain('customerPhone');
     expect(r.stdout).toContain('ord_000003');

@@ -1,0 +1,57 @@
+/**
+ * Text that fits the terminal: wrapped at word boundaries (never mid-word, unless a single word is
+ * wider than the line), colour codes kept intact, width measured with wide characters in mind.
+ */
+import wrapAnsi from 'wrap-ansi';
+import { displayWidth } from './width.js';
+
+/** Wraps each line of `text` to `width` columns at word boundaries; continuation lines keep the line's indent. */
+export function wrapText(text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((line) => wrapLine(line, width))
+    .join('\n');
+}
+
+function wrapLine(line: string, width: number): string {
+  if (displayWidth(line) <= width) return line;
+  const indent = /^\s*/.exec(line)?.[0] ?? '';
+  // A hanging indent for option-like lines ("  --flag <v>   description"): continue under the description.
+  const hang = /^(\s+\S.*?\s{2,})\S/.exec(line)?.[1];
+  const pad = hang && displayWidth(hang) < width / 2 ? ' '.repeat(displayWidth(hang)) : indent;
+  const body = line.slice(indent.length);
+  const wrapped = wrapAnsi(body, Math.max(10, width - indent.length), { hard: false, trim: true, wordWrap: true }).split('\n');
+  return wrapped.map((l, i) => (i === 0 ? indent + l : pad + l.trimStart())).join('\n');
+}
+
+/** Whether a help line is an example or a command to copy, kept whole. */
+function isExample(line: string): boolean {
+  return /^\s+[$#>]\s/.test(line) || /^\s+opcli\s/.test(line);
+}
+
+/**
+ * Help and other prose: paragraphs that were broken by hand at some width are joined and wrapped
+ * to `width`; examples (`  $ opcli ...`) are left whole so they can be copied.
+ */
+export function wrapProse(text: string, width: number): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  let para: string[] = [];
+  const flush = () => {
+    if (para.length) out.push(wrapLine(para.join(' '), width));
+    para = [];
+  };
+  for (const line of lines) {
+    const prose = line.trim() !== '' && !/^\s/.test(line) && !isExample(line);
+    // A prose line continues the paragraph when the one before it ran long: it was broken by hand.
+    if (prose && para.length && displayWidth(para.at(-1) as string) >= 60 && !/:$/.test(para.at(-1) as string)) {
+      para.push(line);
+      continue;
+    }
+    flush();
+    if (prose) para.push(line);
+    else out.push(isExample(line) || line.trim() === '' ? line : wrapLine(line, width));
+  }
+  flush();
+  return out.join('\n');
+}
