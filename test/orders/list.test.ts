@@ -168,8 +168,11 @@ describe('orders list: every page', () => {
     expect(r.code).toBe(1);
     const first = jsonlIds(r.stdout);
     expect(first).toEqual(ids(1, 300));
-    expect(r.stderr).toContain('Stopped after 300 orders');
-    const resume = /^\s+(opcli orders list .*--cursor \S+)$/m.exec(r.stderr)?.[1];
+    // Under --jsonl the error is one JSON object, the last line of stderr.
+    const error = JSON.parse(r.stderr.trim().split('\n').at(-1) as string).error;
+    expect(error).toMatchObject({ exitCode: 1, written: 300 });
+    expect(error.message).toContain('Stopped after 300 orders');
+    const resume = /^\s+(opcli orders list .*--cursor \S+)$/m.exec(error.hint)?.[1];
     expect(resume).toBeDefined();
     // GET is safe to repeat: the page that failed was tried more than once.
     expect(orderGets().filter((g) => g.status === 500).length).toBeGreaterThan(1);
