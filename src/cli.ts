@@ -31,10 +31,10 @@ export const GROUPS: Group[] = [
 
 const EXAMPLES = `
 Examples:
-  $ opcli sandbox --write-profile default     # a local API to try everything against
-  $ opcli auth login                          # log in through the browser (PKCE)
+  $ opcli sandbox --write-profile default   # a local API to try things on
+  $ opcli auth login                        # log in through the browser
   $ opcli orders list --size 10
-  $ opcli claims file --from claims.csv       # file a batch, resumable
+  $ opcli claims file --from claims.csv     # file a batch, resumable
   $ opcli giftcard issue --claim C1 --order 1001 --amount 25.00 --email a@b.co --name "A B"
 
 Exit codes: 0 ok, 1 failed, 2 usage or validation, 3 some batch rows failed, 4 log in needed, 130 interrupted.

@@ -18,10 +18,10 @@ function wrapLine(line: string, width: number): string {
   const indent = /^\s*/.exec(line)?.[0] ?? '';
   // A hanging indent for option-like lines ("  --flag <v>   description"): continue under the description.
   const hang = /^(\s+\S.*?\s{2,})\S/.exec(line)?.[1];
-  const pad = hang && displayWidth(hang) < width / 2 ? ' '.repeat(displayWidth(hang)) : indent;
-  const body = line.slice(indent.length);
-  const wrapped = wrapAnsi(body, Math.max(10, width - indent.length), { hard: false, trim: true, wordWrap: true }).split('\n');
-  return wrapped.map((l, i) => (i === 0 ? indent + l : pad + l.trimStart())).join('\n');
+  const head = hang && displayWidth(hang) <= width - 20 ? hang : indent;
+  const pad = ' '.repeat(displayWidth(head));
+  const wrapped = wrapAnsi(line.slice(head.length), Math.max(10, width - pad.length), { hard: false, trim: true, wordWrap: true }).split('\n');
+  return wrapped.map((l, i) => (i === 0 ? head : pad) + l).join('\n');
 }
 
 /** Whether a help line is an example or a command to copy, kept whole. */
@@ -41,8 +41,17 @@ export function wrapProse(text: string, width: number): string {
     if (para.length) out.push(wrapLine(para.join(' '), width));
     para = [];
   };
+  let continued = false;
   for (const line of lines) {
-    const prose = line.trim() !== '' && !/^\s/.test(line) && !isExample(line);
+    // An example's continuation lines (after a trailing backslash) are part of the example.
+    const example: boolean = isExample(line) || continued;
+    continued = example && /\\\s*$/.test(line);
+    if (example) {
+      flush();
+      out.push(line);
+      continue;
+    }
+    const prose = line.trim() !== '' && !/^\s/.test(line);
     // A prose line continues the paragraph when the one before it ran long: it was broken by hand.
     if (prose && para.length && displayWidth(para.at(-1) as string) >= 60 && !/:$/.test(para.at(-1) as string)) {
       para.push(line);
@@ -50,7 +59,7 @@ export function wrapProse(text: string, width: number): string {
     }
     flush();
     if (prose) para.push(line);
-    else out.push(isExample(line) || line.trim() === '' ? line : wrapLine(line, width));
+    else out.push(line.trim() === '' ? line : wrapLine(line, width));
   }
   flush();
   return out.join('\n');

@@ -40,7 +40,7 @@ export function register(group: Command, deps: Deps): void {
       'after',
       `
 Examples:
-  $ opcli orders list                          # the first page, as a table on a terminal
+  $ opcli orders list                  # the first page, as a table
   $ opcli orders list --columns sourceOrderId,customerEmail,total
   $ opcli orders list --size 50 --cursor b2E6NTA
   $ opcli orders list --all --jsonl > orders.jsonl
