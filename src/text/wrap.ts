@@ -5,22 +5,25 @@
 import wrapAnsi from 'wrap-ansi';
 import { displayWidth } from './width.js';
 
-/** Wraps each line of `text` to `width` columns at word boundaries; continuation lines keep the line's indent. */
-export function wrapText(text: string, width: number): string {
+/**
+ * Wraps each line of `text` to `width` columns at word boundaries; continuation lines keep the
+ * line's indent. `hard` also breaks a word wider than the line (a URL), so nothing overflows.
+ */
+export function wrapText(text: string, width: number, options: { hard?: boolean } = {}): string {
   return text
     .split('\n')
-    .map((line) => wrapLine(line, width))
+    .map((line) => wrapLine(line, width, options.hard))
     .join('\n');
 }
 
-function wrapLine(line: string, width: number): string {
+function wrapLine(line: string, width: number, hard = false): string {
   if (displayWidth(line) <= width) return line;
   const indent = /^\s*/.exec(line)?.[0] ?? '';
   // A hanging indent for option-like lines ("  --flag <v>   description"): continue under the description.
   const hang = /^(\s+\S.*?\s{2,})\S/.exec(line)?.[1];
   const head = hang && displayWidth(hang) <= width - 20 ? hang : indent;
   const pad = ' '.repeat(displayWidth(head));
-  const wrapped = wrapAnsi(line.slice(head.length), Math.max(10, width - pad.length), { hard: false, trim: true, wordWrap: true }).split('\n');
+  const wrapped = wrapAnsi(line.slice(head.length), Math.max(10, width - pad.length), { hard, trim: true, wordWrap: true }).split('\n');
   return wrapped.map((l, i) => (i === 0 ? head : pad) + l).join('\n');
 }
 
