@@ -57,7 +57,7 @@ export function commandWord(argv: string[]): string | undefined {
 }
 
 /** Builds the program with the named group loaded and every other group as a stub. */
-export async function buildProgram(deps: Deps, word: string | undefined): Promise<Command> {
+export async function buildProgram(deps: Deps, word: string | undefined, json = false): Promise<Command> {
   const program = new Command('opcli');
   program
     .version(VERSION, '-V, --version', 'print the version')
@@ -73,9 +73,20 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
     .configureOutput({
       // Help (and its Examples, Required, Exit codes prose) wrapped to the terminal at word boundaries.
       writeOut: (s) => deps.out(wrapProse(s, helpWidth(deps, 'stdout'))),
-      writeErr: (s) => deps.err(wrapProse(s, helpWidth(deps, 'stderr'))),
+      writeErr: (s) => {
+        if (json && s.startsWith('(add --help')) return;
+        deps.err(json ? s : wrapProse(s, helpWidth(deps, 'stderr')));
+      },
       getOutHelpWidth: () => helpWidth(deps, 'stdout'),
       getErrHelpWidth: () => helpWidth(deps, 'stderr'),
+      // One prefix for every error: commander's own ("error: unknown option") gets opcli's "Error:",
+      // and under --json it becomes the one JSON error object.
+      outputError: (text, write) => {
+        const message = text.replace(/^error:\s*/i, '').trim();
+        if (json) {
+          write(`${JSON.stringify({ error: { message, hint: 'Run the command with --help for its usage.', exitCode: 2 } })}\n`);
+        } else write(`Error: ${text.replace(/^error:\s*/i, '')}`);
+      },
     });
   program.hook('preAction', () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean }>();
@@ -128,7 +139,7 @@ function wantsJson(argv: string[]): boolean {
 export async function runCli(input: string[], deps: Deps): Promise<number> {
   const argv = rewriteHelp(input);
   try {
-    const program = await buildProgram(deps, commandWord(argv));
+    const program = await buildProgram(deps, commandWord(argv), wantsJson(argv));
     if (argv.length === 0) {
       program.outputHelp();
       return 0;

@@ -132,6 +132,34 @@ describe.skipIf(!hasScript)('on a terminal (pseudo-terminal, 80 columns)', () =>
   });
 });
 
+describe('errors', () => {
+  it('one prefix: commander\'s usage errors say Error: too', async () => {
+    const r = await runOpcli(['orders', 'list', '--bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^Error: unknown option '--bogus'/);
+    expect(r.stderr).not.toMatch(/^error:/m);
+  });
+
+  it('under --json every error is one JSON object on stderr: usage, validation and API errors', async () => {
+    const usage = await runOpcli(['orders', 'list', '--bogus', '--json']);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stderr)).toEqual({ error: { message: "unknown option '--bogus'", hint: 'Run the command with --help for its usage.', exitCode: 2 } });
+    const { dir, cleanup } = tempConfigDir();
+    try {
+      const bad = await runOpcli(['orders', 'update', 'ord_1', '--replace', '--source-order-number', '#1', '--currency', 'USX', '--json'], { env: { OPCLI_CONFIG_DIR: dir } });
+      expect(bad.code).toBe(2);
+      const doc = JSON.parse(bad.stderr);
+      expect(doc.error.exitCode).toBe(2);
+      expect(doc.error.message).toContain('USX is not a currency');
+      expect(doc.error.hint).toContain('Nothing was sent');
+      expect(doc.error.issues[0]).toMatchObject({ path: 'currency' });
+      expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      cleanup();
+    }
+  });
+});
+
 describe('help', () => {
   it('`opcli help orders list` shows the verb, not the group', async () => {
     const r = await runOpcli(['help', 'orders', 'list']);
