@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { commandWord, GROUPS } from '../../src/cli.js';
 import { displayWidth } from '../../src/text/width.js';
-import { BIN, runBinary, runOpcli, tempConfigDir } from '../helpers.js';
+import { BIN, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 
 describe('the program', () => {
   it('finds the command word past global options', () => {
@@ -240,5 +240,29 @@ describe('completion', () => {
     const fish = (await runOpcli(['completion', 'fish'])).stdout;
     expect(fish).toContain("complete -c opcli -n '__fish_seen_subcommand_from orders; and __fish_seen_subcommand_from list' -l columns");
     expect(fish).toContain('--list-profiles');
+  });
+});
+
+describe('every table fits an 80-column terminal', () => {
+  it.each([
+    ['config list'],
+    ['profiles list'],
+    ['auth status'],
+    ['giftcard setup --check'],
+    ['orders list'],
+  ])('%s', async (command) => {
+    const { startSandbox } = await import('../../src/sandbox/index.js');
+    const sandbox = await startSandbox({ orders: 30 });
+    const { dir, cleanup } = tempConfigDir();
+    try {
+      await sandboxProfile(sandbox, dir);
+      const r = await runOpcli(command.split(' '), { tty: true, env: { OPCLI_CONFIG_DIR: dir, NO_COLOR: '1', COLUMNS: '80', CI: '1' } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.length).toBeGreaterThan(0);
+      for (const line of r.stdout.split('\n')) expect(displayWidth(line), line).toBeLessThanOrEqual(80);
+    } finally {
+      cleanup();
+      await sandbox.close();
+    }
   });
 });
