@@ -39,3 +39,34 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   else lines.push('This is the last page.');
   return lines;
 }
+
+/** Shell-quotes an argument for a command line the user can paste. */
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The flags of `orders list` a resume command repeats. */
+export interface ResumeFlags {
+  all: boolean;
+  size?: number;
+  pageButtons?: number;
+  columns?: string[];
+  format?: string;
+  csvRaw?: boolean;
+}
+
+/** The command line that continues from `cursor` with the same flags. */
+export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cursor: string, remaining?: number): string {
+  const argv = ['opcli'];
+  if (profile) argv.push('--profile', profile);
+  argv.push('orders', 'list');
+  if (opts.all) argv.push('--all');
+  if (remaining !== undefined) argv.push('--limit', String(remaining));
+  if (opts.size !== undefined) argv.push('--size', String(opts.size));
+  if (opts.pageButtons !== undefined) argv.push('--page-buttons', String(opts.pageButtons));
+  if (opts.columns) argv.push('--columns', opts.columns.join(','));
+  if (opts.format) argv.push(`--${opts.format}`);
+  if (opts.csvRaw) argv.push('--csv-raw');
+  argv.push('--cursor', cursor);
+  return argv.map(quote).join(' ');
+}

@@ -64,30 +64,9 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
     });
 }
 
-/** Shell-quotes an argument for a command line the user can paste. */
-function quote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** The command line that continues from `cursor` with the same flags. */
-export function resumeCommand(opts: ListOptions, deps: Deps, cursor: string, remaining?: number): string {
-  const argv = ['opcli'];
-  if (deps.globals.profile) argv.push('--profile', deps.globals.profile);
-  argv.push('orders', 'list');
-  if (opts.all) argv.push('--all');
-  if (remaining !== undefined) argv.push('--limit', String(remaining));
-  if (opts.size !== undefined) argv.push('--size', String(opts.size));
-  if (opts.pageButtons !== undefined) argv.push('--page-buttons', String(opts.pageButtons));
-  if (opts.columns) argv.push('--columns', opts.columns.join(','));
-  if (opts.format) argv.push(`--${opts.format}`);
-  if (opts.csvRaw) argv.push('--csv-raw');
-  argv.push('--cursor', cursor);
-  return argv.map(quote).join(' ');
-}
-
 /** Lists orders page by page, writing each page as it arrives, then prints the footer on stderr. */
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
-  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines }] = await Promise.all([
+  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, resumeCommand }] = await Promise.all([
     import('../../orders/list-output.js'),
     import('../../orders/list.js'),
     import('../../text/progress.js'),
@@ -111,7 +90,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   if (failure !== undefined) {
     const interrupted = deps.signal.aborted || failure instanceof InterruptedError;
     if (written === 0 && cursor === opts.cursor && !interrupted) throw failure;
-    const resume = cursor ? resumeCommand(opts, deps, cursor, opts.limit !== undefined ? opts.limit - written : undefined) : undefined;
+    const resume = cursor ? resumeCommand(opts, deps.globals.profile, cursor, opts.limit !== undefined ? opts.limit - written : undefined) : undefined;
     if (interrupted) {
       deps.err(`Stopped after ${written} orders.${resume ? ` Resume with:\n  ${resume}\n` : '\n'}`);
       throw new InterruptedError();
@@ -127,7 +106,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
       cause: failure,
     });
   }
-  const lines = footerLines(result, { follow, all: opts.all, size: opts.size, limit: opts.limit, resume: (at, remaining) => resumeCommand(opts, deps, at, remaining) });
+  const lines = footerLines(result, { follow, all: opts.all, size: opts.size, limit: opts.limit, resume: (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining) });
   if (lines.length === 0) return;
   const chalk = await (await import('../../output.js')).colors(deps, 'stderr');
   for (const line of lines) deps.err(`${chalk.dim(line)}\n`);
