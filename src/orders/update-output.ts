@@ -1,6 +1,6 @@
 /** What `orders update` shows: the dry run with its per-field diff, and the one-line summary. */
 import type { Deps } from '../deps.js';
-import { safeLine } from '../text/safe.js';
+import { safeLine, safeText } from '../text/safe.js';
 import type { FieldChange, UpdatePlan } from './update.js';
 
 function show(value: unknown): string {
@@ -38,7 +38,8 @@ export function printUpdateDryRun(deps: Deps, input: { method: string; path: str
     let text = `${method} ${path}\nContent-Type: application/json\n\n${JSON.stringify(plan.body, null, 2)}\n`;
     if (plan.diff) text += `\nChanges to the current record:\n${diffLines(plan.diff).join('\n')}\n`;
     else text += '\nThe current record was not found in the list, so there is nothing to compare with.\n';
-    deps.out(text);
+    // The record came from the server: JSON.stringify leaves DEL and C1 characters raw.
+    deps.out(safeText(text));
   }
   const cleared = plan.diff?.filter((d) => d.change === 'cleared').map((d) => d.field) ?? [];
   if (cleared.length) deps.err(`Warning: this update clears ${cleared.join(', ')}.\n`);

@@ -243,4 +243,18 @@ describe('orders update: read-modify-write keeps every other field', () => {
       }
     }
   });
+
+  test('--dry-run shows a hostile stored value escaped, never raw', async () => {
+    const name = 'Ann\u001b]0;PWNED\u0007\u009b2J';
+    const server = await scriptedServer([{ status: 200, body: page([{ sourceOrderId: 'ord_h', sourceOrderNumber: '#1', currency: 'USD', customerName: name }]) }]);
+    try {
+      const r = await runOpcli(['orders', 'update', 'ord_h', '--total', '1', '--dry-run'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      expect(r.stdout).toMatch(/kept +customerName +"Ann\\u001b\]0;PWNED\\u0007\\x9b2J"/);
+      expect(server.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
 });
