@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import type { Deps } from './deps.js';
-import { wrapProse } from './text/wrap.js';
+import { wrapProse, wrapText } from './text/wrap.js';
 import { VERSION } from './version.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
@@ -129,6 +129,25 @@ export function rewriteHelp(argv: string[]): string[] {
   return argv;
 }
 
+/**
+ * Notices on a terminal's stderr wrap at word boundaries instead of mid-word. A line holding a
+ * command to copy (`opcli …`) is left whole, and words are never split, so a secret stays one
+ * word for the redactor.
+ */
+function wrapNotices(deps: Deps): void {
+  if (!deps.io.stderrIsTTY) return;
+  const err = deps.err;
+  deps.err = (text) => {
+    const width = helpWidth(deps, 'stderr');
+    err(
+      text
+        .split('\n')
+        .map((line) => (line.length <= width || /\bopcli /.test(line) || line.includes('\r') ? line : wrapText(line, width)))
+        .join('\n'),
+    );
+  };
+}
+
 /** Whether the run asked for JSON output, so an error is printed as one JSON object. */
 function wantsJson(argv: string[]): boolean {
   const end = argv.indexOf('--');
@@ -138,6 +157,7 @@ function wantsJson(argv: string[]): boolean {
 /** Runs opcli with `argv` (without node and script) and returns the exit code. Never exits the process. */
 export async function runCli(input: string[], deps: Deps): Promise<number> {
   const argv = rewriteHelp(input);
+  wrapNotices(deps);
   try {
     const program = await buildProgram(deps, commandWord(argv), wantsJson(argv));
     if (argv.length === 0) {

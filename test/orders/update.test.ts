@@ -257,4 +257,13 @@ describe('orders update: read-modify-write keeps every other field', () => {
       await server.close();
     }
   });
+
+  test('long notices wrap at word boundaries on a terminal', async () => {
+    const r = await runOpcli(['orders', 'update', 'ord_000011', ...REPLACE, '--dry-run'], { env: { ...env, COLUMNS: '60', NO_COLOR: '1' }, tty: true });
+    expect(r.code).toBe(0);
+    const warning = r.stderr.slice(r.stderr.indexOf('Warning:'), r.stderr.indexOf('Dry run'));
+    expect(warning.split('\n').length).toBeGreaterThan(2);
+    for (const line of warning.split('\n')) expect(line.length).toBeLessThanOrEqual(60);
+    expect(warning.replace(/\s+/g, ' ')).toContain('customerEmail, customerName');
+  });
 });
