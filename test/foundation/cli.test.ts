@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { commandWord, GROUPS } from '../../src/cli.js';
 import { displayWidth } from '../../src/text/width.js';
@@ -100,6 +100,23 @@ function inTerminal(args: string[], env: Record<string, string> = {}, cols = 80)
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
+/** inTerminal without blocking the event loop, for a sandbox running in this process. */
+function inTerminalAsync(args: string[], env: Record<string, string> = {}, cols = 80): Promise<{ out: string; code: number }> {
+  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', `stty cols ${cols} rows 50; ${quoted}`, '/dev/null'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm-256color', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ out: out.replace(/\r\n/g, '\n'), code: code ?? -1 }));
+  });
+}
+
 describe.skipIf(!hasScript)('on a terminal (pseudo-terminal, 80 columns)', () => {
   it('colours the Error: prefix, and not with NO_COLOR, --no-color or TERM=dumb', () => {
     const on = inTerminal(['config', 'get', 'bogus']);
@@ -129,6 +146,28 @@ describe.skipIf(!hasScript)('on a terminal (pseudo-terminal, 80 columns)', () =>
     for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(80);
     // Examples stay whole, to be copied.
     expect(r.out).toMatch(/^ {2}\$ opcli /m);
+  });
+});
+
+describe.skipIf(!hasScript)('orders list in a pseudo-terminal', () => {
+  it.each([80, 100])('the table fits %i columns, with colour in the header only when allowed', async (cols) => {
+    const { startSandbox } = await import('../../src/sandbox/index.js');
+    const sandbox = await startSandbox({ orders: 30 });
+    const { dir, cleanup } = tempConfigDir();
+    try {
+      await sandboxProfile(sandbox, dir);
+      const r = await inTerminalAsync(['orders', 'list', '--size', '8'], { OPCLI_CONFIG_DIR: dir }, cols);
+      expect(r.code, r.out).toBe(0);
+      const lines = r.out.split('\n');
+      expect(lines.some((l) => l.includes('ord_000008'))).toBe(true);
+      for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(cols);
+      expect(r.out).toContain('\u001b[1msourceOrderId');
+      const plain = await inTerminalAsync(['orders', 'list', '--size', '8'], { OPCLI_CONFIG_DIR: dir, NO_COLOR: '1' }, cols);
+      expect(plain.out).not.toMatch(/\u001b\[[0-9;]*m/);
+    } finally {
+      cleanup();
+      await sandbox.close();
+    }
   });
 });
 
