@@ -1,6 +1,5 @@
 import { Command, CommanderError } from 'commander';
 import type { Deps } from './deps.js';
-import { wrapProse, wrapText } from './text/wrap.js';
 import { VERSION } from './version.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
@@ -57,7 +56,7 @@ export function commandWord(argv: string[]): string | undefined {
 }
 
 /** Builds the program with the named group loaded and every other group as a stub. */
-export async function buildProgram(deps: Deps, word: string | undefined, json = false): Promise<Command> {
+export async function buildProgram(deps: Deps, word: string | undefined, json = false, wrap?: Wrap): Promise<Command> {
   const program = new Command('opcli');
   program
     .version(VERSION, '-V, --version', 'print the version')
@@ -72,10 +71,10 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     .exitOverride()
     .configureOutput({
       // Help (and its Examples, Required, Exit codes prose) wrapped to the terminal at word boundaries.
-      writeOut: (s) => deps.out(wrapProse(s, helpWidth(deps, 'stdout'))),
+      writeOut: (s) => deps.out(wrap ? wrap.wrapProse(s, helpWidth(deps, 'stdout')) : s),
       writeErr: (s) => {
         if (json && s.startsWith('(add --help')) return;
-        deps.err(json ? s : wrapProse(s, helpWidth(deps, 'stderr')));
+        deps.err(json || !wrap ? s : wrap.wrapProse(s, helpWidth(deps, 'stderr')));
       },
       getOutHelpWidth: () => helpWidth(deps, 'stdout'),
       getErrHelpWidth: () => helpWidth(deps, 'stderr'),
@@ -104,6 +103,8 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
   }
   return program;
 }
+
+type Wrap = typeof import('./text/wrap.js');
 
 /** The width help is wrapped to: the terminal's, else COLUMNS, else 80 (what a pipe or a file gets). */
 function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
@@ -134,7 +135,7 @@ export function rewriteHelp(argv: string[]): string[] {
  * command to copy (`opcli …`) is left whole, and words are never split, so a secret stays one
  * word for the redactor.
  */
-function wrapNotices(deps: Deps): void {
+function wrapNotices(deps: Deps, w: Wrap): void {
   if (!deps.io.stderrIsTTY) return;
   const err = deps.err;
   deps.err = (text) => {
@@ -142,7 +143,7 @@ function wrapNotices(deps: Deps): void {
     err(
       text
         .split('\n')
-        .map((line) => (line.length <= width || /\bopcli /.test(line) || line.includes('\r') ? line : wrapText(line, width)))
+        .map((line) => (line.length <= width || /\bopcli /.test(line) || line.includes('\r') ? line : w.wrapText(line, width)))
         .join('\n'),
     );
   };
@@ -157,9 +158,14 @@ function wantsJson(argv: string[]): boolean {
 /** Runs opcli with `argv` (without node and script) and returns the exit code. Never exits the process. */
 export async function runCli(input: string[], deps: Deps): Promise<number> {
   const argv = rewriteHelp(input);
-  wrapNotices(deps);
+  // The wrapper (wrap-ansi, string-width) loads only when something may need it: help, or a terminal.
+  let wrap: Wrap | undefined;
+  if (deps.io.stdoutIsTTY || deps.io.stderrIsTTY || argv.length === 0 || argv.some((a) => a === '--help' || a === '-h' || a === 'help')) {
+    wrap = await import('./text/wrap.js');
+    wrapNotices(deps, wrap);
+  }
   try {
-    const program = await buildProgram(deps, commandWord(argv), wantsJson(argv));
+    const program = await buildProgram(deps, commandWord(argv), wantsJson(argv), wrap);
     if (argv.length === 0) {
       program.outputHelp();
       return 0;
