@@ -30,10 +30,10 @@ export const GROUPS: Group[] = [
 
 const EXAMPLES = `
 Examples:
-  $ opcli sandbox --write-profile default     # a local API to try everything against
-  $ opcli auth login                          # log in through the browser (PKCE)
+  $ opcli sandbox --write-profile default   # a local API to try things on
+  $ opcli auth login                        # log in through the browser
   $ opcli orders list --size 10
-  $ opcli claims file --from claims.csv       # file a batch, resumable
+  $ opcli claims file --from claims.csv     # file a batch, resumable
   $ opcli giftcard issue --claim C1 --order 1001 --amount 25.00 --email a@b.co --name "A B"
 
 Exit codes: 0 ok, 1 failed, 2 usage or validation, 3 some batch rows failed, 4 log in needed, 130 interrupted.
@@ -56,7 +56,7 @@ export function commandWord(argv: string[]): string | undefined {
 }
 
 /** Builds the program with the named group loaded and every other group as a stub. */
-export async function buildProgram(deps: Deps, word: string | undefined): Promise<Command> {
+export async function buildProgram(deps: Deps, word: string | undefined, json = false, wrap?: Wrap): Promise<Command> {
   const program = new Command('opcli');
   program
     .version(VERSION, '-V, --version', 'print the version')
@@ -70,10 +70,22 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
     .showHelpAfterError('(add --help for usage)')
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => deps.out(s),
-      writeErr: (s) => deps.err(s),
-      // One spelling for every error line, commander's own included.
-      outputError: (s, write) => write(s.replace(/^error:/, 'Error:')),
+      // Help (and its Examples, Required, Exit codes prose) wrapped to the terminal at word boundaries.
+      writeOut: (s) => deps.out(wrap ? wrap.wrapProse(s, helpWidth(deps, 'stdout')) : s),
+      writeErr: (s) => {
+        if (json && s.startsWith('(add --help')) return;
+        deps.err(json || !wrap ? s : wrap.wrapProse(s, helpWidth(deps, 'stderr')));
+      },
+      getOutHelpWidth: () => helpWidth(deps, 'stdout'),
+      getErrHelpWidth: () => helpWidth(deps, 'stderr'),
+      // One prefix for every error: commander's own ("error: unknown option") gets opcli's "Error:",
+      // and under --json it becomes the one JSON error object.
+      outputError: (text, write) => {
+        const message = text.replace(/^error:\s*/i, '').trim();
+        if (json) {
+          write(`${JSON.stringify({ error: { message, hint: 'Run the command with --help for its usage.', exitCode: 2 } })}\n`);
+        } else write(`Error: ${text.replace(/^error:\s*/i, '')}`);
+      },
     });
   program.hook('preAction', () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean }>();
@@ -96,10 +108,68 @@ export async function buildProgram(deps: Deps, word: string | undefined): Promis
   return program;
 }
 
+type Wrap = typeof import('./text/wrap.js');
+
+/** The width help is wrapped to: the terminal's, else COLUMNS, else 80 (what a pipe or a file gets). */
+function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
+  const tty = stream === 'stdout' ? deps.io.stdoutIsTTY : deps.io.stderrIsTTY;
+  const columns = tty ? (deps.io[stream] as { columns?: number }).columns : undefined;
+  if (columns && columns > 0) return columns;
+  const env = Number(deps.env.COLUMNS);
+  return Number.isInteger(env) && env >= 20 ? env : 80;
+}
+
+/** `help orders list` → `orders list --help`, so the help of a verb is shown, not its group's. */
+export function rewriteHelp(argv: string[]): string[] {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') return argv;
+    if (arg === '-p' || arg === '--profile') {
+      i++;
+      continue;
+    }
+    if (arg.startsWith('-')) continue;
+    return arg === 'help' ? [...argv.slice(0, i), ...argv.slice(i + 1), '--help'] : argv;
+  }
+  return argv;
+}
+
+/**
+ * Notices on a terminal's stderr wrap at word boundaries instead of mid-word. A line holding a
+ * command to copy (`opcli …`) is left whole, and words are never split, so a secret stays one
+ * word for the redactor.
+ */
+function wrapNotices(deps: Deps, w: Wrap): void {
+  if (!deps.io.stderrIsTTY) return;
+  const err = deps.err;
+  deps.err = (text) => {
+    const width = helpWidth(deps, 'stderr');
+    err(
+      text
+        .split('\n')
+        .map((line) => (line.length <= width || /\bopcli /.test(line) || line.includes('\r') ? line : w.wrapText(line, width)))
+        .join('\n'),
+    );
+  };
+}
+
+/** Whether the run asked for JSON output, so an error is printed as one JSON object. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--json' || a === '--jsonl');
+}
+
 /** Runs opcli with `argv` (without node and script) and returns the exit code. Never exits the process. */
-export async function runCli(argv: string[], deps: Deps): Promise<number> {
+export async function runCli(input: string[], deps: Deps): Promise<number> {
+  const argv = rewriteHelp(input);
+  // The wrapper (wrap-ansi, string-width) loads only when something may need it: help, or a terminal.
+  let wrap: Wrap | undefined;
+  if (deps.io.stdoutIsTTY || deps.io.stderrIsTTY || argv.length === 0 || argv.some((a) => a === '--help' || a === '-h' || a === 'help')) {
+    wrap = await import('./text/wrap.js');
+    wrapNotices(deps, wrap);
+  }
   try {
-    const program = await buildProgram(deps, commandWord(argv));
+    const program = await buildProgram(deps, commandWord(argv), wantsJson(argv), wrap);
     if (argv.length === 0) {
       program.outputHelp();
       return 0;
@@ -112,7 +182,7 @@ export async function runCli(argv: string[], deps: Deps): Promise<number> {
       return 2;
     }
     const { reportError } = await import('./report-error.js');
-    return reportError(error, deps);
+    return reportError(error, deps, { json: wantsJson(argv) });
   } finally {
     await deps.dispose();
   }

@@ -19,7 +19,7 @@ export class OpcliError extends Error {
   readonly exitCode: ExitCode;
   /** What the user can do next, printed under the message. */
   readonly hint?: string;
-  /** Extra machine-readable detail for --json error output. */
+  /** Machine-readable fields added to the --json error object after message, hint and exitCode (status, issues, ...). */
   readonly details?: Record<string, unknown>;
 
   constructor(message: string, options: { exitCode?: ExitCode; hint?: string; details?: Record<string, unknown>; cause?: unknown } = {}) {

@@ -1,4 +1,7 @@
 import type { Deps } from './deps.js';
+import { UsageError } from './errors.js';
+import { safeLine } from './text/safe.js';
+import { displayWidth, truncate } from './text/width.js';
 
 /** How a command prints its data: --json, --jsonl, or the default for the stream. */
 export type OutputMode = 'json' | 'jsonl' | 'table' | 'plain';
@@ -18,6 +21,23 @@ export function printJson(deps: Deps, value: unknown): void {
 export interface Column<T> {
   header: string;
   value: (row: T) => unknown;
+  /** The name `--columns` knows it by (default: the header in lower case). */
+  name?: string;
+  /** False: left out of the terminal table unless `--columns` names it (pipes still get it). */
+  default?: boolean;
+}
+
+export interface TableOptions {
+  /** The columns to print, by name, in this order (`--columns a,b,c`); checked against the columns' names. */
+  columns?: string[];
+}
+
+/** The width of the terminal a stream writes to: its `columns`, else COLUMNS, else 80. */
+export function terminalWidth(deps: Deps, stream: 'stdout' | 'stderr' = 'stdout'): number {
+  const columns = (deps.io[stream] as { columns?: number }).columns;
+  if (typeof columns === 'number' && columns > 0) return columns;
+  const env = Number(deps.env.COLUMNS);
+  return Number.isInteger(env) && env > 0 ? env : 80;
 }
 
 function cell(value: unknown): string {
@@ -26,34 +46,110 @@ function cell(value: unknown): string {
   return String(value);
 }
 
-/**
- * Prints rows: an aligned cli-table3 table on a terminal, tab-separated lines (tabs and newlines
- * in values replaced by spaces) on a pipe.
- */
-export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[], mode: OutputMode): Promise<void> {
-  if (mode === 'table') {
-    const [{ default: Table }, chalk] = await Promise.all([import('cli-table3'), colors(deps)]);
-    const table = new Table({
-      head: columns.map((c) => chalk.bold(c.header)),
-      style: { head: [], border: [] },
-      chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
-    });
-    for (const row of rows) table.push(columns.map((c) => cell(c.value(row))));
-    deps.out(`${table.toString()}\n`);
-    return;
+/** Splits a `--columns` value into names; throws a usage error naming the valid ones on a typo. */
+export function chooseColumns<C extends { header: string; name?: string }>(columns: C[], names: string[], flag = '--columns'): C[] {
+  const byName = new Map(columns.map((c) => [columnName(c), c]));
+  const chosen: C[] = [];
+  for (const raw of names) {
+    const name = raw.trim();
+    const column = byName.get(name) ?? byName.get(name.toLowerCase()) ?? columns.find((c) => columnName(c).toLowerCase() === name.toLowerCase());
+    if (!column) {
+      throw new UsageError(`${flag}: unknown column "${safeLine(name)}".`, `Valid columns: ${columns.map(columnName).join(', ')}.`);
+    }
+    if (!chosen.includes(column)) chosen.push(column);
   }
-  for (const row of rows) deps.out(`${columns.map((c) => cell(c.value(row)).replace(/[\t\r\n]+/g, ' ')).join('\t')}\n`);
+  if (chosen.length === 0) throw new UsageError(`${flag} needs at least one column name.`, `Valid columns: ${columns.map(columnName).join(', ')}.`);
+  return chosen;
 }
 
-/** Prints label/value pairs: aligned on a terminal, tab-separated on a pipe. */
+function columnName(c: { header: string; name?: string }): string {
+  return c.name ?? c.header.toLowerCase();
+}
+
+/** Parses `a,b,c` into names (for commander). */
+export function parseColumnList(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * Column widths that fit `max` terminal columns: the widest column gives up a column at a time
+ * until the table fits (each keeps at least 3, or its full width when narrower).
+ */
+export function fitWidths(natural: number[], max: number): number[] {
+  const widths = [...natural];
+  const total = () => widths.reduce((a, b) => a + b, 0) + 3 * widths.length + 1;
+  while (total() > max) {
+    let widest = -1;
+    for (let i = 0; i < widths.length; i++) if ((widths[i] as number) > 3 && (widest < 0 || (widths[i] as number) > (widths[widest] as number))) widest = i;
+    if (widest < 0) break;
+    widths[widest] = (widths[widest] as number) - 1;
+  }
+  return widths;
+}
+
+/** Renders rows of already safe cells as a bordered table that fits `max` columns. */
+export function renderTable(head: string[], rows: string[][], max: number, options: { ascii?: boolean; bold?: (s: string) => string } = {}): string {
+  const b = options.ascii
+    ? { h: '-', v: '|', tl: '+', tm: '+', tr: '+', ml: '+', mm: '+', mr: '+', bl: '+', bm: '+', br: '+' }
+    : { h: '─', v: '│', tl: '┌', tm: '┬', tr: '┐', ml: '├', mm: '┼', mr: '┤', bl: '└', bm: '┴', br: '┘' };
+  const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
+  const widths = fitWidths(natural, max);
+  const line = (l: string, m: string, r: string) => `${l}${widths.map((w) => b.h.repeat(w + 2)).join(m)}${r}`;
+  const row = (cells: string[], style = (s: string) => s) =>
+    `${b.v}${cells
+      .map((c, i) => {
+        const w = widths[i] as number;
+        const text = truncate(c, w);
+        return ` ${style(text)}${' '.repeat(Math.max(0, w - displayWidth(text)))} `;
+      })
+      .join(b.v)}${b.v}`;
+  const out = [line(b.tl, b.tm, b.tr), row(head, options.bold), line(b.ml, b.mm, b.mr), ...rows.map((r) => row(r)), line(b.bl, b.bm, b.br)];
+  return `${out.join('\n')}\n`;
+}
+
+/**
+ * Prints rows: on a terminal, a bordered table that fits its width (the default columns, long
+ * cells cut with …, ASCII borders with TERM=dumb); on a pipe, tab-separated lines with every
+ * column. Every cell is made safe: server text never reaches the terminal raw.
+ */
+export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[], mode: OutputMode, options: TableOptions = {}): Promise<void> {
+  const chosen = options.columns ? chooseColumns(columns, options.columns) : undefined;
+  if (mode === 'table') {
+    const shown = chosen ?? columns.filter((c) => c.default !== false);
+    const chalk = await colors(deps);
+    const head = shown.map((c) => safeLine(c.header));
+    const body = rows.map((row) => shown.map((c) => safeLine(cell(c.value(row)))));
+    deps.out(renderTable(head, body, terminalWidth(deps), { ascii: deps.env.TERM === 'dumb', bold: (s) => chalk.bold(s) }));
+    return;
+  }
+  const shown = chosen ?? columns;
+  let text = '';
+  for (const row of rows) text += `${shown.map((c) => safeLine(cell(c.value(row)))).join('\t')}\n`;
+  deps.out(text);
+}
+
+/** Prints label/value pairs: aligned on a terminal, tab-separated on a pipe; values made safe. */
 export async function printRecord(deps: Deps, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
   if (mode === 'table') {
     const chalk = await colors(deps);
     const width = Math.max(...pairs.map(([k]) => k.length));
-    for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${cell(v)}\n`);
+    const room = Math.max(10, terminalWidth(deps) - width - 2);
+    for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cell(v)), room)}\n`);
     return;
   }
-  for (const [k, v] of pairs) deps.out(`${k}\t${cell(v).replace(/[\t\r\n]+/g, ' ')}\n`);
+  for (const [k, v] of pairs) deps.out(`${k}\t${safeLine(cell(v))}\n`);
+}
+
+/**
+ * One CSV cell guarded against formula injection (OWASP): a cell starting with `=`, `+`, `-`, `@`,
+ * tab or carriage return gets a leading `'`, so a spreadsheet shows it as text instead of running
+ * it (numbers are left alone). `raw` (--csv-raw) turns the guard off. Quoting is left to the CSV writer.
+ */
+export function csvCell(value: unknown, raw = false): string {
+  const text = cell(value);
+  // A number is data, not a formula: -5 stays -5.
+  if (raw || typeof value === 'number') return text;
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
 /** A chalk instance for stdout: colour only on a terminal without NO_COLOR. */

@@ -1,35 +1,70 @@
 import type { Deps } from './deps.js';
 import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from './errors.js';
 import { colors } from './output.js';
+import { safeText } from './text/safe.js';
+import { wrapText } from './text/wrap.js';
 
-/** Prints an error the way the user should see it, on stderr, and returns its exit code. */
-export async function reportError(error: unknown, deps: Deps): Promise<number> {
+export interface ReportOptions {
+  /** --json was given: the error is one JSON object on stderr, `{"error":{"message","hint","exitCode",...}}`. */
+  json?: boolean;
+}
+
+/**
+ * Prints an error the way the user should see it, on stderr, and returns its exit code. Every
+ * message passes through safeText: server text in it cannot drive the terminal.
+ */
+export async function reportError(error: unknown, deps: Deps, options: ReportOptions = {}): Promise<number> {
   if (error instanceof PlainExit) {
-    if (error.message) deps.err(`${error.message}\n`);
+    // A sentence that is not an error ("Nothing was issued."): no prefix, no styling; under --json, nothing.
+    if (error.message && !options.json) deps.err(`${error.message}\n`);
     return error.exitCode;
   }
+  const aborted = isAbort(error, deps);
+  const code = aborted ? ExitCode.interrupted : exitCodeFor(error);
+  if (options.json) {
+    deps.err(`${JSON.stringify({ error: errorObject(error, code, aborted, deps) })}\n`);
+    return code;
+  }
   const chalk = await colors(deps, 'stderr');
-  if (isAbort(error, deps)) {
-    // "Cancelled." for Ctrl-C at a question, "Interrupted." for Ctrl-C during work.
-    const words = error instanceof InterruptedError ? error.message : error instanceof Error && error.name === 'ExitPromptError' ? 'Cancelled.' : 'Interrupted.';
-    deps.err(`${chalk.yellow(words)}\n`);
+  const width = (deps.io.stderr as { columns?: number }).columns;
+  const wrap = (text: string) => (deps.io.stderrIsTTY && width ? wrapText(text, width) : text);
+  if (aborted) {
+    deps.err(`${chalk.yellow(abortWords(error))}\n`);
     return ExitCode.interrupted;
   }
   if (error instanceof OpcliError) {
-    deps.err(`${chalk.red('Error:')} ${error.message}\n`);
+    deps.err(`${wrap(`${chalk.red('Error:')} ${safeText(error.message)}`)}\n`);
     if (error instanceof ValidationError) {
       // Each field once: issues the message already states are not repeated.
-      for (const issue of error.issues) if (!error.message.includes(issue.message)) deps.err(`  ${issue.path || '(value)'}: ${issue.message}\n`);
+      for (const issue of error.issues) if (!error.message.includes(issue.message)) deps.err(`  ${safeText(issue.path || '(value)')}: ${safeText(issue.message)}\n`);
     }
-    if (error.hint) deps.err(`${chalk.dim(error.hint)}\n`);
-    if (deps.globals.verbose && error.cause instanceof Error) deps.err(`Cause: ${error.cause.stack ?? error.cause.message}\n`);
-    return exitCodeFor(error);
+    if (error.hint) deps.err(`${chalk.dim(wrap(safeText(error.hint)))}\n`);
+    if (deps.globals.verbose && error.cause instanceof Error) deps.err(`Cause: ${safeText(error.cause.stack ?? error.cause.message)}\n`);
+    return code;
   }
   const message = error instanceof Error ? error.message : String(error);
-  deps.err(`${chalk.red('Error:')} unexpected failure: ${message}\n`);
-  if (deps.globals.verbose && error instanceof Error && error.stack) deps.err(`${error.stack}\n`);
+  deps.err(`${chalk.red('Error:')} unexpected failure: ${safeText(message)}\n`);
+  if (deps.globals.verbose && error instanceof Error && error.stack) deps.err(`${safeText(error.stack)}\n`);
   else deps.err(`${chalk.dim('Run again with --verbose for details.')}\n`);
-  return ExitCode.failed;
+  return code;
+}
+
+/** The `error` member of a --json error: message, hint, exitCode, then the error's machine-readable fields. */
+function errorObject(error: unknown, exitCode: number, aborted: boolean, deps: Deps): Record<string, unknown> {
+  if (aborted) {
+    return { message: abortWords(error), hint: null, exitCode };
+  }
+  if (error instanceof OpcliError) {
+    return { message: error.message, hint: error.hint ?? null, exitCode, ...(error.details ?? {}) };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { message: `unexpected failure: ${message}`, hint: deps.globals.verbose ? null : 'Run again with --verbose for details.', exitCode };
+}
+
+/** "Cancelled." for Ctrl-C at a question, "Interrupted." (or the error's own words) for Ctrl-C during work. */
+function abortWords(error: unknown): string {
+  if (error instanceof InterruptedError) return error.message;
+  return error instanceof Error && error.name === 'ExitPromptError' ? 'Cancelled.' : 'Interrupted.';
 }
 
 function isAbort(error: unknown, deps: Deps): boolean {

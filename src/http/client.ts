@@ -270,7 +270,7 @@ export class HttpClient {
   }
 
   private traceRequest(method: string, url: URL, headers: Record<string, string>, json: unknown): void {
-    const trace = this.options.trace;
+    const trace = this.safeTrace();
     if (!trace) return;
     const shown = new URL(url);
     for (const key of [...shown.searchParams.keys()]) {
@@ -281,8 +281,14 @@ export class HttpClient {
     if (json !== undefined) trace(`> ${JSON.stringify(redactJson(json))}`);
   }
 
-  private traceResponse(status: number, headers: Record<string, string>, body: unknown, ms: number): void {
+  /** The trace sink with server text made safe for a terminal (JSON.stringify leaves DEL and C1 raw). */
+  private safeTrace(): ((line: string) => void) | undefined {
     const trace = this.options.trace;
+    return trace && ((line) => trace(safeText(line)));
+  }
+
+  private traceResponse(status: number, headers: Record<string, string>, body: unknown, ms: number): void {
+    const trace = this.safeTrace();
     if (!trace) return;
     trace(`< ${status} (${ms} ms)`);
     for (const [k, v] of Object.entries(headers)) trace(`< ${k}: ${redactHeader(k, v)}`);

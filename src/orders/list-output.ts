@@ -4,8 +4,9 @@
  */
 import { once } from 'node:events';
 import type { Deps } from '../deps.js';
-import { type Column, printTable } from '../output.js';
+import { type Column, chooseColumns, csvCell, printTable } from '../output.js';
 import { ORDER_FIELDS, type OrderRecord } from '../schemas.js';
+import { safeLine, safeText } from '../text/safe.js';
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
 
@@ -23,10 +24,30 @@ async function write(deps: Deps, text: string): Promise<void> {
   if (!stream.write(text)) await once(stream, 'drain');
 }
 
+/** Every column of the list: sourceOrderId, then the spec's Order fields in its order. */
+export const ORDER_COLUMNS = ['sourceOrderId', ...ORDER_FIELDS] as string[];
+
+/**
+ * CHOICE: the columns a terminal table shows by default; with their headers and typical values
+ * they fit 80 columns. `--columns` picks others, `--json` has the full record.
+ */
+export const DEFAULT_ORDER_COLUMNS = ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName'];
+
 /** The columns a record set carries: sourceOrderId, then the spec's Order fields in its order. */
 export function presentColumns(orders: OrderRecord[]): string[] {
-  const keys = ['sourceOrderId', ...ORDER_FIELDS] as string[];
-  return keys.filter((k) => orders.some((o) => (o as Record<string, unknown>)[k] !== undefined));
+  return ORDER_COLUMNS.filter((k) => orders.some((o) => (o as Record<string, unknown>)[k] !== undefined));
+}
+
+/** Checks `--columns` names against the order columns (a usage error lists the valid ones). */
+export function checkOrderColumns(names: string[]): string[] {
+  return chooseColumns(ORDER_COLUMNS.map((c) => ({ header: c, name: c })), names).map((c) => c.name);
+}
+
+export interface WriterOptions {
+  /** `--columns`: the columns, in order, for the table, TSV and CSV. */
+  columns?: string[];
+  /** `--csv-raw`: no formula guard in CSV cells. */
+  csvRaw?: boolean;
 }
 
 function cell(value: unknown): string {
@@ -36,7 +57,7 @@ function cell(value: unknown): string {
 }
 
 /** Creates the writer of a format. */
-export async function createOrderWriter(deps: Deps, format: ListFormat): Promise<OrderWriter> {
+export async function createOrderWriter(deps: Deps, format: ListFormat, options: WriterOptions = {}): Promise<OrderWriter> {
   switch (format) {
     case 'jsonl':
       return {
@@ -64,13 +85,16 @@ export async function createOrderWriter(deps: Deps, format: ListFormat): Promise
     }
     case 'csv': {
       const { stringify } = await import('csv-stringify/sync');
-      const columns = ['sourceOrderId', ...ORDER_FIELDS] as string[];
+      const columns = options.columns ?? ORDER_COLUMNS;
+      const raw = !!options.csvRaw;
+      // On a terminal, server text cannot carry escape sequences through CSV either; a file gets the exact text.
+      const shown = deps.io.stdoutIsTTY ? safeText : (v: string) => v;
       let header = true;
       const flush = async (orders: OrderRecord[]) => {
         const text = stringify(orders as Record<string, unknown>[], {
           header,
           columns,
-          cast: { boolean: (v) => String(v), object: (v) => JSON.stringify(v) },
+          cast: { boolean: (v) => String(v), object: (v) => shown(csvCell(JSON.stringify(v), raw)), string: (v) => shown(csvCell(v, raw)), number: (v) => String(v) },
         });
         header = false;
         await write(deps, text);
@@ -86,12 +110,12 @@ export async function createOrderWriter(deps: Deps, format: ListFormat): Promise
       let columns: string[] | undefined;
       return {
         async page(orders) {
-          columns ??= orders.length > 0 ? presentColumns(orders) : undefined;
+          columns ??= options.columns ?? (orders.length > 0 ? presentColumns(orders) : undefined);
           if (!columns) return;
           const cols = columns;
           let chunk = '';
           for (const o of orders) {
-            chunk += `${cols.map((c) => cell((o as Record<string, unknown>)[c]).replace(/[\t\r\n]+/g, ' ')).join('\t')}\n`;
+            chunk += `${cols.map((c) => safeLine(cell((o as Record<string, unknown>)[c]))).join('\t')}\n`;
           }
           await write(deps, chunk);
         },
@@ -108,9 +132,12 @@ export async function createOrderWriter(deps: Deps, format: ListFormat): Promise
           if (rows.length === 0) return;
           const columns: Column<OrderRecord>[] = presentColumns(rows).map((c) => ({
             header: c,
+            name: c,
+            default: DEFAULT_ORDER_COLUMNS.includes(c),
             value: (row) => (row as Record<string, unknown>)[c],
           }));
-          await printTable(deps, columns, rows, 'table');
+          const chosen = options.columns?.filter((c) => columns.some((k) => k.name === c));
+          await printTable(deps, columns, rows, 'table', chosen?.length ? { columns: chosen } : {});
         },
       };
     }

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import { backoffDelay } from '../http/retry.js';
 import { OrderRecord, OrdersPage, OrdersQuery } from '../schemas.js';
+import { safeText } from '../text/safe.js';
 
 /** The page without its records: checked on every page. */
 const PageShell = OrdersPage.omit({ edges: true });
@@ -78,19 +79,8 @@ export async function fetchPage(deps: Deps, query: PageRequest, options: { recor
     } catch (error) {
       if (round >= rounds || !isTransient(error) || deps.signal.aborted) throw error;
       const delay = backoffDelay(round + 3, Math.random);
-      deps.err(`${error instanceof Error ? error.message : String(error)}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`);
+      deps.err(`${safeText(error instanceof Error ? error.message : String(error))}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`);
       await deps.sleep(delay, deps.signal);
     }
   }
-}
-
-/** The current page number and total pages from pageCursors and totalCount, when they can be told. */
-export function pagePosition(page: OrdersPage, size: number | undefined): { current?: number; total?: number; around: number[] } {
-  const around = page.pageCursors.around;
-  const current = around.find((c) => c.isCurrent)?.page;
-  const perPage = size ?? (page.pageInfo.hasNextPage ? page.edges?.length : undefined);
-  let total: number | undefined;
-  if (perPage && perPage > 0) total = Math.max(1, Math.ceil(page.totalCount / perPage));
-  else if (!page.pageInfo.hasNextPage && current !== undefined) total = current;
-  return { current, total, around: around.map((c) => c.page) };
 }

@@ -121,3 +121,37 @@ describe('opcli api', () => {
     expect(sandbox.requests).toHaveLength(0);
   });
 });
+
+describe('opcli api: a redirect is not success', () => {
+  test.each([
+    [301, { location: 'https://elsewhere.example/v1/orders' }, 'answered 301 (a redirect to https://elsewhere.example/v1/orders)'],
+    [302, {}, 'answered 302 (a redirect, no Location header)'],
+    [307, { location: '/v2/orders' }, 'answered 307 (a redirect to /v2/orders)'],
+  ])('%i: exit 1 with the status and the Location', async (status, headers, message) => {
+    const { scriptedServer } = await import('../orders/scripted.js');
+    const server = await scriptedServer([{ status, body: '', headers }]);
+    try {
+      const r = await runOpcli(['api', 'GET', '/v1/orders'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`Error: GET /v1/orders ${message}, not a success.`);
+      expect(r.stderr).toContain('does not follow redirects');
+      expect(r.stdout).toBe('');
+      expect(server.seen).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('--paginate stops at a redirect too, with exit 1', async () => {
+    const { scriptedServer } = await import('../orders/scripted.js');
+    const server = await scriptedServer([{ status: 308, body: '', headers: { location: '/v9/x' } }]);
+    try {
+      const r = await runOpcli(['api', 'GET', '/v1/orders', '--paginate'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('answered 308 (a redirect to /v9/x)');
+      expect(r.stdout).toBe('');
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { displayWidth } from '../../src/text/width.js';
 import { runOpcli } from '../helpers.js';
 
 describe('opcli demo (npm start)', () => {
@@ -13,8 +14,21 @@ describe('opcli demo (npm start)', () => {
     // Each command is shown before it runs, and the last thing said is the end of the tour.
     expect(r.stderr).toContain('$ opcli auth login');
     expect(r.stderr).toContain('$ opcli claims file --from');
-    expect(r.stderr.trimEnd().split('\n').at(-1)).toContain('The tour is over.');
+    expect(r.stderr.trimEnd().split('\n').at(-2)).toContain('The tour is over.');
     // Credentials appear masked or not at all.
     expect(r.stdout + r.stderr).not.toMatch(/svc_(at|rt|secret)_[A-Za-z0-9]{4,}/);
+  }, 60_000);
+
+  it('fits an 80-column terminal and ends without an error', async () => {
+    const r = await runOpcli(['demo'], { tty: true, env: { NO_COLOR: '1', COLUMNS: '80' } });
+    expect(r.code, r.stderr).toBe(0);
+    for (const line of (r.stdout + r.stderr).split('\n')) {
+      // Progress lines are redrawn in place; what stays on screen is what follows the last erase.
+      const shown = line.split('\r\u001b[2K').at(-1) as string;
+      expect(displayWidth(shown), shown).toBeLessThanOrEqual(80);
+    }
+    const tail = r.stderr.slice(r.stderr.lastIndexOf('Step '));
+    expect(tail).toMatch(/^Step \d+ of \d+: Log out/);
+    expect(tail).not.toContain('Error:');
   }, 60_000);
 });

@@ -56,7 +56,7 @@ describe('orders list: one page', () => {
     const r = await runOpcli(['orders', 'list', '--size', '3', '--page-buttons', '3'], { tty: true, env: { ...env, NO_COLOR: '1' } });
     expect(r.code).toBe(0);
     const header = r.stdout.split('\n')[1] ?? '';
-    for (const column of ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerEmail']) expect(header).toContain(column);
+    for (const column of ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName']) expect(header).toContain(column);
     // Fields no record carries get no column.
     expect(header).not.toContain('customerPhone');
     expect(r.stdout).toContain('ord_000003');
@@ -168,8 +168,11 @@ describe('orders list: every page', () => {
     expect(r.code).toBe(1);
     const first = jsonlIds(r.stdout);
     expect(first).toEqual(ids(1, 300));
-    expect(r.stderr).toContain('Stopped after 300 orders');
-    const resume = /^\s+(opcli orders list .*--cursor \S+)$/m.exec(r.stderr)?.[1];
+    // Under --jsonl the error is one JSON object, the last line of stderr.
+    const error = JSON.parse(r.stderr.trim().split('\n').at(-1) as string).error;
+    expect(error).toMatchObject({ exitCode: 1, written: 300 });
+    expect(error.message).toContain('Stopped after 300 orders');
+    const resume = /^\s+(opcli orders list .*--cursor \S+)$/m.exec(error.hint)?.[1];
     expect(resume).toBeDefined();
     // GET is safe to repeat: the page that failed was tried more than once.
     expect(orderGets().filter((g) => g.status === 500).length).toBeGreaterThan(1);

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { page, scriptedServer } from './scripted.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -26,16 +27,17 @@ afterEach(() => cleanup());
 
 const puts = () => sandbox.requests.filter((r) => r.method === 'PUT');
 const BASE = ['--source-order-number', '#2001', '--currency', 'USD'];
+const REPLACE = ['--replace', ...BASE];
 
 describe('orders update: sending', () => {
   test('flags become the body; the order is updated; "Order X updated" on stderr', async () => {
     const r = await runOpcli(
-      ['orders', 'update', 'ord_000005', ...BASE, '--total', '42.5', '--premium-paid', '1.25', '--customer-email', 'a@b.co', '--policy-cancelled-at', 'null', '--platform-id', 'api'],
+      ['orders', 'update', 'ord_000005', ...REPLACE, '--total', '42.5', '--premium-paid', '1.25', '--customer-email', 'a@b.co', '--policy-cancelled-at', 'null', '--platform-id', 'api'],
       { env },
     );
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain('Order ord_000005 updated.');
+    expect(r.stderr).toContain('Order ord_000005 updated (sent as given, --replace).');
     expect(puts()).toHaveLength(1);
     expect(puts()[0]?.path).toBe('/v1/orders/ord_000005');
     expect(JSON.parse(puts()[0]?.body ?? '')).toEqual({
@@ -59,11 +61,11 @@ describe('orders update: sending', () => {
   test('--data file with flags overriding it, and --data - from standard input', async () => {
     const file = join(dir, 'order.json');
     writeFileSync(file, JSON.stringify({ sourceOrderNumber: '#3001', currency: 'EUR', total: 10, customerName: 'Ann' }));
-    const r = await runOpcli(['orders', 'update', 'ord_000007', '--data', file, '--currency', 'GBP', '--total', '11'], { env });
+    const r = await runOpcli(['orders', 'update', 'ord_000007', '--replace', '--data', file, '--currency', 'GBP', '--total', '11'], { env });
     expect(r.code).toBe(0);
     expect(JSON.parse(puts()[0]?.body ?? '')).toEqual({ sourceOrderNumber: '#3001', currency: 'GBP', total: 11, customerName: 'Ann' });
 
-    const r2 = await runOpcli(['orders', 'update', 'ord_000008', '--data', '-'], {
+    const r2 = await runOpcli(['orders', 'update', 'ord_000008', '--replace', '--data', '-'], {
       env,
       stdin: JSON.stringify({ sourceOrderNumber: '#3002', currency: 'JPY', sourceCreatedAt: '2024-05-01T14:00:00+02:00' }),
     });
@@ -72,27 +74,31 @@ describe('orders update: sending', () => {
   });
 
   test.each(['XSU', 'ZWR', 'BOV', 'XXX', 'ADP'])('rare currency %s from the spec list is accepted and sent', async (code) => {
-    const r = await runOpcli(['orders', 'update', 'ord_000009', '--source-order-number', '#1', '--currency', code], { env });
+    const r = await runOpcli(['orders', 'update', 'ord_000009', '--replace', '--source-order-number', '#1', '--currency', code], { env });
     expect(r.code).toBe(0);
     expect(JSON.parse(puts()[0]?.body ?? '').currency).toBe(code);
   });
 
-  test('an unknown order is reported as such, exit 1', async () => {
-    const r = await runOpcli(['orders', 'update', 'ord_999999', ...BASE], { env });
+  test('an unknown order with --replace is reported from the 404, exit 1', async () => {
+    const r = await runOpcli(['orders', 'update', 'ord_999999', ...REPLACE], { env });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('Order ord_999999 not found');
     expect(puts()[0]?.status).toBe(404);
   });
 
-  test('--dry-run prints method, path and body and sends nothing', async () => {
-    const r = await runOpcli(['orders', 'update', 'ord_000010', ...BASE, '--tax', '3', '--dry-run'], { env });
+  test('--dry-run --replace prints method, path and body and sends nothing', async () => {
+    const r = await runOpcli(['orders', 'update', 'ord_000010', ...REPLACE, '--tax', '3', '--dry-run'], { env });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('PUT /v1/orders/ord_000010');
     expect(r.stdout).toContain('"tax": 3');
     expect(r.stderr).toContain('nothing was sent');
-    const json = await runOpcli(['orders', 'update', 'ord_000010', ...BASE, '--dry-run', '--json'], { env });
-    expect(JSON.parse(json.stdout)).toEqual({ method: 'PUT', path: '/v1/orders/ord_000010', body: { sourceOrderNumber: '#2001', currency: 'USD' } });
-    expect(sandbox.requests).toHaveLength(0);
+    const json = await runOpcli(['orders', 'update', 'ord_000010', ...REPLACE, '--dry-run', '--json'], { env });
+    const doc = JSON.parse(json.stdout);
+    expect(doc).toMatchObject({ method: 'PUT', path: '/v1/orders/ord_000010', body: { sourceOrderNumber: '#2001', currency: 'USD' } });
+    // The dry run of a replacement says what it would erase.
+    expect(doc.diff.find((d: { field: string }) => d.field === 'customerEmail')).toMatchObject({ change: 'cleared' });
+    expect(json.stderr).toMatch(/Warning: this update clears .*customerEmail/);
+    expect(puts()).toHaveLength(0);
   });
 });
 
@@ -100,8 +106,8 @@ describe('orders update: validation before sending (exit 2, no request)', () => 
   const cases: [string, string[], RegExp][] = [
     ['unknown currency with the closest code', ['--source-order-number', '#1', '--currency', 'USX'], /USX is not a currency the API accepts; did you mean USD/],
     ['lower-case currency', ['--source-order-number', '#1', '--currency', 'eur'], /eur is not a currency the API accepts; did you mean EUR\?/],
-    ['missing currency', ['--source-order-number', '#1'], /currency is required \(--currency\)/],
-    ['missing order number', ['--currency', 'USD'], /sourceOrderNumber is required/],
+    ['missing currency with --replace', ['--replace', '--source-order-number', '#1'], /currency is required \(--currency\)/],
+    ['missing order number with --replace', ['--replace', '--currency', 'USD'], /sourceOrderNumber is required/],
     ['date-time without a zone', [...BASE, '--source-created-at', '2024-05-01T12:00:00'], /sourceCreatedAt: expected an ISO 8601 date-time with a time zone/],
     ['date only', [...BASE, '--source-updated-at', '2024-05-01'], /sourceUpdatedAt: expected an ISO 8601 date-time/],
     ['not a date', [...BASE, '--source-cancelled-at', 'yesterday'], /sourceCancelledAt: expected an ISO 8601 date-time/],
@@ -151,5 +157,113 @@ describe('orders update: validation before sending (exit 2, no request)', () => 
     const { ORDER_FIELDS } = await import('../../src/schemas.js');
     const r = await runOpcli(['orders', 'update', '--help'], { env });
     for (const field of ORDER_FIELDS) expect(r.stdout).toContain(`--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} <value>`);
+  });
+});
+
+describe('orders update: read-modify-write keeps every other field', () => {
+  const gets = () => sandbox.requests.filter((r) => r.method === 'GET');
+
+  test("the README's example changes three fields and keeps the e-mail, name, subtotal, tax and dates", async () => {
+    const before = sandbox.order('ord_000002') as Record<string, unknown>;
+    const r = await runOpcli(['orders', 'update', 'ord_000002', '--source-order-number', '#1002', '--currency', 'AUD', '--total', '190'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/Order ord_000002 updated: \d+ fields? changed, \d+ kept\./);
+    const body = JSON.parse(puts()[0]?.body ?? '');
+    const { sourceOrderId: _id, ...fields } = before;
+    expect(body).toEqual({ ...fields, sourceOrderNumber: '#1002', currency: 'AUD', total: 190 });
+    const after = sandbox.order('ord_000002') as Record<string, unknown>;
+    for (const key of ['customerEmail', 'customerName', 'subtotal', 'tax', 'sourceCreatedAt', 'sourceUpdatedAt', 'premiumPaid', 'platformId']) {
+      expect(after[key], key).toEqual(before[key]);
+    }
+    expect(after).toMatchObject({ currency: 'AUD', total: 190 });
+    expect(gets()[0]?.path).toBe('/v1/orders');
+  });
+
+  test('a record on a later page is found by following the cursors', async () => {
+    const before = sandbox.order('ord_000025') as Record<string, unknown>;
+    const r = await runOpcli(['orders', 'update', 'ord_000025', '--customer-name', 'Zoë Quinn', '--page-size', '10'], { env });
+    expect(r.code).toBe(0);
+    expect(gets()).toHaveLength(3);
+    expect(gets()[1]?.query).toMatchObject({ size: '10' });
+    expect(sandbox.order('ord_000025')).toEqual({ ...before, customerName: 'Zoë Quinn' });
+  });
+
+  test('an order the list does not have: nothing sent, --replace named', async () => {
+    const r = await runOpcli(['orders', 'update', 'ord_999999', '--total', '5'], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('Error: Order ord_999999 not found: none of the 30 orders in 1 page of the list has that sourceOrderId. Nothing was sent.');
+    expect(r.stderr).toContain('--replace');
+    expect(puts()).toHaveLength(0);
+  });
+
+  test('--dry-run shows kept, changed, added and cleared per field and sends nothing', async () => {
+    const r = await runOpcli(['orders', 'update', 'ord_000003', '--total', '1', '--policy-cancelled-at', '2024-05-01T12:00:00Z', '--dry-run'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('PUT /v1/orders/ord_000003');
+    expect(r.stdout).toMatch(/^ {2}changed +total +[\d.]+ → 1$/m);
+    expect(r.stdout).toMatch(/^ {2}kept +customerEmail +".+@example\.com"$/m);
+    expect(r.stdout).toMatch(/^ {2}added +policyCancelledAt +"2024-05-01T12:00:00Z"$/m);
+    expect(r.stderr).not.toContain('clears');
+    expect(r.stderr).toContain('Dry run: nothing was sent.');
+    expect(puts()).toHaveLength(0);
+
+    const json = await runOpcli(['orders', 'update', 'ord_000003', '--policy-cancelled-at', 'null', '--dry-run', '--json'], { env });
+    const doc = JSON.parse(json.stdout);
+    expect(doc.body.customerName).toBe((sandbox.order('ord_000003') as { customerName: string }).customerName);
+    expect(doc.diff.filter((d: { change: string }) => d.change !== 'kept')).toEqual([]);
+    expect(puts()).toHaveLength(0);
+  });
+
+  test('other body shapes: extra record fields are not sent; a node that is not an object stops before any PUT', async () => {
+    const record = { sourceOrderId: 'ord_x', id: 'internal-7', createdAt: '2024-01-01T00:00:00Z', sourceOrderNumber: '#9', currency: 'EUR', tax: 2, customerName: 'Ann' };
+    const server = await scriptedServer([
+      { status: 200, body: page([{ sourceOrderId: 'ord_w', currency: 'USD', sourceOrderNumber: '#8' }], { next: 'c1', total: 2 }) },
+      { status: 200, body: page([record], { total: 2 }) },
+      { status: 200, body: { status: 'ok' } },
+    ]);
+    try {
+      const senv = { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' };
+      const r = await runOpcli(['orders', 'update', 'ord_x', '--tax', '3'], { env: senv });
+      expect(r.code).toBe(0);
+      expect(server.seen.map((s) => s.method)).toEqual(['GET', 'GET', 'PUT']);
+      expect(server.seen[1]?.url).toContain('cursor=c1');
+      expect(JSON.parse(server.seen[2]?.body ?? '')).toEqual({ sourceOrderNumber: '#9', currency: 'EUR', tax: 3, customerName: 'Ann' });
+    } finally {
+      await server.close();
+    }
+    for (const body of [{ edges: 'nope', pageInfo: {} }, page(['not an object']), { status: 'ok' }, '<html>oops</html>']) {
+      const bad = await scriptedServer([{ status: 200, body }]);
+      try {
+        const r = await runOpcli(['orders', 'update', 'ord_x', '--tax', '3'], { env: { ...env, OPCLI_BASE_URL: bad.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+        expect(r.code, JSON.stringify(body)).toBe(1);
+        expect(r.stderr).toMatch(/Unexpected answer|Error:/);
+        expect(bad.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
+      } finally {
+        await bad.close();
+      }
+    }
+  });
+
+  test('--dry-run shows a hostile stored value escaped, never raw', async () => {
+    const name = 'Ann\u001b]0;PWNED\u0007\u009b2J';
+    const server = await scriptedServer([{ status: 200, body: page([{ sourceOrderId: 'ord_h', sourceOrderNumber: '#1', currency: 'USD', customerName: name }]) }]);
+    try {
+      const r = await runOpcli(['orders', 'update', 'ord_h', '--total', '1', '--dry-run'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      expect(r.stdout).toMatch(/kept +customerName +"Ann\\u001b\]0;PWNED\\u0007\\x9b2J"/);
+      expect(server.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('long notices wrap at word boundaries on a terminal', async () => {
+    const r = await runOpcli(['orders', 'update', 'ord_000011', ...REPLACE, '--dry-run'], { env: { ...env, COLUMNS: '60', NO_COLOR: '1' }, tty: true });
+    expect(r.code).toBe(0);
+    const warning = r.stderr.slice(r.stderr.indexOf('Warning:'), r.stderr.indexOf('Dry run'));
+    expect(warning.split('\n').length).toBeGreaterThan(2);
+    for (const line of warning.split('\n')) expect(line.length).toBeLessThanOrEqual(60);
+    expect(warning.replace(/\s+/g, ' ')).toContain('customerEmail, customerName');
   });
 });

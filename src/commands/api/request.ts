@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ApiError, UsageError } from '../../errors.js';
 import type { Method } from '../../http/retry.js';
+import { printBody, printHead, refuseRedirect } from './answer.js';
 
 export interface ApiOptions {
   method: Method;
@@ -102,6 +103,7 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     let last: unknown;
     for (;;) {
       const res = await http.request({ method: 'GET', url: opts.path, query: { ...query, cursor }, auth, signal: deps.signal });
+      refuseRedirect('GET', pathOnly, res);
       // The schema checks the page; what is printed is the answer as it came, unknown fields kept.
       const checked = OrdersPage.safeParse(res.body);
       if (!checked.success) {
@@ -126,6 +128,7 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
   try {
     const res = await http.request({ method: opts.method, url: opts.path, query, json, auth, signal: deps.signal });
     if (opts.include) printHead(deps, res.status, res.headers);
+    refuseRedirect(opts.method, pathOnly, res);
     printBody(deps, res.body);
   } catch (error) {
     if (error instanceof ApiError) {
@@ -134,14 +137,4 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     }
     throw error;
   }
-}
-
-function printHead(deps: Deps, status: number, headers: Record<string, string>): void {
-  deps.err(`HTTP ${status}\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\n')}\n\n`);
-}
-
-function printBody(deps: Deps, body: unknown): void {
-  if (body === undefined || body === '') return;
-  if (typeof body === 'string') deps.out(body.endsWith('\n') ? body : `${body}\n`);
-  else deps.out(`${JSON.stringify(body, null, 2)}\n`);
 }

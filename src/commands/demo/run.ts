@@ -5,7 +5,9 @@ import { Writable } from 'node:stream';
 import { runCli } from '../../cli.js';
 import { createDeps, type Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
-import { colors } from '../../output.js';
+import { colors, terminalWidth } from '../../output.js';
+import { displayWidth } from '../../text/width.js';
+import { wrapText } from '../../text/wrap.js';
 import { steps as authSteps, finalSteps as authFinalSteps } from './steps-auth.js';
 import { steps as claimsSteps } from './steps-claims.js';
 import { steps as giftcardSteps } from './steps-giftcard.js';
@@ -23,17 +25,23 @@ const foundationSteps: TourStep[] = [
   },
 ];
 
-/** Tees a stream: everything written is kept and also passed on. */
-function tee(target: Writable, sink: (text: string) => void): Writable {
-  return new Writable({
+/**
+ * Tees a stream: everything written is kept and also passed on; the terminal's width goes with it,
+ * and a line wider than the terminal (a long URL, a JSON line) is broken to fit, as the tour is
+ * meant to be read on the screen it runs on.
+ */
+function tee(target: Writable, sink: (text: string) => void, width: number): Writable {
+  const stream = new Writable({
     write(chunk, _enc, done) {
-      sink(chunk.toString());
+      const text = chunk.toString();
+      sink(text);
       // Passed on at once, not when the target is done: the tour's own narration goes straight to
       // the same stream, and a step's last lines must not arrive after it.
-      target.write(chunk);
+      target.write(fitLines(text, width));
       done();
     },
   });
+  return Object.assign(stream, { columns: (target as { columns?: number }).columns });
 }
 
 /** Runs every tour step against an in-process sandbox with a temporary config folder. */
@@ -43,28 +51,46 @@ export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void
   const sandbox = await startSandbox({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
   const configDir = mkdtempSync(join(tmpdir(), 'opcli-demo-'));
   const env = { ...deps.env, OPCLI_CONFIG_DIR: configDir, OPCLI_PROFILE: undefined, OPCLI_TOKEN: undefined, OPCLI_BASE_URL: undefined };
-  const say = (text: string) => deps.err(`${chalk.cyan('#')} ${text}\n`);
+  // Narration and the echoed commands fit the terminal, broken at word boundaries.
+  const width = terminalWidth(deps, 'stderr');
+  const say = (text: string) => deps.err(`${chalk.cyan('#')} ${wrapText(text, width - 2).replace(/\n/g, '\n  ')}\n`);
   const ctx: TourContext = {
     sandbox,
     deps,
     configDir,
     say,
     async run(argv, options = {}) {
-      deps.err(`\n${chalk.bold.green('$')} ${chalk.bold(['opcli', ...argv.map(quote)].join(' '))}\n`);
+      const line = wrapText(['opcli', ...argv.map(quote)].join(' '), width - 6).split('\n');
+      deps.err(`\n${chalk.bold.green('$')} ${line.map((l) => chalk.bold(l)).join(' \\\n    ')}\n`);
       let stdout = '';
       let stderr = '';
       const { Readable } = await import('node:stream');
       const child = createDeps({
         stdin: Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []),
-        stdout: tee(deps.io.stdout, (t) => {
-          stdout += t;
-        }),
-        stderr: tee(deps.io.stderr, (t) => {
-          stderr += t;
-        }),
+        stdout: options.hideStdout
+          ? new Writable({
+              write(chunk, _enc, done) {
+                stdout += chunk.toString();
+                done();
+              },
+            })
+          : tee(
+              deps.io.stdout,
+              (t) => {
+                stdout += t;
+              },
+              terminalWidth(deps, 'stdout'),
+            ),
+        stderr: tee(
+          deps.io.stderr,
+          (t) => {
+            stderr += t;
+          },
+          width,
+        ),
         stdoutIsTTY: deps.io.stdoutIsTTY,
         stderrIsTTY: deps.io.stderrIsTTY,
-        env: { ...env, CI: '1' },
+        env: { ...env, CI: '1', COLUMNS: String(width) },
         cwd: configDir,
         signal: deps.signal,
         // The tour plays the merchant's browser: it follows the authorization URL, and the
@@ -94,7 +120,7 @@ export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void
       deps.err(`\n${chalk.bold.underline(`Step ${i + 1} of ${all.length}: ${step.title}`)}\n`);
       await step.run(ctx);
     }
-    deps.err(`\n${chalk.bold('The tour is over.')} Start your own sandbox with \`opcli sandbox --write-profile default\`.\n`);
+    deps.err(`\n${chalk.bold('The tour is over.')}\nStart your own sandbox with \`opcli sandbox --write-profile default\`.\n`);
   } finally {
     await sandbox.close();
     if (opts.keep) deps.err(`Config folder kept: ${configDir}\n`);
@@ -114,6 +140,14 @@ async function followRedirects(start: string): Promise<void> {
     if (res.statusCode < 300 || res.statusCode >= 400 || typeof location !== 'string') return;
     url = new URL(location, url).toString();
   }
+}
+
+/** Breaks lines wider than `width` (progress lines, redrawn with \r, are left alone). */
+function fitLines(text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((line) => (line.includes('\r') || displayWidth(line) <= width ? line : wrapText(line, width, { hard: true })))
+    .join('\n');
 }
 
 function quote(arg: string): string {

@@ -7,18 +7,18 @@ export const steps: TourStep[] = [
     async run(ctx) {
       ctx.say('One page: a table on a terminal, tab-separated lines in a pipe; the footer shows the next command.');
       await ctx.run(['orders', 'list', '--size', '5']);
-      ctx.say('--all follows the cursors; --jsonl streams each page as it arrives (here cut at 3 orders with --limit).');
-      await ctx.run(['orders', 'list', '--limit', '3', '--size', '2', '--jsonl']);
+      ctx.say('--all follows the cursors, showing its progress on a terminal; --limit stops after N orders (here 3, 2 a page). --jsonl and --csv stream every field.');
+      await ctx.run(['orders', 'list', '--limit', '3', '--size', '2', '--columns', 'sourceOrderId,currency,total,customerEmail']);
     },
   },
   {
-    title: 'Update an order: validated before it is sent',
+    title: 'Update an order: validated, and every field not given is kept',
     async run(ctx) {
       ctx.say('A currency outside the spec list is refused with the closest codes; nothing is sent.');
-      await ctx.run(['orders', 'update', 'ord_000001', '--source-order-number', '#1001', '--currency', 'USX'], { expectCode: 2 });
-      ctx.say('--dry-run shows the request; then the real update.');
-      await ctx.run(['orders', 'update', 'ord_000001', '--source-order-number', '#1001', '--currency', 'USD', '--total', '42.50', '--dry-run']);
-      await ctx.run(['orders', 'update', 'ord_000001', '--source-order-number', '#1001', '--currency', 'USD', '--total', '42.50', '--policy-cancelled-at', 'null']);
+      await ctx.run(['orders', 'update', 'ord_000001', '--currency', 'USX'], { expectCode: 2 });
+      ctx.say('The API replaces the whole order, so opcli reads the current record, changes the fields given and sends it whole. --dry-run shows the diff.');
+      await ctx.run(['orders', 'update', 'ord_000001', '--total', '42.50', '--dry-run']);
+      await ctx.run(['orders', 'update', 'ord_000001', '--total', '42.50', '--policy-cancelled-at', 'null']);
       await ctx.run(['api', 'GET', '/v1/orders', '--query', 'size=1']);
     },
   },

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ApiError, OpcliError, UsageError } from '../../errors.js';
+import { parseWholeNumber } from '../../flags.js';
 import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
 import { Order } from '../../schemas.js';
 
@@ -10,6 +11,9 @@ export interface UpdateOptions {
   data?: string;
   /** Field values as the flags gave them (strings until validated). */
   flags: Record<string, unknown>;
+  /** Send exactly the given fields instead of merging them into the current record. */
+  replace: boolean;
+  pageSize?: number;
   dryRun: boolean;
   json: boolean;
 }
@@ -20,49 +24,77 @@ const KINDS = fieldKinds(Order);
 export function register(group: Command, deps: Deps): void {
   const cmd = group
     .command('update')
-    .description('Update an order record (PUT /v1/orders/{sourceOrderId})')
+    .description('Change fields of an order, keeping every field not given (PUT /v1/orders/{sourceOrderId})')
     .argument('<sourceOrderId>', 'the order to update')
-    .option('--data <file>', 'a JSON file with the order fields, or - to read standard input; flags override it');
+    .option('--data <file>', 'a JSON file with order fields, or - to read standard input; flags override it');
   addFieldFlags(cmd, KINDS);
   cmd
-    .option('--dry-run', 'print the request (method, path, body) and send nothing')
-    .option('--json', 'print the answer as JSON')
+    .option('--replace', 'send exactly the fields given, erasing every other field (no lookup of the current record)')
+    .option('--page-size <n>', 'orders per page while looking for the current record (default 100)', (v: string) => parseWholeNumber(v, '--page-size', { min: 1 }))
+    .option('--dry-run', 'show the request and a per-field diff (kept, changed, added, cleared); send nothing')
+    .option('--json', 'print the answer (or the dry run) as JSON')
     .addHelpText(
       'after',
       `
-The body is the whole order: sourceOrderNumber and currency are required. Date-times are ISO 8601
-with a time zone; --policy-cancelled-at null clears the cancellation.
+The API replaces the whole order on every update. So by default opcli finds the current record
+(through the order list: the API has no single-order read), lays the given fields over it and sends
+the whole record: fields you do not give are kept. An order the list does not show is not updated
+unless you add --replace, which sends exactly the fields given (sourceOrderNumber and currency are
+then required) and erases every other field. Date-times are ISO 8601 with a time zone;
+--policy-cancelled-at null clears the cancellation.
 
 Examples:
-  $ opcli orders update ord_000001 --source-order-number '#1001' --currency USD --total 42.50
+  $ opcli orders update ord_000001 --total 42.50 --dry-run
+  $ opcli orders update ord_000001 --currency AUD --total 190
   $ opcli orders update ord_000001 --data order.json --policy-cancelled-at 2024-05-01T12:00:00Z
-  $ jq '.currency = "EUR"' order.json | opcli orders update ord_000001 --data -
-  $ opcli orders update ord_000001 --data order.json --dry-run`,
+  $ jq '.currency = "EUR"' order.json | opcli orders update ord_000001 --data - --replace`,
     )
     .action(async (sourceOrderId: string, flags: Record<string, unknown>) => {
       // `.` and `..` are refused where the path is built (pathSegment in src/api/service.ts).
       const { textProblem } = await import('../../text/flag-text.js');
       const problem = textProblem(sourceOrderId);
       if (problem) throw new UsageError(`The sourceOrderId argument ${problem}.`, 'Pass the id of the order, e.g. ord_000001.');
-      const { data, dryRun, json, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean } & Record<string, unknown>;
-      await run({ sourceOrderId, data, flags: fields, dryRun: !!dryRun, json: !!json }, deps);
+      const { data, dryRun, json, replace, pageSize, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean; replace?: boolean; pageSize?: number } & Record<string, unknown>;
+      await run({ sourceOrderId, data, flags: fields, replace: !!replace, pageSize, dryRun: !!dryRun, json: !!json }, deps);
     });
 }
 
-/** Assembles, validates and sends (or, with --dry-run, prints) the order update. */
+/** Plans (reads, merges, validates) and sends, or with --dry-run shows, the order update. */
 export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
-  const { buildBody, printDryRun } = await import('../../orders/body.js');
-  const order = await buildBody(deps, Order, KINDS, opts.data, opts.flags, 'order');
-  const { PATHS } = await import('../../api/service.js');
+  const [{ readDataObject }, { fieldsFromFlags }, { planUpdate }, { createProgress, count }, { PATHS }, render] = await Promise.all([
+    import('../../orders/data.js'),
+    import('../../orders/fields.js'),
+    import('../../orders/update.js'),
+    import('../../text/progress.js'),
+    import('../../api/service.js'),
+    import('../../orders/update-output.js'),
+  ]);
+  const base = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};
+  const { fields, issues } = fieldsFromFlags(opts.flags, KINDS);
+  const progress = createProgress(deps);
+  let plan: Awaited<ReturnType<typeof planUpdate>>;
+  try {
+    plan = await planUpdate(deps, {
+      sourceOrderId: opts.sourceOrderId,
+      given: { ...base, ...fields },
+      flagIssues: issues,
+      replace: opts.replace,
+      lookup: !opts.replace || opts.dryRun,
+      pageSize: opts.pageSize,
+      onProgress: (p) => progress.update(`Looking for ${opts.sourceOrderId}: ${count(p.checked)}${p.total !== undefined ? ` of ${count(p.total)}` : ''} orders checked`),
+    });
+  } finally {
+    progress.done();
+  }
   const path = PATHS.order(opts.sourceOrderId);
   if (opts.dryRun) {
-    printDryRun(deps, 'PUT', path, order, opts.json);
+    render.printUpdateDryRun(deps, { method: 'PUT', path, plan, replace: opts.replace, json: opts.json });
     return;
   }
   const api = await deps.api();
   let answer: unknown;
   try {
-    answer = await api.updateOrder(opts.sourceOrderId, order, deps.signal);
+    answer = await api.updateOrder(opts.sourceOrderId, plan.body, deps.signal);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
       throw new OpcliError(`Order ${opts.sourceOrderId} not found: the store has no order with that id (404).`, {
@@ -75,5 +107,5 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   if (opts.json) {
     const { printJson } = await import('../../output.js');
     printJson(deps, answer);
-  } else deps.err(`Order ${opts.sourceOrderId} updated.\n`);
+  } else deps.err(`Order ${opts.sourceOrderId} updated${render.summary(plan)}.\n`);
 }

@@ -1,0 +1,72 @@
+/** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
+import { safeLine } from '../text/safe.js';
+import { type ListResult, pagePosition } from './list.js';
+
+export interface FooterInput {
+  follow: boolean;
+  all: boolean;
+  size?: number;
+  limit?: number;
+  /** The command that continues from a cursor. */
+  resume(cursor: string, remaining?: number): string;
+}
+
+/** The footer's lines, plain text (the verb dims them). */
+export function footerLines(result: ListResult, input: FooterInput): string[] {
+  const last = result.last;
+  if (!last) return [];
+  const lines: string[] = [];
+  const { written, pages } = result;
+  const next = last.pageInfo.hasNextPage && last.pageInfo.endCursor ? last.pageInfo.endCursor : undefined;
+  const total = last.totalCount;
+  if (input.follow) {
+    const stopped = next ? ` (stopped at --limit ${input.limit})` : '';
+    lines.push(`${written} of ${total} orders in ${pages} page${pages === 1 ? '' : 's'}${stopped}.`);
+  } else {
+    const pos = pagePosition(last);
+    const where =
+      pos.current !== undefined
+        ? ` · page ${pos.current}${pos.total !== undefined ? ` of ${pos.total}` : ''} (pages ${pos.around.map((p) => (p === pos.current ? `[${p}]` : String(p))).join(' ')})`
+        : '';
+    lines.push(`${written} of ${total} orders${where}`);
+  }
+  if (result.cappedAt !== undefined && input.size !== undefined) {
+    lines.push(`The server returned at most ${result.cappedAt} orders per page (--size ${input.size} asked for more); pages are counted at ${result.cappedAt}.`);
+  }
+  if (input.follow) {
+    if (next) lines.push(`Next: ${safeLine(input.resume(next, input.all ? undefined : input.limit))}`);
+  } else if (next) lines.push(`Next page: ${safeLine(input.resume(next))}`);
+  else lines.push('This is the last page.');
+  return lines;
+}
+
+/** Shell-quotes an argument for a command line the user can paste. */
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The flags of `orders list` a resume command repeats. */
+export interface ResumeFlags {
+  all: boolean;
+  size?: number;
+  pageButtons?: number;
+  columns?: string[];
+  format?: string;
+  csvRaw?: boolean;
+}
+
+/** The command line that continues from `cursor` with the same flags. */
+export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cursor: string, remaining?: number): string {
+  const argv = ['opcli'];
+  if (profile) argv.push('--profile', profile);
+  argv.push('orders', 'list');
+  if (opts.all) argv.push('--all');
+  if (remaining !== undefined) argv.push('--limit', String(remaining));
+  if (opts.size !== undefined) argv.push('--size', String(opts.size));
+  if (opts.pageButtons !== undefined) argv.push('--page-buttons', String(opts.pageButtons));
+  if (opts.columns) argv.push('--columns', opts.columns.join(','));
+  if (opts.format) argv.push(`--${opts.format}`);
+  if (opts.csvRaw) argv.push('--csv-raw');
+  argv.push('--cursor', cursor);
+  return argv.map(quote).join(' ');
+}

@@ -1,0 +1,151 @@
+/**
+ * `orders update` without erasing anything. Endpoint 5 is a PUT of the whole order, and the spec
+ * has no single-order read, so by default the current record is found through the list endpoint,
+ * the given fields are laid over it and the whole record is sent. `--replace` sends exactly what
+ * was given. No printing here: progress goes to a callback, results come back to the verb.
+ */
+import type { Deps } from '../deps.js';
+import { OpcliError } from '../errors.js';
+import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
+import { fieldKinds, validateBody } from './fields.js';
+import { fetchPage } from './pager.js';
+
+/** CHOICE: the page size used while looking for the current record (the spec gives no maximum). */
+export const FIND_PAGE_SIZE = 100;
+
+export interface FindProgress {
+  checked: number;
+  pages: number;
+  /** The store's totalCount, once a page said it. */
+  total?: number;
+}
+
+/** Pages through GET /v1/orders until the record with `sourceOrderId` turns up; undefined when no page has it. */
+export async function findOrder(
+  deps: Deps,
+  sourceOrderId: string,
+  options: { size?: number; onProgress?: (p: FindProgress) => void } = {},
+): Promise<{ record?: OrderRecord; checked: number; pages: number }> {
+  let cursor: string | undefined;
+  let checked = 0;
+  let pages = 0;
+  for (;;) {
+    const page = await fetchPage(deps, { size: options.size ?? FIND_PAGE_SIZE, cursor }, { records: false });
+    pages++;
+    const nodes = (page.edges ?? []).map((e) => e.node as Record<string, unknown>);
+    const found = nodes.find((n) => n.sourceOrderId === sourceOrderId);
+    checked += nodes.length;
+    options.onProgress?.({ checked, pages, total: page.totalCount });
+    if (found) return { record: found as OrderRecord, checked, pages };
+    const next = page.pageInfo.endCursor;
+    if (!page.pageInfo.hasNextPage || !next || nodes.length === 0 || next === cursor) return { checked, pages };
+    cursor = next;
+  }
+}
+
+const NULLABLE = new Set(fieldKinds(Order).filter((k) => k.nullable).map((k) => k.name));
+const KNOWN = new Set<string>(ORDER_FIELDS);
+
+/**
+ * The part of a record that endpoint 5 accepts: Order fields with a value (null only where the
+ * field may be null). `ignored` names the record's other fields, which the PUT body cannot carry.
+ */
+export function sendableFields(record: Record<string, unknown>): { fields: Record<string, unknown>; ignored: string[] } {
+  const fields: Record<string, unknown> = {};
+  const ignored: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (key === 'sourceOrderId') continue;
+    if (!KNOWN.has(key)) {
+      ignored.push(key);
+      continue;
+    }
+    if (value === undefined || (value === null && !NULLABLE.has(key))) continue;
+    fields[key] = value;
+  }
+  return { fields, ignored };
+}
+
+export type ChangeKind = 'kept' | 'changed' | 'added' | 'cleared';
+
+export interface FieldChange {
+  field: string;
+  change: ChangeKind;
+  before?: unknown;
+  after?: unknown;
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Per field, in the spec's order: kept, changed, added (no value before) or cleared (a value before, none or null after). */
+export function diffOrder(before: Record<string, unknown>, after: Record<string, unknown>): FieldChange[] {
+  const changes: FieldChange[] = [];
+  for (const field of ORDER_FIELDS as string[]) {
+    const had = before[field] !== undefined && before[field] !== null;
+    const has = after[field] !== undefined && after[field] !== null;
+    if (!had && !has) {
+      if (field in after) changes.push({ field, change: 'kept', before: before[field], after: after[field] });
+      continue;
+    }
+    if (had && !has) changes.push({ field, change: 'cleared', before: before[field], after: after[field] });
+    else if (!had) changes.push({ field, change: 'added', after: after[field] });
+    else changes.push({ field, change: same(before[field], after[field]) ? 'kept' : 'changed', before: before[field], after: after[field] });
+  }
+  return changes;
+}
+
+export interface UpdatePlan {
+  /** The body to PUT. */
+  body: Order;
+  /** The record found, when it was looked up. */
+  current?: OrderRecord;
+  /** Per-field changes against the current record (undefined when there is none to compare with). */
+  diff?: FieldChange[];
+  /** Fields of the current record that the PUT body cannot carry (not Order fields). */
+  ignored: string[];
+}
+
+/**
+ * Builds the body of an update. `given` holds the fields from --data and the flags (not yet
+ * validated), `flagIssues` the flag values that could not be converted. With `replace`, `given` is
+ * the whole body; otherwise the current record is looked up (`lookup` is false only for
+ * `--replace` without --dry-run) and `given` is laid over it.
+ */
+export async function planUpdate(
+  deps: Deps,
+  input: {
+    sourceOrderId: string;
+    given: Record<string, unknown>;
+    flagIssues: { path: string; message: string }[];
+    replace: boolean;
+    lookup: boolean;
+    pageSize?: number;
+    onProgress?: (p: FindProgress) => void;
+  },
+): Promise<UpdatePlan> {
+  if (input.replace) {
+    const body = validateBody(Order, input.given, 'order', input.flagIssues);
+    if (!input.lookup) return { body, ignored: [] };
+    const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress });
+    if (!found.record) return { body, ignored: [] };
+    const { fields, ignored } = sendableFields(found.record);
+    return { body, current: found.record, diff: diffOrder(fields, body), ignored };
+  }
+  // Refuse bad input before paging through the store.
+  validateBody(Order.partial(), input.given, 'order', input.flagIssues);
+  const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress });
+  if (!found.record) {
+    throw new OpcliError(
+      `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${found.pages} page${found.pages === 1 ? '' : 's'} of the list has that sourceOrderId. Nothing was sent.`,
+      {
+        hint:
+          'An update keeps every field you do not give, so it needs the current record. To send exactly the fields given (every other field is erased), add --replace. Check the id with `opcli orders list --all`.',
+      },
+    );
+  }
+  const { fields, ignored } = sendableFields(found.record);
+  const merged = { ...fields, ...input.given };
+  const body = validateBody(Order, merged, 'order (the current record with your changes)');
+  return { body, current: found.record, diff: diffOrder(fields, body), ignored };
+}
