@@ -15,8 +15,9 @@ export interface ReportOptions {
  */
 export async function reportError(error: unknown, deps: Deps, options: ReportOptions = {}): Promise<number> {
   if (error instanceof PlainExit) {
-    // A sentence that is not an error ("Nothing was issued."): no prefix, no styling; under --json, nothing.
-    if (error.message && !options.json) deps.err(`${error.message}\n`);
+    // A sentence that is not an error ("Nothing was issued.", a double-credit warning): no prefix, no
+    // styling, and under --json too (stdout holds the JSON result).
+    if (error.message) deps.err(`${error.message}\n`);
     return error.exitCode;
   }
   const aborted = isAbort(error, deps);

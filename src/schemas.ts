@@ -123,6 +123,14 @@ export const OrderRecord = z.looseObject({
   sourceCreatedAt: z.string().optional(),
   sourceUpdatedAt: z.string().optional(),
   sourceCancelledAt: z.string().optional(),
+  // The ranges opcli checks before it sends an amount are not imposed on what the server stores: a
+  // refund written as a negative total is still listed (and kept by a read-modify-write update).
+  premiumPaid: Money.optional(),
+  total: Money.optional(),
+  shippingCost: Money.optional(),
+  tax: Money.optional(),
+  subtotal: Money.optional(),
+  shippingCostTax: Money.optional(),
 });
 export type OrderRecord = z.infer<typeof OrderRecord>;
 

@@ -28,7 +28,7 @@ async function write(deps: Deps, text: string): Promise<void> {
 export const ORDER_COLUMNS = ['sourceOrderId', ...ORDER_FIELDS] as string[];
 
 /**
- * CHOICE: the columns a terminal table shows by default; with their headers and typical values
+ * The columns a terminal table shows by default; with their headers and typical values
  * they fit 80 columns. `--columns` picks others, `--json` has the full record.
  */
 export const DEFAULT_ORDER_COLUMNS = ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName'];

@@ -5,12 +5,12 @@
  * was given. No printing here: progress goes to a callback, results come back to the verb.
  */
 import type { Deps } from '../deps.js';
-import { OpcliError } from '../errors.js';
+import { OpcliError, ValidationError } from '../errors.js';
 import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds, validateBody } from './fields.js';
 import { fetchPage } from './pager.js';
 
-/** CHOICE: the page size used while looking for the current record (the spec gives no maximum). */
+/** CHOICE (docs/spec-choices.md#page-size): the page size used while looking for the current record (the spec gives no maximum). */
 export const FIND_PAGE_SIZE = 100;
 
 export interface FindProgress {
@@ -133,7 +133,7 @@ export async function planUpdate(
     return { body, current: found.record, diff: diffOrder(fields, body), ignored };
   }
   // Refuse bad input before paging through the store.
-  validateBody(Order.partial(), input.given, 'order', input.flagIssues);
+  const given = validateBody(Order.partial(), input.given, 'order', input.flagIssues);
   const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress });
   if (!found.record) {
     throw new OpcliError(
@@ -145,7 +145,16 @@ export async function planUpdate(
     );
   }
   const { fields, ignored } = sendableFields(found.record);
-  const merged = { ...fields, ...input.given };
-  const body = validateBody(Order, merged, 'order (the current record with your changes)');
+  // The stored values are the server's own: they are sent back as they are, not judged by the
+  // checks that guard what a person types (a stored refund total below 0 must not block an update).
+  const body = { ...fields, ...given } as Order;
+  const missing = (['sourceOrderNumber', 'currency'] as const).filter((k) => body[k] === undefined || body[k] === null);
+  if (missing.length) {
+    throw new ValidationError(
+      `Invalid order (the current record with your changes): ${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing from the stored record.`,
+      missing.map((path) => ({ path, message: 'required by the API; give it with its flag' })),
+      'Nothing was sent. Pass the missing fields with their flags.',
+    );
+  }
   return { body, current: found.record, diff: diffOrder(fields, body), ignored };
 }

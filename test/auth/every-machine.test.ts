@@ -186,7 +186,7 @@ describe('identifiers in paths', () => {
       expect(v.stderr).toContain(`The product id "${id}" cannot be used in a URL path`);
     }
     expect(sent()).toEqual([]);
-    await run(['orders', 'update', 'a/../b?x#y%', '--source-order-number', '#1', '--currency', 'USD']);
+    await run(['orders', 'update', 'a/../b?x#y%', '--source-order-number', '#1', '--currency', 'USD', '--replace']);
     expect(sent().map((q) => q.path)).toContain('/v1/orders/a%2F..%2Fb%3Fx%23y%25');
   });
 });

@@ -69,6 +69,8 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
     import('../../api/service.js'),
     import('../../orders/update-output.js'),
   ]);
+  // The id must be usable in the URL before the store is paged through for it.
+  const path = PATHS.order(opts.sourceOrderId);
   const base = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};
   const { fields, issues } = fieldsFromFlags(opts.flags, KINDS);
   const progress = createProgress(deps);
@@ -86,7 +88,6 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   } finally {
     progress.done();
   }
-  const path = PATHS.order(opts.sourceOrderId);
   if (opts.dryRun) {
     render.printUpdateDryRun(deps, { method: 'PUT', path, plan, replace: opts.replace, json: opts.json });
     return;
