@@ -2,6 +2,7 @@
 // A tiny shim: the bundle in dist/ does the work (built by `npm run build`, or on `npm ci` by `prepare`).
 // The two most common probes, `--version` and `--help`, are answered without loading the bundle.
 import { readFileSync } from 'node:fs';
+import module from 'node:module';
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : argv.length === 0 ? '' : undefined;
@@ -19,6 +20,20 @@ if (only === '--version' || only === '-V') {
   }
 }
 if (!answered) {
+  // Node 22.1+ keeps the compiled bundle on disk, which saves most of the module compile time of
+  // every later run. Never fatal: an unwritable cache folder only means no cache.
+  if (typeof module.enableCompileCache === 'function' && !process.env.NODE_COMPILE_CACHE) {
+    try {
+      const home = process.env.HOME || process.env.USERPROFILE;
+      const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
+      if (base) module.enableCompileCache(`${base}/opcli/compile-cache`);
+    } catch {
+      // no cache
+    }
+  }
+  // With --verbose a stack trace names src/ lines (dist/ ships linked source maps). Enabled only
+  // then: reading the maps costs start-up time.
+  if (argv.includes('--verbose') && typeof process.setSourceMapsEnabled === 'function') process.setSourceMapsEnabled(true);
   await import('../dist/main.js').catch((error) => {
     if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
       console.error('opcli is not built yet: run `npm run build` in the opcli folder.');
