@@ -1,11 +1,10 @@
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
-import { loadUndici } from './undici.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
+import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, Transport } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -69,16 +68,16 @@ export function isSafeForCredentials(url: URL): boolean {
 }
 
 /** Connection errors that prove the request never reached the server. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH']);
+const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
 
 /**
- * The HTTP core: one keep-alive undici Agent, JSON bodies, bearer tokens, the retry policy of the
+ * The HTTP core: one keep-alive connection pool (node:http, see transport.ts), JSON bodies, bearer tokens, the retry policy of the
  * method, a shared pause after a 429 (so a batch slows down as a whole), and redacted traces.
  */
 export class HttpClient {
   private readonly options: HttpClientOptions;
-  private dispatcher?: Dispatcher;
+  private transport?: Transport;
   /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
   private pauseUntil = 0;
 
@@ -90,18 +89,13 @@ export class HttpClient {
     return this.options.baseUrl;
   }
 
-  private async agent(): Promise<Dispatcher> {
-    if (!this.dispatcher) {
-      const { Agent } = await loadUndici();
-      this.dispatcher = new Agent({
-        keepAliveTimeout: 10_000,
-        connections: this.options.connections ?? 16,
-        connect: { timeout: this.options.connectTimeoutMs ?? 10_000 },
-        headersTimeout: this.options.timeoutMs ?? 30_000,
-        bodyTimeout: this.options.timeoutMs ?? 30_000,
-      });
-    }
-    return this.dispatcher;
+  private wire(): Transport {
+    this.transport ??= new Transport({
+      connections: this.options.connections ?? 16,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+      timeoutMs: this.options.timeoutMs ?? 30_000,
+    });
+    return this.transport;
   }
 
   /** Resolves a path or absolute URL against the base URL. */
@@ -217,20 +211,9 @@ export class HttpClient {
     }
     const started = this.options.now();
     this.traceRequest(req.method, url, headers, req.json);
-    const dispatcher = await this.agent();
-    const timeout = req.timeoutMs;
-    const res = await dispatcher.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: req.method,
-      headers,
-      body,
-      signal: req.signal,
-      ...(timeout ? { headersTimeout: timeout, bodyTimeout: timeout } : {}),
-    });
-    const text = await res.body.text();
-    const resHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) resHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+    const res = await this.wire().send({ url, method: req.method, headers, body, signal: req.signal, timeoutMs: req.timeoutMs || undefined });
+    const text = res.text;
+    const resHeaders = res.headers;
     let parsed: unknown = text;
     if (text && /json/i.test(resHeaders['content-type'] ?? '')) {
       try {
@@ -239,8 +222,8 @@ export class HttpClient {
         parsed = text;
       }
     }
-    this.traceResponse(res.statusCode, resHeaders, parsed, this.options.now() - started);
-    return { status: res.statusCode, headers: resHeaders, body: parsed };
+    this.traceResponse(res.status, resHeaders, parsed, this.options.now() - started);
+    return { status: res.status, headers: resHeaders, body: parsed };
   }
 
   private classify(error: unknown, req: HttpRequest, url: URL): Error {
@@ -282,8 +265,8 @@ export class HttpClient {
 
   /** Closes the keep-alive connections. */
   async close(): Promise<void> {
-    await this.dispatcher?.close();
-    this.dispatcher = undefined;
+    this.transport?.close();
+    this.transport = undefined;
   }
 }
 

@@ -23,7 +23,7 @@ async function scriptedServer(handlers: ((req: IncomingMessage, res: ServerRespo
       body += c;
     });
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers, 'x-port': String(req.socket.remotePort) }, body });
       const handler = handlers[seen.length - 1] ?? ((_q, r) => json(r, 500, { error: 'no more scripted answers' }));
       handler(req, res);
     });
@@ -282,5 +282,85 @@ describe('credentials and headers', () => {
     const err = (await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e)) as ApiError;
     expect(err.exitCode).toBe(2);
     expect(err.message).toContain('item.price: expected number');
+  });
+});
+
+describe('the wire (node:http keep-alive pool)', () => {
+  it('reuses one connection for requests in sequence', async () => {
+    const srv = await scriptedServer([ok, ok, ok]);
+    const { http } = client(srv.url);
+    for (let i = 0; i < 3; i++) await http.request({ method: 'GET', url: '/v1/orders' });
+    const ports = new Set(srv.seen.map((s) => s.headers['x-port']));
+    expect(srv.seen).toHaveLength(3);
+    expect(srv.seen.every((s) => s.headers.connection === 'keep-alive')).toBe(true);
+    expect(ports.size).toBe(1);
+    await http.close();
+  });
+
+  it('reads a body that arrives in pieces, with repeated headers joined', async () => {
+    const srv = await scriptedServer([
+      (_q, r) => {
+        r.writeHead(200, [
+          ['content-type', 'application/json'],
+          ['x-note', 'a'],
+          ['x-note', 'b'],
+        ]);
+        r.write('{"edges":[1,');
+        setTimeout(() => r.end('2,3],"é":"ü"}'), 20);
+      },
+    ]);
+    const { http } = client(srv.url);
+    const res = await http.request({ method: 'GET', url: '/v1/orders' });
+    expect(res.body).toEqual({ edges: [1, 2, 3], é: 'ü' });
+    expect(res.headers['x-note']).toBe('a, b');
+    await http.close();
+  });
+
+  it('a body that stops arriving is a timeout, and a GET is tried again', async () => {
+    const srv = await scriptedServer([
+      (_q, r) => {
+        r.writeHead(200, { 'content-type': 'application/json' });
+        r.write('{"partial":');
+      },
+      ok,
+    ]);
+    const { http, sleeps } = client(srv.url);
+    const res = await http.request({ method: 'GET', url: '/v1/orders', timeoutMs: 150 });
+    expect(res.body).toEqual({ status: 'ok' });
+    expect(srv.seen).toHaveLength(2);
+    expect(sleeps).toHaveLength(1);
+    await http.close();
+  });
+
+  it('a POST whose answer is cut mid-body is never resent and is reported as uncertain', async () => {
+    const srv = await scriptedServer([
+      (q, r) => {
+        r.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        r.write('{"claim');
+        setTimeout(() => q.socket.destroy(), 10);
+      },
+      ok,
+    ]);
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: { a: 1 } }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(isOutcomeUncertain(err)).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+    expect(srv.seen[0]?.body).toBe('{"a":1}');
+    await http.close();
+  });
+
+  it('stops at once when the signal aborts, without a retry', async () => {
+    const srv = await scriptedServer([() => {}, ok]);
+    const { http, sleeps } = client(srv.url);
+    const controller = new AbortController();
+    const pending = http.request({ method: 'GET', url: '/v1/orders', signal: controller.signal }).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 30));
+    controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+    const err = await pending;
+    expect((err as Error).name).toBe('AbortError');
+    expect(sleeps).toHaveLength(0);
+    expect(srv.seen).toHaveLength(1);
+    await http.close();
   });
 });
