@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
 // loaded on use), every library inlined so the published package has no runtime dependencies.
-import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Each patch below swaps one module for a smaller one. A library update that imports the module
@@ -80,7 +83,7 @@ const patches = ['lazy-child-process-for-commander', 'when-exit-on-exit-only', '
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 await build({
-  entryPoints: { main: 'src/main.ts' },
+  entryPoints: { main: 'src/main.ts', 'help-pages': 'src/help-pages.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,
@@ -106,7 +109,16 @@ if (missed.length > 0) {
   process.exit(1);
 }
 
-// The top-level help is the same text on every run: render it once (80 columns, as commander does
-// for a pipe) so the shim can print it without loading the bundle at all.
-const help = execFileSync(process.execPath, ['dist/main.js', '--help'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-writeFileSync('dist/help.txt', help);
+// Help is the same text on every run: render every page once (80 columns, as commander does for a
+// pipe) so the shim prints `opcli [group [verb]] --help` without loading the bundle at all.
+const { stdout: rendered } = await execFileAsync(process.execPath, ['dist/help-pages.js'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+rmSync('dist/help-pages.js');
+rmSync('dist/help-pages.js.map', { force: true });
+const pages = JSON.parse(rendered);
+if (!pages[''] || Object.keys(pages).length < 10) {
+  console.error(`build: the help pages did not render (${Object.keys(pages).length}).`);
+  process.exit(1);
+}
+writeFileSync('dist/help.txt', pages['']);
+mkdirSync('dist/help', { recursive: true });
+for (const [words, text] of Object.entries(pages)) if (words) writeFileSync(`dist/help/${words}.txt`, text);

@@ -1,22 +1,29 @@
 #!/usr/bin/env node
 // A tiny shim: the bundle in dist/ does the work (built by `npm run build`, or on `npm ci` by `prepare`).
-// The two most common probes, `--version` and `--help`, are answered without loading the bundle.
+// `--version` and every `--help` page are answered without loading the bundle.
 import { readFileSync } from 'node:fs';
 import module from 'node:module';
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : argv.length === 0 ? '' : undefined;
+/** `[group [verb]] --help`: the words of a help page rendered at build time (dist/help/). */
+const last = argv[argv.length - 1];
+const words = (last === '--help' || last === '-h') && argv.length <= 3 ? argv.slice(0, -1) : undefined;
+// The pages are 80 columns wide, as commander renders for a pipe; a narrower terminal gets the
+// bundle's own rendering.
+const fits = !process.stdout.isTTY || (process.stdout.columns ?? 80) >= 80;
 let answered = false;
 if (only === '--version' || only === '-V') {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`${pkg.version}\n`);
   answered = true;
-} else if (only === '--help' || only === '-h' || only === '') {
+} else if (fits && (only === '' || words?.every((w) => /^[a-z][a-z-]*$/.test(w)))) {
+  const page = only === '' || words.length === 0 ? '../dist/help.txt' : `../dist/help/${words.join(' ')}.txt`;
   try {
-    process.stdout.write(readFileSync(new URL('../dist/help.txt', import.meta.url), 'utf8'));
+    process.stdout.write(readFileSync(new URL(page, import.meta.url), 'utf8'));
     answered = true;
   } catch {
-    // Not built yet, or an older build: the bundle renders it.
+    // Not built yet, an older build, or not a command: the bundle answers.
   }
 }
 if (!answered) {

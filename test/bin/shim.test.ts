@@ -1,0 +1,47 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runBinary } from '../helpers.js';
+
+// The bin shim answers --version and every help page without loading the bundle: what it prints
+// must be exactly what the bundle prints. (Rebuild with `node bin/build.mjs` after changing src/.)
+const ROOT = new URL('../../', import.meta.url).pathname;
+const cache = mkdtempSync(join(tmpdir(), 'opcli-cache-'));
+afterAll(() => rmSync(cache, { recursive: true, force: true }));
+
+function bundle(argv: string[]): string {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist/main.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env.PATH, NO_COLOR: '1', OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+  return r.stdout;
+}
+
+describe('bin shim', () => {
+  it('has a help page for every group and verb, each the same as the bundle renders', async () => {
+    const pages = readdirSync(join(ROOT, 'dist/help')).map((f) => f.replace(/\.txt$/, '').split(' '));
+    expect(pages.map((p) => p.join(' '))).toEqual(expect.arrayContaining(['orders', 'orders list', 'claims file', 'sandbox', 'giftcard issue']));
+    for (const words of [['orders'], ['orders', 'list'], ['claims', 'file'], ['sandbox']]) {
+      const r = await runBinary([...words, '--help'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(bundle([...words, '--help']));
+      expect(r.stdout).toContain(`Usage: opcli ${words.join(' ')}`);
+    }
+  });
+
+  it('leaves anything that is not a plain help page to the bundle', async () => {
+    const r = await runBinary(['orders', 'list', '--bogus', '--help'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+    expect(r.stdout).toContain('Usage: opcli orders list');
+    const traversal = await runBinary(['..', '--help'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+    expect(traversal.stdout).toBe(bundle(['..', '--help']));
+  });
+
+  it('puts the compile cache under XDG_CACHE_HOME where Node has one, and never fails without it', async () => {
+    const hasCache = Number(process.versions.node.split('.')[0]) >= 22;
+    const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'xdg') } });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(cache, 'xdg/opcli/compile-cache'))).toBe(hasCache);
+    const blocked = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: '/proc/opcli-cannot-write-here' } });
+    expect(blocked.code).toBe(0);
+    expect(blocked.stderr).toBe('');
+  });
+});
