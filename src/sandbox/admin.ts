@@ -3,12 +3,16 @@ import { z } from 'zod';
 import { FaultRuleSchema } from './faults.js';
 import type { Ctx, Reply } from './http.js';
 import { json, validate } from './http.js';
+import { RateLimitSchema } from './rate-limit.js';
 import type { Sandbox } from './types.js';
 
 const ConfigureBody = z.strictObject({
   accessTokenTtl: z.number().positive().optional(),
   triggerDelayMs: z.number().nonnegative().nullable().optional(),
   autoApprove: z.boolean().optional(),
+  /** null removes the limit. */
+  rateLimit: RateLimitSchema.nullable().optional(),
+  latencyMs: z.number().nonnegative().max(60_000).optional(),
 });
 
 const SessionTokenBody = z.strictObject({ expiresInSeconds: z.number().optional() });

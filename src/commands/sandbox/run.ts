@@ -10,6 +10,8 @@ export interface SandboxCommandOptions {
   triggerDelay?: number | null;
   writeProfile?: string;
   json: boolean;
+  rateLimit?: import('../../sandbox/rate-limit.js').RateLimit;
+  latencyMs?: number;
 }
 
 /** Starts the sandbox, prints its URLs and credentials, and stops it when `deps.signal` aborts. */
@@ -21,6 +23,8 @@ export async function run(opts: SandboxCommandOptions, deps: Deps): Promise<void
     accessTokenTtl: opts.tokenTtl,
     autoApprove: opts.autoApprove,
     triggerDelayMs: opts.triggerDelay,
+    rateLimit: opts.rateLimit,
+    latencyMs: opts.latencyMs,
   });
   try {
     if (opts.writeProfile !== undefined) {
