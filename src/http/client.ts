@@ -4,6 +4,7 @@ import { type Redactor, redactJson } from '../redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
+import type { RequestLimiter } from './adaptive.js';
 import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, Transport } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
@@ -29,6 +30,12 @@ export interface HttpRequest {
   signal?: AbortSignal;
   /** Overall timeout for headers and body, in milliseconds. */
   timeoutMs?: number;
+  /**
+   * Paces this request with an adaptive limiter (a batch shares one across its requests): every
+   * attempt waits for a permit and reports its answer; the limiter's pause replaces the client's
+   * own wait after a 429, and no notice is printed per 429 (the caller shows the limiter's state).
+   */
+  limiter?: RequestLimiter;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -132,11 +139,13 @@ export class HttpClient {
     let refreshed = false;
     let attempt = 0;
     for (;;) {
-      await this.waitForPause(req.signal);
+      const permit = req.limiter ? await req.limiter.acquire(req.signal) : undefined;
+      if (!permit) await this.waitForPause(req.signal);
       let res: RawResponse;
       try {
         res = await this.send(url, req, token);
       } catch (error) {
+        permit?.done({ error: true });
         const failure = this.classify(error, req, url);
         if (failure instanceof NetworkError && attempt < maxRetries) {
           // An idempotent request may be repeated after any connection failure; a POST only when it
@@ -152,6 +161,7 @@ export class HttpClient {
         }
         throw failure;
       }
+      permit?.done({ status: res.status, headers: res.headers });
       if (res.status === 401 && useAuth && token && !refreshed && isInvalidToken(res) && this.options.tokens?.refreshAfterUnauthorized) {
         // A 401 means the request was refused before it did anything: safe to repeat once, even a POST.
         refreshed = true;
@@ -162,6 +172,12 @@ export class HttpClient {
         }
       }
       if (res.status >= 400 && shouldRetryStatus(req.method, res.status) && attempt < maxRetries) {
+        if (permit) {
+          // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.
+          this.options.trace?.(`${req.method} ${url.pathname} answered ${res.status}; the limiter waits before trying again`);
+          attempt++;
+          continue;
+        }
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.options.now(), this.options.maxRetryAfterMs);
         const delay = retryAfter ?? backoffDelay(attempt, random);
         if (res.status === 429) this.pauseUntil = Math.max(this.pauseUntil, this.options.now() + delay);

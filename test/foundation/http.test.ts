@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceApi } from '../../src/api/service.js';
 import { oauthEndpoints } from '../../src/auth/oauth.js';
 import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
+import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
 import { HttpClient } from '../../src/http/client.js';
 import { Redactor } from '../../src/redact.js';
 
@@ -362,5 +363,40 @@ describe('the wire (node:http keep-alive pool)', () => {
     expect(sleeps).toHaveLength(0);
     expect(srv.seen).toHaveLength(1);
     await http.close();
+  });
+});
+
+describe('with an adaptive limiter', () => {
+  it('waits for a permit per attempt and leaves the wait after a 429 to the limiter, without a notice', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 429, {}, { 'retry-after': '2' }), ok]);
+    const notices: string[] = [];
+    let t = 0;
+    const limiterSleeps: number[] = [];
+    const limiter = createAdaptiveLimiter({
+      maxConcurrency: 2,
+      now: () => t,
+      sleep: async (ms) => {
+        limiterSleeps.push(ms);
+        t += ms;
+      },
+    });
+    const { http, sleeps } = client(srv.url, { notice: (line) => notices.push(line), now: () => t });
+    const res = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {}, limiter });
+    expect(res.status).toBe(200);
+    expect(srv.seen).toHaveLength(2);
+    expect(sleeps).toEqual([]);
+    expect(limiterSleeps).toEqual([2000]);
+    expect(notices).toEqual([]);
+    expect(limiter.snapshot()).toMatchObject({ answered: 2, refused: 1, inFlight: 0 });
+  });
+
+  it('reports a lost connection and still never resends a POST whose fate is unknown', async () => {
+    const srv = await scriptedServer([(q) => q.socket.destroy(), ok]);
+    const limiter = createAdaptiveLimiter({ maxConcurrency: 2, now: () => 0, sleep: async () => {} });
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {}, limiter }).catch((e) => e);
+    expect(isOutcomeUncertain(err)).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+    expect(limiter.snapshot()).toMatchObject({ answered: 1, refused: 0, inFlight: 0 });
   });
 });
