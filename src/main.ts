@@ -6,12 +6,27 @@ import { createDeps } from './deps.js';
 const argv = process.argv.slice(2);
 
 const controller = new AbortController();
+/** Run by the bin shim with start-up flags (a long streaming command): the shim passes signals on. */
+const underShim = process.env.OPCLI_LEAN === '1';
+let firstInterrupt = 0;
 process.on('SIGINT', () => {
   // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once. (No
-  // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.)
-  if (controller.signal.aborted) process.exit(130);
+  // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.) Under the
+  // shim one press arrives twice (from the terminal and passed on): copies within 250 ms are one.
+  if (controller.signal.aborted) {
+    if (underShim && Date.now() - firstInterrupt < 250) return;
+    process.exit(130);
+  }
+  firstInterrupt = Date.now();
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 });
+if (underShim) {
+  // The shim was killed (kill -9): stop as on SIGTERM rather than run on unseen.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent && !controller.signal.aborted) controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' }));
+  }, 500).unref();
+}
 process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   // The reader went away (`opcli orders list | head`): stop quietly.

@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runBinary } from '../helpers.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { BIN, runBinary, sandboxProfile } from '../helpers.js';
 
 // The bin shim answers --version and every help page without loading the bundle: what it prints
 // must be exactly what the bundle prints. (Rebuild with `node bin/build.mjs` after changing src/.)
@@ -44,4 +45,34 @@ describe('bin shim', () => {
     expect(blocked.code).toBe(0);
     expect(blocked.stderr).toBe('');
   });
+});
+
+describe('long streaming runs restart with start-up flags', () => {
+  it('orders list --all runs in a child with the lean heap flag, and stops when the shim is killed', async () => {
+    const sandbox = await startSandbox({ orders: 3000, latencyMs: 40 });
+    const dir = join(cache, 'lean');
+    try {
+      await sandboxProfile(sandbox, dir);
+      const shim = spawn(process.execPath, [BIN, 'orders', 'list', '--all', '--size', '5', '--jsonl'], {
+        env: { PATH: process.env.PATH, OPCLI_CONFIG_DIR: dir },
+        stdio: ['ignore', 'ignore', 'ignore'],
+      });
+      const pages = () => sandbox.requests.filter((r) => r.path === '/v1/orders').length;
+      while (pages() < 5) await new Promise((r) => setTimeout(r, 20));
+      const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(shim.pid)], { encoding: 'utf8' }).stdout;
+      expect(children).toContain('--max-semi-space-size=4');
+      shim.kill('SIGKILL');
+      // The orphaned child notices within a second and stops asking for pages.
+      let before = -1;
+      for (let i = 0; i < 50 && before !== pages(); i++) {
+        before = pages();
+        await new Promise((r) => setTimeout(r, 1200));
+      }
+      expect(pages()).toBe(before);
+      expect(pages()).toBeLessThan(600);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+
 });
