@@ -6,6 +6,14 @@
  * idle), and a failure carries a `code` the client sorts into "never sent" and "fate unknown".
  */
 import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
+
+/**
+ * node:http is loaded with require, not import: on Node 22+ an ES import builds a facade of every
+ * export, and node:http's lazy WebSocket/MessageEvent getters then load Node's internal undici
+ * (~20 ms of a one-off's start-up) for nothing.
+ */
+const requireBuiltin = createRequire(import.meta.url);
 
 /** Error codes of this transport's own timeouts. */
 export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
@@ -50,12 +58,12 @@ export class Transport {
     this.options = options;
   }
 
-  private async module(protocol: string): Promise<typeof import('node:http')> {
+  private module(protocol: string): typeof import('node:http') {
     // node:https (and with it node:tls) is loaded only for https URLs.
-    return protocol === 'https:' ? ((await import('node:https')) as unknown as typeof import('node:http')) : await import('node:http');
+    return requireBuiltin(protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
   }
 
-  private async agent(protocol: string, mod: typeof import('node:http')): Promise<HttpAgent> {
+  private agent(protocol: string, mod: typeof import('node:http')): HttpAgent {
     let agent = this.agents.get(protocol);
     if (!agent) {
       // Node's agent closes an idle socket just before the server's Keep-Alive timeout hint, as
@@ -68,8 +76,8 @@ export class Transport {
 
   /** Sends one request and reads the whole body as text. */
   async send(req: WireRequest): Promise<WireResponse> {
-    const mod = await this.module(req.url.protocol);
-    const agent = await this.agent(req.url.protocol, mod);
+    const mod = this.module(req.url.protocol);
+    const agent = this.agent(req.url.protocol, mod);
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
@@ -88,7 +96,7 @@ export class Transport {
         else resolve(value as WireResponse);
       };
       const request = mod.request(req.url, { method: req.method, headers, agent, signal: req.signal });
-      request.once('error', (error) => finish(error));
+      request.on('error', (error) => finish(error));
       request.once('socket', (socket) => {
         const waitHeaders = () => arm(timeoutMs, () => request.destroy(codeError(HEADERS_TIMEOUT, 'timed out waiting for the response headers')));
         if (socket.connecting) {
@@ -104,7 +112,7 @@ export class Transport {
           chunks.push(chunk);
           idle();
         });
-        res.once('error', (error) => finish(error));
+        res.on('error', (error) => finish(error));
         res.once('close', () => {
           if (res.complete) return;
           if (req.signal?.aborted) finish(req.signal.reason ?? codeError('ABORT_ERR', 'aborted'));
