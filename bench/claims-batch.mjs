@@ -48,7 +48,7 @@ function runOpcli(args, env) {
       stderr += c;
     });
     child.on('close', (code) => {
-      resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: peak() });
+      resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: peak().largestKiB });
     });
     child.on('error', reject);
   });
