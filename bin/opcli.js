@@ -27,25 +27,29 @@ if (only === '--version' || only === '-V') {
   }
 }
 /**
- * A long streaming run (orders list --all/--limit) keeps its memory flat and small
+ * A long streaming run (orders list --all/--limit, a claims batch) keeps its memory flat and small
  * for any size with a smaller young generation: --max-semi-space-size=4 takes the peak RSS of
  * `orders list --all` over 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost. V8 sizes
  * its heap when the process starts, so the flag is passed where the process starts: the shim runs
  * itself again with it (once; OPCLI_LEAN marks the child). ~40 ms on a run of seconds.
  */
 const LEAN_FLAGS = ['--max-semi-space-size=4'];
-// Not a claims batch: a `kill -9` of the shim must stop a batch that files claims at once, and a
-// second process cannot promise that.
-const streaming = argv.includes('orders') && argv.includes('list') && argv.some((a) => a === '--all' || a === '--limit' || a.startsWith('--limit='));
+const has = (flag) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));
+const streaming =
+  !has('--help') &&
+  !argv.includes('-h') &&
+  ((argv.includes('orders') && argv.includes('list') && (has('--all') || has('--limit'))) || (argv.includes('claims') && argv.includes('file') && has('--from')));
 if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
   const { spawn } = await import('node:child_process');
+  // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child
+  // kills itself at once the same way, so a batch never files claims on unseen (src/main.ts).
   const child = spawn(process.execPath, [...LEAN_FLAGS, ...process.execArgv, new URL(import.meta.url).pathname, ...argv], {
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, OPCLI_LEAN: '1' },
   });
   // Signals are passed on and the child decides (stop cleanly, or at once on a second Ctrl-C). A
   // terminal's Ctrl-C reaches both processes; the child takes the copy that follows within a
-  // moment as the same press (src/main.ts). If the shim dies, the child notices and stops.
+  // moment as the same press (src/main.ts).
   process.on('SIGINT', () => child.kill('SIGINT'));
   process.on('SIGTERM', () => child.kill('SIGTERM'));
   child.on('error', (error) => {

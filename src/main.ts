@@ -20,12 +20,11 @@ process.on('SIGINT', () => {
   firstInterrupt = Date.now();
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 });
-if (underShim) {
-  // The shim was killed (kill -9): stop as on SIGTERM rather than run on unseen.
-  const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent && !controller.signal.aborted) controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' }));
-  }, 500).unref();
+if (underShim && process.channel) {
+  // The shim's IPC channel closes only when the shim dies (kill -9): die the same way at once, so
+  // a batch stops filing exactly as it would have without the second process.
+  process.channel.unref();
+  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 }
 process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {

@@ -62,7 +62,7 @@ describe('long streaming runs restart with start-up flags', () => {
       const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(shim.pid)], { encoding: 'utf8' }).stdout;
       expect(children).toContain('--max-semi-space-size=4');
       shim.kill('SIGKILL');
-      // The orphaned child notices within a second and stops asking for pages.
+      // The child dies with the shim and asks for no more pages.
       let before = -1;
       for (let i = 0; i < 50 && before !== pages(); i++) {
         before = pages();
