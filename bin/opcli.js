@@ -27,7 +27,7 @@ if (only === '--version' || only === '-V') {
   }
 }
 /**
- * A long streaming run (orders list --all/--limit, a claims batch) keeps its memory flat and small
+ * A long streaming run (orders list --all or --limit >= 5000, a claims batch) keeps its memory flat and small
  * for any size with a smaller young generation: --max-semi-space-size=4 takes the peak RSS of
  * `orders list --all` over 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost. V8 sizes
  * its heap when the process starts, so the flag is passed where the process starts: the shim runs
@@ -35,10 +35,12 @@ if (only === '--version' || only === '-V') {
  */
 const LEAN_FLAGS = ['--max-semi-space-size=4'];
 const has = (flag) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));
+/** `--limit N`: a small limit is a one-off, not worth a second process. */
+const limit = Number(argv.find((_, i) => argv[i - 1] === '--limit') ?? argv.find((a) => a.startsWith('--limit='))?.slice(8));
 const streaming =
   !has('--help') &&
   !argv.includes('-h') &&
-  ((argv.includes('orders') && argv.includes('list') && (has('--all') || has('--limit'))) || (argv.includes('claims') && argv.includes('file') && has('--from')));
+  ((argv.includes('orders') && argv.includes('list') && (has('--all') || limit >= 5000)) || (argv.includes('claims') && argv.includes('file') && has('--from')));
 if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
   const { spawn } = await import('node:child_process');
   // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child
