@@ -79,10 +79,16 @@ const confWithoutAjv = {
   },
 };
 
-const patches = ['lazy-child-process-for-commander', 'when-exit-on-exit-only', 'conf-without-ajv'];
+/** Each patch and the library whose import it rewrites. */
+const patches = {
+  'lazy-child-process-for-commander': 'commander',
+  'when-exit-on-exit-only': 'atomically',
+  'conf-without-ajv': 'conf',
+};
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
+const result = await build({
+  metafile: true,
   entryPoints: { main: 'src/main.ts', 'help-pages': 'src/help-pages.ts' },
   outdir: 'dist',
   bundle: true,
@@ -102,9 +108,15 @@ await build({
   logLevel: 'warning',
   plugins: [lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv],
 });
-const missed = patches.filter((name) => !applied.has(name));
+// A patch that never applied while its library is in the bundle means the library changed: stop.
+// A patch whose library is no longer bundled at all is only dead code here: say so.
+const bundled = (pkg) => Object.keys(result.metafile.inputs).some((file) => file.includes(`node_modules/${pkg}/`));
+const missed = Object.entries(patches).filter(([name, pkg]) => !applied.has(name) && bundled(pkg));
+for (const [name, pkg] of Object.entries(patches)) {
+  if (!applied.has(name) && !bundled(pkg)) console.warn(`build: ${pkg} is no longer bundled; remove the patch ${name} from bin/build.mjs.`);
+}
 if (missed.length > 0) {
-  console.error(`build: the patch(es) ${missed.join(', ')} did not apply: a bundled library changed how it imports the patched module.`);
+  console.error(`build: the patch(es) ${missed.map(([name]) => name).join(', ')} did not apply: a bundled library changed how it imports the patched module.`);
   console.error('Update the patch in bin/build.mjs to match the library, or remove it if it is no longer needed.');
   process.exit(1);
 }
