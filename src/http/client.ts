@@ -5,7 +5,7 @@ import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import type { RequestLimiter } from './adaptive.js';
-import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, Transport } from './transport.js';
+import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, INVALID_REQUEST, Transport } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -150,7 +150,7 @@ export class HttpClient {
         if (failure instanceof NetworkError && attempt < maxRetries) {
           // An idempotent request may be repeated after any connection failure; a POST only when it
           // provably never reached the server.
-          const canRepeat = isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent;
+          const canRepeat = failure.errorCode !== INVALID_REQUEST && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
             this.options.notice?.(`${failure.message}; retrying in ${formatMs(delay)}`);
@@ -249,6 +249,15 @@ export class HttpClient {
     const code = err?.code ?? '';
     const where = `${req.method} ${url.origin}${url.pathname}`;
     if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, error);
+    // The request could not be built (a header value with a control character): it never left.
+    if (code === INVALID_REQUEST) {
+      return new NetworkError(`${where} was not sent: ${safeLine(err?.message ?? 'invalid request')}`, {
+        sent: false,
+        errorCode: INVALID_REQUEST,
+        cause: error,
+        hint: 'A header value (usually the access token) holds a character HTTP does not allow, such as a trailing \\r from a Windows file.',
+      });
+    }
     if (NOT_SENT_CODES.has(code)) {
       return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
     }

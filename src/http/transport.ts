@@ -19,6 +19,8 @@ const requireBuiltin = createRequire(import.meta.url);
 export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
 export const HEADERS_TIMEOUT = 'EHEADERS_TIMEOUT';
 export const BODY_TIMEOUT = 'EBODY_TIMEOUT';
+/** The request could not be built (an invalid header value): it was never sent. */
+export const INVALID_REQUEST = 'UND_ERR_INVALID_ARG';
 
 export interface TransportOptions {
   /** Keep-alive connections per origin. */
@@ -95,7 +97,16 @@ export class Transport {
         if (error) reject(error);
         else resolve(value as WireResponse);
       };
-      const request = mod.request(req.url, { method: req.method, headers, agent, signal: req.signal });
+      let request: ReturnType<typeof mod.request>;
+      try {
+        request = mod.request(req.url, { method: req.method, headers, agent, signal: req.signal });
+      } catch (error) {
+        // Node refused to build the request (a header value with a control character, such as a
+        // token read with a trailing \r): nothing left this process. Same code as undici used.
+        const invalid = Object.assign(new Error((error as Error).message), { code: INVALID_REQUEST, name: 'InvalidArgumentError', cause: error });
+        finish(invalid);
+        return;
+      }
       request.on('error', (error) => finish(error));
       request.once('socket', (socket) => {
         const waitHeaders = () => arm(timeoutMs, () => request.destroy(codeError(HEADERS_TIMEOUT, 'timed out waiting for the response headers')));

@@ -400,3 +400,18 @@ describe('with an adaptive limiter', () => {
     expect(limiter.snapshot()).toMatchObject({ answered: 1, refused: 0, inFlight: 0 });
   });
 });
+
+describe('a request that cannot be built', () => {
+  it('a token with a control character is never sent, not retried, and not called uncertain', async () => {
+    const srv = await scriptedServer([ok]);
+    const { http, sleeps } = client(srv.url, { tokens: { get: async () => 'svc_at_token\r' } });
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).sent).toBe(false);
+    expect(isOutcomeUncertain(err)).toBe(false);
+    expect((err as NetworkError).message).toContain('was not sent');
+    expect((err as NetworkError).message).not.toContain('svc_at_token');
+    expect(srv.seen).toHaveLength(0);
+    expect(sleeps).toEqual([]);
+  });
+});
