@@ -3,8 +3,10 @@
 // against the ceiling: a bare undici Pool loop posting one valid claim body to the same sandbox
 // endpoint at the same concurrency, in the same run. Prints claims/s, req/s and their ratio (goal
 // >= 0.5); then the peak RSS of `--validate-only` over a 1,000,000-row CSV (goal <= 100 MiB, read
-// from /proc/<pid>/status VmHWM).
-// Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000]   (build first: node bin/build.mjs)
+// from /proc/<pid>/status VmHWM). Then the rate-limited cases: the sandbox allows N requests per second
+// per token (50 ms latency), and a batch runs with no tuning flag: claims/s as a share of N (goal >= 0.9)
+// and the share of requests answered 429 (goal <= 2%).
+// Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [limited=yes|no]   (build first: node bin/build.mjs)
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import { bin, clientCredentialsToken, requireBuild, startSandbox, watchPeakRss }
 requireBuild();
 const ROWS = Number(process.argv[2] ?? 10_000);
 const BIG_ROWS = Number(process.argv[3] ?? 1_000_000);
+const LIMITED = (process.argv[4] ?? 'yes') !== 'no';
 const CONCURRENCY = 8;
 const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
@@ -48,13 +51,39 @@ function runOpcli(args, env) {
       stderr += c;
     });
     child.on('close', (code) => {
-      resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: peak() });
+      resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: peak().largestKiB });
     });
     child.on('error', reject);
   });
 }
 
 /** The ceiling: one valid body posted n times at the given concurrency over a keep-alive Pool. */
+async function admin(info, method, path, body) {
+  const pool = new Pool(info.url);
+  const res = await pool.request({ method, path, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const answer = await res.body.json();
+  await pool.close();
+  if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+/** A batch against a server that allows `perSecond` per token: the share of the limit reached and of requests refused. */
+async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency }) {
+  await admin(info, 'POST', '/__admin/configure', { rateLimit: { perSecond, retryAfter }, latencyMs: 50 });
+  await admin(info, 'POST', '/__admin/reset-log');
+  const csv = join(work, `limited-${perSecond}-${retryAfter}-${concurrency ?? 'default'}.csv`);
+  await writeCsv(csv, rows, info.storeId);
+  const run = await runOpcli(['claims', 'file', '--from', csv, ...(concurrency ? ['--concurrency', String(concurrency)] : [])], env);
+  const requests = (await admin(info, 'GET', '/__admin/requests?path=/v1/claims/offline')).filter((r) => r.method === 'POST');
+  await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
+  const refused = requests.filter((r) => r.status === 429).length;
+  const filed = requests.filter((r) => r.status === 200 || r.status === 201).length;
+  const share = (filed * 1000) / run.ms / perSecond;
+  console.log(
+    `limit ${perSecond}/s${retryAfter ? '' : ' (429 without Retry-After)'}${concurrency ? `, --concurrency ${concurrency}` : ''}: ${filed} of ${rows} filed in ${(run.ms / 1000).toFixed(1)} s (exit ${run.code}) = ${share.toFixed(2)} of the limit (goal >= 0.90); ${refused} of ${requests.length} requests answered 429 = ${((refused / Math.max(1, requests.length)) * 100).toFixed(1)}% (goal <= 2%)`,
+  );
+}
+
 async function ceiling(info, token, n) {
   const pool = new Pool(info.url, { connections: CONCURRENCY });
   const body = JSON.stringify({
@@ -114,6 +143,12 @@ try {
   console.log(
     `--validate-only over ${BIG_ROWS.toLocaleString('en-US')} rows: ${(check.ms / 1000).toFixed(1)} s (${((BIG_ROWS * 1000) / check.ms).toFixed(0)} rows/s), peak RSS ${(check.hwmKiB / 1024).toFixed(1)} MiB (goal <= 100 MiB)`,
   );
+  if (LIMITED) {
+    await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000 });
+    await limitedCase(info, env, { perSecond: 40, retryAfter: false, rows: 1000 });
+    await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000, concurrency: 32 });
+    await limitedCase(info, env, { perSecond: 200, retryAfter: true, rows: 4000 });
+  }
 } finally {
   sandbox.kill('SIGINT');
   rmSync(work, { recursive: true, force: true });

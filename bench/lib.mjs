@@ -1,7 +1,7 @@
 // Shared by the benchmarks: the built binary, a sandbox run as its own process, a token for it,
 // and the peak RSS of a child process.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
@@ -45,20 +45,39 @@ export async function clientCredentialsToken(info) {
   return body.access_token;
 }
 
-/** Polls a child's VmHWM (peak resident set) every 20 ms; call the result to stop and get KiB. */
+/**
+ * Polls the peak resident set (VmHWM) of a child and of every process below it (the bin shim runs
+ * long streaming commands in a second process) every 20 ms; call the result to stop and get
+ * `{ peakKiB, largestKiB }`: the sum over the tree of each process's peak, and the largest single one.
+ */
 export function watchPeakRss(child) {
-  let peakKiB = 0;
-  const poll = () => {
+  const peaks = new Map();
+  const tree = (pid) => {
+    const out = [pid];
     try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (m) peakKiB = Math.max(peakKiB, Number(m[1]));
+      for (const task of readdirSync(`/proc/${pid}/task`)) {
+        const kids = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+        if (kids) for (const kid of kids.split(/\s+/)) out.push(...tree(Number(kid)));
+      }
     } catch {
       // exited between polls
+    }
+    return out;
+  };
+  const poll = () => {
+    for (const pid of tree(child.pid)) {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        if (m) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, Number(m[1])));
+      } catch {
+        // exited between polls
+      }
     }
   };
   const timer = setInterval(poll, 20);
   return () => {
     clearInterval(timer);
-    return peakKiB;
+    const values = [...peaks.values()];
+    return { peakKiB: values.reduce((a, b) => a + b, 0), largestKiB: Math.max(0, ...values) };
   };
 }

@@ -1,9 +1,23 @@
 #!/usr/bin/env node
 // Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
 // loaded on use), every library inlined so the published package has no runtime dependencies.
-import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { build } from 'esbuild';
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Each patch below swaps one module for a smaller one. A library update that imports the module
+ * another way would make the swap silently do nothing, so every patch counts its hits and the build
+ * fails when one never applied.
+ */
+const applied = new Map();
+function hit(name, result) {
+  applied.set(name, (applied.get(name) ?? 0) + 1);
+  return result;
+}
 
 /**
  * commander requires child_process at load time for executable subcommands, which opcli never
@@ -14,7 +28,9 @@ const lazyChildProcessForCommander = {
   name: 'lazy-child-process-for-commander',
   setup(b) {
     b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
-      /node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process', namespace: 'lazy-builtin' } : undefined,
+      /node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? hit('lazy-child-process-for-commander', { path: 'child_process', namespace: 'lazy-builtin' })
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
       contents: "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
@@ -32,17 +48,48 @@ const lazyChildProcessForCommander = {
 const whenExitOnExitOnly = {
   name: 'when-exit-on-exit-only',
   setup(b) {
-    b.onResolve({ filter: /^when-exit$/ }, () => ({ path: 'when-exit', namespace: 'opcli-shim' }));
-    b.onLoad({ filter: /.*/, namespace: 'opcli-shim' }, () => ({
+    b.onResolve({ filter: /^when-exit$/ }, (args) =>
+      /node_modules[\\/]atomically[\\/]/.test(args.importer) ? hit('when-exit-on-exit-only', { path: 'when-exit', namespace: 'opcli-shim' }) : undefined,
+    );
+    b.onLoad({ filter: /^when-exit$/, namespace: 'opcli-shim' }, () => ({
       contents: "export default function whenExit(callback) { process.once('exit', callback); return () => process.off('exit', callback); }",
       loader: 'js',
     }));
   },
 };
 
+/**
+ * conf imports ajv (and ajv-formats) at load time for JSON-schema validation, which it only uses
+ * when given a `schema`; opcli never passes one (zod checks every config file). The two are ~200 KB
+ * of code that every command reading the config paid for at start-up. They are replaced by a stub
+ * that fails loudly if conf ever does try to validate.
+ */
+const confWithoutAjv = {
+  name: 'conf-without-ajv',
+  setup(b) {
+    b.onResolve({ filter: /^ajv(-formats)?([\\/].*)?$/ }, (args) =>
+      /node_modules[\\/]conf[\\/]/.test(args.importer) ? hit('conf-without-ajv', { path: args.path, namespace: 'opcli-no-ajv' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'opcli-no-ajv' }, () => ({
+      contents:
+        "const refuse = () => { throw new Error('opcli is built without conf schema validation (ajv); validate with zod instead'); };" +
+        'export class Ajv2020 { constructor() { refuse(); } } export default { default: refuse };',
+      loader: 'js',
+    }));
+  },
+};
+
+/** Each patch and the library whose import it rewrites. */
+const patches = {
+  'lazy-child-process-for-commander': 'commander',
+  'when-exit-on-exit-only': 'atomically',
+  'conf-without-ajv': 'conf',
+};
+
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-await build({
-  entryPoints: { main: 'src/main.ts' },
+const result = await build({
+  metafile: true,
+  entryPoints: { main: 'src/main.ts', 'help-pages': 'src/help-pages.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,
@@ -51,14 +98,39 @@ await build({
   target: 'node20.19',
   minify: true,
   legalComments: 'linked',
+  // Linked maps (dist/**/*.map): only read when source maps are enabled, which the bin shim does
+  // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up.
+  sourcemap: 'linked',
+  sourcesContent: false,
   chunkNames: 'chunks/[name]-[hash]',
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
   banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
   logLevel: 'warning',
-  plugins: [lazyChildProcessForCommander, whenExitOnExitOnly],
+  plugins: [lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv],
 });
+// A patch that never applied while its library is in the bundle means the library changed: stop.
+// A patch whose library is no longer bundled at all is only dead code here: say so.
+const bundled = (pkg) => Object.keys(result.metafile.inputs).some((file) => file.includes(`node_modules/${pkg}/`));
+const missed = Object.entries(patches).filter(([name, pkg]) => !applied.has(name) && bundled(pkg));
+for (const [name, pkg] of Object.entries(patches)) {
+  if (!applied.has(name) && !bundled(pkg)) console.warn(`build: ${pkg} is no longer bundled; remove the patch ${name} from bin/build.mjs.`);
+}
+if (missed.length > 0) {
+  console.error(`build: the patch(es) ${missed.map(([name]) => name).join(', ')} did not apply: a bundled library changed how it imports the patched module.`);
+  console.error('Update the patch in bin/build.mjs to match the library, or remove it if it is no longer needed.');
+  process.exit(1);
+}
 
-// The top-level help is the same text on every run: render it once (80 columns, as commander does
-// for a pipe) so the shim can print it without loading the bundle at all.
-const help = execFileSync(process.execPath, ['dist/main.js', '--help'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-writeFileSync('dist/help.txt', help);
+// Help is the same text on every run: render every page once (80 columns, as commander does for a
+// pipe) so the shim prints `opcli [group [verb]] --help` without loading the bundle at all.
+const { stdout: rendered } = await execFileAsync(process.execPath, ['dist/help-pages.js'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+rmSync('dist/help-pages.js');
+rmSync('dist/help-pages.js.map', { force: true });
+const pages = JSON.parse(rendered);
+if (!pages[''] || Object.keys(pages).length < 10) {
+  console.error(`build: the help pages did not render (${Object.keys(pages).length}).`);
+  process.exit(1);
+}
+writeFileSync('dist/help.txt', pages['']);
+mkdirSync('dist/help', { recursive: true });
+for (const [words, text] of Object.entries(pages)) if (words) writeFileSync(`dist/help/${words}.txt`, text);

@@ -1,24 +1,83 @@
 #!/usr/bin/env node
 // A tiny shim: the bundle in dist/ does the work (built by `npm run build`, or on `npm ci` by `prepare`).
-// The two most common probes, `--version` and `--help`, are answered without loading the bundle.
+// `--version` and every `--help` page are answered without loading the bundle.
 import { readFileSync } from 'node:fs';
+import module from 'node:module';
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : argv.length === 0 ? '' : undefined;
+/** `[group [verb]] --help`: the words of a help page rendered at build time (dist/help/). */
+const last = argv[argv.length - 1];
+const words = (last === '--help' || last === '-h') && argv.length <= 3 ? argv.slice(0, -1) : undefined;
+// The pages are 80 columns wide, as commander renders for a pipe; a narrower terminal gets the
+// bundle's own rendering.
+const fits = !process.stdout.isTTY || (process.stdout.columns ?? 80) >= 80;
 let answered = false;
 if (only === '--version' || only === '-V') {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   process.stdout.write(`${pkg.version}\n`);
   answered = true;
-} else if (only === '--help' || only === '-h' || only === '') {
+} else if (fits && (only === '' || words?.every((w) => /^[a-z][a-z-]*$/.test(w)))) {
+  const page = only === '' || words.length === 0 ? '../dist/help.txt' : `../dist/help/${words.join(' ')}.txt`;
   try {
-    process.stdout.write(readFileSync(new URL('../dist/help.txt', import.meta.url), 'utf8'));
+    process.stdout.write(readFileSync(new URL(page, import.meta.url), 'utf8'));
     answered = true;
   } catch {
-    // Not built yet, or an older build: the bundle renders it.
+    // Not built yet, an older build, or not a command: the bundle answers.
   }
 }
+/**
+ * A long streaming run (orders list --all or --limit >= 5000, a claims batch) keeps its memory flat and small
+ * for any size with a smaller young generation: --max-semi-space-size=4 takes the peak RSS of
+ * `orders list --all` over 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost. V8 sizes
+ * its heap when the process starts, so the flag is passed where the process starts: the shim runs
+ * itself again with it (once; OPCLI_LEAN marks the child). ~40 ms on a run of seconds.
+ */
+const LEAN_FLAGS = ['--max-semi-space-size=4'];
+const has = (flag) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));
+/** `--limit N`: a small limit is a one-off, not worth a second process. */
+const limit = Number(argv.find((_, i) => argv[i - 1] === '--limit') ?? argv.find((a) => a.startsWith('--limit='))?.slice(8));
+const streaming =
+  !has('--help') &&
+  !argv.includes('-h') &&
+  ((argv.includes('orders') && argv.includes('list') && (has('--all') || limit >= 5000)) || (argv.includes('claims') && argv.includes('file') && has('--from')));
+if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
+  const { spawn } = await import('node:child_process');
+  // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child
+  // kills itself at once the same way, so a batch never files claims on unseen (src/main.ts).
+  const child = spawn(process.execPath, [...LEAN_FLAGS, ...process.execArgv, new URL(import.meta.url).pathname, ...argv], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, OPCLI_LEAN: '1' },
+  });
+  // Signals are passed on and the child decides (stop cleanly, or at once on a second Ctrl-C). A
+  // terminal's Ctrl-C reaches both processes; the child takes the copy that follows within a
+  // moment as the same press (src/main.ts).
+  process.on('SIGINT', () => child.kill('SIGINT'));
+  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  child.on('error', (error) => {
+    console.error(`opcli could not start: ${error.message}`);
+    process.exitCode = 1;
+  });
+  child.on('exit', (code, signal) => {
+    process.exitCode = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+  });
+  answered = true;
+}
 if (!answered) {
+  // Node 22.1+ keeps the compiled bundle on disk, which saves most of the module compile time of
+  // every later run. Never fatal: an unwritable cache folder only means no cache.
+  if (typeof module.enableCompileCache === 'function' && !process.env.NODE_COMPILE_CACHE) {
+    try {
+      const home = process.env.HOME || process.env.USERPROFILE;
+      const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
+      if (base) module.enableCompileCache(`${base}/opcli/compile-cache`);
+    } catch {
+      // no cache
+    }
+  }
+  // With --verbose a stack trace names src/ lines (dist/ ships linked source maps). Enabled only
+  // then: reading the maps costs start-up time.
+  if (argv.includes('--verbose') && typeof process.setSourceMapsEnabled === 'function') process.setSourceMapsEnabled(true);
   await import('../dist/main.js').catch((error) => {
     if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
       console.error('opcli is not built yet: run `npm run build` in the opcli folder.');

@@ -1,14 +1,12 @@
 /**
- * Keeps the footprint of a long streaming run small, for any number of orders or rows: V8 grows
- * its heap conservatively (`--optimize-for-size`), and with `liftoffOnly` compiles undici's llhttp
- * WebAssembly with the baseline compiler only (its optimising tier alone costs ~35 MiB of RSS, and
- * parsing is not the bottleneck of a page walk). Measured here: orders list over 100,000 orders
- * ~135 → ~92 MiB peak; claims --validate-only over 300,000 rows ~118 → ~88 MiB; a 10,000-claim
- * batch ~121 → ~93 MiB with no throughput change beyond run-to-run noise. Process-wide: call it
- * before the first request compiles the parser.
+ * Long streaming runs used to switch V8 flags here at run time (`v8.setFlagsFromString`), a
+ * process-wide switch Node warns about and one that cannot resize a heap that already exists. The
+ * flags are now passed where the process starts: bin/opcli.js runs `orders list --all/--limit` and
+ * `claims file --from` with `--max-semi-space-size=4` (see LEAN_FLAGS there). `--liftoff-only` is
+ * gone with undici's WebAssembly parser (the HTTP core is node:http), and `--optimize-for-size`
+ * cost ~35% more CPU for the same memory the smaller young generation saves.
+ *
+ * Kept only so callers that still import it (the claims batch) need no change in this release;
+ * it does nothing and can be removed with its last caller.
  */
-export async function leanMemory(options: { liftoffOnly?: boolean } = {}): Promise<void> {
-  const v8 = await import('node:v8');
-  if (options.liftoffOnly) v8.setFlagsFromString('--liftoff-only');
-  v8.setFlagsFromString('--optimize-for-size');
-}
+export async function leanMemory(_options: { liftoffOnly?: boolean } = {}): Promise<void> {}

@@ -7,16 +7,28 @@ const argv = process.argv.slice(2);
 
 const controller = new AbortController();
 const now = new AbortController();
+/** Run by the bin shim with start-up flags (a long streaming command): the shim passes signals on. */
+const underShim = process.env.OPCLI_LEAN === '1';
+let firstInterrupt = 0;
 process.on('SIGINT', () => {
   // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once, after
   // the command's `stopNow` listeners (a batch prints its summary there, synchronously). (No
-  // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.)
+  // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.) Under the
+  // shim one press arrives twice (from the terminal and passed on): copies within 250 ms are one.
   if (controller.signal.aborted) {
+    if (underShim && Date.now() - firstInterrupt < 250) return;
     now.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
     process.exit(130);
   }
+  firstInterrupt = Date.now();
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 });
+if (underShim && process.channel) {
+  // The shim's IPC channel closes only when the shim dies (kill -9): die the same way at once, so
+  // a batch stops filing exactly as it would have without the second process.
+  process.channel.unref();
+  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+}
 process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   // The reader went away (`opcli orders list | head`): stop quietly.

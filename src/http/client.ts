@@ -1,11 +1,11 @@
-import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
-import { loadUndici } from './undici.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
+import type { RequestLimiter } from './adaptive.js';
+import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, INVALID_REQUEST, Transport } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -30,6 +30,12 @@ export interface HttpRequest {
   signal?: AbortSignal;
   /** Overall timeout for headers and body, in milliseconds. */
   timeoutMs?: number;
+  /**
+   * Paces this request with an adaptive limiter (a batch shares one across its requests): every
+   * attempt waits for a permit and reports its answer; the limiter's pause replaces the client's
+   * own wait after a 429, and no notice is printed per 429 (the caller shows the limiter's state).
+   */
+  limiter?: RequestLimiter;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -69,16 +75,16 @@ export function isSafeForCredentials(url: URL): boolean {
 }
 
 /** Connection errors that prove the request never reached the server. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH']);
+const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
 
 /**
- * The HTTP core: one keep-alive undici Agent, JSON bodies, bearer tokens, the retry policy of the
+ * The HTTP core: one keep-alive connection pool (node:http, see transport.ts), JSON bodies, bearer tokens, the retry policy of the
  * method, a shared pause after a 429 (so a batch slows down as a whole), and redacted traces.
  */
 export class HttpClient {
   private readonly options: HttpClientOptions;
-  private dispatcher?: Dispatcher;
+  private transport?: Transport;
   /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
   private pauseUntil = 0;
 
@@ -90,18 +96,13 @@ export class HttpClient {
     return this.options.baseUrl;
   }
 
-  private async agent(): Promise<Dispatcher> {
-    if (!this.dispatcher) {
-      const { Agent } = await loadUndici();
-      this.dispatcher = new Agent({
-        keepAliveTimeout: 10_000,
-        connections: this.options.connections ?? 16,
-        connect: { timeout: this.options.connectTimeoutMs ?? 10_000 },
-        headersTimeout: this.options.timeoutMs ?? 30_000,
-        bodyTimeout: this.options.timeoutMs ?? 30_000,
-      });
-    }
-    return this.dispatcher;
+  private wire(): Transport {
+    this.transport ??= new Transport({
+      connections: this.options.connections ?? 16,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+      timeoutMs: this.options.timeoutMs ?? 30_000,
+    });
+    return this.transport;
   }
 
   /** Resolves a path or absolute URL against the base URL. */
@@ -138,16 +139,18 @@ export class HttpClient {
     let refreshed = false;
     let attempt = 0;
     for (;;) {
-      await this.waitForPause(req.signal);
+      const permit = req.limiter ? await req.limiter.acquire(req.signal) : undefined;
+      if (!permit) await this.waitForPause(req.signal);
       let res: RawResponse;
       try {
         res = await this.send(url, req, token);
       } catch (error) {
+        permit?.done({ error: true });
         const failure = this.classify(error, req, url);
         if (failure instanceof NetworkError && attempt < maxRetries) {
           // An idempotent request may be repeated after any connection failure; a POST only when it
           // provably never reached the server.
-          const canRepeat = failure.errorCode !== 'UND_ERR_INVALID_ARG' && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
+          const canRepeat = failure.errorCode !== INVALID_REQUEST && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
             this.options.notice?.(`${failure.message}; retrying in ${formatMs(delay)}`);
@@ -158,6 +161,7 @@ export class HttpClient {
         }
         throw failure;
       }
+      permit?.done({ status: res.status, headers: res.headers });
       if (res.status === 401 && useAuth && token && !refreshed && isInvalidToken(res) && this.options.tokens?.refreshAfterUnauthorized) {
         // A 401 means the request was refused before it did anything: safe to repeat once, even a POST.
         refreshed = true;
@@ -168,6 +172,12 @@ export class HttpClient {
         }
       }
       if (res.status >= 400 && shouldRetryStatus(req.method, res.status) && attempt < maxRetries) {
+        if (permit) {
+          // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.
+          this.options.trace?.(`${req.method} ${url.pathname} answered ${res.status}; the limiter waits before trying again`);
+          attempt++;
+          continue;
+        }
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.options.now(), this.options.maxRetryAfterMs);
         const delay = retryAfter ?? backoffDelay(attempt, random);
         if (res.status === 429) this.pauseUntil = Math.max(this.pauseUntil, this.options.now() + delay);
@@ -217,20 +227,9 @@ export class HttpClient {
     }
     const started = this.options.now();
     this.traceRequest(req.method, url, headers, req.json);
-    const dispatcher = await this.agent();
-    const timeout = req.timeoutMs;
-    const res = await dispatcher.request({
-      origin: url.origin,
-      path: url.pathname + url.search,
-      method: req.method,
-      headers,
-      body,
-      signal: req.signal,
-      ...(timeout ? { headersTimeout: timeout, bodyTimeout: timeout } : {}),
-    });
-    const text = await res.body.text();
-    const resHeaders: Record<string, string> = {};
-    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) resHeaders[k] = Array.isArray(v) ? v.join(', ') : v;
+    const res = await this.wire().send({ url, method: req.method, headers, body, signal: req.signal, timeoutMs: req.timeoutMs || undefined });
+    const text = res.text;
+    const resHeaders = res.headers;
     let parsed: unknown = text;
     if (text && /json/i.test(resHeaders['content-type'] ?? '')) {
       try {
@@ -239,8 +238,8 @@ export class HttpClient {
         parsed = text;
       }
     }
-    this.traceResponse(res.statusCode, resHeaders, parsed, this.options.now() - started);
-    return { status: res.statusCode, headers: resHeaders, body: parsed };
+    this.traceResponse(res.status, resHeaders, parsed, this.options.now() - started);
+    return { status: res.status, headers: resHeaders, body: parsed };
   }
 
   private classify(error: unknown, req: HttpRequest, url: URL): Error {
@@ -250,11 +249,11 @@ export class HttpClient {
     const code = err?.code ?? '';
     const where = `${req.method} ${url.origin}${url.pathname}`;
     if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, error);
-    // undici refused to build the request (a header value with a control character): it never left.
-    if (code === 'UND_ERR_INVALID_ARG' || err?.name === 'InvalidArgumentError') {
+    // The request could not be built (a header value with a control character): it never left.
+    if (code === INVALID_REQUEST) {
       return new NetworkError(`${where} was not sent: ${safeLine(err?.message ?? 'invalid request')}`, {
         sent: false,
-        errorCode: 'UND_ERR_INVALID_ARG',
+        errorCode: INVALID_REQUEST,
         cause: error,
         hint: 'A header value (usually the access token) holds a character HTTP does not allow, such as a trailing \\r from a Windows file.',
       });
@@ -297,8 +296,8 @@ export class HttpClient {
 
   /** Closes the keep-alive connections. */
   async close(): Promise<void> {
-    await this.dispatcher?.close();
-    this.dispatcher = undefined;
+    this.transport?.close();
+    this.transport = undefined;
   }
 }
 

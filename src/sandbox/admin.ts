@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { FaultRuleSchema } from './faults.js';
 import type { Ctx, Reply } from './http.js';
 import { json, validate } from './http.js';
+import { RateLimitSchema } from './rate-limit.js';
 import { PROVIDER_ERROR_SHAPES, type Sandbox } from './types.js';
 
 const ConfigureBody = z.strictObject({
@@ -10,6 +11,9 @@ const ConfigureBody = z.strictObject({
   triggerDelayMs: z.number().nonnegative().nullable().optional(),
   autoApprove: z.boolean().optional(),
   providerErrorShape: z.enum(PROVIDER_ERROR_SHAPES).optional(),
+  /** null removes the limit. */
+  rateLimit: RateLimitSchema.nullable().optional(),
+  latencyMs: z.number().nonnegative().max(60_000).optional(),
 });
 
 const SessionTokenBody = z.strictObject({ expiresInSeconds: z.number().optional() });

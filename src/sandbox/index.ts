@@ -7,6 +7,7 @@ import { mintSessionToken } from './session.js';
 import { createState, giftCardView, zeroCounters } from './state.js';
 import { orderAt } from './orders.js';
 import { settleTriggers } from './provider.js';
+import { createRateLimiter } from './rate-limit.js';
 import { orderIndex } from './seed.js';
 import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
@@ -14,6 +15,7 @@ import type { Sandbox, SandboxOptions } from './types.js';
 export { REQUIRED_SCOPES } from './auth.js';
 export { GRANTED_SCOPES, REGISTERED_REDIRECT_URI } from './seed.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
+export type { RateLimit } from './rate-limit.js';
 export type * from './types.js';
 
 /** Starts a sandbox on 127.0.0.1 (port 0 by default) and resolves once it listens. */
@@ -21,11 +23,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const state = createState(options);
   const recorder = createRecorder(options.maxRecorded ?? 200_000);
   const faults = createFaults();
+  const limiter = createRateLimiter();
+  limiter.set(options.rateLimit ?? null);
+  let latencyMs = options.latencyMs ?? 0;
   let sandbox: Sandbox | undefined;
   const server = createSandboxServer({
     state,
     recorder,
     faults,
+    limiter,
+    latencyMs: () => latencyMs,
     sandbox: () => sandbox as Sandbox,
   });
   await new Promise<void>((resolve, reject) => {
@@ -77,6 +84,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
       if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
       if (settings.providerErrorShape !== undefined) state.settings.providerErrorShape = settings.providerErrorShape;
+      if (settings.rateLimit !== undefined) limiter.set(settings.rateLimit);
+      if (settings.latencyMs !== undefined) latencyMs = settings.latencyMs;
     },
     mintSessionToken(opts) {
       return mintSessionToken(state, url, opts?.expiresInSeconds);

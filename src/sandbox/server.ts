@@ -4,6 +4,7 @@ import { handleAdmin } from './admin.js';
 import type { Faults } from './faults.js';
 import type { Ctx, Reply } from './http.js';
 import { flattenHeaders, json } from './http.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { Recorder } from './recorder.js';
 import { matchRoute } from './routes.js';
 import type { SandboxState } from './state.js';
@@ -46,6 +47,10 @@ interface Parts {
   state: SandboxState;
   recorder: Recorder;
   faults: Faults;
+  /** The per-access-token rate limit (`--rate-limit`). */
+  limiter: RateLimiter;
+  /** Milliseconds added before every answer of the API (`--latency`); admin requests are not slowed. */
+  latencyMs: () => number;
   /** The public sandbox object, for the admin API; set once the server listens. */
   sandbox: () => Sandbox;
 }
@@ -79,16 +84,29 @@ export function createSandboxServer(parts: Parts): Server {
       return;
     }
 
+    // The rate limit is decided on arrival, per bearer token; requests without one (the token
+    // endpoint, the provider, the storefront) are not limited.
+    const bearer = /^Bearer\s+(\S+)/i.exec(headers.authorization ?? '')?.[1];
+    const limit = bearer === undefined ? null : parts.limiter.take(bearer);
+    const latency = parts.latencyMs();
+    const withLimitHeaders = (reply: Reply): Reply => (limit && Object.keys(limit.headers).length > 0 ? { ...reply, headers: { ...reply.headers, ...limit.headers } } : reply);
     const record = recorder.add({ at: Date.now(), method, path, query, headers, body: ctx.body });
     const answer = (reply: Reply) => {
       if (res.destroyed) return;
       record.status = reply.status;
-      send(res, reply);
+      send(res, withLimitHeaders(reply));
     };
     const drop = () => {
       record.status = 0;
       req.socket.destroy();
     };
+
+    if (latency > 0) await sleep(latency);
+    if (limit && !limit.allowed) {
+      return answer(
+        json(429, { error: 'rate_limited', message: `too many requests for this access token; try again in ${limit.waitMs} ms` }, limit.headers),
+      );
+    }
 
     const fault = faults.pick(method, path);
     const before = fault !== null && (fault.phase ?? 'before') === 'before';

@@ -2,6 +2,7 @@
  * The contract of the built-in sandbox: what `startSandbox()` takes and returns. Tests, the tour
  * (`opcli demo`) and `opcli sandbox` all use it; the implementation lives beside this file.
  */
+import type { RateLimit } from './rate-limit.js';
 
 /** One request the sandbox received, kept for tests and the admin endpoint. */
 export interface ReceivedRequest {
@@ -84,6 +85,10 @@ export interface SandboxOptions {
   maxRecorded?: number;
   /** Session verifications allowed per minute per client IP (default 30, as the spec says). */
   sessionVerifyPerMinute?: number;
+  /** A request rate limit per access token (default none); see rate-limit.ts. */
+  rateLimit?: RateLimit | null;
+  /** Milliseconds added before every API answer (default 0). */
+  latencyMs?: number;
 }
 
 /** What a seeded customer of the provider looks like. */
@@ -127,7 +132,15 @@ export interface Sandbox {
   /** Replace the fault rules. */
   setFaults(rules: FaultRule[]): void;
   /** Change settings at run time. */
-  configure(settings: { accessTokenTtl?: number; triggerDelayMs?: number | null; autoApprove?: boolean; providerErrorShape?: ProviderErrorShape }): void;
+  configure(settings: {
+    accessTokenTtl?: number;
+    triggerDelayMs?: number | null;
+    autoApprove?: boolean;
+    /** null removes the limit. */
+    rateLimit?: RateLimit | null;
+    latencyMs?: number;
+    providerErrorShape?: ProviderErrorShape;
+  }): void;
   /** Mint a session token (JWT) for the seeded store and merchant, valid 60 s, single use. */
   mintSessionToken(options?: { expiresInSeconds?: number }): string;
   /** Issue a token pair directly (as the token endpoint would), for tests that need a logged-in state. */

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceApi } from '../../src/api/service.js';
 import { oauthEndpoints } from '../../src/auth/oauth.js';
 import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
+import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
 import { HttpClient } from '../../src/http/client.js';
 import { Redactor } from '../../src/redact.js';
 
@@ -23,7 +24,7 @@ async function scriptedServer(handlers: ((req: IncomingMessage, res: ServerRespo
       body += c;
     });
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers, 'x-port': String(req.socket.remotePort) }, body });
       const handler = handlers[seen.length - 1] ?? ((_q, r) => json(r, 500, { error: 'no more scripted answers' }));
       handler(req, res);
     });
@@ -282,5 +283,135 @@ describe('credentials and headers', () => {
     const err = (await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e)) as ApiError;
     expect(err.exitCode).toBe(2);
     expect(err.message).toContain('item.price: expected number');
+  });
+});
+
+describe('the wire (node:http keep-alive pool)', () => {
+  it('reuses one connection for requests in sequence', async () => {
+    const srv = await scriptedServer([ok, ok, ok]);
+    const { http } = client(srv.url);
+    for (let i = 0; i < 3; i++) await http.request({ method: 'GET', url: '/v1/orders' });
+    const ports = new Set(srv.seen.map((s) => s.headers['x-port']));
+    expect(srv.seen).toHaveLength(3);
+    expect(srv.seen.every((s) => s.headers.connection === 'keep-alive')).toBe(true);
+    expect(ports.size).toBe(1);
+    await http.close();
+  });
+
+  it('reads a body that arrives in pieces, with repeated headers joined', async () => {
+    const srv = await scriptedServer([
+      (_q, r) => {
+        r.writeHead(200, [
+          ['content-type', 'application/json'],
+          ['x-note', 'a'],
+          ['x-note', 'b'],
+        ]);
+        r.write('{"edges":[1,');
+        setTimeout(() => r.end('2,3],"é":"ü"}'), 20);
+      },
+    ]);
+    const { http } = client(srv.url);
+    const res = await http.request({ method: 'GET', url: '/v1/orders' });
+    expect(res.body).toEqual({ edges: [1, 2, 3], é: 'ü' });
+    expect(res.headers['x-note']).toBe('a, b');
+    await http.close();
+  });
+
+  it('a body that stops arriving is a timeout, and a GET is tried again', async () => {
+    const srv = await scriptedServer([
+      (_q, r) => {
+        r.writeHead(200, { 'content-type': 'application/json' });
+        r.write('{"partial":');
+      },
+      ok,
+    ]);
+    const { http, sleeps } = client(srv.url);
+    const res = await http.request({ method: 'GET', url: '/v1/orders', timeoutMs: 150 });
+    expect(res.body).toEqual({ status: 'ok' });
+    expect(srv.seen).toHaveLength(2);
+    expect(sleeps).toHaveLength(1);
+    await http.close();
+  });
+
+  it('a POST whose answer is cut mid-body is never resent and is reported as uncertain', async () => {
+    const srv = await scriptedServer([
+      (q, r) => {
+        r.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        r.write('{"claim');
+        setTimeout(() => q.socket.destroy(), 10);
+      },
+      ok,
+    ]);
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: { a: 1 } }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(isOutcomeUncertain(err)).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+    expect(srv.seen[0]?.body).toBe('{"a":1}');
+    await http.close();
+  });
+
+  it('stops at once when the signal aborts, without a retry', async () => {
+    const srv = await scriptedServer([() => {}, ok]);
+    const { http, sleeps } = client(srv.url);
+    const controller = new AbortController();
+    const pending = http.request({ method: 'GET', url: '/v1/orders', signal: controller.signal }).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 30));
+    controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+    const err = await pending;
+    expect((err as Error).name).toBe('AbortError');
+    expect(sleeps).toHaveLength(0);
+    expect(srv.seen).toHaveLength(1);
+    await http.close();
+  });
+});
+
+describe('with an adaptive limiter', () => {
+  it('waits for a permit per attempt and leaves the wait after a 429 to the limiter, without a notice', async () => {
+    const srv = await scriptedServer([(_q, r) => json(r, 429, {}, { 'retry-after': '2' }), ok]);
+    const notices: string[] = [];
+    let t = 0;
+    const limiterSleeps: number[] = [];
+    const limiter = createAdaptiveLimiter({
+      maxConcurrency: 2,
+      now: () => t,
+      sleep: async (ms) => {
+        limiterSleeps.push(ms);
+        t += ms;
+      },
+    });
+    const { http, sleeps } = client(srv.url, { notice: (line) => notices.push(line), now: () => t });
+    const res = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {}, limiter });
+    expect(res.status).toBe(200);
+    expect(srv.seen).toHaveLength(2);
+    expect(sleeps).toEqual([]);
+    expect(limiterSleeps).toEqual([2000]);
+    expect(notices).toEqual([]);
+    expect(limiter.snapshot()).toMatchObject({ answered: 2, refused: 1, inFlight: 0 });
+  });
+
+  it('reports a lost connection and still never resends a POST whose fate is unknown', async () => {
+    const srv = await scriptedServer([(q) => q.socket.destroy(), ok]);
+    const limiter = createAdaptiveLimiter({ maxConcurrency: 2, now: () => 0, sleep: async () => {} });
+    const { http } = client(srv.url);
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {}, limiter }).catch((e) => e);
+    expect(isOutcomeUncertain(err)).toBe(true);
+    expect(srv.seen).toHaveLength(1);
+    expect(limiter.snapshot()).toMatchObject({ answered: 1, refused: 0, inFlight: 0 });
+  });
+});
+
+describe('a request that cannot be built', () => {
+  it('a token with a control character is never sent, not retried, and not called uncertain', async () => {
+    const srv = await scriptedServer([ok]);
+    const { http, sleeps } = client(srv.url, { tokens: { get: async () => 'svc_at_token\r' } });
+    const err = await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).sent).toBe(false);
+    expect(isOutcomeUncertain(err)).toBe(false);
+    expect((err as NetworkError).message).toContain('was not sent');
+    expect((err as NetworkError).message).not.toContain('svc_at_token');
+    expect(srv.seen).toHaveLength(0);
+    expect(sleeps).toEqual([]);
   });
 });

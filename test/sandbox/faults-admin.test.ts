@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { call, claimBody } from './client.js';
+import { createRateLimiter } from '../../src/sandbox/rate-limit.js';
+import { runOpcli, tempConfigDir } from '../helpers.js';
+import { call, claimBody, clientFields } from './client.js';
 
 let sb: Sandbox;
 let token: string;
@@ -169,5 +171,90 @@ describe('lifecycle', () => {
     await other.close();
     expect(performance.now() - started).toBeLessThan(500);
     await expect(call(`${other.url}/v1/orders`)).rejects.toThrow();
+  });
+});
+
+describe('rate limit (token bucket per access token)', () => {
+  test('the bucket refills at the rate, holds a burst, and says how long to wait', () => {
+    let t = 0;
+    const limiter = createRateLimiter(() => t);
+    limiter.set({ perSecond: 4, burst: 2, headers: 'both' });
+    expect(limiter.take('a')).toMatchObject({ allowed: true, headers: { 'ratelimit-limit': '2', 'ratelimit-remaining': '1', 'x-ratelimit-remaining': '1' } });
+    expect(limiter.take('a')?.allowed).toBe(true);
+    const refused = limiter.take('a');
+    expect(refused).toMatchObject({ allowed: false, waitMs: 250, headers: { 'retry-after': '1', 'ratelimit-remaining': '0', 'ratelimit-reset': '1' } });
+    expect(limiter.take('b')?.allowed).toBe(true);
+    t += 250;
+    expect(limiter.take('a')?.allowed).toBe(true);
+    expect(limiter.take('a')?.allowed).toBe(false);
+    t += 10_000;
+    expect([limiter.take('a'), limiter.take('a'), limiter.take('a')].map((d) => d?.allowed)).toEqual([true, true, false]);
+    limiter.set({ perSecond: 4, burst: 2, retryAfter: false });
+    limiter.take('a');
+    limiter.take('a');
+    expect(limiter.take('a')).toEqual({ allowed: false, headers: {}, waitMs: 250 });
+    limiter.set(null);
+    expect(limiter.take('a')).toBeNull();
+  });
+
+  test('answers 429 with Retry-After beyond the limit, per token, and leaves the token endpoint alone', async () => {
+    await sb.close();
+    sb = await startSandbox({ rateLimit: { perSecond: 3 } });
+    token = sb.issueTokens().access_token;
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await listOrders());
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429]);
+    const refused = answers[3];
+    expect(refused?.headers['retry-after']).toBe('1');
+    expect(refused?.body.error).toBe('rate_limited');
+    expect(refused?.headers['ratelimit-limit']).toBeUndefined();
+    expect(sb.requests.at(-1)).toMatchObject({ path: '/v1/orders', status: 429 });
+    // Another token has its own bucket; a refused POST created nothing.
+    const other = sb.issueTokens().access_token;
+    expect((await call(`${sb.url}/v1/orders?size=1`, { token: other })).status).toBe(200);
+    expect((await postClaim()).status).toBe(429);
+    expect(sb.counters.claimsCreated).toBe(0);
+    const grant = await call(`${sb.url}/v1/oauth/token`, {
+      json: { grant_type: 'client_credentials', ...clientFields(sb), store_id: sb.store.storeId },
+    });
+    expect(grant.status).toBe(200);
+  });
+
+  test('configure sets the limit without Retry-After and with headers, removes it, and adds latency', async () => {
+    const configure = (body: unknown) => call(`${sb.url}/__admin/configure`, { json: body });
+    expect((await configure({ rateLimit: { perSecond: 1, retryAfter: false, headers: 'ietf' } })).status).toBe(200);
+    const first = await listOrders();
+    expect(first.status).toBe(200);
+    expect(first.headers).toMatchObject({ 'ratelimit-limit': '1', 'ratelimit-remaining': '0' });
+    const second = await listOrders();
+    expect(second.status).toBe(429);
+    expect(second.headers['retry-after']).toBeUndefined();
+    expect(second.headers['ratelimit-reset']).toBe('1');
+    expect((await configure({ rateLimit: null, latencyMs: 60 })).status).toBe(200);
+    const started = performance.now();
+    expect((await listOrders()).status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+    const bad = await configure({ rateLimit: { perSecond: 0 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain('rateLimit.perSecond');
+  });
+});
+
+describe('opcli sandbox rate and latency flags', () => {
+  test.each([
+    [['--rate-limit', 'fast'], '--rate-limit "fast" is not a rate'],
+    [['--rate-limit', '40/s', '--rate-limit-burst', '0'], '--rate-limit-burst'],
+    [['--rate-limit', '40/s', '--rate-limit-headers', 'github'], '--rate-limit-headers "github" is not a style'],
+    [['--latency', '50'], '--latency'],
+  ])('refuses %j with exit 2 before starting', async (args, message) => {
+    const { dir, cleanup } = tempConfigDir();
+    try {
+      const r = await runOpcli(['sandbox', ...args], { env: { OPCLI_CONFIG_DIR: dir } });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(message);
+      expect(r.stdout).toBe('');
+    } finally {
+      cleanup();
+    }
   });
 });

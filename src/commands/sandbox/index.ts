@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { parseDuration, parseWholeNumber } from '../../flags.js';
+import { parseDuration, parseRate, parseWholeNumber } from '../../flags.js';
 
 /** Registers `opcli sandbox`; the emulator itself loads only when the command runs. */
 export function register(program: Command, deps: Deps): void {
@@ -13,6 +13,11 @@ export function register(program: Command, deps: Deps): void {
     .option('--token-ttl <duration>', 'access token lifetime, e.g. 90s or 1h', '1h')
     .option('--auto-approve', 'the consent page approves at once (no browser click needed)')
     .option('--trigger-delay <duration|never>', 'delay before a trigger workflow posts its credit (e.g. 1s, 300ms), or "never"', '1s')
+    .option('--rate-limit <rate>', 'answer 429 beyond this many requests per access token, e.g. 40/s (a token bucket)')
+    .option('--rate-limit-burst <n>', 'requests a bucket holds after a quiet spell (default: one second of the rate)')
+    .option('--rate-limit-headers <style>', 'announce the budget: none, ietf (RateLimit-*), x (X-RateLimit-*) or both', 'none')
+    .option('--no-retry-after', 'answer 429 without a Retry-After header')
+    .option('--latency <duration>', 'delay every API answer, e.g. 50ms', '0ms')
     .option('--write-profile <name>', 'write a ready profile (URLs, client, store, provider) for this sandbox')
     .option('--force', 'with --write-profile: replace a profile even if it points at a real service')
     .option('--json', 'print the URLs and credentials as one JSON object')
@@ -26,6 +31,7 @@ Examples:
   $ opcli sandbox --write-profile local          # then: opcli --profile local auth login
   $ opcli sandbox --port 8787 --auto-approve
   $ opcli sandbox --orders 100000 --trigger-delay never --json
+  $ opcli sandbox --rate-limit 40/s --latency 50ms --no-retry-after
   $ curl -X POST http://127.0.0.1:8787/__admin/session-tokens`,
     )
     .action(
@@ -35,11 +41,20 @@ Examples:
         tokenTtl: string;
         autoApprove?: boolean;
         triggerDelay: string;
+        rateLimit?: string;
+        rateLimitBurst?: string;
+        rateLimitHeaders: string;
+        retryAfter: boolean;
+        latency: string;
         writeProfile?: string;
         force?: boolean;
         json?: boolean;
       }) => {
         const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings.js')]);
+        const headers = flags.rateLimitHeaders;
+        if (!['none', 'ietf', 'x', 'both'].includes(headers)) {
+          throw new UsageError(`--rate-limit-headers "${headers}" is not a style.`, 'Expected none, ietf, x or both.');
+        }
         const profile = flags.writeProfile === undefined ? undefined : ProfileName.safeParse(flags.writeProfile);
         if (profile && !profile.success) {
           throw new UsageError(`--write-profile: ${profile.error.issues[0]?.message ?? 'invalid name'}, got "${flags.writeProfile}".`);
@@ -51,6 +66,16 @@ Examples:
             tokenTtl: parseDuration(flags.tokenTtl, '--token-ttl', { minMs: 1000 }) / 1000,
             autoApprove: !!flags.autoApprove,
             triggerDelay: flags.triggerDelay === 'never' ? null : parseDuration(flags.triggerDelay, '--trigger-delay', { maxMs: 3_600_000 }),
+            rateLimit:
+              flags.rateLimit === undefined
+                ? undefined
+                : {
+                    perSecond: parseRate(flags.rateLimit, '--rate-limit'),
+                    burst: flags.rateLimitBurst === undefined ? undefined : parseWholeNumber(flags.rateLimitBurst, '--rate-limit-burst', { min: 1 }),
+                    retryAfter: flags.retryAfter,
+                    headers: headers as 'none' | 'ietf' | 'x' | 'both',
+                  },
+            latencyMs: parseDuration(flags.latency, '--latency', { maxMs: 60_000 }),
             writeProfile: profile?.data,
             force: !!flags.force,
             json: !!flags.json,

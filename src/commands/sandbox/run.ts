@@ -12,6 +12,8 @@ export interface SandboxCommandOptions {
   /** Overwrite a --write-profile profile that points at a real service. */
   force?: boolean;
   json: boolean;
+  rateLimit?: import('../../sandbox/rate-limit.js').RateLimit;
+  latencyMs?: number;
 }
 
 /** Starts the sandbox, prints its URLs and credentials, and stops it when `deps.signal` aborts. */
@@ -27,6 +29,8 @@ export async function run(opts: SandboxCommandOptions, deps: Deps): Promise<void
     accessTokenTtl: opts.tokenTtl,
     autoApprove: opts.autoApprove,
     triggerDelayMs: opts.triggerDelay,
+    rateLimit: opts.rateLimit,
+    latencyMs: opts.latencyMs,
   });
   try {
     if (opts.writeProfile !== undefined) {

@@ -1,0 +1,78 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { BIN, runBinary, sandboxProfile } from '../helpers.js';
+
+// The bin shim answers --version and every help page without loading the bundle: what it prints
+// must be exactly what the bundle prints. (Rebuild with `node bin/build.mjs` after changing src/.)
+const ROOT = new URL('../../', import.meta.url).pathname;
+const cache = mkdtempSync(join(tmpdir(), 'opcli-cache-'));
+afterAll(() => rmSync(cache, { recursive: true, force: true }));
+
+function bundle(argv: string[]): string {
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist/main.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env.PATH, NO_COLOR: '1', OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+  return r.stdout;
+}
+
+describe('bin shim', () => {
+  it('has a help page for every group and verb, each the same as the bundle renders', async () => {
+    const pages = readdirSync(join(ROOT, 'dist/help')).map((f) => f.replace(/\.txt$/, '').split(' '));
+    expect(pages.map((p) => p.join(' '))).toEqual(expect.arrayContaining(['orders', 'orders list', 'claims file', 'sandbox', 'giftcard issue']));
+    for (const words of [['orders'], ['orders', 'list'], ['claims', 'file'], ['sandbox']]) {
+      const r = await runBinary([...words, '--help'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(bundle([...words, '--help']));
+      expect(r.stdout).toContain(`Usage: opcli ${words.join(' ')}`);
+    }
+  });
+
+  it('leaves anything that is not a plain help page to the bundle', async () => {
+    const r = await runBinary(['orders', 'list', '--bogus', '--help'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+    expect(r.stdout).toContain('Usage: opcli orders list');
+    const traversal = await runBinary(['..', '--help'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+    expect(traversal.stdout).toBe(bundle(['..', '--help']));
+  });
+
+  it('puts the compile cache under XDG_CACHE_HOME where Node has one, and never fails without it', async () => {
+    const hasCache = Number(process.versions.node.split('.')[0]) >= 22;
+    const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'xdg') } });
+    expect(r.code).toBe(0);
+    expect(existsSync(join(cache, 'xdg/opcli/compile-cache'))).toBe(hasCache);
+    const blocked = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: '/proc/opcli-cannot-write-here' } });
+    expect(blocked.code).toBe(0);
+    expect(blocked.stderr).toBe('');
+  });
+});
+
+describe('long streaming runs restart with start-up flags', () => {
+  it('orders list --all runs in a child with the lean heap flag, and stops when the shim is killed', async () => {
+    const sandbox = await startSandbox({ orders: 3000, latencyMs: 40 });
+    const dir = join(cache, 'lean');
+    try {
+      await sandboxProfile(sandbox, dir);
+      const shim = spawn(process.execPath, [BIN, 'orders', 'list', '--all', '--size', '5', '--jsonl'], {
+        env: { PATH: process.env.PATH, OPCLI_CONFIG_DIR: dir },
+        stdio: ['ignore', 'ignore', 'ignore'],
+      });
+      const pages = () => sandbox.requests.filter((r) => r.path === '/v1/orders').length;
+      while (pages() < 5) await new Promise((r) => setTimeout(r, 20));
+      const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(shim.pid)], { encoding: 'utf8' }).stdout;
+      expect(children).toContain('--max-semi-space-size=4');
+      shim.kill('SIGKILL');
+      // The child dies with the shim and asks for no more pages.
+      let before = -1;
+      for (let i = 0; i < 50 && before !== pages(); i++) {
+        before = pages();
+        await new Promise((r) => setTimeout(r, 1200));
+      }
+      expect(pages()).toBe(before);
+      expect(pages()).toBeLessThan(600);
+    } finally {
+      await sandbox.close();
+    }
+  }, 60_000);
+
+});

@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import { createAdaptiveLimiter, type Outcome } from '../../src/http/adaptive.js';
+import { createRateLimiter, type RateLimit } from '../../src/sandbox/rate-limit.js';
+
+/** Virtual time: sleeps are timers that the driver fires in order once every promise has settled. */
+function virtualTime() {
+  let t = 0;
+  let seq = 0;
+  const timers: { at: number; seq: number; resolve: () => void }[] = [];
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      timers.push({ at: t + Math.max(0, ms), seq: seq++, resolve });
+    });
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  async function run<T>(work: Promise<T>): Promise<T> {
+    let finished = false;
+    work.then(
+      () => {
+        finished = true;
+      },
+      () => {
+        finished = true;
+      },
+    );
+    for (;;) {
+      await settle();
+      if (finished) return work;
+      timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = timers.shift();
+      if (!next) throw new Error('nothing left to run: the work is stuck');
+      t = Math.max(t, next.at);
+      next.resolve();
+    }
+  }
+  return { now: () => t, sleep, run };
+}
+
+interface Sim {
+  rows: number;
+  limit: RateLimit;
+  latencyMs: number;
+  maxConcurrency: number;
+  maxRate?: number;
+}
+
+/**
+ * A batch against a server that allows `limit` per second: `maxConcurrency` workers take rows, each
+ * asks the limiter for a permit, the server decides on arrival and answers after the latency; a
+ * refused row is sent again (a 429 means the server did nothing).
+ */
+async function simulate(sim: Sim) {
+  const clock = virtualTime();
+  const server = createRateLimiter(clock.now);
+  server.set(sim.limit);
+  const limiter = createAdaptiveLimiter({ maxConcurrency: sim.maxConcurrency, maxRate: sim.maxRate, now: clock.now, sleep: clock.sleep });
+  const starts: number[] = [];
+  const refusedAt: { at: number; retryAfter?: string }[] = [];
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let next = 0;
+  let requests = 0;
+  const worker = async () => {
+    while (next < sim.rows) {
+      next++;
+      for (;;) {
+        const permit = await limiter.acquire();
+        requests++;
+        inFlight++;
+        peakInFlight = Math.max(peakInFlight, inFlight);
+        starts.push(clock.now());
+        const decision = server.take('token');
+        await clock.sleep(sim.latencyMs);
+        inFlight--;
+        const outcome: Outcome = { status: decision?.allowed === false ? 429 : 200, headers: decision?.headers };
+        permit.done(outcome);
+        if (outcome.status === 200) break;
+        refusedAt.push({ at: clock.now(), retryAfter: decision?.headers['retry-after'] });
+      }
+    }
+  };
+  await clock.run(Promise.all(Array.from({ length: sim.maxConcurrency }, worker)));
+  const seconds = clock.now() / 1000;
+  return {
+    share: sim.rows / seconds / sim.limit.perSecond,
+    refusedShare: refusedAt.length / requests,
+    starts,
+    refusedAt,
+    peakInFlight,
+    snapshot: limiter.snapshot(),
+  };
+}
+
+describe('adaptive limiter against a rate-limited server (virtual time)', () => {
+  it.each([
+    ['40/s with Retry-After', { rows: 2000, limit: { perSecond: 40 }, latencyMs: 50, maxConcurrency: 8 }],
+    ['40/s without Retry-After', { rows: 2000, limit: { perSecond: 40, retryAfter: false }, latencyMs: 50, maxConcurrency: 8 }],
+    ['40/s at --concurrency 32', { rows: 2000, limit: { perSecond: 40 }, latencyMs: 50, maxConcurrency: 32 }],
+    ['200/s, 4,000 rows', { rows: 4000, limit: { perSecond: 200 }, latencyMs: 50, maxConcurrency: 32 }],
+    ['200/s without Retry-After', { rows: 4000, limit: { perSecond: 200, retryAfter: false }, latencyMs: 50, maxConcurrency: 32 }],
+    ['40/s announcing its budget', { rows: 2000, limit: { perSecond: 40, headers: 'both' }, latencyMs: 50, maxConcurrency: 8 }],
+  ] as [string, Sim][])('%s: reaches >= 0.9 of the limit with <= 2%% refused', async (_name, sim) => {
+    const r = await simulate(sim);
+    expect(r.share).toBeGreaterThanOrEqual(0.9);
+    expect(r.refusedShare).toBeLessThanOrEqual(0.02);
+    expect(r.refusedShare).toBeGreaterThan(sim.limit.headers ? -1 : 0);
+  });
+
+  it('never has more requests in flight than --concurrency', async () => {
+    for (const maxConcurrency of [1, 3, 16]) {
+      const r = await simulate({ rows: 600, limit: { perSecond: 1000 }, latencyMs: 50, maxConcurrency });
+      expect(r.peakInFlight).toBeLessThanOrEqual(maxConcurrency);
+      expect(r.snapshot.concurrency).toBeLessThanOrEqual(maxConcurrency);
+    }
+  });
+
+  it('grows from a modest start while answers are clean', async () => {
+    const r = await simulate({ rows: 400, limit: { perSecond: 1000 }, latencyMs: 20, maxConcurrency: 16 });
+    expect(r.starts.filter((t) => t === 0)).toHaveLength(4);
+    expect(r.peakInFlight).toBe(16);
+    expect(r.snapshot.refused).toBe(0);
+  });
+
+  it('never starts more than --rate requests in any second, even below the server limit', async () => {
+    const r = await simulate({ rows: 300, limit: { perSecond: 1000 }, latencyMs: 50, maxConcurrency: 16, maxRate: 25 });
+    for (const t of r.starts) expect(r.starts.filter((s) => s >= t && s < t + 1000).length).toBeLessThanOrEqual(25);
+    expect(r.share * 1000).toBeGreaterThan(0.9 * 25);
+  });
+
+  it('pauses every request for the Retry-After of a 429', async () => {
+    const r = await simulate({ rows: 200, limit: { perSecond: 10, burst: 10 }, latencyMs: 50, maxConcurrency: 8 });
+    const first = r.refusedAt[0];
+    expect(first?.retryAfter).toBe('1');
+    const during = r.starts.filter((s) => s > (first?.at ?? 0) && s < (first?.at ?? 0) + 1000);
+    expect(during).toEqual([]);
+  });
+
+  it('without Retry-After backs off on its own, longer while refusals continue', async () => {
+    let t = 0;
+    const sleeps: number[] = [];
+    const limiter = createAdaptiveLimiter({
+      maxConcurrency: 1,
+      now: () => t,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        t += ms;
+      },
+    });
+    for (let i = 0; i < 3; i++) (await limiter.acquire()).done({ status: 429 });
+    (await limiter.acquire()).done({ status: 200 });
+    expect(sleeps.slice(0, 3)).toEqual([250, 500, 1000]);
+    expect(limiter.snapshot()).toMatchObject({ refused: 3, answered: 4 });
+  });
+
+  it('slows down before the budget runs out when the server announces it', async () => {
+    let t = 0;
+    const limiter = createAdaptiveLimiter({ maxConcurrency: 4, now: () => t, sleep: async (ms) => void (t += ms) });
+    for (let i = 0; i < 5; i++) {
+      const p = await limiter.acquire();
+      t += 50;
+      p.done({ status: 200, headers: { 'x-ratelimit-remaining': String(4 - i) } });
+    }
+    expect(limiter.snapshot().rate).toBeDefined();
+    expect(limiter.snapshot().refused).toBe(0);
+    const policy = createAdaptiveLimiter({ maxConcurrency: 4, now: () => t, sleep: async (ms) => void (t += ms) });
+    (await policy.acquire()).done({ status: 200, headers: { 'ratelimit-policy': '100;w=10' } });
+    expect(policy.snapshot().rate).toBeCloseTo(9.8);
+  });
+
+  it('treats 503 as overload and a lost connection as neither', async () => {
+    let t = 0;
+    const limiter = createAdaptiveLimiter({ maxConcurrency: 2, now: () => t, sleep: async (ms) => void (t += ms) });
+    (await limiter.acquire()).done({ error: true });
+    expect(limiter.snapshot()).toMatchObject({ refused: 0, pausedUntil: 0 });
+    (await limiter.acquire()).done({ status: 503, headers: { 'retry-after': '3' } });
+    expect(limiter.snapshot()).toMatchObject({ refused: 1, pausedUntil: 3000 });
+  });
+
+  it('gives the slot back when the caller gives up while waiting', async () => {
+    let t = 0;
+    const limiter = createAdaptiveLimiter({ maxConcurrency: 1, maxRate: 1, now: () => t, sleep: async (ms, signal) => {
+      signal?.throwIfAborted();
+      t += ms;
+    } });
+    (await limiter.acquire()).done({ status: 200 });
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    await expect(limiter.acquire(controller.signal)).rejects.toThrow('stop');
+    expect(limiter.snapshot().inFlight).toBe(0);
+  });
+});
