@@ -49,11 +49,15 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, OPCLI_LEAN: '1' },
   });
-  // Signals are passed on and the child decides (stop cleanly, or at once on a second Ctrl-C). A
-  // terminal's Ctrl-C reaches both processes; the child takes the copy that follows within a
-  // moment as the same press (src/main.ts).
-  process.on('SIGINT', () => child.kill('SIGINT'));
-  process.on('SIGTERM', () => child.kill('SIGTERM'));
+  // Signals are passed on over the IPC channel, once each, and the child decides (stop cleanly, or
+  // at once on a second Ctrl-C). A terminal's Ctrl-C also reaches the child directly; the child
+  // ignores those copies (src/main.ts), so one press always counts once, however fast the next.
+  const pass = (signal) => () => {
+    if (child.connected) child.send({ opcliSignal: signal });
+    else child.kill(signal);
+  };
+  process.on('SIGINT', pass('SIGINT'));
+  process.on('SIGTERM', pass('SIGTERM'));
   child.on('error', (error) => {
     console.error(`opcli could not start: ${error.message}`);
     process.exitCode = 1;

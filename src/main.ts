@@ -9,27 +9,36 @@ const controller = new AbortController();
 const now = new AbortController();
 /** Run by the bin shim with start-up flags (a long streaming command): the shim passes signals on. */
 const underShim = process.env.OPCLI_LEAN === '1';
-let firstInterrupt = 0;
-process.on('SIGINT', () => {
-  // The first Ctrl-C asks the running command to stop cleanly; a second one stops at once, after
-  // the command's `stopNow` listeners (a batch prints its summary there, synchronously). (No
-  // bundled library re-raises signals: bin/build.mjs replaces when-exit, which did.) Under the
-  // shim one press arrives twice (from the terminal and passed on): copies within 250 ms are one.
+/**
+ * The first Ctrl-C asks the running command to stop cleanly; a second one stops at once, after the
+ * command's `stopNow` listeners (a batch prints its summary there, synchronously). (No bundled
+ * library re-raises signals: bin/build.mjs replaces when-exit, which did.)
+ */
+function interrupt(): void {
   if (controller.signal.aborted) {
-    if (underShim && Date.now() - firstInterrupt < 250) return;
     now.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
     process.exit(130);
   }
-  firstInterrupt = Date.now();
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
-});
-if (underShim && process.channel) {
-  // The shim's IPC channel closes only when the shim dies (kill -9): die the same way at once, so
-  // a batch stops filing exactly as it would have without the second process.
-  process.channel.unref();
-  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
 }
-process.on('SIGTERM', () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' })));
+const terminate = () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' }));
+if (underShim && process.channel) {
+  // Under the shim, signals come over the IPC channel, once each; the copy of a terminal's Ctrl-C
+  // that reaches this process directly is ignored, so one press never counts twice.
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
+  process.on('message', (message: { opcliSignal?: string }) => {
+    if (message?.opcliSignal === 'SIGINT') interrupt();
+    else if (message?.opcliSignal === 'SIGTERM') terminate();
+  });
+  // The channel closes only when the shim dies (kill -9): die the same way at once, so a batch
+  // stops filing exactly as it would have without the second process.
+  process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
+  process.channel.unref();
+} else {
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', terminate);
+}
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   // The reader went away (`opcli orders list | head`): stop quietly.
   if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);

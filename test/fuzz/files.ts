@@ -289,6 +289,8 @@ export function envVariables(): string[] {
   walk(join(ROOT, 'src'));
   // OPCLI_CONFIG_DIR is how the suite isolates itself; a wrong one is covered by the config cases.
   names.delete('OPCLI_CONFIG_DIR');
+  // OPCLI_LEAN is not the user's: the bin shim sets it for the child it starts with heap flags.
+  names.delete('OPCLI_LEAN');
   return [...names].sort();
 }
 
