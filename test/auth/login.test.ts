@@ -332,6 +332,17 @@ describe('client credentials and --with-token', () => {
     expect(stored()).toBeUndefined();
   });
 
+  test('a blank or garbled --store-id is refused by name and never reaches the token endpoint (F7)', async () => {
+    for (const storeId of ['', ' ', '\t', 'st\x1b[2J_1', 'st\x07_1', 'st\uFFFD_1']) {
+      const res = await opcli(dir, ['auth', 'login', '--client-credentials', '--store-id', storeId]);
+      expect(res.code, JSON.stringify(storeId)).toBe(2);
+      expect(res.stderr).toMatch(/^Error: --store-id /m);
+      expect(res.stderr).not.toContain('\x1b');
+    }
+    expect(tokenRequests(sandbox)).toHaveLength(0);
+    expect(stored()).toBeUndefined();
+  });
+
   test('--with-token stores a token from stdin; OPCLI_TOKEN overrides it and status says so', async () => {
     const issued = sandbox.issueTokens();
     secrets.add(issued.access_token);

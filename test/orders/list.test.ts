@@ -93,6 +93,18 @@ describe('orders list: one page', () => {
     }
     expect(orderGets()).toHaveLength(0);
   });
+
+  test('a garbled --cursor (control character, U+FFFD, blank) is refused by name before any request (F8)', async () => {
+    for (const cursor of ['b2E6\x1b[2JNTA', 'b2E6\x07NTA', 'b2E6\uFFFDNTA', 'b2E6\rNTA', '  ']) {
+      const r = await runOpcli(['orders', 'list', '--cursor', cursor], { env });
+      expect(r.code, JSON.stringify(cursor)).toBe(2);
+      expect(r.stderr).toMatch(/^Error: --cursor /m);
+      // The terminal never receives the raw escape sequence back.
+      expect(r.stderr).not.toContain('\x1b');
+      expect(r.stdout).toBe('');
+    }
+    expect(sandbox.requests).toHaveLength(0);
+  });
 });
 
 describe('orders list: every page', () => {

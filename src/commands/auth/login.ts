@@ -72,7 +72,7 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
     json: !!flags.json,
     complete: typeof flags.complete === 'string' ? flags.complete : undefined,
     clientCredentials: !!flags.clientCredentials,
-    storeId: typeof flags.storeId === 'string' ? flags.storeId : undefined,
+    storeId: typeof flags.storeId === 'string' ? parseStoreId(flags.storeId) : undefined,
     withToken: !!flags.withToken,
   };
   const modes = [opts.complete !== undefined && '--complete', opts.clientCredentials && '--client-credentials', opts.withToken && '--with-token'].filter(Boolean);
@@ -93,6 +93,13 @@ function parseScopes(raw: string): string[] {
   const bad = scopes.find((s) => !/^[A-Za-z0-9_:.-]+$/.test(s));
   if (bad) throw new ValidationError(`--scopes: "${bad}" is not a scope name.`, [{ path: '--scopes', message: 'expected letters, digits and _ : . - only' }]);
   return [...new Set(scopes)];
+}
+
+/** A store id goes to the token endpoint as typed: a blank or garbled one is a typing mistake, not a store. */
+function parseStoreId(raw: string): string {
+  const problem = textProblem(raw);
+  if (problem) throw new UsageError(`--store-id ${problem}.`, 'Pass the store id the app is installed on, e.g. --store-id st_123, or leave --store-id out to use the profile\'s store-id.');
+  return raw;
 }
 
 function parsePort(raw: string): number {

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import { ExitCode, InterruptedError, OpcliError, UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
 import { parseColumnList } from '../../output.js';
+import { textProblem } from '../../text/flag-text.js';
 
 export interface ListOptions {
   size?: number;
@@ -54,6 +55,9 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
       if (formats.length > 1) throw new UsageError(`Choose one output format: ${formats.map((f) => `--${f}`).join(', ')} were all given.`);
       if (flags.csvRaw && !flags.csv) throw new UsageError('--csv-raw only applies to --csv.', 'Add --csv, or leave --csv-raw out.');
       if (flags.cursor !== undefined && flags.cursor.trim() === '') throw new UsageError('--cursor needs a cursor value.');
+      // A cursor is opaque but printable: one holding a control character or U+FFFD was mangled on the way here.
+      const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
+      if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
       let columns: string[] | undefined;
       if (flags.columns) {
         if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
