@@ -185,6 +185,54 @@ describe('giftcard issue: input', () => {
     expect(fx.sandbox.requests).toHaveLength(0);
   });
 
+  it('refuses an empty, blank or garbled --claim, --order, --name or --customer-id by name: nothing sent, nothing in the ledger (F2)', async () => {
+    fx = await fixture();
+    const cases: [string, string][] = [];
+    for (const flag of ['--claim', '--order', '--name', '--customer-id', '--email']) {
+      for (const value of ['', ' ', '\t', 'C\x1b[2J1', 'C\x07-1', 'C\r1', 'C\uFFFD1']) cases.push([flag, value]);
+    }
+    for (const [flag, value] of cases) {
+      const args = aliceClaim('C-20');
+      args[args.indexOf(flag) + 1] = value;
+      const r = await fx.run(args);
+      expect(r.code, `${flag} ${JSON.stringify(value)}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^Error: ${flag} (is empty|is blank|holds a control character|holds U\\+FFFD)`, 'm'));
+      expect(r.stderr).not.toContain('\x1b');
+    }
+    // --bonus with an empty --claim is still both.
+    const both = await fx.run(['giftcard', 'issue', '--bonus', '--claim', '', '--order', '1001', '--amount', '5', '--email', 'a@example.com', '--name', 'A', '--yes']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--claim .*--bonus, not both/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+    expect(() => statSync(join(fx?.dir ?? '', 'giftcard-ledger.jsonl'))).toThrow();
+  });
+
+  it('on a terminal, a garbled answer is asked again, not issued (F2)', async () => {
+    fx = await fixture();
+    const refused: string[] = [];
+    const answers: Record<string, string[]> = { 'Order number': ['10\x1b[2J01', '1001'], "Customer's name": ['Alice\uFFFD', 'Alice Example'], 'storefront id': ['cust\x07', 'cust_1001'] };
+    const prompter = {
+      input: async (o: { message: string; validate?: (v: string) => true | string }) => {
+        const key = Object.keys(answers).find((k) => o.message.includes(k));
+        if (!key) throw new Error(`unexpected prompt: ${o.message}`);
+        for (const answer of answers[key] ?? []) {
+          const verdict = o.validate ? o.validate(answer) : true;
+          if (verdict === true) return answer;
+          refused.push(verdict);
+        }
+        throw new Error(`no acceptable answer for ${key}`);
+      },
+      password: async () => '',
+      confirm: async () => true,
+      select: async () => 'keep' as never,
+    };
+    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-21', '--amount', '25.00', '--email', 'alice@example.com', '--dry-run'], { tty: true, prompter });
+    expect(r.code, r.stderr).toBe(0);
+    expect(refused).toEqual(['the order number holds a control character', 'the name holds U+FFFD, the mark of bytes that were not UTF-8 (check the encoding it was typed or pasted in)', 'the customer id holds a control character']);
+    expect(r.stdout).toContain('"subject":"Gift Card for Claim #C-21"');
+    expect(fx.sandbox.requests).toHaveLength(0);
+  });
+
   it('adds 0.10 and 0.20 to exactly 0.30', async () => {
     fx = await fixture();
     await fx.unset('trigger-id');

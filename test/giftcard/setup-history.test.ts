@@ -111,6 +111,27 @@ describe('giftcard history', () => {
   });
 });
 
+describe('giftcard history: filters', () => {
+  it('refuses an empty, blank or garbled --claim or --order by name instead of answering "no issuances" (F4)', async () => {
+    fx = await fixture();
+    await fx.unset('trigger-id');
+    expect((await fx.run(aliceClaim('C-32'))).code).toBe(0);
+    fx.sandbox.resetLog();
+    for (const flag of ['--claim', '--order']) {
+      for (const value of ['', ' ', '\t', 'C\x1b[2J32', 'C\x07-32', 'C\uFFFD32']) {
+        const r = await fx.run(['giftcard', 'history', flag, value, '--verify']);
+        expect(r.code, `${flag} ${JSON.stringify(value)}`).toBe(2);
+        expect(r.stderr).toMatch(new RegExp(`^Error: ${flag} (is empty|is blank|holds)`, 'm'));
+        expect(r.stderr).not.toMatch(/No issuances/);
+        expect(r.stdout).toBe('');
+      }
+    }
+    expect(fx.sandbox.requests).toHaveLength(0);
+    const good = await fx.run(['giftcard', 'history', '--claim', 'C-32']);
+    expect(good.stdout).toMatch(/\tclaim C-32\t25\.00 USD\t/);
+  });
+});
+
 describe('giftcard issue: two processes at once', () => {
   it('issues exactly once when two operators issue for the same claim at the same moment', async () => {
     fx = await fixture({ triggerDelayMs: 150 });

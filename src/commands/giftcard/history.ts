@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { OpcliError } from '../../errors.js';
+import { OpcliError, UsageError } from '../../errors.js';
+import { textProblem } from '../../text/flag-text.js';
 
 /** Flag values of `giftcard history`. */
 export interface HistoryOptions {
@@ -33,9 +34,17 @@ The ledger is shared by every profile on this machine: an issuance is known by t
 the service's store and the claim (or order), and each line names the profile that issued it.
 Exit codes: 0, or 3 when --verify finds a possible double credit (check those cards).`,
     )
-    .action(async (flags: { claim?: string; order?: string; json?: boolean; verify?: boolean; utc?: boolean }) =>
-      run({ claim: flags.claim, order: flags.order, json: !!flags.json, verify: !!flags.verify, utc: !!flags.utc }, deps),
-    );
+    .action(async (flags: { claim?: string; order?: string; json?: boolean; verify?: boolean; utc?: boolean }) => {
+      checkFilter('--claim', flags.claim);
+      checkFilter('--order', flags.order);
+      await run({ claim: flags.claim, order: flags.order, json: !!flags.json, verify: !!flags.verify, utc: !!flags.utc }, deps);
+    });
+}
+
+/** A filter no one typed on purpose would answer "no issuances" and hide the ones that exist. */
+function checkFilter(flag: string, value: string | undefined): void {
+  const problem = value === undefined ? undefined : textProblem(value);
+  if (problem) throw new UsageError(`${flag} ${problem}.`, `Pass the ${flag === '--claim' ? 'claim id, e.g. --claim C-1001' : 'order number, e.g. --order 1001'}, or leave ${flag} out to see every issuance.`);
 }
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */

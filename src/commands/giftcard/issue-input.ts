@@ -5,6 +5,7 @@
  */
 import type { Deps } from '../../deps.js';
 import { UsageError, ValidationError } from '../../errors.js';
+import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
 
 /** The fields as typed (flags or answers), not yet parsed. */
@@ -37,11 +38,38 @@ export const MIN_WAIT_MS = 1000;
 
 export type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | 'pollIntervalMs'>> & { triggerWait: string; lateCheck: string };
 
+/** The text flags checked with textProblem, and what to pass instead. */
+const TEXT_FLAGS = [
+  ['claim', 'claim'],
+  ['order', 'order'],
+  ['email', 'email'],
+  ['name', 'name'],
+  ['customer-id', 'customerId'],
+] as const;
+const TEXT_HINTS: Record<(typeof TEXT_FLAGS)[number][0], string> = {
+  claim: 'Pass the id of the claim resolved with store credit, e.g. --claim C-1001 (or --bonus for a bonus credit).',
+  order: 'Pass the order number, e.g. --order 1001.',
+  email: "Pass the customer's e-mail, e.g. --email alice@example.com.",
+  name: 'Pass the customer\'s name, e.g. --name "Alice Example".',
+  'customer-id': "Pass the storefront customer id, e.g. --customer-id cust_1001, or leave --customer-id out (a new card is created).",
+};
+
+/** Why a (non-blank) answer typed at a prompt cannot be meant, as for the flag, or true. */
+function answerProblem(value: string, what: string): true | string {
+  const problem = textProblem(value);
+  return problem ? `${what} ${problem}` : true;
+}
+
 /** Checks the flag combination and turns the flags into options (missing fields are asked later). */
 export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
   const { parseDuration } = await import('../../flags.js');
   const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
-  if (flags.bonus && flags.claim) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
+  if (flags.bonus && flags.claim !== undefined) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
+  // Money moves on these values and the ledger keys on them: a value no one typed on purpose stops here.
+  for (const [flag, value] of TEXT_FLAGS.map(([f, key]) => [f, flags[key]] as const)) {
+    const problem = value === undefined ? undefined : textProblem(value);
+    if (problem) throw new UsageError(`--${flag} ${problem}.`, TEXT_HINTS[flag]);
+  }
   const trim = (v: string | undefined) => v?.trim() || undefined;
   return {
     claim: trim(flags.claim),
@@ -85,7 +113,7 @@ export async function completeFields(fields: IssueFields, deps: Deps, currency: 
   }
   if (missing.length) {
     const prompter = await deps.prompter();
-    const required = (what: string) => (v: string) => (v.trim() ? true : `${what} is needed`);
+    const required = (what: string) => (v: string) => (v.trim() ? answerProblem(v, what) : `${what} is needed`);
     if (missing.includes('claim')) f.claim = await prompter.input({ message: 'Claim id (the claim resolved with store credit):', validate: required('the claim id') });
     if (missing.includes('order')) f.order = await prompter.input({ message: 'Order number (shown on the card as the reference):', validate: required('the order number') });
     if (missing.includes('amount')) {
@@ -104,7 +132,10 @@ export async function completeFields(fields: IssueFields, deps: Deps, currency: 
     if (missing.includes('email')) f.email = await prompter.input({ message: "Customer's e-mail (the card is sent there):", validate: (v) => emailProblem(v, isEmail) });
     if (missing.includes('name')) f.name = await prompter.input({ message: "Customer's name (as the e-mail greets them):", validate: required('the name') });
     if (f.customerId === undefined) {
-      const id = await prompter.input({ message: "Customer's storefront id, to add to their loyalty card (Enter to skip: a new card is created):" });
+      const id = await prompter.input({
+        message: "Customer's storefront id, to add to their loyalty card (Enter to skip: a new card is created):",
+        validate: (v) => (v.trim() ? answerProblem(v, 'the customer id') : true),
+      });
       f.customerId = id.trim() || undefined;
     }
   }
