@@ -74,6 +74,59 @@ describe('config set/get/unset/list', () => {
     expect(unknown.stderr).toContain('base-url, authorize-url');
   });
 
+  it('refuses a blank or garbled value naming the key, and changes nothing (F5)', async () => {
+    expect((await runOpcli(['config', 'set', 'store-id', 'st_1'], { env: env() })).code).toBe(0);
+    const before = readFileSync(join(dir, 'settings.json'), 'utf8');
+    for (const [key, value] of [
+      ['store-id', ' '],
+      ['store-id', '\t'],
+      ['store-id', 'st\x1b[2J_1'],
+      ['client-id', 'svc_app\x07_1'],
+      ['store-id', 'st\uFFFD_1'],
+      ['scopes', '   '],
+      ['shop-url', 'shop\r.example'],
+    ] as const) {
+      const r = await runOpcli(['config', 'set', key, value], { env: env() });
+      expect(r.code, `${key} ${JSON.stringify(value)}`).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^Error: Invalid value for ${key}: the value (is blank|holds)`, 'm'));
+      expect(r.stderr).not.toContain('\x1b');
+    }
+    // A secret: refused the same way, and the value is not echoed.
+    const secret = await runOpcli(['config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: 'svc_secret_\x1bZq9' });
+    expect(secret.code).toBe(2);
+    expect(secret.stderr).toMatch(/client-secret: the value holds a control character/);
+    expect(secret.stderr).not.toContain('Zq9');
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(before);
+    expect(existsSync(join(dir, 'credentials.json'))).toBe(false);
+  });
+
+  it('takes only http(s) URLs, a currency of the spec\'s list and a domain alone for shop-url (F3)', async () => {
+    for (const [key, value, why] of [
+      ['base-url', 'file:///etc/passwd', /expected an http\(s\) URL/],
+      ['provider-api-url', 'javascript:alert(1)', /expected an http\(s\) URL/],
+      ['native-url', 'ftp://files.example/', /expected an http\(s\) URL/],
+      ['currency', 'ZZZ', /"ZZZ" is not a currency code of the spec's list/],
+      ['shop-url', 'https://shop.example/', /expected the store's domain alone/],
+      ['shop-url', 'shop.example/path', /expected the store's domain alone/],
+      ['shop-url', 'shop example', /expected the store's domain alone/],
+    ] as const) {
+      const r = await runOpcli(['config', 'set', key, value], { env: env() });
+      expect(r.code, `${key} ${value}`).toBe(2);
+      expect(r.stderr).toContain(`Invalid value for ${key}:`);
+      expect(r.stderr).toMatch(why);
+    }
+    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
+    for (const [key, value, stored] of [
+      ['base-url', 'http://127.0.0.1:8080', 'http://127.0.0.1:8080'],
+      ['currency', 'eur', 'EUR'],
+      ['shop-url', 'shop.example', 'shop.example'],
+      ['shop-url', 'shop.example:8443', 'shop.example:8443'],
+    ] as const) {
+      expect((await runOpcli(['config', 'set', key, value], { env: env() })).code, `${key} ${value}`).toBe(0);
+      expect((await runOpcli(['config', 'get', key], { env: env() })).stdout).toBe(`${stored}\n`);
+    }
+  });
+
   it('shows environment overrides and which source wins', async () => {
     await runOpcli(['config', 'set', 'base-url', 'https://profile.example.com'], { env: env() });
     const list = await runOpcli(['config', 'list', '--json'], { env: { ...env(), OPCLI_BASE_URL: 'https://env.example.com' } });
@@ -164,6 +217,22 @@ describe('profiles', () => {
   it('refuses a profile name that could escape the folder', async () => {
     const r = await runOpcli(['profiles', 'use', '../etc'], { env: env() });
     expect(r.code).toBe(2);
+  });
+
+  it('answers `profiles remove` with an impossible name as a usage error, not "No profile named" (F6)', async () => {
+    await runOpcli(['--profile', 'keep', 'config', 'set', 'store-id', 'st_1'], { env: env() });
+    const before = readFileSync(join(dir, 'settings.json'), 'utf8');
+    for (const name of ['', ' ', '.hidden', '../../etc/x', 'a/b', 'x'.repeat(65), 'has space', 'k\x1b[2Jeep', 'k\uFFFDeep']) {
+      const r = await runOpcli(['profiles', 'remove', name, '--yes'], { env: env() });
+      expect(r.code, JSON.stringify(name)).toBe(2);
+      expect(r.stderr).toMatch(/^Error: Invalid profile name ".*": expected letters, digits/m);
+      expect(r.stderr).not.toContain('\x1b');
+    }
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe(before);
+    // A valid name that is not there is still exit 1, "No profile named".
+    const missing = await runOpcli(['profiles', 'remove', 'gone', '--yes'], { env: env() });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('No profile named "gone"');
   });
 });
 

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runBinary, scriptedPrompter } from '../helpers.js';
 import { aliceClaim, type Fixture, fixture } from './fixture.js';
@@ -61,6 +63,38 @@ describe('giftcard setup', () => {
     expect(settings['shop-url']).toBe('new-shop.example');
     expect(settings['provider-token']).not.toContain('fresh');
     expect(r.stderr + r.stdout + list.stdout).not.toContain(token);
+  });
+
+  it('refuses a blank or garbled --shop-url, a non-http(s) URL and an unlisted currency by flag, saving nothing (F3)', async () => {
+    fx = await fixture();
+    const settingsFile = join(fx.dir, 'settings.json');
+    const before = readFileSync(settingsFile, 'utf8');
+    for (const [flag, value, why] of [
+      ['--shop-url', ' ', /the value is blank/],
+      ['--shop-url', 'Shop\x1b[2J.example', /the value holds a control character/],
+      ['--shop-url', 'shop\uFFFD.example', /the value holds U\+FFFD/],
+      ['--shop-url', 'shop.example/admin', /expected the store's domain alone/],
+      ['--api-url', 'file:///etc/passwd', /expected an http\(s\) URL/],
+      ['--api-url', 'javascript:alert(1)', /expected an http\(s\) URL/],
+      ['--trigger-url', 'file:///etc/passwd', /expected an http\(s\) URL/],
+      ['--native-url', 'javascript:alert(1)', /expected an http\(s\) URL/],
+      ['--currency', 'ZZZ', /not a currency code of the spec's list/],
+      ['--provider-name', 'gift\x07ly', /the value holds a control character/],
+    ] as const) {
+      // A good value beside the bad one is not saved either: the whole command is refused.
+      const good = flag === '--shop-url' ? ['--currency', 'EUR'] : ['--shop-url', 'other-shop.example'];
+      const r = await fx.run(['giftcard', 'setup', ...good, flag, value]);
+      expect(r.code, `${flag} ${JSON.stringify(value)}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`Error: Invalid value for ${flag}:`);
+      expect(r.stderr).toMatch(why);
+      expect(r.stderr).not.toMatch(/Saved|Note:/);
+      expect(r.stderr).not.toContain('\x1b');
+    }
+    const token = await fx.run(['giftcard', 'setup', '--token-stdin', '--no-check'], { stdin: 'gly_\x1b[2Jtoken\n' });
+    expect(token.code).toBe(2);
+    expect(token.stderr).toContain('Invalid value for the token (--token-stdin): the value holds a control character');
+    expect(readFileSync(settingsFile, 'utf8')).toBe(before);
+    expect(fx.sandbox.requests).toHaveLength(0);
   });
 
   it('asks on a terminal, and refuses to ask without one', async () => {

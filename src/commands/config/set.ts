@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { ZodError } from 'zod';
-import { patchAtPath, type SettingKey } from '../../config/settings.js';
+import { patchAtPath } from '../../config/settings.js';
 import type { Deps } from '../../deps.js';
-import { UsageError, ValidationError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { readStdinText } from '../../stdin.js';
 import { requireKey } from './keys.js';
+import { parseValue } from './values.js';
 
 export interface SetOptions {
   key: string;
@@ -65,19 +65,6 @@ export async function run(opts: SetOptions, deps: Deps): Promise<void> {
     settings.updateProfile(profile, patchAtPath(key.path, value));
   }
   deps.err(`Set ${key.key} for profile "${profile}".\n`);
-}
-
-/** Parses a raw value with the key's rule, as a validation error naming the key. */
-export function parseValue(key: SettingKey, raw: string): unknown {
-  try {
-    return key.parse(raw);
-  } catch (error) {
-    if (error instanceof ZodError) {
-      const message = error.issues[0]?.message ?? 'invalid value';
-      throw new ValidationError(`Invalid value for ${key.key}: ${message}`, [{ path: key.key, message }]);
-    }
-    throw error;
-  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.js';
 export async function askSettings(deps: Deps, profile: string, questions: Record<string, string>): Promise<Record<string, string>> {
   const [{ findSettingKey, getAtPath }, { parseValue }, { normaliseValues }] = await Promise.all([
     import('../../config/settings.js'),
-    import('../config/set.js'),
+    import('../config/values.js'),
     import('../../giftcard/setup.js'),
   ]);
   const settings = (await deps.settings()).getProfile(profile) ?? {};

@@ -35,6 +35,12 @@ const FLAG_OF: Record<Exclude<SetupKey, 'provider-token'>, string> = {
   currency: 'currency',
 };
 
+/** The flag a setting came from, to name it in an error: provider-api-url is --api-url. */
+function flagOf(name: SetupKey): string {
+  if (name === 'provider-token') return 'the token (--token-stdin)';
+  return `--${FLAG_OF[name].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
 /** Registers `giftcard setup`. */
 export function register(group: Command, deps: Deps): void {
   group
@@ -78,9 +84,10 @@ Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not v
 
 /** Writes the given (or asked) settings, then checks them unless told not to. */
 export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ findSettingKey, patchAtPath }, { parseValue, profileName }, { readStdinText }, { normaliseValues }] = await Promise.all([
+  const [{ findSettingKey, patchAtPath }, { profileName }, { parseValue }, { readStdinText }, { normaliseValues }] = await Promise.all([
     import('../../config/settings.js'),
     import('../config/set.js'),
+    import('../config/values.js'),
     import('../../stdin.js'),
     import('../../giftcard/setup.js'),
   ]);
@@ -101,14 +108,15 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
     values = await askSettings(deps, profile, SETUP_QUESTIONS);
   }
   const normal = normaliseValues(values);
-  for (const note of normal.notes) deps.err(`Note: ${note}\n`);
+  // Every value is checked before anything is said to be saved or is written.
   const parsed = Object.entries(normal.values)
     .filter(([, raw]) => raw !== undefined)
     .map(([name, raw]) => {
       const key = findSettingKey(name);
       if (!key) throw new UsageError(`Unknown setting ${name}.`);
-      return { key, value: parseValue(key, raw as string) };
+      return { key, value: parseValue(key, raw as string, flagOf(name as SetupKey)) };
     });
+  for (const note of normal.notes) deps.err(`Note: ${note}\n`);
   if (parsed.length > 0) {
     const settingsStore = await deps.settings();
     for (const { key, value } of parsed) {
