@@ -122,6 +122,53 @@ describe('opcli api', () => {
   });
 });
 
+describe('opcli api: the path stays below the base URL (F9)', () => {
+  test('an empty, blank, garbled, full or protocol-relative path is refused by name, and nothing is sent', async () => {
+    for (const [path, why] of [
+      ['', /The path argument is empty/],
+      [' ', /The path argument is blank/],
+      ['/v1/orders\x1b[2J', /The path argument holds a control character/],
+      ['/v1/orders\r', /The path argument holds a control character/],
+      ['/v1/\uFFFDorders', /The path argument holds U\+FFFD/],
+      ['//evil.example/v1/orders', /starts like a URL of another host/],
+      ['/\\evil.example/v1/orders', /starts like a URL of another host/],
+      ['\\\\evil.example/v1/orders', /starts like a URL of another host/],
+      ['https://evil.example/v1/orders', /is a URL, not a path/],
+      ['HTTP://evil.example/v1/orders', /is a URL, not a path/],
+      ['evil.example:443/v1/orders', /is a URL, not a path/],
+      ['v1 orders', /holds a space/],
+    ] as const) {
+      for (const method of ['GET', 'POST']) {
+        const r = await runOpcli(['api', method, path, ...(method === 'POST' ? ['--data', '{}'] : [])], { env });
+        expect(r.code, `${method} ${JSON.stringify(path)}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(/^Error: The path argument /m);
+        expect(r.stderr).toMatch(why);
+        expect(r.stderr).not.toContain('\x1b');
+      }
+    }
+    expect(sandbox.requests).toHaveLength(0);
+  });
+
+  test('a path that climbs out of a base URL with a path (/../, %2e%2e) is refused before the token is sent', async () => {
+    const prefixed = { ...env, OPCLI_BASE_URL: `${sandbox.url}/merchant` };
+    for (const path of ['/../v1/orders', '/v1/../../v1/orders', '/%2e%2e/v1/orders', '/%2E%2E/v1/orders?size=1']) {
+      const r = await runOpcli(['api', 'GET', path], { env: prefixed });
+      expect(r.code, `${path}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`outside the profile's base URL ${sandbox.url}/merchant/`);
+    }
+    expect(sandbox.requests).toHaveLength(0);
+    // Inside the prefix the request goes out, to the prefix (the sandbox has no such route).
+    const inside = await runOpcli(['api', 'GET', '/v1/orders'], { env: prefixed });
+    expect(inside.code).toBe(1);
+    expect(sandbox.requests.map((q) => q.path)).toEqual(['/merchant/v1/orders']);
+    // Without a prefix, a path that normalises to itself is fine, and a relative one gets its slash.
+    sandbox.resetLog();
+    const plain = await runOpcli(['api', 'GET', 'v1/orders', '--query', 'size=1'], { env });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(sandbox.requests.map((q) => q.path)).toEqual(['/v1/orders']);
+  });
+});
+
 describe('opcli api: a redirect is not success', () => {
   test.each([
     [301, { location: 'https://elsewhere.example/v1/orders' }, 'answered 301 (a redirect to https://elsewhere.example/v1/orders)'],
