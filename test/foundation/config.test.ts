@@ -81,6 +81,31 @@ describe('config set/get/unset/list', () => {
     expect(row).toMatchObject({ value: 'https://env.example.com', source: 'env OPCLI_BASE_URL' });
   });
 
+  it('keeps a dotted profile name as one key, written atomically with no temporary file left', async () => {
+    const { readdirSync } = await import('node:fs');
+    expect((await runOpcli(['--profile', 'eu.prod', 'config', 'set', 'base-url', 'https://eu.example.com'], { env: env() })).code).toBe(0);
+    expect((await runOpcli(['--profile', 'eu.prod', 'config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET })).code).toBe(0);
+    const text = readFileSync(join(dir, 'settings.json'), 'utf8');
+    expect(JSON.parse(text)).toEqual({ profiles: { 'eu.prod': { baseUrl: 'https://eu.example.com' } } });
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({ clientSecret: SECRET });
+    expect((await runOpcli(['--profile', 'eu.prod', 'config', 'get', 'base-url'], { env: env() })).stdout).toBe('https://eu.example.com\n');
+    expect(readdirSync(dir).filter((f) => !f.endsWith('.lock-target')).sort()).toEqual(['credentials.json', 'settings.json']);
+  });
+
+  it('opens an empty or missing file as empty, and a read never creates or rewrites a file', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const list = await runOpcli(['config', 'list', '--json'], { env: env() });
+    expect(list.code).toBe(0);
+    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
+    expect(existsSync(join(dir, 'credentials.json'))).toBe(false);
+    writeFileSync(join(dir, 'settings.json'), '  \n', { mode: 0o600 });
+    writeFileSync(join(dir, 'credentials.json'), '{"profiles":{},"extra":1}', { mode: 0o600 });
+    expect((await runOpcli(['auth', 'status'], { env: env() })).stderr).not.toContain('damaged');
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe('  \n');
+    expect(readFileSync(join(dir, 'credentials.json'), 'utf8')).toBe('{"profiles":{},"extra":1}');
+  });
+
   it('prints the folder with `config path`', async () => {
     const r = await runOpcli(['config', 'path', '--json'], { env: env() });
     expect(JSON.parse(r.stdout)).toEqual({ dir, settings: join(dir, 'settings.json'), credentials: join(dir, 'credentials.json') });
