@@ -16,10 +16,10 @@ const SECRET = 'svc_secret_Zq9xT2pLw8';
 describe('config set/get/unset/list', () => {
   it('round-trips settings and keeps files 0600 in a 0700 folder', async () => {
     expect((await runOpcli(['config', 'set', 'base-url', 'https://api.example.com'], { env: env() })).code).toBe(0);
-    expect((await runOpcli(['config', 'set', 'scopes', 'read_orders, write_orders'], { env: env() })).code).toBe(0);
+    expect((await runOpcli(['config', 'set', 'scopes', 'read_orders, read_claims'], { env: env() })).code).toBe(0);
     const get = await runOpcli(['config', 'get', 'base-url'], { env: env() });
     expect(get).toMatchObject({ code: 0, stdout: 'https://api.example.com\n' });
-    expect((await runOpcli(['config', 'get', 'scopes'], { env: env() })).stdout).toBe('read_orders,write_orders\n');
+    expect((await runOpcli(['config', 'get', 'scopes'], { env: env() })).stdout).toBe('read_orders,read_claims\n');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'settings.json')).mode & 0o777).toBe(0o600);
     const unset = await runOpcli(['config', 'unset', 'base-url'], { env: env() });
