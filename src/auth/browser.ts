@@ -48,7 +48,7 @@ export function browserPlan(url: string, env: Record<string, string | undefined>
 /**
  * The program `open` will start for the platform default, found the way `open` finds it: macOS
  * `open` and `xdg-open` on PATH, PowerShell at its fixed path on Windows and under WSL (wsl-utils,
- * the module `open` itself asks). Undefined when it is missing or not executable.
+ * the module `open` itself asks). `path` is left out when it is missing or not executable.
  */
 async function defaultLauncher(platform: NodeJS.Platform): Promise<{ name: string; path?: string }> {
   const { isWsl: underWsl, powerShellPath } = await import('wsl-utils');
