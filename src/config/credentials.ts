@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import { z } from 'zod';
 import { withFileLock } from './lock.js';
-import { ensurePrivateDir } from './private-file.js';
-import { JsonFileStore } from './read-file.js';
+import { ConfFileStore } from './read-file.js';
 import { ProfileName } from './settings.js';
 
 /** How the stored access token was obtained. */
@@ -38,16 +36,16 @@ const CredentialsFile = z.object({
 type CredentialsFile = z.infer<typeof CredentialsFile>;
 
 /**
- * The credential store (credentials.json, 0600 in a private folder). Reads are plain; every write is
- * a read-modify-write under the cross-process lock, because several opcli processes may refresh or
- * log out at once.
+ * The credential store (credentials.json, 0600 in a private folder, kept through conf). Reads are
+ * plain; every write is a read-modify-write under the cross-process lock, because several opcli
+ * processes may refresh or log out at once and conf does not support concurrent writers.
  */
 export class CredentialStore {
   readonly path: string;
   readonly dir: string;
-  private readonly file: JsonFileStore<CredentialsFile>;
+  private readonly file: ConfFileStore<CredentialsFile>;
 
-  private constructor(dir: string, file: JsonFileStore<CredentialsFile>) {
+  private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
     this.dir = dir;
     this.file = file;
     this.path = file.path;
@@ -55,8 +53,7 @@ export class CredentialStore {
 
   /** Opens the credential store in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<CredentialStore> {
-    ensurePrivateDir(dir);
-    return new CredentialStore(dir, new JsonFileStore(join(dir, 'credentials.json'), CredentialsFile, 'credentials'));
+    return new CredentialStore(dir, await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials'));
   }
 
   /** The secrets of one profile as they are on disk now. */

@@ -4,9 +4,7 @@
  * a folder others can write into (where they could plant a link or a file); and nothing here
  * changes the mode of a folder opcli did not create.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, type Stats, statSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../errors.js';
 
 /** A config file or folder that opcli refuses to use: exit 2, with what to check. */
@@ -143,31 +141,5 @@ export function readPrivateFile(path: string, what: string): string | undefined 
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * Writes a private file atomically: a new 0600 temporary file beside it (O_EXCL, so never through a
- * planted link), flushed, then renamed over the old one. A reader sees the old or the new file,
- * never half of one.
- */
-export function writePrivateFileAtomic(path: string, text: string): void {
-  ensurePrivateDir(dirname(path));
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  try {
-    renameSync(tmp, path);
-  } catch (error) {
-    rmSync(tmp, { force: true });
-    throw error;
   }
 }

@@ -1,7 +1,9 @@
+import { join } from 'node:path';
+import type Conf from 'conf';
 import type { z } from 'zod';
 import { ExitCode, OpcliError } from '../errors.js';
 import { fieldIssues } from '../schemas.js';
-import { readPrivateFile, writePrivateFileAtomic } from './private-file.js';
+import { assertPrivateFile, ensurePrivateDir } from './private-file.js';
 
 /** A settings or credentials file that cannot be used as it is: exit 2, never overwritten. */
 export class DamagedFileError extends OpcliError {
@@ -15,41 +17,84 @@ export class DamagedFileError extends OpcliError {
   }
 }
 
+/** Parses a file's text and checks it against `schema`; anything else is a DamagedFileError. */
+function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what: string): T {
+  if (text.trim() === '') return schema.parse({});
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new DamagedFileError(path, what, `it is not valid JSON (${(error as Error).message})`, error);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    const kind = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`;
+    throw new DamagedFileError(path, what, `it holds ${kind} where an object ({ "profiles": … }) was expected`);
+  }
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = fieldIssues(parsed.error)[0];
+  throw new DamagedFileError(path, what, `${issue?.path || '(top level)'}: ${issue?.message ?? 'invalid'}`);
+}
+
 /**
- * One JSON file of the config folder (settings.json, credentials.json): read without following a
- * link and checked against its schema on every read; written atomically, 0600. A file that is not
- * JSON, is not an object, or does not match the schema is reported with its path and what is wrong,
- * and is never replaced (writes read first). A missing file reads as `empty`.
+ * One JSON file of the config folder (settings.json, credentials.json), kept through conf. Before
+ * conf reads, the file is checked with the private-file rules (no link, a regular file you own that
+ * others cannot write, in a folder only you can write); conf's `deserialize` checks the content
+ * against the zod schema, so a file that is not JSON, not an object or not the schema is a
+ * DamagedFileError naming it. conf never clears an invalid file (`clearInvalidConfig: false`) and
+ * every write reads first, so a damaged file is never replaced. Writes are conf's: atomic (a
+ * temporary file renamed over the old one), mode 0600. Keys are not dotted paths (profile names may
+ * hold dots) and nothing is watched.
+ *
+ * Why the check before conf's read is enough, although conf then opens the path itself (following
+ * links): the checks refuse any folder that another user owns or can write into, so between the
+ * check and conf's read only the user (or root) could swap the file for a link, and they can read
+ * their own secrets anyway. Nobody else can win that race.
  */
-export class JsonFileStore<T> {
-  constructor(
+export class ConfFileStore<T extends Record<string, unknown>> {
+  private constructor(
     readonly path: string,
+    private readonly dir: string,
+    private readonly conf: Conf<T>,
     private readonly schema: z.ZodType<T>,
     private readonly what: string,
   ) {}
 
-  /** The file's content, checked. */
-  read(): T {
-    const text = readPrivateFile(this.path, `${this.what} file`);
-    if (text === undefined || text.trim() === '') return this.schema.parse({});
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      throw new DamagedFileError(this.path, this.what, `it is not valid JSON (${(error as Error).message})`, error);
-    }
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      const kind = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`;
-      throw new DamagedFileError(this.path, this.what, `it holds ${kind} where an object ({ "profiles": … }) was expected`);
-    }
-    const parsed = this.schema.safeParse(raw);
-    if (parsed.success) return parsed.data;
-    const issue = fieldIssues(parsed.error)[0];
-    throw new DamagedFileError(this.path, this.what, `${issue?.path || '(top level)'}: ${issue?.message ?? 'invalid'}`);
+  /** Opens `<dir>/<name>.json` (without creating it); a damaged or unsafe file throws here. */
+  static async open<T extends Record<string, unknown>>(dir: string, name: string, schema: z.ZodType<T>, what: string): Promise<ConfFileStore<T>> {
+    ensurePrivateDir(dir);
+    const path = join(dir, `${name}.json`);
+    // conf reads the file in its constructor: check it first.
+    assertPrivateFile(path, `${what} file`);
+    const { default: ConfClass } = await import('conf');
+    const conf = new ConfClass<T>({
+      cwd: dir,
+      configName: name,
+      projectName: 'opcli',
+      configFileMode: 0o600,
+      clearInvalidConfig: false,
+      accessPropertiesByDotNotation: false,
+      watch: false,
+      deserialize: (text) => parseChecked(text, schema, path, what),
+      serialize: (value) => `${JSON.stringify(value, null, '\t')}\n`,
+    });
+    return new ConfFileStore(path, dir, conf, schema, what);
   }
 
-  /** Replaces the file with `value` (checked first). */
+  /** The file's content, checked (a missing file reads as the schema's empty value). */
+  read(): T {
+    if (!assertPrivateFile(this.path, `${this.what} file`)) return this.schema.parse({});
+    const store = this.conf.store;
+    // conf answers a file removed since the check with an empty object, not through deserialize.
+    return Object.keys(store).length === 0 ? this.schema.parse({}) : store;
+  }
+
+  /** Replaces the file with `value` (checked first). Callers read before they write. */
   write(value: T): void {
-    writePrivateFileAtomic(this.path, `${JSON.stringify(this.schema.parse(value), null, '\t')}\n`);
+    const checked = this.schema.parse(value);
+    // conf recreates a missing folder without a mode; make sure it is the private one.
+    ensurePrivateDir(this.dir);
+    assertPrivateFile(this.path, `${this.what} file`);
+    this.conf.store = checked;
   }
 }

@@ -1,8 +1,6 @@
-import { join } from 'node:path';
 import { z } from 'zod';
 import { TriggerId } from '../schemas.js';
-import { ensurePrivateDir } from './private-file.js';
-import { JsonFileStore } from './read-file.js';
+import { ConfFileStore } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
 export const ProfileSettings = z.object({
@@ -103,20 +101,19 @@ export function findSettingKey(key: string): SettingKey | undefined {
   return SETTING_KEYS.find((k) => k.key === key);
 }
 
-/** The settings file (settings.json, 0600 in a private folder): profiles and the current profile. */
+/** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */
 export class SettingsStore {
   readonly path: string;
-  private readonly file: JsonFileStore<SettingsFile>;
+  private readonly file: ConfFileStore<SettingsFile>;
 
-  private constructor(file: JsonFileStore<SettingsFile>) {
+  private constructor(file: ConfFileStore<SettingsFile>) {
     this.file = file;
     this.path = file.path;
   }
 
   /** Opens (without creating) the settings file in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
-    ensurePrivateDir(dir);
-    return new SettingsStore(new JsonFileStore(join(dir, 'settings.json'), SettingsFile, 'settings'));
+    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings'));
   }
 
   private read(): SettingsFile {

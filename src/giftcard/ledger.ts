@@ -4,12 +4,12 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { appendFileSync, chmodSync, existsSync, readFileSync } from 'node:fs';
+import { closeSync, constants, writeSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDir } from '../config/paths.js';
 import { withFileLock } from '../config/lock.js';
+import { ensurePrivateDir, openPrivateFile, readPrivateFile } from '../config/private-file.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -129,12 +129,18 @@ export class Ledger {
     return withFileLock(this.dir, 'giftcard-ledger', fn);
   }
 
-  /** Every record, oldest first. A damaged line is reported, never silently dropped. */
+  /**
+   * Every record, oldest first. A damaged line is reported, never silently dropped. The file is
+   * never read through a link, nor from a folder or file another user owns or can write: a planted
+   * ledger could hide an earlier credit and let the same claim be paid twice.
+   */
   read(): { records: LedgerRecord[]; damaged: number[] } {
-    if (!existsSync(this.path)) return { records: [], damaged: [] };
+    ensurePrivateDir(this.dir);
+    const text = readPrivateFile(this.path, 'gift card ledger');
+    if (text === undefined) return { records: [], damaged: [] };
     const records: LedgerRecord[] = [];
     const damaged: number[] = [];
-    readFileSync(this.path, 'utf8')
+    text
       .split('\n')
       .forEach((line, i) => {
         if (!line.trim()) return;
@@ -149,11 +155,19 @@ export class Ledger {
     return { records, damaged };
   }
 
-  /** Appends one record (call inside withLock). The file is created 0600. */
+  /**
+   * Appends one record (call inside withLock). The file is created 0600 and never reached through a
+   * link (O_NOFOLLOW): a planted link must not make opcli append the record of a payment elsewhere.
+   */
   append(record: LedgerRecord): void {
-    const fresh = !existsSync(this.path);
-    appendFileSync(this.path, `${JSON.stringify(LedgerRecord.parse(record))}\n`, { mode: 0o600 });
-    if (fresh) chmodSync(this.path, 0o600);
+    const line = `${JSON.stringify(LedgerRecord.parse(record))}\n`;
+    ensurePrivateDir(this.dir);
+    const fd = openPrivateFile(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 'gift card ledger') as number;
+    try {
+      writeSync(fd, line);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /** Appends one record under the lock. */

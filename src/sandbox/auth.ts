@@ -5,15 +5,17 @@ import type { SandboxState } from './state.js';
 import { checkAccessToken } from './tokens.js';
 
 /**
- * The scope each protected endpoint needs. The spec leaves this "not shown"; this table is the
- * sandbox's choice, and clients can read it to explain a 403.
+ * The scope each protected endpoint needs. The spec names only read_orders, read_claims and
+ * read_store and leaves the full list and the mapping "not shown", so the sandbox uses those three
+ * names only (an invented name would teach users a scope the real service may refuse): each
+ * endpoint needs the scope of the resource it touches (docs/spec-choices.md, "Scopes per endpoint").
  */
 export const REQUIRED_SCOPES = {
   'GET /v1/orders': 'read_orders',
-  'PUT /v1/orders/{sourceOrderId}': 'write_orders',
-  'POST /v1/claims/offline': 'write_claims',
-  'POST /v2/products/{productId}/children': 'write_products',
-  'POST /storefront/gift-cards': 'write_gift_cards',
+  'PUT /v1/orders/{sourceOrderId}': 'read_orders',
+  'POST /v1/claims/offline': 'read_claims',
+  'POST /v2/products/{productId}/children': 'read_store',
+  'POST /storefront/gift-cards': 'read_store',
 } as const;
 
 export type ProtectedEndpoint = keyof typeof REQUIRED_SCOPES;

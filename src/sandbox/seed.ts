@@ -4,15 +4,7 @@ import type { OrderRecord } from '../schemas.js';
 import type { SandboxCustomer } from './types.js';
 
 /** The scopes the merchant granted at installation; client credentials and consent never exceed them. */
-export const GRANTED_SCOPES = [
-  'read_orders',
-  'write_orders',
-  'read_claims',
-  'write_claims',
-  'read_store',
-  'write_products',
-  'write_gift_cards',
-] as const;
+export const GRANTED_SCOPES = ['read_orders', 'read_claims', 'read_store'] as const;
 
 /** The redirect URI registered for the seeded app; any port is accepted (RFC 8252 loopback rule). */
 export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1/callback';

@@ -94,8 +94,8 @@ describe('opcli api', () => {
     await sandboxProfile(sandbox, dir, { scopes: ['read_orders'] });
     const r = await runOpcli(['api', 'POST', '/v2/products/p1/children', '--data', '{}'], { env });
     expect(r.code).toBe(4);
-    expect(r.stderr).toContain('write_products');
-    expect(JSON.parse(r.stdout).required_scope).toBe('write_products');
+    expect(r.stderr).toContain('read_store');
+    expect(JSON.parse(r.stdout).required_scope).toBe('read_store');
   });
 
   test('the session verify endpoint gets no Authorization header', async () => {

@@ -47,7 +47,7 @@ describe.skipIf(!haveChromium)('browser login in chromium', () => {
   async function loginClicking(button: 'Approve' | 'Deny') {
     let clicked: Promise<unknown> = Promise.resolve();
     let redirectUri = '';
-    const res = await opcli(dir, ['auth', 'login', '--scopes', 'read_orders,write_claims'], {
+    const res = await opcli(dir, ['auth', 'login', '--scopes', 'read_orders,read_claims'], {
       openBrowser: async (url) => {
         redirectUri = new URL(url).searchParams.get('redirect_uri') as string;
         clicked = (async () => {
@@ -63,7 +63,7 @@ describe.skipIf(!haveChromium)('browser login in chromium', () => {
 
   test('clicking Approve ends logged in; the page says so and the port is closed', async () => {
     const { res, redirectUri } = await loginClicking('Approve');
-    expect(res.stderr).toContain('Logged in with scopes read_orders write_claims');
+    expect(res.stderr).toContain('Logged in with scopes read_orders read_claims');
     expect(res.code).toBe(0);
     expect(await page.locator('h1').textContent()).toBe('Authorization received');
     const token = JSON.parse(readFileSync(`${dir}/credentials.json`, 'utf8')).profiles.default.token;

@@ -54,8 +54,8 @@ describe('browser login (authorization code + PKCE)', () => {
     const browser = fakeBrowser(async (url) => {
       page = await get(await locationOf(url.toString()));
     });
-    const res = await opcli(dir, ['auth', 'login', '--scopes', 'read_orders,write_claims'], { openBrowser: browser.openBrowser });
-    expect(res.stderr).toContain('Logged in with scopes read_orders write_claims');
+    const res = await opcli(dir, ['auth', 'login', '--scopes', 'read_orders,read_claims'], { openBrowser: browser.openBrowser });
+    expect(res.stderr).toContain('Logged in with scopes read_orders read_claims');
     expect(res.code).toBe(0);
     await browser.done();
     const auth = browser.seen[0] as URL;
@@ -64,7 +64,7 @@ describe('browser login (authorization code + PKCE)', () => {
     const redirectUri = auth.searchParams.get('redirect_uri') as string;
     expect(redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
     expect(auth.searchParams.get('code_challenge_method')).toBe('S256');
-    expect(auth.searchParams.get('scope')).toBe('read_orders write_claims');
+    expect(auth.searchParams.get('scope')).toBe('read_orders read_claims');
     expect(auth.searchParams.get('response_type')).toBe('code');
     expect(Buffer.from(auth.searchParams.get('state') as string, 'base64url').length).toBeGreaterThanOrEqual(16);
     // The callback page: static, no-store, no referrer, never the code.
@@ -80,7 +80,7 @@ describe('browser login (authorization code + PKCE)', () => {
     expect(tokenReq?.headers.authorization).toBeUndefined();
     expect(tokenReq?.headers['content-type']).toMatch(/application\/json/);
     const token = stored();
-    expect(token).toMatchObject({ grant: 'authorization_code', scopes: ['read_orders', 'write_claims'] });
+    expect(token).toMatchObject({ grant: 'authorization_code', scopes: ['read_orders', 'read_claims'] });
     expect(token?.accessToken).toMatch(/^svc_at_/);
     expect(token?.refreshToken).toMatch(/^svc_rt_/);
     expect(token?.expiresAt).toBeGreaterThan(Date.now() + 3500_000);

@@ -71,6 +71,31 @@ describe.skipIf(!havePty)('login without a usable browser', () => {
     expectNoCrash(pty.output());
   });
 
+  test('an xdg-open on PATH that is not executable is not started: no crash, the paste prompt finishes', async () => {
+    chmodSync(fakeCommand('xdg-open'), 0o644);
+    const pty = login({ DISPLAY: ':0' });
+    const { redirect } = await approve(pty);
+    await pty.waitFor('No browser was opened: xdg-open was not found.');
+    await pty.waitFor('Or paste the full address');
+    pty.write(`${redirect}\r`);
+    expect(await pty.exit).toBe(0);
+    expect(calls('xdg-open')).toBe('');
+    expectNoCrash(pty.output());
+  });
+
+  test('an xdg-open that starts but fails says so, and the login still finishes', async () => {
+    const path = join(bin, 'xdg-open');
+    writeFileSync(path, `#!/bin/sh\necho "$@" >> ${join(dir, 'xdg-open.log')}\nexit 3\n`);
+    chmodSync(path, 0o755);
+    const pty = login({ DISPLAY: ':0' });
+    const { link, redirect } = await approve(pty);
+    await pty.waitFor('The browser did not open (xdg-open exited with code 3)');
+    await locationOf(redirect).catch(() => undefined);
+    expect(await pty.exit).toBe(0);
+    expect(calls('xdg-open').trim()).toBe(link);
+    expectNoCrash(pty.output());
+  });
+
   test('over SSH nothing is spawned, even with a display and xdg-open; the callback still works', async () => {
     fakeCommand('xdg-open');
     const pty = login({ DISPLAY: ':0', SSH_CONNECTION: '10.0.0.2 50000 10.0.0.1 22' });

@@ -184,7 +184,7 @@ describe('a claim for another store', () => {
       ['application/json', JSON.stringify({ errors: [{ code: 'store_mismatch', message: 'wrong store' }] }), 'rejected'],
       ['text/plain', 'storeId does not match the store of this token', 'rejected'],
       ['application/json', JSON.stringify({ error: { code: 'store_mismatch', message: 'Store mismatch' } }), 'rejected'],
-      ['application/json', JSON.stringify({ error: 'insufficient_scope', message: 'needs the scope write_claims' }), 'not_sent'],
+      ['application/json', JSON.stringify({ error: 'insufficient_scope', message: 'needs the scope read_claims' }), 'not_sent'],
     ];
     for (const [type, body, status] of bodies) {
       const server: Server = createServer((req, res) => {

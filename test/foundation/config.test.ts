@@ -16,10 +16,10 @@ const SECRET = 'svc_secret_Zq9xT2pLw8';
 describe('config set/get/unset/list', () => {
   it('round-trips settings and keeps files 0600 in a 0700 folder', async () => {
     expect((await runOpcli(['config', 'set', 'base-url', 'https://api.example.com'], { env: env() })).code).toBe(0);
-    expect((await runOpcli(['config', 'set', 'scopes', 'read_orders, write_orders'], { env: env() })).code).toBe(0);
+    expect((await runOpcli(['config', 'set', 'scopes', 'read_orders, read_claims'], { env: env() })).code).toBe(0);
     const get = await runOpcli(['config', 'get', 'base-url'], { env: env() });
     expect(get).toMatchObject({ code: 0, stdout: 'https://api.example.com\n' });
-    expect((await runOpcli(['config', 'get', 'scopes'], { env: env() })).stdout).toBe('read_orders,write_orders\n');
+    expect((await runOpcli(['config', 'get', 'scopes'], { env: env() })).stdout).toBe('read_orders,read_claims\n');
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(dir, 'settings.json')).mode & 0o777).toBe(0o600);
     const unset = await runOpcli(['config', 'unset', 'base-url'], { env: env() });
@@ -132,6 +132,31 @@ describe('config set/get/unset/list', () => {
     const list = await runOpcli(['config', 'list', '--json'], { env: { ...env(), OPCLI_BASE_URL: 'https://env.example.com' } });
     const row = JSON.parse(list.stdout).settings.find((r: { key: string }) => r.key === 'base-url');
     expect(row).toMatchObject({ value: 'https://env.example.com', source: 'env OPCLI_BASE_URL' });
+  });
+
+  it('keeps a dotted profile name as one key, written atomically with no temporary file left', async () => {
+    const { readdirSync } = await import('node:fs');
+    expect((await runOpcli(['--profile', 'eu.prod', 'config', 'set', 'base-url', 'https://eu.example.com'], { env: env() })).code).toBe(0);
+    expect((await runOpcli(['--profile', 'eu.prod', 'config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET })).code).toBe(0);
+    const text = readFileSync(join(dir, 'settings.json'), 'utf8');
+    expect(JSON.parse(text)).toEqual({ profiles: { 'eu.prod': { baseUrl: 'https://eu.example.com' } } });
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({ clientSecret: SECRET });
+    expect((await runOpcli(['--profile', 'eu.prod', 'config', 'get', 'base-url'], { env: env() })).stdout).toBe('https://eu.example.com\n');
+    expect(readdirSync(dir).filter((f) => !f.endsWith('.lock-target')).sort()).toEqual(['credentials.json', 'settings.json']);
+  });
+
+  it('opens an empty or missing file as empty, and a read never creates or rewrites a file', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const list = await runOpcli(['config', 'list', '--json'], { env: env() });
+    expect(list.code).toBe(0);
+    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
+    expect(existsSync(join(dir, 'credentials.json'))).toBe(false);
+    writeFileSync(join(dir, 'settings.json'), '  \n', { mode: 0o600 });
+    writeFileSync(join(dir, 'credentials.json'), '{"profiles":{},"extra":1}', { mode: 0o600 });
+    expect((await runOpcli(['auth', 'status'], { env: env() })).stderr).not.toContain('damaged');
+    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe('  \n');
+    expect(readFileSync(join(dir, 'credentials.json'), 'utf8')).toBe('{"profiles":{},"extra":1}');
   });
 
   it('prints the folder with `config path`', async () => {

@@ -269,12 +269,12 @@ describe('credentials and headers', () => {
   });
 
   it('names the missing scope on a 403 and exits 4', async () => {
-    const srv = await scriptedServer([(_q, r) => json(r, 403, { error: 'insufficient_scope', required_scope: 'write_orders' })]);
+    const srv = await scriptedServer([(_q, r) => json(r, 403, { error: 'insufficient_scope', required_scope: 'read_orders' })]);
     const { http } = client(srv.url);
     const err = (await http.request({ method: 'PUT', url: '/v1/orders/o1', json: {} }).catch((e) => e)) as ApiError;
-    expect(err.message).toContain('write_orders');
+    expect(err.message).toContain('read_orders');
     expect(err.exitCode).toBe(4);
-    expect(err.hint).toContain('--scopes write_orders');
+    expect(err.hint).toContain('--scopes read_orders');
   });
 
   it('lists field errors of a 400 and exits 2', async () => {

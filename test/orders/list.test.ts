@@ -73,7 +73,7 @@ describe('orders list: one page', () => {
   });
 
   test('a missing read_orders scope is a 403 that names the scope, exit 4', async () => {
-    await sandboxProfile(sandbox, dir, { scopes: ['write_orders', 'write_products'] });
+    await sandboxProfile(sandbox, dir, { scopes: ['read_claims', 'read_store'] });
     const r = await runOpcli(['orders', 'list'], { env });
     expect(r.code).toBe(4);
     expect(r.stdout).toBe('');

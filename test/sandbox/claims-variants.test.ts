@@ -64,10 +64,10 @@ describe('POST /v1/claims/offline', () => {
     });
     expect(broken.status).toBe(400);
     expect(broken.body.message).toContain('not valid JSON');
-    const readOnly = sb.issueTokens({ scopes: ['read_orders', 'read_claims'] }).access_token;
-    const forbidden = await call(`${sb.url}/v1/claims/offline`, { json: claimBody(sb.store.storeId), token: readOnly });
+    const noClaims = sb.issueTokens({ scopes: ['read_orders', 'read_store'] }).access_token;
+    const forbidden = await call(`${sb.url}/v1/claims/offline`, { json: claimBody(sb.store.storeId), token: noClaims });
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body.required_scope).toBe('write_claims');
+    expect(forbidden.body.required_scope).toBe('read_claims');
     expect(sb.claims).toHaveLength(0);
   });
 
@@ -136,7 +136,7 @@ describe('POST /v2/products/{productId}/children', () => {
     expect(sb.counters.variantsCreated).toBe(2);
   });
 
-  test('schema errors name the fields; the scope is write_products', async () => {
+  test('schema errors name the fields; the scope is read_store', async () => {
     const bad = await call(`${sb.url}/v2/products/prod_1/children`, {
       json: variantBody('prod_1', { status: 'LIVE', inventoryQuantity: 'FULL', price: undefined }),
       token,
@@ -146,7 +146,7 @@ describe('POST /v2/products/{productId}/children', () => {
     const t = sb.issueTokens({ scopes: ['read_orders'] }).access_token;
     const forbidden = await call(`${sb.url}/v2/products/prod_1/children`, { json: variantBody('prod_1'), token: t });
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toMatchObject({ error: 'insufficient_scope', required_scope: 'write_products' });
+    expect(forbidden.body).toMatchObject({ error: 'insufficient_scope', required_scope: 'read_store' });
     expect(sb.counters.variantsCreated).toBe(0);
   });
 });

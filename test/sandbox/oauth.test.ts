@@ -20,7 +20,7 @@ function authQuery(extra: Record<string, string> = {}) {
     response_type: 'code',
     client_id: sb.client.clientId,
     redirect_uri: REDIRECT,
-    scope: 'read_orders write_claims',
+    scope: 'read_orders read_claims',
     state: 'st-123',
     ...extra,
   };
@@ -30,7 +30,7 @@ async function token(body: Record<string, unknown>, headers?: Record<string, str
   return call(`${sb.url}/v1/oauth/token`, { json: { ...clientFields(sb), ...body }, headers });
 }
 
-async function login(scope = 'read_orders write_claims') {
+async function login(scope = 'read_orders read_claims') {
   const v = verifier();
   const url = await consent(sb, authQuery({ scope, code_challenge: challengeOf(v), code_challenge_method: 'S256' }));
   const code = url.searchParams.get('code') as string;
@@ -44,7 +44,7 @@ describe('consent page', () => {
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expect(page.text).toContain(sb.store.storeId);
     expect(page.text).toContain('<code>read_orders</code>');
-    expect(page.text).toContain('<code>write_claims</code>');
+    expect(page.text).toContain('<code>read_claims</code>');
     expect(page.text).toMatch(/<button[^>]*value="approve"[^>]*>Approve<\/button>/);
     expect(page.text).toMatch(/<button[^>]*value="deny"[^>]*>Deny<\/button>/);
     expect(page.text).toContain('action="/v1/oauth/authorize/decision"');
@@ -142,7 +142,7 @@ describe('token endpoint: authorization_code', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body.access_token).toMatch(/^svc_at_/);
     expect(res.body.refresh_token).toMatch(/^svc_rt_/);
-    expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'read_orders write_claims' });
+    expect(res.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'read_orders read_claims' });
     expect(sb.isAccessTokenValid(res.body.access_token)).toBe(true);
     expect(sb.counters.tokensIssued).toBe(1);
   });
@@ -266,8 +266,8 @@ describe('token endpoint: client_credentials', () => {
   });
 
   test('the scopes array filters, and an ungranted scope is invalid_scope', async () => {
-    const res = await token({ grant_type: 'client_credentials', store_id: sb.store.storeId, scopes: ['read_orders'] });
-    expect(res.body.scope).toBe('read_orders');
+    const res = await token({ grant_type: 'client_credentials', store_id: sb.store.storeId, scopes: ['read_claims'] });
+    expect(res.body.scope).toBe('read_claims');
     const put = await call(`${sb.url}/v1/orders/ord_000001`, {
       method: 'PUT',
       token: res.body.access_token,
@@ -294,7 +294,7 @@ describe('token endpoint: refresh_token', () => {
     expect(r1.status).toBe(200);
     expect(r1.body.access_token).not.toBe(first.body.access_token);
     expect(r1.body.refresh_token).not.toBe(first.body.refresh_token);
-    expect(r1.body.scope).toBe('read_orders write_claims');
+    expect(r1.body.scope).toBe('read_orders read_claims');
     const r2 = await token({ grant_type: 'refresh_token', refresh_token: r1.body.refresh_token });
     expect(r2.status).toBe(200);
     expect(sb.counters.refreshes).toBe(2);

@@ -22,7 +22,7 @@ describe('GET /v1/orders', () => {
     expect(none.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
     const unknown = await call(`${sb.url}/v1/orders`, { token: 'svc_at_nope' });
     expect(unknown.status).toBe(401);
-    const noScope = sb.issueTokens({ scopes: ['write_claims'] });
+    const noScope = sb.issueTokens({ scopes: ['read_claims'] });
     const forbidden = await call(`${sb.url}/v1/orders`, { token: noScope.access_token });
     expect(forbidden.status).toBe(403);
     expect(forbidden.body).toMatchObject({ error: 'insufficient_scope', required_scope: 'read_orders' });
@@ -164,7 +164,7 @@ describe('PUT /v1/orders/{id}', () => {
     expect(sb.counters.ordersUpdated).toBe(0);
   });
 
-  test('validates the body with field paths, refuses non-JSON and needs write_orders', async () => {
+  test('validates the body with field paths, refuses non-JSON and needs read_orders', async () => {
     const sb = await sandbox();
     const { access_token } = sb.issueTokens();
     const bad = await call(`${sb.url}/v1/orders/ord_000001`, {
@@ -182,14 +182,14 @@ describe('PUT /v1/orders/{id}', () => {
     });
     expect(form.status).toBe(400);
     expect(form.body.message).toContain('application/json');
-    const readOnly = sb.issueTokens({ scopes: ['read_orders'] });
+    const noOrders = sb.issueTokens({ scopes: ['read_claims', 'read_store'] });
     const forbidden = await call(`${sb.url}/v1/orders/ord_000001`, {
       method: 'PUT',
       json: { sourceOrderNumber: '#1', currency: 'USD' },
-      token: readOnly.access_token,
+      token: noOrders.access_token,
     });
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body.required_scope).toBe('write_orders');
+    expect(forbidden.body.required_scope).toBe('read_orders');
     expect(sb.order('ord_000001')?.sourceOrderNumber).toBe('#1001');
   });
 });

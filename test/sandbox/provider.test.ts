@@ -202,7 +202,7 @@ describe('trigger workflow', () => {
 describe('native gift card', () => {
   const body = { amount: 12.34, email: 'bob@example.com', name: 'Bob Example', note: 'order #1001', subject: 'Bonus Store Credit for Order #1001' };
 
-  test('creates a card with a bearer token carrying write_gift_cards', async () => {
+  test('creates a card with a bearer token carrying read_store', async () => {
     const res = await call(`${sb.nativeUrl}/gift-cards`, { json: body, token: sb.issueTokens().access_token });
     expect(res.status).toBe(200);
     const card = GiftCard.parse(res.body);
@@ -223,7 +223,7 @@ describe('native gift card', () => {
     expect(none.status).toBe(401);
     const scoped = await call(`${sb.nativeUrl}/gift-cards`, { json: body, token: sb.issueTokens({ scopes: ['read_orders'] }).access_token });
     expect(scoped.status).toBe(403);
-    expect(scoped.body.required_scope).toBe('write_gift_cards');
+    expect(scoped.body.required_scope).toBe('read_store');
     const bad = await call(`${sb.nativeUrl}/gift-cards`, { json: { ...body, amount: 0 }, token: sb.issueTokens().access_token });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].path).toBe('amount');
