@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ApiError, OpcliError, UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
-import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
+import { addFieldFlags, fieldKinds } from '../../input/flags.js';
 import { Order } from '../../schemas.js';
 
 export interface UpdateOptions {
@@ -62,8 +62,8 @@ Examples:
 /** Plans (reads, merges, validates) and sends, or with --dry-run shows, the order update. */
 export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   const [{ readDataObject }, { fieldsFromFlags }, { planUpdate }, { createProgress, count }, { PATHS }, render] = await Promise.all([
-    import('../../orders/data.js'),
-    import('../../orders/fields.js'),
+    import('../../input/data.js'),
+    import('../../input/flags.js'),
     import('../../orders/update.js'),
     import('../../text/progress.js'),
     import('../../api/service.js'),

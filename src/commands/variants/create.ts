@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
+import { addFieldFlags, fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
@@ -58,8 +58,8 @@ function checkProductId(productId: string): void {
 /** Assembles, validates and sends (or, with --dry-run, prints) the variant. */
 export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
   const [{ buildBody, printDryRun }, { readDataObject }, { PATHS }] = await Promise.all([
-    import('../../orders/body.js'),
-    import('../../orders/data.js'),
+    import('../../input/body.js'),
+    import('../../input/data.js'),
     import('../../api/service.js'),
   ]);
   // The path names the product; a --data file naming another one is a mistake, not an override.
