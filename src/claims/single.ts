@@ -51,7 +51,7 @@ function flagValue(field: ClaimField, raw: string): { value?: unknown; issue?: s
 }
 
 /** Applies flag values over the claim; returns the flags whose values cannot be used. */
-export function applyFlags(claim: Record<string, unknown>, flags: FieldFlags): FieldIssue[] {
+function applyFlags(claim: Record<string, unknown>, flags: FieldFlags): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
     const raw = flags[field.key];
@@ -69,7 +69,7 @@ export function applyFlags(claim: Record<string, unknown>, flags: FieldFlags): F
 }
 
 /** Required fields still absent, in the schema's order. */
-export function missingRequired(claim: unknown): ClaimField[] {
+function missingRequired(claim: unknown): ClaimField[] {
   return CLAIM_FIELDS.filter((f) => f.required && getPath(claim, f.path) === undefined);
 }
 

@@ -5,7 +5,7 @@
  * changes the mode of a folder opcli did not create.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, type Stats, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, type Stats, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ExitCode, OpcliError } from '../errors.js';
 
@@ -115,23 +115,6 @@ export function openPrivateFile(path: string, flags: number, what: string, mode 
     throw error;
   }
   return fd;
-}
-
-/** Checks a path: absent (false), or a private regular file (true); a link, a foreign or shared file throws. */
-export function assertPrivateFile(path: string, what: string): boolean {
-  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
-  if (fd === undefined) return false;
-  closeSync(fd);
-  return true;
-}
-
-/** Whether `path` is a symbolic link (lstat), for callers that must refuse before creating. */
-export function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
 }
 
 /** Reads a private file as UTF-8, or undefined when it does not exist. */

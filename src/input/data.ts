@@ -3,14 +3,14 @@ import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { readStdinText } from '../stdin.js';
 
-export interface DataText {
+interface DataText {
   text: string;
   /** What to call it in a message: the file's name, `standard input` or `--data`. */
   source: string;
 }
 
 /** Decodes a file's bytes as UTF-8, refusing bytes that are not: they would become U+FFFD in a name or an address, and be sent. */
-export function decodeUtf8(bytes: Uint8Array, source: string): string {
+function decodeUtf8(bytes: Uint8Array, source: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
@@ -39,7 +39,7 @@ export async function readDataText(deps: Deps, value: string, options: { inline?
 }
 
 /** Parses the text of a --data document: a JSON object. `example` shows one in the hint. */
-export function parseDataDocument(text: string, source: string, example = '{"currency":"USD"}'): Record<string, unknown> {
+function parseDataDocument(text: string, source: string, example = '{"currency":"USD"}'): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(text.replace(/^\uFEFF/, ''));

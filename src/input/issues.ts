@@ -57,7 +57,7 @@ function explainEnum(kind: FieldKind, got: string): string {
 }
 
 /** Rewrites zod's issues into messages a user can act on: currencies, date-times, enums, unknown fields. */
-export function explainIssues(schema: z.ZodObject, value: Record<string, unknown>, error: z.ZodError): FieldIssue[] {
+function explainIssues(schema: z.ZodObject, value: Record<string, unknown>, error: z.ZodError): FieldIssue[] {
   const kinds = new Map(fieldKinds(schema).map((k) => [k.name, k]));
   const out: FieldIssue[] = [];
   for (const issue of error.issues) {
