@@ -147,6 +147,15 @@ describe('claims file (one claim)', () => {
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
+  it('an injected prompter does not make a pipe a terminal: no question is asked without a TTY', async () => {
+    const prompter = scriptedPrompter({});
+    const res = await runOpcli(['claims', 'file'], { env: env(), tty: false, prompter });
+    expect(res.code).toBe(2);
+    expect(prompter.asked).toHaveLength(0);
+    expect(res.stderr).toContain('Missing required fields: --customer-email');
+    expect(res.deps.canPrompt()).toBe(false);
+  });
+
   it('--no-input refuses to prompt even on a terminal', async () => {
     const prompter = scriptedPrompter({});
     const res = await runOpcli(['--no-input', 'claims', 'file'], { env: env(), tty: true, prompter });
