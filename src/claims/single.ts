@@ -88,6 +88,9 @@ async function ask(claim: Record<string, unknown>, missing: ClaimField[], deps: 
       continue;
     }
     const check = (text: string): true | string => {
+      // The same text check as a flag's; an empty answer is left to the field's schema.
+      const problem = text === '' ? undefined : textProblem(text);
+      if (problem) return `the answer ${problem}`;
       const { value, issue } = coerceText(field, text);
       if (issue) return issue.message;
       const parsed = field.schema.safeParse(value ?? (field.acceptsEmpty ? '' : undefined));

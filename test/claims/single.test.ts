@@ -138,6 +138,14 @@ describe('claims file (one claim)', () => {
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
+  it('a garbled prompt answer is refused with the same text check as a flag; nothing is sent', async () => {
+    const prompter = scriptedPrompter({ 'customer.email': 'bob@example.com', 'item.name': 'Mug\x1b[2J' });
+    const res = await runOpcli(['claims', 'file'], { env: env(), tty: true, prompter });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('item.name: the answer holds a control character');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
   it('without a terminal, lists the missing flags and sends nothing (exit 2)', async () => {
     const res = await runOpcli(['claims', 'file', '--customer-email', 'a@b.co'], { env: env() });
     expect(res.code).toBe(2);
