@@ -252,7 +252,8 @@ export function createDeps(init: DepsInit): Deps {
       const { createInquirerPrompter } = await import('./prompter.js');
       return createInquirerPrompter(io);
     }),
-    canPrompt: () => (init.prompter ? true : io.stdinIsTTY && io.stderrIsTTY) && globals.input && !isCI(env),
+    // The terminal fact alone decides; a test that answers prompts says it runs on a terminal (stdinIsTTY, stderrIsTTY).
+    canPrompt: () => io.stdinIsTTY && io.stderrIsTTY && globals.input && !isCI(env),
     openBrowser: async (url) => {
       if (init.openBrowser) return init.openBrowser(url);
       const { openInBrowser } = await import('./auth/browser.js');

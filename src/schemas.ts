@@ -369,12 +369,6 @@ export const RevokeRequest = z.strictObject({
 });
 export type RevokeRequest = z.infer<typeof RevokeRequest>;
 
-/** OAuth error body (RFC 6749 section 5.2), which the sandbox also uses. */
-export const OAuthError = z.looseObject({
-  error: z.string(),
-  error_description: z.string().optional(),
-});
-
 /** Body of POST /v1/oauth/session/verify. */
 export const SessionVerifyRequest = z.strictObject({ session_token: z.string().min(1) });
 
@@ -391,9 +385,6 @@ export const SessionContext = z.object({
   scopes: z.array(z.string()),
 });
 export type SessionContext = z.infer<typeof SessionContext>;
-
-/** Scope names the spec shows. The full list and the scope each endpoint needs are "not shown". */
-export const KNOWN_SCOPES = ['read_orders', 'read_claims', 'read_store'] as const;
 
 /**
  * CHOICE (docs/spec-choices.md#error-bodies): the error body is "not shown". opcli reads `message`, `error`/`error_description` and
@@ -462,9 +453,6 @@ export const GiftCardTopUpRequest = z.strictObject({
   order_id: z.string().min(1),
 });
 export type GiftCardTopUpRequest = z.infer<typeof GiftCardTopUpRequest>;
-
-/** Provider error body: `{error: "API key not found" | "Store domain not found" | "balance update failure" | ...}`. */
-export const ProviderError = z.looseObject({ error: z.string() });
 
 export const PROVIDER_ERRORS = {
   apiKeyNotFound: 'API key not found',

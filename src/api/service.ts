@@ -32,7 +32,6 @@ export const PATHS = {
  */
 export function createServiceApi(http: HttpClient) {
   return {
-    http,
     /** Endpoint 3. No Authorization header; needs only the base URL. */
     async verifySession(sessionToken: string, signal?: AbortSignal) {
       return (

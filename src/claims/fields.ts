@@ -1,42 +1,19 @@
 /**
  * The leaf fields of an offline claim, derived from `schemas.OfflineClaim` (never hand-listed): their
- * dotted paths (the CSV column names), kinds for coercion, whether they are required, enum values,
- * and the flag name of `claims file`.
+ * dotted paths (the CSV column names), kinds for coercion (src/input/schema.ts), whether they are
+ * required, and the flag name of `claims file`; the coercion of text (CSV cells, flags) into them.
  */
-import type { z } from 'zod';
 import { DECIMAL_RE } from '../flags.js';
+import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
 import { OfflineClaim } from '../schemas.js';
 
-export type FieldKind = 'string' | 'number' | 'boolean' | 'enum' | 'string[]';
-
-export interface ClaimField {
-  /** Dotted path such as `customer.email`: the CSV column and the journal's field names. */
-  key: string;
-  path: string[];
-  kind: FieldKind;
+export interface ClaimField extends SchemaField {
   /** The field and every object above it are required. */
   required: boolean;
   /** The empty string is a valid value (signature): an empty cell is sent as "" when required. */
   acceptsEmpty: boolean;
-  /** Allowed values of an enum. */
-  values?: readonly string[];
-  /** The leaf schema, for inline validation of prompts and flags. */
-  schema: z.ZodType;
   /** The `claims file` flag, without dashes: `customer-email`, `item-image`, `from-valet`. */
   flag: string;
-}
-
-interface Def {
-  type: string;
-  shape?: Record<string, z.ZodType>;
-  innerType?: z.ZodType;
-  element?: z.ZodType;
-  entries?: Record<string, string>;
-  options?: z.ZodType[];
-}
-
-function defOf(schema: z.ZodType): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def;
 }
 
 /** Flag prefixes per top-level object; `options.*` flags carry none (`--from-valet`). */
@@ -50,10 +27,6 @@ const FLAG_NAMES: Record<string, string> = {
   'warranty.warrantyPeriod': 'warranty-period',
 };
 
-function kebab(name: string): string {
-  return name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase();
-}
-
 function flagFor(path: string[]): string {
   const key = path.join('.');
   if (FLAG_NAMES[key]) return FLAG_NAMES[key];
@@ -63,51 +36,13 @@ function flagFor(path: string[]): string {
   return prefix ? `${prefix}-${rest}` : rest;
 }
 
-function kindOf(schema: z.ZodType): { kind: FieldKind; values?: readonly string[] } {
-  const def = defOf(schema);
-  switch (def.type) {
-    case 'number':
-      return { kind: 'number' };
-    case 'boolean':
-      return { kind: 'boolean' };
-    case 'enum':
-      return { kind: 'enum', values: Object.values(def.entries ?? {}) };
-    case 'array':
-      return { kind: 'string[]' };
-    default:
-      return { kind: 'string' };
-  }
-}
-
-function collect(schema: z.ZodType, path: string[], required: boolean, out: ClaimField[]): void {
-  let inner = schema;
-  let optional = false;
-  while (defOf(inner).type === 'optional' || defOf(inner).type === 'default') {
-    optional = true;
-    inner = defOf(inner).innerType as z.ZodType;
-  }
-  const def = defOf(inner);
-  if (def.type === 'object') {
-    for (const [name, child] of Object.entries(def.shape ?? {})) collect(child, [...path, name], required && !optional, out);
-    return;
-  }
-  out.push({
-    key: path.join('.'),
-    path,
-    ...kindOf(inner),
-    required: required && !optional,
-    acceptsEmpty: inner.safeParse('').success,
-    schema: inner,
-    flag: flagFor(path),
-  });
-}
-
-/** Every leaf field of an offline claim, in the schema's order. */
-export const CLAIM_FIELDS: readonly ClaimField[] = (() => {
-  const out: ClaimField[] = [];
-  collect(OfflineClaim, [], true, out);
-  return out;
-})();
+/** Every leaf field of an offline claim (`item.price`, the CSV column names), in the schema's order. */
+export const CLAIM_FIELDS: readonly ClaimField[] = schemaFields(OfflineClaim, { nested: true }).map((field) => ({
+  ...field,
+  required: !field.optional,
+  acceptsEmpty: field.schema.safeParse('').success,
+  flag: flagFor(field.path),
+}));
 
 export const FIELD_BY_KEY: ReadonlyMap<string, ClaimField> = new Map(CLAIM_FIELDS.map((f) => [f.key, f]));
 
@@ -152,8 +87,8 @@ const AS_TEXT = 'the original value is lost; export the file again from its sour
  * A cell a spreadsheet visibly damaged: scientific notation in a text or id field, or a date where
  * the column holds codes. The original value cannot be recovered, so the row is refused.
  */
-export function spreadsheetDamage(field: Pick<ClaimField, 'key' | 'kind'>, text: string): string | undefined {
-  if (field.kind !== 'string') return undefined;
+export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text: string): string | undefined {
+  if (field.type !== 'string') return undefined;
   if (SCIENTIFIC.test(text)) return `"${text}" looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
   if (CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `"${text}" looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
   return undefined;
@@ -169,7 +104,7 @@ const FALSE = new Set(['false', 'no', 'n', '0']);
 export function coerceText(field: ClaimField, text: string): { value?: unknown; issue?: CoercionIssue } {
   const trimmed = text.trim();
   if (trimmed === '') return field.required && field.acceptsEmpty ? { value: '' } : {};
-  switch (field.kind) {
+  switch (field.type) {
     case 'number': {
       const n = Number(trimmed);
       if (!DECIMAL_RE.test(trimmed) || !Number.isFinite(n)) {
@@ -184,7 +119,7 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
       if (FALSE.has(lower)) return { value: false };
       return { issue: { path: field.key, message: `expected true or false, got "${trimmed}"` } };
     }
-    case 'string[]': {
+    case 'array': {
       if (trimmed.startsWith('[')) {
         try {
           const parsed: unknown = JSON.parse(trimmed);

@@ -86,7 +86,7 @@ export class Planner {
     const robust = robustJson(claim);
     if (keyColumn !== undefined) {
       if (!row.userKey) return invalid([{ path: keyColumn, message: `the --key column ${keyColumn} is empty` }]);
-      const damage = spreadsheetDamage({ key: keyColumn, kind: 'string' }, row.userKey);
+      const damage = spreadsheetDamage({ key: keyColumn, type: 'string' }, row.userKey);
       if (damage) return invalid([{ path: keyColumn, message: damage }]);
       const hash = userKeyHash(row.userKey);
       const seen = this.contents.add(hash, row.line);

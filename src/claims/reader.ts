@@ -261,13 +261,13 @@ function applyDefaults(value: Record<string, unknown>, options: OpenOptions): vo
 export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
-    if (field.kind === 'string') {
+    if (field.type === 'string') {
       const v = getPath(value, field.path);
       const damage = typeof v === 'string' ? spreadsheetDamage(field, v.trim()) : undefined;
       if (damage) issues.push({ path: field.key, message: damage });
       continue;
     }
-    if (field.kind !== 'number' && field.kind !== 'boolean') continue;
+    if (field.type !== 'number' && field.type !== 'boolean') continue;
     const v = getPath(value, field.path);
     if (typeof v !== 'string') continue;
     const { value: coerced, issue } = coerceText(field, v);

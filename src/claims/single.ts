@@ -1,14 +1,13 @@
 /** One claim from flags, a JSON file or prompts: built, checked with the shared schema, then sent once. */
-import { readFileSync } from 'node:fs';
-import { resolve as resolvePath } from 'node:path';
 import type { Deps } from '../deps.js';
 import { isOutcomeUncertain, OpcliError, UsageError, ValidationError } from '../errors.js';
 import { printJson } from '../output.js';
 import type { FieldIssue } from '../schemas.js';
-import { readStdinText } from '../stdin.js';
-import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath } from './fields.js';
+import { readDataObject } from '../input/data.js';
+import { garbledText } from '../input/issues.js';
+import { textProblem } from '../text/flag-text.js';
+import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { isStoreMismatch, storeMismatch } from './plan.js';
-import { coerceObject } from './reader.js';
 import { validateClaim } from './validate.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
@@ -21,53 +20,61 @@ export interface SingleOptions {
   json: boolean;
 }
 
-async function readData(data: string, deps: Deps): Promise<Record<string, unknown>> {
-  let text: string;
-  if (data === '-') text = await readStdinText(deps);
-  else {
-    try {
-      text = readFileSync(resolvePath(deps.cwd, data), 'utf8');
-    } catch (error) {
-      throw new UsageError(`Cannot read --data ${data}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}.`);
-    }
+const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims template --json` prints one)';
+
+/**
+ * Reads --data: one claim as a JSON object in UTF-8. JSON has types, so values are taken as they are
+ * (no CSV-style coercion: "yes" is not a boolean here); text no one typed on purpose is refused by
+ * field, as is a value a spreadsheet damaged.
+ */
+async function readData(data: string, deps: Deps): Promise<{ claim: Record<string, unknown>; issues: FieldIssue[] }> {
+  const claim = await readDataObject(deps, data, ONE_CLAIM);
+  const mayBeEmpty = new Set(CLAIM_FIELDS.filter((f) => f.required && f.acceptsEmpty).map((f) => f.key));
+  const issues = garbledText(claim, { refuseEmpty: true, mayBeEmpty });
+  for (const field of CLAIM_FIELDS) {
+    const value = getPath(claim, field.path);
+    const damage = typeof value === 'string' ? spreadsheetDamage(field, value.trim()) : undefined;
+    if (damage && !issues.some((i) => i.path === field.key)) issues.push({ path: field.key, message: damage });
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text.replace(/^\ufeff/, ''));
-  } catch (error) {
-    throw new UsageError(`--data ${data} is not valid JSON: ${(error as Error).message}`, 'Pass one claim as a JSON object; `opcli claims template --json` prints one.');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new UsageError(`--data ${data} must hold one claim (a JSON object).`, 'For many claims use `opcli claims file --from claims.jsonl`.');
-  }
-  return parsed as Record<string, unknown>;
+  return { claim, issues };
 }
 
-/** Applies flag values over the claim; returns coercion problems by field path. */
-export function applyFlags(claim: Record<string, unknown>, flags: FieldFlags): FieldIssue[] {
+/** One text flag's value: refused when empty (but where the spec makes "" a value: signature), blank or garbled; then coerced to the field's type. */
+function flagValue(field: ClaimField, raw: string): { value?: unknown; issue?: string } {
+  if (raw === '' && field.required && field.acceptsEmpty) return { value: '' };
+  const problem = textProblem(raw);
+  if (problem) return { issue: problem };
+  // A repeatable flag gives one item each time: it is not split or parsed like a CSV cell.
+  if (field.type === 'array') return { value: raw.trim() };
+  const { value, issue } = coerceText(field, raw);
+  return issue ? { issue: issue.message } : { value };
+}
+
+/** Applies flag values over the claim; returns the flags whose values cannot be used. */
+function applyFlags(claim: Record<string, unknown>, flags: FieldFlags): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
     const raw = flags[field.key];
     if (raw === undefined) continue;
-    if (typeof raw === 'boolean') setPath(claim, field.path, raw);
-    else if (Array.isArray(raw)) setPath(claim, field.path, raw.map((v) => v.trim()).filter(Boolean));
-    else {
-      const { value, issue } = coerceText(field, raw);
-      if (issue) issues.push({ path: `--${field.flag}`, message: issue.message });
-      // An empty flag value (--signature "") is kept as given.
-      else setPath(claim, field.path, value ?? (field.acceptsEmpty ? '' : undefined));
+    if (typeof raw === 'boolean') {
+      setPath(claim, field.path, raw);
+      continue;
     }
+    const items = Array.isArray(raw) ? raw.map((item) => flagValue(field, item)) : [flagValue(field, raw)];
+    const issue = items.find((item) => item.issue)?.issue;
+    if (issue) issues.push({ path: `--${field.flag}`, message: issue });
+    else setPath(claim, field.path, Array.isArray(raw) ? items.map((item) => item.value) : items[0]?.value);
   }
   return issues;
 }
 
 /** Required fields still absent, in the schema's order. */
-export function missingRequired(claim: unknown): ClaimField[] {
+function missingRequired(claim: unknown): ClaimField[] {
   return CLAIM_FIELDS.filter((f) => f.required && getPath(claim, f.path) === undefined);
 }
 
 function label(field: ClaimField): string {
-  const hint = field.kind === 'number' ? ' (a number)' : field.key === 'warranty.warrantyPeriod' ? ' (ISO 8601 duration, e.g. P1Y)' : field.key === 'warranty.dateOfPurchase' ? ' (date-time, e.g. 2024-05-01T10:00:00Z)' : field.acceptsEmpty ? ' (a URL, or empty)' : '';
+  const hint = field.type === 'number' ? ' (a number)' : field.key === 'warranty.warrantyPeriod' ? ' (ISO 8601 duration, e.g. P1Y)' : field.key === 'warranty.dateOfPurchase' ? ' (date-time, e.g. 2024-05-01T10:00:00Z)' : field.acceptsEmpty ? ' (a URL, or empty)' : '';
   return `${field.key}${hint}:`;
 }
 
@@ -75,12 +82,15 @@ function label(field: ClaimField): string {
 async function ask(claim: Record<string, unknown>, missing: ClaimField[], deps: Deps): Promise<void> {
   const prompter = await deps.prompter();
   for (const field of missing) {
-    if (field.kind === 'enum' && field.values) {
+    if (field.type === 'enum' && field.values) {
       const value = await prompter.select({ message: `${field.key}:`, choices: field.values.map((v) => ({ name: v, value: v })) });
       setPath(claim, field.path, value);
       continue;
     }
     const check = (text: string): true | string => {
+      // The same text check as a flag's; an empty answer is left to the field's schema.
+      const problem = text === '' ? undefined : textProblem(text);
+      if (problem) return `the answer ${problem}`;
       const { value, issue } = coerceText(field, text);
       if (issue) return issue.message;
       const parsed = field.schema.safeParse(value ?? (field.acceptsEmpty ? '' : undefined));
@@ -95,10 +105,13 @@ async function ask(claim: Record<string, unknown>, missing: ClaimField[], deps: 
 
 /** Files one claim and prints its sourceOrderId (--json: the whole payload). */
 export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> {
-  const claim = opts.data ? await readData(opts.data, deps) : {};
-  const readIssues = opts.data ? coerceObject(claim) : [];
+  const read = opts.data ? await readData(opts.data, deps) : { claim: {}, issues: [] };
+  const claim = read.claim;
+  // A flag replaces the --data value it names, and what was wrong with that value with it.
+  const given = Object.keys(opts.fields);
+  const readIssues = read.issues.filter((issue) => !given.some((key) => issue.path === key || issue.path.startsWith(`${key}.`)));
   const flagIssues = applyFlags(claim, opts.fields);
-  if (flagIssues.length) throw new ValidationError('Some flag values are not of the right type.', flagIssues);
+  if (flagIssues.length) throw new ValidationError('Some flag values cannot be used.', flagIssues, 'Nothing was sent. Correct the flags named above.');
   const tokenStore = await deps
     .profile()
     .then((p) => p.storeId)

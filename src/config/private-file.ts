@@ -4,7 +4,7 @@
  * a folder others can write into (where they could plant a link or a file); and nothing here
  * changes the mode of a folder opcli did not create.
  */
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../errors.js';
 
 /** A config file or folder that opcli refuses to use: exit 2, with what to check. */
@@ -115,23 +115,6 @@ export function openPrivateFile(path: string, flags: number, what: string, mode 
   return fd;
 }
 
-/** Checks a path: absent (false), or a private regular file (true); a link, a foreign or shared file throws. */
-export function assertPrivateFile(path: string, what: string): boolean {
-  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
-  if (fd === undefined) return false;
-  closeSync(fd);
-  return true;
-}
-
-/** Whether `path` is a symbolic link (lstat), for callers that must refuse before creating. */
-export function isSymlink(path: string): boolean {
-  try {
-    return lstatSync(path).isSymbolicLink();
-  } catch {
-    return false;
-  }
-}
-
 /** Reads a private file as UTF-8, or undefined when it does not exist. */
 export function readPrivateFile(path: string, what: string): string | undefined {
   // O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file.
@@ -142,4 +125,12 @@ export function readPrivateFile(path: string, what: string): string | undefined 
   } finally {
     closeSync(fd);
   }
+}
+
+/** Checks a path: absent (false), or a private regular file (true); a link, a foreign or shared file throws. */
+export function assertPrivateFile(path: string, what: string): boolean {
+  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  if (fd === undefined) return false;
+  closeSync(fd);
+  return true;
 }

@@ -7,7 +7,8 @@
 import type { Deps } from '../deps.js';
 import { OpcliError, ValidationError } from '../errors.js';
 import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
-import { fieldKinds, validateBody } from './fields.js';
+import { fieldKinds } from '../input/flags.js';
+import { validateBody } from '../input/issues.js';
 import { fetchPage } from './pager.js';
 
 /** CHOICE (docs/spec-choices.md#page-size): the page size used while looking for the current record (the spec gives no maximum). */

@@ -138,6 +138,14 @@ describe('claims file (one claim)', () => {
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
+  it('a garbled prompt answer is refused with the same text check as a flag; nothing is sent', async () => {
+    const prompter = scriptedPrompter({ 'customer.email': 'bob@example.com', 'item.name': 'Mug\x1b[2J' });
+    const res = await runOpcli(['claims', 'file'], { env: env(), tty: true, prompter });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('item.name: the answer holds a control character');
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
   it('without a terminal, lists the missing flags and sends nothing (exit 2)', async () => {
     const res = await runOpcli(['claims', 'file', '--customer-email', 'a@b.co'], { env: env() });
     expect(res.code).toBe(2);
@@ -147,12 +155,77 @@ describe('claims file (one claim)', () => {
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
+  it('an injected prompter does not make a pipe a terminal: no question is asked without a TTY', async () => {
+    const prompter = scriptedPrompter({});
+    const res = await runOpcli(['claims', 'file'], { env: env(), tty: false, prompter });
+    expect(res.code).toBe(2);
+    expect(prompter.asked).toHaveLength(0);
+    expect(res.stderr).toContain('Missing required fields: --customer-email');
+    expect(res.deps.canPrompt()).toBe(false);
+  });
+
   it('--no-input refuses to prompt even on a terminal', async () => {
     const prompter = scriptedPrompter({});
     const res = await runOpcli(['--no-input', 'claims', 'file'], { env: env(), tty: true, prompter });
     expect(res.code).toBe(2);
     expect(prompter.asked).toHaveLength(0);
     expect(res.stderr).toContain('--customer-email');
+  });
+
+  it('refuses an empty, blank or garbled text flag by name, and sends nothing (but --signature "" is the spec\'s value)', async () => {
+    const cases: [string, string, string][] = [
+      ['--item-sku', '', '--item-sku: is empty'],
+      ['--store-id', ' ', '--store-id: is blank'],
+      ['--shipping-city', 'Spring\x1b[2Jfield', '--shipping-city: holds a control character'],
+      ['--item-name', 'Kettle \uFFFD', '--item-name: holds U+FFFD'],
+      ['--item-image', ' ', '--item-image: is blank'],
+      ['--signature', ' ', '--signature: is blank'],
+      ['--shipping-lat', '', '--shipping-lat: is empty'],
+    ];
+    for (const [flag, value, said] of cases) {
+      const args = [...FLAGS];
+      if (args.includes(flag)) args[args.indexOf(flag) + 1] = value;
+      else args.push(flag, value);
+      const res = await runOpcli(['claims', 'file', ...args], { env: env() });
+      expect(res.code, flag).toBe(2);
+      expect(res.stderr, flag).toContain(said);
+    }
+    expect(claimBodies(sandbox)).toHaveLength(0);
+  });
+
+  it('takes --data values with their JSON types and refuses garbled text, naming the field; nothing is sent', async () => {
+    const template = JSON.parse((await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['a string for a boolean', { ...template, options: { fromValet: 'yes' } }, 'options.fromValet'],
+      ['a string for a number', { ...template, item: { ...template.item, price: '49.99' } }, 'item.price'],
+      ['a control character', { ...template, item: { ...template.item, name: 'Mug\u001b[2J' } }, 'item.name: holds a control character'],
+      ['U+FFFD in a list', { ...template, item: { ...template.item, images: ['https://example.com/\uFFFD.jpg'] } }, 'item.images.0: holds U+FFFD'],
+      ['an empty optional text', { ...template, item: { ...template.item, sku: '' } }, 'item.sku: is empty'],
+      ['a blank signature', { ...template, signature: ' ' }, 'signature: is blank'],
+    ];
+    for (const [what, claim, said] of cases) {
+      const path = join(dir, 'claim.json');
+      writeFileSync(path, JSON.stringify(claim));
+      const res = await runOpcli(['claims', 'file', '--data', path], { env: env() });
+      expect(res.code, what).toBe(2);
+      expect(res.stderr, what).toContain(said);
+    }
+    expect(claimBodies(sandbox)).toHaveLength(0);
+    // A flag replaces the --data value it names, and what was wrong with it.
+    writeFileSync(join(dir, 'fixed.json'), JSON.stringify({ ...template, item: { ...template.item, sku: '' }, signature: '' }));
+    const fixed = await runOpcli(['claims', 'file', '--data', join(dir, 'fixed.json'), '--item-sku', 'SKU-1'], { env: env() });
+    expect(fixed.code).toBe(0);
+    expect(JSON.parse(claimBodies(sandbox)[0] as string)).toMatchObject({ item: { sku: 'SKU-1' }, signature: '' });
+  });
+
+  it('refuses a --data file that is not UTF-8, naming it; nothing is sent', async () => {
+    const template = (await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout;
+    const path = join(dir, 'latin1.json');
+    writeFileSync(path, Buffer.from(template.replace('"name": "', '"name": "Caf\u00e9 '), 'latin1'));
+    const res = await runOpcli(['claims', 'file', '--data', path], { env: env() });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`The --data file ${path} is not UTF-8 text.`);
+    expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
   it('names each invalid field with what was expected, and sends nothing', async () => {

@@ -11,6 +11,9 @@ import { isKnownOpen } from './known-open.js';
 import type { CommandInfo } from './tree.js';
 import { byKind, FLAG_KINDS, universal, type Wrong } from './values.js';
 
+/** Values a generator class draws that the spec allows: not wrong, so not generated (`signature: ""` is allowed). */
+const VALID_BY_SPEC = new Set(['claims file --signature empty']);
+
 /** A generator of cases for one (target, class) of a command: draws a value, then builds the case. */
 export interface Generator {
   target: string;
@@ -71,6 +74,7 @@ export function generatorsFor(info: CommandInfo, knownOpen = false): Generator[]
   for (const flag of info.flags.filter((f) => f.takesValue)) {
     const kind = COMMAND_FLAG_KINDS[`${command} ${flag.long}`] ?? FLAG_KINDS[flag.long] ?? 'text';
     for (const w of [...universal(), ...byKind(kind)]) {
+      if (VALID_BY_SPEC.has(`${command} ${flag.long} ${w.cls}`)) continue;
       add(flag.long, w, (ctx, value) => {
         const base = baseline(info, ctx);
         return { argv: [...info.path, ...base.args, ...without(base.flags, flag.long, true), flag.long, value], mentions: flagMentions(flag.long) };

@@ -81,7 +81,7 @@ Examples:
 export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
   let json: unknown;
   if (opts.data !== undefined) {
-    const { readDataText } = await import('../../orders/data.js');
+    const { readDataText } = await import('../../input/data.js');
     const { text, source } = await readDataText(deps, opts.data, { inline: true });
     try {
       json = JSON.parse(text);

@@ -44,13 +44,13 @@ export function register(group: Command, deps: Deps): void {
     .option('--jsonl', 'one JSON result per row on stdout (batch)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
   for (const field of CLAIM_FIELDS) {
-    if (field.kind === 'boolean') {
+    if (field.type === 'boolean') {
       cmd.addOption(new Option(`--${field.flag}`, describeField(field)));
       cmd.addOption(new Option(`--no-${field.flag}`, `${field.key} = false`).hideHelp());
-    } else if (field.kind === 'string[]') {
+    } else if (field.type === 'array') {
       cmd.addOption(new Option(`--${field.flag} <url>`, describeField(field)).argParser((v: string, prev: string[] = []) => [...prev, v]));
     } else {
-      cmd.addOption(new Option(`--${field.flag} <${field.kind === 'number' ? 'number' : 'value'}>`, describeField(field)));
+      cmd.addOption(new Option(`--${field.flag} <${field.type === 'number' ? 'number' : 'value'}>`, describeField(field)));
     }
   }
   cmd

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ApiError, OpcliError, UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
-import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
+import { addBodyCommand, fieldKinds } from '../../input/flags.js';
 import { Order } from '../../schemas.js';
 
 export interface UpdateOptions {
@@ -22,12 +22,13 @@ const KINDS = fieldKinds(Order);
 
 /** Registers `orders update`. */
 export function register(group: Command, deps: Deps): void {
-  const cmd = group
-    .command('update')
-    .description('Change fields of an order, keeping every field not given (PUT /v1/orders/{sourceOrderId})')
-    .argument('<sourceOrderId>', 'the order to update')
-    .option('--data <file>', 'a JSON file with order fields, or - to read standard input; flags override it');
-  addFieldFlags(cmd, KINDS);
+  const cmd = addBodyCommand(group, {
+    name: 'update',
+    description: 'Change fields of an order, keeping every field not given (PUT /v1/orders/{sourceOrderId})',
+    argument: ['<sourceOrderId>', 'the order to update'],
+    holds: 'order fields',
+    kinds: KINDS,
+  });
   cmd
     .option('--replace', 'send exactly the fields given, erasing every other field (no lookup of the current record)')
     .option('--page-size <n>', 'orders per page while looking for the current record (default 100)', (v: string) => parseWholeNumber(v, '--page-size', { min: 1 }))
@@ -62,8 +63,8 @@ Examples:
 /** Plans (reads, merges, validates) and sends, or with --dry-run shows, the order update. */
 export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   const [{ readDataObject }, { fieldsFromFlags }, { planUpdate }, { createProgress, count }, { PATHS }, render] = await Promise.all([
-    import('../../orders/data.js'),
-    import('../../orders/fields.js'),
+    import('../../input/data.js'),
+    import('../../input/flags.js'),
     import('../../orders/update.js'),
     import('../../text/progress.js'),
     import('../../api/service.js'),

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { addFieldFlags, fieldKinds } from '../../orders/fields.js';
+import { addBodyCommand, fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
@@ -20,12 +20,13 @@ const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
 
 /** Registers `variants create`. */
 export function register(group: Command, deps: Deps): void {
-  const cmd = group
-    .command('create')
-    .description('Create a product variant, a child of a product (POST /v2/products/{productId}/children)')
-    .argument('<productId>', 'the parent product; also sent as the body\'s productId')
-    .option('--data <file>', 'a JSON file with the variant fields, or - to read standard input; flags override it');
-  addFieldFlags(cmd, KINDS);
+  const cmd = addBodyCommand(group, {
+    name: 'create',
+    description: 'Create a product variant, a child of a product (POST /v2/products/{productId}/children)',
+    argument: ['<productId>', 'the parent product; also sent as the body\'s productId'],
+    holds: 'the variant fields',
+    kinds: KINDS,
+  });
   cmd
     .option('--dry-run', 'print the request (method, path, body) and send nothing')
     .option('--json', 'print the answer as JSON')
@@ -58,8 +59,8 @@ function checkProductId(productId: string): void {
 /** Assembles, validates and sends (or, with --dry-run, prints) the variant. */
 export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
   const [{ buildBody, printDryRun }, { readDataObject }, { PATHS }] = await Promise.all([
-    import('../../orders/body.js'),
-    import('../../orders/data.js'),
+    import('../../input/body.js'),
+    import('../../input/data.js'),
     import('../../api/service.js'),
   ]);
   // The path names the product; a --data file naming another one is a mistake, not an override.

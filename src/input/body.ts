@@ -2,7 +2,8 @@
 import type { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { readDataObject } from './data.js';
-import { type FieldKind, fieldsFromFlags, validateBody } from './fields.js';
+import { type FieldKind, fieldsFromFlags } from './flags.js';
+import { validateBody } from './issues.js';
 
 /** Reads --data (a path, `-`, or an already read object), lays the flags over it and validates the result with `schema`. */
 export async function buildBody<S extends z.ZodObject>(

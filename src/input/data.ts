@@ -1,0 +1,59 @@
+/** Reading a `--data` argument: a JSON file, `-` for standard input, or (for `opcli api`) inline JSON. */
+import type { Deps } from '../deps.js';
+import { UsageError } from '../errors.js';
+import { readStdinText } from '../stdin.js';
+
+interface DataText {
+  text: string;
+  /** What to call it in a message: the file's name, `standard input` or `--data`. */
+  source: string;
+}
+
+/** Decodes a file's bytes as UTF-8, refusing bytes that are not: they would become U+FFFD in a name or an address, and be sent. */
+function decodeUtf8(bytes: Uint8Array, source: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`The --data file ${source} is not UTF-8 text.`, 'Save it as UTF-8 (most editors offer it under "Save as" or "Encoding") and run the command again.');
+  }
+}
+
+/** Reads the text a --data value names: `-` is standard input, `@file` or `file` a file; `inline` takes any other value as the JSON itself. */
+export async function readDataText(deps: Deps, value: string, options: { inline?: boolean } = {}): Promise<DataText> {
+  if (value === '-') {
+    if (deps.io.stdinIsTTY) throw new UsageError('--data - reads JSON from a pipe, but standard input is a terminal.', 'Pipe the JSON in, e.g. `cat order.json | opcli … --data -`.');
+    return { text: await readStdinText(deps), source: 'standard input' };
+  }
+  if (options.inline && !value.startsWith('@')) return { text: value, source: '--data' };
+  const file = value.startsWith('@') ? value.slice(1) : value;
+  const { readFile } = await import('node:fs/promises');
+  const { resolve } = await import('node:path');
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(resolve(deps.cwd, file));
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new UsageError(`Cannot read --data file ${file}${code === 'ENOENT' ? ': no such file' : `: ${(error as Error).message}`}.`, 'Pass a JSON file path, or - to read standard input.');
+  }
+  return { text: decodeUtf8(bytes, file), source: file };
+}
+
+/** Parses the text of a --data document: a JSON object. `example` shows one in the hint. */
+function parseDataDocument(text: string, source: string, example = '{"currency":"USD"}'): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`, `Pass a JSON object such as ${example}.`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new UsageError(`${source} must hold a JSON object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}.`, `Pass a JSON object such as ${example}.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The JSON object a --data value names. */
+export async function readDataObject(deps: Deps, value: string, example?: string): Promise<Record<string, unknown>> {
+  const { text, source } = await readDataText(deps, value);
+  return parseDataDocument(text, source, example);
+}

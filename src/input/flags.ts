@@ -1,0 +1,131 @@
+/** One flag per field of a request body (Order, ProductVariant), derived from the shared schemas. */
+import type { Command } from 'commander';
+import type { z } from 'zod';
+import { DECIMAL_RE } from '../flags.js';
+import type { FieldIssue } from '../schemas.js';
+import { textProblem } from '../text/flag-text.js';
+import { kebab, type SchemaField, schemaFields } from './schema.js';
+
+/** A top-level body field and the flag that sets it. */
+export interface FieldKind extends SchemaField {
+  /** The field's name in the body. */
+  name: string;
+  /** The kebab-case flag name, without dashes (a repeatable list's takes one item: `bundle-product-id`). */
+  flag: string;
+}
+
+/** Flag names that are not the plain kebab-case of the field (repeatable arrays take one item). */
+const SINGULAR: Record<string, string> = { bundleProductIds: 'bundle-product-id' };
+
+/** Reads the kind of every top-level field of an object schema. */
+export function fieldKinds(schema: z.ZodObject): FieldKind[] {
+  return schemaFields(schema).map((field) => ({ ...field, name: field.key, flag: SINGULAR[field.key] ?? kebab(field.key) }));
+}
+
+function describe(kind: FieldKind): string {
+  const req = kind.optional ? '' : ' (required)';
+  switch (kind.type) {
+    case 'number':
+      return `${kind.name}: a number${req}`;
+    case 'integer':
+      return `${kind.name}: a whole number of 0 or more${req}`;
+    case 'boolean':
+      return `${kind.name}: true when given${req}`;
+    case 'array':
+      return `${kind.name}: repeat the flag for each item${req}`;
+    case 'enum':
+      return kind.values && kind.values.length <= 10
+        ? `${kind.name}: one of ${kind.values.join(', ')}${req}`
+        : `${kind.name}: a ${kind.values?.[0]?.length === 3 ? 'three-letter code such as USD' : 'listed value'}${req}`;
+    default:
+      if (kind.format === 'datetime') return `${kind.name}: ISO 8601 date-time with a zone, e.g. 2024-05-01T12:00:00Z${kind.nullable ? ', or null' : ''}${req}`;
+      if (kind.format === 'email') return `${kind.name}: an e-mail address${req}`;
+      return `${kind.name}${req}`;
+  }
+}
+
+/** What a command that sends a body declares: its name, what it does, its one argument, and the body it takes. */
+export interface BodyCommand {
+  name: string;
+  description: string;
+  argument: [name: string, description: string];
+  /** What the --data file holds: `order fields`. */
+  holds: string;
+  kinds: FieldKind[];
+}
+
+/** Adds a command that sends a body: its argument, `--data` (a JSON file, or - for stdin) and one flag per field. */
+export function addBodyCommand(group: Command, spec: BodyCommand): Command {
+  const cmd = group
+    .command(spec.name)
+    .description(spec.description)
+    .argument(...spec.argument)
+    .option('--data <file>', `a JSON file with ${spec.holds}, or - to read standard input; flags override it`);
+  addFieldFlags(cmd, spec.kinds);
+  return cmd;
+}
+
+/** Declares one flag per field on a command. */
+function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
+  for (const kind of kinds) {
+    if (kind.type === 'boolean') {
+      cmd.option(`--${kind.flag}`, describe(kind));
+      cmd.option(`--no-${kind.flag}`, `${kind.name}: false`);
+    } else if (kind.type === 'array') {
+      cmd.option(`--${kind.flag} <value>`, describe(kind), (v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+    } else {
+      cmd.option(`--${kind.flag} <value>`, describe(kind));
+    }
+  }
+}
+
+/** Turns `bundle-product-id` into `bundleProductId`, as commander names a flag's value. */
+function camel(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * Converts the flag values commander collected into body fields; a value that cannot be converted
+ * becomes an issue naming the flag.
+ */
+export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind[]): { fields: Record<string, unknown>; issues: FieldIssue[] } {
+  const fields: Record<string, unknown> = {};
+  const issues: FieldIssue[] = [];
+  for (const kind of kinds) {
+    const raw = flags[camel(kind.flag)];
+    if (raw === undefined) continue;
+    const flag = `--${kind.flag}`;
+    if (kind.type === 'boolean') {
+      fields[kind.name] = raw;
+      continue;
+    }
+    if (kind.type === 'array') {
+      const bad = (raw as string[]).map((item) => textProblem(item)).find((p) => p !== undefined);
+      if (bad) issues.push({ path: kind.name, message: `${flag} ${bad}` });
+      else fields[kind.name] = raw;
+      continue;
+    }
+    const text = String(raw);
+    const problem = textProblem(text);
+    if (problem) {
+      issues.push({ path: kind.name, message: `${flag} ${problem}` });
+      continue;
+    }
+    if (kind.nullable && text === 'null') {
+      fields[kind.name] = null;
+      continue;
+    }
+    if (kind.type === 'number' || kind.type === 'integer') {
+      const n = Number(text.trim());
+      if (!DECIMAL_RE.test(text.trim()) || !Number.isFinite(n)) {
+        const exponent = /^[+-]?(\d+(\.\d*)?|\.\d+)[eE]/.test(text.trim()) ? ' (write it without an exponent)' : '';
+        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"${exponent}` });
+        continue;
+      }
+      fields[kind.name] = n;
+      continue;
+    }
+    fields[kind.name] = text;
+  }
+  return { fields, issues };
+}
