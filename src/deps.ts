@@ -268,7 +268,8 @@ export function createDeps(init: DepsInit): Deps {
 
 /** A whole-number OPCLI_* variable; anything else is a usage error naming it (not silently ignored). */
 function numberEnv(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
+  if (value === undefined || value === '') return undefined;
+  if (value.trim() === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a whole number.`);
   if (!/^\d+$/.test(value.trim())) throw new UsageError(`${name} "${value}" is not a whole number.`, `Set ${name} to a whole number (${name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4'}), or unset it.`);
   return Number(value.trim());
 }

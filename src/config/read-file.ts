@@ -19,7 +19,10 @@ export class DamagedFileError extends OpcliError {
 
 /** Parses a file's text and checks it against `schema`; anything else is a DamagedFileError. */
 function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what: string): T {
-  if (text.trim() === '') return schema.parse({});
+  // A file of nothing but spaces, or of zero bytes, is one whose write was cut short (a full disk, a
+  // crash): reading it as empty would forget every profile and login without a word.
+  if (text.trim() === '') throw new DamagedFileError(path, what, 'it is empty (a write may have been cut short, e.g. by a full disk)');
+  if (text.includes('\uFFFD')) throw new DamagedFileError(path, what, 'it is not UTF-8 text');
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -146,16 +146,15 @@ describe('config set/get/unset/list', () => {
     expect(readdirSync(dir).filter((f) => !f.endsWith('.lock-target')).sort()).toEqual(['credentials.json', 'settings.json']);
   });
 
-  it('opens an empty or missing file as empty, and a read never creates or rewrites a file', async () => {
+  it('opens a missing file as empty, and a read never creates or rewrites a file', async () => {
     const { writeFileSync } = await import('node:fs');
     const list = await runOpcli(['config', 'list', '--json'], { env: env() });
     expect(list.code).toBe(0);
     expect(existsSync(join(dir, 'settings.json'))).toBe(false);
     expect(existsSync(join(dir, 'credentials.json'))).toBe(false);
-    writeFileSync(join(dir, 'settings.json'), '  \n', { mode: 0o600 });
     writeFileSync(join(dir, 'credentials.json'), '{"profiles":{},"extra":1}', { mode: 0o600 });
     expect((await runOpcli(['auth', 'status'], { env: env() })).stderr).not.toContain('damaged');
-    expect(readFileSync(join(dir, 'settings.json'), 'utf8')).toBe('  \n');
+    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
     expect(readFileSync(join(dir, 'credentials.json'), 'utf8')).toBe('{"profiles":{},"extra":1}');
   });
 
@@ -363,5 +362,41 @@ describe('files and folders that are not safe to use', () => {
     const file = await runOpcli(['config', 'list'], { env: env() });
     expect(file.code).toBe(2);
     expect(file.stderr).toContain(`The settings file ${join(dir, 'settings.json')} is owned by another user`);
+  });
+});
+
+describe('files cut short and variables that are not text', () => {
+  it('an empty settings file (a write cut short by a full disk) names the file, exit 2, and is left as it is', async () => {
+    const { writeFileSync } = await import('node:fs');
+    expect((await runOpcli(['config', 'set', 'base-url', 'https://api.example.com'], { env: env() })).code).toBe(0);
+    const path = join(dir, 'settings.json');
+    writeFileSync(path, '', { mode: 0o600 });
+    const r = await runOpcli(['orders', 'list'], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`The settings file ${path} is damaged: it is empty`);
+    expect(readFileSync(path, 'utf8')).toBe('');
+  });
+
+  it('a credentials file that is not UTF-8 is named as damaged, not read as "not logged in"', async () => {
+    const { writeFileSync } = await import('node:fs');
+    expect((await runOpcli(['config', 'set', 'base-url', 'https://api.example.com'], { env: env() })).code).toBe(0);
+    const path = join(dir, 'credentials.json');
+    writeFileSync(path, Buffer.from([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]), { mode: 0o600 });
+    const r = await runOpcli(['orders', 'list'], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`The credentials file ${path} is damaged: it is not UTF-8 text`);
+  });
+
+  it.each(['OPCLI_TOKEN', 'OPCLI_CLIENT_ID', 'OPCLI_CLIENT_SECRET'])('%s holding U+FFFD is a usage error naming it', async (name) => {
+    const r = await runOpcli(['orders', 'list'], { env: { ...env(), OPCLI_BASE_URL: 'http://127.0.0.1:9', [name]: 'svc_at_ab\uFFFDcd' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${name} holds characters that are not valid text`);
+    expect(r.stderr).not.toContain('\uFFFD');
+  });
+
+  it('a blank OPCLI_HTTP_TIMEOUT is a usage error, not ignored', async () => {
+    const r = await runOpcli(['orders', 'list'], { env: { ...env(), OPCLI_BASE_URL: 'http://127.0.0.1:9', OPCLI_TOKEN: 'svc_at_x', OPCLI_HTTP_TIMEOUT: '  ' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('OPCLI_HTTP_TIMEOUT is set but holds only whitespace');
   });
 });

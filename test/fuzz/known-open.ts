@@ -21,12 +21,6 @@ const each = (command: string, targets: string[], classes: string[], reason: str
 export const KNOWN_OPEN: KnownOpen[] = [
   // issue 10 (claims): a batch that is not UTF-8 (the batch pipeline reads rows; F1)
   ...each('claims file', ['jsonl row', 'csv row'], ['invalid-utf8'], 'claims file reads a batch that is not UTF-8 as U+FFFD and files it (F1)'),
-  // issue 12 (config files, OPCLI_*) and 16 (http), as merged into main at 1f17abe
-  ...each('orders list', ['settings.json'], ['empty', 'invalid-utf8'], 'an empty settings file, or one that is not UTF-8, reads as "No base URL is configured" (F11)'),
-  ...each('orders list', ['credentials.json'], ['empty', 'invalid-utf8'], 'an empty credentials file, or one that is not UTF-8, reads as "Not logged in", exit 4 (F11)'),
-  ...each('orders list', ['OPCLI_HTTP_TIMEOUT', 'OPCLI_HTTP_RETRIES'], ['blank'], 'a blank OPCLI_HTTP_TIMEOUT or OPCLI_HTTP_RETRIES is ignored silently (F13)'),
-  ...each('orders list', ['OPCLI_CLIENT_ID', 'OPCLI_CLIENT_SECRET'], ['invalid-utf8'], 'OPCLI_CLIENT_ID or OPCLI_CLIENT_SECRET holding U+FFFD is taken without a word (F14)'),
-  ...each('orders list', ['OPCLI_TOKEN'], ['invalid-utf8'], 'OPCLI_TOKEN holding U+FFFD is retried as a lost connection until interrupted (F16)'),
 ];
 
 /** Whether a case is scoped out by KNOWN_OPEN (never with FUZZ_IGNORE_KNOWN_OPEN=1, to see every finding). */
