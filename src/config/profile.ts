@@ -3,8 +3,8 @@ import type { ProfileSecrets } from './credentials.js';
 import { ProfileName, type ProfileSettings } from './settings.js';
 
 /**
- * The scopes a browser login asks for when neither --scopes nor the profile's `scopes` names any:
- * the names the spec shows. Sending none would fail on a server that requires the parameter.
+ * CHOICE (docs/spec-choices.md#default-scopes): the scopes a browser login asks for when neither
+ * --scopes nor the profile's `scopes` names any: the names the spec shows. Sending none would fail on a server that requires the parameter.
  */
 export const DEFAULT_SCOPES: readonly string[] = ['read_orders', 'read_claims', 'read_store'];
 
