@@ -135,6 +135,7 @@ export function resolveProfile(
   return {
     name,
     baseUrl,
+    // CHOICE (docs/spec-choices.md#authorization-url): the consent page defaults to {base_url}/v1/oauth/authorize.
     authorizeUrl: s.authorizeUrl ?? (baseUrl ? `${baseUrl.replace(/\/+$/, '')}/v1/oauth/authorize` : undefined),
     clientId: envClientId || s.clientId,
     clientSecret: envClientSecret || secrets.clientSecret,
