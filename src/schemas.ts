@@ -69,7 +69,7 @@ const Latitude = FiniteNumber.refine((n) => n >= -90 && n <= 90, { message: 'exp
 const Longitude = FiniteNumber.refine((n) => n >= -180 && n <= 180, { message: 'expected a longitude from -180 to 180' });
 
 /**
- * Where the spec is silent (docs/_incoming/issue-17.md): it calls these image URLs (and the signature a URI) without naming schemes. The
+ * CHOICE (docs/spec-choices.md#image-urls): the spec calls these image URLs (and the signature a URI) without naming schemes. The
  * service has to fetch an image, so opcli accepts http and https only; `javascript:`, `file:` or a
  * bare `foo:bar`, which a URL parser accepts, are refused before anything is sent.
  */
@@ -91,7 +91,7 @@ export const Order = z.strictObject({
   platformId: PlatformId.optional(),
   premiumPaid: NonNegativeMoney.optional(),
   total: NonNegativeMoney.optional(),
-  // Where the spec is silent (docs/_incoming/issue-17.md): platforms write a discount as a positive amount off or as a negative line; the spec
+  // CHOICE (docs/spec-choices.md#signed-amounts): platforms write a discount as a positive amount off or as a negative line; the spec
   // does not say which, so either sign is accepted.
   discountTotal: Money.optional(),
   shippingCost: NonNegativeMoney.optional(),

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ensurePrivateDir, readPrivateFile } from '../config/private-file.js';
 import { AuthError } from '../errors.js';
 
-/** How long a two-step login may wait for `--complete` (the consent page's request lives 10 minutes). */
+/** CHOICE (docs/spec-choices.md#login-timeouts): how long a two-step login may wait for `--complete` (the consent page's request lives 10 minutes). */
 export const PENDING_TTL_MS = 10 * 60_000;
 
 /** A login started by `auth login --no-browser --json`, waiting for `auth login --complete`. */

@@ -5,7 +5,7 @@ import { ApiError, AuthError, NetworkError } from '../errors.js';
 import type { TokenSource } from '../http/client.js';
 import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
 
-/** A token that expires within this margin is refreshed before it is used. */
+/** CHOICE (docs/spec-choices.md#refresh-margin): a token that expires within this margin is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
 
 /** The token source of a profile, plus a forced refresh for `auth refresh`. */

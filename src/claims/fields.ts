@@ -84,7 +84,7 @@ const CODE_FIELD = /(sku|Id|zip|Abr)$/;
 const AS_TEXT = 'the original value is lost; export the file again from its source, or import the CSV with every column as text (see `opcli claims template --help`)';
 
 /**
- * A cell a spreadsheet visibly damaged: scientific notation in a text or id field, or a date where
+ * CHOICE (docs/spec-choices.md#spreadsheet-damage): a cell a spreadsheet visibly damaged: scientific notation in a text or id field, or a date where
  * the column holds codes. The original value cannot be recovered, so the row is refused.
  */
 export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text: string): string | undefined {

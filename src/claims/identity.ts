@@ -39,7 +39,7 @@ export function robustText(text: string): string {
 }
 
 /**
- * The claim as canonical text: keys sorted at every level, empty values (undefined, null, "", []
+ * CHOICE (docs/spec-choices.md#row-key): the claim as canonical text: keys sorted at every level, empty values (undefined, null, "", []
  * and objects left empty by that) dropped, strings in their robust form, numbers by value.
  */
 export function robustJson(value: unknown): string {
@@ -98,7 +98,7 @@ export function contentTag(hash: string): number {
 }
 
 /**
- * The "looks like" fingerprint of a claim: the same customer e-mail and the same item (name and
+ * CHOICE (docs/spec-choices.md#held-rows): the "looks like" fingerprint of a claim: the same customer e-mail and the same item (name and
  * sku), compared case-insensitively in robust form. Two rows with it in common and otherwise
  * different are held rather than filed when the earlier one was filed (or may have been).
  */

@@ -51,6 +51,7 @@ export function storeMismatch(storeId: unknown, tokenStore: string | undefined):
   return `storeId ${String(storeId)} is not the store you are logged in to${tokenStore ? ` (${tokenStore})` : ''}`;
 }
 
+// CHOICE (docs/spec-choices.md#claims-for-another-store): a 403 saying store_mismatch rejects the row; the batch goes on.
 /** Whether a 403 says the claim's storeId is not the token's store (in any body shape), not a missing scope. */
 export function isStoreMismatch(error: unknown): boolean {
   if (!(error instanceof ApiError) || error.status !== 403) return false;

@@ -3,8 +3,8 @@ import type { ProfileSecrets } from './credentials.js';
 import { ProfileName, type ProfileSettings } from './settings.js';
 
 /**
- * The scopes a browser login asks for when neither --scopes nor the profile's `scopes` names any:
- * the names the spec shows. Sending none would fail on a server that requires the parameter.
+ * CHOICE (docs/spec-choices.md#default-scopes): the scopes a browser login asks for when neither
+ * --scopes nor the profile's `scopes` names any: the names the spec shows. Sending none would fail on a server that requires the parameter.
  */
 export const DEFAULT_SCOPES: readonly string[] = ['read_orders', 'read_claims', 'read_store'];
 
@@ -140,6 +140,7 @@ export function resolveProfile(
   return {
     name,
     baseUrl,
+    // CHOICE (docs/spec-choices.md#authorization-url): the consent page defaults to {base_url}/v1/oauth/authorize.
     authorizeUrl: s.authorizeUrl ?? (baseUrl ? `${baseUrl.replace(/\/+$/, '')}/v1/oauth/authorize` : undefined),
     clientId: envClientId || s.clientId,
     clientSecret: envClientSecret || secrets.clientSecret,

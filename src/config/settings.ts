@@ -83,6 +83,7 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
   { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
   {
+    // CHOICE (docs/spec-choices.md#trigger-needs-the-credit-api): the execute call goes without the token unless this says otherwise.
     key: 'trigger-sends-token',
     description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
     path: ['provider', 'triggerSendsToken'],

@@ -121,6 +121,7 @@ export function cardContent(req: CreditRequest) {
   const note = req.bonus
     ? `Bonus store credit; order #${req.orderNumber}; opcli issuance ${req.issuance}`
     : `Claim #${req.claimId}; order #${req.orderNumber}; opcli issuance ${req.issuance}`;
+  // CHOICE (docs/spec-choices.md#gift-card-title): the card's title names the service as its creator.
   const title = `Gift card created by ${SERVICE_NAME}`;
   const body = req.bonus
     ? `Hello ${req.name}, ${SERVICE_NAME} has added a bonus store credit of ${amount} for your order #${req.orderNumber}.`

@@ -26,7 +26,7 @@ const Common = {
   /** One id per issuance, shared by its attempt, outcome and warnings. */
   issuance: z.string(),
   /**
-   * What may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
+   * CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
    * `|bonus:<order number>`). Records written before the shop and store were part of the key hold
    * only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
    */

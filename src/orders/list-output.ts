@@ -28,8 +28,8 @@ async function write(deps: Deps, text: string): Promise<void> {
 export const ORDER_COLUMNS = ['sourceOrderId', ...ORDER_FIELDS] as string[];
 
 /**
- * The columns a terminal table shows by default; with their headers and typical values
- * they fit 80 columns. `--columns` picks others, `--json` has the full record.
+ * CHOICE (docs/spec-choices.md#default-columns): the columns a terminal table shows by default; with
+ * their headers and typical values they fit 80 columns. `--columns` picks others, `--json` has the full record.
  */
 export const DEFAULT_ORDER_COLUMNS = ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName'];
 

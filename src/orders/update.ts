@@ -2,7 +2,8 @@
  * `orders update` without erasing anything. Endpoint 5 is a PUT of the whole order, and the spec
  * has no single-order read, so by default the current record is found through the list endpoint,
  * the given fields are laid over it and the whole record is sent. `--replace` sends exactly what
- * was given. No printing here: progress goes to a callback, results come back to the verb.
+ * was given. CHOICE (docs/spec-choices.md#order-update-merges): the API has no concurrency guard, so
+ * a change made by someone else between the read and the PUT is overwritten. No printing here: progress goes to a callback, results come back to the verb.
  */
 import type { Deps } from '../deps.js';
 import { OpcliError, ValidationError } from '../errors.js';

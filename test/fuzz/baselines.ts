@@ -95,6 +95,6 @@ export const ARG_ALIASES: Record<string, string[]> = {
 
 /**
  * Generated cases a real server might accept, where opcli warns and sends instead of refusing (each
- * one a CHOICE in docs/_incoming/issue-17.md): `command flag class`.
+ * one a choice in docs/spec-choices.md): `command flag class`.
  */
 export const WARN_ONLY = new Set(['variants create --product-image not-a-url']);

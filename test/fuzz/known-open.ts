@@ -1,6 +1,6 @@
 /**
  * KNOWN_OPEN: generated cases that fail today in code another issue owns. Each entry is one finding
- * of docs/_incoming/issue-17-findings.md, scoped out so the suite stays green until that code is
+ * of CONTRIBUTING.md's "Known open findings", scoped out so the suite stays green until that code is
  * fixed. The lead empties this list after merging the other branches; commands.test.ts runs the
  * scoped-out command-line cases too and names those that now pass, so no entry lingers.
  */

@@ -23,6 +23,7 @@ export interface LoginOptions {
   withToken: boolean;
 }
 
+// CHOICE (docs/spec-choices.md#login-timeouts): how long a browser login waits for the redirect.
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 
 /** Registers `auth login`. */
@@ -334,6 +335,7 @@ async function loginWithToken(deps: Deps, profile: ResolvedProfile, opts: LoginO
   const [{ readStdinText }, { AccessToken }] = await Promise.all([import('../../stdin.js'), import('../../schemas.js')]);
   const raw = (await readStdinText(deps)).trim();
   deps.redactor.add(raw);
+  // CHOICE (docs/spec-choices.md#pasted-tokens): only an access token is stored, so a pasted secret is refused.
   if (!raw) throw new ValidationError('No token arrived on standard input.', [{ path: 'stdin', message: 'expected an access token (svc_at_…)' }]);
   if (/\s/.test(raw) || !AccessToken.safeParse(raw).success) {
     throw new ValidationError('What arrived on standard input is not an access token.', [{ path: 'stdin', message: 'expected one access token starting with svc_at_' }]);

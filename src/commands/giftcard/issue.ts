@@ -88,6 +88,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     deps.err(`About to issue store credit:\n${summary}\n`);
     const what = `${money.formatMoney(input.amountCents, prepared.currency)} to ${input.name} <${input.email}>`;
     const ok = await (await deps.prompter()).confirm({ message: `Issue ${what}?`, default: false });
+    // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 130 like any cancel, nothing recorded.
     if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.interrupted);
   } else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
@@ -116,6 +117,6 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     throw new InterruptedError();
   }
   await render.issued(deps, prepared, result, { json: opts.json, showCode: opts.showCode });
-  // A possible double credit is the last thing on the screen, and the exit code says: attention.
+  // CHOICE (docs/spec-choices.md#possible-double-credit-exits-3): the last thing on the screen, and the exit code says: attention.
   if (result.possibleDoubleCredit) throw new PlainExit(result.warnings.map((w) => `WARNING: ${w}`).join('\n'), ExitCode.partial);
 }

@@ -98,7 +98,7 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
 }
 
 /**
- * Where the spec is silent (docs/_incoming/issue-17.md): it types productImage as a string and only describes it as an image URL, so a
+ * CHOICE (docs/spec-choices.md#image-urls): the spec types productImage as a string and only describes it as an image URL, so a
  * server might take a relative path or a CDN key. opcli sends what it is given and warns when it is
  * not an http(s) URL.
  */
