@@ -101,10 +101,10 @@ export async function renderTable(head: string[], rows: string[][], max: number,
   const { default: Table } = await import('cli-table3');
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const widths = fitWidths(natural, max);
-  const fit = (cells: string[]) => widths.map((w, i) => truncate(cells[i] ?? '', w));
+  const cut = (cells: string[]) => widths.map((w, i) => truncate(cells[i] ?? '', w));
   const bold = options.bold ?? ((s: string) => s);
   const table = new Table({
-    head: fit(head).map((h) => bold(h)),
+    head: cut(head).map((h) => bold(h)),
     colWidths: widths.map((w) => w + 2),
     chars: options.ascii ? ASCII : BOX,
     truncate: '…',
@@ -112,7 +112,7 @@ export async function renderTable(head: string[], rows: string[][], max: number,
     // No colours from cli-table3 itself: the caller's chalk decides (NO_COLOR, pipes).
     style: { head: [], border: [], 'padding-left': 1, 'padding-right': 1, compact: true },
   });
-  for (const row of rows) table.push(fit(row));
+  for (const row of rows) table.push(cut(row));
   return `${table.toString()}\n`;
 }
 
