@@ -240,6 +240,9 @@ export function createDeps(init: DepsInit): Deps {
         timeoutMs: init.http?.timeoutMs ?? numberEnv(env.OPCLI_HTTP_TIMEOUT, 'OPCLI_HTTP_TIMEOUT'),
         maxRetries: init.http?.maxRetries ?? numberEnv(env.OPCLI_HTTP_RETRIES, 'OPCLI_HTTP_RETRIES'),
         maxRetryAfterMs: init.http?.maxRetryAfterMs,
+        // A long run (the bin shim marks it OPCLI_LEAN) pays once for the bundled undici Agent's pool;
+        // a one-off stays on node:http (see src/http/transport.ts). OPCLI_HTTP_ENGINE=node|agent|fetch chooses.
+        engine: env.OPCLI_HTTP_ENGINE === 'node' || env.OPCLI_HTTP_ENGINE === 'agent' || env.OPCLI_HTTP_ENGINE === 'fetch' ? env.OPCLI_HTTP_ENGINE : env.OPCLI_LEAN === '1' ? 'agent' : 'node',
       });
       return httpClient;
     }),
