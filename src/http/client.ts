@@ -5,7 +5,7 @@ import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import type { RequestLimiter } from './adaptive.js';
-import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, INVALID_REQUEST, Transport, type TransportEngine } from './transport.js';
+import { BODY_TIMEOUT, CONNECT_TIMEOUT, ENGINE_UNAVAILABLE, HEADERS_TIMEOUT, INVALID_REQUEST, Transport, type TransportEngine } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -77,7 +77,7 @@ export function isSafeForCredentials(url: URL): boolean {
 }
 
 /** Connection errors that prove the request never reached the server. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH', ENGINE_UNAVAILABLE]);
 const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
 
 /**

@@ -30,6 +30,8 @@ const requireBuiltin = createRequire(import.meta.url);
 export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
 export const HEADERS_TIMEOUT = 'EHEADERS_TIMEOUT';
 export const BODY_TIMEOUT = 'EBODY_TIMEOUT';
+/** The engine could not be loaded (a missing or broken bundle chunk): nothing was sent. */
+export const ENGINE_UNAVAILABLE = 'EENGINE_UNAVAILABLE';
 /** The request could not be built (an invalid header value): it was never sent. */
 export const INVALID_REQUEST = 'UND_ERR_INVALID_ARG';
 
@@ -147,7 +149,14 @@ export class Transport {
         })
       );
     });
-    const agent = await this.agent;
+    let agent: Agent;
+    try {
+      agent = await this.agent;
+    } catch (error) {
+      // Not cached: the next request tries to load it again. Nothing left this process.
+      this.agent = undefined;
+      throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
+    }
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
     try {
       const res = await agent.request({
