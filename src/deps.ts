@@ -240,6 +240,9 @@ export function createDeps(init: DepsInit): Deps {
         timeoutMs: init.http?.timeoutMs ?? numberEnv(env.OPCLI_HTTP_TIMEOUT, 'OPCLI_HTTP_TIMEOUT'),
         maxRetries: init.http?.maxRetries ?? numberEnv(env.OPCLI_HTTP_RETRIES, 'OPCLI_HTTP_RETRIES'),
         maxRetryAfterMs: init.http?.maxRetryAfterMs,
+        // A long run (the bin shim marks it OPCLI_LEAN) pays once for the bundled undici Agent's pool;
+        // a one-off stays on node:http (see src/http/transport.ts). OPCLI_HTTP_ENGINE=node|agent|fetch chooses.
+        engine: engineEnv(env.OPCLI_HTTP_ENGINE) ?? (env.OPCLI_LEAN === '1' ? 'agent' : 'node'),
       });
       return httpClient;
     }),
@@ -272,6 +275,13 @@ function numberEnv(value: string | undefined, name: string): number | undefined 
   if (value.trim() === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a whole number.`);
   if (!/^\d+$/.test(value.trim())) throw new UsageError(`${name} "${value}" is not a whole number.`, `Set ${name} to a whole number (${name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4'}), or unset it.`);
   return Number(value.trim());
+}
+
+/** OPCLI_HTTP_ENGINE: node, agent or fetch (see src/http/transport.ts); unset or empty: chosen by the run. */
+function engineEnv(value: string | undefined): 'node' | 'agent' | 'fetch' | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === 'node' || value === 'agent' || value === 'fetch') return value;
+  throw new UsageError(`OPCLI_HTTP_ENGINE "${value}" is not an HTTP engine.`, 'Set OPCLI_HTTP_ENGINE to node, agent or fetch, or unset it.');
 }
 
 /** CI is set by every common CI system; there, nobody can answer a prompt. */

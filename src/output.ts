@@ -87,24 +87,33 @@ export function fitWidths(natural: number[], max: number): number[] {
   return widths;
 }
 
-/** Renders rows of already safe cells as a bordered table that fits `max` columns. */
-export function renderTable(head: string[], rows: string[][], max: number, options: { ascii?: boolean; bold?: (s: string) => string } = {}): string {
-  const b = options.ascii
-    ? { h: '-', v: '|', tl: '+', tm: '+', tr: '+', ml: '+', mm: '+', mr: '+', bl: '+', bm: '+', br: '+' }
-    : { h: '─', v: '│', tl: '┌', tm: '┬', tr: '┐', ml: '├', mm: '┼', mr: '┤', bl: '└', bm: '┴', br: '┘' };
+/** cli-table3's border characters: box drawing, or plain ASCII for TERM=dumb. */
+const BOX = { top: '─', 'top-mid': '┬', 'top-left': '┌', 'top-right': '┐', bottom: '─', 'bottom-mid': '┴', 'bottom-left': '└', 'bottom-right': '┘', left: '│', 'left-mid': '├', mid: '─', 'mid-mid': '┼', right: '│', 'right-mid': '┤', middle: '│' };
+const ASCII = { top: '-', 'top-mid': '+', 'top-left': '+', 'top-right': '+', bottom: '-', 'bottom-mid': '+', 'bottom-left': '+', 'bottom-right': '+', left: '|', 'left-mid': '+', mid: '-', 'mid-mid': '+', right: '|', 'right-mid': '+', middle: '|' };
+
+/**
+ * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by
+ * cli-table3 (loaded here, so a pipe never pays for it). The widths are computed here with
+ * string-width (cli-table3 measures with an older string-width that disagrees on some emoji), and
+ * each cell is cut to its width with … before cli-table3 sees it, so it never has to cut or wrap.
+ */
+export async function renderTable(head: string[], rows: string[][], max: number, options: { ascii?: boolean; bold?: (s: string) => string } = {}): Promise<string> {
+  const { default: Table } = await import('cli-table3');
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const widths = fitWidths(natural, max);
-  const line = (l: string, m: string, r: string) => `${l}${widths.map((w) => b.h.repeat(w + 2)).join(m)}${r}`;
-  const row = (cells: string[], style = (s: string) => s) =>
-    `${b.v}${cells
-      .map((c, i) => {
-        const w = widths[i] as number;
-        const text = truncate(c, w);
-        return ` ${style(text)}${' '.repeat(Math.max(0, w - displayWidth(text)))} `;
-      })
-      .join(b.v)}${b.v}`;
-  const out = [line(b.tl, b.tm, b.tr), row(head, options.bold), line(b.ml, b.mm, b.mr), ...rows.map((r) => row(r)), line(b.bl, b.bm, b.br)];
-  return `${out.join('\n')}\n`;
+  const cut = (cells: string[]) => widths.map((w, i) => truncate(cells[i] ?? '', w));
+  const bold = options.bold ?? ((s: string) => s);
+  const table = new Table({
+    head: cut(head).map((h) => bold(h)),
+    colWidths: widths.map((w) => w + 2),
+    chars: options.ascii ? ASCII : BOX,
+    truncate: '…',
+    wordWrap: false,
+    // No colours from cli-table3 itself: the caller's chalk decides (NO_COLOR, pipes).
+    style: { head: [], border: [], 'padding-left': 1, 'padding-right': 1, compact: true },
+  });
+  for (const row of rows) table.push(cut(row));
+  return `${table.toString()}\n`;
 }
 
 /**
@@ -119,7 +128,7 @@ export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[],
     const chalk = await colors(deps);
     const head = shown.map((c) => safeLine(c.header));
     const body = rows.map((row) => shown.map((c) => safeLine(cell(c.value(row)))));
-    deps.out(renderTable(head, body, terminalWidth(deps), { ascii: deps.env.TERM === 'dumb', bold: (s) => chalk.bold(s) }));
+    deps.out(await renderTable(head, body, terminalWidth(deps), { ascii: deps.env.TERM === 'dumb', bold: (s) => chalk.bold(s) }));
     return;
   }
   const shown = chosen ?? columns;

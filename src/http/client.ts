@@ -5,7 +5,7 @@ import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import type { RequestLimiter } from './adaptive.js';
-import { BODY_TIMEOUT, CONNECT_TIMEOUT, HEADERS_TIMEOUT, INVALID_REQUEST, Transport } from './transport.js';
+import { BODY_TIMEOUT, CONNECT_TIMEOUT, ENGINE_UNAVAILABLE, HEADERS_TIMEOUT, INVALID_REQUEST, Transport, type TransportEngine } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -59,6 +59,8 @@ export interface HttpClientOptions {
   random?: () => number;
   timeoutMs?: number;
   connectTimeoutMs?: number;
+  /** What carries the requests: node:http for one-offs (default), the bundled undici Agent for long runs, or Node's fetch. */
+  engine?: TransportEngine;
   /** Retries after the first attempt (default 4). */
   maxRetries?: number;
   /** Longest Retry-After honoured, in milliseconds (default 60 s). */
@@ -75,11 +77,11 @@ export function isSafeForCredentials(url: URL): boolean {
 }
 
 /** Connection errors that prove the request never reached the server. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH', ENGINE_UNAVAILABLE]);
 const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
 
 /**
- * The HTTP core: one keep-alive connection pool (node:http, see transport.ts), JSON bodies, bearer tokens, the retry policy of the
+ * The HTTP core: one keep-alive connection pool (node:http for one-offs, the bundled undici Agent for long runs; see transport.ts), JSON bodies, bearer tokens, the retry policy of the
  * method, a shared pause after a 429 (so a batch slows down as a whole), and redacted traces.
  */
 export class HttpClient {
@@ -101,6 +103,7 @@ export class HttpClient {
       connections: this.options.connections ?? 16,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       timeoutMs: this.options.timeoutMs ?? 30_000,
+      engine: this.options.engine,
     });
     return this.transport;
   }

@@ -12,12 +12,30 @@ describe('width, truncation and wrapping', () => {
     expect(truncate('short', 10)).toBe('short');
   });
 
-  test('a table never exceeds its width, whatever it holds', () => {
+  test('a table never exceeds its width, whatever it holds', async () => {
     for (const max of [40, 80, 100]) {
-      const out = renderTable(['a', 'bbbbbbbbbb', 'c'], [['x'.repeat(90), '東京'.repeat(30), '📦']], max);
+      const out = await renderTable(['a', 'bbbbbbbbbb', 'c'], [['x'.repeat(90), '東京'.repeat(30), '📦']], max);
       for (const line of out.trimEnd().split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(max);
     }
     expect(fitWidths([10, 10], 100)).toEqual([10, 10]);
+  });
+
+  test('cli-table3 draws the table: every line is as wide as the border, cut cells end in …, ASCII for dumb terminals', async () => {
+    const rows = [
+      ['東京タワー 📦', '👩‍👩‍👧 family', 'Zoë Ünal'],
+      ['x'.repeat(60), 'é', ''],
+    ];
+    for (const ascii of [false, true]) {
+      const lines = (await renderTable(['name', 'who', 'c'], rows, 40, { ascii })).trimEnd().split('\n');
+      const width = displayWidth(lines[0] as string);
+      expect(width).toBeLessThanOrEqual(40);
+      for (const line of lines) expect(displayWidth(line), line).toBe(width);
+      expect(lines[4]).toContain('…');
+      expect(lines[0]).toMatch(ascii ? /^\+-+\+/ : /^┌─+┬/);
+      if (ascii) expect(lines.join('\n')).not.toMatch(/[─│┌]/);
+    }
+    // The header's styling (bold, zero columns wide) is not counted as width.
+    expect(await renderTable(['ab'], [['1']], 80, { bold: (s) => `\x1b[1m${s}\x1b[22m` })).toBe('┌────┐\n│ \x1b[1mab\x1b[22m │\n├────┤\n│ 1  │\n└────┘\n');
   });
 
   test('CSV cells: the OWASP formula prefixes, not numbers, and --csv-raw', () => {
