@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
+import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
 import { Journal } from './journal.js';
 import { resolveBatchPaths } from './paths.js';
 import { Planner, storeMismatch, type ToSend } from './plan.js';
@@ -22,7 +23,10 @@ export interface BatchOptions {
   /** A path, or "-" for standard input. */
   from: string;
   format?: string;
+  /** Upper bound of requests in flight; the limiter finds the server's real limit under it. */
   concurrency: number;
+  /** `--rate`: upper bound of requests started per second. */
+  rate?: number;
   journal?: string;
   retryUncertain: boolean;
   validateOnly: boolean;
@@ -93,7 +97,9 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
     if (!journal) await validateAll(source.rows, reporter, deps, opts, storeId);
     else {
       const planner = new Planner(journal, { keyColumn: opts.key, allowSimilar: opts.allowSimilar, retryUncertain: opts.retryUncertain, tokenStore: storeId, perRow: reporter.perRow });
-      await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId);
+      const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
+      reporter.limiter = limiter;
+      await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId, limiter);
     }
   } finally {
     await journal?.close();
@@ -152,6 +158,7 @@ async function sendAll(
   reporter: BatchReporter,
   deps: Deps,
   tokenStore: string | undefined,
+  limiter: RequestLimiter,
 ): Promise<void> {
   let stopError: unknown;
   let fatal: unknown;
@@ -259,7 +266,7 @@ async function sendAll(
           return;
         }
         inFlight.add(current.row.line);
-        const sending = send(current.plan, current.row, deps, tokenStore);
+        const sending = send(current.plan, current.row, deps, tokenStore, limiter);
         const upcoming = prepare();
         reporter.counts.sent++;
         const outcome = await sending;

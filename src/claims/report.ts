@@ -6,6 +6,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { OpcliError } from '../errors.js';
+import type { RequestLimiter } from '../http/adaptive.js';
 import type { FieldIssue } from '../schemas.js';
 import { safeLine } from '../text/safe.js';
 import { CLAIM_FIELDS, flattenClaim } from './fields.js';
@@ -70,6 +71,10 @@ function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
+function formatRate(rate: number): string {
+  return rate >= 10 ? String(Math.round(rate)) : rate.toFixed(1);
+}
+
 function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
@@ -111,6 +116,8 @@ export class BatchReporter {
   private readonly started: number;
   total?: number;
   totalApproximate = false;
+  /** The batch's limiter, when sending: its state joins the progress line and the summary. */
+  limiter?: RequestLimiter;
 
   constructor(
     private readonly deps: Deps,
@@ -294,7 +301,14 @@ export class BatchReporter {
     } else {
       parts.push(`${formatCount(c.valid)} valid`, `${formatCount(c.invalid)} invalid`);
     }
-    parts.push(`${rate >= 10 ? Math.round(rate) : rate.toFixed(1)}/s`);
+    parts.push(`${formatRate(rate)} rows/s`);
+    if (this.limiter) {
+      const l = this.limiter.snapshot();
+      parts.push(`${l.inFlight} in flight`);
+      // The rate the limiter settled on after the server's refusals (or its headers), or --rate.
+      if (l.rate !== undefined) parts.push(`server allows ~${formatRate(l.rate)}/s`);
+      if (l.pausedUntil > 0) parts.push(`paused ${Math.max(0.1, (l.pausedUntil - this.deps.now()) / 1000).toFixed(1)}s`);
+    }
     if (this.total !== undefined && rate > 0 && this.total > c.done) parts.push(`ETA ${formatDuration(((this.total - c.done) / rate) * 1000)}`);
     return parts.join(' · ');
   }
