@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark of `opcli claims file --from x.csv --concurrency 8` (10,000 claims, journal and all)
+// Benchmark of `opcli claims file --from x.csv --concurrency 16` (10,000 claims, journal and all)
 // against what a user would write instead: a hand-written script (csv-parse, JSON.stringify, undici
 // at the same concurrency, one result line appended per row; goal >= 0.8), and against the ceiling:
 // a bare undici Pool loop posting one prepared claim body (goal >= 0.5). Each is a whole process run
@@ -7,7 +7,7 @@
 // from /proc/<pid>/status VmHWM). Then the rate-limited cases: the sandbox allows N requests per second
 // per token (50 ms latency), and a batch runs with no tuning flag: claims/s as a share of N (goal >= 0.9)
 // and the share of requests answered 429 (goal <= 2%).
-// Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [limited=yes|no] [runs=3]   (build first: node bin/build.mjs)
+// Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [limited=yes|no] [runs=3] [concurrency=16]   (build first: node bin/build.mjs)
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,8 @@ const ROWS = Number(process.argv[2] ?? 10_000);
 const BIG_ROWS = Number(process.argv[3] ?? 1_000_000);
 const LIMITED = (process.argv[4] ?? 'yes') !== 'no';
 const RUNS = Number(process.argv[5] ?? 3);
-const CONCURRENCY = 8;
+// opcli's default --concurrency; the hand-written script and the ceiling run at the same.
+const CONCURRENCY = Number(process.argv[6] ?? 16);
 const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
 
