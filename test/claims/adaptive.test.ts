@@ -166,10 +166,11 @@ describe('claims file --from against a rate-limited server', () => {
     expect(res.code).toBe(0);
     expectEachRowFiledOnce(21);
     const at = claimRequests().map((r) => r.at);
-    // 21 starts paced 25 ms apart span at least 500 ms (a little less for timer rounding).
-    expect((at.at(-1) ?? 0) - (at[0] ?? 0)).toBeGreaterThanOrEqual(480);
-    // No 250 ms window holds more than its share (10) plus one.
-    for (const t of at) expect(at.filter((x) => x >= t && x < t + 250).length).toBeLessThanOrEqual(11);
+    // 21 starts paced 25 ms apart: from the second (the first may pay for the connection) to the
+    // last, 19 gaps of 25 ms, less a little for timer rounding. A stalled loop only widens this.
+    expect((at.at(-1) ?? 0) - (at[1] ?? 0)).toBeGreaterThanOrEqual(19 * 25 - 40);
+    // No 500 ms window holds more than its share (20) plus the few permits that may fire together after a stall.
+    for (const t of at) expect(at.filter((x) => x >= t && x < t + 500).length).toBeLessThanOrEqual(24);
   });
 
   it('refuses a --rate that is not a rate, and --rate without --from, sending nothing (exit 2)', async () => {
@@ -247,5 +248,7 @@ describe('claims file --from against a rate-limited server', () => {
     // Redrawn in place: one line, no newline per update.
     const statusLines = res.stderr.split('\n').filter((l) => l.includes('in flight'));
     expect(statusLines).toHaveLength(1);
+    // Each redraw fits an 80-column terminal (a wrapped line cannot be redrawn in place).
+    for (const drawn of (statusLines[0] ?? '').split('\r\u001b[2K')) expect(drawn.length, drawn).toBeLessThan(80);
   });
 });
