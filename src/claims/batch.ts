@@ -255,7 +255,8 @@ async function sendAll(
    * Each worker prepares (reads, checks, journals) its next row while its current request is in
    * flight, so the journal's fsync overlaps the network instead of adding to it. A prepared row that
    * is not sent because the batch stops is journaled and reported as not_sent; only a crash leaves
-   * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight.
+   * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight
+   * (a row waiting for the limiter, or the next row of one whose request left).
    */
   const worker = async (): Promise<void> => {
     let current = await prepare();
@@ -266,7 +267,14 @@ async function sendAll(
           return;
         }
         inFlight.add(current.row.line);
-        const sending = send(current.plan, current.row, deps, tokenStore, limiter);
+        let left: () => void = () => {};
+        const leaving = new Promise<void>((resolve) => {
+          left = resolve;
+        });
+        const sending = send(current.plan, current.row, deps, tokenStore, limiter, left);
+        // The next row is journaled once this one's request leaves, not while it waits for the
+        // limiter: a crash leaves at most one journaled, unsent row per worker (uncertain next run).
+        await Promise.race([leaving, sending]);
         const upcoming = prepare();
         reporter.counts.sent++;
         const outcome = await sending;

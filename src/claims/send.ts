@@ -47,11 +47,13 @@ class StoppedBeforeSending extends Error {}
  * and that is known to have sent nothing: every earlier attempt of this row was refused with 429 or
  * never left (the HTTP core repeats a POST only then). A request that left is never cut short.
  */
-function rowGate(limiter: RequestLimiter, stop: AbortSignal): RequestLimiter {
+function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => void): RequestLimiter {
   return {
     async acquire(): Promise<Permit> {
       try {
-        return await limiter.acquire(stop);
+        const permit = await limiter.acquire(stop);
+        onLeave?.();
+        return permit;
       } catch (error) {
         if (stop.aborted) throw new StoppedBeforeSending();
         throw error;
@@ -61,12 +63,22 @@ function rowGate(limiter: RequestLimiter, stop: AbortSignal): RequestLimiter {
   };
 }
 
-/** Sends one planned row, paced by the batch's limiter. Never throws: a failure is the row's outcome. */
-export async function send(plan: ToSend, row: SourceRow, deps: Deps, tokenStore: string | undefined, limiter?: RequestLimiter): Promise<SendOutcome> {
+/**
+ * Sends one planned row, paced by the batch's limiter. `onLeave` is called when the limiter lets
+ * the request go. Never throws: a failure is the row's outcome.
+ */
+export async function send(
+  plan: ToSend,
+  row: SourceRow,
+  deps: Deps,
+  tokenStore: string | undefined,
+  limiter?: RequestLimiter,
+  onLeave?: () => void,
+): Promise<SendOutcome> {
   try {
     // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
     const api = await deps.api();
-    const limit = limiter ? rowGate(limiter, deps.signal) : undefined;
+    const limit = limiter ? rowGate(limiter, deps.signal, onLeave) : undefined;
     const created = (await api.http.request({ method: 'POST', url: PATHS.claims, json: plan.claim, limiter: limit }, ClaimCreated)).body;
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {
