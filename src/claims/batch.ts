@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
+import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
 import { Journal } from './journal.js';
 import { resolveBatchPaths } from './paths.js';
 import { Planner, storeMismatch, type ToSend } from './plan.js';
@@ -22,7 +23,10 @@ export interface BatchOptions {
   /** A path, or "-" for standard input. */
   from: string;
   format?: string;
+  /** Upper bound of requests in flight; the limiter finds the server's real limit under it. */
   concurrency: number;
+  /** `--rate`: upper bound of requests started per second. */
+  rate?: number;
   journal?: string;
   retryUncertain: boolean;
   validateOnly: boolean;
@@ -93,7 +97,9 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
     if (!journal) await validateAll(source.rows, reporter, deps, opts, storeId);
     else {
       const planner = new Planner(journal, { keyColumn: opts.key, allowSimilar: opts.allowSimilar, retryUncertain: opts.retryUncertain, tokenStore: storeId, perRow: reporter.perRow });
-      await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId);
+      const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
+      reporter.limiter = limiter;
+      await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId, limiter);
     }
   } finally {
     await journal?.close();
@@ -152,6 +158,7 @@ async function sendAll(
   reporter: BatchReporter,
   deps: Deps,
   tokenStore: string | undefined,
+  limiter: RequestLimiter,
 ): Promise<void> {
   let stopError: unknown;
   let fatal: unknown;
@@ -248,7 +255,8 @@ async function sendAll(
    * Each worker prepares (reads, checks, journals) its next row while its current request is in
    * flight, so the journal's fsync overlaps the network instead of adding to it. A prepared row that
    * is not sent because the batch stops is journaled and reported as not_sent; only a crash leaves
-   * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight.
+   * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight
+   * (a row waiting for the limiter, or the next row of one whose request left).
    */
   const worker = async (): Promise<void> => {
     let current = await prepare();
@@ -259,7 +267,14 @@ async function sendAll(
           return;
         }
         inFlight.add(current.row.line);
-        const sending = send(current.plan, current.row, deps, tokenStore);
+        let left: () => void = () => {};
+        const leaving = new Promise<void>((resolve) => {
+          left = resolve;
+        });
+        const sending = send(current.plan, current.row, deps, tokenStore, limiter, left);
+        // The next row is journaled once this one's request leaves, not while it waits for the
+        // limiter: a crash leaves at most one journaled, unsent row per worker (uncertain next run).
+        await Promise.race([leaving, sending]);
         const upcoming = prepare();
         reporter.counts.sent++;
         const outcome = await sending;

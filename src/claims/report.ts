@@ -6,6 +6,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { OpcliError } from '../errors.js';
+import type { RequestLimiter } from '../http/adaptive.js';
 import type { FieldIssue } from '../schemas.js';
 import { safeLine } from '../text/safe.js';
 import { CLAIM_FIELDS, flattenClaim } from './fields.js';
@@ -70,6 +71,10 @@ function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }
 
+function formatRate(rate: number): string {
+  return rate >= 10 ? String(Math.round(rate)) : rate.toFixed(1);
+}
+
 function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
@@ -111,6 +116,8 @@ export class BatchReporter {
   private readonly started: number;
   total?: number;
   totalApproximate = false;
+  /** The batch's limiter, when sending: its state joins the progress line and the summary. */
+  limiter?: RequestLimiter;
 
   constructor(
     private readonly deps: Deps,
@@ -276,27 +283,49 @@ export class BatchReporter {
     if (this.options.progress && this.progressShown) this.deps.io.stderr.write('\r\x1b[2K');
   }
 
-  /** The progress line: done of total, filed, rejected, uncertain, rate and ETA. */
-  progressLine(): string {
+  /**
+   * The status line: done of total, filed, rejected, invalid, uncertain, rows/s, requests in flight,
+   * the rate the server allows as learnt, any pause, ETA. It must fit the terminal (a wrapped line
+   * cannot be redrawn in place): "0 in flight" and zero counts go first, then the limiter's details, then the ETA.
+   */
+  progressLine(width = this.width()): string {
     const c = this.counts;
     const elapsed = Math.max(1, this.deps.now() - this.started);
     const rate = (c.done * 1000) / elapsed;
     const total = this.total !== undefined ? `${this.totalApproximate ? '~' : ''}${formatCount(this.total)}` : '?';
-    const parts = [`${formatCount(c.done)}/${total} rows`];
+    /** Each part with the rank at which it is dropped when the line is too wide (0: never). */
+    const parts: [string, number][] = [[`${formatCount(c.done)}/${total} rows`, 0]];
+    const count = (n: number, label: string): [string, number] => [`${formatCount(n)} ${label}`, n === 0 ? 5 : 0];
     if (this.options.verb === 'send') {
       parts.push(
-        `${formatCount(c.filed + c.filedEarlier)} filed`,
-        `${formatCount(c.rejected + c.rejectedEarlier)} rejected`,
-        `${formatCount(c.invalid)} invalid`,
-        `${formatCount(c.uncertain + c.uncertainEarlier)} uncertain`,
+        [`${formatCount(c.filed + c.filedEarlier)} filed`, 0],
+        count(c.rejected + c.rejectedEarlier, 'rejected'),
+        count(c.invalid, 'invalid'),
+        count(c.uncertain + c.uncertainEarlier, 'uncertain'),
       );
-      if (c.held) parts.push(`${formatCount(c.held)} held`);
+      if (c.held) parts.push(count(c.held, 'held'));
     } else {
-      parts.push(`${formatCount(c.valid)} valid`, `${formatCount(c.invalid)} invalid`);
+      parts.push(count(c.valid, 'valid'), count(c.invalid, 'invalid'));
     }
-    parts.push(`${rate >= 10 ? Math.round(rate) : rate.toFixed(1)}/s`);
-    if (this.total !== undefined && rate > 0 && this.total > c.done) parts.push(`ETA ${formatDuration(((this.total - c.done) / rate) * 1000)}`);
-    return parts.join(' · ');
+    parts.push([`${formatRate(rate)} rows/s`, 0]);
+    if (this.limiter) {
+      const l = this.limiter.snapshot();
+      parts.push([`${l.inFlight} in flight`, l.inFlight === 0 ? 6 : 2]);
+      // The rate the limiter settled on after the server's refusals (or its headers), or --rate.
+      if (l.rate !== undefined) parts.push([`server allows ~${formatRate(l.rate)}/s`, 3]);
+      if (l.pausedUntil > 0) parts.push([`paused ${Math.max(0.1, (l.pausedUntil - this.deps.now()) / 1000).toFixed(1)}s`, 4]);
+    }
+    if (this.total !== undefined && rate > 0 && this.total > c.done) parts.push([`ETA ${formatDuration(((this.total - c.done) / rate) * 1000)}`, 1]);
+    let shown = parts;
+    const line = () => shown.map(([text]) => text).join(' · ');
+    for (let rank = 6; rank > 0 && line().length > width; rank--) shown = shown.filter(([, r]) => r !== rank);
+    return line();
+  }
+
+  /** The terminal's width for the status line (COLUMNS, else 80). */
+  private width(): number {
+    const columns = (this.deps.io.stderr as { columns?: number }).columns ?? Number(this.deps.env.COLUMNS);
+    return Number.isInteger(columns) && columns > 20 ? columns - 1 : 79;
   }
 
   private drawProgress(): void {

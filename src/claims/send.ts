@@ -2,8 +2,11 @@
  * The send stage of a batch: one claim request, and what its failure means for the row (rejected,
  * uncertain or not sent) and for the batch (go on, or stop).
  */
+import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError, UsageError } from '../errors.js';
+import type { Permit, RequestLimiter } from '../http/adaptive.js';
+import { ClaimCreated } from '../schemas.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './report.js';
@@ -36,14 +39,52 @@ export interface SendOutcome {
   error?: unknown;
 }
 
-/** Sends one planned row. Never throws: a failure is the row's outcome. */
-export async function send(plan: ToSend, row: SourceRow, deps: Deps, tokenStore: string | undefined): Promise<SendOutcome> {
+/** The batch stopped while this row waited for its turn: no attempt of it reached the server. */
+class StoppedBeforeSending extends Error {}
+
+/**
+ * The batch's limiter as one row sees it: waiting for a permit ends when the batch stops (Ctrl-C),
+ * and that is known to have sent nothing: every earlier attempt of this row was refused with 429 or
+ * never left (the HTTP core repeats a POST only then). A request that left is never cut short.
+ */
+function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => void): RequestLimiter {
+  return {
+    async acquire(): Promise<Permit> {
+      try {
+        const permit = await limiter.acquire(stop);
+        onLeave?.();
+        return permit;
+      } catch (error) {
+        if (stop.aborted) throw new StoppedBeforeSending();
+        throw error;
+      }
+    },
+    snapshot: () => limiter.snapshot(),
+  };
+}
+
+/**
+ * Sends one planned row, paced by the batch's limiter. `onLeave` is called when the limiter lets
+ * the request go. Never throws: a failure is the row's outcome.
+ */
+export async function send(
+  plan: ToSend,
+  row: SourceRow,
+  deps: Deps,
+  tokenStore: string | undefined,
+  limiter?: RequestLimiter,
+  onLeave?: () => void,
+): Promise<SendOutcome> {
   try {
-    // No signal: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
+    // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
     const api = await deps.api();
-    const created = await api.createClaim(plan.claim);
+    const limit = limiter ? rowGate(limiter, deps.signal, onLeave) : undefined;
+    const created = (await api.http.request({ method: 'POST', url: PATHS.claims, json: plan.claim, limiter: limit }, ClaimCreated)).body;
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {
+    if (error instanceof StoppedBeforeSending) {
+      return { result: { line: row.line, status: 'not_sent', error: 'the batch stopped before this row was sent' }, stop: false };
+    }
     const { status, stop } = classifyFailure(error);
     let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
     if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, tokenStore)} (403)`;
@@ -51,4 +92,3 @@ export async function send(plan: ToSend, row: SourceRow, deps: Deps, tokenStore:
     return { result: { line: row.line, status, error: message, errors }, stop, error };
   }
 }
-

@@ -15,6 +15,10 @@ export function summarize(
   const c = reporter.counts;
   const n = (v: number) => v.toLocaleString('en-US');
   const seconds = reporter.elapsed() / 1000;
+  // Rows and requests differ: a row refused with 429 is asked again (one row, several requests).
+  const limits = reporter.limiter?.snapshot();
+  const requests = limits?.answered ?? c.sent;
+  const refused = limits?.refused ?? 0;
   if (opts.json) {
     deps.out(
       `${JSON.stringify(
@@ -28,7 +32,10 @@ export function summarize(
           notSent: c.notSent,
           earlier: { filed: c.filedEarlier, rejected: c.rejectedEarlier, uncertain: c.uncertainEarlier },
           sent: c.sent,
+          requests,
+          rateLimited: refused,
           seconds: Math.round(seconds * 1000) / 1000,
+          rowsPerSecond: seconds > 0 ? Math.round((c.done / seconds) * 10) / 10 : 0,
           journal: journalPath,
         },
         null,
@@ -36,9 +43,10 @@ export function summarize(
       )}\n`,
     );
   }
-  const rate = seconds > 0 ? c.sent / seconds : 0;
+  const rate = seconds > 0 ? c.done / seconds : 0;
+  const traffic = `${n(requests)} request${requests === 1 ? '' : 's'}${refused ? `, ${n(refused)} of them answered 429 or 503 (over the server's limit)` : ''}`;
   const lines = [
-    `Filed ${n(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${n(c.rejected)} rejected by the API, ${n(c.invalid)} invalid (not sent), ${n(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${n(c.held)} held (not sent)` : ''}${c.notSent ? `, ${n(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${n(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} requests/s).`,
+    `Filed ${n(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${n(c.rejected)} rejected by the API, ${n(c.invalid)} invalid (not sent), ${n(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${n(c.held)} held (not sent)` : ''}${c.notSent ? `, ${n(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${n(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} rows/s; ${traffic}).`,
   ];
   if (c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier > 0) {
     lines.push(`Settled by an earlier run, not sent again: ${n(c.filedEarlier)} filed, ${n(c.rejectedEarlier)} rejected, ${n(c.uncertainEarlier)} uncertain.`);

@@ -20,6 +20,7 @@ Examples:
   $ opcli claims template --csv > claims.csv                          # then fill it in a spreadsheet
   $ opcli claims file --from claims.csv --validate-only
   $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
+  $ opcli claims file --from claims.csv --rate 40/s                    # when you know the server's budget
   $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
   $ opcli claims file --from claims.csv --key rma                     # rows known by your own id column
 
@@ -28,6 +29,9 @@ A batch journals every row in <input>.journal.jsonl before sending it. A row is 
 rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
 rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
 one (same e-mail and item) is held (exit 3) until you pass --allow-similar.
+Requests are paced to the server's limit as learnt from its 429s (and Retry-After or RateLimit-*
+headers): --concurrency is the most in flight, --rate the most started per second. A 429 means
+nothing was created, so that row is asked again; a row whose answer was lost is never resent.
 Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
 2 unusable file, journal or flags, or two of --from/--journal/--out are one file (nothing sent),
 3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows

@@ -3,6 +3,7 @@ import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { parseRate } from '../../flags.js';
 import { describeField, FILE_HELP } from './file-help.js';
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from). */
@@ -12,6 +13,7 @@ export interface FileOptions {
   from?: string;
   format?: string;
   concurrency: number;
+  rate?: number;
   journal?: string;
   retryUncertain: boolean;
   validateOnly: boolean;
@@ -23,7 +25,7 @@ export interface FileOptions {
   allowSimilar: boolean;
 }
 
-const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'key', 'allowSimilar'] as const;
+const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'rate', 'key', 'allowSimilar'] as const;
 
 /** Registers `claims file`. */
 export function register(group: Command, deps: Deps): void {
@@ -33,7 +35,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--data <file|->', 'one claim as JSON (a file, or - for stdin); flags override its fields')
     .option('--from <file|->', 'file a batch: .csv, .jsonl or .json (- for stdin, with --format)')
     .option('--format <format>', 'input format for --from: csv, jsonl or json (default: from the extension)')
-    .option('--concurrency <n>', 'requests in flight at once (batch)', '4')
+    .option('--concurrency <n>', 'most requests in flight at once; fewer while the server refuses (batch, 1-64)', '16')
+    .option('--rate <n/s>', 'most requests started per second, e.g. 40/s or 600/m (batch; default: as the server allows)')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
     .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
     .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
@@ -69,6 +72,7 @@ export function register(group: Command, deps: Deps): void {
         from: flags.from as string | undefined,
         format: flags.format as string | undefined,
         concurrency,
+        rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
         journal: flags.journal as string | undefined,
         retryUncertain: !!flags.retryUncertain,
         validateOnly: !!flags.validateOnly || (!!flags.from && !!flags.dryRun),
@@ -99,22 +103,8 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     const { runBatch } = await import('../../claims/batch.js');
-    await runBatch(
-      {
-        from: opts.from,
-        format: opts.format,
-        concurrency: opts.concurrency,
-        journal: opts.journal,
-        retryUncertain: opts.retryUncertain,
-        validateOnly: opts.validateOnly,
-        jsonl: opts.jsonl,
-        json: opts.json,
-        out: opts.out,
-        key: opts.key,
-        allowSimilar: opts.allowSimilar,
-      },
-      deps,
-    );
+    const { fields: _fields, data: _data, dryRun: _dryRun, ...batch } = opts;
+    await runBatch({ ...batch, from: opts.from }, deps);
     return;
   }
   const { runSingle } = await import('../../claims/single.js');

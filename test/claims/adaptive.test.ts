@@ -1,0 +1,254 @@
+/**
+ * A batch against a server with a rate limit it cannot know in advance: it backs off on 429 (with
+ * and without Retry-After, and with rate-limit headers), never exceeds --concurrency or --rate, and
+ * never resends a POST whose fate is unknown. No speed is asserted: only what was sent and shown.
+ */
+import { once } from 'node:events';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { duplicates, results, rowOf, writeRows } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+let cleanup: () => void;
+let claimsBefore = 0;
+const created = () => sandbox.claims.slice(claimsBefore);
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(async () => {
+  ({ dir, cleanup } = tempConfigDir());
+  await sandboxProfile(sandbox, dir);
+  sandbox.resetLog();
+  sandbox.setFaults([]);
+  sandbox.configure({ rateLimit: null, latencyMs: 0 });
+  claimsBefore = sandbox.claims.length;
+});
+afterEach(() => cleanup());
+
+const env = (extra: Record<string, string> = {}) => ({ OPCLI_CONFIG_DIR: dir, ...extra });
+
+/** The claim requests the sandbox received, in arrival order. */
+const claimRequests = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline');
+
+/** The --json summary (the last JSON document on stdout). */
+function summaryOf(stdout: string): Record<string, number> {
+  return JSON.parse(stdout);
+}
+
+/** Every row was filed exactly once: each body reached the server once with an answer other than 429. */
+function expectEachRowFiledOnce(rows: number): void {
+  const accepted = claimRequests().filter((r) => r.status !== 429);
+  expect(accepted.map((r) => rowOf(r.body)).sort((a, b) => a - b)).toEqual(Array.from({ length: rows }, (_, i) => i + 1));
+  expect(created()).toHaveLength(rows);
+  expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+}
+
+/**
+ * A loopback proxy in front of the sandbox that counts the requests it holds open at once: what the
+ * server sees as in flight, whatever the client believes.
+ */
+async function countingProxy(target: string): Promise<{ url: string; maxInFlight: () => number; close: () => Promise<void> }> {
+  const upstream = new URL(target);
+  let inFlight = 0;
+  let max = 0;
+  const server: Server = createServer((req, res) => {
+    inFlight++;
+    max = Math.max(max, inFlight);
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.on('end', () => {
+          inFlight--;
+        });
+      },
+    );
+    forward.on('error', () => {
+      inFlight--;
+      res.destroy();
+    });
+    req.pipe(forward);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    maxInFlight: () => max,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('claims file --from against a rate-limited server', () => {
+  it('a 429 with Retry-After pauses every row for that long; each row is filed once; no line per 429; the summary counts rows, requests and 429s apart', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 30);
+    sandbox.configure({ rateLimit: { perSecond: 20, burst: 4, retryAfter: true }, latencyMs: 20 });
+    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '8'], { env: env() });
+    expect(res.code).toBe(0);
+    expectEachRowFiledOnce(30);
+    const requests = claimRequests();
+    const refused = requests.filter((r) => r.status === 429);
+    // The burst of 4 is spent at once, so the server refused at least once.
+    expect(refused.length).toBeGreaterThan(0);
+    // After each 429 (Retry-After: 1), no request arrived until the second had passed, but for those
+    // already on their way when the answer came (a generous 200 ms for them).
+    for (const r of refused) {
+      const during = requests.filter((x) => x.at > r.at + 20 + 200 && x.at < r.at + 20 + 900);
+      expect(during.map((x) => x.at - r.at)).toEqual([]);
+    }
+    const summary = summaryOf(res.stdout);
+    expect(summary).toMatchObject({ rows: 30, filed: 30, sent: 30, requests: requests.length, rateLimited: refused.length });
+    expect(res.stderr).toContain(`30 rows in `);
+    expect(res.stderr).toContain(`${requests.length} requests, ${refused.length} of them answered 429 or 503`);
+    expect(res.stderr).not.toMatch(/retrying in|answered 429;/);
+  });
+
+  it('without Retry-After it backs off on its own and settles under the limit instead of hammering it', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 60);
+    sandbox.configure({ rateLimit: { perSecond: 40, burst: 4, retryAfter: false }, latencyMs: 10 });
+    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '16'], { env: env() });
+    expect(res.code).toBe(0);
+    expectEachRowFiledOnce(60);
+    const requests = claimRequests();
+    expect(requests.some((r) => r.status === 429)).toBe(true);
+    expect(requests.find((r) => r.status === 429)?.headers).toBeDefined();
+    // 16 workers retrying at once without backing off would be refused far more often than accepted.
+    expect(requests.filter((r) => r.status === 429).length).toBeLessThan(30);
+    expect(summaryOf(res.stdout).rateLimited).toBe(requests.filter((r) => r.status === 429).length);
+  });
+
+  it.each(['ietf', 'x'] as const)('reads the %s rate-limit headers: slows down as the budget runs out, files each row once', async (headers) => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 24);
+    sandbox.configure({ rateLimit: { perSecond: 40, burst: 8, retryAfter: true, headers }, latencyMs: 10 });
+    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '16'], { env: env() });
+    expect(res.code).toBe(0);
+    expectEachRowFiledOnce(24);
+    const summary = summaryOf(res.stdout);
+    expect(summary.requests).toBe(claimRequests().length);
+    expect(summary.rateLimited).toBe(claimRequests().filter((r) => r.status === 429).length);
+    // The headers announce the budget: fewer refusals than rows (a blind client at 16 in flight gets most of them refused).
+    expect(summary.rateLimited).toBeLessThan(12);
+  });
+
+  it('never holds more requests open at the server than --concurrency', async () => {
+    const proxy = await countingProxy(sandbox.url);
+    try {
+      const path = join(dir, 'claims.csv');
+      writeRows(path, 40);
+      sandbox.configure({ latencyMs: 30 });
+      const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '3'], { env: env({ OPCLI_BASE_URL: proxy.url }) });
+      expect(res.code).toBe(0);
+      expectEachRowFiledOnce(40);
+      expect(proxy.maxInFlight()).toBeLessThanOrEqual(3);
+      // The bound was reached (the count can fail): 40 slow requests three at a time.
+      expect(proxy.maxInFlight()).toBe(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('never starts requests faster than --rate, from the first one', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 21);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--rate', '40/s'], { env: env() });
+    expect(res.code).toBe(0);
+    expectEachRowFiledOnce(21);
+    const at = claimRequests().map((r) => r.at);
+    // 21 starts paced 25 ms apart: from the second (the first may pay for the connection) to the
+    // last, 19 gaps of 25 ms, less a little for timer rounding. A stalled loop only widens this.
+    expect((at.at(-1) ?? 0) - (at[1] ?? 0)).toBeGreaterThanOrEqual(19 * 25 - 40);
+    // No 500 ms window holds more than its share (20) plus the few permits that may fire together after a stall.
+    for (const t of at) expect(at.filter((x) => x >= t && x < t + 500).length).toBeLessThanOrEqual(24);
+  });
+
+  it('refuses a --rate that is not a rate, and --rate without --from, sending nothing (exit 2)', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 2);
+    for (const rate of ['fast', '0/s', '-5/s', '1e3/s']) {
+      const res = await runOpcli(['claims', 'file', '--from', path, '--rate', rate], { env: env() });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(`--rate "${rate}" is not a rate`);
+    }
+    const single = await runOpcli(['claims', 'file', '--rate', '5/s', '--customer-email', 'a@example.com'], { env: env() });
+    expect(single.code).toBe(2);
+    expect(single.stderr).toContain('--rate');
+    expect(claimRequests()).toEqual([]);
+  });
+
+  it('under the limiter a POST whose fate is unknown (503, a dropped connection) is never sent again, and 429s are', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 40);
+    sandbox.configure({ rateLimit: { perSecond: 40, burst: 4, retryAfter: false }, latencyMs: 5 });
+    sandbox.setFaults([
+      { method: 'POST', path: '/v1/claims/offline', status: 503, after: 10, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', drop: true, after: 20, count: 2 },
+    ]);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '8'], { env: env() });
+    expect(res.code).toBe(3);
+    const rows = results(res.stdout);
+    const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line - 1);
+    expect(uncertain).toHaveLength(4);
+    expect(rows.filter((r) => r.status === 'filed')).toHaveLength(36);
+    // Each row reached the server once with an answer other than 429: the uncertain ones were not repeated.
+    const accepted = claimRequests().filter((r) => r.status !== 429).map((r) => rowOf(r.body));
+    expect(duplicates(accepted.map(String))).toEqual([]);
+    expect(accepted.sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+  });
+
+  it('Ctrl-C while rows wait out a rate-limit pause: they are not sent and journaled not_sent, never uncertain', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 40);
+    // Two requests a second, Retry-After 1 s: most rows wait for the limiter when the user stops.
+    sandbox.configure({ rateLimit: { perSecond: 2, burst: 2, retryAfter: true } });
+    const controller = new AbortController();
+    const timer = setInterval(() => {
+      if (claimRequests().some((r) => r.status === 429)) controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+    }, 5);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '4'], { env: env(), signal: controller.signal });
+    clearInterval(timer);
+    expect(res.code).toBe(130);
+    const rows = results(res.stdout);
+    expect(rows.filter((r) => r.status === 'uncertain')).toEqual([]);
+    const notSent = rows.filter((r) => r.status === 'not_sent');
+    expect(notSent.length).toBeGreaterThan(0);
+    // Rows not sent never reached the server but refused: nothing was created for them.
+    const createdRows = new Set(created().map((c) => rowOf(c.raw)));
+    for (const r of notSent) expect(createdRows.has(r.line - 1)).toBe(false);
+    expect(rows.filter((r) => r.status === 'filed')).toHaveLength(created().length);
+
+    sandbox.configure({ rateLimit: null });
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(rerun.code).toBe(0);
+    expect(created()).toHaveLength(40);
+    expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+  });
+
+  it('on a terminal one status line shows rows/s, requests in flight and the rate the server allows, and no line per 429', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 30);
+    sandbox.configure({ rateLimit: { perSecond: 15, burst: 3, retryAfter: true }, latencyMs: 10 });
+    const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8'], { env: env(), tty: true });
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(/rows\/s · \d+ in flight/);
+    expect(res.stderr).toMatch(/server allows ~[\d.]+\/s/);
+    expect(res.stderr).not.toMatch(/429;|retrying in/);
+    // Redrawn in place: one line, no newline per update.
+    const statusLines = res.stderr.split('\n').filter((l) => l.includes('in flight'));
+    expect(statusLines).toHaveLength(1);
+    // Each redraw fits an 80-column terminal (a wrapped line cannot be redrawn in place).
+    for (const drawn of (statusLines[0] ?? '').split('\r\u001b[2K')) expect(drawn.length, drawn).toBeLessThan(80);
+  });
+});
