@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
 import { ClaimCreated, type OfflineClaim, type Order, type ProductVariant, SessionContext, StatusOk } from '../schemas.js';
 
@@ -46,8 +47,9 @@ export function createServiceApi(http: HttpClient) {
       return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, StatusOk)).body;
     },
     /** Endpoint 6. A POST: not resent when its fate is unknown. */
-    async createClaim(claim: OfflineClaim, signal?: AbortSignal) {
-      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal }, ClaimCreated)).body;
+    /** Endpoint 6; a batch paces its requests with one shared `limiter`. */
+    async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter } = {}) {
+      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal: options.signal, limiter: options.limiter }, ClaimCreated)).body;
     },
     /** Endpoint 7. */
     async createVariant(productId: string, variant: ProductVariant, signal?: AbortSignal) {

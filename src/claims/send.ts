@@ -2,11 +2,9 @@
  * The send stage of a batch: one claim request, and what its failure means for the row (rejected,
  * uncertain or not sent) and for the batch (go on, or stop).
  */
-import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError, UsageError } from '../errors.js';
 import type { Permit, RequestLimiter } from '../http/adaptive.js';
-import { ClaimCreated } from '../schemas.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './report.js';
@@ -79,7 +77,7 @@ export async function send(
     // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
     const api = await deps.api();
     const limit = limiter ? rowGate(limiter, deps.signal, onLeave) : undefined;
-    const created = (await api.http.request({ method: 'POST', url: PATHS.claims, json: plan.claim, limiter: limit }, ClaimCreated)).body;
+    const created = await api.createClaim(plan.claim, { limiter: limit });
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {
     if (error instanceof StoppedBeforeSending) {
