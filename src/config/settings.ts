@@ -29,7 +29,7 @@ export type ProfileSettings = z.infer<typeof ProfileSettings>;
 /** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
 export const ProfileName = z
   .string()
-  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (not first), at most 64 characters' });
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' });
 
 const SettingsFile = z.object({
   currentProfile: ProfileName.optional(),

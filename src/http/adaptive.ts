@@ -73,6 +73,9 @@ const MIN_RATE = 0.2;
 const SLOW_START_UNTIL = 8;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
+/** The shortest window, and the fewest accepted answers, from which a nearly spent budget sets the rate. */
+const MIN_SAMPLE_MS = 1000;
+const MIN_SAMPLES = 8;
 
 /** Reads a rate-limit header under either name. */
 function header(headers: Record<string, string> | undefined, name: string): string | undefined {
@@ -207,11 +210,15 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
               const stated = Number(policy[1]) / Number(policy[2]);
               if (stated > 0 && (rate === undefined || rate > stated)) setRate(stated * 0.98);
             }
-            if (Number.isFinite(remaining) && remaining <= inFlight + 1 && startedGeneration >= lastCut) {
-              // The budget is nearly spent: slow down now, before the server refuses.
-              const elapsed = Math.max(250, t - windowStart);
-              const accepted = (acceptedStarts.length / elapsed) * 1000;
-              if (rate === undefined || accepted < rate) setRate(accepted * 0.95);
+            const sampled = t - windowStart >= MIN_SAMPLE_MS && acceptedStarts.length >= MIN_SAMPLES;
+            if (Number.isFinite(remaining) && remaining <= inFlight + 1 && startedGeneration >= lastCut && sampled) {
+              // The budget is nearly spent: slow down now, before the server refuses, to the rate the
+              // server accepted over a window long enough to mean something (a few answers in a
+              // quarter second would read a burst's tail as the server's rate, and ratchet down).
+              const accepted = (acceptedStarts.length / (t - windowStart)) * 1000;
+              // Already paced and the server keeps up: a bucket kept near empty is the steady state at
+              // its limit, not a reason to slow down further.
+              if (rate === undefined || accepted < rate * SETTLE) setRate(accepted * 0.95);
               generation++;
               lastCut = generation;
               acceptedStarts = [];

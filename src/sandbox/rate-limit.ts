@@ -71,7 +71,8 @@ export function createRateLimiter(now: () => number = Date.now) {
           headers['ratelimit-limit'] = String(burst);
           headers['ratelimit-remaining'] = remaining;
           headers['ratelimit-reset'] = reset;
-          headers['ratelimit-policy'] = `${burst};w=${Math.max(1, Math.round(burst / rate))}`;
+          // The policy states the sustained quota: `rate` requests per second (per minute below 1/s).
+          headers['ratelimit-policy'] = rate >= 1 ? `${Math.round(rate)};w=1` : `${Math.max(1, Math.round(rate * 60))};w=60`;
         }
         if (style === 'x' || style === 'both') {
           headers['x-ratelimit-limit'] = String(burst);

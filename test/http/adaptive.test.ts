@@ -41,6 +41,8 @@ interface Sim {
   latencyMs: number;
   maxConcurrency: number;
   maxRate?: number;
+  /** The share of the limit to reach, where it is not the 0.9. */
+  minShare?: number;
 }
 
 /**
@@ -98,9 +100,13 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
     ['200/s, 4,000 rows', { rows: 4000, limit: { perSecond: 200 }, latencyMs: 50, maxConcurrency: 32 }],
     ['200/s without Retry-After', { rows: 4000, limit: { perSecond: 200, retryAfter: false }, latencyMs: 50, maxConcurrency: 32 }],
     ['40/s announcing its budget', { rows: 2000, limit: { perSecond: 40, headers: 'both' }, latencyMs: 50, maxConcurrency: 8 }],
-  ] as [string, Sim][])('%s: reaches >= 0.9 of the limit with <= 2%% refused', async (_name, sim) => {
+    // X-RateLimit-* states no policy: the rate is learnt from the budget running low and from 429s,
+    // so it settles lower (0.85 here; it was 0.06 when a few answers set the rate).
+    ['40/s, a burst of 8, X-RateLimit-* only', { rows: 2000, limit: { perSecond: 40, burst: 8, headers: 'x' }, latencyMs: 50, maxConcurrency: 8, minShare: 0.8 }],
+    ['40/s, a burst of 8, RateLimit-* only', { rows: 2000, limit: { perSecond: 40, burst: 8, headers: 'ietf' }, latencyMs: 50, maxConcurrency: 8 }],
+  ] as [string, Sim][])('%s: reaches its share of the limit (0.9 unless stated) with <= 2%% refused', async (_name, sim) => {
     const r = await simulate(sim);
-    expect(r.share).toBeGreaterThanOrEqual(0.9);
+    expect(r.share).toBeGreaterThanOrEqual(sim.minShare ?? 0.9);
     expect(r.refusedShare).toBeLessThanOrEqual(0.02);
     expect(r.refusedShare).toBeGreaterThan(sim.limit.headers ? -1 : 0);
   });
@@ -154,10 +160,11 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
   it('slows down before the budget runs out when the server announces it', async () => {
     let t = 0;
     const limiter = createAdaptiveLimiter({ maxConcurrency: 4, now: () => t, sleep: async (ms) => void (t += ms) });
-    for (let i = 0; i < 5; i++) {
+    // Twelve answers over 1.2 s, the budget shrinking to nothing: enough to measure the rate by.
+    for (let i = 0; i < 12; i++) {
       const p = await limiter.acquire();
-      t += 50;
-      p.done({ status: 200, headers: { 'x-ratelimit-remaining': String(4 - i) } });
+      t += 100;
+      p.done({ status: 200, headers: { 'x-ratelimit-remaining': String(Math.max(0, 11 - i)) } });
     }
     expect(limiter.snapshot().rate).toBeDefined();
     expect(limiter.snapshot().refused).toBe(0);
