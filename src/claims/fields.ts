@@ -89,6 +89,9 @@ const AS_TEXT = 'the original value is lost; export the file again from its sour
  */
 export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text: string): string | undefined {
   if (field.type !== 'string') return undefined;
+  // U+FFFD is what bytes that were not UTF-8 decode to (a file saved as Latin-1 or Windows-1252):
+  // the customer's real text is gone from this reading.
+  if (text.includes('\uFFFD')) return 'holds U+FFFD, the mark of bytes that were not UTF-8: save the file as UTF-8 (CSV UTF-8) and run again';
   if (SCIENTIFIC.test(text)) return `"${text}" looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
   if (CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `"${text}" looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
   return undefined;
