@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { OrdersPage } from '../../src/schemas.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { call } from './client.js';
 
 const open: Sandbox[] = [];
@@ -29,9 +29,12 @@ describe('GET /v1/orders', () => {
   });
 
   test('an expired access token is 401', async () => {
-    const sb = await sandbox();
-    const t = sb.issueTokens({ accessTokenTtl: 0.05 });
-    await new Promise((r) => setTimeout(r, 80));
+    const clock = manualClock();
+    const sb = await sandbox({ clock });
+    const t = sb.issueTokens({ accessTokenTtl: 60 });
+    clock.advance(59_999);
+    expect(sb.isAccessTokenValid(t.access_token)).toBe(true);
+    clock.advance(1);
     const res = await call(`${sb.url}/v1/orders`, { token: t.access_token });
     expect(res.status).toBe(401);
     expect(res.body.error_description).toContain('expired');
