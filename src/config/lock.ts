@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../errors.js';
+import { UnsafePathError } from './private-file.js';
 
 /** How long to wait for a lock before giving up (retryable). */
 const LOCK_WAIT_MS = 15_000;
@@ -54,8 +55,17 @@ function tryCreate(path: string, owner: Owner): boolean {
 function inspect(path: string): Seen | undefined {
   let mtimeMs: number;
   try {
-    mtimeMs = statSync(path).mtimeMs;
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) {
+      throw new UnsafePathError(
+        path,
+        `The lock ${path} is a symbolic link: opcli does not follow links for its config files.`,
+        'Remove the link (check who created it first); opcli creates the lock itself.',
+      );
+    }
+    mtimeMs = st.mtimeMs;
   } catch (error) {
+    if (error instanceof OpcliError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
@@ -143,15 +153,17 @@ export async function withFileLock<T>(dir: string, name: string, fn: () => Promi
   for (;;) {
     let seen: Seen | undefined;
     try {
-      if (tryCreate(path, me)) break;
+      // Checked first: a planted link in the lock's place is refused, never renamed over or followed.
       seen = inspect(path);
+      if (seen === undefined && tryCreate(path, me)) break;
+      seen ??= inspect(path);
       if (seen === undefined) continue;
       if (isAbandoned(seen, Date.now())) {
         reclaim(path, seen, me);
         if (inspect(path) === undefined) continue;
       }
     } catch (error) {
-      throw lockError(dir, name, error);
+      throw error instanceof OpcliError ? error : lockError(dir, name, error);
     }
     if (Date.now() >= deadline) {
       throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${LOCK_WAIT_MS / 1000} s.`, {
