@@ -139,14 +139,20 @@ function lockError(dir: string, name: string, error: unknown): OpcliError {
   });
 }
 
+/** A held lock: `lost()` says whether another process took it meanwhile; `release()` frees it. */
+export interface HeldLock {
+  lost(): boolean;
+  release(): void;
+}
+
 /**
- * Runs `fn` while holding the cross-process lock `<dir>/<name>.lock`. conf has no support for
- * concurrent writers, so every read-modify-write of credentials (and the gift card ledger) goes
- * through here. The lock is a folder created atomically with an owner record (process id, host,
- * a unique token). A lock whose owner process on this machine is gone is reclaimed at once; one
- * from another machine after it has not been touched for STALE_MS.
+ * Takes the cross-process lock `<dir>/<name>.lock` and keeps it until `release()`, for a holder that
+ * keeps it longer than one call (`withFileLock` is the usual way). The lock is a folder created
+ * atomically with an owner record (process id, host, a unique token). A lock whose owner process on
+ * this machine is gone is reclaimed at once; one from another machine after it has not been touched
+ * for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
  */
-export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
+export async function acquireFileLock(dir: string, name: string): Promise<HeldLock> {
   const path = join(dir, `${name}.lock`);
   const me: Owner = { pid: process.pid, host: hostname(), token: newToken() };
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -187,16 +193,37 @@ export async function withFileLock<T>(dir: string, name: string, fn: () => Promi
     }
   }, REFRESH_MS);
   refresh.unref();
+  return {
+    lost: () => {
+      try {
+        return lost || !stillMine();
+      } catch {
+        return true;
+      }
+    },
+    release() {
+      clearInterval(refresh);
+      try {
+        if (stillMine()) removeAtomically(path, me.token);
+      } catch {
+        // Left behind, it is reclaimed as abandoned once this process has exited.
+      }
+    },
+  };
+}
+
+/**
+ * Runs `fn` while holding the cross-process lock `<dir>/<name>.lock` (see acquireFileLock). conf
+ * has no support for concurrent writers, so every read-modify-write of credentials (and the gift
+ * card ledger) goes through here.
+ */
+export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
+  const lock = await acquireFileLock(dir, name);
   try {
     const result = await fn();
-    if (lost || !stillMine()) throw new OpcliError(`The ${name} lock was lost while in use.`, { hint: 'Try again.' });
+    if (lock.lost()) throw new OpcliError(`The ${name} lock was lost while in use.`, { hint: 'Try again.' });
     return result;
   } finally {
-    clearInterval(refresh);
-    try {
-      if (stillMine()) removeAtomically(path, me.token);
-    } catch {
-      // Left behind, it is reclaimed as abandoned once this process has exited.
-    }
+    lock.release();
   }
 }
