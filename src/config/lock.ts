@@ -1,67 +1,229 @@
-import { closeSync, constants } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../errors.js';
-import { openPrivateFile } from './private-file.js';
+import { UnsafePathError } from './private-file.js';
 
-/** How long to wait for the credentials lock before giving up (retryable). */
+/** How long to wait for a lock before giving up (retryable). */
 const LOCK_WAIT_MS = 15_000;
+/** The holder touches its lock this often, so a lock from another machine can be judged by age. */
+const REFRESH_MS = 2_500;
 /**
- * A lock whose mtime has not been refreshed for this long belongs to a process that is gone (the
- * holder refreshes it every STALE_MS / 2), so it is reclaimed.
+ * A lock whose owner cannot be checked (another machine sharing the folder, or no owner record)
+ * is taken as abandoned once it has not been touched for this long.
  */
-const STALE_MS = 5_000;
+const STALE_MS = 10_000;
+
+interface Owner {
+  pid: number;
+  host: string;
+  /** Unique per acquisition: tells this holder's lock from any later one at the same path. */
+  token: string;
+}
+
+interface Seen {
+  owner?: Owner;
+  mtimeMs: number;
+}
+
+const OWNER_FILE = 'owner';
+const CONTENDED = new Set(['EEXIST', 'ENOTEMPTY', 'EPERM', 'EISDIR']);
+
+const newToken = () => randomBytes(9).toString('hex');
 
 /**
- * Runs `fn` while holding the cross-process lock on `<dir>/<name>.lock`. conf has no support for
- * concurrent writers, so every read-modify-write of credentials goes through here. The lock is a
- * directory created atomically by proper-lockfile; a lock left by a killed process is reclaimed
- * once it is stale.
+ * Creates the lock folder `path` atomically with its owner record inside: the folder is built
+ * under a private name and renamed into place, so a lock never exists without its owner (a rename
+ * onto an existing, non-empty lock fails). False when someone else holds it.
  */
-export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
-  const { default: lockfile } = await import('proper-lockfile');
-  // The target must exist for proper-lockfile; a stable, empty file that is never rewritten (and
-  // never reached through a planted link).
-  const target = join(dir, `${name}.lock-target`);
-  closeSync(openPrivateFile(target, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, `${name} lock file`) as number);
-  let compromised: Error | undefined;
-  const options = {
-    stale: STALE_MS,
-    update: STALE_MS / 2,
-    realpath: false,
-    lockfilePath: join(dir, `${name}.lock`),
-    retries: 0,
-    onCompromised: (err: Error) => {
-      compromised = err;
-    },
-  };
-  // Retried against a deadline (proper-lockfile's own retries count attempts, not time).
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  let release: () => Promise<void>;
-  for (;;) {
-    try {
-      release = await lockfile.lock(target, options);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') {
-        throw new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
-          hint: 'Check that the config folder is writable by you (see `opcli config path`).',
-          cause: error,
-        });
-      }
-      if (Date.now() >= deadline) {
-        throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${LOCK_WAIT_MS / 1000} s.`, {
-          hint: 'Try again in a moment. If no other opcli is running, the lock is reclaimed after a few seconds.',
-          cause: error,
-        });
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 100));
+function tryCreate(path: string, owner: Owner): boolean {
+  const staging = `${path}.${owner.token}.new`;
+  mkdirSync(staging, { mode: 0o700 });
+  try {
+    writeFileSync(join(staging, OWNER_FILE), JSON.stringify(owner), { mode: 0o600, flag: 'wx' });
+    renameSync(staging, path);
+    return true;
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    if (CONTENDED.has((error as NodeJS.ErrnoException).code ?? '')) return false;
+    throw error;
+  }
+}
+
+/** The lock at `path` as it is now, or undefined when there is none. */
+function inspect(path: string): Seen | undefined {
+  let mtimeMs: number;
+  try {
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) {
+      throw new UnsafePathError(
+        path,
+        `The lock ${path} is a symbolic link: opcli does not follow links for its config files.`,
+        'Remove the link (check who created it first); opcli creates the lock itself.',
+      );
     }
+    mtimeMs = st.mtimeMs;
+  } catch (error) {
+    if (error instanceof OpcliError) throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
   }
   try {
+    const owner = JSON.parse(readFileSync(join(path, OWNER_FILE), 'utf8')) as Owner;
+    if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') return { owner, mtimeMs };
+  } catch {
+    // No owner record (a lock from an older opcli, or one being removed): judged by age.
+  }
+  return { mtimeMs };
+}
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but another user's.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** A lock is abandoned when its owner on this machine is gone; otherwise when it is old. */
+function isAbandoned(seen: Seen, now: number): boolean {
+  if (seen.owner && seen.owner.host === hostname()) return !processIsAlive(seen.owner.pid);
+  return now - seen.mtimeMs > STALE_MS;
+}
+
+const sameLock = (a: Seen, b: Seen) => (a.owner && b.owner ? a.owner.token === b.owner.token : !a.owner && !b.owner && a.mtimeMs === b.mtimeMs);
+
+/** Removes a folder by first renaming it to a private name, so it disappears in one step. */
+function removeAtomically(path: string, token: string): void {
+  const gone = `${path}.${token}.gone`;
+  try {
+    renameSync(path, gone);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  rmSync(gone, { recursive: true, force: true });
+}
+
+/**
+ * Removes the abandoned lock `seen` at `path`. Two waiters that both saw it abandoned must not
+ * both remove "it": the second would remove the lock the first has just taken. So removal happens
+ * only under a second lock (the reclaim gate) and only after checking, under the gate, that the lock
+ * at `path` is still the very one judged abandoned. Nobody else can replace that lock while the gate
+ * is held (only its dead owner or a gate holder could remove it), so the check stays true.
+ */
+function reclaim(path: string, seen: Seen, me: Owner): void {
+  const gate = `${path}.reclaim`;
+  const gateOwner = { ...me, token: newToken() };
+  if (!tryCreate(gate, gateOwner)) {
+    // A gate left by a process killed in the few milliseconds it holds one.
+    const gateSeen = inspect(gate);
+    if (gateSeen && isAbandoned(gateSeen, Date.now())) removeAtomically(gate, newToken());
+    return;
+  }
+  try {
+    const now = inspect(path);
+    if (now && sameLock(now, seen) && isAbandoned(now, Date.now())) removeAtomically(path, gateOwner.token);
+  } finally {
+    removeAtomically(gate, gateOwner.token);
+  }
+}
+
+function lockError(dir: string, name: string, error: unknown): OpcliError {
+  return new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
+    hint: 'Check that the config folder is writable by you (see `opcli config path`).',
+    cause: error,
+  });
+}
+
+/** A held lock: `lost()` says whether another process took it meanwhile; `release()` frees it. */
+export interface HeldLock {
+  lost(): boolean;
+  release(): void;
+}
+
+/**
+ * Takes the cross-process lock `<dir>/<name>.lock` and keeps it until `release()`, for a holder that
+ * keeps it longer than one call (`withFileLock` is the usual way). The lock is a folder created
+ * atomically with an owner record (process id, host, a unique token). A lock whose owner process on
+ * this machine is gone is reclaimed at once; one from another machine after it has not been touched
+ * for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
+ */
+export async function acquireFileLock(dir: string, name: string): Promise<HeldLock> {
+  const path = join(dir, `${name}.lock`);
+  const me: Owner = { pid: process.pid, host: hostname(), token: newToken() };
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    let seen: Seen | undefined;
+    try {
+      // Checked first: a planted link in the lock's place is refused, never renamed over or followed.
+      seen = inspect(path);
+      if (seen === undefined && tryCreate(path, me)) break;
+      seen ??= inspect(path);
+      if (seen === undefined) continue;
+      if (isAbandoned(seen, Date.now())) {
+        reclaim(path, seen, me);
+        if (inspect(path) === undefined) continue;
+      }
+    } catch (error) {
+      throw error instanceof OpcliError ? error : lockError(dir, name, error);
+    }
+    if (Date.now() >= deadline) {
+      throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${LOCK_WAIT_MS / 1000} s.`, {
+        hint: `Try again in a moment. If no other opcli is running, remove ${path}.`,
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+  }
+
+  let lost = false;
+  const stillMine = () => inspect(path)?.owner?.token === me.token;
+  const refresh = setInterval(() => {
+    try {
+      if (!stillMine()) lost = true;
+      else {
+        const t = new Date();
+        utimesSync(path, t, t);
+      }
+    } catch {
+      lost = true;
+    }
+  }, REFRESH_MS);
+  refresh.unref();
+  return {
+    lost: () => {
+      try {
+        return lost || !stillMine();
+      } catch {
+        return true;
+      }
+    },
+    release() {
+      clearInterval(refresh);
+      try {
+        if (stillMine()) removeAtomically(path, me.token);
+      } catch {
+        // Left behind, it is reclaimed as abandoned once this process has exited.
+      }
+    },
+  };
+}
+
+/**
+ * Runs `fn` while holding the cross-process lock `<dir>/<name>.lock` (see acquireFileLock). conf
+ * has no support for concurrent writers, so every read-modify-write of credentials (and the gift
+ * card ledger) goes through here.
+ */
+export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
+  const lock = await acquireFileLock(dir, name);
+  try {
     const result = await fn();
-    if (compromised) throw new OpcliError(`The ${name} lock was lost while in use: ${compromised.message}`, { hint: 'Try again.' });
+    if (lock.lost()) throw new OpcliError(`The ${name} lock was lost while in use.`, { hint: 'Try again.' });
     return result;
   } finally {
-    await release().catch(() => {});
+    lock.release();
   }
 }

@@ -21,7 +21,7 @@ export function createClaim(state: SandboxState, ctx: Ctx): Reply {
   const { claimFiledFrom: _from, options: _options, ...rest } = body.data;
   const sourceOrderId = `ord_off_${String(state.nextClaim++).padStart(6, '0')}`;
   const payload = { ...rest, sourceOrderId };
-  state.claims.push({ sourceOrderId, payload, raw: ctx.body, receivedAt: Date.now() });
+  state.claims.push({ sourceOrderId, payload, raw: ctx.body, receivedAt: state.now() });
   state.counters.claimsCreated++;
   return json(200, { status: 'ok', payload });
 }

@@ -66,7 +66,7 @@ function issueCode(state: SandboxState, pending: PendingAuthorization): Reply {
     redirectUri: pending.redirectUri,
     scopes: pending.scopes,
     challenge: pending.challenge,
-    expiresAt: Date.now() + CODE_TTL_MS,
+    expiresAt: state.now() + CODE_TTL_MS,
     used: false,
     familyId: null,
   });
@@ -105,7 +105,7 @@ export function authorizePage(state: SandboxState, ctx: Ctx): Reply {
     scopes,
     state: appState,
     challenge,
-    expiresAt: Date.now() + PENDING_TTL_MS,
+    expiresAt: state.now() + PENDING_TTL_MS,
   };
   if (state.settings.autoApprove) return issueCode(state, pending);
   const id = randomBytes(18).toString('base64url');
@@ -132,7 +132,7 @@ export function authorizeDecision(state: SandboxState, ctx: Ctx): Reply {
   const id = form.get('request_id') ?? '';
   const pending = state.pending.get(id);
   state.pending.delete(id);
-  if (!pending || pending.expiresAt <= Date.now()) {
+  if (!pending || pending.expiresAt <= state.now()) {
     return errorPage('This authorization request is unknown, expired or already answered. Start again from the app.');
   }
   const decision = form.get('decision');

@@ -13,6 +13,7 @@ import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
 
 export { REQUIRED_SCOPES } from './auth.js';
+export { type ManualClock, manualClock, type SandboxClock, wallClock } from './clock.js';
 export { GRANTED_SCOPES, REGISTERED_REDIRECT_URI } from './seed.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
 export type { RateLimit } from './rate-limit.js';
@@ -23,7 +24,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const state = createState(options);
   const recorder = createRecorder(options.maxRecorded ?? 200_000);
   const faults = createFaults();
-  const limiter = createRateLimiter();
+  const limiter = createRateLimiter(state.now);
   limiter.set(options.rateLimit ?? null);
   let latencyMs = options.latencyMs ?? 0;
   let sandbox: Sandbox | undefined;
@@ -113,7 +114,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
-        for (const timer of state.timers) clearTimeout(timer);
+        for (const timer of state.timers) state.clock.clearTimeout(timer);
         state.pendingTriggers = [];
         state.timers.clear();
         server.close(() => resolve());

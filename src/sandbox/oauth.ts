@@ -73,7 +73,7 @@ export function tokenEndpoint(state: SandboxState, ctx: Ctx): Reply {
         return oauthError(400, 'invalid_grant', 'the authorization code was already used');
       }
       code.used = true;
-      if (code.expiresAt <= Date.now()) return oauthError(400, 'invalid_grant', 'the authorization code has expired');
+      if (code.expiresAt <= state.now()) return oauthError(400, 'invalid_grant', 'the authorization code has expired');
       if (code.clientId !== body.client_id) return oauthError(400, 'invalid_grant', 'the code was issued to another client');
       if (code.redirectUri !== body.redirect_uri) {
         return oauthError(400, 'invalid_grant', 'redirect_uri differs from the one of the authorization request');

@@ -97,7 +97,7 @@ function credit(card: GiftCardRecord, cents: number, kind: string, reference: st
 /** The customer's loyalty card if it can still take credit. */
 function usableLoyaltyCard(state: SandboxState, customer: CustomerRecord): GiftCardRecord | undefined {
   const card = customer.loyaltyCardId ? state.giftCards.get(customer.loyaltyCardId) : undefined;
-  return card && !isExpired(card) ? card : undefined;
+  return card && !isExpired(card, state.now()) ? card : undefined;
 }
 
 /** POST /provider/v2/gift-cards/issue/. */
@@ -162,7 +162,7 @@ export function topUpGiftCard(state: SandboxState, ctx: Ctx): Reply {
     return unprocessable(state, result.error, { amount: PROVIDER_ERRORS.balanceUpdateFailure });
   }
   const card = state.giftCards.get(ctx.params[0] ?? '');
-  if (!card || isExpired(card) || card.customerId === null) return failure;
+  if (!card || isExpired(card, state.now()) || card.customerId === null) return failure;
   credit(card, toCents(result.data.amount), result.data.type, result.data.order_id);
   state.counters.creditsPosted.creditApiTopUp++;
   return json(200, giftCardBody(card));
@@ -224,11 +224,10 @@ export function executeTrigger(state: SandboxState, ctx: Ctx): Reply {
     // On the wall clock a timer posts the credit on time even when nobody asks; an injected clock
     // posts it at the first answer or state read once due.
     if (!state.clockInjected) {
-      const timer = setTimeout(() => {
+      const timer = state.clock.setTimeout(() => {
         state.timers.delete(timer);
         settleTriggers(state);
       }, delay);
-      timer.unref();
       state.timers.add(timer);
     } else settleTriggers(state);
   }

@@ -61,7 +61,7 @@ export function createSandboxServer(parts: Parts): Server {
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = state.clock.setTimeout(() => {
         state.timers.delete(timer);
         resolve();
       }, ms);
@@ -90,7 +90,7 @@ export function createSandboxServer(parts: Parts): Server {
     const limit = bearer === undefined ? null : parts.limiter.take(bearer);
     const latency = parts.latencyMs();
     const withLimitHeaders = (reply: Reply): Reply => (limit && Object.keys(limit.headers).length > 0 ? { ...reply, headers: { ...reply.headers, ...limit.headers } } : reply);
-    const record = recorder.add({ at: Date.now(), method, path, query, headers, body: ctx.body });
+    const record = recorder.add({ at: state.now(), method, path, query, headers, body: ctx.body });
     const answer = (reply: Reply) => {
       if (res.destroyed) return;
       record.status = reply.status;

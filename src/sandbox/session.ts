@@ -11,7 +11,7 @@ const WINDOW_MS = 60_000;
 
 /** Mints a session token for the seeded merchant and store, as the dashboard would. */
 export function mintSessionToken(state: SandboxState, issuer: string, expiresInSeconds = 60): string {
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(state.now() / 1000);
   return signJwt(
     {
       iss: issuer,
@@ -35,7 +35,7 @@ function invalid(description: string): Reply {
 
 /** Sliding window: null when the IP may verify now, else the 429 answer. */
 function rateLimit(state: SandboxState, ip: string): Reply | null {
-  const now = Date.now();
+  const now = state.now();
   const hits = (state.sessionHits.get(ip) ?? []).filter((t) => t > now - WINDOW_MS);
   state.sessionHits.set(ip, hits);
   if (hits.length >= state.settings.sessionVerifyPerMinute) {
@@ -71,7 +71,7 @@ export function verifySession(state: SandboxState, ctx: Ctx): Reply {
     );
   }
   const claims = result.payload;
-  const now = Date.now();
+  const now = state.now();
   if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) {
     return invalid('the session token has expired; ask the merchant to reload the app');
   }

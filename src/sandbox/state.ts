@@ -1,6 +1,7 @@
 /** The mutable state of one sandbox: settings, counters, tokens, records and gift cards. */
 import { randomBytes } from 'node:crypto';
 import type { OrderRecord } from '../schemas.js';
+import { type TimerHandle, wallClock } from './clock.js';
 import { makeIdentity, seedCustomers } from './seed.js';
 import type { SandboxClaim, SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions, SandboxVariant, ProviderErrorShape } from './types.js';
 
@@ -93,6 +94,7 @@ export function zeroCounters(): SandboxCounters {
 export function createState(options: SandboxOptions) {
   const identity = makeIdentity();
   const seedList = seedCustomers();
+  const clock = options.clock ?? (options.now ? { ...wallClock, now: options.now } : wallClock);
   const state = {
     ...identity,
     providerName: 'giftly',
@@ -106,8 +108,10 @@ export function createState(options: SandboxOptions) {
       providerErrorShape: (options.providerErrorShape ?? 'error') as ProviderErrorShape,
     },
     /** The provider's clock (trigger credits fall due by it); tests inject one to avoid real waits. */
-    now: options.now ?? Date.now,
-    clockInjected: options.now !== undefined,
+    clock,
+    now: clock.now,
+    /** A bare `now` was injected (no timers): trigger credits post at the first read once due. */
+    clockInjected: options.now !== undefined && options.clock === undefined,
     /** Trigger credits accepted and not yet posted. */
     pendingTriggers: [] as { dueAt: number; email: string; cents: number; triggerId: string }[],
     counters: zeroCounters(),
@@ -131,7 +135,7 @@ export function createState(options: SandboxOptions) {
     nextCustomer: 5001,
     nextGiftCard: 1,
     nextClaim: 1,
-    timers: new Set<NodeJS.Timeout>(),
+    timers: new Set<TimerHandle>(),
   };
   for (const c of seedList) {
     const record: CustomerRecord = { customerId: c.customerId, email: c.email, name: c.name, loyaltyCardId: null };
@@ -207,7 +211,7 @@ export function newGiftCard(
 }
 
 /** Whether a card's expiry date has passed. */
-export function isExpired(card: GiftCardRecord, now = Date.now()): boolean {
+export function isExpired(card: GiftCardRecord, now: number): boolean {
   return card.expiresOn !== null && Date.parse(card.expiresOn) <= now;
 }
 

@@ -32,7 +32,7 @@ export function issueTokens(
   const ttl = options.ttl ?? state.settings.accessTokenTtl;
   const family = state.families.get(familyId);
   const access = `${CREDENTIAL_PREFIXES.accessToken}${random()}`;
-  state.accessTokens.set(access, { familyId, scopes, expiresAt: Date.now() + ttl * 1000, revoked: false });
+  state.accessTokens.set(access, { familyId, scopes, expiresAt: state.now() + ttl * 1000, revoked: false });
   family?.access.push(access);
   state.counters.tokensIssued++;
   const answer: IssuedTokens = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') };
@@ -68,6 +68,6 @@ export function checkAccessToken(state: SandboxState, token: string): AccessChec
   const record = state.accessTokens.get(token);
   if (!record) return { ok: false, reason: 'unknown' };
   if (record.revoked) return { ok: false, reason: 'revoked' };
-  if (record.expiresAt <= Date.now()) return { ok: false, reason: 'expired' };
+  if (record.expiresAt <= state.now()) return { ok: false, reason: 'expired' };
   return { ok: true, scopes: record.scopes };
 }

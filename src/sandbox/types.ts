@@ -2,6 +2,7 @@
  * The contract of the built-in sandbox: what `startSandbox()` takes and returns. Tests, the tour
  * (`opcli demo`) and `opcli sandbox` all use it; the implementation lives beside this file.
  */
+import type { SandboxClock } from './clock.js';
 import type { RateLimit } from './rate-limit.js';
 
 /** One request the sandbox received, kept for tests and the admin endpoint. */
@@ -77,7 +78,12 @@ export interface SandboxOptions {
   triggerDelayMs?: number | null;
   /** The body shape of the gift card provider's errors (default `error`: `{"error": "..."}`). */
   providerErrorShape?: ProviderErrorShape;
-  /** The provider's clock, for trigger credits (default Date.now); with it, no real timer is used. */
+  /**
+   * The sandbox's clock and timers for everything timed in it (default: the wall clock). Tests pass
+   * `manualClock()` and advance it instead of sleeping.
+   */
+  clock?: SandboxClock;
+  /** A bare clock reading without timers (trigger credits then post at the first read once due); prefer `clock`. */
   now?: () => number;
   /** Seed for generated data, so two sandboxes with one seed have the same orders. */
   seed?: number;

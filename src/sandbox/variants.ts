@@ -27,7 +27,7 @@ export function createVariant(state: SandboxState, ctx: Ctx): Reply {
       missing.map(({ id, i }) => ({ path: `bundleProductIds.${i}`, message: `no created variant or product ${id}` })),
     );
   }
-  state.variants.push({ productId, variant, receivedAt: Date.now() });
+  state.variants.push({ productId, variant, receivedAt: state.now() });
   // A bundle names its parts by variant id where the platform has them, else by product id.
   state.variantIds.add(variant.productId);
   if (variant.variantId !== undefined) state.variantIds.add(variant.variantId);

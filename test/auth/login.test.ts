@@ -154,11 +154,9 @@ describe('browser login (authorization code + PKCE)', () => {
 
   test('gives up after --timeout with a clear error and closes the port', async () => {
     const browser = fakeBrowser();
-    const started = Date.now();
     const res = await opcli(dir, ['auth', 'login', '--timeout', '300ms'], { openBrowser: browser.openBrowser });
     expect(res.code).toBe(4);
     expect(res.stderr).toContain('No answer from the browser within 0.3 seconds; the login was stopped.');
-    expect(Date.now() - started).toBeLessThan(5000);
     const port = Number(new URL(browser.seen[0]?.searchParams.get('redirect_uri') as string).port);
     expect(await portRefuses(port)).toBe(true);
   });

@@ -1,17 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { CredentialStore } from '../../src/config/credentials.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { type ManualClock, manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { sandboxProfile, tempConfigDir } from '../helpers.js';
 import { leakedSecrets, opcli, rememberSandbox, rememberStored, secrets, tokenRequests } from './util.js';
 
 let sandbox: Sandbox;
+let clock: ManualClock;
 let dir: string;
 let cleanup: () => void;
 let issued: { accessToken?: string; refreshToken?: string };
 
 beforeEach(async () => {
-  sandbox = await startSandbox();
+  clock = manualClock();
+  sandbox = await startSandbox({ clock });
   rememberSandbox(sandbox);
   ({ dir, cleanup } = tempConfigDir());
   issued = await sandboxProfile(sandbox, dir);
@@ -83,7 +85,7 @@ describe('refresh', () => {
       ...cur,
       token: { accessToken: short.access_token, refreshToken: short.refresh_token, expiresAt: Date.now() + 3600_000, scopes: [], grant: 'authorization_code', obtainedAt: Date.now() },
     }));
-    await new Promise((r) => setTimeout(r, 1100));
+    clock.advance(1000);
     const res = await opcli(dir, ['auth', 'status', '--check']);
     expect(res.code).toBe(0);
     expect(sandbox.counters.refreshes).toBe(1);

@@ -48,7 +48,9 @@ function startSandbox(env: NodeJS.ProcessEnv, cwd: string): Promise<ChildProcess
   });
 }
 
-describe.each(guides)('docs/%s', (guide) => {
+// Guides are independent (each its own sandbox and folders), so they run side by side; the blocks
+// of one guide run in order. Most of a block's time is spent waiting on child processes.
+describe.concurrent.each(guides)('docs/%s', (guide) => {
   const blocks = shBlocks(readFileSync(join(DOCS, guide), 'utf8'));
   const folder = tempConfigDir();
   const work = join(folder.dir, 'work');
@@ -88,7 +90,7 @@ describe.each(guides)('docs/%s', (guide) => {
   });
 
   for (const [n, block] of blocks.entries()) {
-    it(`block ${n + 1} (line ${block.line}) runs as written`, async () => {
+    it.sequential(`block ${n + 1} (line ${block.line}) runs as written`, async () => {
       const script = join(folder.dir, `block-${n + 1}.sh`);
       writeFileSync(script, blockScript(block));
       const { code, output } = await run('bash', [script], { cwd: work, env });

@@ -264,7 +264,7 @@ describe('files and folders that are not safe to use', () => {
   it('never follows a planted symlink for settings or credentials, and sends nothing', async () => {
     const { startSandbox } = await import('../../src/sandbox/index.js');
     const { sandboxProfile } = await import('../helpers.js');
-    const { mkdtempSync, rmSync, symlinkSync, writeFileSync, renameSync } = await import('node:fs');
+    const { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, renameSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const sandbox = await startSandbox();
     const elsewhere = mkdtempSync(join(tmpdir(), 'opcli-attacker-'));
@@ -287,13 +287,13 @@ describe('files and folders that are not safe to use', () => {
         renameSync(planted, real);
       }
       expect(sandbox.requests.filter((r) => !r.path.startsWith('/__admin'))).toEqual([]);
-      writeFileSync(join(dir, 'credentials.lock-target'), '');
-      rmSync(join(dir, 'credentials.lock-target'));
-      symlinkSync(join(elsewhere, 'victim'), join(dir, 'credentials.lock-target'));
+      // The lock is a folder; a link planted in its place (to a folder elsewhere) is refused.
+      mkdirSync(join(elsewhere, 'victim'));
+      symlinkSync(join(elsewhere, 'victim'), join(dir, 'credentials.lock'));
       const lock = await runOpcli(['config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET });
       expect(lock.code).toBe(2);
-      expect(lock.stderr).toContain('credentials lock file');
-      expect(existsSync(join(elsewhere, 'victim'))).toBe(false);
+      expect(lock.stderr).toContain(`The lock ${join(dir, 'credentials.lock')} is a symbolic link`);
+      expect(readdirSync(join(elsewhere, 'victim'))).toEqual([]);
     } finally {
       await sandbox.close();
       rmSync(elsewhere, { recursive: true, force: true });

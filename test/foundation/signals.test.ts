@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -46,7 +46,7 @@ function interrupt(args: string[], ready: (stdout: string) => boolean) {
 
 describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
   it('orders list --all writes what it fetched and prints the resume command', async () => {
-    sandbox.setFaults([{ path: '/v1/orders', latencyMs: 150 }]);
+    sandbox.setFaults([{ path: '/v1/orders', latencyMs: 20 }]);
     const r = await interrupt(['orders', 'list', '--all', '--size', '20', '--jsonl'], (out) => out.split('\n').length > 40);
     expect(r.code).toBe(130);
     expect(r.stderr).toContain('Resume with:');
@@ -73,5 +73,110 @@ describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
     expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
     expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
     expect(sandbox.counters.claimsCreated).toBeLessThan(200);
+  });
+});
+
+/**
+ * Runs the built binary; `on` sees the output so far after every chunk and may signal the child.
+ * Resolves with the exit code once the process has ended.
+ */
+function watch(args: string[], on: (seen: { stdout: string; stderr: string }, child: ChildProcess) => void, started?: (child: ChildProcess) => void) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, OPCLI_CONFIG_DIR: dir, NO_COLOR: '1' }, cwd: dir });
+    started?.(child);
+    const seen = { stdout: '', stderr: '' };
+    child.stdout.on('data', (c) => {
+      seen.stdout += c;
+      on(seen, child);
+    });
+    child.stderr.on('data', (c) => {
+      seen.stderr += c;
+      on(seen, child);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, ...seen });
+    });
+  });
+}
+
+describe('whole-process stops', () => {
+  it('a second Ctrl-C stops at once, without waiting for the requests in flight, and prints the summary', async () => {
+    const header = 'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
+    const rows = Array.from({ length: 20 }, (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`);
+    const csv = join(dir, 'claims.csv');
+    writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
+    // The claims are held for a minute: a clean stop would wait for them; a second Ctrl-C must not.
+    sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 60_000 }]);
+    const inFlight = () => sandbox.requests.filter((r) => r.path === '/v1/claims/offline').length;
+    let first = false;
+    let second = false;
+    const poll = setInterval(() => {
+      // The first Ctrl-C once both requests of --concurrency 2 are held by the server.
+      if (!first && inFlight() === 2) {
+        first = true;
+        child?.kill('SIGINT');
+      }
+    }, 5);
+    let child: ChildProcess | undefined;
+    const r = await watch(
+      ['claims', 'file', '--from', csv, '--jsonl', '--concurrency', '2'],
+      (seen, c) => {
+        if (!second && seen.stderr.includes('Ctrl-C again to stop now')) {
+          second = true;
+          c.kill('SIGINT');
+        }
+      },
+      (c) => {
+        child = c;
+      },
+    );
+    clearInterval(poll);
+    expect(second).toBe(true);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/Filed 0 claims; .* 2 uncertain/);
+    expect(r.stderr).toContain('--retry-uncertain');
+    // The server never answered: the process did not wait for it.
+    expect(sandbox.counters.claimsCreated).toBe(0);
+    expect(inFlight()).toBe(2);
+  });
+
+  it('SIGTERM stops orders list --all cleanly: what was fetched is written, exit 130 as for Ctrl-C', async () => {
+    sandbox.setFaults([{ path: '/v1/orders', latencyMs: 20 }]);
+    let sent = false;
+    const r = await watch(['orders', 'list', '--all', '--size', '20', '--jsonl'], (seen, child) => {
+      if (!sent && seen.stdout.split('\n').length > 40) {
+        sent = true;
+        child.kill('SIGTERM');
+      }
+    });
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain('Resume with:');
+    expect(r.stderr).not.toMatch(/Error|at .*\.js:\d+/);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(40);
+    expect(lines.length).toBeLessThan(2000);
+    for (const line of lines) JSON.parse(line);
+  });
+
+  it('`opcli orders list --all | head -1` exits quietly when the reader goes away', async () => {
+    const script = `"${process.execPath}" "${BIN}" orders list --all --size 20 --jsonl | head -1; echo "opcli exit \${PIPESTATUS[0]}" >&2`;
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH, HOME: dir, OPCLI_CONFIG_DIR: dir, NO_COLOR: '1' }, cwd: dir });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => (stdout += c));
+      child.stderr.on('data', (c) => (stderr += c));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    expect(JSON.parse(r.stdout).sourceOrderId).toBeDefined();
+    // Nothing but the exit status on stderr: no EPIPE error, no stack trace.
+    expect(r.stderr).toBe('opcli exit 0\n');
+    // It stopped early instead of reading all 2,000 orders into a closed pipe.
+    expect(sandbox.requests.filter((q) => q.path === '/v1/orders').length).toBeLessThan(100);
   });
 });

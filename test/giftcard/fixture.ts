@@ -1,5 +1,5 @@
 /** Shared setup of the giftcard tests: a sandbox, a temp config folder with its profile, and helpers. */
-import { startSandbox } from '../../src/sandbox/index.js';
+import { manualClock, startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/types.js';
 import { type RunOptions, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 
@@ -14,19 +14,32 @@ export interface Fixture {
   providerCalls(): string[];
   /** Every stdout/stderr captured so far, for secret scans. */
   captured: string[];
-  /** The fake clock shared by the sandbox provider and opcli (with `fakeClock`), in ms. */
-  clock: { now: number };
+  /**
+   * The manual clock shared by the sandbox and opcli (with `fakeClock`), in ms: setting `now` (or
+   * `advance`) moves it forward and fires the sandbox's timers that fall due on the way.
+   */
+  clock: { now: number; advance(ms: number): void };
   close(): Promise<void>;
 }
 
 /**
- * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the provider's trigger
- * delay and opcli's waits run on one injected clock that a sleep moves forward: no real waiting.
+ * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the sandbox (trigger
+ * delays, fault latency, token expiry) and opcli's waits run on one manual clock that opcli's sleeps
+ * move forward: no real waiting.
  */
 export async function fixture(options: SandboxOptions & { fakeClock?: boolean } = {}): Promise<Fixture> {
   const { fakeClock, ...sandboxOptions } = options;
-  const clock = { now: 1_800_000_000_000 };
-  const sandbox = await startSandbox(fakeClock ? { ...sandboxOptions, now: () => clock.now } : sandboxOptions);
+  const manual = manualClock(1_800_000_000_000);
+  const clock = {
+    get now() {
+      return manual.now();
+    },
+    set now(to: number) {
+      manual.advance(to - manual.now());
+    },
+    advance: (ms: number) => manual.advance(ms),
+  };
+  const sandbox = await startSandbox(fakeClock ? { ...sandboxOptions, clock: manual } : sandboxOptions);
   const { dir, cleanup } = tempConfigDir();
   await sandboxProfile(sandbox, dir);
   const env = { OPCLI_CONFIG_DIR: dir };

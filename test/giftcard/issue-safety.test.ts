@@ -66,10 +66,17 @@ function whenRequested(match: (q: { method: string; path: string }) => boolean, 
 
 describe('giftcard issue: a trigger credit that lands during the fallback', () => {
   it('reports a double credit at once when the trigger posts while the top-up is in flight', async () => {
-    fx = await fixture({ triggerDelayMs: 2000 });
+    fx = await fixture({ triggerDelayMs: 2000, fakeClock: true });
     // The top-up reaches the provider 3 s late: the trigger (posted 2 s after its POST) credits first.
     fx.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'before', latencyMs: 3000, count: 1 }]);
+    // opcli waits on the top-up's answer, not on a sleep: the test moves the clock past the delay.
+    const clock = fx.clock;
+    const stop = whenRequested(
+      (q) => q.method === 'PUT',
+      () => clock.advance(3000),
+    );
     const r = await fx.run(aliceClaim('C-50', ['--trigger-wait', '1s', '--late-check', '1s']));
+    stop();
     expect(r.code, r.stderr).toBe(3);
     expect(fx.sandbox.counters.creditsPosted).toMatchObject({ trigger: 1, creditApiTopUp: 1 });
     expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(60);

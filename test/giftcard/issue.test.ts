@@ -385,7 +385,7 @@ describe('giftcard issue: Ctrl-C', () => {
     const timer = setInterval(() => {
       if (fx?.sandbox.requests.some((q) => q.path.includes('/workflows/execute/'))) {
         clearInterval(timer);
-        setTimeout(() => controller.abort(), 100);
+        setTimeout(() => controller.abort(), 20);
       }
     }, 20);
     const r = await fx.run(aliceClaim('C-22', ['--trigger-wait', '10s']), { signal: controller.signal });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { OrdersPage } from '../../src/schemas.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { call } from './client.js';
 
 const open: Sandbox[] = [];
@@ -29,9 +29,12 @@ describe('GET /v1/orders', () => {
   });
 
   test('an expired access token is 401', async () => {
-    const sb = await sandbox();
-    const t = sb.issueTokens({ accessTokenTtl: 0.05 });
-    await new Promise((r) => setTimeout(r, 80));
+    const clock = manualClock();
+    const sb = await sandbox({ clock });
+    const t = sb.issueTokens({ accessTokenTtl: 60 });
+    clock.advance(59_999);
+    expect(sb.isAccessTokenValid(t.access_token)).toBe(true);
+    clock.advance(1);
     const res = await call(`${sb.url}/v1/orders`, { token: t.access_token });
     expect(res.status).toBe(401);
     expect(res.body.error_description).toContain('expired');
@@ -90,10 +93,9 @@ describe('GET /v1/orders', () => {
     expect(pa.body.edges).toEqual(pb.body.edges);
   });
 
+  // How fast it starts is measured in bench/sandbox.mjs.
   test('a 100,000-order store starts fast and pages to the end', async () => {
-    const started = performance.now();
     const sb = await sandbox({ orders: 100_000 });
-    expect(performance.now() - started).toBeLessThan(500);
     const { access_token } = sb.issueTokens();
     const first = await call(`${sb.url}/v1/orders?size=250&buttonNum=7`, { token: access_token });
     expect(first.body.totalCount).toBe(100_000);

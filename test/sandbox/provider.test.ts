@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { GiftCard } from '../../src/schemas.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { type ManualClock, manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { call } from './client.js';
 
 let sb: Sandbox;
+let clock: ManualClock;
 beforeEach(async () => {
-  sb = await startSandbox({ triggerDelayMs: 50 });
+  clock = manualClock();
+  sb = await startSandbox({ triggerDelayMs: 50, clock });
 });
 afterEach(async () => {
   await sb.close();
@@ -162,14 +164,16 @@ describe('trigger workflow', () => {
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ status: 'accepted' });
     expect(sb.loyaltyCard('cust_1001')?.balance).toBe(10);
-    await new Promise((r) => setTimeout(r, 120));
+    clock.advance(49);
+    expect(sb.loyaltyCard('cust_1001')?.balance).toBe(10);
+    clock.advance(1);
     expect(sb.loyaltyCard('cust_1001')?.balance).toBe(17.5);
     expect(sb.counters.creditsPosted.trigger).toBe(1);
   });
 
   test('creates a loyalty card for a customer with none', async () => {
     await call(`${sb.triggerUrl}/${sb.store.triggerId}`, { json: { email: 'CAROL@example.com', amount: 3 }, headers: auth() });
-    await new Promise((r) => setTimeout(r, 120));
+    clock.advance(50);
     expect(sb.loyaltyCard('cust_1003')?.balance).toBe(3);
     const res = await lookup('cust_1003');
     expect(res.body.amount).toBe(3);
@@ -185,7 +189,8 @@ describe('trigger workflow', () => {
     sb.configure({ triggerDelayMs: null });
     const res = await call(`${sb.triggerUrl}/${sb.store.triggerId}`, { json: { email: 'alice@example.com', amount: 1 }, headers: auth() });
     expect(res.status).toBe(202);
-    await new Promise((r) => setTimeout(r, 150));
+    expect(clock.pending).toBe(0);
+    clock.advance(3_600_000);
     expect(sb.loyaltyCard('cust_1001')?.balance).toBe(10);
     expect(sb.counters.creditsPosted.trigger).toBe(0);
   });
@@ -193,8 +198,10 @@ describe('trigger workflow', () => {
   test('close() clears pending trigger timers', async () => {
     sb.configure({ triggerDelayMs: 100 });
     await call(`${sb.triggerUrl}/${sb.store.triggerId}`, { json: { email: 'alice@example.com', amount: 1 }, headers: auth() });
+    expect(clock.pending).toBe(1);
     await sb.close();
-    await new Promise((r) => setTimeout(r, 150));
+    expect(clock.pending).toBe(0);
+    clock.advance(150);
     expect(sb.counters.creditsPosted.trigger).toBe(0);
   });
 });
