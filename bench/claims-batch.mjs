@@ -33,9 +33,24 @@ const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
 
 const HEADER = [
-  'customer.email', 'item.name', 'item.price', 'item.details', 'warranty.dateOfPurchase', 'warranty.warrantyPeriod',
-  'shippingAddress.firstName', 'shippingAddress.lastName', 'shippingAddress.address1', 'shippingAddress.city',
-  'shippingAddress.zip', 'shippingAddress.country', 'storeId', 'signature', 'salesChannel', 'claimCategory', 'issueType', 'resolution',
+  'customer.email',
+  'item.name',
+  'item.price',
+  'item.details',
+  'warranty.dateOfPurchase',
+  'warranty.warrantyPeriod',
+  'shippingAddress.firstName',
+  'shippingAddress.lastName',
+  'shippingAddress.address1',
+  'shippingAddress.city',
+  'shippingAddress.zip',
+  'shippingAddress.country',
+  'storeId',
+  'signature',
+  'salesChannel',
+  'claimCategory',
+  'issueType',
+  'resolution',
 ];
 const rowText = (i, storeId) =>
   `customer${i}@example.com,Kettle ${i},49.99,"row ${i}, lid cracked",2024-05-01T10:00:00Z,P1Y,Alice,Example,1 Main St,Springfield,62701,United States,${storeId},,IN_STORE,WARRANTY,DEFECTIVE_ITEM,RESHIP\n`;
@@ -59,7 +74,9 @@ async function handWritten(csv, url, token, concurrency, outPath) {
   const out = createWriteStream(outPath);
   const pool = new Pool(url, { connections: Number(concurrency) });
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, accept: 'application/json' };
-  const rows = createReadStream(csv).pipe(parse({ columns: true }))[Symbol.asyncIterator]();
+  const rows = createReadStream(csv)
+    .pipe(parse({ columns: true }))
+    [Symbol.asyncIterator]();
   let failed = 0;
   const worker = async () => {
     for (let next = await rows.next(); !next.done; next = await rows.next()) {
@@ -69,10 +86,19 @@ async function handWritten(csv, url, token, concurrency, outPath) {
         item: { name: r['item.name'], price: Number(r['item.price']), details: r['item.details'] },
         warranty: { dateOfPurchase: r['warranty.dateOfPurchase'], warrantyPeriod: r['warranty.warrantyPeriod'] },
         shippingAddress: {
-          firstName: r['shippingAddress.firstName'], lastName: r['shippingAddress.lastName'], address1: r['shippingAddress.address1'],
-          city: r['shippingAddress.city'], zip: r['shippingAddress.zip'], country: r['shippingAddress.country'],
+          firstName: r['shippingAddress.firstName'],
+          lastName: r['shippingAddress.lastName'],
+          address1: r['shippingAddress.address1'],
+          city: r['shippingAddress.city'],
+          zip: r['shippingAddress.zip'],
+          country: r['shippingAddress.country'],
         },
-        storeId: r.storeId, signature: r.signature, salesChannel: r.salesChannel, claimCategory: r.claimCategory, issueType: r.issueType, resolution: r.resolution,
+        storeId: r.storeId,
+        signature: r.signature,
+        salesChannel: r.salesChannel,
+        claimCategory: r.claimCategory,
+        issueType: r.issueType,
+        resolution: r.resolution,
       };
       const res = await pool.request({ method: 'POST', path: '/v1/claims/offline', headers, body: JSON.stringify(claim) });
       const body = await res.body.json();
@@ -101,7 +127,16 @@ function runOpcli(args, env, script = bin) {
       stderr += c;
     });
     child.on('close', (code) => {
-      const cpu = timed && existsSync(timeFile) ? readFileSync(timeFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number).reduce((a, b) => a + b, 0) : Number.NaN;
+      const cpu =
+        timed && existsSync(timeFile)
+          ? readFileSync(timeFile, 'utf8')
+              .trim()
+              .split('\n')
+              .at(-1)
+              .split(' ')
+              .map(Number)
+              .reduce((a, b) => a + b, 0)
+          : Number.NaN;
       resolve({ code, stderr, ms: Number(process.hrtime.bigint() - started) / 1e6, hwmKiB: peak().largestKiB, cpu });
     });
     child.on('error', reject);
@@ -111,7 +146,12 @@ function runOpcli(args, env, script = bin) {
 /** The ceiling: one valid body posted n times at the given concurrency over a keep-alive Pool. */
 async function admin(info, method, path, body) {
   const pool = new Pool(info.url);
-  const res = await pool.request({ method, path, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await pool.request({
+    method,
+    path,
+    headers: { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const answer = await res.body.json();
   await pool.close();
   if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(answer)}`);
@@ -207,8 +247,12 @@ try {
     );
   }
   const range = (xs, d = 2) => `median ${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
-  console.log(`opcli claims file, ${ROWS} rows, --concurrency ${CONCURRENCY}: ${range(opcliRates, 0)} claims/s; CPU per row ${range(cpuPerRow, 3)} ms (goal <= 0.205)`);
-  console.log(`vs the hand-written script (csv-parse, JSON.stringify, undici, a result line per row; ${range(handRates, 0)} claims/s): ${range(vsHand)} (goal >= 0.8)`);
+  console.log(
+    `opcli claims file, ${ROWS} rows, --concurrency ${CONCURRENCY}: ${range(opcliRates, 0)} claims/s; CPU per row ${range(cpuPerRow, 3)} ms (goal <= 0.205)`,
+  );
+  console.log(
+    `vs the hand-written script (csv-parse, JSON.stringify, undici, a result line per row; ${range(handRates, 0)} claims/s): ${range(vsHand)} (goal >= 0.8)`,
+  );
   console.log(`vs a bare undici loop re-posting one prepared body (${range(ceilingRates, 0)} req/s): ${range(vsCeiling)} (goal >= 0.5)`);
 
   const big = join(work, 'big.csv');

@@ -62,7 +62,14 @@ function opcli(info, token) {
     const t0 = performance.now();
     const child = spawn(process.execPath, [bin, 'orders', 'list', '--all', '--jsonl', '--size', String(SIZE)], {
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', OPCLI_TOKEN: token, OPCLI_BASE_URL: info.url, OPCLI_CONFIG_DIR: `/tmp/opcli-bench-${process.pid}` },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        NO_COLOR: '1',
+        OPCLI_TOKEN: token,
+        OPCLI_BASE_URL: info.url,
+        OPCLI_CONFIG_DIR: `/tmp/opcli-bench-${process.pid}`,
+      },
     });
     let stderr = '';
     child.stderr.on('data', (c) => {

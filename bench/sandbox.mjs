@@ -79,4 +79,3 @@ await sb.close();
 const ratio = claims / ((base1 + base2) / 2);
 console.log(`100,000-order store start: ${startMs.toFixed(0)} ms (goal < 500)`);
 console.log(`claims ${claims.toFixed(0)}/s, 404s ${((base1 + base2) / 2).toFixed(0)}/s: ratio ${ratio.toFixed(2)} (goal > 0.35)`);
-

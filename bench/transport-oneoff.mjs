@@ -52,7 +52,15 @@ for (const [name, source] of Object.entries(scripts)) {
   const entry = join(dir, `${name.replace(/\W+/g, '-')}.src.mjs`);
   const out = join(dir, `${name.replace(/\W+/g, '-')}.mjs`);
   writeFileSync(entry, source);
-  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', minify: true, outfile: out, nodePaths: [join(root, 'node_modules')], logLevel: 'error',
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    minify: true,
+    outfile: out,
+    nodePaths: [join(root, 'node_modules')],
+    logLevel: 'error',
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
   files[name] = out;

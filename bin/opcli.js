@@ -43,7 +43,8 @@ const limit = Number(argv.find((_, i) => argv[i - 1] === '--limit') ?? argv.find
 const streaming =
   !has('--help') &&
   !argv.includes('-h') &&
-  ((argv.includes('orders') && argv.includes('list') && (has('--all') || limit >= 5000)) || (argv.includes('claims') && argv.includes('file') && has('--from')));
+  ((argv.includes('orders') && argv.includes('list') && (has('--all') || limit >= 5000)) ||
+    (argv.includes('claims') && argv.includes('file') && has('--from')));
 if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
   const { spawn } = await import('node:child_process');
   // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child

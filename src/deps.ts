@@ -33,7 +33,13 @@ export interface Globals {
 /** A question asked on the terminal; tests inject their own answers. */
 export interface Prompter {
   /** `signal` withdraws the question (the prompt rejects), e.g. when the login callback arrived first. */
-  input(options: { message: string; default?: string; validate?: (value: string) => true | string; signal?: AbortSignal; /** Remove the question and the answer from the screen once answered (the answer is secret). */ secret?: boolean }): Promise<string>;
+  input(options: {
+    message: string;
+    default?: string;
+    validate?: (value: string) => true | string;
+    signal?: AbortSignal /** Remove the question and the answer from the screen once answered (the answer is secret). */;
+    secret?: boolean;
+  }): Promise<string>;
   password(options: { message: string; validate?: (value: string) => true | string }): Promise<string>;
   confirm(options: { message: string; default?: boolean }): Promise<boolean>;
   select<T extends string>(options: { message: string; choices: { name: string; value: T; description?: string }[]; default?: T }): Promise<T>;
@@ -273,7 +279,11 @@ export function createDeps(init: DepsInit): Deps {
 function numberEnv(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (value.trim() === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a whole number.`);
-  if (!/^\d+$/.test(value.trim())) throw new UsageError(`${name} "${value}" is not a whole number.`, `Set ${name} to a whole number (${name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4'}), or unset it.`);
+  if (!/^\d+$/.test(value.trim()))
+    throw new UsageError(
+      `${name} "${value}" is not a whole number.`,
+      `Set ${name} to a whole number (${name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4'}), or unset it.`,
+    );
   return Number(value.trim());
 }
 

@@ -45,7 +45,10 @@ export function parseWholeNumber(raw: string, flag: string, bounds: { min?: numb
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
-    throw new UsageError(`${flag} "${raw}" is not a whole number.`, `Expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
+    throw new UsageError(
+      `${flag} "${raw}" is not a whole number.`,
+      `Expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`,
+    );
   }
   if (n < min || n > max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
   return n;

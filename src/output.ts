@@ -68,7 +68,10 @@ function columnName(c: { header: string; name?: string }): string {
 
 /** Parses `a,b,c` into names (for commander). */
 export function parseColumnList(value: string): string[] {
-  return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -88,8 +91,40 @@ export function fitWidths(natural: number[], max: number): number[] {
 }
 
 /** cli-table3's border characters: box drawing, or plain ASCII for TERM=dumb. */
-const BOX = { top: '─', 'top-mid': '┬', 'top-left': '┌', 'top-right': '┐', bottom: '─', 'bottom-mid': '┴', 'bottom-left': '└', 'bottom-right': '┘', left: '│', 'left-mid': '├', mid: '─', 'mid-mid': '┼', right: '│', 'right-mid': '┤', middle: '│' };
-const ASCII = { top: '-', 'top-mid': '+', 'top-left': '+', 'top-right': '+', bottom: '-', 'bottom-mid': '+', 'bottom-left': '+', 'bottom-right': '+', left: '|', 'left-mid': '+', mid: '-', 'mid-mid': '+', right: '|', 'right-mid': '+', middle: '|' };
+const BOX = {
+  top: '─',
+  'top-mid': '┬',
+  'top-left': '┌',
+  'top-right': '┐',
+  bottom: '─',
+  'bottom-mid': '┴',
+  'bottom-left': '└',
+  'bottom-right': '┘',
+  left: '│',
+  'left-mid': '├',
+  mid: '─',
+  'mid-mid': '┼',
+  right: '│',
+  'right-mid': '┤',
+  middle: '│',
+};
+const ASCII = {
+  top: '-',
+  'top-mid': '+',
+  'top-left': '+',
+  'top-right': '+',
+  bottom: '-',
+  'bottom-mid': '+',
+  'bottom-left': '+',
+  'bottom-right': '+',
+  left: '|',
+  'left-mid': '+',
+  mid: '-',
+  'mid-mid': '+',
+  right: '|',
+  'right-mid': '+',
+  middle: '|',
+};
 
 /**
  * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by
@@ -97,7 +132,12 @@ const ASCII = { top: '-', 'top-mid': '+', 'top-left': '+', 'top-right': '+', bot
  * string-width (cli-table3 measures with an older string-width that disagrees on some emoji), and
  * each cell is cut to its width with … before cli-table3 sees it, so it never has to cut or wrap.
  */
-export async function renderTable(head: string[], rows: string[][], max: number, options: { ascii?: boolean; bold?: (s: string) => string } = {}): Promise<string> {
+export async function renderTable(
+  head: string[],
+  rows: string[][],
+  max: number,
+  options: { ascii?: boolean; bold?: (s: string) => string } = {},
+): Promise<string> {
   const { default: Table } = await import('cli-table3');
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const widths = fitWidths(natural, max);

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 
-
 /**
  * Refuses a value flag given twice (`--amount 10 --amount 100`: commander would keep the last one
  * silently) and a boolean given both ways (`--in-stock --no-in-stock`), on every command of the

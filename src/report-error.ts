@@ -37,7 +37,8 @@ export async function reportError(error: unknown, deps: Deps, options: ReportOpt
     deps.err(`${wrap(`${chalk.red('Error:')} ${safeText(error.message)}`)}\n`);
     if (error instanceof ValidationError) {
       // Each field once: issues the message already states are not repeated.
-      for (const issue of error.issues) if (!error.message.includes(issue.message)) deps.err(`  ${safeText(issue.path || '(value)')}: ${safeText(issue.message)}\n`);
+      for (const issue of error.issues)
+        if (!error.message.includes(issue.message)) deps.err(`  ${safeText(issue.path || '(value)')}: ${safeText(issue.message)}\n`);
     }
     if (error.hint) deps.err(`${chalk.dim(wrap(safeText(error.hint)))}\n`);
     if (deps.globals.verbose && error.cause instanceof Error) deps.err(`Cause: ${safeText(error.cause.stack ?? error.cause.message)}\n`);

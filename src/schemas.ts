@@ -55,9 +55,7 @@ export const IsoDuration = z.iso.duration();
  * CHOICE (docs/spec-choices.md#platformid): the spec names platformId's values as "api plus four lowercase platform names" without
  * printing the four. opcli accepts `api` or any lowercase identifier, so no real platform is refused.
  */
-export const PlatformId = z
-  .string()
-  .regex(/^[a-z][a-z0-9_-]*$/, { message: 'expected "api" or a lowercase platform name such as "shopify"' });
+export const PlatformId = z.string().regex(/^[a-z][a-z0-9_-]*$/, { message: 'expected "api" or a lowercase platform name such as "shopify"' });
 
 const FiniteNumber = z.number().refine(Number.isFinite, { message: 'expected a finite number' });
 const Money = FiniteNumber;
@@ -353,11 +351,7 @@ export const RefreshTokenGrant = z.strictObject({
 });
 
 /** Body of POST /v1/oauth/token, by grant type. */
-export const TokenRequest = z.discriminatedUnion('grant_type', [
-  AuthorizationCodeGrant,
-  ClientCredentialsGrant,
-  RefreshTokenGrant,
-]);
+export const TokenRequest = z.discriminatedUnion('grant_type', [AuthorizationCodeGrant, ClientCredentialsGrant, RefreshTokenGrant]);
 export type TokenRequest = z.infer<typeof TokenRequest>;
 
 /** Body of POST /v1/oauth/revoke. Its response is "not shown": opcli accepts any 2xx. */

@@ -10,7 +10,10 @@ import { ClaimCreated, type OfflineClaim, type Order, type ProductVariant, Sessi
  */
 export function pathSegment(id: string, what: string): string {
   if (id === '' || id === '.' || id === '..') {
-    throw new UsageError(`The ${what} "${id}" cannot be used in a URL path${id ? ': "." and ".." would address another resource' : ': it is empty'}.`, `Pass the real ${what}.`);
+    throw new UsageError(
+      `The ${what} "${id}" cannot be used in a URL path${id ? ': "." and ".." would address another resource' : ': it is empty'}.`,
+      `Pass the real ${what}.`,
+    );
   }
   return encodeURIComponent(id);
 }

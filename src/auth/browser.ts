@@ -142,7 +142,9 @@ function spawnBrowser(command: string, args: string[], env: Record<string, strin
       return;
     }
     child.once('error', (error: NodeJS.ErrnoException) => {
-      reject(new BrowserUnavailableError(error.code === 'ENOENT' ? `${command} was not found` : `${command} could not be started (${error.code ?? error.message})`));
+      reject(
+        new BrowserUnavailableError(error.code === 'ENOENT' ? `${command} was not found` : `${command} could not be started (${error.code ?? error.message})`),
+      );
     });
     child.once('spawn', () => {
       child.once('exit', (code) => {

@@ -72,7 +72,10 @@ export function parsePastedRedirect(text: string): URL {
     );
   }
   if (url.pathname !== CALLBACK_PATH) {
-    throw new UsageError(`That URL's path is ${url.pathname}, not ${CALLBACK_PATH}: it is not the login redirect.`, 'Paste the address the browser shows after you approved.');
+    throw new UsageError(
+      `That URL's path is ${url.pathname}, not ${CALLBACK_PATH}: it is not the login redirect.`,
+      'Paste the address the browser shows after you approved.',
+    );
   }
   return url;
 }

@@ -23,10 +23,32 @@ export interface LoginStatus {
 export function loginStatus(profile: ResolvedProfile, token: StoredToken | undefined, now: number): LoginStatus {
   const base = { profile: profile.name, baseUrl: profile.baseUrl ?? null };
   if (profile.envToken) {
-    return { ...base, source: 'env', loggedIn: true, grant: null, storeId: profile.storeId ?? null, scopes: [], expiresAt: null, expiresIn: null, expired: false, hasRefreshToken: false };
+    return {
+      ...base,
+      source: 'env',
+      loggedIn: true,
+      grant: null,
+      storeId: profile.storeId ?? null,
+      scopes: [],
+      expiresAt: null,
+      expiresIn: null,
+      expired: false,
+      hasRefreshToken: false,
+    };
   }
   if (!token) {
-    return { ...base, source: 'none', loggedIn: false, grant: null, storeId: null, scopes: [], expiresAt: null, expiresIn: null, expired: false, hasRefreshToken: false };
+    return {
+      ...base,
+      source: 'none',
+      loggedIn: false,
+      grant: null,
+      storeId: null,
+      scopes: [],
+      expiresAt: null,
+      expiresIn: null,
+      expired: false,
+      hasRefreshToken: false,
+    };
   }
   const expiresIn = token.expiresAt === undefined ? null : Math.round((token.expiresAt - now) / 1000);
   const expired = expiresIn !== null && expiresIn <= 0;
@@ -50,7 +72,14 @@ export function loginStatus(profile: ResolvedProfile, token: StoredToken | undef
 export function relativeTime(seconds: number | null): string {
   if (seconds === null) return 'unknown';
   const abs = Math.abs(seconds);
-  const [n, unit] = abs < 90 ? [abs, 'second'] : abs < 90 * 60 ? [Math.round(abs / 60), 'minute'] : abs < 36 * 3600 ? [Math.round(abs / 3600), 'hour'] : [Math.round(abs / 86400), 'day'];
+  const [n, unit] =
+    abs < 90
+      ? [abs, 'second']
+      : abs < 90 * 60
+        ? [Math.round(abs / 60), 'minute']
+        : abs < 36 * 3600
+          ? [Math.round(abs / 3600), 'hour']
+          : [Math.round(abs / 86400), 'day'];
   const words = `${n} ${unit}${n === 1 ? '' : 's'}`;
   return seconds >= 0 ? `in ${words}` : `${words} ago`;
 }
@@ -63,7 +92,8 @@ const GRANT_WORDS: Record<StoredToken['grant'], string> = {
 
 /** Label/value pairs for a terminal or a pipe. */
 export function statusPairs(s: LoginStatus): [string, string][] {
-  const source = s.source === 'env' ? 'OPCLI_TOKEN (environment; overrides the stored login)' : s.source === 'store' ? 'credential store' : 'none (not logged in)';
+  const source =
+    s.source === 'env' ? 'OPCLI_TOKEN (environment; overrides the stored login)' : s.source === 'store' ? 'credential store' : 'none (not logged in)';
   const pairs: [string, string][] = [
     ['Profile', s.profile],
     ['Base URL', s.baseUrl ?? '(not set)'],

@@ -5,7 +5,9 @@ import { UsageError } from '../errors.js';
 export const CALLBACK_PATH = '/callback';
 
 /** What the browser's redirect was judged to be; the page shown to the user follows from it. */
-export type CallbackOutcome<T> = { ok: true; value: T } | { ok: false; error: Error; /** Not this login's redirect: answer it and keep waiting. */ keepWaiting?: boolean };
+export type CallbackOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: Error /** Not this login's redirect: answer it and keep waiting. */; keepWaiting?: boolean };
 
 export interface CallbackServer<T> {
   port: number;
@@ -55,7 +57,11 @@ export async function startCallbackServer<T>(options: {
     }
     answered = true;
     res.writeHead(judged.ok ? 200 : 400, PAGE_HEADERS);
-    res.end(judged.ok ? page('Authorization received', 'opcli is finishing the login. Return to the terminal to see the result; you can close this tab.') : page('Login failed', judged.error.message));
+    res.end(
+      judged.ok
+        ? page('Authorization received', 'opcli is finishing the login. Return to the terminal to see the result; you can close this tab.')
+        : page('Login failed', judged.error.message),
+    );
     res.on('close', () => settle(judged));
     res.on('finish', () => settle(judged));
   });

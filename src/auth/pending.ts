@@ -50,7 +50,8 @@ export function takePending(dir: string, profile: string, now: number): PendingL
   }
   rmSync(path, { force: true });
   const parsed = PendingLogin.safeParse(safeJson(raw));
-  if (!parsed.success) throw new AuthError(`The pending login file ${path} is damaged; it was removed.`, 'Start again with `opcli auth login --no-browser --json`.');
+  if (!parsed.success)
+    throw new AuthError(`The pending login file ${path} is damaged; it was removed.`, 'Start again with `opcli auth login --no-browser --json`.');
   if (parsed.data.expiresAt <= now) {
     throw new AuthError('The pending login has expired (it lasts 10 minutes).', 'Start again with `opcli auth login --no-browser --json`.');
   }

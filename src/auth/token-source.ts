@@ -47,7 +47,10 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
         );
       },
       refresh: async () => {
-        throw new AuthError('OPCLI_TOKEN is set, so there is no stored login to refresh.', 'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.');
+        throw new AuthError(
+          'OPCLI_TOKEN is set, so there is no stored login to refresh.',
+          'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.',
+        );
       },
     };
   }
@@ -133,7 +136,10 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
       if (error instanceof ApiError && error.code === 'invalid_grant') {
         // Only forget the login when the store still holds the very token that was refused.
         store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: undefined } : cur));
-        throw new AuthError(`The login of profile "${name}" has ended: the server refused the refresh token (${oauthDescription(error)}).`, 'Run `opcli auth login` to log in again.');
+        throw new AuthError(
+          `The login of profile "${name}" has ended: the server refused the refresh token (${oauthDescription(error)}).`,
+          'Run `opcli auth login` to log in again.',
+        );
       }
       if (!provablyRefused(error)) {
         // The server may have rotated the token and the answer was lost or unreadable. Sending the
@@ -162,7 +168,11 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
 /** Client credentials carry no refresh token: the same grant is run again for the same store. */
 async function rerunClientCredentials(deps: Deps, profile: ResolvedProfile, store: CredentialStore, token: StoredToken): Promise<StoredToken> {
   const storeId = token.storeId ?? profile.storeId;
-  if (!storeId) throw new AuthError('The client-credentials token has expired and the store it was for is unknown.', 'Run `opcli auth login --client-credentials --store-id <id>`.');
+  if (!storeId)
+    throw new AuthError(
+      'The client-credentials token has expired and the store it was for is unknown.',
+      'Run `opcli auth login --client-credentials --store-id <id>`.',
+    );
   const { clientId, clientSecret } = requireClient(profile);
   deps.redactor.add(clientSecret);
   const oauth = oauthEndpoints(await deps.http(), profile.baseUrl);

@@ -96,7 +96,13 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
     await reporter.start();
     if (!journal) await validateAll(source.rows, reporter, deps, opts, storeId);
     else {
-      const planner = new Planner(journal, { keyColumn: opts.key, allowSimilar: opts.allowSimilar, retryUncertain: opts.retryUncertain, tokenStore: storeId, perRow: reporter.perRow });
+      const planner = new Planner(journal, {
+        keyColumn: opts.key,
+        allowSimilar: opts.allowSimilar,
+        retryUncertain: opts.retryUncertain,
+        tokenStore: storeId,
+        perRow: reporter.perRow,
+      });
       const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
       reporter.limiter = limiter;
       await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId, limiter);
@@ -107,7 +113,13 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
   }
 }
 
-async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchReporter, deps: Deps, opts: BatchOptions, tokenStore: string | undefined): Promise<void> {
+async function validateAll(
+  rows: AsyncGenerator<SourceRow>,
+  reporter: BatchReporter,
+  deps: Deps,
+  opts: BatchOptions,
+  tokenStore: string | undefined,
+): Promise<void> {
   let interrupted = false;
   let fatal: unknown;
   try {
@@ -120,11 +132,15 @@ async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchRepor
       // The checks a send makes before anything leaves, but the journal's.
       const local = [
         ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),
-        ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }] : []),
+        ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore
+          ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }]
+          : []),
       ];
       await reporter.add(
         row,
-        checked.ok && !local.length ? { line: row.line, status: 'valid' } : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] },
+        checked.ok && !local.length
+          ? { line: row.line, status: 'valid' }
+          : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] },
       );
     }
   } catch (error) {
@@ -132,10 +148,13 @@ async function validateAll(rows: AsyncGenerator<SourceRow>, reporter: BatchRepor
   }
   await reporter.finish();
   const c = reporter.counts;
-  deps.err(`Checked ${c.done.toLocaleString('en-US')} row${c.done === 1 ? '' : 's'}: ${c.valid.toLocaleString('en-US')} valid, ${c.invalid.toLocaleString('en-US')} invalid. Nothing was sent.\n`);
+  deps.err(
+    `Checked ${c.done.toLocaleString('en-US')} row${c.done === 1 ? '' : 's'}: ${c.valid.toLocaleString('en-US')} valid, ${c.invalid.toLocaleString('en-US')} invalid. Nothing was sent.\n`,
+  );
   if (fatal) throw fatal;
   if (interrupted) throw new InterruptedError();
-  if (c.invalid > 0) throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
+  if (c.invalid > 0)
+    throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
 }
 
 /** A row that is journaled as sending and ready to go. */
@@ -295,7 +314,15 @@ async function sendAll(
   let onStopNow: (() => void) | undefined;
   const stoppedNow = new Promise<'now'>((resolve) => {
     onStopNow = () => {
-      summarize(reporter, deps, journal.path, earlierUncertain, earlierUncertainCount, opts, [...inFlight].sort((a, b) => a - b));
+      summarize(
+        reporter,
+        deps,
+        journal.path,
+        earlierUncertain,
+        earlierUncertainCount,
+        opts,
+        [...inFlight].sort((a, b) => a - b),
+      );
       resolve('now');
     };
     if (deps.stopNow.aborted) onStopNow();
@@ -345,7 +372,9 @@ async function sendAll(
   if (unsettled > 0) {
     const hints: string[] = [];
     if (c.invalid + c.rejected + c.rejectedEarlier > 0) {
-      hints.push('Fix the invalid and rejected rows named above (in place or anywhere in the file) and run the same command again: a row is known by its content, so rows filed, rejected or uncertain are not sent again, whatever their line.');
+      hints.push(
+        'Fix the invalid and rejected rows named above (in place or anywhere in the file) and run the same command again: a row is known by its content, so rows filed, rejected or uncertain are not sent again, whatever their line.',
+      );
     }
     if (c.notSent > 0) hints.push('Rows not sent are sent by the next run.');
     if (c.held > 0) {
@@ -355,8 +384,8 @@ async function sendAll(
           : 'Held rows look like claims filed earlier: check them; --allow-similar files them.',
       );
     }
-    if (c.uncertain + c.uncertainEarlier > 0) hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
+    if (c.uncertain + c.uncertainEarlier > 0)
+      hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
     throw new PartialFailureError(`${unsettled.toLocaleString('en-US')} of ${c.done.toLocaleString('en-US')} rows were not filed.`, hints.join('\n'));
   }
 }
-

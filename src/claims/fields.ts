@@ -81,7 +81,8 @@ const SCIENTIFIC = /^[+-]?\d(\.\d+)?e[+-]\d+$/i;
 const SPREADSHEET_DATE = /^(\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}-[a-z]{3}(-\d{2,4})?)$/i;
 /** Columns that hold codes and ids, never dates. */
 const CODE_FIELD = /(sku|Id|zip|Abr)$/;
-const AS_TEXT = 'the original value is lost; export the file again from its source, or import the CSV with every column as text (see `opcli claims template --help`)';
+const AS_TEXT =
+  'the original value is lost; export the file again from its source, or import the CSV with every column as text (see `opcli claims template --help`)';
 
 /**
  * CHOICE (docs/spec-choices.md#spreadsheet-damage): a cell a spreadsheet visibly damaged: scientific notation in a text or id field, or a date where

@@ -377,8 +377,7 @@ interface ReadJournal {
   empty: boolean;
 }
 
-const HINT_DAMAGED =
-  'opcli does not guess which rows a damaged journal filed. Restore it from a backup or fix the line named above; nothing was sent.';
+const HINT_DAMAGED = 'opcli does not guess which rows a damaged journal filed. Restore it from a backup or fix the line named above; nothing was sent.';
 
 /**
  * Reads every complete line; the last outcome of each key wins. The first line must be the header
@@ -417,11 +416,14 @@ async function readJournal(path: string): Promise<ReadJournal> {
       if (typeof e?.key === 'string' && typeof e.status === 'string' && typeof e.line === 'number') {
         throw new UsageError(
           `The journal ${path} was written by opcli 0.1.0, whose row keys depended on line numbers; this version cannot tell from it which rows were filed.`,
-          'Nothing was sent. Each of its lines gives a row\'s line, status and sourceOrderId: remove the rows it shows filed (or uncertain) from the input, move the old journal aside, then run again.',
+          "Nothing was sent. Each of its lines gives a row's line, status and sourceOrderId: remove the rows it shows filed (or uncertain) from the input, move the old journal aside, then run again.",
         );
       }
       if (e?.journal === JOURNAL_HEADER.journal) {
-        throw new UsageError(`The journal ${path} is in format version ${String(e.version)}, which this opcli does not read.`, 'Use the opcli version that wrote it.');
+        throw new UsageError(
+          `The journal ${path} is in format version ${String(e.version)}, which this opcli does not read.`,
+          'Use the opcli version that wrote it.',
+        );
       }
       throw damaged('is not the header of an opcli claims journal');
     }

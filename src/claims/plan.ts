@@ -91,7 +91,8 @@ export class Planner {
       if (damage) return invalid([{ path: keyColumn, message: damage }]);
       const hash = userKeyHash(row.userKey);
       const seen = this.contents.add(hash, row.line);
-      if (seen.occurrence > 1) return invalid([{ path: keyColumn, message: `${row.userKey} appears again (first on line ${seen.firstLine}); each --key value must be one claim` }]);
+      if (seen.occurrence > 1)
+        return invalid([{ path: keyColumn, message: `${row.userKey} appears again (first on line ${seen.firstLine}); each --key value must be one claim` }]);
       key = hash;
       tag = contentTag(hashOfRobust(robust));
     } else {
@@ -107,7 +108,11 @@ export class Planner {
       const verb = prior.status === 'filed' ? 'was filed' : 'was sent (outcome uncertain)';
       return {
         send: false,
-        result: { line: row.line, status: 'held', error: `${row.userKey} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent` },
+        result: {
+          line: row.line,
+          status: 'held',
+          error: `${row.userKey} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent`,
+        },
       };
     }
     // A row rejected earlier whose content changed under its --key is a fix: it is sent.

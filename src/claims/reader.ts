@@ -164,7 +164,10 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
   const it = csvRecords(input, options.label);
   const first = await it.next();
   if (first.done) {
-    throw new UsageError(`${options.label} is empty: expected a header row of field paths.`, 'Run `opcli claims template --csv` for a header and an example row.');
+    throw new UsageError(
+      `${options.label} is empty: expected a header row of field paths.`,
+      'Run `opcli claims template --csv` for a header and an example row.',
+    );
   }
   const header = first.value.record.map((h) => h.trim());
   const fields = checkHeader(header, options);
@@ -242,7 +245,7 @@ function checkHeader(header: string[], options: OpenOptions): (ClaimField | unde
     throw new UsageError(
       `${options.label}: missing required column${missing.length > 1 ? 's' : ''} ${missing.map((m) => m.key).join(', ')}.`,
       missing.some((m) => m.key === 'storeId')
-        ? 'Add the columns, or set the profile\'s store with `opcli config set store-id …` to default storeId.'
+        ? "Add the columns, or set the profile's store with `opcli config set store-id …` to default storeId."
         : 'Add the columns; `opcli claims template --csv` prints them all.',
     );
   }
@@ -324,12 +327,17 @@ async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator
 async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGenerator<SourceRow>> {
   const chunks: Buffer[] = [];
   for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  const text = Buffer.concat(chunks).toString('utf8').replace(/^\ufeff/, '');
+  const text = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/^\ufeff/, '');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${options.label} is not valid JSON: ${(error as Error).message}`, 'Use a JSON array of claims, or JSONL (one claim per line) for large batches.');
+    throw new UsageError(
+      `${options.label} is not valid JSON: ${(error as Error).message}`,
+      'Use a JSON array of claims, or JSONL (one claim per line) for large batches.',
+    );
   }
   const items = Array.isArray(parsed) ? parsed : [parsed];
   async function* rows(): AsyncGenerator<SourceRow> {

@@ -248,10 +248,12 @@ export class BatchReporter {
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
     if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(result)}\n`);
     if (this.out) {
-      const cells = row.cells ?? (() => {
-        const flat = flattenClaim(row.value);
-        return CLAIM_FIELDS.map((f) => flat[f.key] ?? '');
-      })();
+      const cells =
+        row.cells ??
+        (() => {
+          const flat = flattenClaim(row.value);
+          return CLAIM_FIELDS.map((f) => flat[f.key] ?? '');
+        })();
       const error = result.error ?? result.errors?.map((e) => `${e.path || '(row)'}: ${e.message}`).join('; ') ?? '';
       await this.writeOut([...cells, result.status, result.sourceOrderId ?? '', error]);
     }

@@ -74,7 +74,16 @@ function missingRequired(claim: unknown): ClaimField[] {
 }
 
 function label(field: ClaimField): string {
-  const hint = field.type === 'number' ? ' (a number)' : field.key === 'warranty.warrantyPeriod' ? ' (ISO 8601 duration, e.g. P1Y)' : field.key === 'warranty.dateOfPurchase' ? ' (date-time, e.g. 2024-05-01T10:00:00Z)' : field.acceptsEmpty ? ' (a URL, or empty)' : '';
+  const hint =
+    field.type === 'number'
+      ? ' (a number)'
+      : field.key === 'warranty.warrantyPeriod'
+        ? ' (ISO 8601 duration, e.g. P1Y)'
+        : field.key === 'warranty.dateOfPurchase'
+          ? ' (date-time, e.g. 2024-05-01T10:00:00Z)'
+          : field.acceptsEmpty
+            ? ' (a URL, or empty)'
+            : '';
   return `${field.key}${hint}:`;
 }
 
@@ -136,7 +145,10 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
     );
   }
   if (tokenStore && checked.claim.storeId !== tokenStore) {
-    throw new UsageError(`${storeMismatch(checked.claim.storeId, tokenStore)}; nothing was sent.`, 'Log in to that store (or pick its profile with --profile), or correct storeId.');
+    throw new UsageError(
+      `${storeMismatch(checked.claim.storeId, tokenStore)}; nothing was sent.`,
+      'Log in to that store (or pick its profile with --profile), or correct storeId.',
+    );
   }
   if (opts.dryRun) {
     const base = await deps
@@ -156,7 +168,10 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
     created = await api.createClaim(checked.claim);
   } catch (error) {
     if (isStoreMismatch(error)) {
-      throw new UsageError(`${storeMismatch(checked.claim.storeId, tokenStore)} (403); nothing was filed.`, 'Log in to that store (or pick its profile with --profile), or correct storeId.');
+      throw new UsageError(
+        `${storeMismatch(checked.claim.storeId, tokenStore)} (403); nothing was filed.`,
+        'Log in to that store (or pick its profile with --profile), or correct storeId.',
+      );
     }
     if (isOutcomeUncertain(error)) {
       throw new OpcliError(`The claim may or may not have been filed: ${(error as Error).message}`, {

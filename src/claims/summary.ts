@@ -58,7 +58,9 @@ export function summarize(
   }
   if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${reporter.unitName()} ${inFlight.join(', ')}.`);
   if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
-    lines.push('Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.');
+    lines.push(
+      'Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.',
+    );
   }
   lines.push(`Journal: ${journalPath}`);
   deps.err(`${lines.join('\n')}\n`);

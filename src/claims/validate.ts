@@ -14,8 +14,13 @@ function humanize(issue: FieldIssue): FieldIssue {
   const m = /^Invalid input: expected (\w+), received undefined$/.exec(issue.message);
   if (m) return { path: issue.path, message: `missing: expected ${m[1] === 'string' ? 'a value' : `a ${m[1]}`}` };
   const known = FRIENDLY[issue.message];
-  if (known) return { path: issue.path, message: issue.path === 'signature' && issue.message === 'Invalid URL' ? 'expected a URL of the signature image, or an empty string' : known };
-  if (issue.message.startsWith('Invalid option: expected one of')) return { path: issue.path, message: issue.message.replace('Invalid option: expected', 'expected') };
+  if (known)
+    return {
+      path: issue.path,
+      message: issue.path === 'signature' && issue.message === 'Invalid URL' ? 'expected a URL of the signature image, or an empty string' : known,
+    };
+  if (issue.message.startsWith('Invalid option: expected one of'))
+    return { path: issue.path, message: issue.message.replace('Invalid option: expected', 'expected') };
   return issue;
 }
 

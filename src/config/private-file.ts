@@ -73,7 +73,11 @@ function checkOpened(fd: number, path: string, what: string): void {
   const owner = ownerProblem(st);
   if (owner) throw new UnsafePathError(path, `The ${what} ${path} ${owner}: refused.`, 'Check who created it; move it aside if it is not yours.');
   if ((st.mode & 0o022) !== 0) {
-    throw new UnsafePathError(path, `The ${what} ${path} can be written by other users (mode ${modeText(st)}): refused.`, `If it is yours, \`chmod 600 ${path}\`; otherwise move it aside.`);
+    throw new UnsafePathError(
+      path,
+      `The ${what} ${path} can be written by other users (mode ${modeText(st)}): refused.`,
+      `If it is yours, \`chmod 600 ${path}\`; otherwise move it aside.`,
+    );
   }
 }
 

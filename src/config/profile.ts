@@ -31,10 +31,19 @@ export interface ResolvedProfile {
  * `default`.
  */
 export function pickProfileName(flag: string | undefined, env: Record<string, string | undefined>, current: string | undefined): string {
-  const [name, from] = flag ? [flag, '--profile'] : env.OPCLI_PROFILE ? [env.OPCLI_PROFILE, 'OPCLI_PROFILE'] : current ? [current, 'the current profile'] : ['default', ''];
+  const [name, from] = flag
+    ? [flag, '--profile']
+    : env.OPCLI_PROFILE
+      ? [env.OPCLI_PROFILE, 'OPCLI_PROFILE']
+      : current
+        ? [current, 'the current profile']
+        : ['default', ''];
   const parsed = ProfileName.safeParse(name);
   if (!parsed.success) {
-    throw new UsageError(`${from}: "${name}" is not a profile name: ${parsed.error.issues[0]?.message ?? 'invalid'}.`, 'See `opcli profiles list` for the profiles you have.');
+    throw new UsageError(
+      `${from}: "${name}" is not a profile name: ${parsed.error.issues[0]?.message ?? 'invalid'}.`,
+      'See `opcli profiles list` for the profiles you have.',
+    );
   }
   return name;
 }
@@ -54,7 +63,9 @@ export function requireKnownProfile(name: string, known: string[], flag: string 
   const near = closest(name, known);
   throw new UsageError(
     `no profile named ${name}${near ? `; did you mean ${near}?` : '.'}`,
-    known.length ? `Profiles: ${known.join(', ')}. Create one with \`opcli --profile ${name} config set base-url URL\`.` : `No profiles yet. Create one with \`opcli --profile ${name} config set base-url URL\` or \`opcli sandbox --write-profile ${name}\`.`,
+    known.length
+      ? `Profiles: ${known.join(', ')}. Create one with \`opcli --profile ${name} config set base-url URL\`.`
+      : `No profiles yet. Create one with \`opcli --profile ${name} config set base-url URL\` or \`opcli sandbox --write-profile ${name}\`.`,
   );
 }
 
@@ -95,12 +106,18 @@ function envValue(env: Record<string, string | undefined>, name: string, warning
   if (value === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a value.`);
   if (value !== raw) warnings.push(`Warning: ${name} had spaces or a line break around it; they were removed.`);
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
-    throw new UsageError(`${name} contains a control character, so it cannot be a valid value.`, `Set ${name} again without the stray character (check for a pasted escape sequence).`);
+    throw new UsageError(
+      `${name} contains a control character, so it cannot be a valid value.`,
+      `Set ${name} again without the stray character (check for a pasted escape sequence).`,
+    );
   }
   // U+FFFD is what bytes that were not UTF-8 decode to: the value is not the one that was meant, and
   // a token with it cannot be sent in a header (it would fail as if the connection were lost).
   if (/[\uFFFD]|[\uD800-\uDFFF]/.test(value)) {
-    throw new UsageError(`${name} holds characters that are not valid text (U+FFFD: bytes that were not UTF-8).`, `Set ${name} again from the original value (check the file or terminal encoding it came from).`);
+    throw new UsageError(
+      `${name} holds characters that are not valid text (U+FFFD: bytes that were not UTF-8).`,
+      `Set ${name} again from the original value (check the file or terminal encoding it came from).`,
+    );
   }
   return value;
 }
@@ -114,7 +131,10 @@ function envBaseUrl(env: Record<string, string | undefined>, warnings: string[])
     url = new URL(value);
   } catch {}
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new UsageError(`OPCLI_BASE_URL "${value}" is not an http(s) URL.`, 'Set it to the API base URL, such as https://api.example.com, or unset it to use the profile\'s base-url.');
+    throw new UsageError(
+      `OPCLI_BASE_URL "${value}" is not an http(s) URL.`,
+      "Set it to the API base URL, such as https://api.example.com, or unset it to use the profile's base-url.",
+    );
   }
   return value;
 }

@@ -87,13 +87,21 @@ export const SETTING_KEYS: SettingKey[] = [
     key: 'trigger-sends-token',
     description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
     path: ['provider', 'triggerSendsToken'],
-    parse: (raw) => z.enum(['true', 'false'], { message: `expected true or false, got "${raw}"` }).transform((v) => v === 'true').parse(raw),
+    parse: (raw) =>
+      z
+        .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
+        .transform((v) => v === 'true')
+        .parse(raw),
   },
   {
     key: 'currency',
     description: 'currency of the gift card amounts, three letters (default USD)',
     path: ['provider', 'currency'],
-    parse: (raw) => z.string().regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`).parse(raw.trim().toUpperCase()),
+    parse: (raw) =>
+      z
+        .string()
+        .regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`)
+        .parse(raw.trim().toUpperCase()),
   },
 ];
 

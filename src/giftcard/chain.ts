@@ -6,14 +6,7 @@
  * credit (a double payment) is reported, never silent.
  */
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError } from '../errors.js';
-import {
-  type GiftCard,
-  GiftCardIssueRequest,
-  GiftCardTopUpRequest,
-  NativeGiftCardRequest,
-  TriggerExecuteRequest,
-  TriggerId,
-} from '../schemas.js';
+import { type GiftCard, GiftCardIssueRequest, GiftCardTopUpRequest, NativeGiftCardRequest, TriggerExecuteRequest, TriggerId } from '../schemas.js';
 import type { CreditPath, OutcomeRecord } from './ledger.js';
 import { centsToNumber, formatMoney, numberToCents } from './money.js';
 import {
@@ -159,19 +152,28 @@ export function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: Provide
     const lookup = client.plan('GET', client.lookupUrl(req.customerId));
     steps.push({ when: "read the loyalty card's balance before", request: lookup });
     steps.push({ when: 'run the trigger workflow', request: client.plan('POST', client.triggerUrl(), bodies.trigger, 'trigger') });
-    steps.push({ when: `poll every ${formatSeconds(timing.pollIntervalMs)} for up to ${formatSeconds(timing.triggerWaitMs)} until the balance grew by ${formatMoney(req.amountCents, req.currency)}`, request: lookup });
+    steps.push({
+      when: `poll every ${formatSeconds(timing.pollIntervalMs)} for up to ${formatSeconds(timing.triggerWaitMs)} until the balance grew by ${formatMoney(req.amountCents, req.currency)}`,
+      request: lookup,
+    });
   }
   if (plan.creditApi) {
     const prefix = plan.trigger ? 'if the trigger did not post in time: ' : '';
     if (req.customerId) {
       steps.push({ when: `${prefix}look for the customer's loyalty card`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
-      steps.push({ when: `${prefix}if the customer has a loyalty card, add to it`, request: client.plan('PUT', client.topUpUrl('{gift_card_id}', true), bodies.topUp) });
+      steps.push({
+        when: `${prefix}if the customer has a loyalty card, add to it`,
+        request: client.plan('PUT', client.topUpUrl('{gift_card_id}', true), bodies.topUp),
+      });
       steps.push({ when: `${prefix}otherwise create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
     } else {
       steps.push({ when: `${prefix}create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
     }
     if (plan.trigger && req.customerId) {
-      steps.push({ when: `after a fallback: watch the loyalty card for up to ${formatSeconds(timing.lateCheckMs)} for a late trigger credit`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
+      steps.push({
+        when: `after a fallback: watch the loyalty card for up to ${formatSeconds(timing.lateCheckMs)} for a late trigger credit`,
+        request: client.plan('GET', client.lookupUrl(req.customerId)),
+      });
     }
   }
   if (plan.native) steps.push({ when: "create the storefront's native gift card", request: client.plan('POST', client.nativeUrl(), bodies.native, 'bearer') });
@@ -216,7 +218,13 @@ export interface ChainEnv {
  * pause) and may take only the time left, so the poll ends by the deadline. A failed lookup is
  * noted and the poll goes on; Ctrl-C ends it.
  */
-async function pollUntil(env: ChainEnv, customerId: string, deadline: number, notes: string[], done: (card: GiftCard | null) => boolean): Promise<GiftCard | null> {
+async function pollUntil(
+  env: ChainEnv,
+  customerId: string,
+  deadline: number,
+  notes: string[],
+  done: (card: GiftCard | null) => boolean,
+): Promise<GiftCard | null> {
   for (;;) {
     const left = deadline - env.now();
     if (left <= 0) return null;
@@ -286,7 +294,16 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
       const deadline = env.now() + timing.triggerWaitMs;
       const card = await pollUntil(env, customerId, deadline, notes, (c) => grewBy(before, c, req.amountCents));
       if (card) {
-        return { path: 'trigger', card, balanceCents: numberToCents(card.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
+        return {
+          path: 'trigger',
+          card,
+          balanceCents: numberToCents(card.amount),
+          triggerPosted: true,
+          fellBack: false,
+          possibleDoubleCredit: false,
+          notes,
+          warnings: [],
+        };
       }
       notes.push(`Waited ${formatSeconds(timing.triggerWaitMs)} for the trigger workflow to post the credit; it did not.`);
       env.say(`Waited ${formatSeconds(timing.triggerWaitMs)} for the trigger workflow to post the credit; it did not, so falling back to the credit API.`);
@@ -301,7 +318,16 @@ export async function runChain(req: CreditRequest, plan: ChainPlan, env: ChainEn
       // The trigger may have posted between the last poll and now: then nothing more is sent.
       if (progress.triggerPosted && existing && grewBy(before, existing, req.amountCents)) {
         notes.push('The trigger credit arrived just after the polling window, before any fallback was sent.');
-        return { path: 'trigger', card: existing, balanceCents: numberToCents(existing.amount), triggerPosted: true, fellBack: false, possibleDoubleCredit: false, notes, warnings: [] };
+        return {
+          path: 'trigger',
+          card: existing,
+          balanceCents: numberToCents(existing.amount),
+          triggerPosted: true,
+          fellBack: false,
+          possibleDoubleCredit: false,
+          notes,
+          warnings: [],
+        };
       }
     }
     let path: CreditPath;

@@ -92,7 +92,10 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
 
 /** The planned requests, for --dry-run, and how many earlier issuances would block a real run. */
 export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming, ledger: Ledger): { steps: DryRunStep[]; earlier: number } {
-  return { steps: dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing), earlier: blockingIssuances(ledger.issuances(), prepared.key).length };
+  return {
+    steps: dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing),
+    earlier: blockingIssuances(ledger.issuances(), prepared.key).length,
+  };
 }
 
 /** An earlier issuance for the same claim or order blocks this one. */
@@ -116,7 +119,9 @@ export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force:
     });
   }
   if (o.status === 'uncertain') {
-    throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what} ended with an unknown outcome (${record}).`, { hint: `It may have paid. ${check}` });
+    throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what} ended with an unknown outcome (${record}).`, {
+      hint: `It may have paid. ${check}`,
+    });
   }
   throw new DuplicateIssuanceError(`Store credit for ${what} was already issued (${record}).`, {
     hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
@@ -193,7 +198,16 @@ export async function issueCredit(prepared: PreparedIssue, env: IssueEnv): Promi
       error instanceof UsageError;
     const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';
     const message = error instanceof Error ? error.message : String(error);
-    await ledger.appendLocked({ ...common, at: stamp(), type: 'outcome', status, triggerPosted: progress.triggerPosted, possibleDoubleCredit: false, error: env.redact(message), notes: progress.notes });
+    await ledger.appendLocked({
+      ...common,
+      at: stamp(),
+      type: 'outcome',
+      status,
+      triggerPosted: progress.triggerPosted,
+      possibleDoubleCredit: false,
+      error: env.redact(message),
+      notes: progress.notes,
+    });
     throw explainFailure(error, status, prepared, progress.notes, env.aborted());
   }
   await ledger.appendLocked({
@@ -218,7 +232,12 @@ export class IssuanceFailedError extends OpcliError {
   readonly notes: string[];
   /** Ended by Ctrl-C (exit 130). */
   readonly interrupted: boolean;
-  constructor(message: string, status: 'failed' | 'uncertain', notes: string[], options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean }) {
+  constructor(
+    message: string,
+    status: 'failed' | 'uncertain',
+    notes: string[],
+    options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean },
+  ) {
     super(message, options);
     this.status = status;
     this.notes = notes;
@@ -247,5 +266,9 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
     });
   }
   const exitCode = error instanceof OpcliError ? error.exitCode : ExitCode.failed;
-  return new IssuanceFailedError(`${message}\nNothing was issued for ${what}; recorded as failed in the ledger.`, status, notes, { hint, cause: error, exitCode });
+  return new IssuanceFailedError(`${message}\nNothing was issued for ${what}; recorded as failed in the ledger.`, status, notes, {
+    hint,
+    cause: error,
+    exitCode,
+  });
 }

@@ -140,18 +140,16 @@ export class Ledger {
     if (text === undefined) return { records: [], damaged: [] };
     const records: LedgerRecord[] = [];
     const damaged: number[] = [];
-    text
-      .split('\n')
-      .forEach((line, i) => {
-        if (!line.trim()) return;
-        try {
-          const parsed = LedgerRecord.safeParse(JSON.parse(line));
-          if (parsed.success) records.push(parsed.data);
-          else damaged.push(i + 1);
-        } catch {
-          damaged.push(i + 1);
-        }
-      });
+    text.split('\n').forEach((line, i) => {
+      if (!line.trim()) return;
+      try {
+        const parsed = LedgerRecord.safeParse(JSON.parse(line));
+        if (parsed.success) records.push(parsed.data);
+        else damaged.push(i + 1);
+      } catch {
+        damaged.push(i + 1);
+      }
+    });
     return { records, damaged };
   }
 

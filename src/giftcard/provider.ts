@@ -112,7 +112,8 @@ export function nativeUrlProblem(nativeUrl: string | undefined, baseUrl: string 
   } catch {
     return `native-url "${nativeUrl}" is not a URL.`;
   }
-  if (!baseUrl) return `native-url ${native.origin} cannot be checked against the service's host: no base URL is configured, and the native call carries the service's access token.`;
+  if (!baseUrl)
+    return `native-url ${native.origin} cannot be checked against the service's host: no base URL is configured, and the native call carries the service's access token.`;
   let base: URL;
   try {
     base = new URL(baseUrl);
@@ -173,14 +174,16 @@ export class ProviderClient {
   }
 
   private apiUrl(path: string): string {
-    if (!this.settings.apiUrl) throw new UsageError('No provider-api-url is configured.', 'Run `opcli giftcard setup` or `opcli config set provider-api-url <url>`.');
+    if (!this.settings.apiUrl)
+      throw new UsageError('No provider-api-url is configured.', 'Run `opcli giftcard setup` or `opcli config set provider-api-url <url>`.');
     return joinUrl(this.settings.apiUrl, path);
   }
 
   /** A request as it would be sent, the token masked; `auth` says which credential goes with it. */
   plan(method: string, url: string, body?: unknown, auth: 'token' | 'bearer' | 'trigger' = 'token'): PlannedRequest {
     const withToken = auth === 'token' || (auth === 'trigger' && this.settings.triggerSendsToken);
-    const headers: Record<string, string> = auth === 'bearer' ? { authorization: 'Bearer ***' } : withToken && this.settings.token ? { [this.tokenHeader]: '***' } : {};
+    const headers: Record<string, string> =
+      auth === 'bearer' ? { authorization: 'Bearer ***' } : withToken && this.settings.token ? { [this.tokenHeader]: '***' } : {};
     return { method, url, headers, ...(body !== undefined ? { body } : {}) };
   }
 
@@ -241,7 +244,8 @@ export class ProviderClient {
       }
       if (error instanceof ApiError && error.status === 404 && readProviderAnswer(404, error.body).condition === 'no-card') return null;
       // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
-      if (error instanceof ApiError) throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
+      if (error instanceof ApiError)
+        throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
       throw error;
     }
   }
@@ -250,7 +254,16 @@ export class ProviderClient {
   async issue(body: GiftCardIssueRequest): Promise<GiftCard> {
     try {
       const res = await this.http.request(
-        { method: 'POST', url: this.issueUrl(), headers: this.headers(), json: body, auth: false, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        {
+          method: 'POST',
+          url: this.issueUrl(),
+          headers: this.headers(),
+          json: body,
+          auth: false,
+          retry: 'never',
+          signal: this.signal,
+          timeoutMs: this.timeoutMs,
+        },
         GiftCard,
       );
       return res.body;
@@ -263,7 +276,16 @@ export class ProviderClient {
   async topUp(giftCardId: string, body: GiftCardTopUpRequest): Promise<GiftCard> {
     try {
       const res = await this.http.request(
-        { method: 'PUT', url: this.topUpUrl(giftCardId), headers: this.headers(), json: body, auth: false, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        {
+          method: 'PUT',
+          url: this.topUpUrl(giftCardId),
+          headers: this.headers(),
+          json: body,
+          auth: false,
+          retry: 'never',
+          signal: this.signal,
+          timeoutMs: this.timeoutMs,
+        },
         GiftCard,
       );
       return res.body;

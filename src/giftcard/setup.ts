@@ -84,7 +84,11 @@ async function creditApiRows(client: ProviderClient, settings: ProviderSettings)
     }
     if (error instanceof ProviderRefusedError && (error.status === 401 || error.status === 403)) {
       return [
-        { check: 'credit API token', result: 'failed', detail: `the provider refused the token (${error.status}): ${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}` },
+        {
+          check: 'credit API token',
+          result: 'failed',
+          detail: `the provider refused the token (${error.status}): ${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}`,
+        },
         { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
       ];
     }
@@ -97,12 +101,17 @@ async function creditApiRows(client: ProviderClient, settings: ProviderSettings)
 }
 
 /** Tests the provider settings without issuing anything; the first path in words. */
-export async function checkProvider(client: ProviderClient, settings: ProviderSettings, baseUrl: string | undefined): Promise<{ rows: CheckRow[]; firstPath: string }> {
+export async function checkProvider(
+  client: ProviderClient,
+  settings: ProviderSettings,
+  baseUrl: string | undefined,
+): Promise<{ rows: CheckRow[]; firstPath: string }> {
   const rows = await creditApiRows(client, settings);
   if (!settings.triggerId) rows.push({ check: 'trigger id', result: 'not configured', detail: 'the trigger workflow path is off' });
   else if (!TriggerId.safeParse(settings.triggerId).success) {
     rows.push({ check: 'trigger id', result: 'failed', detail: `"${settings.triggerId}" is not a UUID: enter only the last path segment of the execute URL` });
-  } else if (!settings.triggerUrl) rows.push({ check: 'trigger id', result: 'failed', detail: 'well-formed, but trigger-url (the execute URL without the id) is missing' });
+  } else if (!settings.triggerUrl)
+    rows.push({ check: 'trigger id', result: 'failed', detail: 'well-formed, but trigger-url (the execute URL without the id) is missing' });
   else rows.push({ check: 'trigger id', result: 'ok', detail: `well-formed; execute URL ${client.triggerUrl()}` });
   const nativeProblem = nativeUrlProblem(settings.nativeUrl, baseUrl);
   rows.push(

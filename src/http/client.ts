@@ -364,7 +364,10 @@ export function buildApiError(method: string, url: URL, status: number, body: un
     });
   }
   if (status === 403) {
-    const scope = typeof (body as { required_scope?: unknown } | null)?.required_scope === 'string' ? safeLine((body as { required_scope: string }).required_scope) : undefined;
+    const scope =
+      typeof (body as { required_scope?: unknown } | null)?.required_scope === 'string'
+        ? safeLine((body as { required_scope: string }).required_scope)
+        : undefined;
     return new ApiError({
       ...base,
       message: scope

@@ -92,7 +92,11 @@ export function readErrorBody(body: unknown): ErrorBodyInfo {
   if (typeof body.code === 'string' && !code) code = body.code;
   else add(typeof body.code === 'string' ? body.code : undefined, false);
 
-  const list = Array.isArray(body.errors) ? body.errors : isRecord(body.errors) ? Object.entries(body.errors).map(([path, v]) => ({ path, message: Array.isArray(v) ? v.join('; ') : v })) : [];
+  const list = Array.isArray(body.errors)
+    ? body.errors
+    : isRecord(body.errors)
+      ? Object.entries(body.errors).map(([path, v]) => ({ path, message: Array.isArray(v) ? v.join('; ') : v }))
+      : [];
   const loose: string[] = [];
   for (const item of list) {
     if (typeof item === 'string') {

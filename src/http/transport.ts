@@ -82,7 +82,11 @@ function wireError(error: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted) return signal.reason ?? error;
   // fetch wraps the network failure: TypeError('fetch failed', { cause }).
   const inner = (error as { cause?: { code?: string } })?.cause;
-  const source = (error as { code?: string })?.code ? (error as { code: string; message: string }) : inner?.code ? (inner as { code: string; message?: string }) : undefined;
+  const source = (error as { code?: string })?.code
+    ? (error as { code: string; message: string })
+    : inner?.code
+      ? (inner as { code: string; message?: string })
+      : undefined;
   if (!source) return error;
   const code = UNDICI_CODES[source.code] ?? source.code;
   if (code === source.code && source === error) return error;
@@ -140,14 +144,12 @@ export class Transport {
   private async sendWithAgent(req: WireRequest): Promise<WireResponse> {
     this.agent ??= import('./undici.js').then(async ({ loadUndici }) => {
       const { Agent } = await loadUndici();
-      return (
-        new Agent({
-          connections: this.options.connections,
-          connect: { timeout: this.options.connectTimeoutMs },
-          headersTimeout: this.options.timeoutMs,
-          bodyTimeout: this.options.timeoutMs,
-        })
-      );
+      return new Agent({
+        connections: this.options.connections,
+        connect: { timeout: this.options.connectTimeoutMs },
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+      });
     });
     let agent: Agent;
     try {
@@ -215,7 +217,8 @@ export class Transport {
       });
       await handBack();
       const first = chunks[0] as Uint8Array;
-      const text = chunks.length === 1 ? Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+      const text =
+        chunks.length === 1 ? Buffer.from(first.buffer, first.byteOffset, first.byteLength).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
       return { status: res.status, headers, text };
     } catch (error) {
       if (own.signal.aborted && !req.signal?.aborted) throw own.signal.reason;

@@ -14,14 +14,18 @@ function decodeUtf8(bytes: Uint8Array, source: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new UsageError(`The --data file ${source} is not UTF-8 text.`, 'Save it as UTF-8 (most editors offer it under "Save as" or "Encoding") and run the command again.');
+    throw new UsageError(
+      `The --data file ${source} is not UTF-8 text.`,
+      'Save it as UTF-8 (most editors offer it under "Save as" or "Encoding") and run the command again.',
+    );
   }
 }
 
 /** Reads the text a --data value names: `-` is standard input, `@file` or `file` a file; `inline` takes any other value as the JSON itself. */
 export async function readDataText(deps: Deps, value: string, options: { inline?: boolean } = {}): Promise<DataText> {
   if (value === '-') {
-    if (deps.io.stdinIsTTY) throw new UsageError('--data - reads JSON from a pipe, but standard input is a terminal.', 'Pipe the JSON in, e.g. `cat order.json | opcli … --data -`.');
+    if (deps.io.stdinIsTTY)
+      throw new UsageError('--data - reads JSON from a pipe, but standard input is a terminal.', 'Pipe the JSON in, e.g. `cat order.json | opcli … --data -`.');
     return { text: await readStdinText(deps), source: 'standard input' };
   }
   if (options.inline && !value.startsWith('@')) return { text: value, source: '--data' };
@@ -33,7 +37,10 @@ export async function readDataText(deps: Deps, value: string, options: { inline?
     bytes = await readFile(resolve(deps.cwd, file));
   } catch (error) {
     const code = (error as { code?: string }).code;
-    throw new UsageError(`Cannot read --data file ${file}${code === 'ENOENT' ? ': no such file' : `: ${(error as Error).message}`}.`, 'Pass a JSON file path, or - to read standard input.');
+    throw new UsageError(
+      `Cannot read --data file ${file}${code === 'ENOENT' ? ': no such file' : `: ${(error as Error).message}`}.`,
+      'Pass a JSON file path, or - to read standard input.',
+    );
   }
   return { text: decodeUtf8(bytes, file), source: file };
 }
@@ -47,7 +54,10 @@ function parseDataDocument(text: string, source: string, example = '{"currency":
     throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`, `Pass a JSON object such as ${example}.`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new UsageError(`${source} must hold a JSON object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}.`, `Pass a JSON object such as ${example}.`);
+    throw new UsageError(
+      `${source} must hold a JSON object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}.`,
+      `Pass a JSON object such as ${example}.`,
+    );
   }
   return value as Record<string, unknown>;
 }

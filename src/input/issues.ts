@@ -125,6 +125,8 @@ export function validateBody<S extends z.ZodObject>(schema: S, body: Record<stri
   const issues = [...early, ...(parsed.success ? [] : explainIssues(schema, body, parsed.error).filter((i) => !flagged.has(i.path)))];
   const first = issues[0];
   const message =
-    issues.length === 1 && first ? `Invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}` : `Invalid ${what}: ${issues.length} fields need fixing`;
+    issues.length === 1 && first
+      ? `Invalid ${what}: ${first.path ? `${first.path}: ` : ''}${first.message}`
+      : `Invalid ${what}: ${issues.length} fields need fixing`;
   throw new ValidationError(message, issues, 'Nothing was sent. Correct the fields and run the command again (see --help for every flag).');
 }

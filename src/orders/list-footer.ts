@@ -31,7 +31,9 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
     lines.push(`${written} of ${total} orders${where}`);
   }
   if (result.cappedAt !== undefined && input.size !== undefined) {
-    lines.push(`The server returned at most ${result.cappedAt} orders per page (--size ${input.size} asked for more); pages are counted at ${result.cappedAt}.`);
+    lines.push(
+      `The server returned at most ${result.cappedAt} orders per page (--size ${input.size} asked for more); pages are counted at ${result.cappedAt}.`,
+    );
   }
   if (input.follow) {
     if (next) lines.push(`Next: ${safeLine(input.resume(next, input.all ? undefined : input.limit))}`);

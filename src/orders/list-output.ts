@@ -40,7 +40,10 @@ export function presentColumns(orders: OrderRecord[]): string[] {
 
 /** Checks `--columns` names against the order columns (a usage error lists the valid ones). */
 export function checkOrderColumns(names: string[]): string[] {
-  return chooseColumns(ORDER_COLUMNS.map((c) => ({ header: c, name: c })), names).map((c) => c.name);
+  return chooseColumns(
+    ORDER_COLUMNS.map((c) => ({ header: c, name: c })),
+    names,
+  ).map((c) => c.name);
 }
 
 export interface WriterOptions {
@@ -94,7 +97,12 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
         const text = stringify(orders as Record<string, unknown>[], {
           header,
           columns,
-          cast: { boolean: (v) => String(v), object: (v) => shown(csvCell(JSON.stringify(v), raw)), string: (v) => shown(csvCell(v, raw)), number: (v) => String(v) },
+          cast: {
+            boolean: (v) => String(v),
+            object: (v) => shown(csvCell(JSON.stringify(v), raw)),
+            string: (v) => shown(csvCell(v, raw)),
+            number: (v) => String(v),
+          },
         });
         header = false;
         await write(deps, text);

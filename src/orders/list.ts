@@ -83,7 +83,8 @@ export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWrit
         await new Promise<void>((resolve) => setImmediate(resolve));
       } else queue.length = 0;
       await writer.page(orders);
-      if (page.pageInfo.hasNextPage && asked !== undefined && orders.length > 0 && orders.length < asked) result.cappedAt = Math.max(result.cappedAt ?? 0, orders.length);
+      if (page.pageInfo.hasNextPage && asked !== undefined && orders.length > 0 && orders.length < asked)
+        result.cappedAt = Math.max(result.cappedAt ?? 0, orders.length);
       result.written = total;
       result.pages++;
       result.last = page;

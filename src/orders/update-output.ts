@@ -33,7 +33,9 @@ export function summary(plan: UpdatePlan): string {
 export function printUpdateDryRun(deps: Deps, input: { method: string; path: string; plan: UpdatePlan; replace: boolean; json: boolean }): void {
   const { method, path, plan } = input;
   if (input.json) {
-    deps.out(`${JSON.stringify({ method, path, body: plan.body, ...(plan.diff ? { diff: plan.diff } : {}), ...(plan.ignored.length ? { notSent: plan.ignored } : {}) }, null, 2)}\n`);
+    deps.out(
+      `${JSON.stringify({ method, path, body: plan.body, ...(plan.diff ? { diff: plan.diff } : {}), ...(plan.ignored.length ? { notSent: plan.ignored } : {}) }, null, 2)}\n`,
+    );
   } else {
     let text = `${method} ${path}\nContent-Type: application/json\n\n${JSON.stringify(plan.body, null, 2)}\n`;
     if (plan.diff) text += `\nChanges to the current record:\n${diffLines(plan.diff).join('\n')}\n`;

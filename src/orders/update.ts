@@ -45,7 +45,11 @@ export async function findOrder(
   }
 }
 
-const NULLABLE = new Set(fieldKinds(Order).filter((k) => k.nullable).map((k) => k.name));
+const NULLABLE = new Set(
+  fieldKinds(Order)
+    .filter((k) => k.nullable)
+    .map((k) => k.name),
+);
 const KNOWN = new Set<string>(ORDER_FIELDS);
 
 /**
@@ -141,8 +145,7 @@ export async function planUpdate(
     throw new OpcliError(
       `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${found.pages} page${found.pages === 1 ? '' : 's'} of the list has that sourceOrderId. Nothing was sent.`,
       {
-        hint:
-          'An update keeps every field you do not give, so it needs the current record. To send exactly the fields given (every other field is erased), add --replace. Check the id with `opcli orders list --all`.',
+        hint: 'An update keeps every field you do not give, so it needs the current record. To send exactly the fields given (every other field is erased), add --replace. Check the id with `opcli orders list --all`.',
       },
     );
   }

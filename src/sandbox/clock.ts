@@ -51,7 +51,8 @@ export function manualClock(start: number = Date.now()): ManualClock {
       const target = now + ms;
       for (;;) {
         let next: [number, { at: number; seq: number; fn: () => void }] | undefined;
-        for (const entry of timers) if (entry[1].at <= target && (!next || entry[1].at < next[1].at || (entry[1].at === next[1].at && entry[1].seq < next[1].seq))) next = entry;
+        for (const entry of timers)
+          if (entry[1].at <= target && (!next || entry[1].at < next[1].at || (entry[1].at === next[1].at && entry[1].seq < next[1].seq))) next = entry;
         if (!next) break;
         timers.delete(next[0]);
         now = Math.max(now, next[1].at);

@@ -79,14 +79,11 @@ export function authorizePage(state: SandboxState, ctx: Ctx): Reply {
   if (q.client_id !== state.client.clientId) return errorPage(`Unknown client: ${q.client_id ?? '(no client_id)'}`);
   const redirectUri = q.redirect_uri ?? '';
   if (!redirectUriMatches(state.client.redirectUri, redirectUri)) {
-    return errorPage(
-      `The redirect_uri ${redirectUri || '(none)'} is not registered for this app (registered: ${state.client.redirectUri}, any port).`,
-    );
+    return errorPage(`The redirect_uri ${redirectUri || '(none)'} is not registered for this app (registered: ${state.client.redirectUri}, any port).`);
   }
   // From here on the redirect URI is trusted, so errors go back to the app (RFC 6749 4.1.2.1).
   const appState = q.state ?? null;
-  const fail = (error: string, description: string) =>
-    redirect(redirectUri, { error, error_description: description, state: appState });
+  const fail = (error: string, description: string) => redirect(redirectUri, { error, error_description: description, state: appState });
   if (q.response_type !== 'code') return fail('unsupported_response_type', 'response_type must be code');
   const scopes = q.scope ? [...new Set(q.scope.split(' ').filter(Boolean))] : [...state.store.scopes];
   const unknown = ungrantedScopes(state, scopes);

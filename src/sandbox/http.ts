@@ -35,11 +35,7 @@ export function invalidRequest(message: string, errors?: { path: string; message
 }
 
 /** Parses a value with a schema: the data, or a 400 naming each field that failed. */
-export function validate<T extends z.ZodType>(
-  schema: T,
-  value: unknown,
-  what: string,
-): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
+export function validate<T extends z.ZodType>(schema: T, value: unknown, what: string): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
   const result = schema.safeParse(value);
   if (result.success) return { ok: true, data: result.data };
   const errors = fieldIssues(result.error);
@@ -69,11 +65,7 @@ export function readJson(ctx: Ctx): { ok: true; value: unknown } | { ok: false; 
 }
 
 /** Reads a JSON body and validates it in one step. */
-export function readBody<T extends z.ZodType>(
-  ctx: Ctx,
-  schema: T,
-  what: string,
-): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
+export function readBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
   const parsed = readJson(ctx);
   if (!parsed.ok) return parsed;
   return validate(schema, parsed.value, what);

@@ -10,9 +10,7 @@ export function signJwt(payload: Record<string, unknown>, secret: Buffer): strin
   return `${HEADER}.${body}.${signature}`;
 }
 
-export type JwtResult =
-  | { ok: true; payload: Record<string, unknown> }
-  | { ok: false; reason: 'malformed' | 'bad_signature' | 'unsupported_alg' };
+export type JwtResult = { ok: true; payload: Record<string, unknown> } | { ok: false; reason: 'malformed' | 'bad_signature' | 'unsupported_alg' };
 
 /** Checks the structure, the algorithm and the signature of a JWT; claims are the caller's to check. */
 export function verifyJwt(token: string, secret: Buffer): JwtResult {

@@ -38,11 +38,7 @@ export function s256(verifier: string): string {
 /** POST /v1/oauth/token. */
 export function tokenEndpoint(state: SandboxState, ctx: Ctx): Reply {
   if (ctx.headers.authorization !== undefined) {
-    return oauthError(
-      400,
-      'invalid_request',
-      'the token endpoint takes client_id and client_secret in the JSON body; send no Authorization header',
-    );
+    return oauthError(400, 'invalid_request', 'the token endpoint takes client_id and client_secret in the JSON body; send no Authorization header');
   }
   if (!isJsonContentType(ctx.headers)) {
     return oauthError(

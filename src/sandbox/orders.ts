@@ -14,9 +14,17 @@ const MAX_BUTTON_NUM = 100;
 
 /** The sandbox's limits on top of the shared query schema. */
 const SandboxOrdersQuery = OrdersQuery.extend({
-  size: OrdersQuery.shape.size.pipe(z.number().max(MAX_PAGE_SIZE, { message: `size is at most ${MAX_PAGE_SIZE}` }).optional()),
+  size: OrdersQuery.shape.size.pipe(
+    z
+      .number()
+      .max(MAX_PAGE_SIZE, { message: `size is at most ${MAX_PAGE_SIZE}` })
+      .optional(),
+  ),
   buttonNum: OrdersQuery.shape.buttonNum.pipe(
-    z.number().max(MAX_BUTTON_NUM, { message: `buttonNum is at most ${MAX_BUTTON_NUM}` }).optional(),
+    z
+      .number()
+      .max(MAX_BUTTON_NUM, { message: `buttonNum is at most ${MAX_BUTTON_NUM}` })
+      .optional(),
   ),
 });
 

@@ -1,13 +1,6 @@
 /** The external gift card provider, mounted at /provider: credit API (issue, look up, top up) and trigger workflows. */
 import type { z } from 'zod';
-import {
-  GiftCardIssueRequest,
-  GiftCardLookupQuery,
-  GiftCardTopUpRequest,
-  PROVIDER_ERRORS,
-  TriggerExecuteRequest,
-  fieldIssues,
-} from '../schemas.js';
+import { GiftCardIssueRequest, GiftCardLookupQuery, GiftCardTopUpRequest, PROVIDER_ERRORS, TriggerExecuteRequest, fieldIssues } from '../schemas.js';
 import type { Ctx, Reply } from './http.js';
 import { isJsonContentType, json } from './http.js';
 import type { CustomerRecord, GiftCardRecord, SandboxState } from './state.js';

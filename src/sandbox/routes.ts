@@ -36,11 +36,7 @@ export const ROUTES: Route[] = [
   { method: 'POST', pattern: /^\/storefront\/gift-cards$/, handler: createNativeGiftCard },
 ];
 
-export type Match =
-  | { kind: 'found'; route: Route; params: string[] }
-  | { kind: 'method'; allow: string[] }
-  | { kind: 'none' }
-  | { kind: 'bad_path' };
+export type Match = { kind: 'found'; route: Route; params: string[] } | { kind: 'method'; allow: string[] } | { kind: 'none' } | { kind: 'bad_path' };
 
 /** Finds the route of a method and path. */
 export function matchRoute(method: string, path: string): Match {

@@ -89,7 +89,8 @@ export function createSandboxServer(parts: Parts): Server {
     const bearer = /^Bearer\s+(\S+)/i.exec(headers.authorization ?? '')?.[1];
     const limit = bearer === undefined ? null : parts.limiter.take(bearer);
     const latency = parts.latencyMs();
-    const withLimitHeaders = (reply: Reply): Reply => (limit && Object.keys(limit.headers).length > 0 ? { ...reply, headers: { ...reply.headers, ...limit.headers } } : reply);
+    const withLimitHeaders = (reply: Reply): Reply =>
+      limit && Object.keys(limit.headers).length > 0 ? { ...reply, headers: { ...reply.headers, ...limit.headers } } : reply;
     const record = recorder.add({ at: state.now(), method, path, query, headers, body: ctx.body });
     const answer = (reply: Reply) => {
       if (res.destroyed) return;
@@ -103,9 +104,7 @@ export function createSandboxServer(parts: Parts): Server {
 
     if (latency > 0) await sleep(latency);
     if (limit && !limit.allowed) {
-      return answer(
-        json(429, { error: 'rate_limited', message: `too many requests for this access token; try again in ${limit.waitMs} ms` }, limit.headers),
-      );
+      return answer(json(429, { error: 'rate_limited', message: `too many requests for this access token; try again in ${limit.waitMs} ms` }, limit.headers));
     }
 
     const fault = faults.pick(method, path);

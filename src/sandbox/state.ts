@@ -193,7 +193,10 @@ export function newGiftCard(
   const giftCardId = `gc_${String(state.nextGiftCard++).padStart(6, '0')}`;
   const card: GiftCardRecord = {
     giftCardId,
-    code: randomBytes(8).toString('hex').toUpperCase().replace(/(.{4})(?!$)/g, '$1-'),
+    code: randomBytes(8)
+      .toString('hex')
+      .toUpperCase()
+      .replace(/(.{4})(?!$)/g, '$1-'),
     balanceCents: 0,
     customerId: init.customerId,
     expiresOn: null,

@@ -23,12 +23,7 @@ export function newFamily(state: SandboxState): number {
 }
 
 /** Issues an access token, and a refresh token unless `withRefresh` is false, in a family. */
-export function issueTokens(
-  state: SandboxState,
-  familyId: number,
-  scopes: string[],
-  options: { withRefresh: boolean; ttl?: number },
-): IssuedTokens {
+export function issueTokens(state: SandboxState, familyId: number, scopes: string[], options: { withRefresh: boolean; ttl?: number }): IssuedTokens {
   const ttl = options.ttl ?? state.settings.accessTokenTtl;
   const family = state.families.get(familyId);
   const access = `${CREDENTIAL_PREFIXES.accessToken}${random()}`;
@@ -59,9 +54,7 @@ export function revokeFamily(state: SandboxState, familyId: number): void {
   }
 }
 
-export type AccessCheck =
-  | { ok: true; scopes: string[] }
-  | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
+export type AccessCheck = { ok: true; scopes: string[] } | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
 
 /** Whether an access token is usable now, and why not. */
 export function checkAccessToken(state: SandboxState, token: string): AccessCheck {

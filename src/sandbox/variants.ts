@@ -18,9 +18,7 @@ export function createVariant(state: SandboxState, ctx: Ctx): Reply {
       { path: 'productId', message: `expected ${productId}, the product id of the path` },
     ]);
   }
-  const missing = (variant.bundleProductIds ?? [])
-    .map((id, i) => ({ id, i }))
-    .filter(({ id }) => !state.variantIds.has(id));
+  const missing = (variant.bundleProductIds ?? []).map((id, i) => ({ id, i })).filter(({ id }) => !state.variantIds.has(id));
   if (missing.length > 0) {
     return invalidRequest(
       `bundleProductIds names products not created yet: ${missing.map((m) => m.id).join(', ')}`,

@@ -14,4 +14,3 @@ export function textProblem(value: string): string | undefined {
   if (LONE_SURROGATE.test(value)) return 'is not valid Unicode';
   return undefined;
 }
-

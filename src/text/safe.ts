@@ -30,7 +30,10 @@ export function safeText(value: unknown): string {
 /** One line of text (a table cell, a TSV field): newlines become `⏎`, tabs a space, other controls escapes. */
 export function safeLine(value: unknown): string {
   const text = typeof value === 'string' ? value : String(value ?? '');
-  return text.replace(/\r\n|\n/g, '⏎').replace(/\t/g, ' ').replace(UNSAFE_LINE, visible);
+  return text
+    .replace(/\r\n|\n/g, '⏎')
+    .replace(/\t/g, ' ')
+    .replace(UNSAFE_LINE, visible);
 }
 
 /** Whether a string holds anything `safeText` would change. */

@@ -112,7 +112,11 @@ describe('OPCLI_* variables', () => {
   });
 
   test('OPCLI_HTTP_TIMEOUT and OPCLI_HTTP_RETRIES that are not whole numbers are named', async () => {
-    for (const [name, value] of [['OPCLI_HTTP_TIMEOUT', '5s'], ['OPCLI_HTTP_RETRIES', '-1'], ['OPCLI_HTTP_TIMEOUT', '1e3']]) {
+    for (const [name, value] of [
+      ['OPCLI_HTTP_TIMEOUT', '5s'],
+      ['OPCLI_HTTP_RETRIES', '-1'],
+      ['OPCLI_HTTP_TIMEOUT', '1e3'],
+    ]) {
       const r = await run(['orders', 'list'], { [name as string]: value as string });
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(`${name} "${value}" is not a whole number`);
@@ -127,8 +131,16 @@ describe('duration flags: one format everywhere, bounded', () => {
     [['auth', 'login', '--timeout', '2d'], '--timeout "2d" is too long: at most 1d', ''],
     [['auth', 'login', '--timeout', 'soon'], '--timeout "soon" is not a duration', '300ms, 4.5s, 5m or 1h'],
     [['sandbox', '--trigger-delay', '300'], '--trigger-delay "300" has no unit', ''],
-    [['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '1.00', '--email', 'a@b.co', '--name', 'A', '--yes', '--trigger-wait', '5'], '--trigger-wait "5" has no unit', ''],
-    [['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '1.00', '--email', 'a@b.co', '--name', 'A', '--yes', '--late-check', '2'], '--late-check "2" has no unit', ''],
+    [
+      ['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '1.00', '--email', 'a@b.co', '--name', 'A', '--yes', '--trigger-wait', '5'],
+      '--trigger-wait "5" has no unit',
+      '',
+    ],
+    [
+      ['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '1.00', '--email', 'a@b.co', '--name', 'A', '--yes', '--late-check', '2'],
+      '--late-check "2" has no unit',
+      '',
+    ],
   ])('%j', async (argv, message, hint) => {
     const r = await run(argv);
     expect(r.code).toBe(2);
@@ -155,7 +167,7 @@ describe('duration flags: one format everywhere, bounded', () => {
 });
 
 describe('scopes', () => {
-  test('a browser login with no scopes configured asks for the spec\'s names', async () => {
+  test("a browser login with no scopes configured asks for the spec's names", async () => {
     await run(['config', 'unset', 'scopes']);
     let asked: URL | undefined;
     const r = await runOpcli(['auth', 'login'], {
@@ -181,7 +193,21 @@ describe('identifiers in paths', () => {
       const r = await run(['orders', 'update', id, '--source-order-number', '#1', '--currency', 'USD']);
       expect(r.code, `orders update ${id}`).toBe(2);
       expect(r.stderr).toContain(`The source order id "${id}" cannot be used in a URL path`);
-      const v = await run(['variants', 'create', id, '--status', 'ACTIVE', '--name', 'n', '--price', '1', '--inventory-quantity', '1', '--product-type', 'SIMPLE']);
+      const v = await run([
+        'variants',
+        'create',
+        id,
+        '--status',
+        'ACTIVE',
+        '--name',
+        'n',
+        '--price',
+        '1',
+        '--inventory-quantity',
+        '1',
+        '--product-type',
+        'SIMPLE',
+      ]);
       expect(v.code, `variants create ${id}`).toBe(2);
       expect(v.stderr).toContain(`The product id "${id}" cannot be used in a URL path`);
     }

@@ -121,24 +121,25 @@ describe('browser login (authorization code + PKCE)', () => {
     expect(stored()?.grant).toBe('authorization_code');
   });
 
-  test.each([
-    ['no code', (q: URLSearchParams) => q.delete('code'), /no authorization code/],
-  ])('a redirect with %s is refused and nothing is exchanged', async (_name, tamper, message) => {
-    let page: Awaited<ReturnType<typeof get>> | undefined;
-    const browser = fakeBrowser(async (url) => {
-      const redirect = new URL(await locationOf(url.toString()));
-      tamper(redirect.searchParams);
-      page = await get(redirect.toString());
-    });
-    const res = await opcli(dir, ['auth', 'login'], { openBrowser: browser.openBrowser });
-    await browser.done();
-    expect(res.stderr).toMatch(message);
-    expect(res.code).toBe(4);
-    expect(page?.status).toBe(400);
-    expect(page?.text).toMatch(message);
-    expect(tokenRequests(sandbox)).toHaveLength(0);
-    expect(stored()).toBeUndefined();
-  });
+  test.each([['no code', (q: URLSearchParams) => q.delete('code'), /no authorization code/]])(
+    'a redirect with %s is refused and nothing is exchanged',
+    async (_name, tamper, message) => {
+      let page: Awaited<ReturnType<typeof get>> | undefined;
+      const browser = fakeBrowser(async (url) => {
+        const redirect = new URL(await locationOf(url.toString()));
+        tamper(redirect.searchParams);
+        page = await get(redirect.toString());
+      });
+      const res = await opcli(dir, ['auth', 'login'], { openBrowser: browser.openBrowser });
+      await browser.done();
+      expect(res.stderr).toMatch(message);
+      expect(res.code).toBe(4);
+      expect(page?.status).toBe(400);
+      expect(page?.text).toMatch(message);
+      expect(tokenRequests(sandbox)).toHaveLength(0);
+      expect(stored()).toBeUndefined();
+    },
+  );
 
   test('an error redirect is reported in words, exit 4', async () => {
     const browser = fakeBrowser(async (url) => {
@@ -278,7 +279,7 @@ describe('two-step login for scripts', () => {
     expect(tokenRequests(sandbox)).toHaveLength(1);
   });
 
-  test('--complete with another login\'s state is refused and nothing is exchanged', async () => {
+  test("--complete with another login's state is refused and nothing is exchanged", async () => {
     const start = await opcli(dir, ['auth', 'login', '--no-browser', '--json']);
     const doc = JSON.parse(start.stdout);
     const redirect = new URL(await locationOf(doc.authorize_url));

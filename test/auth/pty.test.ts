@@ -149,7 +149,7 @@ describe.skipIf(!havePty)('login without a usable browser', () => {
     expectNoCrash(pty.output());
   });
 
-  test('a pasted address with another login\'s state is refused at the prompt; the login keeps waiting', async () => {
+  test("a pasted address with another login's state is refused at the prompt; the login keeps waiting", async () => {
     const pty = login({});
     const { redirect } = await approve(pty);
     await pty.waitFor('Or paste the full address');
@@ -170,7 +170,12 @@ describe.skipIf(!havePty)('Ctrl-C at a prompt prints "Cancelled." and exits 130'
     ['config set client-secret', ['config', 'set', 'client-secret'], 'OAuth client secret', false],
     ['profiles remove', ['profiles', 'remove', 'default'], 'Remove profile "default"', false],
     ['giftcard setup', ['giftcard', 'setup'], /\? .*:/, false],
-    ['giftcard issue confirmation', ['giftcard', 'issue', '--claim', 'C1', '--order', '1001', '--amount', '25.00', '--email', 'a@b.co', '--name', 'A B'], /\? Issue .*a@b\.co>?\?/, true],
+    [
+      'giftcard issue confirmation',
+      ['giftcard', 'issue', '--claim', 'C1', '--order', '1001', '--amount', '25.00', '--email', 'a@b.co', '--name', 'A B'],
+      /\? Issue .*a@b\.co>?\?/,
+      true,
+    ],
     ['claims file fields', ['claims', 'file'], /\? .*:/, true],
   ];
   test.each(cases)('%s', async (_name, argv, prompt, loggedIn) => {

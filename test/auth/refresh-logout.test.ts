@@ -35,7 +35,10 @@ function stored(profile = 'default') {
 async function expireStored(ms = -1000) {
   const store = await CredentialStore.open(dir);
   // As if the hour-long token had been obtained an hour before it expires.
-  await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, expiresAt: Date.now() + ms, obtainedAt: Date.now() + ms - 3600_000 } }));
+  await store.update('default', (cur) => ({
+    ...cur,
+    token: cur.token && { ...cur.token, expiresAt: Date.now() + ms, obtainedAt: Date.now() + ms - 3600_000 },
+  }));
 }
 
 describe('refresh', () => {
@@ -83,7 +86,14 @@ describe('refresh', () => {
     const store = await CredentialStore.open(dir);
     await store.update('default', (cur) => ({
       ...cur,
-      token: { accessToken: short.access_token, refreshToken: short.refresh_token, expiresAt: Date.now() + 3600_000, scopes: [], grant: 'authorization_code', obtainedAt: Date.now() },
+      token: {
+        accessToken: short.access_token,
+        refreshToken: short.refresh_token,
+        expiresAt: Date.now() + 3600_000,
+        scopes: [],
+        grant: 'authorization_code',
+        obtainedAt: Date.now(),
+      },
     }));
     clock.advance(1000);
     const res = await opcli(dir, ['auth', 'status', '--check']);
@@ -104,7 +114,10 @@ describe('refresh', () => {
 
   test('invalid_grant deletes the stored login (it still held the sent token) and asks for a login, exit 4', async () => {
     const store = await CredentialStore.open(dir);
-    await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, refreshToken: 'svc_rt_unknown_to_the_server', expiresAt: Date.now() - 1 } }));
+    await store.update('default', (cur) => ({
+      ...cur,
+      token: cur.token && { ...cur.token, refreshToken: 'svc_rt_unknown_to_the_server', expiresAt: Date.now() - 1 },
+    }));
     const res = await opcli(dir, ['auth', 'token']);
     expect(res.code).toBe(4);
     expect(res.stdout).toBe('');
@@ -152,7 +165,14 @@ describe('status', () => {
     expect(res.stdout).toContain('Refresh token\theld');
     expect(res.stdout).toContain(`Scopes\t${sandbox.store.scopes.join(' ')}`);
     const json = JSON.parse((await opcli(dir, ['auth', 'status', '--json'])).stdout);
-    expect(json).toMatchObject({ profile: 'default', baseUrl: sandbox.url, source: 'store', loggedIn: true, grant: 'authorization_code', hasRefreshToken: true });
+    expect(json).toMatchObject({
+      profile: 'default',
+      baseUrl: sandbox.url,
+      source: 'store',
+      loggedIn: true,
+      grant: 'authorization_code',
+      hasRefreshToken: true,
+    });
     expect(json.expiresIn).toBeGreaterThan(3500);
   });
 
@@ -191,7 +211,12 @@ describe('logout', () => {
     const refresh = await request(`${sandbox.url}/v1/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ grant_type: 'refresh_token', client_id: sandbox.client.clientId, client_secret: sandbox.client.clientSecret, refresh_token: issued.refreshToken }),
+      body: JSON.stringify({
+        grant_type: 'refresh_token',
+        client_id: sandbox.client.clientId,
+        client_secret: sandbox.client.clientSecret,
+        refresh_token: issued.refreshToken,
+      }),
     });
     expect(refresh.statusCode).toBe(400);
     expect(((await refresh.body.json()) as { error: string }).error).toBe('invalid_grant');

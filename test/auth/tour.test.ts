@@ -44,7 +44,10 @@ test('the tour logs in through the real PKCE flow, shows the status, and logs ou
   // The tour ends on the logout (no red error as its last word); the status after it is checked here.
   expect(ran.map((r) => r.argv.join(' '))).toEqual(['auth login', 'auth status', 'auth refresh', 'auth logout']);
   expect(ran[1]?.stdout).toContain('Logged in\tyes');
-  expect(sandbox.requests.filter((r) => r.path === '/v1/oauth/token').map((r) => JSON.parse(r.body).grant_type)).toEqual(['authorization_code', 'refresh_token']);
+  expect(sandbox.requests.filter((r) => r.path === '/v1/oauth/token').map((r) => JSON.parse(r.body).grant_type)).toEqual([
+    'authorization_code',
+    'refresh_token',
+  ]);
   expect(sandbox.counters.revocations).toBe(2);
   const after = await runOpcli(['auth', 'status'], { env: { OPCLI_CONFIG_DIR: dir, CI: '1' } });
   expect(after.code).toBe(4);

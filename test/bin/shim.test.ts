@@ -13,7 +13,10 @@ const cache = mkdtempSync(join(tmpdir(), 'opcli-cache-'));
 afterAll(() => rmSync(cache, { recursive: true, force: true }));
 
 function bundle(argv: string[]): string {
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist/main.js'), ...argv], { encoding: 'utf8', env: { PATH: process.env.PATH, NO_COLOR: '1', OPCLI_CONFIG_DIR: join(cache, 'cfg') } });
+  const r = spawnSync(process.execPath, [join(ROOT, 'dist/main.js'), ...argv], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, NO_COLOR: '1', OPCLI_CONFIG_DIR: join(cache, 'cfg') },
+  });
   return r.stdout;
 }
 
@@ -74,5 +77,4 @@ describe('long streaming runs restart with start-up flags', () => {
       await sandbox.close();
     }
   }, 60_000);
-
 });

@@ -63,16 +63,13 @@ async function countingProxy(target: string): Promise<{ url: string; maxInFlight
   const server: Server = createServer((req, res) => {
     inFlight++;
     max = Math.max(max, inFlight);
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-        answer.on('end', () => {
-          inFlight--;
-        });
-      },
-    );
+    const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+      answer.on('end', () => {
+        inFlight--;
+      });
+    });
     forward.on('error', () => {
       inFlight--;
       res.destroy();
@@ -202,7 +199,9 @@ describe('claims file --from against a rate-limited server', () => {
     expect(uncertain).toHaveLength(4);
     expect(rows.filter((r) => r.status === 'filed')).toHaveLength(36);
     // Each row reached the server once with an answer other than 429: the uncertain ones were not repeated.
-    const accepted = claimRequests().filter((r) => r.status !== 429).map((r) => rowOf(r.body));
+    const accepted = claimRequests()
+      .filter((r) => r.status !== 429)
+      .map((r) => rowOf(r.body));
     expect(duplicates(accepted.map(String))).toEqual([]);
     expect(accepted.sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     expect(duplicates(created().map((c) => c.raw))).toEqual([]);

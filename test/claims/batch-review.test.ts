@@ -60,9 +60,7 @@ describe('row keys', () => {
     expect(second.code).toBe(0);
     expect(second.stderr).toContain('Filed 0 claims');
     expect(second.stderr).toContain('Settled by an earlier run, not sent again: 3 filed');
-    expect(results(second.stdout)).toEqual(
-      created().map((c, i) => ({ line: i + 2, status: 'filed', sourceOrderId: c.sourceOrderId, earlier: true })),
-    );
+    expect(results(second.stdout)).toEqual(created().map((c, i) => ({ line: i + 2, status: 'filed', sourceOrderId: c.sourceOrderId, earlier: true })));
     expect(created()).toHaveLength(3);
     expect(claimBodies(sandbox)).toHaveLength(3);
 
@@ -72,7 +70,9 @@ describe('row keys', () => {
     expect(third.code).toBe(3);
     expect(third.stderr).toContain('Filed 0 claims;');
     expect(third.stderr).toContain('2 held (not sent)');
-    expect(third.stderr).toMatch(/line 3: looks like the claim filed from line 3 on \d{4}-\d{2}-\d{2} \(item\.price 49\.99 → 50\); not sent; --allow-similar files it/);
+    expect(third.stderr).toMatch(
+      /line 3: looks like the claim filed from line 3 on \d{4}-\d{2}-\d{2} \(item\.price 49\.99 → 50\); not sent; --allow-similar files it/,
+    );
     expect(third.stderr).toMatch(/line 5: looks like the claim filed from line 2 on \d{4}-\d{2}-\d{2} \(the same content: a second identical row\)/);
     expect(claimBodies(sandbox)).toHaveLength(3);
     const fourth = await runOpcli(['claims', 'file', '--from', path, '--allow-similar'], { env: env() });
@@ -88,8 +88,17 @@ describe('row keys', () => {
     const first = await runOpcli(['claims', 'file', '--from', path], { env: env() });
     expect(first.code).toBe(0);
     const reversed = (v: unknown): unknown =>
-      v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversed(x)])) : v;
-    writeFileSync(path, `${claims.map((c) => JSON.stringify(reversed({ ...c, item: { ...c.item, price: '12.50', sourceVariantId: '' } }), null, 1).replace(/\n\s*/g, ' ')).join('\n')}\n`);
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.entries(v)
+              .reverse()
+              .map(([k, x]) => [k, reversed(x)]),
+          )
+        : v;
+    writeFileSync(
+      path,
+      `${claims.map((c) => JSON.stringify(reversed({ ...c, item: { ...c.item, price: '12.50', sourceVariantId: '' } }), null, 1).replace(/\n\s*/g, ' ')).join('\n')}\n`,
+    );
     const second = await runOpcli(['claims', 'file', '--from', path], { env: env() });
     expect(second.code).toBe(0);
     expect(second.stderr).toContain('Settled by an earlier run, not sent again: 2 filed');
@@ -100,7 +109,10 @@ describe('row keys', () => {
 describe('a CSV that breaks mid-file', () => {
   it('sends and reports every row before the break, then exits 3 naming the line', async () => {
     const path = join(dir, 'broken.csv');
-    writeCsv(path, Array.from({ length: 400 }, (_, i) => row(i + 1)));
+    writeCsv(
+      path,
+      Array.from({ length: 400 }, (_, i) => row(i + 1)),
+    );
     writeFileSync(path, `${readFileSync(path, 'utf8')}customer401@example.com,"Kettle 401,49.99\nmore,text\n`);
     const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '8'], { env: env() });
     expect(res.code).toBe(3);
@@ -110,7 +122,11 @@ describe('a CSV that breaks mid-file', () => {
     const rows = results(res.stdout);
     expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 400 }, (_, i) => i + 2));
     expect(rows.every((r) => r.status === 'filed')).toBe(true);
-    expect(claimBodies(sandbox).map(rowOf).sort((a, b) => a - b)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+    expect(
+      claimBodies(sandbox)
+        .map(rowOf)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
 
     // Rerun: every row before the break is settled, nothing is sent, so the file is what is wrong (2).
@@ -199,7 +215,9 @@ describe('numbers in CSV cells', () => {
     expect(res.code).toBe(3);
     expect(res.stderr).toContain('line 2: invalid, not sent\n  item.price: expected a number, got "0x10" (decimal notation, such as 49.99)');
     expect(res.stderr).toContain('line 3: invalid, not sent\n  item.price: expected a number, got "0b11"');
-    expect(res.stderr).toContain('line 4: invalid, not sent\n  item.price: expected a number, got "1.5e1" (decimal notation, such as 49.99; write it out in full (15))');
+    expect(res.stderr).toContain(
+      'line 4: invalid, not sent\n  item.price: expected a number, got "1.5e1" (decimal notation, such as 49.99; write it out in full (15))',
+    );
     expect(res.stderr).toContain('line 5: invalid, not sent\n  item.price: expected a number, got "0o7"');
     expect(claimBodies(sandbox)).toEqual([]);
   });
@@ -208,7 +226,10 @@ describe('numbers in CSV cells', () => {
 describe('a results file that cannot be written', () => {
   it('stops the batch, never marks a filed row uncertain, and a --retry-uncertain rerun files nothing twice', async () => {
     const path = join(dir, 'claims.csv');
-    writeCsv(path, Array.from({ length: 20 }, (_, i) => row(i + 1)));
+    writeCsv(
+      path,
+      Array.from({ length: 20 }, (_, i) => row(i + 1)),
+    );
     const journal = `${path}.journal.jsonl`;
     const res = await runOpcli(['claims', 'file', '--from', path, '--out', '/dev/full', '--concurrency', '2'], { env: env() });
     expect(res.code).toBe(1);

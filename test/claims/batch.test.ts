@@ -55,7 +55,10 @@ describe('claims file --from (CSV)', () => {
     const byRow = new Map(sent.map((c) => [rowOf(JSON.stringify(c)), c]));
     expect(byRow.get(1)).toMatchObject({ item: { name: 'Kettle, "Deluxe"', details: 'row 1\nlid cracked,\nhandle loose', price: 49.99 }, signature: '' });
     expect(byRow.get(1)?.customer).toEqual({ email: 'customer1@example.com' });
-    expect(byRow.get(2)).toMatchObject({ item: { images: ['https://example.com/1.jpg', 'https://example.com/2.jpg'] }, options: { requireCustomerSignature: true } });
+    expect(byRow.get(2)).toMatchObject({
+      item: { images: ['https://example.com/1.jpg', 'https://example.com/2.jpg'] },
+      options: { requireCustomerSignature: true },
+    });
     expect(byRow.get(3)).toMatchObject({ item: { images: ['https://example.com/3.jpg'] }, signature: 'https://example.com/sig.png', salesChannel: 'ONLINE' });
     expect(byRow.get(3)?.storeId).toBe(sandbox.store.storeId);
   });
@@ -159,7 +162,10 @@ describe('claims file --from (CSV)', () => {
     const template = JSON.parse((await runOpcli(['claims', 'template', '--json'], { env: env() })).stdout);
     const jsonl = join(dir, 'claims.jsonl');
     const bad = { ...template, item: { ...template.item, price: 'free' } };
-    writeFileSync(jsonl, `${JSON.stringify({ ...template, item: { ...template.item, details: 'row 1', price: '10.5' } })}\n\n${JSON.stringify(bad)}\n{not json\n`);
+    writeFileSync(
+      jsonl,
+      `${JSON.stringify({ ...template, item: { ...template.item, details: 'row 1', price: '10.5' } })}\n\n${JSON.stringify(bad)}\n{not json\n`,
+    );
     const res = await runOpcli(['claims', 'file', '--from', jsonl, '--jsonl'], { env: env() });
     expect(res.code).toBe(3);
     expect(results(res.stdout).map((r) => [r.line, r.status])).toEqual([
@@ -219,14 +225,25 @@ describe('faults during a batch', () => {
     expect(rerun.code).toBe(3);
     expect(claimBodies(sandbox)).toHaveLength(before);
     expect(rerun.stderr).toContain('Uncertain from an earlier run');
-    expect(results(rerun.stdout).filter((r) => r.status === 'uncertain').map((r) => r.line)).toEqual(uncertain.map((r) => r.line));
+    expect(
+      results(rerun.stdout)
+        .filter((r) => r.status === 'uncertain')
+        .map((r) => r.line),
+    ).toEqual(uncertain.map((r) => r.line));
 
     // --retry-uncertain sends exactly those rows again, on purpose.
     const retry = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--retry-uncertain'], { env: env() });
     expect(retry.code).toBe(0);
-    const resent = claimBodies(sandbox).slice(before).map(rowOf).sort((a, b) => a - b);
+    const resent = claimBodies(sandbox)
+      .slice(before)
+      .map(rowOf)
+      .sort((a, b) => a - b);
     expect(resent).toEqual(uncertain.map((r) => r.line - 1));
-    expect(results(retry.stdout).filter((r) => !r.earlier).map((r) => r.status)).toEqual(Array(8).fill('filed'));
+    expect(
+      results(retry.stdout)
+        .filter((r) => !r.earlier)
+        .map((r) => r.status),
+    ).toEqual(Array(8).fill('filed'));
   });
 });
 

@@ -89,7 +89,9 @@ export function rowOf(body: string): number {
 }
 
 /** Parses --jsonl output. */
-export function results(stdout: string): { line: number; status: string; sourceOrderId?: string; error?: string; earlier?: boolean; errors?: { path: string; message: string }[] }[] {
+export function results(
+  stdout: string,
+): { line: number; status: string; sourceOrderId?: string; error?: string; earlier?: boolean; errors?: { path: string; message: string }[] }[] {
   return stdout
     .split('\n')
     .filter(Boolean)

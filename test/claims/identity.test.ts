@@ -49,7 +49,9 @@ function write(path: string, columns: readonly string[], rows: Rows, options: { 
 
 /** Ten rows: one invalid (line 7), one the API refuses (set by a fault), the rest filed. */
 function tenRows(): Rows {
-  return Array.from({ length: 10 }, (_, i) => row(i + 1, i === 5 ? { 'item.price': 'twelve' } : { 'item.price': i % 2 ? '1.50' : '49.90', 'options.requireCustomerSignature': i % 3 ? 'TRUE' : 'false' }));
+  return Array.from({ length: 10 }, (_, i) =>
+    row(i + 1, i === 5 ? { 'item.price': 'twelve' } : { 'item.price': i % 2 ? '1.50' : '49.90', 'options.requireCustomerSignature': i % 3 ? 'TRUE' : 'false' }),
+  );
 }
 
 describe('edits followed by a rerun send nothing new', () => {
@@ -57,11 +59,23 @@ describe('edits followed by a rerun send nothing new', () => {
     ['the invalid line deleted (sed -i 7d)', (rows) => ({ rows: rows.filter((_, i) => i !== 5) })],
     ['a row inserted at the top', (rows) => ({ rows: [row(99, { 'item.price': 'x' }), ...rows] })],
     ['the rows reversed', (rows) => ({ rows: [...rows].reverse() })],
-    ['re-sorted by e-mail, descending', (rows) => ({ rows: [...rows].sort((a, b) => (b['customer.email'] as string).localeCompare(a['customer.email'] as string)) })],
+    [
+      're-sorted by e-mail, descending',
+      (rows) => ({ rows: [...rows].sort((a, b) => (b['customer.email'] as string).localeCompare(a['customer.email'] as string)) }),
+    ],
     ['the columns reordered', (rows) => ({ rows, columns: [...COLUMNS].reverse() })],
     ['LF to CRLF with a BOM', (rows) => ({ rows, crlf: true, bom: true })],
     ['every cell quoted', (rows) => ({ rows, quoted: true })],
-    ['1.50 as 1.5, TRUE as true', (rows) => ({ rows: rows.map((r) => ({ ...r, 'item.price': r['item.price'] === '1.50' ? '1.5' : r['item.price'] === '49.90' ? '49.9' : (r['item.price'] as string), 'options.requireCustomerSignature': (r['options.requireCustomerSignature'] as string).toLowerCase() })) })],
+    [
+      '1.50 as 1.5, TRUE as true',
+      (rows) => ({
+        rows: rows.map((r) => ({
+          ...r,
+          'item.price': r['item.price'] === '1.50' ? '1.5' : r['item.price'] === '49.90' ? '49.9' : (r['item.price'] as string),
+          'options.requireCustomerSignature': (r['options.requireCustomerSignature'] as string).toLowerCase(),
+        })),
+      }),
+    ],
   ];
   for (const [name, edit] of edits) {
     it(name, async () => {
@@ -141,16 +155,24 @@ describe('a spreadsheet round trip', () => {
     expect(claimBodies(sandbox)).toHaveLength(6);
     expect(rerun.stderr).toContain('Settled by an earlier run, not sent again: 4 filed');
     // The id a spreadsheet turned into 1.23456789012346E+19 has lost its digits: invalid.
-    expect(rerun.stderr).toMatch(/line 3: invalid, not sent\n {2}item\.sourceItemId: "1\.23456789012346E\+19" looks like a number a spreadsheet turned into scientific notation/);
+    expect(rerun.stderr).toMatch(
+      /line 3: invalid, not sent\n {2}item\.sourceItemId: "1\.23456789012346E\+19" looks like a number a spreadsheet turned into scientific notation/,
+    );
     // The date made of "2/1" is not a damage opcli can see; the row looks like the one filed.
-    expect(rerun.stderr).toMatch(/line 5: looks like the claim filed from line 4 on \d{4}-\d{2}-\d{2} \(item\.details row 3, part 2\/1 → row 3, part 02\/01\/26\); not sent; --allow-similar files it/);
+    expect(rerun.stderr).toMatch(
+      /line 5: looks like the claim filed from line 4 on \d{4}-\d{2}-\d{2} \(item\.details row 3, part 2\/1 → row 3, part 02\/01\/26\); not sent; --allow-similar files it/,
+    );
     expect(rerun.stderr).toContain('1 invalid (not sent), 0 uncertain, 1 held (not sent)');
   });
 
   it('a damaged cell is invalid on a first run too, and a date in a code column is named', async () => {
     const path = join(dir, 'claims.csv');
     const columns = [...COLUMNS, 'item.sku'];
-    write(path, columns, [row(1, { 'item.sku': '1.23457E+19' } as never), row(2, { 'item.sku': '09/12/26' } as never), row(3, { 'item.sku': 'SEP-12' } as never)]);
+    write(path, columns, [
+      row(1, { 'item.sku': '1.23457E+19' } as never),
+      row(2, { 'item.sku': '09/12/26' } as never),
+      row(3, { 'item.sku': 'SEP-12' } as never),
+    ]);
     const res = await runOpcli(['claims', 'file', '--from', path], { env: env() });
     expect(res.code).toBe(3);
     expect(res.stderr).toContain('line 2: invalid, not sent\n  item.sku: "1.23457E+19" looks like a number a spreadsheet turned into scientific notation');
@@ -166,7 +188,7 @@ describe('a spreadsheet round trip', () => {
 });
 
 describe('--key COLUMN', () => {
-  it('identifies rows by the user\'s id (not sent), refuses a filed id with changed content, and names empty, repeated and damaged ids', async () => {
+  it("identifies rows by the user's id (not sent), refuses a filed id with changed content, and names empty, repeated and damaged ids", async () => {
     const path = join(dir, 'claims.csv');
     const columns = ['rma', ...COLUMNS];
     const rows = [1, 2, 3].map((i) => ({ ...row(i), rma: `RMA-000${i}` }));
@@ -180,11 +202,18 @@ describe('--key COLUMN', () => {
     write(path, columns, edited);
     const rerun = await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() });
     expect(rerun.code).toBe(3);
-    expect(rerun.stderr).toMatch(/line 3: RMA-0002 was filed on \d{4}-\d{2}-\d{2} from line 3 with different content \(item\.details row 2 → row 2, changed\); not sent/);
+    expect(rerun.stderr).toMatch(
+      /line 3: RMA-0002 was filed on \d{4}-\d{2}-\d{2} from line 3 with different content \(item\.details row 2 → row 2, changed\); not sent/,
+    );
     expect(claimBodies(sandbox)).toHaveLength(3);
 
     // Without a key, a missing cell, or a duplicated key: invalid rows, named.
-    write(path, columns, [{ ...row(7), rma: '' }, { ...row(8), rma: 'RMA-9' }, { ...row(9), rma: 'RMA-9' }, { ...row(10), rma: '1.2E+19' }]);
+    write(path, columns, [
+      { ...row(7), rma: '' },
+      { ...row(8), rma: 'RMA-9' },
+      { ...row(9), rma: 'RMA-9' },
+      { ...row(10), rma: '1.2E+19' },
+    ]);
     const bad = await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() });
     expect(bad.code).toBe(3);
     expect(bad.stderr).toContain('line 2: invalid, not sent\n  rma: the --key column rma is empty');

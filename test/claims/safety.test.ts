@@ -94,7 +94,10 @@ describe('paths that must never collide', () => {
 
     // The default journal sits beside the input's real file: a symlinked input name shares it.
     const input2 = join(dir, 'second.csv');
-    writeCsv(input2, Array.from({ length: 60 }, (_, i) => row(500 + i)));
+    writeCsv(
+      input2,
+      Array.from({ length: 60 }, (_, i) => row(500 + i)),
+    );
     symlinkSync(input2, join(dir, 'other', 'second.csv'));
     const [c, d] = await Promise.all([
       runOpcli(['claims', 'file', '--from', input2], { env: env() }),
@@ -111,7 +114,10 @@ describe('journals that cannot be read', () => {
     const input = join(dir, 'claims.csv');
     writeRows(input, 3);
     const journal = `${input}.journal.jsonl`;
-    writeFileSync(journal, `${JSON.stringify({ key: 'a'.repeat(32), line: 2, status: 'sending', at: '2026-11-20T10:00:00Z' })}\n${JSON.stringify({ key: 'a'.repeat(32), line: 2, status: 'filed', sourceOrderId: 'ord_1', at: '2026-11-20T10:00:01Z' })}\n`);
+    writeFileSync(
+      journal,
+      `${JSON.stringify({ key: 'a'.repeat(32), line: 2, status: 'sending', at: '2026-11-20T10:00:00Z' })}\n${JSON.stringify({ key: 'a'.repeat(32), line: 2, status: 'filed', sourceOrderId: 'ord_1', at: '2026-11-20T10:00:01Z' })}\n`,
+    );
     const res = await runOpcli(['claims', 'file', '--from', input], { env: env() });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('was written by opcli 0.1.0');
@@ -230,7 +236,9 @@ describe('a claim for another store', () => {
     const empty = tempConfigDir();
     try {
       const token = sandbox.issueTokens().access_token;
-      const remote = await runOpcli(['claims', 'file', '--data', data, '--store-id', 'store_9999'], { env: { OPCLI_CONFIG_DIR: empty.dir, OPCLI_BASE_URL: sandbox.url, OPCLI_TOKEN: token } });
+      const remote = await runOpcli(['claims', 'file', '--data', data, '--store-id', 'store_9999'], {
+        env: { OPCLI_CONFIG_DIR: empty.dir, OPCLI_BASE_URL: sandbox.url, OPCLI_TOKEN: token },
+      });
       expect(remote.code).toBe(2);
       expect(remote.stderr).toContain('storeId store_9999 is not the store you are logged in to (403); nothing was filed.');
       expect(remote.stderr).not.toContain('log in again');

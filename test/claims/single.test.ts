@@ -6,27 +6,48 @@ import { runOpcli, sandboxProfile, scriptedPrompter, tempConfigDir } from '../he
 import { claimBodies } from './fixtures.js';
 
 const FLAGS = [
-  '--customer-email', 'alice@example.com',
-  '--customer-phone', '+1 555 0100',
-  '--item-name', 'Kettle, 1.7 l',
-  '--item-price', '49.99',
-  '--item-image', 'https://example.com/a.jpg',
-  '--item-image', 'https://example.com/b.jpg',
-  '--warranty-date-of-purchase', '2024-05-01T10:00:00Z',
-  '--warranty-period', 'P1Y',
-  '--shipping-first-name', 'Alice',
-  '--shipping-last-name', 'Example',
-  '--shipping-address1', '1 Main St',
-  '--shipping-city', 'Springfield',
-  '--shipping-zip', '62701',
-  '--shipping-country', 'United States',
-  '--shipping-lat', '39.78',
-  '--signature', '',
-  '--sales-channel', 'IN_STORE',
-  '--claim-category', 'WARRANTY',
-  '--issue-type', 'DEFECTIVE_ITEM',
-  '--resolution', 'RESHIP',
-  '--claim-filed-from', 'INTERNAL',
+  '--customer-email',
+  'alice@example.com',
+  '--customer-phone',
+  '+1 555 0100',
+  '--item-name',
+  'Kettle, 1.7 l',
+  '--item-price',
+  '49.99',
+  '--item-image',
+  'https://example.com/a.jpg',
+  '--item-image',
+  'https://example.com/b.jpg',
+  '--warranty-date-of-purchase',
+  '2024-05-01T10:00:00Z',
+  '--warranty-period',
+  'P1Y',
+  '--shipping-first-name',
+  'Alice',
+  '--shipping-last-name',
+  'Example',
+  '--shipping-address1',
+  '1 Main St',
+  '--shipping-city',
+  'Springfield',
+  '--shipping-zip',
+  '62701',
+  '--shipping-country',
+  'United States',
+  '--shipping-lat',
+  '39.78',
+  '--signature',
+  '',
+  '--sales-channel',
+  'IN_STORE',
+  '--claim-category',
+  'WARRANTY',
+  '--issue-type',
+  'DEFECTIVE_ITEM',
+  '--resolution',
+  'RESHIP',
+  '--claim-filed-from',
+  'INTERNAL',
   '--from-valet',
   '--no-require-customer-signature',
 ];
@@ -127,7 +148,12 @@ describe('claims file (one claim)', () => {
     expect(prompter.asked.some((m) => m.includes('storeId'))).toBe(false);
     expect(prompter.asked).toHaveLength(16);
     const sent = JSON.parse(claimBodies(sandbox)[0] as string);
-    expect(sent).toMatchObject({ customer: { email: 'bob@example.com' }, item: { name: 'Toaster', price: 19.9, sku: 'TS-1' }, salesChannel: 'ONLINE', issueType: 'STOLEN' });
+    expect(sent).toMatchObject({
+      customer: { email: 'bob@example.com' },
+      item: { name: 'Toaster', price: 19.9, sku: 'TS-1' },
+      salesChannel: 'ONLINE',
+      issueType: 'STOLEN',
+    });
   });
 
   it('a prompt answer the schema refuses is an error naming the field; nothing is sent', async () => {
@@ -281,7 +307,9 @@ describe('claims template', () => {
     const res = await runOpcli(['claims', 'template', '--csv'], { env: env() });
     expect(res.code).toBe(0);
     const [header] = res.stdout.split('\n');
-    expect(header?.split(',')).toEqual(expect.arrayContaining(['customer.email', 'item.price', 'item.images', 'shippingAddress.zip', 'options.requireCustomerSignature']));
+    expect(header?.split(',')).toEqual(
+      expect.arrayContaining(['customer.email', 'item.price', 'item.images', 'shippingAddress.zip', 'options.requireCustomerSignature']),
+    );
     const path = join(dir, 'template.csv');
     writeFileSync(path, res.stdout);
     const filed = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });

@@ -56,7 +56,9 @@ export function blockScript(block: ShBlock): string {
     const expect = /\s#\s*exit\s+(\d+)\s*$/.exec(raw);
     if (expect) {
       const code = expect[1];
-      out.push(`${raw.slice(0, expect.index)} ; then __rc=0; else __rc=$?; fi; if [ "$__rc" != ${code} ]; then echo "${EXIT_MARK} ${i + 1} $__rc ${code}" >&2; exit 98; fi`);
+      out.push(
+        `${raw.slice(0, expect.index)} ; then __rc=0; else __rc=$?; fi; if [ "$__rc" != ${code} ]; then echo "${EXIT_MARK} ${i + 1} $__rc ${code}" >&2; exit 98; fi`,
+      );
       out[start] = `if ${out[start]}`;
     } else {
       out.push(raw);

@@ -13,10 +13,7 @@ import { blockFailure, blockScript, shBlocks } from './blocks.js';
 
 /** Every guide, and the top-level pages of docs/ (exit codes, HTTP, ...): whatever has ```sh blocks runs. */
 const DOCS = join(ROOT, 'docs');
-const guides = [
-  ...readdirSync(join(DOCS, 'guides')).map((n) => `guides/${n}`),
-  ...readdirSync(DOCS).filter((n) => n !== 'README.md'),
-]
+const guides = [...readdirSync(join(DOCS, 'guides')).map((n) => `guides/${n}`), ...readdirSync(DOCS).filter((n) => n !== 'README.md')]
   .filter((n) => n.endsWith('.md') && shBlocks(readFileSync(join(DOCS, n), 'utf8')).length > 0)
   .sort();
 

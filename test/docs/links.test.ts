@@ -83,7 +83,16 @@ describe('links in the docs', () => {
   it('keeps the README short and pointing into docs/', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     expect(readme.split('\n').length).toBeLessThanOrEqual(200);
-    for (const page of ['docs/guides/developer.md', 'docs/guides/configuration.md', 'docs/guides/sandbox.md', 'docs/exit-codes.md', 'docs/http.md', 'docs/spec-choices.md', 'docs/benchmarks.md', 'docs/reference/README.md']) {
+    for (const page of [
+      'docs/guides/developer.md',
+      'docs/guides/configuration.md',
+      'docs/guides/sandbox.md',
+      'docs/exit-codes.md',
+      'docs/http.md',
+      'docs/spec-choices.md',
+      'docs/benchmarks.md',
+      'docs/reference/README.md',
+    ]) {
       expect(readme).toContain(`](${page})`);
     }
     for (const step of ['npm ci && npm start', 'npm ci && npm test', 'npx opcli', 'npm i -g opcli', '.tgz']) expect(readme).toContain(step);

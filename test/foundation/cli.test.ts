@@ -133,20 +133,23 @@ describe.skipIf(!hasScript)('on a terminal (pseudo-terminal, 80 columns)', () =>
     }
   });
 
-  it.each(['claims file', 'orders list', 'orders update', 'giftcard issue', 'orders', ''])('`opcli %s --help` fits 80 columns, broken at word boundaries', (words) => {
-    const r = inTerminal([...words.split(' ').filter(Boolean), '--help']);
-    expect(r.code).toBe(0);
-    // Examples are kept whole so they can be copied; everything else fits.
-    let continued = false;
-    const lines = r.out.split('\n').filter((l) => {
-      const example = /^\s+\$ /.test(l) || continued;
-      continued = example && l.trimEnd().endsWith('\\');
-      return !example;
-    });
-    for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(80);
-    // Examples stay whole, to be copied.
-    expect(r.out).toMatch(/^ {2}\$ opcli /m);
-  });
+  it.each(['claims file', 'orders list', 'orders update', 'giftcard issue', 'orders', ''])(
+    '`opcli %s --help` fits 80 columns, broken at word boundaries',
+    (words) => {
+      const r = inTerminal([...words.split(' ').filter(Boolean), '--help']);
+      expect(r.code).toBe(0);
+      // Examples are kept whole so they can be copied; everything else fits.
+      let continued = false;
+      const lines = r.out.split('\n').filter((l) => {
+        const example = /^\s+\$ /.test(l) || continued;
+        continued = example && l.trimEnd().endsWith('\\');
+        return !example;
+      });
+      for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(80);
+      // Examples stay whole, to be copied.
+      expect(r.out).toMatch(/^ {2}\$ opcli /m);
+    },
+  );
 });
 
 describe.skipIf(!hasScript)('orders list in a pseudo-terminal', () => {
@@ -172,7 +175,7 @@ describe.skipIf(!hasScript)('orders list in a pseudo-terminal', () => {
 });
 
 describe('errors', () => {
-  it('one prefix: commander\'s usage errors say Error: too', async () => {
+  it("one prefix: commander's usage errors say Error: too", async () => {
     const r = await runOpcli(['orders', 'list', '--bogus']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^Error: unknown option '--bogus'/);
@@ -182,10 +185,14 @@ describe('errors', () => {
   it('under --json every error is one JSON object on stderr: usage, validation and API errors', async () => {
     const usage = await runOpcli(['orders', 'list', '--bogus', '--json']);
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.stderr)).toEqual({ error: { message: "unknown option '--bogus'", hint: 'Run the command with --help for its usage.', exitCode: 2 } });
+    expect(JSON.parse(usage.stderr)).toEqual({
+      error: { message: "unknown option '--bogus'", hint: 'Run the command with --help for its usage.', exitCode: 2 },
+    });
     const { dir, cleanup } = tempConfigDir();
     try {
-      const bad = await runOpcli(['orders', 'update', 'ord_1', '--replace', '--source-order-number', '#1', '--currency', 'USX', '--json'], { env: { OPCLI_CONFIG_DIR: dir } });
+      const bad = await runOpcli(['orders', 'update', 'ord_1', '--replace', '--source-order-number', '#1', '--currency', 'USX', '--json'], {
+        env: { OPCLI_CONFIG_DIR: dir },
+      });
       expect(bad.code).toBe(2);
       const doc = JSON.parse(bad.stderr);
       expect(doc.error.exitCode).toBe(2);
@@ -216,7 +223,7 @@ describe('help', () => {
     for (const line of lines.filter((l) => !/^\s+\$ /.test(l))) expect(displayWidth(line), line).toBeLessThanOrEqual(60);
     // No word is cut: every word of the prose paragraph appears whole.
     expect(r.stdout.replace(/\s+/g, ' ')).toContain('The API replaces the whole order on every update.');
-    expect(r.stdout).toContain("  $ jq '.currency = \"EUR\"' order.json | opcli orders update ord_000001 --data - --replace");
+    expect(r.stdout).toContain('  $ jq \'.currency = "EUR"\' order.json | opcli orders update ord_000001 --data - --replace');
   });
 
   it('an error message on a terminal is wrapped at word boundaries', async () => {
@@ -230,10 +237,19 @@ describe('help', () => {
 
 describe('completion', () => {
   const complete = (script: string, words: string[], env: Record<string, string> = {}) =>
-    execFileSync('bash', ['-c', `${script}\nopcli() { node ${JSON.stringify(BIN)} "$@"; }\nCOMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _opcli; echo "\${COMPREPLY[*]}"`, 'bash', ...words], {
-      encoding: 'utf8',
-      env: { ...process.env, ...env },
-    }).trim();
+    execFileSync(
+      'bash',
+      [
+        '-c',
+        `${script}\nopcli() { node ${JSON.stringify(BIN)} "$@"; }\nCOMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _opcli; echo "\${COMPREPLY[*]}"`,
+        'bash',
+        ...words,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, ...env },
+      },
+    ).trim();
 
   it('completes every command, verb and flag the command tree has', async () => {
     const { buildTree } = await import('../../src/commands/completion/tree.js');
@@ -263,7 +279,8 @@ describe('completion', () => {
     const { dir, cleanup } = tempConfigDir();
     try {
       const env = { OPCLI_CONFIG_DIR: dir };
-      for (const name of ['staging', 'prod']) expect((await runOpcli(['--profile', name, 'config', 'set', 'base-url', 'https://api.example'], { env })).code).toBe(0);
+      for (const name of ['staging', 'prod'])
+        expect((await runOpcli(['--profile', name, 'config', 'set', 'base-url', 'https://api.example'], { env })).code).toBe(0);
       expect((await runOpcli(['completion', '--list-profiles'], { env })).stdout).toBe('prod\nstaging\n');
       expect(complete(script, ['opcli', '--profile', 'st'], env)).toBe('staging');
       expect(complete(script, ['opcli', 'profiles', 'use', ''], env)).toBe('prod staging');
@@ -283,13 +300,7 @@ describe('completion', () => {
 });
 
 describe('every table fits an 80-column terminal', () => {
-  it.each([
-    ['config list'],
-    ['profiles list'],
-    ['auth status'],
-    ['giftcard setup --check'],
-    ['orders list'],
-  ])('%s', async (command) => {
+  it.each([['config list'], ['profiles list'], ['auth status'], ['giftcard setup --check'], ['orders list']])('%s', async (command) => {
     const { startSandbox } = await import('../../src/sandbox/index.js');
     const sandbox = await startSandbox({ orders: 30 });
     const { dir, cleanup } = tempConfigDir();

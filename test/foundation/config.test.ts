@@ -100,7 +100,7 @@ describe('config set/get/unset/list', () => {
     expect(existsSync(join(dir, 'credentials.json'))).toBe(false);
   });
 
-  it('takes only http(s) URLs, a currency of the spec\'s list and a domain alone for shop-url (F3)', async () => {
+  it("takes only http(s) URLs, a currency of the spec's list and a domain alone for shop-url (F3)", async () => {
     for (const [key, value, why] of [
       ['base-url', 'file:///etc/passwd', /expected an http\(s\) URL/],
       ['provider-api-url', 'javascript:alert(1)', /expected an http\(s\) URL/],
@@ -143,7 +143,11 @@ describe('config set/get/unset/list', () => {
     expect(text.endsWith('}\n')).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({ clientSecret: SECRET });
     expect((await runOpcli(['--profile', 'eu.prod', 'config', 'get', 'base-url'], { env: env() })).stdout).toBe('https://eu.example.com\n');
-    expect(readdirSync(dir).filter((f) => !f.endsWith('.lock-target')).sort()).toEqual(['credentials.json', 'settings.json']);
+    expect(
+      readdirSync(dir)
+        .filter((f) => !f.endsWith('.lock-target'))
+        .sort(),
+    ).toEqual(['credentials.json', 'settings.json']);
   });
 
   it('opens a missing file as empty, and a read never creates or rewrites a file', async () => {
@@ -178,7 +182,11 @@ describe('damaged files', () => {
     ];
     for (const [content, problem] of cases) {
       writeFileSync(settings, content);
-      for (const argv of [['config', 'list'], ['config', 'set', 'base-url', 'https://a.example.com'], ['orders', 'list']]) {
+      for (const argv of [
+        ['config', 'list'],
+        ['config', 'set', 'base-url', 'https://a.example.com'],
+        ['orders', 'list'],
+      ]) {
         const r = await runOpcli(argv, { env: env() });
         expect(r.code, `${argv.join(' ')} with ${content}`).toBe(2);
         expect(r.stderr).toContain(`The settings file ${settings} is damaged`);
@@ -276,7 +284,12 @@ describe('files and folders that are not safe to use', () => {
         renameSync(real, planted);
         symlinkSync(planted, real);
         const before = readFileSync(planted, 'utf8');
-        for (const argv of [['orders', 'list'], ['auth', 'status'], ['config', 'list'], ['config', 'set', name === 'settings.json' ? 'store-id' : 'client-secret', 'st_x']]) {
+        for (const argv of [
+          ['orders', 'list'],
+          ['auth', 'status'],
+          ['config', 'list'],
+          ['config', 'set', name === 'settings.json' ? 'store-id' : 'client-secret', 'st_x'],
+        ]) {
           const r = await runOpcli(argv, { env: env() });
           expect(r.code, `${argv.join(' ')} with ${name} linked`).toBe(2);
           expect(r.stderr).toContain(`${real} is a symbolic link`);
@@ -395,7 +408,9 @@ describe('files cut short and variables that are not text', () => {
   });
 
   it('a blank OPCLI_HTTP_TIMEOUT is a usage error, not ignored', async () => {
-    const r = await runOpcli(['orders', 'list'], { env: { ...env(), OPCLI_BASE_URL: 'http://127.0.0.1:9', OPCLI_TOKEN: 'svc_at_x', OPCLI_HTTP_TIMEOUT: '  ' } });
+    const r = await runOpcli(['orders', 'list'], {
+      env: { ...env(), OPCLI_BASE_URL: 'http://127.0.0.1:9', OPCLI_TOKEN: 'svc_at_x', OPCLI_HTTP_TIMEOUT: '  ' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('OPCLI_HTTP_TIMEOUT is set but holds only whitespace');
   });

@@ -127,7 +127,18 @@ describe('OfflineClaim', () => {
     expect(firstIssue(OfflineClaim, { ...validClaim, ...patch })?.path).toBe(path);
   });
   it('accepts every enum value the spec lists', () => {
-    for (const issueType of ['STOLEN', 'DAMAGED', 'ORDER_DELIVERED_NOT_RECEIVED', 'DEFECTIVE_ITEM', 'WRONG_ITEM', 'MISSING_ITEM', 'RETURNED_TO_SENDER', 'MULTIPLE', 'TRACKING_NOT_MOVING', 'WRONG_ADDRESS']) {
+    for (const issueType of [
+      'STOLEN',
+      'DAMAGED',
+      'ORDER_DELIVERED_NOT_RECEIVED',
+      'DEFECTIVE_ITEM',
+      'WRONG_ITEM',
+      'MISSING_ITEM',
+      'RETURNED_TO_SENDER',
+      'MULTIPLE',
+      'TRACKING_NOT_MOVING',
+      'WRONG_ADDRESS',
+    ]) {
       expect(OfflineClaim.safeParse({ ...validClaim, issueType }).success, issueType).toBe(true);
     }
     for (const resolution of ['RESHIP', 'REFUND', 'STORE_CREDIT']) expect(OfflineClaim.safeParse({ ...validClaim, resolution }).success).toBe(true);
@@ -183,7 +194,17 @@ describe('OAuth and session shapes', () => {
     expect(firstIssue(RevokeRequest, { ...ok, token_type_hint: 'id_token' })?.path).toBe('token_type_hint');
   });
   it('session context needs every field', () => {
-    const ctx = { userId: 'u', email: 'm@x.co', firstName: 'F', lastName: 'L', storeId: 's', installationId: 'i', applicationId: 'a', clientId: 'c', scopes: [] };
+    const ctx = {
+      userId: 'u',
+      email: 'm@x.co',
+      firstName: 'F',
+      lastName: 'L',
+      storeId: 's',
+      installationId: 'i',
+      applicationId: 'a',
+      clientId: 'c',
+      scopes: [],
+    };
     expect(SessionContext.safeParse(ctx).success).toBe(true);
     expect(firstIssue(SessionContext, { ...ctx, scopes: 'read_orders' })?.path).toBe('scopes');
   });

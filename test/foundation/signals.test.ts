@@ -57,8 +57,12 @@ describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
   });
 
   it('a claims batch lets the requests in flight finish, journals them and prints the summary', async () => {
-    const header = 'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
-    const rows = Array.from({ length: 200 }, (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`);
+    const header =
+      'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
+    const rows = Array.from(
+      { length: 200 },
+      (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`,
+    );
     const csv = join(dir, 'claims.csv');
     writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
     sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
@@ -67,7 +71,10 @@ describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
     expect(r.stderr).toContain('Interrupted: no new rows were sent');
     expect(r.stderr).toMatch(/Filed \d+ claim/);
     // Every claim the sandbox created is journaled as filed; nothing is left "sending".
-    const journal = readFileSync(`${csv}.journal.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const journal = readFileSync(`${csv}.journal.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const last = new Map<string, string>();
     for (const e of journal) last.set(e.key, e.status);
     expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
@@ -104,8 +111,12 @@ function watch(args: string[], on: (seen: { stdout: string; stderr: string }, ch
 
 describe('whole-process stops', () => {
   it('a second Ctrl-C stops at once, without waiting for the requests in flight, and prints the summary', async () => {
-    const header = 'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
-    const rows = Array.from({ length: 20 }, (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`);
+    const header =
+      'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
+    const rows = Array.from(
+      { length: 20 },
+      (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`,
+    );
     const csv = join(dir, 'claims.csv');
     writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
     // The claims are held for a minute: a clean stop would wait for them; a second Ctrl-C must not.
@@ -164,7 +175,10 @@ describe('whole-process stops', () => {
   it('`opcli orders list --all | head -1` exits quietly when the reader goes away', async () => {
     const script = `"${process.execPath}" "${BIN}" orders list --all --size 20 --jsonl | head -1; echo "opcli exit \${PIPESTATUS[0]}" >&2`;
     const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn('bash', ['--norc', '--noprofile', '-c', script], { env: { PATH: process.env.PATH, HOME: dir, OPCLI_CONFIG_DIR: dir, NO_COLOR: '1' }, cwd: dir });
+      const child = spawn('bash', ['--norc', '--noprofile', '-c', script], {
+        env: { PATH: process.env.PATH, HOME: dir, OPCLI_CONFIG_DIR: dir, NO_COLOR: '1' },
+        cwd: dir,
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c) => (stdout += c));

@@ -34,8 +34,14 @@ export const BASELINES: Record<string, Baseline> = {
   'auth refresh': b(none, none),
   'auth logout': b(none, none),
   'orders list': b(none, () => ['--size', '5']),
-  'orders update': b(() => ['ord_000001'], () => ['--source-order-number', '1001', '--currency', 'USD', '--total', '10.5']),
-  'variants create': b(() => ['prod_fuzz'], () => VARIANT),
+  'orders update': b(
+    () => ['ord_000001'],
+    () => ['--source-order-number', '1001', '--currency', 'USD', '--total', '10.5'],
+  ),
+  'variants create': b(
+    () => ['prod_fuzz'],
+    () => VARIANT,
+  ),
   'session verify': b((c) => [c.sandbox.mintSessionToken()], none),
   'claims file': b(none, (c) => ['--data', `${c.inputs}/claim.json`]),
   'claims template': b(none, none),
@@ -45,7 +51,10 @@ export const BASELINES: Record<string, Baseline> = {
     return ['--claim', 'C-fuzz', '--order', '1001', '--amount', '25.00', '--email', customer?.email ?? '', '--name', customer?.name ?? '', '--yes'];
   }),
   'giftcard history': b(none, none),
-  api: b(() => ['GET', '/v1/orders'], () => ['--query', 'size=2']),
+  api: b(
+    () => ['GET', '/v1/orders'],
+    () => ['--query', 'size=2'],
+  ),
   'config set': b(() => ['store-id', 'store_fuzz'], none),
   'config get': b(() => ['base-url'], none),
   'config unset': b(() => ['scopes'], none),
@@ -53,7 +62,10 @@ export const BASELINES: Record<string, Baseline> = {
   'config path': b(none, none),
   'profiles list': b(none, none),
   'profiles use': b(() => ['default'], none),
-  'profiles remove': b(() => ['spare'], () => ['--yes']),
+  'profiles remove': b(
+    () => ['spare'],
+    () => ['--yes'],
+  ),
   sandbox: b(none, () => ['--port', '0'], false),
   demo: b(none, none, false),
   completion: b(() => ['bash'], none),

@@ -27,10 +27,14 @@ test('a Latin-1 byte in a flag value is refused by the built binary: exit 2, the
   const before = hashTree(dir);
   sandbox.resetLog();
   // printf writes the byte 0xE9 ("é" in Latin-1), which is not UTF-8 on its own.
-  const r = spawnSync('bash', ['-c', `"$NODE" "$BIN" variants create prod_1 --status ACTIVE --name "Caf$(printf '\\351')" --price 1 --inventory-quantity 1 --product-type SIMPLE`], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE: process.execPath, BIN, OPCLI_CONFIG_DIR: dir, CI: 'true' },
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    'bash',
+    ['-c', `"$NODE" "$BIN" variants create prod_1 --status ACTIVE --name "Caf$(printf '\\351')" --price 1 --inventory-quantity 1 --product-type SIMPLE`],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE: process.execPath, BIN, OPCLI_CONFIG_DIR: dir, CI: 'true' },
+      encoding: 'utf8',
+    },
+  );
   expect(r.status).toBe(2);
   expect(r.stderr).toMatch(/^Error: Invalid product variant: name: --name holds U\+FFFD/m);
   expect(r.stderr).not.toMatch(/^\s+at /m);

@@ -100,9 +100,12 @@ plainTest('KNOWN_OPEN entries that no longer fail are named, so the list can shr
       else stillOpen.add(key);
     }
   }
-  if (fixed.size) console.warn(`fuzz: KNOWN_OPEN cases that now pass (remove their entries from test/fuzz/known-open.ts once all their cases pass):\n  ${[...fixed].join('\n  ')}`);
+  if (fixed.size)
+    console.warn(
+      `fuzz: KNOWN_OPEN cases that now pass (remove their entries from test/fuzz/known-open.ts once all their cases pass):\n  ${[...fixed].join('\n  ')}`,
+    );
   console.log(`fuzz: ${stillOpen.size} KNOWN_OPEN command-line cases still fail`);
-  if (process.env.FUZZ_SURVEY) console.log(`STILL\n${[...stillOpen].join("\n")}`);
+  if (process.env.FUZZ_SURVEY) console.log(`STILL\n${[...stillOpen].join('\n')}`);
   expect(fixed.size + stillOpen.size).toBeGreaterThanOrEqual(0);
 });
 

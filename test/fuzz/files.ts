@@ -80,7 +80,12 @@ export function dataGenerators(commandsWithData: string[]): FileGenerator[] {
     const base = DATA_BASELINES[command];
     const argvOf = (extra: string[]) => [...(base?.argv ?? command.split(' ')), ...extra];
     const file = (ctx: FuzzContext) => join(ctx.inputs, 'data.json');
-    const add = (target: string, cls: string, arb: fc.Arbitrary<unknown>, make: (ctx: FuzzContext, draw: unknown) => { bytes: Buffer | string; mentions: string[] }) => {
+    const add = (
+      target: string,
+      cls: string,
+      arb: fc.Arbitrary<unknown>,
+      make: (ctx: FuzzContext, draw: unknown) => { bytes: Buffer | string; mentions: string[] },
+    ) => {
       if (isKnownOpen(command, target, cls)) return;
       gens.push({
         command,
@@ -190,13 +195,20 @@ export function batchGenerators(): FileGenerator[] {
       },
     });
   };
-  const rows = (ctx: FuzzContext) => [1, 2, 3].map((i) => ({ ...exampleClaim(ctx.sandbox.store.storeId), signature: '', item: { ...exampleClaim('').item, sku: `SKU-${i}` } }));
+  const rows = (ctx: FuzzContext) =>
+    [1, 2, 3].map((i) => ({ ...exampleClaim(ctx.sandbox.store.storeId), signature: '', item: { ...exampleClaim('').item, sku: `SKU-${i}` } }));
   const jsonl = (ctx: FuzzContext, row: number, spoil: (r: Record<string, unknown>) => string | Buffer) =>
     Buffer.concat(rows(ctx).flatMap((r, i) => [i + 1 === row ? Buffer.from(spoil(r as never)) : Buffer.from(JSON.stringify(r)), Buffer.from('\n')]));
   add('jsonl row', 'invalid-json', (ctx, row) => ({ name: 'batch.jsonl', bytes: jsonl(ctx, row, (r) => JSON.stringify(r).slice(0, -5)) }));
-  add('jsonl row', 'wrong-type', (ctx, row) => ({ name: 'batch.jsonl', bytes: jsonl(ctx, row, (r) => JSON.stringify(setPath(r, 'item.price', '249.99 USD'))) }));
+  add('jsonl row', 'wrong-type', (ctx, row) => ({
+    name: 'batch.jsonl',
+    bytes: jsonl(ctx, row, (r) => JSON.stringify(setPath(r, 'item.price', '249.99 USD'))),
+  }));
   add('jsonl row', 'negative', (ctx, row) => ({ name: 'batch.jsonl', bytes: jsonl(ctx, row, (r) => JSON.stringify(setPath(r, 'item.price', -5))) }));
-  add('jsonl row', 'out-of-range', (ctx, row) => ({ name: 'batch.jsonl', bytes: jsonl(ctx, row, (r) => JSON.stringify(setPath(r, 'shippingAddress.lat', 200))) }));
+  add('jsonl row', 'out-of-range', (ctx, row) => ({
+    name: 'batch.jsonl',
+    bytes: jsonl(ctx, row, (r) => JSON.stringify(setPath(r, 'shippingAddress.lat', 200))),
+  }));
   add('jsonl row', 'invalid-utf8', (ctx, row) => ({
     name: 'batch.jsonl',
     bytes: jsonl(ctx, row, (r) => {

@@ -25,7 +25,5 @@ export const KNOWN_OPEN: KnownOpen[] = [];
 /** Whether a case is scoped out by KNOWN_OPEN (never with FUZZ_IGNORE_KNOWN_OPEN=1, to see every finding). */
 export function isKnownOpen(command: string, target: string, cls: string): boolean {
   if (process.env.FUZZ_IGNORE_KNOWN_OPEN) return false;
-  return KNOWN_OPEN.some(
-    (k) => (k.command === '*' || k.command === command) && (k.target === '*' || k.target === target) && (k.cls === '*' || k.cls === cls),
-  );
+  return KNOWN_OPEN.some((k) => (k.command === '*' || k.command === command) && (k.target === '*' || k.target === target) && (k.cls === '*' || k.cls === cls));
 }

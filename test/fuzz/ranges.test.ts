@@ -79,12 +79,15 @@ describe('claims: coordinates, dates, durations, URLs', () => {
 
 describe('orders: amounts', () => {
   const BASE = ['orders', 'update', 'ord_000001', '--source-order-number', '1001', '--currency', 'USD'];
-  test.each(['--total', '--subtotal', '--premium-paid', '--shipping-cost', '--tax', '--shipping-cost-tax'])('%s -1 is refused, named, and not sent', async (flag) => {
-    const r = await runOpcli([...BASE, flag, '-1'], { env });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('expected an amount of 0 or more');
-    expect(sandbox.requests).toHaveLength(0);
-  });
+  test.each(['--total', '--subtotal', '--premium-paid', '--shipping-cost', '--tax', '--shipping-cost-tax'])(
+    '%s -1 is refused, named, and not sent',
+    async (flag) => {
+      const r = await runOpcli([...BASE, flag, '-1'], { env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('expected an amount of 0 or more');
+      expect(sandbox.requests).toHaveLength(0);
+    },
+  );
 
   test('a negative discountTotal is sent: platforms write discounts with either sign', async () => {
     const r = await runOpcli([...BASE, '--discount-total', '-5'], { env });
@@ -112,7 +115,10 @@ describe('command lines commander refuses', () => {
   });
 
   test('a value flag given twice is refused whatever the command; a repeatable one collects', async () => {
-    const a = await runOpcli(['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '10', '--amount', '100', '--email', 'a@example.com', '--name', 'A', '--yes'], { env });
+    const a = await runOpcli(
+      ['giftcard', 'issue', '--claim', 'C1', '--order', '1', '--amount', '10', '--amount', '100', '--email', 'a@example.com', '--name', 'A', '--yes'],
+      { env },
+    );
     expect(a.code).toBe(2);
     expect(a.stderr).toContain('Error: --amount was given more than once.');
     expect(sandbox.requests).toHaveLength(0);

@@ -112,17 +112,29 @@ export function universal(): Wrong[] {
   return [
     wrong('empty', fc.constant('')),
     wrong('blank', fc.constantFrom(' ', '   ', '\t')),
-    wrong('control', fc.tuple(word, controlChar, word).map(([a, c, b]) => `${a}${c}${b}`)),
+    wrong(
+      'control',
+      fc.tuple(word, controlChar, word).map(([a, c, b]) => `${a}${c}${b}`),
+    ),
     // Node decodes bytes that are not UTF-8 in argv as U+FFFD: that is what such a value looks like.
-    wrong('invalid-utf8', fc.tuple(word, word).map(([a, b]) => `${a}\uFFFD${b}`)),
+    wrong(
+      'invalid-utf8',
+      fc.tuple(word, word).map(([a, b]) => `${a}\uFFFD${b}`),
+    ),
   ];
 }
 
 /** Not a number at all, a number in exponent notation, hex, a comma decimal, too long to be exact. */
 const notANumber = [
   wrong('not-a-number', fc.constantFrom('abc', 'NaN', 'Infinity', '-Infinity', '1,5', '12.5.1', '0x1F', '1_000', '١٢')),
-  wrong('exponent', fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 30 })).map(([m, e]) => `${m}e${e}`)),
-  wrong('huge', fc.integer({ min: 330, max: 400 }).map((n) => '9'.repeat(n))),
+  wrong(
+    'exponent',
+    fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: 30 })).map(([m, e]) => `${m}e${e}`),
+  ),
+  wrong(
+    'huge',
+    fc.integer({ min: 330, max: 400 }).map((n) => '9'.repeat(n)),
+  ),
 ];
 
 /** The wrong values of a flag or argument of `kind`, beyond the universal ones. */
@@ -131,11 +143,23 @@ export function byKind(kind: ValueKind): Wrong[] {
     case 'count':
       return [
         ...notANumber,
-        wrong('negative', fc.integer({ min: 1, max: 1000 }).map((n) => `-${n}`)),
-        wrong('fraction', fc.integer({ min: 1, max: 99 }).map((n) => `1.${n}`)),
+        wrong(
+          'negative',
+          fc.integer({ min: 1, max: 1000 }).map((n) => `-${n}`),
+        ),
+        wrong(
+          'fraction',
+          fc.integer({ min: 1, max: 99 }).map((n) => `1.${n}`),
+        ),
       ];
     case 'amount':
-      return [...notANumber, wrong('negative', fc.integer({ min: 1, max: 100_000 }).map((n) => `-${n / 100}`))];
+      return [
+        ...notANumber,
+        wrong(
+          'negative',
+          fc.integer({ min: 1, max: 100_000 }).map((n) => `-${n / 100}`),
+        ),
+      ];
     case 'signed':
       return notANumber;
     case 'latitude':

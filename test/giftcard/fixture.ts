@@ -83,5 +83,22 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean } 
 
 /** Flags of a claim issuance for Alice (who has a loyalty card of 10.00). */
 export function aliceClaim(claim = 'C-1', extra: string[] = []): string[] {
-  return ['giftcard', 'issue', '--claim', claim, '--order', '1001', '--amount', '25.00', '--email', 'alice@example.com', '--name', 'Alice Example', '--customer-id', 'cust_1001', '--yes', ...extra];
+  return [
+    'giftcard',
+    'issue',
+    '--claim',
+    claim,
+    '--order',
+    '1001',
+    '--amount',
+    '25.00',
+    '--email',
+    'alice@example.com',
+    '--name',
+    'Alice Example',
+    '--customer-id',
+    'cust_1001',
+    '--yes',
+    ...extra,
+  ];
 }

@@ -118,7 +118,17 @@ describe('giftcard issue: a trigger credit that lands during the fallback', () =
       triggerId: '3f1c2a4e-8d5b-4c1e-9f7a-2b6d8e0c1a3f',
       triggerUrl: 'https://hooks.example/execute',
     };
-    const req: CreditRequest = { issuance: 'i-1', claimId: 'C-51', orderNumber: '1', bonus: false, amountCents: amount * 100, email: 'bob@example.com', name: 'Bob', customerId: 'cust_1002', currency: 'USD' };
+    const req: CreditRequest = {
+      issuance: 'i-1',
+      claimId: 'C-51',
+      orderNumber: '1',
+      bonus: false,
+      amountCents: amount * 100,
+      email: 'bob@example.com',
+      name: 'Bob',
+      customerId: 'cust_1002',
+      currency: 'USD',
+    };
     let clock = 0;
     const said: string[] = [];
     const env: ChainEnv = {

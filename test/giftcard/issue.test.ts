@@ -28,7 +28,14 @@ describe('giftcard issue: the chain', () => {
     const r = await fx.run([...aliceClaim('C-1'), '--json']);
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ status: 'issued', path: 'trigger', balance: '35.00', amount: '25.00', fellBackFromTrigger: false, possibleDoubleCredit: false });
+    expect(out).toMatchObject({
+      status: 'issued',
+      path: 'trigger',
+      balance: '35.00',
+      amount: '25.00',
+      fellBackFromTrigger: false,
+      possibleDoubleCredit: false,
+    });
     expect(out.cardId).toBe(fx.sandbox.loyaltyCard('cust_1001')?.giftCardId);
     expect(out.code).toMatch(/^\*\*\*\*.{4}$/);
     expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 1, creditApiIssue: 0, creditApiTopUp: 0, native: 0 });
@@ -67,7 +74,12 @@ describe('giftcard issue: the chain', () => {
     expect(fx.sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 0, native: 1 });
     const native = fx.sandbox.requests.find((q) => q.path === '/storefront/gift-cards');
     expect(native?.headers.authorization).toMatch(/^Bearer svc_at_/);
-    expect(JSON.parse(native?.body ?? '')).toMatchObject({ amount: 25, email: 'alice@example.com', name: 'Alice Example', subject: 'Gift Card for Claim #C-3' });
+    expect(JSON.parse(native?.body ?? '')).toMatchObject({
+      amount: 25,
+      email: 'alice@example.com',
+      name: 'Alice Example',
+      subject: 'Gift Card for Claim #C-3',
+    });
     expect(fx.sandbox.requests.some((q) => q.path.startsWith('/provider'))).toBe(false);
   });
 
@@ -78,7 +90,24 @@ describe('giftcard issue: the chain', () => {
     expect(alice.code, alice.stderr).toBe(0);
     expect(JSON.parse(alice.stdout)).toMatchObject({ path: 'credit-api-top-up', balance: '35.00' });
 
-    const bob = await fx.run(['giftcard', 'issue', '--claim', 'C-5', '--order', '1002', '--amount', '12.5', '--email', 'bob@example.com', '--name', 'Bob Example', '--customer-id', 'cust_1002', '--yes', '--json']);
+    const bob = await fx.run([
+      'giftcard',
+      'issue',
+      '--claim',
+      'C-5',
+      '--order',
+      '1002',
+      '--amount',
+      '12.5',
+      '--email',
+      'bob@example.com',
+      '--name',
+      'Bob Example',
+      '--customer-id',
+      'cust_1002',
+      '--yes',
+      '--json',
+    ]);
     expect(bob.code, bob.stderr).toBe(0);
     const out = JSON.parse(bob.stdout);
     expect(out).toMatchObject({ path: 'credit-api-issue', balance: '12.50' });
@@ -98,7 +127,21 @@ describe('giftcard issue: the chain', () => {
   it('gives a bonus credit the bonus subject and keys it by order', async () => {
     fx = await fixture();
     await fx.unset('trigger-id');
-    const args = ['giftcard', 'issue', '--bonus', '--order', '2001', '--amount', '5', '--email', 'carol@example.com', '--name', 'Carol Example', '--yes', '--json'];
+    const args = [
+      'giftcard',
+      'issue',
+      '--bonus',
+      '--order',
+      '2001',
+      '--amount',
+      '5',
+      '--email',
+      'carol@example.com',
+      '--name',
+      'Carol Example',
+      '--yes',
+      '--json',
+    ];
     const r = await fx.run(args);
     expect(r.code, r.stderr).toBe(0);
     const post = fx.sandbox.requests.find((q) => q.path === '/provider/v2/gift-cards/issue/');
@@ -112,7 +155,21 @@ describe('giftcard issue: the chain', () => {
 
   it('skips the trigger without --customer-id and says why', async () => {
     fx = await fixture({ triggerDelayMs: 50, fakeClock: true });
-    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-6', '--order', '1', '--amount', '1.00', '--email', 'carol@example.com', '--name', 'Carol', '--yes']);
+    const r = await fx.run([
+      'giftcard',
+      'issue',
+      '--claim',
+      'C-6',
+      '--order',
+      '1',
+      '--amount',
+      '1.00',
+      '--email',
+      'carol@example.com',
+      '--name',
+      'Carol',
+      '--yes',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/trigger workflow is configured but skipped: it needs --customer-id/);
     expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(1);
@@ -200,7 +257,22 @@ describe('giftcard issue: input', () => {
       expect(r.stderr).not.toContain('\x1b');
     }
     // --bonus with an empty --claim is still both.
-    const both = await fx.run(['giftcard', 'issue', '--bonus', '--claim', '', '--order', '1001', '--amount', '5', '--email', 'a@example.com', '--name', 'A', '--yes']);
+    const both = await fx.run([
+      'giftcard',
+      'issue',
+      '--bonus',
+      '--claim',
+      '',
+      '--order',
+      '1001',
+      '--amount',
+      '5',
+      '--email',
+      'a@example.com',
+      '--name',
+      'A',
+      '--yes',
+    ]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/--claim .*--bonus, not both/);
     expect(fx.sandbox.requests).toHaveLength(0);
@@ -210,7 +282,11 @@ describe('giftcard issue: input', () => {
   it('on a terminal, a garbled answer is asked again, not issued (F2)', async () => {
     fx = await fixture();
     const refused: string[] = [];
-    const answers: Record<string, string[]> = { 'Order number': ['10\x1b[2J01', '1001'], "Customer's name": ['Alice\uFFFD', 'Alice Example'], 'storefront id': ['cust\x07', 'cust_1001'] };
+    const answers: Record<string, string[]> = {
+      'Order number': ['10\x1b[2J01', '1001'],
+      "Customer's name": ['Alice\uFFFD', 'Alice Example'],
+      'storefront id': ['cust\x07', 'cust_1001'],
+    };
     const prompter = {
       input: async (o: { message: string; validate?: (v: string) => true | string }) => {
         const key = Object.keys(answers).find((k) => o.message.includes(k));
@@ -228,7 +304,11 @@ describe('giftcard issue: input', () => {
     };
     const r = await fx.run(['giftcard', 'issue', '--claim', 'C-21', '--amount', '25.00', '--email', 'alice@example.com', '--dry-run'], { tty: true, prompter });
     expect(r.code, r.stderr).toBe(0);
-    expect(refused).toEqual(['the order number holds a control character', 'the name holds U+FFFD, the mark of bytes that were not UTF-8 (check the encoding it was typed or pasted in)', 'the customer id holds a control character']);
+    expect(refused).toEqual([
+      'the order number holds a control character',
+      'the name holds U+FFFD, the mark of bytes that were not UTF-8 (check the encoding it was typed or pasted in)',
+      'the customer id holds a control character',
+    ]);
     expect(r.stdout).toContain('"subject":"Gift Card for Claim #C-21"');
     expect(fx.sandbox.requests).toHaveLength(0);
   });
@@ -270,7 +350,9 @@ describe('giftcard issue: input', () => {
     const args = aliceClaim('C-14').filter((a) => a !== '--yes');
     const no = await fx.run(args, { tty: true, prompter: scriptedPrompter({ 'Issue 25.00 USD to Alice Example <alice@example.com>?': false }) });
     expect(no.code).toBe(130);
-    expect(no.stderr).toMatch(/Amount\s+25\.00 USD\n\s+Customer\s+Alice Example\n\s+E-mail\s+alice@example\.com\n\s+Customer id\s+cust_1001\n\s+Reference\s+claim C-14, order #1001\n/);
+    expect(no.stderr).toMatch(
+      /Amount\s+25\.00 USD\n\s+Customer\s+Alice Example\n\s+E-mail\s+alice@example\.com\n\s+Customer id\s+cust_1001\n\s+Reference\s+claim C-14, order #1001\n/,
+    );
     // A terminal wraps notices at its width (80 here).
     expect(no.stderr.replace(/\s*\n\s*/g, ' ')).toMatch(/First path\s+the trigger workflow, then the credit API if it does not post within 4\.5 s/);
     expect(no.stderr.trimEnd().split('\n').at(-1)).toBe('Nothing was issued.');
@@ -322,9 +404,23 @@ describe('giftcard issue: exactly once', () => {
     fx = await fixture();
     const { writeFileSync } = await import('node:fs');
     const attempt = {
-      v: 1, issuance: 'i-1', key: 'claim:C-17', at: '2025-01-01T00:00:00.000Z', user: 'someone', type: 'attempt', claimId: 'C-17',
-      orderNumber: '1001', bonus: false, amountCents: 2500, amount: '25.00', email: 'alice@example.com', name: 'Alice', profile: 'default',
-      firstPath: 'trigger', forced: false, host: 'h',
+      v: 1,
+      issuance: 'i-1',
+      key: 'claim:C-17',
+      at: '2025-01-01T00:00:00.000Z',
+      user: 'someone',
+      type: 'attempt',
+      claimId: 'C-17',
+      orderNumber: '1001',
+      bonus: false,
+      amountCents: 2500,
+      amount: '25.00',
+      email: 'alice@example.com',
+      name: 'Alice',
+      profile: 'default',
+      firstPath: 'trigger',
+      forced: false,
+      host: 'h',
     };
     writeFileSync(join(fx.dir, 'giftcard-ledger.jsonl'), `${JSON.stringify(attempt)}\n`, { mode: 0o600 });
     const r = await fx.run(aliceClaim('C-17'));
@@ -423,7 +519,9 @@ describe('giftcard: provider errors and secrets', () => {
       const error = await client.topUp(id, body).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderRefusedError);
       expect((error as Error).message).toMatch(/balance update failure/);
-      expect((error as InstanceType<typeof ProviderRefusedError>).hint).toMatch(/gift card id does not exist, the card has expired, the card is not linked to the customer id, or the amount/);
+      expect((error as InstanceType<typeof ProviderRefusedError>).hint).toMatch(
+        /gift card id does not exist, the card has expired, the card is not linked to the customer id, or the amount/,
+      );
     }
     await deps.dispose();
   });

@@ -74,14 +74,34 @@ describe.each(PROVIDER_ERROR_SHAPES)('a provider that answers errors as %s', (sh
     await fx.run(['config', 'set', 'trigger-id', '00000000-0000-4000-8000-000000000000']);
     const r = await fx.run([...aliceClaim('C-104'), '--json']);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ path: 'credit-api-top-up', notes: [expect.stringMatching(/trigger workflow was refused.*trigger not found/)] });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      path: 'credit-api-top-up',
+      notes: [expect.stringMatching(/trigger workflow was refused.*trigger not found/)],
+    });
     expect(fx.sandbox.counters.creditsPosted).toEqual({ ...nothingPosted, creditApiTopUp: 1 });
   });
 
   it('reads its "no card" answer as no card, and creates a new card for a customer without one', async () => {
     fx = await fixture({ providerErrorShape: shape, triggerDelayMs: null, fakeClock: true });
     await fx.unset('trigger-id');
-    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-102', '--order', '2', '--amount', '5', '--email', 'bob@example.com', '--name', 'Bob', '--customer-id', 'cust_1002', '--yes', '--json']);
+    const r = await fx.run([
+      'giftcard',
+      'issue',
+      '--claim',
+      'C-102',
+      '--order',
+      '2',
+      '--amount',
+      '5',
+      '--email',
+      'bob@example.com',
+      '--name',
+      'Bob',
+      '--customer-id',
+      'cust_1002',
+      '--yes',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ path: 'credit-api-issue', amount: '5.00', currency: 'USD' });
     expect(fx.sandbox.counters.creditsPosted).toEqual({ ...nothingPosted, creditApiIssue: 1 });

@@ -49,7 +49,7 @@ describe.runIf(hasScript)('giftcard issue in a pseudo-terminal', () => {
       ['Amount in USD', '7.25'],
       ["Customer's e-mail", 'carol@example.com'],
       ["Customer's name", 'Carol Example'],
-      ["storefront id", ''],
+      ['storefront id', ''],
       ['Issue 7.25 USD to Carol Example <carol@example.com>?', 'y'],
     ]);
     expect(r.code, r.screen).toBe(0);

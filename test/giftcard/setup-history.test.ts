@@ -136,12 +136,21 @@ describe('giftcard history', () => {
     const lines = all.stdout.trim().split('\n');
     expect(lines).toHaveLength(2);
     const card = fx.sandbox.loyaltyCard('cust_1001')?.giftCardId;
-    expect(lines[0]).toMatch(new RegExp(`\\tclaim C-30\\t25\\.00 USD\\talice@example\\.com\\tissued\\tcredit-api-top-up\\t${card}\\tdefault\\t${userInfo().username}$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`\\tclaim C-30\\t25\\.00 USD\\talice@example\\.com\\tissued\\tcredit-api-top-up\\t${card}\\tdefault\\t${userInfo().username}$`),
+    );
     expect(lines[1]).toMatch(/\tclaim C-31\t3\.50 USD\tbob@example\.com\tissued\tcredit-api-issue\t/);
     const one = await fx.run(['giftcard', 'history', '--claim', 'C-31', '--json']);
     const doc = JSON.parse(one.stdout);
     expect(doc.issuances).toHaveLength(1);
-    expect(doc.issuances[0]).toMatchObject({ claimId: 'C-31', amount: '3.50', status: 'issued', path: 'credit-api-issue', balance: '3.50', user: userInfo().username });
+    expect(doc.issuances[0]).toMatchObject({
+      claimId: 'C-31',
+      amount: '3.50',
+      status: 'issued',
+      path: 'credit-api-issue',
+      balance: '3.50',
+      user: userInfo().username,
+    });
   });
 });
 

@@ -32,17 +32,26 @@ describe('giftcard issue at a terminal', () => {
       'Amount in EUR': '12.5',
       "Customer's e-mail": 'carol@example.com',
       "Customer's name": 'Carol Example',
-      "storefront id": '',
+      'storefront id': '',
       'Issue 12.50 EUR to Carol Example <carol@example.com>?': true,
     });
     const r = await fx.run(['giftcard', 'issue'], { tty: true, prompter });
     expect(r.code, r.stderr).toBe(0);
     expect(prompter.asked).toHaveLength(7);
-    expect(r.stderr).toMatch(/Amount\s+12\.50 EUR\n\s+Customer\s+Carol Example\n\s+E-mail\s+carol@example\.com\n\s+Customer id\s+\(none: a new gift card is created\)\n\s+Reference\s+claim C-200, order #1200/);
+    expect(r.stderr).toMatch(
+      /Amount\s+12\.50 EUR\n\s+Customer\s+Carol Example\n\s+E-mail\s+carol@example\.com\n\s+Customer id\s+\(none: a new gift card is created\)\n\s+Reference\s+claim C-200, order #1200/,
+    );
     expect(r.stderr).toMatch(/First path\s+the credit API/);
     // A terminal wraps notices at its width (80 here): the last sentence may span lines.
-    expect(r.stderr.trimEnd().replace(/\s*\n\s*/g, ' ')).toMatch(/Issued 12\.50 EUR for claim C-200 to Carol Example <carol@example\.com>; recorded in the ledger\.$/);
-    expect(issueBodies(fx)).toEqual([expect.objectContaining({ gift_card: expect.objectContaining({ balance: 12.5 }), email_details: expect.objectContaining({ recipient_email: 'carol@example.com' }) })]);
+    expect(r.stderr.trimEnd().replace(/\s*\n\s*/g, ' ')).toMatch(
+      /Issued 12\.50 EUR for claim C-200 to Carol Example <carol@example\.com>; recorded in the ledger\.$/,
+    );
+    expect(issueBodies(fx)).toEqual([
+      expect.objectContaining({
+        gift_card: expect.objectContaining({ balance: 12.5 }),
+        email_details: expect.objectContaining({ recipient_email: 'carol@example.com' }),
+      }),
+    ]);
   });
 
   it('refuses to ask without a terminal, naming the flags, and sends nothing', async () => {
@@ -57,7 +66,10 @@ describe('giftcard issue at a terminal', () => {
     fx = await fixture({ triggerDelayMs: null, fakeClock: true });
     await fx.unset('trigger-id');
     const prompter = scriptedPrompter({ 'looks misspelt. Did you mean bob@example.com?': 'suggested', 'Issue 5.00 USD to Bob <bob@example.com>?': true });
-    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-202', '--order', '2', '--amount', '5', '--email', 'bob@exmaple.com', '--name', 'Bob'], { tty: true, prompter });
+    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-202', '--order', '2', '--amount', '5', '--email', 'bob@exmaple.com', '--name', 'Bob'], {
+      tty: true,
+      prompter,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(issueBodies(fx)[0].email_details.recipient_email).toBe('bob@example.com');
   });
@@ -122,7 +134,9 @@ describe('giftcard setup as people paste values', () => {
     const url = `${fx.sandbox.triggerUrl}/${fx.sandbox.store.triggerId}`;
     const r = await fx.run(['giftcard', 'setup', '--trigger-id', url, '--shop-url', `https://${fx.sandbox.store.shopUrl}/`]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`Took the trigger id ${fx.sandbox.store.triggerId} from the end of the execute URL; the execute URL without it is ${fx.sandbox.triggerUrl}.`);
+    expect(r.stderr).toContain(
+      `Took the trigger id ${fx.sandbox.store.triggerId} from the end of the execute URL; the execute URL without it is ${fx.sandbox.triggerUrl}.`,
+    );
     expect(r.stderr).toContain(`Saved the store domain as ${fx.sandbox.store.shopUrl}`);
     expect(r.stdout).toMatch(/^store domain\tok/m);
     expect(fx.providerCalls()).toEqual(['GET /v2/gift-cards/']);
@@ -151,7 +165,22 @@ describe('the ledger across profiles', () => {
 
   it('does not block a claim issued in another shop, and old unscoped records still block', async () => {
     fx = await fixture({ triggerDelayMs: 0, fakeClock: true });
-    const base = { v: 1, user: 'someone', type: 'attempt', orderNumber: '1001', bonus: false, amountCents: 2500, amount: '25.00', email: 'a@example.com', name: 'A', profile: 'sandbox', firstPath: 'trigger', forced: false, host: 'h', at: '2026-01-01T00:00:00.000Z' };
+    const base = {
+      v: 1,
+      user: 'someone',
+      type: 'attempt',
+      orderNumber: '1001',
+      bonus: false,
+      amountCents: 2500,
+      amount: '25.00',
+      email: 'a@example.com',
+      name: 'A',
+      profile: 'sandbox',
+      firstPath: 'trigger',
+      forced: false,
+      host: 'h',
+      at: '2026-01-01T00:00:00.000Z',
+    };
     const lines = [
       { ...base, issuance: 'i-1', key: 'shop:another-shop.example|store:store_9|claim:C-221', claimId: 'C-221' },
       { ...base, issuance: 'i-2', key: 'claim:C-222', claimId: 'C-222' },

@@ -102,7 +102,10 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
     ['40/s announcing its budget', { rows: 2000, limit: { perSecond: 40, headers: 'both' }, latencyMs: 50, maxConcurrency: 8 }],
     // X-RateLimit-* states no policy: the rate is learnt from the budget running low and from 429s,
     // so it settles lower (0.85 here; it was 0.06 when a few answers set the rate).
-    ['40/s, a burst of 8, X-RateLimit-* only', { rows: 2000, limit: { perSecond: 40, burst: 8, headers: 'x' }, latencyMs: 50, maxConcurrency: 8, minShare: 0.8 }],
+    [
+      '40/s, a burst of 8, X-RateLimit-* only',
+      { rows: 2000, limit: { perSecond: 40, burst: 8, headers: 'x' }, latencyMs: 50, maxConcurrency: 8, minShare: 0.8 },
+    ],
     ['40/s, a burst of 8, RateLimit-* only', { rows: 2000, limit: { perSecond: 40, burst: 8, headers: 'ietf' }, latencyMs: 50, maxConcurrency: 8 }],
   ] as [string, Sim][])('%s: reaches its share of the limit (0.9 unless stated) with <= 2%% refused', async (_name, sim) => {
     const r = await simulate(sim);
@@ -184,10 +187,15 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
 
   it('gives the slot back when the caller gives up while waiting', async () => {
     let t = 0;
-    const limiter = createAdaptiveLimiter({ maxConcurrency: 1, maxRate: 1, now: () => t, sleep: async (ms, signal) => {
-      signal?.throwIfAborted();
-      t += ms;
-    } });
+    const limiter = createAdaptiveLimiter({
+      maxConcurrency: 1,
+      maxRate: 1,
+      now: () => t,
+      sleep: async (ms, signal) => {
+        signal?.throwIfAborted();
+        t += ms;
+      },
+    });
     (await limiter.acquire()).done({ status: 200 });
     const controller = new AbortController();
     controller.abort(new Error('stop'));

@@ -21,12 +21,21 @@ describe('readErrorBody: every shape a real API answers in', () => {
   });
 
   test('OAuth codes are codes, sentences are messages', () => {
-    expect(readErrorBody({ error: 'invalid_grant', error_description: 'refresh token reused' })).toMatchObject({ code: 'invalid_grant', message: 'refresh token reused' });
+    expect(readErrorBody({ error: 'invalid_grant', error_description: 'refresh token reused' })).toMatchObject({
+      code: 'invalid_grant',
+      message: 'refresh token reused',
+    });
     expect(readErrorBody({ error: 'API key not found' })).toMatchObject({ code: undefined, message: 'API key not found' });
   });
 
   test('field errors keep their paths', () => {
-    const info = readErrorBody({ message: 'invalid', errors: [{ path: 'customer.email', message: 'not an e-mail' }, { field: 'price', message: 'must be >= 0' }] });
+    const info = readErrorBody({
+      message: 'invalid',
+      errors: [
+        { path: 'customer.email', message: 'not an e-mail' },
+        { field: 'price', message: 'must be >= 0' },
+      ],
+    });
     expect(info.fieldErrors).toEqual([
       { path: 'customer.email', message: 'not an e-mail' },
       { path: 'price', message: 'must be >= 0' },

@@ -32,7 +32,11 @@ describe('input: what a schema accepts', () => {
       ['box', 'string', '', '', true, false],
     ]);
     // Walking into objects: a field below an optional object is optional too.
-    expect(schemaFields(schema, { nested: true }).slice(-2).map((f) => [f.key, f.type, f.optional])).toEqual([
+    expect(
+      schemaFields(schema, { nested: true })
+        .slice(-2)
+        .map((f) => [f.key, f.type, f.optional]),
+    ).toEqual([
       ['box.width', 'number', true],
       ['box.label', 'string', true],
     ]);

@@ -23,7 +23,10 @@ test('built binary: orders list --all --jsonl streams every order once', async (
   const r = await runBinary(['orders', 'list', '--all', '--jsonl', '--size', '250'], { env: { OPCLI_CONFIG_DIR: dir } });
   expect(r.stderr).toContain('600 of 600 orders in 3 pages');
   expect(r.code).toBe(0);
-  const ids = r.stdout.trim().split('\n').map((l) => JSON.parse(l).sourceOrderId);
+  const ids = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).sourceOrderId);
   expect(ids).toHaveLength(600);
   expect(new Set(ids).size).toBe(600);
   expect(ids.at(-1)).toBe('ord_000600');

@@ -28,7 +28,12 @@ beforeEach(async () => {
 afterEach(() => cleanup());
 
 const orderGets = () => sandbox.requests.filter((r) => r.method === 'GET' && r.path === '/v1/orders');
-const jsonlIds = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).sourceOrderId as string);
+const jsonlIds = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).sourceOrderId as string);
 
 describe('orders list: one page', () => {
   test('a pipe gets tab-separated rows and a footer with the total, the page position and the next command', async () => {
@@ -48,7 +53,12 @@ describe('orders list: one page', () => {
     const argv = (next as string).split(' ').slice(1);
     const r2 = await runOpcli(argv, { env });
     expect(r2.code).toBe(0);
-    expect(r2.stdout.trim().split('\n').map((l) => l.split('\t')[0])).toEqual(ids(21, 40));
+    expect(
+      r2.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+    ).toEqual(ids(21, 40));
     expect(r2.stderr).toContain('page 2 of 53');
   });
 

@@ -30,7 +30,10 @@ export async function resolve(specifier, context, next) {
 }
 `,
   );
-  writeFileSync(join(hooks, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(hooks, 'hooks.mjs')).href)});\n`);
+  writeFileSync(
+    join(hooks, 'register.mjs'),
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(hooks, 'hooks.mjs')).href)});\n`,
+  );
 });
 afterAll(async () => {
   await sandbox.close();
@@ -41,7 +44,9 @@ afterAll(async () => {
 async function loads(argv: string[], name: string): Promise<{ code: number | null; stdout: string; chunks: string[] }> {
   const log = join(hooks, `${name}.log`);
   writeFileSync(log, '');
-  const r = await runBinary(argv, { env: { OPCLI_CONFIG_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(join(hooks, 'register.mjs')).href}`, OPCLI_TEST_LOADS: log } });
+  const r = await runBinary(argv, {
+    env: { OPCLI_CONFIG_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(join(hooks, 'register.mjs')).href}`, OPCLI_TEST_LOADS: log },
+  });
   const chunks = readFileSync(log, 'utf8')
     .split('\n')
     .filter((u) => u.includes('/dist/'))

@@ -59,7 +59,10 @@ const hostileOrder = {
 
 describe('server text is untrusted', () => {
   test('a table shows escape sequences as visible escapes and never writes them raw', async () => {
-    const r = await against([{ status: 200, body: page([hostileOrder]) }], ['orders', 'list', '--columns', 'sourceOrderId,customerName'], { tty: true, env: { NO_COLOR: '1', COLUMNS: '120' } });
+    const r = await against([{ status: 200, body: page([hostileOrder]) }], ['orders', 'list', '--columns', 'sourceOrderId,customerName'], {
+      tty: true,
+      env: { NO_COLOR: '1', COLUMNS: '120' },
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(RAW);
     expect(r.stdout).toContain('Ann\\x1b]0;PWNED\\x07\\x1b[2J Lee\\r\\x9b31m');
@@ -93,7 +96,22 @@ describe('server text is untrusted', () => {
     ['{error:{message}}', { error: { message: `boom${HOSTILE}` } }],
     ['text', `boom${HOSTILE}`],
   ])('an Error: line from a 500 with %s shows escapes, not raw control characters', async (_shape, body) => {
-    const r = await against([{ status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }, { status: 500, body }], ['orders', 'list'], { sleep: async () => {} });
+    const r = await against(
+      [
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+        { status: 500, body },
+      ],
+      ['orders', 'list'],
+      { sleep: async () => {} },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^Error: .*boom/m);
     expect(r.stderr).toContain('\\x1b]0;PWNED');
@@ -138,7 +156,10 @@ describe('--csv', () => {
   });
 
   test('--csv-raw writes cells exactly; --csv-raw alone is a usage error', async () => {
-    const r = await against([{ status: 200, body: page([hostileOrder]) }], ['orders', 'list', '--csv', '--csv-raw', '--columns', 'sourceOrderNumber,customerEmail']);
+    const r = await against(
+      [{ status: 200, body: page([hostileOrder]) }],
+      ['orders', 'list', '--csv', '--csv-raw', '--columns', 'sourceOrderNumber,customerEmail'],
+    );
     expect(r.code).toBe(0);
     const [, row] = (await import('csv-parse/sync')).parse(r.stdout) as string[][];
     expect(row).toEqual([hostileOrder.sourceOrderNumber, '@SUM(1+1)']);
@@ -167,7 +188,10 @@ describe('tables fit the terminal', () => {
   });
 
   test.each([80, 100, 132])('at %i columns no line is wider than the terminal (wide characters and emoji measured)', async (columns) => {
-    const r = await against([{ status: 200, body: page([wide(1), wide(2), wide(3)]) }], ['orders', 'list'], { tty: true, env: { NO_COLOR: '1', COLUMNS: String(columns) } });
+    const r = await against([{ status: 200, body: page([wide(1), wide(2), wide(3)]) }], ['orders', 'list'], {
+      tty: true,
+      env: { NO_COLOR: '1', COLUMNS: String(columns) },
+    });
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n').filter(Boolean);
     for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(columns);
@@ -192,7 +216,14 @@ describe('tables fit the terminal', () => {
     stdout.on('data', (c) => {
       out += c;
     });
-    const deps = createDeps({ stdin: Readable.from([]), stdout, stderr: new PassThrough(), stdoutIsTTY: true, env: { ...env, NO_COLOR: '1', COLUMNS: '200' }, cwd: dir });
+    const deps = createDeps({
+      stdin: Readable.from([]),
+      stdout,
+      stderr: new PassThrough(),
+      stdoutIsTTY: true,
+      env: { ...env, NO_COLOR: '1', COLUMNS: '200' },
+      cwd: dir,
+    });
     expect(await runCli(['orders', 'list', '--size', '5'], deps)).toBe(0);
     for (const line of out.split('\n').filter(Boolean)) expect(displayWidth(line)).toBeLessThanOrEqual(60);
   });
@@ -223,7 +254,15 @@ describe('tables fit the terminal', () => {
 describe('footer and progress', () => {
   test('a server that caps --size: pages counted with what it returned, and the cap said', async () => {
     const nodes = Array.from({ length: 100 }, (_, i) => ({ sourceOrderId: `ord_${i}`, currency: 'USD' }));
-    const capped = { ...page(nodes, { next: 'c100', total: 350 }), pageCursors: { around: [{ cursor: 'a', page: 1, isCurrent: true }, { cursor: 'b', page: 2, isCurrent: false }] } };
+    const capped = {
+      ...page(nodes, { next: 'c100', total: 350 }),
+      pageCursors: {
+        around: [
+          { cursor: 'a', page: 1, isCurrent: true },
+          { cursor: 'b', page: 2, isCurrent: false },
+        ],
+      },
+    };
     const r = await against([{ status: 200, body: capped }], ['orders', 'list', '--size', '250']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('100 of 350 orders · page 1 of 4');

@@ -32,7 +32,22 @@ const REPLACE = ['--replace', ...BASE];
 describe('orders update: sending', () => {
   test('flags become the body; the order is updated; "Order X updated" on stderr', async () => {
     const r = await runOpcli(
-      ['orders', 'update', 'ord_000005', ...REPLACE, '--total', '42.5', '--premium-paid', '1.25', '--customer-email', 'a@b.co', '--policy-cancelled-at', 'null', '--platform-id', 'api'],
+      [
+        'orders',
+        'update',
+        'ord_000005',
+        ...REPLACE,
+        '--total',
+        '42.5',
+        '--premium-paid',
+        '1.25',
+        '--customer-email',
+        'a@b.co',
+        '--policy-cancelled-at',
+        'null',
+        '--platform-id',
+        'api',
+      ],
       { env },
     );
     expect(r.code).toBe(0);
@@ -215,7 +230,15 @@ describe('orders update: read-modify-write keeps every other field', () => {
   });
 
   test('other body shapes: extra record fields are not sent; a node that is not an object stops before any PUT', async () => {
-    const record = { sourceOrderId: 'ord_x', id: 'internal-7', createdAt: '2024-01-01T00:00:00Z', sourceOrderNumber: '#9', currency: 'EUR', tax: 2, customerName: 'Ann' };
+    const record = {
+      sourceOrderId: 'ord_x',
+      id: 'internal-7',
+      createdAt: '2024-01-01T00:00:00Z',
+      sourceOrderNumber: '#9',
+      currency: 'EUR',
+      tax: 2,
+      customerName: 'Ann',
+    };
     const server = await scriptedServer([
       { status: 200, body: page([{ sourceOrderId: 'ord_w', currency: 'USD', sourceOrderNumber: '#8' }], { next: 'c1', total: 2 }) },
       { status: 200, body: page([record], { total: 2 }) },
@@ -246,9 +269,13 @@ describe('orders update: read-modify-write keeps every other field', () => {
 
   test('--dry-run shows a hostile stored value escaped, never raw', async () => {
     const name = 'Ann\u001b]0;PWNED\u0007\u009b2J';
-    const server = await scriptedServer([{ status: 200, body: page([{ sourceOrderId: 'ord_h', sourceOrderNumber: '#1', currency: 'USD', customerName: name }]) }]);
+    const server = await scriptedServer([
+      { status: 200, body: page([{ sourceOrderId: 'ord_h', sourceOrderNumber: '#1', currency: 'USD', customerName: name }]) },
+    ]);
     try {
-      const r = await runOpcli(['orders', 'update', 'ord_h', '--total', '1', '--dry-run'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      const r = await runOpcli(['orders', 'update', 'ord_h', '--total', '1', '--dry-run'], {
+        env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' },
+      });
       expect(r.code).toBe(0);
       expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
       expect(r.stdout).toMatch(/kept +customerName +"Ann\\u001b\]0;PWNED\\u0007\\x9b2J"/);

@@ -80,11 +80,7 @@ export function variantBody(productId: string, overrides: Record<string, unknown
 }
 
 /** Opens the consent page with the given query and answers it; resolves to the redirect's URL. */
-export async function consent(
-  sb: Sandbox,
-  query: Record<string, string>,
-  decision: 'approve' | 'deny' = 'approve',
-): Promise<URL> {
+export async function consent(sb: Sandbox, query: Record<string, string>, decision: 'approve' | 'deny' = 'approve'): Promise<URL> {
   const page = await call(`${sb.authorizeUrl}?${new URLSearchParams(query)}`);
   if (page.status === 302) return new URL(page.headers.location as string);
   const id = /name="request_id" value="([^"]+)"/.exec(page.text)?.[1];

@@ -76,7 +76,13 @@ describe('opcli sandbox', () => {
     const { dir, cleanup } = tempConfigDir();
     cleanups.push(cleanup);
     const cmd = await startCommand(['--write-profile', 'local', '--auto-approve'], { OPCLI_CONFIG_DIR: dir });
-    const lines = Object.fromEntries(cmd.out().trim().split('\n').map((l) => l.split(/\s{2,}/) as [string, string]));
+    const lines = Object.fromEntries(
+      cmd
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s{2,}/) as [string, string]),
+    );
     expect(lines.profile).toBe('local');
     const { SettingsStore } = await import('../../src/config/settings.js');
     const { CredentialStore } = await import('../../src/config/credentials.js');
@@ -85,17 +91,25 @@ describe('opcli sandbox', () => {
     expect(settings?.provider).toMatchObject({ name: 'giftly', apiUrl: lines.providerUrl, triggerId: lines.triggerId });
     const secrets = (await CredentialStore.open(dir)).read('local');
     expect(secrets).toMatchObject({ clientSecret: lines.clientSecret, providerToken: lines.providerToken });
-    const consent = await call(`${lines.authorizeUrl}?${new URLSearchParams({
-      response_type: 'code',
-      client_id: lines.clientId as string,
-      redirect_uri: 'http://127.0.0.1:1234/callback',
-    })}`);
+    const consent = await call(
+      `${lines.authorizeUrl}?${new URLSearchParams({
+        response_type: 'code',
+        client_id: lines.clientId as string,
+        redirect_uri: 'http://127.0.0.1:1234/callback',
+      })}`,
+    );
     expect(consent.status).toBe(302);
     expect(await cmd.stop()).toBe(0);
   });
 
   test('bad flags are usage errors (exit 2) and start nothing', async () => {
-    for (const args of [['--port', 'x'], ['--orders', '-1'], ['--token-ttl', '0'], ['--trigger-delay', 'soon'], ['--write-profile', '../x']]) {
+    for (const args of [
+      ['--port', 'x'],
+      ['--orders', '-1'],
+      ['--token-ttl', '0'],
+      ['--trigger-delay', 'soon'],
+      ['--write-profile', '../x'],
+    ]) {
       const cmd = await startCommand(args);
       expect(await cmd.exit, args.join(' ')).toBe(2);
       expect(cmd.out()).toBe('');

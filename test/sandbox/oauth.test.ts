@@ -102,9 +102,7 @@ describe('consent page', () => {
   });
 
   test('plain PKCE, a bad response_type and unknown scopes are sent back to the app as errors', async () => {
-    const plain = await call(
-      `${sb.authorizeUrl}?${new URLSearchParams(authQuery({ code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }))}`,
-    );
+    const plain = await call(`${sb.authorizeUrl}?${new URLSearchParams(authQuery({ code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }))}`);
     expect(plain.status).toBe(302);
     const p = new URL(plain.headers.location as string);
     expect(p.searchParams.get('error')).toBe('invalid_request');
@@ -226,10 +224,7 @@ describe('token endpoint: request shape', () => {
 
   test('refuses any Authorization header, even with a valid body', async () => {
     const basic = Buffer.from(`${sb.client.clientId}:${sb.client.clientSecret}`).toString('base64');
-    const res = await token(
-      { grant_type: 'client_credentials', store_id: sb.store.storeId },
-      { authorization: `Basic ${basic}` },
-    );
+    const res = await token({ grant_type: 'client_credentials', store_id: sb.store.storeId }, { authorization: `Basic ${basic}` });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
     expect(res.body.error_description).toContain('Authorization');

@@ -130,7 +130,10 @@ describe('GET /v1/orders', () => {
       const res = await call(`${sb.url}/v1/orders?${query}`, { token: access_token });
       expect(res.status, query).toBe(400);
       expect(res.body.error).toBe('invalid_request');
-      expect(res.body.errors.map((e: { path: string }) => e.path), query).toContain(path);
+      expect(
+        res.body.errors.map((e: { path: string }) => e.path),
+        query,
+      ).toContain(path);
     }
     const max = await call(`${sb.url}/v1/orders?size=250`, { token: access_token });
     expect(max.body.edges).toHaveLength(250);

@@ -58,7 +58,7 @@ describe('seeded customers', () => {
 });
 
 describe('provider credit API', () => {
-  test('issue creates a card with the amount, note, subject and recipient; it becomes bob\'s loyalty card', async () => {
+  test("issue creates a card with the amount, note, subject and recipient; it becomes bob's loyalty card", async () => {
     const res = await issue(issueBody());
     expect(res.status).toBe(200);
     const card = GiftCard.parse(res.body);
@@ -273,7 +273,10 @@ describe('trigger workflow on an injected clock', () => {
       now += 1;
       expect(clocked.loyaltyCard('cust_1001')?.balance).toBe(12);
       expect(clocked.counters.creditsPosted.trigger).toBe(1);
-      const wrong = await call(`${clocked.triggerUrl}/${clocked.store.triggerId}`, { json: { email: 'alice@example.com', amount: 2 }, headers: { 'x-giftly-access-token': 'nope' } });
+      const wrong = await call(`${clocked.triggerUrl}/${clocked.store.triggerId}`, {
+        json: { email: 'alice@example.com', amount: 2 },
+        headers: { 'x-giftly-access-token': 'nope' },
+      });
       expect(wrong.status).toBe(401);
     } finally {
       await clocked.close();

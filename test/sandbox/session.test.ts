@@ -11,8 +11,7 @@ afterEach(async () => {
   await sb.close();
 });
 
-const verify = (session_token: unknown, headers?: Record<string, string>) =>
-  call(`${sb.url}/v1/oauth/session/verify`, { json: { session_token }, headers });
+const verify = (session_token: unknown, headers?: Record<string, string>) => call(`${sb.url}/v1/oauth/session/verify`, { json: { session_token }, headers });
 
 function decode(part: string) {
   return JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));

@@ -106,7 +106,6 @@ describe('session verify: rate limit', () => {
     }
   });
 
-
   let limited: Sandbox;
   beforeAll(async () => {
     limited = await startSandbox({ orders: 1, sessionVerifyPerMinute: 2 });

@@ -52,6 +52,10 @@ describe('width, truncation and wrapping', () => {
     expect(out).toContain(`  $ opcli ${'--flag value '.repeat(10).trim()} \\`);
     expect(out.at(-1)).toBe(`      --more ${'x '.repeat(40).trim()}`);
     expect(wrapText('a-very-long-unbreakable-word', 10)).toBe('a-very-long-unbreakable-word');
-    expect(wrapText('a-very-long-unbreakable-word', 10, { hard: true }).split('\n').every((l) => l.length <= 10)).toBe(true);
+    expect(
+      wrapText('a-very-long-unbreakable-word', 10, { hard: true })
+        .split('\n')
+        .every((l) => l.length <= 10),
+    ).toBe(true);
   });
 });

@@ -32,9 +32,23 @@ describe('variants create', () => {
     const before = sandbox.variants.length;
     const r = await runOpcli(
       [
-        'variants', 'create', 'prod_a', ...REQUIRED,
-        '--variant-id', 'var_a1', '--description', 'a blue mug', '--sku', 'MUG-B', '--tax', '7',
-        '--inventory-type', 'FULL', '--product-image', 'https://img.example/mug.png', '--in-stock',
+        'variants',
+        'create',
+        'prod_a',
+        ...REQUIRED,
+        '--variant-id',
+        'var_a1',
+        '--description',
+        'a blue mug',
+        '--sku',
+        'MUG-B',
+        '--tax',
+        '7',
+        '--inventory-type',
+        'FULL',
+        '--product-image',
+        'https://img.example/mug.png',
+        '--in-stock',
       ],
       { env },
     );
@@ -92,7 +106,13 @@ describe('variants create', () => {
     const r = await runOpcli(['variants', 'create', 'prod_c', '--data', file, '--status', 'ARCHIVED'], { env });
     expect(r.code).toBe(0);
     expect(JSON.parse(posts()[0]?.body ?? '')).toEqual({
-      productId: 'prod_c', status: 'ARCHIVED', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP',
+      productId: 'prod_c',
+      status: 'ARCHIVED',
+      name: 'Cup',
+      price: 3,
+      inventoryQuantity: 0,
+      productType: 'SIMPLE',
+      sku: 'CUP',
     });
     writeFileSync(file, JSON.stringify({ productId: 'other', status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE' }));
     const r2 = await runOpcli(['variants', 'create', 'prod_c', '--data', file], { env });
@@ -119,9 +139,21 @@ describe('variants create: validation before sending (exit 2, no request)', () =
     ['status suggestion', [...without('--status'), '--status', 'ACTIV'], /did you mean ACTIVE\?/],
     ['productType enum', [...without('--product-type'), '--product-type', 'BUNDLE'], /productType: expected one of FULL, SIMPLE/],
     ['inventoryType enum', [...REQUIRED, '--inventory-type', 'full'], /inventoryType: expected one of FULL, SIMPLE, got "full"; did you mean FULL\?/],
-    ['inventoryQuantity as the declared enum', [...without('--inventory-quantity'), '--inventory-quantity', 'FULL'], /--inventory-quantity expects a finite whole number, got "FULL"/],
-    ['inventoryQuantity fraction', [...without('--inventory-quantity'), '--inventory-quantity', '1.5'], /inventoryQuantity: expected a whole number of 0 or more, got 1.5/],
-    ['inventoryQuantity negative', [...without('--inventory-quantity'), '--inventory-quantity', '-1'], /inventoryQuantity: expected a whole number of 0 or more, got -1/],
+    [
+      'inventoryQuantity as the declared enum',
+      [...without('--inventory-quantity'), '--inventory-quantity', 'FULL'],
+      /--inventory-quantity expects a finite whole number, got "FULL"/,
+    ],
+    [
+      'inventoryQuantity fraction',
+      [...without('--inventory-quantity'), '--inventory-quantity', '1.5'],
+      /inventoryQuantity: expected a whole number of 0 or more, got 1.5/,
+    ],
+    [
+      'inventoryQuantity negative',
+      [...without('--inventory-quantity'), '--inventory-quantity', '-1'],
+      /inventoryQuantity: expected a whole number of 0 or more, got -1/,
+    ],
     ['price not a number', [...without('--price'), '--price', '12,50'], /--price expects a finite number, got "12,50"/],
     ['tax not a number', [...REQUIRED, '--tax', 'tax_1'], /--tax expects a finite number/],
     ['missing name', without('--name'), /name is required \(--name\)/],
@@ -171,7 +203,14 @@ describe('variants create: validation before sending (exit 2, no request)', () =
 
   test('a --data file that is not UTF-8 is refused by name; a negative price in it is named', async () => {
     const file = join(dir, 'latin1.json');
-    writeFileSync(file, Buffer.concat([Buffer.from('{"status":"ACTIVE","name":"Caf'), Buffer.from([0xe9]), Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}')]));
+    writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from('{"status":"ACTIVE","name":"Caf'),
+        Buffer.from([0xe9]),
+        Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}'),
+      ]),
+    );
     const r = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`The --data file ${file} is not UTF-8 text.`);
@@ -184,7 +223,10 @@ describe('variants create: validation before sending (exit 2, no request)', () =
 
   test('a --data string holding a control character is named by field and not sent', async () => {
     const file = join(dir, 'ctl.json');
-    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'Mug\u001b[2J', price: 1, inventoryQuantity: 1, productType: 'SIMPLE', bundleProductIds: ['ok', 'b\u0007'] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ status: 'ACTIVE', name: 'Mug\u001b[2J', price: 1, inventoryQuantity: 1, productType: 'SIMPLE', bundleProductIds: ['ok', 'b\u0007'] }),
+    );
     const r = await runOpcli(['variants', 'create', 'prod_k', '--data', file], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('name: holds a control character');
@@ -194,7 +236,19 @@ describe('variants create: validation before sending (exit 2, no request)', () =
 
   test('wrong types in --data are named by field', async () => {
     const file = join(dir, 'v.json');
-    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'X', price: '3', inventoryQuantity: 1, productType: 'SIMPLE', inStock: 'yes', bundleProductIds: 'a', colour: 'red' }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        status: 'ACTIVE',
+        name: 'X',
+        price: '3',
+        inventoryQuantity: 1,
+        productType: 'SIMPLE',
+        inStock: 'yes',
+        bundleProductIds: 'a',
+        colour: 'red',
+      }),
+    );
     const r = await runOpcli(['variants', 'create', 'prod_w', '--data', file], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('price: expected a number, got "3"');

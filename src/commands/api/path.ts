@@ -3,7 +3,7 @@ import { UsageError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
 import { textProblem } from '../../text/flag-text.js';
 
-const PATH_HINT = 'Pass a path below the profile\'s base URL, e.g. opcli api GET /v1/orders (percent-encode spaces as %20).';
+const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api GET /v1/orders (percent-encode spaces as %20).";
 
 /**
  * Refuses a path that is not one: empty or garbled, a full or protocol-relative URL (`//host/x`,
@@ -25,5 +25,8 @@ export function refuseLeavingBase(http: HttpClient, path: string): void {
   const root = new URL(`${base.replace(/\/+$/, '')}/`);
   const target = http.resolve(path);
   if (target.origin === root.origin && `${target.pathname}/`.startsWith(root.pathname)) return;
-  throw new UsageError(`The path argument "${path}" leads to ${target.origin}${target.pathname}, outside the profile's base URL ${root.origin}${root.pathname}.`, PATH_HINT);
+  throw new UsageError(
+    `The path argument "${path}" leads to ${target.origin}${target.pathname}, outside the profile's base URL ${root.origin}${root.pathname}.`,
+    PATH_HINT,
+  );
 }

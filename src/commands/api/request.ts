@@ -56,25 +56,31 @@ Examples:
   $ opcli api PUT /v1/orders/ord_000001 --data @order.json
   $ echo '{"session_token":"…"}' | opcli api POST /v1/oauth/session/verify --data -`,
     )
-    .action(async (method: string, path: string, flags: { data?: string; query?: [string, string][]; paginate?: boolean; jsonl?: boolean; auth?: boolean; include?: boolean }) => {
-      const upper = method.toUpperCase();
-      if (!(METHODS as readonly string[]).includes(upper)) throw new UsageError(`Unknown method "${method}".`, `Use one of ${METHODS.join(', ')}.`);
-      checkPath(path);
-      if (flags.jsonl && !flags.paginate) throw new UsageError('--jsonl streams the pages of --paginate; add --paginate.');
-      await run(
-        {
-          method: upper as Method,
-          path: path.startsWith('/') ? path : `/${path}`,
-          data: flags.data,
-          query: flags.query ?? [],
-          paginate: !!flags.paginate,
-          jsonl: !!flags.jsonl,
-          auth: flags.auth !== false,
-          include: !!flags.include,
-        },
-        deps,
-      );
-    });
+    .action(
+      async (
+        method: string,
+        path: string,
+        flags: { data?: string; query?: [string, string][]; paginate?: boolean; jsonl?: boolean; auth?: boolean; include?: boolean },
+      ) => {
+        const upper = method.toUpperCase();
+        if (!(METHODS as readonly string[]).includes(upper)) throw new UsageError(`Unknown method "${method}".`, `Use one of ${METHODS.join(', ')}.`);
+        checkPath(path);
+        if (flags.jsonl && !flags.paginate) throw new UsageError('--jsonl streams the pages of --paginate; add --paginate.');
+        await run(
+          {
+            method: upper as Method,
+            path: path.startsWith('/') ? path : `/${path}`,
+            data: flags.data,
+            query: flags.query ?? [],
+            paginate: !!flags.paginate,
+            jsonl: !!flags.jsonl,
+            auth: flags.auth !== false,
+            include: !!flags.include,
+          },
+          deps,
+        );
+      },
+    );
 }
 
 /** Sends the request (or walks the pages) and prints the JSON answer. */
@@ -110,7 +116,9 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
       const checked = OrdersPage.safeParse(res.body);
       if (!checked.success) {
         const { OpcliError } = await import('../../errors.js');
-        throw new OpcliError(`GET ${pathOnly} did not answer a page of orders: ${checked.error.issues[0]?.path.join('.')}: ${checked.error.issues[0]?.message}`);
+        throw new OpcliError(
+          `GET ${pathOnly} did not answer a page of orders: ${checked.error.issues[0]?.path.join('.')}: ${checked.error.issues[0]?.message}`,
+        );
       }
       const page = res.body as { edges?: { node: unknown }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
       if (opts.include) printHead(deps, res.status, res.headers);

@@ -31,14 +31,14 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('login')
     .description('Log in: browser (PKCE), headless two-step, client credentials, or a token from stdin')
-    .option('--scopes <list>', 'scopes to ask for, comma-separated (default: the profile\'s `scopes`, else read_orders,read_claims,read_store)')
-    .option('--port <n>', 'listen for the browser\'s redirect on this port of 127.0.0.1 (default: a free one)')
+    .option('--scopes <list>', "scopes to ask for, comma-separated (default: the profile's `scopes`, else read_orders,read_claims,read_store)")
+    .option('--port <n>', "listen for the browser's redirect on this port of 127.0.0.1 (default: a free one)")
     .option('--no-browser', 'do not open a browser; print the link only (with --json: two-step login)')
     .option('--timeout <duration>', 'how long to wait for the browser, e.g. 90s or 5m', '5m')
     .option('--json', 'print the result (or the two-step start) as JSON on stdout')
     .option('--complete <redirect-url>', 'finish a two-step login with the URL the browser was sent to')
     .option('--client-credentials', 'server-to-server login for one store, no browser')
-    .option('--store-id <id>', 'the store for --client-credentials (default: the profile\'s store-id)')
+    .option('--store-id <id>', "the store for --client-credentials (default: the profile's store-id)")
     .option('--with-token', 'read an access token from standard input (CI)')
     .addHelpText(
       'after',
@@ -76,9 +76,15 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
     storeId: typeof flags.storeId === 'string' ? parseStoreId(flags.storeId) : undefined,
     withToken: !!flags.withToken,
   };
-  const modes = [opts.complete !== undefined && '--complete', opts.clientCredentials && '--client-credentials', opts.withToken && '--with-token'].filter(Boolean);
+  const modes = [opts.complete !== undefined && '--complete', opts.clientCredentials && '--client-credentials', opts.withToken && '--with-token'].filter(
+    Boolean,
+  );
   if (modes.length > 1) throw new UsageError(`${modes.join(' and ')} cannot be combined: each is a different way to log in.`);
-  if (opts.storeId !== undefined && !opts.clientCredentials) throw new UsageError('--store-id goes with --client-credentials.', 'Add --client-credentials, or set the profile\'s store with `opcli config set store-id`.');
+  if (opts.storeId !== undefined && !opts.clientCredentials)
+    throw new UsageError(
+      '--store-id goes with --client-credentials.',
+      "Add --client-credentials, or set the profile's store with `opcli config set store-id`.",
+    );
   if (opts.port !== undefined && (opts.clientCredentials || opts.withToken || opts.complete !== undefined)) {
     throw new UsageError('--port applies only to the browser login.');
   }
@@ -88,9 +94,13 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
 
 function parseScopes(raw: string): string[] {
   const problem = /[\r\u0000-\u0008\u000b-\u001f\u007f-\u009f\uFFFD]/.test(raw) ? textProblem(raw.replace(/[\r]/g, '\u0001')) : undefined;
-  if (problem) throw new ValidationError(`--scopes ${problem}.`, [{ path: '--scopes', message: 'expected scope names separated by commas or spaces, e.g. read_orders,read_claims' }]);
+  if (problem)
+    throw new ValidationError(`--scopes ${problem}.`, [
+      { path: '--scopes', message: 'expected scope names separated by commas or spaces, e.g. read_orders,read_claims' },
+    ]);
   const scopes = raw.split(/[\s,]+/).filter(Boolean);
-  if (scopes.length === 0) throw new ValidationError('--scopes is empty.', [{ path: '--scopes', message: 'expected scope names separated by commas, e.g. read_orders,read_claims' }]);
+  if (scopes.length === 0)
+    throw new ValidationError('--scopes is empty.', [{ path: '--scopes', message: 'expected scope names separated by commas, e.g. read_orders,read_claims' }]);
   const bad = scopes.find((s) => !/^[A-Za-z0-9_:.-]+$/.test(s));
   if (bad) throw new ValidationError(`--scopes: "${bad}" is not a scope name.`, [{ path: '--scopes', message: 'expected letters, digits and _ : . - only' }]);
   return [...new Set(scopes)];
@@ -99,7 +109,11 @@ function parseScopes(raw: string): string[] {
 /** A store id goes to the token endpoint as typed: a blank or garbled one is a typing mistake, not a store. */
 function parseStoreId(raw: string): string {
   const problem = textProblem(raw);
-  if (problem) throw new UsageError(`--store-id ${problem}.`, 'Pass the store id the app is installed on, e.g. --store-id st_123, or leave --store-id out to use the profile\'s store-id.');
+  if (problem)
+    throw new UsageError(
+      `--store-id ${problem}.`,
+      "Pass the store id the app is installed on, e.g. --store-id st_123, or leave --store-id out to use the profile's store-id.",
+    );
   return raw;
 }
 
@@ -133,7 +147,10 @@ async function client(deps: Deps, profile: ResolvedProfile) {
 /** The authorization request's URL (RFC 6749 4.1.1 with RFC 7636 S256). */
 function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: string, scopes: string[], challenge: string, state: string): string {
   if (!profile.authorizeUrl) {
-    throw new UsageError(`Profile "${profile.name}" has no base URL, so there is no consent page to open.`, 'Run `opcli config set base-url https://…` (or `opcli config set authorize-url …`).');
+    throw new UsageError(
+      `Profile "${profile.name}" has no base URL, so there is no consent page to open.`,
+      'Run `opcli config set base-url https://…` (or `opcli config set authorize-url …`).',
+    );
   }
   const url = new URL(profile.authorizeUrl);
   url.searchParams.set('response_type', 'code');
@@ -147,11 +164,8 @@ function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: s
 }
 
 async function browserLogin(deps: Deps, profile: ResolvedProfile, opts: LoginOptions): Promise<void> {
-  const [{ createVerifier, challengeS256, createState }, { startCallbackServer }, { codeFromRedirect, parsePastedRedirect, StateMismatchError }] = await Promise.all([
-    import('../../auth/pkce.js'),
-    import('../../auth/loopback.js'),
-    import('../../auth/callback.js'),
-  ]);
+  const [{ createVerifier, challengeS256, createState }, { startCallbackServer }, { codeFromRedirect, parsePastedRedirect, StateMismatchError }] =
+    await Promise.all([import('../../auth/pkce.js'), import('../../auth/loopback.js'), import('../../auth/callback.js')]);
   const { clientId } = await client(deps, profile);
   const { DEFAULT_SCOPES } = await import('../../config/profile.js');
   const scopes = opts.scopes ?? (profile.scopes.length > 0 ? profile.scopes : [...DEFAULT_SCOPES]);
@@ -283,7 +297,10 @@ async function completeTwoStep(deps: Deps, profile: ResolvedProfile, opts: Login
 
 /** Endpoint 1 with the authorization_code grant: the same redirect_uri, the PKCE verifier, no Authorization header. */
 async function exchangeCode(deps: Deps, profile: ResolvedProfile, opts: LoginOptions, code: string, redirectUri: string, verifier: string): Promise<void> {
-  const [{ oauthEndpoints, toStoredToken, tokenRefusal }, { clientId, clientSecret }] = await Promise.all([import('../../auth/oauth.js'), client(deps, profile)]);
+  const [{ oauthEndpoints, toStoredToken, tokenRefusal }, { clientId, clientSecret }] = await Promise.all([
+    import('../../auth/oauth.js'),
+    client(deps, profile),
+  ]);
   const oauth = oauthEndpoints(await deps.http(), profile.baseUrl);
   const started = deps.now();
   let token: StoredToken;
@@ -301,7 +318,8 @@ async function exchangeCode(deps: Deps, profile: ResolvedProfile, opts: LoginOpt
 
 async function loginClientCredentials(deps: Deps, profile: ResolvedProfile, opts: LoginOptions): Promise<void> {
   const storeId = opts.storeId ?? profile.storeId;
-  if (!storeId) throw new UsageError('--client-credentials needs the store to log in to.', 'Pass --store-id <id>, or set it once with `opcli config set store-id <id>`.');
+  if (!storeId)
+    throw new UsageError('--client-credentials needs the store to log in to.', 'Pass --store-id <id>, or set it once with `opcli config set store-id <id>`.');
   const [{ oauthEndpoints, toStoredToken, oauthDescription, tokenRefusal }, { clientId, clientSecret }, { ApiError }] = await Promise.all([
     import('../../auth/oauth.js'),
     client(deps, profile),
@@ -312,7 +330,13 @@ async function loginClientCredentials(deps: Deps, profile: ResolvedProfile, opts
   let token: StoredToken;
   try {
     const response = await oauth.token(
-      { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, store_id: storeId, ...(opts.scopes ? { scopes: opts.scopes } : {}) },
+      {
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+        store_id: storeId,
+        ...(opts.scopes ? { scopes: opts.scopes } : {}),
+      },
       deps.signal,
     );
     token = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: opts.scopes };
@@ -330,7 +354,10 @@ async function loginClientCredentials(deps: Deps, profile: ResolvedProfile, opts
 
 async function loginWithToken(deps: Deps, profile: ResolvedProfile, opts: LoginOptions): Promise<void> {
   if (deps.io.stdinIsTTY) {
-    throw new UsageError('--with-token reads the token from standard input, which is a terminal here.', 'Pipe it in: `printf %s "$TOKEN" | opcli auth login --with-token`.');
+    throw new UsageError(
+      '--with-token reads the token from standard input, which is a terminal here.',
+      'Pipe it in: `printf %s "$TOKEN" | opcli auth login --with-token`.',
+    );
   }
   const [{ readStdinText }, { AccessToken }] = await Promise.all([import('../../stdin.js'), import('../../schemas.js')]);
   const raw = (await readStdinText(deps)).trim();
@@ -338,7 +365,9 @@ async function loginWithToken(deps: Deps, profile: ResolvedProfile, opts: LoginO
   // CHOICE (docs/spec-choices.md#pasted-tokens): only an access token is stored, so a pasted secret is refused.
   if (!raw) throw new ValidationError('No token arrived on standard input.', [{ path: 'stdin', message: 'expected an access token (svc_at_…)' }]);
   if (/\s/.test(raw) || !AccessToken.safeParse(raw).success) {
-    throw new ValidationError('What arrived on standard input is not an access token.', [{ path: 'stdin', message: 'expected one access token starting with svc_at_' }]);
+    throw new ValidationError('What arrived on standard input is not an access token.', [
+      { path: 'stdin', message: 'expected one access token starting with svc_at_' },
+    ]);
   }
   await saveToken(deps, profile, { accessToken: raw, scopes: [], grant: 'token', storeId: profile.storeId, obtainedAt: deps.now() }, opts);
 }

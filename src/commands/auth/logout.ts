@@ -74,11 +74,16 @@ async function logoutOne(deps: Deps, profile: ResolvedProfile): Promise<LogoutRe
     const revoke = async (value: string, hint: 'refresh_token' | 'access_token'): Promise<boolean> => {
       const what = hint === 'refresh_token' ? 'refresh token' : 'access token';
       if (!clientId || !clientSecret) {
-        deps.err(`Warning: cannot revoke the ${what}${label}: the profile has no client id or secret. It is deleted here, but stays valid at the server until it expires.\n`);
+        deps.err(
+          `Warning: cannot revoke the ${what}${label}: the profile has no client id or secret. It is deleted here, but stays valid at the server until it expires.\n`,
+        );
         return false;
       }
       try {
-        await oauthEndpoints(await deps.http(), profile.baseUrl).revoke({ token: value, client_id: clientId, client_secret: clientSecret, token_type_hint: hint }, deps.signal);
+        await oauthEndpoints(await deps.http(), profile.baseUrl).revoke(
+          { token: value, client_id: clientId, client_secret: clientSecret, token_type_hint: hint },
+          deps.signal,
+        );
         return true;
       } catch (error) {
         if (deps.signal.aborted) throw error;

@@ -38,7 +38,10 @@ export async function run(opts: StatusOptions, deps: Deps): Promise<void> {
   const active = await deps.profile();
   const profiles = opts.all ? await allProfiles(deps) : [active];
   const store = await deps.credentials();
-  const rows = profiles.map((p) => ({ ...loginStatus(p, store.read(p.name).token, deps.now()), ...(opts.check && p.name === active.name ? { accepted: null as boolean | null } : {}) }));
+  const rows = profiles.map((p) => ({
+    ...loginStatus(p, store.read(p.name).token, deps.now()),
+    ...(opts.check && p.name === active.name ? { accepted: null as boolean | null } : {}),
+  }));
   if (opts.check && !opts.all) {
     const row = rows[0] as (typeof rows)[number] & { accepted: boolean | null };
     row.accepted = row.loggedIn ? await check(deps) : false;

@@ -4,8 +4,14 @@ import type { ClaimField } from '../../claims/fields.js';
 /** The help line of a field flag: its path, type, and whether it is required. */
 export function describeField(field: ClaimField): string {
   const type =
-    field.type === 'enum' ? `one of ${field.values?.join(', ')}` : field.type === 'array' ? 'URL, repeatable' : field.type === 'boolean' ? 'switch' : field.type;
-  return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? '; default: the profile\'s store-id' : ''}`;
+    field.type === 'enum'
+      ? `one of ${field.values?.join(', ')}`
+      : field.type === 'array'
+        ? 'URL, repeatable'
+        : field.type === 'boolean'
+          ? 'switch'
+          : field.type;
+  return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? "; default: the profile's store-id" : ''}`;
 }
 
 export const FILE_HELP = `

@@ -56,47 +56,46 @@ export function register(group: Command, deps: Deps): void {
       cmd.addOption(new Option(`--${field.flag} <${field.type === 'number' ? 'number' : 'value'}>`, describeField(field)));
     }
   }
-  cmd
-    .addHelpText('after', FILE_HELP)
-    .action(async (flags: Record<string, unknown>, command: Command) => {
-      const fields: FieldFlags = {};
-      for (const field of CLAIM_FIELDS) {
-        const attr = new Option(`--${field.flag}`).attributeName();
-        const value = flags[attr];
-        if (value !== undefined) fields[field.key] = value as string | string[] | boolean;
-      }
-      const concurrency = Number(flags.concurrency);
-      const opts: FileOptions = {
-        fields,
-        data: flags.data as string | undefined,
-        from: flags.from as string | undefined,
-        format: flags.format as string | undefined,
-        concurrency,
-        rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
-        journal: flags.journal as string | undefined,
-        retryUncertain: !!flags.retryUncertain,
-        validateOnly: !!flags.validateOnly || (!!flags.from && !!flags.dryRun),
-        dryRun: !!flags.dryRun,
-        json: !!flags.json,
-        jsonl: !!flags.jsonl,
-        out: flags.out as string | undefined,
-        key: flags.key as string | undefined,
-        allowSimilar: !!flags.allowSimilar,
-      };
-      for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
-        if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
-      }
-      if (opts.from) {
-        if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
-        const given = Object.keys(fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
-        if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, 'Put the values in the file\'s columns.');
-        if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
-      } else {
-        const used = BATCH_ONLY.filter((k) => command.getOptionValueSource(k) === 'cli');
-        if (used.length) throw new UsageError(`${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to a batch (--from FILE).`);
-      }
-      await run(opts, deps);
-    });
+  cmd.addHelpText('after', FILE_HELP).action(async (flags: Record<string, unknown>, command: Command) => {
+    const fields: FieldFlags = {};
+    for (const field of CLAIM_FIELDS) {
+      const attr = new Option(`--${field.flag}`).attributeName();
+      const value = flags[attr];
+      if (value !== undefined) fields[field.key] = value as string | string[] | boolean;
+    }
+    const concurrency = Number(flags.concurrency);
+    const opts: FileOptions = {
+      fields,
+      data: flags.data as string | undefined,
+      from: flags.from as string | undefined,
+      format: flags.format as string | undefined,
+      concurrency,
+      rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
+      journal: flags.journal as string | undefined,
+      retryUncertain: !!flags.retryUncertain,
+      validateOnly: !!flags.validateOnly || (!!flags.from && !!flags.dryRun),
+      dryRun: !!flags.dryRun,
+      json: !!flags.json,
+      jsonl: !!flags.jsonl,
+      out: flags.out as string | undefined,
+      key: flags.key as string | undefined,
+      allowSimilar: !!flags.allowSimilar,
+    };
+    for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
+      if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
+    }
+    if (opts.from) {
+      if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
+      const given = Object.keys(fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
+      if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, "Put the values in the file's columns.");
+      if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
+    } else {
+      const used = BATCH_ONLY.filter((k) => command.getOptionValueSource(k) === 'cli');
+      if (used.length)
+        throw new UsageError(`${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to a batch (--from FILE).`);
+    }
+    await run(opts, deps);
+  });
 }
 
 /** Files one claim or a batch. */

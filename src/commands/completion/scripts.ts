@@ -81,15 +81,24 @@ if [[ "\${funcstack[1]}" == "_opcli" ]]; then _opcli "$@"; else compdef _opcli o
     const long = (flags: string[]) => flags.filter((f) => f.startsWith('--')).map((f) => `-l ${f.slice(2)}`);
     for (const [name, cmd] of Object.entries(tree.commands)) {
       const verbs = Object.keys(cmd.verbs);
-      if (verbs.length) lines.push(`complete -c opcli -n '__fish_seen_subcommand_from ${name}; and not __fish_seen_subcommand_from ${verbs.join(' ')}' -f -a '${verbs.join(' ')}'`);
+      if (verbs.length)
+        lines.push(
+          `complete -c opcli -n '__fish_seen_subcommand_from ${name}; and not __fish_seen_subcommand_from ${verbs.join(' ')}' -f -a '${verbs.join(' ')}'`,
+        );
       else for (const l of long(cmd.flags)) lines.push(`complete -c opcli -n '__fish_seen_subcommand_from ${name}' ${l}`);
       for (const [verb, flags] of Object.entries(cmd.verbs)) {
         for (const l of long(flags)) lines.push(`complete -c opcli -n '__fish_seen_subcommand_from ${name}; and __fish_seen_subcommand_from ${verb}' ${l}`);
       }
     }
     if (tree.commands.completion) lines.push("complete -c opcli -n '__fish_seen_subcommand_from completion' -f -a 'bash zsh fish'");
-    if (tree.commands.config) lines.push(`complete -c opcli -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get set unset' -f -a '${tree.configKeys.join(' ')}'`);
-    if (tree.commands.profiles) lines.push("complete -c opcli -n '__fish_seen_subcommand_from profiles; and __fish_seen_subcommand_from use remove' -f -a '(opcli completion --list-profiles 2>/dev/null)'");
+    if (tree.commands.config)
+      lines.push(
+        `complete -c opcli -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get set unset' -f -a '${tree.configKeys.join(' ')}'`,
+      );
+    if (tree.commands.profiles)
+      lines.push(
+        "complete -c opcli -n '__fish_seen_subcommand_from profiles; and __fish_seen_subcommand_from use remove' -f -a '(opcli completion --list-profiles 2>/dev/null)'",
+      );
     return `# opcli fish completion\n${lines.join('\n')}\n`;
   }
   return undefined;

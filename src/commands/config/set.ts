@@ -75,6 +75,7 @@ export async function profileName(deps: Deps, options: { mustExist?: boolean } =
   const { pickProfileName, requireKnownProfile } = await import('../../config/profile.js');
   const settings = await deps.settings();
   const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
-  if (options.mustExist) requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...(await deps.credentials()).profiles()])], deps.globals.profile, deps.env);
+  if (options.mustExist)
+    requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...(await deps.credentials()).profiles()])], deps.globals.profile, deps.env);
   return name;
 }

@@ -20,7 +20,9 @@ export const steps: TourStep[] = [
   {
     title: 'File a batch from a spreadsheet, resumably',
     async run(ctx) {
-      ctx.say('`claims template --csv` gives the columns (field paths, too wide to show here); the tour writes five rows to claims.csv, one of them with a bad price.');
+      ctx.say(
+        '`claims template --csv` gives the columns (field paths, too wide to show here); the tour writes five rows to claims.csv, one of them with a bad price.',
+      );
       const template = await ctx.run(['claims', 'template', '--csv'], { hideStdout: true });
       const [header, example] = template.stdout.trimEnd().split('\n') as [string, string];
       const rows = [1, 2, 3, 4, 5].map((i) =>

@@ -7,7 +7,9 @@ export const steps: TourStep[] = [
     async run(ctx) {
       ctx.say('One page: a table on a terminal, tab-separated lines in a pipe; the footer shows the next command.');
       await ctx.run(['orders', 'list', '--size', '5']);
-      ctx.say('--all follows the cursors, showing its progress on a terminal; --limit stops after N orders (here 3, 2 a page). --jsonl and --csv stream every field.');
+      ctx.say(
+        '--all follows the cursors, showing its progress on a terminal; --limit stops after N orders (here 3, 2 a page). --jsonl and --csv stream every field.',
+      );
       await ctx.run(['orders', 'list', '--limit', '3', '--size', '2', '--columns', 'sourceOrderId,currency,total,customerEmail']);
     },
   },
@@ -26,9 +28,22 @@ export const steps: TourStep[] = [
     title: 'Create a product variant',
     async run(ctx) {
       await ctx.run([
-        'variants', 'create', 'prod_mug',
-        '--status', 'ACTIVE', '--name', 'Mug, blue', '--price', '12.50',
-        '--inventory-quantity', '40', '--product-type', 'SIMPLE', '--inventory-type', 'SIMPLE', '--in-stock',
+        'variants',
+        'create',
+        'prod_mug',
+        '--status',
+        'ACTIVE',
+        '--name',
+        'Mug, blue',
+        '--price',
+        '12.50',
+        '--inventory-quantity',
+        '40',
+        '--product-type',
+        'SIMPLE',
+        '--inventory-type',
+        'SIMPLE',
+        '--in-stock',
       ]);
     },
   },

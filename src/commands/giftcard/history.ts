@@ -44,7 +44,11 @@ Exit codes: 0, or 3 when --verify finds a possible double credit (check those ca
 /** A filter no one typed on purpose would answer "no issuances" and hide the ones that exist. */
 function checkFilter(flag: string, value: string | undefined): void {
   const problem = value === undefined ? undefined : textProblem(value);
-  if (problem) throw new UsageError(`${flag} ${problem}.`, `Pass the ${flag === '--claim' ? 'claim id, e.g. --claim C-1001' : 'order number, e.g. --order 1001'}, or leave ${flag} out to see every issuance.`);
+  if (problem)
+    throw new UsageError(
+      `${flag} ${problem}.`,
+      `Pass the ${flag === '--claim' ? 'claim id, e.g. --claim C-1001' : 'order number, e.g. --order 1001'}, or leave ${flag} out to see every issuance.`,
+    );
 }
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */

@@ -51,7 +51,7 @@ const TEXT_HINTS: Record<(typeof TEXT_FLAGS)[number][0], string> = {
   order: 'Pass the order number, e.g. --order 1001.',
   email: "Pass the customer's e-mail, e.g. --email alice@example.com.",
   name: 'Pass the customer\'s name, e.g. --name "Alice Example".',
-  'customer-id': "Pass the storefront customer id, e.g. --customer-id cust_1001, or leave --customer-id out (a new card is created).",
+  'customer-id': 'Pass the storefront customer id, e.g. --customer-id cust_1001, or leave --customer-id out (a new card is created).',
 };
 
 /** Why a (non-blank) answer typed at a prompt cannot be meant, as for the flag, or true. */
@@ -98,7 +98,11 @@ function emailProblem(value: string, isEmail: (v: string) => boolean): true | st
 }
 
 /** Fills the missing fields by asking, or fails naming the flags when nobody can answer. */
-export async function completeFields(fields: IssueFields, deps: Deps, currency: string): Promise<Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields> {
+export async function completeFields(
+  fields: IssueFields,
+  deps: Deps,
+  currency: string,
+): Promise<Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields> {
   const [{ z }, { parseAmount }] = await Promise.all([import('zod'), import('../../giftcard/money.js')]);
   const isEmail = (v: string) => z.email().safeParse(v.trim()).success;
   const f = { ...fields };
@@ -114,8 +118,10 @@ export async function completeFields(fields: IssueFields, deps: Deps, currency: 
   if (missing.length) {
     const prompter = await deps.prompter();
     const required = (what: string) => (v: string) => (v.trim() ? answerProblem(v, what) : `${what} is needed`);
-    if (missing.includes('claim')) f.claim = await prompter.input({ message: 'Claim id (the claim resolved with store credit):', validate: required('the claim id') });
-    if (missing.includes('order')) f.order = await prompter.input({ message: 'Order number (shown on the card as the reference):', validate: required('the order number') });
+    if (missing.includes('claim'))
+      f.claim = await prompter.input({ message: 'Claim id (the claim resolved with store credit):', validate: required('the claim id') });
+    if (missing.includes('order'))
+      f.order = await prompter.input({ message: 'Order number (shown on the card as the reference):', validate: required('the order number') });
     if (missing.includes('amount')) {
       f.amount = await prompter.input({
         message: `Amount in ${currency}, e.g. 25.00:`,
@@ -129,7 +135,8 @@ export async function completeFields(fields: IssueFields, deps: Deps, currency: 
         },
       });
     }
-    if (missing.includes('email')) f.email = await prompter.input({ message: "Customer's e-mail (the card is sent there):", validate: (v) => emailProblem(v, isEmail) });
+    if (missing.includes('email'))
+      f.email = await prompter.input({ message: "Customer's e-mail (the card is sent there):", validate: (v) => emailProblem(v, isEmail) });
     if (missing.includes('name')) f.name = await prompter.input({ message: "Customer's name (as the e-mail greets them):", validate: required('the name') });
     if (f.customerId === undefined) {
       const id = await prompter.input({

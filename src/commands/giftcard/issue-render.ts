@@ -12,10 +12,21 @@ export function summary(lines: [string, string][]): string {
 
 /** Prints the requests a real run would send (stdout), or them as JSON. */
 export async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps: DryRunStep[]; earlier: number }, json: boolean): Promise<void> {
-  const [{ describePath }, { formatMoney, formatCents }, output] = await Promise.all([import('../../giftcard/chain.js'), import('../../giftcard/money.js'), import('../../output.js')]);
+  const [{ describePath }, { formatMoney, formatCents }, output] = await Promise.all([
+    import('../../giftcard/chain.js'),
+    import('../../giftcard/money.js'),
+    import('../../output.js'),
+  ]);
   const amount = formatMoney(prepared.req.amountCents, prepared.currency);
   if (json) {
-    output.printJson(deps, { dryRun: true, firstPath: prepared.plan.first, amount: formatCents(prepared.req.amountCents), currency: prepared.currency, earlierIssuances: plan.earlier, requests: plan.steps });
+    output.printJson(deps, {
+      dryRun: true,
+      firstPath: prepared.plan.first,
+      amount: formatCents(prepared.req.amountCents),
+      currency: prepared.currency,
+      earlierIssuances: plan.earlier,
+      requests: plan.steps,
+    });
     return;
   }
   deps.err(`Dry run: nothing is sent and nothing is recorded. ${amount}; first path: ${describePath(prepared.plan.first)}.\n`);

@@ -83,7 +83,10 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   const summary = render.summary(service.summaryLines(prepared, timing));
   if (!opts.yes) {
     if (!deps.canPrompt()) {
-      throw new UsageError('Issuing store credit moves money and needs a confirmation, but nobody can answer a prompt here.', 'Pass --yes to issue, or --dry-run to see the requests first.');
+      throw new UsageError(
+        'Issuing store credit moves money and needs a confirmation, but nobody can answer a prompt here.',
+        'Pass --yes to issue, or --dry-run to see the requests first.',
+      );
     }
     deps.err(`About to issue store credit:\n${summary}\n`);
     const what = `${money.formatMoney(input.amountCents, prepared.currency)} to ${input.name} <${input.email}>`;

@@ -4,7 +4,11 @@ import { OpcliError } from '../../errors.js';
 
 /** Tests the provider settings without issuing anything; exit 1 when a check fails. */
 export async function check(json: boolean, deps: Deps): Promise<void> {
-  const [{ providerClient }, { checkProvider }, output] = await Promise.all([import('../../giftcard/provider.js'), import('../../giftcard/setup.js'), import('../../output.js')]);
+  const [{ providerClient }, { checkProvider }, output] = await Promise.all([
+    import('../../giftcard/provider.js'),
+    import('../../giftcard/setup.js'),
+    import('../../output.js'),
+  ]);
   const { client, settings } = await providerClient(deps, 10_000);
   const { baseUrl } = await deps.profile();
   const { rows, firstPath } = await checkProvider(client, settings, baseUrl);
@@ -23,5 +27,8 @@ export async function check(json: boolean, deps: Deps): Promise<void> {
     );
     deps.err(`First path for a customer with a known id: ${firstPath}.\n`);
   }
-  if (failed.length) throw new OpcliError(`${failed.length} provider check(s) failed: ${failed.map((f) => f.check).join(', ')}.`, { hint: 'See the details above: each says what can cause it and what to do.' });
+  if (failed.length)
+    throw new OpcliError(`${failed.length} provider check(s) failed: ${failed.map((f) => f.check).join(', ')}.`, {
+      hint: 'See the details above: each says what can cause it and what to do.',
+    });
 }

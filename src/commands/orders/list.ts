@@ -16,7 +16,18 @@ export interface ListOptions {
   csvRaw?: boolean;
 }
 
-type Flags = { size?: number; cursor?: string; pageButtons?: number; all?: boolean; limit?: number; json?: boolean; jsonl?: boolean; csv?: boolean; csvRaw?: boolean; columns?: string[] };
+type Flags = {
+  size?: number;
+  cursor?: string;
+  pageButtons?: number;
+  all?: boolean;
+  limit?: number;
+  json?: boolean;
+  jsonl?: boolean;
+  csv?: boolean;
+  csvRaw?: boolean;
+  columns?: string[];
+};
 
 function positiveInt(flag: string, min = 1) {
   return (value: string): number => parseWholeNumber(value, flag, { min });
@@ -35,7 +46,10 @@ export function register(group: Command, deps: Deps): void {
     .option('--columns <names>', 'the columns to show, comma-separated (table, pipe and CSV)', parseColumnList)
     .option('--json', 'print one JSON array, written as pages arrive')
     .option('--jsonl', 'print one JSON object per order and line, as pages arrive')
-    .option('--csv', "print CSV: a header, then one row per order; a cell starting with = + - @ tab or CR gets a leading ' so spreadsheets do not run it as a formula")
+    .option(
+      '--csv',
+      "print CSV: a header, then one row per order; a cell starting with = + - @ tab or CR gets a leading ' so spreadsheets do not run it as a formula",
+    )
     .option('--csv-raw', 'with --csv: write cells exactly as the server sent them (no formula guard)')
     .addHelpText(
       'after',
@@ -83,11 +97,18 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
   const started = deps.now();
-  const result = await listOrders(deps, { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records }, writer, (p) => {
-    const seconds = (deps.now() - started) / 1000;
-    const rate = seconds > 0 ? ` · ${Math.round(p.written / seconds).toLocaleString('en-US')} orders/s` : '';
-    progress?.update(`${p.written.toLocaleString('en-US')}${p.total !== undefined ? ` of ${p.total.toLocaleString('en-US')}` : ''} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`);
-  });
+  const result = await listOrders(
+    deps,
+    { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records },
+    writer,
+    (p) => {
+      const seconds = (deps.now() - started) / 1000;
+      const rate = seconds > 0 ? ` · ${Math.round(p.written / seconds).toLocaleString('en-US')} orders/s` : '';
+      progress?.update(
+        `${p.written.toLocaleString('en-US')}${p.total !== undefined ? ` of ${p.total.toLocaleString('en-US')}` : ''} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`,
+      );
+    },
+  );
   progress?.done();
 
   const { written, pages, failure, cursor } = result;
@@ -110,7 +131,13 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
       cause: failure,
     });
   }
-  const lines = footerLines(result, { follow, all: opts.all, size: opts.size, limit: opts.limit, resume: (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining) });
+  const lines = footerLines(result, {
+    follow,
+    all: opts.all,
+    size: opts.size,
+    limit: opts.limit,
+    resume: (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining),
+  });
   if (lines.length === 0) return;
   const chalk = await (await import('../../output.js')).colors(deps, 'stderr');
   for (const line of lines) deps.err(`${chalk.dim(line)}\n`);

@@ -31,7 +31,9 @@ export function register(group: Command, deps: Deps): void {
   });
   cmd
     .option('--replace', 'send exactly the fields given, erasing every other field (no lookup of the current record)')
-    .option('--page-size <n>', 'orders per page while looking for the current record (default 100)', (v: string) => parseWholeNumber(v, '--page-size', { min: 1 }))
+    .option('--page-size <n>', 'orders per page while looking for the current record (default 100)', (v: string) =>
+      parseWholeNumber(v, '--page-size', { min: 1 }),
+    )
     .option('--dry-run', 'show the request and a per-field diff (kept, changed, added, cleared); send nothing')
     .option('--json', 'print the answer (or the dry run) as JSON')
     .addHelpText(
@@ -55,7 +57,13 @@ Examples:
       const { textProblem } = await import('../../text/flag-text.js');
       const problem = textProblem(sourceOrderId);
       if (problem) throw new UsageError(`The sourceOrderId argument ${problem}.`, 'Pass the id of the order, e.g. ord_000001.');
-      const { data, dryRun, json, replace, pageSize, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean; replace?: boolean; pageSize?: number } & Record<string, unknown>;
+      const { data, dryRun, json, replace, pageSize, ...fields } = flags as {
+        data?: string;
+        dryRun?: boolean;
+        json?: boolean;
+        replace?: boolean;
+        pageSize?: number;
+      } & Record<string, unknown>;
       await run({ sourceOrderId, data, flags: fields, replace: !!replace, pageSize, dryRun: !!dryRun, json: !!json }, deps);
     });
 }
@@ -84,7 +92,8 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
       replace: opts.replace,
       lookup: !opts.replace || opts.dryRun,
       pageSize: opts.pageSize,
-      onProgress: (p) => progress.update(`Looking for ${opts.sourceOrderId}: ${count(p.checked)}${p.total !== undefined ? ` of ${count(p.total)}` : ''} orders checked`),
+      onProgress: (p) =>
+        progress.update(`Looking for ${opts.sourceOrderId}: ${count(p.checked)}${p.total !== undefined ? ` of ${count(p.total)}` : ''} orders checked`),
     });
   } finally {
     progress.done();

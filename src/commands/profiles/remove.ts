@@ -18,7 +18,8 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: { name: string; yes: boolean }, deps: Deps): Promise<void> {
   // A name no profile can have is a typing mistake (exit 2), not a profile that happens to be missing (exit 1).
   const parsed = ProfileName.safeParse(opts.name);
-  if (!parsed.success) throw new UsageError(`Invalid profile name "${opts.name}": ${parsed.error.issues[0]?.message}.`, 'See `opcli profiles list` for the names.');
+  if (!parsed.success)
+    throw new UsageError(`Invalid profile name "${opts.name}": ${parsed.error.issues[0]?.message}.`, 'See `opcli profiles list` for the names.');
   const settings = await deps.settings();
   const credentials = await deps.credentials();
   const hasSettings = settings.listProfiles().includes(opts.name);

@@ -59,7 +59,8 @@ Examples:
         if (profile && !profile.success) {
           throw new UsageError(`--write-profile: ${profile.error.issues[0]?.message ?? 'invalid name'}, got "${flags.writeProfile}".`);
         }
-        if (flags.rateLimit === undefined && flags.rateLimitBurst !== undefined) throw new UsageError('--rate-limit-burst goes with --rate-limit.', 'Add --rate-limit, e.g. --rate-limit 40/s.');
+        if (flags.rateLimit === undefined && flags.rateLimitBurst !== undefined)
+          throw new UsageError('--rate-limit-burst goes with --rate-limit.', 'Add --rate-limit, e.g. --rate-limit 40/s.');
         await run(
           {
             port: parseWholeNumber(flags.port, '--port', { max: 65535 }),

@@ -56,7 +56,8 @@ const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  */
 function checkTokenShape(token: string): void {
   const problem = textProblem(token);
-  if (problem) throw new UsageError(`The session token ${problem}; nothing was sent.`, 'Pass the session_token query parameter exactly as the dashboard appended it.');
+  if (problem)
+    throw new UsageError(`The session token ${problem}; nothing was sent.`, 'Pass the session_token query parameter exactly as the dashboard appended it.');
   if (!JWT.test(token)) {
     throw new UsageError(
       'The session token is not a JWT (three base64url parts joined by dots); nothing was sent.',
@@ -93,13 +94,16 @@ export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
           continue;
         }
         const at = new Date(deps.now() + waitMs).toISOString().slice(11, 19);
-        throw new OpcliError(
-          `Session verification is rate limited (30 per minute per IP address): try again in ${Math.ceil(waitMs / 1000)}s (at ${at} UTC).`,
-          { hint: opts.wait ? 'Still limited after waiting once; slow down and try again later.' : 'Or pass --wait to wait for it once.', cause: error },
-        );
+        throw new OpcliError(`Session verification is rate limited (30 per minute per IP address): try again in ${Math.ceil(waitMs / 1000)}s (at ${at} UTC).`, {
+          hint: opts.wait ? 'Still limited after waiting once; slow down and try again later.' : 'Or pass --wait to wait for it once.',
+          cause: error,
+        });
       }
       if (error.status === 401 || error.status === 400) {
-        const said = typeof error.body === 'object' && error.body ? ((error.body as { error_description?: string; message?: string }).error_description ?? (error.body as { message?: string }).message) : undefined;
+        const said =
+          typeof error.body === 'object' && error.body
+            ? ((error.body as { error_description?: string; message?: string }).error_description ?? (error.body as { message?: string }).message)
+            : undefined;
         throw new OpcliError(`${RELOAD_MESSAGE[0]?.toUpperCase()}${RELOAD_MESSAGE.slice(1)}.`, {
           hint: `${said ? `The server said: ${said}. ` : ''}A session token is valid 60 seconds and verifies once; the app should create its own session after the first verification.`,
           cause: error,

@@ -23,7 +23,7 @@ export function register(group: Command, deps: Deps): void {
   const cmd = addBodyCommand(group, {
     name: 'create',
     description: 'Create a product variant, a child of a product (POST /v2/products/{productId}/children)',
-    argument: ['<productId>', 'the parent product; also sent as the body\'s productId'],
+    argument: ['<productId>', "the parent product; also sent as the body's productId"],
     holds: 'the variant fields',
     kinds: KINDS,
   });
@@ -87,7 +87,7 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
     if (!isOutcomeUncertain(error)) throw error;
     // A POST whose answer was lost may have created the variant; resending could create it twice.
     throw new OpcliError(`The variant may or may not have been created: ${(error as Error).message}`, {
-      hint: 'It was not sent again automatically. Check the product\'s children before running the command again.',
+      hint: "It was not sent again automatically. Check the product's children before running the command again.",
       cause: error,
     });
   }
