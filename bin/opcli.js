@@ -78,7 +78,25 @@ if (!answered) {
     try {
       const home = process.env.HOME || process.env.USERPROFILE;
       const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
-      if (base) module.enableCompileCache(`${base}/opcli/compile-cache`);
+      // The folder is made here, one level at a time, and only below a folder that exists and is
+      // writable: Node's own (recursive) creation spins forever under an unwritable base such as
+      // /proc, which would hang every command.
+      if (base) {
+        const { accessSync, constants, mkdirSync, statSync } = await import('node:fs');
+        if (statSync(base).isDirectory()) {
+          accessSync(base, constants.W_OK);
+          let dir = base;
+          for (const part of ['opcli', 'compile-cache']) {
+            dir = `${dir}/${part}`;
+            try {
+              mkdirSync(dir, { mode: 0o700 });
+            } catch (error) {
+              if (error.code !== 'EEXIST') throw error;
+            }
+          }
+          module.enableCompileCache(dir);
+        }
+      }
     } catch {
       // no cache
     }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,7 @@ describe('bin shim', () => {
 
   it('puts the compile cache under XDG_CACHE_HOME where Node has one, and never fails without it', async () => {
     const hasCache = Number(process.versions.node.split('.')[0]) >= 22;
+    mkdirSync(join(cache, 'xdg'), { recursive: true });
     const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'xdg') } });
     expect(r.code).toBe(0);
     expect(existsSync(join(cache, 'xdg/opcli/compile-cache'))).toBe(hasCache);
