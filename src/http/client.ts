@@ -65,7 +65,7 @@ export interface HttpClientOptions {
   maxRetries?: number;
   /** Longest Retry-After honoured, in milliseconds (default 60 s). */
   maxRetryAfterMs?: number;
-  /** Keep-alive connections per origin (default 16). */
+  /** Keep-alive connections per origin (default 64, the highest --concurrency: a batch never waits for the pool). */
   connections?: number;
 }
 
@@ -100,7 +100,7 @@ export class HttpClient {
 
   private wire(): Transport {
     this.transport ??= new Transport({
-      connections: this.options.connections ?? 16,
+      connections: this.options.connections ?? 64,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       timeoutMs: this.options.timeoutMs ?? 30_000,
       engine: this.options.engine,
