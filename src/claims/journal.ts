@@ -226,6 +226,10 @@ export class Journal {
   private readonly lock: HeldLock;
   private lockLost = false;
   private lockCheckedAt = 0;
+  private readonly lostController = new AbortController();
+  private readonly lostPoll: NodeJS.Timeout;
+  /** Aborted as soon as another run is seen to have taken the lock: no request may leave after. */
+  readonly lostSignal: AbortSignal = this.lostController.signal;
   private pending: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private failure: unknown;
@@ -239,6 +243,9 @@ export class Journal {
     this.similar = read.similar;
     this.priorEntries = read.entries;
     this.lock = lock;
+    // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
+    this.lostPoll = setInterval(() => this.lost(), LOST_CHECK_MS);
+    this.lostPoll.unref();
   }
 
   /**
@@ -279,6 +286,7 @@ export class Journal {
     if (now - this.lockCheckedAt >= LOST_CHECK_MS) {
       this.lockCheckedAt = now;
       this.lockLost = this.lock.lost();
+      if (this.lockLost) this.lostController.abort();
     }
     return this.lockLost;
   }
@@ -370,7 +378,8 @@ export class Journal {
     this.flushing = null;
   }
 
-  private lostError(): OpcliError {
+  /** The error a run stops with once its lock was taken. */
+  lostError(): OpcliError {
     return new OpcliError(`The lock on the journal ${this.path} was taken by another run; this run stopped sending.`, {
       hint: 'Rows not yet sent were not sent. Let the other run finish, then run the same command again: filed rows are skipped.',
     });
@@ -382,6 +391,7 @@ export class Journal {
     await this.handle.datasync().catch(() => {});
     await this.handle.close().catch(() => {});
     if (this.reader) await (await this.reader.catch(() => undefined))?.close().catch(() => {});
+    clearInterval(this.lostPoll);
     this.lock.release();
   }
 }
