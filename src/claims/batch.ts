@@ -189,7 +189,15 @@ async function sendAll(
   /** Rows whose request is on its way, by line: uncertain if the user stops now. */
   const inFlight = new Set<number>();
 
-  const stopped = () => stopError !== undefined || fatal !== undefined || deps.signal.aborted;
+  /** Another run took the journal: it may send any row this run has not journaled, so no more leave. */
+  const lockLost = () => {
+    if (!journal.lost()) return false;
+    fatal ??= journal.lostError();
+    return true;
+  };
+  const stopped = () => stopError !== undefined || fatal !== undefined || deps.signal.aborted || lockLost();
+  /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
+  const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
   const onStop = () => {
     deps.err(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
   };
@@ -290,7 +298,7 @@ async function sendAll(
         const leaving = new Promise<void>((resolve) => {
           left = resolve;
         });
-        const sending = send(current.plan, current.row, deps, tokenStore, limiter, left);
+        const sending = send(current.plan, current.row, deps, tokenStore, limiter, left, stopSending);
         // The next row is journaled once this one's request leaves, not while it waits for the
         // limiter: a crash leaves at most one journaled, unsent row per worker (uncertain next run).
         await Promise.race([leaving, sending]);
@@ -348,6 +356,7 @@ async function sendAll(
       });
     }
   }
+  lockLost();
   summarize(reporter, deps, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
   if (fatal) throw fatal;
   if (stopError) {

@@ -7,6 +7,8 @@
  */
 import { createReadStream, existsSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { OpcliError, UsageError } from '../errors.js';
 import type { FieldIssue } from '../schemas.js';
 
@@ -206,8 +208,13 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-/** The holder refreshes the lock every second; one untouched for 2 s (proper-lockfile's minimum) belongs to a dead run. */
-const LOCK_STALE_MS = 2_000;
+/**
+ * How long a second run waits for the journal before refusing. A run killed with kill -9 needs no
+ * wait: its lock names its process, and a dead owner's lock is reclaimed at once.
+ */
+const LOCK_WAIT_MS = 5_000;
+/** How often, at most, `record` asks the file system whether the lock is still this run's. */
+const LOST_CHECK_MS = 200;
 
 export class Journal {
   readonly path: string;
@@ -216,20 +223,29 @@ export class Journal {
   private readonly similar: SimilarIndex;
   /** Opened on the first `priorDetail`, to read earlier entries back. */
   private reader?: Promise<FileHandle>;
-  private readonly release: () => Promise<void>;
+  private readonly lock: HeldLock;
+  private lockLost = false;
+  private lockCheckedAt = 0;
+  private readonly lostController = new AbortController();
+  private readonly lostPoll: NodeJS.Timeout;
+  /** Aborted as soon as another run is seen to have taken the lock: no request may leave after. */
+  readonly lostSignal: AbortSignal = this.lostController.signal;
   private pending: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private failure: unknown;
   /** Number of entries read back from earlier runs. */
   readonly priorEntries: number;
 
-  private constructor(path: string, handle: FileHandle, read: ReadJournal, release: () => Promise<void>) {
+  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock) {
     this.path = path;
     this.handle = handle;
     this.prior = read.prior;
     this.similar = read.similar;
     this.priorEntries = read.entries;
-    this.release = release;
+    this.lock = lock;
+    // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
+    this.lostPoll = setInterval(() => this.lost(), LOST_CHECK_MS);
+    this.lostPoll.unref();
   }
 
   /**
@@ -238,36 +254,41 @@ export class Journal {
    * share one lock. A journal in another format or with a damaged line is refused (exit 2).
    */
   static async open(path: string): Promise<Journal> {
-    const { default: lockfile } = await import('proper-lockfile');
-    // The lock target must exist; the journal itself is it.
+    // The journal exists before its lock is taken, so that `path` is a real file beside its lock.
     await (await open(path, 'a', 0o600)).close();
-    let release: () => Promise<void>;
-    try {
-      release = await lockfile.lock(path, {
-        realpath: false,
-        lockfilePath: `${path}.lock`,
-        stale: LOCK_STALE_MS,
-        update: LOCK_STALE_MS / 2,
-        // Long enough to reclaim the lock of a run killed with kill -9 (stale after 2 s).
-        retries: { retries: 25, factor: 1, minTimeout: 200, maxTimeout: 200 },
-      });
-    } catch (error) {
-      throw new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}.`, {
-        hint: 'Wait for it to finish. Two runs on one journal could file a row twice, so opcli refuses.',
-        cause: error,
-      });
-    }
+    const lock = await acquireFileLock(dirname(path), basename(path), {
+      waitMs: LOCK_WAIT_MS,
+      busy: () =>
+        new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}.`, {
+          hint: 'Wait for it to finish. Two runs on one journal could file a row twice, so opcli refuses.',
+        }),
+    });
     try {
       const read = await readJournal(path);
       const handle = await open(path, 'a', 0o600);
       if (read.empty) await handle.write(`${JSON.stringify({ ...JOURNAL_HEADER, created: new Date().toISOString() })}\n`);
       // A torn last line must not swallow the first entry of this run.
       else if (!read.endsWithNewline) await handle.write('\n');
-      return new Journal(path, handle, read, release);
+      return new Journal(path, handle, read, lock);
     } catch (error) {
-      await release().catch(() => {});
+      lock.release();
       throw error;
     }
+  }
+
+  /**
+   * Whether another run took the journal's lock from this one (its lock was removed or replaced).
+   * Asked of the file system at most every LOST_CHECK_MS; once lost, always lost.
+   */
+  lost(): boolean {
+    if (this.lockLost) return true;
+    const now = Date.now();
+    if (now - this.lockCheckedAt >= LOST_CHECK_MS) {
+      this.lockCheckedAt = now;
+      this.lockLost = this.lock.lost();
+      if (this.lockLost) this.lostController.abort();
+    }
+    return this.lockLost;
   }
 
   /** The last outcome an earlier run recorded for a key. */
@@ -327,6 +348,8 @@ export class Journal {
    */
   record(entry: Omit<JournalEntry, 'at' | 'claim'>, claimJson?: string): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    // No row leaves once another run may be reading this journal: it could send the same row.
+    if (entry.status === 'sending' && this.lost()) return Promise.reject(this.lostError());
     const json = JSON.stringify({ ...entry, at: new Date().toISOString() });
     // The claim is already JSON text (its robust form): spliced in, not serialised a second time.
     const text = claimJson ? `${json.slice(0, -1)},"claim":${claimJson}}\n` : `${json}\n`;
@@ -355,13 +378,21 @@ export class Journal {
     this.flushing = null;
   }
 
+  /** The error a run stops with once its lock was taken. */
+  lostError(): OpcliError {
+    return new OpcliError(`The lock on the journal ${this.path} was taken by another run; this run stopped sending.`, {
+      hint: 'Rows not yet sent were not sent. Let the other run finish, then run the same command again: filed rows are skipped.',
+    });
+  }
+
   /** Writes what is queued, closes the file and releases the lock. */
   async close(): Promise<void> {
     while (this.flushing) await this.flushing;
     await this.handle.datasync().catch(() => {});
     await this.handle.close().catch(() => {});
     if (this.reader) await (await this.reader.catch(() => undefined))?.close().catch(() => {});
-    await this.release().catch(() => {});
+    clearInterval(this.lostPoll);
+    this.lock.release();
   }
 }
 

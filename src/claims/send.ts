@@ -63,7 +63,7 @@ function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => voi
 
 /**
  * Sends one planned row, paced by the batch's limiter. `onLeave` is called when the limiter lets
- * the request go. Never throws: a failure is the row's outcome.
+ * the request go; `stopSignal` (Ctrl-C by default) stops a row still waiting for it. Never throws: a failure is the row's outcome.
  */
 export async function send(
   plan: ToSend,
@@ -72,11 +72,12 @@ export async function send(
   tokenStore: string | undefined,
   limiter?: RequestLimiter,
   onLeave?: () => void,
+  stopSignal: AbortSignal = deps.signal,
 ): Promise<SendOutcome> {
   try {
     // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
     const api = await deps.api();
-    const limit = limiter ? rowGate(limiter, deps.signal, onLeave) : undefined;
+    const limit = limiter ? rowGate(limiter, stopSignal, onLeave) : undefined;
     const created = await api.createClaim(plan.claim, { limiter: limit });
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {

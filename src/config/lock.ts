@@ -145,6 +145,13 @@ export interface HeldLock {
   release(): void;
 }
 
+export interface AcquireOptions {
+  /** How long to wait for a live holder before giving up (default LOCK_WAIT_MS). */
+  waitMs?: number;
+  /** The error thrown when a live holder keeps the lock past `waitMs` (default: a generic one). */
+  busy?: () => OpcliError;
+}
+
 /**
  * Takes the cross-process lock `<dir>/<name>.lock` and keeps it until `release()`, for a holder that
  * keeps it longer than one call (`withFileLock` is the usual way). The lock is a folder created
@@ -152,10 +159,11 @@ export interface HeldLock {
  * this machine is gone is reclaimed at once; one from another machine after it has not been touched
  * for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
  */
-export async function acquireFileLock(dir: string, name: string): Promise<HeldLock> {
+export async function acquireFileLock(dir: string, name: string, options: AcquireOptions = {}): Promise<HeldLock> {
   const path = join(dir, `${name}.lock`);
   const me: Owner = { pid: process.pid, host: hostname(), token: newToken() };
-  const deadline = Date.now() + LOCK_WAIT_MS;
+  const waitMs = options.waitMs ?? LOCK_WAIT_MS;
+  const deadline = Date.now() + waitMs;
   for (;;) {
     let seen: Seen | undefined;
     try {
@@ -172,7 +180,8 @@ export async function acquireFileLock(dir: string, name: string): Promise<HeldLo
       throw error instanceof OpcliError ? error : lockError(dir, name, error);
     }
     if (Date.now() >= deadline) {
-      throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${LOCK_WAIT_MS / 1000} s.`, {
+      if (options.busy) throw options.busy();
+      throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${waitMs / 1000} s.`, {
         hint: `Try again in a moment. If no other opcli is running, remove ${path}.`,
       });
     }

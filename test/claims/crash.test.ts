@@ -96,6 +96,62 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
   });
 });
 
+describe('two reruns at once after a kill -9 (built binary)', () => {
+  it("exactly one takes the dead run's journal; the other is refused; every row reaches the service once", async () => {
+    const path = join(dir, 'two-reruns.csv');
+    const total = 1000;
+    writeRows(path, total);
+    const before = sandbox.claims.length;
+    const bodiesBefore = claimBodies(sandbox).length;
+    // Every answer is late: the rerun that proceeds holds the journal longer than the other waits (5 s).
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir };
+    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '4'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (sandbox.claims.length - before >= 100) {
+          clearInterval(timer);
+          child.kill('SIGKILL');
+          resolve();
+        }
+      }, 2);
+      setTimeout(() => {
+        clearInterval(timer);
+        child.kill('SIGKILL');
+        reject(new Error('the batch never got going'));
+      }, 20_000);
+    });
+    expect(await exited).toBe('SIGKILL');
+    const journalPath = `${path}.journal.jsonl`;
+    const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+
+    const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
+    const [a, b] = await Promise.all([runBinary(args, { env: { OPCLI_CONFIG_DIR: dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: dir } })]);
+    sandbox.setFaults([]);
+    const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
+    const proceeded = [a, b].filter((r) => !refused.includes(r));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.code).toBe(1);
+    expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
+    expect(proceeded).toHaveLength(1);
+    // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
+    expect(proceeded[0]?.code).toBe(3);
+    expect(proceeded[0]?.stderr).toContain('Uncertain from an earlier run');
+    const bodies = claimBodies(sandbox).slice(bodiesBefore);
+    expect(duplicates(bodies)).toEqual([]);
+    const received = new Set(bodies.map(rowOf));
+    expect(received.size).toBe(bodies.length);
+    // Each row reached the service once, except rows journaled as in flight that the kill stopped before they left.
+    for (let r = 1; r <= total; r++) if (!received.has(r)) expect(inFlight).toContain(r + 1);
+    expect(received.size).toBeGreaterThanOrEqual(total - inFlight.length);
+  }, 60_000);
+});
+
 describe('Ctrl-C twice (built binary)', () => {
   it('the first prints at once what is in flight; the second prints the summary, lists the uncertain rows and exits 130', async () => {
     const path = join(dir, 'ctrl-c.csv');

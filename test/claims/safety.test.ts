@@ -2,15 +2,16 @@
  * Paths that must never collide, journals that cannot be read, outcomes that say what happened
  * (store mismatch, a request that never left) and Ctrl-C twice.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { COLUMNS, claimBodies, duplicates, results, row, writeCsv, writeRows } from './fixtures.js';
+import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -106,6 +107,49 @@ describe('paths that must never collide', () => {
     expect([c.code, d.code]).toEqual([0, 0]);
     expect(created()).toHaveLength(180);
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
+  }, 30_000);
+});
+
+describe('a run whose journal lock another run takes', () => {
+  it('stops sending at once: rows waiting for the limiter are not_sent, nothing is sent twice, exit 1 naming the journal', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 200);
+    const journal = `${input}.journal.jsonl`;
+    const lock = `${journal}.lock`;
+    // Paced so that rows wait for the limiter when the lock is taken.
+    const running = runOpcli(['claims', 'file', '--from', input, '--rate', '20/s', '--concurrency', '4', '--jsonl'], { env: env() });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setInterval(() => {
+        if (created().length >= 10) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 2);
+      setTimeout(() => {
+        clearInterval(timer);
+        reject(new Error('the batch never got going'));
+      }, 20_000);
+    });
+    // Another run takes the lock (as a broken clock or a stalled reclaim could let it): a new owner record.
+    renameSync(lock, `${lock}.aside`);
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: process.pid, host: hostname(), token: 'another-run' }));
+    const sentAtTake = claimBodies(sandbox).length;
+    const res = await running;
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`The lock on the journal ${journal} was taken by another run; this run stopped sending.`);
+    const bodies = claimBodies(sandbox);
+    expect(duplicates(bodies)).toEqual([]);
+    // Far from all 200 rows went: the run stopped, and rows it had prepared were reported not_sent and not received.
+    expect(bodies.length).toBeLessThan(200);
+    expect(bodies.length).toBeGreaterThanOrEqual(sentAtTake);
+    const rows = results(res.stdout);
+    const notSent = rows.filter((r) => r.status === 'not_sent');
+    expect(notSent.length).toBeGreaterThan(0);
+    const received = new Set(bodies.map(rowOf));
+    for (const r of notSent) expect(received.has(r.line - 1)).toBe(false);
+    // The run did not remove the lock that is not its own.
+    expect(readFileSync(join(lock, 'owner'), 'utf8')).toContain('another-run');
   }, 30_000);
 });
 
