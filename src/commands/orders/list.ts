@@ -75,7 +75,7 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
       let columns: string[] | undefined;
       if (flags.columns) {
         if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
-        columns = (await import('../../orders/list-output.js')).checkOrderColumns(flags.columns);
+        columns = (await import('./list-output.js')).checkOrderColumns(flags.columns);
       }
       const { size, cursor, pageButtons, limit } = flags;
       await run({ size, cursor, pageButtons, all: !!flags.all, limit, format: formats[0], columns, csvRaw: !!flags.csvRaw }, deps);
@@ -85,7 +85,7 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
 /** Lists orders page by page, writing each page as it arrives, then prints the footer on stderr. */
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, resumeCommand }] = await Promise.all([
-    import('../../orders/list-output.js'),
+    import('./list-output.js'),
     import('../../orders/list.js'),
     import('../../text/progress.js'),
     import('../../orders/list-footer.js'),
@@ -99,7 +99,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const started = deps.now();
   const result = await listOrders(
     deps,
-    { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records },
+    { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records, onNotice: (text) => deps.err(text) },
     writer,
     (p) => {
       const seconds = (deps.now() - started) / 1000;
