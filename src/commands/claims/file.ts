@@ -106,6 +106,6 @@ export async function run(opts: FileOptions, deps: Deps): Promise<void> {
     await runBatch({ ...batch, from: opts.from }, deps);
     return;
   }
-  const { runSingle } = await import('../../claims/single.js');
-  await runSingle({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json }, deps);
+  const { fileOne } = await import('./file-single.js');
+  await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json }, deps);
 }
