@@ -1,8 +1,8 @@
 /**
  * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
  * stage once: read (reader.ts) → check and key (plan.ts, identity.ts) → record `sending`
- * (journal.ts) → send (send.ts) → record the outcome → report (report.ts), with the summary
- * (summary.ts) at the end. A small worker pool sends over the one keep-alive HTTP pool; each row is
+ * (journal.ts) → send (send.ts) → record the outcome → report (the verb's BatchView, results.ts), with
+ * the summary at the end. A small worker pool sends over the one keep-alive HTTP pool; each row is
  * journaled before its request leaves, so a rerun files nothing twice and loses nothing.
  */
 import { createReadStream } from 'node:fs';
@@ -14,9 +14,8 @@ import { Journal } from './journal.js';
 import { resolveBatchPaths } from './paths.js';
 import { Planner, storeMismatch, type ToSend } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
-import { BatchReporter } from './report.js';
+import type { BatchReport, BatchView } from './results.js';
 import { type SendOutcome, send } from './send.js';
-import { summarize } from './summary.js';
 import { validateClaim } from './validate.js';
 
 export interface BatchOptions {
@@ -59,8 +58,8 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
   return { lines, endsWithNewline: last === 10 };
 }
 
-/** Runs a batch: validate-only, or send with the journal. */
-export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
+/** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
+export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView): Promise<void> {
   const format = detectFormat(opts.from, opts.format);
   // A batch may be a million rows: memory must stay flat (and under 100 MiB) for any size.
   await (await import('../lean-memory.js')).leanMemory();
@@ -84,7 +83,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
   // An unusable journal is refused before the results file is created.
   const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string);
   try {
-    const reporter = new BatchReporter(deps, source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
+    const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
     if (progress && input.path && format !== 'json') {
       countLines(input.path)
         .then(({ lines, endsWithNewline }) => {
@@ -94,7 +93,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
         .catch(() => {});
     }
     await reporter.start();
-    if (!journal) await validateAll(source.rows, reporter, deps, opts, storeId);
+    if (!journal) await validateAll(source.rows, reporter, deps, view, opts, storeId);
     else {
       const planner = new Planner(journal, {
         keyColumn: opts.key,
@@ -105,7 +104,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
       });
       const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
       reporter.limiter = limiter;
-      await sendAll(opts, source.rows, planner, journal, reporter, deps, storeId, limiter);
+      await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter);
     }
   } finally {
     await journal?.close();
@@ -115,8 +114,9 @@ export async function runBatch(opts: BatchOptions, deps: Deps): Promise<void> {
 
 async function validateAll(
   rows: AsyncGenerator<SourceRow>,
-  reporter: BatchReporter,
+  reporter: BatchReport,
   deps: Deps,
+  view: BatchView,
   opts: BatchOptions,
   tokenStore: string | undefined,
 ): Promise<void> {
@@ -148,7 +148,7 @@ async function validateAll(
   }
   await reporter.finish();
   const c = reporter.counts;
-  deps.err(
+  view.notice(
     `Checked ${c.done.toLocaleString('en-US')} row${c.done === 1 ? '' : 's'}: ${c.valid.toLocaleString('en-US')} valid, ${c.invalid.toLocaleString('en-US')} invalid. Nothing was sent.\n`,
   );
   if (fatal) throw fatal;
@@ -167,15 +167,16 @@ interface Ready {
 
 /**
  * The pipeline of a batch, composed here: read → check and key (Planner) → send → record (Journal)
- * → report (BatchReporter). Each row passes each stage once.
+ * → report (the verb's BatchReport). Each row passes each stage once.
  */
 async function sendAll(
   opts: BatchOptions,
   rows: AsyncGenerator<SourceRow>,
   planner: Planner,
   journal: Journal,
-  reporter: BatchReporter,
+  reporter: BatchReport,
   deps: Deps,
+  view: BatchView,
   tokenStore: string | undefined,
   limiter: RequestLimiter,
 ): Promise<void> {
@@ -199,7 +200,7 @@ async function sendAll(
   /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
   const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
   const onStop = () => {
-    deps.err(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
+    view.notice(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
   };
   if (deps.signal.aborted) onStop();
   else deps.signal.addEventListener('abort', onStop, { once: true });
@@ -322,9 +323,8 @@ async function sendAll(
   let onStopNow: (() => void) | undefined;
   const stoppedNow = new Promise<'now'>((resolve) => {
     onStopNow = () => {
-      summarize(
+      view.summarize(
         reporter,
-        deps,
         journal.path,
         earlierUncertain,
         earlierUncertainCount,
@@ -357,14 +357,14 @@ async function sendAll(
     }
   }
   lockLost();
-  summarize(reporter, deps, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
+  view.summarize(reporter, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
   if (fatal) throw fatal;
   if (stopError) {
     if (stopError instanceof OpcliError) throw stopError;
     throw new OpcliError(`The batch stopped: ${(stopError as Error).message}`);
   }
   if (deps.signal.aborted) {
-    deps.err('Interrupted: no new rows were sent; the rows in flight finished and are in the journal. Run the same command to go on.\n');
+    view.notice('Interrupted: no new rows were sent; the rows in flight finished and are in the journal. Run the same command to go on.\n');
     throw new InterruptedError();
   }
   const c = reporter.counts;

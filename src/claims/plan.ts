@@ -11,7 +11,7 @@ import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { Journal, PriorOutcome } from './journal.js';
 import type { SourceRow } from './reader.js';
-import type { RowResult } from './report.js';
+import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
 
 export interface PlanOptions {

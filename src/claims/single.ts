@@ -1,7 +1,9 @@
-/** One claim from flags, a JSON file or prompts: built, checked with the shared schema, then sent once. */
+/**
+ * One claim from flags, a JSON file or answers: built, checked with the shared schema, then sent
+ * once. No prompt and no print: the verb passes an asker when someone can answer, and renders the result.
+ */
 import type { Deps } from '../deps.js';
 import { isOutcomeUncertain, OpcliError, UsageError, ValidationError } from '../errors.js';
-import { printJson } from '../output.js';
 import type { FieldIssue } from '../schemas.js';
 import { readDataObject } from '../input/data.js';
 import { garbledText } from '../input/issues.js';
@@ -17,8 +19,18 @@ export interface SingleOptions {
   fields: FieldFlags;
   data?: string;
   dryRun: boolean;
-  json: boolean;
 }
+
+/** Asks the person at the terminal for a missing field (the verb's prompter). */
+export interface FieldAsker {
+  select(question: { message: string; choices: { name: string; value: string }[] }): Promise<string>;
+  input(question: { message: string; validate: (text: string) => true | string }): Promise<string>;
+}
+
+/** A dry run's request, or the claim the server filed. */
+export type SingleResult =
+  | { kind: 'dry-run'; url: string; body: unknown }
+  | { kind: 'filed'; payload: Awaited<ReturnType<Awaited<ReturnType<Deps['api']>>['createClaim']>>['payload'] };
 
 const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims template --json` prints one)';
 
@@ -88,8 +100,7 @@ function label(field: ClaimField): string {
 }
 
 /** Asks for each missing field: a select list for enums, inline validation with the field's schema. */
-async function ask(claim: Record<string, unknown>, missing: ClaimField[], deps: Deps): Promise<void> {
-  const prompter = await deps.prompter();
+async function ask(claim: Record<string, unknown>, missing: ClaimField[], prompter: FieldAsker): Promise<void> {
   for (const field of missing) {
     if (field.type === 'enum' && field.values) {
       const value = await prompter.select({ message: `${field.key}:`, choices: field.values.map((v) => ({ name: v, value: v })) });
@@ -112,8 +123,8 @@ async function ask(claim: Record<string, unknown>, missing: ClaimField[], deps: 
   }
 }
 
-/** Files one claim and prints its sourceOrderId (--json: the whole payload). */
-export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> {
+/** Files one claim (or, with dryRun, only builds the request); `asker` is given only when someone can answer. */
+export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldAsker): Promise<SingleResult> {
   const read = opts.data ? await readData(opts.data, deps) : { claim: {}, issues: [] };
   const claim = read.claim;
   // A flag replaces the --data value it names, and what was wrong with that value with it.
@@ -128,13 +139,13 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
   if (claim.storeId === undefined && tokenStore) claim.storeId = tokenStore;
   const missing = missingRequired(claim);
   if (missing.length) {
-    if (!deps.canPrompt()) {
+    if (!asker) {
       throw new UsageError(
         `Missing required field${missing.length > 1 ? 's' : ''}: ${missing.map((f) => `--${f.flag}`).join(', ')}.`,
         'Pass them as flags, put them in --data claim.json, or run on a terminal without --no-input to be asked.',
       );
     }
-    await ask(claim, missing, deps);
+    await ask(claim, missing, asker);
   }
   const checked = validateClaim(claim, readIssues);
   if (!checked.ok) {
@@ -156,10 +167,7 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
       .then((p) => p.baseUrl)
       .catch(() => undefined);
     const url = `${(base ?? '').replace(/\/+$/, '')}/v1/claims/offline`;
-    if (opts.json) printJson(deps, { method: 'POST', url, body: checked.claim });
-    else deps.out(`POST ${url}\ncontent-type: application/json\n\n${JSON.stringify(checked.claim, null, 2)}\n`);
-    deps.err('Dry run: nothing was sent.\n');
-    return;
+    return { kind: 'dry-run', url, body: checked.claim };
   }
   const api = await deps.api();
   let created: Awaited<ReturnType<typeof api.createClaim>>;
@@ -181,9 +189,5 @@ export async function runSingle(opts: SingleOptions, deps: Deps): Promise<void> 
     }
     throw error;
   }
-  if (opts.json) printJson(deps, created.payload);
-  else {
-    deps.out(`${created.payload.sourceOrderId}\n`);
-    deps.err(`Filed the claim; order ${created.payload.sourceOrderId} was created for it.\n`);
-  }
+  return { kind: 'filed', payload: created.payload };
 }

@@ -1,4 +1,5 @@
 /** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
+import { ExitCode, InterruptedError, OpcliError } from '../errors.js';
 import { safeLine } from '../text/safe.js';
 import { type ListResult, pagePosition } from './list.js';
 
@@ -71,4 +72,33 @@ export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cu
   if (opts.csvRaw) argv.push('--csv-raw');
   argv.push('--cursor', cursor);
   return argv.map(quote).join(' ');
+}
+
+/**
+ * A run a failure ended: what fetched was written, so the error names the cursor to resume from
+ * (`resume` builds the command); an interruption gets a notice and exit 130. A failure before
+ * anything was written is passed on as it is.
+ */
+export function stopped(
+  result: ListResult,
+  interrupted: boolean,
+  startCursor: string | undefined,
+  resume: (cursor: string) => string,
+): { notice?: string; error: unknown } {
+  const { written, pages, failure, cursor } = result;
+  if (written === 0 && cursor === startCursor && !interrupted) return { error: failure };
+  const command = cursor ? resume(cursor) : undefined;
+  if (interrupted) return { notice: `Stopped after ${written} orders.${command ? ` Resume with:\n  ${command}\n` : '\n'}`, error: new InterruptedError() };
+  const reason = failure instanceof Error ? failure.message : String(failure);
+  const code = failure instanceof OpcliError && failure.exitCode === ExitCode.auth ? ExitCode.auth : ExitCode.failed;
+  return {
+    error: new OpcliError(`Stopped after ${written} orders in ${pages} pages: ${reason.replace(/\.$/, '')}.`, {
+      exitCode: code,
+      hint: command
+        ? `Everything fetched so far was written. Resume from cursor ${cursor} with:\n  ${command}`
+        : 'Everything fetched so far was written; run the command again.',
+      details: { written, cursor },
+      cause: failure,
+    }),
+  };
 }

@@ -5,9 +5,16 @@
  */
 import type { Deps } from '../deps.js';
 import { InterruptedError } from '../errors.js';
-import type { OrdersPage } from '../schemas.js';
-import type { OrderWriter } from './list-output.js';
+import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { fetchPage } from './pager.js';
+
+/** Where the pages go: the verb's writer (JSON, JSONL, CSV, a table). */
+export interface OrderWriter {
+  /** Writes the orders of one page. */
+  page(orders: OrderRecord[]): Promise<void>;
+  /** Finishes the document (closes the JSON array, prints the table), also after a failure. */
+  end(): Promise<void>;
+}
 
 export interface ListRequest {
   size?: number;
@@ -18,6 +25,8 @@ export interface ListRequest {
   limit?: number;
   /** Whether the writer reads record fields (table, plain, CSV), so records are checked. */
   records: boolean;
+  /** Hears of a page tried again (the verb prints it). */
+  onNotice?: (text: string) => void;
 }
 
 export interface ListProgress {
@@ -48,7 +57,7 @@ export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWrit
     return Math.min(req.size ?? remaining, remaining);
   };
   const request = (at: string | undefined, written: number) => {
-    const p = fetchPage(deps, { size: sizeFor(written), cursor: at, buttonNum: req.pageButtons }, { records: req.records });
+    const p = fetchPage(deps, { size: sizeFor(written), cursor: at, buttonNum: req.pageButtons }, { records: req.records, onNotice: req.onNotice });
     p.catch(() => {}); // awaited below; this only keeps an abandoned prefetch from being "unhandled"
     return p;
   };

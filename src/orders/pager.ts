@@ -67,8 +67,12 @@ export function checkPage(body: unknown, records: boolean): OrdersPage {
   return body as OrdersPage;
 }
 
-/** Fetches one page, with extra rounds for transient failures. */
-export async function fetchPage(deps: Deps, query: PageRequest, options: { records?: boolean; rounds?: number } = {}): Promise<OrdersPage> {
+/** Fetches one page, with extra rounds for transient failures; `onNotice` hears of each round (the verb prints it). */
+export async function fetchPage(
+  deps: Deps,
+  query: PageRequest,
+  options: { records?: boolean; rounds?: number; onNotice?: (text: string) => void } = {},
+): Promise<OrdersPage> {
   const http = await deps.http();
   const q = OrdersQuery.parse(query);
   const rounds = options.rounds ?? PAGE_ROUNDS;
@@ -79,7 +83,7 @@ export async function fetchPage(deps: Deps, query: PageRequest, options: { recor
     } catch (error) {
       if (round >= rounds || !isTransient(error) || deps.signal.aborted) throw error;
       const delay = backoffDelay(round + 3, Math.random);
-      deps.err(`${safeText(error instanceof Error ? error.message : String(error))}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`);
+      options.onNotice?.(`${safeText(error instanceof Error ? error.message : String(error))}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`);
       await deps.sleep(delay, deps.signal);
     }
   }

@@ -26,13 +26,13 @@ export interface FindProgress {
 export async function findOrder(
   deps: Deps,
   sourceOrderId: string,
-  options: { size?: number; onProgress?: (p: FindProgress) => void } = {},
+  options: { size?: number; onProgress?: (p: FindProgress) => void; onNotice?: (text: string) => void } = {},
 ): Promise<{ record?: OrderRecord; checked: number; pages: number }> {
   let cursor: string | undefined;
   let checked = 0;
   let pages = 0;
   for (;;) {
-    const page = await fetchPage(deps, { size: options.size ?? FIND_PAGE_SIZE, cursor }, { records: false });
+    const page = await fetchPage(deps, { size: options.size ?? FIND_PAGE_SIZE, cursor }, { records: false, onNotice: options.onNotice });
     pages++;
     const nodes = (page.edges ?? []).map((e) => e.node as Record<string, unknown>);
     const found = nodes.find((n) => n.sourceOrderId === sourceOrderId);
@@ -128,19 +128,20 @@ export async function planUpdate(
     lookup: boolean;
     pageSize?: number;
     onProgress?: (p: FindProgress) => void;
+    onNotice?: (text: string) => void;
   },
 ): Promise<UpdatePlan> {
   if (input.replace) {
     const body = validateBody(Order, input.given, 'order', input.flagIssues);
     if (!input.lookup) return { body, ignored: [] };
-    const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress });
+    const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress, onNotice: input.onNotice });
     if (!found.record) return { body, ignored: [] };
     const { fields, ignored } = sendableFields(found.record);
     return { body, current: found.record, diff: diffOrder(fields, body), ignored };
   }
   // Refuse bad input before paging through the store.
   const given = validateBody(Order.partial(), input.given, 'order', input.flagIssues);
-  const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress });
+  const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress, onNotice: input.onNotice });
   if (!found.record) {
     throw new OpcliError(
       `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${found.pages} page${found.pages === 1 ? '' : 's'} of the list has that sourceOrderId. Nothing was sent.`,

@@ -105,31 +105,19 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     if (opts.method !== 'GET' || pathOnly.replace(/\/+$/, '') !== '/v1/orders') {
       throw new UsageError('--paginate follows the cursors of GET /v1/orders only.');
     }
-    const { OrdersPage } = await import('../../schemas.js');
-    let cursor = query.cursor;
+    const { orderPages } = await import('../../api/paginate.js');
     const edges: unknown[] = [];
     let last: unknown;
-    for (;;) {
-      const res = await http.request({ method: 'GET', url: opts.path, query: { ...query, cursor }, auth, signal: deps.signal });
-      refuseRedirect('GET', pathOnly, res);
-      // The schema checks the page; what is printed is the answer as it came, unknown fields kept.
-      const checked = OrdersPage.safeParse(res.body);
-      if (!checked.success) {
-        const { OpcliError } = await import('../../errors.js');
-        throw new OpcliError(
-          `GET ${pathOnly} did not answer a page of orders: ${checked.error.issues[0]?.path.join('.')}: ${checked.error.issues[0]?.message}`,
-        );
-      }
-      const page = res.body as { edges?: { node: unknown }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
-      if (opts.include) printHead(deps, res.status, res.headers);
+    for await (const { status, headers, page } of orderPages(http, { path: opts.path, pathOnly, query, auth, signal: deps.signal }, (res) =>
+      refuseRedirect('GET', pathOnly, res),
+    )) {
+      if (opts.include) printHead(deps, status, headers);
       if (opts.jsonl) {
         let chunk = '';
         for (const e of page.edges ?? []) chunk += `${JSON.stringify(e.node)}\n`;
         deps.out(chunk);
       } else edges.push(...(page.edges ?? []));
       last = page;
-      if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor || (page.edges ?? []).length === 0) break;
-      cursor = page.pageInfo.endCursor;
     }
     if (!opts.jsonl) deps.out(`${JSON.stringify({ ...(last as object), edges }, null, 2)}\n`);
     return;

@@ -101,11 +101,11 @@ export function register(group: Command, deps: Deps): void {
 /** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
-    const { runBatch } = await import('../../claims/batch.js');
+    const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
     const { fields: _fields, data: _data, dryRun: _dryRun, ...batch } = opts;
-    await runBatch({ ...batch, from: opts.from }, deps);
+    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps));
     return;
   }
-  const { runSingle } = await import('../../claims/single.js');
-  await runSingle({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json }, deps);
+  const { fileOne } = await import('./file-single.js');
+  await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json }, deps);
 }

@@ -6,13 +6,13 @@ import { runCli } from '../../cli.js';
 import { createDeps, type Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
 import { colors, terminalWidth } from '../../output.js';
-import { displayWidth } from '../../text/width.js';
 import { wrapText } from '../../text/wrap.js';
 import { steps as authSteps, finalSteps as authFinalSteps } from './steps-auth.js';
 import { steps as claimsSteps } from './steps-claims.js';
 import { steps as giftcardSteps } from './steps-giftcard.js';
 import { steps as ordersSteps } from './steps-orders.js';
 import type { TourContext, TourStep } from './tour.js';
+import { followRedirects, quote, tee } from './tour-io.js';
 
 const foundationSteps: TourStep[] = [
   {
@@ -24,25 +24,6 @@ const foundationSteps: TourStep[] = [
     },
   },
 ];
-
-/**
- * Tees a stream: everything written is kept and also passed on; the terminal's width goes with it,
- * and a line wider than the terminal (a long URL, a JSON line) is broken to fit, as the tour is
- * meant to be read on the screen it runs on.
- */
-function tee(target: Writable, sink: (text: string) => void, width: number): Writable {
-  const stream = new Writable({
-    write(chunk, _enc, done) {
-      const text = chunk.toString();
-      sink(text);
-      // Passed on at once, not when the target is done: the tour's own narration goes straight to
-      // the same stream, and a step's last lines must not arrive after it.
-      target.write(fitLines(text, width));
-      done();
-    },
-  });
-  return Object.assign(stream, { columns: (target as { columns?: number }).columns });
-}
 
 /** Runs every tour step against an in-process sandbox with a temporary config folder. */
 export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void> {
@@ -126,30 +107,4 @@ export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void
     if (opts.keep) deps.err(`Config folder kept: ${configDir}\n`);
     else rmSync(configDir, { recursive: true, force: true });
   }
-}
-
-/** GETs a URL and follows redirects by hand (to loopback only), as a browser would. */
-async function followRedirects(start: string): Promise<void> {
-  const { loadUndici } = await import('../../http/undici.js');
-  const { request } = await loadUndici();
-  let url = start;
-  for (let hop = 0; hop < 5; hop++) {
-    const res = await request(url, { method: 'GET' });
-    await res.body.text();
-    const location = res.headers.location;
-    if (res.statusCode < 300 || res.statusCode >= 400 || typeof location !== 'string') return;
-    url = new URL(location, url).toString();
-  }
-}
-
-/** Breaks lines wider than `width` (progress lines, redrawn with \r, are left alone). */
-function fitLines(text: string, width: number): string {
-  return text
-    .split('\n')
-    .map((line) => (line.includes('\r') || displayWidth(line) <= width ? line : wrapText(line, width, { hard: true })))
-    .join('\n');
-}
-
-function quote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ExitCode, InterruptedError, PlainExit, UsageError } from '../../errors.js';
-import type { IssueFlags, IssueOptions } from './issue-input.js';
+import type { IssueFlags, IssueOptions } from './issue-flags.js';
 
-export type { IssueOptions } from './issue-input.js';
+export type { IssueOptions } from './issue-flags.js';
 
 /** Registers `giftcard issue`. */
 export function register(group: Command, deps: Deps): void {
@@ -41,7 +41,7 @@ Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input;
 customer may have been paid twice (read the warning); 130 declined or interrupted: nothing was issued.`,
     )
     .action(async (flags: IssueFlags) => {
-      const { parseFlags } = await import('./issue-input.js');
+      const { parseFlags } = await import('./issue-flags.js');
       await run(await parseFlags(flags), deps);
     });
 }

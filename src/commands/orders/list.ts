@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { ExitCode, InterruptedError, OpcliError, UsageError } from '../../errors.js';
+import { InterruptedError, UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
 import { parseColumnList } from '../../output.js';
 import { textProblem } from '../../text/flag-text.js';
@@ -75,7 +75,7 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
       let columns: string[] | undefined;
       if (flags.columns) {
         if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
-        columns = (await import('../../orders/list-output.js')).checkOrderColumns(flags.columns);
+        columns = (await import('./list-output.js')).checkOrderColumns(flags.columns);
       }
       const { size, cursor, pageButtons, limit } = flags;
       await run({ size, cursor, pageButtons, all: !!flags.all, limit, format: formats[0], columns, csvRaw: !!flags.csvRaw }, deps);
@@ -84,8 +84,8 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
 
 /** Lists orders page by page, writing each page as it arrives, then prints the footer on stderr. */
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
-  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, resumeCommand }] = await Promise.all([
-    import('../../orders/list-output.js'),
+  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, resumeCommand, stopped }] = await Promise.all([
+    import('./list-output.js'),
     import('../../orders/list.js'),
     import('../../text/progress.js'),
     import('../../orders/list-footer.js'),
@@ -99,7 +99,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const started = deps.now();
   const result = await listOrders(
     deps,
-    { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records },
+    { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records, onNotice: (text) => deps.err(text) },
     writer,
     (p) => {
       const seconds = (deps.now() - started) / 1000;
@@ -111,25 +111,13 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   );
   progress?.done();
 
-  const { written, pages, failure, cursor } = result;
-  if (failure !== undefined) {
-    const interrupted = deps.signal.aborted || failure instanceof InterruptedError;
-    if (written === 0 && cursor === opts.cursor && !interrupted) throw failure;
-    const resume = cursor ? resumeCommand(opts, deps.globals.profile, cursor, opts.limit !== undefined ? opts.limit - written : undefined) : undefined;
-    if (interrupted) {
-      deps.err(`Stopped after ${written} orders.${resume ? ` Resume with:\n  ${resume}\n` : '\n'}`);
-      throw new InterruptedError();
-    }
-    const reason = failure instanceof Error ? failure.message : String(failure);
-    const code = failure instanceof OpcliError && failure.exitCode === ExitCode.auth ? ExitCode.auth : ExitCode.failed;
-    throw new OpcliError(`Stopped after ${written} orders in ${pages} pages: ${reason.replace(/\.$/, '')}.`, {
-      exitCode: code,
-      hint: resume
-        ? `Everything fetched so far was written. Resume from cursor ${cursor} with:\n  ${resume}`
-        : 'Everything fetched so far was written; run the command again.',
-      details: { written, cursor },
-      cause: failure,
-    });
+  if (result.failure !== undefined) {
+    const interrupted = deps.signal.aborted || result.failure instanceof InterruptedError;
+    const stop = stopped(result, interrupted, opts.cursor, (at) =>
+      resumeCommand(opts, deps.globals.profile, at, opts.limit !== undefined ? opts.limit - result.written : undefined),
+    );
+    if (stop.notice) deps.err(stop.notice);
+    throw stop.error;
   }
   const lines = footerLines(result, {
     follow,

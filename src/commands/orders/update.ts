@@ -76,7 +76,7 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
     import('../../orders/update.js'),
     import('../../text/progress.js'),
     import('../../api/service.js'),
-    import('../../orders/update-output.js'),
+    import('./update-output.js'),
   ]);
   // The id must be usable in the URL before the store is paged through for it.
   const path = PATHS.order(opts.sourceOrderId);
@@ -94,6 +94,7 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
       pageSize: opts.pageSize,
       onProgress: (p) =>
         progress.update(`Looking for ${opts.sourceOrderId}: ${count(p.checked)}${p.total !== undefined ? ` of ${count(p.total)}` : ''} orders checked`),
+      onNotice: (text) => deps.err(text),
     });
   } finally {
     progress.done();

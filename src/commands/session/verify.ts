@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { ApiError, OpcliError, UsageError } from '../../errors.js';
-import { textProblem } from '../../text/flag-text.js';
+import { UsageError } from '../../errors.js';
 
 export interface VerifyOptions {
   /** The token from the argument; undefined with --stdin. */
@@ -11,9 +10,6 @@ export interface VerifyOptions {
   /** On a 429, wait once for Retry-After and try again. */
   wait: boolean;
 }
-
-/** The spec's advice for a refused session token (Errors table). */
-export const RELOAD_MESSAGE = 'the session token is expired or was already used: ask the merchant to reload the app';
 
 /** Registers `session verify`. */
 export function register(group: Command, deps: Deps): void {
@@ -46,26 +42,6 @@ Exit codes: 0 verified, 1 refused (expired, forged or used) or rate limited, 2 u
     });
 }
 
-/** A JWT in compact form: three base64url parts joined by dots (the signature part may be empty). */
-const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-
-/**
- * Refuses, before anything is sent, a token that cannot be a session token: the spec says the
- * dashboard generates a JWT. A token spent on a malformed request is a verification the merchant
- * must reload the app for; a clear local error tells what went wrong instead.
- */
-function checkTokenShape(token: string): void {
-  const problem = textProblem(token);
-  if (problem)
-    throw new UsageError(`The session token ${problem}; nothing was sent.`, 'Pass the session_token query parameter exactly as the dashboard appended it.');
-  if (!JWT.test(token)) {
-    throw new UsageError(
-      'The session token is not a JWT (three base64url parts joined by dots); nothing was sent.',
-      'Pass the session_token query parameter exactly as the dashboard appended it, not the whole App URL.',
-    );
-  }
-}
-
 /** Verifies the token (endpoint 3) and prints the session context. */
 export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
   let token = opts.token;
@@ -76,42 +52,9 @@ export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
   token = (token ?? '').trim();
   deps.redactor.add(token);
   if (!token) throw new UsageError('The session token is empty.', 'Pass the session_token query parameter the dashboard appended to the App URL.');
+  const { checkTokenShape, verifySession } = await import('../../session/verify.js');
   checkTokenShape(token);
-
-  const [api, { parseRetryAfter }] = await Promise.all([deps.api(), import('../../http/retry.js')]);
-  let context: Awaited<ReturnType<typeof api.verifySession>> | undefined;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      context = await api.verifySession(token, deps.signal);
-      break;
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      if (error.status === 429) {
-        const waitMs = parseRetryAfter(error.headers['retry-after'], deps.now(), 120_000) ?? 60_000;
-        if (opts.wait && attempt === 0) {
-          deps.err(`Session verification is rate limited; waiting ${Math.ceil(waitMs / 1000)}s as the server asks, then trying once more.\n`);
-          await deps.sleep(waitMs, deps.signal);
-          continue;
-        }
-        const at = new Date(deps.now() + waitMs).toISOString().slice(11, 19);
-        throw new OpcliError(`Session verification is rate limited (30 per minute per IP address): try again in ${Math.ceil(waitMs / 1000)}s (at ${at} UTC).`, {
-          hint: opts.wait ? 'Still limited after waiting once; slow down and try again later.' : 'Or pass --wait to wait for it once.',
-          cause: error,
-        });
-      }
-      if (error.status === 401 || error.status === 400) {
-        const said =
-          typeof error.body === 'object' && error.body
-            ? ((error.body as { error_description?: string; message?: string }).error_description ?? (error.body as { message?: string }).message)
-            : undefined;
-        throw new OpcliError(`${RELOAD_MESSAGE[0]?.toUpperCase()}${RELOAD_MESSAGE.slice(1)}.`, {
-          hint: `${said ? `The server said: ${said}. ` : ''}A session token is valid 60 seconds and verifies once; the app should create its own session after the first verification.`,
-          cause: error,
-        });
-      }
-      throw error;
-    }
-  }
+  const context = await verifySession(token, { ...deps, onNotice: (text) => deps.err(text) }, { wait: opts.wait });
   if (opts.json) {
     const { printJson } = await import('../../output.js');
     printJson(deps, context);

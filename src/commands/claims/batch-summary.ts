@@ -1,10 +1,10 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
-import type { Deps } from '../deps.js';
-import type { BatchReporter } from './report.js';
+import type { BatchReport } from '../../claims/results.js';
+import type { Deps } from '../../deps.js';
 
 /** Prints the summary on stderr (and with --json the counts on stdout). `inFlight`: rows whose request had no answer when stopped. */
 export function summarize(
-  reporter: BatchReporter,
+  reporter: BatchReport,
   deps: Deps,
   journalPath: string,
   earlierUncertain: number[],

@@ -1,7 +1,7 @@
 /** What `orders update` shows: the dry run with its per-field diff, and the one-line summary. */
-import type { Deps } from '../deps.js';
-import { safeLine, safeText } from '../text/safe.js';
-import type { FieldChange, UpdatePlan } from './update.js';
+import type { Deps } from '../../deps.js';
+import { safeLine, safeText } from '../../text/safe.js';
+import type { FieldChange, UpdatePlan } from '../../orders/update.js';
 
 function show(value: unknown): string {
   if (value === undefined) return '(none)';

@@ -3,19 +3,13 @@
  * --csv and pipes stream with flat memory; only the terminal table waits for the end to align.
  */
 import { once } from 'node:events';
-import type { Deps } from '../deps.js';
-import { type Column, chooseColumns, csvCell, printTable } from '../output.js';
-import { ORDER_FIELDS, type OrderRecord } from '../schemas.js';
-import { safeLine, safeText } from '../text/safe.js';
+import type { Deps } from '../../deps.js';
+import type { OrderWriter } from '../../orders/list.js';
+import { type Column, chooseColumns, csvCell, printTable } from '../../output.js';
+import { ORDER_FIELDS, type OrderRecord } from '../../schemas.js';
+import { safeLine, safeText } from '../../text/safe.js';
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
-
-export interface OrderWriter {
-  /** Writes the orders of one page. */
-  page(orders: OrderRecord[]): Promise<void>;
-  /** Finishes the document (closes the JSON array, prints the table), also after a failure. */
-  end(): Promise<void>;
-}
 
 /** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */
 async function write(deps: Deps, text: string): Promise<void> {

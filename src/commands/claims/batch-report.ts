@@ -4,46 +4,13 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
-import type { Deps } from '../deps.js';
-import { OpcliError } from '../errors.js';
-import type { RequestLimiter } from '../http/adaptive.js';
-import type { FieldIssue } from '../schemas.js';
-import { safeLine } from '../text/safe.js';
-import { CLAIM_FIELDS, flattenClaim } from './fields.js';
-import type { RowSource, SourceRow } from './reader.js';
-
-/**
- * Final state of a row in this run. `invalid`: refused by the checks, never sent; `held`: looks like
- * (or has the --key of) a claim filed earlier, not sent; `not_sent`: nothing was created, the next
- * run sends it; `rejected`: refused by the API.
- */
-export type RowStatus = 'filed' | 'rejected' | 'invalid' | 'held' | 'uncertain' | 'not_sent' | 'valid';
-
-export interface RowResult {
-  line: number;
-  status: RowStatus;
-  sourceOrderId?: string;
-  error?: string;
-  errors?: FieldIssue[];
-  /** The outcome was recorded by an earlier run; nothing was sent now. */
-  earlier?: boolean;
-}
-
-export interface Counts {
-  filed: number;
-  filedEarlier: number;
-  rejected: number;
-  rejectedEarlier: number;
-  invalid: number;
-  held: number;
-  uncertain: number;
-  uncertainEarlier: number;
-  notSent: number;
-  valid: number;
-  /** Requests sent in this run. */
-  sent: number;
-  done: number;
-}
+import type { BatchReport, Counts, RowResult } from '../../claims/results.js';
+import type { Deps } from '../../deps.js';
+import { OpcliError } from '../../errors.js';
+import type { RequestLimiter } from '../../http/adaptive.js';
+import { safeLine } from '../../text/safe.js';
+import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
+import type { RowSource, SourceRow } from '../../claims/reader.js';
 
 /**
  * Waits until a stream has room again, so a slow reader of stdout holds the batch back. A stream
@@ -88,7 +55,7 @@ function formatDuration(ms: number): string {
  */
 export const MAX_WAITING = 1_000;
 
-export class BatchReporter {
+export class BatchReporter implements BatchReport {
   readonly counts: Counts = {
     filed: 0,
     filedEarlier: 0,

@@ -1,0 +1,37 @@
+/** `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them. */
+import type { Deps } from '../deps.js';
+import { OpcliError } from '../errors.js';
+import { OrdersPage } from '../schemas.js';
+
+/** One page as it came (unknown fields kept), with the answer's status line and headers. */
+export interface RawPageAnswer {
+  status: number;
+  headers: Record<string, string>;
+  page: { edges?: { node: unknown }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+}
+
+/**
+ * Follows endCursor from `query.cursor` to the last page. `check` sees each answer first (the verb
+ * refuses a redirect there); a body that is not a page of orders stops the walk.
+ */
+export async function* orderPages(
+  http: Awaited<ReturnType<Deps['http']>>,
+  req: { path: string; pathOnly: string; query: Record<string, string>; auth: boolean; signal: AbortSignal },
+  check: (res: { status: number; headers: Record<string, string> }) => void,
+): AsyncGenerator<RawPageAnswer> {
+  let cursor = req.query.cursor;
+  for (;;) {
+    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, signal: req.signal });
+    check(res);
+    const checked = OrdersPage.safeParse(res.body);
+    if (!checked.success) {
+      throw new OpcliError(
+        `GET ${req.pathOnly} did not answer a page of orders: ${checked.error.issues[0]?.path.join('.')}: ${checked.error.issues[0]?.message}`,
+      );
+    }
+    const page = res.body as RawPageAnswer['page'];
+    yield { status: res.status, headers: res.headers, page };
+    if (!page.pageInfo.hasNextPage || !page.pageInfo.endCursor || (page.edges ?? []).length === 0) return;
+    cursor = page.pageInfo.endCursor;
+  }
+}

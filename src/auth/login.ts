@@ -1,0 +1,318 @@
+/**
+ * Every way to log in (browser with loopback or a pasted address, two-step, client credentials, a
+ * token on stdin) and storing the result. No prompt and no print: the verb gives this module an
+ * environment with a notice sink and, when someone can answer, a question to ask; it returns what
+ * happened or throws typed errors.
+ */
+import { createServer } from 'node:net';
+import type { StoredToken } from '../config/credentials.js';
+import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
+import type { Deps } from '../deps.js';
+import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
+import { AccessToken } from '../schemas.js';
+import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
+import { type LoginStatus, loginStatus } from './describe.js';
+import { startCallbackServer } from './loopback.js';
+import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
+import { PENDING_TTL_MS, savePending, takePending } from './pending.js';
+import { challengeS256, createState, createVerifier } from './pkce.js';
+
+/** How to log in, as the verb parsed it. */
+export interface LoginRequest {
+  scopes?: string[];
+  port?: number;
+  /** False: only show the link (with `twoStep`, start a two-step login). */
+  browser: boolean;
+  /** With the browser off: save the pending login and return the link instead of waiting. */
+  twoStep: boolean;
+  timeoutMs: number;
+  complete?: string;
+  clientCredentials: boolean;
+  storeId?: string;
+  withToken: boolean;
+}
+
+/** A question the verb puts to the person at the terminal; rejects when `signal` withdraws it. */
+export interface RedirectQuestion {
+  message: string;
+  validate: (value: string) => true | string;
+  signal: AbortSignal;
+}
+
+/** What a login needs from the outside world. */
+export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'sleep' | 'signal' | 'configDir' | 'openBrowser'> {
+  profile: ResolvedProfile;
+  stdinIsTTY: boolean;
+  readStdin(): Promise<string>;
+  /** A line for the person (the verb writes it to stderr). */
+  notice(text: string): void;
+  /** Present only when someone can answer: asks for the address the browser ended on. */
+  askRedirect?: (question: RedirectQuestion) => Promise<string>;
+}
+
+/** Step one of a two-step login, as printed for scripts. */
+export interface TwoStepStart {
+  authorize_url: string;
+  redirect_uri: string;
+  profile: string;
+  scopes: string[];
+  expires_at: string;
+  complete_command: string;
+}
+
+export type LoginResult = { kind: 'two-step'; start: TwoStepStart } | { kind: 'logged-in'; status: LoginStatus };
+
+/** Logs in the way the request says and stores the token. */
+export async function login(req: LoginRequest, env: LoginEnv): Promise<LoginResult> {
+  if (req.withToken) return loginWithToken(env);
+  if (req.clientCredentials) return loginClientCredentials(env, req);
+  if (req.complete !== undefined) return completeTwoStep(env, req.complete);
+  return browserLogin(env, req);
+}
+
+function client(env: LoginEnv) {
+  const c = requireClient(env.profile);
+  env.redactor.add(c.clientSecret);
+  return c;
+}
+
+/** The authorization request's URL (RFC 6749 4.1.1 with RFC 7636 S256). */
+function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: string, scopes: string[], challenge: string, state: string): string {
+  if (!profile.authorizeUrl) {
+    throw new UsageError(
+      `Profile "${profile.name}" has no base URL, so there is no consent page to open.`,
+      'Run `opcli config set base-url https://…` (or `opcli config set authorize-url …`).',
+    );
+  }
+  const url = new URL(profile.authorizeUrl);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', clientId);
+  url.searchParams.set('redirect_uri', redirectUri);
+  if (scopes.length > 0) url.searchParams.set('scope', scopes.join(' '));
+  url.searchParams.set('state', state);
+  url.searchParams.set('code_challenge', challenge);
+  url.searchParams.set('code_challenge_method', 'S256');
+  return url.toString();
+}
+
+async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResult> {
+  const { profile } = env;
+  const { clientId } = client(env);
+  const scopes = req.scopes ?? (profile.scopes.length > 0 ? profile.scopes : [...DEFAULT_SCOPES]);
+  const verifier = createVerifier();
+  const state = createState();
+  env.redactor.add(verifier);
+  const challenge = challengeS256(verifier);
+
+  if (!req.browser && req.twoStep) return startTwoStep(env, req, { clientId, scopes, verifier, state, challenge });
+
+  const server = await startCallbackServer<string>({
+    port: req.port,
+    judge: (url) => {
+      try {
+        return { ok: true, value: codeFromRedirect(url, state) };
+      } catch (error) {
+        // A wrong or missing state is not this login's redirect (a stray or forged request): it gets
+        // an error page and the login keeps waiting for the real one.
+        return { ok: false, error: error as Error, keepWaiting: error instanceof StateMismatchError };
+      }
+    },
+    onIgnored: () => env.notice('Ignored a request to the callback whose state does not match this login (a stray or forged link); still waiting.\n'),
+  });
+  const stop = new AbortController();
+  const signal = AbortSignal.any([stop.signal, env.signal]);
+  let code: string;
+  try {
+    const url = authorizeUrl(profile, clientId, server.redirectUri, scopes, challenge, state);
+    env.notice(`Open this link in a browser to log in${profile.name === 'default' ? '' : ` (profile "${profile.name}")`}:\n\n  ${url}\n\n`);
+    env.notice(`Waiting for the browser's redirect to ${server.redirectUri} (up to ${seconds(req.timeoutMs)}; Ctrl-C to stop).\n`);
+    const waits: Promise<string>[] = [
+      server.outcome.then((o) => {
+        if (!o.ok) throw o.error;
+        return o.value;
+      }),
+      env.sleep(req.timeoutMs, signal).then(() => {
+        throw new AuthError(
+          `No answer from the browser within ${seconds(req.timeoutMs)}; the login was stopped.`,
+          'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
+        );
+      }),
+    ];
+    const ask = env.askRedirect;
+    if (ask) {
+      // Over SSH the browser cannot reach this machine's loopback port: the user pastes the address instead.
+      waits.push(
+        ask({
+          message: 'Or paste the full address the browser ends on:',
+          signal,
+          validate: (value) => {
+            try {
+              codeFromRedirect(parsePastedRedirect(value), state);
+              return true;
+            } catch (error) {
+              // A refusal the server put in the redirect (access_denied, …) ends the login below.
+              if (error instanceof AuthError && !(error instanceof StateMismatchError)) return true;
+              return (error as Error).message;
+            }
+          },
+        })
+          .then((pasted) => codeFromRedirect(parsePastedRedirect(pasted), state))
+          .catch((error) => {
+            // A withdrawn prompt (the callback came first) is not an error; wait for the winner.
+            if (signal.aborted) return new Promise<string>(() => {});
+            // Ctrl-C at the prompt arrives here as "Cancelled." (src/prompter.ts).
+            throw error;
+          }),
+      );
+    }
+    if (req.browser) {
+      env.openBrowser(url).catch((error) => {
+        const next = ask
+          ? 'open the link above on any device, then paste the address it ends on below'
+          : 'open the link above yourself (or use `opcli auth login --no-browser --json` and `--complete` for a two-step login)';
+        env.notice(`No browser was opened: ${(error as Error).message}. ${next[0]?.toUpperCase()}${next.slice(1)}.\n`);
+      });
+    }
+    code = await Promise.race(waits);
+  } finally {
+    stop.abort();
+    await server.close();
+  }
+  env.redactor.add(code);
+  return exchangeCode(env, code, server.redirectUri, verifier);
+}
+
+/** Step one of the two-step login: keeps the verifier and state (0600, 10 minutes) and returns the link. */
+async function startTwoStep(
+  env: LoginEnv,
+  req: LoginRequest,
+  p: { clientId: string; scopes: string[]; verifier: string; state: string; challenge: string },
+): Promise<LoginResult> {
+  const { profile } = env;
+  const port = req.port ?? (await freePort());
+  const redirectUri = `http://127.0.0.1:${port}/callback`;
+  const url = authorizeUrl(profile, p.clientId, redirectUri, p.scopes, p.challenge, p.state);
+  const now = env.now();
+  const expiresAt = now + PENDING_TTL_MS;
+  savePending(env.configDir(), { profile: profile.name, state: p.state, verifier: p.verifier, redirectUri, scopes: p.scopes, createdAt: now, expiresAt });
+  return {
+    kind: 'two-step',
+    start: {
+      authorize_url: url,
+      redirect_uri: redirectUri,
+      profile: profile.name,
+      scopes: p.scopes,
+      expires_at: new Date(expiresAt).toISOString(),
+      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete '<the URL the browser ends on>'`,
+    },
+  };
+}
+
+/** Step two: checks the pasted redirect against the kept state and exchanges the code. */
+async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginResult> {
+  client(env);
+  const url = parsePastedRedirect(redirect);
+  const pending = takePending(env.configDir(), env.profile.name, env.now());
+  env.redactor.add(pending.verifier);
+  const code = codeFromRedirect(url, pending.state);
+  env.redactor.add(code);
+  return exchangeCode(env, code, pending.redirectUri, pending.verifier);
+}
+
+/** Endpoint 1 with the authorization_code grant: the same redirect_uri, the PKCE verifier, no Authorization header. */
+async function exchangeCode(env: LoginEnv, code: string, redirectUri: string, verifier: string): Promise<LoginResult> {
+  const { clientId, clientSecret } = client(env);
+  const oauth = oauthEndpoints(await env.http(), env.profile.baseUrl);
+  const started = env.now();
+  let token: StoredToken;
+  try {
+    const response = await oauth.token(
+      { grant_type: 'authorization_code', client_id: clientId, client_secret: clientSecret, code, redirect_uri: redirectUri, code_verifier: verifier },
+      env.signal,
+    );
+    token = toStoredToken(response, 'authorization_code', started, env.profile.storeId);
+  } catch (error) {
+    throw tokenRefusal(error, env.profile, 'Exchanging the authorization code');
+  }
+  return saveToken(env, token);
+}
+
+async function loginClientCredentials(env: LoginEnv, req: LoginRequest): Promise<LoginResult> {
+  const { profile } = env;
+  const storeId = req.storeId ?? profile.storeId;
+  if (!storeId)
+    throw new UsageError('--client-credentials needs the store to log in to.', 'Pass --store-id <id>, or set it once with `opcli config set store-id <id>`.');
+  const { clientId, clientSecret } = client(env);
+  const oauth = oauthEndpoints(await env.http(), profile.baseUrl);
+  const started = env.now();
+  let token: StoredToken;
+  try {
+    const response = await oauth.token(
+      {
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+        store_id: storeId,
+        ...(req.scopes ? { scopes: req.scopes } : {}),
+      },
+      env.signal,
+    );
+    token = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: req.scopes };
+  } catch (error) {
+    if (error instanceof ApiError && /not installed/i.test(oauthDescription(error))) {
+      throw new AuthError(
+        `The app is not installed on store ${storeId}, so it cannot log in there with client credentials (the server said: ${oauthDescription(error)}).`,
+        'A merchant must install the app on that store first; or pass the id of a store where it is installed with --store-id.',
+      );
+    }
+    throw tokenRefusal(error, profile, `The client-credentials grant for store ${storeId}`);
+  }
+  return saveToken(env, token);
+}
+
+async function loginWithToken(env: LoginEnv): Promise<LoginResult> {
+  if (env.stdinIsTTY) {
+    throw new UsageError(
+      '--with-token reads the token from standard input, which is a terminal here.',
+      'Pipe it in: `printf %s "$TOKEN" | opcli auth login --with-token`.',
+    );
+  }
+  const raw = (await env.readStdin()).trim();
+  env.redactor.add(raw);
+  // CHOICE (docs/spec-choices.md#pasted-tokens): only an access token is stored, so a pasted secret is refused.
+  if (!raw) throw new ValidationError('No token arrived on standard input.', [{ path: 'stdin', message: 'expected an access token (svc_at_…)' }]);
+  if (/\s/.test(raw) || !AccessToken.safeParse(raw).success) {
+    throw new ValidationError('What arrived on standard input is not an access token.', [
+      { path: 'stdin', message: 'expected one access token starting with svc_at_' },
+    ]);
+  }
+  return saveToken(env, { accessToken: raw, scopes: [], grant: 'token', storeId: env.profile.storeId, obtainedAt: env.now() });
+}
+
+/** Stores a new login under the credentials lock and returns its status. */
+async function saveToken(env: LoginEnv, token: StoredToken): Promise<LoginResult> {
+  env.redactor.add(token.accessToken);
+  env.redactor.add(token.refreshToken);
+  const store = await env.credentials();
+  await store.update(env.profile.name, (cur) => ({ ...cur, token }));
+  return { kind: 'logged-in', status: loginStatus({ ...env.profile, envToken: undefined }, token, env.now()) };
+}
+
+/** A port that was free a moment ago, for the two-step redirect URI (nothing listens on it later). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** "300 seconds", "0.3 seconds". */
+function seconds(ms: number): string {
+  const s = ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10;
+  return `${s} second${s === 1 ? '' : 's'}`;
+}

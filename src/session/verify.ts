@@ -1,0 +1,74 @@
+/**
+ * Endpoint 3, session verification: the token's shape checked before anything is sent, one wait
+ * for Retry-After when asked, the spec's advice for a refused token. No print: `onNotice` is the verb's.
+ */
+import type { Deps } from '../deps.js';
+import { ApiError, OpcliError, UsageError } from '../errors.js';
+import { parseRetryAfter } from '../http/retry.js';
+import { textProblem } from '../text/flag-text.js';
+
+/** The spec's advice for a refused session token (Errors table). */
+export const RELOAD_MESSAGE = 'the session token is expired or was already used: ask the merchant to reload the app';
+
+/** A JWT in compact form: three base64url parts joined by dots (the signature part may be empty). */
+const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * Refuses, before anything is sent, a token that cannot be a session token: the spec says the
+ * dashboard generates a JWT. A token spent on a malformed request is a verification the merchant
+ * must reload the app for; a clear local error tells what went wrong instead.
+ */
+export function checkTokenShape(token: string): void {
+  const problem = textProblem(token);
+  if (problem)
+    throw new UsageError(`The session token ${problem}; nothing was sent.`, 'Pass the session_token query parameter exactly as the dashboard appended it.');
+  if (!JWT.test(token)) {
+    throw new UsageError(
+      'The session token is not a JWT (three base64url parts joined by dots); nothing was sent.',
+      'Pass the session_token query parameter exactly as the dashboard appended it, not the whole App URL.',
+    );
+  }
+}
+
+/** Verifies a token once (or, with `wait`, once more after a 429's Retry-After) and returns the session context. */
+export async function verifySession(
+  token: string,
+  env: Pick<Deps, 'api' | 'now' | 'sleep' | 'signal'> & { onNotice: (text: string) => void },
+  opts: { wait: boolean },
+) {
+  const api = await env.api();
+  let context: Awaited<ReturnType<typeof api.verifySession>> | undefined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      context = await api.verifySession(token, env.signal);
+      break;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status === 429) {
+        const waitMs = parseRetryAfter(error.headers['retry-after'], env.now(), 120_000) ?? 60_000;
+        if (opts.wait && attempt === 0) {
+          env.onNotice(`Session verification is rate limited; waiting ${Math.ceil(waitMs / 1000)}s as the server asks, then trying once more.\n`);
+          await env.sleep(waitMs, env.signal);
+          continue;
+        }
+        const at = new Date(env.now() + waitMs).toISOString().slice(11, 19);
+        throw new OpcliError(`Session verification is rate limited (30 per minute per IP address): try again in ${Math.ceil(waitMs / 1000)}s (at ${at} UTC).`, {
+          hint: opts.wait ? 'Still limited after waiting once; slow down and try again later.' : 'Or pass --wait to wait for it once.',
+          cause: error,
+        });
+      }
+      if (error.status === 401 || error.status === 400) {
+        const said =
+          typeof error.body === 'object' && error.body
+            ? ((error.body as { error_description?: string; message?: string }).error_description ?? (error.body as { message?: string }).message)
+            : undefined;
+        throw new OpcliError(`${RELOAD_MESSAGE[0]?.toUpperCase()}${RELOAD_MESSAGE.slice(1)}.`, {
+          hint: `${said ? `The server said: ${said}. ` : ''}A session token is valid 60 seconds and verifies once; the app should create its own session after the first verification.`,
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+  return context;
+}
