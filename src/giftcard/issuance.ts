@@ -22,17 +22,8 @@ import { blockingIssuances, type Issuance, issuanceKey, type Ledger } from './le
 import { DEFAULT_CURRENCY, formatCents, formatMoney } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
 
-/** What a person or a script asked for, after parsing. */
-export interface IssueInput {
-  issuance: string;
-  claimId?: string;
-  orderNumber: string;
-  bonus: boolean;
-  amountCents: number;
-  email: string;
-  name: string;
-  customerId?: string;
-}
+/** What a person or a script asked for, after parsing: the chain's request before the profile names its currency. */
+export type IssueInput = Omit<CreditRequest, 'currency'>;
 
 /** The profile facts an issuance needs. */
 export interface IssueProfile {

@@ -251,46 +251,25 @@ export class ProviderClient {
   }
 
   /** POST /v2/gift-cards/issue/: a new card. Never retried. */
-  async issue(body: GiftCardIssueRequest): Promise<GiftCard> {
-    try {
-      const res = await this.http.request(
-        {
-          method: 'POST',
-          url: this.issueUrl(),
-          headers: this.headers(),
-          json: body,
-          auth: false,
-          retry: 'never',
-          signal: this.signal,
-          timeoutMs: this.timeoutMs,
-        },
-        GiftCard,
-      );
-      return res.body;
-    } catch (error) {
-      throw explain('Creating the gift card', error);
-    }
+  issue(body: GiftCardIssueRequest): Promise<GiftCard> {
+    return this.moveMoney('POST', this.issueUrl(), body, 'Creating the gift card');
   }
 
   /** PUT /v2/gift-cards/{id}: adds to a card's balance. Never retried (not idempotent in effect). */
-  async topUp(giftCardId: string, body: GiftCardTopUpRequest): Promise<GiftCard> {
+  topUp(giftCardId: string, body: GiftCardTopUpRequest): Promise<GiftCard> {
+    return this.moveMoney('PUT', this.topUpUrl(giftCardId), body, `Adding credit to gift card ${giftCardId}`);
+  }
+
+  /** A call that moves money: the credit API's token, never retried, a refusal explained as `what`. */
+  private async moveMoney(method: 'POST' | 'PUT', url: string, body: GiftCardIssueRequest | GiftCardTopUpRequest, what: string): Promise<GiftCard> {
     try {
       const res = await this.http.request(
-        {
-          method: 'PUT',
-          url: this.topUpUrl(giftCardId),
-          headers: this.headers(),
-          json: body,
-          auth: false,
-          retry: 'never',
-          signal: this.signal,
-          timeoutMs: this.timeoutMs,
-        },
+        { method, url, headers: this.headers(), json: body, auth: false, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
         GiftCard,
       );
       return res.body;
     } catch (error) {
-      throw explain(`Adding credit to gift card ${giftCardId}`, error);
+      throw explain(what, error);
     }
   }
 
