@@ -7,34 +7,14 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { duplicates, results, rowOf, writeRows } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli } from '../helpers.js';
+import { duplicates, results, rowOf, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-let claimsBefore = 0;
-const created = () => sandbox.claims.slice(claimsBefore);
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  sandbox.resetLog();
-  sandbox.setFaults([]);
-  sandbox.configure({ rateLimit: null, latencyMs: 0 });
-  claimsBefore = sandbox.claims.length;
-});
-afterEach(() => cleanup());
-
-const env = (extra: Record<string, string> = {}) => ({ OPCLI_CONFIG_DIR: dir, ...extra });
+const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s), { reset: (s) => s.configure({ rateLimit: null, latencyMs: 0 }) });
 
 /** The claim requests the sandbox received, in arrival order. */
 const claimRequests = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline');

@@ -1,34 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { claimBodies, COLUMNS, duplicates, journalByLine, results, row, rowOf, writeCsv, writeRows } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli } from '../helpers.js';
+import { claimBodies, COLUMNS, duplicates, journalByLine, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-let claimsBefore = 0;
-/** Claims the sandbox created during this test. */
-const created = () => sandbox.claims.slice(claimsBefore);
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  sandbox.resetLog();
-  sandbox.setFaults([]);
-  claimsBefore = sandbox.claims.length;
-});
-afterEach(() => cleanup());
-
-const env = () => ({ OPCLI_CONFIG_DIR: dir });
+const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s));
 
 describe('claims file --from (CSV)', () => {
   it('reads quoted commas and newlines, a BOM, CRLF and an empty signature, and reports each row at its own line', async () => {

@@ -1,7 +1,9 @@
 /** Shared fixtures of the claims tests: claim rows, CSV files, and the claims a sandbox received. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { sandboxProfile, tempConfigDir } from '../helpers.js';
 
 export const COLUMNS = [
   'customer.email',
@@ -111,4 +113,39 @@ export function journalByLine(path: string): Map<number, { status: string; sourc
     }
   }
   return out;
+}
+
+/**
+ * The set-up every batch test file shares: one sandbox for the file, and per test a fresh config
+ * folder with a logged-in profile, an empty request log and no faults. `bind` hands the file its
+ * `sandbox` and `dir`; `reset` undoes per-test sandbox settings the file changes.
+ */
+export function claimsSuite(bind: (s: { sandbox: Sandbox; dir: string }) => void, options: { reset?: (sandbox: Sandbox) => void } = {}) {
+  let sandbox: Sandbox;
+  let dir = '';
+  let cleanup = () => {};
+  let claimsBefore = 0;
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    bind({ sandbox, dir });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+  });
+  beforeEach(async () => {
+    ({ dir, cleanup } = tempConfigDir());
+    await sandboxProfile(sandbox, dir);
+    sandbox.resetLog();
+    sandbox.setFaults([]);
+    options.reset?.(sandbox);
+    claimsBefore = sandbox.claims.length;
+    bind({ sandbox, dir });
+  });
+  afterEach(() => cleanup());
+  return {
+    /** Claims the sandbox created during this test. */
+    created: () => sandbox.claims.slice(claimsBefore),
+    /** The environment of a run against this test's config folder. */
+    env: (extra: Record<string, string> = {}) => ({ OPCLI_CONFIG_DIR: dir, ...extra }),
+  };
 }

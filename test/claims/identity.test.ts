@@ -6,35 +6,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
 import { contentHash, robustText } from '../../src/claims/identity.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv } from './fixtures.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli } from '../helpers.js';
+import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-let claimsBefore = 0;
-const created = () => sandbox.claims.slice(claimsBefore);
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  sandbox.resetLog();
-  sandbox.setFaults([]);
-  claimsBefore = sandbox.claims.length;
-});
-afterEach(() => cleanup());
-
-const env = () => ({ OPCLI_CONFIG_DIR: dir });
+const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s));
 
 /** Rows of the file as they are written: cells by column. */
 type Rows = Record<string, string>[];

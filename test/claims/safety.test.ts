@@ -8,33 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, tempConfigDir } from '../helpers.js';
+import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-let claimsBefore = 0;
-const created = () => sandbox.claims.slice(claimsBefore);
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  sandbox.resetLog();
-  sandbox.setFaults([]);
-  claimsBefore = sandbox.claims.length;
-});
-afterEach(() => cleanup());
-
-const env = () => ({ OPCLI_CONFIG_DIR: dir });
+const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s));
 
 describe('paths that must never collide', () => {
   it('--out, --journal and the input being one file (by any name) is exit 2, nothing sent, nothing overwritten', async () => {
