@@ -350,6 +350,7 @@ describe('numbers and the progress line', () => {
     writeCsv(path, [row(1), row(2, { 'item.price': 'x' }), row(3, { 'item.price': '1e2' })]);
     const res = await runOpcli(['claims', 'file', '--from', path], { env: env(), tty: true });
     expect(res.code).toBe(3);
-    expect(res.stderr).toMatch(/3\/~?3 rows · 1 filed · 0 rejected · 2 invalid · 0 uncertain/);
+    // The total comes from a line count in the background: a short run may finish before it (3/?).
+    expect(res.stderr).toMatch(/3\/(~?3|\?) rows · 1 filed · 0 rejected · 2 invalid · 0 uncertain/);
   });
 });
