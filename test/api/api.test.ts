@@ -169,6 +169,38 @@ describe('opcli api: the path stays below the base URL (F9)', () => {
   });
 });
 
+describe('opcli api --include', () => {
+  test('the head of each answer goes to stderr: a success, every page, an error (with its body on stdout) and a redirect', async () => {
+    const heads = (stderr: string) => stderr.split('\n\n').filter((b) => b.startsWith('HTTP '));
+    const ok = await runOpcli(['api', 'GET', '/v1/orders', '--query', 'size=1', '-i'], { env });
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(/^HTTP 200\n(.+\n)*content-type: application\/json.*\n(.+\n)*\n$/);
+    expect(heads(ok.stderr)).toHaveLength(1);
+    expect(JSON.parse(ok.stdout).edges).toHaveLength(1);
+
+    const pages = await runOpcli(['api', 'GET', '/v1/orders', '--paginate', '--jsonl', '--query', 'size=20', '--include'], { env });
+    expect(pages.code).toBe(0);
+    expect(heads(pages.stderr)).toHaveLength(3);
+    expect(pages.stdout.trim().split('\n')).toHaveLength(45);
+
+    const missing = await runOpcli(['api', 'GET', '/v1/nothing-here', '--include'], { env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^HTTP 404\n(.+\n)*\nError: /);
+    expect(missing.stdout).not.toBe('');
+
+    const { scriptedServer } = await import('../orders/scripted.js');
+    const server = await scriptedServer([{ status: 302, body: '', headers: { location: '/v9/x' } }]);
+    try {
+      const moved = await runOpcli(['api', 'GET', '/v1/moved', '--include'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      expect(moved.code).toBe(1);
+      expect(moved.stderr).toMatch(/^HTTP 302\n(.+\n)*location: \/v9\/x\n(.+\n)*\nError: GET \/v1\/moved answered 302/);
+      expect(moved.stdout).toBe('');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('opcli api: a redirect is not success', () => {
   test.each([
     [301, { location: 'https://elsewhere.example/v1/orders' }, 'answered 301 (a redirect to https://elsewhere.example/v1/orders)'],
