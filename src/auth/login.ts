@@ -19,13 +19,17 @@ import { challengeS256, createState, createVerifier } from './pkce.js';
 
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
+  /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */
   scopes?: string[];
+  /** Pin the loopback port (apps registered with a fixed redirect URI). */
   port?: number;
-  /** False: only show the link (with `twoStep`, start a two-step login). */
+  /** False (--no-browser): only show the link (with `twoStep`, start a two-step login). */
   browser: boolean;
   /** With the browser off: save the pending login and return the link instead of waiting. */
   twoStep: boolean;
+  /** How long to wait for the browser, in milliseconds. */
   timeoutMs: number;
+  /** The redirect URL that finishes a two-step login. */
   complete?: string;
   clientCredentials: boolean;
   storeId?: string;
