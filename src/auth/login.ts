@@ -13,7 +13,7 @@ import { AccessToken } from '../schemas.js';
 import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from './loopback.js';
-import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
+import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 import { PENDING_TTL_MS, savePending, takePending } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
 
@@ -225,9 +225,7 @@ async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginRe
 
 /** Endpoint 1 with the authorization_code grant: the same redirect_uri, the PKCE verifier, no Authorization header. */
 async function exchangeCode(env: LoginEnv, code: string, redirectUri: string, verifier: string): Promise<LoginResult> {
-  const { clientId, clientSecret } = client(env);
-  const oauth = oauthEndpoints(await env.http(), env.profile.baseUrl);
-  const started = env.now();
+  const { clientId, clientSecret, oauth, started } = await tokenClient(env, env.profile);
   let token: StoredToken;
   try {
     const response = await oauth.token(
@@ -246,9 +244,7 @@ async function loginClientCredentials(env: LoginEnv, req: LoginRequest): Promise
   const storeId = req.storeId ?? profile.storeId;
   if (!storeId)
     throw new UsageError('--client-credentials needs the store to log in to.', 'Pass --store-id <id>, or set it once with `opcli config set store-id <id>`.');
-  const { clientId, clientSecret } = client(env);
-  const oauth = oauthEndpoints(await env.http(), profile.baseUrl);
-  const started = env.now();
+  const { clientId, clientSecret, oauth, started } = await tokenClient(env, profile);
   let token: StoredToken;
   try {
     const response = await oauth.token(
