@@ -1,29 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runOpcli, sandboxProfile } from '../helpers.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 let accessToken: string | undefined;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 45 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  ({ accessToken } = await sandboxProfile(sandbox, dir));
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env, accessToken } = s), { sandbox: { orders: 45 } });
 
 describe('opcli api', () => {
   test('GET with --query prints the JSON answer, authenticated', async () => {
