@@ -33,7 +33,7 @@ The client secret and provider token stay (remove them with \`opcli config unset
 /** Logs out the active profile, or every profile. */
 export async function run(opts: LogoutOptions, deps: Deps): Promise<void> {
   const { logout, profileLabel } = await import('../../auth/logout.js');
-  const profiles = opts.all ? await (await import('./status.js')).allProfiles(deps) : [await deps.profile()];
+  const profiles = opts.all ? await (await import('../../auth/status.js')).allProfiles(deps) : [await deps.profile()];
   const results: LogoutResult[] = [];
   for (const profile of profiles) {
     const result = await logout(profile, { ...deps, warn: (message) => deps.err(`Warning: ${message}\n`) });
