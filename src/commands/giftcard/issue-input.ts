@@ -5,6 +5,7 @@
  */
 import type { Deps } from '../../deps.js';
 import { UsageError, ValidationError } from '../../errors.js';
+import type { TypedFields } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
 import { answerProblem, type IssueFields } from './issue-flags.js';
 
@@ -19,7 +20,7 @@ export async function completeFields(
   fields: IssueFields,
   deps: Deps,
   currency: string,
-): Promise<Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields> {
+): Promise<TypedFields> {
   const [{ z }, { parseAmount }] = await Promise.all([import('zod'), import('../../giftcard/money.js')]);
   const isEmail = (v: string) => z.email().safeParse(v.trim()).success;
   const f = { ...fields };
@@ -70,7 +71,7 @@ export async function completeFields(
     ]);
   }
   f.email = await checkEmailDomain(email, deps, (v) => emailProblem(v, isEmail));
-  return f as Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields;
+  return f as TypedFields;
 }
 
 /** Asks about (terminal) or warns about (script) an e-mail domain that looks misspelt. */
