@@ -91,6 +91,19 @@ describe('opcli api', () => {
     expect(sandbox.requests[0]?.headers.authorization).toBeUndefined();
   });
 
+  test('the token endpoints get no Authorization header however the path is written; others do', async () => {
+    for (const path of ['/v1/oauth/token', '/v1/oauth/revoke/', '/v1/oauth/session/verify?probe=1', '/v1/orders/?size=1']) {
+      await runOpcli(['api', 'POST', path, '--data', '{}'], { env });
+    }
+    expect(sandbox.requests.map((q) => [q.path, q.headers.authorization === `Bearer ${accessToken}`])).toEqual([
+      ['/v1/oauth/token', false],
+      ['/v1/oauth/revoke/', false],
+      ['/v1/oauth/session/verify', false],
+      ['/v1/orders/', true],
+    ]);
+    expect(sandbox.requests.slice(0, 3).every((q) => q.headers.authorization === undefined)).toBe(true);
+  });
+
   test('bad arguments are usage errors and send nothing', async () => {
     for (const argv of [
       ['api', 'FETCH', '/v1/orders'],
