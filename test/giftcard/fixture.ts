@@ -57,7 +57,7 @@ export function ledgerLines(dir: string): Record<string, unknown>[] {
 /**
  * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the sandbox (trigger
  * delays, fault latency, token expiry) and opcli's waits run on one manual clock that opcli's sleeps
- * move forward: no real waiting.
+ * move forward: no real waiting. The file's giftcardSuite() closes it after the test.
  */
 export async function fixture(options: SandboxOptions & { fakeClock?: boolean } = {}): Promise<Fixture> {
   const { fakeClock, ...sandboxOptions } = options;
