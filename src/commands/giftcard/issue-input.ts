@@ -20,8 +20,8 @@ export async function completeFields(
   deps: Deps,
   currency: string,
 ): Promise<Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields> {
-  const [{ z }, { parseAmount }] = await Promise.all([import('zod'), import('../../giftcard/money.js')]);
-  const isEmail = (v: string) => z.email().safeParse(v.trim()).success;
+  const [{ EmailAddress }, { parseAmount }] = await Promise.all([import('../../schemas.js'), import('../../giftcard/money.js')]);
+  const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
   if (missing.length && !deps.canPrompt()) {
