@@ -198,8 +198,12 @@ export function createDeps(init: DepsInit): Deps {
       return CredentialStore.open(deps.configDir());
     }),
     profile: once(async () => {
-      const { pickProfileName, requireKnownProfile, resolveProfile } = await import('./config/profile.js');
-      const settings = await deps.settings();
+      const [{ pickProfileName, requireKnownProfile, resolveProfile }, { SettingsStore }] = await Promise.all([
+        import('./config/profile.js'),
+        import('./config/settings.js'),
+      ]);
+      // Read only: resolving the profile never writes, so it does not load the settings writer (conf).
+      const settings = await SettingsStore.openForReading(deps.configDir());
       const name = pickProfileName(globals.profile, env, settings.currentProfile());
       const credentials = await deps.credentials();
       requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...credentials.profiles()])], globals.profile, env);
