@@ -8,11 +8,8 @@ import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import { backoffDelay } from '../http/retry.js';
-import { OrderRecord, OrdersPage, OrdersQuery } from '../schemas.js';
+import { OrderRecord, type OrdersPage, OrdersPageShell, OrdersQuery } from '../schemas.js';
 import { safeText } from '../text/safe.js';
-
-/** The page without its records: checked on every page. */
-const PageShell = OrdersPage.omit({ edges: true });
 
 /** Extra rounds after the HTTP core gave up on a page. */
 export const PAGE_ROUNDS = 2;
@@ -35,7 +32,7 @@ export function isTransient(error: unknown): boolean {
  * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
  */
 export function checkPage(body: unknown, records: boolean): OrdersPage {
-  const shell = PageShell.safeParse(body);
+  const shell = OrdersPageShell.safeParse(body);
   const edges = (body as { edges?: unknown } | null)?.edges;
   let problem = shell.success ? undefined : shell.error.issues[0];
   let where = problem ? problem.path.join('.') : '';

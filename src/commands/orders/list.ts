@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { InterruptedError, UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
-import { parseColumnList } from '../../output.js';
 import { textProblem } from '../../text/flag-text.js';
 
 export interface ListOptions {
@@ -26,7 +25,7 @@ type Flags = {
   jsonl?: boolean;
   csv?: boolean;
   csvRaw?: boolean;
-  columns?: string[];
+  columns?: string;
 };
 
 function positiveInt(flag: string, min = 1) {
@@ -43,7 +42,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--page-buttons <n>', 'how many page cursors to ask for around the current page (buttonNum)', positiveInt('--page-buttons', 0))
     .option('--all', 'follow the cursors to the last page')
     .option('--limit <n>', 'stop after N orders (follows pages as needed)', positiveInt('--limit'))
-    .option('--columns <names>', 'the columns to show, comma-separated (table, pipe and CSV)', parseColumnList)
+    .option('--columns <names>', 'the columns to show, comma-separated (table, pipe and CSV)')
     .option('--json', 'print one JSON array, written as pages arrive')
     .option('--jsonl', 'print one JSON object per order and line, as pages arrive')
     .option(
@@ -73,9 +72,9 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
       const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
       if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
       let columns: string[] | undefined;
-      if (flags.columns) {
+      if (flags.columns !== undefined) {
         if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
-        columns = (await import('./list-output.js')).checkOrderColumns(flags.columns);
+        columns = (await import('./list-table.js')).checkOrderColumns(flags.columns);
       }
       const { size, cursor, pageButtons, limit } = flags;
       await run({ size, cursor, pageButtons, all: !!flags.all, limit, format: formats[0], columns, csvRaw: !!flags.csvRaw }, deps);
@@ -84,7 +83,7 @@ A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and
 
 /** Lists orders page by page, writing each page as it arrives, then prints the footer on stderr. */
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
-  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, resumeCommand, stopped }] = await Promise.all([
+  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, progressLine, resumeCommand, stopped }] = await Promise.all([
     import('./list-output.js'),
     import('../../orders/list.js'),
     import('../../text/progress.js'),
@@ -101,13 +100,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
     deps,
     { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records, onNotice: (text) => deps.err(text) },
     writer,
-    (p) => {
-      const seconds = (deps.now() - started) / 1000;
-      const rate = seconds > 0 ? ` · ${Math.round(p.written / seconds).toLocaleString('en-US')} orders/s` : '';
-      progress?.update(
-        `${p.written.toLocaleString('en-US')}${p.total !== undefined ? ` of ${p.total.toLocaleString('en-US')}` : ''} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`,
-      );
-    },
+    (p) => progress?.update(progressLine(p, (deps.now() - started) / 1000)),
   );
   progress?.done();
 
@@ -126,7 +119,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
     limit: opts.limit,
     resume: (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining),
   });
-  if (lines.length === 0) return;
-  const chalk = await (await import('../../output.js')).colors(deps, 'stderr');
-  for (const line of lines) deps.err(`${chalk.dim(line)}\n`);
+  // Dimmed on a colour terminal; elsewhere plain, without loading the colour library.
+  const dim = deps.io.colorStderr ? (await (await import('../../output.js')).colors(deps, 'stderr')).dim : (line: string) => line;
+  for (const line of lines) deps.err(`${dim(line)}\n`);
 }

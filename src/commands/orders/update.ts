@@ -18,7 +18,12 @@ export interface UpdateOptions {
   json: boolean;
 }
 
-const KINDS = fieldKinds(Order);
+let kinds: ReturnType<typeof fieldKinds> | undefined;
+/** The field flags, derived from the Order schema on first use (not when `orders list` loads this module). */
+const orderKinds = () => {
+  kinds ??= fieldKinds(Order);
+  return kinds;
+};
 
 /** Registers `orders update`. */
 export function register(group: Command, deps: Deps): void {
@@ -27,7 +32,7 @@ export function register(group: Command, deps: Deps): void {
     description: 'Change fields of an order, keeping every field not given (PUT /v1/orders/{sourceOrderId})',
     argument: ['<sourceOrderId>', 'the order to update'],
     holds: 'order fields',
-    kinds: KINDS,
+    kinds: orderKinds(),
   });
   cmd
     .option('--replace', 'send exactly the fields given, erasing every other field (no lookup of the current record)')
@@ -81,7 +86,7 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   // The id must be usable in the URL before the store is paged through for it.
   const path = PATHS.order(opts.sourceOrderId);
   const base = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};
-  const { fields, issues } = fieldsFromFlags(opts.flags, KINDS);
+  const { fields, issues } = fieldsFromFlags(opts.flags, orderKinds());
   const progress = createProgress(deps);
   let plan: Awaited<ReturnType<typeof planUpdate>>;
   try {
