@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { withFileLock } from './lock.js';
 import { lazy } from '../schemas.js';
+import { quickCredentials } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 import { ProfileName } from './settings.js';
 
@@ -35,7 +36,8 @@ export const ProfileSecrets = lazy(() =>
 );
 export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
 
-const CredentialsFile = lazy(() =>
+/** The credentials file (exported for the quick check's test). */
+export const CredentialsFile = lazy(() =>
   z.object({
     profiles: z.record(ProfileName, ProfileSecrets).default({}),
   }),
@@ -60,7 +62,7 @@ export class CredentialStore {
 
   /** Opens the credential store in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<CredentialStore> {
-    return new CredentialStore(dir, await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials'));
+    return new CredentialStore(dir, await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials', { quick: quickCredentials<CredentialsFile> }));
   }
 
   /** The secrets of one profile as they are on disk now. */

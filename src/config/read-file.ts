@@ -17,8 +17,11 @@ export class DamagedFileError extends OpcliError {
   }
 }
 
-/** Parses a file's text and checks it against `schema`; anything else is a DamagedFileError. */
-function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what: string): T {
+/** A quick check (src/config/quick-check.ts): the value when the schema certainly accepts it unchanged, else undefined. */
+export type QuickCheck<T> = (raw: unknown) => T | undefined;
+
+/** Parses a file's text and checks it against `schema` (after `quick`); anything else is a DamagedFileError. */
+function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what: string, quick?: QuickCheck<T>): T {
   // A file of nothing but spaces, or of zero bytes, is one whose write was cut short (a full disk, a
   // crash): reading it as empty would forget every profile and login without a word.
   if (text.trim() === '') throw new DamagedFileError(path, what, 'it is empty (a write may have been cut short, e.g. by a full disk)');
@@ -33,6 +36,8 @@ function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what:
     const kind = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`;
     throw new DamagedFileError(path, what, `it holds ${kind} where an object ({ "profiles": … }) was expected`);
   }
+  const quickly = quick?.(raw);
+  if (quickly !== undefined) return quickly;
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = fieldIssues(parsed.error)[0];
@@ -43,7 +48,8 @@ function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what:
  * One JSON file of the config folder (settings.json, credentials.json). Reads are opcli's own: the
  * file is opened without following a link and checked with the private-file rules (a regular file
  * you own that others cannot write, in a folder only you can write), its text is read from that
- * same descriptor and checked against the zod schema, so a file that is not JSON, not an object or
+ * same descriptor and checked against the zod schema (after a quick check that passes only what
+ * the schema certainly accepts unchanged, src/config/quick-check.ts), so a file that is not JSON, not an object or
  * not the schema is a DamagedFileError naming it. Writes are conf's: atomic (a temporary file
  * renamed over the old one), mode 0600; conf never clears an invalid file (`clearInvalidConfig:
  * false`) and every write reads first, so a damaged file is never replaced. conf is loaded only by a
@@ -65,6 +71,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
     private readonly name: string,
     private readonly schema: z.ZodType<T>,
     private readonly what: string,
+    private readonly quick: QuickCheck<T> | undefined,
   ) {}
 
   /**
@@ -76,10 +83,10 @@ export class ConfFileStore<T extends Record<string, unknown>> {
     name: string,
     schema: z.ZodType<T>,
     what: string,
-    options: { write?: boolean } = {},
+    options: { write?: boolean; quick?: QuickCheck<T> } = {},
   ): Promise<ConfFileStore<T>> {
     ensurePrivateDir(dir);
-    const store = new ConfFileStore(join(dir, `${name}.json`), dir, name, schema, what);
+    const store = new ConfFileStore(join(dir, `${name}.json`), dir, name, schema, what, options.quick);
     if (options.write) await store.prepareWrite();
     else store.read();
     return store;
@@ -98,7 +105,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
       clearInvalidConfig: false,
       accessPropertiesByDotNotation: false,
       watch: false,
-      deserialize: (text) => parseChecked(text, this.schema, this.path, this.what),
+      deserialize: (text) => parseChecked(text, this.schema, this.path, this.what, this.quick),
       serialize: (value) => `${JSON.stringify(value, null, '\t')}\n`,
     });
   }
@@ -107,7 +114,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
   read(): T {
     const text = readPrivateFile(this.path, `${this.what} file`);
     if (text === undefined) return this.schema.parse({});
-    return parseChecked(text, this.schema, this.path, this.what);
+    return parseChecked(text, this.schema, this.path, this.what, this.quick);
   }
 
   /** Replaces the file with `value` (checked first). Callers read before they write, after `prepareWrite`. */

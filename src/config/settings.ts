@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { lazy, TriggerId } from '../schemas.js';
+import { quickSettings } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
@@ -35,7 +36,8 @@ export const ProfileName = lazy(() =>
     .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' }),
 );
 
-const SettingsFile = lazy(() =>
+/** The settings file (exported for the quick check's test). */
+export const SettingsFile = lazy(() =>
   z.object({
     currentProfile: ProfileName.optional(),
     profiles: z.record(ProfileName, ProfileSettings).default({}),
@@ -128,12 +130,12 @@ export class SettingsStore {
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { write: true }));
+    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { write: true, quick: quickSettings<SettingsFile> }));
   }
 
   /** Opens the settings file to read only (no writer is loaded; a write throws): how a command resolves its profile. */
   static async openForReading(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings'));
+    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { quick: quickSettings<SettingsFile> }));
   }
 
   private read(): SettingsFile {
