@@ -76,6 +76,8 @@ export interface Deps {
   tokens(): Promise<TokenSource>;
   /** The HTTP client of the active profile (one keep-alive pool per process). */
   http(): Promise<HttpClient>;
+  /** The HTTP engine a command prefers, set before its first request (OPCLI_HTTP_ENGINE overrides it). */
+  httpEngine?: 'node' | 'agent' | 'fetch';
   /** The spec's endpoints over `http()`. */
   api(): Promise<ServiceApi>;
   prompter(): Promise<Prompter>;
@@ -252,7 +254,7 @@ export function createDeps(init: DepsInit): Deps {
         maxRetryAfterMs: init.http?.maxRetryAfterMs,
         // A long run (the bin shim marks it OPCLI_LEAN) pays once for the bundled undici Agent's pool;
         // a one-off stays on node:http (see src/http/transport.ts). OPCLI_HTTP_ENGINE=node|agent|fetch chooses.
-        engine: engineEnv(env.OPCLI_HTTP_ENGINE) ?? (env.OPCLI_LEAN === '1' ? 'agent' : 'node'),
+        engine: engineEnv(env.OPCLI_HTTP_ENGINE) ?? deps.httpEngine ?? (env.OPCLI_LEAN === '1' ? 'agent' : 'node'),
       });
       return httpClient;
     }),
