@@ -1,32 +1,8 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { InterruptedError, UsageError } from '../../errors.js';
+import { InterruptedError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
-import { textProblem } from '../../text/flag-text.js';
-
-export interface ListOptions {
-  size?: number;
-  cursor?: string;
-  pageButtons?: number;
-  all: boolean;
-  limit?: number;
-  format?: 'json' | 'jsonl' | 'csv';
-  columns?: string[];
-  csvRaw?: boolean;
-}
-
-type Flags = {
-  size?: number;
-  cursor?: string;
-  pageButtons?: number;
-  all?: boolean;
-  limit?: number;
-  json?: boolean;
-  jsonl?: boolean;
-  csv?: boolean;
-  csvRaw?: boolean;
-  columns?: string;
-};
+import { type ListFlags, type ListOptions, listOptions } from './list-flags.js';
 
 function positiveInt(flag: string, min = 1) {
   return (value: string): number => parseWholeNumber(value, flag, { min });
@@ -63,22 +39,7 @@ Examples:
 
 A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress on a terminal. A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.`,
     )
-    .action(async (flags: Flags) => {
-      const formats = (['json', 'jsonl', 'csv'] as const).filter((f) => flags[f]);
-      if (formats.length > 1) throw new UsageError(`Choose one output format: ${formats.map((f) => `--${f}`).join(', ')} were all given.`);
-      if (flags.csvRaw && !flags.csv) throw new UsageError('--csv-raw only applies to --csv.', 'Add --csv, or leave --csv-raw out.');
-      if (flags.cursor !== undefined && flags.cursor.trim() === '') throw new UsageError('--cursor needs a cursor value.');
-      // A cursor is opaque but printable: one holding a control character or U+FFFD was mangled on the way here.
-      const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
-      if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
-      let columns: string[] | undefined;
-      if (flags.columns !== undefined) {
-        if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
-        columns = (await import('./list-table.js')).checkOrderColumns(flags.columns);
-      }
-      const { size, cursor, pageButtons, limit } = flags;
-      await run({ size, cursor, pageButtons, all: !!flags.all, limit, format: formats[0], columns, csvRaw: !!flags.csvRaw }, deps);
-    });
+    .action(async (flags: ListFlags) => run(await listOptions(flags), deps));
 }
 
 /** Lists orders page by page, writing each page as it arrives, then prints the footer on stderr. */
