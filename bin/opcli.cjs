@@ -85,10 +85,16 @@ function enableCompileCache() {
     const home = process.env.HOME || process.env.USERPROFILE;
     const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
     if (!base) return;
-    // The folder is made here, one level at a time, and only below a folder that exists and is
+    // The folders are made here, one level at a time, and only below a folder that exists and is
     // writable: Node's own (recursive) creation spins forever under an unwritable base such as
-    // /proc, which would hang every command.
+    // /proc, which would hang every command. A missing base (~/.cache on a fresh machine or in CI)
+    // is made too, as the XDG spec asks, when the folder it belongs in exists.
     const { accessSync, constants, mkdirSync, statSync } = require('node:fs');
+    try {
+      mkdirSync(base, { mode: 0o700 });
+    } catch (error) {
+      if (error.code !== 'EEXIST') return;
+    }
     if (!statSync(base).isDirectory()) return;
     accessSync(base, constants.W_OK);
     let dir = base;

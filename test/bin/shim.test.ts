@@ -45,6 +45,13 @@ describe('bin shim', () => {
     const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'xdg') } });
     expect(r.code).toBe(0);
     expect(existsSync(join(cache, 'xdg/opcli/compile-cache'))).toBe(hasCache);
+    // A missing cache base is made (one level, in a folder that exists), as on a fresh machine or in CI.
+    const fresh = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'fresh') } });
+    expect(fresh.code).toBe(0);
+    expect(existsSync(join(cache, 'fresh/opcli/compile-cache'))).toBe(hasCache);
+    const deep = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'no/such/parent') } });
+    expect(deep.code).toBe(0);
+    expect(existsSync(join(cache, 'no'))).toBe(false);
     const blocked = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: '/proc/opcli-cannot-write-here' } });
     expect(blocked.code).toBe(0);
     expect(blocked.stderr).toBe('');
