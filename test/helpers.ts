@@ -13,7 +13,7 @@ import { type Deps, type DepsInit, createDeps, type Prompter } from '../src/deps
 import type { Sandbox, SandboxOptions } from '../src/sandbox/types.js';
 
 export const ROOT = join(import.meta.dirname, '..');
-export const BIN = join(ROOT, 'bin', 'opcli.js');
+export const BIN = join(ROOT, 'bin', 'opcli.cjs');
 
 /** A fresh private config folder; removed by the returned cleanup. */
 export function tempConfigDir(): { dir: string; cleanup: () => void } {
@@ -72,7 +72,7 @@ export interface SpawnResult {
   stderr: string;
 }
 
-/** Runs the built binary (`bin/opcli.js`) as a subprocess. */
+/** Runs the built binary (`bin/opcli.cjs`) as a subprocess. */
 export function runBinary(
   argv: string[],
   options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},

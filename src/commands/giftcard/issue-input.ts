@@ -17,8 +17,8 @@ function emailProblem(value: string, isEmail: (v: string) => boolean): true | st
 
 /** Fills the missing fields by asking, or fails naming the flags when nobody can answer. */
 export async function completeFields(fields: IssueFields, deps: Deps, currency: string): Promise<TypedFields> {
-  const [{ z }, { parseAmount }] = await Promise.all([import('zod'), import('../../giftcard/money.js')]);
-  const isEmail = (v: string) => z.email().safeParse(v.trim()).success;
+  const [{ EmailAddress }, { parseAmount }] = await Promise.all([import('../../schemas.js'), import('../../giftcard/money.js')]);
+  const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
   if (missing.length && !deps.canPrompt()) {
