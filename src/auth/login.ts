@@ -7,7 +7,7 @@
 import { createServer } from 'node:net';
 import type { StoredToken } from '../config/credentials.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
-import type { Deps } from '../deps.js';
+import { type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
 import { AccessToken } from '../schemas.js';
 import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
@@ -44,7 +44,7 @@ export interface RedirectQuestion {
 }
 
 /** What a login needs from the outside world. */
-export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'sleep' | 'signal' | 'configDir' | 'openBrowser'> {
+export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'timers' | 'signal' | 'configDir' | 'openBrowser'> {
   profile: ResolvedProfile;
   stdinIsTTY: boolean;
   readStdin(): Promise<string>;
@@ -125,6 +125,7 @@ async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResu
   });
   const stop = new AbortController();
   const signal = AbortSignal.any([stop.signal, env.signal]);
+  const deadline = startDeadline(env.timers, req.timeoutMs, signal);
   let code: string;
   try {
     const url = authorizeUrl(profile, clientId, server.redirectUri, scopes, challenge, state);
@@ -135,11 +136,19 @@ async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResu
         if (!o.ok) throw o.error;
         return o.value;
       }),
-      env.sleep(req.timeoutMs, signal).then(() => {
-        throw new AuthError(
-          `No answer from the browser within ${seconds(req.timeoutMs)}; the login was stopped.`,
-          'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
-        );
+      // The --timeout passes by the run's timers (a test's manual clock moves it), not by real time.
+      new Promise<string>((_, reject) => {
+        const fail = () =>
+          reject(
+            deadline.expired
+              ? new AuthError(
+                  `No answer from the browser within ${seconds(req.timeoutMs)}; the login was stopped.`,
+                  'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
+                )
+              : deadline.signal.reason,
+          );
+        if (deadline.signal.aborted) fail();
+        else deadline.signal.addEventListener('abort', fail, { once: true });
       }),
     ];
     const ask = env.askRedirect;
@@ -179,6 +188,7 @@ async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResu
     }
     code = await Promise.race(waits);
   } finally {
+    deadline.clear();
     stop.abort();
     await server.close();
   }

@@ -6,7 +6,7 @@
  * retried automatically: the PUT top-up adds to a balance, so it is not idempotent either.
  */
 import type { ResolvedProfile } from '../config/profile.js';
-import type { Deps } from '../deps.js';
+import { type Deps, realTimers, startDeadline, type Timers } from '../deps.js';
 import { ApiError, OpcliError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import {
@@ -162,6 +162,8 @@ export class ProviderClient {
     private readonly settings: ProviderSettings,
     private readonly signal: AbortSignal | undefined,
     private readonly timeoutMs?: number,
+    /** The run's timers: a poll's deadline passes by them (a test's manual clock), not by real time. */
+    private readonly timers: Timers = realTimers,
   ) {}
 
   /** The header that carries the credit API token. */
@@ -220,10 +222,10 @@ export class ProviderClient {
    */
   async lookup(customerId: string, options: LookupOptions = {}): Promise<GiftCard | null> {
     const query = GiftCardLookupQuery.parse({ shop_url: this.settings.shopUrl, customer_id: customerId });
-    const limit = options.timeoutMs !== undefined ? Math.max(1, Math.min(options.timeoutMs, this.timeoutMs ?? Number.POSITIVE_INFINITY)) : this.timeoutMs;
-    // The HTTP timeout covers the answer; the abort also covers the connection and a shared 429 pause.
-    const deadline = options.timeoutMs !== undefined && limit !== undefined ? AbortSignal.timeout(limit) : undefined;
-    const signal = deadline ? (this.signal ? AbortSignal.any([this.signal, deadline]) : deadline) : this.signal;
+    const limit = options.timeoutMs !== undefined ? Math.max(1, Math.min(options.timeoutMs, this.timeoutMs ?? Number.POSITIVE_INFINITY)) : undefined;
+    // The deadline (on the run's timers) aborts the request wherever it is: connecting, in a shared
+    // 429 pause, or waiting for the answer. The transport keeps its own HTTP timeout underneath.
+    const deadline = limit !== undefined ? startDeadline(this.timers, limit, this.signal) : undefined;
     try {
       const res = await this.http.request(
         {
@@ -231,15 +233,15 @@ export class ProviderClient {
           url: this.lookupUrl(query.customer_id),
           headers: this.headers(),
           auth: false,
-          signal,
-          timeoutMs: limit,
+          signal: deadline?.signal ?? this.signal,
+          timeoutMs: this.timeoutMs,
           ...(options.retry ? { retry: options.retry } : {}),
         },
         GiftCard,
       );
       return res.body;
     } catch (error) {
-      if (deadline?.aborted && !this.signal?.aborted) {
+      if (deadline?.expired && !this.signal?.aborted) {
         throw new TimeoutError(`Looking up the loyalty card of ${customerId} did not answer within ${formatSeconds(limit ?? 0)}`, error);
       }
       if (error instanceof ApiError && error.status === 404 && readProviderAnswer(404, error.body).condition === 'no-card') return null;
@@ -247,6 +249,8 @@ export class ProviderClient {
       if (error instanceof ApiError)
         throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
       throw error;
+    } finally {
+      deadline?.clear();
     }
   }
 
@@ -325,5 +329,5 @@ export async function providerClient(deps: Deps, timeoutMs?: number): Promise<{ 
   const profile = await deps.profile();
   deps.redactor.add(profile.provider.token);
   const http = await deps.http();
-  return { client: new ProviderClient(http, profile.provider, deps.signal, timeoutMs), settings: profile.provider };
+  return { client: new ProviderClient(http, profile.provider, deps.signal, timeoutMs, deps.timers), settings: profile.provider };
 }

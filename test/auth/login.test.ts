@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { pendingPath } from '../../src/auth/pending.js';
 import type { Prompter } from '../../src/deps.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { manualClock, type Sandbox } from '../../src/sandbox/index.js';
 import { authSuite, get, leakedSecrets, locationOf, opcli, portRefuses, printed, secrets, tokenRequests } from './util.js';
 
 let sandbox: Sandbox;
@@ -140,10 +140,19 @@ describe('browser login (authorization code + PKCE)', () => {
   });
 
   test('gives up after --timeout with a clear error and closes the port', async () => {
-    const browser = fakeBrowser();
-    const res = await opcli(dir, ['auth', 'login', '--timeout', '300ms'], { openBrowser: browser.openBrowser });
+    // The wait runs on a manual clock: the browser never answers, and the test moves the clock.
+    const clock = manualClock();
+    let waitingJustBefore = false;
+    const browser = fakeBrowser(async (url) => {
+      const port = Number(new URL(url.searchParams.get('redirect_uri') as string).port);
+      clock.advance(299_999);
+      waitingJustBefore = !(await portRefuses(port));
+      clock.advance(1);
+    });
+    const res = await opcli(dir, ['auth', 'login', '--timeout', '5m'], { openBrowser: browser.openBrowser, timers: clock });
     expect(res.code).toBe(4);
-    expect(res.stderr).toContain('No answer from the browser within 0.3 seconds; the login was stopped.');
+    expect(waitingJustBefore).toBe(true);
+    expect(res.stderr).toContain('No answer from the browser within 300 seconds; the login was stopped.');
     const port = Number(new URL(browser.seen[0]?.searchParams.get('redirect_uri') as string).port);
     expect(await portRefuses(port)).toBe(true);
   });

@@ -1,8 +1,8 @@
 /** Profiles, OPCLI_* variables, scopes and identifiers in paths, as a new user meets them (issue 12, issue 17 bullets 1-2). */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 
 let sandbox: Sandbox;
@@ -153,14 +153,14 @@ describe('duration flags: one format everywhere, bounded', () => {
   test('auth login --timeout takes the one format and waits that long (a fake clock)', async () => {
     await run(['auth', 'logout']).catch(() => undefined);
     sandbox.resetLog();
-    const waited: number[] = [];
-    const r = await runOpcli(['auth', 'login', '--no-browser', '--timeout', '4.5s'], {
-      env: { OPCLI_CONFIG_DIR: dir },
-      sleep: async (ms) => {
-        waited.push(ms);
-      },
-    });
-    expect(waited).toContain(4500);
+    // The wait is a deadline on the run's timers: a manual clock here, moved by the test.
+    const clock = manualClock();
+    const login = runOpcli(['auth', 'login', '--no-browser', '--timeout', '4.5s'], { env: { OPCLI_CONFIG_DIR: dir }, timers: clock });
+    await vi.waitFor(() => expect(clock.pending).toBe(1));
+    clock.advance(4499);
+    expect(clock.pending).toBe(1);
+    clock.advance(1);
+    const r = await login;
     expect(r.code).toBe(4);
     expect(r.stderr).toContain('No answer from the browser within 4.5 seconds');
   });

@@ -41,6 +41,11 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** The loyalty card lookups the sandbox received. */
+function lookups(sandbox: Fixture['sandbox']) {
+  return sandbox.requests.filter((q) => q.method === 'GET' && q.path === '/provider/v2/gift-cards/');
+}
+
 /** Calls `then` once the sandbox has recorded a request matching `match`. */
 function whenRequested(match: (q: { method: string; path: string }) => boolean, then: () => void): () => void {
   const timer = setInterval(() => {
@@ -215,27 +220,91 @@ describe('giftcard issue: polls end by their deadline', () => {
     expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
   });
 
-  // A lookup that never answers in time: were the deadline not kept, the run would wait for the
-  // answer (a minute) and the test would time out.
+  // A lookup that never answers (the sandbox holds it for a minute of the shared manual clock): were
+  // the deadline not kept, nothing would end the wait and the test would time out. The test moves
+  // the clock once the lookup hangs; opcli moves it only by its poll sleeps.
   it('falls back after --trigger-wait even when a poll lookup hangs', async () => {
-    fx = await fixture({ triggerDelayMs: null });
-    fx.sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', after: 1, count: 1, latencyMs: 60_000 }]);
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
+    const sandbox = fx.sandbox;
+    const clock = fx.clock;
+    // `after: 1` spares the lookup before the trigger; the first poll lookup hangs.
+    sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', after: 1, count: 1, latencyMs: 60_000 }]);
+    const pending: number[] = [];
+    const stop = whenRequested(
+      () => lookups(sandbox).length === 2,
+      () => {
+        // The lookup's deadline is a timer on the shared clock: just short of it nothing fires; at
+        // it, that one timer fires (the sandbox's minute-long hold stays pending).
+        pending.push(clock.pending);
+        clock.advance(999);
+        pending.push(clock.pending);
+        clock.advance(1);
+        pending.push(clock.pending);
+      },
+    );
     const r = await fx.run(aliceClaim('C-56', ['--trigger-wait', '1s', '--late-check', '1s']));
+    stop();
     expect(r.code, r.stderr).toBe(0);
+    expect(pending).toEqual([pending[0], pending[0], (pending[0] ?? 0) - 1]);
     expect(r.stderr).toMatch(/Waited 1 s for the trigger workflow to post the credit; it did not, so falling back/);
-    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+    expect(r.stderr).toMatch(/A loyalty card lookup failed while polling: Looking up the loyalty card of cust_1001 did not answer within 1 s/);
+    // The fallback's top-up went out exactly when the trigger wait ended: 1 s (of the clock) after the trigger.
+    const trigger = sandbox.requests.find((q) => q.method === 'POST' && q.path.startsWith('/provider/v2/workflows/execute'));
+    const topUp = sandbox.requests.find((q) => q.method === 'PUT');
+    expect(topUp && trigger && topUp.at - trigger.at).toBe(1000);
+    // Paid once, by the credit API; the hung lookup was not retried.
+    expect(sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 1, native: 0 });
+    expect(sandbox.loyaltyCard('cust_1001')?.balance).toBe(35);
+    expect(r.stdout).toMatch(/^Balance\t35\.00 USD$/m);
+    expect(ledgerLines(fx.dir).find((l) => l.type === 'outcome')).toMatchObject({ status: 'issued', path: 'credit-api-top-up', possibleDoubleCredit: false });
   });
 
   it('ends the late-credit watch by --late-check even when a lookup hangs', async () => {
-    fx = await fixture({ triggerDelayMs: null });
-    const stop = whenRequested(
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
+    const sandbox = fx.sandbox;
+    const clock = fx.clock;
+    let watchHung = -1;
+    const pending: number[] = [];
+    // The top-up is held (1 ms of the clock) until the test has armed the fault: the next lookup,
+    // the late watch's first, then hangs; once it has reached the sandbox, the test moves the
+    // clock by --late-check.
+    sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'before', latencyMs: 1, count: 1 }]);
+    const armed = whenRequested(
       (q) => q.method === 'PUT',
-      () => fx?.sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', latencyMs: 60_000, count: 1 }]),
+      () => {
+        sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', latencyMs: 60_000, count: 1 }]);
+        clock.advance(1);
+      },
+    );
+    const moved = whenRequested(
+      () => {
+        const put = sandbox.requests.findIndex((q) => q.method === 'PUT');
+        return put >= 0 && sandbox.requests.slice(put).some((q) => q.method === 'GET');
+      },
+      () => {
+        watchHung = clock.now;
+        pending.push(clock.pending);
+        clock.advance(999);
+        pending.push(clock.pending);
+        clock.advance(1);
+        pending.push(clock.pending);
+      },
     );
     const r = await fx.run(aliceClaim('C-55', ['--trigger-wait', '1s', '--late-check', '1s']));
-    stop();
+    armed();
+    moved();
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Watched the loyalty card for 1 s after the fallback and saw no late trigger credit/);
+    // The watch ended when its second of the clock had passed (its deadline, a timer on the shared
+    // clock, fired then and not before), not a minute later with the hung answer.
+    expect(clock.now - watchHung).toBe(1000);
+    expect(pending).toEqual([pending[0], pending[0], (pending[0] ?? 0) - 1]);
+    const watchLookups = sandbox.requests.slice(sandbox.requests.findIndex((q) => q.method === 'PUT')).filter((q) => q.method === 'GET');
+    expect(watchLookups).toHaveLength(1);
+    expect(sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 1, native: 0 });
+    expect(sandbox.loyaltyCard('cust_1001')?.balance).toBe(35);
+    expect(r.stdout).toMatch(/^Balance\t35\.00 USD$/m);
+    expect(r.stdout).not.toMatch(/double credit/);
   });
 
   it.each([

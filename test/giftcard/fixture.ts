@@ -20,9 +20,9 @@ export interface Fixture {
   captured: string[];
   /**
    * The manual clock shared by the sandbox and opcli (with `fakeClock`), in ms: setting `now` (or
-   * `advance`) moves it forward and fires the sandbox's timers that fall due on the way.
+   * `advance`) moves it forward and fires the timers (the sandbox's and opcli's) that fall due on the way.
    */
-  clock: { now: number; advance(ms: number): void };
+  clock: { now: number; advance(ms: number): void; readonly pending: number };
   close(): Promise<void>;
 }
 
@@ -56,8 +56,8 @@ export function ledgerLines(dir: string): Record<string, unknown>[] {
 
 /**
  * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the sandbox (trigger
- * delays, fault latency, token expiry) and opcli's waits run on one manual clock that opcli's sleeps
- * move forward: no real waiting. The file's giftcardSuite() closes it after the test.
+ * delays, fault latency, token expiry) and opcli's waits and deadlines run on one manual clock that
+ * opcli's sleeps (and the test, through `clock`) move forward: no real waiting. The file's giftcardSuite() closes it after the test.
  */
 export async function fixture(options: SandboxOptions & { fakeClock?: boolean } = {}): Promise<Fixture> {
   const { fakeClock, ...sandboxOptions } = options;
@@ -70,6 +70,10 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean } 
       manual.advance(to - manual.now());
     },
     advance: (ms: number) => manual.advance(ms),
+    /** Timers (the sandbox's and opcli's) not yet fired or cleared. */
+    get pending() {
+      return manual.pending;
+    },
   };
   const sandbox = await startSandbox(fakeClock ? { ...sandboxOptions, clock: manual } : sandboxOptions);
   const { dir, cleanup } = tempConfigDir();
@@ -83,11 +87,13 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean } 
     captured,
     clock,
     async run(argv, opts = {}) {
+      // opcli's deadlines are timers on the manual clock; its sleeps move the clock forward (firing
+      // every timer that falls due on the way), so a wait passes at once in virtual time.
       const timers = fakeClock
         ? {
-            now: () => clock.now,
+            timers: manual,
             sleep: async (ms: number) => {
-              clock.now += ms;
+              clock.advance(ms);
             },
           }
         : {};

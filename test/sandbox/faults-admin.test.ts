@@ -236,17 +236,26 @@ describe('rate limit (token bucket per access token)', () => {
     expect(second.status).toBe(429);
     expect(second.headers['retry-after']).toBeUndefined();
     expect(second.headers['ratelimit-reset']).toBe('1');
-    expect((await configure({ rateLimit: null, latencyMs: 60 })).status).toBe(200);
-    const before = sb.requests.length;
-    const pending = listOrders();
-    // The answer waits on a 60 ms timer of the sandbox's clock.
-    // (Timers fire in order of their due time: this 1 ms poll runs before the 60 ms answer.)
-    await vi.waitFor(() => expect(sb.requests.length).toBe(before + 1), { interval: 1 });
-    expect(sb.requests.at(-1)).toMatchObject({ path: '/v1/orders', status: 0 });
-    expect((await pending).status).toBe(200);
+    expect((await configure({ rateLimit: null })).status).toBe(200);
+    expect((await listOrders()).status).toBe(200);
     const bad = await configure({ rateLimit: { perSecond: 0 } });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain('rateLimit.perSecond');
+    // The latency it adds is a timer of the sandbox's clock: a manual one here, so nothing waits for real.
+    const clock = manualClock();
+    const clocked = await startSandbox({ clock });
+    try {
+      expect((await call(`${clocked.url}/__admin/configure`, { json: { latencyMs: 60 } })).status).toBe(200);
+      const pending = call(`${clocked.url}/v1/orders?size=1`, { token: clocked.issueTokens().access_token });
+      await vi.waitFor(() => expect(clock.pending).toBe(1));
+      expect(clocked.requests.at(-1)).toMatchObject({ path: '/v1/orders', status: 0 });
+      clock.advance(59);
+      expect(clocked.requests.at(-1)?.status).toBe(0);
+      clock.advance(1);
+      expect((await pending).status).toBe(200);
+    } finally {
+      await clocked.close();
+    }
   });
 });
 

@@ -16,6 +16,7 @@ import {
   TokenRequest,
   TokenResponse,
 } from '../../src/schemas.js';
+import { claimBody } from '../sandbox/client.js';
 
 const validOrder = {
   sourceOrderNumber: '1001',
@@ -27,18 +28,12 @@ const validOrder = {
   customerEmail: 'a@example.com',
 };
 
+/** The offline claim the sandbox tests send, with the optional images, latitude and signature option. */
+const claim = claimBody('store_1');
 const validClaim = {
-  customer: { email: 'c@example.com', phoneNumber: '+15551234' },
-  item: { name: 'Kettle', price: 49.99, images: ['https://img.example.com/1.png'], sku: 'K-1' },
-  warranty: { dateOfPurchase: '2026-03-01T10:00:00+02:00', warrantyPeriod: 'P1Y', receiptRequired: false },
-  shippingAddress: { firstName: 'Ada', lastName: 'L', address1: '1 Main St', city: 'Springfield', zip: '12345', country: 'United States', lat: 1.5 },
-  storeId: 'store_1',
-  signature: '',
-  salesChannel: 'IN_STORE',
-  claimCategory: 'WARRANTY',
-  issueType: 'DEFECTIVE_ITEM',
-  resolution: 'STORE_CREDIT',
-  claimFiledFrom: 'EXTERNAL',
+  ...claim,
+  item: { ...claim.item, images: ['https://img.example.com/1.png'] },
+  shippingAddress: { ...claim.shippingAddress, lat: 1.5 },
   options: { fromValet: false, requireCustomerSignature: true },
 };
 

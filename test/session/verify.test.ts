@@ -88,12 +88,20 @@ describe('session verify: rate limit', () => {
   test('--wait waits for Retry-After and then verifies', async () => {
     sandbox.setFaults([{ method: 'POST', path: '/v1/oauth/session/verify', status: 429, retryAfter: 1, count: 1 }]);
     try {
-      const started = Date.now();
-      const r = await runOpcli(['session', 'verify', '--wait', '--json', sandbox.mintSessionToken()], { env });
+      // The wait is on the injected sleep (no real second): what it was asked to wait, and what the
+      // server had received by then.
+      const slept: { ms: number; verifiesSoFar: number }[] = [];
+      const r = await runOpcli(['session', 'verify', '--wait', '--json', sandbox.mintSessionToken()], {
+        env,
+        sleep: async (ms) => {
+          slept.push({ ms, verifiesSoFar: verifies().length });
+        },
+      });
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout).storeId).toBe(sandbox.store.storeId);
       expect(verifies().map((v) => v.status)).toEqual([429, 200]);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+      // One wait of the whole Retry-After, between the 429 and the retry.
+      expect(slept).toEqual([{ ms: 1000, verifiesSoFar: 1 }]);
       expect(r.stderr).toContain('waiting 1s');
     } finally {
       sandbox.setFaults([]);
