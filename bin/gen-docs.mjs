@@ -216,7 +216,7 @@ async function thirdPartyNotices(root) {
     const licence = typeof pkg.license === 'string' ? pkg.license : (pkg.license?.type ?? 'see the package');
     return { name: pkg.name, version: pkg.version, licence, text };
   });
-  packages.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  packages.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.version < b.version ? -1 : a.version > b.version ? 1 : 0));
   const seen = new Set();
   const lines = [
     'THIRD-PARTY SOFTWARE NOTICES',
