@@ -5,7 +5,7 @@
  * digit strings, `1E5` for `100000`), hashed, plus its occurrence number among identical rows. The
  * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
 const DIGITS = /^\+?\d+$/;
@@ -46,6 +46,17 @@ export function robustJson(value: unknown): string {
   return canonical(value) ?? '';
 }
 
+/** Object keys as JSON text, computed once per name (a claim has a few dozen). */
+const QUOTED = new Map<string, string>();
+function quoted(name: string): string {
+  let q = QUOTED.get(name);
+  if (q === undefined) {
+    q = JSON.stringify(name);
+    if (QUOTED.size < 4096) QUOTED.set(name, q);
+  }
+  return q;
+}
+
 function canonical(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') {
@@ -61,15 +72,16 @@ function canonical(value: unknown): string | undefined {
     const parts: string[] = [];
     for (const name of Object.keys(value).sort()) {
       const v = canonical((value as Record<string, unknown>)[name]);
-      if (v !== undefined) parts.push(`${JSON.stringify(name)}:${v}`);
+      if (v !== undefined) parts.push(`${quoted(name)}:${v}`);
     }
     return parts.length ? `{${parts.join(',')}}` : undefined;
   }
   return JSON.stringify(value);
 }
 
+/** The first 128 bits of a SHA-256, as hex (crypto.hash: no Hash object per row). */
 function hex128(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+  return hash('sha256', text, 'hex').slice(0, 32);
 }
 
 /** The hash of a row's robust content (128 bits, hex). */

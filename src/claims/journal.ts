@@ -5,7 +5,7 @@
  * so "recorded before sent" holds without one fsync per row. A torn last line (kill -9 mid-write)
  * is ignored on read. A lock file keeps two runs from using one journal at once.
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
@@ -201,11 +201,18 @@ export class SimilarIndex {
   }
 }
 
-interface Pending {
-  text: string;
-  durable: boolean;
+interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** Writes all of `text` at the end of the file (a short write is continued, as the kernel may do on a full disk). */
+function writeAll(fd: number, text: string): void {
+  let buffer = Buffer.from(text, 'utf8');
+  while (buffer.length > 0) {
+    const n = writeSync(fd, buffer);
+    buffer = buffer.subarray(n);
+  }
 }
 
 /**
@@ -230,7 +237,12 @@ export class Journal {
   private readonly lostPoll: NodeJS.Timeout;
   /** Aborted as soon as another run is seen to have taken the lock: no request may leave after. */
   readonly lostSignal: AbortSignal = this.lostController.signal;
-  private pending: Pending[] = [];
+  /** Lines queued for the next write, and who waits for them to be written or synced. */
+  private pending: string[] = [];
+  private waitingSync: Waiter[] = [];
+  private waitingWrite: Waiter[] = [];
+  private atMs = 0;
+  private atText = '';
   private flushing: Promise<void> | null = null;
   private failure: unknown;
   /** Number of entries read back from earlier runs. */
@@ -350,32 +362,71 @@ export class Journal {
     if (this.failure) return Promise.reject(this.failure);
     // No row leaves once another run may be reading this journal: it could send the same row.
     if (entry.status === 'sending' && this.lost()) return Promise.reject(this.lostError());
-    const json = JSON.stringify({ ...entry, at: new Date().toISOString() });
-    // The claim is already JSON text (its robust form): spliced in, not serialised a second time.
-    const text = claimJson ? `${json.slice(0, -1)},"claim":${claimJson}}\n` : `${json}\n`;
+    this.pending.push(this.line(entry, claimJson));
     return new Promise((resolve, reject) => {
-      this.pending.push({ text, durable: entry.status === 'sending', resolve, reject });
+      (entry.status === 'sending' ? this.waitingSync : this.waitingWrite).push({ resolve, reject });
       this.flushing ??= this.flushLoop();
     });
   }
 
+  /** Appends an outcome without a promise per row: written with the next group; a failure surfaces in `flushed()`. */
+  note(entry: Omit<JournalEntry, 'at' | 'claim' | 'sim' | 'tag'>): void {
+    if (this.failure) return;
+    this.pending.push(this.line(entry));
+    this.flushing ??= this.flushLoop();
+  }
+
+  private line(entry: Omit<JournalEntry, 'at' | 'claim'>, claimJson?: string): string {
+    const now = Date.now();
+    if (now !== this.atMs) {
+      this.atMs = now;
+      this.atText = new Date(now).toISOString();
+    }
+    // `at` (an ISO date, nothing to escape) and the claim, already JSON text (its robust form), are
+    // spliced in rather than serialised again.
+    const json = JSON.stringify(entry);
+    return `${json.slice(0, -1)},"at":"${this.atText}"${claimJson ? `,"claim":${claimJson}` : ''}}\n`;
+  }
+
+  /**
+   * The group commit: what the current turn queued is written in one write(); when `sending`
+   * entries are among it, one fdatasync follows, and everything queued meanwhile forms the next
+   * group. The write is synchronous (an append to the page cache, microseconds); the fdatasync runs
+   * off the main thread, so the batch plans and sends while it lasts.
+   */
   private async flushLoop(): Promise<void> {
+    // Let this turn queue its entries first: one write for all of them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.pending.length) {
-      const batch = this.pending;
+      const text = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
+      const synced = this.waitingSync;
+      const written = this.waitingWrite;
       this.pending = [];
+      this.waitingSync = [];
+      this.waitingWrite = [];
       try {
-        await this.handle.write(batch.map((p) => p.text).join(''));
-        if (batch.some((p) => p.durable)) await this.handle.datasync();
-        for (const p of batch) p.resolve();
+        writeAll(this.handle.fd, text);
+        for (const w of written) w.resolve();
+        if (synced.length) await this.handle.datasync();
+        for (const w of synced) w.resolve();
       } catch (error) {
         this.failure = new OpcliError(`Cannot write the journal ${this.path}: ${(error as Error).message}`, {
           hint: 'Free disk space or pass --journal with a writable path; rows after this one were not sent.',
           cause: error,
         });
-        for (const p of batch) p.reject(this.failure);
+        for (const w of [...written, ...synced, ...this.waitingSync, ...this.waitingWrite]) w.reject(this.failure);
+        this.pending = [];
+        this.waitingSync = [];
+        this.waitingWrite = [];
       }
     }
     this.flushing = null;
+  }
+
+  /** Resolves once every entry queued so far is written; rejects when the journal could not be written. */
+  async flushed(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.failure) throw this.failure;
   }
 
   /** The error a run stops with once its lock was taken. */

@@ -52,7 +52,8 @@ export interface BatchReport {
   start(): Promise<void>;
   /** Undefined when there is room for another row; else a promise that resolves when there is. */
   room(): Promise<void> | undefined;
-  add(row: SourceRow, result: RowResult): Promise<void>;
+  /** Counts and reports a row; a promise only when its output must wait (a slow stdout, the results file). */
+  add(row: SourceRow, result: RowResult): Promise<void> | undefined;
   finish(): Promise<void>;
   /** A line for the person, without tearing the progress line. */
   notice(text: string): void;

@@ -151,15 +151,19 @@ export class BatchReporter implements BatchReport {
   }
 
   /** Records a row's result; outputs are released in input order. */
-  async add(row: SourceRow, result: RowResult): Promise<void> {
+  add(row: SourceRow, result: RowResult): Promise<void> | undefined {
     this.count(result);
     if (result.status !== 'filed' && result.status !== 'valid') {
       if (!result.earlier && !this.options.jsonl) this.problem(result);
     }
     if (!this.options.jsonl && !this.out) {
       this.nextSeq = Math.max(this.nextSeq, row.seq + 1);
-      return;
+      return undefined;
     }
+    return this.release(row, result);
+  }
+
+  private async release(row: SourceRow, result: RowResult): Promise<void> {
     this.waiting.set(row.seq, { row, result });
     // One drain at a time: a second one would write its rows while the first awaits a write.
     if (this.draining) return;
