@@ -1,7 +1,7 @@
 /**
  * What a batch's stages hand the report: each row's outcome and the running counts, and the
  * report's interface. The report itself (per-row output, progress, summary) is the verb's
- * (src/commands/claims/batch-report.ts): nothing here prints.
+ * (src/commands/claims/batch-report.ts and the modules it composes): nothing here prints.
  */
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { FieldIssue } from '../schemas.js';
