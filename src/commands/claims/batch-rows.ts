@@ -1,5 +1,5 @@
 /** Per-row bookkeeping of a batch's report: the counts by outcome, and the listing of rows not filed. */
-import type { Counts, RowResult } from '../../claims/results.js';
+import type { Counts, RowResult, RowStatus } from '../../claims/results.js';
 import { safeLine } from '../../text/safe.js';
 
 export function emptyCounts(): Counts {
@@ -19,35 +19,22 @@ export function emptyCounts(): Counts {
   };
 }
 
+/** The count each outcome adds to: now, or (outcomes an earlier run recorded) earlier. */
+const COUNTED: Record<RowStatus, [now: keyof Counts, earlier?: keyof Counts]> = {
+  filed: ['filed', 'filedEarlier'],
+  rejected: ['rejected', 'rejectedEarlier'],
+  uncertain: ['uncertain', 'uncertainEarlier'],
+  invalid: ['invalid'],
+  held: ['held'],
+  not_sent: ['notSent'],
+  valid: ['valid'],
+};
+
 /** Counts one row's outcome. */
 export function countRow(c: Counts, result: RowResult): void {
   c.done++;
-  switch (result.status) {
-    case 'filed':
-      if (result.earlier) c.filedEarlier++;
-      else c.filed++;
-      break;
-    case 'rejected':
-      if (result.earlier) c.rejectedEarlier++;
-      else c.rejected++;
-      break;
-    case 'invalid':
-      c.invalid++;
-      break;
-    case 'held':
-      c.held++;
-      break;
-    case 'uncertain':
-      if (result.earlier) c.uncertainEarlier++;
-      else c.uncertain++;
-      break;
-    case 'not_sent':
-      c.notSent++;
-      break;
-    case 'valid':
-      c.valid++;
-      break;
-  }
+  const [now, earlier] = COUNTED[result.status];
+  c[result.earlier && earlier ? earlier : now]++;
 }
 
 /**
