@@ -8,9 +8,11 @@
 // per token (50 ms latency), and a batch runs with no tuning flag: claims/s as a share of N (goal >= 0.9)
 // and the share of requests answered 429 (goal <= 2%).
 // Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [limited=yes|no] [runs=3] [concurrency=16]   (build first: node bin/build.mjs)
+// CLAIMS_BENCH_PROFILE=DIR also writes a CPU profile of one more opcli batch to DIR (the bin shim passes
+// --cpu-prof on to the process it starts with its lean flags) and prints where its time went.
 import { spawn } from 'node:child_process';
-import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
@@ -113,13 +115,14 @@ async function handWritten(csv, url, token, concurrency, outPath) {
 }
 
 /** Runs a node script (the built binary by default); resolves with exit code, stderr, wall time, peak RSS (VmHWM, KiB) and CPU seconds. */
-function runOpcli(args, env, script = bin) {
+function runOpcli(args, env, script = bin, nodeFlags = []) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     // /usr/bin/time counts the CPU of the process and of the children it waited for (the bin shim's second process).
     const timeFile = join(work, `time-${process.hrtime.bigint()}.txt`);
     const timed = existsSync('/usr/bin/time');
-    const [cmd, argv] = timed ? ['/usr/bin/time', ['-f', '%U %S', '-o', timeFile, process.execPath, script, ...args]] : [process.execPath, [script, ...args]];
+    const node = [process.execPath, ...nodeFlags, script, ...args];
+    const [cmd, argv] = timed ? ['/usr/bin/time', ['-f', '%U %S', '-o', timeFile, ...node]] : [node[0], node.slice(1)];
     const child = spawn(cmd, argv, { stdio: ['ignore', 'ignore', 'pipe'], env });
     let stderr = '';
     const peak = watchPeakRss(child);
@@ -209,6 +212,41 @@ async function ceiling(info, token, n) {
   return { ms, rate: (n * 1000) / ms };
 }
 
+/**
+ * Where a CPU profile's time went: idle, GC, and the rest by function, largest self time first
+ * (names are the bundle's; the chunk says which part of opcli: batch, client, undici, lib = csv-parse).
+ */
+function profileSummary(dir, top = 15) {
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).size - statSync(a).size)[0];
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const { functionName, url, lineNumber } = nodes.get(id).callFrame;
+    const name = `${functionName || '(anonymous)'} ${url ? `${url.split('/').slice(-2).join('/')}:${lineNumber + 1}` : ''}`.trim();
+    self.set(name, (self.get(name) ?? 0) + dt);
+    total += dt;
+  });
+  const idle = self.get('(idle)') ?? 0;
+  console.log(`profile ${file}: ${(total / 1000).toFixed(0)} ms, of which ${(idle / 1000).toFixed(0)} ms idle; busy time by function (self):`);
+  for (const [name, us] of [...self]
+    .filter(([n]) => n !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
+    console.log(`  ${(us / 1000).toFixed(0).padStart(6)} ms ${((us / (total - idle)) * 100).toFixed(1).padStart(5)}%  ${name}`);
+  }
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+console.log(`load average at the start: ${load()} (${process.version})`);
 const { child: sandbox, info } = await startSandbox(['--trigger-delay', 'never'], configDir);
 try {
   const token = await clientCredentialsToken(info);
@@ -254,6 +292,18 @@ try {
     `vs the hand-written script (csv-parse, JSON.stringify, undici, a result line per row; ${range(handRates, 0)} claims/s): ${range(vsHand)} (goal >= 0.8)`,
   );
   console.log(`vs a bare undici loop re-posting one prepared body (${range(ceilingRates, 0)} req/s): ${range(vsCeiling)} (goal >= 0.5)`);
+  console.log(`load average after the runs: ${load()}`);
+  const profileDir = process.env.CLAIMS_BENCH_PROFILE;
+  if (profileDir) {
+    mkdirSync(profileDir, { recursive: true });
+    rmSync(`${csv}.journal.jsonl`, { force: true });
+    const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env, bin, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${profileDir}`,
+    ]);
+    if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
+    profileSummary(profileDir);
+  }
 
   const big = join(work, 'big.csv');
   await writeCsv(big, BIG_ROWS, info.storeId);

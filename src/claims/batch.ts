@@ -2,20 +2,21 @@
  * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
  * stage once: read (reader.ts) → check and key (plan.ts, identity.ts) → record `sending`
  * (journal.ts) → send (send.ts) → record the outcome → report (the verb's BatchView, results.ts), with
- * the summary at the end. A small worker pool sends over the one keep-alive HTTP pool; each row is
- * journaled before its request leaves, so a rerun files nothing twice and loses nothing.
+ * the summary at the end. The send pipeline (pipeline.ts) journals rows ahead of the free slots and
+ * sends over the one keep-alive HTTP pool; each row is durable before its request leaves, so a rerun
+ * files nothing twice and loses nothing. This file opens the stages and turns the run into an exit.
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
-import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
+import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { Journal } from './journal.js';
 import { resolveBatchPaths } from './paths.js';
-import { Planner, storeMismatch, type ToSend } from './plan.js';
+import { type SendResult, sendAll } from './pipeline.js';
+import { Planner, storeMismatch } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
 import type { BatchReport, BatchView } from './results.js';
-import { type SendOutcome, send } from './send.js';
 import { validateClaim } from './validate.js';
 
 export interface BatchOptions {
@@ -104,7 +105,8 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
       });
       const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
       reporter.limiter = limiter;
-      await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter);
+      const result = await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter);
+      verdict(result, reporter, deps, view, opts);
     }
   } finally {
     await journal?.close();
@@ -157,207 +159,13 @@ async function validateAll(
     throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
 }
 
-/** A row that is journaled as sending and ready to go. */
-interface Ready {
-  row: SourceRow;
-  plan: ToSend;
-  /** Its outcome is journaled: nothing else may be recorded for it. */
-  settled?: boolean;
-}
-
 /**
- * The pipeline of a batch, composed here: read → check and key (Planner) → send → record (Journal)
- * → report (the verb's BatchReport). Each row passes each stage once.
+ * What a finished send run means for the person: the error (and exit code) after the summary, or
+ * none when every row is settled.
  */
-async function sendAll(
-  opts: BatchOptions,
-  rows: AsyncGenerator<SourceRow>,
-  planner: Planner,
-  journal: Journal,
-  reporter: BatchReport,
-  deps: Deps,
-  view: BatchView,
-  tokenStore: string | undefined,
-  limiter: RequestLimiter,
-): Promise<void> {
-  let stopError: unknown;
-  let fatal: unknown;
-  /** The input broke (an unreadable CSV line): the rows before it are still sent and reported. */
-  let readError: unknown;
-  const journalWrites: Promise<void>[] = [];
-  const earlierUncertain: number[] = [];
-  let earlierUncertainCount = 0;
-  /** Rows whose request is on its way, by line: uncertain if the user stops now. */
-  const inFlight = new Set<number>();
-
-  /** Another run took the journal: it may send any row this run has not journaled, so no more leave. */
-  const lockLost = () => {
-    if (!journal.lost()) return false;
-    fatal ??= journal.lostError();
-    return true;
-  };
-  const stopped = () => stopError !== undefined || fatal !== undefined || deps.signal.aborted || lockLost();
-  /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
-  const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
-  const onStop = () => {
-    view.notice(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
-  };
-  if (deps.signal.aborted) onStop();
-  else deps.signal.addEventListener('abort', onStop, { once: true });
-
-  /** The next row, or undefined at the end of the input, when stopping, or when the input broke. */
-  const nextRow = async (): Promise<SourceRow | undefined> => {
-    // Backpressure: while the results waiting for an earlier row are many, read no further.
-    const room = reporter.room();
-    if (room) await room;
-    if (stopped()) return undefined;
-    try {
-      const next = await rows.next();
-      return next.done || stopped() ? undefined : next.value;
-    } catch (error) {
-      // A reader error comes after every row read before it; later calls get `done`.
-      readError ??= error;
-      return undefined;
-    }
-  };
-
-  /**
-   * Pulls rows until one must be sent: rows settled earlier, invalid and held rows are reported on
-   * the way. The returned row is already durable as `sending`.
-   */
-  const prepare = async (): Promise<Ready | undefined> => {
-    try {
-      for (let row = await nextRow(); row; row = await nextRow()) {
-        const plan = await planner.plan(row);
-        if (!plan.send) {
-          if (plan.earlierUncertain) {
-            earlierUncertainCount++;
-            if (earlierUncertain.length < 20) earlierUncertain.push(row.line);
-          }
-          await reporter.add(row, plan.result);
-          continue;
-        }
-        // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-        await journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust);
-        return { row, plan };
-      }
-    } catch (error) {
-      // The journal or a results file cannot be written: stop; nothing more is sent.
-      fatal ??= error;
-    }
-    return undefined;
-  };
-
-  /** Journals a row's outcome, then reports it; a failure to report never touches the journal again. */
-  const settle = async (ready: Ready, outcome: SendOutcome): Promise<void> => {
-    journalWrites.push(
-      journal
-        .record({
-          key: ready.plan.key,
-          line: ready.row.line,
-          status: outcome.result.status as 'filed',
-          sourceOrderId: outcome.result.sourceOrderId,
-          reason: outcome.result.error,
-          errors: outcome.result.errors,
-        })
-        .catch((error) => {
-          fatal ??= error;
-        }),
-    );
-    ready.settled = true;
-    if (outcome.stop) stopError ??= outcome.error;
-    try {
-      await reporter.add(ready.row, outcome.result);
-    } catch (error) {
-      fatal ??= error;
-    }
-  };
-
-  /** A prepared row the batch stopped before sending: journaled so the next run sends it, and reported. */
-  const notSent = async (ready: Ready): Promise<void> => {
-    const reason = 'the batch stopped before this row was sent';
-    await settle(ready, { result: { line: ready.row.line, status: 'not_sent', error: reason }, stop: false });
-  };
-
-  /**
-   * Each worker prepares (reads, checks, journals) its next row while its current request is in
-   * flight, so the journal's fsync overlaps the network instead of adding to it. A prepared row that
-   * is not sent because the batch stops is journaled and reported as not_sent; only a crash leaves
-   * it "sending" (uncertain on the next run): at most one row per worker beyond those in flight
-   * (a row waiting for the limiter, or the next row of one whose request left).
-   */
-  const worker = async (): Promise<void> => {
-    let current = await prepare();
-    try {
-      while (current) {
-        if (stopped()) {
-          await notSent(current);
-          return;
-        }
-        inFlight.add(current.row.line);
-        let left: () => void = () => {};
-        const leaving = new Promise<void>((resolve) => {
-          left = resolve;
-        });
-        const sending = send(current.plan, current.row, deps, tokenStore, limiter, left, stopSending);
-        // The next row is journaled once this one's request leaves, not while it waits for the
-        // limiter: a crash leaves at most one journaled, unsent row per worker (uncertain next run).
-        await Promise.race([leaving, sending]);
-        const upcoming = prepare();
-        reporter.counts.sent++;
-        const outcome = await sending;
-        inFlight.delete(current.row.line);
-        await settle(current, outcome);
-        current = await upcoming;
-      }
-    } catch (error) {
-      fatal ??= error;
-      // Only a row whose request left and whose outcome is not journaled can be uncertain.
-      if (current && !current.settled) {
-        await journal.record({ key: current.plan.key, line: current.row.line, status: 'uncertain', reason: 'opcli failed while sending it' }).catch(() => {});
-      }
-    }
-  };
-
-  /** A second Ctrl-C: the summary now, the rows in flight listed as uncertain (their entries read as such next time). */
-  let onStopNow: (() => void) | undefined;
-  const stoppedNow = new Promise<'now'>((resolve) => {
-    onStopNow = () => {
-      view.summarize(
-        reporter,
-        journal.path,
-        earlierUncertain,
-        earlierUncertainCount,
-        opts,
-        [...inFlight].sort((a, b) => a - b),
-      );
-      resolve('now');
-    };
-    if (deps.stopNow.aborted) onStopNow();
-    else deps.stopNow.addEventListener('abort', onStopNow, { once: true });
-  });
-
-  try {
-    const work = (async () => {
-      await Promise.all(Array.from({ length: opts.concurrency }, worker));
-      await Promise.all(journalWrites);
-      return 'done' as const;
-    })();
-    if ((await Promise.race([work, stoppedNow])) === 'now') {
-      work.catch(() => {});
-      throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');
-    }
-  } finally {
-    deps.signal.removeEventListener('abort', onStop);
-    if (onStopNow) deps.stopNow.removeEventListener('abort', onStopNow);
-    if (!deps.stopNow.aborted) {
-      await reporter.finish().catch((error) => {
-        fatal ??= error;
-      });
-    }
-  }
-  lockLost();
-  view.summarize(reporter, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
+function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: BatchView, opts: BatchOptions): void {
+  const { fatal, stopError, readError } = result;
+  if (result.stoppedNow) throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');
   if (fatal) throw fatal;
   if (stopError) {
     if (stopError instanceof OpcliError) throw stopError;

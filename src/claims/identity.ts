@@ -5,7 +5,8 @@
  * digit strings, `1E5` for `100000`), hashed, plus its occurrence number among identical rows. The
  * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { KeyTable } from './key-table.js';
 
 /** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
 const DIGITS = /^\+?\d+$/;
@@ -46,6 +47,17 @@ export function robustJson(value: unknown): string {
   return canonical(value) ?? '';
 }
 
+/** Object keys as JSON text, computed once per name (a claim has a few dozen). */
+const QUOTED = new Map<string, string>();
+function quoted(name: string): string {
+  let q = QUOTED.get(name);
+  if (q === undefined) {
+    q = JSON.stringify(name);
+    if (QUOTED.size < 4096) QUOTED.set(name, q);
+  }
+  return q;
+}
+
 function canonical(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') {
@@ -61,15 +73,16 @@ function canonical(value: unknown): string | undefined {
     const parts: string[] = [];
     for (const name of Object.keys(value).sort()) {
       const v = canonical((value as Record<string, unknown>)[name]);
-      if (v !== undefined) parts.push(`${JSON.stringify(name)}:${v}`);
+      if (v !== undefined) parts.push(`${quoted(name)}:${v}`);
     }
     return parts.length ? `{${parts.join(',')}}` : undefined;
   }
   return JSON.stringify(value);
 }
 
+/** The first 128 bits of a SHA-256, as hex (crypto.hash: no Hash object per row). */
 function hex128(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+  return hash('sha256', text, 'hex').slice(0, 32);
 }
 
 /** The hash of a row's robust content (128 bits, hex). */
@@ -111,51 +124,16 @@ export function similarity(claim: unknown): string | undefined {
   return hex128(`similar\u0000${email}\u0000${name}\u0000${sku}`).slice(0, 16);
 }
 
-/**
- * Counts rows by 64-bit hash prefix in typed arrays (a Map of a million strings would take ~100 MB),
- * remembering the line of the first one: how many times a content (or a `--key` value) was seen.
- */
+/** Counts rows by hash (a key-table.ts table), remembering the line of the first: how many times a content (or a `--key` value) was seen. */
 export class OccurrenceCounter {
-  private hi = new Uint32Array(1024);
-  private lo = new Uint32Array(1024);
-  private count = new Uint32Array(1024);
-  private first = new Uint32Array(1024);
-  private mask = 1023;
-  private size = 0;
+  private readonly table = new KeyTable(1024, (n) => ({ count: new Uint32Array(n), first: new Uint32Array(n) }));
 
   /** Counts one more row with this hash; returns its occurrence (1-based) and the first one's line. */
   add(hash: string, line: number): { occurrence: number; firstLine: number } {
-    if ((this.size + 1) * 10 > (this.mask + 1) * 7) this.grow();
-    const hi = Number.parseInt(hash.slice(0, 8), 16) >>> 0;
-    const lo = Number.parseInt(hash.slice(8, 16), 16) >>> 0;
-    let i = lo & this.mask;
-    while (this.count[i] !== 0 && !(this.lo[i] === lo && this.hi[i] === hi)) i = (i + 1) & this.mask;
-    if (this.count[i] === 0) {
-      this.size++;
-      this.hi[i] = hi;
-      this.lo[i] = lo;
-      this.first[i] = line;
-    }
-    this.count[i] = (this.count[i] as number) + 1;
-    return { occurrence: this.count[i] as number, firstLine: this.first[i] as number };
-  }
-
-  private grow(): void {
-    const { hi, lo, count, first } = this;
-    const capacity = (this.mask + 1) * 2;
-    this.hi = new Uint32Array(capacity);
-    this.lo = new Uint32Array(capacity);
-    this.count = new Uint32Array(capacity);
-    this.first = new Uint32Array(capacity);
-    this.mask = capacity - 1;
-    for (let j = 0; j < count.length; j++) {
-      if (count[j] === 0) continue;
-      let i = (lo[j] as number) & this.mask;
-      while (this.count[i] !== 0) i = (i + 1) & this.mask;
-      this.hi[i] = hi[j] as number;
-      this.lo[i] = lo[j] as number;
-      this.count[i] = count[j] as number;
-      this.first[i] = first[j] as number;
-    }
+    const i = this.table.slot(hash);
+    const c = this.table.columns;
+    if (this.table.fresh) c.first[i] = line;
+    c.count[i] = (c.count[i] as number) + 1;
+    return { occurrence: c.count[i] as number, firstLine: c.first[i] as number };
   }
 }

@@ -15,8 +15,6 @@ export interface SourceRow {
   seq: number;
   /** Line of the file where the row starts (JSON: the element's number, 1-based). */
   line: number;
-  /** The row's content as read (a row that cannot be parsed is reported with it). */
-  content: string;
   /** The value of the `--key` column, as read (undefined without --key, or when the cell is empty). */
   userKey?: string;
   /** The CSV cells as read (for `--out`). */
@@ -172,6 +170,8 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
   const header = first.value.record.map((h) => h.trim());
   const fields = checkHeader(header, options);
   const keyIndex = options.keyColumn === undefined ? -1 : header.indexOf(options.keyColumn);
+  // Each column's place in the claim, worked out once: the objects above the field and its name.
+  const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
   async function* rows(): AsyncGenerator<SourceRow> {
     let seq = 0;
     for await (const { record, lines } of it) {
@@ -184,19 +184,31 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
       if (record.length !== header.length) {
         issues.push({ path: '', message: `expected ${header.length} cells (one per column), got ${record.length}` });
       }
-      fields.forEach((field, i) => {
-        const cell = record[i];
-        if (cell === undefined || field === undefined) return;
-        const { value: v, issue } = coerceText(field, cell);
+      const n = Math.min(record.length, places.length);
+      for (let i = 0; i < n; i++) {
+        const place = places[i];
+        if (!place) continue;
+        const { value: v, issue } = coerceText(place.field, record[i] as string);
         if (issue) issues.push(issue);
-        else if (v !== undefined) setPath(value, field.path, v);
-      });
+        else if (v !== undefined) setIn(value, place.parents, place.leaf, v);
+      }
       applyDefaults(value, options);
       const userKey = keyIndex >= 0 ? record[keyIndex]?.trim() || undefined : undefined;
-      yield { seq: seq++, line, content: JSON.stringify(record), cells: record, value, issues, userKey };
+      yield { seq: seq++, line, cells: record, value, issues, userKey };
     }
   }
   return { format: 'csv', header, unit: 'line', rows: rows() };
+}
+
+/** Sets `parents.leaf` in `target`, creating the objects above it (setPath with the path split once). */
+function setIn(target: Record<string, unknown>, parents: string[], leaf: string, value: unknown): void {
+  let node = target;
+  for (const part of parents) {
+    const next = node[part];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[leaf] = value;
 }
 
 /** The line where the file breaks: for an unclosed quote, where the row that opened it begins. */
@@ -285,9 +297,9 @@ function removePath(value: Record<string, unknown>, path: string[]): void {
   if (parent && typeof parent === 'object') delete (parent as Record<string, unknown>)[path[path.length - 1] as string];
 }
 
-function objectRow(seq: number, line: number, content: string, parsed: unknown, options: OpenOptions): SourceRow {
+function objectRow(seq: number, line: number, parsed: unknown, options: OpenOptions): SourceRow {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    return { seq, line, content, value: parsed, issues: [{ path: '', message: 'expected a JSON object (one claim)' }] };
+    return { seq, line, value: parsed, issues: [{ path: '', message: 'expected a JSON object (one claim)' }] };
   }
   const value = parsed as Record<string, unknown>;
   let userKey: string | undefined;
@@ -300,7 +312,7 @@ function objectRow(seq: number, line: number, content: string, parsed: unknown, 
   }
   const issues = coerceObject(value);
   applyDefaults(value, options);
-  return { seq, line, content, value, issues, userKey };
+  return { seq, line, value, issues, userKey };
 }
 
 async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {
@@ -316,10 +328,10 @@ async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator
     try {
       parsed = JSON.parse(trimmed);
     } catch (error) {
-      yield { seq: seq++, line, content: trimmed, value: undefined, issues: [{ path: '', message: `not valid JSON: ${(error as Error).message}` }] };
+      yield { seq: seq++, line, value: undefined, issues: [{ path: '', message: `not valid JSON: ${(error as Error).message}` }] };
       continue;
     }
-    yield objectRow(seq++, line, trimmed, parsed, options);
+    yield objectRow(seq++, line, parsed, options);
   }
 }
 
@@ -342,7 +354,7 @@ async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGen
   const items = Array.isArray(parsed) ? parsed : [parsed];
   async function* rows(): AsyncGenerator<SourceRow> {
     for (const [i, item] of items.entries()) {
-      yield objectRow(i, i + 1, JSON.stringify(item), item, options);
+      yield objectRow(i, i + 1, item, options);
     }
   }
   return rows();

@@ -1,7 +1,7 @@
 /**
  * What a batch's stages hand the report: each row's outcome and the running counts, and the
  * report's interface. The report itself (per-row output, progress, summary) is the verb's
- * (src/commands/claims/batch-report.ts): nothing here prints.
+ * (src/commands/claims/batch-report.ts and the modules it composes): nothing here prints.
  */
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { FieldIssue } from '../schemas.js';
@@ -52,7 +52,8 @@ export interface BatchReport {
   start(): Promise<void>;
   /** Undefined when there is room for another row; else a promise that resolves when there is. */
   room(): Promise<void> | undefined;
-  add(row: SourceRow, result: RowResult): Promise<void>;
+  /** Counts and reports a row; a promise only when its output must wait (a slow stdout, the results file). */
+  add(row: SourceRow, result: RowResult): Promise<void> | undefined;
   finish(): Promise<void>;
   /** A line for the person, without tearing the progress line. */
   notice(text: string): void;

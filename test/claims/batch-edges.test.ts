@@ -231,3 +231,30 @@ describe('a results file that cannot be written', () => {
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
   });
 });
+
+describe('the rows journaled ahead of the requests', () => {
+  it('are journaled while earlier requests are in flight, but never more than --concurrency of them beyond those in flight', async () => {
+    const path = join(dir, 'window.csv');
+    writeCsv(
+      path,
+      Array.from({ length: 45 }, (_, i) => row(i + 1)),
+    );
+    // Slow answers: the next rows are journaled while these are in flight.
+    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
+    const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '3'], { env: env() });
+    sandbox.setFaults([]);
+    expect(res.code).toBe(0);
+    expect(created()).toHaveLength(45);
+    // Walking the journal in order: rows journaled `sending` whose outcome is not yet written are
+    // either in flight (at most 3) or journaled ahead (at most 3, the window): a crash can leave no more.
+    let open = 0;
+    let most = 0;
+    for (const e of journalEntries(`${path}.journal.jsonl`).slice(1)) {
+      open += e.status === 'sending' ? 1 : -1;
+      most = Math.max(most, open);
+    }
+    expect(open).toBe(0);
+    expect(most).toBeLessThanOrEqual(6);
+    expect(most).toBeGreaterThan(3);
+  });
+});

@@ -1,4 +1,5 @@
 import { type Command, Option } from 'commander';
+import type { BatchOptions } from '../../claims/batch.js';
 import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
@@ -6,23 +7,12 @@ import { UsageError } from '../../errors.js';
 import { parseRate } from '../../flags.js';
 import { describeField, FILE_HELP } from './file-help.js';
 
-/** Options of `claims file`: one claim (fields, --data) or a batch (--from). */
-export interface FileOptions {
+/** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
+export interface FileOptions extends Omit<BatchOptions, 'from'> {
   fields: FieldFlags;
   data?: string;
   from?: string;
-  format?: string;
-  concurrency: number;
-  rate?: number;
-  journal?: string;
-  retryUncertain: boolean;
-  validateOnly: boolean;
   dryRun: boolean;
-  json: boolean;
-  jsonl: boolean;
-  out?: string;
-  key?: string;
-  allowSimilar: boolean;
 }
 
 const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'rate', 'key', 'allowSimilar'] as const;
