@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { manualClock, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { claimBodies, duplicates, journalByLine, results, rowOf, writeRows } from './fixtures.js';
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('kill -9 in the middle of a batch (built binary)', () => {
   it('loses nothing and files nothing twice: rows in flight at the kill come back uncertain and are not resent', async () => {
     const path = join(dir, 'big.csv');
-    const total = 2000;
+    const total = 300;
     writeRows(path, total);
     // Claims are created at once but answered late, so requests are in flight when the kill lands.
     sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
@@ -38,7 +38,7 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
     await new Promise<void>((resolve, reject) => {
       const timer = setInterval(() => {
-        if (sandbox.counters.claimsCreated >= 300) {
+        if (sandbox.counters.claimsCreated >= 100) {
           clearInterval(timer);
           child.kill('SIGKILL');
           resolve();
@@ -98,57 +98,80 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
 
 describe('two reruns at once after a kill -9 (built binary)', () => {
   it("exactly one takes the dead run's journal; the other is refused; every row reaches the service once", async () => {
-    const path = join(dir, 'two-reruns.csv');
-    const total = 1000;
-    writeRows(path, total);
-    const before = sandbox.claims.length;
-    const bodiesBefore = claimBodies(sandbox).length;
-    // Every answer is late: the rerun that proceeds holds the journal longer than the other waits (5 s).
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir };
-    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '4'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (sandbox.claims.length - before >= 100) {
+    // A sandbox of its own on a clock the test moves: its answers are held while the clock stands, so
+    // the rerun that takes the journal holds it for as long as the test wants, not for a guessed time.
+    const clock = manualClock();
+    const held = await startSandbox({ clock });
+    const config = tempConfigDir();
+    /** Moves the clock on (every answer 30 ms late, then due) until stopped. */
+    const pump = () => {
+      const timer = setInterval(() => clock.advance(30), 1);
+      return () => clearInterval(timer);
+    };
+    try {
+      await sandboxProfile(held, config.dir);
+      const path = join(config.dir, 'two-reruns.csv');
+      const total = 400;
+      writeRows(path, total);
+      held.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
+      const env = { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: config.dir };
+      const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '4'], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+      const stopPump = pump();
+      await new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          if (held.claims.length >= 100) {
+            clearInterval(timer);
+            stopPump();
+            child.kill('SIGKILL');
+            resolve();
+          }
+        }, 2);
+        setTimeout(() => {
           clearInterval(timer);
+          stopPump();
           child.kill('SIGKILL');
-          resolve();
-        }
-      }, 2);
-      setTimeout(() => {
-        clearInterval(timer);
-        child.kill('SIGKILL');
-        reject(new Error('the batch never got going'));
-      }, 20_000);
-    });
-    expect(await exited).toBe('SIGKILL');
-    const journalPath = `${path}.journal.jsonl`;
-    const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+          reject(new Error('the batch never got going'));
+        }, 20_000);
+      });
+      expect(await exited).toBe('SIGKILL');
+      const journalPath = `${path}.journal.jsonl`;
+      const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
 
-    const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
-    const [a, b] = await Promise.all([runBinary(args, { env: { OPCLI_CONFIG_DIR: dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: dir } })]);
-    sandbox.setFaults([]);
-    const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
-    const proceeded = [a, b].filter((r) => !refused.includes(r));
-    expect(refused).toHaveLength(1);
-    expect(refused[0]?.code).toBe(1);
-    expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
-    expect(proceeded).toHaveLength(1);
-    // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
-    expect(proceeded[0]?.code).toBe(3);
-    expect(proceeded[0]?.stderr).toContain('Uncertain from an earlier run');
-    const bodies = claimBodies(sandbox).slice(bodiesBefore);
-    expect(duplicates(bodies)).toEqual([]);
-    const received = new Set(bodies.map(rowOf));
-    expect(received.size).toBe(bodies.length);
-    // Each row reached the service once, except rows journaled as in flight that the kill stopped before they left.
-    for (let r = 1; r <= total; r++) if (!received.has(r)) expect(inFlight).toContain(r + 1);
-    expect(received.size).toBeGreaterThanOrEqual(total - inFlight.length);
+      // Both reruns start with the clock standing: the one that takes the journal waits for its first
+      // answers, so the other finds the journal taken for as long as it is willing to wait.
+      const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
+      const runs = [runBinary(args, { env: { OPCLI_CONFIG_DIR: config.dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: config.dir } })] as const;
+      const first = await Promise.race(runs);
+      expect(first.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journalPath}.`);
+      // Only now may the other finish.
+      const stop = pump();
+      const [a, b] = await Promise.all(runs).finally(stop);
+      held.setFaults([]);
+      const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
+      const proceeded = [a, b].filter((r) => !refused.includes(r));
+      expect(refused).toHaveLength(1);
+      expect(refused[0]?.code).toBe(1);
+      expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
+      expect(proceeded).toHaveLength(1);
+      // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
+      expect(proceeded[0]?.code).toBe(3);
+      expect(proceeded[0]?.stderr).toContain('Uncertain from an earlier run');
+      const bodies = claimBodies(held);
+      expect(duplicates(bodies)).toEqual([]);
+      const received = new Set(bodies.map(rowOf));
+      expect(received.size).toBe(bodies.length);
+      // Each row reached the service once, except rows journaled as in flight that the kill stopped before they left.
+      for (let r = 1; r <= total; r++) if (!received.has(r)) expect(inFlight).toContain(r + 1);
+      expect(received.size).toBeGreaterThanOrEqual(total - inFlight.length);
+    } finally {
+      await held.close();
+      config.cleanup();
+    }
   }, 60_000);
 });
 
