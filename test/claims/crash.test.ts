@@ -85,47 +85,54 @@ async function heldSandbox(): Promise<{ sandbox: Sandbox; clock: ManualClock; di
 
 describe('kill -9 in the middle of a batch (built binary)', () => {
   it('loses nothing and files nothing twice: rows in flight at the kill come back uncertain and are not resent', async () => {
-    const path = join(dir, 'big.csv');
-    const total = 300;
-    writeRows(path, total);
-    // Claims are created at once but answered late, so requests are in flight when the kill lands.
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
-    const run = startBatch(path, 8, dir);
-    await signalWhen(run, () => sandbox.counters.claimsCreated >= 100, 'SIGKILL');
-    expect((await run.exited).signal).toBe('SIGKILL');
-    sandbox.setFaults([]);
+    const held = await heldSandbox();
+    try {
+      const path = join(held.dir, 'big.csv');
+      const total = 150;
+      writeRows(path, total);
+      // Claims are created at once but answered late (as the test moves the clock), so requests are in
+      // flight when the kill lands, and the batch cannot finish before it, however loaded the machine.
+      held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
+      const run = startBatch(path, 8, held.dir);
+      const stopPump = held.pump();
+      await signalWhen(run, () => held.sandbox.counters.claimsCreated >= 100, 'SIGKILL').finally(stopPump);
+      expect((await run.exited).signal).toBe('SIGKILL');
+      held.sandbox.setFaults([]);
 
-    const journalPath = `${path}.journal.jsonl`;
-    const atKill = journalByLine(journalPath);
-    const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
-    // The journal recorded each in-flight row before its request left.
-    expect(inFlight.length).toBeGreaterThan(0);
-    const createdAtKill = claimBodies(sandbox).map(rowOf);
-    for (const r of createdAtKill) expect(atKill.has(r + 1)).toBe(true);
+      const journalPath = `${path}.journal.jsonl`;
+      const atKill = journalByLine(journalPath);
+      const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+      // The journal recorded each in-flight row before its request left.
+      expect(inFlight.length).toBeGreaterThan(0);
+      const createdAtKill = claimBodies(held.sandbox).map(rowOf);
+      for (const r of createdAtKill) expect(atKill.has(r + 1)).toBe(true);
 
-    // The same command again (in-process, so the results can be read): the stale lock is reclaimed.
-    const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: dir } });
-    expect(rerun.code).toBe(3);
-    const rows = results(rerun.stdout);
-    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: total }, (_, i) => i + 2));
-    for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
-    // Rows that were in flight at the kill are uncertain and were not resent.
-    const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line);
-    expect(uncertain.sort((a, b) => a - b)).toEqual(inFlight.sort((a, b) => a - b));
-    expect(rerun.stderr).toContain('Uncertain from an earlier run');
-    // No two identical bodies ever reached the sandbox, and every filed row is there.
-    const bodies = claimBodies(sandbox);
-    expect(duplicates(bodies)).toEqual([]);
-    const ids = new Set(sandbox.claims.map((c) => c.sourceOrderId));
-    const filed = rows.filter((r) => r.status === 'filed');
-    expect(filed.length).toBe(total - inFlight.length);
-    for (const r of filed) expect(ids.has(r.sourceOrderId as string)).toBe(true);
-    // Every row was sent at most once; a row never received was one journaled as in flight (the kill
-    // landed between its journal entry and its request), which is why such rows are uncertain.
-    const received = new Set(bodies.map(rowOf));
-    expect(received.size).toBe(bodies.length);
-    const neverReceived = Array.from({ length: total }, (_, i) => i + 1).filter((r) => !received.has(r));
-    for (const r of neverReceived) expect(inFlight).toContain(r + 1);
+      // The same command again (in-process, so the results can be read): the stale lock is reclaimed.
+      const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: held.dir } });
+      expect(rerun.code).toBe(3);
+      const rows = results(rerun.stdout);
+      expect(rows.map((r) => r.line)).toEqual(Array.from({ length: total }, (_, i) => i + 2));
+      for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
+      // Rows that were in flight at the kill are uncertain and were not resent.
+      const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line);
+      expect(uncertain.sort((a, b) => a - b)).toEqual(inFlight.sort((a, b) => a - b));
+      expect(rerun.stderr).toContain('Uncertain from an earlier run');
+      // No two identical bodies ever reached the sandbox, and every filed row is there.
+      const bodies = claimBodies(held.sandbox);
+      expect(duplicates(bodies)).toEqual([]);
+      const ids = new Set(held.sandbox.claims.map((c) => c.sourceOrderId));
+      const filed = rows.filter((r) => r.status === 'filed');
+      expect(filed.length).toBe(total - inFlight.length);
+      for (const r of filed) expect(ids.has(r.sourceOrderId as string)).toBe(true);
+      // Every row was sent at most once; a row never received was one journaled as in flight (the kill
+      // landed between its journal entry and its request), which is why such rows are uncertain.
+      const received = new Set(bodies.map(rowOf));
+      expect(received.size).toBe(bodies.length);
+      const neverReceived = Array.from({ length: total }, (_, i) => i + 1).filter((r) => !received.has(r));
+      for (const r of neverReceived) expect(inFlight).toContain(r + 1);
+    } finally {
+      await held.close();
+    }
   }, 60_000);
 
   it('the built binary prints the progress-free summary on a pipe and exits 3 on a file with an invalid row', async () => {
@@ -145,7 +152,7 @@ describe('two reruns at once after a kill -9 (built binary)', () => {
     const held = await heldSandbox();
     try {
       const path = join(held.dir, 'two-reruns.csv');
-      const total = 400;
+      const total = 150;
       writeRows(path, total);
       held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
       const killed = startBatch(path, 4, held.dir);
