@@ -12,8 +12,8 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { type RunOptions, type RunResult, runOpcli } from '../helpers.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { type RunOptions, type RunResult, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { virtualTime } from '../virtual-time.js';
 import { duplicates, results, rowOf, writeRows, claimsSuite } from './fixtures.js';
 
@@ -259,5 +259,29 @@ describe('claims file --from against a rate-limited server', () => {
     expect(statusLines).toHaveLength(1);
     // Each redraw fits an 80-column terminal (a wrapped line cannot be redrawn in place).
     for (const drawn of (statusLines[0] ?? '').split('\r\u001b[2K')) expect(drawn.length, drawn).toBeLessThan(80);
+  });
+
+  it('the built binary in real time against a real-time server: backs off on 429s without Retry-After, files each row once, counts the 429s', async () => {
+    // The one run on the wall clock, as a user has it: small and under a higher limit, so it is quick.
+    const live = await startSandbox({ rateLimit: { perSecond: 100, burst: 4, retryAfter: false }, latencyMs: 5 });
+    const folder = tempConfigDir();
+    try {
+      await sandboxProfile(live, folder.dir);
+      const path = join(folder.dir, 'claims.csv');
+      writeRows(path, 30);
+      const res = await runBinary(['claims', 'file', '--from', path, '--json', '--concurrency', '8'], { env: { OPCLI_CONFIG_DIR: folder.dir } });
+      expect(res.code, res.stderr).toBe(0);
+      const requests = live.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline');
+      const refused = requests.filter((r) => r.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      const accepted = requests.filter((r) => r.status !== 429).map((r) => rowOf(r.body));
+      expect(accepted.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      expect(duplicates(live.claims.map((c) => c.raw))).toEqual([]);
+      expect(summaryOf(res.stdout)).toMatchObject({ rows: 30, filed: 30, sent: 30, requests: requests.length, rateLimited: refused.length });
+      expect(res.stderr).not.toMatch(/retrying in|answered 429;/);
+    } finally {
+      await live.close();
+      folder.cleanup();
+    }
   });
 });
