@@ -13,6 +13,11 @@ export default defineConfig({
     // The price: a test file must leave nothing behind (servers closed, timers cleared, process
     // listeners removed, globals restored), which every file does today.
     isolate: false,
+    // What a file may still leave behind by mistake, undone after each test: spies, stubbed
+    // environment variables and globals.
+    restoreMocks: true,
+    unstubEnvs: true,
+    unstubGlobals: true,
     globalSetup: ['test/global-setup.ts'],
   },
 });
