@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
-export const bin = `${root}bin/opcli.js`;
+export const bin = `${root}bin/opcli.cjs`;
 
 /** Exits with a message when dist/ has not been built. */
 export function requireBuild() {

@@ -4,14 +4,24 @@
 // same pages from the same sandbox in the same run, each in its own process. Prints orders/s of both and their ratio
 // in every round (goal >= 0.9 in every round), and opcli's peak RSS (goal <= 100 MiB, read from /proc/<pid>/status
 // VmHWM). opcli runs with no V8 flags of its own (no v8.setFlagsFromString, no NODE_OPTIONS).
+// On Linux each run's CPU time (user + system, from the children's times in /proc/self/stat) is
+// printed too: on a machine busy with other work the wall-time ratio mostly measures who got a core.
 // Usage: node bench/orders-list.mjs [orders=100000] [rounds=3]   (build first: node bin/build.mjs)
 import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { bin, clientCredentialsToken, requireBuild, root, startSandbox, watchPeakRss } from './lib.mjs';
 
 requireBuild();
 const ORDERS = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const SIZE = 250;
+
+/** CPU time (user + system, ms) of the children reaped so far, where /proc has it. */
+function childCpu() {
+  if (!existsSync('/proc/self/stat')) return Number.NaN;
+  const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[13]) + Number(fields[14])) * 10;
+}
 
 /**
  * The baseline: the same pages with a bare undici Pool, parsing each page, run as its own Node
@@ -38,6 +48,7 @@ process.stdout.write(String(count));
 function baseline(info, token) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
+    const c0 = childCpu();
     const child = spawn(process.execPath, ['--input-type=module', '-e', BASELINE], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -50,7 +61,7 @@ function baseline(info, token) {
     child.on('exit', (code) => {
       const ms = performance.now() - t0;
       if (code !== 0) return reject(new Error(`baseline exited ${code}`));
-      resolve({ count: Number(out), ms });
+      resolve({ count: Number(out), ms, cpu: childCpu() - c0 });
     });
     child.on('error', reject);
   });
@@ -60,6 +71,7 @@ function baseline(info, token) {
 function opcli(info, token) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
+    const c0 = childCpu();
     const child = spawn(process.execPath, [bin, 'orders', 'list', '--all', '--jsonl', '--size', String(SIZE)], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: {
@@ -81,7 +93,7 @@ function opcli(info, token) {
       const ms = performance.now() - t0;
       if (code !== 0) return reject(new Error(`opcli exited ${code}: ${stderr}`));
       const m = /^(\d+) of (\d+) orders/m.exec(stderr);
-      resolve({ count: m ? Number(m[1]) : Number.NaN, ms, peakMiB: largestKiB / 1024, treeMiB: peakKiB / 1024 });
+      resolve({ count: m ? Number(m[1]) : Number.NaN, ms, cpu: childCpu() - c0, peakMiB: largestKiB / 1024, treeMiB: peakKiB / 1024 });
     });
     child.on('error', reject);
   });
@@ -107,10 +119,13 @@ try {
     const b = runs.baseline[i];
     const o = runs.opcli[i];
     console.log(
-      `round ${i + 1}: baseline ${b.ms.toFixed(0).padStart(6)} ms ${rate(b).toFixed(0).padStart(7)} orders/s | opcli ${o.ms.toFixed(0).padStart(6)} ms ${rate(o).toFixed(0).padStart(7)} orders/s, peak ${o.peakMiB.toFixed(1)} MiB | ratio ${ratios[i].toFixed(2)}`,
+      `round ${i + 1}: baseline ${b.ms.toFixed(0).padStart(6)} ms ${rate(b).toFixed(0).padStart(7)} orders/s | opcli ${o.ms.toFixed(0).padStart(6)} ms ${rate(o).toFixed(0).padStart(7)} orders/s, peak ${o.peakMiB.toFixed(1)} MiB | ratio ${ratios[i].toFixed(2)} | cpu baseline ${b.cpu} ms, opcli ${o.cpu} ms`,
     );
   }
   console.log(`ratio opcli/baseline : median ${median(ratios).toFixed(2)}, worst ${Math.min(...ratios).toFixed(2)}  (goal >= 0.90 every run)`);
+  const cpuRatios = runs.opcli.map((o, i) => o.cpu / runs.baseline[i].cpu);
+  if (cpuRatios.every(Number.isFinite))
+    console.log(`cpu opcli/baseline   : median ${median(cpuRatios).toFixed(2)} (opcli also writes every order as JSON; the baseline only counts them)`);
   console.log(`opcli peak RSS       : ${peak.toFixed(1)} MiB worst, the process doing the work  (goal <= 100 MiB, without v8.setFlagsFromString)`);
   console.log(`                       ${tree.toFixed(1)} MiB with the bin shim that started it (each process's own peak, shared pages counted twice)`);
 } finally {

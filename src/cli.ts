@@ -6,7 +6,8 @@ import { VERSION } from './version.js';
 interface Group {
   name: string;
   description: string;
-  load: () => Promise<{ register(program: Command, deps: Deps): void }>;
+  /** `verb`, when given, is the verb that runs: a group may register only it (the others cost start-up time). */
+  load: () => Promise<{ register(program: Command, deps: Deps, verb?: string): void }>;
 }
 
 /**
@@ -55,8 +56,17 @@ export function commandWord(argv: string[]): string | undefined {
   return undefined;
 }
 
-/** Builds the program with the named group loaded and every other group as a stub. */
-export async function buildProgram(deps: Deps, word: string | undefined, json = false, wrap?: Wrap): Promise<Command> {
+/** The word after the command group's: the verb that runs, or undefined. */
+export function verbWord(argv: string[], group: string | undefined): string | undefined {
+  const at = group === undefined ? -1 : argv.indexOf(group);
+  return at < 0 ? undefined : commandWord(argv.slice(at + 1));
+}
+
+/**
+ * Builds the program with the named group loaded and every other group as a stub. With `verb`, the
+ * group may register that verb alone (a verb it does not know gets them all, so errors still list them).
+ */
+export async function buildProgram(deps: Deps, word: string | undefined, json = false, wrap?: Wrap, verb?: string): Promise<Command> {
   const program = new Command('opcli');
   program
     .version(VERSION, '-V, --version', 'print the version')
@@ -98,7 +108,7 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     }
   });
   for (const group of GROUPS) {
-    if (group.name === word) (await group.load()).register(program, deps);
+    if (group.name === word) (await group.load()).register(program, deps, verb);
     else program.command(group.name).description(group.description);
   }
   if (GROUPS.some((g) => g.name === word)) {
@@ -169,7 +179,8 @@ export async function runCli(input: string[], deps: Deps): Promise<number> {
     wrapNotices(deps, wrap);
   }
   try {
-    const program = await buildProgram(deps, commandWord(argv), wantsJson(argv), wrap);
+    const word = commandWord(argv);
+    const program = await buildProgram(deps, word, wantsJson(argv), wrap, verbWord(argv, word));
     if (argv.length === 0) {
       program.outputHelp();
       return 0;

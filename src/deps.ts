@@ -76,6 +76,8 @@ export interface Deps {
   tokens(): Promise<TokenSource>;
   /** The HTTP client of the active profile (one keep-alive pool per process). */
   http(): Promise<HttpClient>;
+  /** The HTTP engine a command prefers, set before its first request (OPCLI_HTTP_ENGINE overrides it). */
+  httpEngine?: 'node' | 'agent' | 'fetch';
   /** The spec's endpoints over `http()`. */
   api(): Promise<ServiceApi>;
   prompter(): Promise<Prompter>;
@@ -198,8 +200,12 @@ export function createDeps(init: DepsInit): Deps {
       return CredentialStore.open(deps.configDir());
     }),
     profile: once(async () => {
-      const { pickProfileName, requireKnownProfile, resolveProfile } = await import('./config/profile.js');
-      const settings = await deps.settings();
+      const [{ pickProfileName, requireKnownProfile, resolveProfile }, { SettingsStore }] = await Promise.all([
+        import('./config/profile.js'),
+        import('./config/settings.js'),
+      ]);
+      // Read only: resolving the profile never writes, so it does not load the settings writer (conf).
+      const settings = await SettingsStore.openForReading(deps.configDir());
       const name = pickProfileName(globals.profile, env, settings.currentProfile());
       const credentials = await deps.credentials();
       requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...credentials.profiles()])], globals.profile, env);
@@ -248,7 +254,7 @@ export function createDeps(init: DepsInit): Deps {
         maxRetryAfterMs: init.http?.maxRetryAfterMs,
         // A long run (the bin shim marks it OPCLI_LEAN) pays once for the bundled undici Agent's pool;
         // a one-off stays on node:http (see src/http/transport.ts). OPCLI_HTTP_ENGINE=node|agent|fetch chooses.
-        engine: engineEnv(env.OPCLI_HTTP_ENGINE) ?? (env.OPCLI_LEAN === '1' ? 'agent' : 'node'),
+        engine: engineEnv(env.OPCLI_HTTP_ENGINE) ?? deps.httpEngine ?? (env.OPCLI_LEAN === '1' ? 'agent' : 'node'),
       });
       return httpClient;
     }),

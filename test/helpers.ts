@@ -7,12 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { runCli } from '../src/cli.js';
 import { type Deps, type DepsInit, createDeps, type Prompter } from '../src/deps.js';
-import type { Sandbox } from '../src/sandbox/types.js';
+import type { Sandbox, SandboxOptions } from '../src/sandbox/types.js';
 
 export const ROOT = join(import.meta.dirname, '..');
-export const BIN = join(ROOT, 'bin', 'opcli.js');
+export const BIN = join(ROOT, 'bin', 'opcli.cjs');
 
 /** A fresh private config folder; removed by the returned cleanup. */
 export function tempConfigDir(): { dir: string; cleanup: () => void } {
@@ -74,7 +75,7 @@ export interface SpawnResult {
   stderr: string;
 }
 
-/** Runs the built binary (`bin/opcli.js`) as a subprocess. */
+/** Runs the built binary (`bin/opcli.cjs`) as a subprocess. */
 export function runBinary(
   argv: string[],
   options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},
@@ -157,4 +158,35 @@ export async function sandboxProfile(
 /** Deps with no network and no terminal, for unit tests of a verb's run(). */
 export function quietDeps(env: Record<string, string | undefined> = {}): Deps {
   return createDeps({ stdin: Readable.from([]), stdout: new PassThrough(), stderr: new PassThrough(), env, cwd: ROOT });
+}
+
+/**
+ * One sandbox for a test file (started with `options.sandbox`), and per test a fresh config folder
+ * with a profile for it (`profile`: logged in by default, logged out, or none at all), an empty
+ * request log and no faults. `bind` hands the file the sandbox, the folder, the environment of a
+ * run there and the profile's access token.
+ */
+export function profileSuite(
+  bind: (s: { sandbox: Sandbox; dir: string; env: Record<string, string>; accessToken?: string }) => void,
+  options: { sandbox?: SandboxOptions; profile?: 'logged-in' | 'logged-out' | 'none' } = {},
+): void {
+  let sandbox: Sandbox;
+  let cleanup = () => {};
+  beforeAll(async () => {
+    const { startSandbox } = await import('../src/sandbox/index.js');
+    sandbox = await startSandbox(options.sandbox);
+  });
+  afterAll(async () => {
+    await sandbox.close();
+  });
+  beforeEach(async () => {
+    const temp = tempConfigDir();
+    cleanup = temp.cleanup;
+    const profile = options.profile ?? 'logged-in';
+    const { accessToken } = profile === 'none' ? {} : await sandboxProfile(sandbox, temp.dir, { loggedIn: profile === 'logged-in' });
+    sandbox.setFaults([]);
+    sandbox.resetLog();
+    bind({ sandbox, dir: temp.dir, env: { OPCLI_CONFIG_DIR: temp.dir }, accessToken });
+  });
+  afterEach(() => cleanup());
 }

@@ -1,7 +1,8 @@
 /** `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them. */
-import type { Deps } from '../deps.js';
 import { OpcliError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
 import { OrdersPage } from '../schemas.js';
+import { type ApiRequest, refuseRedirect } from './request.js';
 
 /** One page as it came (unknown fields kept), with the answer's status line and headers. */
 export interface RawPageAnswer {
@@ -11,18 +12,14 @@ export interface RawPageAnswer {
 }
 
 /**
- * Follows endCursor from `query.cursor` to the last page. `check` sees each answer first (the verb
- * refuses a redirect there); a body that is not a page of orders stops the walk.
+ * Follows endCursor from `query.cursor` to the last page. A redirect, or a body that is not a page
+ * of orders, stops the walk.
  */
-export async function* orderPages(
-  http: Awaited<ReturnType<Deps['http']>>,
-  req: { path: string; pathOnly: string; query: Record<string, string>; auth: boolean; signal: AbortSignal },
-  check: (res: { status: number; headers: Record<string, string> }) => void,
-): AsyncGenerator<RawPageAnswer> {
+export async function* orderPages(http: HttpClient, req: ApiRequest, signal: AbortSignal): AsyncGenerator<RawPageAnswer> {
   let cursor = req.query.cursor;
   for (;;) {
-    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, signal: req.signal });
-    check(res);
+    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, signal });
+    refuseRedirect('GET', req.pathOnly, res);
     const checked = OrdersPage.safeParse(res.body);
     if (!checked.success) {
       throw new OpcliError(

@@ -13,19 +13,23 @@ import { AccessToken } from '../schemas.js';
 import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from './loopback.js';
-import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
+import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 import { PENDING_TTL_MS, savePending, takePending } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
 
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
+  /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */
   scopes?: string[];
+  /** Pin the loopback port (apps registered with a fixed redirect URI). */
   port?: number;
-  /** False: only show the link (with `twoStep`, start a two-step login). */
+  /** False (--no-browser): only show the link (with `twoStep`, start a two-step login). */
   browser: boolean;
   /** With the browser off: save the pending login and return the link instead of waiting. */
   twoStep: boolean;
+  /** How long to wait for the browser, in milliseconds. */
   timeoutMs: number;
+  /** The redirect URL that finishes a two-step login. */
   complete?: string;
   clientCredentials: boolean;
   storeId?: string;
@@ -221,9 +225,7 @@ async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginRe
 
 /** Endpoint 1 with the authorization_code grant: the same redirect_uri, the PKCE verifier, no Authorization header. */
 async function exchangeCode(env: LoginEnv, code: string, redirectUri: string, verifier: string): Promise<LoginResult> {
-  const { clientId, clientSecret } = client(env);
-  const oauth = oauthEndpoints(await env.http(), env.profile.baseUrl);
-  const started = env.now();
+  const { clientId, clientSecret, oauth, started } = await tokenClient(env, env.profile);
   let token: StoredToken;
   try {
     const response = await oauth.token(
@@ -242,9 +244,7 @@ async function loginClientCredentials(env: LoginEnv, req: LoginRequest): Promise
   const storeId = req.storeId ?? profile.storeId;
   if (!storeId)
     throw new UsageError('--client-credentials needs the store to log in to.', 'Pass --store-id <id>, or set it once with `opcli config set store-id <id>`.');
-  const { clientId, clientSecret } = client(env);
-  const oauth = oauthEndpoints(await env.http(), profile.baseUrl);
-  const started = env.now();
+  const { clientId, clientSecret, oauth, started } = await tokenClient(env, profile);
   let token: StoredToken;
   try {
     const response = await oauth.token(

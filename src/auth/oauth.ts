@@ -1,5 +1,6 @@
 import type { StoredToken } from '../config/credentials.js';
-import type { ResolvedProfile } from '../config/profile.js';
+import { type ResolvedProfile, requireClient } from '../config/profile.js';
+import type { Deps } from '../deps.js';
 import { ApiError, AuthError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { PATHS } from '../api/service.js';
@@ -26,6 +27,16 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined): O
       await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, signal });
     },
   };
+}
+
+/**
+ * What a token request of a profile starts from: its app's id and secret (the secret redacted from
+ * all output), the endpoints at its base URL, and the time it starts (the new token's clock).
+ */
+export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile) {
+  const { clientId, clientSecret } = requireClient(profile);
+  env.redactor.add(clientSecret);
+  return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl), started: env.now() };
 }
 
 /** A token response as it is stored: absolute expiry, the granted scopes, the grant it came from. */

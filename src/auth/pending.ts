@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ensurePrivateDir, readPrivateFile } from '../config/private-file.js';
 import { AuthError } from '../errors.js';
 

@@ -1,9 +1,9 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { type ResolvedProfile, requireClient } from '../config/profile.js';
+import type { ResolvedProfile } from '../config/profile.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError } from '../errors.js';
 import type { TokenSource } from '../http/client.js';
-import { oauthDescription, oauthEndpoints, toStoredToken, tokenRefusal } from './oauth.js';
+import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 
 /** CHOICE (docs/spec-choices.md#refresh-margin): a token that expires within this margin is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -124,10 +124,7 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
       );
     }
     const sent = token.refreshToken;
-    const { clientId, clientSecret } = requireClient(profile);
-    deps.redactor.add(clientSecret);
-    const oauth = oauthEndpoints(await deps.http(), profile.baseUrl);
-    const started = deps.now();
+    const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile);
     let response: Awaited<ReturnType<typeof oauth.token>>;
     try {
       // No abort signal: once sent, a refresh is let finish, so a Ctrl-C cannot lose the rotated pair.
@@ -173,10 +170,7 @@ async function rerunClientCredentials(deps: Deps, profile: ResolvedProfile, stor
       'The client-credentials token has expired and the store it was for is unknown.',
       'Run `opcli auth login --client-credentials --store-id <id>`.',
     );
-  const { clientId, clientSecret } = requireClient(profile);
-  deps.redactor.add(clientSecret);
-  const oauth = oauthEndpoints(await deps.http(), profile.baseUrl);
-  const started = deps.now();
+  const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile);
   let response: Awaited<ReturnType<typeof oauth.token>>;
   try {
     response = await oauth.token(

@@ -1,38 +1,47 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { withFileLock } from './lock.js';
+import { lazy } from '../schemas.js';
+import { quickCredentials } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 import { ProfileName } from './settings.js';
 
 /** How the stored access token was obtained. */
-export const Grant = z.enum(['authorization_code', 'client_credentials', 'token']);
+export const Grant = lazy(() => z.enum(['authorization_code', 'client_credentials', 'token']));
 export type Grant = z.infer<typeof Grant>;
 
 /** A stored token set, with the absolute expiry time. */
-export const StoredToken = z.object({
-  accessToken: z.string(),
-  refreshToken: z.string().optional(),
-  /** Epoch milliseconds; undefined when unknown (a pasted token). */
-  expiresAt: z.number().optional(),
-  scopes: z.array(z.string()).default([]),
-  grant: Grant,
-  storeId: z.string().optional(),
-  /** Client credentials: the scope filter the login asked for (absent: all granted scopes). */
-  requestedScopes: z.array(z.string()).optional(),
-  obtainedAt: z.number(),
-});
+export const StoredToken = lazy(() =>
+  z.object({
+    accessToken: z.string(),
+    refreshToken: z.string().optional(),
+    /** Epoch milliseconds; undefined when unknown (a pasted token). */
+    expiresAt: z.number().optional(),
+    scopes: z.array(z.string()).default([]),
+    grant: Grant,
+    storeId: z.string().optional(),
+    /** Client credentials: the scope filter the login asked for (absent: all granted scopes). */
+    requestedScopes: z.array(z.string()).optional(),
+    obtainedAt: z.number(),
+  }),
+);
 export type StoredToken = z.infer<typeof StoredToken>;
 
 /** Everything secret about one profile. */
-export const ProfileSecrets = z.object({
-  clientSecret: z.string().optional(),
-  providerToken: z.string().optional(),
-  token: StoredToken.optional(),
-});
+export const ProfileSecrets = lazy(() =>
+  z.object({
+    clientSecret: z.string().optional(),
+    providerToken: z.string().optional(),
+    token: StoredToken.optional(),
+  }),
+);
 export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
 
-const CredentialsFile = z.object({
-  profiles: z.record(ProfileName, ProfileSecrets).default({}),
-});
+/** The credentials file (exported for the quick check's test). */
+export const CredentialsFile = lazy(() =>
+  z.object({
+    profiles: z.record(ProfileName, ProfileSecrets).default({}),
+  }),
+);
 type CredentialsFile = z.infer<typeof CredentialsFile>;
 
 /**
@@ -53,7 +62,7 @@ export class CredentialStore {
 
   /** Opens the credential store in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<CredentialStore> {
-    return new CredentialStore(dir, await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials'));
+    return new CredentialStore(dir, await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials', { quick: quickCredentials<CredentialsFile> }));
   }
 
   /** The secrets of one profile as they are on disk now. */
@@ -66,8 +75,10 @@ export class CredentialStore {
     return Object.keys(this.file.read().profiles).sort();
   }
 
-  /** Runs `fn` under the credentials lock (refresh, logout and revocation use this). */
-  withLock<T>(fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` under the credentials lock (refresh, logout and revocation use this); `writeLocked` works inside it. */
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
+    await this.file.prepareWrite();
     return withFileLock(this.dir, 'credentials', fn);
   }
 

@@ -3,7 +3,7 @@ import type Conf from 'conf';
 import type { z } from 'zod';
 import { ExitCode, OpcliError } from '../errors.js';
 import { fieldIssues } from '../schemas.js';
-import { assertPrivateFile, ensurePrivateDir } from './private-file.js';
+import { assertPrivateFile, ensurePrivateDir, readPrivateFile } from './private-file.js';
 
 /** A settings or credentials file that cannot be used as it is: exit 2, never overwritten. */
 export class DamagedFileError extends OpcliError {
@@ -17,8 +17,11 @@ export class DamagedFileError extends OpcliError {
   }
 }
 
-/** Parses a file's text and checks it against `schema`; anything else is a DamagedFileError. */
-function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what: string): T {
+/** A quick check (src/config/quick-check.ts): the value when the schema certainly accepts it unchanged, else undefined. */
+export type QuickCheck<T> = (raw: unknown) => T | undefined;
+
+/** Parses a file's text and checks it against `schema` (after `quick`); anything else is a DamagedFileError. */
+function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what: string, quick?: QuickCheck<T>): T {
   // A file of nothing but spaces, or of zero bytes, is one whose write was cut short (a full disk, a
   // crash): reading it as empty would forget every profile and login without a word.
   if (text.trim() === '') throw new DamagedFileError(path, what, 'it is empty (a write may have been cut short, e.g. by a full disk)');
@@ -33,6 +36,8 @@ function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what:
     const kind = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`;
     throw new DamagedFileError(path, what, `it holds ${kind} where an object ({ "profiles": … }) was expected`);
   }
+  const quickly = quick?.(raw);
+  if (quickly !== undefined) return quickly;
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = fieldIssues(parsed.error)[0];
@@ -40,60 +45,81 @@ function parseChecked<T>(text: string, schema: z.ZodType<T>, path: string, what:
 }
 
 /**
- * One JSON file of the config folder (settings.json, credentials.json), kept through conf. Before
- * conf reads, the file is checked with the private-file rules (no link, a regular file you own that
- * others cannot write, in a folder only you can write); conf's `deserialize` checks the content
- * against the zod schema, so a file that is not JSON, not an object or not the schema is a
- * DamagedFileError naming it. conf never clears an invalid file (`clearInvalidConfig: false`) and
- * every write reads first, so a damaged file is never replaced. Writes are conf's: atomic (a
- * temporary file renamed over the old one), mode 0600. Keys are not dotted paths (profile names may
+ * One JSON file of the config folder (settings.json, credentials.json). Reads are opcli's own: the
+ * file is opened without following a link and checked with the private-file rules (a regular file
+ * you own that others cannot write, in a folder only you can write), its text is read from that
+ * same descriptor and checked against the zod schema (after a quick check that passes only what
+ * the schema certainly accepts unchanged, src/config/quick-check.ts), so a file that is not JSON,
+ * not an object or not the schema is a DamagedFileError naming it. Writes are conf's: atomic (a temporary file
+ * renamed over the old one), mode 0600; conf never clears an invalid file (`clearInvalidConfig:
+ * false`) and every write reads first, so a damaged file is never replaced. conf is loaded only by a
+ * store that may write (`open(..., { write: true })`, or `prepareWrite()`): a one-off command that
+ * only reads its profile and token never pays for it. Keys are not dotted paths (profile names may
  * hold dots) and nothing is watched.
  *
- * Why the check before conf's read is enough, although conf then opens the path itself (following
+ * Why the check before conf's write is enough, although conf then opens the path itself (following
  * links): the checks refuse any folder that another user owns or can write into, so between the
- * check and conf's read only the user (or root) could swap the file for a link, and they can read
+ * check and conf's write only the user (or root) could swap the file for a link, and they can read
  * their own secrets anyway. Nobody else can win that race.
  */
 export class ConfFileStore<T extends Record<string, unknown>> {
+  private conf: Conf<T> | undefined;
+
   private constructor(
     readonly path: string,
     private readonly dir: string,
-    private readonly conf: Conf<T>,
+    private readonly name: string,
     private readonly schema: z.ZodType<T>,
     private readonly what: string,
+    private readonly quick: QuickCheck<T> | undefined,
   ) {}
 
-  /** Opens `<dir>/<name>.json` (without creating it); a damaged or unsafe file throws here. */
-  static async open<T extends Record<string, unknown>>(dir: string, name: string, schema: z.ZodType<T>, what: string): Promise<ConfFileStore<T>> {
+  /**
+   * Opens `<dir>/<name>.json` (without creating it); a damaged or unsafe file throws here. With
+   * `write`, conf is loaded too, so `write` can be called at once.
+   */
+  static async open<T extends Record<string, unknown>>(
+    dir: string,
+    name: string,
+    schema: z.ZodType<T>,
+    what: string,
+    options: { write?: boolean; quick?: QuickCheck<T> } = {},
+  ): Promise<ConfFileStore<T>> {
     ensurePrivateDir(dir);
-    const path = join(dir, `${name}.json`);
-    // conf reads the file in its constructor: check it first.
-    assertPrivateFile(path, `${what} file`);
+    const store = new ConfFileStore(join(dir, `${name}.json`), dir, name, schema, what, options.quick);
+    if (options.write) await store.prepareWrite();
+    else store.read();
+    return store;
+  }
+
+  /** Loads the writer (conf); conf reads and checks the file in its constructor. */
+  async prepareWrite(): Promise<void> {
+    if (this.conf) return;
+    assertPrivateFile(this.path, `${this.what} file`);
     const { default: ConfClass } = await import('conf');
-    const conf = new ConfClass<T>({
-      cwd: dir,
-      configName: name,
+    this.conf ??= new ConfClass<T>({
+      cwd: this.dir,
+      configName: this.name,
       projectName: 'opcli',
       configFileMode: 0o600,
       clearInvalidConfig: false,
       accessPropertiesByDotNotation: false,
       watch: false,
-      deserialize: (text) => parseChecked(text, schema, path, what),
+      deserialize: (text) => parseChecked(text, this.schema, this.path, this.what, this.quick),
       serialize: (value) => `${JSON.stringify(value, null, '\t')}\n`,
     });
-    return new ConfFileStore(path, dir, conf, schema, what);
   }
 
-  /** The file's content, checked (a missing file reads as the schema's empty value). */
+  /** The file's content as it is on disk now, checked (a missing file reads as the schema's empty value). */
   read(): T {
-    if (!assertPrivateFile(this.path, `${this.what} file`)) return this.schema.parse({});
-    const store = this.conf.store;
-    // conf answers a file removed since the check with an empty object, not through deserialize.
-    return Object.keys(store).length === 0 ? this.schema.parse({}) : store;
+    const text = readPrivateFile(this.path, `${this.what} file`);
+    if (text === undefined) return this.schema.parse({});
+    return parseChecked(text, this.schema, this.path, this.what, this.quick);
   }
 
-  /** Replaces the file with `value` (checked first). Callers read before they write. */
+  /** Replaces the file with `value` (checked first). Callers read before they write, after `prepareWrite`. */
   write(value: T): void {
+    if (!this.conf) throw new Error(`internal: the ${this.what} file was written before prepareWrite()`);
     const checked = this.schema.parse(value);
     // conf recreates a missing folder without a mode; make sure it is the private one.
     ensurePrivateDir(this.dir);

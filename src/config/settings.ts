@@ -1,40 +1,48 @@
-import { z } from 'zod';
-import { TriggerId } from '../schemas.js';
+import * as z from 'zod';
+import { lazy, TriggerId } from '../schemas.js';
+import { quickSettings } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
-export const ProfileSettings = z.object({
-  baseUrl: z.url().optional(),
-  authorizeUrl: z.url().optional(),
-  clientId: z.string().optional(),
-  scopes: z.array(z.string()).optional(),
-  storeId: z.string().optional(),
-  provider: z
-    .object({
-      name: z.string().optional(),
-      apiUrl: z.url().optional(),
-      shopUrl: z.string().optional(),
-      triggerId: z.string().optional(),
-      triggerUrl: z.url().optional(),
-      nativeUrl: z.url().optional(),
-      /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
-      triggerSendsToken: z.boolean().optional(),
-      /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
-      currency: z.string().optional(),
-    })
-    .optional(),
-});
+export const ProfileSettings = lazy(() =>
+  z.object({
+    baseUrl: z.url().optional(),
+    authorizeUrl: z.url().optional(),
+    clientId: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    storeId: z.string().optional(),
+    provider: z
+      .object({
+        name: z.string().optional(),
+        apiUrl: z.url().optional(),
+        shopUrl: z.string().optional(),
+        triggerId: z.string().optional(),
+        triggerUrl: z.url().optional(),
+        nativeUrl: z.url().optional(),
+        /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
+        triggerSendsToken: z.boolean().optional(),
+        /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
+        currency: z.string().optional(),
+      })
+      .optional(),
+  }),
+);
 export type ProfileSettings = z.infer<typeof ProfileSettings>;
 
 /** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
-export const ProfileName = z
-  .string()
-  .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' });
+export const ProfileName = lazy(() =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' }),
+);
 
-const SettingsFile = z.object({
-  currentProfile: ProfileName.optional(),
-  profiles: z.record(ProfileName, ProfileSettings).default({}),
-});
+/** The settings file (exported for the quick check's test). */
+export const SettingsFile = lazy(() =>
+  z.object({
+    currentProfile: ProfileName.optional(),
+    profiles: z.record(ProfileName, ProfileSettings).default({}),
+  }),
+);
 type SettingsFile = z.infer<typeof SettingsFile>;
 
 /** Where a configurable value is kept and how it is checked. */
@@ -120,9 +128,14 @@ export class SettingsStore {
     this.path = file.path;
   }
 
-  /** Opens (without creating) the settings file in `dir`; the folder is checked (or created 0700). */
+  /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings'));
+    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { write: true, quick: quickSettings<SettingsFile> }));
+  }
+
+  /** Opens the settings file to read only (no writer is loaded; a write throws): how a command resolves its profile. */
+  static async openForReading(dir: string): Promise<SettingsStore> {
+    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { quick: quickSettings<SettingsFile> }));
   }
 
   private read(): SettingsFile {

@@ -6,7 +6,7 @@ import { OpcliError } from '../errors.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
 import type { Issuance, Ledger } from './ledger.js';
-import type { ProviderClient } from './provider.js';
+import type { ProviderClient, ProviderSettings } from './provider.js';
 
 /** One issuance as `history` shows it. */
 export interface HistoryRow {
@@ -136,6 +136,40 @@ export async function verifyIssuances(
     }
   }
   return verified;
+}
+
+/** What `history` needs from outside. */
+export interface HistoryEnv {
+  /** Given with --verify: the provider whose loyalty cards are re-read. */
+  provider?: () => Promise<{ client: ProviderClient; settings: ProviderSettings }>;
+  now(): number;
+  user: string;
+  /** Ledger lines that cannot be read, in words (they are skipped, not removed). */
+  notice(message: string): void;
+  /** Each possible double credit --verify finds, as it is found. */
+  warn(message: string): void;
+}
+
+/**
+ * Reads the ledger's issuances that match the filter and, given a provider, verifies them
+ * (verifyIssuances); `doubles` are the possible double credits among what was verified.
+ */
+export async function readHistory(
+  ledger: Ledger,
+  filter: HistoryFilter,
+  env: HistoryEnv,
+): Promise<{ rows: HistoryRow[]; verified: VerifyResult[]; doubles: VerifyResult[] }> {
+  const { records, damaged } = ledger.read();
+  if (damaged.length) env.notice(`${ledger.path} has unreadable line(s) ${damaged.join(', ')}; they are skipped here, not removed.`);
+  const all = ledger.issuances(records);
+  let currency = DEFAULT_CURRENCY;
+  let verified: VerifyResult[] = [];
+  if (env.provider) {
+    const { client, settings } = await env.provider();
+    currency = settings.currency ?? DEFAULT_CURRENCY;
+    verified = await verifyIssuances(ledger, all, filter, { client, now: env.now, user: env.user, currency, warn: env.warn });
+  }
+  return { rows: historyRows(all, filter, currency), verified, doubles: verified.filter((v) => v.result === 'possible-double-credit') };
 }
 
 /** An ISO time as a person reads it: local with its offset, or UTC. */

@@ -3,6 +3,7 @@
  * duplicate from the ledger, record the attempt, run the chain, record the outcome. No prompt and
  * no print: the verb asks and renders; this module takes an environment and returns or throws.
  */
+import { randomUUID } from 'node:crypto';
 import { ApiError, ExitCode, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
 import {
   type ChainEnv,
@@ -19,11 +20,36 @@ import {
   runChain,
 } from './chain.js';
 import { blockingIssuances, type Issuance, issuanceKey, type Ledger } from './ledger.js';
-import { DEFAULT_CURRENCY, formatCents, formatMoney } from './money.js';
+import { DEFAULT_CURRENCY, formatCents, formatMoney, parseAmount } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
 
 /** What a person or a script asked for, after parsing: the chain's request before the profile names its currency. */
 export type IssueInput = Omit<CreditRequest, 'currency'>;
+
+/** The fields as typed (flags or answers), each required one given. */
+export interface TypedFields {
+  claim?: string;
+  bonus: boolean;
+  order: string;
+  amount: string;
+  email: string;
+  name: string;
+  customerId?: string;
+}
+
+/** The request the typed fields describe, under a new issuance id: the amount in cents, the names trimmed. */
+export function issueInput(fields: TypedFields): IssueInput {
+  return {
+    issuance: randomUUID(),
+    claimId: fields.bonus ? undefined : fields.claim?.trim(),
+    orderNumber: fields.order.trim(),
+    bonus: fields.bonus,
+    amountCents: parseAmount(fields.amount),
+    email: fields.email,
+    name: fields.name.trim(),
+    customerId: fields.customerId,
+  };
+}
 
 /** The profile facts an issuance needs. */
 export interface IssueProfile {

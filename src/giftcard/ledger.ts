@@ -7,7 +7,7 @@
 import { closeSync, constants, writeSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { ensurePrivateDir, openPrivateFile, readPrivateFile } from '../config/private-file.js';
 

@@ -1,8 +1,11 @@
 /**
  * `giftcard setup` without the terminal: values normalised the way people paste them (a whole
- * trigger execute URL, https://shop.example/), and the check that tells a wrong token from a wrong
- * store domain without issuing anything. No prompt, no print.
+ * trigger execute URL, https://shop.example/), each checked before any is written, and the check
+ * that tells a wrong token from a wrong store domain without issuing anything. No prompt, no print.
  */
+import type { Deps } from '../deps.js';
+import { findSettingKey, patchAtPath, type SettingKey } from '../config/settings.js';
+import { UsageError } from '../errors.js';
 import { TriggerId } from '../schemas.js';
 import { describePath, planChain } from './chain.js';
 import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVIDER_ADVICE, nativeUrlProblem } from './provider.js';
@@ -39,6 +42,36 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
   }
   if (out.currency) out.currency = out.currency.trim().toUpperCase();
   return { values: out, notes };
+}
+
+/** A setting checked by its key's rule, ready to write. */
+export interface SettingChange {
+  key: SettingKey;
+  value: unknown;
+}
+
+/**
+ * Normalises the values and checks every one with `parse` (the key's rule, which throws a
+ * ValidationError naming the flag) before anything is written. Writes nothing.
+ */
+export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: string) => unknown): { changes: SettingChange[]; notes: string[] } {
+  const normal = normaliseValues(values);
+  const changes = Object.entries(normal.values)
+    .filter(([, raw]) => raw !== undefined)
+    .map(([name, raw]) => {
+      const key = findSettingKey(name);
+      if (!key) throw new UsageError(`Unknown setting ${name}.`);
+      return { key, value: parse(key, raw as string) };
+    });
+  return { changes, notes: normal.notes };
+}
+
+/** Writes checked settings to a profile: a secret (the token) to the credentials file, the rest to the settings. */
+export async function saveSettings(profile: string, changes: SettingChange[], stores: Pick<Deps, 'settings' | 'credentials'>): Promise<void> {
+  for (const { key, value } of changes) {
+    if (key.secret) await (await stores.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
+    else (await stores.settings()).updateProfile(profile, patchAtPath(key.path, value));
+  }
 }
 
 function safeUrl(text: string): URL | undefined {

@@ -1,7 +1,7 @@
 /** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
 import { ExitCode, InterruptedError, OpcliError } from '../errors.js';
 import { safeLine } from '../text/safe.js';
-import { type ListResult, pagePosition } from './list.js';
+import { type ListProgress, type ListResult, pagePosition } from './list.js';
 
 export interface FooterInput {
   follow: boolean;
@@ -10,6 +10,13 @@ export interface FooterInput {
   limit?: number;
   /** The command that continues from a cursor. */
   resume(cursor: string, remaining?: number): string;
+}
+
+/** The progress line of a run that follows pages: orders (of the total), pages and the rate so far. */
+export function progressLine(p: ListProgress, seconds: number): string {
+  const rate = seconds > 0 ? ` · ${Math.round(p.written / seconds).toLocaleString('en-US')} orders/s` : '';
+  const total = p.total !== undefined ? ` of ${p.total.toLocaleString('en-US')}` : '';
+  return `${p.written.toLocaleString('en-US')}${total} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`;
 }
 
 /** The footer's lines, plain text (the verb dims them). */

@@ -8,11 +8,9 @@ import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import { backoffDelay } from '../http/retry.js';
-import { OrderRecord, OrdersPage, OrdersQuery } from '../schemas.js';
+import { OrderRecord, type OrdersPage, OrdersPageShell, OrdersQuery } from '../schemas.js';
 import { safeText } from '../text/safe.js';
-
-/** The page without its records: checked on every page. */
-const PageShell = OrdersPage.omit({ edges: true });
+import { isPageShell, isPlainQuery } from './page-check.js';
 
 /** Extra rounds after the HTTP core gave up on a page. */
 export const PAGE_ROUNDS = 2;
@@ -35,9 +33,10 @@ export function isTransient(error: unknown): boolean {
  * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
  */
 export function checkPage(body: unknown, records: boolean): OrdersPage {
-  const shell = PageShell.safeParse(body);
+  // The schema runs only when the quick check is not sure (src/orders/page-check.ts): it decides and names the problem.
+  const shell = isPageShell(body) ? undefined : OrdersPageShell.safeParse(body);
   const edges = (body as { edges?: unknown } | null)?.edges;
-  let problem = shell.success ? undefined : shell.error.issues[0];
+  let problem = !shell || shell.success ? undefined : shell.error.issues[0];
   let where = problem ? problem.path.join('.') : '';
   if (!problem && edges !== undefined) {
     if (!Array.isArray(edges)) where = 'edges';
@@ -74,7 +73,7 @@ export async function fetchPage(
   options: { records?: boolean; rounds?: number; onNotice?: (text: string) => void } = {},
 ): Promise<OrdersPage> {
   const http = await deps.http();
-  const q = OrdersQuery.parse(query);
+  const q = isPlainQuery({ ...query }) ? query : OrdersQuery.parse(query);
   const rounds = options.rounds ?? PAGE_ROUNDS;
   for (let round = 0; ; round++) {
     try {

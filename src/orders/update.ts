@@ -6,7 +6,7 @@
  * a change made by someone else between the read and the PUT is overwritten. No printing here: progress goes to a callback, results come back to the verb.
  */
 import type { Deps } from '../deps.js';
-import { OpcliError, ValidationError } from '../errors.js';
+import { ApiError, OpcliError, ValidationError } from '../errors.js';
 import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';
@@ -163,4 +163,20 @@ export async function planUpdate(
     );
   }
   return { body, current: found.record, diff: diffOrder(fields, body), ignored };
+}
+
+/** Sends the update (PUT); a 404 is told as the missing order it is. Returns the server's answer. */
+export async function sendUpdate(deps: Deps, sourceOrderId: string, body: Order): Promise<unknown> {
+  const api = await deps.api();
+  try {
+    return await api.updateOrder(sourceOrderId, body, deps.signal);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      throw new OpcliError(`Order ${sourceOrderId} not found: the store has no order with that id (404).`, {
+        hint: 'Check the id with `opcli orders list` (the sourceOrderId column).',
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }

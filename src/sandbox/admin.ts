@@ -1,5 +1,5 @@
 /** The admin HTTP API under /__admin: loopback only, no auth, never recorded, never faulted. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FaultRuleSchema } from './faults.js';
 import type { Ctx, Reply } from './http.js';
 import { json, validate } from './http.js';

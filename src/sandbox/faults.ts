@@ -1,5 +1,5 @@
 /** Fault injection: rules matched in order against method and path, with after/count/rate bookkeeping. */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FaultRule } from './types.js';
 
 /** The admin endpoint's schema of a fault rule (FaultRule in types.ts). */

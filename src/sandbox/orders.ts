@@ -1,5 +1,5 @@
 /** Endpoints 4 and 5: the cursor-paginated order list and the order update. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { Order, type OrderRecord, OrdersQuery } from '../schemas.js';
 import { authorize } from './auth.js';
 import type { Ctx, Reply } from './http.js';

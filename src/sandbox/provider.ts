@@ -72,6 +72,16 @@ function shopUrlOf(value: unknown): unknown {
   return value !== null && typeof value === 'object' ? (value as { shop_url?: unknown }).shop_url : undefined;
 }
 
+/** The body of a credit API write, after the provider's checks in its order: the token, a JSON body, the shop. */
+function creditApiBody(state: SandboxState, ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
+  const denied = apiKeyError(state, ctx);
+  if (denied) return { ok: false, reply: denied };
+  const parsed = jsonBody(ctx);
+  if (!parsed.ok) return parsed;
+  const wrongShop = shopError(state, shopUrlOf(parsed.value));
+  return wrongShop ? { ok: false, reply: wrongShop } : parsed;
+}
+
 function unprocessable(state: SandboxState, error: z.ZodError, messages: Record<string, string>): Reply {
   const errors = fieldIssues(error);
   for (const issue of errors) {
@@ -95,12 +105,8 @@ function usableLoyaltyCard(state: SandboxState, customer: CustomerRecord): GiftC
 
 /** POST /provider/v2/gift-cards/issue/. */
 export function issueGiftCard(state: SandboxState, ctx: Ctx): Reply {
-  const denied = apiKeyError(state, ctx);
-  if (denied) return denied;
-  const parsed = jsonBody(ctx);
+  const parsed = creditApiBody(state, ctx);
   if (!parsed.ok) return parsed.reply;
-  const wrongShop = shopError(state, shopUrlOf(parsed.value));
-  if (wrongShop) return wrongShop;
   const result = GiftCardIssueRequest.safeParse(parsed.value);
   if (!result.success) {
     return unprocessable(state, result.error, {
@@ -143,12 +149,8 @@ export function lookupGiftCard(state: SandboxState, ctx: Ctx): Reply {
 
 /** PUT /provider/v2/gift-cards/{giftCardId}: adds credit to a card. */
 export function topUpGiftCard(state: SandboxState, ctx: Ctx): Reply {
-  const denied = apiKeyError(state, ctx);
-  if (denied) return denied;
-  const parsed = jsonBody(ctx);
+  const parsed = creditApiBody(state, ctx);
   if (!parsed.ok) return parsed.reply;
-  const wrongShop = shopError(state, shopUrlOf(parsed.value));
-  if (wrongShop) return wrongShop;
   const failure = fail(state, 422, PROVIDER_ERRORS.balanceUpdateFailure);
   const result = GiftCardTopUpRequest.safeParse(parsed.value);
   if (!result.success) {

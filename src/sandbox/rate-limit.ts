@@ -4,7 +4,7 @@
  * for orders or claims; a real server may answer 429 with Retry-After, without it, and may or may
  * not announce its budget in RateLimit-* / X-RateLimit-* headers, so each of those is a setting.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const RateLimitSchema = z.strictObject({
   /** Requests per second refilled into each access token's bucket. */

@@ -48,19 +48,9 @@ export interface PendingAuthorization {
   expiresAt: number;
 }
 
-export interface GiftCardRecord {
-  giftCardId: string;
-  code: string;
+/** A gift card as the sandbox keeps it: the one tests see (SandboxGiftCard), with amounts in cents. */
+export interface GiftCardRecord extends Omit<SandboxGiftCard, 'balance' | 'credits'> {
   balanceCents: number;
-  customerId: string | null;
-  expiresOn: string | null;
-  source: SandboxGiftCard['source'];
-  note: string;
-  subject: string;
-  title: string;
-  body: string;
-  recipient: string;
-  recipientEmail: string;
   credits: { amountCents: number; kind: string; reference: string }[];
 }
 

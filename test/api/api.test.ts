@@ -1,29 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runOpcli, sandboxProfile } from '../helpers.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 let accessToken: string | undefined;
-
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 45 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  ({ accessToken } = await sandboxProfile(sandbox, dir));
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env, accessToken } = s), { sandbox: { orders: 45 } });
 
 describe('opcli api', () => {
   test('GET with --query prints the JSON answer, authenticated', async () => {
@@ -106,6 +91,19 @@ describe('opcli api', () => {
     expect(sandbox.requests[0]?.headers.authorization).toBeUndefined();
   });
 
+  test('the token endpoints get no Authorization header however the path is written; others do', async () => {
+    for (const path of ['/v1/oauth/token', '/v1/oauth/revoke/', '/v1/oauth/session/verify?probe=1', '/v1/orders/?size=1']) {
+      await runOpcli(['api', 'POST', path, '--data', '{}'], { env });
+    }
+    expect(sandbox.requests.map((q) => [q.path, q.headers.authorization === `Bearer ${accessToken}`])).toEqual([
+      ['/v1/oauth/token', false],
+      ['/v1/oauth/revoke/', false],
+      ['/v1/oauth/session/verify', false],
+      ['/v1/orders/', true],
+    ]);
+    expect(sandbox.requests.slice(0, 3).every((q) => q.headers.authorization === undefined)).toBe(true);
+  });
+
   test('bad arguments are usage errors and send nothing', async () => {
     for (const argv of [
       ['api', 'FETCH', '/v1/orders'],
@@ -166,6 +164,38 @@ describe('opcli api: the path stays below the base URL (F9)', () => {
     const plain = await runOpcli(['api', 'GET', 'v1/orders', '--query', 'size=1'], { env });
     expect(plain.code, plain.stderr).toBe(0);
     expect(sandbox.requests.map((q) => q.path)).toEqual(['/v1/orders']);
+  });
+});
+
+describe('opcli api --include', () => {
+  test('the head of each answer goes to stderr: a success, every page, an error (with its body on stdout) and a redirect', async () => {
+    const heads = (stderr: string) => stderr.split('\n\n').filter((b) => b.startsWith('HTTP '));
+    const ok = await runOpcli(['api', 'GET', '/v1/orders', '--query', 'size=1', '-i'], { env });
+    expect(ok.code).toBe(0);
+    expect(ok.stderr).toMatch(/^HTTP 200\n(.+\n)*content-type: application\/json.*\n(.+\n)*\n$/);
+    expect(heads(ok.stderr)).toHaveLength(1);
+    expect(JSON.parse(ok.stdout).edges).toHaveLength(1);
+
+    const pages = await runOpcli(['api', 'GET', '/v1/orders', '--paginate', '--jsonl', '--query', 'size=20', '--include'], { env });
+    expect(pages.code).toBe(0);
+    expect(heads(pages.stderr)).toHaveLength(3);
+    expect(pages.stdout.trim().split('\n')).toHaveLength(45);
+
+    const missing = await runOpcli(['api', 'GET', '/v1/nothing-here', '--include'], { env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^HTTP 404\n(.+\n)*\nError: /);
+    expect(missing.stdout).not.toBe('');
+
+    const { scriptedServer } = await import('../orders/scripted.js');
+    const server = await scriptedServer([{ status: 302, body: '', headers: { location: '/v9/x' } }]);
+    try {
+      const moved = await runOpcli(['api', 'GET', '/v1/moved', '--include'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+      expect(moved.code).toBe(1);
+      expect(moved.stderr).toMatch(/^HTTP 302\n(.+\n)*location: \/v9\/x\n(.+\n)*\nError: GET \/v1\/moved answered 302/);
+      expect(moved.stdout).toBe('');
+    } finally {
+      await server.close();
+    }
   });
 });
 

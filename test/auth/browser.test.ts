@@ -2,9 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { sandboxProfile, tempConfigDir } from '../helpers.js';
-import { leakedSecrets, opcli, portRefuses, rememberSandbox, rememberStored, secrets, tokenRequests } from './util.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { authSuite, leakedSecrets, opcli, portRefuses, secrets, tokenRequests } from './util.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -15,7 +14,6 @@ describe.skipIf(!haveChromium)('browser login in chromium', () => {
   let page: Page;
   let sandbox: Sandbox;
   let dir: string;
-  let cleanup: () => void;
 
   beforeAll(async () => {
     const { chromium } = await import('playwright-core');
@@ -36,19 +34,12 @@ describe.skipIf(!haveChromium)('browser login in chromium', () => {
   afterAll(async () => {
     await browser?.close();
   });
+  authSuite((s) => ({ sandbox, dir } = s), { loggedIn: false });
   beforeEach(async () => {
-    sandbox = await startSandbox();
-    rememberSandbox(sandbox);
-    ({ dir, cleanup } = tempConfigDir());
-    await sandboxProfile(sandbox, dir, { loggedIn: false });
     page = await browser.newPage();
   });
   afterEach(async () => {
-    tokenRequests(sandbox);
-    await rememberStored(dir);
     await page.close();
-    await sandbox.close();
-    cleanup();
   });
 
   /** Runs `auth login` with a browser opener that navigates the page and clicks `button`. */

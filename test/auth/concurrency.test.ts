@@ -8,27 +8,20 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { beforeEach, expect, test } from 'vitest';
 import { CredentialStore } from '../../src/config/credentials.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { ROOT, runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { ROOT, runBinary } from '../helpers.js';
+import { authSuite } from './util.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let issued: { accessToken?: string; refreshToken?: string };
-
+authSuite((s) => ({ sandbox, dir, issued } = s));
 beforeEach(async () => {
-  sandbox = await startSandbox();
-  ({ dir, cleanup } = tempConfigDir());
-  issued = await sandboxProfile(sandbox, dir);
   const store = await CredentialStore.open(dir);
   await store.update('default', (cur) => ({ ...cur, token: cur.token && { ...cur.token, expiresAt: Date.now() - 60_000 } }));
   sandbox.resetLog();
-});
-afterEach(async () => {
-  await sandbox.close();
-  cleanup();
 });
 
 async function twentyAtOnce() {

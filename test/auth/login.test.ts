@@ -1,28 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { pendingPath } from '../../src/auth/pending.js';
 import type { Prompter } from '../../src/deps.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { sandboxProfile, tempConfigDir } from '../helpers.js';
-import { get, leakedSecrets, locationOf, opcli, portRefuses, printed, rememberSandbox, rememberStored, secrets, tokenRequests } from './util.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { authSuite, get, leakedSecrets, locationOf, opcli, portRefuses, printed, secrets, tokenRequests } from './util.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-
-beforeEach(async () => {
-  sandbox = await startSandbox({ autoApprove: true });
-  rememberSandbox(sandbox);
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir, { loggedIn: false });
-});
-afterEach(async () => {
-  tokenRequests(sandbox);
-  await rememberStored(dir);
-  await sandbox.close();
-  cleanup();
-});
+authSuite((s) => ({ sandbox, dir } = s), { sandbox: () => ({ autoApprove: true }), loggedIn: false });
 
 function stored(profile = 'default') {
   const file = JSON.parse(readFileSync(`${dir}/credentials.json`, 'utf8'));

@@ -1,31 +1,15 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { CredentialStore } from '../../src/config/credentials.js';
-import { type ManualClock, manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { sandboxProfile, tempConfigDir } from '../helpers.js';
-import { leakedSecrets, opcli, rememberSandbox, rememberStored, secrets, tokenRequests } from './util.js';
+import { type ManualClock, manualClock, type Sandbox } from '../../src/sandbox/index.js';
+import { sandboxProfile } from '../helpers.js';
+import { authSuite, leakedSecrets, opcli, secrets, tokenRequests } from './util.js';
 
 let sandbox: Sandbox;
 let clock: ManualClock;
 let dir: string;
-let cleanup: () => void;
 let issued: { accessToken?: string; refreshToken?: string };
-
-beforeEach(async () => {
-  clock = manualClock();
-  sandbox = await startSandbox({ clock });
-  rememberSandbox(sandbox);
-  ({ dir, cleanup } = tempConfigDir());
-  issued = await sandboxProfile(sandbox, dir);
-  secrets.add(issued.accessToken as string);
-  secrets.add(issued.refreshToken as string);
-});
-afterEach(async () => {
-  tokenRequests(sandbox);
-  await rememberStored(dir);
-  await sandbox.close();
-  cleanup();
-});
+authSuite((s) => ({ sandbox, dir, issued } = s), { sandbox: () => ({ clock: (clock = manualClock()) }) });
 
 function stored(profile = 'default') {
   const file = JSON.parse(readFileSync(`${dir}/credentials.json`, 'utf8'));

@@ -1,24 +1,15 @@
 import { PassThrough } from 'node:stream';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { finalSteps, steps } from '../../src/commands/demo/steps-auth.js';
 import type { TourContext } from '../../src/commands/demo/tour.js';
 import { createDeps } from '../../src/deps.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { get, locationOf } from './util.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli } from '../helpers.js';
+import { authSuite, get, locationOf } from './util.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-beforeEach(async () => {
-  sandbox = await startSandbox({ autoApprove: true });
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir, { loggedIn: false });
-});
-afterEach(async () => {
-  await sandbox.close();
-  cleanup();
-});
+authSuite((s) => ({ sandbox, dir } = s), { sandbox: () => ({ autoApprove: true }), loggedIn: false });
 
 test('the tour logs in through the real PKCE flow, shows the status, and logs out at the end', async () => {
   const ran: { argv: string[]; code: number; stdout: string; stderr: string }[] = [];

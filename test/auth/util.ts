@@ -1,7 +1,9 @@
 /** Shared pieces of the auth tests: a sandbox + config folder per test, and a log of every output for the secrets check. */
 import { request } from 'undici';
-import type { Sandbox } from '../../src/sandbox/types.js';
-import { type RunOptions, type RunResult, runOpcli } from '../helpers.js';
+import { afterEach, beforeEach } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import type { Sandbox, SandboxOptions } from '../../src/sandbox/types.js';
+import { type RunOptions, type RunResult, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 
 /** Everything any auth test printed (stdout except `auth token`, and all stderr), for the secrets check. */
 export const printed: string[] = [];
@@ -77,4 +79,34 @@ export async function rememberStored(dir: string): Promise<void> {
 export function leakedSecrets(): string[] {
   const all = printed.join('\n');
   return [...secrets].filter((s) => s.length >= 6 && all.includes(s));
+}
+
+/**
+ * The set-up the auth test files share: per test a new sandbox (started with `sandbox()`) and a
+ * config folder with its profile, logged in unless `loggedIn` is false. Its secrets, and after the
+ * test those of every token request and stored token, are remembered for leakedSecrets(); then the
+ * sandbox is closed and the folder removed. `bind` hands the file the sandbox, the folder and the
+ * tokens the profile was given.
+ */
+export function authSuite(
+  bind: (s: { sandbox: Sandbox; dir: string; issued: { accessToken?: string; refreshToken?: string } }) => void,
+  options: { sandbox?: () => SandboxOptions; loggedIn?: boolean } = {},
+): void {
+  let sandbox: Sandbox;
+  let dir = '';
+  let cleanup = () => {};
+  beforeEach(async () => {
+    sandbox = await startSandbox(options.sandbox?.());
+    rememberSandbox(sandbox);
+    ({ dir, cleanup } = tempConfigDir());
+    const issued = await sandboxProfile(sandbox, dir, { loggedIn: options.loggedIn });
+    for (const secret of [issued.accessToken, issued.refreshToken]) if (secret) secrets.add(secret);
+    bind({ sandbox, dir, issued });
+  });
+  afterEach(async () => {
+    tokenRequests(sandbox);
+    await rememberStored(dir);
+    await sandbox.close();
+    cleanup();
+  });
 }

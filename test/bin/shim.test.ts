@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,9 +45,36 @@ describe('bin shim', () => {
     const r = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'xdg') } });
     expect(r.code).toBe(0);
     expect(existsSync(join(cache, 'xdg/opcli/compile-cache'))).toBe(hasCache);
+    // A missing cache base is made (one level, in a folder that exists), as on a fresh machine or in CI.
+    const fresh = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'fresh') } });
+    expect(fresh.code).toBe(0);
+    expect(existsSync(join(cache, 'fresh/opcli/compile-cache'))).toBe(hasCache);
+    const deep = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: join(cache, 'no/such/parent') } });
+    expect(deep.code).toBe(0);
+    expect(existsSync(join(cache, 'no'))).toBe(false);
     const blocked = await runBinary(['config', 'path'], { env: { OPCLI_CONFIG_DIR: join(cache, 'cfg'), XDG_CACHE_HOME: '/proc/opcli-cannot-write-here' } });
     expect(blocked.code).toBe(0);
     expect(blocked.stderr).toBe('');
+  });
+});
+
+describe('the shim without a bundle', () => {
+  it('says how to build, exit 1, and still answers --version', () => {
+    // A copy of the package without dist/: the shim is CommonJS and imports the ES module bundle only for real work.
+    const pkg = join(cache, 'unbuilt');
+    mkdirSync(join(pkg, 'bin'), { recursive: true });
+    copyFileSync(join(ROOT, 'bin/opcli.cjs'), join(pkg, 'bin/opcli.cjs'));
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'opcli', version: '9.9.9', type: 'module' }));
+    const env = { PATH: process.env.PATH, OPCLI_CONFIG_DIR: join(cache, 'cfg') };
+    const run = spawnSync(process.execPath, [join(pkg, 'bin/opcli.cjs'), 'orders', 'list'], { encoding: 'utf8', env });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toBe('opcli is not built yet: run `npm run build` in the opcli folder.\n');
+    expect(run.stdout).toBe('');
+    const version = spawnSync(process.execPath, [join(pkg, 'bin/opcli.cjs'), '--version'], { encoding: 'utf8', env });
+    expect(version.stdout).toBe('9.9.9\n');
+    const help = spawnSync(process.execPath, [join(pkg, 'bin/opcli.cjs'), 'orders', '--help'], { encoding: 'utf8', env });
+    expect(help.status).toBe(1);
+    expect(help.stderr).toContain('not built yet');
   });
 });
 

@@ -10,26 +10,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type ChainEnv, type ChainProgress, type CreditRequest, planChain, runChain } from '../../src/giftcard/chain.js';
 import type { ProviderClient, ProviderSettings } from '../../src/giftcard/provider.js';
 import type { GiftCard } from '../../src/schemas.js';
-import { aliceClaim, type Fixture, fixture } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 
 let fx: Fixture | undefined;
 const closers: (() => Promise<void>)[] = [];
+giftcardSuite();
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
-  if (fx) {
-    const token = fx.sandbox.store.providerToken;
-    for (const text of fx.captured) expect(text).not.toContain(token);
-    await fx.close();
-  }
-  fx = undefined;
 });
-
-function ledgerLines(dir: string): Record<string, unknown>[] {
-  return readFileSync(join(dir, 'giftcard-ledger.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-}
 
 /** A local HTTP server that records what reaches it: a host that is not the service's. */
 async function foreignHost(): Promise<{ url: string; seen: { method?: string; url?: string; headers: IncomingHttpHeaders }[] }> {

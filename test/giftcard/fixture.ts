@@ -1,4 +1,8 @@
 /** Shared setup of the giftcard tests: a sandbox, a temp config folder with its profile, and helpers. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect } from 'vitest';
+import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { manualClock, startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox, SandboxOptions } from '../../src/sandbox/types.js';
 import { type RunOptions, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
@@ -22,10 +26,38 @@ export interface Fixture {
   close(): Promise<void>;
 }
 
+/** The fixtures started since the last test ended; giftcardSuite closes them. */
+const started: Fixture[] = [];
+
+/**
+ * The set-up every gift card test file shares: after each test, each fixture it started is closed,
+ * once what it printed has been checked for the provider token (unless `scanSecrets` is false).
+ */
+export function giftcardSuite(options: { scanSecrets?: boolean } = {}): void {
+  afterEach(async () => {
+    for (const fx of started.splice(0)) {
+      if (options.scanSecrets !== false) {
+        // No test may leak the provider token into anything it printed.
+        const token = fx.sandbox.store.providerToken;
+        for (const text of fx.captured) expect(text).not.toContain(token);
+      }
+      await fx.close();
+    }
+  });
+}
+
+/** The ledger's records in `dir`, oldest first. */
+export function ledgerLines(dir: string): Record<string, unknown>[] {
+  return readFileSync(join(dir, LEDGER_FILE), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+}
+
 /**
  * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the sandbox (trigger
  * delays, fault latency, token expiry) and opcli's waits run on one manual clock that opcli's sleeps
- * move forward: no real waiting.
+ * move forward: no real waiting. The file's giftcardSuite() closes it after the test.
  */
 export async function fixture(options: SandboxOptions & { fakeClock?: boolean } = {}): Promise<Fixture> {
   const { fakeClock, ...sandboxOptions } = options;
@@ -44,7 +76,7 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean } 
   await sandboxProfile(sandbox, dir);
   const env = { OPCLI_CONFIG_DIR: dir };
   const captured: string[] = [];
-  return {
+  const fx: Fixture = {
     sandbox,
     dir,
     env,
@@ -79,6 +111,8 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean } 
       cleanup();
     },
   };
+  started.push(fx);
+  return fx;
 }
 
 /** Flags of a claim issuance for Alice (who has a loyalty card of 10.00). */

@@ -1,26 +1,11 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scriptedPrompter } from '../helpers.js';
-import { aliceClaim, type Fixture, fixture } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 
 let fx: Fixture | undefined;
-afterEach(async () => {
-  if (fx) {
-    // No test may leak the provider token into anything it printed.
-    const token = fx.sandbox.store.providerToken;
-    for (const text of fx.captured) expect(text).not.toContain(token);
-    await fx.close();
-  }
-  fx = undefined;
-});
-
-function ledgerLines(dir: string): Record<string, unknown>[] {
-  return readFileSync(join(dir, 'giftcard-ledger.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-}
+giftcardSuite();
 
 describe('giftcard issue: the chain', () => {
   it('issues through the trigger workflow when it posts in time', async () => {

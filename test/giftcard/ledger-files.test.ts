@@ -5,18 +5,17 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UnsafePathError } from '../../src/config/private-file.js';
 import { Ledger, LEDGER_FILE } from '../../src/giftcard/ledger.js';
-import { aliceClaim, type Fixture, fixture } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite } from './fixture.js';
 
 let fx: Fixture | undefined;
 let elsewhere: string;
 beforeEach(() => {
   elsewhere = mkdtempSync(join(tmpdir(), 'opcli-ledger-elsewhere-'));
 });
-afterEach(async () => {
-  await fx?.close();
-  fx = undefined;
+afterEach(() => {
   rmSync(elsewhere, { recursive: true, force: true });
 });
+giftcardSuite({ scanSecrets: false });
 
 const moneyRequests = (f: Fixture) => f.providerCalls().filter((c) => !c.startsWith('GET'));
 

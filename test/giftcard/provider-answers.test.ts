@@ -1,31 +1,10 @@
-/**
- * The provider's answers in every body shape a real API uses: the spec's three messages with their
- * advice, the lookup that is refused (which must stop the chain before any money moves), the one
- * answer read as "no card", and `setup --check` telling a wrong token from a wrong store domain.
- */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROVIDER_ERROR_SHAPES } from '../../src/sandbox/types.js';
 import { quietDeps } from '../helpers.js';
-import { aliceClaim, type Fixture, fixture } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 
 let fx: Fixture | undefined;
-afterEach(async () => {
-  if (fx) {
-    const token = fx.sandbox.store.providerToken;
-    for (const text of fx.captured) expect(text).not.toContain(token);
-    await fx.close();
-  }
-  fx = undefined;
-});
-
-function ledger(dir: string): Record<string, unknown>[] {
-  return readFileSync(join(dir, 'giftcard-ledger.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-}
+giftcardSuite();
 
 const nothingPosted = { trigger: 0, creditApiIssue: 0, creditApiTopUp: 0, native: 0 };
 
@@ -40,7 +19,7 @@ describe.each(PROVIDER_ERROR_SHAPES)('a provider that answers errors as %s', (sh
     expect(r.stderr).toMatch(/Nothing was issued for claim C-100; recorded as failed/);
     expect(fx.providerCalls()).toEqual(['GET /v2/gift-cards/']);
     expect(fx.sandbox.counters.creditsPosted).toEqual(nothingPosted);
-    expect(ledger(fx.dir).map((l) => [l.type, l.status])).toEqual([
+    expect(ledgerLines(fx.dir).map((l) => [l.type, l.status])).toEqual([
       ['attempt', undefined],
       ['outcome', 'failed'],
     ]);
@@ -66,7 +45,7 @@ describe.each(PROVIDER_ERROR_SHAPES)('a provider that answers errors as %s', (sh
     expect(r.stderr).toMatch(/archived or deactivated/);
     expect(fx.providerCalls()).toEqual(['POST /v2/gift-cards/issue/']);
     expect(fx.sandbox.counters.creditsPosted).toEqual(nothingPosted);
-    expect(ledger(fx.dir).find((l) => l.type === 'outcome')).toMatchObject({ status: 'failed' });
+    expect(ledgerLines(fx.dir).find((l) => l.type === 'outcome')).toMatchObject({ status: 'failed' });
   });
 
   it('a refused trigger falls back to the credit API, which pays once', async () => {
@@ -159,7 +138,7 @@ describe('a refused lookup moves no money', () => {
     expect(r.stderr).toMatch(new RegExp(`Looking up the loyalty card of cust_1001 was refused by the gift card provider \\(${status}\\)`));
     expect(fx.providerCalls().every((c) => c === 'GET /v2/gift-cards/')).toBe(true);
     expect(fx.sandbox.counters.creditsPosted).toEqual(nothingPosted);
-    const outcome = ledger(fx.dir).find((l) => l.type === 'outcome');
+    const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');
     expect(outcome).toMatchObject({ status: 'failed', triggerPosted: false });
     // A failed issuance proves nothing was paid: the same claim may be issued again.
     fx.sandbox.setFaults([]);

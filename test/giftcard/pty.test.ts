@@ -3,17 +3,14 @@
  * through @inquirer/prompts: each missing field is asked, then the confirmation, then it issues.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN } from '../helpers.js';
-import { type Fixture, fixture } from './fixture.js';
+import { type Fixture, fixture, giftcardSuite } from './fixture.js';
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 
 let fx: Fixture | undefined;
-afterEach(async () => {
-  await fx?.close();
-  fx = undefined;
-});
+giftcardSuite({ scanSecrets: false });
 
 /** Runs `argv` in a pty; each time the screen shows a question's text, types its answer. */
 function inPty(argv: string[], env: Record<string, string>, answers: [string, string][]): Promise<{ code: number | null; screen: string }> {

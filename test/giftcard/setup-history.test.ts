@@ -1,19 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runBinary, scriptedPrompter } from '../helpers.js';
-import { aliceClaim, type Fixture, fixture } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite } from './fixture.js';
 
 let fx: Fixture | undefined;
-afterEach(async () => {
-  if (fx) {
-    const token = fx.sandbox.store.providerToken;
-    for (const text of fx.captured) expect(text).not.toContain(token);
-    await fx.close();
-  }
-  fx = undefined;
-});
+giftcardSuite();
 
 describe('giftcard setup', () => {
   it('--check passes on a good configuration and sends nothing that moves money', async () => {

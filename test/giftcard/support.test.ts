@@ -5,19 +5,12 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sandboxProfile, scriptedPrompter } from '../helpers.js';
-import { aliceClaim, type Fixture, fixture } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite } from './fixture.js';
 
 let fx: Fixture | undefined;
-afterEach(async () => {
-  if (fx) {
-    const token = fx.sandbox.store.providerToken;
-    for (const text of fx.captured) expect(text).not.toContain(token);
-    await fx.close();
-  }
-  fx = undefined;
-});
+giftcardSuite();
 
 const issueBodies = (f: Fixture) => f.sandbox.requests.filter((q) => q.path === '/provider/v2/gift-cards/issue/').map((q) => JSON.parse(q.body));
 

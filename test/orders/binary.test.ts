@@ -3,7 +3,7 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
 
-// The built binary (dist/ via bin/opcli.js): bundling must not break the HTTP core or the lazy
+// The built binary (dist/ via bin/opcli.cjs): bundling must not break the HTTP core or the lazy
 // command chunks. Rebuild with `node bin/build.mjs` after changing src/.
 let sandbox: Sandbox;
 let dir: string;

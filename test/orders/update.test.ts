@@ -168,6 +168,11 @@ describe('orders update: validation before sending (exit 2, no request)', () => 
     expect(sandbox.requests).toHaveLength(0);
   });
 
+  test("ORDER_FIELDS lists the Order schema's fields in its order (it is written out so listing builds no schema)", async () => {
+    const { ORDER_FIELDS, Order } = await import('../../src/schemas.js');
+    expect([...ORDER_FIELDS]).toEqual(Object.keys(Order.shape));
+  });
+
   test('every Order field has a flag', async () => {
     const { ORDER_FIELDS } = await import('../../src/schemas.js');
     const r = await runOpcli(['orders', 'update', '--help'], { env });

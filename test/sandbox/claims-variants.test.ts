@@ -1,17 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { ClaimCreated } from '../../src/schemas.js';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { call, claimBody, variantBody } from './client.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { call, claimBody, sandboxSuite, variantBody } from './client.js';
 
 let sb: Sandbox;
 let token: string;
-beforeEach(async () => {
-  sb = await startSandbox();
-  token = sb.issueTokens().access_token;
-});
-afterEach(async () => {
-  await sb.close();
-});
+sandboxSuite((s) => ({ sb, token } = s), { token: true });
 
 const paths = (body: { errors: { path: string }[] }) => body.errors.map((e) => e.path);
 

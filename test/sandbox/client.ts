@@ -1,6 +1,7 @@
-/** Small HTTP helpers for the sandbox tests: real requests over loopback with undici. */
+/** Small HTTP helpers for the sandbox tests: real requests over loopback with undici, and the per-test sandbox. */
 import { request } from 'undici';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { afterEach, beforeEach } from 'vitest';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 
 export interface Answer {
   status: number;
@@ -8,6 +9,22 @@ export interface Answer {
   text: string;
   // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
   body: any;
+}
+
+/**
+ * The set-up the sandbox test files share: a new sandbox before each test (started with
+ * `sandbox()`), closed after it. `bind` hands the file the sandbox and, with `token`, an access
+ * token it issued (else '').
+ */
+export function sandboxSuite(bind: (s: { sb: Sandbox; token: string }) => void, options: { sandbox?: () => SandboxOptions; token?: boolean } = {}): void {
+  let sb: Sandbox;
+  beforeEach(async () => {
+    sb = await startSandbox(options.sandbox?.());
+    bind({ sb, token: options.token ? sb.issueTokens().access_token : '' });
+  });
+  afterEach(async () => {
+    await sb.close();
+  });
 }
 
 /** Sends one request and reads the whole answer; a JSON answer is parsed into `body`. */

@@ -1,18 +1,12 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createRateLimiter } from '../../src/sandbox/rate-limit.js';
 import { runOpcli, tempConfigDir } from '../helpers.js';
-import { call, claimBody, clientFields } from './client.js';
+import { call, claimBody, clientFields, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
 let token: string;
-beforeEach(async () => {
-  sb = await startSandbox();
-  token = sb.issueTokens().access_token;
-});
-afterEach(async () => {
-  await sb.close();
-});
+sandboxSuite((s) => ({ sb, token } = s), { token: true });
 
 const postClaim = () => call(`${sb.url}/v1/claims/offline`, { json: claimBody(sb.store.storeId), token });
 const listOrders = () => call(`${sb.url}/v1/orders?size=1`, { token });

@@ -1,15 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { call, clientFields, consent } from './client.js';
+import { call, clientFields, consent, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
-beforeEach(async () => {
-  sb = await startSandbox();
-});
-afterEach(async () => {
-  await sb.close();
-});
+sandboxSuite((s) => ({ sb } = s));
 
 const verifier = () => randomBytes(32).toString('base64url');
 const challengeOf = (v: string) => createHash('sha256').update(v).digest('base64url');

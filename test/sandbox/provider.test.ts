@@ -1,17 +1,11 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { GiftCard } from '../../src/schemas.js';
 import { type ManualClock, manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { call } from './client.js';
+import { call, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
 let clock: ManualClock;
-beforeEach(async () => {
-  clock = manualClock();
-  sb = await startSandbox({ triggerDelayMs: 50, clock });
-});
-afterEach(async () => {
-  await sb.close();
-});
+sandboxSuite((s) => ({ sb } = s), { sandbox: () => ({ triggerDelayMs: 50, clock: (clock = manualClock()) }) });
 
 const auth = () => ({ 'x-giftly-access-token': sb.store.providerToken });
 

@@ -1,15 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { call } from './client.js';
+import { describe, expect, test } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { call, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
-beforeEach(async () => {
-  sb = await startSandbox();
-});
-afterEach(async () => {
-  await sb.close();
-});
+sandboxSuite((s) => ({ sb } = s));
 
 const verify = (session_token: unknown, headers?: Record<string, string>) => call(`${sb.url}/v1/oauth/session/verify`, { json: { session_token }, headers });
 

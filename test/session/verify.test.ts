@@ -1,29 +1,23 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, tempConfigDir } from '../helpers.js';
+import { profileSuite, runOpcli } from '../helpers.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 
 const RELOAD = 'the session token is expired or was already used: ask the merchant to reload the app';
 const verifies = () => sandbox.requests.filter((r) => r.path === '/v1/oauth/session/verify');
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 1 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(() => {
-  ({ dir, cleanup } = tempConfigDir());
-  // Only a base URL: no profile, no login.
-  env = { OPCLI_CONFIG_DIR: dir, OPCLI_BASE_URL: sandbox.url };
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite(
+  (s) => {
+    ({ sandbox, dir } = s);
+    // Only a base URL: no profile, no login.
+    env = { ...s.env, OPCLI_BASE_URL: s.sandbox.url };
+  },
+  { sandbox: { orders: 1 }, profile: 'none' },
+);
 
 describe('session verify', () => {
   test('a valid token prints the session context, with no Authorization header and no login', async () => {

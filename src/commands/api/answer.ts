@@ -1,20 +1,6 @@
-/** How `opcli api` shows an answer: the head on stderr, the body on stdout, a redirect as an error. */
+/** How `opcli api` shows an answer: the head on stderr, the body on stdout. */
 import type { Deps } from '../../deps.js';
-import { OpcliError } from '../../errors.js';
 import { safeLine, safeText } from '../../text/safe.js';
-
-/**
- * A 3xx is not success: opcli does not follow redirects (the bearer token must not travel to
- * another host), so the answer is an error with the status and where it pointed.
- */
-export function refuseRedirect(method: string, path: string, res: { status: number; headers: Record<string, string> }): void {
-  if (res.status < 300 || res.status >= 400) return;
-  const location = res.headers.location;
-  throw new OpcliError(`${method} ${path} answered ${res.status} (a redirect${location ? ` to ${location}` : ', no Location header'}), not a success.`, {
-    hint: 'opcli does not follow redirects. Check the base URL (https, host, no extra path) with `opcli config get baseUrl`, or call the Location path directly.',
-    details: { status: res.status, location: location ?? null },
-  });
-}
 
 /** Prints the status line and headers (--include) on stderr, made safe. */
 export function printHead(deps: Deps, status: number, headers: Record<string, string>): void {

@@ -1,32 +1,16 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import type { ApiRequestInit } from '../../api/request.js';
 import { ApiError, UsageError } from '../../errors.js';
-import type { Method } from '../../http/retry.js';
-import { printBody, printHead, refuseRedirect } from './answer.js';
-import { checkPath, refuseLeavingBase } from './path.js';
+import { printBody, printHead } from './answer.js';
+import { collectQuery, METHODS, parseMethod, parsePath, refuseLeavingBase } from './args.js';
 
-export interface ApiOptions {
-  method: Method;
-  path: string;
+/** The request, and how to read its body and show its answer. */
+export interface ApiOptions extends ApiRequestInit {
   /** Inline JSON, @file, or - for standard input. */
   data?: string;
-  query: [string, string][];
-  paginate: boolean;
   jsonl: boolean;
-  /** False with --no-auth; paths of endpoints 1-3 never carry a token. */
-  auth: boolean;
   include: boolean;
-}
-
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
-
-/** Endpoints whose requests carry no Authorization header (spec, Authentication rule 6). */
-const UNAUTHENTICATED = ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/session/verify'];
-
-function collectQuery(value: string, prev: [string, string][] = []): [string, string][] {
-  const eq = value.indexOf('=');
-  if (eq <= 0) throw new UsageError(`--query expects key=value, got "${value}".`, 'For example: --query size=50 --query cursor=b2E6NTA');
-  return [...prev, [value.slice(0, eq), value.slice(eq + 1)]];
 }
 
 /** Registers `opcli api <METHOD> <path>`. */
@@ -62,14 +46,11 @@ Examples:
         path: string,
         flags: { data?: string; query?: [string, string][]; paginate?: boolean; jsonl?: boolean; auth?: boolean; include?: boolean },
       ) => {
-        const upper = method.toUpperCase();
-        if (!(METHODS as readonly string[]).includes(upper)) throw new UsageError(`Unknown method "${method}".`, `Use one of ${METHODS.join(', ')}.`);
-        checkPath(path);
+        const checked = { method: parseMethod(method), path: parsePath(path) };
         if (flags.jsonl && !flags.paginate) throw new UsageError('--jsonl streams the pages of --paginate; add --paginate.');
         await run(
           {
-            method: upper as Method,
-            path: path.startsWith('/') ? path : `/${path}`,
+            ...checked,
             data: flags.data,
             query: flags.query ?? [],
             paginate: !!flags.paginate,
@@ -85,54 +66,39 @@ Examples:
 
 /** Sends the request (or walks the pages) and prints the JSON answer. */
 export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
+  const api = await import('../../api/request.js');
   let json: unknown;
   if (opts.data !== undefined) {
     const { readDataText } = await import('../../input/data.js');
     const { text, source } = await readDataText(deps, opts.data, { inline: true });
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`, 'Pass JSON inline, as @file.json, or - for standard input.');
-    }
+    json = api.parseJsonBody(text, source);
   }
-  const pathOnly = opts.path.split('?')[0] ?? opts.path;
-  const auth = opts.auth && !UNAUTHENTICATED.includes(pathOnly.replace(/\/+$/, ''));
-  const query = Object.fromEntries(opts.query);
   const http = await deps.http();
   refuseLeavingBase(http, opts.path);
+  const req = api.apiRequest(opts, json);
+  const show = (answer: { status: number; headers: Record<string, string>; body?: unknown }) => {
+    if (opts.include) printHead(deps, answer.status, answer.headers);
+    printBody(deps, answer.body);
+  };
 
   if (opts.paginate) {
-    if (opts.method !== 'GET' || pathOnly.replace(/\/+$/, '') !== '/v1/orders') {
-      throw new UsageError('--paginate follows the cursors of GET /v1/orders only.');
-    }
     const { orderPages } = await import('../../api/paginate.js');
     const edges: unknown[] = [];
     let last: unknown;
-    for await (const { status, headers, page } of orderPages(http, { path: opts.path, pathOnly, query, auth, signal: deps.signal }, (res) =>
-      refuseRedirect('GET', pathOnly, res),
-    )) {
+    for await (const { status, headers, page } of orderPages(http, req, deps.signal)) {
       if (opts.include) printHead(deps, status, headers);
-      if (opts.jsonl) {
-        let chunk = '';
-        for (const e of page.edges ?? []) chunk += `${JSON.stringify(e.node)}\n`;
-        deps.out(chunk);
-      } else edges.push(...(page.edges ?? []));
+      if (opts.jsonl) deps.out((page.edges ?? []).map((e) => `${JSON.stringify(e.node)}\n`).join(''));
+      else edges.push(...(page.edges ?? []));
       last = page;
     }
     if (!opts.jsonl) deps.out(`${JSON.stringify({ ...(last as object), edges }, null, 2)}\n`);
     return;
   }
-
   try {
-    const res = await http.request({ method: opts.method, url: opts.path, query, json, auth, signal: deps.signal });
-    if (opts.include) printHead(deps, res.status, res.headers);
-    refuseRedirect(opts.method, pathOnly, res);
-    printBody(deps, res.body);
+    show(await api.sendRequest(http, req, deps.signal));
   } catch (error) {
-    if (error instanceof ApiError) {
-      if (opts.include) printHead(deps, error.status, error.headers);
-      printBody(deps, error.body);
-    }
+    // The answer's head (--include) and an error's body are shown as they came, then the error.
+    if (error instanceof ApiError || error instanceof api.RedirectRefusedError) show(error);
     throw error;
   }
 }

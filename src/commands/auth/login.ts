@@ -1,25 +1,11 @@
 import type { Command } from 'commander';
-import type { RedirectQuestion } from '../../auth/login.js';
+import type { LoginRequest, RedirectQuestion } from '../../auth/login.js';
 import type { Deps } from '../../deps.js';
 import { parseDuration } from '../../flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';
 
-export interface LoginOptions {
-  /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */
-  scopes?: string[];
-  /** Pin the loopback port (apps registered with a fixed redirect URI). */
-  port?: number;
-  /** False with --no-browser: only print the URL. */
-  browser: boolean;
-  /** How long to wait for the browser, in milliseconds. */
-  timeoutMs: number;
-  json: boolean;
-  /** The redirect URL that finishes a two-step login. */
-  complete?: string;
-  clientCredentials: boolean;
-  storeId?: string;
-  withToken: boolean;
-}
+/** How to log in, as the service takes it (--json picks the two-step start), and whether to print JSON. */
+export type LoginOptions = Omit<LoginRequest, 'twoStep'> & { json: boolean };
 
 // CHOICE (docs/spec-choices.md#login-timeouts): how long a browser login waits for the redirect.
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;

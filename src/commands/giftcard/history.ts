@@ -53,33 +53,19 @@ function checkFilter(flag: string, value: string | undefined): void {
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */
 export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
-  const [ledgerMod, history, { DEFAULT_CURRENCY }, output] = await Promise.all([
-    import('../../giftcard/ledger.js'),
-    import('../../giftcard/history.js'),
-    import('../../giftcard/money.js'),
-    import('../../output.js'),
-  ]);
+  const [ledgerMod, history, output] = await Promise.all([import('../../giftcard/ledger.js'), import('../../giftcard/history.js'), import('../../output.js')]);
   const ledger = new ledgerMod.Ledger(deps.configDir());
-  const { records, damaged } = ledger.read();
-  if (damaged.length) deps.err(`Warning: ${ledger.path} has unreadable line(s) ${damaged.join(', ')}; they are skipped here, not removed.\n`);
-  const all = ledger.issuances(records);
-  const filter = { claim: opts.claim, order: opts.order };
-  let currency = DEFAULT_CURRENCY;
-  let verified: Awaited<ReturnType<typeof history.verifyIssuances>> = [];
-  if (opts.verify) {
-    const { providerClient } = await import('../../giftcard/provider.js');
-    const { client, settings } = await providerClient(deps);
-    currency = settings.currency ?? DEFAULT_CURRENCY;
-    verified = await history.verifyIssuances(ledger, all, filter, {
-      client,
+  const { rows, verified, doubles } = await history.readHistory(
+    ledger,
+    { claim: opts.claim, order: opts.order },
+    {
+      provider: opts.verify ? async () => (await import('../../giftcard/provider.js')).providerClient(deps) : undefined,
       now: deps.now,
       user: ledgerMod.osUser(),
-      currency,
+      notice: (message) => deps.err(`Warning: ${message}\n`),
       warn: (message) => deps.err(`WARNING: ${message}\n`),
-    });
-  }
-  const rows = history.historyRows(all, filter, currency);
-  const doubles = verified.filter((v) => v.result === 'possible-double-credit');
+    },
+  );
   if (opts.json) {
     output.printJson(deps, opts.verify ? { ledger: ledger.path, issuances: rows, verify: verified } : { ledger: ledger.path, issuances: rows });
   } else {

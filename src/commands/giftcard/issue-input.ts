@@ -5,6 +5,7 @@
  */
 import type { Deps } from '../../deps.js';
 import { UsageError, ValidationError } from '../../errors.js';
+import type { TypedFields } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
 import { answerProblem, type IssueFields } from './issue-flags.js';
 
@@ -15,13 +16,9 @@ function emailProblem(value: string, isEmail: (v: string) => boolean): true | st
 }
 
 /** Fills the missing fields by asking, or fails naming the flags when nobody can answer. */
-export async function completeFields(
-  fields: IssueFields,
-  deps: Deps,
-  currency: string,
-): Promise<Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields> {
-  const [{ z }, { parseAmount }] = await Promise.all([import('zod'), import('../../giftcard/money.js')]);
-  const isEmail = (v: string) => z.email().safeParse(v.trim()).success;
+export async function completeFields(fields: IssueFields, deps: Deps, currency: string): Promise<TypedFields> {
+  const [{ EmailAddress }, { parseAmount }] = await Promise.all([import('../../schemas.js'), import('../../giftcard/money.js')]);
+  const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
   if (missing.length && !deps.canPrompt()) {
@@ -70,7 +67,7 @@ export async function completeFields(
     ]);
   }
   f.email = await checkEmailDomain(email, deps, (v) => emailProblem(v, isEmail));
-  return f as Required<Omit<IssueFields, 'claim' | 'customerId'>> & IssueFields;
+  return f as TypedFields;
 }
 
 /** Asks about (terminal) or warns about (script) an e-mail domain that looks misspelt. */

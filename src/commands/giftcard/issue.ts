@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { ExitCode, InterruptedError, PlainExit, UsageError } from '../../errors.js';
+import { ExitCode, InterruptedError, PlainExit } from '../../errors.js';
 import type { IssueFlags, IssueOptions } from './issue-flags.js';
 
 export type { IssueOptions } from './issue-flags.js';
@@ -48,8 +48,7 @@ customer may have been paid twice (read the warning); 130 declined or interrupte
 
 /** Gathers the fields, confirms, issues through the service and renders the outcome. */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
-  const [{ randomUUID }, money, service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
-    import('node:crypto'),
+  const [{ DEFAULT_CURRENCY }, service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
     import('../../giftcard/money.js'),
     import('../../giftcard/issuance.js'),
     import('../../giftcard/ledger.js'),
@@ -61,18 +60,8 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
   // Nothing to ask when no path could issue: say so before the questions.
   (await import('../../giftcard/chain.js')).planChain(settings, { customerId: opts.customerId ?? '?' }, profile.baseUrl);
-  const fields = await completeFields(opts, deps, settings.currency ?? money.DEFAULT_CURRENCY);
-  const input = {
-    issuance: randomUUID(),
-    claimId: fields.bonus ? undefined : fields.claim?.trim(),
-    orderNumber: fields.order.trim(),
-    bonus: fields.bonus,
-    amountCents: money.parseAmount(fields.amount),
-    email: fields.email,
-    name: fields.name.trim(),
-    customerId: fields.customerId,
-  };
-  const prepared = service.prepareIssue(input, settings, profile);
+  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY);
+  const prepared = service.prepareIssue(service.issueInput(fields), settings, profile);
   const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
   const ledger = new ledgerMod.Ledger(deps.configDir());
   for (const note of prepared.plan.notes) deps.err(`Note: ${note}\n`);
@@ -81,19 +70,8 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   // Refuse a duplicate before asking anything; checked again under the ledger's lock.
   service.refuseDuplicates(ledger, prepared, opts.force);
   const summary = render.summary(service.summaryLines(prepared, timing));
-  if (!opts.yes) {
-    if (!deps.canPrompt()) {
-      throw new UsageError(
-        'Issuing store credit moves money and needs a confirmation, but nobody can answer a prompt here.',
-        'Pass --yes to issue, or --dry-run to see the requests first.',
-      );
-    }
-    deps.err(`About to issue store credit:\n${summary}\n`);
-    const what = `${money.formatMoney(input.amountCents, prepared.currency)} to ${input.name} <${input.email}>`;
-    const ok = await (await deps.prompter()).confirm({ message: `Issue ${what}?`, default: false });
-    // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 130 like any cancel, nothing recorded.
-    if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.interrupted);
-  } else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
+  if (!opts.yes) await (await import('./issue-confirm.js')).confirmIssue(deps, prepared, summary);
+  else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
   let result: Awaited<ReturnType<typeof service.issueCredit>>;
   try {

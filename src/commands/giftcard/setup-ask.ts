@@ -1,8 +1,21 @@
 /** The questions of `giftcard setup` on a terminal, in plain words; Enter keeps the current value. */
 import type { Deps } from '../../deps.js';
 
+/** The settings `setup` writes, in the order it asks for them, each with its question in plain words. */
+export const SETUP_QUESTIONS = {
+  'provider-name': "Gift card provider's name, one word (e.g. giftly):",
+  'provider-api-url': "Provider's API address (e.g. https://api.giftly.example):",
+  'provider-token': 'Credit API token from the provider (hidden as you type):',
+  'shop-url': "Your store's domain at the provider (e.g. shop.example):",
+  'trigger-id': 'Trigger workflow: paste its execute URL, or just the id at its end (Enter to skip):',
+  'trigger-url': 'Execute URL of the trigger workflow, without the id:',
+  'native-url': "Storefront's own gift card address, the last fallback (Enter to skip):",
+  currency: 'Currency of the amounts you issue (e.g. USD):',
+} as const;
+export type SetupKey = keyof typeof SETUP_QUESTIONS;
+
 /** Asks for each provider setting and answers the values that changed, as typed. */
-export async function askSettings(deps: Deps, profile: string, questions: Record<string, string>): Promise<Record<string, string>> {
+export async function askSettings(deps: Deps, profile: string): Promise<Record<string, string>> {
   const [{ findSettingKey, getAtPath }, { parseValue }, { normaliseValues }] = await Promise.all([
     import('../../config/settings.js'),
     import('../config/values.js'),
@@ -13,7 +26,7 @@ export async function askSettings(deps: Deps, profile: string, questions: Record
   const prompter = await deps.prompter();
   const values: Record<string, string> = {};
   deps.err(`Gift card provider settings for profile "${profile}". Enter keeps the value in brackets.\n`);
-  for (const [name, question] of Object.entries(questions)) {
+  for (const [name, question] of Object.entries(SETUP_QUESTIONS)) {
     const key = findSettingKey(name);
     if (!key) continue;
     // A whole execute URL pasted for the trigger id already gave the trigger URL.

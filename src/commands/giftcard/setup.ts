@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import type { SetupKey } from './setup-ask.js';
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
 export interface SetupOptions {
@@ -11,19 +12,6 @@ export interface SetupOptions {
   checkOnly: boolean;
   json: boolean;
 }
-
-/** The settings `setup` writes, in the order it asks for them, each with its question in plain words. */
-export const SETUP_QUESTIONS = {
-  'provider-name': "Gift card provider's name, one word (e.g. giftly):",
-  'provider-api-url': "Provider's API address (e.g. https://api.giftly.example):",
-  'provider-token': 'Credit API token from the provider (hidden as you type):',
-  'shop-url': "Your store's domain at the provider (e.g. shop.example):",
-  'trigger-id': 'Trigger workflow: paste its execute URL, or just the id at its end (Enter to skip):',
-  'trigger-url': 'Execute URL of the trigger workflow, without the id:',
-  'native-url': "Storefront's own gift card address, the last fallback (Enter to skip):",
-  currency: 'Currency of the amounts you issue (e.g. USD):',
-} as const;
-export type SetupKey = keyof typeof SETUP_QUESTIONS;
 
 const FLAG_OF: Record<Exclude<SetupKey, 'provider-token'>, string> = {
   'provider-name': 'providerName',
@@ -84,8 +72,7 @@ Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not v
 
 /** Writes the given (or asked) settings, then checks them unless told not to. */
 export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ findSettingKey, patchAtPath }, { profileName }, { parseValue }, { readStdinText }, { normaliseValues }] = await Promise.all([
-    import('../../config/settings.js'),
+  const [{ profileName }, { parseValue }, { readStdinText }, setup] = await Promise.all([
     import('../config/set.js'),
     import('../config/values.js'),
     import('../../stdin.js'),
@@ -104,27 +91,15 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
         'Pass them as flags (--provider-name, --api-url, --shop-url, --token-stdin, --trigger-id, --trigger-url, --native-url, --currency), or use --check to test the current ones.',
       );
     }
-    const { askSettings } = await import('./setup-ask.js');
-    values = await askSettings(deps, profile, SETUP_QUESTIONS);
+    values = await (await import('./setup-ask.js')).askSettings(deps, profile);
   }
-  const normal = normaliseValues(values);
   // Every value is checked before anything is said to be saved or is written.
-  const parsed = Object.entries(normal.values)
-    .filter(([, raw]) => raw !== undefined)
-    .map(([name, raw]) => {
-      const key = findSettingKey(name);
-      if (!key) throw new UsageError(`Unknown setting ${name}.`);
-      return { key, value: parseValue(key, raw as string, flagOf(name as SetupKey)) };
-    });
-  for (const note of normal.notes) deps.err(`Note: ${note}\n`);
-  if (parsed.length > 0) {
-    const settingsStore = await deps.settings();
-    for (const { key, value } of parsed) {
-      if (key.secret) await (await deps.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
-      else settingsStore.updateProfile(profile, patchAtPath(key.path, value));
-    }
-    deps.err(`Saved ${parsed.map((p) => p.key.key).join(', ')} for profile "${profile}".\n`);
+  const { changes, notes } = setup.planSettings(values, (key, raw) => parseValue(key, raw, flagOf(key.key as SetupKey)));
+  for (const note of notes) deps.err(`Note: ${note}\n`);
+  if (changes.length > 0) {
+    await setup.saveSettings(profile, changes, deps);
+    deps.err(`Saved ${changes.map((c) => c.key.key).join(', ')} for profile "${profile}".\n`);
   }
   if (opts.check) await (await import('./setup-check.js')).check(opts.json, deps);
-  else if (parsed.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
+  else if (changes.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
 }

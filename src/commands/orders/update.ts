@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { ApiError, OpcliError, UsageError } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
-import { addBodyCommand, fieldKinds } from '../../input/flags.js';
+import { fieldKinds } from '../../input/flags.js';
 import { Order } from '../../schemas.js';
+import { addBodyVerb, printAnswer } from '../body-verb.js';
 
 export interface UpdateOptions {
   sourceOrderId: string;
@@ -18,24 +19,30 @@ export interface UpdateOptions {
   json: boolean;
 }
 
-const KINDS = fieldKinds(Order);
+let kinds: ReturnType<typeof fieldKinds> | undefined;
+/** The field flags, derived from the Order schema on first use (not when `orders list` loads this module). */
+const orderKinds = () => {
+  kinds ??= fieldKinds(Order);
+  return kinds;
+};
 
 /** Registers `orders update`. */
 export function register(group: Command, deps: Deps): void {
-  const cmd = addBodyCommand(group, {
+  addBodyVerb(group, {
     name: 'update',
     description: 'Change fields of an order, keeping every field not given (PUT /v1/orders/{sourceOrderId})',
     argument: ['<sourceOrderId>', 'the order to update'],
     holds: 'order fields',
-    kinds: KINDS,
-  });
-  cmd
-    .option('--replace', 'send exactly the fields given, erasing every other field (no lookup of the current record)')
-    .option('--page-size <n>', 'orders per page while looking for the current record (default 100)', (v: string) =>
-      parseWholeNumber(v, '--page-size', { min: 1 }),
-    )
-    .option('--dry-run', 'show the request and a per-field diff (kept, changed, added, cleared); send nothing')
-    .option('--json', 'print the answer (or the dry run) as JSON')
+    kinds: orderKinds(),
+    options: (cmd) =>
+      cmd
+        .option('--replace', 'send exactly the fields given, erasing every other field (no lookup of the current record)')
+        .option('--page-size <n>', 'orders per page while looking for the current record (default 100)', (v: string) =>
+          parseWholeNumber(v, '--page-size', { min: 1 }),
+        ),
+    dryRun: 'show the request and a per-field diff (kept, changed, added, cleared); send nothing',
+    json: 'print the answer (or the dry run) as JSON',
+  })
     .addHelpText(
       'after',
       `
@@ -70,7 +77,7 @@ Examples:
 
 /** Plans (reads, merges, validates) and sends, or with --dry-run shows, the order update. */
 export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
-  const [{ readDataObject }, { fieldsFromFlags }, { planUpdate }, { createProgress, count }, { PATHS }, render] = await Promise.all([
+  const [{ readDataObject }, { fieldsFromFlags }, { planUpdate, sendUpdate }, { createProgress, count }, { PATHS }, render] = await Promise.all([
     import('../../input/data.js'),
     import('../../input/flags.js'),
     import('../../orders/update.js'),
@@ -81,7 +88,7 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   // The id must be usable in the URL before the store is paged through for it.
   const path = PATHS.order(opts.sourceOrderId);
   const base = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};
-  const { fields, issues } = fieldsFromFlags(opts.flags, KINDS);
+  const { fields, issues } = fieldsFromFlags(opts.flags, orderKinds());
   const progress = createProgress(deps);
   let plan: Awaited<ReturnType<typeof planUpdate>>;
   try {
@@ -103,21 +110,6 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
     render.printUpdateDryRun(deps, { method: 'PUT', path, plan, replace: opts.replace, json: opts.json });
     return;
   }
-  const api = await deps.api();
-  let answer: unknown;
-  try {
-    answer = await api.updateOrder(opts.sourceOrderId, plan.body, deps.signal);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) {
-      throw new OpcliError(`Order ${opts.sourceOrderId} not found: the store has no order with that id (404).`, {
-        hint: 'Check the id with `opcli orders list` (the sourceOrderId column).',
-        cause: error,
-      });
-    }
-    throw error;
-  }
-  if (opts.json) {
-    const { printJson } = await import('../../output.js');
-    printJson(deps, answer);
-  } else deps.err(`Order ${opts.sourceOrderId} updated${render.summary(plan)}.\n`);
+  const answer = await sendUpdate(deps, opts.sourceOrderId, plan.body);
+  await printAnswer(deps, opts.json, answer, `Order ${opts.sourceOrderId} updated${render.summary(plan)}.`);
 }

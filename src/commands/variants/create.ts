@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { addBodyCommand, fieldKinds } from '../../input/flags.js';
+import { addBodyVerb, printAnswer } from '../body-verb.js';
+import { fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
@@ -20,16 +21,15 @@ const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
 
 /** Registers `variants create`. */
 export function register(group: Command, deps: Deps): void {
-  const cmd = addBodyCommand(group, {
+  addBodyVerb(group, {
     name: 'create',
     description: 'Create a product variant, a child of a product (POST /v2/products/{productId}/children)',
     argument: ['<productId>', "the parent product; also sent as the body's productId"],
     holds: 'the variant fields',
     kinds: KINDS,
-  });
-  cmd
-    .option('--dry-run', 'print the request (method, path, body) and send nothing')
-    .option('--json', 'print the answer as JSON')
+    dryRun: 'print the request (method, path, body) and send nothing',
+    json: 'print the answer as JSON',
+  })
     .addHelpText(
       'after',
       `
@@ -91,10 +91,7 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
       cause: error,
     });
   }
-  if (opts.json) {
-    const { printJson } = await import('../../output.js');
-    printJson(deps, answer);
-  } else deps.err(`Variant "${variant.name}" created under product ${opts.productId}.\n`);
+  await printAnswer(deps, opts.json, answer, `Variant "${variant.name}" created under product ${opts.productId}.`);
 }
 
 /**

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
 // A tiny shim: the bundle in dist/ does the work (built by `npm run build`, or on `npm ci` by `prepare`).
 // `--version` and every `--help` page are answered without loading the bundle.
-import { readFileSync } from 'node:fs';
-import module from 'node:module';
+// CommonJS on purpose: an ES module entry costs Node its ESM loader and a facade per built-in it
+// imports (node:fs runs its lazy getters), ~10% of `node -e 0` on every `--help`; require() does not.
+// The bundle itself is ESM and is loaded with import() only for real work.
+'use strict';
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : argv.length === 0 ? '' : undefined;
@@ -14,13 +18,13 @@ const words = (last === '--help' || last === '-h') && argv.length <= 3 ? argv.sl
 const fits = !process.stdout.isTTY || (process.stdout.columns ?? 80) >= 80;
 let answered = false;
 if (only === '--version' || only === '-V') {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const pkg = JSON.parse(readFileSync(join(__dirname, '../package.json'), 'utf8'));
   process.stdout.write(`${pkg.version}\n`);
   answered = true;
 } else if (fits && (only === '' || words?.every((w) => /^[a-z][a-z-]*$/.test(w)))) {
   const page = only === '' || words.length === 0 ? '../dist/help.txt' : `../dist/help/${words.join(' ')}.txt`;
   try {
-    process.stdout.write(readFileSync(new URL(page, import.meta.url), 'utf8'));
+    process.stdout.write(readFileSync(join(__dirname, page), 'utf8'));
     answered = true;
   } catch {
     // Not built yet, an older build, or not a command: the bundle answers.
@@ -46,10 +50,10 @@ const streaming =
   ((argv.includes('orders') && argv.includes('list') && (has('--all') || limit >= 5000)) ||
     (argv.includes('claims') && argv.includes('file') && has('--from')));
 if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
-  const { spawn } = await import('node:child_process');
+  const { spawn } = require('node:child_process');
   // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child
   // kills itself at once the same way, so a batch never files claims on unseen (src/main.ts).
-  const child = spawn(process.execPath, [...LEAN_FLAGS, ...process.execArgv, new URL(import.meta.url).pathname, ...argv], {
+  const child = spawn(process.execPath, [...LEAN_FLAGS, ...process.execArgv, __filename, ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, OPCLI_LEAN: '1' },
   });
@@ -71,40 +75,49 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
   });
   answered = true;
 }
-if (!answered) {
-  // Node 22.1+ keeps the compiled bundle on disk, which saves most of the module compile time of
-  // every later run. Never fatal: an unwritable cache folder only means no cache.
-  if (typeof module.enableCompileCache === 'function' && !process.env.NODE_COMPILE_CACHE) {
+
+/** Node 22.1+ keeps the compiled bundle on disk, which saves most of the module compile time of every later run. */
+function enableCompileCache() {
+  const module = require('node:module');
+  if (typeof module.enableCompileCache !== 'function' || process.env.NODE_COMPILE_CACHE) return;
+  // Never fatal: an unwritable cache folder only means no cache.
+  try {
+    const home = process.env.HOME || process.env.USERPROFILE;
+    const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
+    if (!base) return;
+    // The folders are made here, one level at a time, and only below a folder that exists and is
+    // writable: Node's own (recursive) creation spins forever under an unwritable base such as
+    // /proc, which would hang every command. A missing base (~/.cache on a fresh machine or in CI)
+    // is made too, as the XDG spec asks, when the folder it belongs in exists.
+    const { accessSync, constants, mkdirSync, statSync } = require('node:fs');
     try {
-      const home = process.env.HOME || process.env.USERPROFILE;
-      const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
-      // The folder is made here, one level at a time, and only below a folder that exists and is
-      // writable: Node's own (recursive) creation spins forever under an unwritable base such as
-      // /proc, which would hang every command.
-      if (base) {
-        const { accessSync, constants, mkdirSync, statSync } = await import('node:fs');
-        if (statSync(base).isDirectory()) {
-          accessSync(base, constants.W_OK);
-          let dir = base;
-          for (const part of ['opcli', 'compile-cache']) {
-            dir = `${dir}/${part}`;
-            try {
-              mkdirSync(dir, { mode: 0o700 });
-            } catch (error) {
-              if (error.code !== 'EEXIST') throw error;
-            }
-          }
-          module.enableCompileCache(dir);
-        }
-      }
-    } catch {
-      // no cache
+      mkdirSync(base, { mode: 0o700 });
+    } catch (error) {
+      if (error.code !== 'EEXIST') return;
     }
+    if (!statSync(base).isDirectory()) return;
+    accessSync(base, constants.W_OK);
+    let dir = base;
+    for (const part of ['opcli', 'compile-cache']) {
+      dir = `${dir}/${part}`;
+      try {
+        mkdirSync(dir, { mode: 0o700 });
+      } catch (error) {
+        if (error.code !== 'EEXIST') throw error;
+      }
+    }
+    module.enableCompileCache(dir);
+  } catch {
+    // no cache
   }
+}
+
+if (!answered) {
+  enableCompileCache();
   // With --verbose a stack trace names src/ lines (dist/ ships linked source maps). Enabled only
   // then: reading the maps costs start-up time.
   if (argv.includes('--verbose') && typeof process.setSourceMapsEnabled === 'function') process.setSourceMapsEnabled(true);
-  await import('../dist/main.js').catch((error) => {
+  import('../dist/main.js').catch((error) => {
     if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
       console.error('opcli is not built yet: run `npm run build` in the opcli folder.');
       process.exitCode = 1;

@@ -1,0 +1,60 @@
+/**
+ * `auth status` below the verb: the login status of the active profile or of every profile, and the
+ * server's word on the active token. Also the list of every profile that `auth logout --all` walks.
+ * No prompt and no print.
+ */
+import type { ResolvedProfile } from '../config/profile.js';
+import type { Deps } from '../deps.js';
+import { ApiError } from '../errors.js';
+import { type LoginStatus, loginStatus } from './describe.js';
+
+/** One profile's status; with --check, the active profile's also says whether the server accepted its token (null: not asked). */
+export type ProfileStatus = LoginStatus & { accepted?: boolean | null };
+
+/**
+ * Every profile that has settings or secrets. The environment's overrides (OPCLI_BASE_URL,
+ * OPCLI_CLIENT_*, OPCLI_TOKEN) apply to the active profile only: applied to every profile, one
+ * profile's tokens would be sent to the host another one is meant for.
+ */
+export async function allProfiles(deps: Pick<Deps, 'settings' | 'credentials' | 'globals' | 'env'>): Promise<ResolvedProfile[]> {
+  const { pickProfileName, resolveProfile } = await import('../config/profile.js');
+  const [settings, store] = await Promise.all([deps.settings(), deps.credentials()]);
+  const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
+  const names = [...new Set([...settings.listProfiles(), ...store.profiles()])].sort();
+  return names.map((name) => resolveProfile(name, settings.getProfile(name), store.read(name), name === active ? deps.env : {}));
+}
+
+/**
+ * The status of the active profile (or with `all`, of every profile). With `check` and not `all`,
+ * one authenticated call asks the server about the active token (refreshing it first when needed),
+ * and the status shows the token as stored after it.
+ */
+export async function profileStatuses(deps: Deps, opts: { all: boolean; check: boolean }): Promise<ProfileStatus[]> {
+  const active = await deps.profile();
+  const profiles = opts.all ? await allProfiles(deps) : [active];
+  const store = await deps.credentials();
+  const rows: ProfileStatus[] = profiles.map((p) => ({
+    ...loginStatus(p, store.read(p.name).token, deps.now()),
+    ...(opts.check && p.name === active.name ? { accepted: null } : {}),
+  }));
+  if (opts.check && !opts.all) {
+    const row = rows[0] as ProfileStatus;
+    row.accepted = row.loggedIn ? await tokenAccepted(deps) : false;
+    // A refresh during the check changed the stored token: show the new one.
+    if (row.source === 'store') Object.assign(row, loginStatus(active, store.read(active.name).token, deps.now()), { accepted: row.accepted });
+  }
+  return rows;
+}
+
+/** One cheap authenticated call: 2xx or 403 (valid token, missing scope) mean accepted; 401 refused. */
+async function tokenAccepted(deps: Pick<Deps, 'http' | 'signal'>): Promise<boolean> {
+  try {
+    const http = await deps.http();
+    await http.request({ method: 'GET', url: '/v1/orders', query: { size: 1 }, signal: deps.signal });
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return true;
+    if (error instanceof ApiError && error.status === 401) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * What the verbs that send one body (`orders update`, `variants create`) share: their flags (the
+ * body's argument, --data and a flag per field, the verb's own options, then --dry-run and --json)
+ * and how they end (the server's answer as JSON with --json, else one line on stderr).
+ */
+import type { Command } from 'commander';
+import type { Deps } from '../deps.js';
+import { addBodyCommand, type BodyCommand } from '../input/flags.js';
+
+export interface BodyVerb extends BodyCommand {
+  /** What --dry-run shows. */
+  dryRun: string;
+  /** What --json prints. */
+  json: string;
+  /** The verb's own options, declared before --dry-run and --json. */
+  options?: (cmd: Command) => void;
+}
+
+/** Registers a body verb with its flags; the caller adds the help text and the action. */
+export function addBodyVerb(group: Command, spec: BodyVerb): Command {
+  const cmd = addBodyCommand(group, spec);
+  spec.options?.(cmd);
+  return cmd.option('--dry-run', spec.dryRun).option('--json', spec.json);
+}
+
+/** Prints the server's answer as JSON (--json), or `done` as a notice on stderr. */
+export async function printAnswer(deps: Deps, json: boolean, answer: unknown, done: string): Promise<void> {
+  if (!json) {
+    deps.err(`${done}\n`);
+    return;
+  }
+  const { printJson } = await import('../output.js');
+  printJson(deps, answer);
+}

@@ -1,0 +1,45 @@
+/** The flags of `orders list` as commander hands them over, checked and turned into the verb's options. */
+import { UsageError } from '../../errors.js';
+import { textProblem } from '../../text/flag-text.js';
+
+export interface ListOptions {
+  size?: number;
+  cursor?: string;
+  pageButtons?: number;
+  all: boolean;
+  limit?: number;
+  format?: 'json' | 'jsonl' | 'csv';
+  columns?: string[];
+  csvRaw?: boolean;
+}
+
+export type ListFlags = {
+  size?: number;
+  cursor?: string;
+  pageButtons?: number;
+  all?: boolean;
+  limit?: number;
+  json?: boolean;
+  jsonl?: boolean;
+  csv?: boolean;
+  csvRaw?: boolean;
+  columns?: string;
+};
+
+/** Refuses flags that do not go together (exit 2, nothing sent) and returns the options. */
+export async function listOptions(flags: ListFlags): Promise<ListOptions> {
+  const formats = (['json', 'jsonl', 'csv'] as const).filter((f) => flags[f]);
+  if (formats.length > 1) throw new UsageError(`Choose one output format: ${formats.map((f) => `--${f}`).join(', ')} were all given.`);
+  if (flags.csvRaw && !flags.csv) throw new UsageError('--csv-raw only applies to --csv.', 'Add --csv, or leave --csv-raw out.');
+  if (flags.cursor !== undefined && flags.cursor.trim() === '') throw new UsageError('--cursor needs a cursor value.');
+  // A cursor is opaque but printable: one holding a control character or U+FFFD was mangled on the way here.
+  const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
+  if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
+  let columns: string[] | undefined;
+  if (flags.columns !== undefined) {
+    if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
+    columns = (await import('./list-table.js')).checkOrderColumns(flags.columns);
+  }
+  const { size, cursor, pageButtons, limit } = flags;
+  return { size, cursor, pageButtons, all: !!flags.all, limit, format: formats[0], columns, csvRaw: !!flags.csvRaw };
+}

@@ -1,0 +1,67 @@
+/** The `orders list` writers that need the table and CSV libraries: --csv and the terminal table, and the --columns check. */
+import type { Deps } from '../../deps.js';
+import { DEFAULT_ORDER_COLUMNS, ORDER_COLUMNS, presentColumns } from '../../orders/columns.js';
+import type { OrderWriter } from '../../orders/list.js';
+import { type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../output.js';
+import type { OrderRecord } from '../../schemas.js';
+import { safeText } from '../../text/safe.js';
+import { type WriterOptions, write } from './list-output.js';
+
+/** Reads `--columns` (comma-separated) and checks the names against the order columns (a usage error lists the valid ones). */
+export function checkOrderColumns(value: string): string[] {
+  return chooseColumns(
+    ORDER_COLUMNS.map((c) => ({ header: c, name: c })),
+    parseColumnList(value),
+  ).map((c) => c.name);
+}
+
+/** CSV: a header, then one row per order, written page by page. */
+export async function createCsvWriter(deps: Deps, options: WriterOptions): Promise<OrderWriter> {
+  const { stringify } = await import('csv-stringify/sync');
+  const columns = options.columns ?? ORDER_COLUMNS;
+  const raw = !!options.csvRaw;
+  // On a terminal, server text cannot carry escape sequences through CSV either; a file gets the exact text.
+  const shown = deps.io.stdoutIsTTY ? safeText : (v: string) => v;
+  let header = true;
+  const flush = async (orders: OrderRecord[]) => {
+    const text = stringify(orders as Record<string, unknown>[], {
+      header,
+      columns,
+      cast: {
+        boolean: (v) => String(v),
+        object: (v) => shown(csvCell(JSON.stringify(v), raw)),
+        string: (v) => shown(csvCell(v, raw)),
+        number: (v) => String(v),
+      },
+    });
+    header = false;
+    await write(deps, text);
+  };
+  return {
+    page: flush,
+    async end() {
+      if (header) await flush([]);
+    },
+  };
+}
+
+/** The terminal table: gathers the orders, then prints one table that fits the width. */
+export function createTableWriter(deps: Deps, options: WriterOptions): OrderWriter {
+  const rows: OrderRecord[] = [];
+  return {
+    async page(orders) {
+      for (const o of orders) rows.push(o);
+    },
+    async end() {
+      if (rows.length === 0) return;
+      const columns: Column<OrderRecord>[] = presentColumns(rows).map((c) => ({
+        header: c,
+        name: c,
+        default: DEFAULT_ORDER_COLUMNS.includes(c),
+        value: (row) => (row as Record<string, unknown>)[c],
+      }));
+      const chosen = options.columns?.filter((c) => columns.some((k) => k.name === c));
+      await printTable(deps, columns, rows, 'table', chosen?.length ? { columns: chosen } : {});
+    },
+  };
+}
