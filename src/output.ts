@@ -1,7 +1,6 @@
 import type { Deps } from './deps.js';
 import { UsageError } from './errors.js';
 import { safeLine } from './text/safe.js';
-import { displayWidth, truncate } from './text/width.js';
 
 /** How a command prints its data: --json, --jsonl, or the default for the stream. */
 export type OutputMode = 'json' | 'jsonl' | 'table' | 'plain';
@@ -128,7 +127,9 @@ const ASCII = {
 
 /**
  * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by
- * cli-table3 (loaded here, so a pipe never pays for it). The widths are computed here with
+ * cli-table3 (loaded here, so a pipe never pays for it; string-width too: it builds its emoji
+ * pattern and a grapheme segmenter when loaded, tens of ms of CPU that every command of a group
+ * paid at start, table or not). The widths are computed here with
  * string-width (cli-table3 measures with an older string-width that disagrees on some emoji), and
  * each cell is cut to its width with … before cli-table3 sees it, so it never has to cut or wrap.
  */
@@ -139,6 +140,7 @@ export async function renderTable(
   options: { ascii?: boolean; bold?: (s: string) => string } = {},
 ): Promise<string> {
   const { default: Table } = await import('cli-table3');
+  const { displayWidth, truncate } = await import('./text/width.js');
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const widths = fitWidths(natural, max);
   const cut = (cells: string[]) => widths.map((w, i) => truncate(cells[i] ?? '', w));
@@ -181,6 +183,7 @@ export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[],
 export async function printRecord(deps: Deps, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
   if (mode === 'table') {
     const chalk = await colors(deps);
+    const { truncate } = await import('./text/width.js');
     const width = Math.max(...pairs.map(([k]) => k.length));
     const room = Math.max(10, terminalWidth(deps) - width - 2);
     for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cell(v)), room)}\n`);

@@ -35,6 +35,8 @@ export interface RunOptions extends Partial<Omit<DepsInit, 'stdin' | 'stdout' | 
   /** Pretend every stream is a terminal. */
   tty?: boolean;
   prompter?: Prompter;
+  /** Called with each piece of stderr as it is written (to wait for a line mid-run). */
+  onStderr?: (text: string) => void;
 }
 
 /** Runs opcli in-process with captured stdout/stderr; the env always has a temp OPCLI_CONFIG_DIR when given one. */
@@ -48,8 +50,9 @@ export async function runOpcli(argv: string[], options: RunOptions = {}): Promis
   });
   stderr.on('data', (c) => {
     err += c.toString();
+    options.onStderr?.(c.toString());
   });
-  const { env, stdin, tty, ...rest } = options;
+  const { env, stdin, tty, onStderr: _, ...rest } = options;
   const deps = createDeps({
     ...rest,
     stdin: Readable.from(stdin !== undefined ? [Buffer.from(stdin)] : []),

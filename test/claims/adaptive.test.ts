@@ -2,19 +2,32 @@
  * A batch against a server with a rate limit it cannot know in advance: it backs off on 429 (with
  * and without Retry-After, and with rate-limit headers), never exceeds --concurrency or --rate, and
  * never resends a POST whose fate is unknown. No speed is asserted: only what was sent and shown.
+ *
+ * The runs are in virtual time: opcli's clock and sleeps and the sandbox's clock (its rate-limit
+ * bucket, latency, request times) are one clock that jumps to the next timer once the process is
+ * quiet, so a one-second Retry-After costs no real second and every time asserted is the sandbox's.
  */
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli } from '../helpers.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { type RunOptions, type RunResult, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { virtualTime } from '../virtual-time.js';
 import { duplicates, results, rowOf, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
-const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s), { reset: (s) => s.configure({ rateLimit: null, latencyMs: 0 }) });
+const time = virtualTime();
+afterAll(() => time.stop());
+const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s), {
+  reset: (s) => s.configure({ rateLimit: null, latencyMs: 0 }),
+  sandbox: () => ({ clock: time.clock }),
+});
+
+/** opcli in-process on the file's virtual clock. */
+const run = (argv: string[], options: RunOptions = {}): Promise<RunResult> => runOpcli(argv, { now: time.now, sleep: time.sleep, ...options });
 
 /** The claim requests the sandbox received, in arrival order. */
 const claimRequests = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline');
@@ -70,7 +83,7 @@ describe('claims file --from against a rate-limited server', () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 30);
     sandbox.configure({ rateLimit: { perSecond: 20, burst: 4, retryAfter: true }, latencyMs: 20 });
-    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '8'], { env: env() });
+    const res = await run(['claims', 'file', '--from', path, '--json', '--concurrency', '8'], { env: env() });
     expect(res.code).toBe(0);
     expectEachRowFiledOnce(30);
     const requests = claimRequests();
@@ -94,7 +107,7 @@ describe('claims file --from against a rate-limited server', () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 60);
     sandbox.configure({ rateLimit: { perSecond: 40, burst: 4, retryAfter: false }, latencyMs: 10 });
-    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '16'], { env: env() });
+    const res = await run(['claims', 'file', '--from', path, '--json', '--concurrency', '16'], { env: env() });
     expect(res.code).toBe(0);
     expectEachRowFiledOnce(60);
     const requests = claimRequests();
@@ -109,7 +122,7 @@ describe('claims file --from against a rate-limited server', () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 24);
     sandbox.configure({ rateLimit: { perSecond: 40, burst: 8, retryAfter: true, headers }, latencyMs: 10 });
-    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '16'], { env: env() });
+    const res = await run(['claims', 'file', '--from', path, '--json', '--concurrency', '16'], { env: env() });
     expect(res.code).toBe(0);
     expectEachRowFiledOnce(24);
     const summary = summaryOf(res.stdout);
@@ -125,7 +138,7 @@ describe('claims file --from against a rate-limited server', () => {
       const path = join(dir, 'claims.csv');
       writeRows(path, 40);
       sandbox.configure({ latencyMs: 30 });
-      const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--concurrency', '3'], { env: env({ OPCLI_BASE_URL: proxy.url }) });
+      const res = await run(['claims', 'file', '--from', path, '--json', '--concurrency', '3'], { env: env({ OPCLI_BASE_URL: proxy.url }) });
       expect(res.code).toBe(0);
       expectEachRowFiledOnce(40);
       expect(proxy.maxInFlight()).toBeLessThanOrEqual(3);
@@ -139,7 +152,7 @@ describe('claims file --from against a rate-limited server', () => {
   it('never starts requests faster than --rate, from the first one', async () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 21);
-    const res = await runOpcli(['claims', 'file', '--from', path, '--json', '--rate', '40/s'], { env: env() });
+    const res = await run(['claims', 'file', '--from', path, '--json', '--rate', '40/s'], { env: env() });
     expect(res.code).toBe(0);
     expectEachRowFiledOnce(21);
     const at = claimRequests().map((r) => r.at);
@@ -154,11 +167,11 @@ describe('claims file --from against a rate-limited server', () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 2);
     for (const rate of ['fast', '0/s', '-5/s', '1e3/s']) {
-      const res = await runOpcli(['claims', 'file', '--from', path, '--rate', rate], { env: env() });
+      const res = await run(['claims', 'file', '--from', path, '--rate', rate], { env: env() });
       expect(res.code).toBe(2);
       expect(res.stderr).toContain(`--rate "${rate}" is not a rate`);
     }
-    const single = await runOpcli(['claims', 'file', '--rate', '5/s', '--customer-email', 'a@example.com'], { env: env() });
+    const single = await run(['claims', 'file', '--rate', '5/s', '--customer-email', 'a@example.com'], { env: env() });
     expect(single.code).toBe(2);
     expect(single.stderr).toContain('--rate');
     expect(claimRequests()).toEqual([]);
@@ -172,7 +185,7 @@ describe('claims file --from against a rate-limited server', () => {
       { method: 'POST', path: '/v1/claims/offline', status: 503, after: 10, count: 2 },
       { method: 'POST', path: '/v1/claims/offline', phase: 'after', drop: true, after: 20, count: 2 },
     ]);
-    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '8'], { env: env() });
+    const res = await run(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '8'], { env: env() });
     expect(res.code).toBe(3);
     const rows = results(res.stdout);
     const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line - 1);
@@ -196,7 +209,7 @@ describe('claims file --from against a rate-limited server', () => {
     const timer = setInterval(() => {
       if (claimRequests().some((r) => r.status === 429)) controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
     }, 5);
-    const res = await runOpcli(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '4'], { env: env(), signal: controller.signal });
+    const res = await run(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '4'], { env: env(), signal: controller.signal });
     clearInterval(timer);
     expect(res.code).toBe(130);
     const rows = results(res.stdout);
@@ -209,7 +222,7 @@ describe('claims file --from against a rate-limited server', () => {
     expect(rows.filter((r) => r.status === 'filed')).toHaveLength(created().length);
 
     sandbox.configure({ rateLimit: null });
-    const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    const rerun = await run(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
     expect(rerun.code).toBe(0);
     expect(created()).toHaveLength(40);
     expect(duplicates(created().map((c) => c.raw))).toEqual([]);
@@ -219,7 +232,24 @@ describe('claims file --from against a rate-limited server', () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 30);
     sandbox.configure({ rateLimit: { perSecond: 15, burst: 3, retryAfter: true }, latencyMs: 10 });
-    const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8'], { env: env(), tty: true });
+    // The line is redrawn on a real 200 ms timer, and virtual time may finish the run before one
+    // fires: hold the clock once, while a request waits at the server, until the next redraw.
+    let redraws = 0;
+    let held = false;
+    time.onQuiet(async () => {
+      if (held || !claimRequests().some((r) => r.status === 0)) return;
+      held = true;
+      const seen = redraws;
+      while (redraws === seen) await new Promise((resolve) => setTimeout(resolve, 10));
+    });
+    const res = await run(['claims', 'file', '--from', path, '--concurrency', '8'], {
+      env: env(),
+      tty: true,
+      onStderr: (text) => {
+        if (text.startsWith('\r\u001b[2K')) redraws++;
+      },
+    }).finally(() => time.onQuiet(undefined));
+    expect(held).toBe(true);
     expect(res.code).toBe(0);
     expect(res.stderr).toMatch(/rows\/s · \d+ in flight/);
     expect(res.stderr).toMatch(/server allows ~[\d.]+\/s/);
@@ -229,5 +259,29 @@ describe('claims file --from against a rate-limited server', () => {
     expect(statusLines).toHaveLength(1);
     // Each redraw fits an 80-column terminal (a wrapped line cannot be redrawn in place).
     for (const drawn of (statusLines[0] ?? '').split('\r\u001b[2K')) expect(drawn.length, drawn).toBeLessThan(80);
+  });
+
+  it('the built binary in real time against a real-time server: backs off on 429s without Retry-After, files each row once, counts the 429s', async () => {
+    // The one run on the wall clock, as a user has it: small and under a higher limit, so it is quick.
+    const live = await startSandbox({ rateLimit: { perSecond: 100, burst: 4, retryAfter: false }, latencyMs: 5 });
+    const folder = tempConfigDir();
+    try {
+      await sandboxProfile(live, folder.dir);
+      const path = join(folder.dir, 'claims.csv');
+      writeRows(path, 30);
+      const res = await runBinary(['claims', 'file', '--from', path, '--json', '--concurrency', '8'], { env: { OPCLI_CONFIG_DIR: folder.dir } });
+      expect(res.code, res.stderr).toBe(0);
+      const requests = live.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline');
+      const refused = requests.filter((r) => r.status === 429);
+      expect(refused.length).toBeGreaterThan(0);
+      const accepted = requests.filter((r) => r.status !== 429).map((r) => rowOf(r.body));
+      expect(accepted.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      expect(duplicates(live.claims.map((c) => c.raw))).toEqual([]);
+      expect(summaryOf(res.stdout)).toMatchObject({ rows: 30, filed: 30, sent: 30, requests: requests.length, rateLimited: refused.length });
+      expect(res.stderr).not.toMatch(/retrying in|answered 429;/);
+    } finally {
+      await live.close();
+      folder.cleanup();
+    }
   });
 });

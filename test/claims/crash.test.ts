@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { type ManualClock, manualClock, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { claimBodies, duplicates, journalByLine, results, rowOf, writeRows } from './fixtures.js';
 
@@ -19,71 +19,120 @@ afterAll(async () => {
   cleanup();
 });
 
+/** The built binary filing `path` as a user starts it, its stderr collected. */
+function startBatch(path: string, concurrency: number, configDir: string) {
+  const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', String(concurrency)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: configDir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const run = {
+    child,
+    stderr: '',
+    exited: new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal }))),
+  };
+  child.stderr.on('data', (c) => {
+    run.stderr += c.toString();
+  });
+  return run;
+}
+
+/** Sends `signal` to the run as soon as `ready()` holds; fails (and kills it) if that takes 20 s. */
+function signalWhen(run: ReturnType<typeof startBatch>, ready: () => boolean, signal: NodeJS.Signals): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      clearInterval(poll);
+      clearTimeout(limit);
+    };
+    const poll = setInterval(() => {
+      if (!ready()) return;
+      stop();
+      run.child.kill(signal);
+      resolve();
+    }, 2);
+    const limit = setTimeout(() => {
+      stop();
+      run.child.kill('SIGKILL');
+      reject(new Error(`the batch never got there: ${run.stderr}`));
+    }, 20_000);
+  });
+}
+
+/**
+ * A sandbox of its own on a clock the test moves, with a logged-in config folder: answers that are
+ * late by its clock stay held while the clock stands, for as long as the test wants, however loaded
+ * the machine. `pump()` moves the clock on (30 ms a real millisecond) until the returned stop.
+ */
+async function heldSandbox(): Promise<{ sandbox: Sandbox; clock: ManualClock; dir: string; pump: () => () => void; close: () => Promise<void> }> {
+  const clock = manualClock();
+  const held = await startSandbox({ clock });
+  const config = tempConfigDir();
+  await sandboxProfile(held, config.dir);
+  return {
+    sandbox: held,
+    clock,
+    dir: config.dir,
+    pump: () => {
+      const timer = setInterval(() => clock.advance(30), 1);
+      return () => clearInterval(timer);
+    },
+    close: async () => {
+      await held.close();
+      config.cleanup();
+    },
+  };
+}
+
 describe('kill -9 in the middle of a batch (built binary)', () => {
   it('loses nothing and files nothing twice: rows in flight at the kill come back uncertain and are not resent', async () => {
-    const path = join(dir, 'big.csv');
-    const total = 2000;
-    writeRows(path, total);
-    // Claims are created at once but answered late, so requests are in flight when the kill lands.
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
-    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '8'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (c) => {
-      stderr += c.toString();
-    });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (sandbox.counters.claimsCreated >= 300) {
-          clearInterval(timer);
-          child.kill('SIGKILL');
-          resolve();
-        }
-      }, 2);
-      setTimeout(() => {
-        clearInterval(timer);
-        child.kill('SIGKILL');
-        reject(new Error(`the batch never got going: ${stderr}`));
-      }, 20_000);
-    });
-    expect(await exited).toBe('SIGKILL');
-    sandbox.setFaults([]);
+    const held = await heldSandbox();
+    try {
+      const path = join(held.dir, 'big.csv');
+      const total = 150;
+      writeRows(path, total);
+      // Claims are created at once but answered late (as the test moves the clock), so requests are in
+      // flight when the kill lands, and the batch cannot finish before it, however loaded the machine.
+      held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
+      const run = startBatch(path, 8, held.dir);
+      const stopPump = held.pump();
+      await signalWhen(run, () => held.sandbox.counters.claimsCreated >= 100, 'SIGKILL').finally(stopPump);
+      expect((await run.exited).signal).toBe('SIGKILL');
+      held.sandbox.setFaults([]);
 
-    const journalPath = `${path}.journal.jsonl`;
-    const atKill = journalByLine(journalPath);
-    const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
-    // The journal recorded each in-flight row before its request left.
-    expect(inFlight.length).toBeGreaterThan(0);
-    const createdAtKill = claimBodies(sandbox).map(rowOf);
-    for (const r of createdAtKill) expect(atKill.has(r + 1)).toBe(true);
+      const journalPath = `${path}.journal.jsonl`;
+      const atKill = journalByLine(journalPath);
+      const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+      // The journal recorded each in-flight row before its request left.
+      expect(inFlight.length).toBeGreaterThan(0);
+      const createdAtKill = claimBodies(held.sandbox).map(rowOf);
+      for (const r of createdAtKill) expect(atKill.has(r + 1)).toBe(true);
 
-    // The same command again (in-process, so the results can be read): the stale lock is reclaimed.
-    const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: dir } });
-    expect(rerun.code).toBe(3);
-    const rows = results(rerun.stdout);
-    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: total }, (_, i) => i + 2));
-    for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
-    // Rows that were in flight at the kill are uncertain and were not resent.
-    const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line);
-    expect(uncertain.sort((a, b) => a - b)).toEqual(inFlight.sort((a, b) => a - b));
-    expect(rerun.stderr).toContain('Uncertain from an earlier run');
-    // No two identical bodies ever reached the sandbox, and every filed row is there.
-    const bodies = claimBodies(sandbox);
-    expect(duplicates(bodies)).toEqual([]);
-    const ids = new Set(sandbox.claims.map((c) => c.sourceOrderId));
-    const filed = rows.filter((r) => r.status === 'filed');
-    expect(filed.length).toBe(total - inFlight.length);
-    for (const r of filed) expect(ids.has(r.sourceOrderId as string)).toBe(true);
-    // Every row was sent at most once; a row never received was one journaled as in flight (the kill
-    // landed between its journal entry and its request), which is why such rows are uncertain.
-    const received = new Set(bodies.map(rowOf));
-    expect(received.size).toBe(bodies.length);
-    const neverReceived = Array.from({ length: total }, (_, i) => i + 1).filter((r) => !received.has(r));
-    for (const r of neverReceived) expect(inFlight).toContain(r + 1);
+      // The same command again (in-process, so the results can be read): the stale lock is reclaimed.
+      const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: held.dir } });
+      expect(rerun.code).toBe(3);
+      const rows = results(rerun.stdout);
+      expect(rows.map((r) => r.line)).toEqual(Array.from({ length: total }, (_, i) => i + 2));
+      for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
+      // Rows that were in flight at the kill are uncertain and were not resent.
+      const uncertain = rows.filter((r) => r.status === 'uncertain').map((r) => r.line);
+      expect(uncertain.sort((a, b) => a - b)).toEqual(inFlight.sort((a, b) => a - b));
+      expect(rerun.stderr).toContain('Uncertain from an earlier run');
+      // No two identical bodies ever reached the sandbox, and every filed row is there.
+      const bodies = claimBodies(held.sandbox);
+      expect(duplicates(bodies)).toEqual([]);
+      const ids = new Set(held.sandbox.claims.map((c) => c.sourceOrderId));
+      const filed = rows.filter((r) => r.status === 'filed');
+      expect(filed.length).toBe(total - inFlight.length);
+      for (const r of filed) expect(ids.has(r.sourceOrderId as string)).toBe(true);
+      // Every row was sent at most once; a row never received was one journaled as in flight (the kill
+      // landed between its journal entry and its request), which is why such rows are uncertain.
+      const received = new Set(bodies.map(rowOf));
+      expect(received.size).toBe(bodies.length);
+      const neverReceived = Array.from({ length: total }, (_, i) => i + 1).filter((r) => !received.has(r));
+      for (const r of neverReceived) expect(inFlight).toContain(r + 1);
+    } finally {
+      await held.close();
+    }
   }, 60_000);
 
   it('the built binary prints the progress-free summary on a pipe and exits 3 on a file with an invalid row', async () => {
@@ -98,104 +147,73 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
 
 describe('two reruns at once after a kill -9 (built binary)', () => {
   it("exactly one takes the dead run's journal; the other is refused; every row reaches the service once", async () => {
-    const path = join(dir, 'two-reruns.csv');
-    const total = 1000;
-    writeRows(path, total);
-    const before = sandbox.claims.length;
-    const bodiesBefore = claimBodies(sandbox).length;
-    // Every answer is late: the rerun that proceeds holds the journal longer than the other waits (5 s).
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir };
-    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '4'], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (sandbox.claims.length - before >= 100) {
-          clearInterval(timer);
-          child.kill('SIGKILL');
-          resolve();
-        }
-      }, 2);
-      setTimeout(() => {
-        clearInterval(timer);
-        child.kill('SIGKILL');
-        reject(new Error('the batch never got going'));
-      }, 20_000);
-    });
-    expect(await exited).toBe('SIGKILL');
-    const journalPath = `${path}.journal.jsonl`;
-    const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+    // Answers are held while the clock stands, so the rerun that takes the journal holds it for as
+    // long as the test wants, not for a guessed time.
+    const held = await heldSandbox();
+    try {
+      const path = join(held.dir, 'two-reruns.csv');
+      const total = 150;
+      writeRows(path, total);
+      held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 30 }]);
+      const killed = startBatch(path, 4, held.dir);
+      const stopPump = held.pump();
+      await signalWhen(killed, () => held.sandbox.claims.length >= 100, 'SIGKILL').finally(stopPump);
+      expect((await killed.exited).signal).toBe('SIGKILL');
+      const journalPath = `${path}.journal.jsonl`;
+      const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
 
-    const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
-    const [a, b] = await Promise.all([runBinary(args, { env: { OPCLI_CONFIG_DIR: dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: dir } })]);
-    sandbox.setFaults([]);
-    const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
-    const proceeded = [a, b].filter((r) => !refused.includes(r));
-    expect(refused).toHaveLength(1);
-    expect(refused[0]?.code).toBe(1);
-    expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
-    expect(proceeded).toHaveLength(1);
-    // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
-    expect(proceeded[0]?.code).toBe(3);
-    expect(proceeded[0]?.stderr).toContain('Uncertain from an earlier run');
-    const bodies = claimBodies(sandbox).slice(bodiesBefore);
-    expect(duplicates(bodies)).toEqual([]);
-    const received = new Set(bodies.map(rowOf));
-    expect(received.size).toBe(bodies.length);
-    // Each row reached the service once, except rows journaled as in flight that the kill stopped before they left.
-    for (let r = 1; r <= total; r++) if (!received.has(r)) expect(inFlight).toContain(r + 1);
-    expect(received.size).toBeGreaterThanOrEqual(total - inFlight.length);
+      // Both reruns start with the clock standing: the one that takes the journal waits for its first
+      // answers, so the other finds the journal taken for as long as it is willing to wait.
+      const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
+      const runs = [runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } })] as const;
+      const first = await Promise.race(runs);
+      expect(first.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journalPath}.`);
+      // Only now may the other finish.
+      const stop = held.pump();
+      const [a, b] = await Promise.all(runs).finally(stop);
+      held.sandbox.setFaults([]);
+      const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
+      const proceeded = [a, b].filter((r) => !refused.includes(r));
+      expect(refused).toHaveLength(1);
+      expect(refused[0]?.code).toBe(1);
+      expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
+      expect(proceeded).toHaveLength(1);
+      // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
+      expect(proceeded[0]?.code).toBe(3);
+      expect(proceeded[0]?.stderr).toContain('Uncertain from an earlier run');
+      const bodies = claimBodies(held.sandbox);
+      expect(duplicates(bodies)).toEqual([]);
+      const received = new Set(bodies.map(rowOf));
+      expect(received.size).toBe(bodies.length);
+      // Each row reached the service once, except rows journaled as in flight that the kill stopped before they left.
+      for (let r = 1; r <= total; r++) if (!received.has(r)) expect(inFlight).toContain(r + 1);
+      expect(received.size).toBeGreaterThanOrEqual(total - inFlight.length);
+    } finally {
+      await held.close();
+    }
   }, 60_000);
 });
 
 describe('Ctrl-C twice (built binary)', () => {
   it('the first prints at once what is in flight; the second prints the summary, lists the uncertain rows and exits 130', async () => {
-    const path = join(dir, 'ctrl-c.csv');
-    writeRows(path, 200);
-    const before = sandbox.claims.length;
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 300, after: 8 }]);
-    const child = spawn(process.execPath, [BIN, 'claims', 'file', '--from', path, '--concurrency', '4'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: dir },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (c) => {
-      stderr += c.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (sandbox.claims.length - before >= 10) {
-          clearInterval(timer);
-          child.kill('SIGINT');
-          resolve();
-        }
-      }, 2);
-      setTimeout(() => {
-        clearInterval(timer);
-        child.kill('SIGKILL');
-        reject(new Error(`the batch never got going: ${stderr}`));
-      }, 20_000);
-    });
-    // The notice comes at once, before the requests in flight (300 ms each) are answered.
-    await new Promise<void>((resolve) => {
-      const timer = setInterval(() => {
-        if (stderr.includes('Stopping:')) {
-          clearInterval(timer);
-          resolve();
-        }
-      }, 2);
-    });
-    expect(stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
-    child.kill('SIGINT');
-    expect(await exited).toBe(130);
-    expect(stderr).toMatch(/Filed \d+ claims; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
-    expect(stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+/);
-    sandbox.setFaults([]);
+    // After the first 8, every claim is created and its answer held (the clock never moves): the
+    // notice must come while they are in flight, and the second Ctrl-C must not wait for them.
+    const held = await heldSandbox();
+    try {
+      const path = join(held.dir, 'ctrl-c.csv');
+      writeRows(path, 200);
+      held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 300, after: 8 }]);
+      const run = startBatch(path, 4, held.dir);
+      await signalWhen(run, () => held.sandbox.claims.length >= 10, 'SIGINT');
+      await signalWhen(run, () => run.stderr.includes('Stopping:'), 'SIGINT');
+      expect(run.stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
+      expect((await run.exited).code).toBe(130);
+      expect(run.stderr).toMatch(/Filed \d+ claims; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
+      expect(run.stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+/);
+      // Nothing answered after the first 8: the process did not wait for the held answers.
+      expect(held.sandbox.requests.filter((r) => r.path === '/v1/claims/offline' && r.status !== 0)).toHaveLength(8);
+    } finally {
+      await held.close();
+    }
   }, 30_000);
 });

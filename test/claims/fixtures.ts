@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 import { sandboxProfile, tempConfigDir } from '../helpers.js';
 
 export const COLUMNS = [
@@ -118,15 +118,19 @@ export function journalByLine(path: string): Map<number, { status: string; sourc
 /**
  * The set-up every batch test file shares: one sandbox for the file, and per test a fresh config
  * folder with a logged-in profile, an empty request log and no faults. `bind` hands the file its
- * `sandbox` and `dir`; `reset` undoes per-test sandbox settings the file changes.
+ * `sandbox` and `dir`; `reset` undoes per-test sandbox settings the file changes; `sandbox` gives the
+ * sandbox's options (a virtual clock).
  */
-export function claimsSuite(bind: (s: { sandbox: Sandbox; dir: string }) => void, options: { reset?: (sandbox: Sandbox) => void } = {}) {
+export function claimsSuite(
+  bind: (s: { sandbox: Sandbox; dir: string }) => void,
+  options: { reset?: (sandbox: Sandbox) => void; sandbox?: () => SandboxOptions } = {},
+) {
   let sandbox: Sandbox;
   let dir = '';
   let cleanup = () => {};
   let claimsBefore = 0;
   beforeAll(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox(options.sandbox?.());
     bind({ sandbox, dir });
   });
   afterAll(async () => {

@@ -5,7 +5,8 @@
  * configured; no TTY; CI=true. The convention is written down in CONTRIBUTING.md.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT, tempConfigDir } from '../helpers.js';
@@ -45,6 +46,20 @@ function startSandbox(env: NodeJS.ProcessEnv, cwd: string): Promise<ChildProcess
   });
 }
 
+/**
+ * One compile cache for every opcli the guides start (Node 22.1+ reads NODE_COMPILE_CACHE; older
+ * Node ignores it): the bundle is compiled once for the whole file instead of once per guide's HOME.
+ */
+const compileCache = mkdtempSync(join(tmpdir(), 'opcli-doc-compile-cache-'));
+
+beforeAll(async () => {
+  for (const tool of ['bash', 'curl', 'jq']) {
+    const found = await run('sh', ['-c', `command -v ${tool}`], { cwd: ROOT, env: process.env });
+    if (found.code !== 0) throw new Error(`The doc test needs ${tool} on PATH (the guides use it); install it and run again.`);
+  }
+});
+afterAll(() => rmSync(compileCache, { recursive: true, force: true }));
+
 // Guides are independent (each its own sandbox and folders), so they run side by side; the blocks
 // of one guide run in order. Most of a block's time is spent waiting on child processes.
 describe.concurrent.each(guides)('docs/%s', (guide) => {
@@ -61,14 +76,11 @@ describe.concurrent.each(guides)('docs/%s', (guide) => {
     NO_COLOR: '1',
     LANG: 'C.UTF-8',
     TZ: 'UTC',
+    NODE_COMPILE_CACHE: compileCache,
   };
   let sandbox: ChildProcess | undefined;
 
   beforeAll(async () => {
-    for (const tool of ['bash', 'curl', 'jq']) {
-      const found = await run('sh', ['-c', `command -v ${tool}`], { cwd: ROOT, env: process.env });
-      if (found.code !== 0) throw new Error(`The doc test needs ${tool} on PATH (the guides use it); install it and run again.`);
-    }
     for (const dir of [work, config, binDir]) mkdirSync(dir, { recursive: true });
     writeFileSync(join(binDir, 'opcli'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     chmodSync(join(binDir, 'opcli'), 0o755);

@@ -18,6 +18,19 @@ afterEach(async () => {
   cleanup();
 });
 
+/** A claims CSV of `n` valid rows in the test's folder; returns its path. */
+function claimsCsv(n: number): string {
+  const header =
+    'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
+  const rows = Array.from(
+    { length: n },
+    (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`,
+  );
+  const csv = join(dir, 'claims.csv');
+  writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
+  return csv;
+}
+
 /** Runs the built binary, sends one SIGINT once `ready(stdout)` holds, and collects the result. */
 function interrupt(args: string[], ready: (stdout: string) => boolean) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
@@ -57,14 +70,7 @@ describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
   });
 
   it('a claims batch lets the requests in flight finish, journals them and prints the summary', async () => {
-    const header =
-      'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
-    const rows = Array.from(
-      { length: 200 },
-      (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`,
-    );
-    const csv = join(dir, 'claims.csv');
-    writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
+    const csv = claimsCsv(200);
     sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
     const r = await interrupt(['claims', 'file', '--from', csv, '--jsonl', '--concurrency', '2'], (out) => out.split('\n').length > 6);
     expect(r.code).toBe(130);
@@ -111,14 +117,7 @@ function watch(args: string[], on: (seen: { stdout: string; stderr: string }, ch
 
 describe('whole-process stops', () => {
   it('a second Ctrl-C stops at once, without waiting for the requests in flight, and prints the summary', async () => {
-    const header =
-      'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
-    const rows = Array.from(
-      { length: 20 },
-      (_, i) => `c${i}@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,,IN_STORE,WARRANTY,DAMAGED,RESHIP`,
-    );
-    const csv = join(dir, 'claims.csv');
-    writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
+    const csv = claimsCsv(20);
     // The claims are held for a minute: a clean stop would wait for them; a second Ctrl-C must not.
     sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 60_000 }]);
     const inFlight = () => sandbox.requests.filter((r) => r.path === '/v1/claims/offline').length;
