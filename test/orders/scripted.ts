@@ -1,6 +1,7 @@
 /** A loopback server whose answers a test scripts: for body shapes the sandbox never sends. */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type RunOptions, type RunResult, runOpcli } from '../helpers.js';
 
 export interface Seen {
   method: string;
@@ -48,4 +49,22 @@ export function page(nodes: unknown[], options: { next?: string; total?: number 
     totalCount: options.total ?? nodes.length,
     edges: nodes.map((node) => ({ node })),
   };
+}
+
+/**
+ * Runs opcli against a scripted server answering `answers` in order (with a service token, so no
+ * profile is needed); returns what it printed and the requests the server saw.
+ */
+export async function runAgainst(
+  answers: Parameters<typeof scriptedServer>[0],
+  argv: string[],
+  options: RunOptions = {},
+): Promise<RunResult & { seen: Seen[] }> {
+  const server = await scriptedServer(answers);
+  try {
+    const r = await runOpcli(argv, { ...options, env: { ...options.env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
+    return { ...r, seen: server.seen };
+  } finally {
+    await server.close();
+  }
 }

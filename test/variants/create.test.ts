@@ -1,30 +1,26 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runOpcli } from '../helpers.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 5 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: 5 } });
 
 const REQUIRED = ['--status', 'ACTIVE', '--name', 'Mug, blue', '--price', '12.5', '--inventory-quantity', '40', '--product-type', 'SIMPLE'];
+/**
+ * Writes `body` (as JSON, or raw bytes) to the file `name` of this test's folder and runs
+ * `variants create <productId> --data <file>` with `flags`; the result carries the file's path.
+ */
+async function createFrom(productId: string, name: string, body: unknown, flags: string[] = []) {
+  const file = join(dir, name);
+  writeFileSync(file, Buffer.isBuffer(body) ? body : JSON.stringify(body));
+  return { ...(await runOpcli(['variants', 'create', productId, '--data', file, ...flags], { env })), file };
+}
+
 const posts = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v2/products/'));
 
 describe('variants create', () => {
@@ -101,9 +97,10 @@ describe('variants create', () => {
   });
 
   test('--data with flags overriding it; a productId that differs from the argument is refused', async () => {
-    const file = join(dir, 'variant.json');
-    writeFileSync(file, JSON.stringify({ status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP' }));
-    const r = await runOpcli(['variants', 'create', 'prod_c', '--data', file, '--status', 'ARCHIVED'], { env });
+    const r = await createFrom('prod_c', 'variant.json', { status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP' }, [
+      '--status',
+      'ARCHIVED',
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(posts()[0]?.body ?? '')).toEqual({
       productId: 'prod_c',
@@ -114,8 +111,14 @@ describe('variants create', () => {
       productType: 'SIMPLE',
       sku: 'CUP',
     });
-    writeFileSync(file, JSON.stringify({ productId: 'other', status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE' }));
-    const r2 = await runOpcli(['variants', 'create', 'prod_c', '--data', file], { env });
+    const r2 = await createFrom('prod_c', 'variant.json', {
+      productId: 'other',
+      status: 'DRAFT',
+      name: 'Cup',
+      price: 3,
+      inventoryQuantity: 0,
+      productType: 'SIMPLE',
+    });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('differs from the argument');
     expect(posts()).toHaveLength(1);
@@ -202,32 +205,29 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test('a --data file that is not UTF-8 is refused by name; a negative price in it is named', async () => {
-    const file = join(dir, 'latin1.json');
-    writeFileSync(
-      file,
-      Buffer.concat([
-        Buffer.from('{"status":"ACTIVE","name":"Caf'),
-        Buffer.from([0xe9]),
-        Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}'),
-      ]),
-    );
-    const r = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
+    const latin1 = Buffer.concat([
+      Buffer.from('{"status":"ACTIVE","name":"Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}'),
+    ]);
+    const r = await createFrom('prod_u', 'latin1.json', latin1);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`The --data file ${file} is not UTF-8 text.`);
-    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'Cafe', price: -0.01, inventoryQuantity: 1, productType: 'SIMPLE' }));
-    const r2 = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
+    expect(r.stderr).toContain(`The --data file ${r.file} is not UTF-8 text.`);
+    const r2 = await createFrom('prod_u', 'latin1.json', { status: 'ACTIVE', name: 'Cafe', price: -0.01, inventoryQuantity: 1, productType: 'SIMPLE' });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('price: expected a price of 0 or more');
     expect(sandbox.requests).toHaveLength(0);
   });
 
   test('a --data string holding a control character is named by field and not sent', async () => {
-    const file = join(dir, 'ctl.json');
-    writeFileSync(
-      file,
-      JSON.stringify({ status: 'ACTIVE', name: 'Mug\u001b[2J', price: 1, inventoryQuantity: 1, productType: 'SIMPLE', bundleProductIds: ['ok', 'b\u0007'] }),
-    );
-    const r = await runOpcli(['variants', 'create', 'prod_k', '--data', file], { env });
+    const r = await createFrom('prod_k', 'ctl.json', {
+      status: 'ACTIVE',
+      name: 'Mug\u001b[2J',
+      price: 1,
+      inventoryQuantity: 1,
+      productType: 'SIMPLE',
+      bundleProductIds: ['ok', 'b\u0007'],
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('name: holds a control character');
     expect(r.stderr).toContain('bundleProductIds.1: holds a control character');
@@ -235,21 +235,16 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test('wrong types in --data are named by field', async () => {
-    const file = join(dir, 'v.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        status: 'ACTIVE',
-        name: 'X',
-        price: '3',
-        inventoryQuantity: 1,
-        productType: 'SIMPLE',
-        inStock: 'yes',
-        bundleProductIds: 'a',
-        colour: 'red',
-      }),
-    );
-    const r = await runOpcli(['variants', 'create', 'prod_w', '--data', file], { env });
+    const r = await createFrom('prod_w', 'v.json', {
+      status: 'ACTIVE',
+      name: 'X',
+      price: '3',
+      inventoryQuantity: 1,
+      productType: 'SIMPLE',
+      inStock: 'yes',
+      bundleProductIds: 'a',
+      colour: 'red',
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('price: expected a number, got "3"');
     expect(r.stderr).toContain('inStock');
