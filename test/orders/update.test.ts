@@ -17,25 +17,8 @@ const REPLACE = ['--replace', ...BASE];
 
 describe('orders update: sending', () => {
   test('flags become the body; the order is updated; "Order X updated" on stderr', async () => {
-    const r = await runOpcli(
-      [
-        'orders',
-        'update',
-        'ord_000005',
-        ...REPLACE,
-        '--total',
-        '42.5',
-        '--premium-paid',
-        '1.25',
-        '--customer-email',
-        'a@b.co',
-        '--policy-cancelled-at',
-        'null',
-        '--platform-id',
-        'api',
-      ],
-      { env },
-    );
+    const flags = ['--total', '42.5', '--premium-paid', '1.25', '--customer-email', 'a@b.co', '--policy-cancelled-at', 'null', '--platform-id', 'api'];
+    const r = await runOpcli(['orders', 'update', 'ord_000005', ...REPLACE, ...flags], { env });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('Order ord_000005 updated (sent as given, --replace).');

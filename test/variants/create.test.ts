@@ -11,6 +11,9 @@ let env: Record<string, string>;
 profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: 5 } });
 
 const REQUIRED = ['--status', 'ACTIVE', '--name', 'Mug, blue', '--price', '12.5', '--inventory-quantity', '40', '--product-type', 'SIMPLE'];
+/** The required fields of a variant, valid, as a --data file holds them. */
+const VALID = { status: 'ACTIVE', name: 'Mug', price: 1, inventoryQuantity: 1, productType: 'SIMPLE' };
+
 /**
  * Writes `body` (as JSON, or raw bytes) to the file `name` of this test's folder and runs
  * `variants create <productId> --data <file>` with `flags`; the result carries the file's path.
@@ -26,28 +29,9 @@ const posts = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path
 describe('variants create', () => {
   test('every flag becomes its field; the variant is created', async () => {
     const before = sandbox.variants.length;
-    const r = await runOpcli(
-      [
-        'variants',
-        'create',
-        'prod_a',
-        ...REQUIRED,
-        '--variant-id',
-        'var_a1',
-        '--description',
-        'a blue mug',
-        '--sku',
-        'MUG-B',
-        '--tax',
-        '7',
-        '--inventory-type',
-        'FULL',
-        '--product-image',
-        'https://img.example/mug.png',
-        '--in-stock',
-      ],
-      { env },
-    );
+    const optional = ['--variant-id', 'var_a1', '--description', 'a blue mug', '--sku', 'MUG-B', '--tax', '7', '--inventory-type', 'FULL'];
+    const image = 'https://img.example/mug.png';
+    const r = await runOpcli(['variants', 'create', 'prod_a', ...REQUIRED, ...optional, '--product-image', image, '--in-stock'], { env });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('created under product prod_a');
     expect(posts()[0]?.path).toBe('/v2/products/prod_a/children');
@@ -63,7 +47,7 @@ describe('variants create', () => {
       sku: 'MUG-B',
       tax: 7,
       inventoryType: 'FULL',
-      productImage: 'https://img.example/mug.png',
+      productImage: image,
       inStock: true,
     });
     expect(sandbox.variants.length).toBe(before + 1);
@@ -205,29 +189,19 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test('a --data file that is not UTF-8 is refused by name; a negative price in it is named', async () => {
-    const latin1 = Buffer.concat([
-      Buffer.from('{"status":"ACTIVE","name":"Caf'),
-      Buffer.from([0xe9]),
-      Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}'),
-    ]);
+    // "Café" with its é as the one Latin-1 byte 0xE9, which is not UTF-8.
+    const latin1 = Buffer.from(JSON.stringify({ ...VALID, name: 'Caf\u00e9' }), 'latin1');
     const r = await createFrom('prod_u', 'latin1.json', latin1);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`The --data file ${r.file} is not UTF-8 text.`);
-    const r2 = await createFrom('prod_u', 'latin1.json', { status: 'ACTIVE', name: 'Cafe', price: -0.01, inventoryQuantity: 1, productType: 'SIMPLE' });
+    const r2 = await createFrom('prod_u', 'latin1.json', { ...VALID, name: 'Cafe', price: -0.01 });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('price: expected a price of 0 or more');
     expect(sandbox.requests).toHaveLength(0);
   });
 
   test('a --data string holding a control character is named by field and not sent', async () => {
-    const r = await createFrom('prod_k', 'ctl.json', {
-      status: 'ACTIVE',
-      name: 'Mug\u001b[2J',
-      price: 1,
-      inventoryQuantity: 1,
-      productType: 'SIMPLE',
-      bundleProductIds: ['ok', 'b\u0007'],
-    });
+    const r = await createFrom('prod_k', 'ctl.json', { ...VALID, name: 'Mug\u001b[2J', bundleProductIds: ['ok', 'b\u0007'] });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('name: holds a control character');
     expect(r.stderr).toContain('bundleProductIds.1: holds a control character');
@@ -235,16 +209,7 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test('wrong types in --data are named by field', async () => {
-    const r = await createFrom('prod_w', 'v.json', {
-      status: 'ACTIVE',
-      name: 'X',
-      price: '3',
-      inventoryQuantity: 1,
-      productType: 'SIMPLE',
-      inStock: 'yes',
-      bundleProductIds: 'a',
-      colour: 'red',
-    });
+    const r = await createFrom('prod_w', 'v.json', { ...VALID, name: 'X', price: '3', inStock: 'yes', bundleProductIds: 'a', colour: 'red' });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('price: expected a number, got "3"');
     expect(r.stderr).toContain('inStock');
