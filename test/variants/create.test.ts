@@ -81,10 +81,8 @@ describe('variants create', () => {
   });
 
   test('--data with flags overriding it; a productId that differs from the argument is refused', async () => {
-    const r = await createFrom('prod_c', 'variant.json', { status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP' }, [
-      '--status',
-      'ARCHIVED',
-    ]);
+    const cup = { status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE' };
+    const r = await createFrom('prod_c', 'variant.json', { ...cup, sku: 'CUP' }, ['--status', 'ARCHIVED']);
     expect(r.code).toBe(0);
     expect(JSON.parse(posts()[0]?.body ?? '')).toEqual({
       productId: 'prod_c',
@@ -95,14 +93,7 @@ describe('variants create', () => {
       productType: 'SIMPLE',
       sku: 'CUP',
     });
-    const r2 = await createFrom('prod_c', 'variant.json', {
-      productId: 'other',
-      status: 'DRAFT',
-      name: 'Cup',
-      price: 3,
-      inventoryQuantity: 0,
-      productType: 'SIMPLE',
-    });
+    const r2 = await createFrom('prod_c', 'variant.json', { productId: 'other', ...cup });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('differs from the argument');
     expect(posts()).toHaveLength(1);
