@@ -57,6 +57,20 @@ function whenRequested(match: (q: { method: string; path: string }) => boolean, 
   return () => clearInterval(timer);
 }
 
+/**
+ * Moves the shared clock across a 1 s deadline that starts now: 999 ms (just short of it), then 1 ms
+ * (at it). Returns the timers pending before, between and after, so a test can check that nothing
+ * fired short of the deadline and exactly one timer (the deadline's) fired at it.
+ */
+function crossDeadline(clock: Fixture['clock']): number[] {
+  const pending = [clock.pending];
+  clock.advance(999);
+  pending.push(clock.pending);
+  clock.advance(1);
+  pending.push(clock.pending);
+  return pending;
+}
+
 describe('giftcard issue: a trigger credit that lands during the fallback', () => {
   it('reports a double credit at once when the trigger posts while the top-up is in flight', async () => {
     fx = await fixture({ triggerDelayMs: 2000, fakeClock: true });
@@ -146,9 +160,8 @@ describe('giftcard issue: a trigger credit that lands during the fallback', () =
 
 describe('giftcard issue: the native gift card stays on the service host', () => {
   it("refuses a native-url on another host than the base URL's, before anything is sent or recorded", async () => {
-    fx = await fixture();
+    fx = await fixture({ unset: ['trigger-id', 'provider-token'] });
     const foreign = await foreignHost();
-    await fx.unset('trigger-id', 'provider-token');
     const set = await fx.run(['config', 'set', 'native-url', `${foreign.url}/storefront`]);
     expect(set.code, set.stderr).toBe(0);
     const r = await fx.run(aliceClaim('C-52'));
@@ -229,17 +242,13 @@ describe('giftcard issue: polls end by their deadline', () => {
     const clock = fx.clock;
     // `after: 1` spares the lookup before the trigger; the first poll lookup hangs.
     sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', after: 1, count: 1, latencyMs: 60_000 }]);
-    const pending: number[] = [];
+    let pending: number[] = [];
     const stop = whenRequested(
       () => lookups(sandbox).length === 2,
       () => {
         // The lookup's deadline is a timer on the shared clock: just short of it nothing fires; at
         // it, that one timer fires (the sandbox's minute-long hold stays pending).
-        pending.push(clock.pending);
-        clock.advance(999);
-        pending.push(clock.pending);
-        clock.advance(1);
-        pending.push(clock.pending);
+        pending = crossDeadline(clock);
       },
     );
     const r = await fx.run(aliceClaim('C-56', ['--trigger-wait', '1s', '--late-check', '1s']));
@@ -264,7 +273,7 @@ describe('giftcard issue: polls end by their deadline', () => {
     const sandbox = fx.sandbox;
     const clock = fx.clock;
     let watchHung = -1;
-    const pending: number[] = [];
+    let pending: number[] = [];
     // The top-up is held (1 ms of the clock) until the test has armed the fault: the next lookup,
     // the late watch's first, then hangs; once it has reached the sandbox, the test moves the
     // clock by --late-check.
@@ -283,11 +292,7 @@ describe('giftcard issue: polls end by their deadline', () => {
       },
       () => {
         watchHung = clock.now;
-        pending.push(clock.pending);
-        clock.advance(999);
-        pending.push(clock.pending);
-        clock.advance(1);
-        pending.push(clock.pending);
+        pending = crossDeadline(clock);
       },
     );
     const r = await fx.run(aliceClaim('C-55', ['--trigger-wait', '1s', '--late-check', '1s']));

@@ -57,10 +57,12 @@ export function ledgerLines(dir: string): Record<string, unknown>[] {
 /**
  * Starts a sandbox and a logged-in profile pointing at it. With `fakeClock`, the sandbox (trigger
  * delays, fault latency, token expiry) and opcli's waits and deadlines run on one manual clock that
- * opcli's sleeps (and the test, through `clock`) move forward: no real waiting. The file's giftcardSuite() closes it after the test.
+ * opcli's sleeps (and the test, through `clock`) move forward: no real waiting. `unset` clears
+ * profile settings before the test starts (as `Fixture.unset` does), to switch a path off: with
+ * `['trigger-id']` an issuance goes straight to the credit API. The file's giftcardSuite() closes it after the test.
  */
-export async function fixture(options: SandboxOptions & { fakeClock?: boolean } = {}): Promise<Fixture> {
-  const { fakeClock, ...sandboxOptions } = options;
+export async function fixture(options: SandboxOptions & { fakeClock?: boolean; unset?: string[] } = {}): Promise<Fixture> {
+  const { fakeClock, unset, ...sandboxOptions } = options;
   const manual = manualClock(1_800_000_000_000);
   const clock = {
     get now() {
@@ -118,6 +120,7 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean } 
     },
   };
   started.push(fx);
+  if (unset) await fx.unset(...unset);
   return fx;
 }
 

@@ -51,8 +51,7 @@ describe('giftcard issue: the chain', () => {
   });
 
   it('uses the native gift card when neither a trigger id nor a token is configured', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id', 'provider-token');
+    fx = await fixture({ unset: ['trigger-id', 'provider-token'] });
     const r = await fx.run(aliceClaim('C-3'));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Path\tthe storefront's native gift card$/m);
@@ -69,8 +68,7 @@ describe('giftcard issue: the chain', () => {
   });
 
   it('tops up an existing loyalty card, and creates a card with every field for a customer without one', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     const alice = await fx.run([...aliceClaim('C-4'), '--json']);
     expect(alice.code, alice.stderr).toBe(0);
     expect(JSON.parse(alice.stdout)).toMatchObject({ path: 'credit-api-top-up', balance: '35.00' });
@@ -110,8 +108,7 @@ describe('giftcard issue: the chain', () => {
   });
 
   it('gives a bonus credit the bonus subject and keys it by order', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     const args = [
       'giftcard',
       'issue',
@@ -299,8 +296,7 @@ describe('giftcard issue: input', () => {
   });
 
   it('adds 0.10 and 0.20 to exactly 0.30', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     const base = ['--order', '3', '--email', 'bob@example.com', '--name', 'Bob', '--customer-id', 'cust_1002', '--yes', '--json'];
     const a = await fx.run(['giftcard', 'issue', '--claim', 'C-10', '--amount', '0.1', ...base]);
     const b = await fx.run(['giftcard', 'issue', '--claim', 'C-11', '--amount', '0.20', ...base]);
@@ -364,9 +360,18 @@ describe('giftcard issue: input', () => {
 });
 
 describe('giftcard issue: exactly once', () => {
+  /**
+   * A fixture on the credit API path (no trigger id) whose first top-up fails with `status`: `phase`
+   * 'before' refuses it (no money moved), 'after' applies it and then loses the answer.
+   */
+  async function failingTopUp(phase: 'before' | 'after', status: number): Promise<Fixture> {
+    const started = await fixture({ unset: ['trigger-id'] });
+    started.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase, status, count: 1 }]);
+    return started;
+  }
+
   it('refuses a second issuance for the same claim, showing the first, unless --force', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     const first = await fx.run([...aliceClaim('C-16'), '--json']);
     expect(first.code, first.stderr).toBe(0);
     const card = JSON.parse(first.stdout).cardId;
@@ -416,8 +421,7 @@ describe('giftcard issue: exactly once', () => {
   });
 
   it('records a failed attempt as failed, and a later retry is allowed', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     await fx.run(['config', 'set', 'shop-url', 'wrong-shop.example']);
     const r = await fx.run(aliceClaim('C-18'));
     expect(r.code).toBe(1);
@@ -430,9 +434,7 @@ describe('giftcard issue: exactly once', () => {
   });
 
   it('records a refused top-up as failed, since a 4xx moved no money', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
-    fx.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'before', status: 422, count: 1 }]);
+    fx = await failingTopUp('before', 422);
     const r = await fx.run(aliceClaim('C-23'));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/Adding credit to gift card .* was refused by the gift card provider \(422\)/);
@@ -443,9 +445,7 @@ describe('giftcard issue: exactly once', () => {
   });
 
   it('records a lost answer as uncertain and refuses to pay again', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
-    fx.sandbox.setFaults([{ method: 'PUT', path: '/provider/v2/gift-cards/', phase: 'after', status: 502, count: 1 }]);
+    fx = await failingTopUp('after', 502);
     const r = await fx.run(aliceClaim('C-19'));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/may or may not have been issued/);
@@ -481,8 +481,7 @@ describe('giftcard issue: Ctrl-C', () => {
 
 describe('giftcard: provider errors and secrets', () => {
   it('explains a wrong token, and never prints it', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     const wrong = 'gly_wrong_token_0123456789';
     await fx.run(['config', 'set', 'provider-token', '--stdin'], { stdin: wrong });
     const r = await fx.run([...aliceClaim('C-20'), '--verbose']);

@@ -61,8 +61,7 @@ describe.each(PROVIDER_ERROR_SHAPES)('a provider that answers errors as %s', (sh
   });
 
   it('reads its "no card" answer as no card, and creates a new card for a customer without one', async () => {
-    fx = await fixture({ providerErrorShape: shape, triggerDelayMs: null, fakeClock: true });
-    await fx.unset('trigger-id');
+    fx = await fixture({ providerErrorShape: shape, triggerDelayMs: null, fakeClock: true, unset: ['trigger-id'] });
     const r = await fx.run([
       'giftcard',
       'issue',
@@ -148,8 +147,7 @@ describe('a refused lookup moves no money', () => {
   });
 
   it('stops the credit API path too (no trigger configured): no card is created on a refused lookup', async () => {
-    fx = await fixture({ providerErrorShape: 'message', fakeClock: true });
-    await fx.unset('trigger-id');
+    fx = await fixture({ providerErrorShape: 'message', fakeClock: true, unset: ['trigger-id'] });
     fx.sandbox.setFaults([{ method: 'GET', path: '/provider/v2/gift-cards/', status: 404, count: 1 }]);
     const r = await fx.run(aliceClaim('C-111'));
     expect(r.code).toBe(1);

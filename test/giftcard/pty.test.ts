@@ -39,8 +39,7 @@ function inPty(argv: string[], env: Record<string, string>, answers: [string, st
 
 describe.runIf(hasScript)('giftcard issue in a pseudo-terminal', () => {
   it('asks for the missing fields, shows amount with currency and the customer, and issues on yes', async () => {
-    fx = await fixture({ triggerDelayMs: null });
-    await fx.unset('trigger-id');
+    fx = await fixture({ triggerDelayMs: null, unset: ['trigger-id'] });
     const r = await inPty(['giftcard', 'issue', '--claim', 'C-300'], fx.env, [
       ['Order number', '1300'],
       ['Amount in USD', '7.25'],

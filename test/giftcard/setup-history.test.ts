@@ -120,8 +120,7 @@ describe('giftcard setup', () => {
 
 describe('giftcard history', () => {
   it('shows each issuance with amount, path, card and OS user', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     await fx.run(aliceClaim('C-30'));
     await fx.run(['giftcard', 'issue', '--claim', 'C-31', '--order', '7', '--amount', '3.50', '--email', 'bob@example.com', '--name', 'Bob', '--yes']);
     const all = await fx.run(['giftcard', 'history']);
@@ -149,8 +148,7 @@ describe('giftcard history', () => {
 
 describe('giftcard history: filters', () => {
   it('refuses an empty, blank or garbled --claim or --order by name instead of answering "no issuances" (F4)', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id');
+    fx = await fixture({ unset: ['trigger-id'] });
     expect((await fx.run(aliceClaim('C-32'))).code).toBe(0);
     fx.sandbox.resetLog();
     for (const flag of ['--claim', '--order']) {

@@ -16,8 +16,7 @@ const issueBodies = (f: Fixture) => f.sandbox.requests.filter((q) => q.path === 
 
 describe('giftcard issue at a terminal', () => {
   it('asks for each missing field in plain words, shows the summary, and issues after yes', async () => {
-    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
-    await fx.unset('trigger-id');
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true, unset: ['trigger-id'] });
     await fx.run(['config', 'set', 'currency', 'eur']);
     const prompter = scriptedPrompter({
       'Claim id': 'C-200',
@@ -56,8 +55,7 @@ describe('giftcard issue at a terminal', () => {
   });
 
   it('offers the likely e-mail for a misspelt domain and uses the answer', async () => {
-    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
-    await fx.unset('trigger-id');
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true, unset: ['trigger-id'] });
     const prompter = scriptedPrompter({ 'looks misspelt. Did you mean bob@example.com?': 'suggested', 'Issue 5.00 USD to Bob <bob@example.com>?': true });
     const r = await fx.run(['giftcard', 'issue', '--claim', 'C-202', '--order', '2', '--amount', '5', '--email', 'bob@exmaple.com', '--name', 'Bob'], {
       tty: true,
@@ -68,8 +66,7 @@ describe('giftcard issue at a terminal', () => {
   });
 
   it('warns on stderr about a misspelt domain in a script and issues as given', async () => {
-    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
-    await fx.unset('trigger-id');
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true, unset: ['trigger-id'] });
     const r = await fx.run(['giftcard', 'issue', '--claim', 'C-203', '--order', '3', '--amount', '5', '--email', 'bob@exmaple.com', '--name', 'Bob', '--yes']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Warning: the e-mail bob@exmaple\.com looks misspelt \(did you mean bob@example\.com\?\)/);
@@ -122,8 +119,7 @@ describe('giftcard setup as people paste values', () => {
   });
 
   it('takes the id from a whole execute URL, the domain from a shop URL, and checks at the end', async () => {
-    fx = await fixture();
-    await fx.unset('trigger-id', 'trigger-url', 'shop-url');
+    fx = await fixture({ unset: ['trigger-id', 'trigger-url', 'shop-url'] });
     const url = `${fx.sandbox.triggerUrl}/${fx.sandbox.store.triggerId}`;
     const r = await fx.run(['giftcard', 'setup', '--trigger-id', url, '--shop-url', `https://${fx.sandbox.store.shopUrl}/`]);
     expect(r.code, r.stderr).toBe(0);

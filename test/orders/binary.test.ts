@@ -1,26 +1,17 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runBinary } from '../helpers.js';
 
 // The built binary (dist/ via bin/opcli.cjs): bundling must not break the HTTP core or the lazy
 // command chunks. Rebuild with `node bin/build.mjs` after changing src/.
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
+let env: Record<string, string>;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 600 });
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-});
-afterAll(async () => {
-  await sandbox.close();
-  cleanup();
-});
+profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: 600 } });
 
 test('built binary: orders list --all --jsonl streams every order once', async () => {
-  const r = await runBinary(['orders', 'list', '--all', '--jsonl', '--size', '250'], { env: { OPCLI_CONFIG_DIR: dir } });
+  const r = await runBinary(['orders', 'list', '--all', '--jsonl', '--size', '250'], { env });
   expect(r.stderr).toContain('600 of 600 orders in 3 pages');
   expect(r.code).toBe(0);
   const ids = r.stdout
@@ -43,7 +34,7 @@ test('built binary: session verify --stdin needs only the base URL', async () =>
 
 test('built binary: an invalid order update exits 2 and sends nothing', async () => {
   const before = sandbox.requests.length;
-  const r = await runBinary(['orders', 'update', 'ord_000001', '--source-order-number', '#1', '--currency', 'USX'], { env: { OPCLI_CONFIG_DIR: dir } });
+  const r = await runBinary(['orders', 'update', 'ord_000001', '--source-order-number', '#1', '--currency', 'USX'], { env });
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('USX is not a currency the API accepts; did you mean USD');
   expect(sandbox.requests.length).toBe(before);

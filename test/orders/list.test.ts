@@ -1,7 +1,6 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runOpcli, sandboxProfile } from '../helpers.js';
 
 const TOTAL = 1050;
 const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `ord_${String(from + i).padStart(6, '0')}`);
@@ -9,23 +8,9 @@ const noSleep = async () => {};
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: TOTAL });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.setFaults([]);
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: TOTAL } });
 
 const orderGets = () => sandbox.requests.filter((r) => r.method === 'GET' && r.path === '/v1/orders');
 const jsonlIds = (stdout: string) =>

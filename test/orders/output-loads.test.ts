@@ -3,22 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runBinary } from '../helpers.js';
 
 // Which bundle chunks a run of the built binary loads: a module resolve hook (registered with
 // --import through NODE_OPTIONS, so the shim's child has it too) appends every resolved URL to a file.
 // Rebuild with `node bin/build.mjs` after changing src/.
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let hooks: string;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 300 });
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
+profileSuite((s) => ({ sandbox, dir } = s), { sandbox: { orders: 300 } });
+
+beforeAll(() => {
   hooks = mkdtempSync(join(tmpdir(), 'opcli-loads-'));
   writeFileSync(
     join(hooks, 'hooks.mjs'),
@@ -35,9 +32,7 @@ export async function resolve(specifier, context, next) {
     `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(join(hooks, 'hooks.mjs')).href)});\n`,
   );
 });
-afterAll(async () => {
-  await sandbox.close();
-  cleanup();
+afterAll(() => {
   rmSync(hooks, { recursive: true, force: true });
 });
 

@@ -3,46 +3,24 @@
  * byte-exact, CSV guarded against formulas, tables that fit 80 columns, the footer's page count
  * when the server caps the size, and progress on a terminal only.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { displayWidth } from '../../src/text/width.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { page, scriptedServer } from './scripted.js';
+import { profileSuite, type RunOptions, runOpcli } from '../helpers.js';
+import { page, runAgainst } from './scripted.js';
 
 const HOSTILE = 'Ann\u001b]0;PWNED\u0007\u001b[2J Lee\r\u009b31m';
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 45 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.setFaults([]);
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: 45 } });
 
-/** Runs opcli against a scripted server answering `answers` in order. */
-async function against(answers: Parameters<typeof scriptedServer>[0], argv: string[], options: Parameters<typeof runOpcli>[1] = {}) {
-  const server = await scriptedServer(answers);
-  try {
-    const r = await runOpcli(argv, { ...options, env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted', ...options.env } });
-    return { ...r, seen: server.seen };
-  } finally {
-    await server.close();
-  }
-}
+/** Runs opcli against a scripted server answering `answers` in order, with this test's environment. */
+const against = (answers: Parameters<typeof runAgainst>[0], argv: string[], options: RunOptions = {}) =>
+  runAgainst(answers, argv, { ...options, env: { ...env, ...options.env } });
 
 const hostileOrder = {
   sourceOrderId: 'ord_evil',
@@ -96,19 +74,9 @@ describe('server text is untrusted', () => {
     ['{error:{message}}', { error: { message: `boom${HOSTILE}` } }],
     ['text', `boom${HOSTILE}`],
   ])('an Error: line from a 500 with %s shows escapes, not raw control characters', async (_shape, body) => {
+    // Ten answers: more 500s than the retries use up.
     const r = await against(
-      [
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-        { status: 500, body },
-      ],
+      Array.from({ length: 10 }, () => ({ status: 500, body })),
       ['orders', 'list'],
       { sleep: async () => {} },
     );

@@ -1,29 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { page, scriptedServer } from './scripted.js';
+import { profileSuite, runOpcli } from '../helpers.js';
+import { page, runAgainst } from './scripted.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 30 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: 30 } });
 
 const puts = () => sandbox.requests.filter((r) => r.method === 'PUT');
 const BASE = ['--source-order-number', '#2001', '--currency', 'USD'];
@@ -31,25 +17,8 @@ const REPLACE = ['--replace', ...BASE];
 
 describe('orders update: sending', () => {
   test('flags become the body; the order is updated; "Order X updated" on stderr', async () => {
-    const r = await runOpcli(
-      [
-        'orders',
-        'update',
-        'ord_000005',
-        ...REPLACE,
-        '--total',
-        '42.5',
-        '--premium-paid',
-        '1.25',
-        '--customer-email',
-        'a@b.co',
-        '--policy-cancelled-at',
-        'null',
-        '--platform-id',
-        'api',
-      ],
-      { env },
-    );
+    const flags = ['--total', '42.5', '--premium-paid', '1.25', '--customer-email', 'a@b.co', '--policy-cancelled-at', 'null', '--platform-id', 'api'];
+    const r = await runOpcli(['orders', 'update', 'ord_000005', ...REPLACE, ...flags], { env });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('Order ord_000005 updated (sent as given, --replace).');
@@ -244,50 +213,38 @@ describe('orders update: read-modify-write keeps every other field', () => {
       tax: 2,
       customerName: 'Ann',
     };
-    const server = await scriptedServer([
-      { status: 200, body: page([{ sourceOrderId: 'ord_w', currency: 'USD', sourceOrderNumber: '#8' }], { next: 'c1', total: 2 }) },
-      { status: 200, body: page([record], { total: 2 }) },
-      { status: 200, body: { status: 'ok' } },
-    ]);
-    try {
-      const senv = { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' };
-      const r = await runOpcli(['orders', 'update', 'ord_x', '--tax', '3'], { env: senv });
-      expect(r.code).toBe(0);
-      expect(server.seen.map((s) => s.method)).toEqual(['GET', 'GET', 'PUT']);
-      expect(server.seen[1]?.url).toContain('cursor=c1');
-      expect(JSON.parse(server.seen[2]?.body ?? '')).toEqual({ sourceOrderNumber: '#9', currency: 'EUR', tax: 3, customerName: 'Ann' });
-    } finally {
-      await server.close();
-    }
+    const r = await runAgainst(
+      [
+        { status: 200, body: page([{ sourceOrderId: 'ord_w', currency: 'USD', sourceOrderNumber: '#8' }], { next: 'c1', total: 2 }) },
+        { status: 200, body: page([record], { total: 2 }) },
+        { status: 200, body: { status: 'ok' } },
+      ],
+      ['orders', 'update', 'ord_x', '--tax', '3'],
+      { env },
+    );
+    expect(r.code).toBe(0);
+    expect(r.seen.map((s) => s.method)).toEqual(['GET', 'GET', 'PUT']);
+    expect(r.seen[1]?.url).toContain('cursor=c1');
+    expect(JSON.parse(r.seen[2]?.body ?? '')).toEqual({ sourceOrderNumber: '#9', currency: 'EUR', tax: 3, customerName: 'Ann' });
     for (const body of [{ edges: 'nope', pageInfo: {} }, page(['not an object']), { status: 'ok' }, '<html>oops</html>']) {
-      const bad = await scriptedServer([{ status: 200, body }]);
-      try {
-        const r = await runOpcli(['orders', 'update', 'ord_x', '--tax', '3'], { env: { ...env, OPCLI_BASE_URL: bad.url, OPCLI_TOKEN: 'svc_at_scripted' } });
-        expect(r.code, JSON.stringify(body)).toBe(1);
-        expect(r.stderr).toMatch(/Unexpected answer|Error:/);
-        expect(bad.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
-      } finally {
-        await bad.close();
-      }
+      const bad = await runAgainst([{ status: 200, body }], ['orders', 'update', 'ord_x', '--tax', '3'], { env });
+      expect(bad.code, JSON.stringify(body)).toBe(1);
+      expect(bad.stderr).toMatch(/Unexpected answer|Error:/);
+      expect(bad.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
     }
   });
 
   test('--dry-run shows a hostile stored value escaped, never raw', async () => {
     const name = 'Ann\u001b]0;PWNED\u0007\u009b2J';
-    const server = await scriptedServer([
-      { status: 200, body: page([{ sourceOrderId: 'ord_h', sourceOrderNumber: '#1', currency: 'USD', customerName: name }]) },
-    ]);
-    try {
-      const r = await runOpcli(['orders', 'update', 'ord_h', '--total', '1', '--dry-run'], {
-        env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' },
-      });
-      expect(r.code).toBe(0);
-      expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
-      expect(r.stdout).toMatch(/kept +customerName +"Ann\\u001b\]0;PWNED\\u0007\\x9b2J"/);
-      expect(server.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
-    } finally {
-      await server.close();
-    }
+    const r = await runAgainst(
+      [{ status: 200, body: page([{ sourceOrderId: 'ord_h', sourceOrderNumber: '#1', currency: 'USD', customerName: name }]) }],
+      ['orders', 'update', 'ord_h', '--total', '1', '--dry-run'],
+      { env },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(r.stdout).toMatch(/kept +customerName +"Ann\\u001b\]0;PWNED\\u0007\\x9b2J"/);
+    expect(r.seen.filter((s) => s.method === 'PUT')).toHaveLength(0);
   });
 
   test('long notices wrap at word boundaries on a terminal', async () => {

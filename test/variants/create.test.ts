@@ -1,57 +1,37 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { profileSuite, runOpcli } from '../helpers.js';
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
 let env: Record<string, string>;
 
-beforeAll(async () => {
-  sandbox = await startSandbox({ orders: 5 });
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  env = { OPCLI_CONFIG_DIR: dir };
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
+profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: 5 } });
 
 const REQUIRED = ['--status', 'ACTIVE', '--name', 'Mug, blue', '--price', '12.5', '--inventory-quantity', '40', '--product-type', 'SIMPLE'];
+/** The required fields of a variant, valid, as a --data file holds them. */
+const VALID = { status: 'ACTIVE', name: 'Mug', price: 1, inventoryQuantity: 1, productType: 'SIMPLE' };
+
+/**
+ * Writes `body` (as JSON, or raw bytes) to the file `name` of this test's folder and runs
+ * `variants create <productId> --data <file>` with `flags`; the result carries the file's path.
+ */
+async function createFrom(productId: string, name: string, body: unknown, flags: string[] = []) {
+  const file = join(dir, name);
+  writeFileSync(file, Buffer.isBuffer(body) ? body : JSON.stringify(body));
+  return { ...(await runOpcli(['variants', 'create', productId, '--data', file, ...flags], { env })), file };
+}
+
 const posts = () => sandbox.requests.filter((r) => r.method === 'POST' && r.path.startsWith('/v2/products/'));
 
 describe('variants create', () => {
   test('every flag becomes its field; the variant is created', async () => {
     const before = sandbox.variants.length;
-    const r = await runOpcli(
-      [
-        'variants',
-        'create',
-        'prod_a',
-        ...REQUIRED,
-        '--variant-id',
-        'var_a1',
-        '--description',
-        'a blue mug',
-        '--sku',
-        'MUG-B',
-        '--tax',
-        '7',
-        '--inventory-type',
-        'FULL',
-        '--product-image',
-        'https://img.example/mug.png',
-        '--in-stock',
-      ],
-      { env },
-    );
+    const optional = ['--variant-id', 'var_a1', '--description', 'a blue mug', '--sku', 'MUG-B', '--tax', '7', '--inventory-type', 'FULL'];
+    const image = 'https://img.example/mug.png';
+    const r = await runOpcli(['variants', 'create', 'prod_a', ...REQUIRED, ...optional, '--product-image', image, '--in-stock'], { env });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('created under product prod_a');
     expect(posts()[0]?.path).toBe('/v2/products/prod_a/children');
@@ -67,7 +47,7 @@ describe('variants create', () => {
       sku: 'MUG-B',
       tax: 7,
       inventoryType: 'FULL',
-      productImage: 'https://img.example/mug.png',
+      productImage: image,
       inStock: true,
     });
     expect(sandbox.variants.length).toBe(before + 1);
@@ -101,9 +81,8 @@ describe('variants create', () => {
   });
 
   test('--data with flags overriding it; a productId that differs from the argument is refused', async () => {
-    const file = join(dir, 'variant.json');
-    writeFileSync(file, JSON.stringify({ status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE', sku: 'CUP' }));
-    const r = await runOpcli(['variants', 'create', 'prod_c', '--data', file, '--status', 'ARCHIVED'], { env });
+    const cup = { status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE' };
+    const r = await createFrom('prod_c', 'variant.json', { ...cup, sku: 'CUP' }, ['--status', 'ARCHIVED']);
     expect(r.code).toBe(0);
     expect(JSON.parse(posts()[0]?.body ?? '')).toEqual({
       productId: 'prod_c',
@@ -114,8 +93,7 @@ describe('variants create', () => {
       productType: 'SIMPLE',
       sku: 'CUP',
     });
-    writeFileSync(file, JSON.stringify({ productId: 'other', status: 'DRAFT', name: 'Cup', price: 3, inventoryQuantity: 0, productType: 'SIMPLE' }));
-    const r2 = await runOpcli(['variants', 'create', 'prod_c', '--data', file], { env });
+    const r2 = await createFrom('prod_c', 'variant.json', { productId: 'other', ...cup });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('differs from the argument');
     expect(posts()).toHaveLength(1);
@@ -202,32 +180,19 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test('a --data file that is not UTF-8 is refused by name; a negative price in it is named', async () => {
-    const file = join(dir, 'latin1.json');
-    writeFileSync(
-      file,
-      Buffer.concat([
-        Buffer.from('{"status":"ACTIVE","name":"Caf'),
-        Buffer.from([0xe9]),
-        Buffer.from('","price":1,"inventoryQuantity":1,"productType":"SIMPLE"}'),
-      ]),
-    );
-    const r = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
+    // "Café" with its é as the one Latin-1 byte 0xE9, which is not UTF-8.
+    const latin1 = Buffer.from(JSON.stringify({ ...VALID, name: 'Caf\u00e9' }), 'latin1');
+    const r = await createFrom('prod_u', 'latin1.json', latin1);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`The --data file ${file} is not UTF-8 text.`);
-    writeFileSync(file, JSON.stringify({ status: 'ACTIVE', name: 'Cafe', price: -0.01, inventoryQuantity: 1, productType: 'SIMPLE' }));
-    const r2 = await runOpcli(['variants', 'create', 'prod_u', '--data', file], { env });
+    expect(r.stderr).toContain(`The --data file ${r.file} is not UTF-8 text.`);
+    const r2 = await createFrom('prod_u', 'latin1.json', { ...VALID, name: 'Cafe', price: -0.01 });
     expect(r2.code).toBe(2);
     expect(r2.stderr).toContain('price: expected a price of 0 or more');
     expect(sandbox.requests).toHaveLength(0);
   });
 
   test('a --data string holding a control character is named by field and not sent', async () => {
-    const file = join(dir, 'ctl.json');
-    writeFileSync(
-      file,
-      JSON.stringify({ status: 'ACTIVE', name: 'Mug\u001b[2J', price: 1, inventoryQuantity: 1, productType: 'SIMPLE', bundleProductIds: ['ok', 'b\u0007'] }),
-    );
-    const r = await runOpcli(['variants', 'create', 'prod_k', '--data', file], { env });
+    const r = await createFrom('prod_k', 'ctl.json', { ...VALID, name: 'Mug\u001b[2J', bundleProductIds: ['ok', 'b\u0007'] });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('name: holds a control character');
     expect(r.stderr).toContain('bundleProductIds.1: holds a control character');
@@ -235,21 +200,7 @@ describe('variants create: validation before sending (exit 2, no request)', () =
   });
 
   test('wrong types in --data are named by field', async () => {
-    const file = join(dir, 'v.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        status: 'ACTIVE',
-        name: 'X',
-        price: '3',
-        inventoryQuantity: 1,
-        productType: 'SIMPLE',
-        inStock: 'yes',
-        bundleProductIds: 'a',
-        colour: 'red',
-      }),
-    );
-    const r = await runOpcli(['variants', 'create', 'prod_w', '--data', file], { env });
+    const r = await createFrom('prod_w', 'v.json', { ...VALID, name: 'X', price: '3', inStock: 'yes', bundleProductIds: 'a', colour: 'red' });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('price: expected a number, got "3"');
     expect(r.stderr).toContain('inStock');
