@@ -99,6 +99,12 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   /** Start times of accepted requests since the last refusal, to measure the rate the server takes. */
   let acceptedStarts: number[] = [];
   let windowStart = now();
+  /**
+   * When the current count of accepted answers began, a pause included: the answers accepted right
+   * after a pause are the budget the server refilled during it, so a rate read from them without the
+   * pause overshoots and draws the next round of refusals.
+   */
+  let cycleStart = windowStart;
   /** Set when the pacing made a request wait since the last probe: the rate is what holds work back. */
   let paceBound = false;
   let lastProbe = now();
@@ -133,7 +139,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     // Settle under the rate the server accepted since the last cut (nothing accepted: the pause
     // alone answers, the rate is not guessed from nothing).
     if (acceptedStarts.length > 0) {
-      const elapsed = Math.max(250, t - windowStart);
+      const elapsed = Math.max(250, t - cycleStart);
       const accepted = (acceptedStarts.length / elapsed) * 1000;
       setRate(Math.max(MIN_RATE, (rate === undefined ? accepted : Math.min(rate, accepted)) * SETTLE));
     }
@@ -142,6 +148,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     generation++;
     lastCut = generation;
     acceptedStarts = [];
+    cycleStart = t;
     windowStart = Math.max(t, pausedUntil);
     lastProbe = windowStart;
     paceBound = false;
@@ -223,6 +230,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
               lastCut = generation;
               acceptedStarts = [];
               windowStart = t;
+              cycleStart = t;
               lastProbe = t;
               paceBound = false;
             } else if (rate !== undefined && t - lastProbe >= PROBE_EVERY_MS) {
