@@ -8,6 +8,7 @@ import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
 import { HttpClient } from '../../src/http/client.js';
 import type { TransportEngine } from '../../src/http/transport.js';
 import { Redactor } from '../../src/redact.js';
+import { sessionContext } from '../examples.js';
 
 interface Seen {
   method: string;
@@ -211,18 +212,7 @@ for (const each of ['node', 'agent', 'fetch'] as const) {
 
       it('attaches the bearer token, but never on the token and session-verify endpoints', async () => {
         const tokenBody = { access_token: 'svc_at_new', token_type: 'Bearer', expires_in: 3600, refresh_token: 'svc_rt_new', scope: 'read_orders' };
-        const ctx = {
-          userId: 'u',
-          email: 'm@x.co',
-          firstName: 'F',
-          lastName: 'L',
-          storeId: 's',
-          installationId: 'i',
-          applicationId: 'a',
-          clientId: 'c',
-          scopes: [],
-        };
-        const srv = await scriptedServer([ok, (_q, r) => json(r, 200, tokenBody), (_q, r) => json(r, 200, ctx)]);
+        const srv = await scriptedServer([ok, (_q, r) => json(r, 200, tokenBody), (_q, r) => json(r, 200, sessionContext)]);
         const { http } = client(srv.url);
         const api = createServiceApi(http);
         await api.updateOrder('o1', { sourceOrderNumber: '1', currency: 'USD' });

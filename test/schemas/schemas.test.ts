@@ -16,6 +16,7 @@ import {
   TokenRequest,
   TokenResponse,
 } from '../../src/schemas.js';
+import { sessionContext } from '../examples.js';
 import { claimBody } from '../sandbox/client.js';
 
 const validOrder = {
@@ -189,19 +190,8 @@ describe('OAuth and session shapes', () => {
     expect(firstIssue(RevokeRequest, { ...ok, token_type_hint: 'id_token' })?.path).toBe('token_type_hint');
   });
   it('session context needs every field', () => {
-    const ctx = {
-      userId: 'u',
-      email: 'm@x.co',
-      firstName: 'F',
-      lastName: 'L',
-      storeId: 's',
-      installationId: 'i',
-      applicationId: 'a',
-      clientId: 'c',
-      scopes: [],
-    };
-    expect(SessionContext.safeParse(ctx).success).toBe(true);
-    expect(firstIssue(SessionContext, { ...ctx, scopes: 'read_orders' })?.path).toBe('scopes');
+    expect(SessionContext.safeParse(sessionContext).success).toBe(true);
+    expect(firstIssue(SessionContext, { ...sessionContext, scopes: 'read_orders' })?.path).toBe('scopes');
   });
   it('a page of orders keeps unknown node fields', () => {
     const page = {
