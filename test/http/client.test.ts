@@ -78,6 +78,19 @@ function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof Htt
 
 const ok = (_q: IncomingMessage, r: ServerResponse) => json(r, 200, { status: 'ok' });
 
+/** A token source holding 'svc_at_old' that refreshes to 'svc_at_fresh'; `sent` lists the tokens it was asked to replace. */
+function refreshingTokens() {
+  const sent: string[] = [];
+  const tokens = {
+    get: async () => 'svc_at_old',
+    refreshAfterUnauthorized: async (stale: string) => {
+      sent.push(stale);
+      return 'svc_at_fresh';
+    },
+  };
+  return { tokens, sent };
+}
+
 for (const each of ['node', 'agent', 'fetch'] as const) {
   describe(`on ${{ node: 'node:http', agent: 'the bundled undici Agent', fetch: "Node's built-in fetch" }[each]}`, () => {
     beforeAll(() => {
@@ -232,16 +245,8 @@ for (const each of ['node', 'agent', 'fetch'] as const) {
 
       it('refreshes once after a 401 and resends with the new token', async () => {
         const srv = await scriptedServer([(_q, r) => json(r, 401, { error: 'invalid_token' }), ok]);
-        const sent: string[] = [];
-        const { http } = client(srv.url, {
-          tokens: {
-            get: async () => 'svc_at_old',
-            refreshAfterUnauthorized: async (s) => {
-              sent.push(s);
-              return 'svc_at_fresh';
-            },
-          },
-        });
+        const { tokens, sent } = refreshingTokens();
+        const { http } = client(srv.url, { tokens });
         await http.request({ method: 'POST', url: '/v1/claims/offline', json: {} });
         expect(sent).toEqual(['svc_at_old']);
         expect(srv.seen.map((s) => s.headers.authorization)).toEqual(['Bearer svc_at_old', 'Bearer svc_at_fresh']);
@@ -249,16 +254,8 @@ for (const each of ['node', 'agent', 'fetch'] as const) {
 
       it('does not refresh after a 401 that is not about the access token', async () => {
         const srv = await scriptedServer([(_q, r) => json(r, 401, { error: 'invalid_client' }), ok]);
-        const sent: string[] = [];
-        const { http } = client(srv.url, {
-          tokens: {
-            get: async () => 'svc_at_old',
-            refreshAfterUnauthorized: async (s) => {
-              sent.push(s);
-              return 'svc_at_fresh';
-            },
-          },
-        });
+        const { tokens, sent } = refreshingTokens();
+        const { http } = client(srv.url, { tokens });
         const err = (await http.request({ method: 'GET', url: '/v1/orders' }).catch((e) => e)) as ApiError;
         expect(err.status).toBe(401);
         expect(sent).toEqual([]);
