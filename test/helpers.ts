@@ -39,8 +39,8 @@ export interface RunOptions extends Partial<Omit<DepsInit, 'stdin' | 'stdout' | 
   onStderr?: (text: string) => void;
 }
 
-/** Runs opcli in-process with captured stdout/stderr; the env always has a temp OPCLI_CONFIG_DIR when given one. */
-export async function runOpcli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
+/** A stdout and a stderr for an in-process run, and what was written to each so far. */
+export function capturedStreams(onStderr?: (text: string) => void) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -50,8 +50,14 @@ export async function runOpcli(argv: string[], options: RunOptions = {}): Promis
   });
   stderr.on('data', (c) => {
     err += c.toString();
-    options.onStderr?.(c.toString());
+    onStderr?.(c.toString());
   });
+  return { stdout, stderr, out: () => out, err: () => err };
+}
+
+/** Runs opcli in-process with captured stdout/stderr; the env always has a temp OPCLI_CONFIG_DIR when given one. */
+export async function runOpcli(argv: string[], options: RunOptions = {}): Promise<RunResult> {
+  const { stdout, stderr, out, err } = capturedStreams(options.onStderr);
   const { env, stdin, tty, onStderr: _, ...rest } = options;
   const deps = createDeps({
     ...rest,
@@ -65,7 +71,7 @@ export async function runOpcli(argv: string[], options: RunOptions = {}): Promis
     cwd: options.cwd ?? process.cwd(),
   });
   const code = await runCli(argv, deps);
-  return { code, stdout: out, stderr: err, deps };
+  return { code, stdout: out(), stderr: err(), deps };
 }
 
 export interface SpawnResult {

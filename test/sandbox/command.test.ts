@@ -3,7 +3,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import { createDeps } from '../../src/deps.js';
 import { call } from './client.js';
-import { tempConfigDir } from '../helpers.js';
+import { capturedStreams, tempConfigDir } from '../helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -12,26 +12,17 @@ afterEach(() => {
 
 /** Runs `opcli sandbox ...` in-process; resolves once stdout has its data, with a stop function. */
 async function startCommand(args: string[], env: Record<string, string> = {}) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (c) => {
-    out += c.toString();
-  });
-  stderr.on('data', (c) => {
-    err += c.toString();
-  });
+  const { stdout, stderr, out, err } = capturedStreams();
   const controller = new AbortController();
   const deps = createDeps({ stdin: Readable.from([]), stdout, stderr, env, cwd: process.cwd(), signal: controller.signal });
   const exit = runCli(['sandbox', ...args], deps);
-  for (let i = 0; i < 200 && !err.includes('Ctrl-C'); i++) {
+  for (let i = 0; i < 200 && !err().includes('Ctrl-C'); i++) {
     const done = await Promise.race([exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 10))]);
     if (done) break;
   }
   return {
-    out: () => out,
-    err: () => err,
+    out,
+    err,
     exit,
     stop: async () => {
       controller.abort();
