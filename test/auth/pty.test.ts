@@ -52,6 +52,16 @@ async function approve(pty: PtyRun): Promise<{ link: string; redirect: string }>
   return { link, redirect: await locationOf(link) };
 }
 
+/** A login that opens no browser: waits for `notice`, then pastes the approved address at the prompt. */
+async function loginByPaste(env: Record<string, string>, notice: string): Promise<PtyRun> {
+  const pty = login(env);
+  const { redirect } = await approve(pty);
+  await pty.waitFor(notice);
+  await pty.waitFor('Or paste the full address');
+  pty.write(`${redirect}\r`);
+  return pty;
+}
+
 function expectNoCrash(screen: string): void {
   expect(screen).not.toContain('node:events');
   expect(screen).not.toContain('Unhandled');
@@ -61,11 +71,7 @@ function expectNoCrash(screen: string): void {
 
 describe.skipIf(!havePty)('login without a usable browser', () => {
   test('no xdg-open on PATH (a desktop session): no crash; the link and the paste prompt finish the login', async () => {
-    const pty = login({ DISPLAY: ':0' });
-    const { redirect } = await approve(pty);
-    await pty.waitFor('No browser was opened: xdg-open was not found.');
-    await pty.waitFor('Or paste the full address');
-    pty.write(`${redirect}\r`);
+    const pty = await loginByPaste({ DISPLAY: ':0' }, 'No browser was opened: xdg-open was not found.');
     expect(await pty.exit).toBe(0);
     expect(pty.output()).toContain('Logged in');
     expectNoCrash(pty.output());
@@ -73,11 +79,7 @@ describe.skipIf(!havePty)('login without a usable browser', () => {
 
   test('an xdg-open on PATH that is not executable is not started: no crash, the paste prompt finishes', async () => {
     chmodSync(fakeCommand('xdg-open'), 0o644);
-    const pty = login({ DISPLAY: ':0' });
-    const { redirect } = await approve(pty);
-    await pty.waitFor('No browser was opened: xdg-open was not found.');
-    await pty.waitFor('Or paste the full address');
-    pty.write(`${redirect}\r`);
+    const pty = await loginByPaste({ DISPLAY: ':0' }, 'No browser was opened: xdg-open was not found.');
     expect(await pty.exit).toBe(0);
     expect(calls('xdg-open')).toBe('');
     expectNoCrash(pty.output());
@@ -140,11 +142,10 @@ describe.skipIf(!havePty)('login without a usable browser', () => {
   });
 
   test('a BROWSER that cannot start falls back to the link and the paste prompt', async () => {
-    const pty = login({ DISPLAY: ':0', BROWSER: join(dir, 'no-such-browser') });
-    const { redirect } = await approve(pty);
-    await pty.waitFor(`No browser was opened: ${join(dir, 'no-such-browser')} was not found.`);
-    await pty.waitFor('Or paste the full address');
-    pty.write(`${redirect}\r`);
+    const pty = await loginByPaste(
+      { DISPLAY: ':0', BROWSER: join(dir, 'no-such-browser') },
+      `No browser was opened: ${join(dir, 'no-such-browser')} was not found.`,
+    );
     expect(await pty.exit).toBe(0);
     expectNoCrash(pty.output());
   });
