@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli, sandboxProfile, scriptedPrompter, tempConfigDir } from '../helpers.js';
-import { claimBodies } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli, scriptedPrompter } from '../helpers.js';
+import { claimBodies, claimsSuite } from './fixtures.js';
 
 const FLAGS = [
   '--customer-email',
@@ -54,22 +54,7 @@ const FLAGS = [
 
 let sandbox: Sandbox;
 let dir: string;
-let cleanup: () => void;
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(async () => {
-  await sandbox.close();
-});
-beforeEach(async () => {
-  ({ dir, cleanup } = tempConfigDir());
-  await sandboxProfile(sandbox, dir);
-  sandbox.resetLog();
-});
-afterEach(() => cleanup());
-
-const env = () => ({ OPCLI_CONFIG_DIR: dir });
+const { env } = claimsSuite((s) => ({ sandbox, dir } = s));
 
 describe('claims file (one claim)', () => {
   it('files a claim from flags, with types coerced and the store taken from the profile, and prints its sourceOrderId', async () => {
