@@ -163,8 +163,9 @@ describe('two reruns at once after a kill -9 (built binary)', () => {
       const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
 
       // Both reruns start with the clock standing: the one that takes the journal waits for its first
-      // answers, so the other finds the journal taken for as long as it is willing to wait.
-      const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
+      // answers, so the other finds the journal taken. Neither is willing to wait (--lock-wait 0s): which
+      // one loses is a race, and the winner takes the dead run's lock at once whatever its wait.
+      const args = ['claims', 'file', '--from', path, '--concurrency', '4', '--lock-wait', '0s'];
       const runs = [runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } })] as const;
       const first = await Promise.race(runs);
       expect(first.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journalPath}.`);
