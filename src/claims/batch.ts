@@ -28,6 +28,8 @@ export interface BatchOptions {
   /** `--rate`: upper bound of requests started per second. */
   rate?: number;
   journal?: string;
+  /** `--lock-wait`: how long to wait for another run holding the journal (default 5 s; 0 refuses at once). */
+  lockWaitMs?: number;
   retryUncertain: boolean;
   validateOnly: boolean;
   jsonl: boolean;
@@ -82,7 +84,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
   const progress = deps.io.stderrIsTTY && !opts.json;
   // An unusable journal is refused before the results file is created.
-  const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string);
+  const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string, opts.lockWaitMs);
   try {
     const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
     if (progress && input.path && format !== 'json') {

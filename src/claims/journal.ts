@@ -10,6 +10,7 @@ import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { OpcliError, UsageError } from '../errors.js';
+import { formatDuration } from '../flags.js';
 import { half, KeyTable } from './key-table.js';
 import type { FieldIssue } from '../schemas.js';
 
@@ -134,10 +135,11 @@ interface Waiter {
 }
 
 /**
- * How long a second run waits for the journal before refusing. A run killed with kill -9 needs no
- * wait: its lock names its process, and a dead owner's lock is reclaimed at once.
+ * How long a second run waits for the journal before refusing, unless `claims file --lock-wait`
+ * says otherwise. A run killed with kill -9 needs no wait: its lock names its process, and a dead
+ * owner's lock is reclaimed at once.
  */
-const LOCK_WAIT_MS = 5_000;
+export const LOCK_WAIT_MS = 5_000;
 /** How often, at most, `record` asks the file system whether the lock is still this run's. */
 const LOST_CHECK_MS = 200;
 
@@ -181,16 +183,21 @@ export class Journal {
   /**
    * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` must be
    * the real file (symlinks resolved): the lock is taken beside it, so two names for one journal
-   * share one lock. A journal in another format or with a damaged line is refused (exit 2).
+   * share one lock. A journal in another format or with a damaged line is refused (exit 2). A run
+   * holding the lock is waited for up to `lockWaitMs` (0: refused at once).
    */
-  static async open(path: string): Promise<Journal> {
+  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS): Promise<Journal> {
     // The journal exists before its lock is taken, so that `path` is a real file beside its lock.
     await (await open(path, 'a', 0o600)).close();
     const lock = await acquireFileLock(dirname(path), basename(path), {
-      waitMs: LOCK_WAIT_MS,
+      waitMs: lockWaitMs,
       busy: () =>
         new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}.`, {
-          hint: 'Wait for it to finish. Two runs on one journal could file a row twice, so opcli refuses.',
+          hint: `${
+            lockWaitMs === 0
+              ? 'This run does not wait (--lock-wait 0s): run it again once the other has finished, or pass --lock-wait 10m to wait for it.'
+              : `This run waited ${formatDuration(lockWaitMs)} (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.`
+          } Two runs on one journal could file a row twice, so opcli refuses.`,
         }),
     });
     try {

@@ -81,10 +81,26 @@ function inspect(path: string): Seen | undefined {
 function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     // EPERM: alive, but another user's.
     return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  return !hasExited(pid);
+}
+
+/**
+ * Whether a process that still answers signals has in fact exited and waits to be reaped (Linux
+ * state Z): a run killed with kill -9 under an init that reaps late, or never (a container without
+ * one), would otherwise keep its lock as if alive. Elsewhere such a process does not linger.
+ */
+function hasExited(pid: number): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "pid (name) S ...": the state follows the last ")" (a name may hold one).
+    return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

@@ -6,6 +6,7 @@
  * The runs are in virtual time: opcli's clock and sleeps and the sandbox's clock (its rate-limit
  * bucket, latency, request times) are one clock that jumps to the next timer once the process is
  * quiet, so a one-second Retry-After costs no real second and every time asserted is the sandbox's.
+ * The faults test (429, 503, 500, dropped and timed-out requests) runs here for the same reason.
  */
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
@@ -15,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type RunOptions, type RunResult, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { virtualTime } from '../virtual-time.js';
-import { duplicates, results, rowOf, writeRows, claimsSuite } from './fixtures.js';
+import { claimBodies, duplicates, journalByLine, results, rowOf, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -283,5 +284,81 @@ describe('claims file --from against a rate-limited server', () => {
       await live.close();
       folder.cleanup();
     }
+  });
+});
+describe('faults during a batch', () => {
+  it('429 with Retry-After slows the whole batch; 503, 500 and dropped connections leave rows uncertain; nothing is lost or filed twice', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 60);
+    sandbox.setFaults([
+      { method: 'POST', path: '/v1/claims/offline', status: 429, retryAfter: 1, after: 10, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', status: 503, after: 15, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', status: 500, after: 20, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', drop: true, after: 25, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 1500, after: 30, count: 2 },
+    ]);
+    // opcli's timeout runs on real timers, the sandbox's latency on the virtual clock: an answer held
+    // for its latency stays held (the clock stands) until opcli has given up on it and journaled the
+    // row, so the answer comes after the timeout however loaded the machine.
+    const journal = `${path}.journal.jsonl`;
+    const awaitingTimeout = () => {
+      const held = claimRequests().filter((r) => r.status === 0);
+      if (held.length === 0) return false;
+      const lines = journalByLine(journal);
+      return held.some((r) => lines.get(rowOf(r.body) + 1)?.status === 'sending');
+    };
+    time.onQuiet(async () => {
+      while (awaitingTimeout()) await new Promise((resolve) => setTimeout(resolve, 5));
+    });
+    const started = time.now();
+    const res = await run(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '4'], { env: env(), http: { timeoutMs: 250 } }).finally(() =>
+      time.onQuiet(undefined),
+    );
+    const elapsed = time.now() - started;
+    expect(res.code).toBe(3);
+    const rows = results(res.stdout);
+    // Every row ends filed, rejected or uncertain, once.
+    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 60 }, (_, i) => i + 2));
+    for (const r of rows) expect(['filed', 'rejected', 'uncertain']).toContain(r.status);
+    const uncertain = rows.filter((r) => r.status === 'uncertain');
+    // 2 × 503, 2 × 500 after handling, 2 dropped, 2 timed out.
+    expect(uncertain).toHaveLength(8);
+    expect(rows.filter((r) => r.status === 'filed')).toHaveLength(52);
+    // The 429 paused every worker for the Retry-After second, and the refused requests were retried.
+    expect(elapsed).toBeGreaterThanOrEqual(1000);
+    const statuses = claimRequests().map((r) => r.status);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+    // Filed rows are at the sandbox, and no claim was created twice.
+    const ids = new Set(created().map((c) => c.sourceOrderId));
+    for (const r of rows.filter((x) => x.status === 'filed')) expect(ids.has(r.sourceOrderId as string)).toBe(true);
+    expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+    expect(created()).toHaveLength(52 + 6);
+
+    // A rerun sends nothing: the uncertain rows are reported, not resent.
+    sandbox.setFaults([]);
+    const before = claimBodies(sandbox).length;
+    const rerun = await run(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    expect(rerun.code).toBe(3);
+    expect(claimBodies(sandbox)).toHaveLength(before);
+    expect(rerun.stderr).toContain('Uncertain from an earlier run');
+    expect(
+      results(rerun.stdout)
+        .filter((r) => r.status === 'uncertain')
+        .map((r) => r.line),
+    ).toEqual(uncertain.map((r) => r.line));
+
+    // --retry-uncertain sends exactly those rows again, on purpose.
+    const retry = await run(['claims', 'file', '--from', path, '--jsonl', '--retry-uncertain'], { env: env() });
+    expect(retry.code).toBe(0);
+    const resent = claimBodies(sandbox)
+      .slice(before)
+      .map(rowOf)
+      .sort((a, b) => a - b);
+    expect(resent).toEqual(uncertain.map((r) => r.line - 1));
+    expect(
+      results(retry.stdout)
+        .filter((r) => !r.earlier)
+        .map((r) => r.status),
+    ).toEqual(Array(8).fill('filed'));
   });
 });

@@ -11,7 +11,7 @@ import { runCli } from '../../src/cli.js';
 import { createDeps } from '../../src/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
-import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
+import { COLUMNS, claimBodies, duplicates, heldSandbox, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -129,62 +129,75 @@ describe('a CSV that breaks mid-file', () => {
 
 describe('memory while one request is slow', () => {
   it('stops reading rows while many results wait for an earlier one, and still reports every row in order', async () => {
-    const invalid = 20_000;
-    // Rows pulled from stdin while the first claim is still unanswered.
-    let pulled = 0;
-    let pulledWhileSlow = 0;
-    let i = 0;
-    const header = `${COLUMNS.join(',')}\n`;
-    const valid = stringify([COLUMNS.map((c) => row(1)[c] ?? '')]);
-    const bad = stringify([COLUMNS.map((c) => row(2, { 'item.price': 'x' })[c] ?? '')]);
-    const stdin = new Readable({
-      read() {
-        if (i > invalid) return void this.push(null);
-        this.push(i === 0 ? header + valid : bad);
-        i++;
-        pulled++;
-        if (sandbox.counters.claimsCreated === claimsCreatedBefore) pulledWhileSlow = pulled;
-      },
-    });
-    const claimsCreatedBefore = sandbox.counters.claimsCreated;
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', latencyMs: 2500, count: 1 }]);
-    // How long reading stood still while the first request was unanswered (sampled, not slept).
-    let still = 0;
-    let longestStill = 0;
-    let last = -1;
-    const sampler = setInterval(() => {
-      if (sandbox.counters.claimsCreated !== claimsCreatedBefore) return;
-      if (pulled === last) longestStill = Math.max(longestStill, ++still);
-      else still = 0;
-      last = pulled;
-    }, 50);
-    const stdout = new PassThrough();
-    const stderr = new PassThrough();
-    let out = '';
-    let err = '';
-    stdout.on('data', (c) => {
-      out += c;
-    });
-    stderr.on('data', (c) => {
-      err += c;
-    });
-    const deps = createDeps({ stdin, stdout, stderr, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env() }, cwd: dir });
-    const code = await runCli(['claims', 'file', '--from', '-', '--format', 'csv', '--journal', join(dir, 'j.jsonl'), '--jsonl'], deps);
-    clearInterval(sampler);
-    expect(code).toBe(3);
-    expect(err).toContain(`Filed 1 claim; 0 rejected by the API, ${invalid.toLocaleString('en-US')} invalid (not sent)`);
-    // The property, whatever the streams buffer (Node 22 raised the default highWaterMark from
-    // 16 KiB to 64 KiB, so the rows read ahead differ by Node version): reading stops while the
-    // first result waits, for most of that wait, well before the input's end; about MAX_WAITING
-    // (1,000) rows plus what the stream buffers hold were read.
-    expect(longestStill * 50).toBeGreaterThanOrEqual(1000);
-    expect(pulledWhileSlow).toBeLessThan(invalid / 4);
-    expect(pulled).toBe(invalid + 1);
-    const rows = results(out);
-    expect(rows).toHaveLength(invalid + 1);
-    expect(rows[0]).toMatchObject({ line: 2, status: 'filed' });
-    expect(rows.map((r) => r.line)).toEqual(Array.from({ length: invalid + 1 }, (_, n) => n + 2));
-    expect(claimBodies(sandbox)).toHaveLength(1);
+    // The first claim's answer is held on a clock the test moves, for as long as reading has not
+    // stood still: a reader that never stops pulls the whole input while that answer is held.
+    const held = await heldSandbox();
+    try {
+      const invalid = 20_000;
+      // Rows pulled from stdin while the first claim is still unanswered.
+      let pulled = 0;
+      let pulledWhileSlow = 0;
+      let i = 0;
+      const header = `${COLUMNS.join(',')}\n`;
+      const valid = stringify([COLUMNS.map((c) => row(1)[c] ?? '')]);
+      const bad = stringify([COLUMNS.map((c) => row(2, { 'item.price': 'x' })[c] ?? '')]);
+      const stdin = new Readable({
+        read() {
+          if (i > invalid) return void this.push(null);
+          this.push(i === 0 ? header + valid : bad);
+          i++;
+          pulled++;
+          if (held.sandbox.counters.claimsCreated === 0) pulledWhileSlow = pulled;
+        },
+      });
+      held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', latencyMs: 2500, count: 1 }]);
+      // Sampled every 10 ms (not slept): once the first claim has arrived and reading has stood still
+      // for STILL samples in a row, the clock moves past its latency and the answer comes.
+      const STILL = 25;
+      let still = 0;
+      let last = -1;
+      let pulledAtAnswer = -1;
+      const sampler = setInterval(() => {
+        if (held.sandbox.requests.every((r) => r.path !== '/v1/claims/offline')) return;
+        still = pulled === last ? still + 1 : 0;
+        last = pulled;
+        if (still < STILL) return;
+        clearInterval(sampler);
+        pulledAtAnswer = pulled;
+        held.clock.advance(2500);
+      }, 10);
+      const stdout = new PassThrough();
+      const stderr = new PassThrough();
+      let out = '';
+      let err = '';
+      stdout.on('data', (c) => {
+        out += c;
+      });
+      stderr.on('data', (c) => {
+        err += c;
+      });
+      const deps = createDeps({ stdin, stdout, stderr, env: { PATH: process.env.PATH, HOME: process.env.HOME, OPCLI_CONFIG_DIR: held.dir }, cwd: held.dir });
+      const code = await runCli(['claims', 'file', '--from', '-', '--format', 'csv', '--journal', join(held.dir, 'j.jsonl'), '--jsonl'], deps).finally(() =>
+        clearInterval(sampler),
+      );
+      expect(code).toBe(3);
+      expect(err).toContain(`Filed 1 claim; 0 rejected by the API, ${invalid.toLocaleString('en-US')} invalid (not sent)`);
+      // The property, whatever the streams buffer (Node 22 raised the default highWaterMark from
+      // 16 KiB to 64 KiB, so the rows read ahead differ by Node version): reading stops while the
+      // first result waits, well before the input's end; about MAX_WAITING (1,000) rows plus what
+      // the stream buffers hold were read. The answer came only once reading had stopped.
+      expect(pulledAtAnswer).toBeGreaterThan(0);
+      expect(pulledWhileSlow).toBe(pulledAtAnswer);
+      expect(pulledWhileSlow).toBeLessThan(invalid / 4);
+      expect(pulled).toBe(invalid + 1);
+      const rows = results(out);
+      expect(rows).toHaveLength(invalid + 1);
+      expect(rows[0]).toMatchObject({ line: 2, status: 'filed' });
+      expect(rows.map((r) => r.line)).toEqual(Array.from({ length: invalid + 1 }, (_, n) => n + 2));
+      expect(claimBodies(held.sandbox)).toHaveLength(1);
+    } finally {
+      await held.close();
+    }
   }, 30_000);
 });
 

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ManualClock, manualClock, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { claimBodies, duplicates, journalByLine, results, rowOf, writeRows } from './fixtures.js';
+import { claimBodies, duplicates, heldSandbox, journalByLine, results, rowOf, writeRows } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -56,31 +56,6 @@ function signalWhen(run: ReturnType<typeof startBatch>, ready: () => boolean, si
       reject(new Error(`the batch never got there: ${run.stderr}`));
     }, 20_000);
   });
-}
-
-/**
- * A sandbox of its own on a clock the test moves, with a logged-in config folder: answers that are
- * late by its clock stay held while the clock stands, for as long as the test wants, however loaded
- * the machine. `pump()` moves the clock on (30 ms a real millisecond) until the returned stop.
- */
-async function heldSandbox(): Promise<{ sandbox: Sandbox; clock: ManualClock; dir: string; pump: () => () => void; close: () => Promise<void> }> {
-  const clock = manualClock();
-  const held = await startSandbox({ clock });
-  const config = tempConfigDir();
-  await sandboxProfile(held, config.dir);
-  return {
-    sandbox: held,
-    clock,
-    dir: config.dir,
-    pump: () => {
-      const timer = setInterval(() => clock.advance(30), 1);
-      return () => clearInterval(timer);
-    },
-    close: async () => {
-      await held.close();
-      config.cleanup();
-    },
-  };
 }
 
 describe('kill -9 in the middle of a batch (built binary)', () => {
@@ -163,8 +138,9 @@ describe('two reruns at once after a kill -9 (built binary)', () => {
       const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
 
       // Both reruns start with the clock standing: the one that takes the journal waits for its first
-      // answers, so the other finds the journal taken for as long as it is willing to wait.
-      const args = ['claims', 'file', '--from', path, '--concurrency', '4'];
+      // answers, so the other finds the journal taken. Neither is willing to wait (--lock-wait 0s): which
+      // one loses is a race, and the winner takes the dead run's lock at once whatever its wait.
+      const args = ['claims', 'file', '--from', path, '--concurrency', '4', '--lock-wait', '0s'];
       const runs = [runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } })] as const;
       const first = await Promise.race(runs);
       expect(first.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journalPath}.`);

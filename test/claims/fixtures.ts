@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
+import { type ManualClock, manualClock, type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 import { sandboxProfile, tempConfigDir } from '../helpers.js';
 
 export const COLUMNS = [
@@ -151,5 +151,30 @@ export function claimsSuite(
     created: () => sandbox.claims.slice(claimsBefore),
     /** The environment of a run against this test's config folder. */
     env: (extra: Record<string, string> = {}) => ({ OPCLI_CONFIG_DIR: dir, ...extra }),
+  };
+}
+
+/**
+ * A sandbox of its own on a clock the test moves, with a logged-in config folder: answers that are
+ * late by its clock stay held while the clock stands, for as long as the test wants, however loaded
+ * the machine. `pump()` moves the clock on (30 ms a real millisecond) until the returned stop.
+ */
+export async function heldSandbox(): Promise<{ sandbox: Sandbox; clock: ManualClock; dir: string; pump: () => () => void; close: () => Promise<void> }> {
+  const clock = manualClock();
+  const held = await startSandbox({ clock });
+  const config = tempConfigDir();
+  await sandboxProfile(held, config.dir);
+  return {
+    sandbox: held,
+    clock,
+    dir: config.dir,
+    pump: () => {
+      const timer = setInterval(() => clock.advance(30), 1);
+      return () => clearInterval(timer);
+    },
+    close: async () => {
+      await held.close();
+      config.cleanup();
+    },
   };
 }

@@ -2,13 +2,14 @@
  * Paths that must never collide, journals that cannot be read, outcomes that say what happened
  * (store mismatch, a request that never left) and Ctrl-C twice.
  */
-import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
+import { acquireFileLock } from '../../src/config/lock.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli, tempConfigDir } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';
@@ -132,6 +133,61 @@ describe('a run whose journal lock another run takes', () => {
     // The run did not remove the lock that is not its own.
     expect(readFileSync(join(lock, 'owner'), 'utf8')).toContain('another-run');
   }, 30_000);
+});
+
+describe('--lock-wait (another run is using the journal)', () => {
+  it('0s refuses at once, a duration waits for the other run and then files every row, and a bare number is exit 2; nothing is sent while refused', async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 5);
+    const journal = `${input}.journal.jsonl`;
+    // Another live run (this process) holds the journal's lock.
+    const other = await acquireFileLock(dirname(journal), basename(journal));
+    let released = false;
+    try {
+      const refused = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '0s'], { env: env() });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journal}.`);
+      expect(refused.stderr).toContain('This run does not wait (--lock-wait 0s)');
+      expect(refused.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
+      expect(claimBodies(sandbox)).toHaveLength(0);
+
+      // Any other duration is waited for, and said.
+      const shortWait = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '40ms'], { env: env() });
+      expect(shortWait.code).toBe(1);
+      expect(shortWait.stderr).toContain('This run waited 40ms (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.');
+      expect(claimBodies(sandbox)).toHaveLength(0);
+
+      const bare = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '5'], { env: env() });
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toContain('--lock-wait "5" has no unit');
+      const single = await runOpcli(['claims', 'file', '--lock-wait', '1s', '--issue-type', 'DAMAGED'], { env: env() });
+      expect(single.code).toBe(2);
+      expect(single.stderr).toContain('--lock-wait only apply to a batch (--from FILE).');
+      expect(claimBodies(sandbox)).toHaveLength(0);
+
+      // A run willing to wait starts while the lock is held, and goes on once the other run lets go.
+      // The journal is created just before its lock is asked for: its presence says the run got there.
+      rmSync(journal);
+      const waiting = runOpcli(['claims', 'file', '--from', input, '--lock-wait', '10m', '--jsonl'], { env: env() });
+      await new Promise<void>((resolve) => {
+        const poll = setInterval(() => {
+          if (!existsSync(journal)) return;
+          clearInterval(poll);
+          resolve();
+        }, 2);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(claimBodies(sandbox)).toHaveLength(0);
+      other.release();
+      released = true;
+      const res = await waiting;
+      expect(res.code).toBe(0);
+      expect(results(res.stdout).map((r) => r.status)).toEqual(Array(5).fill('filed'));
+      expect(claimBodies(sandbox).map(rowOf).sort()).toEqual([1, 2, 3, 4, 5]);
+    } finally {
+      if (!released) other.release();
+    }
+  });
 });
 
 describe('journals that cannot be read', () => {

@@ -4,7 +4,7 @@ import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { parseRate } from '../../flags.js';
+import { parseDuration, parseRate } from '../../flags.js';
 import { describeField, FILE_HELP } from './file-help.js';
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
@@ -15,7 +15,7 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
   dryRun: boolean;
 }
 
-const BATCH_ONLY = ['format', 'journal', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'rate', 'key', 'allowSimilar'] as const;
+const BATCH_ONLY = ['format', 'journal', 'lockWait', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'rate', 'key', 'allowSimilar'] as const;
 
 /** Registers `claims file`. */
 export function register(group: Command, deps: Deps): void {
@@ -28,6 +28,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--concurrency <n>', 'most requests in flight at once; fewer while the server refuses (batch, 1-64)', '16')
     .option('--rate <n/s>', 'most requests started per second, e.g. 40/s or 600/m (batch; default: as the server allows)')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
+    .option('--lock-wait <duration>', 'how long to wait for another run using the journal before refusing, e.g. 10m; 0s refuses at once (batch)', '5s')
     .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
     .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
     .option('--allow-similar', 'file rows that look like a claim filed earlier (same e-mail and item), which are held otherwise')
@@ -62,6 +63,7 @@ export function register(group: Command, deps: Deps): void {
       concurrency,
       rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
       journal: flags.journal as string | undefined,
+      lockWaitMs: parseDuration(String(flags.lockWait), '--lock-wait'),
       retryUncertain: !!flags.retryUncertain,
       validateOnly: !!flags.validateOnly || (!!flags.from && !!flags.dryRun),
       dryRun: !!flags.dryRun,
