@@ -143,6 +143,31 @@ describe('orders list --all against a rate-limited server', () => {
     expect(error.hint).toMatch(/opcli orders list --limit 140 --size 20 --rate 120\/m --jsonl --cursor \S+/);
   });
 
+  test('Ctrl-C while the pages wait out a rate-limit pause: what was fetched is written, exit 130, and the resume command completes the set', async () => {
+    sandbox.configure({ rateLimit: { perSecond: 1, burst: 4, retryAfter: true } });
+    const controller = new AbortController();
+    const timer = setInterval(() => {
+      if (refusals() > 0) controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+    }, 5);
+    const res = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', String(SIZE), '--rate', '10/s'], {
+      env,
+      now: time.now,
+      sleep: time.sleep,
+      signal: controller.signal,
+    }).finally(() => clearInterval(timer));
+    expect(res.code).toBe(130);
+    const first = jsonlIds(res.stdout);
+    expect(first.length).toBeGreaterThan(0);
+    expect(first).toEqual(ids(1, first.length));
+    const resume = /Resume with:\n\s+(opcli orders list .*)$/m.exec(res.stderr)?.[1];
+    expect(resume).toContain('--rate 10/s');
+
+    sandbox.configure({ rateLimit: null });
+    const rest = await run((resume as string).split(' ').slice(3));
+    expect(rest.code, rest.stderr).toBe(0);
+    expect([...first, ...jsonlIds(rest.stdout)]).toEqual(ids(1, TOTAL));
+  });
+
   test('a bad --rate, or --rate without --all or --limit, exits 2 naming the flag and sends nothing', async () => {
     for (const rate of ['fast', '0/s', '-5/s', '1e3/s', '5/d', '']) {
       const res = await run(['--all', '--rate', rate]);
