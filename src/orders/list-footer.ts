@@ -58,6 +58,8 @@ function quote(arg: string): string {
 /** The flags of `orders list` a resume command repeats. */
 export interface ResumeFlags {
   all: boolean;
+  /** --rate as the user wrote it (a resume keeps the same budget). */
+  rateText?: string;
   size?: number;
   pageButtons?: number;
   columns?: string[];
@@ -74,6 +76,7 @@ export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cu
   if (remaining !== undefined) argv.push('--limit', String(remaining));
   if (opts.size !== undefined) argv.push('--size', String(opts.size));
   if (opts.pageButtons !== undefined) argv.push('--page-buttons', String(opts.pageButtons));
+  if (opts.rateText !== undefined && (opts.all || remaining !== undefined)) argv.push('--rate', opts.rateText);
   if (opts.columns) argv.push('--columns', opts.columns.join(','));
   if (opts.format) argv.push(`--${opts.format}`);
   if (opts.csvRaw) argv.push('--csv-raw');

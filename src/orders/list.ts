@@ -7,6 +7,7 @@ import type { Deps } from '../deps.js';
 import { InterruptedError } from '../errors.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { fetchPage } from './pager.js';
+import { createPageLimiter } from './rate.js';
 
 /** Where the pages go: the verb's writer (JSON, JSONL, CSV, a table). */
 export interface OrderWriter {
@@ -25,6 +26,8 @@ export interface ListRequest {
   limit?: number;
   /** Whether the writer reads record fields (table, plain, CSV), so records are checked. */
   records: boolean;
+  /** Most page requests started per second (`--rate`); default: as fast as the server allows. */
+  rate?: number;
   /** Hears of a page tried again (the verb prints it). */
   onNotice?: (text: string) => void;
 }
@@ -56,8 +59,10 @@ export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWrit
     const remaining = req.limit - written;
     return Math.min(req.size ?? remaining, remaining);
   };
+  // Followed pages share one adaptive limiter: it backs off on 429/503 and settles under the server's limit.
+  const limiter = req.follow ? createPageLimiter(deps, { rate: req.rate, onNotice: req.onNotice }) : undefined;
   const request = (at: string | undefined, written: number) => {
-    const p = fetchPage(deps, { size: sizeFor(written), cursor: at, buttonNum: req.pageButtons }, { records: req.records, onNotice: req.onNotice });
+    const p = fetchPage(deps, { size: sizeFor(written), cursor: at, buttonNum: req.pageButtons }, { records: req.records, onNotice: req.onNotice, limiter });
     p.catch(() => {}); // awaited below; this only keeps an abandoned prefetch from being "unhandled"
     return p;
   };

@@ -7,6 +7,7 @@
 import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
+import type { RequestLimiter } from '../http/adaptive.js';
 import { backoffDelay } from '../http/retry.js';
 import { OrderRecord, type OrdersPage, OrdersPageShell, OrdersQuery } from '../schemas.js';
 import { safeText } from '../text/safe.js';
@@ -66,18 +67,22 @@ export function checkPage(body: unknown, records: boolean): OrdersPage {
   return body as OrdersPage;
 }
 
-/** Fetches one page, with extra rounds for transient failures; `onNotice` hears of each round (the verb prints it). */
+/**
+ * Fetches one page, with extra rounds for transient failures; `onNotice` hears of each round (the
+ * verb prints it). With a `limiter` every attempt waits for its permit, and a 429 or 503 is tried
+ * again after the limiter's pause instead of the HTTP core's own.
+ */
 export async function fetchPage(
   deps: Deps,
   query: PageRequest,
-  options: { records?: boolean; rounds?: number; onNotice?: (text: string) => void } = {},
+  options: { records?: boolean; rounds?: number; onNotice?: (text: string) => void; limiter?: RequestLimiter } = {},
 ): Promise<OrdersPage> {
   const http = await deps.http();
   const q = isPlainQuery({ ...query }) ? query : OrdersQuery.parse(query);
   const rounds = options.rounds ?? PAGE_ROUNDS;
   for (let round = 0; ; round++) {
     try {
-      const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal });
+      const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal, limiter: options.limiter });
       return checkPage(res.body, options.records ?? true);
     } catch (error) {
       if (round >= rounds || !isTransient(error) || deps.signal.aborted) throw error;

@@ -4,7 +4,22 @@ import { profileSuite, runOpcli, sandboxProfile } from '../helpers.js';
 
 const TOTAL = 1050;
 const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `ord_${String(from + i).padStart(6, '0')}`);
-const noSleep = async () => {};
+/**
+ * A clock that moves only by the sleeps taken, so waits (the pages' limiter, retry rounds) cost no
+ * real time; each sleep is recorded with how many pages had been asked for by then.
+ */
+function steppedClock() {
+  let t = Date.now();
+  const slept: { ms: number; asked: number }[] = [];
+  return {
+    slept,
+    now: () => t,
+    sleep: async (ms: number) => {
+      slept.push({ ms, asked: orderGets().length });
+      t += ms;
+    },
+  };
+}
 
 let sandbox: Sandbox;
 let dir: string;
@@ -155,13 +170,9 @@ describe('orders list: every page', () => {
       { method: 'GET', path: '/v1/orders', drop: true, after: 7, count: 1 },
     ]);
     // The waits are on the injected sleep: each records how long, and how many pages had been asked for by then.
-    const slept: { ms: number; asked: number }[] = [];
-    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], {
-      env,
-      sleep: async (ms) => {
-        slept.push({ ms, asked: orderGets().length });
-      },
-    });
+    const clock = steppedClock();
+    const slept = clock.slept;
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], { env, now: clock.now, sleep: clock.sleep });
     expect(r.code).toBe(0);
     expect(jsonlIds(r.stdout)).toEqual(ids(1, TOTAL));
     const statuses = orderGets().map((g) => g.status);
@@ -180,7 +191,7 @@ describe('orders list: every page', () => {
 
   test('a failure that persists writes what was fetched, exits 1 and names the cursor; resuming completes the set', async () => {
     sandbox.setFaults([{ method: 'GET', path: '/v1/orders', status: 500, after: 3 }]);
-    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], { env, sleep: noSleep });
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '100'], { env, ...steppedClock() });
     expect(r.code).toBe(1);
     const first = jsonlIds(r.stdout);
     expect(first).toEqual(ids(1, 300));
@@ -202,7 +213,7 @@ describe('orders list: every page', () => {
 
   test('a persistent failure under --json still leaves a valid JSON array of what was fetched', async () => {
     sandbox.setFaults([{ method: 'GET', path: '/v1/orders', status: 503, after: 2 }]);
-    const r = await runOpcli(['orders', 'list', '--all', '--json', '--size', '100'], { env, sleep: noSleep, http: { maxRetries: 1 } });
+    const r = await runOpcli(['orders', 'list', '--all', '--json', '--size', '100'], { env, ...steppedClock(), http: { maxRetries: 1 } });
     expect(r.code).toBe(1);
     expect((JSON.parse(r.stdout) as { sourceOrderId: string }[]).map((o) => o.sourceOrderId)).toEqual(ids(1, 200));
     expect(r.stderr).toMatch(/--cursor \S+/);
@@ -210,7 +221,7 @@ describe('orders list: every page', () => {
 
   test('a failure on the first page is reported as it is, nothing written', async () => {
     sandbox.setFaults([{ method: 'GET', path: '/v1/orders', status: 503 }]);
-    const r = await runOpcli(['orders', 'list', '--all', '--jsonl'], { env, sleep: noSleep, http: { maxRetries: 0 } });
+    const r = await runOpcli(['orders', 'list', '--all', '--jsonl'], { env, ...steppedClock(), http: { maxRetries: 0 } });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('503');

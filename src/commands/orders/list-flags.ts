@@ -1,5 +1,6 @@
 /** The flags of `orders list` as commander hands them over, checked and turned into the verb's options. */
 import { UsageError } from '../../errors.js';
+import { parseRate } from '../../flags.js';
 import { textProblem } from '../../text/flag-text.js';
 
 export interface ListOptions {
@@ -8,6 +9,10 @@ export interface ListOptions {
   pageButtons?: number;
   all: boolean;
   limit?: number;
+  /** Most page requests started per second (--rate). */
+  rate?: number;
+  /** --rate as written, for the resume command. */
+  rateText?: string;
   format?: 'json' | 'jsonl' | 'csv';
   columns?: string[];
   csvRaw?: boolean;
@@ -19,6 +24,7 @@ export type ListFlags = {
   pageButtons?: number;
   all?: boolean;
   limit?: number;
+  rate?: string;
   json?: boolean;
   jsonl?: boolean;
   csv?: boolean;
@@ -35,11 +41,26 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
   // A cursor is opaque but printable: one holding a control character or U+FFFD was mangled on the way here.
   const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
   if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
+  const rate = flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate');
+  // One page is one request: nothing to pace, and a --rate left there would promise what it cannot do.
+  if (rate !== undefined && !flags.all && flags.limit === undefined)
+    throw new UsageError('--rate paces the pages of --all and --limit; one page is a single request.', 'Add --all or --limit N, or leave --rate out.');
   let columns: string[] | undefined;
   if (flags.columns !== undefined) {
     if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
     columns = (await import('./list-table.js')).checkOrderColumns(flags.columns);
   }
   const { size, cursor, pageButtons, limit } = flags;
-  return { size, cursor, pageButtons, all: !!flags.all, limit, format: formats[0], columns, csvRaw: !!flags.csvRaw };
+  return {
+    size,
+    cursor,
+    pageButtons,
+    all: !!flags.all,
+    limit,
+    rate,
+    rateText: rate === undefined ? undefined : String(flags.rate).trim(),
+    format: formats[0],
+    columns,
+    csvRaw: !!flags.csvRaw,
+  };
 }

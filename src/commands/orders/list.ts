@@ -18,6 +18,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--page-buttons <n>', 'how many page cursors to ask for around the current page (buttonNum)', positiveInt('--page-buttons', 0))
     .option('--all', 'follow the cursors to the last page')
     .option('--limit <n>', 'stop after N orders (follows pages as needed)', positiveInt('--limit'))
+    .option('--rate <n/s>', 'with --all or --limit: most page requests started per second, e.g. 5/s or 300/m (default: as the server allows)')
     .option('--columns <names>', 'the columns to show, comma-separated (table, pipe and CSV)')
     .option('--json', 'print one JSON array, written as pages arrive')
     .option('--jsonl', 'print one JSON object per order and line, as pages arrive')
@@ -36,8 +37,11 @@ Examples:
   $ opcli orders list --all --jsonl > orders.jsonl
   $ opcli orders list --all --csv --size 250 > orders.csv
   $ opcli orders list --limit 100 --json | jq '.[].total'
+  $ opcli orders list --all --jsonl --rate 300/m > orders.jsonl
 
-A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress on a terminal. A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.`,
+A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress on a terminal. A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.
+
+Pages follow cursors, so at most two requests are in flight (the page in hand and the next); a 429 or 503 pauses them (for Retry-After when sent) and paces the rest just under the rate the server accepted, slowing earlier when it sends RateLimit-* or X-RateLimit-* headers. --rate caps the pace from the first page.`,
     )
     .action(async (flags: ListFlags) => run(await listOptions(flags), deps));
 }
@@ -61,7 +65,16 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const started = deps.now();
   const result = await listOrders(
     deps,
-    { size: opts.size, cursor: opts.cursor, pageButtons: opts.pageButtons, follow, limit: opts.limit, records, onNotice: (text) => deps.err(text) },
+    {
+      size: opts.size,
+      cursor: opts.cursor,
+      pageButtons: opts.pageButtons,
+      follow,
+      limit: opts.limit,
+      rate: opts.rate,
+      records,
+      onNotice: (text) => deps.err(text),
+    },
     writer,
     (p) => progress?.update(progressLine(p, (deps.now() - started) / 1000)),
   );
