@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { profileSuite, runOpcli, sandboxProfile } from '../helpers.js';
+import { jsonlIds, orderGets as ordersOf } from './reading.js';
 
 const TOTAL = 1050;
 const ids = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `ord_${String(from + i).padStart(6, '0')}`);
@@ -27,13 +28,7 @@ let env: Record<string, string>;
 
 profileSuite((s) => ({ sandbox, dir, env } = s), { sandbox: { orders: TOTAL } });
 
-const orderGets = () => sandbox.requests.filter((r) => r.method === 'GET' && r.path === '/v1/orders');
-const jsonlIds = (stdout: string) =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).sourceOrderId as string);
+const orderGets = () => ordersOf(sandbox);
 
 describe('orders list: one page', () => {
   test('a pipe gets tab-separated rows and a footer with the total, the page position and the next command', async () => {

@@ -15,6 +15,7 @@ import { fetchPage } from '../../src/orders/pager.js';
 import type { RateLimit } from '../../src/sandbox/rate-limit.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { profileSuite, ROOT, runOpcli } from '../helpers.js';
+import { jsonlIds, orderGets as ordersOf } from './reading.js';
 import { virtualTime } from '../virtual-time.js';
 
 const TOTAL = 600;
@@ -30,14 +31,8 @@ let env: Record<string, string>;
 profileSuite((s) => ({ sandbox, env } = s), { sandbox: { orders: TOTAL, clock: time.clock } });
 afterEach(() => sandbox.configure({ rateLimit: null, latencyMs: 0 }));
 
-const orderGets = () => sandbox.requests.filter((r) => r.method === 'GET' && r.path === '/v1/orders');
+const orderGets = () => ordersOf(sandbox);
 const refusals = () => orderGets().filter((r) => r.status === 429).length;
-const jsonlIds = (stdout: string) =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).sourceOrderId as string);
 
 /** `orders list` in-process on the file's virtual clock. */
 const run = (argv: string[]) => runOpcli(['orders', 'list', ...argv], { env, now: time.now, sleep: time.sleep });
