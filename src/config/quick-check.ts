@@ -8,8 +8,11 @@
  * test/config/quick-check.test.ts holds both checks to their schemas on generated files.
  */
 
-/** The ProfileName rule (src/config/settings.ts); `__proto__` is left to zod, which assigns keys. */
-const PROFILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
+/**
+ * What a profile name may be (the ProfileName schema of src/config/settings.ts uses it too), kept
+ * here so the quick check needs no zod; `__proto__` is left to zod, which assigns keys.
+ */
+export const PROFILE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
 
 type Check = (value: unknown) => boolean;
 

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { lazy, TriggerId } from '../schemas.js';
-import { quickSettings } from './quick-check.js';
+import { PROFILE_NAME, quickSettings } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
@@ -31,9 +31,7 @@ export type ProfileSettings = z.infer<typeof ProfileSettings>;
 
 /** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
 export const ProfileName = lazy(() =>
-  z
-    .string()
-    .regex(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' }),
+  z.string().regex(PROFILE_NAME, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' }),
 );
 
 /** The settings file (exported for the quick check's test). */

@@ -3,7 +3,7 @@ import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, 
 import { type Redactor, redactJson } from '../redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
-import { backoffDelay, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
+import { backoffDelay, formatWait, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import type { RequestLimiter } from './adaptive.js';
 import { BODY_TIMEOUT, CONNECT_TIMEOUT, ENGINE_UNAVAILABLE, HEADERS_TIMEOUT, INVALID_REQUEST, Transport, type TransportEngine } from './transport.js';
 
@@ -156,7 +156,7 @@ export class HttpClient {
           const canRepeat = failure.errorCode !== INVALID_REQUEST && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
-            this.options.notice?.(`${failure.message}; retrying in ${formatMs(delay)}`);
+            this.options.notice?.(`${failure.message}; retrying in ${formatWait(delay)}`);
             await this.options.sleep(delay, req.signal);
             attempt++;
             continue;
@@ -184,7 +184,7 @@ export class HttpClient {
         const retryAfter = parseRetryAfter(res.headers['retry-after'], this.options.now(), this.options.maxRetryAfterMs);
         const delay = retryAfter ?? backoffDelay(attempt, random);
         if (res.status === 429) this.pauseUntil = Math.max(this.pauseUntil, this.options.now() + delay);
-        this.options.notice?.(`${req.method} ${url.pathname} answered ${res.status}; retrying in ${formatMs(delay)}`);
+        this.options.notice?.(`${req.method} ${url.pathname} answered ${res.status}; retrying in ${formatWait(delay)}`);
         await this.options.sleep(delay, req.signal);
         attempt++;
         continue;
@@ -332,10 +332,6 @@ function redactHeader(name: string, value: string): string {
   if (name === 'authorization') return value.replace(/^(\w+)\s+.*$/, '$1 ***');
   if (/token|secret|cookie|api-key/i.test(name)) return '***';
   return value;
-}
-
-function formatMs(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${ms}ms`;
 }
 
 /** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */

@@ -42,3 +42,8 @@ export function parseRetryAfter(value: string | undefined, now: number, capMs = 
   }
   return Math.min(capMs, Math.max(0, Math.round(ms)));
 }
+
+/** A wait as a notice says it: `250ms`, `1.5s`. */
+export function formatWait(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms)}ms`;
+}

@@ -8,6 +8,7 @@
 import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
+import { formatWait } from '../http/retry.js';
 
 /** Pages in flight at once: the page being asked for and the one guessed ahead. */
 export const PAGES_IN_FLIGHT = 2;
@@ -32,8 +33,4 @@ export function createPageLimiter(deps: Deps, options: { rate?: number; onNotice
       };
     },
   };
-}
-
-function formatWait(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms)}ms`;
 }
