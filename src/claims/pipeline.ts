@@ -43,6 +43,7 @@ export interface PipelineOptions {
 }
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
+const JOURNAL_FAILED_REASON = 'not sent: the journal could not be made durable before it; the next run reports it uncertain, but it never left';
 
 /** Runs the send pipeline over `rows`; prints the summary through `view`. Throws nothing a row causes. */
 export async function sendAll(
@@ -83,12 +84,16 @@ export async function sendAll(
   /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
   const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
 
+  /** The feeder, if it waits for room in the window, looks again (and stops when the batch does). */
+  const wake = () => {
+    const resume = wakeFeeder;
+    wakeFeeder = undefined;
+    resume?.();
+  };
   /** A row left the window (its request left, or it was settled without leaving): the feeder may read on. */
   const freed = () => {
     unsent--;
-    const wake = wakeFeeder;
-    wakeFeeder = undefined;
-    wake?.();
+    wake();
   };
   /** The workers stop asking once nothing more can become ready. */
   const endIfDone = () => {
@@ -110,9 +115,9 @@ export async function sendAll(
   };
 
   /** A journaled row the batch stopped before sending: journaled so the next run sends it, and reported. */
-  const notSent = (item: Ready): Promise<void> => {
+  const notSent = (item: Ready, reason = NOT_SENT_REASON): Promise<void> => {
     freed();
-    return settle(item, { result: { line: item.row.line, status: 'not_sent', error: NOT_SENT_REASON }, stop: false });
+    return settle(item, { result: { line: item.row.line, status: 'not_sent', error: reason }, stop: false });
   };
 
   /** Every ready row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the journal true. */
@@ -142,9 +147,7 @@ export async function sendAll(
   const onStop = () => {
     view.notice(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
     drainReady();
-    const wake = wakeFeeder;
-    wakeFeeder = undefined;
-    wake?.();
+    wake();
   };
   if (deps.signal.aborted) onStop();
   else deps.signal.addEventListener('abort', onStop, { once: true });
@@ -198,11 +201,13 @@ export async function sendAll(
             offer(item);
           },
           (error) => {
-            // The journal cannot be written: nothing more is sent; this row never left.
+            // The journal cannot be made durable: nothing more is sent. This row never left, and
+            // says so (its written `sending` line reads as uncertain next time: the journal cannot tell).
             syncing--;
-            unsent--;
             fatal ??= error;
             drainReady();
+            // Also wakes a feeder waiting for room: it must see the failure and stop, or the batch never ends.
+            void notSent(item, JOURNAL_FAILED_REASON);
           },
         );
       }

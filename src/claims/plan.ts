@@ -121,7 +121,7 @@ export class Planner {
     if (prior && settled && !(unknown && this.options.retryUncertain)) {
       const detail = this.options.perRow || unknown ? await this.journal.priorDetail(prior) : {};
       const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
-      const error = unknown ? (detail.reason ?? 'the run that sent it stopped before the answer arrived') : detail.reason;
+      const error = unknown ? (detail.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : detail.reason;
       return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true } };
     }
 

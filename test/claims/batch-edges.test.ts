@@ -3,10 +3,11 @@
  * mid-file, bounded memory while one request is slow, strict numbers, and journal/report edges.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import { createDeps } from '../../src/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -241,6 +242,55 @@ describe('a results file that cannot be written', () => {
     expect(rerun.code).toBe(0);
     expect(results(rerun.stdout).filter((r) => r.earlier)).toHaveLength(sent);
     expect(created()).toHaveLength(20);
+    expect(duplicates(claimBodies(sandbox))).toEqual([]);
+  });
+});
+
+describe('a journal that cannot be made durable (a full disk)', () => {
+  it('stops sending at the failed fdatasync; the rerun files every row once and names the rows whose answer was not journaled', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(
+      path,
+      Array.from({ length: 40 }, (_, i) => row(i + 1)),
+    );
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const real = proto.datasync;
+    let calls = 0;
+    vi.spyOn(proto, 'datasync').mockImplementation(function (this: unknown) {
+      calls++;
+      // The header's sync, then a few groups, then the disk is full.
+      return calls === 5 ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' })) : real.call(this);
+    });
+    const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '3', '--jsonl'], { env: env() });
+    vi.restoreAllMocks();
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/Cannot write the journal .*claims\.csv\.journal\.jsonl: ENOSPC: no space left on device/);
+    expect(res.stderr).toContain('Free disk space or pass --journal with a writable path');
+    const firstRun = results(res.stdout);
+    const notSent = firstRun.filter((r) => r.status === 'not_sent').map((r) => r.line);
+    // The rows of the group whose fdatasync failed never left, and the first run says so.
+    expect(notSent.length).toBeGreaterThan(0);
+    for (const r of firstRun.filter((r) => r.status === 'not_sent')) expect(r.error).toContain('the journal could not be made durable');
+    expect(firstRun.every((r) => r.status === 'filed' || r.status === 'not_sent')).toBe(true);
+    const sentFirst = claimBodies(sandbox).length;
+    expect(sentFirst).toBeLessThan(40);
+    const emailOf = (line: number) => `customer${line - 1}@example.com`;
+    for (const line of notSent) expect(claimBodies(sandbox).some((b) => b.includes(emailOf(line)))).toBe(false);
+
+    const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+    const second = results(rerun.stdout);
+    expect(second.map((r) => r.line)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
+    const uncertain = second.filter((r) => r.status === 'uncertain').map((r) => r.line);
+    // The journal cannot tell a written-but-unsynced row from a sent one: uncertain, never resent; every
+    // one of them was reported by the first run, so nothing went unaccounted for.
+    expect(rerun.code).toBe(3);
+    expect(second.every((r) => r.status === 'filed' || r.status === 'uncertain')).toBe(true);
+    for (const line of notSent) expect(uncertain).toContain(line);
+    for (const line of uncertain) expect(firstRun.map((r) => r.line)).toContain(line);
+    expect(claimBodies(sandbox).length).toBe(40 - notSent.length);
+    expect(created()).toHaveLength(40 - notSent.length);
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
   });
 });
