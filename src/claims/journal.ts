@@ -164,6 +164,9 @@ export class Journal {
   private atMs = 0;
   private atText = '';
   private flushing: Promise<void> | null = null;
+  /** The fdatasyncs in flight, chained: settles once the last one started has (never rejects). */
+  private synced: Promise<void> = Promise.resolve();
+  private syncsInFlight = 0;
   private failure: unknown;
   /** Number of entries read back from earlier runs. */
   readonly priorEntries: number;
@@ -316,14 +319,20 @@ export class Journal {
   /**
    * The group commit: what the current turn queued is written in one write(); when `sending`
    * entries are among it, one fdatasync follows, and everything queued meanwhile forms the next
-   * group. Both run off the main thread, so the batch plans and sends while they last. (A
-   * synchronous write measured no cheaper and made each fdatasync 2-3 times slower on a busy disk:
-   * the main thread was held while the kernel throttled its dirty pages.)
+   * group. Writes run one after another (a line is never interleaved with another), but the next
+   * group's write does not wait for the last group's fdatasync: up to MAX_SYNCS run at once, each
+   * covering what was written before it started, and their waiters are released in order. A row
+   * is thus ready about one write and one fdatasync after it was queued, not up to two of each
+   * (one after another, a row waited 3.8 ms on average from queued to durable on a busy 2-core
+   * machine, of which its own fdatasync was 1.0 ms). Writes and syncs run off the main
+   * thread, so the batch plans and sends while they last. (A synchronous write measured no cheaper
+   * and made each fdatasync 2-3 times slower on a busy disk: the main thread was held while the
+   * kernel throttled its dirty pages.)
    */
   private async flushLoop(): Promise<void> {
     // Let this turn queue its entries first: one write for all of them.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.pending.length) {
+    while (this.pending.length && !this.failure) {
       const text = this.pending.length === 1 ? (this.pending[0] as string) : this.pending.join('');
       const synced = this.waitingSync;
       const written = this.waitingWrite;
@@ -333,26 +342,48 @@ export class Journal {
       try {
         // A short write (the kernel may stop part way on a full disk) is continued, never left torn.
         for (let rest = Buffer.from(text, 'utf8'); rest.length > 0; ) rest = rest.subarray((await this.handle.write(rest)).bytesWritten);
-        for (const w of written) w.resolve();
-        if (synced.length) await this.handle.datasync();
-        for (const w of synced) w.resolve();
       } catch (error) {
-        this.failure = new OpcliError(`Cannot write the journal ${this.path}: ${(error as Error).message}`, {
-          hint: 'Free disk space or pass --journal with a writable path; rows after this one were not sent.',
-          cause: error,
-        });
-        for (const w of [...written, ...synced, ...this.waitingSync, ...this.waitingWrite]) w.reject(this.failure);
-        this.pending = [];
-        this.waitingSync = [];
-        this.waitingWrite = [];
+        this.fail(error, [...written, ...synced]);
+        break;
       }
+      for (const w of written) w.resolve();
+      if (!synced.length) continue;
+      // Started after this group's write returned, so it covers it; released after every earlier sync.
+      const own = this.handle.datasync();
+      this.syncsInFlight++;
+      this.synced = Promise.all([this.synced, own]).then(
+        () => {
+          this.syncsInFlight--;
+          // An earlier group failed: nothing after it counts as durable.
+          if (this.failure) for (const w of synced) w.reject(this.failure);
+          else for (const w of synced) w.resolve();
+        },
+        (error) => {
+          this.syncsInFlight--;
+          this.fail(error, synced);
+        },
+      );
+      if (this.syncsInFlight >= MAX_SYNCS) await this.synced;
     }
     this.flushing = null;
+  }
+
+  /** The journal cannot be written: `waiters` and everything queued are refused, and so is every later entry. */
+  private fail(error: unknown, waiters: Waiter[]): void {
+    this.failure ??= new OpcliError(`Cannot write the journal ${this.path}: ${(error as Error).message}`, {
+      hint: 'Free disk space or pass --journal with a writable path; rows after this one were not sent.',
+      cause: error,
+    });
+    for (const w of [...waiters, ...this.waitingSync, ...this.waitingWrite]) w.reject(this.failure);
+    this.pending = [];
+    this.waitingSync = [];
+    this.waitingWrite = [];
   }
 
   /** Resolves once every entry queued so far is written; rejects when the journal could not be written. */
   async flushed(): Promise<void> {
     while (this.flushing) await this.flushing;
+    await this.synced;
     if (this.failure) throw this.failure;
   }
 
@@ -366,6 +397,7 @@ export class Journal {
   /** Writes what is queued, closes the file and releases the lock. */
   async close(): Promise<void> {
     while (this.flushing) await this.flushing;
+    await this.synced;
     await this.handle.datasync().catch(() => {});
     await this.handle.close().catch(() => {});
     if (this.reader) await (await this.reader.catch(() => undefined))?.close().catch(() => {});
@@ -373,6 +405,9 @@ export class Journal {
     this.lock.release();
   }
 }
+
+/** fdatasyncs of successive groups that may run at once. */
+const MAX_SYNCS = 4;
 
 /** Outcomes under which a claim exists or may exist: a row that looks like one of these is held. */
 const CLAIM_MAY_EXIST: ReadonlySet<JournalStatus> = new Set(['filed', 'uncertain', 'sending']);

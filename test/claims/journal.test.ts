@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Journal, PriorIndex } from '../../src/claims/journal.js';
 import { tempConfigDir } from '../helpers.js';
 
@@ -61,6 +62,79 @@ describe('Journal', () => {
       expect(journal.priorOutcome(key(3))?.status).toBe('sending');
       expect(journal.priorOutcome(key(4))).toBeUndefined();
     } finally {
+      await journal.close();
+    }
+  });
+});
+
+describe('the group commit', () => {
+  /** Every FileHandle's datasync, held until the test lets each call go (or fail), in call order. */
+  async function heldSyncs() {
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const real = proto.datasync;
+    const calls: { release: () => void; fail: (error: Error) => void; wrote: number }[] = [];
+    vi.spyOn(proto, 'datasync').mockImplementation(function (this: unknown) {
+      const synced = real.call(this);
+      return new Promise<void>((resolve, reject) => {
+        calls.push({ release: () => synced.then(resolve, reject), fail: reject, wrote: readFileSync(join(dir, 'j.jsonl'), 'utf8').split('\n').length - 1 });
+      });
+    });
+    return calls;
+  }
+  const settled = (p: Promise<void>) =>
+    p.then(
+      () => 'durable',
+      (e: Error) => `refused: ${e.message}`,
+    );
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it("writes the next group while the last group's fdatasync runs, and releases the groups in order", async () => {
+    const journal = await Journal.open(join(dir, 'j.jsonl'));
+    const calls = await heldSyncs();
+    try {
+      const first = settled(journal.record({ key: key(1), line: 2, status: 'sending' }, '{}'));
+      await vi.waitFor(() => expect(calls).toHaveLength(1));
+      const second = settled(journal.record({ key: key(2), line: 3, status: 'sending' }, '{}'));
+      // The second group is written and synced without waiting for the first sync.
+      await vi.waitFor(() => expect(calls).toHaveLength(2));
+      expect(calls[1]?.wrote).toBe(3);
+      const order: string[] = [];
+      void first.then(() => order.push('first'));
+      void second.then(() => order.push('second'));
+      calls[1]?.release();
+      for (let i = 0; i < 5; i++) await turn();
+      // Durable on disk, but not released before the group written ahead of it.
+      expect(order).toEqual([]);
+      calls[0]?.release();
+      expect(await first).toBe('durable');
+      expect(await second).toBe('durable');
+      expect(order).toEqual(['first', 'second']);
+    } finally {
+      for (const c of calls) c.release();
+      vi.restoreAllMocks();
+      await journal.close();
+    }
+  });
+
+  it('refuses every entry after a failed fdatasync, even one whose own sync returned', async () => {
+    const journal = await Journal.open(join(dir, 'j.jsonl'));
+    const calls = await heldSyncs();
+    try {
+      const first = settled(journal.record({ key: key(1), line: 2, status: 'sending' }, '{}'));
+      await vi.waitFor(() => expect(calls).toHaveLength(1));
+      const second = settled(journal.record({ key: key(2), line: 3, status: 'sending' }, '{}'));
+      await vi.waitFor(() => expect(calls).toHaveLength(2));
+      calls[1]?.release();
+      calls[0]?.fail(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' }));
+      expect(await first).toMatch(/^refused: Cannot write the journal .*j\.jsonl: ENOSPC/);
+      expect(await second).toMatch(/^refused: Cannot write the journal/);
+      expect(await settled(journal.record({ key: key(3), line: 4, status: 'sending' }, '{}'))).toMatch(/^refused: Cannot write the journal/);
+      await expect(journal.flushed()).rejects.toThrow(/Cannot write the journal/);
+    } finally {
+      for (const c of calls) c.release();
+      vi.restoreAllMocks();
       await journal.close();
     }
   });
