@@ -2,6 +2,7 @@
 import { isatty } from 'node:tty';
 import { runCli } from './cli.js';
 import { createDeps } from './deps.js';
+import { ExitCode } from './errors.js';
 
 const argv = process.argv.slice(2);
 
@@ -39,10 +40,28 @@ if (underShim && process.channel) {
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', terminate);
 }
+/** Set once the command returned, or when opcli exits on purpose before that. */
+let finished = false;
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   // The reader went away (`opcli orders list | head`): stop quietly.
-  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  if (error.code === 'EPIPE') {
+    finished = true;
+    process.exit(process.exitCode ?? 0);
+  }
   throw error;
+});
+// Node ends a process whose event loop ran dry even while the command still awaits something that
+// can no longer happen (a bug: a promise nobody settles). That must never read as success.
+process.on('exit', (code) => {
+  if (finished || code) return;
+  const message = 'opcli stopped before the command finished: it was left waiting for something that could not happen (a bug in opcli).';
+  const hint = 'Run the same command again (a claims batch resumes from its journal: nothing is filed twice) and report this with the output of --verbose.';
+  process.stderr.write(
+    argv.includes('--json') || argv.includes('--jsonl')
+      ? `${JSON.stringify({ error: { message, hint, exitCode: ExitCode.failed } })}\n`
+      : `Error: ${message}\nHint: ${hint}\n`,
+  );
+  process.exitCode = ExitCode.failed;
 });
 
 const deps = createDeps({
@@ -59,3 +78,4 @@ const deps = createDeps({
 });
 
 process.exitCode = await runCli(argv, deps);
+finished = true;
