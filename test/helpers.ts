@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -195,4 +196,12 @@ export function profileSuite(
     bind({ sandbox, dir: temp.dir, env: { OPCLI_CONFIG_DIR: temp.dir }, accessToken });
   });
   afterEach(() => cleanup());
+}
+
+/** The prototype of Node's FileHandle (not exported by node:fs/promises), for fault injection into its methods. */
+export async function fileHandlePrototype(): Promise<{ datasync: () => Promise<void> }> {
+  const probe = await open(process.execPath, 'r');
+  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+  await probe.close();
+  return proto;
 }

@@ -3,7 +3,6 @@
  * mid-file, bounded memory while one request is slow, strict numbers, and journal/report edges.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
@@ -11,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import { createDeps } from '../../src/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli } from '../helpers.js';
+import { fileHandlePrototype, runOpcli } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, heldSandbox, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
@@ -253,9 +252,7 @@ describe('a journal that cannot be made durable (a full disk)', () => {
       path,
       Array.from({ length: 40 }, (_, i) => row(i + 1)),
     );
-    const probe = await open(join(dir, 'probe'), 'w');
-    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
-    await probe.close();
+    const proto = await fileHandlePrototype();
     const real = proto.datasync;
     let calls = 0;
     vi.spyOn(proto, 'datasync').mockImplementation(function (this: unknown) {

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Journal, PriorIndex } from '../../src/claims/journal.js';
-import { tempConfigDir } from '../helpers.js';
+import { fileHandlePrototype, tempConfigDir } from '../helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -70,9 +69,7 @@ describe('Journal', () => {
 describe('the group commit', () => {
   /** Every FileHandle's datasync, held until the test lets each call go (or fail), in call order. */
   async function heldSyncs() {
-    const probe = await open(join(dir, 'probe'), 'w');
-    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
-    await probe.close();
+    const proto = await fileHandlePrototype();
     const real = proto.datasync;
     const calls: { release: () => void; fail: (error: Error) => void; wrote: number }[] = [];
     vi.spyOn(proto, 'datasync').mockImplementation(function (this: unknown) {
@@ -90,15 +87,26 @@ describe('the group commit', () => {
     );
   const turn = () => new Promise((r) => setImmediate(r));
 
-  it("writes the next group while the last group's fdatasync runs, and releases the groups in order", async () => {
+  /** A journal with two groups written, each one's fdatasync held: `first` and `second` settle to 'durable' or 'refused: …'. */
+  async function twoGroupsSyncing() {
     const journal = await Journal.open(join(dir, 'j.jsonl'));
     const calls = await heldSyncs();
+    const first = settled(journal.record({ key: key(1), line: 2, status: 'sending' }, '{}'));
+    await vi.waitFor(() => expect(calls).toHaveLength(1));
+    const second = settled(journal.record({ key: key(2), line: 3, status: 'sending' }, '{}'));
+    // The second group is written and synced without waiting for the first sync.
+    await vi.waitFor(() => expect(calls).toHaveLength(2));
+    const close = async () => {
+      for (const c of calls) c.release();
+      vi.restoreAllMocks();
+      await journal.close();
+    };
+    return { journal, calls, first, second, close };
+  }
+
+  it("writes the next group while the last group's fdatasync runs, and releases the groups in order", async () => {
+    const { calls, first, second, close } = await twoGroupsSyncing();
     try {
-      const first = settled(journal.record({ key: key(1), line: 2, status: 'sending' }, '{}'));
-      await vi.waitFor(() => expect(calls).toHaveLength(1));
-      const second = settled(journal.record({ key: key(2), line: 3, status: 'sending' }, '{}'));
-      // The second group is written and synced without waiting for the first sync.
-      await vi.waitFor(() => expect(calls).toHaveLength(2));
       expect(calls[1]?.wrote).toBe(3);
       const order: string[] = [];
       void first.then(() => order.push('first'));
@@ -112,20 +120,13 @@ describe('the group commit', () => {
       expect(await second).toBe('durable');
       expect(order).toEqual(['first', 'second']);
     } finally {
-      for (const c of calls) c.release();
-      vi.restoreAllMocks();
-      await journal.close();
+      await close();
     }
   });
 
   it('refuses every entry after a failed fdatasync, even one whose own sync returned', async () => {
-    const journal = await Journal.open(join(dir, 'j.jsonl'));
-    const calls = await heldSyncs();
+    const { journal, calls, first, second, close } = await twoGroupsSyncing();
     try {
-      const first = settled(journal.record({ key: key(1), line: 2, status: 'sending' }, '{}'));
-      await vi.waitFor(() => expect(calls).toHaveLength(1));
-      const second = settled(journal.record({ key: key(2), line: 3, status: 'sending' }, '{}'));
-      await vi.waitFor(() => expect(calls).toHaveLength(2));
       calls[1]?.release();
       calls[0]?.fail(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' }));
       expect(await first).toMatch(/^refused: Cannot write the journal .*j\.jsonl: ENOSPC/);
@@ -133,9 +134,7 @@ describe('the group commit', () => {
       expect(await settled(journal.record({ key: key(3), line: 4, status: 'sending' }, '{}'))).toMatch(/^refused: Cannot write the journal/);
       await expect(journal.flushed()).rejects.toThrow(/Cannot write the journal/);
     } finally {
-      for (const c of calls) c.release();
-      vi.restoreAllMocks();
-      await journal.close();
+      await close();
     }
   });
 });
