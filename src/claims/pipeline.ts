@@ -114,7 +114,7 @@ export async function sendAll(
     }
   };
 
-  /** A journaled row the batch stopped before sending: journaled so the next run sends it, and reported. */
+  /** A journaled row the batch stopped before sending: journaled so the next run sends it (unless the journal failed), and reported. */
   const notSent = (item: Ready, reason = NOT_SENT_REASON): Promise<void> => {
     freed();
     return settle(item, { result: { line: item.row.line, status: 'not_sent', error: reason }, stop: false });

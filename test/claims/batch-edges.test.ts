@@ -11,7 +11,7 @@ import { runCli } from '../../src/cli.js';
 import { createDeps } from '../../src/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { fileHandlePrototype, runOpcli } from '../helpers.js';
-import { COLUMNS, claimBodies, duplicates, heldSandbox, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
+import { COLUMNS, claimBodies, duplicates, heldSandbox, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -248,10 +248,7 @@ describe('a results file that cannot be written', () => {
 describe('a journal that cannot be made durable (a full disk)', () => {
   it('stops sending at the failed fdatasync; the rerun files every row once and names the rows whose answer was not journaled', async () => {
     const path = join(dir, 'claims.csv');
-    writeCsv(
-      path,
-      Array.from({ length: 40 }, (_, i) => row(i + 1)),
-    );
+    writeRows(path, 40);
     const proto = await fileHandlePrototype();
     const real = proto.datasync;
     let calls = 0;

@@ -28,16 +28,19 @@ describe('a command that never finishes (a bug)', () => {
           'c1@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,store_1,,IN_STORE,WARRANTY,DAMAGED,RESHIP\n',
       );
       // The token is never used: no request leaves before the journal entry is durable.
-      const res = await runBinary(['claims', 'file', '--from', csv], {
-        env: { OPCLI_CONFIG_DIR: dir, OPCLI_BASE_URL: 'http://127.0.0.1:9', OPCLI_TOKEN: 'tok_never_sent', NO_COLOR: '1', NODE_OPTIONS: `--import=${hook}` },
-      });
+      const env = {
+        OPCLI_CONFIG_DIR: dir,
+        OPCLI_BASE_URL: 'http://127.0.0.1:9',
+        OPCLI_TOKEN: 'tok_never_sent',
+        NO_COLOR: '1',
+        NODE_OPTIONS: `--import=${hook}`,
+      };
+      const res = await runBinary(['claims', 'file', '--from', csv], { env });
       expect(res.code).toBe(1);
       expect(res.stderr).toContain('Error: opcli stopped before the command finished');
       expect(res.stderr).toContain('Hint: Run the same command again');
       expect(res.stdout).toBe('');
-      const json = await runBinary(['claims', 'file', '--from', csv, '--jsonl'], {
-        env: { OPCLI_CONFIG_DIR: dir, OPCLI_BASE_URL: 'http://127.0.0.1:9', OPCLI_TOKEN: 'tok_never_sent', NO_COLOR: '1', NODE_OPTIONS: `--import=${hook}` },
-      });
+      const json = await runBinary(['claims', 'file', '--from', csv, '--jsonl'], { env });
       expect(json.code).toBe(1);
       expect(JSON.parse(json.stderr.trim().split('\n').at(-1) ?? '')).toMatchObject({
         error: { message: expect.stringContaining('opcli stopped before'), exitCode: 1 },
