@@ -49,10 +49,13 @@ export function createServiceApi(http: HttpClient) {
     async updateOrder(sourceOrderId: string, order: Order, signal?: AbortSignal) {
       return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, StatusOk)).body;
     },
-    /** Endpoint 6. A POST: not resent when its fate is unknown. */
-    /** Endpoint 6; a batch paces its requests with one shared `limiter`. */
-    async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter } = {}) {
-      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal: options.signal, limiter: options.limiter }, ClaimCreated)).body;
+    /**
+     * Endpoint 6. A POST: not resent when its fate is unknown. A batch paces its requests with one
+     * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/compiled.ts).
+     */
+    async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated } = {}) {
+      const answer = options.answer ?? ClaimCreated;
+      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal: options.signal, limiter: options.limiter }, answer)).body;
     },
     /** Endpoint 7. */
     async createVariant(productId: string, variant: ProductVariant, signal?: AbortSignal) {

@@ -17,6 +17,8 @@ import { type SendResult, sendAll } from './pipeline.js';
 import { Planner, storeMismatch } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
 import type { BatchReport, BatchView } from './results.js';
+import { OfflineClaim } from '../schemas.js';
+import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
 
 export interface BatchOptions {
@@ -126,13 +128,14 @@ async function validateAll(
 ): Promise<void> {
   let interrupted = false;
   let fatal: unknown;
+  const schema = compiled(OfflineClaim);
   try {
     for await (const row of rows) {
       if (deps.signal.aborted) {
         interrupted = true;
         break;
       }
-      const checked = validateClaim(row.value, row.issues);
+      const checked = validateClaim(row.value, row.issues, schema);
       // The checks a send makes before anything leaves, but the journal's.
       const local = [
         ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),

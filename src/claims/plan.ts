@@ -6,7 +6,8 @@
  */
 import { ApiError } from '../errors.js';
 import { readErrorBody } from '../http/error-body.js';
-import type { OfflineClaim } from '../schemas.js';
+import { OfflineClaim } from '../schemas.js';
+import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { Journal, PriorOutcome } from './journal.js';
@@ -67,6 +68,7 @@ const MAY_EXIST = new Set(['filed', 'uncertain', 'sending']);
 /** Plans the rows of one run; the occurrence counts live as long as the run. */
 export class Planner {
   private readonly contents = new OccurrenceCounter();
+  private readonly schema = compiled(OfflineClaim);
 
   constructor(
     private readonly journal: Journal,
@@ -76,7 +78,7 @@ export class Planner {
   /** Decides one row. */
   async plan(row: SourceRow): Promise<ToSend | NotToSend> {
     const invalid = (errors: { path: string; message: string }[]): NotToSend => ({ send: false, result: { line: row.line, status: 'invalid', errors } });
-    const checked = validateClaim(row.value, row.issues);
+    const checked = validateClaim(row.value, row.issues, this.schema);
     if (!checked.ok) return invalid(checked.issues);
     const claim = checked.claim;
     const { tokenStore, keyColumn } = this.options;

@@ -8,6 +8,8 @@ import type { Permit, RequestLimiter } from '../http/adaptive.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
+import { ClaimCreated } from '../schemas.js';
+import { compiled } from './compiled.js';
 
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */
 export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
@@ -78,7 +80,7 @@ export async function send(
     // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
     const api = await deps.api();
     const limit = limiter ? rowGate(limiter, stopSignal, onLeave) : undefined;
-    const created = await api.createClaim(plan.claim, { limiter: limit });
+    const created = await api.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated) });
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {
     if (error instanceof StoppedBeforeSending) {

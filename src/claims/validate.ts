@@ -24,9 +24,16 @@ function humanize(issue: FieldIssue): FieldIssue {
   return issue;
 }
 
-/** Validates with the shared schema; issues found while reading the row come first, each path once. */
-export function validateClaim(value: unknown, readIssues: FieldIssue[] = []): { ok: true; claim: OfflineClaim } | { ok: false; issues: FieldIssue[] } {
-  const parsed = OfflineClaim.safeParse(value);
+/**
+ * Validates with the shared schema (a batch passes it compiled: compiled.ts); issues found
+ * while reading the row come first, each path once.
+ */
+export function validateClaim(
+  value: unknown,
+  readIssues: FieldIssue[] = [],
+  schema: typeof OfflineClaim = OfflineClaim,
+): { ok: true; claim: OfflineClaim } | { ok: false; issues: FieldIssue[] } {
+  const parsed = schema.safeParse(value);
   if (parsed.success && readIssues.length === 0) return { ok: true, claim: parsed.data };
   const seen = new Set(readIssues.map((i) => i.path));
   const issues = [...readIssues];
