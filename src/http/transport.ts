@@ -124,6 +124,16 @@ function handBack(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Response headers as one string each: a repeated header's values joined with ", ". */
+function joinHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in raw) {
+    const value = raw[name];
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
 /** A keep-alive connection pool, created on first use. */
 export class Transport {
   private readonly options: TransportOptions;
@@ -161,26 +171,59 @@ export class Transport {
       this.agent = undefined;
       throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
     }
+    const signal = req.signal;
+    if (signal?.aborted) throw signal.reason ?? codeError('ABORT_ERR', 'aborted');
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
-    try {
-      const res = await agent.request({
-        origin: req.url.origin,
-        path: `${req.url.pathname}${req.url.search}`,
-        method: req.method as 'GET',
-        headers: req.headers,
-        body: req.body,
-        signal: req.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const text = await res.body.text();
-      await handBack();
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-      return { status: res.statusCode, headers, text };
-    } catch (error) {
-      throw wireError(error, req.signal);
-    }
+    return new Promise<WireResponse>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let status = 0;
+      let headers: Record<string, string> = {};
+      let onAbort: (() => void) | undefined;
+      const stopListening = () => {
+        if (onAbort) signal?.removeEventListener('abort', onAbort);
+      };
+      // undici's dispatch with a handler of its own, rather than `request()`: no stream per
+      // response body and no promise per read; the body is a few hundred bytes of JSON.
+      agent.dispatch(
+        {
+          origin: req.url.origin,
+          path: `${req.url.pathname}${req.url.search}`,
+          method: req.method as 'GET',
+          headers: req.headers,
+          body: req.body,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+        },
+        {
+          onRequestStart(controller) {
+            if (!signal) return;
+            onAbort = () => controller.abort(signal.reason);
+            if (signal.aborted) onAbort();
+            else signal.addEventListener('abort', onAbort, { once: true });
+          },
+          onResponseStart(_controller, statusCode, responseHeaders) {
+            status = statusCode;
+            headers = joinHeaders(responseHeaders);
+          },
+          onResponseData(_controller, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            stopListening();
+            const first = chunks[0];
+            const text = chunks.length === 1 && first ? first.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+            // undici hands the connection back to its pool on the next turn (it queues that
+            // before this handler's stack unwinds): answered after it, the caller's next
+            // request reuses the connection instead of opening another (as handBack does).
+            queueMicrotask(() => setImmediate(resolve, { status, headers, text }));
+          },
+          onResponseError(_controller, error) {
+            stopListening();
+            reject(wireError(error, signal));
+          },
+        },
+      );
+    });
   }
 
   private async sendWithFetch(req: WireRequest): Promise<WireResponse> {
@@ -299,8 +342,7 @@ export class Transport {
           else finish(codeError('ECONNRESET', 'the connection closed before the whole body arrived'));
         });
         res.once('end', () => {
-          const out: Record<string, string> = {};
-          for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+          const out = joinHeaders(res.headers);
           const text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
           finish(undefined, { status: res.statusCode ?? 0, headers: out, text });
         });
