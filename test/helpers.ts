@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -204,9 +204,9 @@ export function profileSuite(
 }
 
 /** The prototype of Node's FileHandle (not exported by node:fs/promises), for fault injection into its methods. */
-export async function fileHandlePrototype(): Promise<{ datasync: () => Promise<void> }> {
+export async function fileHandlePrototype(): Promise<Pick<FileHandle, 'datasync' | 'write'>> {
   const probe = await open(process.execPath, 'r');
-  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+  const proto = Object.getPrototypeOf(probe) as Pick<FileHandle, 'datasync' | 'write'>;
   await probe.close();
   return proto;
 }

@@ -5,7 +5,7 @@
  * so "recorded before sent" holds without one fsync per row. A torn last line (kill -9 mid-write)
  * is ignored on read. A lock file keeps two runs from using one journal at once.
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
@@ -171,8 +171,13 @@ export class Journal {
   /** Number of entries read back from earlier runs. */
   readonly priorEntries: number;
 
-  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock) {
+  /** Group writes are made on the main thread until one is slow (see writeGroup). */
+  private writeInline = true;
+  private readonly now: () => number;
+
+  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, now: () => number) {
     this.path = path;
+    this.now = now;
     this.handle = handle;
     this.prior = read.prior;
     this.similar = read.similar;
@@ -187,9 +192,10 @@ export class Journal {
    * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` must be
    * the real file (symlinks resolved): the lock is taken beside it, so two names for one journal
    * share one lock. A journal in another format or with a damaged line is refused (exit 2). A run
-   * holding the lock is waited for up to `lockWaitMs` (0: refused at once).
+   * holding the lock is waited for up to `lockWaitMs` (0: refused at once). `now` times the writes
+   * (a clock in milliseconds; tests pass their own).
    */
-  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS): Promise<Journal> {
+  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, now: () => number = () => performance.now()): Promise<Journal> {
     // The journal exists before its lock is taken, so that `path` is a real file beside its lock.
     await (await open(path, 'a', 0o600)).close();
     const lock = await acquireFileLock(dirname(path), basename(path), {
@@ -209,7 +215,7 @@ export class Journal {
       if (read.empty) await handle.write(`${JSON.stringify({ ...JOURNAL_HEADER, created: new Date().toISOString() })}\n`);
       // A torn last line must not swallow the first entry of this run.
       else if (!read.endsWithNewline) await handle.write('\n');
-      return new Journal(path, handle, read, lock);
+      return new Journal(path, handle, read, lock, now);
     } catch (error) {
       lock.release();
       throw error;
@@ -324,10 +330,8 @@ export class Journal {
    * covering what was written before it started, and their waiters are released in order. A row
    * is thus ready about one write and one fdatasync after it was queued, not up to two of each
    * (one after another, a row waited 3.8 ms on average from queued to durable on a busy 2-core
-   * machine, of which its own fdatasync was 1.0 ms). Writes and syncs run off the main
-   * thread, so the batch plans and sends while they last. (A synchronous write measured no cheaper
-   * and made each fdatasync 2-3 times slower on a busy disk: the main thread was held while the
-   * kernel throttled its dirty pages.)
+   * machine, of which its own fdatasync was 1.0 ms). Syncs run off the main thread, so the batch
+   * plans and sends while they last; the write is the main thread's (writeGroup).
    */
   private async flushLoop(): Promise<void> {
     // Let this turn queue its entries first: one write for all of them.
@@ -340,8 +344,7 @@ export class Journal {
       this.waitingSync = [];
       this.waitingWrite = [];
       try {
-        // A short write (the kernel may stop part way on a full disk) is continued, never left torn.
-        for (let rest = Buffer.from(text, 'utf8'); rest.length > 0; ) rest = rest.subarray((await this.handle.write(rest)).bytesWritten);
+        await this.writeGroup(Buffer.from(text, 'utf8'));
       } catch (error) {
         this.fail(error, [...written, ...synced]);
         break;
@@ -366,6 +369,28 @@ export class Journal {
       if (this.syncsInFlight >= MAX_SYNCS) await this.synced;
     }
     this.flushing = null;
+  }
+
+  /**
+   * Appends one group. A short write (the kernel may stop part way on a full disk) is continued,
+   * never left torn. The write is made on the main thread: it copies a few kilobytes into the page
+   * cache, and handing it to the thread pool cost more than the copy (a wake-up of a pool thread and
+   * one of the event loop per group, ~1,400 groups a 10,000-row batch): 8 % of the wall time and
+   * 12 % of the CPU of a batch (docs/benchmarks.md). The fdatasync stays in the pool. When the
+   * kernel throttles writers (another program filling the page cache with dirty pages), a write
+   * can block for a long time, and the main thread would stop reading answers meanwhile: the first
+   * write that takes over SLOW_WRITE_MS moves every later write to the thread pool for the run.
+   */
+  private async writeGroup(bytes: Buffer): Promise<void> {
+    let rest = bytes;
+    while (rest.length > 0) {
+      if (this.writeInline) {
+        const started = this.now();
+        const written = writeSync(this.handle.fd, rest);
+        if (this.now() - started > SLOW_WRITE_MS) this.writeInline = false;
+        rest = rest.subarray(written);
+      } else rest = rest.subarray((await this.handle.write(rest)).bytesWritten);
+    }
   }
 
   /** The journal cannot be written: `waiters` and everything queued are refused, and so is every later entry. */
@@ -408,6 +433,8 @@ export class Journal {
 
 /** fdatasyncs of successive groups that may run at once. */
 const MAX_SYNCS = 4;
+/** A group write on the main thread slower than this moves the journal's writes to the thread pool. */
+const SLOW_WRITE_MS = 5;
 
 /** Outcomes under which a claim exists or may exist: a row that looks like one of these is held. */
 const CLAIM_MAY_EXIST: ReadonlySet<JournalStatus> = new Set(['filed', 'uncertain', 'sending']);

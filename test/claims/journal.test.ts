@@ -138,3 +138,40 @@ describe('the group commit', () => {
     }
   });
 });
+
+describe('where a group is written', () => {
+  it('writes on the main thread, and in the thread pool for the rest of the run once a write was slow', async () => {
+    let elapsed = 0;
+    let slow = false;
+    // Each reading of the clock while `slow` is 10 ms after the last: the next write looks throttled.
+    const journal = await Journal.open(join(dir, 'j.jsonl'), 0, () => (slow ? (elapsed += 10) : elapsed));
+    const pooled = vi.spyOn(await fileHandlePrototype(), 'write');
+    try {
+      await journal.record({ key: key(1), line: 2, status: 'sending' }, '{}');
+      expect(pooled).not.toHaveBeenCalled();
+      slow = true;
+      await journal.record({ key: key(2), line: 3, status: 'sending' }, '{}');
+      expect(pooled).not.toHaveBeenCalled();
+      slow = false;
+      await journal.record({ key: key(3), line: 4, status: 'sending' }, '{}');
+      journal.note({ key: key(1), line: 2, status: 'filed', sourceOrderId: 'ord_1' });
+      await journal.flushed();
+      expect(pooled).toHaveBeenCalledTimes(2);
+    } finally {
+      vi.restoreAllMocks();
+      await journal.close();
+    }
+    // Every entry is in the file once, in the order it was recorded, whichever thread wrote it.
+    const entries = readFileSync(join(dir, 'j.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l));
+    expect(entries.map((e) => [e.line, e.status])).toEqual([
+      [2, 'sending'],
+      [3, 'sending'],
+      [4, 'sending'],
+      [2, 'filed'],
+    ]);
+  });
+});
