@@ -5,8 +5,8 @@
  *   Node 20 (bench/transport-oneoff.mjs, CPU of a process sending one GET), node:http costs ~14 ms
  *   over `node -e 0`, Node's built-in fetch ~110 ms (Node 20 loads and compiles its internal undici
  *   on the first fetch) and the bundled undici package ~165 ms: a one-off keeps node:http.
- * - `agent` (claims batches, run under the bin shim): the bundled undici package's Agent with
- *   `request()`, the design card's HTTP library, where its pool and request path matter for many
+ * - `agent` (claims batches, run under the bin shim): the bundled undici package's Agent through
+ *   `dispatch()`, the design card's HTTP library, where its pool and request path matter for many
  *   parallel requests and its load cost is paid once per run. Loaded on first use only.
  *   `orders list --all` stays on `node`: its pages come one after another (one ahead), and over
  *   100,000 orders node:http took ~0.1 s less CPU and ~20 MiB less peak memory (90 against 112 MiB).
