@@ -129,6 +129,14 @@ export class SimilarIndex {
   }
 }
 
+/** What a journal's group writes go through (tests replace them). */
+export interface JournalIo {
+  /** A clock in milliseconds, to time each write. */
+  now?: () => number;
+  /** fs.writeSync: the bytes written, or a throw. */
+  writeSync?: (fd: number, buffer: Buffer) => number;
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -173,11 +181,11 @@ export class Journal {
 
   /** Group writes are made on the main thread until one is slow (see writeGroup). */
   private writeInline = true;
-  private readonly now: () => number;
+  private readonly io: Required<JournalIo>;
 
-  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, now: () => number) {
+  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, io: JournalIo) {
     this.path = path;
-    this.now = now;
+    this.io = { now: io.now ?? (() => performance.now()), writeSync: io.writeSync ?? writeSync };
     this.handle = handle;
     this.prior = read.prior;
     this.similar = read.similar;
@@ -192,10 +200,10 @@ export class Journal {
    * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` must be
    * the real file (symlinks resolved): the lock is taken beside it, so two names for one journal
    * share one lock. A journal in another format or with a damaged line is refused (exit 2). A run
-   * holding the lock is waited for up to `lockWaitMs` (0: refused at once). `now` times the writes
-   * (a clock in milliseconds; tests pass their own).
+   * holding the lock is waited for up to `lockWaitMs` (0: refused at once). `io` replaces the clock
+   * and the write of a group (tests).
    */
-  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, now: () => number = () => performance.now()): Promise<Journal> {
+  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, io: JournalIo = {}): Promise<Journal> {
     // The journal exists before its lock is taken, so that `path` is a real file beside its lock.
     await (await open(path, 'a', 0o600)).close();
     const lock = await acquireFileLock(dirname(path), basename(path), {
@@ -215,7 +223,7 @@ export class Journal {
       if (read.empty) await handle.write(`${JSON.stringify({ ...JOURNAL_HEADER, created: new Date().toISOString() })}\n`);
       // A torn last line must not swallow the first entry of this run.
       else if (!read.endsWithNewline) await handle.write('\n');
-      return new Journal(path, handle, read, lock, now);
+      return new Journal(path, handle, read, lock, io);
     } catch (error) {
       lock.release();
       throw error;
@@ -385,9 +393,9 @@ export class Journal {
     let rest = bytes;
     while (rest.length > 0) {
       if (this.writeInline) {
-        const started = this.now();
-        const written = writeSync(this.handle.fd, rest);
-        if (this.now() - started > SLOW_WRITE_MS) this.writeInline = false;
+        const started = this.io.now();
+        const written = this.io.writeSync(this.handle.fd, rest);
+        if (this.io.now() - started > SLOW_WRITE_MS) this.writeInline = false;
         rest = rest.subarray(written);
       } else rest = rest.subarray((await this.handle.write(rest)).bytesWritten);
     }

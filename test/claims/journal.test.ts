@@ -144,7 +144,7 @@ describe('where a group is written', () => {
     let elapsed = 0;
     let slow = false;
     // Each reading of the clock while `slow` is 10 ms after the last: the next write looks throttled.
-    const journal = await Journal.open(join(dir, 'j.jsonl'), 0, () => (slow ? (elapsed += 10) : elapsed));
+    const journal = await Journal.open(join(dir, 'j.jsonl'), 0, { now: () => (slow ? (elapsed += 10) : elapsed) });
     const pooled = vi.spyOn(await fileHandlePrototype(), 'write');
     try {
       await journal.record({ key: key(1), line: 2, status: 'sending' }, '{}');
