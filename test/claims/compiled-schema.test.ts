@@ -34,7 +34,11 @@ const url = field(
 const money = field(fc.oneof(fc.double({ min: 0, max: 1e6, noNaN: true }), fc.integer({ min: 0, max: 1000 })), fc.constantFrom(-0.01, -5, '12.5'));
 const enumOf = (values: readonly string[]) => field(fc.constantFrom(...values), fc.constantFrom(values[0]?.toLowerCase() ?? 'x', 'OTHER'));
 const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 2 });
-const extra = fc.dictionary(fc.constantFrom('extra', 'note', 'price'), text, { maxKeys: 1 });
+/** Now and then a key the schema does not know (strict objects refuse it), drawn by fast-check so a failure replays by seed. */
+const extra = fc.oneof(
+  { weight: 9, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.dictionary(fc.constantFrom('extra', 'note', 'price'), text, { minKeys: 1, maxKeys: 1 }) },
+);
 
 const claim = fc.record(
   {
@@ -92,7 +96,7 @@ const fastClaim = compiled(OfflineClaim);
 const counts = { seen: 0, valid: 0 };
 
 test.prop([claim, extra], { numRuns: 3000 })('the compiled claim schema answers every claim as OfflineClaim does', (generated, unknownKeys) => {
-  const value = Math.random() < 0.1 ? { ...generated, ...unknownKeys } : generated;
+  const value = unknownKeys ? { ...generated, ...unknownKeys } : generated;
   const runtime = answer(OfflineClaim.safeParse(value));
   counts.seen++;
   if (runtime.success) counts.valid++;
