@@ -31,12 +31,14 @@ afterEach(() => {
 });
 
 /**
- * A zombie on demand: sh starts a short child, prints its pid and becomes `sleep`, which never
- * reaps it; the child stays a zombie (state Z) while the sleep runs. This is what a batch killed
- * with kill -9 looks like under a parent, or an init, that reaps late.
+ * A zombie on demand: sh starts a child, prints its pid and becomes `sleep`, which never reaps it;
+ * the child exits only once its parent is `sleep` (so sh cannot reap it first, as it did when the
+ * child was `sleep 0`) and stays a zombie (state Z) while the sleep runs. This is what a batch
+ * killed with kill -9 looks like under a parent, or an init, that reaps late.
  */
 async function zombie(): Promise<{ zombiePid: number; parentPid: number }> {
-  holder = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const exitOnceParentIsSleep = 'until [ "$(cat /proc/$parent/comm)" = sleep ]; do sleep 0.01; done';
+  holder = spawn('sh', ['-c', `parent=$$; (${exitOnceParentIsSleep}) & echo $!; exec sleep 30`], { stdio: ['ignore', 'pipe', 'ignore'] });
   const child = holder;
   const zombiePid = await new Promise<number>((resolve) => child.stdout?.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
   for (let i = 0; i < 500 && state(zombiePid) !== 'Z'; i++) await new Promise((r) => setTimeout(r, 10));
