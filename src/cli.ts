@@ -7,7 +7,7 @@ interface Group {
   name: string;
   description: string;
   /** `verb`, when given, is the verb that runs: a group may register only it (the others cost start-up time). */
-  load: () => Promise<{ register(program: Command, deps: Deps, verb?: string): void }>;
+  load: () => Promise<{ register(program: Command, deps: Deps, verb?: string): void | Promise<void> }>;
 }
 
 /**
@@ -108,7 +108,7 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     }
   });
   for (const group of GROUPS) {
-    if (group.name === word) (await group.load()).register(program, deps, verb);
+    if (group.name === word) await (await group.load()).register(program, deps, verb);
     else program.command(group.name).description(group.description);
   }
   if (GROUPS.some((g) => g.name === word)) {

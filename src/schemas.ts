@@ -126,27 +126,7 @@ export const Order = lazy(() =>
 );
 export type Order = z.infer<typeof Order>;
 
-/** The Order fields in the spec's order, for tables, flags and CSV headers (a test holds it equal to Order's keys). */
-export const ORDER_FIELDS: readonly (keyof Order)[] = [
-  'sourceOrderNumber',
-  'currency',
-  'policyCancelledAt',
-  'originalSourceOrderId',
-  'sourceCreatedAt',
-  'sourceUpdatedAt',
-  'sourceCancelledAt',
-  'platformId',
-  'premiumPaid',
-  'total',
-  'discountTotal',
-  'shippingCost',
-  'tax',
-  'subtotal',
-  'customerEmail',
-  'customerName',
-  'customerPhone',
-  'shippingCostTax',
-];
+export { ORDER_FIELDS } from './orders/fields.js';
 
 /**
  * CHOICE (docs/spec-choices.md#order-records-in-a-list): the shape of a list node is "not shown". opcli reads the Order fields it knows (all
@@ -578,19 +558,4 @@ export type NativeGiftCardRequest = z.infer<typeof NativeGiftCardRequest>;
 // Validation errors, for every caller
 // ---------------------------------------------------------------------------------------------
 
-export interface FieldIssue {
-  /** Dotted field path such as `item.price` or `customer.email`; empty for the whole value. */
-  path: string;
-  message: string;
-}
-
-/** Turns a zod error into field issues with dotted paths; an unknown key is named in the path. */
-export function fieldIssues(error: z.ZodError): FieldIssue[] {
-  return error.issues.flatMap((issue) => {
-    const path = issue.path.map(String);
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ path: [...path, key].join('.'), message: 'unknown field: the API does not accept it' }));
-    }
-    return [{ path: path.join('.'), message: issue.message }];
-  });
-}
+export { type FieldIssue, fieldIssues } from './field-issues.js';

@@ -1,48 +1,11 @@
-import * as z from 'zod';
+import type { CredentialsFile, ProfileSecrets } from './credentials-schema.js';
 import { withFileLock } from './lock.js';
-import { lazy } from '../schemas.js';
 import { quickCredentials } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
-import { ProfileName } from './settings.js';
 
-/** How the stored access token was obtained. */
-export const Grant = lazy(() => z.enum(['authorization_code', 'client_credentials', 'token']));
-export type Grant = z.infer<typeof Grant>;
+export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js';
 
-/** A stored token set, with the absolute expiry time. */
-export const StoredToken = lazy(() =>
-  z.object({
-    accessToken: z.string(),
-    refreshToken: z.string().optional(),
-    /** Epoch milliseconds; undefined when unknown (a pasted token). */
-    expiresAt: z.number().optional(),
-    scopes: z.array(z.string()).default([]),
-    grant: Grant,
-    storeId: z.string().optional(),
-    /** Client credentials: the scope filter the login asked for (absent: all granted scopes). */
-    requestedScopes: z.array(z.string()).optional(),
-    obtainedAt: z.number(),
-  }),
-);
-export type StoredToken = z.infer<typeof StoredToken>;
-
-/** Everything secret about one profile. */
-export const ProfileSecrets = lazy(() =>
-  z.object({
-    clientSecret: z.string().optional(),
-    providerToken: z.string().optional(),
-    token: StoredToken.optional(),
-  }),
-);
-export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
-
-/** The credentials file (exported for the quick check's test). */
-export const CredentialsFile = lazy(() =>
-  z.object({
-    profiles: z.record(ProfileName, ProfileSecrets).default({}),
-  }),
-);
-type CredentialsFile = z.infer<typeof CredentialsFile>;
+const schemas = () => import('./credentials-schema.js');
 
 /**
  * The credential store (credentials.json, 0600 in a private folder, kept through conf). Reads are
@@ -53,6 +16,8 @@ export class CredentialStore {
   readonly path: string;
   readonly dir: string;
   private readonly file: ConfFileStore<CredentialsFile>;
+  /** The ProfileSecrets schema, loaded by withLock: every write happens inside it. */
+  private secrets?: typeof ProfileSecrets;
 
   private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
     this.dir = dir;
@@ -62,7 +27,11 @@ export class CredentialStore {
 
   /** Opens the credential store in `dir`; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<CredentialStore> {
-    return new CredentialStore(dir, await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials', { quick: quickCredentials<CredentialsFile> }));
+    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
+      quick: quickCredentials<CredentialsFile>,
+      empty: () => ({ profiles: {} }),
+    });
+    return new CredentialStore(dir, file);
   }
 
   /** The secrets of one profile as they are on disk now. */
@@ -79,6 +48,7 @@ export class CredentialStore {
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
     await this.file.prepareWrite();
+    this.secrets ??= (await schemas()).ProfileSecrets;
     return withFileLock(this.dir, 'credentials', fn);
   }
 
@@ -91,7 +61,10 @@ export class CredentialStore {
     const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
-    else file.profiles[profile] = ProfileSecrets.parse(next);
+    else {
+      if (!this.secrets) throw new Error('internal: the credentials were written outside withLock()');
+      file.profiles[profile] = this.secrets.parse(next);
+    }
     this.file.write(file);
     return next;
   }

@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { ProfileSecrets } from './credentials.js';
-import { ProfileName, type ProfileSettings } from './settings.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
+import type { ProfileSettings } from './settings.js';
 
 /**
  * CHOICE (docs/spec-choices.md#default-scopes): the scopes a browser login asks for when neither
@@ -38,12 +39,9 @@ export function pickProfileName(flag: string | undefined, env: Record<string, st
       : current
         ? [current, 'the current profile']
         : ['default', ''];
-  const parsed = ProfileName.safeParse(name);
-  if (!parsed.success) {
-    throw new UsageError(
-      `${from}: "${name}" is not a profile name: ${parsed.error.issues[0]?.message ?? 'invalid'}.`,
-      'See `opcli profiles list` for the profiles you have.',
-    );
+  // The ProfileName schema's own rule and words (quick-check.ts), checked without loading zod.
+  if (!PROFILE_NAME.test(name)) {
+    throw new UsageError(`${from}: "${name}" is not a profile name: ${PROFILE_NAME_RULE}.`, 'See `opcli profiles list` for the profiles you have.');
   }
   return name;
 }

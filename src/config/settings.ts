@@ -1,139 +1,47 @@
-import * as z from 'zod';
-import { lazy, TriggerId } from '../schemas.js';
-import { PROFILE_NAME, quickSettings } from './quick-check.js';
+import { quickSettings } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
+import type { ProfileSettings, SettingsFile } from './settings-schema.js';
 
-/** Non-secret settings of one profile. Secrets live in the credential store. */
-export const ProfileSettings = lazy(() =>
-  z.object({
-    baseUrl: z.url().optional(),
-    authorizeUrl: z.url().optional(),
-    clientId: z.string().optional(),
-    scopes: z.array(z.string()).optional(),
-    storeId: z.string().optional(),
-    provider: z
-      .object({
-        name: z.string().optional(),
-        apiUrl: z.url().optional(),
-        shopUrl: z.string().optional(),
-        triggerId: z.string().optional(),
-        triggerUrl: z.url().optional(),
-        nativeUrl: z.url().optional(),
-        /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
-        triggerSendsToken: z.boolean().optional(),
-        /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
-        currency: z.string().optional(),
-      })
-      .optional(),
-  }),
-);
-export type ProfileSettings = z.infer<typeof ProfileSettings>;
+export type { ProfileSettings, SettingKey } from './settings-schema.js';
 
-/** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
-export const ProfileName = lazy(() =>
-  z.string().regex(PROFILE_NAME, { message: 'expected letters, digits, "-", "_" or "." (neither "-" nor "." first), at most 64 characters' }),
-);
-
-/** The settings file (exported for the quick check's test). */
-export const SettingsFile = lazy(() =>
-  z.object({
-    currentProfile: ProfileName.optional(),
-    profiles: z.record(ProfileName, ProfileSettings).default({}),
-  }),
-);
-type SettingsFile = z.infer<typeof SettingsFile>;
-
-/** Where a configurable value is kept and how it is checked. */
-export interface SettingKey {
-  key: string;
-  description: string;
-  /** Kept in the credential store (0600), masked in listings, settable from stdin. */
-  secret?: boolean;
-  /** Path inside ProfileSettings (or the secret's name in the credential store). */
-  path: readonly string[];
-  parse: (raw: string) => unknown;
-}
-
-const url = (raw: string) => z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
-const text = (raw: string) => z.string().min(1, 'expected a value').parse(raw);
-/** A provider name forms the header x-<name>-access-token, so it must be an HTTP header token. */
-const providerName = (raw: string) =>
-  z
-    .string()
-    .regex(/^[A-Za-z0-9-]+$/, `expected letters, digits and - only (it forms the header x-<name>-access-token), got "${raw}"`)
-    .parse(raw.trim());
-const list = (raw: string) =>
-  raw
-    .split(/[\s,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-/** Every key `opcli config set` accepts, in the order `config list` shows them. */
-export const SETTING_KEYS: SettingKey[] = [
-  { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
-  { key: 'authorize-url', description: 'consent page URL (default {base_url}/v1/oauth/authorize)', path: ['authorizeUrl'], parse: url },
-  { key: 'client-id', description: 'OAuth client id (svc_app_...)', path: ['clientId'], parse: text },
-  { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
-  { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
-  { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
-  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
-  { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
-  { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
-  { key: 'shop-url', description: 'store domain at the provider (shop_url)', path: ['provider', 'shopUrl'], parse: text },
-  {
-    key: 'trigger-id',
-    description: 'trigger workflow id: the UUID at the end of the execute URL',
-    path: ['provider', 'triggerId'],
-    parse: (raw) => TriggerId.parse(raw),
-  },
-  { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
-  { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
-  {
-    // CHOICE (docs/spec-choices.md#trigger-needs-the-credit-api): the execute call goes without the token unless this says otherwise.
-    key: 'trigger-sends-token',
-    description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
-    path: ['provider', 'triggerSendsToken'],
-    parse: (raw) =>
-      z
-        .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
-        .transform((v) => v === 'true')
-        .parse(raw),
-  },
-  {
-    key: 'currency',
-    description: 'currency of the gift card amounts, three letters (default USD)',
-    path: ['provider', 'currency'],
-    parse: (raw) =>
-      z
-        .string()
-        .regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`)
-        .parse(raw.trim().toUpperCase()),
-  },
-];
-
-/** Looks a key up by name, or undefined. */
-export function findSettingKey(key: string): SettingKey | undefined {
-  return SETTING_KEYS.find((k) => k.key === key);
-}
+const schemas = () => import('./settings-schema.js');
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */
 export class SettingsStore {
   readonly path: string;
   private readonly file: ConfFileStore<SettingsFile>;
+  /** The ProfileSettings schema of a store opened to write (`open`); a store opened to read has none. */
+  private readonly profileSchema?: typeof ProfileSettings;
 
-  private constructor(file: ConfFileStore<SettingsFile>) {
+  private constructor(file: ConfFileStore<SettingsFile>, profileSchema?: typeof ProfileSettings) {
     this.file = file;
     this.path = file.path;
+    this.profileSchema = profileSchema;
   }
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { write: true, quick: quickSettings<SettingsFile> }));
+    const { ProfileSettings } = await schemas();
+    return new SettingsStore(await SettingsStore.openFile(dir, true), ProfileSettings);
   }
 
   /** Opens the settings file to read only (no writer is loaded; a write throws): how a command resolves its profile. */
   static async openForReading(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', { quick: quickSettings<SettingsFile> }));
+    return new SettingsStore(await SettingsStore.openFile(dir, false));
+  }
+
+  private static openFile(dir: string, write: boolean): Promise<ConfFileStore<SettingsFile>> {
+    return ConfFileStore.open(dir, 'settings', async () => (await schemas()).SettingsFile, 'settings', {
+      write,
+      quick: quickSettings<SettingsFile>,
+      empty: () => ({ profiles: {} }),
+    });
+  }
+
+  /** The ProfileSettings schema, for a write (a store opened to read throws, as its file does). */
+  private profiles(): typeof ProfileSettings {
+    if (!this.profileSchema) throw new Error('internal: the settings file was written through a store opened for reading');
+    return this.profileSchema;
   }
 
   private read(): SettingsFile {
@@ -165,7 +73,7 @@ export class SettingsStore {
   /** Replaces a profile's settings. */
   setProfile(name: string, settings: ProfileSettings): void {
     const file = this.read();
-    file.profiles[name] = ProfileSettings.parse(settings);
+    file.profiles[name] = this.profiles().parse(settings);
     this.file.write(file);
   }
 
@@ -173,7 +81,7 @@ export class SettingsStore {
   updateProfile(name: string, patch: ProfileSettings): ProfileSettings {
     const file = this.read();
     const current = file.profiles[name] ?? {};
-    const next = ProfileSettings.parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
+    const next = this.profiles().parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
     if (next.provider && Object.keys(next.provider).length === 0) delete next.provider;
     file.profiles[name] = next;
     this.file.write(file);

@@ -4,7 +4,8 @@
  * that tells a wrong token from a wrong store domain without issuing anything. No prompt, no print.
  */
 import type { Deps } from '../deps.js';
-import { findSettingKey, patchAtPath, type SettingKey } from '../config/settings.js';
+import { patchAtPath } from '../config/settings.js';
+import { findSettingKey, type SettingKey } from '../config/settings-schema.js';
 import { UsageError } from '../errors.js';
 import { TriggerId } from '../schemas.js';
 import { describePath, planChain } from './chain.js';

@@ -259,7 +259,7 @@ describe('completion', () => {
     expect(complete(script, ['opcli', '']).split(' ')).toEqual(GROUPS.map((g) => g.name));
     for (const group of GROUPS) {
       const program = new Command();
-      (await group.load()).register(program, (await runOpcli(['--version'])).deps);
+      await (await group.load()).register(program, (await runOpcli(['--version'])).deps);
       const verbs = (program.commands[0] as InstanceType<typeof Command>).commands;
       expect(Object.keys(tree.commands[group.name]?.verbs ?? {})).toEqual(verbs.map((v) => v.name()));
       if (verbs.length) expect(complete(script, ['opcli', group.name, '']).split(' ')).toEqual(verbs.map((v) => v.name()));
@@ -273,7 +273,7 @@ describe('completion', () => {
   });
 
   it('completes setting keys and profile names', async () => {
-    const { SETTING_KEYS } = await import('../../src/config/settings.js');
+    const { SETTING_KEYS } = await import('../../src/config/settings-schema.js');
     const script = (await runOpcli(['completion', 'bash'])).stdout;
     expect(complete(script, ['opcli', 'config', 'get', '']).split(' ')).toEqual(SETTING_KEYS.map((k) => k.key));
     const { dir, cleanup } = tempConfigDir();

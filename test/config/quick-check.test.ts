@@ -6,9 +6,9 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { CredentialsFile } from '../../src/config/credentials.js';
+import { CredentialsFile } from '../../src/config/credentials-schema.js';
 import { quickCredentials, quickSettings } from '../../src/config/quick-check.js';
-import { SettingsFile } from '../../src/config/settings.js';
+import { SettingsFile } from '../../src/config/settings-schema.js';
 
 /** Values near the edge of each rule: good and bad profile names, URLs, numbers and odd types. */
 const name = fc.constantFrom('default', 'prod.eu', 'a_b-c', '-bad', '.bad', 'x'.repeat(65), '', '__proto__', 'constructor', 'ünï', 'a b');

@@ -50,7 +50,7 @@ function collects(option: Option): boolean {
 export async function commandTree(): Promise<CommandInfo[]> {
   const program = new Command('opcli');
   const deps = quietDeps();
-  for (const group of GROUPS) (await group.load()).register(program, deps);
+  for (const group of GROUPS) await (await group.load()).register(program, deps);
   const out: CommandInfo[] = [];
   const walk = (cmd: Command, path: string[]) => {
     if (cmd.commands.length === 0 && path.length > 0) {

@@ -29,12 +29,12 @@ function flagsOf(cmd: Command): string[] {
 
 /** Builds the tree from the registered commands. */
 export async function buildTree(deps: Deps): Promise<CompletionTree> {
-  const [{ GROUPS, buildProgram }, { SETTING_KEYS }] = await Promise.all([import('../../cli.js'), import('../../config/settings.js')]);
+  const [{ GROUPS, buildProgram }, { SETTING_KEYS }] = await Promise.all([import('../../cli.js'), import('../../config/settings-schema.js')]);
   const top = await buildProgram(deps, undefined);
   const commands: CompletionTree['commands'] = {};
   for (const group of GROUPS) {
     const scratch = new Command('opcli');
-    (await group.load()).register(scratch, deps);
+    await (await group.load()).register(scratch, deps);
     const cmd = scratch.commands.find((c) => c.name() === group.name);
     if (!cmd) continue;
     const verbs: Record<string, string[]> = {};

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { getAtPath, SETTING_KEYS } from '../../config/settings.js';
+import { getAtPath } from '../../config/settings.js';
+import { SETTING_KEYS } from '../../config/settings-schema.js';
 import type { Deps } from '../../deps.js';
 import { mask } from '../../redact.js';
 import { outputMode, printJson, printTable } from '../../output.js';

@@ -16,7 +16,8 @@ export type SetupKey = keyof typeof SETUP_QUESTIONS;
 
 /** Asks for each provider setting and answers the values that changed, as typed. */
 export async function askSettings(deps: Deps, profile: string): Promise<Record<string, string>> {
-  const [{ findSettingKey, getAtPath }, { parseValue }, { normaliseValues }] = await Promise.all([
+  const [{ findSettingKey }, { getAtPath }, { parseValue }, { normaliseValues }] = await Promise.all([
+    import('../../config/settings-schema.js'),
     import('../../config/settings.js'),
     import('../config/values.js'),
     import('../../giftcard/setup.js'),

@@ -1,12 +1,14 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { register as registerList } from './list.js';
-import { register as registerUpdate } from './update.js';
 
-const VERBS: Record<string, (group: Command, deps: Deps) => void> = { list: registerList, update: registerUpdate };
+/** Each verb's module, loaded only when the verb is built: `orders list` does not load the Order schema `orders update` needs. */
+const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
+  list: () => import('./list.js'),
+  update: () => import('./update.js'),
+};
 
 /** `opcli orders`: list and update the store's orders (only `verb` when it names one: a one-off builds no other). */
-export function register(program: Command, deps: Deps, verb?: string): void {
+export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
   const group = program
     .command('orders')
     .description('List and update orders')
@@ -18,5 +20,5 @@ Examples:
   $ opcli orders list --all --jsonl > orders.jsonl
   $ opcli orders update ord_000001 --source-order-number '#1001' --currency USD --total 42.50`,
     );
-  for (const [name, registerVerb] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) registerVerb(group, deps);
+  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ProfileName } from '../../config/settings.js';
+import { ProfileName } from '../../config/settings-schema.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 

@@ -50,7 +50,7 @@ Examples:
         force?: boolean;
         json?: boolean;
       }) => {
-        const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings.js')]);
+        const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings-schema.js')]);
         const headers = flags.rateLimitHeaders;
         if (!['none', 'ietf', 'x', 'both'].includes(headers)) {
           throw new UsageError(`--rate-limit-headers "${headers}" is not a style.`, 'Expected none, ietf, x or both.');

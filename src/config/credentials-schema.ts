@@ -1,0 +1,46 @@
+/**
+ * The zod schemas of the credentials file. Loaded only when needed (a write, or a file the quick
+ * check cannot vouch for): a command that reads a token opcli stored itself never loads zod.
+ */
+import * as z from 'zod';
+import { lazy } from '../schemas.js';
+import { ProfileName } from './settings-schema.js';
+
+/** How the stored access token was obtained. */
+export const Grant = lazy(() => z.enum(['authorization_code', 'client_credentials', 'token']));
+export type Grant = z.infer<typeof Grant>;
+
+/** A stored token set, with the absolute expiry time. */
+export const StoredToken = lazy(() =>
+  z.object({
+    accessToken: z.string(),
+    refreshToken: z.string().optional(),
+    /** Epoch milliseconds; undefined when unknown (a pasted token). */
+    expiresAt: z.number().optional(),
+    scopes: z.array(z.string()).default([]),
+    grant: Grant,
+    storeId: z.string().optional(),
+    /** Client credentials: the scope filter the login asked for (absent: all granted scopes). */
+    requestedScopes: z.array(z.string()).optional(),
+    obtainedAt: z.number(),
+  }),
+);
+export type StoredToken = z.infer<typeof StoredToken>;
+
+/** Everything secret about one profile. */
+export const ProfileSecrets = lazy(() =>
+  z.object({
+    clientSecret: z.string().optional(),
+    providerToken: z.string().optional(),
+    token: StoredToken.optional(),
+  }),
+);
+export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
+
+/** The credentials file (exported for the quick check's test). */
+export const CredentialsFile = lazy(() =>
+  z.object({
+    profiles: z.record(ProfileName, ProfileSecrets).default({}),
+  }),
+);
+export type CredentialsFile = z.infer<typeof CredentialsFile>;

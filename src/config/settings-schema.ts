@@ -1,0 +1,119 @@
+/**
+ * The zod schemas of the settings file, and the keys `opcli config set` accepts with their checks.
+ * Loaded only when needed (a write, `config`, or a file the quick check cannot vouch for): a
+ * command that reads a profile opcli wrote itself never loads zod.
+ */
+import * as z from 'zod';
+import { lazy, TriggerId } from '../schemas.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
+
+/** Non-secret settings of one profile. Secrets live in the credential store. */
+export const ProfileSettings = lazy(() =>
+  z.object({
+    baseUrl: z.url().optional(),
+    authorizeUrl: z.url().optional(),
+    clientId: z.string().optional(),
+    scopes: z.array(z.string()).optional(),
+    storeId: z.string().optional(),
+    provider: z
+      .object({
+        name: z.string().optional(),
+        apiUrl: z.url().optional(),
+        shopUrl: z.string().optional(),
+        triggerId: z.string().optional(),
+        triggerUrl: z.url().optional(),
+        nativeUrl: z.url().optional(),
+        /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
+        triggerSendsToken: z.boolean().optional(),
+        /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
+        currency: z.string().optional(),
+      })
+      .optional(),
+  }),
+);
+export type ProfileSettings = z.infer<typeof ProfileSettings>;
+
+/** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
+export const ProfileName = lazy(() => z.string().regex(PROFILE_NAME, { message: PROFILE_NAME_RULE }));
+
+/** The settings file (exported for the quick check's test). */
+export const SettingsFile = lazy(() =>
+  z.object({
+    currentProfile: ProfileName.optional(),
+    profiles: z.record(ProfileName, ProfileSettings).default({}),
+  }),
+);
+export type SettingsFile = z.infer<typeof SettingsFile>;
+
+/** Where a configurable value is kept and how it is checked. */
+export interface SettingKey {
+  key: string;
+  description: string;
+  /** Kept in the credential store (0600), masked in listings, settable from stdin. */
+  secret?: boolean;
+  /** Path inside ProfileSettings (or the secret's name in the credential store). */
+  path: readonly string[];
+  parse: (raw: string) => unknown;
+}
+
+const url = (raw: string) => z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
+const text = (raw: string) => z.string().min(1, 'expected a value').parse(raw);
+/** A provider name forms the header x-<name>-access-token, so it must be an HTTP header token. */
+const providerName = (raw: string) =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9-]+$/, `expected letters, digits and - only (it forms the header x-<name>-access-token), got "${raw}"`)
+    .parse(raw.trim());
+const list = (raw: string) =>
+  raw
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Every key `opcli config set` accepts, in the order `config list` shows them. */
+export const SETTING_KEYS: SettingKey[] = [
+  { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
+  { key: 'authorize-url', description: 'consent page URL (default {base_url}/v1/oauth/authorize)', path: ['authorizeUrl'], parse: url },
+  { key: 'client-id', description: 'OAuth client id (svc_app_...)', path: ['clientId'], parse: text },
+  { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
+  { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
+  { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
+  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
+  { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
+  { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
+  { key: 'shop-url', description: 'store domain at the provider (shop_url)', path: ['provider', 'shopUrl'], parse: text },
+  {
+    key: 'trigger-id',
+    description: 'trigger workflow id: the UUID at the end of the execute URL',
+    path: ['provider', 'triggerId'],
+    parse: (raw) => TriggerId.parse(raw),
+  },
+  { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
+  { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
+  {
+    // CHOICE (docs/spec-choices.md#trigger-needs-the-credit-api): the execute call goes without the token unless this says otherwise.
+    key: 'trigger-sends-token',
+    description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
+    path: ['provider', 'triggerSendsToken'],
+    parse: (raw) =>
+      z
+        .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
+        .transform((v) => v === 'true')
+        .parse(raw),
+  },
+  {
+    key: 'currency',
+    description: 'currency of the gift card amounts, three letters (default USD)',
+    path: ['provider', 'currency'],
+    parse: (raw) =>
+      z
+        .string()
+        .regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`)
+        .parse(raw.trim().toUpperCase()),
+  },
+];
+
+/** Looks a key up by name, or undefined. */
+export function findSettingKey(key: string): SettingKey | undefined {
+  return SETTING_KEYS.find((k) => k.key === key);
+}
