@@ -41,12 +41,11 @@ export function createServiceApi(http: HttpClient) {
   return {
     /** Endpoint 3. No Authorization header; needs only the base URL. */
     async verifySession(sessionToken: string, signal?: AbortSignal) {
+      const { SessionContext } = await schemas();
       return (
         await http.request(
           { method: 'POST', url: PATHS.sessionVerify, json: { session_token: sessionToken }, auth: false, retry: 'never', signal },
-          (
-            await schemas()
-          ).SessionContext,
+          SessionContext,
         )
       ).body;
     },

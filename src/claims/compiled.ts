@@ -4,7 +4,7 @@
  * the schema's own (test/claims/compiled-schema.test.ts holds them to it). A claim row checks ~5
  * times quicker (3.7 to 0.7 µs a parse). Compiling OfflineClaim costs ~8 ms, which one claim would
  * not win back, so only a batch compiles; a one-off keeps the plain schemas. (zod's compiler adds
- * 30 KB to zod's chunk, which one-offs load too: paired runs of `orders list` showed no change.)
+ * 30 KB to zod's chunk, which a one-off loads only when it needs zod at all.)
  */
 import { compile } from 'zod';
 
