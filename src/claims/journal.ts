@@ -151,6 +151,13 @@ export const LOCK_WAIT_MS = 5_000;
 /** How often, at most, `record` asks the file system whether the lock is still this run's. */
 const LOST_CHECK_MS = 200;
 
+/** An entry refused because the journal had already failed (`failure`): its line was never written. */
+export class NotJournaled extends Error {
+  constructor(readonly failure: unknown) {
+    super((failure as Error).message);
+  }
+}
+
 export class Journal {
   readonly path: string;
   private readonly handle: FileHandle;
@@ -301,7 +308,7 @@ export class Journal {
    * every outcome too doubled the fsyncs for no safety gained.
    */
   record(entry: Omit<JournalEntry, 'at' | 'claim'>, claimJson?: string): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.failure) return Promise.reject(new NotJournaled(this.failure));
     // No row leaves once another run may be reading this journal: it could send the same row.
     if (entry.status === 'sending' && this.lost()) return Promise.reject(this.lostError());
     this.pending.push(this.line(entry, claimJson));
@@ -407,7 +414,10 @@ export class Journal {
       hint: 'Free disk space or pass --journal with a writable path; rows after this one were not sent.',
       cause: error,
     });
-    for (const w of [...waiters, ...this.waitingSync, ...this.waitingWrite]) w.reject(this.failure);
+    for (const w of waiters) w.reject(this.failure);
+    // Queued after the failed group: their lines were never written.
+    const unwritten = new NotJournaled(this.failure);
+    for (const w of [...this.waitingSync, ...this.waitingWrite]) w.reject(unwritten);
     this.pending = [];
     this.waitingSync = [];
     this.waitingWrite = [];

@@ -10,10 +10,16 @@
  * left (syncing, ready, or waiting for the limiter). A crash leaves those `sending` without having
  * sent them, and the next run reports them uncertain (never resent): that bound is the price of
  * overlapping the fsync with the network, and a lower `--concurrency` lowers it.
+ *
+ * Rows planned while enough are ready or syncing are held back (at most WINDOW of them) and
+ * journaled together once the ready ones run low (lowWaterMark), as many as the window has room
+ * for: one fdatasync then covers most of a window instead of the few rows one turn of the event
+ * loop planned. A held row changes nothing a crash can leave: it is not journaled, so it was not
+ * sent, and the next run sends it.
  */
 import type { Deps } from '../deps.js';
 import type { RequestLimiter } from '../http/adaptive.js';
-import type { Journal } from './journal.js';
+import { type Journal, NotJournaled } from './journal.js';
 import type { Planner, ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
 import type { BatchReport, BatchView } from './results.js';
@@ -44,6 +50,7 @@ export interface PipelineOptions {
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
 const JOURNAL_FAILED_REASON = 'not sent: the journal could not be made durable before it; the next run reports it uncertain, but it never left';
+const JOURNAL_UNWRITTEN_REASON = 'not sent: the journal could not be written before it; the next run sends it';
 
 /** Runs the send pipeline over `rows`; prints the summary through `view`. Throws nothing a row causes. */
 export async function sendAll(
@@ -71,6 +78,9 @@ export async function sendAll(
   let syncing = 0;
   let feeding = true;
   const ready: Ready[] = [];
+  /** Rows planned to send, not yet journaled (at most `window`): recorded together once the ready rows run low. */
+  const held: Ready[] = [];
+  const lowWater = lowWaterMark(window);
   const takers: ((item: Ready | undefined) => void)[] = [];
   let wakeFeeder: (() => void) | undefined;
 
@@ -84,20 +94,20 @@ export async function sendAll(
   /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
   const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
 
-  /** The feeder, if it waits for room in the window, looks again (and stops when the batch does). */
+  /** The feeder, if it waits for room, looks again (and stops when the batch does). */
   const wake = () => {
     const resume = wakeFeeder;
     wakeFeeder = undefined;
     resume?.();
   };
-  /** A row left the window (its request left, or it was settled without leaving): the feeder may read on. */
+  /** A row left the window (its request left, or it was settled without leaving): held rows may be journaled. */
   const freed = () => {
     unsent--;
-    wake();
+    recordIfLow();
   };
   /** The workers stop asking once nothing more can become ready. */
   const endIfDone = () => {
-    if (feeding || syncing > 0 || ready.length > 0) return;
+    if (feeding || held.length > 0 || syncing > 0 || ready.length > 0) return;
     for (const take of takers.splice(0)) take(undefined);
   };
 
@@ -114,15 +124,22 @@ export async function sendAll(
     }
   };
 
-  /** A journaled row the batch stopped before sending: journaled so the next run sends it (unless the journal failed), and reported. */
-  const notSent = (item: Ready, reason = NOT_SENT_REASON): Promise<void> => {
-    freed();
+  /**
+   * A row the batch stopped before sending (`journaled`: its `sending` entry was recorded): its
+   * outcome journaled so the next run sends it (unless the journal failed), and reported.
+   */
+  const notSent = (item: Ready, reason = NOT_SENT_REASON, journaled = true): Promise<void> => {
+    if (journaled) freed();
+    else wake();
     return settle(item, { result: { line: item.row.line, status: 'not_sent', error: reason }, stop: false });
   };
 
-  /** Every ready row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the journal true. */
+  /** Every ready or held row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the journal true. */
   const drainReady = () => {
-    for (const item of ready.splice(0)) void notSent(item);
+    const journaled = ready.splice(0);
+    const planned = held.splice(0);
+    for (const item of journaled) void notSent(item);
+    for (const item of planned) void notSent(item, NOT_SENT_REASON, false);
     endIfDone();
   };
 
@@ -137,10 +154,50 @@ export async function sendAll(
     endIfDone();
   };
 
+  /**
+   * Journals the held rows as `sending` in one group, as many as the window has room for; each
+   * becomes ready once durable. When the batch stops, they are settled not_sent instead.
+   */
+  const recordHeld = () => {
+    if (stopped()) return drainReady();
+    const group = held.splice(0, window - unsent);
+    if (group.length === 0) return;
+    // The feeder may plan more.
+    wake();
+    for (const item of group) {
+      const { row, plan } = item;
+      unsent++;
+      syncing++;
+      // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
+      journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust).then(
+        () => {
+          syncing--;
+          offer(item);
+        },
+        (error) => {
+          // The journal cannot be made durable: nothing more is sent. This row never left, and
+          // says so: a written `sending` line reads as uncertain next time (the journal cannot
+          // tell), a line never written leaves the row to the next run.
+          syncing--;
+          const unwritten = error instanceof NotJournaled;
+          fatal ??= unwritten ? error.failure : error;
+          drainReady();
+          // Also wakes a feeder waiting for room: it must see the failure and stop, or the batch never ends.
+          void notSent(item, unwritten ? JOURNAL_UNWRITTEN_REASON : JOURNAL_FAILED_REASON);
+        },
+      );
+    }
+  };
+  /** The held rows are journaled once the rows ready or on their way to it are fewer than the low-water mark. */
+  const recordIfLow = () => {
+    if (held.length > 0 && ready.length + syncing < lowWater) recordHeld();
+  };
+
   const take = (): Ready | undefined | Promise<Ready | undefined> => {
     const item = ready.shift();
+    recordIfLow();
     if (item) return item;
-    if (!feeding && syncing === 0) return undefined;
+    if (!feeding && held.length === 0 && syncing === 0) return undefined;
     return new Promise((resolve) => takers.push(resolve));
   };
 
@@ -172,7 +229,7 @@ export async function sendAll(
   const feed = async (): Promise<void> => {
     try {
       for (;;) {
-        if (unsent >= window) {
+        if (held.length >= window) {
           await new Promise<void>((resolve) => {
             wakeFeeder = resolve;
           });
@@ -191,30 +248,16 @@ export async function sendAll(
           if (output) await output;
           continue;
         }
-        unsent++;
-        syncing++;
-        const item: Ready = { row, plan };
-        // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-        journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust).then(
-          () => {
-            syncing--;
-            offer(item);
-          },
-          (error) => {
-            // The journal cannot be made durable: nothing more is sent. This row never left, and
-            // says so (its written `sending` line reads as uncertain next time: the journal cannot tell).
-            syncing--;
-            fatal ??= error;
-            drainReady();
-            // Also wakes a feeder waiting for room: it must see the failure and stop, or the batch never ends.
-            void notSent(item, JOURNAL_FAILED_REASON);
-          },
-        );
+        held.push({ row, plan });
+        recordIfLow();
       }
     } catch (error) {
       // The journal or a results file cannot be written: stop; nothing more is sent.
       fatal ??= error;
     } finally {
+      // Rows still held are journaled as the window has room; when the batch stopped (or the journal
+      // failed) they are settled not_sent without a `sending` entry, so the next run sends them.
+      recordHeld();
       feeding = false;
       endIfDone();
     }
@@ -305,4 +348,13 @@ export async function sendAll(
   lockLost();
   view.summarize(reporter, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
   return { fatal, stopError, readError, stoppedNow: false };
+}
+
+/**
+ * How few rows may be ready (or syncing) before the held ones are journaled: a quarter of the
+ * window, at least one. Lower, a slot more often waits for an fdatasync; higher, each fdatasync
+ * covers fewer rows.
+ */
+export function lowWaterMark(window: number): number {
+  return Math.max(1, Math.ceil(window / 4));
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Journal, PriorIndex } from '../../src/claims/journal.js';
+import { Journal, NotJournaled, PriorIndex } from '../../src/claims/journal.js';
 import { fileHandlePrototype, tempConfigDir } from '../helpers.js';
 
 let dir: string;
@@ -136,6 +136,31 @@ describe('the group commit', () => {
     } finally {
       await close();
     }
+  });
+
+  it('tells the entries it never wrote (the next run sends them) from those it wrote (uncertain next time)', async () => {
+    const { journal, calls, first, second, close } = await twoGroupsSyncing();
+    const path = join(dir, 'j.jsonl');
+    try {
+      // Queued in the turn the first sync fails: refused before its group is written.
+      const queued = journal.record({ key: key(3), line: 4, status: 'sending' }, '{}').catch((e: unknown) => e);
+      calls[1]?.release();
+      calls[0]?.fail(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' }));
+      const refused = await queued;
+      expect(refused).toBeInstanceOf(NotJournaled);
+      expect((refused as NotJournaled).failure).toMatchObject({ message: expect.stringMatching(/^Cannot write the journal .*j\.jsonl: ENOSPC/) });
+      const later = await journal.record({ key: key(4), line: 5, status: 'sending' }, '{}').catch((e: unknown) => e);
+      expect(later).toBeInstanceOf(NotJournaled);
+      // The two groups written before the failure are refused too; the run's failure is the journal's own error.
+      const written = await Promise.all([first, second]);
+      expect(written.every((w) => w.startsWith('refused: Cannot write the journal'))).toBe(true);
+      const flushed = await journal.flushed().catch((e: unknown) => e);
+      expect(flushed).not.toBeInstanceOf(NotJournaled);
+      expect(flushed).toMatchObject({ hint: expect.stringContaining('Free disk space') });
+    } finally {
+      await close();
+    }
+    expect(entries(path).map((e) => e.line)).toEqual([2, 3]);
   });
 });
 
