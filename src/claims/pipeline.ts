@@ -2,12 +2,12 @@
  * The send pipeline of a batch: read → check and key (Planner) → record `sending` (Journal) → send
  * → record the outcome → report (the verb's BatchReport). Each row passes each stage once.
  *
- * One feeder reads, checks and keys rows ahead of the free slots and queues their `sending` entries;
- * the journal syncs whatever is queued in one write and one fdatasync, and only then does a row
- * become ready. Workers (one per `--concurrency` slot) take ready rows and send them, so the next
- * group is made durable while the current requests are in flight and no slot waits for a whole
- * fsync cycle. The feeder stays at most WINDOW rows ahead: rows journaled whose request has not
- * left (syncing, ready, or waiting for the limiter). A crash leaves those `sending` without having
+ * One feeder reads, checks and keys rows ahead of the free slots, and their `sending` entries are
+ * queued; the journal syncs whatever is queued in one write and one fdatasync, and only then does a
+ * row become ready. Workers (one per `--concurrency` slot) take ready rows and send them, so the
+ * next group is made durable while the current requests are in flight and no slot waits for a
+ * whole fsync cycle. At most WINDOW rows are journaled whose request has not left (syncing, ready,
+ * or waiting for the limiter). A crash leaves those `sending` without having
  * sent them, and the next run reports them uncertain (never resent): that bound is the price of
  * overlapping the fsync with the network, and a lower `--concurrency` lowers it.
  *
@@ -71,7 +71,7 @@ export async function sendAll(
   let earlierUncertainCount = 0;
   /** Rows a worker holds (waiting for the limiter or in flight), by line: uncertain if the user stops now. */
   const inFlight = new Set<number>();
-  /** Rows journaled as `sending` whose request has not left: the feeder stays under `window`. */
+  /** Rows journaled as `sending` whose request has not left: recordHeld keeps them at most `window`. */
   const window = opts.concurrency;
   let unsent = 0;
   /** `sending` entries queued whose fsync has not returned. */
