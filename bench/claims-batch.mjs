@@ -6,17 +6,23 @@
 // `runs` times, alternated; medians are printed, with opcli's CPU per row (user+sys, /usr/bin/time). Then the peak RSS of `--validate-only` over a 1,000,000-row CSV (goal <= 100 MiB, read
 // from /proc/<pid>/status VmHWM). Then the rate-limited cases: the sandbox allows N requests per second
 // per token (50 ms latency), and a batch runs with no tuning flag: claims/s as a share of N (goal >= 0.9)
-// and the share of requests answered 429 (goal <= 2%).
-// Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [limited=yes|no] [runs=3] [concurrency=16]   (build first: node bin/build.mjs)
+// and the share of requests answered 429 (goal <= 2%). Then, for context, opcli against the script on a
+// server that answers in 5 ms and in 50 ms with no limit, as a real one does (the goals above are
+// measured at no latency, where only CPU bounds either).
+// For each of opcli and the script it also prints the CPU a row costs on the machine: the client's and
+// the sandbox's (sampled from /proc before and after each run). Were both bound by the CPU alone, the
+// script's cost over opcli's would be opcli's throughput over the script's.
+// Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [server=yes|no] [runs=3] [concurrency=16]   (build first: node bin/build.mjs)
+// server=no skips the rate-limited and latency cases.
 // CLAIMS_BENCH_PROFILE=DIR also writes a CPU profile of one more opcli batch to DIR (the bin shim passes
 // --cpu-prof on to the process it starts with its lean flags) and prints where its time went.
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { bin, clientCredentialsToken, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
+import { bin, clientCredentialsToken, cpuSeconds, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
 // `node bench/claims-batch.mjs --hand-written CSV URL TOKEN CONCURRENCY OUT`: the baseline alone, as its own process.
 if (process.argv[2] === '--hand-written') {
@@ -114,6 +120,9 @@ async function handWritten(csv, url, token, concurrency, outPath) {
   if (failed) throw new Error(`${failed} hand-written requests failed`);
 }
 
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const range = (xs, d = 2) => `median ${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
+
 /** Runs a node script (the built binary by default); resolves with exit code, stderr, wall time, peak RSS (VmHWM, KiB) and CPU seconds. */
 function runOpcli(args, env, script = bin, nodeFlags = []) {
   return new Promise((resolve, reject) => {
@@ -175,6 +184,33 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   const share = (filed * 1000) / run.ms / perSecond;
   console.log(
     `limit ${perSecond}/s${retryAfter ? '' : ' (429 without Retry-After)'}${concurrency ? `, --concurrency ${concurrency}` : ''}: ${filed} of ${rows} filed in ${(run.ms / 1000).toFixed(1)} s (exit ${run.code}) = ${share.toFixed(2)} of the limit (goal >= 0.90); ${refused} of ${requests.length} requests answered 429 = ${((refused / Math.max(1, requests.length)) * 100).toFixed(1)}% (goal <= 2%)`,
+  );
+}
+
+/**
+ * opcli and the hand-written script, alternated, against a server that answers in `latencyMs` with no
+ * limit: what a user sees against a real server, where the round trip rather than the CPU bounds both.
+ */
+async function latencyCase(info, env, token, { latencyMs, rows, runs }) {
+  await admin(info, 'POST', '/__admin/configure', { latencyMs });
+  const csv = join(work, `latency-${latencyMs}.csv`);
+  await writeCsv(csv, rows, info.storeId);
+  const opcli = [];
+  const hand = [];
+  for (let i = 0; i < runs; i++) {
+    rmSync(`${csv}.journal.jsonl`, { force: true });
+    const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
+    if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
+    const script = await runOpcli(['--hand-written', csv, info.url, token, String(CONCURRENCY), join(work, 'hand.jsonl')], env, fileURLToPath(import.meta.url));
+    if (script.code !== 0) throw new Error(`the hand-written script exited ${script.code}: ${script.stderr}`);
+    opcli.push((rows * 1000) / run.ms);
+    hand.push((rows * 1000) / script.ms);
+  }
+  await admin(info, 'POST', '/__admin/configure', { latencyMs: 0 });
+  console.log(
+    `latency ${latencyMs} ms, no limit, ${rows} rows, --concurrency ${CONCURRENCY} (at most ${Math.round((CONCURRENCY * 1000) / latencyMs)}/s): opcli ${range(opcli, 0)} claims/s, the hand-written script ${range(hand, 0)}: ${range(
+      opcli.map((o, i) => o / hand[i]),
+    )} of the script (context: the 0.8 goal is measured at no latency)`,
   );
 }
 
@@ -257,34 +293,42 @@ try {
   // Warm the server's JIT so the first run measured does not pay for it alone.
   await ceiling(info, token, 500);
 
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const opcliRates = [];
   const cpuPerRow = [];
   const handRates = [];
   const ceilingRates = [];
   const vsHand = [];
   const vsCeiling = [];
+  /** CPU ms per row on the whole machine: the client's process tree and the sandbox's, per run. */
+  const opcliMachine = [];
+  const handMachine = [];
   for (let i = 0; i < RUNS; i++) {
     // A fresh journal each run: every row is sent.
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    let served = cpuSeconds(sandbox.pid);
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
+    const opcliServer = cpuSeconds(sandbox.pid) - served;
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
+    served = cpuSeconds(sandbox.pid);
     const hand = await runOpcli(['--hand-written', csv, info.url, token, String(CONCURRENCY), join(work, 'hand.jsonl')], env, fileURLToPath(import.meta.url));
+    const handServer = cpuSeconds(sandbox.pid) - served;
     if (hand.code !== 0) throw new Error(`the hand-written script exited ${hand.code}: ${hand.stderr}`);
     const base = await ceiling(info, token, ROWS);
     const o = (ROWS * 1000) / run.ms;
     const h = (ROWS * 1000) / hand.ms;
+    const perRow = (seconds) => (seconds * 1000) / ROWS;
     opcliRates.push(o);
-    cpuPerRow.push((run.cpu * 1000) / ROWS);
+    cpuPerRow.push(perRow(run.cpu));
     handRates.push(h);
     ceilingRates.push(base.rate);
     vsHand.push(o / h);
     vsCeiling.push(o / base.rate);
+    opcliMachine.push(perRow(run.cpu + opcliServer));
+    handMachine.push(perRow(hand.cpu + handServer));
     console.log(
-      `run ${i + 1}: opcli ${o.toFixed(0)} claims/s (CPU ${((run.cpu * 1000) / ROWS).toFixed(3)} ms/row, peak RSS ${(run.hwmKiB / 1024).toFixed(1)} MiB), hand-written ${h.toFixed(0)} claims/s, ceiling ${base.rate.toFixed(0)} req/s`,
+      `run ${i + 1}: opcli ${o.toFixed(0)} claims/s (CPU ${perRow(run.cpu).toFixed(3)} ms/row + sandbox ${perRow(opcliServer).toFixed(3)}, peak RSS ${(run.hwmKiB / 1024).toFixed(1)} MiB), hand-written ${h.toFixed(0)} claims/s (CPU ${perRow(hand.cpu).toFixed(3)} ms/row + sandbox ${perRow(handServer).toFixed(3)}), ceiling ${base.rate.toFixed(0)} req/s`,
     );
   }
-  const range = (xs, d = 2) => `median ${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
   console.log(
     `opcli claims file, ${ROWS} rows, --concurrency ${CONCURRENCY}: ${range(opcliRates, 0)} claims/s; CPU per row ${range(cpuPerRow, 3)} ms (goal <= 0.205)`,
   );
@@ -292,6 +336,12 @@ try {
     `vs the hand-written script (csv-parse, JSON.stringify, undici, a result line per row; ${range(handRates, 0)} claims/s): ${range(vsHand)} (goal >= 0.8)`,
   );
   console.log(`vs a bare undici loop re-posting one prepared body (${range(ceilingRates, 0)} req/s): ${range(vsCeiling)} (goal >= 0.5)`);
+  if (opcliMachine.every(Number.isFinite) && handMachine.every(Number.isFinite)) {
+    const cost = opcliMachine.map((o, i) => handMachine[i] / o);
+    console.log(
+      `CPU a row costs the machine (client + sandbox): opcli ${range(opcliMachine, 3)} ms, the script ${range(handMachine, 3)} ms; the script's over opcli's: ${range(cost)}, the share of the script's claims/s opcli would reach were both bound by the CPU alone (${availableParallelism()} cores here)`,
+    );
+  }
   console.log(`load average after the runs: ${load()}`);
   const profileDir = process.env.CLAIMS_BENCH_PROFILE;
   if (profileDir) {
@@ -317,6 +367,7 @@ try {
     await limitedCase(info, env, { perSecond: 40, retryAfter: false, rows: 1000 });
     await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000, concurrency: 32 });
     await limitedCase(info, env, { perSecond: 200, retryAfter: true, rows: 4000 });
+    for (const latencyMs of [5, 50]) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
   }
 } finally {
   sandbox.kill('SIGINT');

@@ -81,3 +81,17 @@ export function watchPeakRss(child) {
     return { peakKiB: values.reduce((a, b) => a + b, 0), largestKiB: Math.max(0, ...values) };
   };
 }
+
+/**
+ * CPU seconds (user + system) a process has used so far, read from /proc/<pid>/stat (clock ticks
+ * of 1/100 s, Linux's USER_HZ); NaN where /proc is missing. Sampled before and after a run, it gives
+ * what a server process spent on that run.
+ */
+export function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
