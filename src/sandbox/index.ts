@@ -61,7 +61,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       settleTriggers(state);
       return state.counters;
     },
-    requests: recorder.list,
+    get requests() {
+      return recorder.list;
+    },
     fixtures: state.fixtures,
     get giftCards() {
       settleTriggers(state);
