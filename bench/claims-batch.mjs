@@ -33,7 +33,7 @@ if (process.argv[2] === '--hand-written') {
 requireBuild();
 const ROWS = Number(process.argv[2] ?? 10_000);
 const BIG_ROWS = Number(process.argv[3] ?? 1_000_000);
-const LIMITED = (process.argv[4] ?? 'yes') !== 'no';
+const SERVER_CASES = (process.argv[4] ?? 'yes') !== 'no';
 const RUNS = Number(process.argv[5] ?? 3);
 // opcli's default --concurrency; the hand-written script and the ceiling run at the same.
 const CONCURRENCY = Number(process.argv[6] ?? 16);
@@ -155,7 +155,7 @@ function runOpcli(args, env, script = bin, nodeFlags = []) {
   });
 }
 
-/** The ceiling: one valid body posted n times at the given concurrency over a keep-alive Pool. */
+/** One request to the sandbox's admin API (configure, reset-log, requests); its JSON answer. */
 async function admin(info, method, path, body) {
   const pool = new Pool(info.url);
   const res = await pool.request({
@@ -214,6 +214,10 @@ async function latencyCase(info, env, token, { latencyMs, rows, runs }) {
   );
 }
 
+/**
+ * The ceiling: one valid body posted n times at the given concurrency over a keep-alive Pool, in this
+ * process; its rate and the CPU a request costs the machine.
+ */
 async function ceiling(info, token, n) {
   const pool = new Pool(info.url, { connections: CONCURRENCY });
   const body = JSON.stringify({
@@ -370,7 +374,7 @@ try {
   console.log(
     `--validate-only over ${BIG_ROWS.toLocaleString('en-US')} rows: ${(check.ms / 1000).toFixed(1)} s (${((BIG_ROWS * 1000) / check.ms).toFixed(0)} rows/s), peak RSS ${(check.hwmKiB / 1024).toFixed(1)} MiB (goal <= 100 MiB)`,
   );
-  if (LIMITED) {
+  if (SERVER_CASES) {
     await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000 });
     await limitedCase(info, env, { perSecond: 40, retryAfter: false, rows: 1000 });
     await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000, concurrency: 32 });
