@@ -3,6 +3,7 @@
  * decimal its own way. Each parser throws a UsageError that names the flag and the value expected.
  */
 import { UsageError } from './errors.js';
+import { count } from './text/count.js';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 type Unit = keyof typeof UNIT_MS;
@@ -45,12 +46,9 @@ export function parseWholeNumber(raw: string, flag: string, bounds: { min?: numb
   const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
-    throw new UsageError(
-      `${flag} "${raw}" is not a whole number.`,
-      `Expected a whole number from ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`,
-    );
+    throw new UsageError(`${flag} "${raw}" is not a whole number.`, `Expected a whole number from ${count(min)} to ${count(max)}.`);
   }
-  if (n < min || n > max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}.`);
+  if (n < min || n > max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${count(min)} to ${count(max)}.`);
   return n;
 }
 

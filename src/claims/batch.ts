@@ -20,6 +20,7 @@ import type { BatchReport, BatchView } from './results.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
+import { count } from '../text/count.js';
 
 export interface BatchOptions {
   /** A path, or "-" for standard input. */
@@ -155,9 +156,7 @@ async function validateAll(
   }
   await reporter.finish();
   const c = reporter.counts;
-  view.notice(
-    `Checked ${c.done.toLocaleString('en-US')} row${c.done === 1 ? '' : 's'}: ${c.valid.toLocaleString('en-US')} valid, ${c.invalid.toLocaleString('en-US')} invalid. Nothing was sent.\n`,
-  );
+  view.notice(`Checked ${count(c.done)} row${c.done === 1 ? '' : 's'}: ${count(c.valid)} valid, ${count(c.invalid)} invalid. Nothing was sent.\n`);
   if (fatal) throw fatal;
   if (interrupted) throw new InterruptedError();
   if (c.invalid > 0)
@@ -186,7 +185,7 @@ function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: Ba
     if (c.sent === 0) throw readError;
     const message = readError instanceof Error ? readError.message : String(readError);
     throw new PartialFailureError(
-      `${message}. The ${c.done.toLocaleString('en-US')} rows before it were handled (${c.filed.toLocaleString('en-US')} filed now); nothing from that line on was read.`,
+      `${message}. The ${count(c.done)} rows before it were handled (${count(c.filed)} filed now); nothing from that line on was read.`,
       'Fix the file from that line on and run the same command again: rows already filed are skipped.',
     );
   }
@@ -208,6 +207,6 @@ function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: Ba
     }
     if (c.uncertain + c.uncertainEarlier > 0)
       hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
-    throw new PartialFailureError(`${unsettled.toLocaleString('en-US')} of ${c.done.toLocaleString('en-US')} rows were not filed.`, hints.join('\n'));
+    throw new PartialFailureError(`${count(unsettled)} of ${count(c.done)} rows were not filed.`, hints.join('\n'));
   }
 }

@@ -1,5 +1,6 @@
 /** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
 import { ExitCode, InterruptedError, OpcliError } from '../errors.js';
+import { count } from '../text/count.js';
 import { safeLine } from '../text/safe.js';
 import { type ListProgress, type ListResult, pagePosition } from './list.js';
 
@@ -14,9 +15,9 @@ export interface FooterInput {
 
 /** The progress line of a run that follows pages: orders (of the total), pages and the rate so far. */
 export function progressLine(p: ListProgress, seconds: number): string {
-  const rate = seconds > 0 ? ` · ${Math.round(p.written / seconds).toLocaleString('en-US')} orders/s` : '';
-  const total = p.total !== undefined ? ` of ${p.total.toLocaleString('en-US')}` : '';
-  return `${p.written.toLocaleString('en-US')}${total} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`;
+  const rate = seconds > 0 ? ` · ${count(Math.round(p.written / seconds))} orders/s` : '';
+  const total = p.total !== undefined ? ` of ${count(p.total)}` : '';
+  return `${count(p.written)}${total} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`;
 }
 
 /** The footer's lines, plain text (the verb dims them). */

@@ -6,9 +6,15 @@
 import type { Deps } from '../deps.js';
 import { safeLine } from './safe.js';
 
+export { count } from './count.js';
+
 export interface Progress {
-  /** Shows `text` (made safe), unless the last redraw was less than the interval ago; `force` draws anyway. */
-  update(text: string, force?: boolean): void;
+  /**
+   * Shows `text` (made safe), unless the last redraw was less than the interval ago; `force` draws
+   * anyway. A function is called only when the line is drawn: nothing is formatted per page or row
+   * for a pipe, or between redraws.
+   */
+  update(text: string | (() => string), force?: boolean): void;
   /** Erases the line. */
   done(): void;
 }
@@ -26,7 +32,7 @@ export function createProgress(deps: Deps, intervalMs = 100): Progress {
       const now = deps.now();
       if (!force && now - last < intervalMs) return;
       last = now;
-      let line = safeLine(text);
+      let line = safeLine(typeof text === 'function' ? text() : text);
       if (line.length > width()) line = `${line.slice(0, width() - 1)}…`;
       deps.io.stderr.write(`\r\x1b[2K${line}`);
       shown = true;
@@ -36,9 +42,4 @@ export function createProgress(deps: Deps, intervalMs = 100): Progress {
       shown = false;
     },
   };
-}
-
-/** "1,234" style counts for progress and footers. */
-export function count(n: number): string {
-  return n.toLocaleString('en-US');
 }

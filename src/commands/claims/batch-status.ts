@@ -6,11 +6,8 @@
 import type { Counts } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
 import type { RequestLimiter } from '../../http/adaptive.js';
+import { count as formatCount } from '../../text/count.js';
 import { safeLine } from '../../text/safe.js';
-
-export function formatCount(n: number): string {
-  return n.toLocaleString('en-US');
-}
 
 function formatRate(rate: number): string {
   return rate >= 10 ? String(Math.round(rate)) : rate.toFixed(1);

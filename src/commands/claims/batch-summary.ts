@@ -1,6 +1,7 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
 import type { BatchReport } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
+import { count } from '../../text/count.js';
 
 /** Prints the summary on stderr (and with --json the counts on stdout). `inFlight`: rows whose request had no answer when stopped. */
 export function summarize(
@@ -13,7 +14,6 @@ export function summarize(
   inFlight: number[],
 ): void {
   const c = reporter.counts;
-  const n = (v: number) => v.toLocaleString('en-US');
   const seconds = reporter.elapsed() / 1000;
   // Rows and requests differ: a row refused with 429 is asked again (one row, several requests).
   const limits = reporter.limiter?.snapshot();
@@ -44,16 +44,18 @@ export function summarize(
     );
   }
   const rate = seconds > 0 ? c.done / seconds : 0;
-  const traffic = `${n(requests)} request${requests === 1 ? '' : 's'}${refused ? `, ${n(refused)} of them answered 429 or 503 (over the server's limit)` : ''}`;
+  const traffic = `${count(requests)} request${requests === 1 ? '' : 's'}${refused ? `, ${count(refused)} of them answered 429 or 503 (over the server's limit)` : ''}`;
   const lines = [
-    `Filed ${n(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${n(c.rejected)} rejected by the API, ${n(c.invalid)} invalid (not sent), ${n(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${n(c.held)} held (not sent)` : ''}${c.notSent ? `, ${n(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${n(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} rows/s; ${traffic}).`,
+    `Filed ${count(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${count(c.rejected)} rejected by the API, ${count(c.invalid)} invalid (not sent), ${count(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${count(c.held)} held (not sent)` : ''}${c.notSent ? `, ${count(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${count(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} rows/s; ${traffic}).`,
   ];
   if (c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier > 0) {
-    lines.push(`Settled by an earlier run, not sent again: ${n(c.filedEarlier)} filed, ${n(c.rejectedEarlier)} rejected, ${n(c.uncertainEarlier)} uncertain.`);
+    lines.push(
+      `Settled by an earlier run, not sent again: ${count(c.filedEarlier)} filed, ${count(c.rejectedEarlier)} rejected, ${count(c.uncertainEarlier)} uncertain.`,
+    );
   }
   if (earlierUncertainCount > 0) {
     lines.push(
-      `Uncertain from an earlier run (sent, answer never read): ${reporter.unitName()} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${n(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
+      `Uncertain from an earlier run (sent, answer never read): ${reporter.unitName()} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
     );
   }
   if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${reporter.unitName()} ${inFlight.join(', ')}.`);

@@ -76,7 +76,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
       onNotice: (text) => deps.err(text),
     },
     writer,
-    (p) => progress?.update(progressLine(p, (deps.now() - started) / 1000)),
+    (p) => progress?.update(() => progressLine(p, (deps.now() - started) / 1000)),
   );
   progress?.done();
 
