@@ -1,3 +1,4 @@
+import { readBody } from './body.js';
 import type { z } from 'zod';
 import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
@@ -36,6 +37,12 @@ export interface HttpRequest {
    * own wait after a 429, and no notice is printed per 429 (the caller shows the limiter's state).
    */
   limiter?: RequestLimiter;
+  /**
+   * The body of a 2xx answer is returned as its text, not parsed (an error's body still is): a long
+   * listing fetches pages ahead and parses each when its turn comes (`readBody`), so a page waiting
+   * holds one string rather than thousands of objects that V8 would move to the old generation.
+   */
+  rawBody?: boolean;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -233,16 +240,10 @@ export class HttpClient {
     const res = await this.wire().send({ url, method: req.method, headers, body, signal: req.signal, timeoutMs: req.timeoutMs || undefined });
     const text = res.text;
     const resHeaders = res.headers;
-    let parsed: unknown = text;
-    if (text && /json/i.test(resHeaders['content-type'] ?? '')) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = text;
-      }
-    }
+    const raw = req.rawBody === true && res.status >= 200 && res.status < 300;
+    const parsed = raw && !this.safeTrace() ? text : readBody(text, resHeaders);
     this.traceResponse(res.status, resHeaders, parsed, this.options.now() - started);
-    return { status: res.status, headers: resHeaders, body: parsed };
+    return { status: res.status, headers: resHeaders, body: raw ? text : parsed };
   }
 
   private classify(error: unknown, req: HttpRequest, url: URL): Error {

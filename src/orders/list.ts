@@ -6,7 +6,7 @@
 import type { Deps } from '../deps.js';
 import { InterruptedError } from '../errors.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
-import { fetchPage } from './pager.js';
+import { type FetchedPage, fetchPageLater } from './pager.js';
 import { createPageLimiter } from './rate.js';
 
 /** Where the pages go: the verb's writer (JSON, JSONL, CSV, a table). */
@@ -62,7 +62,11 @@ export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWrit
   // Followed pages share one adaptive limiter: it backs off on 429/503 and settles under the server's limit.
   const limiter = req.follow ? createPageLimiter(deps, { rate: req.rate, onNotice: req.onNotice }) : undefined;
   const request = (at: string | undefined, written: number) => {
-    const p = fetchPage(deps, { size: sizeFor(written), cursor: at, buttonNum: req.pageButtons }, { records: req.records, onNotice: req.onNotice, limiter });
+    const p = fetchPageLater(
+      deps,
+      { size: sizeFor(written), cursor: at, buttonNum: req.pageButtons },
+      { records: req.records, onNotice: req.onNotice, limiter },
+    );
     p.catch(() => {}); // awaited below; this only keeps an abandoned prefetch from being "unhandled"
     return p;
   };
@@ -70,13 +74,14 @@ export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWrit
   try {
     // In flight, in order: the page asked for with each cursor. The head is always the page that
     // follows what was written; entries behind it are guesses taken from pageCursors.
-    const queue: { cursor: string | undefined; page: Promise<OrdersPage> }[] = [{ cursor: req.cursor, page: request(req.cursor, 0) }];
+    // A page is read (parsed and checked) only when it is the head: pages ahead wait as text.
+    const queue: { cursor: string | undefined; page: Promise<FetchedPage> }[] = [{ cursor: req.cursor, page: request(req.cursor, 0) }];
     // Guessing needs a constant page size; a miss (an unaligned --cursor) turns it off.
     let guess = req.limit === undefined && req.follow;
     for (;;) {
       const head = queue.shift() as (typeof queue)[number];
       const asked = sizeFor(result.written);
-      const page = await head.page;
+      const page = await (await head.page).read();
       if (deps.signal.aborted) throw new InterruptedError();
       const orders = (page.edges ?? []).map((e) => e.node);
       const next = page.pageInfo.endCursor;

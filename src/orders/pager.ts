@@ -8,6 +8,7 @@ import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
+import { readBody } from '../http/body.js';
 import { backoffDelay } from '../http/retry.js';
 import type { OrdersPage } from '../schemas.js';
 import { safeText } from '../text/safe.js';
@@ -75,16 +76,35 @@ export async function checkPage(body: unknown, records: boolean): Promise<Orders
   return body as OrdersPage;
 }
 
+export interface PageOptions {
+  /** Check every record (a table or CSV reads their fields); default true. */
+  records?: boolean;
+  rounds?: number;
+  onNotice?: (text: string) => void;
+  limiter?: RequestLimiter;
+}
+
+/** A page fetched and not yet read: `read()` parses and checks it. */
+export interface FetchedPage {
+  read(): Promise<OrdersPage>;
+}
+
 /**
  * Fetches one page, with extra rounds for transient failures; `onNotice` hears of each round (the
  * verb prints it). With a `limiter` every attempt waits for its permit, and a 429 or 503 is tried
  * again after the limiter's pause instead of the HTTP core's own.
  */
-export async function fetchPage(
-  deps: Deps,
-  query: PageRequest,
-  options: { records?: boolean; rounds?: number; onNotice?: (text: string) => void; limiter?: RequestLimiter } = {},
-): Promise<OrdersPage> {
+export async function fetchPage(deps: Deps, query: PageRequest, options: PageOptions = {}): Promise<OrdersPage> {
+  return (await fetchPageLater(deps, query, options)).read();
+}
+
+/**
+ * Fetches one page as fetchPage does, and leaves its body as text until `read()`. A listing that
+ * fetches pages ahead keeps each waiting page as one string: parsed early, its thousands of objects
+ * lived through young-generation collections, were moved to the old generation and stayed there
+ * until a full collection (Node 24, 100,000 orders: the peak RSS over 100 MiB in 5 of 200 runs).
+ */
+export async function fetchPageLater(deps: Deps, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
   const http = await deps.http();
   const records = options.records ?? true;
   // A table checks every record: its schema loads while the first request is in flight.
@@ -93,8 +113,8 @@ export async function fetchPage(
   const rounds = options.rounds ?? PAGE_ROUNDS;
   for (let round = 0; ; round++) {
     try {
-      const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal, limiter: options.limiter });
-      return await checkPage(res.body, records);
+      const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal, limiter: options.limiter, rawBody: true });
+      return { read: () => checkPage(readBody(res.body as string, res.headers), records) };
     } catch (error) {
       if (round >= rounds || !isTransient(error) || deps.signal.aborted) throw error;
       const delay = backoffDelay(round + 3, Math.random);

@@ -216,6 +216,33 @@ for (const each of ['node', 'agent', 'fetch'] as const) {
       });
     });
 
+    describe('rawBody: a 2xx body left as text', () => {
+      it('returns a 2xx JSON body as its text, and still reads an error body in any shape', async () => {
+        const page = { edges: [{ node: { id: 'o1' } }], pageInfo: { hasNextPage: false } };
+        const srv = await scriptedServer([
+          (_q, r) => json(r, 200, page),
+          (_q, r) => json(r, 422, { errors: [{ message: 'size must be at most 250' }] }),
+          (_q, r) => {
+            r.writeHead(400, { 'content-type': 'text/plain' });
+            r.end('bad cursor');
+          },
+        ]);
+        const { http, trace } = client(srv.url);
+        const ok200 = await http.request({ method: 'GET', url: '/v1/orders', rawBody: true });
+        expect(typeof ok200.body).toBe('string');
+        expect(JSON.parse(ok200.body as string)).toEqual(page);
+        const shaped = await http.request({ method: 'GET', url: '/v1/orders', rawBody: true }).catch((e: unknown) => e);
+        expect(shaped).toBeInstanceOf(ApiError);
+        expect((shaped as ApiError).status).toBe(422);
+        expect((shaped as ApiError).message).toContain('size must be at most 250');
+        const plain = await http.request({ method: 'GET', url: '/v1/orders', rawBody: true }).catch((e: unknown) => e);
+        expect((plain as ApiError).status).toBe(400);
+        expect((plain as ApiError).message).toContain('bad cursor');
+        // --verbose still shows the 2xx body, read as JSON.
+        expect(trace.some((line) => line.includes('"edges":[{"node":{"id":"o1"}}]'))).toBe(true);
+      });
+    });
+
     describe('credentials and headers', () => {
       it('refuses to send anything to a plain-http host that is not loopback', async () => {
         const { http } = client('http://api.example.com');
