@@ -1,4 +1,3 @@
-import { readBody } from './body.js';
 import type { z } from 'zod';
 import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
@@ -6,6 +5,7 @@ import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { backoffDelay, formatWait, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import type { RequestLimiter } from './adaptive.js';
+import { readBody } from './body.js';
 import { BODY_TIMEOUT, CONNECT_TIMEOUT, ENGINE_UNAVAILABLE, HEADERS_TIMEOUT, INVALID_REQUEST, Transport, type TransportEngine } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
