@@ -241,7 +241,8 @@ export class HttpClient {
     const text = res.text;
     const resHeaders = res.headers;
     const raw = req.rawBody === true && res.status >= 200 && res.status < 300;
-    const parsed = raw && !this.safeTrace() ? text : readBody(text, resHeaders);
+    // Read only for --verbose's trace when the caller wants the text.
+    const parsed = raw && !this.options.trace ? text : readBody(text, resHeaders);
     this.traceResponse(res.status, resHeaders, parsed, this.options.now() - started);
     return { status: res.status, headers: resHeaders, body: raw ? text : parsed };
   }

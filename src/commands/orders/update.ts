@@ -100,7 +100,7 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
       lookup: !opts.replace || opts.dryRun,
       pageSize: opts.pageSize,
       onProgress: (p) =>
-        progress.update(`Looking for ${opts.sourceOrderId}: ${count(p.checked)}${p.total !== undefined ? ` of ${count(p.total)}` : ''} orders checked`),
+        progress.update(() => `Looking for ${opts.sourceOrderId}: ${count(p.checked)}${p.total !== undefined ? ` of ${count(p.total)}` : ''} orders checked`),
       onNotice: (text) => deps.err(text),
     });
   } finally {
