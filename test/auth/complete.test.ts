@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { pendingPath, utcText } from '../../src/auth/pending.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { scriptedPrompter } from '../helpers.js';
 import { authSuite, leakedSecrets, locationOf, opcli, secrets, tokenRequests } from './util.js';
 
 let sandbox: Sandbox;
@@ -122,6 +123,16 @@ describe('the redirect URL from standard input or a file', () => {
     const done = await opcli(dir, ['auth', 'login', '--complete', '--from-file', file]);
     expect(done.code).toBe(0);
     expect(done.stderr).toContain(`Warning: ${file} can be read by every user (mode 0644); \`chmod 600 ${file}\``);
+  });
+
+  test('--complete alone on a terminal asks for the address (nothing on the command line)', async () => {
+    const { redirect } = await started();
+    const prompter = scriptedPrompter({ 'Paste the full address the browser ended on': redirect });
+    const done = await opcli(dir, ['auth', 'login', '--complete'], { tty: true, prompter });
+    expect(prompter.asked).toEqual(['Paste the full address the browser ended on:']);
+    expect(done.code).toBe(0);
+    expect(done.stderr).not.toContain('Warning');
+    expect(tokenRequests(sandbox)).toHaveLength(1);
   });
 
   test('no output contained a secret', () => {
