@@ -1,8 +1,9 @@
 /**
  * Opening the consent page. Whether a browser can be opened is decided before anything is spawned
- * (SSH, a Linux session without a display), BROWSER is honoured as gh honours it, and otherwise the
- * platform's default opener is started (xdg-open, macOS open, PowerShell's Start on Windows and WSL,
- * as the `open` library does). Every child gets `childEnv`'s environment: none of opcli's secrets.
+ * (SSH, a Linux session without a display), BROWSER is honoured as gh honours it (its own spawn, in
+ * `childEnv`'s environment), and the platform's default opener is started through `open` (xdg-open,
+ * macOS open, PowerShell on Windows and WSL), which inherits the process environment the entry has
+ * cleared of opcli's secrets.
  * A command that cannot be started is a rejected promise, never an unhandled 'error' event.
  */
 import { spawn } from 'node:child_process';
@@ -47,26 +48,21 @@ export function browserPlan(url: string, env: Record<string, string | undefined>
 }
 
 /**
- * The platform's default opener for `url`: macOS `open` and `xdg-open` found on the environment's
- * PATH, PowerShell at its fixed path on Windows and under WSL (wsl-utils). `path` is left out when
- * it is missing or not executable.
+ * The program `open` will start for the platform default, found the way `open` finds it: macOS
+ * `open` and `xdg-open` on PATH, PowerShell at its fixed path on Windows and under WSL (wsl-utils,
+ * the module `open` itself asks). `path` is left out when it is missing or not executable.
  */
-async function defaultLauncher(
-  url: string,
-  env: Record<string, string | undefined>,
-  platform: NodeJS.Platform,
-): Promise<{ name: string; path?: string; args: string[]; verbatim?: boolean }> {
+async function defaultLauncher(platform: NodeJS.Platform): Promise<{ name: string; path?: string }> {
   const { isWsl: underWsl, powerShellPath } = await import('wsl-utils');
   if (platform === 'win32' || underWsl) {
     const path = await powerShellPath();
-    // `Start '<url>'` as the `open` library runs it, but single-quoted: PowerShell expands nothing
-    // inside single quotes (a doubled quote is a quote), so no part of the link is read as code.
-    const script = Buffer.from(`Start '${url.replaceAll("'", "''")}'`, 'utf16le').toString('base64');
-    const args = ['-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-EncodedCommand', script];
-    return { name: path, path: isExecutable(path) ? path : undefined, args, verbatim: platform === 'win32' };
+    return { name: path, path: isExecutable(path) ? path : undefined };
   }
   const name = platform === 'darwin' ? 'open' : 'xdg-open';
-  return { name, path: onPath(name, env.PATH), args: [url] };
+  // `open` spawns with no env of its own, so the child searches this process's PATH. (Run from
+  // node_modules rather than the bundle, `open` prefers the xdg-open script it ships; requiring one
+  // on PATH there too only makes the check stricter.)
+  return { name, path: onPath(name, process.env.PATH) };
 }
 
 function isExecutable(path: string): boolean {
@@ -117,12 +113,25 @@ export async function openInBrowser(url: string, env: Record<string, string | un
   const plan = browserPlan(url, env);
   if ('unavailable' in plan) throw new BrowserUnavailableError(plan.unavailable);
   if ('command' in plan) return spawnBrowser(plan.command, plan.args, env, { onExit });
-  // The `open` library was used here until it was found to hand the browser opcli's whole
-  // environment (it takes no env of its own); its three launch lines are the ones below.
-  const launcher = await defaultLauncher(url, env, process.platform);
-  // Known to exist and be executable first (issue 12: "spawn xdg-open ENOENT" crashed a login).
+  const launcher = await defaultLauncher(process.platform);
+  // `open` spawns and hands the child back only after its own awaits; a failed spawn reports its
+  // 'error' on the next tick, possibly before anyone could listen, and an 'error' nobody hears
+  // crashes the process (issue 12: "spawn xdg-open ENOENT"). So the launcher must be known to
+  // exist and be executable before `open` is called. `open` passes the child this process's
+  // environment, which the entry (src/main.ts) has already cleared of opcli's secrets (childEnv).
   if (!launcher.path) throw new BrowserUnavailableError(`${launcher.name} was not found`);
-  return spawnBrowser(launcher.path, launcher.args, env, { onExit, name: launcher.name, verbatim: launcher.verbatim });
+  const { default: open } = await import('open');
+  const child = await open(url);
+  // A child that did start has a pid at once; one that did not never gets one (its 'error' is then
+  // heard here and dropped: the rejection below says it).
+  const started = child.pid !== undefined;
+  child.on('error', (error) => {
+    if (started) onExit?.(`${launcher.name} failed (${error.message})`);
+  });
+  if (!started) throw new BrowserUnavailableError(`${launcher.name} could not be started`);
+  child.once('exit', (code) => {
+    if (code) onExit?.(`${launcher.name} exited with code ${code}`);
+  });
 }
 
 /**
@@ -133,13 +142,13 @@ function spawnBrowser(
   command: string,
   args: string[],
   env: Record<string, string | undefined>,
-  options: { onExit?: (message: string) => void; name?: string; verbatim?: boolean },
+  options: { onExit?: (message: string) => void; name?: string },
 ): Promise<void> {
   const { onExit, name = command } = options;
   return new Promise((resolve, reject) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command, args, { stdio: 'ignore', detached: true, env: childEnv(env), windowsVerbatimArguments: options.verbatim });
+      child = spawn(command, args, { stdio: 'ignore', detached: true, env: childEnv(env) });
     } catch (error) {
       reject(error);
       return;
