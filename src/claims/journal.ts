@@ -306,14 +306,19 @@ export class JournalReader {
   }
 }
 
-/** The notices of a journal read: sections of another service, and entries of the older format. */
-function tellAbout(read: ReadJournal, path: string, binding: JournalBinding, stats: Stats, appending: boolean): void {
+/**
+ * The notices of a journal read: sections of another service (while this service has none after
+ * them: once a run has appended its own, later runs say nothing), and entries of the older format.
+ * `run`: a run that writes (not a dry run).
+ */
+function tellAbout(read: ReadJournal, path: string, binding: JournalBinding, stats: Stats, run: boolean): void {
   const notice = binding.notice;
   if (!notice) return;
   const ours = describeService(binding.service ?? NO_SERVICE);
-  for (const f of read.foreign.slice(0, 3)) {
+  const appending = run && !read.empty && !read.lastIsOurs;
+  for (const f of read.lastIsOurs ? [] : read.foreign.slice(0, 3)) {
     notice(
-      `Notice: the journal ${path} holds ${f.entries} entr${f.entries === 1 ? 'y' : 'ies'} recorded against ${describeService(f.service)}, not ${ours}: they are not proof that rows were filed here, so those rows are treated as new${appending ? "; this run's entries go under a header of their own" : ''}.\n`,
+      `Notice: the journal ${path} holds ${f.entries} entr${f.entries === 1 ? 'y' : 'ies'} recorded against ${describeService(f.service)}, not ${ours}: they are no proof that a row was filed here, so a row only they record is sent as new${appending ? "; this run's entries go under a header of their own" : ''}.\n`,
     );
   }
   // Said once: the header this run writes after them takes them on for this service.
@@ -387,7 +392,7 @@ export class Journal extends JournalReader {
       const { handle, stats } = await openBatchFile(path, JOURNAL_ROLE, 'append');
       try {
         const read = await readJournal(handle, path, service);
-        tellAbout(read, path, binding, stats, !read.empty && !read.lastIsOurs);
+        tellAbout(read, path, binding, stats, true);
         // A torn last line must not swallow the next line.
         let text = read.endsWithNewline ? '' : '\n';
         if (!read.lastIsOurs) {

@@ -174,11 +174,16 @@ describe('a journal names its service and store', () => {
       expect(second.code).toBe(0);
       expect(claimBodies(sandbox)).toHaveLength(3);
       expect(second.stderr).toContain(`holds 6 entries recorded against ${new URL(trial.sandbox.url).origin}, store store_1001 (profile default)`);
-      expect(second.stderr).toContain('they are not proof that rows were filed here, so those rows are treated as new');
+      expect(second.stderr).toContain('they are no proof that a row was filed here, so a row only they record is sent as new');
 
-      // Each service's section protects its own rows: neither files anything again.
-      expect((await runOpcli(['claims', 'file', '--from', input], { env: env() })).code).toBe(0);
-      expect((await runOpcli(['claims', 'file', '--from', input], { env: trial.env })).code).toBe(0);
+      // Each service's section protects its own rows: neither files anything again. Once this
+      // service has its own section last, the other's entries are not mentioned again.
+      const third = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+      expect(third.code).toBe(0);
+      expect(third.stderr).not.toContain('no proof');
+      const back = await runOpcli(['claims', 'file', '--from', input], { env: trial.env });
+      expect(back.code).toBe(0);
+      expect(back.stderr).toContain(`holds 6 entries recorded against ${new URL(sandbox.url).origin}`);
       expect(claimBodies(sandbox)).toHaveLength(3);
       expect(claimBodies(trial.sandbox)).toHaveLength(3);
     } finally {
