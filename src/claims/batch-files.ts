@@ -22,6 +22,7 @@ export interface BatchFileRole {
   flag: string;
 }
 
+/** The journal, and the results file of --out, as messages name them. */
 export const JOURNAL_ROLE: BatchFileRole = { what: 'journal', flag: '--journal' };
 export const RESULTS_ROLE: BatchFileRole = { what: 'results file', flag: '--out' };
 
