@@ -26,8 +26,8 @@ export interface BatchFileRole {
 export const JOURNAL_ROLE: BatchFileRole = { what: 'journal', flag: '--journal' };
 export const RESULTS_ROLE: BatchFileRole = { what: 'results file', flag: '--out' };
 
-function elsewhere(role: BatchFileRole): string {
-  return `or pass ${role.flag} with a path in a folder only you can write.`;
+function elsewhere(role: BatchFileRole, sentence = false): string {
+  return `${sentence ? 'Or' : 'or'} pass ${role.flag} with a path in a folder only you can write.`;
 }
 
 function linkError(path: string, role: BatchFileRole): UnsafePathError {
@@ -47,7 +47,7 @@ function linkError(path: string, role: BatchFileRole): UnsafePathError {
 /** The same refusal with the batch's way on (the config folder's hints name OPCLI_CONFIG_DIR). */
 function refused(error: UnsafePathError, role: BatchFileRole): UnsafePathError {
   const message = error.message.replace(/: refused\.$/, ': refused; nothing was sent.');
-  return new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role)}`.trim());
+  return new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role, true)}`.trim());
 }
 
 /**

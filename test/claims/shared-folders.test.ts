@@ -100,7 +100,10 @@ describe('batch files created first by someone else, or that others can write', 
     plantAsOther(journal);
     const res = await runOpcli(['claims', 'file', '--from', input], { env: env() });
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(`The journal ${journal} is owned by another user (${who.name} (uid ${who.uid}); you are root (uid 0))`);
+    expect(res.stderr).toContain(
+      `The journal ${journal} is owned by another user (${who.name} (uid ${who.uid}); you are root (uid 0)): refused; nothing was sent.`,
+    );
+    expect(res.stderr).toContain('Check who created it; move it aside if it is not yours. Or pass --journal with a path in a folder only you can write.');
     expect(readFileSync(journal, 'utf8')).toBe('');
 
     const out = join(realpathSync(dir), 'results.csv');
