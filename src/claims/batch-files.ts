@@ -80,7 +80,8 @@ export interface OpenedBatchFile {
 /**
  * Opens a batch file for writing (`append`: the journal, read and appended; `truncate`: the results
  * file, emptied once checked) or only reading (`read`: absent gives undefined). A new file is created
- * exclusively with mode 0600; an existing one is checked on the opened descriptor.
+ * exclusively with mode 0600; an existing one is checked on the opened descriptor, and set to 0600
+ * when written.
  */
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate'): Promise<OpenedBatchFile>;
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'read'): Promise<OpenedBatchFile | undefined>;
@@ -116,11 +117,9 @@ export async function openBatchFile(path: string, role: BatchFileRole, mode: 'ap
       } catch (error) {
         throw error instanceof UnsafePathError ? refused(error, role) : error;
       }
-      if (mode === 'truncate') {
-        await handle.truncate(0);
-        // It is rewritten with customers' personal data: readable by you alone, like a new one.
-        if ((stats.mode & 0o077) !== 0 && typeof process.getuid === 'function') await handle.chmod(0o600);
-      }
+      if (mode === 'truncate') await handle.truncate(0);
+      // Both hold customers' personal data: readable by you alone, like a new one.
+      if (mode !== 'read' && (stats.mode & 0o077) !== 0 && typeof process.getuid === 'function') await handle.chmod(0o600);
       return { handle, created: false, stats };
     } catch (error) {
       await handle.close().catch(() => {});

@@ -129,11 +129,13 @@ describe('batch files created first by someone else, or that others can write', 
     expect(sandbox.requests).toEqual([]);
   });
 
-  it('results and journals are 0600, an existing results file of yours included', async () => {
+  it('results and journals are 0600, existing ones of yours included', async () => {
     const { input, journal } = batch();
     const out = join(dir, 'results.csv');
     writeFileSync(out, 'old results\n', { mode: 0o644 });
     chmodSync(out, 0o644);
+    writeFileSync(journal, '', { mode: 0o644 });
+    chmodSync(journal, 0o644);
     const res = await runOpcli(['claims', 'file', '--from', input, '--out', out], { env: env() });
     expect(res.code).toBe(0);
     expect(statSync(out).mode & 0o777).toBe(0o600);
