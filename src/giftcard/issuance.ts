@@ -20,8 +20,16 @@ import {
   runChain,
 } from './chain.js';
 import { orderLabel } from '../identity.js';
-import type { DamagedLine } from '../record-lines.js';
-import { type AttemptRecord, blockingIssuances, type Issuance, issuanceKey, type Ledger, similarIssuances, uncertainLines } from './ledger.js';
+import {
+  type AttemptRecord,
+  blockingIssuances,
+  type Issuance,
+  issuanceKey,
+  type Ledger,
+  similarIssuances,
+  type UncertainLine,
+  uncertainLines,
+} from './ledger.js';
 import { DEFAULT_CURRENCY, DEFAULT_MAX_CENTS, formatCents, formatMoney, groupAmount, parseAmount } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
 
@@ -145,7 +153,7 @@ export function planDryRun(
 export class DuplicateIssuanceError extends OpcliError {}
 
 /** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
-export function earlierRecords(ledger: Ledger, prepared: PreparedIssue, now: number): { same: Issuance[]; torn: DamagedLine[]; similar: Issuance[] } {
+export function earlierRecords(ledger: Ledger, prepared: PreparedIssue, now: number): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
   const { records, uncertain } = ledger.readIntact();
   const issuances = ledger.issuances(records);
   const { req, key, currency } = prepared;
@@ -202,7 +210,7 @@ export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force:
   const cut = torn[0];
   if (cut) {
     throw new DuplicateIssuanceError(
-      `Line ${cut.line} of the gift card ledger ${ledger.path} was cut short by an interrupted write while recording ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
+      `Line ${cut.line} of the gift card ledger ${ledger.path} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
       { exitCode: ExitCode.partial, hint: check },
     );
   }

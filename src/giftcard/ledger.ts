@@ -170,13 +170,20 @@ export class Ledger {
 
   /**
    * The records, for a command about to move money: any line that cannot be read stops it
-   * (LedgerDamagedError, exit 2), except a torn line, whose action is returned as `uncertain`.
+   * (LedgerDamagedError, exit 2), except a torn line; a torn line and every line set aside (by a
+   * later write, or by `giftcard repair`) are returned as `uncertain` actions.
    */
-  readIntact(): { records: LedgerRecord[]; uncertain: DamagedLine[] } {
+  readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
     const { records, damaged } = this.read();
     const blocking = blockingDamage(damaged);
     if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-    return { records, uncertain: damaged.filter((d) => d.kind === 'torn') };
+    const setAside: UncertainLine[] = records
+      .filter((r): r is SetAsideRecord => r.type === 'set-aside')
+      .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
+    const torn: UncertainLine[] = damaged
+      .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
+      .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
+    return { records, uncertain: [...torn, ...setAside] };
   }
 
   /**
@@ -211,7 +218,7 @@ export class Ledger {
       at: next.at,
       user: next.user,
       line: torn.line,
-      reason: 'cut short by an interrupted write; its action is uncertain',
+      reason: TORN_REASON,
     };
     return `${JSON.stringify(record)}\n`;
   }
@@ -235,6 +242,18 @@ export class Ledger {
     }
     return [...byId.values()];
   }
+}
+
+/** Why a torn line's action is uncertain, in the words of a refusal: "Line 3 of the ledger … was cut short …". */
+export const TORN_REASON = 'was cut short by an interrupted write';
+
+/** A ledger line whose action is unknown: torn, or set aside. Its key (when it could be read) is held as `uncertain`. */
+export interface UncertainLine {
+  line: number;
+  key?: string;
+  issuance?: string;
+  /** What happened to the line, after "Line N of the ledger …". */
+  reason: string;
 }
 
 /** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
@@ -337,7 +356,7 @@ export function similarIssuances(
   });
 }
 
-/** Torn ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
-export function uncertainLines(uncertain: DamagedLine[], key: string): DamagedLine[] {
+/** Torn or set-aside ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
+export function uncertainLines(uncertain: UncertainLine[], key: string): UncertainLine[] {
   return uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key));
 }

@@ -105,7 +105,7 @@ describe('a torn last line (an interrupted write)', () => {
     const held = await f.run(issue('c\u2010920'));
     expect(held.code).toBe(3);
     expect(held.stderr).toMatch(
-      /Line 3 of the gift card ledger .* was cut short by an interrupted write while recording claim c‐920: that attempt may have paid, so it counts as uncertain\. Nothing was sent\./,
+      /Line 3 of the gift card ledger .* was cut short by an interrupted write; it names claim c‐920: that attempt may have paid, so it counts as uncertain\. Nothing was sent\./,
     );
     expect(held.stderr).toMatch(/Check the customer's card at the provider/);
     expect(f.sandbox.requests).toHaveLength(0);
@@ -128,5 +128,51 @@ describe('a torn last line (an interrupted write)', () => {
 
     const forced = await f.run(issue('C-920', ['--force']));
     expect(forced.code, forced.stderr).toBe(0);
+  });
+});
+
+describe('giftcard repair', () => {
+  it('sets damaged lines aside in place, keeps the damaged file, and money moves again; a claim a line still names stays held', async () => {
+    const { f, path, text } = await paidLedger();
+    // A line cut short mid-file (it names C-930), then NUL bytes at the end, as a crash leaves them.
+    const damaged = `${text}${attemptLine(f, 'C-930').slice(0, 130)}\n${text.split('\n')[1]}\n\u0000\u0000\u0000\u0000`;
+    writeFileSync(path, damaged, { mode: 0o600 });
+
+    const unconfirmed = await f.run(['giftcard', 'repair']);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(/line 3 is not a record opcli can read; it names claim:c-930, which stays held as uncertain/);
+    expect(unconfirmed.stderr).toMatch(/line 5 holds NUL bytes/);
+    expect(unconfirmed.stderr).toMatch(/Pass --yes to repair/);
+    expect(readFileSync(path, 'utf8')).toBe(damaged);
+
+    const r = await f.run(['giftcard', 'repair', '--yes', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const done = JSON.parse(r.stdout);
+    expect(done.lines.map((l: { line: number; kind: string }) => `${l.line}:${l.kind}`)).toEqual(['3:garbage', '5:nul']);
+    expect(readFileSync(done.copy, 'utf8')).toBe(damaged);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(5);
+    expect(JSON.parse(lines[2] as string)).toMatchObject({ type: 'set-aside', line: 3, key: expect.stringMatching(/\|claim:c-930$/) });
+    expect(JSON.parse(lines[4] as string)).toMatchObject({ type: 'set-aside', line: 5, key: 'unknown' });
+
+    expect((await f.run(issue('C-931'))).code).toBe(0);
+    const held = await f.run(issue('C-930'));
+    expect(held.code).toBe(3);
+    expect(held.stderr).toMatch(
+      /Line 3 of the gift card ledger .* was set aside by `opcli giftcard repair` \(is not a record opcli can read\); it names claim C-930/,
+    );
+    expect(f.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+    expect((await f.run(['giftcard', 'repair', '--yes'])).stderr).toMatch(/has no damaged line: nothing to repair/);
+  });
+
+  it('does not set aside a line of a newer opcli: exit 2, upgrade, the file unchanged', async () => {
+    const { f, path, text } = await paidLedger();
+    const damaged = `${text}${JSON.stringify({ v: 2, issuance: 'x', key: 'k', type: 'attempt' })}\n`;
+    writeFileSync(path, damaged, { mode: 0o600 });
+    const r = await f.run(['giftcard', 'repair', '--yes']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/line\(s\) 3 written by a newer version of opcli/);
+    expect(r.stderr).toMatch(/Upgrade opcli/);
+    expect(readFileSync(path, 'utf8')).toBe(damaged);
   });
 });
