@@ -82,7 +82,15 @@ export interface PreparedIssue {
 
 /** The profile's ceiling in cents: its `max-amount`, else DEFAULT_MAX_CENTS. */
 export function maxCents(settings: ProviderSettings): number {
-  return settings.maxAmount ? parseAmount(settings.maxAmount, 'max-amount') : DEFAULT_MAX_CENTS;
+  if (!settings.maxAmount) return DEFAULT_MAX_CENTS;
+  try {
+    return parseAmount(settings.maxAmount, 'max-amount');
+  } catch {
+    throw new UsageError(
+      `The setting max-amount "${settings.maxAmount}" of this profile is not an amount; nothing was sent.`,
+      'Set it again with `opcli config set max-amount <amount>`, e.g. 1000.',
+    );
+  }
 }
 
 /** Refuses an amount above the profile's ceiling (exit 2, naming the setting) unless `allowLarge`. */

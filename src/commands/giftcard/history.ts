@@ -97,7 +97,9 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       );
     }
     if (opts.verify) {
-      deps.err(`Verified ${verified.length} issuance(s) that fell back from the trigger: ${doubles.length} possible double credit(s).\n`);
+      deps.err(
+        `Verified ${verified.length} issuance(s) (claims or orders paid more than once, and credits that fell back from the trigger): ${doubles.length} possible double credit(s).\n`,
+      );
       for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${v.key}: ${v.message}\n`);
     }
   }

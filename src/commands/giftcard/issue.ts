@@ -68,7 +68,10 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   // A ledger that cannot be read stops here, before a question is asked or anything is sent.
   const ledger = new ledgerMod.Ledger(deps.configDir());
   ledger.readIntact();
-  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY);
+  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY, {
+    maxCents: service.maxCents(settings),
+    allowLarge: opts.allowLarge,
+  });
   const prepared = service.prepareIssue(service.issueInput(fields), settings, profile, { allowLarge: opts.allowLarge });
   const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
   for (const note of prepared.plan.notes) deps.err(`Note: ${note}\n`);
