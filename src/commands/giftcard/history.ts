@@ -32,9 +32,13 @@ Examples:
   $ opcli giftcard history --claim C-1001 --json
   $ opcli giftcard history --verify
 
-The ledger is shared by every profile on this machine: an issuance is known by the provider's shop,
-the service's store and the claim (or order), and each line names the profile that issued it.
-Exit codes: 0, or 3 when --verify finds a possible double credit (check those cards).`,
+The ledger is shared by every profile of this config folder (not by other OS users or computers): an
+issuance is known by the provider's shop, the service's store and the claim (or order) however its id
+is written, and each entry names the profile that issued it. --claim C-1001 lists c-1001 and C‐1001 too.
+On a terminal each issuance is a wrapped block (the status and amount never cut); a pipe gets one
+tab-separated line each.
+Exit codes: 0, or 3 when --verify finds a possible double credit (a late trigger credit, or a claim
+or order paid more than once: check those cards).`,
     )
     .action(async (flags: { claim?: string; order?: string; json?: boolean; verify?: boolean; utc?: boolean }) => {
       checkFilter('--claim', flags.claim);
