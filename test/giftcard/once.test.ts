@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { displayWidth } from '../../src/text/width.js';
-import { scriptedPrompter } from '../helpers.js';
+import { runBinary, scriptedPrompter } from '../helpers.js';
 import { type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 
 let fx: Fixture | undefined;
@@ -81,6 +81,17 @@ describe('the same claim or order, however it is written', () => {
     for (const written of ['claim C-2001\t', 'claim c-2001\t', 'claim C\u20102001\t']) expect(listed.stdout).toContain(written);
     const json = JSON.parse((await fx.run(['giftcard', 'history', '--claim', 'c\u20112001', '--json'])).stdout);
     expect(json.issuances.map((i: { duplicateOf: string | null }) => i.duplicateOf === null)).toEqual([true, false, false]);
+  });
+
+  it('two processes at once, one typing C-2101 and the other c‐2101: one pays, the other is held (exit 3)', async () => {
+    fx = await fixture({ unset: ['trigger-id'] });
+    const env = { ...fx.env, CI: '1' };
+    const [a, b] = await Promise.all([runBinary(alice('C-2101'), { env }), runBinary(alice('c\u20102101'), { env })]);
+    expect([a.code, b.code].sort(), a.stderr + b.stderr).toEqual([0, 3]);
+    const held = a.code === 3 ? a : b;
+    expect(held.stderr).toMatch(/recorded as "(C-2101|c‐2101)": the same id written differently\) (has no recorded outcome|\()/);
+    expect(moneyCalls(fx)).toHaveLength(1);
+    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
   });
 
   it('--bonus --order "#1003" after --order 1003 is held; the card says "order #1003", never "##1003"', async () => {
