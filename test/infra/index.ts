@@ -8,3 +8,4 @@ export { type Nginx, type NginxAccessEntry, type NginxLimitReq, type NginxOption
 export { type Blackhole, blackhole, deadProxy, freePort } from './ports.js';
 export { findTool, missingInfra } from './process.js';
 export { type Squid, type SquidAccessEntry, type SquidOptions, startSquid } from './squid.js';
+export { type SwitchMode, startUpstreamSwitch, type UpstreamSwitch } from './switch.js';

@@ -5,8 +5,9 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { blackhole, type Echo, makeCa, missingInfra, type Nginx, type NginxOptions, startEcho, startNginx, type TestCa } from './index.js';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
+import { blackhole, type Echo, startUpstreamSwitch, makeCa, missingInfra, type Nginx, type NginxOptions, startEcho, startNginx, type TestCa } from './index.js';
 
 const missing = missingInfra('nginx', 'openssl');
 
@@ -20,7 +21,7 @@ describe.skipIf(missing)('nginx fixture', () => {
     [echo, ca] = await Promise.all([startEcho(), makeCa({ name: 'opcli infra test CA' })]);
   });
   afterAll(async () => {
-    await Promise.all([...gateways.map((g) => g.stop()), ...agents.map((a) => a.close())]);
+    await Promise.allSettled([...gateways.map((g) => g.stop()), ...agents.map((a) => a.close())]);
     await echo?.close();
     ca?.cleanup();
   });
@@ -61,6 +62,19 @@ describe.skipIf(missing)('nginx fixture', () => {
     expect(log).toEqual([expect.objectContaining({ method: 'GET', uri: '/tls/trusted?page=2', status: 200, upstreamStatus: '200' })]);
     expect(log[0]!.requestTime).toBeGreaterThanOrEqual(0);
     expect(echo.requests.map((r) => r.url).filter((u) => u.startsWith('/tls/'))).toEqual(['/tls/trusted?page=2']);
+  });
+
+  test('the sandbox behind the TLS gateway: its answer comes through and it records the request', async () => {
+    const sandbox = await startSandbox();
+    try {
+      const gw = await gateway({ upstream: sandbox.url, tls: ca });
+      const res = await get(`${gw.url}/v1/orders?size=5`, agent({ connect: { ca: ca.caPem } }));
+      expect(res.status).toBe(401);
+      expect(sandbox.requests.map((r) => [r.method, r.path])).toContainEqual(['GET', '/v1/orders']);
+      expect(await gw.waitForAccessLog(1)).toEqual([expect.objectContaining({ uri: '/v1/orders?size=5', status: 401, upstreamStatus: '401' })]);
+    } finally {
+      await sandbox.close();
+    }
   });
 
   test('limit_req refuses a burst above the rate with the configured status, and a reload changes it', async () => {
@@ -126,6 +140,31 @@ describe.skipIf(missing)('nginx fixture', () => {
       expect(echo.requests.filter((r) => r.url.startsWith('/outage/')).map((r) => r.url)).toEqual(['/outage/before', '/outage/after']);
     } finally {
       await hole.close();
+    }
+  });
+
+  test('an upstream switch: refused (502) and frozen (504) with the client connection kept, the frozen request delivered on up()', async () => {
+    const upstream = await startUpstreamSwitch(echo.url);
+    try {
+      const gw = await gateway({ upstream: upstream.url, proxyReadTimeout: '200ms' });
+      const pool = agent({ connections: 1 });
+      expect((await get(`${gw.url}/switch/before`, pool)).status).toBe(200);
+      await upstream.down();
+      expect((await get(`${gw.url}/switch/down`, pool)).status).toBe(502);
+      await upstream.up();
+      expect((await get(`${gw.url}/switch/after`, pool)).status).toBe(200);
+      await upstream.freeze();
+      expect((await get(`${gw.url}/switch/frozen`, pool)).status).toBe(504);
+      expect(echo.requests.map((r) => r.url)).not.toContain('/switch/frozen');
+      await upstream.up();
+      await vi.waitFor(() => expect(echo.requests.map((r) => r.url)).toContain('/switch/frozen'), { timeout: 5000, interval: 20 });
+
+      const log = await gw.waitForAccessLog(4);
+      expect(log.map((e) => e.status)).toEqual([200, 502, 200, 504]);
+      expect(new Set(log.map((e) => e.connection)).size).toBe(1);
+      expect(echo.requests.filter((r) => r.url.startsWith('/switch/')).map((r) => r.url)).toEqual(['/switch/before', '/switch/after', '/switch/frozen']);
+    } finally {
+      await upstream.close();
     }
   });
 

@@ -2,7 +2,8 @@
  * The processes behind the real-infrastructure fixtures (nginx, squid): each runs in the foreground as
  * a child in its own process group, is found on PATH or in the sbin folders, and is stopped by its PID:
  * SIGTERM, then SIGKILL to its group after a grace period. Whatever is still running when the test
- * process exits is killed, so a failed test never leaves a gateway or proxy behind.
+ * process exits is killed (by an exit handler, or by a watchdog when the process was killed), so a
+ * failed test never leaves a gateway or proxy behind.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -106,6 +107,19 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   } catch {}
 }
 
+/**
+ * A watchdog for a daemon: a shell that checks every second that the test process is still alive
+ * and, once it is not (a worker killed with SIGKILL runs no exit handler), stops the daemon's
+ * process group as stop() would and removes its folder. It ends by itself when the daemon does.
+ */
+function watch(pid: number, dir: string): void {
+  const remove = process.env.OPCLI_KEEP_INFRA === '1' ? '' : 'rm -rf "$1"';
+  const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done
+kill -0 ${pid} 2>/dev/null || exit 0
+kill -TERM ${pid}; sleep 3; kill -KILL -${pid} 2>/dev/null; ${remove}`;
+  spawn('/bin/sh', ['-c', script, 'watchdog', dir], { detached: true, stdio: 'ignore' }).unref();
+}
+
 export interface Daemon {
   pid: number;
   /** Resolves when the process has exited. */
@@ -150,6 +164,7 @@ export function spawnDaemon(cmd: string, args: string[], cwd: string): Daemon {
   });
   if (!child.pid) throw new Error(`could not start ${cmd}`);
   const pid = child.pid;
+  watch(pid, cwd);
   return {
     pid,
     exited,

@@ -32,7 +32,7 @@ describe.skipIf(missing)('squid fixture', () => {
     // Some are closed by their test already.
     await Promise.all(dispatchers.map((d) => d.close().catch(() => {})));
     // squid takes about 2 s to stop: all at once.
-    await Promise.all([gateway, proxy, authProxy, noTunnel].map((s) => s?.stop()));
+    await Promise.allSettled([gateway, proxy, authProxy, noTunnel].map((s) => s?.stop()));
     await echo?.close();
     ca?.cleanup();
   });
