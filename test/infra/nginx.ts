@@ -5,9 +5,11 @@
  * master and one worker) on a free loopback port with its config, pid file and logs in a temporary
  * folder; the access log is JSON lines the test reads.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from './ports.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { deadPort, freePort } from './ports.js';
 import { probe } from './probe.js';
 import { type Daemon, findTool, fixtureDir, isRoot, pollUntil, readText, removeFixtureDir, run, spawnDaemon } from './process.js';
 
@@ -136,7 +138,7 @@ function upstreamAddress(upstream: string): string {
 interface ConfigState {
   dir: string;
   port: number;
-  generation: number;
+  generation: string;
   upstreamHost: string;
 }
 
@@ -248,9 +250,11 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
   const confFile = join(dir, 'nginx.conf');
   const accessLogFile = join(dir, 'access.log');
   const errorLogFile = join(dir, 'error.log');
-  const deadPort = await freePort();
+  const downPort = await deadPort();
   let current: NginxOptions = { ...options };
   let down = false;
+  // The readiness probe's answer: unique to this fixture, so another nginx that won the port race never passes for it.
+  const token = randomBytes(6).toString('hex');
   let generation = 0;
   let port = 0;
   let daemon: Daemon | undefined;
@@ -258,11 +262,12 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
   let finalError: string | undefined;
 
   const write = () => {
-    const upstreamHost = down ? `127.0.0.1:${deadPort}` : upstreamAddress(current.upstream);
-    writeFileSync(confFile, renderConfig(current, { dir, port, generation, upstreamHost }));
+    const upstreamHost = down ? `127.0.0.1:${downPort}` : upstreamAddress(current.upstream);
+    writeFileSync(confFile, renderConfig(current, { dir, port, generation: `${token}-${generation}`, upstreamHost }));
   };
   const scheme = () => (current.tls ? 'https' : 'http');
-  const serving = (gen: number) => async () => ((await probe(`${scheme()}://127.0.0.1:${port}/__infra/generation`))?.body === String(gen) ? true : undefined);
+  const serving = (gen: number) => async () =>
+    (await probe(`${scheme()}://127.0.0.1:${port}/__infra/generation`))?.body === `${token}-${gen}` ? true : undefined;
   const args = ['-p', dir, '-c', confFile, '-e', errorLogFile];
 
   for (let attempt = 1; ; attempt++) {
@@ -306,6 +311,8 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
       15_000,
       () => `nginx's old worker did not exit within 15 s of a reload (a request still in flight?):\n${readText(errorLogFile)}`,
     );
+    // Its closes are in our sockets' queues by now: one turn of the event loop lets the client's pool see them.
+    await sleep(20);
   };
 
   const accessText = () => finalAccess ?? readText(accessLogFile);

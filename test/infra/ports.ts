@@ -3,6 +3,8 @@
  * tell us the port, so a port is picked for them: at random below the kernel's ephemeral range (where
  * no port-0 listener and no outgoing connection ever lands), checked free by binding it, and never
  * handed out twice by this process. A fixture whose server still finds it taken picks another.
+ * Ports meant to stay dead (`deadProxy()`, nginx's switched-off upstream) come from a range of their
+ * own, where no fixture of any test process ever listens.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
@@ -10,12 +12,15 @@ import { createServer, type Server, type Socket } from 'node:net';
 const LOWEST = 15_000;
 const given = new Set<number>();
 
-function ephemeralStart(): number {
+/** [first, end) of the listening range and of the dead range. */
+function ranges(): { listen: [number, number]; dead: [number, number] } {
+  let top = 32_768;
   try {
     const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    if (Number.isInteger(first) && first > LOWEST + 1000) return first;
+    if (Number.isInteger(first) && first > LOWEST + 2000) top = first;
   } catch {}
-  return 32_768;
+  const middle = LOWEST + Math.floor(((top - LOWEST) * 2) / 3);
+  return { listen: [LOWEST, middle], dead: [middle, top] };
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -26,25 +31,33 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A loopback port nothing listens on now, outside the ephemeral range, not handed out before by this process. */
-export async function freePort(): Promise<number> {
-  const top = ephemeralStart();
+async function pick([first, end]: [number, number]): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const port = LOWEST + Math.floor(Math.random() * (top - LOWEST));
+    const port = first + Math.floor(Math.random() * (end - first));
     if (given.has(port)) continue;
     given.add(port);
     if (await canListen(port)) return port;
   }
-  throw new Error('no free loopback port found in 50 attempts');
+  throw new Error(`no free loopback port found in ${first}-${end - 1} in 50 attempts`);
+}
+
+/** A loopback port to listen on: nothing listens on it now, outside the ephemeral range, not handed out before by this process. */
+export function freePort(): Promise<number> {
+  return pick(ranges().listen);
+}
+
+/** A loopback port nothing listens on, from the range no fixture listens in: connecting to it is refused. */
+export function deadPort(): Promise<number> {
+  return pick(ranges().dead);
 }
 
 /**
- * A proxy URL on which nothing listens: connecting to it is refused (ECONNREFUSED). The port is
- * outside the ephemeral range and never handed out again by this process, so it stays dead unless
+ * A proxy URL on which nothing listens: connecting to it is refused (ECONNREFUSED). Its port comes
+ * from a range where no fixture listens and the kernel assigns no port, so it stays dead unless
  * another program binds it on purpose.
  */
 export async function deadProxy(): Promise<{ url: string; port: number }> {
-  const port = await freePort();
+  const port = await deadPort();
   return { url: `http://127.0.0.1:${port}`, port };
 }
 

@@ -17,7 +17,7 @@ export interface UpstreamSwitch {
   mode(): SwitchMode;
   /** Connections accepted so far (one per proxied request with nginx's default HTTP/1.0 upstream). */
   accepted(): number;
-  /** Stops listening: new connections are refused; connections already open carry on. */
+  /** Stops listening: new connections are refused; connections already open carry on (after `freeze()`, they are reset). */
   down(): Promise<void>;
   /** Holds every byte of every connection, open and new, in both directions. */
   freeze(): Promise<void>;
@@ -110,8 +110,9 @@ export async function startUpstreamSwitch(target: string): Promise<UpstreamSwitc
     mode: () => mode,
     accepted: () => accepted,
     async down() {
+      // A frozen service that goes down loses what it held: those connections are reset.
+      if (mode === 'frozen') for (const socket of sockets) socket.destroy();
       mode = 'down';
-      for (const d of directions) flush(d);
       await stopListening();
     },
     async freeze() {
