@@ -108,7 +108,11 @@ export interface Nginx {
    * (a client's pooled connections are closed by then; requests in flight finish first, 5 s at most).
    */
   reconfigure(changes: Partial<NginxOptions>): Promise<void>;
-  /** Points the upstream at a port nothing listens on: every proxied request gets nginx's 502 until `upstreamUp()`. */
+  /**
+   * Points the upstream at a port nothing listens on: every proxied request gets nginx's 502 until
+   * `upstreamUp()`. A reload, as in production: nginx closes the client's idle keep-alive connections.
+   * For an outage that leaves nginx and those connections alone, put `startUpstreamSwitch()` upstream.
+   */
   upstreamDown(): Promise<void>;
   /** Points the upstream back at `options.upstream`. */
   upstreamUp(): Promise<void>;
@@ -343,9 +347,17 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
     },
     errorLog: () => finalError ?? readText(errorLogFile),
     async reconfigure(changes) {
+      const previous = current;
       current = { ...current, ...changes };
-      upstreamAddress(current.upstream);
-      await reload();
+      try {
+        upstreamAddress(current.upstream);
+        await reload();
+      } catch (error) {
+        // Keep the fixture's options in step with the config nginx still runs.
+        current = previous;
+        write();
+        throw error;
+      }
     },
     async upstreamDown() {
       down = true;
