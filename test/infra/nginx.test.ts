@@ -168,6 +168,13 @@ describe.skipIf(missing)('nginx fixture', () => {
     }
   });
 
+  test('a config nginx rejects: reconfigure fails with the reason nginx gives and the running config keeps serving', async () => {
+    const gw = await gateway({ limitReq: { rate: '100r/s', status: 429 } });
+    await expect(gw.reconfigure({ limitReq: { rate: 'fast' } })).rejects.toThrow(/invalid rate "rate=fast"/);
+    expect(gw.options.limitReq?.rate).toBe('100r/s');
+    expect((await get(`${gw.url}/rejected-config`, agent())).status).toBe(200);
+  });
+
   test('keep-alive: the Keep-Alive header, and nginx closing a connection after keepaliveRequests', async () => {
     // undici does not reuse a connection whose Keep-Alive timeout is under its 2 s margin: 10 s here.
     const gw = await gateway({ keepaliveTimeout: '10s', keepaliveHeader: '10s', keepaliveRequests: 2 });
