@@ -13,7 +13,7 @@ import { AccessToken } from '../schemas.js';
 import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from './loopback.js';
-import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
+import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 import { PENDING_TTL_MS, savePending, takePending } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
 
@@ -299,12 +299,22 @@ async function loginWithToken(env: LoginEnv): Promise<LoginResult> {
   return saveToken(env, { accessToken: raw, scopes: [], grant: 'token', storeId: env.profile.storeId, obtainedAt: env.now() });
 }
 
-/** Stores a new login under the credentials lock and returns its status. */
-async function saveToken(env: LoginEnv, token: StoredToken): Promise<LoginResult> {
+/**
+ * Stores a new login under the credentials lock, bound to the base URL's origin and token endpoint,
+ * and returns its status. A stored client secret not bound yet is bound to the origin it was just
+ * sent to.
+ */
+async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResult> {
+  const token = { ...issued, ...bindingOf(env.profile) };
   env.redactor.add(token.accessToken);
   env.redactor.add(token.refreshToken);
   const store = await env.credentials();
-  await store.update(env.profile.name, (cur) => ({ ...cur, token }));
+  const sentSecret = token.grant !== 'token' && env.profile.sources.clientSecret === 'profile';
+  await store.update(env.profile.name, (cur) => ({
+    ...cur,
+    token,
+    ...(sentSecret && cur.clientSecret && !cur.clientSecretOrigin && token.origin ? { clientSecretOrigin: token.origin } : {}),
+  }));
   return { kind: 'logged-in', status: loginStatus({ ...env.profile, envToken: undefined }, token, env.now()) };
 }
 
