@@ -91,6 +91,12 @@ describe('a login belongs to the origin that issued it', () => {
     expect(viaEnv.stderr).toContain('opcli auth login');
     expect(viaEnv.stderr).toContain('opcli auth logout');
     expect(viaEnv.stderr).toContain('unset OPCLI_BASE_URL');
+    // `auth status` says where the login belongs, and that it is not used here.
+    const status = await opcli(dir, ['auth', 'status'], { env: { OPCLI_BASE_URL: urlB } });
+    expect(status.code).toBe(4);
+    expect(status.stdout).toContain(`Issued by\t${a} (not the base URL: not used)`);
+    expect(status.stderr).toContain(`is logged in at ${a}, not at its base URL ${urlB}`);
+    expect((await opcli(dir, ['auth', 'status'])).stdout).toContain(`Issued by\t${a}\n`);
     // The forced refresh is refused the same way, before its POST.
     const refresh = await opcli(dir, ['auth', 'refresh'], { env: { OPCLI_BASE_URL: urlB } });
     expect(refresh.code).toBe(4);
