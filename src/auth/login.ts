@@ -6,6 +6,7 @@
  */
 import { createServer } from 'node:net';
 import type { StoredToken } from '../config/credentials.js';
+import { originOf } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
 import { type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
@@ -208,7 +209,16 @@ async function startTwoStep(
   const url = authorizeUrl(profile, p.clientId, redirectUri, p.scopes, p.challenge, p.state);
   const now = env.now();
   const expiresAt = now + PENDING_TTL_MS;
-  savePending(env.configDir(), { profile: profile.name, state: p.state, verifier: p.verifier, redirectUri, scopes: p.scopes, createdAt: now, expiresAt });
+  savePending(env.configDir(), {
+    profile: profile.name,
+    state: p.state,
+    verifier: p.verifier,
+    redirectUri,
+    scopes: p.scopes,
+    createdAt: now,
+    expiresAt,
+    origin: originOf(profile.baseUrl),
+  });
   return {
     kind: 'two-step',
     start: {
@@ -228,6 +238,14 @@ async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginRe
   const url = parsePastedRedirect(redirect);
   const pending = takePending(env.configDir(), env.profile.name, env.now());
   env.redactor.add(pending.verifier);
+  // The code and the verifier go only to the server the login was started at.
+  const here = originOf(env.profile.baseUrl);
+  if (pending.origin !== undefined && pending.origin !== here) {
+    throw new AuthError(
+      `The pending login of profile "${env.profile.name}" was started at ${pending.origin}, but the base URL is now ${here ?? 'not set'}; its code is not sent there, and the pending login was removed.`,
+      'Start again at this base URL with `opcli auth login --no-browser --json`, or go back to the old one.',
+    );
+  }
   const code = codeFromRedirect(url, pending.state);
   env.redactor.add(code);
   return exchangeCode(env, code, pending.redirectUri, pending.verifier);

@@ -178,6 +178,21 @@ describe('a login belongs to the origin that issued it', () => {
   });
 });
 
+describe('a two-step login belongs to the server it was started at', () => {
+  test('--complete with the base URL moved sends the code and verifier nowhere, even with OPCLI_CLIENT_SECRET', async () => {
+    const start = await opcli(dir, ['auth', 'login', '--no-browser', '--json']);
+    expect(start.code).toBe(0);
+    const redirect = await locationOf(JSON.parse(start.stdout).authorize_url);
+    const env = { OPCLI_BASE_URL: urlB, OPCLI_CLIENT_SECRET: sandbox.client.clientSecret };
+    const done = await opcli(dir, ['auth', 'login', '--complete', redirect], { env });
+    expect(done.code).toBe(4);
+    expect(done.stderr).toContain(`was started at ${sandbox.url}, but the base URL is now ${urlB}`);
+    expect(received).toEqual([]);
+    expect(stored()?.token).toBeUndefined();
+    assertNothingLeaked();
+  });
+});
+
 describe('credentials stored by an older opcli (no origin recorded)', () => {
   /** A login as an older opcli stored it: the token pair without origin or token endpoint. */
   async function oldFormatLogin(): Promise<void> {
@@ -187,6 +202,8 @@ describe('credentials stored by an older opcli (no origin recorded)', () => {
     const store = await CredentialStore.open(dir);
     await store.update('default', (cur) => ({
       ...cur,
+      clientSecretOrigin: undefined,
+      providerTokenOrigin: undefined,
       token: {
         accessToken: tokens.access_token,
         refreshToken: tokens.refresh_token,

@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { CredentialStore } from '../../src/config/credentials.js';
 import { runOpcli, tempConfigDir } from '../helpers.js';
 
 const SECRET = 'svc_secret_Loose0644xyz';
@@ -84,5 +85,24 @@ describe('plain http URLs', () => {
     }
     expect((await run(['config', 'set', 'authorize-url', 'http://login.example/authorize'])).code).toBe(0);
     expect(JSON.parse(readFileSync(join(dir, 'settings.json'), 'utf8')).profiles.default.baseUrl).toBe('https://api.example.com');
+  });
+});
+
+describe('origins are compared as URL.origin gives them', () => {
+  test('case of the host, a default port and the path do not move a login; another port does, with a warning at set time', async () => {
+    expect((await run(['config', 'set', 'base-url', 'https://api.example.com'])).code).toBe(0);
+    const store = await CredentialStore.open(dir);
+    await store.update('default', (cur) => ({
+      ...cur,
+      token: { accessToken: 'svc_at_origin_case', scopes: [], grant: 'token', obtainedAt: 0, origin: 'https://api.example.com' },
+    }));
+    const same = await run(['config', 'set', 'base-url', 'HTTPS://Api.Example.COM:443/api/']);
+    expect(same.code).toBe(0);
+    expect(same.stderr).not.toContain('Warning');
+    const other = await run(['config', 'set', 'base-url', 'https://api.example.com:8443']);
+    expect(other.stderr).toContain(
+      'Warning: the login of profile "default" was issued by https://api.example.com; it does not apply to https://api.example.com:8443',
+    );
+    expect(other.stdout + other.stderr).not.toContain('svc_at_origin_case');
   });
 });
