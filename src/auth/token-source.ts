@@ -67,8 +67,13 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
   }
   const name = profile.name;
   // The stored login goes only to the origin that issued it (src/config/origin.ts).
+  // Checked on every request of a batch: the common case (the same origin) is one string comparison.
+  const legacy = legacyOrigin(profile.storedBaseUrl);
   const assertBound = (token: StoredToken, target: URL | undefined) => {
-    const refused = loginRefusal(boundOrigin(token, profile), target ? target.origin : baseOrigin, originContext(profile));
+    const bound = token.origin ?? legacy;
+    const to = target ? target.origin : baseOrigin;
+    if (bound !== undefined && bound === to) return;
+    const refused = loginRefusal(bound, to, originContext(profile));
     if (refused) throw refused;
   };
   let inflight: Promise<StoredToken> | undefined;
@@ -147,11 +152,12 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
     if (!token) throw new AuthError(`Not logged in (profile "${name}"): the login was removed, perhaps by \`opcli auth logout\` in another terminal.`);
     deps.redactor.add(token.accessToken);
     deps.redactor.add(token.refreshToken);
+    // Checked first: a login another process stored meanwhile (at another server) is not adopted either.
+    const bound = refreshTarget(token, profile);
     if (replacing !== undefined && token.accessToken !== replacing && (token.expiresAt === undefined || token.expiresAt > deps.now())) {
       deps.debug('auth: another opcli process refreshed already; using its tokens');
       return token;
     }
-    const bound = refreshTarget(token, profile);
     if (token.grant === 'client_credentials') return rerunClientCredentials(deps, profile, store, token, bound);
     if (!token.refreshToken) {
       throw new AuthError(
