@@ -186,7 +186,14 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
         // The server may have rotated the token and the answer was lost or unreadable. Sending the
         // old token again would be refresh-token reuse, which revokes the whole login; so it is not.
         const again = store.read(name).token;
-        if (again && again.refreshToken !== sent && again.expiresAt !== undefined && again.expiresAt > deps.now()) return again;
+        if (
+          again &&
+          again.refreshToken !== sent &&
+          boundOrigin(again, profile) === bound.origin &&
+          again.expiresAt !== undefined &&
+          again.expiresAt > deps.now()
+        )
+          return again;
         store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: { ...cur.token, refreshToken: undefined } } : cur));
         throw new AuthError(
           `The answer to the token refresh of profile "${name}" was lost (${error instanceof Error ? error.message : String(error)}). The old refresh token may already be rotated out, so it is not sent again.`,
