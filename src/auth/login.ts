@@ -11,11 +11,11 @@ import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/p
 import { type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
 import { AccessToken } from '../schemas.js';
-import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
+import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from './loopback.js';
 import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
-import { PENDING_TTL_MS, savePending, takePending } from './pending.js';
+import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
 
 /** How to log in, as the verb parsed it. */
@@ -227,7 +227,8 @@ async function startTwoStep(
       profile: profile.name,
       scopes: p.scopes,
       expires_at: new Date(expiresAt).toISOString(),
-      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete '<the URL the browser ends on>'`,
+      // The URL carries the code: on standard input it stays out of `ps` and shell history.
+      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete --stdin`,
     },
   };
 }
@@ -236,16 +237,29 @@ async function startTwoStep(
 async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginResult> {
   client(env);
   const url = parsePastedRedirect(redirect);
-  const pending = takePending(env.configDir(), env.profile.name, env.now());
+  // The state is checked before the pending login is used up: a stranger's or mistyped address is
+  // refused and the login stays, so the right address still completes it.
+  const pending = takePending(env.configDir(), env.profile.name, env.now(), (waiting) => {
+    // The code and the verifier go only to the server the login was started at; the login stays.
+    const here = originOf(env.profile.baseUrl);
+    if (waiting.origin !== undefined && waiting.origin !== here) {
+      throw new AuthError(
+        `The pending login of profile "${env.profile.name}" was started at ${waiting.origin}, but the base URL is now ${here ?? 'not set'}; its code is not sent there. Nothing was exchanged; that login is still waiting.`,
+        `Complete it with the base URL at ${waiting.origin} again, or start a new one here with \`opcli auth login --no-browser --json\`.`,
+      );
+    }
+    try {
+      checkState(url, waiting.state);
+    } catch (error) {
+      if (!(error instanceof StateMismatchError)) throw error;
+      const what = url.searchParams.get('state') ? 'carries a `state` that does not match' : 'carries no `state` for';
+      throw new StateMismatchError(
+        `The address ${what} the login started at ${utcText(waiting.createdAt)}${env.profile.name === 'default' ? '' : ` (profile "${env.profile.name}")`}: refused as a possible forgery or a mistyped address. Nothing was exchanged; that login is still waiting.`,
+        `Pass the address the browser ended on after approving that login's link, before ${utcText(waiting.expiresAt)} (\`opcli auth login --complete --stdin\`), or start a new one with \`opcli auth login --no-browser --json\`.`,
+      );
+    }
+  });
   env.redactor.add(pending.verifier);
-  // The code and the verifier go only to the server the login was started at.
-  const here = originOf(env.profile.baseUrl);
-  if (pending.origin !== undefined && pending.origin !== here) {
-    throw new AuthError(
-      `The pending login of profile "${env.profile.name}" was started at ${pending.origin}, but the base URL is now ${here ?? 'not set'}; its code is not sent there, and the pending login was removed.`,
-      'Start again at this base URL with `opcli auth login --no-browser --json`, or go back to the old one.',
-    );
-  }
   const code = codeFromRedirect(url, pending.state);
   env.redactor.add(code);
   return exchangeCode(env, code, pending.redirectUri, pending.verifier);
