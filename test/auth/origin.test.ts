@@ -184,11 +184,17 @@ describe('a two-step login belongs to the server it was started at', () => {
     expect(start.code).toBe(0);
     const redirect = await locationOf(JSON.parse(start.stdout).authorize_url);
     const env = { OPCLI_BASE_URL: urlB, OPCLI_CLIENT_SECRET: sandbox.client.clientSecret };
-    const done = await opcli(dir, ['auth', 'login', '--complete', redirect], { env });
+    const done = await opcli(dir, ['auth', 'login', '--complete', '--stdin'], { env, stdin: redirect });
     expect(done.code).toBe(4);
     expect(done.stderr).toContain(`was started at ${sandbox.url}, but the base URL is now ${urlB}`);
+    expect(done.stderr).toContain('that login is still waiting');
     expect(received).toEqual([]);
     expect(stored()?.token).toBeUndefined();
+    // Back at the server it was started at, the same address completes it.
+    const back = await opcli(dir, ['auth', 'login', '--complete', '--stdin'], { stdin: redirect });
+    expect(back.code).toBe(0);
+    expect(stored()?.token).toMatchObject({ origin: sandbox.url });
+    await rememberStored(dir);
     assertNothingLeaked();
   });
 });
