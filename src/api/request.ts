@@ -1,9 +1,9 @@
 /**
  * `opcli api` below the verb: which paths carry the token, the --data text read as JSON, and one
- * request sent, with a redirect refused rather than followed. The pages of `--paginate` are in
+ * request sent (the HTTP core refuses a redirect rather than following it). The pages of `--paginate` are in
  * paginate.ts. No prompt and no print: the verb shows each answer's head and body.
  */
-import { OpcliError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Method } from '../http/retry.js';
 
@@ -57,36 +57,11 @@ export function parseJsonBody(text: string, source: string): unknown {
   }
 }
 
-/** A 3xx answer, refused: it carries the status and headers so the verb can show them. */
-export class RedirectRefusedError extends OpcliError {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  constructor(method: string, path: string, res: { status: number; headers: Record<string, string> }) {
-    const location = res.headers.location;
-    super(`${method} ${path} answered ${res.status} (a redirect${location ? ` to ${location}` : ', no Location header'}), not a success.`, {
-      hint: 'opcli does not follow redirects. Check the base URL (https, host, no extra path) with `opcli config get baseUrl`, or call the Location path directly.',
-      details: { status: res.status, location: location ?? null },
-    });
-    this.status = res.status;
-    this.headers = res.headers;
-  }
-}
-
-/**
- * A 3xx is not success: opcli does not follow redirects (the bearer token must not travel to
- * another host), so the answer is an error with the status and where it pointed.
- */
-export function refuseRedirect(method: string, path: string, res: { status: number; headers: Record<string, string> }): void {
-  if (res.status >= 300 && res.status < 400) throw new RedirectRefusedError(method, path, res);
-}
-
-/** Sends one request. A non-2xx answer throws ApiError and a 3xx RedirectRefusedError, each with the answer's head. */
+/** Sends one request. A non-2xx answer throws ApiError (a 3xx its RedirectError), each with the answer's head. */
 export async function sendRequest(
   http: HttpClient,
   req: ApiRequest,
   signal: AbortSignal,
 ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
-  const res = await http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, signal });
-  refuseRedirect(req.method, req.pathOnly, res);
-  return res;
+  return http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, signal });
 }

@@ -98,7 +98,7 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     show(await api.sendRequest(http, req, deps.signal));
   } catch (error) {
     // The answer's head (--include) and an error's body are shown as they came, then the error.
-    if (error instanceof ApiError || error instanceof api.RedirectRefusedError) show(error);
+    if (error instanceof ApiError) show(error);
     throw error;
   }
 }
