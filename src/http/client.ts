@@ -115,6 +115,11 @@ const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
 /** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow. */
 const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED]);
 
+/** Whether a failure would only recur if the request were sent again (too large, too slow, not sendable). */
+export function wouldRecur(error: unknown): boolean {
+  return error instanceof NetworkError && NEVER_REPEATED.has(error.errorCode ?? '');
+}
+
 /** A byte count as the limits' errors name it: `64 MiB`, `1 MiB`, `1500 bytes`. */
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
