@@ -21,6 +21,8 @@ export interface ApiRequest {
   json?: unknown;
   /** Whether the bearer token goes with it. */
   auth: boolean;
+  /** An endpoint whose answers are small (the token, revoke and session-verify endpoints). */
+  small: boolean;
 }
 
 /** What the verb asked for. */
@@ -33,10 +35,34 @@ export interface ApiRequestInit {
   paginate: boolean;
 }
 
+/**
+ * The path as a server may read it, for deciding which endpoint it is: dot segments resolved
+ * (`%2e` too), percent-encoding decoded, repeated slashes and `;parameters` dropped, case and a
+ * trailing slash ignored, until nothing changes. `/V1//oauth/./%74oken/` is `/v1/oauth/token`.
+ * Matching more loosely than a server would only ever withholds the token.
+ */
+export function endpointOf(path: string): string {
+  let p = path.split('?')[0] ?? path;
+  for (let round = 0; round < 8; round++) {
+    const before = p;
+    p = p.replace(/\\/g, '/').replace(/\/{2,}/g, '/');
+    // The URL parser resolves `.`, `..`, `%2e` and `.%2E` segments as a server does.
+    p = new URL(p.replace(/[?#]/g, '_'), 'http://opcli.invalid').pathname;
+    try {
+      p = decodeURIComponent(p);
+    } catch {
+      // A lone `%` stays as it is.
+    }
+    p = p.replace(/;[^/]*/g, '');
+    if (p === before) break;
+  }
+  return p.toLowerCase().replace(/\/+$/, '') || '/';
+}
+
 /** The request the verb's options describe: no token where the spec says none, --paginate only on the order list. */
 export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
   const pathOnly = init.path.split('?')[0] ?? init.path;
-  const endpoint = pathOnly.replace(/\/+$/, '');
+  const endpoint = endpointOf(init.path);
   if (init.paginate && (init.method !== 'GET' || endpoint !== '/v1/orders')) throw new UsageError('--paginate follows the cursors of GET /v1/orders only.');
   return {
     method: init.method,
@@ -45,6 +71,7 @@ export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
     query: Object.fromEntries(init.query),
     json,
     auth: init.auth && !UNAUTHENTICATED.includes(endpoint),
+    small: UNAUTHENTICATED.includes(endpoint),
   };
 }
 
@@ -63,5 +90,5 @@ export async function sendRequest(
   req: ApiRequest,
   signal: AbortSignal,
 ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
-  return http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, signal });
+  return http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, smallAnswer: req.small, signal });
 }
