@@ -118,7 +118,9 @@ const lazyAssertForUndici = {
       contents:
         "let real; const load = () => (real ??= require('node:assert'));" +
         'function assert(value, message) { if (!value) load()(value, message); }' +
-        'module.exports = new Proxy(assert, { get: (own, key) => (key in Function.prototype ? own[key] : load()[key]) });',
+        // Called directly (no proxy on the request path); any other member is looked up on the real module.
+        'Object.setPrototypeOf(assert, new Proxy(Function.prototype, { get: (proto, key, self) => (key in proto ? Reflect.get(proto, key, self) : load()[key]) }));' +
+        'module.exports = assert;',
       loader: 'js',
     }));
   },

@@ -41,6 +41,7 @@ export interface ApiRequestInit {
  * trailing slash ignored, until nothing changes. `/V1//oauth/./%74oken/` is `/v1/oauth/token`.
  * Matching more loosely than a server would only ever withholds the token.
  */
+// CHOICE (docs/spec-choices.md#paths-that-take-no-token): case is ignored, the safe side of a server that ignores it.
 export function endpointOf(path: string): string {
   let p = path.split('?')[0] ?? path;
   for (let round = 0; round < 8; round++) {
