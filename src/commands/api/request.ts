@@ -30,8 +30,10 @@ export function register(program: Command, deps: Deps): void {
       'after',
       `
 The bearer token of the active profile is attached, except for the token, revoke and session
-verify endpoints, which the spec says take none. GET, PUT and DELETE are retried on 429/5xx and
-lost connections; a POST whose answer was lost is not resent. A non-2xx answer prints its body on
+verify endpoints, which the spec says take none, however the path is written (dot segments,
+%2e, doubled slashes, case); a path with a #fragment is refused. A redirect is never followed.
+GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
+is not resent. A non-2xx answer prints its body on
 stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
 
 Examples:
