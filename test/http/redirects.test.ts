@@ -76,6 +76,17 @@ describe('a redirect, by every command', () => {
     }
   });
 
+  test('opcli api: a 307 to a POST is named "not processed", and its body is not printed as the answer', async () => {
+    const r = await against(moved(307), ['api', 'POST', '/v1/claims/offline', '--data', '{}', '--include']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^HTTP 307\n/);
+    expect(r.stderr).toContain('Error: POST /v1/claims/offline answered 307 (a redirect to');
+    expect(r.stderr).toContain('The request was not processed.');
+    expect(r.stdout).toBe('');
+    expect(r.seen).toHaveLength(1);
+    expect(r.followed).toEqual([]);
+  });
+
   test('orders update --replace: a 308 to its PUT is named, and the order target never hears of it', async () => {
     const r = await against(moved(308), ['orders', 'update', 'ord_1', '--tax', '3', '--source-order-number', '#1', '--currency', 'USD', '--replace']);
     expect(r.code).toBe(1);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import type { ApiRequestInit } from '../../api/request.js';
-import { ApiError, UsageError } from '../../errors.js';
+import { ApiError, RedirectError, UsageError } from '../../errors.js';
 import { printBody, printHead } from './answer.js';
 import { collectQuery, METHODS, parseMethod, parsePath, refuseLeavingBase } from './args.js';
 
@@ -100,7 +100,8 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     show(await api.sendRequest(http, req, deps.signal));
   } catch (error) {
     // The answer's head (--include) and an error's body are shown as they came, then the error.
-    if (error instanceof ApiError) show(error);
+    // A redirect's body is not the answer: only its head is shown (--include).
+    if (error instanceof ApiError) show(error instanceof RedirectError ? { status: error.status, headers: error.headers } : error);
     throw error;
   }
 }
