@@ -36,9 +36,9 @@ if (only === '--version' || only === '-V') {
  * `orders list --all` over 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost. V8 sizes
  * its heap when the process starts, so the flag is passed where the process starts: the shim runs
  * itself again with it (once; OPCLI_LEAN marks the child). ~40 ms on a run of seconds.
- * --liftoff-only: these runs use the bundled undici (src/http/transport.ts), whose WebAssembly HTTP
- * parser V8 would otherwise also compile with TurboFan: 115-123 MiB peak for 100,000 orders without
- * it, 93 MiB with it, at the same throughput.
+ * --liftoff-only: every run uses the bundled undici (src/http/transport.ts; a one-off sets this flag
+ * itself, src/http/undici.ts), whose WebAssembly HTTP parser V8 would otherwise also compile with
+ * TurboFan: 115-123 MiB peak for 100,000 orders without it, 93 MiB with it, at the same throughput.
  */
 const LEAN_FLAGS = ['--max-semi-space-size=4', '--liftoff-only'];
 const has = (flag) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));

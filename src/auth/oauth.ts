@@ -2,7 +2,7 @@ import type { StoredToken } from '../config/credentials.js';
 import { originOf, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
 import type { Deps } from '../deps.js';
-import { ApiError, AuthError } from '../errors.js';
+import { ApiError, AuthError, RedirectError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { PATHS } from '../api/service.js';
 import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
@@ -25,12 +25,12 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
     async token(body, signal) {
       const { TokenRequest, TokenResponse } = await import('../schemas.js');
       const checked = TokenRequest.parse(body);
-      return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, signal }, TokenResponse)).body;
+      return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse)).body;
     },
     async revoke(body, signal) {
       const { RevokeRequest } = await import('../schemas.js');
       const checked = RevokeRequest.parse(body);
-      await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, signal });
+      await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },
   };
 }
@@ -80,10 +80,10 @@ export function oauthDescription(error: ApiError): string {
 
 /**
  * Turns a refusal of the token endpoint into an AuthError that says what happened; anything else
- * (network, 5xx) is passed through unchanged.
+ * (network, 5xx, a redirect) is passed through unchanged.
  */
 export function tokenRefusal(error: unknown, profile: ResolvedProfile, what: string): unknown {
-  if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) return error;
+  if (!(error instanceof ApiError) || error instanceof RedirectError || error.status >= 500 || error.status === 429) return error;
   const words = oauthDescription(error);
   if (error.code === 'invalid_client') {
     return new AuthError(

@@ -4,7 +4,7 @@
  * no print: the verb asks and renders; this module takes an environment and returns or throws.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, ExitCode, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
+import { ApiError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
 import {
   type ChainEnv,
   type ChainPlan,
@@ -299,7 +299,8 @@ export async function issueCredit(prepared: PreparedIssue, env: IssueEnv): Promi
     // no money; but once the trigger was posted its credit may still arrive, whatever happens after.
     const refused =
       error instanceof ProviderRefusedError ||
-      (error instanceof ApiError && error.status < 500) ||
+      // A 4xx, or a 307/308 (not processed); a 5xx or another redirect may have moved money.
+      (error instanceof ApiError && !isOutcomeUncertain(error)) ||
       (error instanceof NetworkError && !error.sent) ||
       error instanceof UsageError;
     const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';

@@ -56,9 +56,6 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   ]);
   const format = opts.format ?? (deps.io.stdoutIsTTY ? 'table' : 'plain');
   const follow = opts.all || opts.limit !== undefined;
-  // Pages come one after another (and one ahead): node:http carries them with less CPU and ~20 MiB
-  // less memory than the bundled undici Agent, which is for the many parallel requests of a batch.
-  deps.httpEngine ??= 'node';
   const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw });
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
