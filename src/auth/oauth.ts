@@ -25,7 +25,8 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
     async token(body, signal) {
       const { TokenRequest, TokenResponse } = await import('../schemas.js');
       const checked = TokenRequest.parse(body);
-      return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse)).body;
+      return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
+        .body;
     },
     async revoke(body, signal) {
       const { RevokeRequest } = await import('../schemas.js');

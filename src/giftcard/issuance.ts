@@ -4,7 +4,7 @@
  * no print: the verb asks and renders; this module takes an environment and returns or throws.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
+import { ApiError, AuthError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
 import {
   type ChainEnv,
   type ChainPlan,
@@ -302,6 +302,8 @@ export async function issueCredit(prepared: PreparedIssue, env: IssueEnv): Promi
       // A 4xx, or a 307/308 (not processed); a 5xx or another redirect may have moved money.
       (error instanceof ApiError && !isOutcomeUncertain(error)) ||
       (error instanceof NetworkError && !error.sent) ||
+      // Refused before sending (a credential bound to another origin) or answered 401/403.
+      error instanceof AuthError ||
       error instanceof UsageError;
     const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';
     const message = error instanceof Error ? error.message : String(error);

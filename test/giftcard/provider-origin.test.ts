@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { aliceClaim, fixture, giftcardSuite } from './fixture.js';
+import { aliceClaim, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 
 giftcardSuite();
 
@@ -50,8 +50,41 @@ describe('the provider token belongs to its provider URL', () => {
     const issue = await fx.run(aliceClaim('C-origin'));
     expect(issue.code).toBe(4);
     expect(issue.stderr).toContain(`provider-api-url is now ${urlB}`);
+    // Nothing was sent, so nothing may have been paid: the ledger says failed, never uncertain.
+    expect(issue.stderr).not.toContain('may or may not');
+    expect(
+      ledgerLines(fx.dir)
+        .filter((l) => l.type === 'outcome')
+        .map((l) => l.status),
+    ).not.toContain('uncertain');
     expect(received).toEqual([]);
     expect(fx.providerCalls()).toEqual([]);
+  });
+
+  test('a credit refused for the token origin, on the credit API path, is recorded failed: nothing was sent, nothing paid', async () => {
+    const fx = await fixture({ fakeClock: true });
+    expect((await fx.run(['config', 'set', 'provider-api-url', `${urlB}/provider`])).code).toBe(0);
+    const issue = await fx.run([
+      'giftcard',
+      'issue',
+      '--claim',
+      'C-301',
+      '--order',
+      '3',
+      '--amount',
+      '5',
+      '--email',
+      'bob@example.com',
+      '--name',
+      'Bob',
+      '--yes',
+    ]);
+    expect(issue.code).toBe(4);
+    expect(issue.stderr).toContain(`provider-api-url is now ${urlB}`);
+    expect(issue.stderr).not.toContain('may or may not');
+    expect(issue.stderr).not.toContain('Recorded as uncertain');
+    expect(ledgerLines(fx.dir).find((l) => l.type === 'outcome')).toMatchObject({ status: 'failed' });
+    expect(received).toEqual([]);
   });
 
   test('`giftcard setup` with the new URL and its token binds that token there; the old token never goes there', async () => {

@@ -15,7 +15,9 @@ describe('giftcard issue: a provider that redirects', () => {
     const elsewhere = await scriptedServer([]);
     const gateway = await scriptedServer([{ status, body: '', headers: { location: `${elsewhere.url}/v2/gift-cards/issue/` } }]);
     try {
-      expect((await fx.run(['config', 'set', 'provider-api-url', gateway.url])).code).toBe(0);
+      // The provider token belongs to the URL it was given for: give it again for the gateway.
+      const token = fx.sandbox.store.providerToken;
+      expect((await fx.run(['giftcard', 'setup', '--api-url', gateway.url, '--token-stdin', '--no-check'], { stdin: token })).code).toBe(0);
       const r = await fx.run([
         'giftcard',
         'issue',
