@@ -293,7 +293,19 @@ export function createDeps(init: DepsInit): Deps {
       return createTokenSource(deps, profile);
     }),
     http: once(async () => {
-      const [{ HttpClient }, profile] = await Promise.all([import('./http/client.js'), deps.profile()]);
+      const [{ HttpClient }, { readProxyConfig, routeFor }, { trustedCertificates }, profile] = await Promise.all([
+        import('./http/client.js'),
+        import('./http/proxy.js'),
+        import('./http/trust.js'),
+        deps.profile(),
+      ]);
+      // Proxies and trust from the run's environment (process.env no longer holds proxy passwords).
+      const proxies = readProxyConfig(profile.network, env, (line) => io.stderr.write(`${redactor.redact(line)}\n`));
+      for (const proxy of [proxies.http, proxies.https]) {
+        redactor.add(proxy?.url.password);
+        redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
+      }
+      const ca = trustedCertificates(profile.network.caFile, env, deps.cwd);
       const lazyTokens: TokenSource = {
         get: async (target) => {
           const token = await (await deps.tokens()).get(target);
@@ -323,6 +335,8 @@ export function createDeps(init: DepsInit): Deps {
         maxBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_BODY, 'OPCLI_HTTP_MAX_BODY', 'bytes, e.g. 67108864 for 64 MiB'),
         maxSmallBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_SMALL_BODY, 'OPCLI_HTTP_MAX_SMALL_BODY', 'bytes, e.g. 1048576 for 1 MiB'),
         timers: deps.timers,
+        route: proxies.http || proxies.https ? (url) => routeFor(proxies, url) : undefined,
+        ca,
       });
       return httpClient;
     }),
