@@ -465,7 +465,7 @@ function certificateError(where: string, url: URL, code: string, wire: WireFailu
     code === 'CERT_HAS_EXPIRED' && peer?.validTo ? `expired ${safeLine(peer.validTo)}` : undefined,
   ].filter(Boolean);
   const trustHint =
-    "If this is your organisation's certificate authority, trust it: `opcli config set ca-file /path/to/ca.pem` (or OPCLI_CA_FILE, or NODE_EXTRA_CA_CERTS, both a PEM file); on Node 22 or later, NODE_USE_SYSTEM_CA=1 trusts the system's store.";
+    "If this is your organisation's certificate authority, trust it: `opcli config set ca-file /path/to/ca.pem` (or OPCLI_CA_FILE, or NODE_EXTRA_CA_CERTS, both a PEM file); NODE_USE_SYSTEM_CA=1 (Node 22.19 or later) trusts the system's store too.";
   const hint =
     code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH'
       ? `Check the host in the base URL (\`opcli config get base-url\`): the server presents a certificate for other names.`
