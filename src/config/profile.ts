@@ -105,7 +105,7 @@ function editDistance(a: string, b: string): number {
  * Reads one OPCLI_* variable that carries a credential or a name: surrounding whitespace (a pasted
  * newline) is trimmed with a warning; a control character inside is refused, naming the variable.
  */
-function envValue(env: Record<string, string | undefined>, name: string, warnings: string[]): string | undefined {
+export function envValue(env: Record<string, string | undefined>, name: string, warnings: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = raw.trim();

@@ -7,7 +7,9 @@
  * which main.ts has cleared of proxy passwords.
  */
 import { BlockList, isIP } from 'node:net';
+import { envValue } from '../config/profile.js';
 import { UsageError } from '../errors.js';
+import { safeLine } from '../text/safe.js';
 
 /** The profile's network settings that steer proxies. */
 export interface ProxySettings {
@@ -171,12 +173,12 @@ export function readProxyConfig(settings: ProxySettings, env: Record<string, str
 
 /** OPCLI_PROXY_LOOPBACK (1/true/0/false) for this run, else the proxy-loopback setting, else false. */
 function proxyLoopback(settings: ProxySettings, env: Record<string, string | undefined>): boolean {
-  const raw = env.OPCLI_PROXY_LOOPBACK?.trim().toLowerCase();
-  if (!raw) return settings.proxyLoopback === true;
+  const raw = envValue(env, 'OPCLI_PROXY_LOOPBACK', [])?.toLowerCase();
+  if (raw === undefined) return settings.proxyLoopback === true;
   if (raw === '1' || raw === 'true') return true;
   if (raw === '0' || raw === 'false') return false;
   throw new UsageError(
-    `OPCLI_PROXY_LOOPBACK "${raw}" is neither 1 nor 0.`,
+    `OPCLI_PROXY_LOOPBACK "${safeLine(raw)}" is neither 1 nor 0.`,
     'Set it to 1 (or true) to send loopback requests through the proxy, 0 (or false) not to, or unset it.',
   );
 }

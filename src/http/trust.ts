@@ -11,12 +11,15 @@ import { isAbsolute, resolve } from 'node:path';
 import * as tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { envValue } from '../config/profile.js';
 import { UsageError } from '../errors.js';
+import { safeLine } from '../text/safe.js';
 import type { ProxyChoice } from './proxy.js';
 
 /** Where the extra CA bundle comes from: the variable wins over the setting (it is given for this run). */
 export function caFileSource(setting: string | undefined, env: Record<string, string | undefined>): { path: string; source: string } | undefined {
-  const fromEnv = env.OPCLI_CA_FILE?.trim();
+  // Whitespace only, a control character or text that was not UTF-8: exit 2 naming the variable.
+  const fromEnv = envValue(env, 'OPCLI_CA_FILE', []);
   if (fromEnv) return { path: fromEnv, source: 'OPCLI_CA_FILE' };
   if (setting) return { path: setting, source: 'the ca-file setting' };
   return undefined;
@@ -26,10 +29,10 @@ const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g
 
 /** The certificates of a PEM file: each must parse; a missing, unreadable or certificate-less file is exit 2 naming it. */
 export function readPemBundle(path: string, source: string, cwd: string): string[] {
-  const full = isAbsolute(path) ? path : resolve(cwd, path);
+  const full = safeLine(isAbsolute(path) ? path : resolve(cwd, path));
   let text: string;
   try {
-    text = readFileSync(full, 'utf8');
+    text = readFileSync(isAbsolute(path) ? path : resolve(cwd, path), 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why =
