@@ -293,10 +293,9 @@ export function createDeps(init: DepsInit): Deps {
       return createTokenSource(deps, profile);
     }),
     http: once(async () => {
-      const [{ HttpClient }, { readProxyConfig, routeFor }, { trustedCertificates }, profile] = await Promise.all([
+      const [{ HttpClient }, { readProxyConfig, routeFor }, profile] = await Promise.all([
         import('./http/client.js'),
         import('./http/proxy.js'),
-        import('./http/trust.js'),
         deps.profile(),
       ]);
       // Proxies and trust from the run's environment (process.env no longer holds proxy passwords).
@@ -305,7 +304,11 @@ export function createDeps(init: DepsInit): Deps {
         redactor.add(proxy?.url.password);
         redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
       }
-      const ca = trustedCertificates(profile.network.caFile, env, deps.cwd);
+      // The trust module (node:tls, node:crypto) is loaded only when a CA file is named: a one-off without one never pays for it.
+      const ca =
+        profile.network.caFile || env.OPCLI_CA_FILE !== undefined
+          ? (await import('./http/trust.js')).trustedCertificates(profile.network.caFile, env, deps.cwd)
+          : undefined;
       const lazyTokens: TokenSource = {
         get: async (target) => {
           const token = await (await deps.tokens()).get(target);

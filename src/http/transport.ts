@@ -10,7 +10,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { ProxyChoice, Route } from './proxy.js';
-import { CERT_ERROR_CODES, type PeerCertificate, probePeerCertificate } from './trust.js';
+import type { PeerCertificate } from './trust.js';
 
 /** Error codes of this transport's timeouts. */
 export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
@@ -90,6 +90,24 @@ function wireError(error: unknown, signal: AbortSignal | undefined, failure: Wir
   const out = code ? codeError(code, source.message ?? code, error) : error;
   return out !== null && typeof out === 'object' ? Object.assign(out, { wire: failure }) : out;
 }
+
+/** Node's codes for a certificate the client does not accept. */
+export const CERT_ERROR_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
 
 /** The code of a certificate error, also when it is wrapped (undici's SecureProxyConnectionError). */
 export function certificateCode(error: unknown): string | undefined {
@@ -245,7 +263,11 @@ export class Transport {
             const failure: WireFailure = { proxy };
             if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
               // Only to name who issued the certificate: a handshake, nothing sent, then closed.
-              void probePeerCertificate(req.url, proxy).then((peer) => reject(wireError(error, signal, { ...failure, peer })));
+              // Loaded only then: node:tls and the rest cost a one-off start-up that never meets a certificate error.
+              void import('./trust.js')
+                .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
+                .catch(() => undefined)
+                .then((peer) => reject(wireError(error, signal, { ...failure, peer })));
               return;
             }
             reject(wireError(error, signal, failure));

@@ -87,24 +87,6 @@ export function trustedCertificates(setting: string | undefined, env: Record<str
   return [...defaultCertificates(env), ...readPemBundle(file.path, file.source, cwd)];
 }
 
-/** Node's codes for a certificate the client does not accept. */
-export const CERT_ERROR_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_CHAIN_TOO_LONG',
-  'INVALID_CA',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'HOSTNAME_MISMATCH',
-]);
-
 /** A certificate's subject or issuer as one line: `CN=…, O=…`. */
 function distinguishedName(name: Record<string, string | string[]> | undefined): string | undefined {
   if (!name) return undefined;
