@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { OpcliError, UsageError } from '../../errors.js';
 import { textProblem } from '../../text/flag-text.js';
+import { safeLine, safeText } from '../../text/safe.js';
 
 /** Flag values of `giftcard history`. */
 export interface HistoryOptions {
@@ -62,8 +63,8 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       provider: opts.verify ? async () => (await import('../../giftcard/provider.js')).providerClient(deps) : undefined,
       now: deps.now,
       user: ledgerMod.osUser(),
-      notice: (message) => deps.err(`Warning: ${message}\n`),
-      warn: (message) => deps.err(`WARNING: ${message}\n`),
+      notice: (message) => deps.err(`Warning: ${safeText(message)}\n`),
+      warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`),
     },
   );
   if (opts.json) {
@@ -90,7 +91,7 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
     }
     if (opts.verify) {
       deps.err(`Verified ${verified.length} issuance(s) that fell back from the trigger: ${doubles.length} possible double credit(s).\n`);
-      for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${v.key}: ${v.message}\n`);
+      for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${safeLine(v.key)}: ${safeText(v.message)}\n`);
     }
   }
   if (doubles.length) {
