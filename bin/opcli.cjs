@@ -53,6 +53,8 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
   const { spawn } = require('node:child_process');
   // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child
   // kills itself at once the same way, so a batch never files claims on unseen (src/main.ts).
+  // The whole environment on purpose, unlike the browser (src/child-env.ts): this child is opcli
+  // itself, the same run, and needs OPCLI_TOKEN, OPCLI_CLIENT_SECRET and the rest as the user set them.
   const child = spawn(process.execPath, [...LEAN_FLAGS, ...process.execArgv, __filename, ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, OPCLI_LEAN: '1' },

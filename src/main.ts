@@ -1,6 +1,7 @@
 /** The entry: the one file that touches `process`. */
 import { isatty } from 'node:tty';
 import { runCli } from './cli.js';
+import { childEnv } from './child-env.js';
 import { createDeps } from './deps.js';
 import { ExitCode } from './errors.js';
 
@@ -64,6 +65,14 @@ process.on('exit', (code) => {
   process.exitCode = ExitCode.failed;
 });
 
+// opcli reads its own copy of the environment. process.env keeps only what a child may see
+// (childEnv: no OPCLI_* variable, no secret, no proxy password), so a process a library starts
+// (`open`'s xdg-open, macOS open or PowerShell) inherits none of opcli's secrets.
+const env = { ...process.env };
+const forChildren = childEnv(env);
+for (const name of Object.keys(process.env)) if (!(name in forChildren)) delete process.env[name];
+Object.assign(process.env, forChildren);
+
 const deps = createDeps({
   stdin: () => process.stdin,
   stdout: process.stdout,
@@ -71,7 +80,7 @@ const deps = createDeps({
   stdinIsTTY: isatty(0),
   stdoutIsTTY: !!process.stdout.isTTY,
   stderrIsTTY: !!process.stderr.isTTY,
-  env: process.env,
+  env,
   cwd: process.cwd(),
   signal: controller.signal,
   stopNow: now.signal,

@@ -1,13 +1,15 @@
 /**
  * Opening the consent page. Whether a browser can be opened is decided before anything is spawned
- * (SSH, a Linux session without a display), BROWSER is honoured as gh honours it (its own spawn),
- * and the platform's default opener is started through `open` (xdg-open, macOS open, PowerShell on
- * Windows and WSL). A command that cannot be started is a rejected promise, never an unhandled
- * 'error' event.
+ * (SSH, a Linux session without a display), BROWSER is honoured as gh honours it (its own spawn, in
+ * `childEnv`'s environment), and the platform's default opener is started through `open` (xdg-open,
+ * macOS open, PowerShell on Windows and WSL), which inherits the process environment the entry has
+ * cleared of opcli's secrets.
+ * A command that cannot be started is a rejected promise, never an unhandled 'error' event.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { childEnv } from '../child-env.js';
 
 /** No browser will be tried; `reason` says why, for the user. */
 export class BrowserUnavailableError extends Error {
@@ -19,7 +21,7 @@ export class BrowserUnavailableError extends Error {
 
 /**
  * How the link would be opened: the user's BROWSER command and its arguments, the platform's
- * default opener (through `open`), or why not at all.
+ * default opener (xdg-open, macOS open, PowerShell), or why not at all.
  */
 export type BrowserPlan = { command: string; args: string[] } | { platformDefault: true } | { unavailable: string };
 
@@ -110,12 +112,13 @@ export function splitCommand(line: string): string[] {
 export async function openInBrowser(url: string, env: Record<string, string | undefined>, onExit?: (message: string) => void): Promise<void> {
   const plan = browserPlan(url, env);
   if ('unavailable' in plan) throw new BrowserUnavailableError(plan.unavailable);
-  if ('command' in plan) return spawnBrowser(plan.command, plan.args, env, onExit);
+  if ('command' in plan) return spawnBrowser(plan.command, plan.args, env, { onExit });
   const launcher = await defaultLauncher(process.platform);
   // `open` spawns and hands the child back only after its own awaits; a failed spawn reports its
   // 'error' on the next tick, possibly before anyone could listen, and an 'error' nobody hears
   // crashes the process (issue 12: "spawn xdg-open ENOENT"). So the launcher must be known to
-  // exist and be executable before `open` is called.
+  // exist and be executable before `open` is called. `open` passes the child this process's
+  // environment, which the entry (src/main.ts) has already cleared of opcli's secrets (childEnv).
   if (!launcher.path) throw new BrowserUnavailableError(`${launcher.name} was not found`);
   const { default: open } = await import('open');
   const child = await open(url);
@@ -131,24 +134,31 @@ export async function openInBrowser(url: string, env: Record<string, string | un
   });
 }
 
-/** Starts the user's BROWSER command with the link (gh's semantics): detached, output ignored. */
-function spawnBrowser(command: string, args: string[], env: Record<string, string | undefined>, onExit?: (message: string) => void): Promise<void> {
+/**
+ * Starts a browser command with the link (gh's semantics for BROWSER): detached, output ignored,
+ * in `childEnv(env)`. `name` is how messages call it (default: the command).
+ */
+function spawnBrowser(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: { onExit?: (message: string) => void; name?: string },
+): Promise<void> {
+  const { onExit, name = command } = options;
   return new Promise((resolve, reject) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command, args, { stdio: 'ignore', detached: true, env: env as NodeJS.ProcessEnv });
+      child = spawn(command, args, { stdio: 'ignore', detached: true, env: childEnv(env) });
     } catch (error) {
       reject(error);
       return;
     }
     child.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        new BrowserUnavailableError(error.code === 'ENOENT' ? `${command} was not found` : `${command} could not be started (${error.code ?? error.message})`),
-      );
+      reject(new BrowserUnavailableError(error.code === 'ENOENT' ? `${name} was not found` : `${name} could not be started (${error.code ?? error.message})`));
     });
     child.once('spawn', () => {
       child.once('exit', (code) => {
-        if (code) onExit?.(`${command} exited with code ${code}`);
+        if (code) onExit?.(`${name} exited with code ${code}`);
       });
       child.unref();
       resolve();

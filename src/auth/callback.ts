@@ -22,20 +22,8 @@ export class StateMismatchError extends AuthError {}
  * exchanged; an `error` redirect becomes an AuthError (exit 4) in words.
  */
 export function codeFromRedirect(url: URL, expectedState: string): string {
+  checkState(url, expectedState);
   const q = url.searchParams;
-  const state = q.get('state');
-  if (state === null || state === '') {
-    throw new StateMismatchError(
-      'The redirect carried no `state`: refused as a possible forgery (cross-site request). Nothing was exchanged.',
-      'Start again with `opcli auth login`, and use only the link opcli printed.',
-    );
-  }
-  if (!sameText(state, expectedState)) {
-    throw new StateMismatchError(
-      'The redirect carried a `state` that does not match this login: refused as a possible forgery (cross-site request). Nothing was exchanged.',
-      'Start again with `opcli auth login`, and use only the link opcli printed (each login has its own state).',
-    );
-  }
   const error = q.get('error');
   if (error !== null) {
     const words = ERROR_WORDS[error] ?? `the server answered "${error}"`;
@@ -54,6 +42,23 @@ export function codeFromRedirect(url: URL, expectedState: string): string {
     throw new AuthError('The redirect carried no authorization code. Nothing was exchanged.', 'Start again with `opcli auth login`.');
   }
   return code;
+}
+
+/** Refuses a redirect whose `state` is missing or not `expectedState` (StateMismatchError, exit 4). */
+export function checkState(url: URL, expectedState: string): void {
+  const state = url.searchParams.get('state');
+  if (state === null || state === '') {
+    throw new StateMismatchError(
+      'The redirect carried no `state`: refused as a possible forgery (cross-site request). Nothing was exchanged.',
+      'Start again with `opcli auth login`, and use only the link opcli printed.',
+    );
+  }
+  if (!sameText(state, expectedState)) {
+    throw new StateMismatchError(
+      'The redirect carried a `state` that does not match this login: refused as a possible forgery (cross-site request). Nothing was exchanged.',
+      'Start again with `opcli auth login`, and use only the link opcli printed (each login has its own state).',
+    );
+  }
 }
 
 /**

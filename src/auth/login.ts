@@ -10,11 +10,11 @@ import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/p
 import { type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
 import { AccessToken } from '../schemas.js';
-import { codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
+import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from './loopback.js';
 import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
-import { PENDING_TTL_MS, savePending, takePending } from './pending.js';
+import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
 
 /** How to log in, as the verb parsed it. */
@@ -217,7 +217,8 @@ async function startTwoStep(
       profile: profile.name,
       scopes: p.scopes,
       expires_at: new Date(expiresAt).toISOString(),
-      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete '<the URL the browser ends on>'`,
+      // The URL carries the code: on standard input it stays out of `ps` and shell history.
+      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete --stdin`,
     },
   };
 }
@@ -226,7 +227,20 @@ async function startTwoStep(
 async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginResult> {
   client(env);
   const url = parsePastedRedirect(redirect);
-  const pending = takePending(env.configDir(), env.profile.name, env.now());
+  // The state is checked before the pending login is used up: a stranger's or mistyped address is
+  // refused and the login stays, so the right address still completes it.
+  const pending = takePending(env.configDir(), env.profile.name, env.now(), (waiting) => {
+    try {
+      checkState(url, waiting.state);
+    } catch (error) {
+      if (!(error instanceof StateMismatchError)) throw error;
+      const what = url.searchParams.get('state') ? 'carries a `state` that does not match' : 'carries no `state` for';
+      throw new StateMismatchError(
+        `The address ${what} the login started at ${utcText(waiting.createdAt)}${env.profile.name === 'default' ? '' : ` (profile "${env.profile.name}")`}: refused as a possible forgery or a mistyped address. Nothing was exchanged; that login is still waiting.`,
+        `Pass the address the browser ended on after approving that login's link, before ${utcText(waiting.expiresAt)} (\`opcli auth login --complete --stdin\`), or start a new one with \`opcli auth login --no-browser --json\`.`,
+      );
+    }
+  });
   env.redactor.add(pending.verifier);
   const code = codeFromRedirect(url, pending.state);
   env.redactor.add(code);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { ensurePrivateDir, readPrivateFile } from '../config/private-file.js';
+import { assertPrivateFile, ensurePrivateDir, readPrivateFile } from '../config/private-file.js';
 import { AuthError } from '../errors.js';
 
 /** CHOICE (docs/spec-choices.md#login-timeouts): how long a two-step login may wait for `--complete` (the consent page's request lives 10 minutes). */
@@ -37,25 +37,57 @@ export function savePending(dir: string, pending: PendingLogin): string {
 
 /**
  * Takes a profile's pending login and deletes the file (single use: a second `--complete` finds
- * nothing). An expired one is deleted and refused.
+ * nothing, and of two at once only one gets it). `check` sees the login first: when it throws (a
+ * redirect with another login's state), the login is put back untouched for the right address. An
+ * expired or damaged one is deleted and refused.
  */
-export function takePending(dir: string, profile: string, now: number): PendingLogin {
+export function takePending(dir: string, profile: string, now: number, check?: (pending: PendingLogin) => void): PendingLogin {
   const path = pendingPath(dir, profile);
-  const raw = readPrivateFile(path, 'pending login file');
-  if (raw === undefined) {
-    throw new AuthError(
+  const noPending = () =>
+    new AuthError(
       `No login is waiting to be completed for profile "${profile}".`,
-      'Start one with `opcli auth login --no-browser --json`, then run `opcli auth login --complete <redirect URL>` within 10 minutes.',
+      'Start one with `opcli auth login --no-browser --json`, then run `opcli auth login --complete --stdin` with the redirect URL within 10 minutes.',
     );
+  if (!assertPrivateFile(path, 'pending login file')) throw noPending();
+  // Claimed by renaming it to a name of this process's own: a rename happens once, whoever races.
+  const claimed = `${path}.${randomBytes(6).toString('hex')}.taken`;
+  try {
+    renameSync(path, claimed);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw noPending();
+    throw error;
   }
-  rmSync(path, { force: true });
-  const parsed = PendingLogin.safeParse(safeJson(raw));
-  if (!parsed.success)
-    throw new AuthError(`The pending login file ${path} is damaged; it was removed.`, 'Start again with `opcli auth login --no-browser --json`.');
-  if (parsed.data.expiresAt <= now) {
-    throw new AuthError('The pending login has expired (it lasts 10 minutes).', 'Start again with `opcli auth login --no-browser --json`.');
+  let keep = false;
+  try {
+    const parsed = PendingLogin.safeParse(safeJson(readPrivateFile(claimed, 'pending login file') ?? ''));
+    if (!parsed.success)
+      throw new AuthError(`The pending login file ${path} is damaged; it was removed.`, 'Start again with `opcli auth login --no-browser --json`.');
+    if (parsed.data.expiresAt <= now) {
+      throw new AuthError('The pending login has expired (it lasts 10 minutes).', 'Start again with `opcli auth login --no-browser --json`.');
+    }
+    try {
+      check?.(parsed.data);
+    } catch (error) {
+      keep = true;
+      throw error;
+    }
+    return parsed.data;
+  } finally {
+    // Put back with link, not rename: a login started meanwhile (a newer file) is not overwritten.
+    if (keep) {
+      try {
+        linkSync(claimed, path);
+      } catch {
+        // A newer pending login took the place: this one is superseded.
+      }
+    }
+    rmSync(claimed, { force: true });
   }
-  return parsed.data;
+}
+
+/** A time for a person, in UTC: "2026-11-27 10:44:24 UTC". */
+export function utcText(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 function safeJson(text: string): unknown {

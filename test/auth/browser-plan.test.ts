@@ -1,4 +1,4 @@
-/** The decision before anything is spawned: BROWSER, SSH, no display, or the platform's default through `open`. */
+/** The decision before anything is spawned: BROWSER, SSH, no display, or the platform's default opener. */
 import { describe, expect, test } from 'vitest';
 import { browserPlan } from '../../src/auth/browser.js';
 

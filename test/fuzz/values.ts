@@ -86,6 +86,8 @@ export const FLAG_KINDS: Record<string, ValueKind> = {
   '--trigger-id': 'uuid',
   '--data': 'input-file',
   '--from': 'input-file',
+  '--from-file': 'input-file',
+  '--token-from-file': 'input-file',
   '--journal': 'output-file',
   '--out': 'output-file',
   '--write-profile': 'profile-name',

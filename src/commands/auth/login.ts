@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
 import type { LoginRequest, RedirectQuestion } from '../../auth/login.js';
 import type { Deps } from '../../deps.js';
+import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';
 
-/** How to log in, as the service takes it (--json picks the two-step start), and whether to print JSON. */
-export type LoginOptions = Omit<LoginRequest, 'twoStep'> & { json: boolean };
+/**
+ * How to log in, as the service takes it (--json picks the two-step start), whether to print JSON,
+ * and where `--complete`'s redirect URL comes from (it carries the authorization code).
+ */
+export type LoginOptions = Omit<LoginRequest, 'twoStep'> & { json: boolean; completeFrom?: { stdin?: boolean; fromFile?: string; argument?: string } };
 
 // CHOICE (docs/spec-choices.md#login-timeouts): how long a browser login waits for the redirect.
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
@@ -20,7 +24,9 @@ export function register(group: Command, deps: Deps): void {
     .option('--no-browser', 'do not open a browser; print the link only (with --json: two-step login)')
     .option('--timeout <duration>', 'how long to wait for the browser, e.g. 90s or 5m', '5m')
     .option('--json', 'print the result (or the two-step start) as JSON on stdout')
-    .option('--complete <redirect-url>', 'finish a two-step login with the URL the browser was sent to')
+    .option('--complete [redirect-url]', 'finish a two-step login with the URL the browser was sent to (give it with --stdin or --from-file)')
+    .option('--stdin', 'with --complete: read the redirect URL from standard input')
+    .option('--from-file <path>', 'with --complete: read the redirect URL from a file')
     .option('--client-credentials', 'server-to-server login for one store, no browser')
     .option('--store-id <id>', "the store for --client-credentials (default: the profile's store-id)")
     .option('--with-token', 'read an access token from standard input (CI)')
@@ -32,14 +38,15 @@ Examples:
   $ opcli auth login --no-browser                      # prints the link; paste the redirect URL if asked
   $ opcli auth login --scopes read_orders,read_claims
   $ opcli auth login --no-browser --json               # two-step, for scripts and agents ...
-  $ opcli auth login --complete 'http://127.0.0.1:53123/callback?code=…&state=…'   # ... step two
+  $ printf '%s' "$REDIRECT_URL" | opcli auth login --complete --stdin   # ... step two
   $ opcli auth login --client-credentials --store-id st_123
   $ printf '%s' "$TOKEN" | opcli auth login --with-token
 
 The link is always printed on stderr. BROWSER (a command; %s stands for the link) picks the
 browser. Over SSH, or on Linux with neither DISPLAY nor WAYLAND_DISPLAY, no browser is started:
 open the link on any device, then paste the address the browser ends on at the prompt (the
-browser there cannot reach this machine's 127.0.0.1).
+browser there cannot reach this machine's 127.0.0.1). The redirect URL carries the authorization
+code: \`--complete URL\` still works, with a warning, but other users see it in \`ps\`.
 Exit codes: 0 logged in, 2 bad flags, 4 refused or denied, 130 interrupted.`,
     )
     .action(async (flags: Record<string, string | boolean | undefined>) => {
@@ -55,13 +62,29 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
     browser: flags.browser !== false,
     timeoutMs: typeof flags.timeout === 'string' ? parseDuration(flags.timeout, '--timeout') : DEFAULT_TIMEOUT_MS,
     json: !!flags.json,
-    complete: typeof flags.complete === 'string' ? flags.complete : undefined,
+    completeFrom:
+      flags.complete === undefined
+        ? undefined
+        : { argument: typeof flags.complete === 'string' ? flags.complete : undefined, stdin: !!flags.stdin, fromFile: fromFile(flags.fromFile) },
     clientCredentials: !!flags.clientCredentials,
     storeId: typeof flags.storeId === 'string' ? parseStoreId(flags.storeId) : undefined,
     withToken: !!flags.withToken,
   };
-  refuseConflicts(opts);
+  if (opts.completeFrom === undefined && (flags.stdin || flags.fromFile !== undefined)) {
+    const flag = flags.stdin ? '--stdin' : '--from-file';
+    throw new UsageError(
+      `${flag} gives the redirect URL of --complete, which is not here.`,
+      opts.withToken
+        ? '--with-token reads standard input already: leave --stdin out.'
+        : `Finish a two-step login with \`opcli auth login --complete ${flag}${flag === '--stdin' ? '' : ' PATH'}\`.`,
+    );
+  }
+  refuseConflicts({ ...opts, complete: opts.completeFrom ? '' : undefined });
   return opts;
+}
+
+function fromFile(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** Logs in the way the options say and renders the outcome. */
@@ -76,8 +99,9 @@ export async function run(opts: LoginOptions, deps: Deps): Promise<void> {
     import('../../output.js'),
     import('../../auth/describe.js'),
   ]);
+  const complete = opts.completeFrom ? await redirectToComplete(deps, opts.completeFrom) : undefined;
   const result = await login(
-    { ...opts, twoStep: opts.json },
+    { ...opts, complete, twoStep: opts.json },
     {
       ...deps,
       profile,
@@ -89,7 +113,7 @@ export async function run(opts: LoginOptions, deps: Deps): Promise<void> {
   );
   if (result.kind === 'two-step') {
     printJson(deps, result.start);
-    deps.err('Open authorize_url in a browser, approve, then pass the address it ends on to `opcli auth login --complete` within 10 minutes.\n');
+    deps.err('Open authorize_url in a browser, approve, then pipe the address it ends on to `opcli auth login --complete --stdin` within 10 minutes.\n');
     return;
   }
   const { status } = result;
@@ -107,4 +131,18 @@ async function askRedirect(deps: Deps, question: RedirectQuestion): Promise<stri
   // (a prompt started with an aborted signal would hold the terminal and keep the process alive).
   if (question.signal.aborted) throw question.signal.reason;
   return prompter.input({ message: question.message, secret: true, signal: question.signal, validate: question.validate });
+}
+
+/** `--complete`'s redirect URL: from --stdin, --from-file, the argument (with a warning), or asked for on a terminal. */
+async function redirectToComplete(deps: Deps, from: NonNullable<LoginOptions['completeFrom']>): Promise<string> {
+  const { readSecret } = await import('../../secret-input.js');
+  const given = await readSecret(deps, from, 'the redirect URL (it carries the authorization code)');
+  if (given !== undefined) return given;
+  if (!deps.canPrompt())
+    throw new UsageError(
+      '--complete needs the redirect URL the browser ended on.',
+      'Pipe it in (`printf \'%s\' "$URL" | opcli auth login --complete --stdin`) or read it from a file (`--complete --from-file PATH`).',
+    );
+  const prompter = await deps.prompter();
+  return prompter.input({ message: 'Paste the full address the browser ended on:', secret: true, validate: (v) => (v.trim() ? true : 'paste the address') });
 }

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { patchAtPath } from '../../config/settings.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { readStdinText } from '../../stdin.js';
 import { requireKey } from './keys.js';
 import { parseValue } from './values.js';
 
@@ -10,6 +9,8 @@ export interface SetOptions {
   key: string;
   value?: string;
   stdin: boolean;
+  /** --from-file: read the value from this file. */
+  fromFile?: string;
 }
 
 /** Registers `config set`. */
@@ -18,37 +19,44 @@ export function register(group: Command, deps: Deps): void {
     .command('set')
     .description('Set a setting of the active profile')
     .argument('<key>', 'setting name, e.g. base-url')
-    .argument('[value]', 'the value (for secrets prefer --stdin, or leave it out to be asked)')
-    .option('--stdin', 'read the value from standard input (keeps secrets out of shell history)')
+    .argument('[value]', 'the value (a secret: use --stdin or --from-file, or leave it out to be asked)')
+    .option('--stdin', 'read the value from standard input (keeps secrets out of `ps` and shell history)')
+    .option('--from-file <path>', 'read the value from a file (one trailing line break is dropped)')
     .addHelpText(
       'after',
       `
 Examples:
+  $ printf '%s' "$CLIENT_SECRET" | opcli config set client-secret --stdin
+  $ opcli config set provider-token --from-file ~/.config/giftly-token
   $ opcli config set base-url https://api.example.com
   $ opcli config set scopes read_orders,read_claims,read_store
-  $ printf '%s' "$PROVIDER_TOKEN" | opcli config set provider-token --stdin`,
+
+A secret (client-secret, provider-token) given as an argument still works, with a warning: other
+users see it in \`ps\`, and the shell keeps it in its history.`,
     )
-    .action(async (key: string, value: string | undefined, flags: { stdin?: boolean }) => {
-      if (value !== undefined && flags.stdin) throw new UsageError('Give the value either as an argument or with --stdin, not both.');
-      await run({ key, value, stdin: !!flags.stdin }, deps);
+    .action(async (key: string, value: string | undefined, flags: { stdin?: boolean; fromFile?: string }) => {
+      await run({ key, value, stdin: !!flags.stdin, fromFile: flags.fromFile }, deps);
     });
 }
 
 /** Validates and stores one setting; secrets go to the credential store. */
 export async function run(opts: SetOptions, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
-  let raw = opts.value;
-  if (opts.stdin) raw = (await readStdinText(deps)).replace(/\r?\n$/, '');
-  else if (raw === undefined) {
+  const { readSecret } = await import('../../secret-input.js');
+  let raw = await readSecret(deps, { stdin: opts.stdin, fromFile: opts.fromFile, argument: opts.value }, `the ${key.key} value`, { secret: !!key.secret });
+  if (raw === undefined) {
     if (!deps.canPrompt()) {
-      throw new UsageError(`No value for ${key.key}.`, `Pass it as an argument or pipe it in: \`opcli config set ${key.key} --stdin\`.`);
+      throw new UsageError(
+        `No value for ${key.key}.`,
+        key.secret
+          ? `Pipe it in (\`opcli config set ${key.key} --stdin\`) or read it from a file (\`opcli config set ${key.key} --from-file PATH\`).`
+          : `Pass it as an argument, or with --stdin or --from-file PATH.`,
+      );
     }
     const prompter = await deps.prompter();
     raw = key.secret
       ? await prompter.password({ message: `${key.description}:`, validate: (v) => (v ? true : 'a value is required') })
       : await prompter.input({ message: `${key.description}:` });
-  } else if (key.secret) {
-    deps.err(`Warning: a secret on the command line stays in your shell history; prefer \`--stdin\`.\n`);
   }
   deps.redactor.add(key.secret ? raw : undefined);
   const value = parseValue(key, raw ?? '');

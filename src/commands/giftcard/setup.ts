@@ -7,6 +7,8 @@ import type { SetupKey } from './setup-ask.js';
 export interface SetupOptions {
   values: Partial<Record<SetupKey, string>>;
   tokenStdin: boolean;
+  /** --token-from-file: read the credit API token from this file. */
+  tokenFromFile?: string;
   /** Run the check: after writing (unless --no-check), or alone with --check. */
   check: boolean;
   checkOnly: boolean;
@@ -37,6 +39,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--provider-name <name>', 'provider name, letters, digits and -: forms the header x-<name>-access-token')
     .option('--api-url <url>', "the provider's credit API base URL")
     .option('--token-stdin', 'read the credit API token from standard input')
+    .option('--token-from-file <path>', 'read the credit API token from a file')
     .option('--shop-url <domain>', 'the store domain at the provider (shop_url); https://shop.example/ is saved as shop.example')
     .option('--trigger-id <uuid-or-url>', 'the trigger workflow id (the UUID at the end of the execute URL), or the whole execute URL')
     .option('--trigger-url <url>', 'the execute URL without the trigger id (taken from a whole URL given to --trigger-id)')
@@ -52,6 +55,7 @@ Examples:
   $ opcli giftcard setup                       # asks for each setting on a terminal, then checks
   $ printf '%s' "$TOKEN" | opcli giftcard setup --provider-name giftly \\
       --api-url https://api.giftly.example --shop-url shop.example --token-stdin
+  $ opcli giftcard setup --token-from-file ~/.config/giftly-token --no-check
   $ opcli giftcard setup --trigger-id https://hooks.giftly.example/execute/3f1c2a4e-8d5b-4c1e-9f7a-2b6d8e0c1a3f
   $ opcli giftcard setup --check
 
@@ -66,35 +70,45 @@ Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not v
         if (typeof v === 'string') values[key as SetupKey] = v;
       }
       // --check and --no-check both defined: undefined when neither was given.
-      await run({ values, tokenStdin: !!flags.tokenStdin, check: flags.check !== false, checkOnly: flags.check === true, json: !!flags.json }, deps);
+      const tokenFromFile = typeof flags.tokenFromFile === 'string' ? flags.tokenFromFile : undefined;
+      await run(
+        { values, tokenStdin: !!flags.tokenStdin, tokenFromFile, check: flags.check !== false, checkOnly: flags.check === true, json: !!flags.json },
+        deps,
+      );
     });
 }
 
 /** Writes the given (or asked) settings, then checks them unless told not to. */
 export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ profileName }, { parseValue }, { readStdinText }, setup] = await Promise.all([
+  const [{ profileName }, { parseValue }, { readSecret }, setup] = await Promise.all([
     import('../config/set.js'),
     import('../config/values.js'),
-    import('../../stdin.js'),
+    import('../../secret-input.js'),
     import('../../giftcard/setup.js'),
   ]);
   let values: Record<string, string | undefined> = { ...opts.values };
-  if (opts.tokenStdin) {
-    values['provider-token'] = (await readStdinText(deps)).replace(/\r?\n$/, '');
-    deps.redactor.add(values['provider-token']);
+  const token = await readSecret(deps, { stdin: opts.tokenStdin, fromFile: opts.tokenFromFile }, 'the credit API token', {
+    stdinFlag: '--token-stdin',
+    fileFlag: '--token-from-file',
+  });
+  if (token !== undefined) {
+    values['provider-token'] = token;
+    deps.redactor.add(token);
   }
   const profile = await profileName(deps);
   if (Object.keys(values).length === 0 && !opts.checkOnly) {
     if (!deps.canPrompt()) {
       throw new UsageError(
         'giftcard setup asks for the settings on a terminal, and there is none here.',
-        'Pass them as flags (--provider-name, --api-url, --shop-url, --token-stdin, --trigger-id, --trigger-url, --native-url, --currency), or use --check to test the current ones.',
+        'Pass them as flags (--provider-name, --api-url, --shop-url, --token-stdin or --token-from-file, --trigger-id, --trigger-url, --native-url, --currency), or use --check to test the current ones.',
       );
     }
     values = await (await import('./setup-ask.js')).askSettings(deps, profile);
   }
   // Every value is checked before anything is said to be saved or is written.
-  const { changes, notes } = setup.planSettings(values, (key, raw) => parseValue(key, raw, flagOf(key.key as SetupKey)));
+  const { changes, notes } = setup.planSettings(values, (key, raw) =>
+    parseValue(key, raw, key.key === 'provider-token' && opts.tokenFromFile !== undefined ? 'the token (--token-from-file)' : flagOf(key.key as SetupKey)),
+  );
   for (const note of notes) deps.err(`Note: ${note}\n`);
   if (changes.length > 0) {
     await setup.saveSettings(profile, changes, deps);

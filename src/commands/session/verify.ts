@@ -3,9 +3,11 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 
 export interface VerifyOptions {
-  /** The token from the argument; undefined with --stdin. */
+  /** The token from the argument; undefined with --stdin or --from-file. */
   token?: string;
   stdin: boolean;
+  /** --from-file: read the token from this file. */
+  fromFile?: string;
   json: boolean;
   /** On a 429, wait once for Retry-After and try again. */
   wait: boolean;
@@ -16,8 +18,9 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('verify')
     .description('Verify an embedded-app session token and print who is looking at which store')
-    .argument('[token]', 'the session_token query parameter the dashboard gave the app (prefer --stdin)')
+    .argument('[token]', 'the session_token query parameter the dashboard gave the app (prefer --stdin or --from-file)')
     .option('--stdin', 'read the token from standard input')
+    .option('--from-file <path>', 'read the token from a file')
     .option('--json', 'print the session context as JSON')
     .option('--wait', 'when rate limited (30 per minute per IP), wait once for Retry-After and try again')
     .addHelpText(
@@ -27,29 +30,25 @@ Needs only the base URL (no login): the request carries no Authorization header.
 is valid for 60 seconds and can be verified once.
 
 Examples:
-  $ opcli session verify eyJhbGciOiJIUzI1NiJ9…
   $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin --json
-  $ OPCLI_BASE_URL=https://api.example.com opcli session verify --stdin --wait < token.txt
+  $ OPCLI_BASE_URL=https://api.example.com opcli session verify --from-file token.txt --wait
+
+A token given as an argument still works, with a warning: other users see it in \`ps\`.
 
 Exit codes: 0 verified, 1 refused (expired, forged or used) or rate limited, 2 usage.`,
     )
-    .action(async (token: string | undefined, flags: { stdin?: boolean; json?: boolean; wait?: boolean }) => {
-      if (token !== undefined && flags.stdin) throw new UsageError('Give the token either as an argument or with --stdin, not both.');
-      if (token === undefined && !flags.stdin) {
-        throw new UsageError('No session token given.', 'Pass it as an argument or pipe it in: `opcli session verify --stdin`.');
+    .action(async (token: string | undefined, flags: { stdin?: boolean; fromFile?: string; json?: boolean; wait?: boolean }) => {
+      if (token === undefined && !flags.stdin && flags.fromFile === undefined) {
+        throw new UsageError('No session token given.', 'Pipe it in (`opcli session verify --stdin`) or read it from a file (`--from-file PATH`).');
       }
-      await run({ token, stdin: !!flags.stdin, json: !!flags.json, wait: !!flags.wait }, deps);
+      await run({ token, stdin: !!flags.stdin, fromFile: flags.fromFile, json: !!flags.json, wait: !!flags.wait }, deps);
     });
 }
 
 /** Verifies the token (endpoint 3) and prints the session context. */
 export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
-  let token = opts.token;
-  if (opts.stdin) {
-    const { readStdinText } = await import('../../stdin.js');
-    token = await readStdinText(deps);
-  }
-  token = (token ?? '').trim();
+  const { readSecret } = await import('../../secret-input.js');
+  const token = ((await readSecret(deps, { stdin: opts.stdin, fromFile: opts.fromFile, argument: opts.token }, 'the session token')) ?? '').trim();
   deps.redactor.add(token);
   if (!token) throw new UsageError('The session token is empty.', 'Pass the session_token query parameter the dashboard appended to the App URL.');
   const { checkTokenShape, verifySession } = await import('../../session/verify.js');

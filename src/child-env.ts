@@ -1,0 +1,52 @@
+/**
+ * The environment of every process opcli starts (today: the browser opener). opcli's own variables
+ * carry its secrets (OPCLI_TOKEN, OPCLI_CLIENT_SECRET) and a browser, or whatever BROWSER names,
+ * has no use for them; neither for the credentials inside a proxy URL, nor for variables named as
+ * secrets. The rest (PATH, HOME, DISPLAY, DBUS_SESSION_BUS_ADDRESS, XDG_*, LANG...) passes as it is,
+ * so the browser still finds the desktop.
+ */
+
+/** Proxy variables whose value is a URL that may carry `user:password@`. */
+const PROXY_VARIABLES = new Set(['http_proxy', 'https_proxy', 'all_proxy', 'ftp_proxy']);
+
+// CHOICE (docs/spec-choices.md#child-processes): names that say "secret" are left out, whatever program they belong to.
+const SECRET_NAME = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|CREDENTIAL/i;
+
+/**
+ * The environment for a child process: `env` without any OPCLI_* variable, without variables named
+ * as secrets, and with proxy URLs stripped of their user and password (a proxy value that cannot be
+ * read as a URL but holds an `@` is left out). Every spawn in src/ passes its env through this.
+ */
+export function childEnv(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) continue;
+    if (/^OPCLI_/i.test(name) || SECRET_NAME.test(name)) continue;
+    if (PROXY_VARIABLES.has(name.toLowerCase())) {
+      const clean = withoutUserInfo(value);
+      if (clean !== undefined) out[name] = clean;
+      continue;
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A proxy URL without `user:password@`; undefined when it cannot be read and might hold them. */
+function withoutUserInfo(value: string): string | undefined {
+  // "host:port" without a scheme is common in proxy variables: read it as http:// to find an "@".
+  const hasScheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(value);
+  let url: URL;
+  try {
+    url = new URL(hasScheme ? value : `http://${value}`);
+  } catch {
+    return value.includes('@') ? undefined : value;
+  }
+  if (!url.username && !url.password) return value.includes('@') ? undefined : value;
+  url.username = '';
+  url.password = '';
+  const text = url.toString();
+  // URL adds a "/" after a bare host; keep the value's own shape otherwise.
+  const clean = !/\/$/.test(value) && url.pathname === '/' && !url.search && !url.hash ? text.replace(/\/$/, '') : text;
+  return hasScheme ? clean : clean.replace(/^http:\/\//, '');
+}
