@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
-import { Journal } from './journal.js';
+import { Journal, type JournalReader, type JournalService, serviceOrigin } from './journal.js';
 import { resolveBatchPaths } from './paths.js';
 import { type SendResult, sendAll } from './pipeline.js';
 import { Planner, storeMismatch } from './plan.js';
@@ -42,6 +42,8 @@ export interface BatchOptions {
   key?: string;
   /** `--allow-similar`: file rows that look like a claim filed earlier. */
   allowSimilar: boolean;
+  /** `--dry-run`: read the journal and say what a real run would do with each row; send and journal nothing. */
+  dryRun?: boolean;
 }
 
 function openInput(from: string, path: string | undefined, deps: Deps): { stream: Readable; label: string; path?: string } {
@@ -78,16 +80,25 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   // Every path is checked before anything is read, sent or written.
   const paths = resolveBatchPaths(opts, deps.cwd);
   let storeId: string | undefined;
+  let service: JournalService = { origin: null, storeId: null };
   try {
-    storeId = (await deps.profile()).storeId;
+    const profile = await deps.profile();
+    storeId = profile.storeId;
+    service = { origin: serviceOrigin(profile.baseUrl), storeId: storeId ?? null, profile: profile.name };
   } catch {
     // No readable profile: rows must carry storeId.
   }
+  const binding = { service, notice: (text: string) => view.notice(text) };
   const input = openInput(opts.from, paths.input, deps);
   const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
   const progress = deps.io.stderrIsTTY && !opts.json;
+  if (opts.dryRun && !opts.validateOnly) {
+    await planAll(opts, paths, source, deps, view, storeId, binding, progress);
+    input.stream.destroy?.();
+    return;
+  }
   // An unusable journal is refused before the results file is created.
-  const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string, opts.lockWaitMs);
+  const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string, opts.lockWaitMs, {}, binding);
   try {
     const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
     if (progress && input.path && format !== 'json') {
@@ -116,6 +127,69 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   } finally {
     await journal?.close();
     input.stream.destroy?.();
+  }
+}
+
+/**
+ * `--dry-run` of a batch: each row is checked and keyed against the journal (read, not written or
+ * locked) as a real run would, and reported with what that run would do: sent, refused (invalid),
+ * held, or skipped as settled earlier. Nothing is sent. Exit 3 when a real run would leave rows unfiled.
+ */
+async function planAll(
+  opts: BatchOptions,
+  paths: { journal?: string; out?: string },
+  source: Awaited<ReturnType<typeof openSource>>,
+  deps: Deps,
+  view: BatchView,
+  storeId: string | undefined,
+  binding: { service: JournalService; notice: (text: string) => void },
+  progress: boolean,
+): Promise<void> {
+  const journal: JournalReader = await Journal.snapshot(paths.journal as string, binding);
+  let interrupted = false;
+  let fatal: unknown;
+  const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: 'plan' });
+  try {
+    await reporter.start();
+    const planner = new Planner(journal, {
+      keyColumn: opts.key,
+      allowSimilar: opts.allowSimilar,
+      retryUncertain: opts.retryUncertain,
+      tokenStore: storeId,
+      perRow: reporter.perRow,
+    });
+    try {
+      for await (const row of source.rows) {
+        if (deps.signal.aborted) {
+          interrupted = true;
+          break;
+        }
+        const plan = await planner.plan(row);
+        const output = reporter.add(row, plan.send ? { line: row.line, status: 'valid' } : plan.result);
+        if (output) await output;
+      }
+    } catch (error) {
+      fatal = error;
+    }
+    await reporter.finish();
+  } finally {
+    await journal.closeReader();
+  }
+  const c = reporter.counts;
+  const earlier = c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier;
+  const rows = (n: number) => `${count(n)} row${n === 1 ? '' : 's'}`;
+  view.notice(
+    `Dry run of ${rows(c.done)}: ${count(c.valid)} would be sent, ${count(c.invalid)} would be refused (invalid), ${count(c.held)} would be held` +
+      `${earlier ? `, ${count(earlier)} settled by an earlier run would not be sent again (${count(c.filedEarlier)} filed, ${count(c.rejectedEarlier)} rejected, ${count(c.uncertainEarlier)} uncertain)` : ''}. Nothing was sent and the journal was not written.\n`,
+  );
+  if (fatal) throw fatal;
+  if (interrupted) throw new InterruptedError();
+  const unfiled = c.invalid + c.held + c.rejectedEarlier + c.uncertainEarlier;
+  if (unfiled > 0) {
+    throw new PartialFailureError(
+      `A real run would not file ${rows(unfiled)}.`,
+      'Fix the invalid rows and check the held ones named above (--allow-similar files rows that look like earlier claims); uncertain rows need --retry-uncertain.',
+    );
   }
 }
 

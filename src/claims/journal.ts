@@ -4,11 +4,17 @@
  * Appends are grouped: every entry queued while one fsync runs is written and synced by the next,
  * so "recorded before sent" holds without one fsync per row. A torn last line (kill -9 mid-write)
  * is ignored on read. A lock file keeps two runs from using one journal at once.
+ *
+ * A journal is bound to the service and store its rows were filed with: each section starts with a
+ * header line naming them (JournalHeader), and only the sections of this run's service and store
+ * count as proof that a row was filed. The file itself is opened as batch-files.ts says (no link
+ * followed, yours, writable by you alone).
  */
-import { createReadStream, existsSync, writeSync } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
+import { type Stats, writeSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
+import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { OpcliError, UsageError } from '../errors.js';
 import { formatDuration } from '../flags.js';
 import { half, KeyTable } from './key-table.js';
@@ -37,8 +43,58 @@ export interface JournalEntry {
   claim?: unknown;
 }
 
-/** The first line of a journal: what wrote it and in which format. */
-export const JOURNAL_HEADER = { journal: 'opcli claims', version: 2 } as const;
+/** What a journal's header line starts with: what wrote it and in which format. */
+export const JOURNAL_HEADER = { journal: 'opcli claims', version: 3 } as const;
+/** The format before the service was recorded (opcli 0.2 to 0.x): still read, see LEGACY_VERSION's rule in readJournal. */
+const LEGACY_VERSION = 2;
+
+/** The service and store a journal section's rows were filed with. */
+export interface JournalService {
+  /** The API base URL's origin (scheme://host:port), or null when none was set. */
+  origin: string | null;
+  /** The store the profile files for, or null when the rows carry it. */
+  storeId: string | null;
+  /** The profile's name: for the person reading the file, never compared. */
+  profile?: string;
+}
+
+/**
+ * A header line (docs/guides/batch-claims.md#the-journals-header): the first line of a journal, and
+ * again wherever a run with another service or store starts appending. Entries below it belong to it.
+ * `{"journal":"opcli claims","version":3,"created":"…","service":{"origin":"https://…","storeId":"…","profile":"…"}}`
+ */
+export interface JournalHeader {
+  journal: typeof JOURNAL_HEADER.journal;
+  version: typeof JOURNAL_HEADER.version;
+  created: string;
+  service: JournalService;
+}
+
+/** The service of a run without a profile (tests of the journal alone). */
+const NO_SERVICE: JournalService = { origin: null, storeId: null };
+
+/** The base URL's origin, as a header records it (null when there is none or it is not a URL). */
+export function serviceOrigin(baseUrl: string | undefined): string | null {
+  if (!baseUrl) return null;
+  try {
+    return new URL(baseUrl).origin;
+  } catch {
+    return null;
+  }
+}
+
+const sameService = (a: JournalService, b: JournalService) => a.origin === b.origin && a.storeId === b.storeId;
+
+/** "https://api.example.com, store store_1 (profile prod)". */
+export function describeService(s: JournalService): string {
+  return `${s.origin ?? '(no base URL)'}, store ${s.storeId ?? '(none: rows carry it)'}${s.profile ? ` (profile ${s.profile})` : ''}`;
+}
+
+/** What a journal is opened with: the run's service, and where its notices go. */
+export interface JournalBinding {
+  service?: JournalService;
+  notice?: (text: string) => void;
+}
 
 /** What the journal remembers of a row from earlier runs. */
 export interface PriorOutcome {
@@ -158,98 +214,43 @@ export class NotJournaled extends Error {
   }
 }
 
-export class Journal {
+/**
+ * What earlier runs recorded, read from a journal: the outcomes of this service's sections and the
+ * entries behind them. A dry run reads it alone (`snapshot`); a run reads it through `Journal`.
+ */
+export class JournalReader {
   readonly path: string;
-  private readonly handle: FileHandle;
   private readonly prior: PriorIndex;
   private readonly similar: SimilarIndex;
-  /** Opened on the first `priorDetail`, to read earlier entries back. */
-  private reader?: Promise<FileHandle>;
-  private readonly lock: HeldLock;
-  private lockLost = false;
-  private lockCheckedAt = 0;
-  private readonly lostController = new AbortController();
-  private readonly lostPoll: NodeJS.Timeout;
-  /** Aborted as soon as another run is seen to have taken the lock: no request may leave after. */
-  readonly lostSignal: AbortSignal = this.lostController.signal;
-  /** Lines queued for the next write, and who waits for them to be written or synced. */
-  private pending: string[] = [];
-  private waitingSync: Waiter[] = [];
-  private waitingWrite: Waiter[] = [];
-  private atMs = 0;
-  private atText = '';
-  private flushing: Promise<void> | null = null;
-  /** The fdatasyncs in flight, chained: settles once the last one started has (never rejects). */
-  private synced: Promise<void> = Promise.resolve();
-  private syncsInFlight = 0;
-  private failure: unknown;
-  /** Number of entries read back from earlier runs. */
+  /** The journal, read by offset (undefined: no journal yet). */
+  protected readonly source: FileHandle | undefined;
+  /** Number of entries read back from earlier runs (of this service's sections). */
   readonly priorEntries: number;
 
-  /** Group writes are made on the main thread until one is slow (see writeGroup). */
-  private writeInline = true;
-  private readonly io: Required<JournalIo>;
-
-  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, io: JournalIo) {
+  protected constructor(path: string, source: FileHandle | undefined, read: ReadJournal) {
     this.path = path;
-    this.io = { now: io.now ?? (() => performance.now()), writeSync: io.writeSync ?? writeSync };
-    this.handle = handle;
+    this.source = source;
     this.prior = read.prior;
     this.similar = read.similar;
     this.priorEntries = read.entries;
-    this.lock = lock;
-    // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
-    this.lostPoll = setInterval(() => this.lost(), LOST_CHECK_MS);
-    this.lostPoll.unref();
   }
 
   /**
-   * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` must be
-   * the real file (symlinks resolved): the lock is taken beside it, so two names for one journal
-   * share one lock. A journal in another format or with a damaged line is refused (exit 2). A run
-   * holding the lock is waited for up to `lockWaitMs` (0: refused at once). `io` replaces the clock
-   * and the write of a group (tests).
+   * Reads the journal at `path` without writing or locking it (a dry run: nothing is sent). A
+   * missing journal reads as empty; one that is a link, another user's or others can write is
+   * refused, like for a run.
    */
-  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, io: JournalIo = {}): Promise<Journal> {
-    // The journal exists before its lock is taken, so that `path` is a real file beside its lock.
-    await (await open(path, 'a', 0o600)).close();
-    const lock = await acquireFileLock(dirname(path), basename(path), {
-      waitMs: lockWaitMs,
-      busy: () =>
-        new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}.`, {
-          hint: `${
-            lockWaitMs === 0
-              ? 'This run does not wait (--lock-wait 0s): run it again once the other has finished, or pass --lock-wait 10m to wait for it.'
-              : `This run waited ${formatDuration(lockWaitMs)} (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.`
-          } Two runs on one journal could file a row twice, so opcli refuses.`,
-        }),
-    });
+  static async snapshot(path: string, binding: JournalBinding = {}): Promise<JournalReader> {
+    const opened = await openBatchFile(path, JOURNAL_ROLE, 'read');
+    if (!opened) return new JournalReader(path, undefined, emptyRead());
     try {
-      const read = await readJournal(path);
-      const handle = await open(path, 'a', 0o600);
-      if (read.empty) await handle.write(`${JSON.stringify({ ...JOURNAL_HEADER, created: new Date().toISOString() })}\n`);
-      // A torn last line must not swallow the first entry of this run.
-      else if (!read.endsWithNewline) await handle.write('\n');
-      return new Journal(path, handle, read, lock, io);
+      const read = await readJournal(opened.handle, path, binding.service ?? NO_SERVICE);
+      tellAbout(read, path, binding, opened.stats, false);
+      return new JournalReader(path, opened.handle, read);
     } catch (error) {
-      lock.release();
+      await opened.handle.close().catch(() => {});
       throw error;
     }
-  }
-
-  /**
-   * Whether another run took the journal's lock from this one (its lock was removed or replaced).
-   * Asked of the file system at most every LOST_CHECK_MS; once lost, always lost.
-   */
-  lost(): boolean {
-    if (this.lockLost) return true;
-    const now = Date.now();
-    if (now - this.lockCheckedAt >= LOST_CHECK_MS) {
-      this.lockCheckedAt = now;
-      this.lockLost = this.lock.lost();
-      if (this.lockLost) this.lostController.abort();
-    }
-    return this.lockLost;
   }
 
   /** The last outcome an earlier run recorded for a key. */
@@ -280,9 +281,8 @@ export class Journal {
 
   /** The entry that starts at a byte offset of the journal (undefined when it cannot be read). */
   async entryAt(offset: number): Promise<Partial<JournalEntry> | undefined> {
-    if (offset < 0) return undefined;
-    this.reader ??= open(this.path, 'r');
-    const handle = await this.reader;
+    if (offset < 0 || !this.source) return undefined;
+    const handle = this.source;
     let size = 1024;
     for (;;) {
       const buffer = Buffer.alloc(size);
@@ -298,6 +298,132 @@ export class Journal {
         return undefined;
       }
     }
+  }
+
+  /** Closes a snapshot's file. */
+  async closeReader(): Promise<void> {
+    await this.source?.close().catch(() => {});
+  }
+}
+
+/**
+ * The notices of a journal read: sections of another service (while this service has none after
+ * them: once a run has appended its own, later runs say nothing), and entries of the older format.
+ * `run`: a run that writes (not a dry run).
+ */
+function tellAbout(read: ReadJournal, path: string, binding: JournalBinding, stats: Stats, run: boolean): void {
+  const notice = binding.notice;
+  if (!notice) return;
+  const ours = describeService(binding.service ?? NO_SERVICE);
+  const appending = run && !read.empty && !read.lastIsOurs;
+  for (const f of read.lastIsOurs ? [] : read.foreign.slice(0, 3)) {
+    notice(
+      `Notice: the journal ${path} holds ${f.entries} entr${f.entries === 1 ? 'y' : 'ies'} recorded against ${describeService(f.service)}, not ${ours}: they are no proof that a row was filed here, so a row only they record is sent as new${appending ? "; this run's entries go under a header of their own" : ''}.\n`,
+    );
+  }
+  // Said once: the header this run writes after them takes them on for this service.
+  if (read.legacyEntries > 0 && !read.legacyOwner) {
+    notice(
+      `Notice: the journal ${path} holds ${read.legacyEntries} entr${read.legacyEntries === 1 ? 'y' : 'ies'} of an older opcli, which did not record the service: as the file is yours and only you can write it (mode 0${(stats.mode & 0o777).toString(8)}), they are taken as filed against ${ours}, as before${appending ? ', and recorded so from now on' : ''}. If they were filed elsewhere (a trial against a sandbox), those rows were not filed here: move the journal aside and run again.\n`,
+    );
+  }
+}
+
+export class Journal extends JournalReader {
+  private readonly handle: FileHandle;
+  private readonly lock: HeldLock;
+  private lockLost = false;
+  private lockCheckedAt = 0;
+  private readonly lostController = new AbortController();
+  private readonly lostPoll: NodeJS.Timeout;
+  /** Aborted as soon as another run is seen to have taken the lock: no request may leave after. */
+  readonly lostSignal: AbortSignal = this.lostController.signal;
+  /** Lines queued for the next write, and who waits for them to be written or synced. */
+  private pending: string[] = [];
+  private waitingSync: Waiter[] = [];
+  private waitingWrite: Waiter[] = [];
+  private atMs = 0;
+  private atText = '';
+  private flushing: Promise<void> | null = null;
+  /** The fdatasyncs in flight, chained: settles once the last one started has (never rejects). */
+  private synced: Promise<void> = Promise.resolve();
+  private syncsInFlight = 0;
+  private failure: unknown;
+
+  /** Group writes are made on the main thread until one is slow (see writeGroup). */
+  private writeInline = true;
+  private readonly io: Required<JournalIo>;
+
+  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, io: JournalIo) {
+    super(path, handle, read);
+    this.io = { now: io.now ?? (() => performance.now()), writeSync: io.writeSync ?? writeSync };
+    this.handle = handle;
+    this.lock = lock;
+    // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
+    this.lostPoll = setInterval(() => this.lost(), LOST_CHECK_MS);
+    this.lostPoll.unref();
+  }
+
+  /**
+   * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` is the
+   * journal itself (paths.ts: never a link), and the lock is taken beside it. A journal in another
+   * format or with a damaged line is refused (exit 2), and so is one that is a link, another user's,
+   * or writable by others (batch-files.ts). Entries recorded against another service or store
+   * (`binding.service`) are not taken as filed, and this run's entries get a header of their own.
+   * A run holding the lock is waited for up to `lockWaitMs` (0: refused at once). `io` replaces the
+   * clock and the write of a group (tests).
+   */
+  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, io: JournalIo = {}, binding: JournalBinding = {}): Promise<Journal> {
+    const service = binding.service ?? NO_SERVICE;
+    // Created (exclusively, 0600) or checked before its lock is taken, so the lock sits beside a real file of yours.
+    await (await openBatchFile(path, JOURNAL_ROLE, 'append')).handle.close();
+    const lock = await acquireFileLock(dirname(path), basename(path), {
+      waitMs: lockWaitMs,
+      busy: (holder) =>
+        new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}. Its lock is held by ${holder}.`, {
+          hint: `${
+            lockWaitMs === 0
+              ? 'This run does not wait (--lock-wait 0s): run it again once the other has finished, or pass --lock-wait 10m to wait for it.'
+              : `This run waited ${formatDuration(lockWaitMs)} (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.`
+          } Two runs on one journal could file a row twice, so opcli refuses.`,
+        }),
+    });
+    try {
+      const { handle, stats } = await openBatchFile(path, JOURNAL_ROLE, 'append');
+      try {
+        const read = await readJournal(handle, path, service);
+        tellAbout(read, path, binding, stats, true);
+        // A torn last line must not swallow the next line.
+        let text = read.endsWithNewline ? '' : '\n';
+        if (!read.lastIsOurs) {
+          const header: JournalHeader = { ...JOURNAL_HEADER, created: new Date().toISOString(), service };
+          text += `${JSON.stringify(header)}\n`;
+        }
+        if (text) await handle.write(text);
+        return new Journal(path, handle, read, lock, io);
+      } catch (error) {
+        await handle.close().catch(() => {});
+        throw error;
+      }
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Whether another run took the journal's lock from this one (its lock was removed or replaced).
+   * Asked of the file system at most every LOST_CHECK_MS; once lost, always lost.
+   */
+  lost(): boolean {
+    if (this.lockLost) return true;
+    const now = Date.now();
+    if (now - this.lockCheckedAt >= LOST_CHECK_MS) {
+      this.lockCheckedAt = now;
+      this.lockLost = this.lock.lost();
+      if (this.lockLost) this.lostController.abort();
+    }
+    return this.lockLost;
   }
 
   /**
@@ -443,7 +569,6 @@ export class Journal {
     await this.synced;
     await this.handle.datasync().catch(() => {});
     await this.handle.close().catch(() => {});
-    if (this.reader) await (await this.reader.catch(() => undefined))?.close().catch(() => {});
     clearInterval(this.lostPoll);
     this.lock.release();
   }
@@ -460,58 +585,121 @@ const CLAIM_MAY_EXIST: ReadonlySet<JournalStatus> = new Set(['filed', 'uncertain
 interface ReadJournal {
   prior: PriorIndex;
   similar: SimilarIndex;
+  /** Entries of this service's sections. */
   entries: number;
   endsWithNewline: boolean;
   /** No byte yet: a new journal (its header is written on open). */
   empty: boolean;
+  /** The last section is this service's (v3 header): a run appends without a new header. */
+  lastIsOurs: boolean;
+  /** Sections of other services or stores, by service, with their entry counts (not taken as filed). */
+  foreign: { service: JournalService; entries: number }[];
+  /** Entries of a section of the older format (no service recorded), taken as this service's. */
+  legacyEntries: number;
+  /** The service of the first header after the older format's section: the run that took it on. */
+  legacyOwner?: JournalService;
 }
+
+const emptyRead = (): ReadJournal => ({
+  prior: new PriorIndex(),
+  similar: new SimilarIndex(),
+  entries: 0,
+  endsWithNewline: true,
+  empty: true,
+  lastIsOurs: false,
+  foreign: [],
+  legacyEntries: 0,
+});
 
 const HINT_DAMAGED = 'opcli does not guess which rows a damaged journal filed. Restore it from a backup or fix the line named above; nothing was sent.';
 
+/** A header's service, when it is one (origin and storeId: a string or null each). */
+function readService(value: unknown): JournalService | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const ok = (x: unknown) => x === null || typeof x === 'string';
+  if (!ok(v.origin) || !ok(v.storeId)) return undefined;
+  return { origin: v.origin as string | null, storeId: v.storeId as string | null, profile: typeof v.profile === 'string' ? v.profile : undefined };
+}
+
+/** How much of the journal one read takes. */
+const READ_CHUNK = 256 * 1024;
+
 /**
- * Reads every complete line; the last outcome of each key wins. The first line must be the header
- * of this format: a journal of opcli 0.1.0 (keys that depended on line numbers) or any line that
- * cannot be read is refused, never taken for "nothing filed yet". Only a torn last line (a crash
- * mid-write, no newline after it) is skipped. Lines are split on bytes, so each entry's offset is
- * known for `priorDetail`.
+ * Reads every complete line of the journal open as `handle`; the last outcome of each key wins.
+ * The first line must be a header: of this format, whose sections each start with a header naming
+ * their service and store (only entries of sections of `service` count: a journal of a sandbox
+ * trial is no proof that the rows were filed in production), or of the older format (version 2, no
+ * service: its entries count for any service, as before, since the file passed the checks of
+ * batch-files.ts: yours, writable by you alone; a notice says so).
+ * A journal of opcli 0.1.0 (keys that depended on line numbers) or any line that cannot be read is
+ * refused, never taken for "nothing filed yet". Only a torn last line (a crash mid-write, no newline
+ * after it) is skipped. Lines are split on bytes, so each entry's offset is known for `priorDetail`.
  */
-async function readJournal(path: string): Promise<ReadJournal> {
-  const prior = new PriorIndex();
-  const similar = new SimilarIndex();
-  let entries = 0;
-  let endsWithNewline = true;
+async function readJournal(handle: FileHandle, path: string, service: JournalService): Promise<ReadJournal> {
+  const read = await readSections(handle, path, service);
+  // The older format's entries belong to the service of the first run of this format that used the
+  // journal (its header follows them): when that is another service, they are read again as foreign.
+  if (read.legacyOwner && read.legacyEntries > 0 && !sameService(read.legacyOwner, service)) return readSections(handle, path, service, read.legacyOwner);
+  return read;
+}
+
+async function readSections(handle: FileHandle, path: string, service: JournalService, legacyOwner?: JournalService): Promise<ReadJournal> {
+  const read = emptyRead();
+  const { prior, similar } = read;
   let lineNo = 0;
-  let sawHeader = false;
-  if (!existsSync(path)) return { prior, similar, entries, endsWithNewline, empty: true };
+  /** The current section: undefined before the first header; `counts` says whether its entries count. */
+  let section: { counts: boolean; legacy: boolean; foreign?: { service: JournalService; entries: number } } | undefined;
   const damaged = (why: string) => new UsageError(`The journal ${path} cannot be read: line ${lineNo} ${why}.`, HINT_DAMAGED);
+  const foreignOf = (theirs: JournalService) => {
+    let foreign = read.foreign.find((f) => sameService(f.service, theirs));
+    if (!foreign) read.foreign.push((foreign = { service: theirs, entries: 0 }));
+    return foreign;
+  };
+  const startSection = (header: { version?: unknown; service?: unknown }) => {
+    // CHOICE (docs/spec-choices.md#journals-without-a-service): an older journal that is yours alone still protects its rows.
+    if (header.version === LEGACY_VERSION) {
+      if (lineNo !== 1) throw damaged('is a header of the older format after the first line');
+      section = legacyOwner ? { counts: false, legacy: true, foreign: foreignOf(legacyOwner) } : { counts: true, legacy: true };
+      read.lastIsOurs = false;
+      return;
+    }
+    const theirs = readService(header.service);
+    if (!theirs) throw damaged('is a header without its service (origin and storeId)');
+    if (section?.legacy && !read.legacyOwner) read.legacyOwner = theirs;
+    const counts = sameService(theirs, service);
+    section = { counts, legacy: false, foreign: counts ? undefined : foreignOf(theirs) };
+    read.lastIsOurs = counts;
+  };
   const take = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean) => {
     lineNo++;
     if (end <= start) {
       if (complete && lineNo > 1) throw damaged('is empty');
       return;
     }
-    let e: JournalEntry & { journal?: unknown; version?: unknown };
+    let e: JournalEntry & { journal?: unknown; version?: unknown; service?: unknown };
     try {
       e = JSON.parse(buffer.toString('utf8', start, end));
     } catch {
       if (!complete) return; // a torn last line from a crash mid-write
       throw damaged('is not JSON');
     }
-    if (!sawHeader) {
-      if (e?.journal === JOURNAL_HEADER.journal && e.version === JOURNAL_HEADER.version) {
-        sawHeader = true;
-        return;
+    if (e?.journal === JOURNAL_HEADER.journal) {
+      if (!complete) return;
+      if (e.version !== JOURNAL_HEADER.version && e.version !== LEGACY_VERSION) {
+        throw new UsageError(
+          `The journal ${path} is in format version ${String(e.version)}, which this opcli does not read.`,
+          'Use the opcli version that wrote it.',
+        );
       }
+      startSection(e);
+      return;
+    }
+    if (!section) {
       if (typeof e?.key === 'string' && typeof e.status === 'string' && typeof e.line === 'number') {
         throw new UsageError(
           `The journal ${path} was written by opcli 0.1.0, whose row keys depended on line numbers; this version cannot tell from it which rows were filed.`,
           "Nothing was sent. Each of its lines gives a row's line, status and sourceOrderId: remove the rows it shows filed (or uncertain) from the input, move the old journal aside, then run again.",
-        );
-      }
-      if (e?.journal === JOURNAL_HEADER.journal) {
-        throw new UsageError(
-          `The journal ${path} is in format version ${String(e.version)}, which this opcli does not read.`,
-          'Use the opcli version that wrote it.',
         );
       }
       throw damaged('is not the header of an opcli claims journal');
@@ -520,6 +708,11 @@ async function readJournal(path: string): Promise<ReadJournal> {
       if (!complete) return;
       throw damaged('is not a journal entry');
     }
+    if (!section.counts) {
+      if (section.foreign) section.foreign.entries++;
+      return;
+    }
+    if (section.legacy) read.legacyEntries++;
     prior.set(e.key, e.status, offset, e.tag);
     if (e.status === 'sending' && typeof e.sim === 'string') {
       similar.set(e.sim, e.key, (existing) => {
@@ -527,15 +720,19 @@ async function readJournal(path: string): Promise<ReadJournal> {
         return p !== undefined && CLAIM_MAY_EXIST.has(p.status) && existing !== e.key.slice(0, 16);
       });
     }
-    entries++;
+    read.entries++;
   };
   let rest: Buffer = Buffer.alloc(0);
   /** File offset of `rest`'s first byte. */
   let restOffset = 0;
   let size = 0;
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    const buffer = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(READ_CHUNK);
+    const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, size);
+    if (bytesRead === 0) break;
+    size += bytesRead;
+    const got = chunk.subarray(0, bytesRead);
+    const buffer = rest.length ? Buffer.concat([rest, got]) : got;
     const base = restOffset;
     let start = 0;
     let nl = buffer.indexOf(10);
@@ -548,12 +745,13 @@ async function readJournal(path: string): Promise<ReadJournal> {
     restOffset = base + start;
   }
   if (rest.length) {
-    endsWithNewline = false;
+    read.endsWithNewline = false;
     take(rest, 0, rest.length, restOffset, false);
   }
-  if (size > 0 && !sawHeader) {
+  if (size > 0 && !section) {
     lineNo = 1;
     throw damaged('is not the header of an opcli claims journal');
   }
-  return { prior, similar, entries, endsWithNewline, empty: size === 0 };
+  read.empty = size === 0;
+  return read;
 }

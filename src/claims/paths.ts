@@ -2,18 +2,21 @@
  * The files of a batch: the input, the journal and the results file, each resolved to its real file
  * (symlinks followed) and checked before anything is sent or written. Two of them being one file
  * would overwrite the journal (and the rerun would file every row again), append JSON to the input
- * or overwrite it, so any such pair is a usage error.
+ * or overwrite it, so any such pair is a usage error. The journal and the results file are then
+ * checked as files opcli writes (batch-files.ts): a link in their place, or a file of another user
+ * or that others can write, is refused.
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { UsageError } from '../errors.js';
+import { type BatchFileRole, checkBatchPath, JOURNAL_ROLE, RESULTS_ROLE } from './batch-files.js';
 
 export interface BatchPaths {
   /** The input's real path; undefined for standard input. */
   input?: string;
-  /** The journal's real path (the file may not exist yet); undefined with --validate-only. */
+  /** The journal's path (its folder's real path; the file may not exist yet, and is never a link); undefined with --validate-only. */
   journal?: string;
-  /** The results file's real path (may not exist yet). */
+  /** The results file's path (its folder's real path; may not exist yet, never a link). */
   out?: string;
 }
 
@@ -46,6 +49,12 @@ function target(path: string, flag: string, shown = path): Target {
     throw new UsageError(`${flag} ${shown}: the folder ${folder} does not exist.`, `Create it first (mkdir -p ${folder}) or pass another path to ${flag}.`);
   }
   return { real: resolvePath(realpathSync(folder), basename(name)) };
+}
+
+/** A file opcli writes: checked where it is (a link there is refused, not followed), in its folder's real path. */
+function written(path: string, role: BatchFileRole): string {
+  checkBatchPath(path, role);
+  return resolvePath(realpathSync(dirname(path)), basename(path));
 }
 
 function same(a: Target, b: Target): boolean {
@@ -95,5 +104,9 @@ export function resolveBatchPaths(opts: { from: string; journal?: string; out?: 
       }
     }
   }
-  return { input: input?.real, journal: journal?.real, out: out?.real };
+  return {
+    input: input?.real,
+    journal: journal && written(opts.journal ? resolvePath(cwd, opts.journal) : `${input?.real}.journal.jsonl`, JOURNAL_ROLE),
+    out: out && written(resolvePath(cwd, opts.out as string), RESULTS_ROLE),
+  };
 }

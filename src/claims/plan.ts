@@ -10,7 +10,7 @@ import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, robustJson, robustText, similarity, userKeyHash } from './identity.js';
-import type { Journal, PriorOutcome } from './journal.js';
+import type { JournalReader, PriorOutcome } from './journal.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
@@ -72,7 +72,7 @@ export class Planner {
   private readonly schema = compiled(OfflineClaim);
 
   constructor(
-    private readonly journal: Journal,
+    private readonly journal: JournalReader,
     private readonly options: PlanOptions,
   ) {}
 

@@ -63,7 +63,8 @@ export interface BatchReport {
 
 /** How the verb shows a batch: the report, the closing summary and plain notices. */
 export interface BatchView {
-  report(source: RowSource, options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' }): BatchReport;
+  /** `verb`: send, validate (--validate-only), or plan (--dry-run: what a real run would do, nothing sent). */
+  report(source: RowSource, options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' | 'plan' }): BatchReport;
   /** The summary at the end (or at a second Ctrl-C). `inFlight`: rows whose request had no answer when stopped. */
   summarize(
     report: BatchReport,

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../errors.js';
 import { UnsafePathError } from './private-file.js';
+import { describeUid } from './user-name.js';
 
 /** How long to wait for a lock before giving up (retryable). */
 const LOCK_WAIT_MS = 15_000;
@@ -20,11 +21,25 @@ interface Owner {
   host: string;
   /** Unique per acquisition: tells this holder's lock from any later one at the same path. */
   token: string;
+  /** When it was taken (ISO 8601); absent in locks of older versions. */
+  at?: string;
 }
 
 interface Seen {
   owner?: Owner;
   mtimeMs: number;
+  /** The lock folder's owner. */
+  uid: number;
+}
+
+const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
+
+/** Who holds a lock, for a person: "user alice (uid 1001), pid 4242 on host build-1, since 2026-…Z". */
+function describeHolder(seen: Seen): string {
+  const who = myUid() === undefined ? 'a process' : `user ${describeUid(seen.uid)}`;
+  const o = seen.owner;
+  const when = o?.at ? `since ${o.at}` : `last touched ${new Date(seen.mtimeMs).toISOString()}`;
+  return o ? `${who}, pid ${o.pid} on host ${o.host}, ${when}` : `${who} (no owner record could be read), ${when}`;
 }
 
 const OWNER_FILE = 'owner';
@@ -54,6 +69,7 @@ function tryCreate(path: string, owner: Owner): boolean {
 /** The lock at `path` as it is now, or undefined when there is none. */
 function inspect(path: string): Seen | undefined {
   let mtimeMs: number;
+  let uid: number;
   try {
     const st = lstatSync(path);
     if (st.isSymbolicLink()) {
@@ -64,6 +80,7 @@ function inspect(path: string): Seen | undefined {
       );
     }
     mtimeMs = st.mtimeMs;
+    uid = st.uid;
   } catch (error) {
     if (error instanceof OpcliError) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
@@ -71,11 +88,13 @@ function inspect(path: string): Seen | undefined {
   }
   try {
     const owner = JSON.parse(readFileSync(join(path, OWNER_FILE), 'utf8')) as Owner;
-    if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') return { owner, mtimeMs };
+    if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') {
+      return { owner: { pid: owner.pid, host: owner.host, token: owner.token, at: typeof owner.at === 'string' ? owner.at : undefined }, mtimeMs, uid };
+    }
   } catch {
-    // No owner record (a lock from an older opcli, or one being removed): judged by age.
+    // No owner record (a lock from an older opcli, one being removed, or another user's): judged by age.
   }
-  return { mtimeMs };
+  return { mtimeMs, uid };
 }
 
 function processIsAlive(pid: number): boolean {
@@ -164,8 +183,8 @@ export interface HeldLock {
 export interface AcquireOptions {
   /** How long to wait for a live holder before giving up (default LOCK_WAIT_MS). */
   waitMs?: number;
-  /** The error thrown when a live holder keeps the lock past `waitMs` (default: a generic one). */
-  busy?: () => OpcliError;
+  /** The error thrown when a live holder keeps the lock past `waitMs` (default: a generic one); `holder` says who it is. */
+  busy?: (holder: string) => OpcliError;
 }
 
 /**
@@ -177,7 +196,7 @@ export interface AcquireOptions {
  */
 export async function acquireFileLock(dir: string, name: string, options: AcquireOptions = {}): Promise<HeldLock> {
   const path = join(dir, `${name}.lock`);
-  const me: Owner = { pid: process.pid, host: hostname(), token: newToken() };
+  const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString() };
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -188,6 +207,15 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
       if (seen === undefined && tryCreate(path, me)) break;
       seen ??= inspect(path);
       if (seen === undefined) continue;
+      const uid = myUid();
+      // Another user's lock (planted, or left by their run) is neither waited for nor removed.
+      if (uid !== undefined && seen.uid !== uid) {
+        throw new UnsafePathError(
+          path,
+          `The lock ${path} belongs to another user: ${describeHolder(seen)}. opcli does not wait for or remove another user's lock.`,
+          `If nothing of theirs is running on it, ask them (or root) to remove it: \`rm -r ${path}\`. Check why someone else can write in ${dir}.`,
+        );
+      }
       if (isAbandoned(seen, Date.now())) {
         reclaim(path, seen, me);
         if (inspect(path) === undefined) continue;
@@ -196,8 +224,9 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
       throw error instanceof OpcliError ? error : lockError(dir, name, error);
     }
     if (Date.now() >= deadline) {
-      if (options.busy) throw options.busy();
-      throw new OpcliError(`Another opcli process holds the ${name} lock and did not release it in ${waitMs / 1000} s.`, {
+      const holder = seen ? describeHolder(seen) : 'another process';
+      if (options.busy) throw options.busy(holder);
+      throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
         hint: `Try again in a moment. If no other opcli is running, remove ${path}.`,
       });
     }

@@ -6,6 +6,7 @@
  */
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../errors.js';
+import { describeUid } from './user-name.js';
 
 /** A config file or folder that opcli refuses to use: exit 2, with what to check. */
 export class UnsafePathError extends OpcliError {
@@ -24,7 +25,7 @@ function ownerProblem(st: Stats): string | undefined {
   const uid = myUid();
   // No exception for root: root following a link another user planted is the worst case of all.
   if (uid === undefined || st.uid === uid) return undefined;
-  return `is owned by another user (uid ${st.uid}; you are uid ${uid})`;
+  return `is owned by another user (${describeUid(st.uid)}; you are ${describeUid(uid)})`;
 }
 
 const modeText = (st: Stats) => `0${(st.mode & 0o7777).toString(8)}`;
@@ -66,7 +67,11 @@ export function ensurePrivateDir(dir: string): void {
 
 /** Checks an open file (fstat, so there is no race with the path): a regular file you own that others cannot write. */
 function checkOpened(fd: number, path: string, what: string): void {
-  const st = fstatSync(fd);
+  checkFileStats(fstatSync(fd), path, what);
+}
+
+/** Checks the stats of an opened file (fstat, or a FileHandle's stat): a regular file you own that others cannot write. */
+export function checkFileStats(st: Stats, path: string, what: string): void {
   if (!st.isFile()) throw new UnsafePathError(path, `The ${what} ${path} is not a regular file.`, `Move it aside (\`mv ${path} ${path}.bak\`) and try again.`);
   // Windows reports neither owners nor meaningful modes: only the link and file-type checks apply.
   if (myUid() === undefined) return;

@@ -61,6 +61,7 @@ const profileSettings = shape({
     nativeUrl: isUrl,
     triggerSendsToken: isBoolean,
     currency: isString,
+    maxAmount: isString,
   }),
 });
 

@@ -27,6 +27,8 @@ export const ProfileSettings = lazy(() =>
         triggerSendsToken: z.boolean().optional(),
         /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
         currency: z.string().optional(),
+        /** CHOICE (docs/spec-choices.md#amount-ceiling): the largest credit issued without --allow-large, in the profile's currency (default 1000.00). */
+        maxAmount: z.string().optional(),
       })
       .optional(),
   }),
@@ -110,6 +112,24 @@ export const SETTING_KEYS: SettingKey[] = [
         .string()
         .regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`)
         .parse(raw.trim().toUpperCase()),
+  },
+  {
+    key: 'max-amount',
+    description: 'largest store credit giftcard issue pays without --allow-large, in the profile currency (default 1000.00)',
+    path: ['provider', 'maxAmount'],
+    parse: (raw) => {
+      const message = `expected an amount above zero with at most two decimals, such as 1000 or 2500.00, got "${raw}"`;
+      return z
+        .string()
+        .transform((v) => v.trim().replace(/,(?=\d{3}(?!\d))/g, ''))
+        .pipe(z.string().regex(/^\d{1,10}(\.\d{1,2})?$/, message))
+        .transform((v) => {
+          const [whole = '0', cents = ''] = v.split('.');
+          return `${Number(whole)}.${cents.padEnd(2, '0')}`;
+        })
+        .refine((v) => v !== '0.00', message)
+        .parse(raw);
+    },
   },
 ];
 

@@ -6,6 +6,7 @@
  * credit (a double payment) is reported, never silent.
  */
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError } from '../errors.js';
+import { orderLabel } from '../identity.js';
 import { type GiftCard, GiftCardIssueRequest, GiftCardTopUpRequest, NativeGiftCardRequest, TriggerExecuteRequest, TriggerId } from '../schemas.js';
 import type { CreditPath, OutcomeRecord } from './ledger.js';
 import { centsToNumber, formatMoney, numberToCents } from './money.js';
@@ -110,15 +111,17 @@ export function describePath(path: CreditPath | FirstPath): string {
 /** Subject, note, title and body of the card's e-mail. */
 export function cardContent(req: CreditRequest) {
   const amount = formatMoney(req.amountCents, req.currency);
-  const subject = req.bonus ? `Bonus Store Credit for Order #${req.orderNumber}` : `Gift Card for Claim #${req.claimId}`;
+  // "#1003" whether the order number was typed 1003 or #1003 (as the orders list shows it).
+  const order = orderLabel(req.orderNumber);
+  const subject = req.bonus ? `Bonus Store Credit for Order ${order}` : `Gift Card for Claim #${req.claimId}`;
   const note = req.bonus
-    ? `Bonus store credit; order #${req.orderNumber}; opcli issuance ${req.issuance}`
-    : `Claim #${req.claimId}; order #${req.orderNumber}; opcli issuance ${req.issuance}`;
+    ? `Bonus store credit; order ${order}; opcli issuance ${req.issuance}`
+    : `Claim #${req.claimId}; order ${order}; opcli issuance ${req.issuance}`;
   // CHOICE (docs/spec-choices.md#gift-card-title): the card's title names the service as its creator.
   const title = `Gift card created by ${SERVICE_NAME}`;
   const body = req.bonus
-    ? `Hello ${req.name}, ${SERVICE_NAME} has added a bonus store credit of ${amount} for your order #${req.orderNumber}.`
-    : `Hello ${req.name}, your claim #${req.claimId} for order #${req.orderNumber} was resolved with store credit: ${SERVICE_NAME} has issued you a gift card of ${amount}.`;
+    ? `Hello ${req.name}, ${SERVICE_NAME} has added a bonus store credit of ${amount} for your order ${order}.`
+    : `Hello ${req.name}, your claim #${req.claimId} for order ${order} was resolved with store credit: ${SERVICE_NAME} has issued you a gift card of ${amount}.`;
   return { subject, note, title, body };
 }
 

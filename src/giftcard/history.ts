@@ -3,9 +3,11 @@
  * back from the trigger, to find a late trigger credit (a double payment). No prompt, no print.
  */
 import { OpcliError } from '../errors.js';
+import { claimIdentity, orderIdentity } from '../identity.js';
+import { blockingDamage, describeDamage } from '../record-lines.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
-import type { Issuance, Ledger } from './ledger.js';
+import { type Issuance, keyParts, type Ledger } from './ledger.js';
 import type { ProviderClient, ProviderSettings } from './provider.js';
 
 /** One issuance as `history` shows it. */
@@ -25,6 +27,8 @@ export interface HistoryRow {
   cardId: string | null;
   balance: string | null;
   possibleDoubleCredit: boolean;
+  /** The first issuance of the same claim or order (by identity) when this one paid it again. */
+  duplicateOf: string | null;
   user: string;
   profile: string;
   shopUrl: string | null;
@@ -47,12 +51,37 @@ export interface HistoryFilter {
   order?: string;
 }
 
+/** Whether an issuance is for the filter's claim or order, by identity: `--claim c-2001` finds `C‐2001`. */
 function matches(i: Issuance, filter: HistoryFilter): boolean {
-  return (!filter.claim || i.attempt.claimId === filter.claim) && (!filter.order || i.attempt.orderNumber === filter.order);
+  return (
+    (!filter.claim || (i.attempt.claimId !== undefined && claimIdentity(i.attempt.claimId) === claimIdentity(filter.claim))) &&
+    (!filter.order || orderIdentity(i.attempt.orderNumber) === orderIdentity(filter.order))
+  );
+}
+
+/**
+ * Issuances that paid a claim or order (by identity, in one shop and store) that an earlier one had
+ * already paid or may have paid: issuance id → the first one's id. Failed attempts paid nothing.
+ */
+export function repeatedPayments(issuances: Issuance[]): Map<string, string> {
+  const first = new Map<string, Issuance[]>();
+  const repeats = new Map<string, string>();
+  for (const i of issuances) {
+    if (i.outcome?.status === 'failed') continue;
+    const { scope, what } = keyParts(i.attempt.key);
+    const earlier = (first.get(what) ?? []).find((e) => {
+      const s = keyParts(e.attempt.key).scope;
+      return s === undefined || scope === undefined || s === scope;
+    });
+    if (earlier) repeats.set(i.attempt.issuance, earlier.attempt.issuance);
+    else first.set(what, [...(first.get(what) ?? []), i]);
+  }
+  return repeats;
 }
 
 /** The ledger's issuances that match the filter, as rows. `currency` names amounts recorded without one. */
 export function historyRows(issuances: Issuance[], filter: HistoryFilter, currency = DEFAULT_CURRENCY): HistoryRow[] {
+  const repeats = repeatedPayments(issuances);
   return issuances
     .filter((i) => matches(i, filter))
     .map((i) => ({
@@ -70,7 +99,8 @@ export function historyRows(issuances: Issuance[], filter: HistoryFilter, curren
       path: i.outcome?.path ?? null,
       cardId: i.outcome?.cardId ?? null,
       balance: i.outcome?.balanceCents !== undefined ? formatCents(i.outcome.balanceCents) : null,
-      possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0,
+      possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0 || repeats.has(i.attempt.issuance),
+      duplicateOf: repeats.get(i.attempt.issuance) ?? null,
       user: i.attempt.user,
       profile: i.attempt.profile,
       shopUrl: i.attempt.shopUrl ?? null,
@@ -92,9 +122,26 @@ export async function verifyIssuances(
   env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
 ): Promise<VerifyResult[]> {
   const verified: VerifyResult[] = [];
+  // The same claim or order paid again, however its id was written: a double credit whatever the cards say.
+  const repeats = repeatedPayments(issuances);
+  for (const entry of issuances) {
+    const firstId = repeats.get(entry.attempt.issuance);
+    if (!firstId || !matches(entry, filter)) continue;
+    const a = entry.attempt;
+    const first = issuances.find((i) => i.attempt.issuance === firstId)?.attempt;
+    const what = a.bonus ? `order ${a.orderNumber}` : `claim ${a.claimId}`;
+    const was = first ? (first.bonus ? `order ${first.orderNumber}` : `claim ${first.claimId}`) : 'the same id';
+    verified.push({
+      issuance: a.issuance,
+      key: a.key,
+      cardId: entry.outcome?.cardId ?? null,
+      result: 'possible-double-credit',
+      message: `${what} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${was} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
+    });
+  }
   for (const [index, entry] of issuances.entries()) {
     const o = entry.outcome;
-    if (!matches(entry, filter) || !o?.watch || o.status !== 'issued') continue;
+    if (!matches(entry, filter) || !o?.watch || o.status !== 'issued' || repeats.has(entry.attempt.issuance)) continue;
     const watch = o.watch;
     const base = { issuance: entry.attempt.issuance, key: entry.attempt.key, cardId: watch.cardId };
     if (o.possibleDoubleCredit || entry.warnings.length) {
@@ -160,7 +207,17 @@ export async function readHistory(
   env: HistoryEnv,
 ): Promise<{ rows: HistoryRow[]; verified: VerifyResult[]; doubles: VerifyResult[] }> {
   const { records, damaged } = ledger.read();
-  if (damaged.length) env.notice(`${ledger.path} has unreadable line(s) ${damaged.join(', ')}; they are skipped here, not removed.`);
+  if (damaged.length) {
+    const said = damaged.slice(0, 5).map(describeDamage).join('; ');
+    const stops = blockingDamage(damaged).length > 0;
+    env.notice(
+      `${ledger.path}: ${said}${damaged.length > 5 ? `; and ${damaged.length - 5} more` : ''}. Skipped here, not removed; ${
+        stops
+          ? '`giftcard issue` pays nothing until `opcli giftcard repair` sets them aside.'
+          : 'the claim or order of a line cut short counts as uncertain: `giftcard issue` holds it.'
+      }`,
+    );
+  }
   const all = ledger.issuances(records);
   let currency = DEFAULT_CURRENCY;
   let verified: VerifyResult[] = [];

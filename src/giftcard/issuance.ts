@@ -19,8 +19,18 @@ import {
   requestBodies,
   runChain,
 } from './chain.js';
-import { blockingIssuances, type Issuance, issuanceKey, type Ledger } from './ledger.js';
-import { DEFAULT_CURRENCY, formatCents, formatMoney, parseAmount } from './money.js';
+import { orderLabel } from '../identity.js';
+import {
+  type AttemptRecord,
+  blockingIssuances,
+  type Issuance,
+  issuanceKey,
+  type Ledger,
+  similarIssuances,
+  type UncertainLine,
+  uncertainLines,
+} from './ledger.js';
+import { DEFAULT_CURRENCY, DEFAULT_MAX_CENTS, formatCents, formatMoney, groupAmount, parseAmount } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
 
 /** What a person or a script asked for, after parsing: the chain's request before the profile names its currency. */
@@ -70,9 +80,34 @@ export interface PreparedIssue {
   settings: ProviderSettings;
 }
 
-/** Validates the request with the shared schemas and plans the chain. Sends nothing. */
-export function prepareIssue(input: IssueInput, settings: ProviderSettings, profile: IssueProfile): PreparedIssue {
+/** The profile's ceiling in cents: its `max-amount`, else DEFAULT_MAX_CENTS. */
+export function maxCents(settings: ProviderSettings): number {
+  if (!settings.maxAmount) return DEFAULT_MAX_CENTS;
+  try {
+    return parseAmount(settings.maxAmount, 'max-amount');
+  } catch {
+    throw new UsageError(
+      `The setting max-amount "${settings.maxAmount}" of this profile is not an amount; nothing was sent.`,
+      'Set it again with `opcli config set max-amount <amount>`, e.g. 1000.',
+    );
+  }
+}
+
+/** Refuses an amount above the profile's ceiling (exit 2, naming the setting) unless `allowLarge`. */
+export function checkCeiling(amountCents: number, settings: ProviderSettings, profile: string, allowLarge: boolean): void {
   const currency = settings.currency ?? DEFAULT_CURRENCY;
+  const ceiling = maxCents(settings);
+  if (allowLarge || amountCents <= ceiling) return;
+  throw new UsageError(
+    `The amount ${formatMoney(amountCents, currency)} is above the ceiling of profile "${profile}" (setting max-amount: ${formatMoney(ceiling, currency)}${settings.maxAmount ? '' : ', the default'}). Nothing was sent.`,
+    `Check the amount (a slip of the finger?). If it is right, pass --allow-large; to change the ceiling: \`opcli config set max-amount <amount>\`.`,
+  );
+}
+
+/** Validates the request with the shared schemas and the profile's ceiling, and plans the chain. Sends nothing. */
+export function prepareIssue(input: IssueInput, settings: ProviderSettings, profile: IssueProfile, options: { allowLarge?: boolean } = {}): PreparedIssue {
+  const currency = settings.currency ?? DEFAULT_CURRENCY;
+  checkCeiling(input.amountCents, settings, profile.name, !!options.allowLarge);
   const req: CreditRequest = { ...input, currency };
   const plan = planChain(settings, req, profile.baseUrl);
   try {
@@ -81,7 +116,7 @@ export function prepareIssue(input: IssueInput, settings: ProviderSettings, prof
     throw new ValidationError(`The request cannot be sent: ${error instanceof Error ? error.message : String(error)}`, []);
   }
   const key = issuanceKey(req, { shopUrl: settings.shopUrl, storeId: profile.storeId });
-  const what = req.bonus ? `bonus credit for order #${req.orderNumber}` : `claim ${req.claimId}`;
+  const what = req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
   return { req, plan, key, what, currency, profile, settings };
 }
 
@@ -100,49 +135,103 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
     ['Customer', req.name],
     ['E-mail', req.email],
     ['Customer id', req.customerId ?? '(none: a new gift card is created)'],
-    ['Reference', req.bonus ? `order #${req.orderNumber} (bonus)` : `claim ${req.claimId}, order #${req.orderNumber}`],
+    ['Reference', req.bonus ? `order ${orderLabel(req.orderNumber)} (bonus)` : `claim ${req.claimId}, order ${orderLabel(req.orderNumber)}`],
     ['Subject', cardContent(req).subject],
     ['First path', firstPathText(prepared, timing)],
     ['Profile', prepared.profile.name],
   ];
 }
 
-/** The planned requests, for --dry-run, and how many earlier issuances would block a real run. */
-export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming, ledger: Ledger): { steps: DryRunStep[]; earlier: number } {
+/** The planned requests, for --dry-run, and how many earlier issuances would hold a real run. */
+export function planDryRun(
+  prepared: PreparedIssue,
+  client: ProviderClient,
+  timing: ChainTiming,
+  ledger: Ledger,
+  now: number,
+): { steps: DryRunStep[]; earlier: number } {
+  const held = earlierRecords(ledger, prepared, now);
   return {
     steps: dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing),
-    earlier: blockingIssuances(ledger.issuances(), prepared.key).length,
+    earlier: held.same.length + held.torn.length + held.similar.length,
   };
 }
 
-/** An earlier issuance for the same claim or order blocks this one. */
+/** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
 export class DuplicateIssuanceError extends OpcliError {}
 
-/** Refuses when the ledger holds a blocking issuance for the key, unless forced. */
-export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force: boolean): void {
-  const earlier = blockingIssuances(ledger.issuances(), prepared.key);
-  if (earlier.length === 0 || force) return;
-  const last = earlier[earlier.length - 1] as Issuance;
-  const a = last.attempt;
-  const o = last.outcome;
+/** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
+export function earlierRecords(ledger: Ledger, prepared: PreparedIssue, now: number): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
+  const { records, uncertain } = ledger.readIntact();
+  const issuances = ledger.issuances(records);
+  const { req, key, currency } = prepared;
+  return {
+    same: blockingIssuances(issuances, key),
+    torn: uncertainLines(uncertain, key),
+    similar: similarIssuances(issuances, { key, email: req.email, amountCents: req.amountCents, currency }, now, currency),
+  };
+}
+
+/** An earlier issuance as a person reads it: when, who, profile, amount, e-mail, card. */
+export function recordText(i: Issuance): string {
+  const a: AttemptRecord = i.attempt;
+  const o = i.outcome;
+  const money = a.currency ? formatMoney(a.amountCents, a.currency) : groupAmount(a.amount);
+  const label = a.bonus ? `bonus credit for order ${orderLabel(a.orderNumber)}` : `claim ${a.claimId}, order ${orderLabel(a.orderNumber)}`;
+  const status = o ? o.status : 'no outcome recorded';
+  return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${label}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
+}
+
+/**
+ * Refuses (exit 3) when the ledger holds an issuance for the same claim or order by identity (not
+ * failed), a torn line naming it, or a similar credit (same customer and amount within 30 days
+ * under another id), unless forced. A ledger line that cannot be read stops it first (exit 2).
+ */
+export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force: boolean, now: number): void {
+  const { same, torn, similar } = earlierRecords(ledger, prepared, now);
+  if (force) return;
   const { req, what } = prepared;
   const lookup = req.bonus ? `--order ${req.orderNumber}` : `--claim ${req.claimId}`;
-  const money = a.currency ? formatMoney(a.amountCents, a.currency) : a.amount;
-  const record = `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
   const check = `Check the customer's card at the provider and \`opcli giftcard history ${lookup}\`; pass --force only when you are sure nothing was paid.`;
-  if (!o) {
-    throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what} has no recorded outcome (${record}).`, {
-      hint: `It is still running, or it stopped before finishing and may have paid. ${check}`,
+  const last = same[same.length - 1];
+  if (last) {
+    const o = last.outcome;
+    const earlierId = last.attempt.bonus ? last.attempt.orderNumber : last.attempt.claimId;
+    const variant = earlierId !== (req.bonus ? req.orderNumber : req.claimId) ? ` (recorded as "${earlierId}": the same id written differently)` : '';
+    if (!o) {
+      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} has no recorded outcome (${recordText(last)}).`, {
+        exitCode: ExitCode.partial,
+        hint: `It is still running, or it stopped before finishing and may have paid. ${check}`,
+      });
+    }
+    if (o.status === 'uncertain') {
+      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} ended with an unknown outcome (${recordText(last)}).`, {
+        exitCode: ExitCode.partial,
+        hint: `It may have paid. ${check}`,
+      });
+    }
+    throw new DuplicateIssuanceError(`Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`, {
+      exitCode: ExitCode.partial,
+      hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
     });
   }
-  if (o.status === 'uncertain') {
-    throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what} ended with an unknown outcome (${record}).`, {
-      hint: `It may have paid. ${check}`,
-    });
+  const cut = torn[0];
+  if (cut) {
+    throw new DuplicateIssuanceError(
+      `Line ${cut.line} of the gift card ledger ${ledger.path} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
+      { exitCode: ExitCode.partial, hint: check },
+    );
   }
-  throw new DuplicateIssuanceError(`Store credit for ${what} was already issued (${record}).`, {
-    hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
-  });
+  const like = similar[similar.length - 1];
+  if (like) {
+    throw new DuplicateIssuanceError(
+      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, prepared.currency)} to ${req.email} for ${req.bonus ? what : `${what}, order ${orderLabel(req.orderNumber)}`}\nNothing was sent.`,
+      {
+        exitCode: ExitCode.partial,
+        hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
+      },
+    );
+  }
 }
 
 /** What the issuance needs from outside. */
@@ -177,7 +266,7 @@ export async function issueCredit(prepared: PreparedIssue, env: IssueEnv): Promi
   const stamp = () => new Date(env.now()).toISOString();
   const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
   await ledger.withLock(async () => {
-    refuseDuplicates(ledger, prepared, env.force);
+    refuseDuplicates(ledger, prepared, env.force, env.now());
     ledger.append({
       ...common,
       at: stamp(),

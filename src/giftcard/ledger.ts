@@ -4,12 +4,15 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { closeSync, constants, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { ensurePrivateDir, openPrivateFile, readPrivateFile } from '../config/private-file.js';
+import { OpcliError } from '../errors.js';
+import { claimIdentity, emailIdentity, orderIdentity } from '../identity.js';
+import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from '../record-lines.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -27,8 +30,9 @@ const Common = {
   issuance: z.string(),
   /**
    * CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
-   * `|bonus:<order number>`). Records written before the shop and store were part of the key hold
-   * only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
+   * `|bonus:<order number>`), the id written as its identity (src/identity.ts); older records hold
+   * it as typed and are compared by identity too. Records written before the shop and store were
+   * part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
    */
   key: z.string(),
   at: z.string(),
@@ -88,7 +92,20 @@ export const WarningRecord = z.object({
 });
 export type WarningRecord = z.infer<typeof WarningRecord>;
 
-export const LedgerRecord = z.discriminatedUnion('type', [AttemptRecord, OutcomeRecord, WarningRecord]);
+/**
+ * A torn line (cut short by an interrupted write, then the file's last line) that a later write
+ * ended with a newline: it names the line, and the key and issuance read from the line's beginning.
+ * The action stays `uncertain` for good.
+ */
+export const SetAsideRecord = z.object({
+  ...Common,
+  type: z.literal('set-aside'),
+  line: z.number().int().positive(),
+  reason: z.string(),
+});
+export type SetAsideRecord = z.infer<typeof SetAsideRecord>;
+
+export const LedgerRecord = z.discriminatedUnion('type', [AttemptRecord, OutcomeRecord, WarningRecord, SetAsideRecord]);
 export type LedgerRecord = z.infer<typeof LedgerRecord>;
 
 /** An issuance as history shows it: its attempt with the latest outcome and warnings. */
@@ -130,42 +147,80 @@ export class Ledger {
   }
 
   /**
-   * Every record, oldest first. A damaged line is reported, never silently dropped. The file is
-   * never read through a link, nor from a folder or file another user owns or can write: a planted
-   * ledger could hide an earlier credit and let the same claim be paid twice.
+   * Every record, oldest first, and the lines that cannot be read, classed (src/record-lines.ts):
+   * never silently dropped. The file is never read through a link, nor from a folder or file
+   * another user owns or can write: a planted ledger could hide an earlier credit and let the same
+   * claim be paid twice.
    */
-  read(): { records: LedgerRecord[]; damaged: number[] } {
+  read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
     ensurePrivateDir(this.dir);
     const text = readPrivateFile(this.path, 'gift card ledger');
     if (text === undefined) return { records: [], damaged: [] };
-    const records: LedgerRecord[] = [];
-    const damaged: number[] = [];
-    text.split('\n').forEach((line, i) => {
-      if (!line.trim()) return;
-      try {
-        const parsed = LedgerRecord.safeParse(JSON.parse(line));
-        if (parsed.success) records.push(parsed.data);
-        else damaged.push(i + 1);
-      } catch {
-        damaged.push(i + 1);
-      }
-    });
-    return { records, damaged };
+    const read = readRecordLines(
+      text,
+      1,
+      (value) => {
+        const parsed = LedgerRecord.safeParse(value);
+        return parsed.success ? parsed.data : undefined;
+      },
+      (r) => (r.type === 'set-aside' ? r.line : undefined),
+    );
+    return { records: read.records, damaged: read.damaged };
+  }
+
+  /**
+   * The records, for a command about to move money: any line that cannot be read stops it
+   * (LedgerDamagedError, exit 2), except a torn line; a torn line and every line set aside (by a
+   * later write, or by `giftcard repair`) are returned as `uncertain` actions.
+   */
+  readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
+    const { records, damaged } = this.read();
+    const blocking = blockingDamage(damaged);
+    if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+    const setAside: UncertainLine[] = records
+      .filter((r): r is SetAsideRecord => r.type === 'set-aside')
+      .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
+    const torn: UncertainLine[] = damaged
+      .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
+      .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
+    return { records, uncertain: [...torn, ...setAside] };
   }
 
   /**
    * Appends one record (call inside withLock). The file is created 0600 and never reached through a
    * link (O_NOFOLLOW): a planted link must not make opcli append the record of a payment elsewhere.
+   * A last line left without its newline by an interrupted write is ended first, and set aside by
+   * a record naming it, so it stays a torn line (an uncertain action) and not garbage mid-file.
    */
   append(record: LedgerRecord): void {
-    const line = `${JSON.stringify(LedgerRecord.parse(record))}\n`;
+    let line = `${JSON.stringify(LedgerRecord.parse(record))}\n`;
     ensurePrivateDir(this.dir);
-    const fd = openPrivateFile(this.path, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 'gift card ledger') as number;
+    const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger') as number;
     try {
+      const size = fstatSync(fd).size;
+      const last = Buffer.alloc(1);
+      if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
       writeSync(fd, line);
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** The set-aside record of the torn last line, or nothing when the line names no action (it stays garbage, and blocks). */
+  private setAsideLine(next: LedgerRecord): string {
+    const torn = this.read().damaged.find((d) => d.kind === 'torn');
+    if (!torn?.key || torn.issuance === undefined) return '';
+    const record: SetAsideRecord = {
+      v: 1,
+      type: 'set-aside',
+      issuance: torn.issuance,
+      key: torn.key,
+      at: next.at,
+      user: next.user,
+      line: torn.line,
+      reason: TORN_REASON,
+    };
+    return `${JSON.stringify(record)}\n`;
   }
 
   /** Appends one record under the lock. */
@@ -178,7 +233,7 @@ export class Ledger {
     const byId = new Map<string, Issuance>();
     for (const r of records) {
       if (r.type === 'attempt') byId.set(r.issuance, { attempt: r, warnings: [] });
-      else {
+      else if (r.type !== 'set-aside') {
         const entry = byId.get(r.issuance);
         if (!entry) continue;
         if (r.type === 'outcome') entry.outcome = r;
@@ -189,19 +244,75 @@ export class Ledger {
   }
 }
 
+/** Why a torn line's action is uncertain, in the words of a refusal: "Line 3 of the ledger … was cut short …". */
+export const TORN_REASON = 'was cut short by an interrupted write';
+
+/** A ledger line whose action is unknown: torn, or set aside. Its key (when it could be read) is held as `uncertain`. */
+export interface UncertainLine {
+  line: number;
+  key?: string;
+  issuance?: string;
+  /** What happened to the line, after "Line N of the ledger …". */
+  reason: string;
+}
+
+/** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
+export class LedgerDamagedError extends OpcliError {
+  constructor(
+    readonly path: string,
+    readonly lines: DamagedLine[],
+  ) {
+    const first = lines[0] as DamagedLine;
+    const more =
+      lines.length > 1
+        ? ` (and ${lines.length - 1} more line(s): ${lines
+            .slice(1, 6)
+            .map((d) => d.line)
+            .join(', ')}${lines.length > 6 ? ', …' : ''})`
+        : '';
+    super(
+      `The gift card ledger ${path} cannot be read: ${describeDamage(first)}${more}. Nothing was sent: a record opcli cannot read could be a payment, and paying without it could pay twice.`,
+      {
+        exitCode: 2,
+        hint:
+          first.kind === 'newer'
+            ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
+            : `Run \`opcli giftcard repair\` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.`,
+        details: { ledger: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
+      },
+    );
+  }
+}
+
 /**
  * The key that may be paid once: the claim (or the order, for a bonus credit) in one provider shop
- * and one service store. The same shop is the same money whatever the profile, so profiles that
- * point at one shop and store share a key, and a sandbox profile never blocks the real one.
+ * and one service store, the id as its identity. The same shop is the same money whatever the
+ * profile, so profiles that point at one shop and store share a key, and a sandbox profile never
+ * blocks the real one.
  */
 export function issuanceKey(input: { claimId?: string; orderNumber: string; bonus: boolean }, scope: { shopUrl?: string; storeId?: string }): string {
-  const what = input.bonus ? `bonus:${input.orderNumber}` : `claim:${input.claimId}`;
+  const what = input.bonus ? `bonus:${orderIdentity(input.orderNumber)}` : `claim:${claimIdentity(input.claimId ?? '')}`;
   return `shop:${(scope.shopUrl ?? '-').trim().toLowerCase()}|store:${scope.storeId ?? '-'}|${what}`;
 }
 
-/** Whether a recorded key is the same claim or order as `key` (an old unscoped key matches any scope). */
-function sameKey(recorded: string, key: string): boolean {
-  return recorded === key || (!recorded.includes('|') && key.endsWith(`|${recorded}`));
+/** A key split into its scope (none for an old unscoped key) and what it pays for, by identity: `claim:c-2001`. */
+export function keyParts(key: string): { scope?: string; what: string } {
+  const m = /^(?:(shop:[^|]*\|store:[^|]*)\|)?(claim|bonus):([\s\S]*)$/.exec(key);
+  if (!m) return { what: key };
+  const id = m[2] === 'bonus' ? orderIdentity(m[3] as string) : claimIdentity(m[3] as string);
+  return { scope: m[1], what: `${m[2]}:${id}` };
+}
+
+/** Whether two keys are one scope (an old unscoped key is every scope). */
+function sameScope(a: { scope?: string }, b: { scope?: string }): boolean {
+  return a.scope === undefined || b.scope === undefined || a.scope === b.scope;
+}
+
+/** Whether a recorded key is the same claim or order as `key`, by identity (an old unscoped key matches any scope). */
+export function sameKey(recorded: string, key: string): boolean {
+  const r = keyParts(recorded);
+  const k = keyParts(key);
+  return r.what === k.what && sameScope(r, k);
 }
 
 /**
@@ -210,4 +321,42 @@ function sameKey(recorded: string, key: string): boolean {
  */
 export function blockingIssuances(issuances: Issuance[], key: string): Issuance[] {
   return issuances.filter((i) => sameKey(i.attempt.key, key) && i.outcome?.status !== 'failed');
+}
+
+/** CHOICE (docs/spec-choices.md#similar-credits): how far back a credit of the same amount to the same customer holds a new one. */
+export const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Earlier issuances that look like this one under another claim or order: the same customer (by
+ * e-mail identity), the same amount and currency, in the same shop and store, within
+ * SIMILAR_WINDOW_MS before `now`, and not failed.
+ */
+export function similarIssuances(
+  issuances: Issuance[],
+  credit: { key: string; email: string; amountCents: number; currency: string },
+  now: number,
+  defaultCurrency: string,
+): Issuance[] {
+  const key = keyParts(credit.key);
+  const email = emailIdentity(credit.email);
+  return issuances.filter((i) => {
+    const a = i.attempt;
+    const at = Date.parse(a.at);
+    const k = keyParts(a.key);
+    return (
+      i.outcome?.status !== 'failed' &&
+      k.what !== key.what &&
+      sameScope(k, key) &&
+      a.amountCents === credit.amountCents &&
+      (a.currency ?? defaultCurrency) === credit.currency &&
+      emailIdentity(a.email) === email &&
+      Number.isFinite(at) &&
+      now - at <= SIMILAR_WINDOW_MS
+    );
+  });
+}
+
+/** Torn or set-aside ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
+export function uncertainLines(uncertain: UncertainLine[], key: string): UncertainLine[] {
+  return uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key));
 }

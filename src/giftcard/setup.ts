@@ -92,6 +92,25 @@ export interface CheckRow {
 
 const NAMES = { name: 'provider-name', apiUrl: 'provider-api-url', shopUrl: 'shop-url', token: 'provider-token' } as const;
 
+/** The made-up customer id of the probe lookup: no store has it, and nothing is paid. */
+export const PROBE_CUSTOMER = 'opcli-setup-check';
+
+/** Phrases of a 404 about the customer that show the lookup itself was accepted. */
+const UNKNOWN_CUSTOMER_PHRASES = ['customer not found', 'customer id not found', 'unknown customer', 'no such customer', 'not linked'];
+
+/**
+ * CHOICE (docs/spec-choices.md#setup-check-probe): an answer to the probe lookup that proves the token was accepted and the
+ * store found: the spec's "balance update failure" (a customer id not linked to a card), or a 404
+ * saying the customer or its card was not found. "API key not found" and "Store domain not found"
+ * are matched first, whatever the status; a bare 404 (a wrong API address) proves nothing.
+ */
+function probeAnswered(error: ProviderRefusedError): boolean {
+  if (error.condition === 'balance-update') return true;
+  if (error.condition !== 'other' || error.status !== 404) return false;
+  const said = error.providerMessage.toLowerCase();
+  return UNKNOWN_CUSTOMER_PHRASES.some((phrase) => said.includes(phrase));
+}
+
 /** The credit API rows: a lookup for a customer that does not exist tells the answers apart. */
 async function creditApiRows(client: ProviderClient, settings: ProviderSettings): Promise<CheckRow[]> {
   const missing = (['name', 'apiUrl', 'shopUrl', 'token'] as const).filter((k) => !settings[k]);
@@ -103,10 +122,18 @@ async function creditApiRows(client: ProviderClient, settings: ProviderSettings)
     ];
   }
   const tokenOk: CheckRow = { check: 'credit API token', result: 'ok', detail: `accepted (sent as ${client.tokenHeader})` };
+  const storeOk: CheckRow = { check: 'store domain', result: 'ok', detail: `${settings.shopUrl} is known to the provider` };
   try {
-    await client.lookup('opcli-setup-check');
-    return [tokenOk, { check: 'store domain', result: 'ok', detail: `${settings.shopUrl} is known to the provider` }];
+    await client.lookup(PROBE_CUSTOMER);
+    return [tokenOk, storeOk];
   } catch (error) {
+    // The provider looked the made-up customer up, so it accepted the token and found the store.
+    if (error instanceof ProviderRefusedError && probeAnswered(error)) {
+      return [
+        { ...tokenOk, detail: `${tokenOk.detail}; the test lookup was answered "${error.providerMessage}", as expected for a made-up customer` },
+        storeOk,
+      ];
+    }
     if (error instanceof ProviderRefusedError && error.condition === 'api-key') {
       return [
         { check: 'credit API token', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}` },

@@ -4,13 +4,14 @@ import { FaultRuleSchema } from './faults.js';
 import type { Ctx, Reply } from './http.js';
 import { json, validate } from './http.js';
 import { RateLimitSchema } from './rate-limit.js';
-import { PROVIDER_ERROR_SHAPES, type Sandbox } from './types.js';
+import { PROVIDER_ERROR_SHAPES, type Sandbox, UNKNOWN_CUSTOMER_ANSWERS } from './types.js';
 
 const ConfigureBody = z.strictObject({
   accessTokenTtl: z.number().positive().optional(),
   triggerDelayMs: z.number().nonnegative().nullable().optional(),
   autoApprove: z.boolean().optional(),
   providerErrorShape: z.enum(PROVIDER_ERROR_SHAPES).optional(),
+  unknownCustomer: z.enum(UNKNOWN_CUSTOMER_ANSWERS).optional(),
   /** null removes the limit. */
   rateLimit: RateLimitSchema.nullable().optional(),
   latencyMs: z.number().nonnegative().max(60_000).optional(),

@@ -87,6 +87,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
       if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
       if (settings.providerErrorShape !== undefined) state.settings.providerErrorShape = settings.providerErrorShape;
+      if (settings.unknownCustomer !== undefined) state.settings.unknownCustomer = settings.unknownCustomer;
       if (settings.rateLimit !== undefined) limiter.set(settings.rateLimit);
       if (settings.latencyMs !== undefined) latencyMs = settings.latencyMs;
     },

@@ -142,6 +142,8 @@ export function lookupGiftCard(state: SandboxState, ctx: Ctx): Reply {
   const result = GiftCardLookupQuery.safeParse(ctx.query);
   if (!result.success) return unprocessable(state, result.error, {});
   const customer = state.customers.get(result.data.customer_id);
+  // A customer id the provider does not know is not linked to any card: the spec's "balance update failure".
+  if (!customer && state.settings.unknownCustomer === 'balance-update-failure') return fail(state, 404, PROVIDER_ERRORS.balanceUpdateFailure);
   const card = customer?.loyaltyCardId ? state.giftCards.get(customer.loyaltyCardId) : undefined;
   if (!card) return fail(state, 404, NO_CARD_MESSAGE);
   return json(200, giftCardBody(card));

@@ -3,7 +3,16 @@ import { randomBytes } from 'node:crypto';
 import type { OrderRecord } from '../schemas.js';
 import { type TimerHandle, wallClock } from './clock.js';
 import { makeIdentity, seedCustomers } from './seed.js';
-import type { SandboxClaim, SandboxCounters, SandboxCustomer, SandboxGiftCard, SandboxOptions, SandboxVariant, ProviderErrorShape } from './types.js';
+import type {
+  SandboxClaim,
+  SandboxCounters,
+  SandboxCustomer,
+  SandboxGiftCard,
+  SandboxOptions,
+  SandboxVariant,
+  ProviderErrorShape,
+  UnknownCustomerAnswer,
+} from './types.js';
 
 export interface AccessTokenRecord {
   familyId: number;
@@ -96,6 +105,7 @@ export function createState(options: SandboxOptions) {
       autoApprove: options.autoApprove ?? false,
       sessionVerifyPerMinute: options.sessionVerifyPerMinute ?? 30,
       providerErrorShape: (options.providerErrorShape ?? 'error') as ProviderErrorShape,
+      unknownCustomer: (options.unknownCustomer ?? 'balance-update-failure') as UnknownCustomerAnswer,
     },
     /** The provider's clock (trigger credits fall due by it); tests inject one to avoid real waits. */
     clock,

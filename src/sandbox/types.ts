@@ -65,6 +65,14 @@ export interface SandboxCounters {
 export const PROVIDER_ERROR_SHAPES = ['error', 'message', 'errors', 'error-object', 'reason', 'text', 'html'] as const;
 export type ProviderErrorShape = (typeof PROVIDER_ERROR_SHAPES)[number];
 
+/**
+ * How the sandbox's provider answers a lookup for a customer id it does not know: `balance-update-failure`
+ * (the default: 404 "balance update failure", the spec's words for a customer id not linked) or
+ * `no-card` (404 "gift card not found", as for a known customer without a card).
+ */
+export const UNKNOWN_CUSTOMER_ANSWERS = ['balance-update-failure', 'no-card'] as const;
+export type UnknownCustomerAnswer = (typeof UNKNOWN_CUSTOMER_ANSWERS)[number];
+
 export interface SandboxOptions {
   /** 0 (the default) picks a free port. The sandbox always binds 127.0.0.1. */
   port?: number;
@@ -78,6 +86,8 @@ export interface SandboxOptions {
   triggerDelayMs?: number | null;
   /** The body shape of the gift card provider's errors (default `error`: `{"error": "..."}`). */
   providerErrorShape?: ProviderErrorShape;
+  /** The answer to a lookup of a customer id the provider does not know (default `balance-update-failure`, as the spec words it). */
+  unknownCustomer?: UnknownCustomerAnswer;
   /**
    * The sandbox's clock and timers for everything timed in it (default: the wall clock). Tests pass
    * `manualClock()` and advance it instead of sleeping.
@@ -146,6 +156,7 @@ export interface Sandbox {
     rateLimit?: RateLimit | null;
     latencyMs?: number;
     providerErrorShape?: ProviderErrorShape;
+    unknownCustomer?: UnknownCustomerAnswer;
   }): void;
   /** Mint a session token (JWT) for the seeded store and merchant, valid 60 s, single use. */
   mintSessionToken(options?: { expiresInSeconds?: number }): string;

@@ -3,6 +3,7 @@
  * mid-file, bounded memory while one request is slow, strict numbers, and journal/report edges.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
@@ -225,9 +226,28 @@ describe('a results file that cannot be written', () => {
       Array.from({ length: 20 }, (_, i) => row(i + 1)),
     );
     const journal = `${path}.journal.jsonl`;
-    const res = await runOpcli(['claims', 'file', '--from', path, '--out', '/dev/full', '--concurrency', '2'], { env: env() });
+    // The disk fills up under the results file once its header is written (/dev/full is not a regular file: refused).
+    const proto = (await fileHandlePrototype()) as Pick<FileHandle, 'write' | 'writev'>;
+    const full = () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
+    const realWrite = proto.write;
+    const realWritev = proto.writev;
+    const isRow = (data: unknown) => /,filed,|,uncertain,|,not_sent,/.test(Array.isArray(data) ? Buffer.concat(data).toString() : String(data));
+    const write = vi.spyOn(proto, 'write').mockImplementation(function (this: FileHandle, data: unknown, ...rest: unknown[]) {
+      return isRow(data) ? full() : (realWrite as (...a: unknown[]) => Promise<unknown>).call(this, data, ...rest);
+    } as never);
+    const writev = vi.spyOn(proto, 'writev').mockImplementation(function (this: FileHandle, data: unknown, ...rest: unknown[]) {
+      return isRow(data) ? full() : (realWritev as (...a: unknown[]) => Promise<unknown>).call(this, data, ...rest);
+    } as never);
+    const out = join(dir, 'results.csv');
+    let res: Awaited<ReturnType<typeof runOpcli>>;
+    try {
+      res = await runOpcli(['claims', 'file', '--from', path, '--out', out, '--concurrency', '2'], { env: env() });
+    } finally {
+      write.mockRestore();
+      writev.mockRestore();
+    }
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain('Cannot write the results file /dev/full');
+    expect(res.stderr).toContain(`Cannot write the results file ${out}: ENOSPC`);
     const entries = journalEntries(journal);
     const filedKeys = new Set(entries.filter((e) => e.status === 'filed').map((e) => e.key));
     expect(filedKeys.size).toBeGreaterThan(0);

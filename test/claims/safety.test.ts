@@ -59,17 +59,22 @@ describe('paths that must never collide', () => {
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
-  it('two concurrent runs through different names of one journal, and of one input, file each row once', async () => {
+  it('a journal named through a link is refused; two concurrent runs through different names of one input file each row once', async () => {
     const input = join(dir, 'claims.csv');
     writeRows(input, 120);
     mkdirSync(join(dir, 'other'));
     const journal = join(dir, 'j.jsonl');
-    writeFileSync(journal, '');
+    writeFileSync(journal, '', { mode: 0o600 });
     symlinkSync(journal, join(dir, 'other', 'j.jsonl'));
     sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', latencyMs: 5 }]);
+    // Links are never followed for the files opcli writes (docs/guides/batch-claims.md): one name, one lock.
+    const linked = await runOpcli(['claims', 'file', '--from', input, '--journal', join(dir, 'other', 'j.jsonl')], { env: env() });
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain(`The journal ${join(dir, 'other', 'j.jsonl')} is a symbolic link (to ${journal})`);
+    expect(claimBodies(sandbox)).toHaveLength(0);
     const [a, b] = await Promise.all([
-      runOpcli(['claims', 'file', '--from', input, '--journal', journal], { env: env() }),
-      runOpcli(['claims', 'file', '--from', input, '--journal', join(dir, 'other', 'j.jsonl')], { env: env() }),
+      runOpcli(['claims', 'file', '--from', input, '--journal', journal, '--lock-wait', '1m'], { env: env() }),
+      runOpcli(['claims', 'file', '--from', input, '--journal', journal, '--lock-wait', '1m'], { env: env() }),
     ]);
     expect([a.code, b.code].sort()).toEqual([0, 0]);
     expect(created()).toHaveLength(120);

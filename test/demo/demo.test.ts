@@ -27,6 +27,9 @@ describe('opcli demo (npm start)', () => {
       const shown = line.split('\r\u001b[2K').at(-1) as string;
       expect(displayWidth(shown), shown).toBeLessThanOrEqual(80);
     }
+    // The ledger's history keeps its status and amount whole at 80 columns (a table cut them to "issue…" and "25.00…").
+    expect(r.stdout).toMatch(/ issued {2}25\.00 USD {2}claim CLM-1001, order #1001$/m);
+    expect(r.stdout).not.toMatch(/issue…|25\.00…/);
     const tail = r.stderr.slice(r.stderr.lastIndexOf('Step '));
     expect(tail).toMatch(/^Step \d+ of \d+: Log out/);
     expect(tail).not.toContain('Error:');

@@ -51,6 +51,7 @@ export const BASELINES: Record<string, Baseline> = {
     return ['--claim', 'C-fuzz', '--order', '1001', '--amount', '25.00', '--email', customer?.email ?? '', '--name', customer?.name ?? '', '--yes'];
   }),
   'giftcard history': b(none, none),
+  'giftcard repair': b(none, () => ['--yes']),
   api: b(
     () => ['GET', '/v1/orders'],
     () => ['--query', 'size=2'],

@@ -131,7 +131,7 @@ describe('giftcard issue: the chain', () => {
     expect(body.email_details.subject).toBe('Bonus Store Credit for Order #2001');
     expect(body.gift_card.note).toMatch(/order #2001/);
     const again = await fx.run(args);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(3);
     expect(again.stderr).toMatch(/bonus credit for order #2001 was already issued/);
   });
 
@@ -376,7 +376,7 @@ describe('giftcard issue: exactly once', () => {
     expect(first.code, first.stderr).toBe(0);
     const card = JSON.parse(first.stdout).cardId;
     const second = await fx.run(aliceClaim('C-16'));
-    expect(second.code).toBe(1);
+    expect(second.code).toBe(3);
     expect(second.stderr).toMatch(/Store credit for claim C-16 was already issued/);
     expect(second.stderr).toContain(`card ${card}`);
     expect(second.stderr).toMatch(/--force/);
@@ -386,7 +386,7 @@ describe('giftcard issue: exactly once', () => {
     expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(2);
     const lines = ledgerLines(fx.dir);
     expect(lines.map((l) => l.type)).toEqual(['attempt', 'outcome', 'attempt', 'outcome']);
-    expect(lines[2]).toMatchObject({ forced: true, key: `shop:${fx.sandbox.store.shopUrl}|store:${fx.sandbox.store.storeId}|claim:C-16`, profile: 'default' });
+    expect(lines[2]).toMatchObject({ forced: true, key: `shop:${fx.sandbox.store.shopUrl}|store:${fx.sandbox.store.storeId}|claim:c-16`, profile: 'default' });
     expect((statSync(join(fx.dir, 'giftcard-ledger.jsonl')).mode & 0o777).toString(8)).toBe('600');
   });
 
@@ -414,7 +414,7 @@ describe('giftcard issue: exactly once', () => {
     };
     writeFileSync(join(fx.dir, 'giftcard-ledger.jsonl'), `${JSON.stringify(attempt)}\n`, { mode: 0o600 });
     const r = await fx.run(aliceClaim('C-17'));
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/has no recorded outcome \(2025-01-01T00:00:00.000Z by someone/);
     expect(r.stderr).toMatch(/Check the customer's card/);
     expect(fx.sandbox.requests).toHaveLength(0);
@@ -452,7 +452,7 @@ describe('giftcard issue: exactly once', () => {
     expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
     expect(fx.sandbox.requests.filter((q) => q.method === 'PUT')).toHaveLength(1);
     const again = await fx.run(aliceClaim('C-19'));
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(3);
     expect(again.stderr).toMatch(/ended with an unknown outcome/);
     expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
   });

@@ -173,8 +173,8 @@ describe('giftcard issue: two processes at once', () => {
     const args = aliceClaim('C-40');
     const [a, b] = await Promise.all([runBinary(args, { env }), runBinary(args, { env })]);
     const codes = [a.code, b.code].sort();
-    expect(codes, a.stderr + b.stderr).toEqual([0, 1]);
-    const refused = a.code === 1 ? a : b;
+    expect(codes, a.stderr + b.stderr).toEqual([0, 3]);
+    const refused = a.code === 3 ? a : b;
     expect(refused.stderr).toMatch(/claim C-40 (was already issued|has no recorded outcome)/);
     const posted = fx.sandbox.counters.creditsPosted;
     expect(posted.trigger + posted.creditApiIssue + posted.creditApiTopUp + posted.native).toBe(1);

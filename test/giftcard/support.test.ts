@@ -147,7 +147,7 @@ describe('the ledger across profiles', () => {
     await sandboxProfile(fx.sandbox, fx.dir, { profile: 'support' });
     expect((await fx.run(aliceClaim('C-220'))).code).toBe(0);
     const r = await fx.run(['--profile', 'support', ...aliceClaim('C-220')]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/Store credit for claim C-220 was already issued \(.* with profile "default": 25\.00 USD to alice@example\.com/);
     expect(fx.sandbox.counters.creditsPosted.trigger).toBe(1);
   });
@@ -177,7 +177,7 @@ describe('the ledger across profiles', () => {
     writeFileSync(join(fx.dir, 'giftcard-ledger.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
     expect((await fx.run(aliceClaim('C-221'))).code).toBe(0);
     const old = await fx.run(aliceClaim('C-222'));
-    expect(old.code).toBe(1);
+    expect(old.code).toBe(3);
     expect(old.stderr).toMatch(/claim C-222 has no recorded outcome .*profile "sandbox"/);
   });
 });

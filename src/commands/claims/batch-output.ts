@@ -4,6 +4,7 @@
  * back; a stream that fails (a full disk under --out) stops it instead of losing rows.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { openBatchFile, RESULTS_ROLE } from '../../claims/batch-files.js';
 import type { Writable } from 'node:stream';
 import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
 import type { SourceRow } from '../../claims/reader.js';
@@ -38,14 +39,14 @@ export class ResultsFile {
     private readonly header: string[] | undefined,
   ) {}
 
-  /** Creates the file (readable by its owner only: it holds customers' personal data) and writes its header. */
+  /**
+   * Creates the file (0600: it holds customers' personal data), or empties an existing one of yours
+   * (batch-files.ts: never through a link, never another user's), and writes its header.
+   */
   async open(): Promise<void> {
-    const out = createWriteStream(this.path, { encoding: 'utf8', mode: 0o600 });
+    const { handle } = await openBatchFile(this.path, RESULTS_ROLE, 'truncate');
+    const out = createWriteStream('', { fd: handle, encoding: 'utf8' });
     this.out = out;
-    await new Promise<void>((resolve, reject) => {
-      out.once('open', () => resolve());
-      out.once('error', reject);
-    });
     // A write error is read from `errored` by the next write, which stops the batch.
     out.on('error', () => {});
     await this.write([...(this.header ?? CLAIM_FIELDS.map((f) => f.key)), 'status', 'sourceOrderId', 'error']);

@@ -26,7 +26,7 @@ export class BatchReporter implements BatchReport {
   constructor(
     private readonly deps: Deps,
     private readonly source: RowSource,
-    private readonly options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' },
+    private readonly options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' | 'plan' },
   ) {
     this.started = deps.now();
     if (options.out) this.out = new ResultsFile(options.out, source.header);
@@ -57,7 +57,7 @@ export class BatchReporter implements BatchReport {
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
     countRow(this.counts, result);
     if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) {
-      this.notice(problemText(result, this.source.unit));
+      this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
     }
     return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
   }

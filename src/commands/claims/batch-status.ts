@@ -23,7 +23,7 @@ function formatEta(ms: number): string {
 /** What the status line shows. */
 export interface StatusState {
   counts: Counts;
-  verb: 'send' | 'validate';
+  verb: 'send' | 'validate' | 'plan';
   elapsedMs: number;
   total?: number;
   totalApproximate: boolean;

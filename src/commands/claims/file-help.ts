@@ -25,6 +25,7 @@ Examples:
   $ opcli claims file                                                 # on a terminal: asks for each field
   $ opcli claims template --csv > claims.csv                          # then fill it in a spreadsheet
   $ opcli claims file --from claims.csv --validate-only
+  $ opcli claims file --from claims.csv --dry-run                     # what a run would send, refuse or hold
   $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
   $ opcli claims file --from claims.csv --rate 40/s                    # when you know the server's budget
   $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
@@ -34,11 +35,13 @@ A batch journals every row in <input>.journal.jsonl before sending it. A row is 
 (the parsed claim, in a form a spreadsheet re-save does not change, plus its count among identical
 rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
 rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
-one (same e-mail and item) is held (exit 3) until you pass --allow-similar.
+one (same e-mail and item) is held (exit 3) until you pass --allow-similar. A journal counts only
+for the service and store its header names. The journal and --out are never written through a link,
+nor when another user owns them or others can write them (exit 2).
 Requests are paced to the server's limit as learnt from its 429s (and Retry-After or RateLimit-*
 headers): --concurrency is the most in flight, --rate the most started per second. A 429 means
 nothing was created, so that row is asked again; a row whose answer was lost is never resent.
 Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
-2 unusable file, journal or flags, or two of --from/--journal/--out are one file (nothing sent),
+2 unusable file, journal or flags, an unsafe journal, lock or --out, or two of --from/--journal/--out are one file (nothing sent),
 3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows
 were sent, 4 log in needed, 130 interrupted.`;

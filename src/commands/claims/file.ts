@@ -33,7 +33,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
     .option('--allow-similar', 'file rows that look like a claim filed earlier (same e-mail and item), which are held otherwise')
     .option('--validate-only', 'check every row of --from and send nothing')
-    .option('--dry-run', 'print the request and send nothing (with --from: same as --validate-only)')
+    .option('--dry-run', 'print the request and send nothing (with --from: say what a run would do with each row, from the journal)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
     .option('--jsonl', 'one JSON result per row on stdout (batch)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
@@ -65,7 +65,7 @@ export function register(group: Command, deps: Deps): void {
       journal: flags.journal as string | undefined,
       lockWaitMs: parseDuration(String(flags.lockWait), '--lock-wait'),
       retryUncertain: !!flags.retryUncertain,
-      validateOnly: !!flags.validateOnly || (!!flags.from && !!flags.dryRun),
+      validateOnly: !!flags.validateOnly,
       dryRun: !!flags.dryRun,
       json: !!flags.json,
       jsonl: !!flags.jsonl,
@@ -94,7 +94,7 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
-    const { fields: _fields, data: _data, dryRun: _dryRun, ...batch } = opts;
+    const { fields: _fields, data: _data, ...batch } = opts;
     await runBatch({ ...batch, from: opts.from }, deps, batchView(deps));
     return;
   }

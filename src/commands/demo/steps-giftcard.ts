@@ -18,7 +18,7 @@ export const steps: TourStep[] = [
       await ctx.run([...claim, ...customer, '--dry-run']);
       await ctx.run([...claim, ...customer, '--yes']);
       ctx.say('The same claim again is refused: the ledger shows the earlier issuance.');
-      await ctx.run([...claim, ...customer, '--yes'], { expectCode: 1 });
+      await ctx.run([...claim, ...customer, '--yes'], { expectCode: 3 });
     },
   },
   {

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { OpcliError, UsageError } from '../../errors.js';
+import type { HistoryRow } from '../../giftcard/history.js';
+import { orderLabel } from '../../identity.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine, safeText } from '../../text/safe.js';
 
@@ -31,9 +33,13 @@ Examples:
   $ opcli giftcard history --claim C-1001 --json
   $ opcli giftcard history --verify
 
-The ledger is shared by every profile on this machine: an issuance is known by the provider's shop,
-the service's store and the claim (or order), and each line names the profile that issued it.
-Exit codes: 0, or 3 when --verify finds a possible double credit (check those cards).`,
+The ledger is shared by every profile of this config folder (not by other OS users or computers): an
+issuance is known by the provider's shop, the service's store and the claim (or order) however its id
+is written, and each entry names the profile that issued it. --claim C-1001 lists c-1001 and C‐1001 too.
+On a terminal each issuance is a wrapped block (the status and amount never cut); a pipe gets one
+tab-separated line each.
+Exit codes: 0, or 3 when --verify finds a possible double credit (a late trigger credit, or a claim
+or order paid more than once: check those cards).`,
     )
     .action(async (flags: { claim?: string; order?: string; json?: boolean; verify?: boolean; utc?: boolean }) => {
       checkFilter('--claim', flags.claim);
@@ -54,7 +60,12 @@ function checkFilter(flag: string, value: string | undefined): void {
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */
 export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
-  const [ledgerMod, history, output] = await Promise.all([import('../../giftcard/ledger.js'), import('../../giftcard/history.js'), import('../../output.js')]);
+  const [ledgerMod, history, output, { groupAmount }] = await Promise.all([
+    import('../../giftcard/ledger.js'),
+    import('../../giftcard/history.js'),
+    import('../../output.js'),
+    import('../../giftcard/money.js'),
+  ]);
   const ledger = new ledgerMod.Ledger(deps.configDir());
   const { rows, verified, doubles } = await history.readHistory(
     ledger,
@@ -71,13 +82,14 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
     output.printJson(deps, opts.verify ? { ledger: ledger.path, issuances: rows, verify: verified } : { ledger: ledger.path, issuances: rows });
   } else {
     if (rows.length === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
+    else if (output.outputMode(deps, {}) === 'table') deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
     else {
       await output.printTable(
         deps,
         [
           { header: 'TIME', value: (r) => history.formatTime(r.at, opts.utc) },
-          { header: 'FOR', value: (r) => (r.bonus ? `bonus order #${r.orderNumber}` : `claim ${r.claimId}`) },
-          { header: 'AMOUNT', value: (r) => `${r.amount} ${r.currency}` },
+          { header: 'FOR', value: (r) => (r.bonus ? `bonus order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}`) },
+          { header: 'AMOUNT', value: (r) => `${groupAmount(r.amount)} ${r.currency}` },
           { header: 'E-MAIL', value: (r) => r.email },
           { header: 'STATUS', value: (r) => (r.possibleDoubleCredit ? `${r.status}, POSSIBLE DOUBLE CREDIT` : r.status) },
           { header: 'PATH', value: (r) => r.path ?? '' },
@@ -86,11 +98,13 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
           { header: 'USER', value: (r) => r.user },
         ],
         rows,
-        output.outputMode(deps, {}),
+        'plain',
       );
     }
     if (opts.verify) {
-      deps.err(`Verified ${verified.length} issuance(s) that fell back from the trigger: ${doubles.length} possible double credit(s).\n`);
+      deps.err(
+        `Verified ${verified.length} issuance(s) (claims or orders paid more than once, and credits that fell back from the trigger): ${doubles.length} possible double credit(s).\n`,
+      );
       for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${safeLine(v.key)}: ${safeText(v.message)}\n`);
     }
   }
@@ -100,4 +114,37 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       hint: 'Check those cards at the provider and take back the extra credit where the customer was paid twice.',
     });
   }
+}
+
+/**
+ * The terminal's view: one block per issuance, wrapped to the terminal's width and never cut. The
+ * status and the amount lead the first line, and a possible double credit gets a line of its own,
+ * so none of them is lost at 80 columns (a table of nine columns had to cut them).
+ */
+async function terminalBlocks(deps: Deps, rows: HistoryRow[], utc: boolean, formatTime: (iso: string, utc: boolean) => string): Promise<string> {
+  const [{ colors, terminalWidth }, { groupAmount }, { wrapText }, { safeLine }] = await Promise.all([
+    import('../../output.js'),
+    import('../../giftcard/money.js'),
+    import('../../text/wrap.js'),
+    import('../../text/safe.js'),
+  ]);
+  const chalk = await colors(deps);
+  const width = terminalWidth(deps);
+  const money = (r: HistoryRow) => `${groupAmount(r.amount)} ${r.currency}`;
+  const statusWidth = Math.max(...rows.map((r) => r.status.length));
+  const amountWidth = Math.max(...rows.map((r) => money(r).length));
+  const blocks = rows.map((r) => {
+    const what = r.bonus ? `bonus for order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}, order ${orderLabel(r.orderNumber)}`;
+    const first = `${formatTime(r.at, utc)}  ${r.status.padEnd(statusWidth)}  ${money(r).padStart(amountWidth)}  ${safeLine(what)}`;
+    const card = r.cardId ? `card ${r.cardId}${r.path ? ` (${r.path})` : ''}` : r.path ? `via ${r.path}` : 'no card';
+    const second = `    ${safeLine(r.email)} · ${safeLine(card)} · profile ${safeLine(r.profile)} · user ${safeLine(r.user)}${r.forced ? ' · forced' : ''}`;
+    const lines = [wrapText(first, width - 4, { hard: true }).replace(/\n/g, '\n    '), wrapText(second, width, { hard: true })];
+    if (r.possibleDoubleCredit) {
+      const why = r.duplicateOf ? `this claim or order was paid before (issuance ${r.duplicateOf})` : 'the trigger may have paid as well';
+      lines.push(chalk.bold.red(wrapText(`    POSSIBLE DOUBLE CREDIT: ${why}`, width, { hard: true })));
+    }
+    if (r.error) lines.push(wrapText(`    ${safeLine(r.error)}`, width, { hard: true }));
+    return lines.join('\n');
+  });
+  return `${blocks.join('\n\n')}\n`;
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { register as registerHistory } from './history.js';
 import { register as registerIssue } from './issue.js';
+import { register as registerRepair } from './repair.js';
 import { register as registerSetup } from './setup.js';
 
 /** `opcli giftcard`: configure the provider, issue store credit exactly once, read the ledger. */
@@ -21,4 +22,5 @@ Examples:
   registerSetup(group, deps);
   registerIssue(group, deps);
   registerHistory(group, deps);
+  registerRepair(group, deps);
 }

@@ -18,6 +18,7 @@ export interface IssueOptions extends IssueFields {
   yes: boolean;
   dryRun: boolean;
   force: boolean;
+  allowLarge: boolean;
   showCode: boolean;
   json: boolean;
   triggerWaitMs: number;
@@ -76,6 +77,7 @@ export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
     yes: !!flags.yes,
     dryRun: !!flags.dryRun,
     force: !!flags.force,
+    allowLarge: !!flags.allowLarge,
     showCode: !!flags.showCode,
     json: !!flags.json,
     // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.

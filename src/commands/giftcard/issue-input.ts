@@ -16,8 +16,13 @@ function emailProblem(value: string, isEmail: (v: string) => boolean): true | st
 }
 
 /** Fills the missing fields by asking, or fails naming the flags when nobody can answer. */
-export async function completeFields(fields: IssueFields, deps: Deps, currency: string): Promise<TypedFields> {
-  const [{ EmailAddress }, { parseAmount }] = await Promise.all([import('../../schemas.js'), import('../../giftcard/money.js')]);
+export async function completeFields(
+  fields: IssueFields,
+  deps: Deps,
+  currency: string,
+  ceiling: { maxCents: number; allowLarge: boolean } = { maxCents: Number.POSITIVE_INFINITY, allowLarge: true },
+): Promise<TypedFields> {
+  const [{ EmailAddress }, { parseAmount, formatMoney }] = await Promise.all([import('../../schemas.js'), import('../../giftcard/money.js')]);
   const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
@@ -41,8 +46,9 @@ export async function completeFields(fields: IssueFields, deps: Deps, currency: 
         message: `Amount in ${currency}, e.g. 25.00:`,
         validate: (v) => {
           try {
-            parseAmount(v);
-            return true;
+            if (parseAmount(v) <= ceiling.maxCents || ceiling.allowLarge) return true;
+            // Asked again at once, rather than refused after every other question.
+            return `above this profile's ceiling (setting max-amount: ${formatMoney(ceiling.maxCents, currency)}); if the amount is right, run again with --allow-large`;
           } catch (error) {
             return error instanceof Error ? error.message.replace(/^Invalid --amount "[^"]*": /, '') : 'invalid amount';
           }

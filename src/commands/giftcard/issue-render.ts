@@ -30,7 +30,8 @@ export async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps:
     return;
   }
   deps.err(`Dry run: nothing is sent and nothing is recorded. ${amount}; first path: ${describePath(prepared.plan.first)}.\n`);
-  if (plan.earlier) deps.err(`Note: the ledger already holds ${plan.earlier} issuance(s) for ${prepared.what}; a real run would be refused without --force.\n`);
+  if (plan.earlier)
+    deps.err(`Note: the ledger holds ${plan.earlier} earlier record(s) for ${prepared.what} or a similar credit; a real run would be held without --force.\n`);
   for (const [i, step] of plan.steps.entries()) {
     deps.out(`${i + 1}. ${step.when}\n   ${step.request.method} ${step.request.url}\n`);
     for (const [h, v] of Object.entries(step.request.headers)) deps.out(`   ${h}: ${v}\n`);

@@ -19,7 +19,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--customer-id <id>', 'the storefront customer id: finds the loyalty card (needed for the trigger and for top-ups)')
     .option('-y, --yes', 'issue without asking (required when not on a terminal)')
     .option('--dry-run', 'show the requests that would be sent, send nothing')
-    .option('--force', 'issue even though the ledger shows an earlier issuance for this claim/order')
+    .option('--force', 'issue even though the ledger holds an earlier issuance for this claim/order (however it was written) or a similar credit')
+    .option('--allow-large', 'issue an amount above the profile ceiling (setting max-amount, default 1000.00)')
     .option('--show-code', 'print the card code in full (masked by default)')
     .option('--trigger-wait <duration>', 'how long to wait for the trigger workflow to post (at least 1s)', '4.5s')
     .option('--late-check <duration>', 'after a fallback, how long to watch for a late trigger credit (at least 1s)', '2s')
@@ -36,9 +37,13 @@ Examples:
 
 The chain (spec order): the trigger workflow (needs --customer-id to confirm), then the credit API
 (tops up the loyalty card, or creates a card), then the storefront's native gift card. Every attempt
-and outcome goes to the ledger (\`opcli giftcard history\`); a second issuance for one claim is refused.
-Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input; 3 issued, but the
-customer may have been paid twice (read the warning); 130 declined or interrupted: nothing was issued.`,
+and outcome goes to the ledger (\`opcli giftcard history\`). A second issuance for one claim or order is
+held, however the id is written (c-2001, C‐2001, #1003), and so is the same amount to the same
+customer within 30 days under another id: --force issues anyway. An amount above max-amount needs
+--allow-large. A ledger line opcli cannot read stops every issuance (\`opcli giftcard repair\`).
+Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input, an amount above the
+ceiling or a damaged ledger (nothing sent); 3 held by an earlier record (nothing sent), or issued but
+the customer may have been paid twice (read the message); 130 declined or interrupted: nothing was issued.`,
     )
     .action(async (flags: IssueFlags) => {
       const { parseFlags } = await import('./issue-flags.js');
@@ -60,15 +65,20 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
   // Nothing to ask when no path could issue: say so before the questions.
   (await import('../../giftcard/chain.js')).planChain(settings, { customerId: opts.customerId ?? '?' }, profile.baseUrl);
-  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY);
-  const prepared = service.prepareIssue(service.issueInput(fields), settings, profile);
-  const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
+  // A ledger that cannot be read stops here, before a question is asked or anything is sent.
   const ledger = new ledgerMod.Ledger(deps.configDir());
+  ledger.readIntact();
+  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY, {
+    maxCents: service.maxCents(settings),
+    allowLarge: opts.allowLarge,
+  });
+  const prepared = service.prepareIssue(service.issueInput(fields), settings, profile, { allowLarge: opts.allowLarge });
+  const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
   for (const note of prepared.plan.notes) deps.err(`Note: ${note}\n`);
-  if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing, ledger), opts.json);
+  if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing, ledger, deps.now()), opts.json);
 
   // Refuse a duplicate before asking anything; checked again under the ledger's lock.
-  service.refuseDuplicates(ledger, prepared, opts.force);
+  service.refuseDuplicates(ledger, prepared, opts.force, deps.now());
   const summary = render.summary(service.summaryLines(prepared, timing));
   if (!opts.yes) await (await import('./issue-confirm.js')).confirmIssue(deps, prepared, summary);
   else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);

@@ -1,0 +1,139 @@
+/**
+ * The files a batch writes beside its input (the journal, the --out results): often in a folder
+ * other people can write (a shared project folder, /tmp). None is followed through a symbolic link
+ * (O_NOFOLLOW), a new one is created exclusively (O_EXCL) and 0600, and an existing one must be a
+ * regular file of yours that group and others cannot write; anything else is refused (exit 2) before
+ * a request leaves. The checks are the config folder's (src/config/private-file.ts), on the opened
+ * file itself, so a file swapped in after the check is not the one written.
+ */
+import { constants, lstatSync, readlinkSync, type Stats } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { checkFileStats, UnsafePathError } from '../config/private-file.js';
+import { ExitCode, OpcliError } from '../errors.js';
+
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+/** Which batch file: its name in messages and the flag that moves it. */
+export interface BatchFileRole {
+  /** "journal", "results file". */
+  what: string;
+  /** "--journal", "--out". */
+  flag: string;
+}
+
+/** The journal, and the results file of --out, as messages name them. */
+export const JOURNAL_ROLE: BatchFileRole = { what: 'journal', flag: '--journal' };
+export const RESULTS_ROLE: BatchFileRole = { what: 'results file', flag: '--out' };
+
+function elsewhere(role: BatchFileRole, sentence = false): string {
+  return `${sentence ? 'Or' : 'or'} pass ${role.flag} with a path in a folder only you can write.`;
+}
+
+function linkError(path: string, role: BatchFileRole): UnsafePathError {
+  let to = '';
+  try {
+    to = ` (to ${readlinkSync(path)})`;
+  } catch {
+    // gone meanwhile
+  }
+  return new UnsafePathError(
+    path,
+    `The ${role.what} ${path} is a symbolic link${to}: opcli does not follow links for batch files, since anyone who can write in that folder could point one at a file of yours. Nothing was sent.`,
+    `Check who made it (\`ls -l ${path}\`) and remove it, ${elsewhere(role)}`,
+  );
+}
+
+/** The same refusal with the batch's way on (the config folder's hints name OPCLI_CONFIG_DIR). */
+function refused(error: UnsafePathError, role: BatchFileRole): UnsafePathError {
+  const message = error.message.replace(/: refused\.$/, ': refused; nothing was sent.');
+  return new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role, true)}`.trim());
+}
+
+/**
+ * Checks a batch file's path before anything is read or sent: absent is fine; a link, a folder, or
+ * a file of another user or that others can write is refused (exit 2).
+ */
+export function checkBatchPath(path: string, role: BatchFileRole): void {
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw new OpcliError(`${role.flag} ${path}: ${(error as Error).message}.`, { exitCode: ExitCode.usage, hint: `Check the path, ${elsewhere(role)}` });
+  }
+  if (st.isSymbolicLink()) throw linkError(path, role);
+  try {
+    checkFileStats(st, path, role.what);
+  } catch (error) {
+    throw error instanceof UnsafePathError ? refused(error, role) : error;
+  }
+}
+
+/** An opened batch file, and whether this call created it. */
+export interface OpenedBatchFile {
+  handle: FileHandle;
+  created: boolean;
+  stats: Stats;
+}
+
+/**
+ * Opens a batch file for writing (`append`: the journal, read and appended; `truncate`: the results
+ * file, emptied once checked) or only reading (`read`: absent gives undefined). A new file is created
+ * exclusively with mode 0600; an existing one is checked on the opened descriptor, and set to 0600
+ * when written.
+ */
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate'): Promise<OpenedBatchFile>;
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'read'): Promise<OpenedBatchFile | undefined>;
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate' | 'read'): Promise<OpenedBatchFile | undefined> {
+  const access = mode === 'read' ? constants.O_RDONLY : mode === 'append' ? constants.O_RDWR | constants.O_APPEND : constants.O_WRONLY;
+  for (let attempt = 0; ; attempt++) {
+    if (mode !== 'read') {
+      try {
+        const handle = await open(path, access | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+        return { handle, created: true, stats: await handle.stat() };
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') throw openError(path, role, error);
+      }
+    }
+    let handle: FileHandle;
+    try {
+      // O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file.
+      handle = await open(path, access | NOFOLLOW | NONBLOCK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        if (mode === 'read') return undefined;
+        // Removed between the two opens: create it again, once.
+        if (attempt === 0) continue;
+      }
+      throw openError(path, role, error);
+    }
+    try {
+      const stats = await handle.stat();
+      try {
+        checkFileStats(stats, path, role.what);
+      } catch (error) {
+        throw error instanceof UnsafePathError ? refused(error, role) : error;
+      }
+      if (mode === 'truncate') await handle.truncate(0);
+      // Both hold customers' personal data: readable by you alone, like a new one.
+      if (mode !== 'read' && (stats.mode & 0o077) !== 0 && typeof process.getuid === 'function') await handle.chmod(0o600);
+      return { handle, created: false, stats };
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw error;
+    }
+  }
+}
+
+function openError(path: string, role: BatchFileRole, error: unknown): OpcliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP' || code === 'EMLINK') return linkError(path, role);
+  return new OpcliError(`Cannot open the ${role.what} ${path}: ${(error as Error).message}. Nothing was sent.`, {
+    exitCode: ExitCode.usage,
+    hint: `Check the folder's permissions, ${elsewhere(role)}`,
+    cause: error,
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * What makes two ids one: the identity of a claim id, an order number or a customer's e-mail the way
+ * people vary it when they type, copy or paste it (`C-2001`, `c-2001`, `C‐2001` with U+2010,
+ * `#1003` for `1003`). Everything that refuses to move money or file a claim twice compares these,
+ * never the raw text. No imports: the claims side and the record of business actions load it too.
+ *
+ * CHOICE (docs/spec-choices.md#identity-of-ids): Unicode NFKC (full-width letters and digits, ligatures, compatibility forms),
+ * every dash, hyphen and minus as `-`, case folded, white space trimmed and runs of it as one space,
+ * invisible format characters (zero-width space, BOM, soft hyphen) dropped, and for an order number
+ * a leading `#`.
+ */
+
+/** Every dash, hyphen and minus sign (Unicode's Dash property: U+2010–U+2015, U+2212, U+FE58, U+FE63, U+FF0D, …). */
+const DASHES = /\p{Dash}/gu;
+/** Characters that print as nothing: zero-width space and joiners, the BOM, the soft hyphen, bidi marks. */
+const INVISIBLE = /\p{Cf}/gu;
+/** Any run of white space. */
+const SPACES = /\s+/gu;
+
+/**
+ * The identity of an id as people vary it: NFKC, dashes as `-`, case folded, invisible characters
+ * dropped, white space trimmed and collapsed. Idempotent: the identity of an identity is itself.
+ */
+export function idIdentity(text: string): string {
+  let t = text.normalize('NFKC').replace(INVISIBLE, '').replace(DASHES, '-');
+  // Full case folding, as near as JavaScript gets without tables: ß → ss, ﬀ → ff, Σ/ς → σ.
+  t = t.toUpperCase().toLowerCase().normalize('NFKC');
+  // Folding can produce a new dash or space (rare compatibility forms): apply the rules once more.
+  return t.replace(INVISIBLE, '').replace(DASHES, '-').replace(SPACES, ' ').trim();
+}
+
+/** The identity of a claim id (`C-2001`, `c-2001`, `C‐2001` are one claim). */
+export function claimIdentity(claimId: string): string {
+  return idIdentity(claimId);
+}
+
+/** The identity of an order number: as a claim id, and a leading `#` (as the orders list shows it) dropped. */
+export function orderIdentity(orderNumber: string): string {
+  return idIdentity(orderNumber).replace(/^#+ ?/, '');
+}
+
+/** The identity of a customer's e-mail: as an id (case folded, NFKC, trimmed). */
+export function emailIdentity(email: string): string {
+  return idIdentity(email);
+}
+
+/** An order number as people read it: `#1003`, whether it was typed `1003` or `#1003`. */
+export function orderLabel(orderNumber: string): string {
+  return `#${orderNumber.trim().replace(/^[#＃]+\s*/, '')}`;
+}

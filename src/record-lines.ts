@@ -1,0 +1,127 @@
+/**
+ * Reading an append-only JSONL record of actions that moved money (the gift card ledger; later the
+ * record of business actions), where a line that cannot be read must never be skipped in silence: a
+ * skipped line could be the record of a payment, and skipping it would pay again. Every line is
+ * read by a schema; a line that fails is classed by what happened to it, so the message can say what
+ * to do:
+ *
+ * - `newer`: a record of a newer format version (`"v"` above what this opcli reads): upgrade opcli;
+ * - `nul`: NUL bytes, as a crash leaves them when the file grew but its data never reached the disk;
+ * - `torn`: the last line, cut short by an interrupted write (no newline after it) yet starting like
+ *   a record, so which action it belonged to can still be read from it; or such a line that a later
+ *   write set aside with a `set-aside` record naming it. Only these may be passed over, and the
+ *   action they name is then `uncertain`, never absent;
+ * - `garbage`: anything else.
+ */
+
+/** Why a line cannot be read. */
+export type DamageKind = 'newer' | 'nul' | 'torn' | 'garbage';
+
+/** A line that cannot be read, with what can still be told about it. */
+export interface DamagedLine {
+  /** 1-based line number. */
+  line: number;
+  kind: DamageKind;
+  /** For a torn line: the key and the id of the action it recorded, read from its beginning. */
+  key?: string;
+  issuance?: string;
+  /** The version a `newer` line declares. */
+  version?: number;
+}
+
+/** The records of a file that parse, and the lines that do not. */
+export interface ReadLines<T> {
+  records: T[];
+  damaged: DamagedLine[];
+  /** Whether the file ends without a newline (a write was interrupted): the next append must end that line first. */
+  unterminated: boolean;
+}
+
+/** The start every record line of format `version` has: `{"v":1,"issuance":"…","key":"…"`. */
+function recordStart(version: number): RegExp {
+  return new RegExp(`^\\{"v":${version},"issuance":"((?:[^"\\\\]|\\\\.)*)","key":"((?:[^"\\\\]|\\\\.)*)"`);
+}
+
+function unquote(text: string): string | undefined {
+  try {
+    return JSON.parse(`"${text}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Splits `text` into records parsed by `parse` (undefined: the line does not fit the schema) and
+ * damaged lines, classed. `version` is the format this opcli writes; `setAsideOf` gives the line a
+ * record sets aside (a torn line that a later write ended with a newline), which stays `torn`.
+ */
+export function readRecordLines<T>(
+  text: string,
+  version: number,
+  parse: (value: unknown) => T | undefined,
+  setAsideOf: (record: T) => number | undefined = () => undefined,
+): ReadLines<T> {
+  const lines = text.split('\n');
+  const unterminated = text.length > 0 && !text.endsWith('\n');
+  const lastIndex = unterminated ? lines.length - 1 : -1;
+  const records: T[] = [];
+  const damaged: DamagedLine[] = [];
+  const start = recordStart(version);
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    const number = i + 1;
+    if (line.includes('\u0000')) {
+      damaged.push({ line: number, kind: 'nul' });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      value = undefined;
+    }
+    if (value !== undefined) {
+      const record = parse(value);
+      if (record !== undefined) {
+        records.push(record);
+        return;
+      }
+      const v = (value as { v?: unknown } | null)?.v;
+      if (typeof v === 'number' && v > version) {
+        damaged.push({ line: number, kind: 'newer', version: v });
+        return;
+      }
+    }
+    // A line cut short keeps its beginning: the action's id and key come first in every record.
+    const begun = value === undefined ? start.exec(line) : null;
+    const issuance = begun ? unquote(begun[1] as string) : undefined;
+    const key = begun ? unquote(begun[2] as string) : undefined;
+    if (begun && issuance !== undefined && key !== undefined) damaged.push({ line: number, kind: i === lastIndex ? 'torn' : 'garbage', key, issuance });
+    else damaged.push({ line: number, kind: 'garbage' });
+  });
+  const setAside = new Set(records.map(setAsideOf).filter((n) => n !== undefined));
+  for (const d of damaged) if (d.kind === 'garbage' && d.key !== undefined && setAside.has(d.line)) d.kind = 'torn';
+  return { records, damaged, unterminated };
+}
+
+/**
+ * The damaged lines that must stop anything that moves money: every one but a torn line (the last
+ * one, or one a later write set aside), which names its action: that action is `uncertain`.
+ */
+export function blockingDamage(damaged: DamagedLine[]): DamagedLine[] {
+  return damaged.filter((d) => d.kind !== 'torn');
+}
+
+/** A damaged line in words: what it is and what happened to it. */
+export function describeDamage(d: DamagedLine): string {
+  switch (d.kind) {
+    case 'newer':
+      return `line ${d.line} was written by a newer version of opcli (format ${d.version})`;
+    case 'nul':
+      return `line ${d.line} holds NUL bytes (what a crash or a full disk leaves when the data never reached the disk)`;
+    case 'torn':
+      return `line ${d.line} was cut short by an interrupted write`;
+    case 'garbage':
+      return `line ${d.line} is not a record opcli can read`;
+  }
+}
