@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ServiceApi } from './api/service.js';
 import type { CredentialStore } from './config/credentials.js';
@@ -268,7 +269,7 @@ export function createDeps(init: DepsInit): Deps {
     }),
     credentials: once(async () => {
       const { CredentialStore } = await import('./config/credentials.js');
-      return CredentialStore.open(deps.configDir());
+      return CredentialStore.open(deps.configDir(), (line) => io.stderr.write(`${line}\n`));
     }),
     profile: once(async () => {
       const [{ pickProfileName, requireKnownProfile, resolveProfile }, { SettingsStore }] = await Promise.all([
@@ -299,8 +300,8 @@ export function createDeps(init: DepsInit): Deps {
     http: once(async () => {
       const [{ HttpClient }, profile] = await Promise.all([import('./http/client.js'), deps.profile()]);
       const lazyTokens: TokenSource = {
-        get: async () => {
-          const token = await (await deps.tokens()).get();
+        get: async (target) => {
+          const token = await (await deps.tokens()).get(target);
           redactor.add(token);
           return token;
         },
@@ -376,9 +377,14 @@ export function isCI(env: Record<string, string | undefined>): boolean {
   return !!env.CI && env.CI !== 'false' && env.CI !== '0';
 }
 
-/** The config folder: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. */
+/**
+ * The config folder: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. A relative
+ * XDG_CONFIG_HOME is ignored, as the XDG Base Directory spec says (it would put the secrets in
+ * whatever folder the command runs from).
+ */
 function resolveDir(env: Record<string, string | undefined>): string {
   if (env.OPCLI_CONFIG_DIR) return env.OPCLI_CONFIG_DIR;
   const home = env.HOME || env.USERPROFILE || '.';
-  return `${env.XDG_CONFIG_HOME || `${home}/.config`}/opcli`;
+  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`;
+  return `${xdg}/opcli`;
 }

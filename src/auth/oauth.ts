@@ -1,4 +1,5 @@
 import type { StoredToken } from '../config/credentials.js';
+import { originOf, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError } from '../errors.js';
@@ -14,14 +15,17 @@ export interface OAuthEndpoints {
   revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void>;
 }
 
-/** The token and revoke endpoints at `baseUrl`; bodies are checked with the shared schemas before anything is sent. */
-export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined): OAuthEndpoints {
+/**
+ * The token and revoke endpoints at `baseUrl` (the token endpoint at `tokenUrl` when given: the one
+ * that issued a stored login); bodies are checked with the shared schemas before anything is sent.
+ */
+export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, tokenUrl?: string): OAuthEndpoints {
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
     async token(body, signal) {
       const { TokenRequest, TokenResponse } = await import('../schemas.js');
       const checked = TokenRequest.parse(body);
-      return (await http.request({ method: 'POST', url: url(PATHS.token), json: checked, auth: false, signal }, TokenResponse)).body;
+      return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, signal }, TokenResponse)).body;
     },
     async revoke(body, signal) {
       const { RevokeRequest } = await import('../schemas.js');
@@ -33,12 +37,26 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined): O
 
 /**
  * What a token request of a profile starts from: its app's id and secret (the secret redacted from
- * all output), the endpoints at its base URL, and the time it starts (the new token's clock).
+ * all output; refused when it belongs to another origin than the base URL in force), the endpoints
+ * (the token endpoint at `tokenUrl` when given, which must be on the base URL's origin), and the
+ * time it starts (the new token's clock).
  */
-export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile) {
+export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile, tokenUrl?: string) {
   const { clientId, clientSecret } = requireClient(profile);
   env.redactor.add(clientSecret);
-  return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl), started: env.now() };
+  if (tokenUrl !== undefined && originOf(tokenUrl) !== originOf(profile.baseUrl)) {
+    // The callers check the login's origin first; this is the last guard (a hand-edited file) before the secret is sent.
+    throw new AuthError(
+      `The token endpoint stored with the login of profile "${profile.name}" (${originOf(tokenUrl) ?? tokenUrl}) is not on the base URL's origin (${originOf(profile.baseUrl) ?? 'none'}); nothing was sent.`,
+      `Log in again: \`opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login\`.`,
+    );
+  }
+  return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl, tokenUrl), started: env.now() };
+}
+
+/** Where a new login from `profile` is bound: the base URL's origin and its token endpoint. */
+export function bindingOf(profile: ResolvedProfile): Pick<StoredToken, 'origin' | 'tokenUrl'> {
+  return profile.baseUrl ? { origin: originOf(profile.baseUrl), tokenUrl: tokenUrlOf(profile.baseUrl) } : {};
 }
 
 /** A token response as it is stored: absolute expiry, the granted scopes, the grant it came from. */

@@ -5,6 +5,7 @@
  * Bearer token, and only to the service's own origin. Requests that move money are never
  * retried automatically: the PUT top-up adds to a balance, so it is not idempotent either.
  */
+import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { type Deps, realTimers, startDeadline, type Timers } from '../deps.js';
 import { ApiError, OpcliError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
@@ -172,7 +173,11 @@ export class ProviderClient {
   }
 
   private headers(): Record<string, string> {
-    return this.settings.token ? { [this.tokenHeader]: this.settings.token } : {};
+    if (!this.settings.token) return {};
+    // The token goes only to the provider URL it was stored for (src/config/origin.ts).
+    const refused = providerTokenRefusal(this.settings.tokenOrigin, this.settings.apiUrl);
+    if (refused) throw refused;
+    return { [this.tokenHeader]: this.settings.token };
   }
 
   private apiUrl(path: string): string {

@@ -10,8 +10,8 @@ import { BODY_TIMEOUT, CONNECT_TIMEOUT, ENGINE_UNAVAILABLE, HEADERS_TIMEOUT, INV
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
-  /** A valid access token (refreshing first when it is about to expire). */
-  get(): Promise<string>;
+  /** A valid access token for a request to `target` (refreshing first when it is about to expire); refused when the token does not belong there. */
+  get(target?: URL): Promise<string>;
   /** Called once after a 401 `invalid_token` answered to `sent`; a fresh token, or undefined to give up. */
   refreshAfterUnauthorized?(sent: string): Promise<string | undefined>;
 }
@@ -145,7 +145,7 @@ export class HttpClient {
     const useAuth = req.auth !== false;
     const maxRetries = req.retry === 'never' ? 0 : (this.options.maxRetries ?? 4);
     const random = this.options.random ?? Math.random;
-    let token = useAuth ? await this.requireTokens().get() : undefined;
+    let token = useAuth ? await this.requireTokens().get(url) : undefined;
     let refreshed = false;
     let attempt = 0;
     for (;;) {

@@ -141,7 +141,10 @@ describe('config set/get/unset/list', () => {
     const text = readFileSync(join(dir, 'settings.json'), 'utf8');
     expect(JSON.parse(text)).toEqual({ profiles: { 'eu.prod': { baseUrl: 'https://eu.example.com' } } });
     expect(text.endsWith('}\n')).toBe(true);
-    expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({ clientSecret: SECRET });
+    expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({
+      clientSecret: SECRET,
+      clientSecretOrigin: 'https://eu.example.com',
+    });
     expect((await runOpcli(['--profile', 'eu.prod', 'config', 'get', 'base-url'], { env: env() })).stdout).toBe('https://eu.example.com\n');
     expect(
       readdirSync(dir)

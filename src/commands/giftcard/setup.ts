@@ -111,8 +111,9 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
   );
   for (const note of notes) deps.err(`Note: ${note}\n`);
   if (changes.length > 0) {
-    await setup.saveSettings(profile, changes, deps);
+    const warnings = await setup.saveSettings(profile, changes, deps);
     deps.err(`Saved ${changes.map((c) => c.key.key).join(', ')} for profile "${profile}".\n`);
+    for (const warning of warnings) deps.err(`${warning}\n`);
   }
   if (opts.check) await (await import('./setup-check.js')).check(opts.json, deps);
   else if (changes.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
