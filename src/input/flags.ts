@@ -5,6 +5,7 @@ import { DECIMAL_RE } from '../flags.js';
 import type { FieldIssue } from '../schemas.js';
 import { textProblem } from '../text/flag-text.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
+import { quoteInput } from '../text/excerpt.js';
 
 /** A top-level body field and the flag that sets it. */
 export interface FieldKind extends SchemaField {
@@ -119,7 +120,10 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
       const n = Number(text.trim());
       if (!DECIMAL_RE.test(text.trim()) || !Number.isFinite(n)) {
         const exponent = /^[+-]?(\d+(\.\d*)?|\.\d+)[eE]/.test(text.trim()) ? ' (write it without an exponent)' : '';
-        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"${exponent}` });
+        issues.push({
+          path: kind.name,
+          message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got ${quoteInput(text)}${exponent}`,
+        });
         continue;
       }
       fields[kind.name] = n;

@@ -26,7 +26,7 @@ export function register(group: Command, deps: Deps): void {
       '--csv',
       "print CSV: a header, then one row per order; a cell starting with = + - @ tab or CR gets a leading ' so spreadsheets do not run it as a formula",
     )
-    .option('--csv-raw', 'with --csv: write cells exactly as the server sent them (no formula guard)')
+    .option('--csv-raw', 'with --csv: write cells exactly as the server sent them (no formula guard, no escapes)')
     .addHelpText(
       'after',
       `
