@@ -21,7 +21,7 @@ Examples:
   $ opcli completion bash > ~/.local/share/bash-completion/completions/opcli
   $ opcli completion zsh > "\${fpath[1]}/_opcli"
   $ opcli completion fish > ~/.config/fish/completions/opcli.fish
-  $ opcli completion powershell >> $PROFILE`,
+  $ opcli completion powershell | Out-String | Invoke-Expression   # a line of $PROFILE`,
     )
     .action(async (shell: string | undefined, flags: { listProfiles?: boolean }) => run({ shell, listProfiles: !!flags.listProfiles }, deps));
 }
