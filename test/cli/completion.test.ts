@@ -5,7 +5,7 @@
  * with TabExpansion2). `opcli` on PATH is the built binary, so profile names come from a real
  * `opcli completion --list-profiles` against the test's config folder.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { CLAIM_FIELDS } from '../../src/claims/fields.js';
 import { GROUPS } from '../../src/cli.js';
 import { fieldKinds } from '../../src/input/flags.js';
 import { CURRENCY_CODES, ISSUE_TYPES, Order, ProductVariant, RESOLUTIONS } from '../../src/schemas.js';
+import { havePty } from '../auth/pty.js';
 import { BIN, runOpcli, tempConfigDir } from '../helpers.js';
 
 /** Where a shell is missing: the reason to print. Under CI zsh and fish must be there (.ci/run installs them). */
@@ -204,6 +205,82 @@ describe('completion in the real shells', () => {
     enums('variants create', fieldKinds(ProductVariant));
     expect(lines.length).toBeGreaterThanOrEqual(8);
     expect(bashComplete(text, lines)).toEqual(expected);
+  });
+});
+
+/** An interactive bash in a pseudo-terminal (util-linux `script`): what a person sees after typing and pressing TAB. */
+function interactiveBash(rc: string) {
+  const child = spawn('/usr/bin/script', ['-qfec', `bash --noprofile --rcfile ${q(rc)} -i`, '/dev/null'], {
+    env: { ...env, TERM: 'dumb', PS1: '$ ', INPUTRC: '/dev/null' },
+    cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let screen = '';
+  const listeners = new Set<() => void>();
+  child.stdout.on('data', (c: Buffer) => {
+    screen += c.toString();
+    for (const l of listeners) l();
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  child.on('close', () => clearTimeout(killer));
+  return {
+    type: (text: string) => child.stdin.write(text),
+    /** Resolves once the screen, from `from` on, matches `pattern` (fails after 15 s). */
+    waitFor: (pattern: RegExp, from: number) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`no ${pattern} on the screen:\n${screen.slice(from)}`));
+        }, 15_000);
+        function check() {
+          if (!pattern.test(screen.slice(from).replace(/\r/g, ''))) return;
+          clearTimeout(timer);
+          listeners.delete(check);
+          resolve();
+        }
+        listeners.add(check);
+        check();
+      }),
+    mark: () => screen.length,
+    close: () => {
+      child.stdin.end('exit\n');
+      return new Promise<void>((resolve) => child.on('close', () => resolve()));
+    },
+  };
+}
+
+describe.skipIf(!havePty)('pressing TAB in an interactive bash', () => {
+  it('completes an enum value, a profile name and a file name on the command line', async () => {
+    const rc = join(work.dir, 'bashrc');
+    writeFileSync(rc, await script('bash'));
+    const bash = interactiveBash(rc);
+    try {
+      let at = bash.mark();
+      bash.type('echo ready\n');
+      await bash.waitFor(/^ready$/m, at);
+      // One candidate: TAB writes it out, with a space after it.
+      at = bash.mark();
+      bash.type('opcli claims file --issue-type STO\t');
+      await bash.waitFor(/--issue-type STOLEN $/m, at);
+      bash.type('\u0015');
+      // Two candidates: the second TAB lists them.
+      at = bash.mark();
+      bash.type('opcli claims file --resolution RE\t\t');
+      await bash.waitFor(/REFUND\s+RESHIP/, at);
+      bash.type('\u0015');
+      // Profile names, read from the settings when TAB is pressed.
+      at = bash.mark();
+      bash.type('opcli -p st\t');
+      await bash.waitFor(/-p staging $/m, at);
+      bash.type('\u0015');
+      // File names after --from.
+      at = bash.mark();
+      bash.type('opcli claims file --from claims.j\t');
+      await bash.waitFor(/--from claims\.jsonl $/m, at);
+      bash.type('\u0015');
+    } finally {
+      await bash.close();
+    }
   });
 });
 
