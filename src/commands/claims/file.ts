@@ -1,7 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
 import { CLAIM_FIELDS } from '../../claims/fields.js';
-import { INPUT_FORMATS } from '../../claims/reader.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
@@ -39,7 +38,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
     .option('--jsonl', 'one JSON result per row on stdout (batch)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
-  completeValues(cmd, { '--format': INPUT_FORMATS });
+  // The batch reader's formats, loaded only when `opcli completion` asks (a single claim never loads the reader).
+  completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
   for (const field of CLAIM_FIELDS) {
     if (field.type === 'boolean') {
       cmd.addOption(new Option(`--${field.flag}`, describeField(field)));
