@@ -9,7 +9,9 @@ import { count } from '../text/count.js';
 import { excerpt, jsonProblem, quoteInput } from '../text/excerpt.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, FIELD_BY_KEY, getPath, setPath, spreadsheetDamage } from './fields.js';
 
-export type InputFormat = 'csv' | 'jsonl' | 'json';
+/** The formats `claims file --from` reads (`--format`). */
+export const INPUT_FORMATS = ['csv', 'jsonl', 'json'] as const;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** One data row of the input, before schema validation. */
 export interface SourceRow {

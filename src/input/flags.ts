@@ -1,5 +1,6 @@
 /** One flag per field of a request body (Order, ProductVariant), derived from the shared schemas. */
 import type { Command } from 'commander';
+import { completeValues } from '../commands/completion/hints.js';
 import type { z } from 'zod';
 import { DECIMAL_RE } from '../flags.js';
 import type { FieldIssue } from '../schemas.js';
@@ -76,6 +77,7 @@ function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
       cmd.option(`--${kind.flag} <value>`, describe(kind), (v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
     } else {
       cmd.option(`--${kind.flag} <value>`, describe(kind));
+      if (kind.values) completeValues(cmd, { [`--${kind.flag}`]: kind.values });
     }
   }
 }
