@@ -187,6 +187,19 @@ describe.skipIf(missing)('through a forward proxy (squid)', () => {
     expect(sandbox.requests).toEqual([]);
   });
 
+  test('an untrusted certificate behind the proxy: named with its issuer and the proxy, nothing reached nginx', async () => {
+    const before = gateway.accessLog().length;
+    const r = await runOpcli(['orders', 'list'], {
+      ...instant,
+      env: env(gateway.url, { HTTPS_PROXY: squid.url, OPCLI_PROXY_LOOPBACK: '1', OPCLI_CA_FILE: undefined }),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`the certificate of 127.0.0.1:${gateway.port} (through the proxy ${squid.url}) is not trusted`);
+    expect(r.stderr).toContain(`issued by "CN=${ca.name}`);
+    expect(r.stderr).not.toContain('retrying');
+    expect(gateway.accessLog()).toHaveLength(before);
+  });
+
   test('bad input: a proxy URL that does not parse is exit 2 naming the variable; a NO_PROXY entry that matches nothing warns', async () => {
     const bad = await runOpcli(['orders', 'list'], { env: env(sandbox.url, { HTTPS_PROXY: 'http://user:pw@[bad' }) });
     expect(bad.code).toBe(2);
