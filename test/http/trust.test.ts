@@ -114,18 +114,24 @@ describe.skipIf(missing)('behind a TLS gateway with a private CA (nginx)', () =>
     expect(await gateway.waitForAccessLog(2, (e) => e.uri.startsWith('/v1/orders'))).toHaveLength(2);
   });
 
-  test('NODE_EXTRA_CA_CERTS works for the built binary, also beside a ca-file of another CA', async () => {
+  test('NODE_EXTRA_CA_CERTS works for the built binary, and together with a ca-file of another CA both are trusted', async () => {
     const r = await runBinary(['orders', 'list', '--size', '1', '--json'], { env: env({ NODE_EXTRA_CA_CERTS: ca.caFile }) });
     expect(r.stderr).not.toMatch(/Error|not trusted/);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toHaveLength(1);
-    // A ca-file adds to Node's CAs (NODE_EXTRA_CA_CERTS included); it does not replace them.
+    // A ca-file adds to Node's CAs (NODE_EXTRA_CA_CERTS included); it does not replace them: one
+    // run trusts the gateway through NODE_EXTRA_CA_CERTS and a second one through OPCLI_CA_FILE.
     const other = await makeCa({ name: 'Another CA' });
+    const second = await startNginx({ upstream: sandbox.url, tls: other });
     try {
-      const both = await runBinary(['orders', 'list', '--size', '1', '--json'], { env: env({ NODE_EXTRA_CA_CERTS: ca.caFile, OPCLI_CA_FILE: other.caFile }) });
-      expect(both.stderr).not.toMatch(/Error|not trusted/);
-      expect(both.code).toBe(0);
+      const both = { NODE_EXTRA_CA_CERTS: ca.caFile, OPCLI_CA_FILE: other.caFile };
+      for (const base of [gateway.url, second.url]) {
+        const run = await runBinary(['orders', 'list', '--size', '1', '--json'], { env: env({ ...both, OPCLI_BASE_URL: base }) });
+        expect(run.stderr).not.toMatch(/Error|not trusted/);
+        expect(run.code).toBe(0);
+      }
     } finally {
+      await second.stop();
       other.cleanup();
     }
   });
