@@ -52,6 +52,10 @@ const profileSettings = shape({
   clientId: isString,
   scopes: isStringArray,
   storeId: isString,
+  proxy: isString,
+  noProxy: isString,
+  proxyLoopback: isBoolean,
+  caFile: isString,
   provider: shape({
     name: isString,
     apiUrl: isUrl,

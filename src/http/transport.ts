@@ -8,7 +8,9 @@
  * connections alive, refuses headers HTTP does not allow before sending anything, and gives a
  * failure a `code` the client sorts into "never sent" and "fate unknown".
  */
-import type { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { ProxyChoice, Route } from './proxy.js';
+import type { PeerCertificate } from './trust.js';
 
 /** Error codes of this transport's timeouts. */
 export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
@@ -36,6 +38,16 @@ export interface TransportOptions {
   connectTimeoutMs: number;
   /** Default time to wait for the response headers, and for each piece of the body. */
   timeoutMs: number;
+  /** How a request goes out (a proxy or directly); absent: always directly. */
+  route?: (url: URL) => Route;
+  /** The CA certificates to trust (PEM), when they are not Node's default (a ca-file is set). */
+  ca?: string[];
+}
+
+/** What a failure met on the way: the proxy it went through, the certificate it refused. */
+export interface WireFailure {
+  proxy?: ProxyChoice;
+  peer?: PeerCertificate;
 }
 
 export interface WireRequest {
@@ -70,12 +82,39 @@ const UNDICI_CODES: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: BODY_TIMEOUT,
 };
 
-/** The error to hand the client: the caller's abort reason, or one with a code it can sort. */
-function wireError(error: unknown, signal: AbortSignal | undefined): unknown {
+/** The error to hand the client: the caller's abort reason, or one with a code it can sort, carrying what it met (`wire`). */
+function wireError(error: unknown, signal: AbortSignal | undefined, failure: WireFailure): unknown {
   if (signal?.aborted) return signal.reason ?? error;
   const source = error as { code?: string; message?: string };
   const code = source?.code && UNDICI_CODES[source.code];
-  return code ? codeError(code, source.message ?? code, error) : error;
+  const out = code ? codeError(code, source.message ?? code, error) : error;
+  return out !== null && typeof out === 'object' ? Object.assign(out, { wire: failure }) : out;
+}
+
+/** Node's codes for a certificate the client does not accept. */
+export const CERT_ERROR_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** The code of a certificate error, also when it is wrapped (undici's SecureProxyConnectionError). */
+export function certificateCode(error: unknown): string | undefined {
+  for (let e = error as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code && CERT_ERROR_CODES.has(e.code)) return e.code;
+  }
+  return undefined;
 }
 
 /** A header name (an RFC 9110 token) and value (no control character but tab) HTTP allows. */
@@ -108,38 +147,45 @@ function joinHeaders(raw: Record<string, string | string[] | undefined>): Record
   return out;
 }
 
-/** A keep-alive connection pool (undici's Agent), created on first use. */
+/** Keep-alive connection pools (undici's Agent, a ProxyAgent per proxy), each created on first use. */
 export class Transport {
   private readonly options: TransportOptions;
-  private agent?: Promise<Agent>;
+  /** By proxy URL; '' for direct connections. */
+  private readonly pools = new Map<string, Promise<Dispatcher>>();
 
   constructor(options: TransportOptions) {
     this.options = options;
   }
 
-  private pool(): Promise<Agent> {
-    this.agent ??= import('./undici.js').then(async ({ loadAgent }) => {
-      const Agent = await loadAgent();
-      return new Agent({
-        connections: this.options.connections,
-        connect: { timeout: this.options.connectTimeoutMs },
-        headersTimeout: this.options.timeoutMs,
-        bodyTimeout: this.options.timeoutMs,
+  private pool(proxy: ProxyChoice | undefined): Promise<Dispatcher> {
+    const key = proxy?.url.href ?? '';
+    let pool = this.pools.get(key);
+    if (!pool) {
+      const { connections, connectTimeoutMs: timeout, timeoutMs, ca } = this.options;
+      const tlsOptions = ca ? { timeout, ca } : { timeout };
+      pool = import('./undici.js').then(async ({ loadAgent, loadProxyAgent }) => {
+        const common = { connections, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+        // The proxy code is loaded only when a request goes through a proxy: a direct one-off never pays for it.
+        if (proxy) return new (await loadProxyAgent())({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions });
+        return new (await loadAgent())({ ...common, connect: tlsOptions });
       });
-    });
-    return this.agent;
+      this.pools.set(key, pool);
+    }
+    return pool;
   }
 
   /** Sends one request and reads the whole body as text. */
   async send(req: WireRequest): Promise<WireResponse> {
     const invalid = invalidHeaders(req.headers);
     if (invalid) throw invalid;
-    let agent: Agent;
+    const route = this.options.route?.(req.url);
+    const proxy = route?.proxy;
+    let agent: Dispatcher;
     try {
-      agent = await this.pool();
+      agent = await this.pool(proxy);
     } catch (error) {
       // Not cached: the next request tries to load it again. Nothing left this process.
-      this.agent = undefined;
+      this.pools.delete(proxy?.url.href ?? '');
       throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
     }
     const signal = req.signal;
@@ -214,7 +260,17 @@ export class Transport {
           onResponseError(_controller, error) {
             finish();
             chunks.length = 0;
-            reject(wireError(error, signal));
+            const failure: WireFailure = { proxy };
+            if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
+              // Only to name who issued the certificate: a handshake, nothing sent, then closed.
+              // Loaded only then: node:tls and the rest cost a one-off start-up that never meets a certificate error.
+              void import('./trust.js')
+                .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
+                .catch(() => undefined)
+                .then((peer) => reject(wireError(error, signal, { ...failure, peer })));
+              return;
+            }
+            reject(wireError(error, signal, failure));
           },
         },
       );
@@ -223,8 +279,8 @@ export class Transport {
 
   /** Closes every pooled connection. */
   close(): void {
-    const agent = this.agent;
-    this.agent = undefined;
-    void agent?.then((a) => a.destroy()).catch(() => {});
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    for (const pool of pools) void pool.then((a) => a.destroy()).catch(() => {});
   }
 }
