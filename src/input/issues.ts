@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { ValidationError } from '../errors.js';
 import { closest, editDistance, fieldIssues, fieldMessage, missingMessage, type FieldIssue } from '../field-issues.js';
 import { textProblem } from '../text/flag-text.js';
-import { type FieldKind, fieldKinds } from './flags.js';
+import { fieldKinds } from './flags.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
 
 export { closest, editDistance };
