@@ -18,7 +18,7 @@ export interface RawPageAnswer {
 export async function* orderPages(http: HttpClient, req: ApiRequest, signal: AbortSignal): AsyncGenerator<RawPageAnswer> {
   let cursor = req.query.cursor;
   for (;;) {
-    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, signal });
+    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, headers: req.headers, signal });
     const checked = OrdersPage.safeParse(res.body);
     if (!checked.success) {
       throw new OpcliError(
