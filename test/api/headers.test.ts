@@ -31,18 +31,18 @@ describe('opcli api -H', () => {
   });
 
   test.each([
-    ['Authorization: Bearer svc_at_other', /-H cannot set Authorization: opcli sends the profile's bearer token/],
-    ['authorization:Basic abc', /-H cannot set authorization/],
-    ['Host: evil.example', /-H cannot set Host: the host comes from the profile's base URL/],
-    ['Proxy-Authorization: Basic abc', /-H cannot set Proxy-Authorization/],
-    ['Content-Length: 0', /-H cannot set Content-Length/],
-    ['Transfer-Encoding: chunked', /-H cannot set Transfer-Encoding/],
-    ['X-Id: 1\r\nAuthorization: Bearer x', /-H "X-Id" holds a control character \(a CR or LF would add a header of its own\); nothing was sent/],
+    ['Authorization: Bearer svc_at_other', /--header cannot set Authorization: opcli sends the profile's bearer token/],
+    ['authorization:Basic abc', /--header cannot set authorization/],
+    ['Host: evil.example', /--header cannot set Host: the host comes from the profile's base URL/],
+    ['Proxy-Authorization: Basic abc', /--header cannot set Proxy-Authorization/],
+    ['Content-Length: 0', /--header cannot set Content-Length/],
+    ['Transfer-Encoding: chunked', /--header cannot set Transfer-Encoding/],
+    ['X-Id: 1\r\nAuthorization: Bearer x', /--header "X-Id" holds a control character \(a CR or LF would add a header of its own\); nothing was sent/],
     ['X-Id: a\nb', /holds a control character/],
     ['X-Id: a\u0000b', /holds a control character/],
-    ['X Id: 1', /-H: "X Id" is not a header name/],
-    ['no colon here', /-H expects 'Name: value', got "no colon here"/],
-    [': value', /-H expects 'Name: value'/],
+    ['X Id: 1', /--header: "X Id" is not a header name/],
+    ['no colon here', /--header expects 'Name: value', got "no colon here"/],
+    [': value', /--header expects 'Name: value'/],
   ])('refuses %j with exit 2 and sends nothing', async (header, said) => {
     const r = await runOpcli(['api', 'GET', '/v1/orders', '-H', header], { env });
     expect(r.code).toBe(2);

@@ -123,6 +123,17 @@ describe('one message for a bad field, wherever it is typed', () => {
   });
 });
 
+describe('a JSON row', () => {
+  it('names the object a field belongs in, not zod\'s "expected object"', async () => {
+    const claim = JSON.parse((await runOpcli(['claims', 'template', '--jsonl'], { env: env() })).stdout);
+    const bad = { ...claim, customer: 'alice@example.com' };
+    const r = await runOpcli(['claims', 'file', '--from', '-', '--format', 'jsonl', '--validate-only'], { env: env(), stdin: `${JSON.stringify(bad)}\n` });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('  customer: expected an object of fields (email, phoneNumber), got "alice@example.com"');
+    expect(r.stderr).not.toContain('expected object');
+  });
+});
+
 describe('a held row', () => {
   it('lists only the fields whose value changed, not one a spreadsheet wrote differently', async () => {
     const path = join(dir, 'claims.csv');

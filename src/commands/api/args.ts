@@ -47,14 +47,14 @@ export const SECRET_HEADER = /auth|token|secret|key|cookie|password|session|sign
 export function collectHeader(value: string, prev: [string, string][] = []): [string, string][] {
   const colon = value.indexOf(':');
   const example = "For example: -H 'X-Request-Id: 42'";
-  if (colon <= 0) throw new UsageError(`-H expects 'Name: value', got ${quoteFlag(value)}.`, example);
+  if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got ${quoteFlag(value)}.`, example);
   const name = value.slice(0, colon).trim();
   const text = value.slice(colon + 1).trim();
   if (/[\u0000-\u001f\u007f]/.test(value))
-    throw new UsageError(`-H ${quoteFlag(name)} holds a control character (a CR or LF would add a header of its own); nothing was sent.`, example);
-  if (!HEADER_NAME.test(name)) throw new UsageError(`-H: ${quoteFlag(name)} is not a header name (letters, digits and - only, no spaces).`, example);
+    throw new UsageError(`--header ${quoteFlag(name)} holds a control character (a CR or LF would add a header of its own); nothing was sent.`, example);
+  if (!HEADER_NAME.test(name)) throw new UsageError(`--header: ${quoteFlag(name)} is not a header name (letters, digits and - only, no spaces).`, example);
   const reason = RESERVED_HEADERS[name.toLowerCase()];
-  if (reason) throw new UsageError(`-H cannot set ${name}: ${reason}`);
+  if (reason) throw new UsageError(`--header cannot set ${name}: ${reason}`);
   return [...prev, [name.toLowerCase(), text]];
 }
 
