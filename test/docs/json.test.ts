@@ -84,6 +84,18 @@ describe('docs/json.md holds what each command prints', () => {
     expect(JSON.parse(argument.stdout).storeId).toBe(sandbox.store.storeId);
   });
 
+  it('config list', async () => {
+    const names = documented('config list');
+    expect(await accepted(['config', 'list'], env)).toEqual(names);
+    const whole = await runOpcli(['config', 'list', '--json'], { env });
+    expect(whole.code, whole.stderr).toBe(0);
+    const settings = JSON.parse(whole.stdout).settings as Record<string, unknown>[];
+    expect([...new Set(settings.flatMap((s) => Object.keys(s)))].filter((k) => !names.includes(k))).toEqual([]);
+    const some = await runOpcli(['config', 'list', '--json', 'key,source'], { env });
+    const picked = JSON.parse(some.stdout).settings as Record<string, unknown>[];
+    expect(picked.find((s) => s.key === 'base-url')).toEqual({ key: 'base-url', source: 'profile' });
+  });
+
   it('profiles list', async () => {
     const names = documented('profiles list');
     expect(await accepted(['profiles', 'list'], env)).toEqual(names);
