@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { ProfileSecrets } from './credentials.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
@@ -18,13 +19,21 @@ export interface ResolvedProfile {
   clientSecret?: string;
   scopes: string[];
   storeId?: string;
+  /** The record folder (OPCLI_RECORD_DIR, else the `record-dir` setting); none: the config folder. */
+  recordDir?: string;
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
   envToken?: string;
   provider: NonNullable<ProfileSettings['provider']> & { token?: string };
   /** Notices about the environment (a value trimmed), printed once on stderr. */
   warnings: string[];
   /** Where each overridable value came from, for `auth status` and `config list`. */
-  sources: { baseUrl?: 'env' | 'profile'; clientId?: 'env' | 'profile'; clientSecret?: 'env' | 'profile'; token: 'env' | 'store' };
+  sources: {
+    recordDir?: 'env' | 'profile';
+    baseUrl?: 'env' | 'profile';
+    clientId?: 'env' | 'profile';
+    clientSecret?: 'env' | 'profile';
+    token: 'env' | 'store';
+  };
 }
 
 /**
@@ -120,6 +129,18 @@ function envValue(env: Record<string, string | undefined>, name: string, warning
   return value;
 }
 
+/** OPCLI_RECORD_DIR: an absolute path, or a usage error naming the variable. */
+function envRecordDir(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
+  const value = envValue(env, 'OPCLI_RECORD_DIR', warnings);
+  if (value !== undefined && !isAbsolute(value)) {
+    throw new UsageError(
+      `OPCLI_RECORD_DIR "${value}" is not an absolute path.`,
+      'Set it to the shared record folder, such as /srv/opcli-records, or unset it.',
+    );
+  }
+  return value;
+}
+
 /** OPCLI_BASE_URL: an http(s) URL, or a usage error naming the variable. */
 function envBaseUrl(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
   const value = envValue(env, 'OPCLI_BASE_URL', warnings);
@@ -154,6 +175,7 @@ export function resolveProfile(
   const envClientId = envValue(env, 'OPCLI_CLIENT_ID', warnings);
   const envClientSecret = envValue(env, 'OPCLI_CLIENT_SECRET', warnings);
   const envToken = envValue(env, 'OPCLI_TOKEN', warnings);
+  const envRecord = envRecordDir(env, warnings);
   const baseUrl = envBase || s.baseUrl;
   return {
     name,
@@ -164,9 +186,11 @@ export function resolveProfile(
     clientSecret: envClientSecret || secrets.clientSecret,
     scopes: s.scopes ?? [],
     storeId: s.storeId,
+    recordDir: envRecord || s.recordDir,
     envToken,
     provider: { ...s.provider, token: secrets.providerToken },
     sources: {
+      recordDir: envRecord ? 'env' : s.recordDir ? 'profile' : undefined,
       baseUrl: envBase ? 'env' : s.baseUrl ? 'profile' : undefined,
       clientId: envClientId ? 'env' : s.clientId ? 'profile' : undefined,
       clientSecret: envClientSecret ? 'env' : secrets.clientSecret ? 'profile' : undefined,

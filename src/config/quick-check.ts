@@ -52,6 +52,7 @@ const profileSettings = shape({
   clientId: isString,
   scopes: isStringArray,
   storeId: isString,
+  recordDir: isString,
   provider: shape({
     name: isString,
     apiUrl: isUrl,

@@ -3,6 +3,7 @@
  * Loaded only when needed (a write, `config`, or a file the quick check cannot vouch for): a
  * command that reads a profile opcli wrote itself never loads zod.
  */
+import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { lazy, TriggerId } from '../schemas.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
@@ -15,6 +16,8 @@ export const ProfileSettings = lazy(() =>
     clientId: z.string().optional(),
     scopes: z.array(z.string()).optional(),
     storeId: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record of claims and the gift card ledger (default: the config folder). */
+    recordDir: z.string().optional(),
     provider: z
       .object({
         name: z.string().optional(),
@@ -80,6 +83,12 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
   { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
   { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
+  {
+    key: 'record-dir',
+    description: 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
+    path: ['recordDir'],
+    parse: recordDirValue,
+  },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
   { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
@@ -132,6 +141,20 @@ export const SETTING_KEYS: SettingKey[] = [
     },
   },
 ];
+
+/** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */
+export function recordDirValue(raw: string): string {
+  return z
+    .string()
+    .transform((v) => v.trim())
+    .pipe(
+      z
+        .string()
+        .min(1, 'expected a folder, such as /srv/opcli-records')
+        .refine((v) => isAbsolute(v), `expected an absolute path, such as /srv/opcli-records, got "${raw.trim()}"`),
+    )
+    .parse(raw);
+}
 
 /** Looks a key up by name, or undefined. */
 export function findSettingKey(key: string): SettingKey | undefined {

@@ -66,7 +66,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   // Nothing to ask when no path could issue: say so before the questions.
   (await import('../../giftcard/chain.js')).planChain(settings, { customerId: opts.customerId ?? '?' }, profile.baseUrl);
   // A ledger that cannot be read stops here, before a question is asked or anything is sent.
-  const ledger = new ledgerMod.Ledger(deps.configDir());
+  const ledger = ledgerMod.ledgerFor(deps.configDir(), await deps.profile());
   ledger.readIntact();
   const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY, {
     maxCents: service.maxCents(settings),

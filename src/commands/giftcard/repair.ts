@@ -36,13 +36,14 @@ Exit codes: 0 repaired, or nothing to repair; 2 a line of a newer opcli, or nobo
 
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
-  const [{ Ledger, osUser }, repair, { describeDamage }, output] = await Promise.all([
+  const [{ Ledger, osUser }, repair, { describeDamage }, output, { recordPlace }] = await Promise.all([
     import('../../giftcard/ledger.js'),
     import('../../giftcard/repair.js'),
     import('../../record-lines.js'),
     import('../../output.js'),
+    import('../../config/record-dir.js'),
   ]);
-  const ledger = new Ledger(deps.configDir());
+  const ledger = new Ledger(recordPlace(deps.configDir(), await deps.profile()));
   const plan = repair.planRepair(ledger);
   const lines = (p: typeof plan) => p.lines.map((d) => ({ line: d.line, kind: d.kind, key: d.key ?? null, what: describeDamage(d) }));
   if (plan.lines.length === 0) {
