@@ -40,6 +40,12 @@ const CONCURRENCY = Number(process.argv[6] ?? 16);
 const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
 
+/** Removes the record of claims from the config folder (it would hold every row of the last run). */
+function forgetClaims() {
+  if (!existsSync(configDir)) return;
+  for (const name of readdirSync(configDir)) if (name.startsWith('claims-record-')) rmSync(join(configDir, name), { recursive: true, force: true });
+}
+
 const HEADER = [
   'customer.email',
   'item.name',
@@ -199,6 +205,7 @@ async function latencyCase(info, env, token, { latencyMs, rows, runs }) {
   const hand = [];
   for (let i = 0; i < runs; i++) {
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
     const script = await runOpcli(['--hand-written', csv, info.url, token, String(CONCURRENCY), join(work, 'hand.jsonl')], env, fileURLToPath(import.meta.url));
@@ -313,8 +320,9 @@ try {
   const handMachine = [];
   const loopMachine = [];
   for (let i = 0; i < RUNS; i++) {
-    // A fresh journal each run: every row is sent.
+    // A fresh journal and record of claims each run: every row is sent.
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     let served = cpuSeconds(sandbox.pid);
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
     const opcliServer = cpuSeconds(sandbox.pid) - served;
@@ -359,6 +367,7 @@ try {
   if (profileDir) {
     mkdirSync(profileDir, { recursive: true });
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env, bin, [
       '--cpu-prof',
       `--cpu-prof-dir=${profileDir}`,

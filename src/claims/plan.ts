@@ -156,7 +156,9 @@ export class Planner {
       }
     }
     const sim = similarity(claim);
-    if (!prior && !this.options.allowSimilar && keyColumn === undefined) {
+    // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
+    const repeatAllowed = repeatOf !== undefined && allowDuplicates;
+    if (!prior && !this.options.allowSimilar && keyColumn === undefined && !repeatAllowed) {
       const like = this.journal.similarTo(sim);
       if (like) return { send: false, result: await this.held(row, claim, like) };
       const recorded = allowDuplicates ? undefined : record?.similar(recordSim, recordKey);

@@ -22,6 +22,7 @@ import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { ExitCode, OpcliError } from '../errors.js';
 import { hostName, osUser } from '../giftcard/ledger.js';
+import type { RepairTarget } from '../record-repair.js';
 import { blockingDamage, type DamagedLine, describeDamage, readRecordLine, settleSetAside } from '../record-lines.js';
 import { KeyTable } from './key-table.js';
 
@@ -160,6 +161,8 @@ export interface OpenRecord {
   store: RecordStore;
   /** Take the lock (to file): how long to wait for another run holding it. */
   lock?: { waitMs: number };
+  /** Read a damaged record without refusing it (history, repair: never to file). */
+  tolerateDamage?: boolean;
 }
 
 /**
@@ -213,9 +216,19 @@ export class ClaimRecord {
             }),
         })
       : undefined;
+    return ClaimRecord.build(options, lock);
+  }
+
+  /** Opens the record without its lock (a read: history, repair's look). */
+  static openSync(options: OpenRecord): ClaimRecord {
+    ensureRecordDir(options.place);
+    return ClaimRecord.build({ ...options, lock: undefined }, undefined);
+  }
+
+  private static build(options: OpenRecord, lock: HeldLock | undefined): ClaimRecord {
     const record = new ClaimRecord(options.place, options.store, lock);
     try {
-      record.load(!!lock);
+      record.load(!!lock, !!options.tolerateDamage && !lock);
     } catch (error) {
       record.close();
       throw error;
@@ -223,7 +236,10 @@ export class ClaimRecord {
     return record;
   }
 
-  private load(writing: boolean): void {
+  /** The lines that cannot be read (a record opened with `tolerateDamage`). */
+  damaged: DamagedLine[] = [];
+
+  private load(writing: boolean, tolerate: boolean): void {
     const flags = writing ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND : constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
     const fd = openPrivateFile(this.path, flags, 'record of claims', 0o600, this.place.shared);
     if (fd === undefined) return;
@@ -231,8 +247,9 @@ export class ClaimRecord {
     else this.readFd = fd;
     {
       const damaged = this.index(fd);
+      this.damaged = damaged;
       const blocking = blockingDamage(damaged);
-      if (blocking.length) throw new RecordDamagedError(this.path, blocking);
+      if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
       if (!writing) return;
       const size = fstatSync(fd).size;
       if (size === 0)
@@ -531,4 +548,44 @@ export function stateWords(state: RecordState): string {
   if (state === 'filed') return 'filed';
   if (state === 'torn' || state === 'uncertain' || state === 'sending') return 'sent (outcome uncertain)';
   return state === 'rejected' ? 'rejected' : 'not sent';
+}
+
+/** The record of a store as a file `claims repair` can set damaged lines aside in (src/record-repair.ts). */
+export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: () => number): RepairTarget {
+  const path = join(place.dir, recordFileName(store));
+  return {
+    path,
+    what: 'record of claims',
+    command: 'opcli claims repair',
+    shared: place.shared,
+    withLock: async (fn) => {
+      ensureRecordDir(place);
+      const lock = await acquireFileLock(place.dir, ClaimRecord.lockName(store), { shared: !!place.shared });
+      try {
+        return await fn();
+      } finally {
+        lock.release();
+      }
+    },
+    damaged: () => {
+      // Read as a command that files reads it, without refusing: what it finds is what the repair sets aside.
+      const probe = ClaimRecord.openSync({ place, store, tolerateDamage: true });
+      probe.close();
+      return probe.damaged;
+    },
+    parse: parseRecordLine,
+    setAside: (d, reason, at) =>
+      d.line === 1
+        ? JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created: new Date(now()).toISOString() })
+        : JSON.stringify({
+            v: 1,
+            issuance: d.issuance ?? `damaged-line-${d.line}`,
+            key: d.key ?? 'unknown',
+            type: 'set-aside',
+            at,
+            user: osUser(),
+            line: d.line,
+            reason,
+          }),
+  };
 }

@@ -155,6 +155,11 @@ export class Ledger {
     return this.place.dir;
   }
 
+  /** The shared record folder the ledger is in (record-dir), if it is one. */
+  get shared() {
+    return this.place.shared;
+  }
+
   /** Runs `fn` holding the ledger's cross-process lock. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     ensureRecordDir(this.place);
