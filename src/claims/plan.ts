@@ -78,6 +78,8 @@ const MAY_EXIST = new Set(['filed', 'uncertain', 'sending']);
 export class Planner {
   private readonly contents = new OccurrenceCounter();
   private readonly schema = compiled(OfflineClaim);
+  /** This run's id: a row's filing in the record is `<run>.<line>`. */
+  private readonly run = newIssuance();
 
   constructor(
     private readonly journal: JournalReader,

@@ -103,6 +103,7 @@ export type RecordLine = z.infer<typeof RecordLine>;
 /** Parses a line of the record (undefined: not a record of this version). */
 export const parseRecordLine = (value: unknown): RecordLine | undefined => RecordLine.safeParse(value).data;
 
+// CHOICE (docs/spec-choices.md#record-of-claims): one append-only file per API origin and store id, beside the ledger.
 /** The record's file name for a store: the origin and store id hashed (the header names them in full). */
 export function recordFileName(store: RecordStore): string {
   const id = createHash('sha256')
@@ -442,9 +443,9 @@ export class ClaimRecord {
 
   /** `remember`: kept for `lookup` (one claim; a batch's own rows are told apart by their occurrence, and a million would not fit). */
   private writeIntents(lines: NewIntent[], now: number, remember: boolean): void {
-    const at = new Date(now).toISOString();
-    const user = osUser();
-    const host = hostName();
+    const at = this.stamp(now);
+    const user = (this.user ??= osUser());
+    const host = (this.host ??= hostName());
     let text = '';
     for (const { issuance, key, ...rest } of lines) {
       // The id and key first: a line cut short still names its claim (src/record-lines.ts).
@@ -470,6 +471,20 @@ export class ClaimRecord {
     this.pending.push(`${JSON.stringify(line)}\n`);
     const mine = this.written.get(o.key);
     if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: line });
+  }
+
+  private user: string | undefined;
+  private host: string | undefined;
+  private stampMs = Number.NaN;
+  private stampText = '';
+
+  /** `now` as ISO 8601, formatted once per millisecond (a batch writes thousands of lines in one). */
+  private stamp(now: number): string {
+    if (now !== this.stampMs) {
+      this.stampMs = now;
+      this.stampText = new Date(now).toISOString();
+    }
+    return this.stampText;
   }
 
   private writeNow(text: string): void {
