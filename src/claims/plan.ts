@@ -174,7 +174,7 @@ export class Planner {
     const p = this.options.provenance;
     const intent: NewIntent | undefined = record
       ? {
-          issuance: newIssuance(),
+          issuance: `${this.run}.${row.line}`,
           key: recordKey,
           profile: p?.profile ?? 'default',
           source: p?.source ?? '-',
