@@ -96,7 +96,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   const recording = opts.validateOnly
     ? undefined
     : { place: recordPlace(deps.configDir(), profile), store: { origin: service.origin, storeId: service.storeId } };
-  const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default' };
+  const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default', journal: paths.journal };
   const binding = { service, notice: (text: string) => view.notice(text) };
   const input = openInput(opts.from, paths.input, deps);
   const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });

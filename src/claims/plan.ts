@@ -32,7 +32,7 @@ export interface PlanOptions {
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
   record?: ClaimRecord;
   /** What this run's intents record: the input file and the profile. */
-  provenance?: { source: string; profile: string };
+  provenance?: { source: string; profile: string; journal?: string };
 }
 
 /** A row to send, with what its `sending` journal entry records. */
@@ -153,7 +153,10 @@ export class Planner {
       const hit = record.lookup(recordKey);
       // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && this.options.retryUncertain && hit?.state !== 'filed';
-      if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying) {
+      // A row of this journal whose intent is in the record but not in the journal never left (it
+      // waits for both to be durable): a run killed between the two writes.
+      const neverLeft = !prior && hit?.state === 'sending' && hit.intent?.journal !== undefined && hit.intent.journal === this.options.provenance?.journal;
+      if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
         return held(row, `already ${stateWords(hit.state)} ${describeHit(hit)}; not sent; --allow-duplicates files it`);
       }
     }
@@ -179,6 +182,7 @@ export class Planner {
           profile: p?.profile ?? 'default',
           source: p?.source ?? '-',
           line: row.line,
+          journal: p?.journal,
           sim: recordSim,
           email: claim.customer.email,
           item: itemWords(claim),

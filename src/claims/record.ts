@@ -59,6 +59,8 @@ export const IntentLine = z.object({
   /** Where the claim came from: the input file (absolute), `--data <file>`, or `prompt`. */
   source: z.string(),
   line: z.number().int().optional(),
+  /** The batch's journal: its request leaves only once both are durable, so an intent its journal lacks never left. */
+  journal: z.string().optional(),
   /** recordSimilarity (identity.ts): the customer's e-mail and the item. */
   sim: z.string().optional(),
   email: z.string().optional(),

@@ -44,6 +44,9 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
         const problem = value === undefined ? undefined : textProblem(value);
         if (problem) throw new UsageError(`${flag} ${problem}.`, `Leave ${flag} out to see every claim.`);
       }
+      if (flags.email !== undefined && !(await import('../../schemas.js')).EmailAddress.safeParse(flags.email.trim()).success) {
+        throw new UsageError(`--email "${flags.email}" is not an e-mail address.`, "Pass the customer's address, such as --email alice@example.com.");
+      }
       let since: number | undefined;
       if (flags.since !== undefined) {
         since = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(flags.since.trim()) ? `${flags.since.trim()}T00:00:00Z` : flags.since.trim());
