@@ -117,6 +117,15 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   try {
     // The record of claims for this store, under its lock for the run: a damaged one stops here, before anything is sent.
     if (recording) record = await ClaimRecord.open({ ...recording, lock: { waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS } });
+    if (record && journal) {
+      // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
+      const [{ importJournal }, { osUser, hostName }] = await Promise.all([import('./record-import.js'), import('../giftcard/ledger.js')]);
+      const taken = await importJournal(record, journal, provenance.profile, osUser(), hostName());
+      if (taken > 0)
+        view.notice(
+          `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal.path} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
+        );
+    }
     const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
     if (progress && input.path && format !== 'json') {
       countLines(input.path)

@@ -99,7 +99,16 @@ const SetAsideLine = z.object({
   reason: z.string(),
 });
 
-export const RecordLine = z.discriminatedUnion('type', [Header, IntentLine, OutcomeLine, SetAsideLine]);
+/** A journal whose filed and uncertain rows were read into the record (once: a later run skips it). */
+const ImportedLine = z.object({
+  v: z.literal(1),
+  type: z.literal('imported'),
+  at: z.string(),
+  journal: z.string(),
+  entries: z.number().int().nonnegative(),
+});
+
+export const RecordLine = z.discriminatedUnion('type', [Header, IntentLine, OutcomeLine, SetAsideLine, ImportedLine]);
 export type RecordLine = z.infer<typeof RecordLine>;
 
 /** Parses a line of the record (undefined: not a record of this version). */
@@ -305,6 +314,10 @@ export class ClaimRecord {
         return;
       }
       if (this.lines === 1) damaged.push({ line: 1, kind: 'garbage' });
+      if (r.type === 'imported') {
+        this.imported.add(r.journal);
+        return;
+      }
       if (r.type === 'set-aside') setAside.add(r.line);
       this.note(r, offset);
     };
@@ -340,7 +353,26 @@ export class ClaimRecord {
     if (tornLine) c.torn[i] = tornLine;
   }
 
-  private note(r: Exclude<RecordLine, { type: 'header' }>, offset: number): void {
+  /** Journals already read into the record (absolute paths). */
+  readonly imported = new Set<string>();
+
+  /**
+   * Appends lines read from elsewhere (a journal of an earlier version) as they are, with their own
+   * dates, and the `imported` line naming where they came from; durable before it returns.
+   */
+  importLines(lines: (IntentLine | OutcomeLine)[], done?: { journal: string; entries: number }, now = Date.now()): void {
+    const marker = done ? `${JSON.stringify({ v: 1, type: 'imported', at: this.stamp(now), journal: done.journal, entries: done.entries })}\n` : '';
+    this.writeNow(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
+    fdatasyncSync(this.fd as number);
+    if (done) this.imported.add(done.journal);
+  }
+
+  /** Whether the record holds anything for a key (no read of the file). */
+  has(key: string): boolean {
+    return this.table.find(key) >= 0;
+  }
+
+  private note(r: Exclude<RecordLine, { type: 'header' | 'imported' }>, offset: number): void {
     if (!HEX64.test(r.key)) return;
     if (r.type === 'intent') {
       this.mark(r.key, 'sending', offset);

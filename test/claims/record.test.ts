@@ -58,6 +58,25 @@ describe('batches and the record of claims', () => {
     expect(claimBodies(sandbox)).toHaveLength(6);
   });
 
+  it('a journal of an earlier version is read into the record on its next run, so a copy of its file files nothing', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, [row(1), row(2)]);
+    expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
+    // Before this version there was no record: only the journal knew.
+    for (const name of recordFiles(dir)) rmSync(join(dir, name));
+    const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(rerun.code).toBe(0);
+    expect(rerun.stderr).toContain(`now holds the 2 claims the journal ${path}.journal.jsonl shows filed or possibly filed`);
+    const again = await runOpcli(['claims', 'file', '--from', path], { env: env() });
+    expect(again.stderr).not.toContain('now holds');
+    const copy = join(dir, 'claims (1).csv');
+    copyFileSync(path, copy);
+    const res = await runOpcli(['claims', 'file', '--from', copy], { env: env() });
+    expect(res.code).toBe(3);
+    expect(res.stderr).toContain(`line 2: already filed from ${path} line 2 on `);
+    expect(claimBodies(sandbox)).toHaveLength(2);
+  });
+
   it('a row pasted twice into one file is filed once; the second copy is held until --allow-duplicates', async () => {
     const path = join(dir, 'claims.csv');
     writeCsv(path, [row(1), row(2), row(1)]);
