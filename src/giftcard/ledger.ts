@@ -250,8 +250,13 @@ export class Ledger {
     await this.withLock(async () => this.append(record));
   }
 
+  /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
+  earlierRecords(): LedgerRecord[] {
+    return this.earlier?.read().records ?? [];
+  }
+
   /** Records grouped by issuance, oldest first. */
-  issuances(records = [...(this.earlier?.read().records ?? []), ...this.read().records]): Issuance[] {
+  issuances(records = [...this.earlierRecords(), ...this.read().records]): Issuance[] {
     const byId = new Map<string, Issuance>();
     for (const r of records) {
       if (r.type === 'attempt') byId.set(r.issuance, { attempt: r, warnings: [] });
