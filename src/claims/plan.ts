@@ -84,7 +84,11 @@ export class Planner {
   constructor(
     private readonly journal: JournalReader,
     private readonly options: PlanOptions,
-  ) {}
+  ) {
+    // Who files, from where, written once for the run (before its first intent) rather than on every row.
+    const p = options.provenance;
+    if (p) options.record?.startRun(this.run, p);
+  }
 
   /** Decides one row. */
   async plan(row: SourceRow): Promise<ToSend | NotToSend> {
@@ -174,20 +178,18 @@ export class Planner {
         );
       }
     }
-    const p = this.options.provenance;
-    const intent: NewIntent | undefined = record
-      ? {
-          issuance: `${this.run}.${row.line}`,
-          key: recordKey,
-          profile: p?.profile ?? 'default',
-          source: p?.source ?? '-',
-          line: row.line,
-          journal: p?.journal,
-          sim: recordSim,
-          email: claim.customer.email,
-          item: itemWords(claim),
-        }
-      : undefined;
+    const intent: NewIntent | undefined =
+      record && this.options.provenance
+        ? {
+            issuance: `${this.run}.${row.line}`,
+            key: recordKey,
+            run: this.run,
+            line: row.line,
+            sim: recordSim,
+            email: claim.customer.email,
+            item: itemWords(claim),
+          }
+        : undefined;
     return { send: true, key, claim, sim, tag, robust, intent };
   }
 

@@ -45,7 +45,7 @@ const Header = z.object({
 });
 
 /** A claim about to be sent (durable before it leaves). */
-export const IntentLine = z.object({
+const DiskIntent = z.object({
   v: z.literal(1),
   /** One id per filing, shared by its intent and outcome. */
   issuance: z.string(),
@@ -53,11 +53,13 @@ export const IntentLine = z.object({
   key: z.string(),
   type: z.literal('intent'),
   at: z.string(),
-  user: z.string(),
-  host: z.string(),
-  profile: z.string(),
+  /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
+  run: z.string().optional(),
+  user: z.string().optional(),
+  host: z.string().optional(),
+  profile: z.string().optional(),
   /** Where the claim came from: the input file (absolute), `--data <file>`, or `prompt`. */
-  source: z.string(),
+  source: z.string().optional(),
   line: z.number().int().optional(),
   /** The batch's journal: its request leaves only once both are durable, so an intent its journal lacks never left. */
   journal: z.string().optional(),
@@ -67,10 +69,26 @@ export const IntentLine = z.object({
   item: z.string().optional(),
   forced: z.boolean().optional(),
 });
-export type IntentLine = z.infer<typeof IntentLine>;
+
+/** A batch run: who filed its rows, with which profile, from which file and journal. */
+const RunLine = z.object({
+  v: z.literal(1),
+  type: z.literal('run'),
+  run: z.string(),
+  at: z.string(),
+  user: z.string(),
+  host: z.string(),
+  profile: z.string(),
+  source: z.string(),
+  journal: z.string().optional(),
+});
+type RunLine = z.infer<typeof RunLine>;
+
+/** An intent with its run's details filled in. */
+export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string };
 
 /** What a command gives for an intent (the rest is filled in). */
-export type NewIntent = Omit<IntentLine, 'v' | 'type' | 'at' | 'user' | 'host'>;
+export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host'>;
 
 /** filed: created; rejected and not_sent: nothing was created; uncertain: sent, fate unknown. */
 export const RecordStatus = z.enum(['filed', 'rejected', 'uncertain', 'not_sent']);
@@ -108,8 +126,11 @@ const ImportedLine = z.object({
   entries: z.number().int().nonnegative(),
 });
 
-export const RecordLine = z.discriminatedUnion('type', [Header, IntentLine, OutcomeLine, SetAsideLine, ImportedLine]);
+export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, SetAsideLine, ImportedLine, RunLine]);
 export type RecordLine = z.infer<typeof RecordLine>;
+
+/** A line as the record's readers see it: an intent with its run's details filled in. */
+export type ReadLine = Exclude<RecordLine, { type: 'intent' }> | IntentLine;
 
 /** Parses a line of the record (undefined: not a record of this version). */
 export const parseRecordLine = (value: unknown): RecordLine | undefined => RecordLine.safeParse(value).data;
@@ -318,6 +339,10 @@ export class ClaimRecord {
         this.imported.add(r.journal);
         return;
       }
+      if (r.type === 'run') {
+        this.runs.set(r.run, r);
+        return;
+      }
       if (r.type === 'set-aside') setAside.add(r.line);
       this.note(r, offset);
     };
@@ -353,6 +378,29 @@ export class ClaimRecord {
     if (tornLine) c.torn[i] = tornLine;
   }
 
+  /** The batch runs of the record, by id (a few per day: small). */
+  private readonly runs = new Map<string, RunLine>();
+
+  /** An intent as read, its run's details filled in. */
+  private resolve(i: z.infer<typeof DiskIntent>): IntentLine {
+    const run = i.run === undefined ? undefined : this.runs.get(i.run);
+    return {
+      ...i,
+      user: i.user ?? run?.user ?? '?',
+      host: i.host ?? run?.host ?? '?',
+      profile: i.profile ?? run?.profile ?? '?',
+      source: i.source ?? run?.source ?? '?',
+      journal: i.journal ?? run?.journal,
+    };
+  }
+
+  /** Starts a batch run: its `run` line is written before its first intents. */
+  startRun(run: string, details: { profile: string; source: string; journal?: string }, now = Date.now()): void {
+    const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
+    this.runs.set(run, line);
+    this.pending.push(`${JSON.stringify(line)}\n`);
+  }
+
   /** Journals already read into the record (absolute paths). */
   readonly imported = new Set<string>();
 
@@ -372,7 +420,7 @@ export class ClaimRecord {
     return this.table.find(key) >= 0;
   }
 
-  private note(r: Exclude<RecordLine, { type: 'header' | 'imported' }>, offset: number): void {
+  private note(r: Exclude<RecordLine, { type: 'header' | 'imported' | 'run' }>, offset: number): void {
     if (!HEX64.test(r.key)) return;
     if (r.type === 'intent') {
       this.mark(r.key, 'sending', offset);
@@ -413,7 +461,7 @@ export class ClaimRecord {
   }
 
   /** Every readable line of the file, in order (for history, and the outcome of a hit). */
-  *all(): Generator<RecordLine> {
+  *all(): Generator<ReadLine> {
     const fd = openPrivateFile(this.path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), 'record of claims', 0o600, this.place.shared);
     if (fd === undefined) return;
     try {
@@ -427,14 +475,15 @@ export class ClaimRecord {
           continue;
         }
         const r = parseRecordLine(value);
-        if (r) yield r;
+        if (r?.type === 'run') this.runs.set(r.run, r);
+        if (r) yield r.type === 'intent' ? this.resolve(r) : r;
       }
     } finally {
       closeSync(fd);
     }
   }
 
-  private lineAt(offset: number): RecordLine | undefined {
+  private lineAt(offset: number): ReadLine | undefined {
     const fd = this.fd ?? this.readFd;
     if (fd === undefined) return undefined;
     {
@@ -448,7 +497,8 @@ export class ClaimRecord {
           continue;
         }
         try {
-          return parseRecordLine(JSON.parse(buffer.toString('utf8', 0, end === -1 ? n : end)));
+          const r = parseRecordLine(JSON.parse(buffer.toString('utf8', 0, end === -1 ? n : end)));
+          return r?.type === 'intent' ? this.resolve(r) : r;
         } catch {
           return undefined;
         }
@@ -483,9 +533,12 @@ export class ClaimRecord {
     let text = '';
     for (const { issuance, key, ...rest } of lines) {
       // The id and key first: a line cut short still names its claim (src/record-lines.ts).
-      const intent: IntentLine = { v: 1, issuance, key, type: 'intent', at, user, host, ...rest };
+      const intent =
+        rest.run === undefined
+          ? { v: 1 as const, issuance, key, type: 'intent' as const, at, user, host, ...rest }
+          : { v: 1 as const, issuance, key, type: 'intent' as const, at, ...rest };
       text += `${JSON.stringify(intent)}\n`;
-      if (remember) this.written.set(key, { state: 'sending', intent });
+      if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
     }
     this.writeNow(text);
   }
