@@ -154,9 +154,10 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
       verdict(result, reporter, deps, view, opts);
     }
   } finally {
-    await journal?.close();
-    record?.close();
+    // The journal's and the record's last fdatasyncs run together.
+    const closed = await Promise.allSettled([journal?.close(), record?.closeDurable()]);
     input.stream.destroy?.();
+    for (const c of closed) if (c.status === 'rejected') throw c.reason;
   }
 }
 

@@ -531,12 +531,15 @@ export class ClaimRecord {
     const user = (this.user ??= osUser());
     const host = (this.host ??= hostName());
     let text = '';
-    for (const { issuance, key, ...rest } of lines) {
+    for (const l of lines) {
+      if (l.run !== undefined && !remember) {
+        // A batch row (the fast path): its run line says who and from where; the text is written by hand, the free text quoted by JSON.stringify.
+        text += `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${l.sim === undefined ? '' : `,"sim":${JSON.stringify(l.sim)}`}${l.email === undefined ? '' : `,"email":${JSON.stringify(l.email)}`}${l.item === undefined ? '' : `,"item":${JSON.stringify(l.item)}`}}\n`;
+        continue;
+      }
+      const { issuance, key, ...rest } = l;
       // The id and key first: a line cut short still names its claim (src/record-lines.ts).
-      const intent =
-        rest.run === undefined
-          ? { v: 1 as const, issuance, key, type: 'intent' as const, at, user, host, ...rest }
-          : { v: 1 as const, issuance, key, type: 'intent' as const, at, ...rest };
+      const intent = { v: 1 as const, issuance, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
     }
@@ -545,19 +548,13 @@ export class ClaimRecord {
 
   /** Queues an outcome (written with the next intents, or by `flush`/`close`). */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
-    const line: OutcomeLine = {
-      v: 1,
-      issuance: o.issuance,
-      key: o.key,
-      type: 'outcome',
-      at: new Date(now).toISOString(),
-      status: o.status,
-      sourceOrderId: o.sourceOrderId,
-      error: o.error,
-    };
-    this.pending.push(`${JSON.stringify(line)}\n`);
+    const at = this.stamp(now);
+    this.pending.push(
+      `{"v":1,"issuance":${JSON.stringify(o.issuance)},"key":${JSON.stringify(o.key)},"type":"outcome","at":"${at}","status":"${o.status}"${o.sourceOrderId === undefined ? '' : `,"sourceOrderId":${JSON.stringify(o.sourceOrderId)}`}${o.error === undefined ? '' : `,"error":${JSON.stringify(o.error)}`}}\n`,
+    );
+    if (this.written.size === 0) return;
     const mine = this.written.get(o.key);
-    if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: line });
+    if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: { v: 1, type: 'outcome', at, ...o } });
   }
 
   private user: string | undefined;
@@ -599,6 +596,24 @@ export class ClaimRecord {
   /** Whether the lock was taken by another run meanwhile. */
   lost(): boolean {
     return this.lock?.lost() ?? false;
+  }
+
+  /** `close` with the last fdatasync in the thread pool (a batch's end, beside the journal's). */
+  async closeDurable(): Promise<void> {
+    try {
+      if (this.fd !== undefined) {
+        this.writeNow('');
+        const fd = this.fd;
+        this.fd = undefined;
+        try {
+          await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+        } finally {
+          closeSync(fd);
+        }
+      }
+    } finally {
+      this.close();
+    }
   }
 
   /** Writes what is queued, closes the file and releases the lock. */
