@@ -154,11 +154,16 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
       verdict(result, reporter, deps, view, opts);
     }
   } finally {
-    // The journal's and the record's last fdatasyncs run together.
-    const closed = await Promise.allSettled([journal?.close(), record?.closeDurable()]);
     input.stream.destroy?.();
-    for (const c of closed) if (c.status === 'rejected') throw c.reason;
+    await closeBoth(journal, record);
   }
+}
+
+/** Closes the journal and the record, their last fdatasyncs together; the first failure is thrown once both are closed. */
+async function closeBoth(journal: Journal | undefined, record: ClaimRecord | undefined): Promise<void> {
+  const closed = await Promise.allSettled([journal?.close(), record?.closeDurable()]);
+  const failed = closed.find((c) => c.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
