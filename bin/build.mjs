@@ -79,11 +79,60 @@ const confWithoutAjv = {
   },
 };
 
+/**
+ * undici's HTTP/2 client requires node:http2 when it loads, to read header-name constants, though
+ * opcli never speaks HTTP/2 (its Agent is made without `allowH2`). node:http2 brings node:tls and
+ * a dozen internal modules with it into every run. undici is given the constants as they are in the
+ * Node that builds (the same values in every Node: they are HTTP/2's names and error codes), and the
+ * real module only if it ever calls anything else.
+ */
+const lazyHttp2ForUndici = {
+  name: 'lazy-http2-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      /node_modules[\\/]undici[\\/]/.test(args.importer) ? hit('lazy-http2-for-undici', { path: 'http2', namespace: 'lazy-http2' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-http2' }, async () => {
+      const { constants } = await import('node:http2');
+      return {
+        contents:
+          `const constants = ${JSON.stringify(constants)}; let real;` +
+          "module.exports = new Proxy({ constants }, { get: (own, key) => (key === 'constants' ? own.constants : (real ??= require('node:http2'))[key]) });",
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
+ * undici calls `assert(condition)` on its request path; node:assert (with its diff printer and
+ * colour helpers) is loaded only when a condition fails, which then throws the same AssertionError.
+ */
+const lazyAssertForUndici = {
+  name: 'lazy-assert-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+      /node_modules[\\/]undici[\\/]/.test(args.importer) ? hit('lazy-assert-for-undici', { path: 'assert', namespace: 'lazy-assert' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-assert' }, () => ({
+      contents:
+        "let real; const load = () => (real ??= require('node:assert'));" +
+        'function assert(value, message) { if (!value) load()(value, message); }' +
+        // Called directly (no proxy on the request path); any other member is looked up on the real module.
+        'Object.setPrototypeOf(assert, new Proxy(Function.prototype, { get: (proto, key, self) => (key in proto ? Reflect.get(proto, key, self) : load()[key]) }));' +
+        'module.exports = assert;',
+      loader: 'js',
+    }));
+  },
+};
+
 /** Each patch and the library whose import it rewrites. */
 const patches = {
   'lazy-child-process-for-commander': 'commander',
   'when-exit-on-exit-only': 'atomically',
   'conf-without-ajv': 'conf',
+  'lazy-http2-for-undici': 'undici',
+  'lazy-assert-for-undici': 'undici',
 };
 
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
@@ -99,14 +148,15 @@ const result = await build({
   minify: true,
   legalComments: 'linked',
   // Linked maps (dist/**/*.map): only read when source maps are enabled, which the bin shim does
-  // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up.
+  // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up. The npm
+  // tarball leaves them out (CONTRIBUTING.md, "The package").
   sourcemap: 'linked',
   sourcesContent: false,
   chunkNames: 'chunks/[name]-[hash]',
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
   banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
   logLevel: 'warning',
-  plugins: [lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv],
+  plugins: [lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });
 // A patch that never applied while its library is in the bundle means the library changed: stop.
 // A patch whose library is no longer bundled at all is only dead code here: say so.

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { ServiceApi } from './api/service.js';
 import type { CredentialStore } from './config/credentials.js';
@@ -6,6 +7,7 @@ import type { SettingsStore } from './config/settings.js';
 import type { HttpClient, TokenSource } from './http/client.js';
 import { UsageError } from './errors.js';
 import { Redactor } from './redact.js';
+import { escapeInvisible } from './text/safe.js';
 import { VERSION } from './version.js';
 
 /** The three streams with what is known about them. stderr output is always redacted. */
@@ -78,8 +80,6 @@ export interface Deps {
   tokens(): Promise<TokenSource>;
   /** The HTTP client of the active profile (one keep-alive pool per process). */
   http(): Promise<HttpClient>;
-  /** The HTTP engine a command prefers, set before its first request (OPCLI_HTTP_ENGINE overrides it). */
-  httpEngine?: 'node' | 'agent' | 'fetch';
   /** The spec's endpoints over `http()`. */
   api(): Promise<ServiceApi>;
   prompter(): Promise<Prompter>;
@@ -249,14 +249,16 @@ export function createDeps(init: DepsInit): Deps {
     timers,
     now,
     sleep,
+    // Bidi controls and invisible characters never reach a terminal raw, whatever path forgot safeText
+    // (src/text/safe.ts); stdout to a pipe stays exact.
     out: (text) => {
-      io.stdout.write(text);
+      io.stdout.write(io.stdoutIsTTY ? escapeInvisible(text) : text);
     },
     err: (text) => {
-      io.stderr.write(redactor.redact(text));
+      io.stderr.write(escapeInvisible(redactor.redact(text)));
     },
     debug: (text) => {
-      if (globals.verbose) io.stderr.write(redactor.redact(`${text}\n`));
+      if (globals.verbose) io.stderr.write(escapeInvisible(redactor.redact(`${text}\n`)));
     },
     configDir: () => resolveDir(env),
     settings: once(async () => {
@@ -265,7 +267,7 @@ export function createDeps(init: DepsInit): Deps {
     }),
     credentials: once(async () => {
       const { CredentialStore } = await import('./config/credentials.js');
-      return CredentialStore.open(deps.configDir());
+      return CredentialStore.open(deps.configDir(), (line) => io.stderr.write(`${line}\n`));
     }),
     profile: once(async () => {
       const [{ pickProfileName, requireKnownProfile, resolveProfile }, { SettingsStore }] = await Promise.all([
@@ -296,8 +298,8 @@ export function createDeps(init: DepsInit): Deps {
     http: once(async () => {
       const [{ HttpClient }, profile] = await Promise.all([import('./http/client.js'), deps.profile()]);
       const lazyTokens: TokenSource = {
-        get: async () => {
-          const token = await (await deps.tokens()).get();
+        get: async (target) => {
+          const token = await (await deps.tokens()).get(target);
           redactor.add(token);
           return token;
         },
@@ -313,16 +315,17 @@ export function createDeps(init: DepsInit): Deps {
         userAgent: `opcli/${VERSION}`,
         tokens: lazyTokens,
         redactor,
-        trace: globals.verbose ? (line) => io.stderr.write(`${redactor.redact(line)}\n`) : undefined,
+        trace: globals.verbose ? (line) => io.stderr.write(`${escapeInvisible(redactor.redact(line))}\n`) : undefined,
         notice: (line) => io.stderr.write(`${redactor.redact(line)}\n`),
         sleep,
         now,
         timeoutMs: init.http?.timeoutMs ?? numberEnv(env.OPCLI_HTTP_TIMEOUT, 'OPCLI_HTTP_TIMEOUT'),
         maxRetries: init.http?.maxRetries ?? numberEnv(env.OPCLI_HTTP_RETRIES, 'OPCLI_HTTP_RETRIES'),
         maxRetryAfterMs: init.http?.maxRetryAfterMs,
-        // A long run (the bin shim marks it OPCLI_LEAN) pays once for the bundled undici Agent's pool;
-        // a one-off stays on node:http (see src/http/transport.ts). OPCLI_HTTP_ENGINE=node|agent|fetch chooses.
-        engine: engineEnv(env.OPCLI_HTTP_ENGINE) ?? deps.httpEngine ?? (env.OPCLI_LEAN === '1' ? 'agent' : 'node'),
+        deadlineMs: positiveEnv(env.OPCLI_HTTP_DEADLINE, 'OPCLI_HTTP_DEADLINE', 'milliseconds, e.g. 120000'),
+        maxBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_BODY, 'OPCLI_HTTP_MAX_BODY', 'bytes, e.g. 67108864 for 64 MiB'),
+        maxSmallBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_SMALL_BODY, 'OPCLI_HTTP_MAX_SMALL_BODY', 'bytes, e.g. 1048576 for 1 MiB'),
+        timers: deps.timers,
       });
       return httpClient;
     }),
@@ -350,22 +353,30 @@ export function createDeps(init: DepsInit): Deps {
 }
 
 /** A whole-number OPCLI_* variable; anything else is a usage error naming it (not silently ignored). */
-function numberEnv(value: string | undefined, name: string): number | undefined {
+function numberEnv(value: string | undefined, name: string, unit?: string): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (value.trim() === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a whole number.`);
   if (!/^\d+$/.test(value.trim()))
     throw new UsageError(
       `${name} "${value}" is not a whole number.`,
-      `Set ${name} to a whole number (${name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4'}), or unset it.`,
+      `Set ${name} to a whole number (${unit ?? (name === 'OPCLI_HTTP_TIMEOUT' ? 'milliseconds, e.g. 30000' : 'e.g. 4')}), or unset it.`,
     );
   return Number(value.trim());
 }
 
-/** OPCLI_HTTP_ENGINE: node, agent or fetch (see src/http/transport.ts); unset or empty: chosen by the run. */
-function engineEnv(value: string | undefined): 'node' | 'agent' | 'fetch' | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (value === 'node' || value === 'agent' || value === 'fetch') return value;
-  throw new UsageError(`OPCLI_HTTP_ENGINE "${value}" is not an HTTP engine.`, 'Set OPCLI_HTTP_ENGINE to node, agent or fetch, or unset it.');
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A limit from an OPCLI_* variable: a whole number of at least 1 (`unit` says of what), else a usage error naming it. */
+function positiveEnv(value: string | undefined, name: string, unit: string): number | undefined {
+  const number = numberEnv(value, name, unit);
+  if (number === 0) throw new UsageError(`${name} is 0; it must be at least 1.`, `Set ${name} to a whole number (${unit}), or unset it for the default.`);
+  // A timer longer than this fires at once in Node: refused rather than read as "no deadline".
+  if (number !== undefined && number > MAX_TIMER_MS && /DEADLINE/.test(name))
+    throw new UsageError(
+      `${name} "${value}" is longer than ${MAX_TIMER_MS} ms (about 24 days).`,
+      `Set ${name} to a whole number (${unit}), or unset it for the default.`,
+    );
+  return number;
 }
 
 /** CI is set by every common CI system; there, nobody can answer a prompt. */
@@ -373,9 +384,14 @@ export function isCI(env: Record<string, string | undefined>): boolean {
   return !!env.CI && env.CI !== 'false' && env.CI !== '0';
 }
 
-/** The config folder: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. */
+/**
+ * The config folder: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. A relative
+ * XDG_CONFIG_HOME is ignored, as the XDG Base Directory spec says (it would put the secrets in
+ * whatever folder the command runs from).
+ */
 function resolveDir(env: Record<string, string | undefined>): string {
   if (env.OPCLI_CONFIG_DIR) return env.OPCLI_CONFIG_DIR;
   const home = env.HOME || env.USERPROFILE || '.';
-  return `${env.XDG_CONFIG_HOME || `${home}/.config`}/opcli`;
+  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`;
+  return `${xdg}/opcli`;
 }

@@ -7,6 +7,8 @@
 export const ExitCode = {
   ok: 0,
   failed: 1,
+  /** A confirmation answered no: nothing was done. Not 130, which is Ctrl-C (docs/exit-codes.md). */
+  declined: 1,
   usage: 2,
   partial: 3,
   auth: 4,
@@ -120,6 +122,32 @@ export class ApiError extends OpcliError {
 }
 
 /**
+ * A 3xx answer: opcli never follows a redirect (the bearer token must not travel to another host)
+ * and never reads one as a body. `uncertain` is true only for a POST or PATCH answered with a status
+ * other than 307 or 308: those two ask for the same request elsewhere, so it was not processed.
+ */
+export class RedirectError extends ApiError {
+  readonly location?: string;
+  readonly uncertain: boolean;
+  constructor(init: {
+    status: number;
+    method: string;
+    url: string;
+    body: unknown;
+    headers: Record<string, string>;
+    message: string;
+    hint: string;
+    location?: string;
+    uncertain: boolean;
+  }) {
+    super(init);
+    this.location = init.location;
+    this.uncertain = init.uncertain;
+    Object.assign(this.details as object, { location: init.location ?? null });
+  }
+}
+
+/**
  * The request could not be completed on the network. `sent` tells whether the request may have
  * reached the server (false only when that is proven, e.g. connection refused).
  */
@@ -135,8 +163,13 @@ export class NetworkError extends OpcliError {
 
 /** No answer in time. The request may have reached the server. */
 export class TimeoutError extends NetworkError {
-  constructor(message: string, cause?: unknown) {
-    super(message, { sent: true, errorCode: 'ETIMEDOUT', cause, hint: 'The server did not answer in time; raise OPCLI_HTTP_TIMEOUT or try again.' });
+  constructor(message: string, cause?: unknown, options: { hint?: string; errorCode?: string } = {}) {
+    super(message, {
+      sent: true,
+      errorCode: options.errorCode ?? 'ETIMEDOUT',
+      cause,
+      hint: options.hint ?? 'The server did not answer in time; raise OPCLI_HTTP_TIMEOUT or try again.',
+    });
   }
 }
 
@@ -148,10 +181,11 @@ export function exitCodeFor(error: unknown): ExitCode {
 
 /**
  * Whether a failed POST may have taken effect on the server: a timeout, a connection lost after
- * sending, or a 5xx answer. Such a request must not be resent automatically.
+ * sending, a 5xx answer, or a redirect other than 307/308. Such a request must not be resent automatically.
  */
 export function isOutcomeUncertain(error: unknown): boolean {
   if (error instanceof NetworkError) return error.sent;
+  if (error instanceof RedirectError) return error.uncertain;
   if (error instanceof ApiError) return error.status >= 500;
   return false;
 }

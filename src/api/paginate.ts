@@ -2,7 +2,7 @@
 import { OpcliError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { OrdersPage } from '../schemas.js';
-import { type ApiRequest, refuseRedirect } from './request.js';
+import type { ApiRequest } from './request.js';
 
 /** One page as it came (unknown fields kept), with the answer's status line and headers. */
 export interface RawPageAnswer {
@@ -12,14 +12,13 @@ export interface RawPageAnswer {
 }
 
 /**
- * Follows endCursor from `query.cursor` to the last page. A redirect, or a body that is not a page
- * of orders, stops the walk.
+ * Follows endCursor from `query.cursor` to the last page. A redirect (the client's RedirectError), or
+ * a body that is not a page of orders, stops the walk.
  */
 export async function* orderPages(http: HttpClient, req: ApiRequest, signal: AbortSignal): AsyncGenerator<RawPageAnswer> {
   let cursor = req.query.cursor;
   for (;;) {
     const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, signal });
-    refuseRedirect('GET', req.pathOnly, res);
     const checked = OrdersPage.safeParse(res.body);
     if (!checked.success) {
       throw new OpcliError(

@@ -1,11 +1,12 @@
 /**
  * `opcli api` below the verb: which paths carry the token, the --data text read as JSON, and one
- * request sent, with a redirect refused rather than followed. The pages of `--paginate` are in
+ * request sent (the HTTP core refuses a redirect rather than following it). The pages of `--paginate` are in
  * paginate.ts. No prompt and no print: the verb shows each answer's head and body.
  */
-import { OpcliError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Method } from '../http/retry.js';
+import { jsonProblem } from '../text/excerpt.js';
 
 /** Endpoints whose requests carry no Authorization header (spec, Authentication rule 6). */
 const UNAUTHENTICATED = ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/session/verify'];
@@ -21,6 +22,8 @@ export interface ApiRequest {
   json?: unknown;
   /** Whether the bearer token goes with it. */
   auth: boolean;
+  /** An endpoint whose answers are small (the token, revoke and session-verify endpoints). */
+  small: boolean;
 }
 
 /** What the verb asked for. */
@@ -33,10 +36,35 @@ export interface ApiRequestInit {
   paginate: boolean;
 }
 
+/**
+ * The path as a server may read it, for deciding which endpoint it is: dot segments resolved
+ * (`%2e` too), percent-encoding decoded, repeated slashes and `;parameters` dropped, case and a
+ * trailing slash ignored, until nothing changes. `/V1//oauth/./%74oken/` is `/v1/oauth/token`.
+ * Matching more loosely than a server would only ever withholds the token.
+ */
+// CHOICE (docs/spec-choices.md#paths-that-take-no-token): case is ignored, the safe side of a server that ignores it.
+export function endpointOf(path: string): string {
+  let p = path.split('?')[0] ?? path;
+  for (let round = 0; round < 8; round++) {
+    const before = p;
+    p = p.replace(/\\/g, '/').replace(/\/{2,}/g, '/');
+    // The URL parser resolves `.`, `..`, `%2e` and `.%2E` segments as a server does.
+    p = new URL(p.replace(/[?#]/g, '_'), 'http://opcli.invalid').pathname;
+    try {
+      p = decodeURIComponent(p);
+    } catch {
+      // A lone `%` stays as it is.
+    }
+    p = p.replace(/;[^/]*/g, '');
+    if (p === before) break;
+  }
+  return p.toLowerCase().replace(/\/+$/, '') || '/';
+}
+
 /** The request the verb's options describe: no token where the spec says none, --paginate only on the order list. */
 export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
   const pathOnly = init.path.split('?')[0] ?? init.path;
-  const endpoint = pathOnly.replace(/\/+$/, '');
+  const endpoint = endpointOf(init.path);
   if (init.paginate && (init.method !== 'GET' || endpoint !== '/v1/orders')) throw new UsageError('--paginate follows the cursors of GET /v1/orders only.');
   return {
     method: init.method,
@@ -45,6 +73,7 @@ export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
     query: Object.fromEntries(init.query),
     json,
     auth: init.auth && !UNAUTHENTICATED.includes(endpoint),
+    small: UNAUTHENTICATED.includes(endpoint),
   };
 }
 
@@ -53,40 +82,15 @@ export function parseJsonBody(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`, 'Pass JSON inline, as @file.json, or - for standard input.');
+    throw new UsageError(`${source} is not valid JSON: ${jsonProblem(error, text)}`, 'Pass JSON inline, as @file.json, or - for standard input.');
   }
 }
 
-/** A 3xx answer, refused: it carries the status and headers so the verb can show them. */
-export class RedirectRefusedError extends OpcliError {
-  readonly status: number;
-  readonly headers: Record<string, string>;
-  constructor(method: string, path: string, res: { status: number; headers: Record<string, string> }) {
-    const location = res.headers.location;
-    super(`${method} ${path} answered ${res.status} (a redirect${location ? ` to ${location}` : ', no Location header'}), not a success.`, {
-      hint: 'opcli does not follow redirects. Check the base URL (https, host, no extra path) with `opcli config get baseUrl`, or call the Location path directly.',
-      details: { status: res.status, location: location ?? null },
-    });
-    this.status = res.status;
-    this.headers = res.headers;
-  }
-}
-
-/**
- * A 3xx is not success: opcli does not follow redirects (the bearer token must not travel to
- * another host), so the answer is an error with the status and where it pointed.
- */
-export function refuseRedirect(method: string, path: string, res: { status: number; headers: Record<string, string> }): void {
-  if (res.status >= 300 && res.status < 400) throw new RedirectRefusedError(method, path, res);
-}
-
-/** Sends one request. A non-2xx answer throws ApiError and a 3xx RedirectRefusedError, each with the answer's head. */
+/** Sends one request. A non-2xx answer throws ApiError (a 3xx its RedirectError), each with the answer's head. */
 export async function sendRequest(
   http: HttpClient,
   req: ApiRequest,
   signal: AbortSignal,
 ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
-  const res = await http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, signal });
-  refuseRedirect(req.method, req.pathOnly, res);
-  return res;
+  return http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, smallAnswer: req.small, signal });
 }

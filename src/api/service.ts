@@ -44,7 +44,7 @@ export function createServiceApi(http: HttpClient) {
       const { SessionContext } = await schemas();
       return (
         await http.request(
-          { method: 'POST', url: PATHS.sessionVerify, json: { session_token: sessionToken }, auth: false, retry: 'never', signal },
+          { method: 'POST', url: PATHS.sessionVerify, json: { session_token: sessionToken }, auth: false, retry: 'never', smallAnswer: true, signal },
           SessionContext,
         )
       ).body;

@@ -1,4 +1,5 @@
 import type { StoredToken } from '../config/credentials.js';
+import { legacyOrigin, originOf } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 
 /** What `auth status` shows about one profile: never a secret. */
@@ -17,6 +18,8 @@ export interface LoginStatus {
   expiresIn: number | null;
   expired: boolean;
   hasRefreshToken: boolean;
+  /** The origin the stored login was issued by (null: none stored, or OPCLI_TOKEN); not the base URL's: the login is not used. */
+  issuedBy: string | null;
 }
 
 /** The status of a profile from its resolved settings and stored token. */
@@ -34,6 +37,7 @@ export function loginStatus(profile: ResolvedProfile, token: StoredToken | undef
       expiresIn: null,
       expired: false,
       hasRefreshToken: false,
+      issuedBy: null,
     };
   }
   if (!token) {
@@ -48,16 +52,20 @@ export function loginStatus(profile: ResolvedProfile, token: StoredToken | undef
       expiresIn: null,
       expired: false,
       hasRefreshToken: false,
+      issuedBy: null,
     };
   }
   const expiresIn = token.expiresAt === undefined ? null : Math.round((token.expiresAt - now) / 1000);
   const expired = expiresIn !== null && expiresIn <= 0;
   // An expired token still counts as a login when it can be renewed without the user.
   const renewable = !!token.refreshToken || token.grant === 'client_credentials';
+  // A login issued by another origin than the base URL's is never sent there (src/config/origin.ts).
+  const issuedBy = token.origin ?? legacyOrigin(profile.storedBaseUrl) ?? null;
+  const elsewhere = !!profile.baseUrl && issuedBy !== originOf(profile.baseUrl);
   return {
     ...base,
     source: 'store',
-    loggedIn: !expired || renewable,
+    loggedIn: (!expired || renewable) && !elsewhere,
     grant: token.grant,
     storeId: token.storeId ?? profile.storeId ?? null,
     scopes: token.scopes,
@@ -65,6 +73,7 @@ export function loginStatus(profile: ResolvedProfile, token: StoredToken | undef
     expiresIn,
     expired,
     hasRefreshToken: !!token.refreshToken,
+    issuedBy,
   };
 }
 
@@ -107,6 +116,12 @@ export function statusPairs(s: LoginStatus): [string, string][] {
       ['Scopes', s.scopes.join(' ') || '(unknown)'],
       ['Access token expires', s.expiresAt === null ? 'unknown' : `${relativeTime(s.expiresIn)} (${s.expiresAt})`],
       ['Refresh token', s.hasRefreshToken ? 'held' : 'none'],
+      [
+        'Issued by',
+        s.issuedBy === null
+          ? 'unknown (stored by an older opcli)'
+          : `${s.issuedBy}${s.issuedBy === originOf(s.baseUrl ?? undefined) ? '' : ' (not the base URL: not used)'}`,
+      ],
     );
   }
   return pairs;

@@ -6,6 +6,7 @@
  */
 import { createServer } from 'node:net';
 import type { StoredToken } from '../config/credentials.js';
+import { originOf } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
 import { type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
@@ -13,7 +14,7 @@ import { AccessToken } from '../schemas.js';
 import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from './loopback.js';
-import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
+import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
 
@@ -208,7 +209,16 @@ async function startTwoStep(
   const url = authorizeUrl(profile, p.clientId, redirectUri, p.scopes, p.challenge, p.state);
   const now = env.now();
   const expiresAt = now + PENDING_TTL_MS;
-  savePending(env.configDir(), { profile: profile.name, state: p.state, verifier: p.verifier, redirectUri, scopes: p.scopes, createdAt: now, expiresAt });
+  savePending(env.configDir(), {
+    profile: profile.name,
+    state: p.state,
+    verifier: p.verifier,
+    redirectUri,
+    scopes: p.scopes,
+    createdAt: now,
+    expiresAt,
+    origin: originOf(profile.baseUrl),
+  });
   return {
     kind: 'two-step',
     start: {
@@ -230,6 +240,14 @@ async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginRe
   // The state is checked before the pending login is used up: a stranger's or mistyped address is
   // refused and the login stays, so the right address still completes it.
   const pending = takePending(env.configDir(), env.profile.name, env.now(), (waiting) => {
+    // The code and the verifier go only to the server the login was started at; the login stays.
+    const here = originOf(env.profile.baseUrl);
+    if (waiting.origin !== undefined && waiting.origin !== here) {
+      throw new AuthError(
+        `The pending login of profile "${env.profile.name}" was started at ${waiting.origin}, but the base URL is now ${here ?? 'not set'}; its code is not sent there. Nothing was exchanged; that login is still waiting.`,
+        `Complete it with the base URL at ${waiting.origin} again, or start a new one here with \`opcli auth login --no-browser --json\`.`,
+      );
+    }
     try {
       checkState(url, waiting.state);
     } catch (error) {
@@ -313,12 +331,22 @@ async function loginWithToken(env: LoginEnv): Promise<LoginResult> {
   return saveToken(env, { accessToken: raw, scopes: [], grant: 'token', storeId: env.profile.storeId, obtainedAt: env.now() });
 }
 
-/** Stores a new login under the credentials lock and returns its status. */
-async function saveToken(env: LoginEnv, token: StoredToken): Promise<LoginResult> {
+/**
+ * Stores a new login under the credentials lock, bound to the base URL's origin and token endpoint,
+ * and returns its status. A stored client secret not bound yet is bound to the origin it was just
+ * sent to.
+ */
+async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResult> {
+  const token = { ...issued, ...bindingOf(env.profile) };
   env.redactor.add(token.accessToken);
   env.redactor.add(token.refreshToken);
   const store = await env.credentials();
-  await store.update(env.profile.name, (cur) => ({ ...cur, token }));
+  const sentSecret = token.grant !== 'token' && env.profile.sources.clientSecret === 'profile';
+  await store.update(env.profile.name, (cur) => ({
+    ...cur,
+    token,
+    ...(sentSecret && cur.clientSecret && !cur.clientSecretOrigin && token.origin ? { clientSecretOrigin: token.origin } : {}),
+  }));
   return { kind: 'logged-in', status: loginStatus({ ...env.profile, envToken: undefined }, token, env.now()) };
 }
 

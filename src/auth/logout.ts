@@ -4,6 +4,7 @@
  * cannot revoke them. No prompt and no print: each warning goes to the verb's `warn`, the outcome
  * comes back as a result.
  */
+import { legacyOrigin, originOf } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../errors.js';
@@ -44,8 +45,22 @@ export async function logout(profile: ResolvedProfile, env: LogoutEnv): Promise<
     env.redactor.add(token.refreshToken);
     const { clientId, clientSecret } = profile;
     env.redactor.add(clientSecret);
+    // Revoking sends the token and the client secret: only to the origin both belong to (src/config/origin.ts).
+    const target = originOf(profile.baseUrl);
+    const issuer = token.origin ?? legacyOrigin(profile.storedBaseUrl);
+    const secretElsewhere = profile.clientSecretOrigin !== undefined && profile.clientSecretOrigin !== target;
     const revoke = async (value: string, hint: 'refresh_token' | 'access_token'): Promise<boolean> => {
       const what = hint === 'refresh_token' ? 'refresh token' : 'access token';
+      if (issuer === undefined || issuer !== target || secretElsewhere) {
+        const why =
+          issuer === undefined || issuer !== target
+            ? `the login belongs to ${issuer ?? 'a server an older opcli did not record'}`
+            : `the client secret belongs to ${profile.clientSecretOrigin}`;
+        env.warn(
+          `the ${what}${label} was not revoked: ${why} and the base URL is ${target ?? 'not set'}, so opcli does not send it there. It is deleted here, but may stay valid at ${issuer ?? 'its server'} until it expires.`,
+        );
+        return false;
+      }
       if (!clientId || !clientSecret) {
         env.warn(
           `cannot revoke the ${what}${label}: the profile has no client id or secret. It is deleted here, but stays valid at the server until it expires.`,

@@ -1,7 +1,8 @@
 import type { StoredToken } from '../config/credentials.js';
+import { originOf, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
 import type { Deps } from '../deps.js';
-import { ApiError, AuthError } from '../errors.js';
+import { ApiError, AuthError, RedirectError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { PATHS } from '../api/service.js';
 import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
@@ -14,31 +15,49 @@ export interface OAuthEndpoints {
   revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void>;
 }
 
-/** The token and revoke endpoints at `baseUrl`; bodies are checked with the shared schemas before anything is sent. */
-export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined): OAuthEndpoints {
+/**
+ * The token and revoke endpoints at `baseUrl` (the token endpoint at `tokenUrl` when given: the one
+ * that issued a stored login); bodies are checked with the shared schemas before anything is sent.
+ */
+export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, tokenUrl?: string): OAuthEndpoints {
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
     async token(body, signal) {
       const { TokenRequest, TokenResponse } = await import('../schemas.js');
       const checked = TokenRequest.parse(body);
-      return (await http.request({ method: 'POST', url: url(PATHS.token), json: checked, auth: false, signal }, TokenResponse)).body;
+      return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
+        .body;
     },
     async revoke(body, signal) {
       const { RevokeRequest } = await import('../schemas.js');
       const checked = RevokeRequest.parse(body);
-      await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, signal });
+      await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },
   };
 }
 
 /**
  * What a token request of a profile starts from: its app's id and secret (the secret redacted from
- * all output), the endpoints at its base URL, and the time it starts (the new token's clock).
+ * all output; refused when it belongs to another origin than the base URL in force), the endpoints
+ * (the token endpoint at `tokenUrl` when given, which must be on the base URL's origin), and the
+ * time it starts (the new token's clock).
  */
-export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile) {
+export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile, tokenUrl?: string) {
   const { clientId, clientSecret } = requireClient(profile);
   env.redactor.add(clientSecret);
-  return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl), started: env.now() };
+  if (tokenUrl !== undefined && originOf(tokenUrl) !== originOf(profile.baseUrl)) {
+    // The callers check the login's origin first; this is the last guard (a hand-edited file) before the secret is sent.
+    throw new AuthError(
+      `The token endpoint stored with the login of profile "${profile.name}" (${originOf(tokenUrl) ?? tokenUrl}) is not on the base URL's origin (${originOf(profile.baseUrl) ?? 'none'}); nothing was sent.`,
+      `Log in again: \`opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login\`.`,
+    );
+  }
+  return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl, tokenUrl), started: env.now() };
+}
+
+/** Where a new login from `profile` is bound: the base URL's origin and its token endpoint. */
+export function bindingOf(profile: ResolvedProfile): Pick<StoredToken, 'origin' | 'tokenUrl'> {
+  return profile.baseUrl ? { origin: originOf(profile.baseUrl), tokenUrl: tokenUrlOf(profile.baseUrl) } : {};
 }
 
 /** A token response as it is stored: absolute expiry, the granted scopes, the grant it came from. */
@@ -62,10 +81,10 @@ export function oauthDescription(error: ApiError): string {
 
 /**
  * Turns a refusal of the token endpoint into an AuthError that says what happened; anything else
- * (network, 5xx) is passed through unchanged.
+ * (network, 5xx, a redirect) is passed through unchanged.
  */
 export function tokenRefusal(error: unknown, profile: ResolvedProfile, what: string): unknown {
-  if (!(error instanceof ApiError) || error.status >= 500 || error.status === 429) return error;
+  if (!(error instanceof ApiError) || error instanceof RedirectError || error.status >= 500 || error.status === 429) return error;
   const words = oauthDescription(error);
   if (error.code === 'invalid_client') {
     return new AuthError(

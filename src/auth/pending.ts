@@ -17,6 +17,8 @@ export const PendingLogin = z.object({
   scopes: z.array(z.string()),
   createdAt: z.number(),
   expiresAt: z.number(),
+  /** The origin of the base URL the login was started at: the code is exchanged there only (absent: an older opcli's). */
+  origin: z.string().optional(),
 });
 export type PendingLogin = z.infer<typeof PendingLogin>;
 

@@ -1,5 +1,6 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import type { ResolvedProfile } from '../config/profile.js';
+import { legacyOrigin, loginRefusal, originOf, tokenUrlOf } from '../config/origin.js';
+import { originContext, type ResolvedProfile } from '../config/profile.js';
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError } from '../errors.js';
 import type { TokenSource } from '../http/client.js';
@@ -34,11 +35,21 @@ export function needsRefresh(token: StoredToken, now: number): boolean {
  * released.
  */
 export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTokenSource {
+  const baseOrigin = originOf(profile.baseUrl);
   if (profile.envToken) {
     const token = profile.envToken;
     deps.redactor.add(token);
     return {
-      get: async () => token,
+      // OPCLI_TOKEN was given for this run's base URL: it goes there, and nowhere else.
+      get: async (target) => {
+        if (target && baseOrigin && target.origin !== baseOrigin) {
+          throw new AuthError(
+            `OPCLI_TOKEN is sent only to the base URL's origin ${baseOrigin}, and this request goes to ${target.origin}; nothing was sent.`,
+            'Point the request at the base URL, or set OPCLI_BASE_URL to the server the token is for.',
+          );
+        }
+        return token;
+      },
       // An OPCLI_TOKEN that is refused cannot be refreshed; the user is told where the token came from.
       refreshAfterUnauthorized: async () => {
         throw new AuthError(
@@ -55,6 +66,16 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
     };
   }
   const name = profile.name;
+  // The stored login goes only to the origin that issued it (src/config/origin.ts).
+  // Checked on every request of a batch: the common case (the same origin) is one string comparison.
+  const legacy = legacyOrigin(profile.storedBaseUrl);
+  const assertBound = (token: StoredToken, target: URL | undefined) => {
+    const bound = token.origin ?? legacy;
+    const to = target ? target.origin : baseOrigin;
+    if (bound !== undefined && bound === to) return;
+    const refused = loginRefusal(bound, to, originContext(profile));
+    if (refused) throw refused;
+  };
   let inflight: Promise<StoredToken> | undefined;
   const singleFlight = (replacing: string | undefined): Promise<StoredToken> => {
     inflight ??= refreshLocked(deps, profile, replacing).finally(() => {
@@ -74,9 +95,13 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
   // token nears expiry, and after a 401 (another process may have rotated it).
   let cached: StoredToken | undefined;
   return {
-    async get() {
-      if (cached && !needsRefresh(cached, deps.now())) return cached.accessToken;
+    async get(target) {
+      if (cached && !needsRefresh(cached, deps.now())) {
+        assertBound(cached, target);
+        return cached.accessToken;
+      }
       const token = await current();
+      assertBound(token, target);
       cached = token;
       if (!needsRefresh(token, deps.now())) return token.accessToken;
       deps.debug(`auth: the access token of profile "${name}" expires within 5 minutes; refreshing`);
@@ -98,6 +123,23 @@ export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTok
   };
 }
 
+/** The origin a stored login belongs to: the one stored with it, else (an older opcli's) the profile's base-url setting. */
+function boundOrigin(token: StoredToken, profile: ResolvedProfile): string | undefined {
+  return token.origin ?? legacyOrigin(profile.storedBaseUrl);
+}
+
+/**
+ * Where a refresh or a client-credentials re-run of `token` may go: its own token endpoint, and
+ * only when the base URL in force is on the origin that issued it. Otherwise an AuthError naming
+ * both, before anything is sent.
+ */
+function refreshTarget(token: StoredToken, profile: ResolvedProfile): { origin?: string; tokenUrl?: string } {
+  const origin = boundOrigin(token, profile);
+  const refused = loginRefusal(origin, originOf(profile.baseUrl), originContext(profile));
+  if (refused) throw refused;
+  return { origin, tokenUrl: token.tokenUrl ?? (profile.baseUrl ? tokenUrlOf(profile.baseUrl) : undefined) };
+}
+
 /**
  * One refresh under the credentials lock. `replacing` is the access token the caller found stale or
  * refused; when the store holds another one by now, another process refreshed and it is adopted.
@@ -110,11 +152,13 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
     if (!token) throw new AuthError(`Not logged in (profile "${name}"): the login was removed, perhaps by \`opcli auth logout\` in another terminal.`);
     deps.redactor.add(token.accessToken);
     deps.redactor.add(token.refreshToken);
+    // Checked first: a login another process stored meanwhile (at another server) is not adopted either.
+    const bound = refreshTarget(token, profile);
     if (replacing !== undefined && token.accessToken !== replacing && (token.expiresAt === undefined || token.expiresAt > deps.now())) {
       deps.debug('auth: another opcli process refreshed already; using its tokens');
       return token;
     }
-    if (token.grant === 'client_credentials') return rerunClientCredentials(deps, profile, store, token);
+    if (token.grant === 'client_credentials') return rerunClientCredentials(deps, profile, store, token, bound);
     if (!token.refreshToken) {
       throw new AuthError(
         token.grant === 'token'
@@ -124,7 +168,7 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
       );
     }
     const sent = token.refreshToken;
-    const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile);
+    const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile, bound.tokenUrl);
     let response: Awaited<ReturnType<typeof oauth.token>>;
     try {
       // No abort signal: once sent, a refresh is let finish, so a Ctrl-C cannot lose the rotated pair.
@@ -142,7 +186,14 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
         // The server may have rotated the token and the answer was lost or unreadable. Sending the
         // old token again would be refresh-token reuse, which revokes the whole login; so it is not.
         const again = store.read(name).token;
-        if (again && again.refreshToken !== sent && again.expiresAt !== undefined && again.expiresAt > deps.now()) return again;
+        if (
+          again &&
+          again.refreshToken !== sent &&
+          boundOrigin(again, profile) === bound.origin &&
+          again.expiresAt !== undefined &&
+          again.expiresAt > deps.now()
+        )
+          return again;
         store.writeLocked(name, (cur) => (cur.token?.refreshToken === sent ? { ...cur, token: { ...cur.token, refreshToken: undefined } } : cur));
         throw new AuthError(
           `The answer to the token refresh of profile "${name}" was lost (${error instanceof Error ? error.message : String(error)}). The old refresh token may already be rotated out, so it is not sent again.`,
@@ -152,7 +203,8 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
       }
       throw tokenRefusal(error, profile, 'The token refresh');
     }
-    const next = toStoredToken(response, token.grant, started, token.storeId);
+    // The rotated pair keeps the origin and endpoint that issued it (an older opcli's login is bound now).
+    const next = { ...toStoredToken(response, token.grant, started, token.storeId), ...bound };
     deps.redactor.add(next.accessToken);
     deps.redactor.add(next.refreshToken);
     // Rotation: the new refresh token replaces the old one before the new access token is used.
@@ -163,14 +215,20 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
 }
 
 /** Client credentials carry no refresh token: the same grant is run again for the same store. */
-async function rerunClientCredentials(deps: Deps, profile: ResolvedProfile, store: CredentialStore, token: StoredToken): Promise<StoredToken> {
+async function rerunClientCredentials(
+  deps: Deps,
+  profile: ResolvedProfile,
+  store: CredentialStore,
+  token: StoredToken,
+  bound: { origin?: string; tokenUrl?: string },
+): Promise<StoredToken> {
   const storeId = token.storeId ?? profile.storeId;
   if (!storeId)
     throw new AuthError(
       'The client-credentials token has expired and the store it was for is unknown.',
       'Run `opcli auth login --client-credentials --store-id <id>`.',
     );
-  const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile);
+  const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile, bound.tokenUrl);
   let response: Awaited<ReturnType<typeof oauth.token>>;
   try {
     response = await oauth.token(
@@ -187,7 +245,7 @@ async function rerunClientCredentials(deps: Deps, profile: ResolvedProfile, stor
   } catch (error) {
     throw tokenRefusal(error, profile, `The client-credentials grant for store ${storeId}`);
   }
-  const next = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: token.requestedScopes };
+  const next = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: token.requestedScopes, ...bound };
   deps.redactor.add(next.accessToken);
   store.writeLocked(profile.name, (cur) => ({ ...cur, token: next }));
   deps.debug('auth: a new client-credentials token is stored');

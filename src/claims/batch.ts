@@ -73,8 +73,6 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
 /** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
 export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView): Promise<void> {
   const format = detectFormat(opts.from, opts.format);
-  // A batch may be a million rows: memory must stay flat (and under 100 MiB) for any size.
-  await (await import('../lean-memory.js')).leanMemory();
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
     throw new UsageError(`--concurrency must be a whole number from 1 to 64, got ${opts.concurrency}.`);
   }
@@ -296,7 +294,7 @@ function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: Ba
   if (readError) {
     // Nothing sent: the file is what is wrong (exit 2). Something sent: the batch is partial (exit 3).
     if (c.sent === 0) throw readError;
-    const message = readError instanceof Error ? readError.message : String(readError);
+    const message = (readError instanceof Error ? readError.message : String(readError)).replace(/\.$/, '');
     throw new PartialFailureError(
       `${message}. The ${count(c.done)} rows before it were handled (${count(c.filed)} filed now); nothing from that line on was read.`,
       'Fix the file from that line on and run the same command again: rows already filed are skipped.',

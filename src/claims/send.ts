@@ -3,7 +3,7 @@
  * uncertain or not sent) and for the batch (go on, or stop).
  */
 import type { Deps } from '../deps.js';
-import { ApiError, AuthError, NetworkError, UsageError } from '../errors.js';
+import { ApiError, AuthError, NetworkError, RedirectError, UsageError } from '../errors.js';
 import type { Permit, RequestLimiter } from '../http/adaptive.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
@@ -13,6 +13,9 @@ import { compiled } from './compiled.js';
 
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */
 export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
+  // A redirect meets every row alike (a gateway, a wrong base URL): the batch stops. After a 307 or
+  // 308 the claim was not processed; after another 3xx it may have been.
+  if (error instanceof RedirectError) return { status: error.uncertain ? 'uncertain' : 'not_sent', stop: true };
   if (error instanceof ApiError) {
     // This row's storeId is not the token's store: this row is refused, the others may be fine.
     if (isStoreMismatch(error)) return { status: 'rejected', stop: false };

@@ -92,7 +92,8 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   } finally {
     peek.close();
   }
-  if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.interrupted);
+  // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
+  if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
   const record = await ClaimRecord.open({ place, store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
   const issuance = newIssuance();
   try {

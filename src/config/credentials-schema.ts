@@ -23,6 +23,10 @@ export const StoredToken = lazy(() =>
     /** Client credentials: the scope filter the login asked for (absent: all granted scopes). */
     requestedScopes: z.array(z.string()).optional(),
     obtainedAt: z.number(),
+    /** The origin of the base URL it was issued for (absent: stored by an older opcli; see src/config/origin.ts). */
+    origin: z.string().optional(),
+    /** The token endpoint that issued it: a refresh or a client-credentials re-run goes there. */
+    tokenUrl: z.string().optional(),
   }),
 );
 export type StoredToken = z.infer<typeof StoredToken>;
@@ -31,7 +35,11 @@ export type StoredToken = z.infer<typeof StoredToken>;
 export const ProfileSecrets = lazy(() =>
   z.object({
     clientSecret: z.string().optional(),
+    /** The origin of the base URL the client secret was stored for (absent: bound at the next login). */
+    clientSecretOrigin: z.string().optional(),
     providerToken: z.string().optional(),
+    /** The origin of the provider API URL the provider token was stored for. */
+    providerTokenOrigin: z.string().optional(),
     token: StoredToken.optional(),
   }),
 );

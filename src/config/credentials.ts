@@ -1,5 +1,6 @@
 import type { CredentialsFile, ProfileSecrets } from './credentials-schema.js';
 import { withFileLock } from './lock.js';
+import { tightenSecretFile } from './private-file.js';
 import { quickCredentials } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 
@@ -25,12 +26,17 @@ export class CredentialStore {
     this.path = file.path;
   }
 
-  /** Opens the credential store in `dir`; the folder is checked (or created 0700). */
-  static async open(dir: string): Promise<CredentialStore> {
+  /**
+   * Opens the credential store in `dir`; the folder is checked (or created 0700). A file others can
+   * read is made 0600, and `warn` gets the line that says so.
+   */
+  static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
     const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
       quick: quickCredentials<CredentialsFile>,
       empty: () => ({ profiles: {} }),
     });
+    const tightened = tightenSecretFile(file.path, 'credentials file');
+    if (tightened) warn?.(tightened);
     return new CredentialStore(dir, file);
   }
 

@@ -200,3 +200,30 @@ export function assertPrivateFile(path: string, what: string): boolean {
   closeSync(fd);
   return true;
 }
+
+/**
+ * For a file that holds secrets (credentials.json): one that group or others can read (0644) is
+ * made private (0600) on the open descriptor. Returns the warning to print when it was, undefined
+ * when nothing changed; a mode that cannot be changed (a read-only file system) is refused.
+ */
+export function tightenSecretFile(path: string, what: string): string | undefined {
+  if (myUid() === undefined) return undefined;
+  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  if (fd === undefined) return undefined;
+  try {
+    const st = fstatSync(fd);
+    if ((st.mode & 0o077) === 0) return undefined;
+    try {
+      fchmodSync(fd, st.mode & 0o700);
+    } catch (error) {
+      throw new UnsafePathError(
+        path,
+        `The ${what} ${path} can be read by other users (mode ${modeText(st)}), and opcli cannot make it private (${(error as Error).message}).`,
+        `Make it private yourself (\`chmod 600 ${path}\`), or point OPCLI_CONFIG_DIR at a private folder.`,
+      );
+    }
+    return `Warning: the ${what} ${path} could be read by other users (mode ${modeText(st)}); opcli made it private (0600). If someone else may have read it, end the login (\`opcli auth logout\`), log in again and replace the client secret.`;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { ProfileSecrets } from './credentials.js';
+import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from './origin.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
 import type { ProfileSettings } from './settings.js';
 
@@ -14,16 +15,21 @@ export const DEFAULT_SCOPES: readonly string[] = ['read_orders', 'read_claims', 
 export interface ResolvedProfile {
   name: string;
   baseUrl?: string;
+  /** The profile's own base-url setting (OPCLI_BASE_URL not applied): a login of an older opcli belongs to it. */
+  storedBaseUrl?: string;
   authorizeUrl?: string;
   clientId?: string;
   clientSecret?: string;
+  /** The origin the stored client secret belongs to; undefined for OPCLI_CLIENT_SECRET or a secret not bound yet. */
+  clientSecretOrigin?: string;
   scopes: string[];
   storeId?: string;
   /** The record folder (OPCLI_RECORD_DIR, else the `record-dir` setting); none: the config folder. */
   recordDir?: string;
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
   envToken?: string;
-  provider: NonNullable<ProfileSettings['provider']> & { token?: string };
+  /** The provider settings, its token and the origin the token belongs to (src/config/origin.ts). */
+  provider: NonNullable<ProfileSettings['provider']> & { token?: string; tokenOrigin?: string };
   /** Notices about the environment (a value trimmed), printed once on stderr. */
   warnings: string[];
   /** Where each overridable value came from, for `auth status` and `config list`. */
@@ -177,18 +183,26 @@ export function resolveProfile(
   const envToken = envValue(env, 'OPCLI_TOKEN', warnings);
   const envRecord = envRecordDir(env, warnings);
   const baseUrl = envBase || s.baseUrl;
+  const clientSecret = envClientSecret || secrets.clientSecret;
   return {
     name,
     baseUrl,
+    storedBaseUrl: s.baseUrl,
     // CHOICE (docs/spec-choices.md#authorization-url): the consent page defaults to {base_url}/v1/oauth/authorize.
     authorizeUrl: s.authorizeUrl ?? (baseUrl ? `${baseUrl.replace(/\/+$/, '')}/v1/oauth/authorize` : undefined),
     clientId: envClientId || s.clientId,
-    clientSecret: envClientSecret || secrets.clientSecret,
+    clientSecret,
+    // OPCLI_CLIENT_SECRET is exempt: it was given for this run, with the base URL of this run.
+    clientSecretOrigin: envClientSecret || !clientSecret ? undefined : (secrets.clientSecretOrigin ?? legacyOrigin(s.baseUrl)),
     scopes: s.scopes ?? [],
     storeId: s.storeId,
     recordDir: envRecord || s.recordDir,
     envToken,
-    provider: { ...s.provider, token: secrets.providerToken },
+    provider: {
+      ...s.provider,
+      token: secrets.providerToken,
+      tokenOrigin: secrets.providerToken ? (secrets.providerTokenOrigin ?? originOf(s.provider?.apiUrl)) : undefined,
+    },
     sources: {
       recordDir: envRecord ? 'env' : s.recordDir ? 'profile' : undefined,
       baseUrl: envBase ? 'env' : s.baseUrl ? 'profile' : undefined,
@@ -200,7 +214,15 @@ export function resolveProfile(
   };
 }
 
-/** The client id and secret, or a usage error naming how to set them. */
+/** What a refusal to send a credential of `profile` names (src/config/origin.ts). */
+export function originContext(profile: ResolvedProfile): OriginContext {
+  return { profile: profile.name, baseUrlSource: profile.sources.baseUrl, baseOrigin: originOf(profile.baseUrl) };
+}
+
+/**
+ * The client id and secret, or a usage error naming how to set them. A stored secret bound to
+ * another origin than the base URL in force is refused (AuthError): it would go to that server.
+ */
 export function requireClient(profile: ResolvedProfile): { clientId: string; clientSecret: string } {
   if (!profile.clientId || !profile.clientSecret) {
     const missing = [!profile.clientId && 'client-id', !profile.clientSecret && 'client-secret'].filter(Boolean).join(' and ');
@@ -209,5 +231,7 @@ export function requireClient(profile: ResolvedProfile): { clientId: string; cli
       `Run \`opcli config set client-id svc_app_…\` and \`opcli config set client-secret --stdin\`, or set OPCLI_CLIENT_ID / OPCLI_CLIENT_SECRET.`,
     );
   }
+  const refused = clientSecretRefusal(profile.clientSecretOrigin, originOf(profile.baseUrl), originContext(profile));
+  if (refused) throw refused;
   return { clientId: profile.clientId, clientSecret: profile.clientSecret };
 }

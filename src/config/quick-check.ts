@@ -78,11 +78,20 @@ const storedToken = shape(
     storeId: isString,
     requestedScopes: isStringArray,
     obtainedAt: isNumber,
+    origin: isString,
+    tokenUrl: isString,
   },
   ['accessToken', 'scopes', 'grant', 'obtainedAt'],
 );
 
-const credentialsFile = shape({ profiles: profiles(shape({ clientSecret: isString, providerToken: isString, token: storedToken })) }, ['profiles']);
+const credentialsFile = shape(
+  {
+    profiles: profiles(
+      shape({ clientSecret: isString, clientSecretOrigin: isString, providerToken: isString, providerTokenOrigin: isString, token: storedToken }),
+    ),
+  },
+  ['profiles'],
+);
 
 /** The settings file's content when it certainly passes SettingsFile unchanged, else undefined. */
 export function quickSettings<T>(raw: unknown): T | undefined {

@@ -1,6 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CredentialStore } from './credentials.js';
+import { originOf, tokenUrlOf } from './origin.js';
 import type { SettingsStore } from './settings.js';
 
 /**
@@ -14,6 +15,9 @@ export async function writeSandboxProfile(
   credentials: CredentialStore,
   profile: string,
 ): Promise<void> {
+  // A login an older opcli stored without its origin belongs to the base URL being replaced (src/config/origin.ts).
+  const oldBase = settings.getProfile(profile)?.baseUrl;
+  const oldOrigin = originOf(oldBase);
   settings.setProfile(profile, {
     baseUrl: sandbox.url,
     authorizeUrl: sandbox.authorizeUrl,
@@ -31,8 +35,13 @@ export async function writeSandboxProfile(
   });
   await credentials.update(profile, (cur) => ({
     ...cur,
+    ...(cur.token && !cur.token.origin && oldBase && oldOrigin !== originOf(sandbox.url)
+      ? { token: { ...cur.token, origin: oldOrigin, tokenUrl: tokenUrlOf(oldBase) } }
+      : {}),
     clientSecret: sandbox.client.clientSecret,
+    clientSecretOrigin: originOf(sandbox.url),
     providerToken: sandbox.store.providerToken,
+    providerTokenOrigin: originOf(sandbox.providerUrl),
   }));
 }
 

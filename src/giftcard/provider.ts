@@ -5,9 +5,10 @@
  * Bearer token, and only to the service's own origin. Requests that move money are never
  * retried automatically: the PUT top-up adds to a balance, so it is not idempotent either.
  */
+import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { type Deps, realTimers, startDeadline, type Timers } from '../deps.js';
-import { ApiError, OpcliError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
+import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import {
   GiftCard,
@@ -84,7 +85,7 @@ export class ProviderRefusedError extends OpcliError {
 
 /** Converts a provider ApiError into ProviderRefusedError with advice; other errors pass through. */
 function explain(what: string, error: unknown): unknown {
-  if (error instanceof ApiError && !isOutcomeUncertain(error)) {
+  if (error instanceof ApiError && !(error instanceof RedirectError) && !isOutcomeUncertain(error)) {
     return new ProviderRefusedError(what, error.status, readProviderAnswer(error.status, error.body), error);
   }
   return error;
@@ -172,7 +173,11 @@ export class ProviderClient {
   }
 
   private headers(): Record<string, string> {
-    return this.settings.token ? { [this.tokenHeader]: this.settings.token } : {};
+    if (!this.settings.token) return {};
+    // The token goes only to the provider URL it was stored for (src/config/origin.ts).
+    const refused = providerTokenRefusal(this.settings.tokenOrigin, this.settings.apiUrl);
+    if (refused) throw refused;
+    return { [this.tokenHeader]: this.settings.token };
   }
 
   private apiUrl(path: string): string {
@@ -233,6 +238,7 @@ export class ProviderClient {
           url: this.lookupUrl(query.customer_id),
           headers: this.headers(),
           auth: false,
+          smallAnswer: true,
           signal: deadline?.signal ?? this.signal,
           timeoutMs: this.timeoutMs,
           ...(options.retry ? { retry: options.retry } : {}),
@@ -246,7 +252,8 @@ export class ProviderClient {
       }
       if (error instanceof ApiError && error.status === 404 && readProviderAnswer(404, error.body).condition === 'no-card') return null;
       // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
-      if (error instanceof ApiError)
+      // A redirect keeps its own error, named as every command names it.
+      if (error instanceof ApiError && !(error instanceof RedirectError))
         throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
       throw error;
     } finally {
@@ -268,7 +275,7 @@ export class ProviderClient {
   private async moveMoney(method: 'POST' | 'PUT', url: string, body: GiftCardIssueRequest | GiftCardTopUpRequest, what: string): Promise<GiftCard> {
     try {
       const res = await this.http.request(
-        { method, url, headers: this.headers(), json: body, auth: false, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        { method, url, headers: this.headers(), json: body, auth: false, retry: 'never', smallAnswer: true, signal: this.signal, timeoutMs: this.timeoutMs },
         GiftCard,
       );
       return res.body;
@@ -296,6 +303,7 @@ export class ProviderClient {
         json: body,
         auth: false,
         retry: 'never',
+        smallAnswer: true,
         signal: this.signal,
         timeoutMs: this.timeoutMs,
       });
@@ -313,7 +321,7 @@ export class ProviderClient {
     if (problem) throw new UsageError(problem, NATIVE_URL_HINT);
     try {
       const res = await this.http.request(
-        { method: 'POST', url: this.nativeUrl(), json: body, retry: 'never', signal: this.signal, timeoutMs: this.timeoutMs },
+        { method: 'POST', url: this.nativeUrl(), json: body, retry: 'never', smallAnswer: true, signal: this.signal, timeoutMs: this.timeoutMs },
         GiftCard,
       );
       return res.body;

@@ -4,9 +4,8 @@
  * that tells a wrong token from a wrong store domain without issuing anything. No prompt, no print.
  */
 import type { Deps } from '../deps.js';
-import { patchAtPath } from '../config/settings.js';
 import { findSettingKey, type SettingKey } from '../config/settings-schema.js';
-import { UsageError } from '../errors.js';
+import { AuthError, UsageError } from '../errors.js';
 import { TriggerId } from '../schemas.js';
 import { describePath, planChain } from './chain.js';
 import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVIDER_ADVICE, nativeUrlProblem } from './provider.js';
@@ -67,12 +66,20 @@ export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: 
   return { changes, notes: normal.notes };
 }
 
-/** Writes checked settings to a profile: a secret (the token) to the credentials file, the rest to the settings. */
-export async function saveSettings(profile: string, changes: SettingChange[], stores: Pick<Deps, 'settings' | 'credentials'>): Promise<void> {
-  for (const { key, value } of changes) {
-    if (key.secret) await (await stores.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
-    else (await stores.settings()).updateProfile(profile, patchAtPath(key.path, value));
+/**
+ * Writes checked settings to a profile: a secret (the token) to the credentials file, bound to the
+ * provider-api-url (so the URLs are written first), the rest to the settings. Returns warnings
+ * about a token left bound to another provider URL.
+ */
+export async function saveSettings(profile: string, changes: SettingChange[], stores: Pick<Deps, 'settings' | 'credentials'>): Promise<string[]> {
+  const { writeSetting } = await import('../config/write-setting.js');
+  const both = { settings: await stores.settings(), credentials: await stores.credentials() };
+  const secrets = changes.filter((c) => c.key.secret).map((c) => c.key.path[0] as string);
+  const warnings: string[] = [];
+  for (const { key, value } of [...changes].sort((a, b) => Number(!!a.key.secret) - Number(!!b.key.secret))) {
+    warnings.push(...(await writeSetting(profile, key, value, both, secrets)));
   }
+  return warnings;
 }
 
 function safeUrl(text: string): URL | undefined {
@@ -127,6 +134,8 @@ async function creditApiRows(client: ProviderClient, settings: ProviderSettings)
     await client.lookup(PROBE_CUSTOMER);
     return [tokenOk, storeOk];
   } catch (error) {
+    // A token stored for another provider URL is refused before anything is sent: the command stops.
+    if (error instanceof AuthError) throw error;
     // The provider looked the made-up customer up, so it accepted the token and found the store.
     if (error instanceof ProviderRefusedError && probeAnswered(error)) {
       return [

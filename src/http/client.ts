@@ -1,17 +1,27 @@
 import type { z } from 'zod';
-import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, TimeoutError, UsageError } from '../errors.js';
+import { ApiError, AuthError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError, UsageError } from '../errors.js';
 import { type Redactor, redactJson } from '../redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { backoffDelay, formatWait, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import type { RequestLimiter } from './adaptive.js';
 import { readBody } from './body.js';
-import { BODY_TIMEOUT, CONNECT_TIMEOUT, ENGINE_UNAVAILABLE, HEADERS_TIMEOUT, INVALID_REQUEST, Transport, type TransportEngine } from './transport.js';
+import {
+  BODY_TIMEOUT,
+  BODY_TOO_LARGE,
+  CONNECT_TIMEOUT,
+  DEADLINE_PASSED,
+  ENGINE_UNAVAILABLE,
+  HEADERS_TIMEOUT,
+  INVALID_REQUEST,
+  Transport,
+  type WireTimers,
+} from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
-  /** A valid access token (refreshing first when it is about to expire). */
-  get(): Promise<string>;
+  /** A valid access token for a request to `target` (refreshing first when it is about to expire); refused when the token does not belong there. */
+  get(target?: URL): Promise<string>;
   /** Called once after a 401 `invalid_token` answered to `sent`; a fresh token, or undefined to give up. */
   refreshAfterUnauthorized?(sent: string): Promise<string | undefined>;
 }
@@ -43,6 +53,11 @@ export interface HttpRequest {
    * holds one string rather than thousands of objects that V8 would move to the old generation.
    */
   rawBody?: boolean;
+  /**
+   * The answer is small by nature (a token, a session check, a gift card): it may be at most
+   * `maxSmallBodyBytes` long, not the `maxBodyBytes` a page of orders may take.
+   */
+  smallAnswer?: boolean;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -66,15 +81,27 @@ export interface HttpClientOptions {
   random?: () => number;
   timeoutMs?: number;
   connectTimeoutMs?: number;
-  /** What carries the requests: node:http for one-offs (default), the bundled undici Agent for long runs, or Node's fetch. */
-  engine?: TransportEngine;
   /** Retries after the first attempt (default 4). */
   maxRetries?: number;
   /** Longest Retry-After honoured, in milliseconds (default 60 s). */
   maxRetryAfterMs?: number;
   /** Keep-alive connections per origin (default 64, the highest --concurrency: a batch never waits for the pool). */
   connections?: number;
+  /** The longest body read from an answer (default 64 MiB, OPCLI_HTTP_MAX_BODY). */
+  maxBodyBytes?: number;
+  /** The longest body of a `smallAnswer` request (default 1 MiB, OPCLI_HTTP_MAX_SMALL_BODY). */
+  maxSmallBodyBytes?: number;
+  /** The most one exchange may take, start to last byte, whatever comes in between (default 120 s, OPCLI_HTTP_DEADLINE). */
+  deadlineMs?: number;
+  /** The timers the deadline runs on (the run's clock; default the wall clock's). */
+  timers?: WireTimers;
 }
+
+/** Defaults of the limits on an answer ([HTTP behaviour](docs/http.md#limits)). */
+// CHOICE (docs/spec-choices.md#answer-sizes-and-deadlines): the spec gives no size or time for an answer.
+export const HTTP_LIMITS = { maxBodyBytes: 64 * 1024 * 1024, maxSmallBodyBytes: 1024 * 1024, deadlineMs: 120_000 } as const;
+
+const WALL_TIMERS: WireTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\])$/i;
 
@@ -86,9 +113,23 @@ export function isSafeForCredentials(url: URL): boolean {
 /** Connection errors that prove the request never reached the server. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH', ENGINE_UNAVAILABLE]);
 const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
+/** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow. */
+const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED]);
+
+/** Whether a failure would only recur if the request were sent again (too large, too slow, not sendable). */
+export function wouldRecur(error: unknown): boolean {
+  return error instanceof NetworkError && NEVER_REPEATED.has(error.errorCode ?? '');
+}
+
+/** A byte count as the limits' errors name it: `64 MiB`, `1 MiB`, `1500 bytes`. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
 
 /**
- * The HTTP core: one keep-alive connection pool (node:http for one-offs, the bundled undici Agent for long runs; see transport.ts), JSON bodies, bearer tokens, the retry policy of the
+ * The HTTP core: one keep-alive connection pool (undici's Agent; see transport.ts), JSON bodies, bearer tokens, the retry policy of the
  * method, a shared pause after a 429 (so a batch slows down as a whole), and redacted traces.
  */
 export class HttpClient {
@@ -110,7 +151,6 @@ export class HttpClient {
       connections: this.options.connections ?? 64,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       timeoutMs: this.options.timeoutMs ?? 30_000,
-      engine: this.options.engine,
     });
     return this.transport;
   }
@@ -145,7 +185,7 @@ export class HttpClient {
     const useAuth = req.auth !== false;
     const maxRetries = req.retry === 'never' ? 0 : (this.options.maxRetries ?? 4);
     const random = this.options.random ?? Math.random;
-    let token = useAuth ? await this.requireTokens().get() : undefined;
+    let token = useAuth ? await this.requireTokens().get(url) : undefined;
     let refreshed = false;
     let attempt = 0;
     for (;;) {
@@ -160,7 +200,8 @@ export class HttpClient {
         if (failure instanceof NetworkError && attempt < maxRetries) {
           // An idempotent request may be repeated after any connection failure; a POST only when it
           // provably never reached the server.
-          const canRepeat = failure.errorCode !== INVALID_REQUEST && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
+          // An answer too large or too slow would be as large and as slow again: not repeated.
+          const canRepeat = !NEVER_REPEATED.has(failure.errorCode ?? '') && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
             this.options.notice?.(`${failure.message}; retrying in ${formatWait(delay)}`);
@@ -196,6 +237,7 @@ export class HttpClient {
         attempt++;
         continue;
       }
+      if (res.status >= 300 && res.status < 400) throw buildRedirectError(req.method, url, res.status, res.body, res.headers);
       if (res.status >= 400) throw buildApiError(req.method, url, res.status, res.body, res.headers);
       if (schema) {
         const parsed = schema.safeParse(res.body);
@@ -237,7 +279,16 @@ export class HttpClient {
     }
     const started = this.options.now();
     this.traceRequest(req.method, url, headers, req.json);
-    const res = await this.wire().send({ url, method: req.method, headers, body, signal: req.signal, timeoutMs: req.timeoutMs || undefined });
+    const res = await this.wire().send({
+      url,
+      method: req.method,
+      headers,
+      body,
+      signal: req.signal,
+      timeoutMs: req.timeoutMs || undefined,
+      maxBytes: this.bodyLimit(req),
+      deadline: { ms: this.options.deadlineMs ?? HTTP_LIMITS.deadlineMs, timers: this.options.timers ?? WALL_TIMERS },
+    });
     const text = res.text;
     const resHeaders = res.headers;
     const raw = req.rawBody === true && res.status >= 200 && res.status < 300;
@@ -247,6 +298,10 @@ export class HttpClient {
     return { status: res.status, headers: resHeaders, body: raw ? text : parsed };
   }
 
+  private bodyLimit(req: HttpRequest): number {
+    return req.smallAnswer ? (this.options.maxSmallBodyBytes ?? HTTP_LIMITS.maxSmallBodyBytes) : (this.options.maxBodyBytes ?? HTTP_LIMITS.maxBodyBytes);
+  }
+
   private classify(error: unknown, req: HttpRequest, url: URL): Error {
     if (error instanceof OpcliError) return error;
     const err = error as { name?: string; code?: string; message?: string };
@@ -254,6 +309,23 @@ export class HttpClient {
     const code = err?.code ?? '';
     const where = `${req.method} ${url.origin}${url.pathname}`;
     if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, error);
+    const fate = isIdempotent(req.method) ? '' : '; the request may have been processed';
+    if (code === DEADLINE_PASSED) {
+      const ms = this.options.deadlineMs ?? HTTP_LIMITS.deadlineMs;
+      return new TimeoutError(`${where} did not finish within ${ms / 1000} s, the deadline OPCLI_HTTP_DEADLINE sets${fate}`, error, {
+        errorCode: DEADLINE_PASSED,
+        hint: 'The server kept the answer coming too slowly. Try again later, or raise OPCLI_HTTP_DEADLINE (milliseconds) if it is expected to take this long.',
+      });
+    }
+    if (code === BODY_TOO_LARGE) {
+      const setting = req.smallAnswer ? 'OPCLI_HTTP_MAX_SMALL_BODY' : 'OPCLI_HTTP_MAX_BODY';
+      return new NetworkError(`${where} answered with more than ${formatBytes(this.bodyLimit(req))}, the limit ${setting} sets; reading stopped there${fate}`, {
+        sent: true,
+        errorCode: BODY_TOO_LARGE,
+        cause: error,
+        hint: `Check the base URL: the service's answers are far smaller. Raise ${setting} (bytes) only if this answer is expected to be this large.`,
+      });
+    }
     // The request could not be built (a header value with a control character): it never left.
     if (code === INVALID_REQUEST) {
       return new NetworkError(`${where} was not sent: ${safeLine(err?.message ?? 'invalid request')}`, {
@@ -334,6 +406,30 @@ function redactHeader(name: string, value: string): string {
   if (name === 'authorization') return value.replace(/^(\w+)\s+.*$/, '$1 ***');
   if (/token|secret|cookie|api-key/i.test(name)) return '***';
   return value;
+}
+
+/**
+ * The error for a 3xx answer, whatever the command: the status and where it pointed (made safe for
+ * a terminal), never followed and never read as a body. For a POST, a 307 or 308 means the request
+ * was not processed (it asks for the same request elsewhere); another 3xx leaves its fate unknown.
+ */
+export function buildRedirectError(method: Method, url: URL, status: number, body: unknown, headers: Record<string, string>): RedirectError {
+  const raw = headers.location;
+  const location = raw === undefined ? undefined : safeLine(raw.length > 300 ? `${raw.slice(0, 300)}…` : raw);
+  const notProcessed = status === 307 || status === 308;
+  const uncertain = !isIdempotent(method) && !notProcessed;
+  const fate = isIdempotent(method) ? '' : notProcessed ? ' The request was not processed.' : ' The request may have been processed.';
+  return new RedirectError({
+    status,
+    method,
+    url: url.toString(),
+    body,
+    headers,
+    location,
+    uncertain,
+    message: `${method} ${url.pathname} answered ${status} (a redirect${location ? ` to ${location}` : ', no Location header'}), not a success; opcli does not follow redirects.${fate}`,
+    hint: 'Check the base URL (https, host, no extra path) with `opcli config get base-url`; a gateway or proxy in front of the service may be redirecting.',
+  });
 }
 
 /** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { readBody } from '../http/body.js';
+import { wouldRecur } from '../http/client.js';
 import { backoffDelay } from '../http/retry.js';
 import type { OrdersPage } from '../schemas.js';
 import { safeText } from '../text/safe.js';
@@ -32,7 +33,8 @@ export interface PageRequest {
 
 /** Whether a failure of a GET is worth another round. */
 export function isTransient(error: unknown): boolean {
-  if (error instanceof NetworkError) return true;
+  // An answer too large or too slow would be so again.
+  if (error instanceof NetworkError) return !wouldRecur(error);
   return error instanceof ApiError && (error.status === 429 || error.status >= 500);
 }
 

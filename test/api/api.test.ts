@@ -210,7 +210,7 @@ describe('opcli api: a redirect is not success', () => {
     try {
       const r = await runOpcli(['api', 'GET', '/v1/orders'], { env: { ...env, OPCLI_BASE_URL: server.url, OPCLI_TOKEN: 'svc_at_scripted' } });
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`Error: GET /v1/orders ${message}, not a success.`);
+      expect(r.stderr).toContain(`Error: GET /v1/orders ${message}, not a success;`);
       expect(r.stderr).toContain('does not follow redirects');
       expect(r.stdout).toBe('');
       expect(server.seen).toHaveLength(1);

@@ -8,6 +8,7 @@
  * quiet, so a one-second Retry-After costs no real second and every time asserted is the sandbox's.
  * The faults test (429, 503, 500, dropped and timed-out requests) runs here for the same reason.
  */
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -139,7 +140,11 @@ describe('claims file --from against a rate-limited server', () => {
       const path = join(dir, 'claims.csv');
       writeRows(path, 40);
       sandbox.configure({ latencyMs: 30 });
-      const res = await run(['claims', 'file', '--from', path, '--json', '--concurrency', '3'], { env: env({ OPCLI_BASE_URL: proxy.url }) });
+      // The stored login belongs to the sandbox's origin and is never sent to the proxy's: the run passes the token itself.
+      const token = JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles.default.token.accessToken as string;
+      const res = await run(['claims', 'file', '--from', path, '--json', '--concurrency', '3'], {
+        env: env({ OPCLI_BASE_URL: proxy.url, OPCLI_TOKEN: token }),
+      });
       expect(res.code).toBe(0);
       expectEachRowFiledOnce(40);
       expect(proxy.maxInFlight()).toBeLessThanOrEqual(3);

@@ -168,7 +168,7 @@ describe('one claim and the record of claims', () => {
     writeFileSync(path, JSON.stringify(await claim()));
     const no = scriptedPrompter({ 'File this claim': false });
     const declined = await runOpcli(['claims', 'file', '--data', path], { env: env(), tty: true, prompter: no });
-    expect(declined.code).toBe(130);
+    expect(declined.code).toBe(1);
     expect(declined.stderr).toContain('The claim to file:\n  customer.email');
     expect(declined.stderr).toMatch(/\n {2}item\.sku +ESP-200\n/);
     expect(no.asked).toEqual(['File this claim for alice@example.com in store store_1001?']);

@@ -141,7 +141,10 @@ describe('config set/get/unset/list', () => {
     const text = readFileSync(join(dir, 'settings.json'), 'utf8');
     expect(JSON.parse(text)).toEqual({ profiles: { 'eu.prod': { baseUrl: 'https://eu.example.com' } } });
     expect(text.endsWith('}\n')).toBe(true);
-    expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({ clientSecret: SECRET });
+    expect(JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')).profiles['eu.prod']).toEqual({
+      clientSecret: SECRET,
+      clientSecretOrigin: 'https://eu.example.com',
+    });
     expect((await runOpcli(['--profile', 'eu.prod', 'config', 'get', 'base-url'], { env: env() })).stdout).toBe('https://eu.example.com\n');
     expect(
       readdirSync(dir)
@@ -268,6 +271,16 @@ describe('profiles', () => {
     expect(removed.code).toBe(0);
     expect(readFileSync(join(dir, 'credentials.json'), 'utf8')).not.toContain(SECRET);
     expect((await runOpcli(['profiles', 'remove', 'old', '--yes'], { env: env() })).code).toBe(1);
+  });
+
+  it('answering no to `profiles remove` keeps the profile: a plain sentence, exit 1, not 130 (the code of Ctrl-C)', async () => {
+    await runOpcli(['--profile', 'old', 'config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET });
+    const before = readFileSync(join(dir, 'credentials.json'), 'utf8');
+    const prompter = scriptedPrompter({ 'Remove profile "old"': false });
+    const r = await runOpcli(['profiles', 'remove', 'old'], { env: env(), tty: true, prompter });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('Nothing was removed.\n');
+    expect(readFileSync(join(dir, 'credentials.json'), 'utf8')).toBe(before);
   });
 
   it('refuses a profile name that could escape the folder', async () => {

@@ -72,11 +72,23 @@ const token = fc.record(
     storeId: maybe(text),
     requestedScopes: maybe(strings),
     obtainedAt: maybe(fc.integer()),
+    origin: maybe(text),
+    tokenUrl: maybe(text),
     other: stray,
   },
   { requiredKeys: [] },
 );
-const secrets = fc.record({ clientSecret: maybe(text), providerToken: maybe(text), token: maybe(token), other: stray }, { requiredKeys: [] });
+const secrets = fc.record(
+  {
+    clientSecret: maybe(text),
+    clientSecretOrigin: maybe(text),
+    providerToken: maybe(text),
+    providerTokenOrigin: maybe(text),
+    token: maybe(token),
+    other: stray,
+  },
+  { requiredKeys: [] },
+);
 const credentialsFile = fc.record({ profiles: maybe(fc.dictionary(name, maybe(secrets), { maxKeys: 3 })), unknown: stray }, { requiredKeys: [] });
 
 /** Generated values go through JSON, as a file's content does (a -0 or 1e400 becomes what JSON makes of it). */

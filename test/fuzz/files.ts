@@ -320,7 +320,7 @@ export function envGenerators(): FileGenerator[] {
       control: fc.constantFrom('a\x1bb', 'x\x00y'),
       'invalid-utf8': fc.constant('caf\uFFFD'),
     };
-    if (/TIMEOUT|RETRIES/.test(name)) return { ...common, 'not-a-number': fc.constantFrom('abc', '-1', '1e3', 'soon') };
+    if (/TIMEOUT|RETRIES|DEADLINE|MAX_BODY|MAX_SMALL_BODY/.test(name)) return { ...common, 'not-a-number': fc.constantFrom('abc', '-1', '1e3', 'soon') };
     if (/URL/.test(name)) return { ...common, 'not-a-url': fc.constantFrom('not a url', 'javascript:alert(1)', 'ftp://x') };
     if (/PROFILE/.test(name)) return { ...common, 'bad-name': fc.constantFrom('../../etc/x', 'a/b', 'x'.repeat(65)) };
     return common;

@@ -247,14 +247,15 @@ describe('giftcard issue: polls end by their deadline', () => {
       () => lookups(sandbox).length === 2,
       () => {
         // The lookup's deadline is a timer on the shared clock: just short of it nothing fires; at
-        // it, that one timer fires (the sandbox's minute-long hold stays pending).
+        // it, that one timer fires and the request it ends clears its own overall deadline (a
+        // second timer; the sandbox's minute-long hold stays pending).
         pending = crossDeadline(clock);
       },
     );
     const r = await fx.run(aliceClaim('C-56', ['--trigger-wait', '1s', '--late-check', '1s']));
     stop();
     expect(r.code, r.stderr).toBe(0);
-    expect(pending).toEqual([pending[0], pending[0], (pending[0] ?? 0) - 1]);
+    expect(pending).toEqual([pending[0], pending[0], (pending[0] ?? 0) - 2]);
     expect(r.stderr).toMatch(/Waited 1 s for the trigger workflow to post the credit; it did not, so falling back/);
     expect(r.stderr).toMatch(/A loyalty card lookup failed while polling: Looking up the loyalty card of cust_1001 did not answer within 1 s/);
     // The fallback's top-up went out exactly when the trigger wait ended: 1 s (of the clock) after the trigger.
@@ -303,7 +304,7 @@ describe('giftcard issue: polls end by their deadline', () => {
     // The watch ended when its second of the clock had passed (its deadline, a timer on the shared
     // clock, fired then and not before), not a minute later with the hung answer.
     expect(clock.now - watchHung).toBe(1000);
-    expect(pending).toEqual([pending[0], pending[0], (pending[0] ?? 0) - 1]);
+    expect(pending).toEqual([pending[0], pending[0], (pending[0] ?? 0) - 2]);
     const watchLookups = sandbox.requests.slice(sandbox.requests.findIndex((q) => q.method === 'PUT')).filter((q) => q.method === 'GET');
     expect(watchLookups).toHaveLength(1);
     expect(sandbox.counters.creditsPosted).toEqual({ trigger: 0, creditApiIssue: 0, creditApiTopUp: 1, native: 0 });

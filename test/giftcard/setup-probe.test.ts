@@ -110,6 +110,8 @@ describe('the probe against a provider of our own', () => {
   ])('a 404 saying %s: the check %s', async (body, type, passes) => {
     fx = await fixture({ unset: ['trigger-id', 'native-url'] });
     await fx.run(['config', 'set', 'provider-api-url', await provider(body, type)]);
+    // The stored token belongs to the sandbox's provider URL: it is given again for this provider.
+    await fx.run(['config', 'set', 'provider-token', '--stdin'], { stdin: fx.sandbox.store.providerToken });
     const r = await fx.run(['giftcard', 'setup', '--check']);
     if (passes) {
       expect(r.code, r.stdout + r.stderr).toBe(0);

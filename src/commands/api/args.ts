@@ -36,6 +36,12 @@ export function parsePath(path: string): string {
   if (/^[a-z][a-z0-9+.-]*:/i.test(path)) throw new UsageError(`The path argument "${path}" is a URL, not a path below the base URL.`, PATH_HINT);
   if (/^[/\\]{2}|^\\/.test(path)) throw new UsageError(`The path argument "${path}" starts like a URL of another host (//host/...).`, PATH_HINT);
   if (/\s/.test(path)) throw new UsageError(`The path argument "${path}" holds a space.`, PATH_HINT);
+  // A fragment is never sent, yet what the server and opcli take for the path could differ on it.
+  if (path.includes('#'))
+    throw new UsageError(
+      `The path argument "${path}" holds a fragment (#…), which is not part of a request.`,
+      'Remove the # and what follows it; percent-encode a literal # as %23.',
+    );
   return path.startsWith('/') ? path : `/${path}`;
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import type { ApiRequestInit } from '../../api/request.js';
-import { ApiError, UsageError } from '../../errors.js';
+import { ApiError, RedirectError, UsageError } from '../../errors.js';
 import { printBody, printHead } from './answer.js';
 import { collectQuery, METHODS, parseMethod, parsePath, refuseLeavingBase } from './args.js';
 
@@ -30,8 +30,10 @@ export function register(program: Command, deps: Deps): void {
       'after',
       `
 The bearer token of the active profile is attached, except for the token, revoke and session
-verify endpoints, which the spec says take none. GET, PUT and DELETE are retried on 429/5xx and
-lost connections; a POST whose answer was lost is not resent. A non-2xx answer prints its body on
+verify endpoints, which the spec says take none, however the path is written (dot segments,
+%2e, doubled slashes, case); a path with a #fragment is refused. A redirect is never followed.
+GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
+is not resent. A non-2xx answer prints its body on
 stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
 A PUT of /v1/orders/{id} REPLACES the whole order: every field its body leaves out is erased. To
 change some fields of an order, use \`opcli orders update\`, which keeps the others.
@@ -100,7 +102,8 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     show(await api.sendRequest(http, req, deps.signal));
   } catch (error) {
     // The answer's head (--include) and an error's body are shown as they came, then the error.
-    if (error instanceof ApiError || error instanceof api.RedirectRefusedError) show(error);
+    // A redirect's body is not the answer: only its head is shown (--include).
+    if (error instanceof ApiError) show(error instanceof RedirectError ? { status: error.status, headers: error.headers } : error);
     throw error;
   }
 }

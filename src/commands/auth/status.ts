@@ -52,8 +52,14 @@ export async function run(opts: StatusOptions, deps: Deps): Promise<void> {
   }
   const first = rows[0];
   if (!opts.all && first && (!first.loggedIn || first.accepted === false)) {
+    const { originOf } = await import('../../config/origin.js');
+    const elsewhere = first.source === 'store' && first.issuedBy !== null && first.baseUrl !== null && first.issuedBy !== originOf(first.baseUrl);
     throw new AuthError(
-      first.loggedIn ? `The server refused the token of profile "${first.profile}".` : `Profile "${first.profile}" is not logged in.`,
+      first.loggedIn
+        ? `The server refused the token of profile "${first.profile}".`
+        : elsewhere
+          ? `Profile "${first.profile}" is logged in at ${first.issuedBy}, not at its base URL ${first.baseUrl}: that login is not sent there.`
+          : `Profile "${first.profile}" is not logged in.`,
       `Run \`opcli${first.profile === 'default' ? '' : ` --profile ${first.profile}`} auth login\`.`,
     );
   }

@@ -48,4 +48,4 @@ Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out n
 2 unusable file, journal or flags, an unsafe journal, lock or --out, or two of --from/--journal/--out are one file (nothing sent),
 3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows
 were sent; one claim the record of claims holds already (or a similar one: --force), or another run
-filing for the store, 4 log in needed, 130 interrupted or the claim not confirmed.`;
+filing for the store, 4 log in needed, 1 also when the claim is not confirmed, 130 interrupted.`;

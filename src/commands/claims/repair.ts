@@ -28,7 +28,8 @@ the damage (\`opcli orders list\`). The repair keeps the damaged file whole as
 claims-record-<id>.jsonl.damaged-<time>, and replaces each damaged line, in place, by a line saying it
 was set aside; a claim a damaged line still names is held as uncertain afterwards. Lines written by
 a newer opcli are not set aside: upgrade.
-Exit codes: 0 repaired, or nothing to repair; 2 a line of a newer opcli, or nobody can confirm; 130 declined.`,
+Exit codes: 0 repaired, or nothing to repair; 1 the confirmation declined (nothing changed); 2 a line of a
+newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
     )
     .action(async (flags: { yes?: boolean; json?: boolean }) => {
       await run({ yes: !!flags.yes, json: !!flags.json }, deps);
@@ -73,7 +74,7 @@ export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> 
       message: "Have you checked the store's orders around the time of the damage, and set these lines aside?",
       default: false,
     });
-    if (!ok) throw new PlainExit('Nothing was changed.', ExitCode.interrupted);
+    if (!ok) throw new PlainExit('Nothing was changed.', ExitCode.declined);
   }
   const done = await repairFile(target, deps, 'was cut short by an interrupted write');
   if (opts.json) output.printJson(deps, { record: done.ledger, repaired: true, copy: done.copy, lines: lines(done) });

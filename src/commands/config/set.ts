@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { patchAtPath } from '../../config/settings.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { requireKey } from './keys.js';
@@ -65,14 +64,11 @@ export async function run(opts: SetOptions, deps: Deps): Promise<void> {
   if (!settingsStore.listProfiles().includes(profile) && !(await deps.credentials()).profiles().includes(profile)) {
     deps.err(`Creating profile "${profile}".\n`);
   }
-  if (key.secret) {
-    const store = await deps.credentials();
-    await store.update(profile, (cur) => ({ ...cur, [key.path[0] as string]: value }));
-  } else {
-    const settings = await deps.settings();
-    settings.updateProfile(profile, patchAtPath(key.path, value));
-  }
+  const { writeSetting } = await import('../../config/write-setting.js');
+  const stores = { settings: settingsStore, credentials: await deps.credentials(), envBaseUrl: deps.env.OPCLI_BASE_URL?.trim() };
+  const warnings = await writeSetting(profile, key, value, stores);
   deps.err(`Set ${key.key} for profile "${profile}".\n`);
+  for (const warning of warnings) deps.err(`${warning}\n`);
 }
 
 /**

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { patchAtPath } from '../../config/settings.js';
 import type { Deps } from '../../deps.js';
 import { requireKey } from './keys.js';
 import { profileName } from './set.js';
@@ -18,7 +17,7 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: { key: string }, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
   const profile = await profileName(deps, { mustExist: true });
-  if (key.secret) await (await deps.credentials()).update(profile, (cur) => ({ ...cur, [key.path[0] as string]: undefined }));
-  else (await deps.settings()).updateProfile(profile, patchAtPath(key.path, undefined));
+  const { writeSetting } = await import('../../config/write-setting.js');
+  await writeSetting(profile, key, undefined, { settings: await deps.settings(), credentials: await deps.credentials() });
   deps.err(`Unset ${key.key} for profile "${profile}".\n`);
 }

@@ -7,16 +7,25 @@
 import { ZodError } from 'zod';
 import type { SettingKey } from '../../config/settings.js';
 import { ValidationError } from '../../errors.js';
+import { isSafeForCredentials } from '../../http/client.js';
 import { Currency } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 
 /** Keys holding a URL opcli sends requests (and tokens) to: http(s) only. */
 const URL_KEYS = new Set(['base-url', 'authorize-url', 'provider-api-url', 'trigger-url', 'native-url']);
+/** The consent page opens in a browser; every other URL key is one opcli itself sends requests to. */
+const BROWSER_ONLY = new Set(['authorize-url']);
 
-function urlProblem(value: unknown): string | undefined {
+function urlProblem(value: unknown, key: string): string | undefined {
   const url = new URL(String(value));
-  if (url.protocol === 'https:' || url.protocol === 'http:') return undefined;
-  return `expected an http(s) URL such as https://api.example.com, got "${String(value)}" (opcli sends requests there)`;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return `expected an http(s) URL such as https://api.example.com, got "${String(value)}" (opcli sends requests there)`;
+  }
+  // The HTTP client's own rule, applied when the value is set rather than only when it is used.
+  if (!BROWSER_ONLY.has(key) && !isSafeForCredentials(url)) {
+    return `plain http is allowed only to 127.0.0.1, localhost or [::1], got "${String(value)}": use https:// (opcli sends credentials there)`;
+  }
+  return undefined;
 }
 
 /** The provider wants the store's domain alone (shop_url): no scheme, path, query or user. */
@@ -52,8 +61,7 @@ export function parseValue(key: SettingKey, raw: string, label = key.key): unkno
     if (error instanceof ZodError) throw fail(error.issues[0]?.message ?? 'invalid value');
     throw error;
   }
-  const check = URL_KEYS.has(key.key) ? urlProblem : CHECKS[key.key];
-  const wrong = check?.(value);
+  const wrong = URL_KEYS.has(key.key) ? urlProblem(value, key.key) : CHECKS[key.key]?.(value);
   if (wrong) throw fail(wrong);
   return value;
 }

@@ -43,7 +43,8 @@ customer within 30 days under another id: --force issues anyway. An amount above
 --allow-large. A ledger line opcli cannot read stops every issuance (\`opcli giftcard repair\`).
 Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input, an amount above the
 ceiling or a damaged ledger (nothing sent); 3 held by an earlier record (nothing sent), or issued but
-the customer may have been paid twice (read the message); 130 declined or interrupted: nothing was issued.`,
+the customer may have been paid twice (read the message); 1 also when you decline the confirmation
+(nothing issued); 130 interrupted (Ctrl-C).`,
     )
     .action(async (flags: IssueFlags) => {
       const { parseFlags } = await import('./issue-flags.js');
@@ -51,10 +52,9 @@ the customer may have been paid twice (read the message); 130 declined or interr
     });
 }
 
-/** Gathers the fields, confirms, issues through the service and renders the outcome. */
+/** Prepares the issuance (asking for missing fields), confirms it, issues it and renders the outcome. */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
-  const [{ DEFAULT_CURRENCY }, service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
-    import('../../giftcard/money.js'),
+  const [service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
     import('../../giftcard/issuance.js'),
     import('../../giftcard/ledger.js'),
     import('../../giftcard/provider.js'),
@@ -63,29 +63,28 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   ]);
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
-  // Nothing to ask when no path could issue: say so before the questions.
-  (await import('../../giftcard/chain.js')).planChain(settings, { customerId: opts.customerId ?? '?' }, profile.baseUrl);
-  // A ledger that cannot be read stops here, before a question is asked or anything is sent.
-  const ledger = ledgerMod.ledgerFor(deps.configDir(), await deps.profile());
-  ledger.readIntact();
-  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY, {
-    maxCents: service.maxCents(settings),
+  const ledger = ledgerMod.ledgerFor(deps.configDir(), profile);
+  const prepared = await service.prepare({
+    settings,
+    profile,
+    ledger,
+    now: deps.now,
+    fields: (limits) => completeFields(opts, deps, limits.currency, { maxCents: limits.maxCents, allowLarge: opts.allowLarge }),
+    notice: (note) => deps.err(`Note: ${note}\n`),
     allowLarge: opts.allowLarge,
+    force: opts.force,
+    dryRun: opts.dryRun,
   });
-  const prepared = service.prepareIssue(service.issueInput(fields), settings, profile, { allowLarge: opts.allowLarge });
   const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
-  for (const note of prepared.plan.notes) deps.err(`Note: ${note}\n`);
-  if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing, ledger, deps.now()), opts.json);
+  if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing), opts.json);
 
-  // Refuse a duplicate before asking anything; checked again under the ledger's lock.
-  service.refuseDuplicates(ledger, prepared, opts.force, deps.now());
   const summary = render.summary(service.summaryLines(prepared, timing));
   if (!opts.yes) await (await import('./issue-confirm.js')).confirmIssue(deps, prepared, summary);
   else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
-  let result: Awaited<ReturnType<typeof service.issueCredit>>;
+  let result: Awaited<ReturnType<typeof service.issue>>;
   try {
-    result = await service.issueCredit(prepared, {
+    result = await service.issue(prepared, {
       client,
       ledger,
       timing,

@@ -4,30 +4,18 @@
  * The CSV and table writers (list-table.ts) load the table and width libraries; JSON, JSONL and a
  * pipe never pay for them.
  */
-import { once } from 'node:events';
 import type { Deps } from '../../deps.js';
 import { presentColumns, cellText } from '../../orders/columns.js';
 import type { OrderWriter } from '../../orders/list.js';
-import { safeLine } from '../../text/safe.js';
+import { escapeInvisible, safeLine } from '../../text/safe.js';
+import { type WriterOptions, write } from './list-write.js';
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
 
-export interface WriterOptions {
-  /** `--columns`: the columns, in order, for the table, TSV and CSV. */
-  columns?: string[];
-  /** `--csv-raw`: no formula guard in CSV cells. */
-  csvRaw?: boolean;
-}
-
-/** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */
-export async function write(deps: Deps, text: string): Promise<void> {
-  if (!text) return;
-  const stream = deps.io.stdout;
-  if (!stream.write(text)) await once(stream, 'drain');
-}
-
 /** Creates the writer of a format. */
 export async function createOrderWriter(deps: Deps, format: ListFormat, options: WriterOptions = {}): Promise<OrderWriter> {
+  // JSON on a terminal: invisible and C1 characters as \uXXXX escapes (the same values); a pipe gets it exact.
+  const json = deps.io.stdoutIsTTY ? escapeInvisible : (text: string) => text;
   switch (format) {
     case 'jsonl':
       return {
@@ -36,7 +24,7 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
           // One flat string per page: join is cheaper than growing a rope order by order.
           const lines = new Array<string>(orders.length);
           for (let i = 0; i < orders.length; i++) lines[i] = JSON.stringify(orders[i]);
-          await write(deps, `${lines.join('\n')}\n`);
+          await write(deps, json(`${lines.join('\n')}\n`));
         },
         async end() {},
       };
@@ -46,7 +34,7 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
         async page(orders) {
           let chunk = '';
           for (const o of orders) chunk += `${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(o)}`;
-          await write(deps, chunk);
+          await write(deps, json(chunk));
         },
         async end() {
           await write(deps, count === 0 ? '[]\n' : '\n]\n');

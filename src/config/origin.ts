@@ -1,0 +1,92 @@
+/**
+ * Credentials belong to the server they were issued by (issue 27). A stored login (access and
+ * refresh token), the stored client secret and the gift card provider's token each carry the
+ * origin they were stored for (scheme, host and port, as `URL.origin` gives them: the host in
+ * lower case, a default port dropped), and go nowhere else. These checks run before a request is
+ * built, so a refused credential reaches no server at all. The rules are in the configuration guide
+ * (docs/guides/configuration.md#what-each-credential-is-bound-to).
+ */
+import { AuthError } from '../errors.js';
+
+/** The origin credentials are bound to (`https://api.example.com`, `http://127.0.0.1:8080`); undefined for no URL or a bad one. */
+export function originOf(url: string | URL | undefined): string | undefined {
+  if (url === undefined || url === '') return undefined;
+  try {
+    const origin = (typeof url === 'string' ? new URL(url) : url).origin;
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The token endpoint of a base URL (endpoint 1 of the spec), as it is stored with a login. */
+export function tokenUrlOf(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/v1/oauth/token`;
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#credentials-of-older-versions): a credential stored before opcli
+ * recorded origins belongs to the profile's stored `base-url` setting (never to an OPCLI_BASE_URL
+ * override); `config set base-url` writes that origin into it before it changes the setting.
+ */
+export function legacyOrigin(storedBaseUrl: string | undefined): string | undefined {
+  return originOf(storedBaseUrl);
+}
+
+/** Where the base URL in force came from, in the words of a message. */
+function whence(source: 'env' | 'profile' | undefined): string {
+  return source === 'env' ? ' (from OPCLI_BASE_URL)' : source === 'profile' ? " (the profile's base-url setting)" : '';
+}
+
+/** How to go back to the old server, depending on where the new base URL came from. */
+function goBack(bound: string, source: 'env' | 'profile' | undefined): string {
+  return source === 'env' ? `unset OPCLI_BASE_URL to use ${bound} again` : `\`opcli config set base-url ${bound}\` to use it again`;
+}
+
+const label = (profile: string) => (profile === 'default' ? '' : ` --profile ${profile}`);
+
+/** What a refusal names: the profile, where the base URL in force came from. */
+export interface OriginContext {
+  profile: string;
+  baseUrlSource?: 'env' | 'profile';
+  /** The origin of the base URL in force; when the target differs (an absolute URL), the target is named as such. */
+  baseOrigin?: string;
+}
+
+/**
+ * The refusal to send the stored login (access or refresh token) to `target`, or undefined when it
+ * belongs there. `bound` undefined: a login of an older opcli with no base-url setting to tie it to.
+ */
+export function loginRefusal(bound: string | undefined, target: string | undefined, ctx: OriginContext): AuthError | undefined {
+  if (target === undefined || bound === target) return undefined;
+  const there = target === ctx.baseOrigin ? `the base URL is now ${target}${whence(ctx.baseUrlSource)}` : `the request goes to ${target}`;
+  if (bound === undefined) {
+    return new AuthError(
+      `The login of profile "${ctx.profile}" was stored by an older opcli without the server that issued it, and the profile has no base-url setting to tie it to; ${there}. Nothing was sent.`,
+      `Log in again: \`opcli${label(ctx.profile)} auth login\` (or, if the login is for ${target}, \`opcli${label(ctx.profile)} config set base-url ${target}\`).`,
+    );
+  }
+  return new AuthError(
+    `The login of profile "${ctx.profile}" was issued by ${bound}, but ${there}. opcli sends a token only to the server that issued it, so nothing was sent.`,
+    `Log in to ${target}: \`opcli${label(ctx.profile)} auth login\` (or \`opcli${label(ctx.profile)} auth logout\` first to end the old login); or ${goBack(bound, ctx.baseUrlSource)}.`,
+  );
+}
+
+/** The refusal to send the stored client secret to `target`, or undefined when it was stored for it (or is not yet bound). */
+export function clientSecretRefusal(bound: string | undefined, target: string | undefined, ctx: OriginContext): AuthError | undefined {
+  if (bound === undefined || target === undefined || bound === target) return undefined;
+  return new AuthError(
+    `The client secret of profile "${ctx.profile}" was stored for ${bound}, but the base URL is now ${target}${whence(ctx.baseUrlSource)}. opcli sends it only to the server it was stored for, so nothing was sent.`,
+    `Store the secret of the app at ${target}: \`opcli${label(ctx.profile)} config set client-secret --stdin\` (or set OPCLI_CLIENT_SECRET for one run), then \`opcli${label(ctx.profile)} auth login\`; or ${goBack(bound, ctx.baseUrlSource)}.`,
+  );
+}
+
+/** The refusal to send the provider token to the provider API at `apiUrl`, or undefined when it was stored for it. */
+export function providerTokenRefusal(bound: string | undefined, apiUrl: string | undefined): AuthError | undefined {
+  const target = originOf(apiUrl);
+  if (bound === undefined || target === undefined || bound === target) return undefined;
+  return new AuthError(
+    `The gift card provider token was stored for ${bound}, but provider-api-url is now ${target}. opcli sends it only to the provider it was stored for, so nothing was sent.`,
+    `Give the token for ${target}: \`opcli giftcard setup\` (or \`opcli config set provider-token --stdin\`); or \`opcli config set provider-api-url\` back to ${bound}.`,
+  );
+}
