@@ -323,6 +323,7 @@ export function createDeps(init: DepsInit): Deps {
         maxBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_BODY, 'OPCLI_HTTP_MAX_BODY', 'bytes, e.g. 67108864 for 64 MiB'),
         maxSmallBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_SMALL_BODY, 'OPCLI_HTTP_MAX_SMALL_BODY', 'bytes, e.g. 1048576 for 1 MiB'),
         timers: deps.timers,
+        notProcessedStatuses: profile.notProcessedStatuses,
       });
       return httpClient;
     }),

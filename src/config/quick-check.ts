@@ -52,6 +52,7 @@ const profileSettings = shape({
   clientId: isString,
   scopes: isStringArray,
   storeId: isString,
+  notProcessedStatuses: (value) => Array.isArray(value) && value.every((v) => Number.isInteger(v)),
   provider: shape({
     name: isString,
     apiUrl: isUrl,

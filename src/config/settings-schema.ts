@@ -15,6 +15,8 @@ export const ProfileSettings = lazy(() =>
     clientId: z.string().optional(),
     scopes: z.array(z.string()).optional(),
     storeId: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
+    notProcessedStatuses: z.array(z.number().int()).optional(),
     provider: z
       .object({
         name: z.string().optional(),
@@ -72,6 +74,16 @@ const list = (raw: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** `429,503`: HTTP error statuses (4xx or 5xx); a success or a redirect cannot mean "not processed". */
+const notProcessedStatuses = (raw: string) => {
+  const message = `expected HTTP error statuses (400 to 599) separated by commas, such as 429,503, got "${raw}"`;
+  return z
+    .array(z.string().regex(/^[45]\d\d$/, message))
+    .min(1, message)
+    .parse(list(raw))
+    .map(Number);
+};
+
 /** Every key `opcli config set` accepts, in the order `config list` shows them. */
 export const SETTING_KEYS: SettingKey[] = [
   { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
@@ -80,6 +92,12 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
   { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
   { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
+  {
+    key: 'not-processed-statuses',
+    description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
+    path: ['notProcessedStatuses'],
+    parse: notProcessedStatuses,
+  },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
   { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },

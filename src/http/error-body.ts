@@ -54,9 +54,12 @@ export function readErrorBody(body: unknown): ErrorBodyInfo {
   if (body === undefined || body === null) return { fieldErrors, texts };
   if (typeof body === 'string') {
     const looksHtml = /^\s*<(!doctype|html|head|body|\?xml)/i.test(body) || /<\/(html|body|p|h1|title)>/i.test(body);
+    // A gateway's page (nginx: a title, a heading repeating it, a signature line) says it all in its title.
+    const title = looksHtml ? /<title[^>]*>([\s\S]*?)<\/title>/i.exec(body)?.[1] : undefined;
     const text = clip(looksHtml ? htmlText(body) : body);
     if (text) texts.push(text);
-    return { message: text || undefined, fieldErrors, texts };
+    const shown = title ? clip(htmlText(title)) : '';
+    return { message: shown || text || undefined, fieldErrors, texts };
   }
   if (Array.isArray(body)) return readErrorBody({ errors: body });
   if (!isRecord(body)) {

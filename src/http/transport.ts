@@ -23,6 +23,26 @@ export const BODY_TOO_LARGE = 'EBODY_TOO_LARGE';
 /** The whole exchange did not end within the request's deadline. */
 export const DEADLINE_PASSED = 'EDEADLINE';
 
+/**
+ * How long a connection may sit idle and still carry a POST, when the server announced no
+ * `Keep-Alive: timeout=`: a server closes idle connections on a timer of its own, and a POST
+ * written as that close crosses it is lost with its fate unknown (nginx's `keepalive_timeout 1s`
+ * met a batch paced at 1/s). Past this, the POST opens a new connection.
+ * CHOICE (docs/spec-choices.md#keep-alive-for-posts): the spec names no keep-alive timeout.
+ */
+export const POST_IDLE_REUSE_MS = 500;
+/**
+ * The margin kept under a timeout the server announces (`Keep-Alive: timeout=N`): a connection
+ * idle for longer than N s less this is not reused (undici's `keepAliveTimeoutThreshold`).
+ */
+export const KEEP_ALIVE_MARGIN_MS = 2_000;
+
+/**
+ * Set on a failure's error: whether undici started writing the request (it writes a request's
+ * bytes in the same turn as it starts it). A failure without it left nothing on the wire.
+ */
+export const REQUEST_WRITTEN = Symbol('requestWritten');
+
 /** The timers a request's deadline runs on (the run's clock: a test's manual one moves it). */
 export interface WireTimers {
   setTimeout(fn: () => void, ms: number): unknown;
@@ -70,12 +90,19 @@ const UNDICI_CODES: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: BODY_TIMEOUT,
 };
 
-/** The error to hand the client: the caller's abort reason, or one with a code it can sort. */
-function wireError(error: unknown, signal: AbortSignal | undefined): unknown {
+/** The error to hand the client: the caller's abort reason, or one with a code it can sort and whether the request was written. */
+function wireError(error: unknown, signal: AbortSignal | undefined, written: boolean): unknown {
   if (signal?.aborted) return signal.reason ?? error;
   const source = error as { code?: string; message?: string };
   const code = source?.code && UNDICI_CODES[source.code];
-  return code ? codeError(code, source.message ?? code, error) : error;
+  const out = code ? codeError(code, source.message ?? code, error) : error;
+  if (out !== null && typeof out === 'object') Object.assign(out, { [REQUEST_WRITTEN]: written });
+  return out;
+}
+
+/** Whether a transport failure came after the request was written (undefined when the error did not come from the wire). */
+export function requestWritten(error: unknown): boolean | undefined {
+  return error !== null && typeof error === 'object' ? (error as { [REQUEST_WRITTEN]?: boolean })[REQUEST_WRITTEN] : undefined;
 }
 
 /** A header name (an RFC 9110 token) and value (no control character but tab) HTTP allows. */
@@ -112,21 +139,33 @@ function joinHeaders(raw: Record<string, string | string[] | undefined>): Record
 export class Transport {
   private readonly options: TransportOptions;
   private agent?: Promise<Agent>;
+  /** The pool of requests that are not safe to repeat: reuses only connections idle a short while. */
+  private postAgent?: Promise<Agent>;
 
   constructor(options: TransportOptions) {
     this.options = options;
   }
 
-  private pool(): Promise<Agent> {
-    this.agent ??= import('./undici.js').then(async ({ loadAgent }) => {
-      const Agent = await loadAgent();
-      return new Agent({
-        connections: this.options.connections,
-        connect: { timeout: this.options.connectTimeoutMs },
-        headersTimeout: this.options.timeoutMs,
-        bodyTimeout: this.options.timeoutMs,
+  private pool(unsafe: boolean): Promise<Agent> {
+    const make = () =>
+      import('./undici.js').then(async ({ loadAgent }) => {
+        const Agent = await loadAgent();
+        return new Agent({
+          connections: this.options.connections,
+          connect: { timeout: this.options.connectTimeoutMs },
+          headersTimeout: this.options.timeoutMs,
+          bodyTimeout: this.options.timeoutMs,
+          keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
+          // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
+          // a stale one is simply asked again.
+          ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
+        });
       });
-    });
+    if (unsafe) {
+      this.postAgent ??= make();
+      return this.postAgent;
+    }
+    this.agent ??= make();
     return this.agent;
   }
 
@@ -136,10 +175,11 @@ export class Transport {
     if (invalid) throw invalid;
     let agent: Agent;
     try {
-      agent = await this.pool();
+      agent = await this.pool(req.method === 'POST' || req.method === 'PATCH');
     } catch (error) {
       // Not cached: the next request tries to load it again. Nothing left this process.
       this.agent = undefined;
+      this.postAgent = undefined;
       throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
     }
     const signal = req.signal;
@@ -157,6 +197,8 @@ export class Transport {
       // it does, before anything is written.
       let pending: Error | undefined;
       let ended = false;
+      // undici writes the request in the turn it starts it; a failure before that left nothing.
+      let written = false;
       const fail = (error: Error) => {
         if (ended) return;
         if (controller) controller.abort(error);
@@ -184,10 +226,11 @@ export class Transport {
           onRequestStart(start) {
             controller = start;
             if (pending) return start.abort(pending);
+            if (signal?.aborted) return start.abort(signal.reason);
+            written = true;
             if (!signal) return;
             onAbort = () => start.abort(signal.reason);
-            if (signal.aborted) onAbort();
-            else signal.addEventListener('abort', onAbort, { once: true });
+            signal.addEventListener('abort', onAbort, { once: true });
           },
           onResponseStart(_controller, statusCode, responseHeaders) {
             status = statusCode;
@@ -214,7 +257,7 @@ export class Transport {
           onResponseError(_controller, error) {
             finish();
             chunks.length = 0;
-            reject(wireError(error, signal));
+            reject(wireError(error, signal, written));
           },
         },
       );
@@ -223,8 +266,8 @@ export class Transport {
 
   /** Closes every pooled connection. */
   close(): void {
-    const agent = this.agent;
+    for (const agent of [this.agent, this.postAgent]) void agent?.then((a) => a.destroy()).catch(() => {});
     this.agent = undefined;
-    void agent?.then((a) => a.destroy()).catch(() => {});
+    this.postAgent = undefined;
   }
 }

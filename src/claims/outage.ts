@@ -1,0 +1,171 @@
+/**
+ * A batch meeting an outage: answers that say the service is down (connections refused, a
+ * gateway's 502, 503 or 504, no answer in time) close a gate in front of the rows not yet sent, so
+ * only the rows already in flight (at most --concurrency) meet the outage. Once they are answered,
+ * one harmless GET asks whether the service is back: if it is, the batch goes on; if not, it
+ * stops (the rows left are not sent, and a rerun sends them), or with `--wait-for-service` it
+ * waits, asking again, until the service is back or the wait is over.
+ */
+import { ApiError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError } from '../errors.js';
+import { count } from '../text/count.js';
+
+/** What an answer says about the service: the words of each kind of outage. */
+export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
+
+const CAUSES: Record<OutageCause, string> = {
+  refused: 'the service refused connections',
+  'bad-gateway': 'the gateway in front of the service could not get an answer from it (502 Bad Gateway)',
+  unavailable: 'the service answered that it is unavailable (503)',
+  'gateway-timeout':
+    'the gateway in front of the service gave up waiting for it (504 Gateway Timeout): the service was holding requests, and may still process the ones the gateway gave up on',
+  'no-answer': 'the service stopped answering (timed out)',
+};
+
+/** The kind of outage a failed request shows, or undefined when it shows none (a refused row, a redirect). */
+export function outageCause(error: unknown): OutageCause | undefined {
+  if (error instanceof RedirectError) return undefined;
+  if (error instanceof ApiError) {
+    if (error.status === 502) return 'bad-gateway';
+    if (error.status === 503) return 'unavailable';
+    if (error.status === 504) return 'gateway-timeout';
+    return undefined;
+  }
+  if (error instanceof TimeoutError) return 'no-answer';
+  // Connection refused, DNS, a connection closed before the request was written.
+  if (error instanceof NetworkError && !error.sent && error.errorCode !== 'UND_ERR_INVALID_ARG') return 'refused';
+  return undefined;
+}
+
+/** What the probe found: the service answered (whatever the status), or the outage goes on. */
+export type ProbeResult = { up: true } | { up: false; cause: OutageCause; detail: string };
+
+export interface OutageOptions {
+  /** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1). */
+  probe: () => Promise<ProbeResult>;
+  /** `--wait-for-service`: how long to wait for the service to come back; undefined stops at once. */
+  waitMs?: number;
+  /** The time between probes while waiting. */
+  probeEveryMs?: number;
+  now: () => number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Stops the wait (Ctrl-C). */
+  signal: AbortSignal;
+  notice: (text: string) => void;
+}
+
+/** The batch stopped because the service is down: the rows not sent are sent by a rerun (exit 1). */
+export class OutageError extends OpcliError {
+  readonly cause_: OutageCause;
+  constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
+    const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;
+    super(
+      `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (check the uncertain ones before --retry-uncertain: the service may still have created them)' : ''}.`,
+      { exitCode: ExitCode.failed },
+    );
+    this.cause_ = cause;
+  }
+}
+
+/** Watches a batch's answers for an outage; rows pass `enter()` before they are sent. */
+export class OutageWatch {
+  private readonly options: OutageOptions;
+  /** Rows past the gate whose outcome is not in. */
+  private inFlight = 0;
+  /** Outage answers since the last good one. */
+  private failures = 0;
+  private cause?: OutageCause;
+  private closed?: { promise: Promise<void>; open: () => void };
+  private deciding = false;
+  /** Set when the batch must stop: the rows still at the gate are not sent. */
+  stopError?: OutageError;
+
+  constructor(options: OutageOptions) {
+    this.options = options;
+  }
+
+  /** Waits while the gate is closed; true when the row may be sent, false when the batch stops. */
+  async enter(): Promise<boolean> {
+    while (this.closed && !this.stopError) await this.closed.promise;
+    if (this.stopError) return false;
+    this.inFlight++;
+    return true;
+  }
+
+  /** A row that entered is settled: `error` is its failure; `answered` false when it never went (stopped before its turn). */
+  leave(error: unknown, answered = true): void {
+    this.inFlight--;
+    const cause = error === undefined ? undefined : outageCause(error);
+    if (cause) {
+      this.failures++;
+      this.cause = cause;
+      this.closed ??= gate();
+    } else if (answered && !this.closed && (error === undefined || error instanceof ApiError)) {
+      // An answer from the service itself: it is up. Once the gate is closed, only the probe opens
+      // it: a row answered well now may have been sent before the failures began.
+      this.failures = 0;
+      this.cause = undefined;
+    }
+    if (this.closed && this.inFlight === 0) void this.decide();
+  }
+
+  /** Stops at once (the batch stops for another reason): rows at the gate go on to be settled not sent. */
+  release(): void {
+    this.reopen();
+  }
+
+  private reopen(): void {
+    const closed = this.closed;
+    this.closed = undefined;
+    closed?.open();
+  }
+
+  /** Every row in flight is answered and the gate is closed: ask the service. */
+  private async decide(): Promise<void> {
+    if (this.deciding) return;
+    this.deciding = true;
+    const { waitMs, probeEveryMs = 1_000 } = this.options;
+    const started = this.options.now();
+    try {
+      for (let first = true; ; first = false) {
+        const found = await this.options.probe();
+        if (found.up) {
+          if (!first) this.options.notice('The service is back; going on.\n');
+          this.failures = 0;
+          this.cause = undefined;
+          return;
+        }
+        if (waitMs === undefined || this.options.signal.aborted || this.options.now() - started >= waitMs) {
+          this.stopError = new OutageError(this.cause ?? found.cause, this.failures, waitMs);
+          return;
+        }
+        if (first) {
+          this.options.notice(
+            `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${probeEveryMs / 1000} s.\n`,
+          );
+        }
+        await this.options.sleep(Math.min(probeEveryMs, Math.max(0, waitMs - (this.options.now() - started))), this.options.signal).catch(() => {});
+      }
+    } finally {
+      this.deciding = false;
+      this.reopen();
+    }
+  }
+}
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+/** Reads a probe's failure as an outage's cause; an answer from the service (any status but 502-504) means it is up. */
+export function probeResult(error: unknown): ProbeResult {
+  const cause = outageCause(error);
+  if (!cause) {
+    if (error instanceof NetworkError) return { up: false, cause: 'no-answer', detail: error.message };
+    return { up: true };
+  }
+  return { up: false, cause, detail: error instanceof Error ? error.message : String(error) };
+}
