@@ -65,7 +65,11 @@ describe.skipIf(missing)('a batch behind nginx when the service goes down', () =
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Result);
-  const byStatus = (rs: Result[]) => rs.reduce<Record<string, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+  const byStatus = (rs: Result[]) => {
+    const counts: Record<string, number> = {};
+    for (const r of rs) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    return counts;
+  };
   /** Switches the relay off once `n` claims reached the sandbox. */
   function downAfter(n: number): () => void {
     const timer = setInterval(() => {
