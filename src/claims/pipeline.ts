@@ -17,6 +17,7 @@
  * loop planned. A held row changes nothing a crash can leave: it is not journaled, so it was not
  * sent, and the next run sends it.
  */
+import { setMaxListeners } from 'node:events';
 import type { Deps } from '../deps.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { type Journal, NotJournaled } from './journal.js';
@@ -115,6 +116,9 @@ export async function sendAll(
   const stopped = () => stopError !== undefined || fatal !== undefined || outage.stopError !== undefined || deps.signal.aborted || lockLost();
   /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
   const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
+  // Every slot's row may wait on it at once (a paced start): one listener per slot is no leak, and
+  // Node's warning past 10 (MaxListenersExceededWarning at --rate 200/s) would only alarm.
+  setMaxListeners(opts.concurrency + 10, stopSending);
 
   /** The feeder, if it waits for room, looks again (and stops when the batch does). */
   const wake = () => {
