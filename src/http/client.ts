@@ -147,6 +147,7 @@ export function formatBytes(bytes: number): string {
 export class HttpClient {
   private readonly options: HttpClientOptions;
   private transport?: Transport;
+  /** The statuses that mean "not processed" for a POST to the base URL's origin (the profile's gateway); elsewhere only 421 and 429. */
   private readonly notProcessed: ReadonlySet<number>;
   /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
   private pauseUntil = 0;
@@ -157,9 +158,15 @@ export class HttpClient {
     this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? DEFAULT_NOT_PROCESSED)]);
   }
 
-  /** Whether a POST answered `status` was certainly not processed (421, and the profile's `not-processed-statuses`). */
-  notProcessedStatus(status: number): boolean {
-    return this.notProcessed.has(status);
+  /**
+   * Whether a POST to `url` answered `status` was certainly not processed: 421 and 429 anywhere, the
+   * profile's `not-processed-statuses` only from the base URL's origin (they describe the gateway in
+   * front of the service, not the gift card provider's).
+   */
+  notProcessedStatus(url: URL, status: number): boolean {
+    if (status === 421 || status === 429) return true;
+    const base = this.options.baseUrl;
+    return base !== undefined && URL.canParse(base) && new URL(base).origin === url.origin && this.notProcessed.has(status);
   }
 
   get baseUrl(): string | undefined {
@@ -243,7 +250,8 @@ export class HttpClient {
         }
       }
       // A POST is asked again only after an answer saying it was not processed (429, or a status the profile names; never a 421, which would meet the same connection).
-      const retryable = shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessed.has(res.status));
+      const retryable =
+        shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessedStatus(url, res.status));
       if (res.status >= 400 && retryable && attempt < maxRetries) {
         if (permit) {
           // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.
@@ -261,7 +269,7 @@ export class HttpClient {
       }
       if (res.status >= 300 && res.status < 400) throw buildRedirectError(req.method, url, res.status, res.body, res.headers);
       if (res.status >= 400)
-        throw buildApiError(req.method, url, res.status, res.body, res.headers, !isIdempotent(req.method) && this.notProcessed.has(res.status));
+        throw buildApiError(req.method, url, res.status, res.body, res.headers, !isIdempotent(req.method) && this.notProcessedStatus(url, res.status));
       if (schema) {
         const parsed = schema.safeParse(res.body);
         if (!parsed.success) {
