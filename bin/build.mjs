@@ -148,7 +148,8 @@ const result = await build({
   minify: true,
   legalComments: 'linked',
   // Linked maps (dist/**/*.map): only read when source maps are enabled, which the bin shim does
-  // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up.
+  // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up. The npm
+  // tarball leaves them out (CONTRIBUTING.md, "The package").
   sourcemap: 'linked',
   sourcesContent: false,
   chunkNames: 'chunks/[name]-[hash]',

@@ -116,7 +116,8 @@ function enableCompileCache() {
 
 if (!answered) {
   enableCompileCache();
-  // With --verbose a stack trace names src/ lines (dist/ ships linked source maps). Enabled only
+  // With --verbose a stack trace names src/ lines where dist/ has its linked source maps (a build
+  // from a clone; the npm tarball leaves them out: CONTRIBUTING.md, "The package"). Enabled only
   // then: reading the maps costs start-up time.
   if (argv.includes('--verbose') && typeof process.setSourceMapsEnabled === 'function') process.setSourceMapsEnabled(true);
   import('../dist/main.js').catch((error) => {

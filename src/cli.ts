@@ -26,7 +26,7 @@ export const GROUPS: Group[] = [
   { name: 'profiles', description: 'List, select and remove profiles', load: () => import('./commands/profiles/index.js') },
   { name: 'sandbox', description: 'Run a local emulator of the API and the gift card provider', load: () => import('./commands/sandbox/index.js') },
   { name: 'demo', description: 'A guided tour of every command against a local sandbox', load: () => import('./commands/demo/index.js') },
-  { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion/index.js') },
+  { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish, PowerShell)', load: () => import('./commands/completion/index.js') },
 ];
 
 const EXAMPLES = `

@@ -7,6 +7,7 @@ import type { SettingsStore } from './config/settings.js';
 import type { HttpClient, TokenSource } from './http/client.js';
 import { UsageError } from './errors.js';
 import { Redactor } from './redact.js';
+import { escapeInvisible } from './text/safe.js';
 import { VERSION } from './version.js';
 
 /** The three streams with what is known about them. stderr output is always redacted. */
@@ -248,14 +249,16 @@ export function createDeps(init: DepsInit): Deps {
     timers,
     now,
     sleep,
+    // Bidi controls and invisible characters never reach a terminal raw, whatever path forgot safeText
+    // (src/text/safe.ts); stdout to a pipe stays exact.
     out: (text) => {
-      io.stdout.write(text);
+      io.stdout.write(io.stdoutIsTTY ? escapeInvisible(text) : text);
     },
     err: (text) => {
-      io.stderr.write(redactor.redact(text));
+      io.stderr.write(escapeInvisible(redactor.redact(text)));
     },
     debug: (text) => {
-      if (globals.verbose) io.stderr.write(redactor.redact(`${text}\n`));
+      if (globals.verbose) io.stderr.write(escapeInvisible(redactor.redact(`${text}\n`)));
     },
     configDir: () => resolveDir(env),
     settings: once(async () => {
@@ -312,7 +315,7 @@ export function createDeps(init: DepsInit): Deps {
         userAgent: `opcli/${VERSION}`,
         tokens: lazyTokens,
         redactor,
-        trace: globals.verbose ? (line) => io.stderr.write(`${redactor.redact(line)}\n`) : undefined,
+        trace: globals.verbose ? (line) => io.stderr.write(`${escapeInvisible(redactor.redact(line))}\n`) : undefined,
         notice: (line) => io.stderr.write(`${redactor.redact(line)}\n`),
         sleep,
         now,

@@ -7,6 +7,8 @@
 export const ExitCode = {
   ok: 0,
   failed: 1,
+  /** A confirmation answered no: nothing was done. Not 130, which is Ctrl-C (docs/exit-codes.md). */
+  declined: 1,
   usage: 2,
   partial: 3,
   auth: 4,

@@ -39,16 +39,18 @@ export function parseDuration(raw: string, flag: string, bounds: { minMs?: numbe
   return ms;
 }
 
-/** Parses a whole number flag (digits only, no sign, no exponent) within `min`..`max`. */
-export function parseWholeNumber(raw: string, flag: string, bounds: { min?: number; max?: number } = {}): number {
+/**
+ * Parses a whole number flag (digits only, no sign, no exponent) within `min`..`max`. Without a
+ * `max` the range reads "1 or more" (no machine limit is shown); `hint` says what the number is for.
+ */
+export function parseWholeNumber(raw: string, flag: string, bounds: { min?: number; max?: number; hint?: string } = {}): number {
   const text = String(raw).trim();
   const min = bounds.min ?? 0;
-  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
+  const range = bounds.max === undefined ? `${count(min)} or more` : `${count(min)} to ${count(bounds.max)}`;
   const n = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
-    throw new UsageError(`${flag} "${raw}" is not a whole number.`, `Expected a whole number from ${count(min)} to ${count(max)}.`);
-  }
-  if (n < min || n > max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${count(min)} to ${count(max)}.`);
+  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} "${raw}" is not a whole number.`, bounds.hint ?? `Expected a whole number, ${range}.`);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} "${raw}" is too large: expected ${range}.`, bounds.hint);
+  if (n < min || (bounds.max !== undefined && n > bounds.max)) throw new UsageError(`${flag} "${raw}" is out of range: expected ${range}.`, bounds.hint);
   return n;
 }
 

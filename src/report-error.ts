@@ -1,6 +1,8 @@
 import type { Deps } from './deps.js';
 import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from './errors.js';
 import { colors } from './output.js';
+import { count } from './text/count.js';
+import { excerpt } from './text/excerpt.js';
 import { safeText } from './text/safe.js';
 import { wrapText } from './text/wrap.js';
 
@@ -8,6 +10,12 @@ export interface ReportOptions {
   /** --json was given: the error is one JSON object on stderr, `{"error":{"message","hint","exitCode",...}}`. */
   json?: boolean;
 }
+
+// A readable length, whatever the error quotes: the messages that quote input cut it to 200
+// characters themselves (src/text/excerpt.ts); these bounds hold for every other one.
+const MAX_MESSAGE = 2000;
+const MAX_ISSUE = 500;
+const MAX_ISSUES = 50;
 
 /**
  * Prints an error the way the user should see it, on stderr, and returns its exit code. Every
@@ -34,18 +42,20 @@ export async function reportError(error: unknown, deps: Deps, options: ReportOpt
     return ExitCode.interrupted;
   }
   if (error instanceof OpcliError) {
-    deps.err(`${wrap(`${chalk.red('Error:')} ${safeText(error.message)}`)}\n`);
+    deps.err(`${wrap(`${chalk.red('Error:')} ${safeText(excerpt(error.message, MAX_MESSAGE))}`)}\n`);
     if (error instanceof ValidationError) {
       // Each field once: issues the message already states are not repeated.
-      for (const issue of error.issues)
-        if (!error.message.includes(issue.message)) deps.err(`  ${safeText(issue.path || '(value)')}: ${safeText(issue.message)}\n`);
+      const issues = error.issues.filter((issue) => !error.message.includes(issue.message));
+      for (const issue of issues.slice(0, MAX_ISSUES))
+        deps.err(`  ${safeText(excerpt(issue.path || '(value)', MAX_ISSUE))}: ${safeText(excerpt(issue.message, MAX_ISSUE))}\n`);
+      if (issues.length > MAX_ISSUES) deps.err(`  … and ${count(issues.length - MAX_ISSUES)} more\n`);
     }
-    if (error.hint) deps.err(`${chalk.dim(wrap(safeText(error.hint)))}\n`);
+    if (error.hint) deps.err(`${chalk.dim(wrap(safeText(excerpt(error.hint, MAX_MESSAGE))))}\n`);
     if (deps.globals.verbose && error.cause instanceof Error) deps.err(`Cause: ${safeText(error.cause.stack ?? error.cause.message)}\n`);
     return code;
   }
   const message = error instanceof Error ? error.message : String(error);
-  deps.err(`${chalk.red('Error:')} unexpected failure: ${safeText(message)}\n`);
+  deps.err(`${chalk.red('Error:')} unexpected failure: ${safeText(excerpt(message, MAX_MESSAGE))}\n`);
   if (deps.globals.verbose && error instanceof Error && error.stack) deps.err(`${safeText(error.stack)}\n`);
   else deps.err(`${chalk.dim('Run again with --verbose for details.')}\n`);
   return code;

@@ -6,6 +6,7 @@
 import { UsageError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Method } from '../http/retry.js';
+import { jsonProblem } from '../text/excerpt.js';
 
 /** Endpoints whose requests carry no Authorization header (spec, Authentication rule 6). */
 const UNAUTHENTICATED = ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/session/verify'];
@@ -81,7 +82,7 @@ export function parseJsonBody(text: string, source: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`, 'Pass JSON inline, as @file.json, or - for standard input.');
+    throw new UsageError(`${source} is not valid JSON: ${jsonProblem(error, text)}`, 'Pass JSON inline, as @file.json, or - for standard input.');
   }
 }
 

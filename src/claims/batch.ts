@@ -259,7 +259,7 @@ function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: Ba
   if (readError) {
     // Nothing sent: the file is what is wrong (exit 2). Something sent: the batch is partial (exit 3).
     if (c.sent === 0) throw readError;
-    const message = readError instanceof Error ? readError.message : String(readError);
+    const message = (readError instanceof Error ? readError.message : String(readError)).replace(/\.$/, '');
     throw new PartialFailureError(
       `${message}. The ${count(c.done)} rows before it were handled (${count(c.filed)} filed now); nothing from that line on was read.`,
       'Fix the file from that line on and run the same command again: rows already filed are skipped.',

@@ -6,6 +6,7 @@
 import { DECIMAL_RE } from '../flags.js';
 import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
 import { OfflineClaim } from '../schemas.js';
+import { quoteInput } from '../text/excerpt.js';
 
 export interface ClaimField extends SchemaField {
   /** The field and every object above it are required. */
@@ -93,8 +94,8 @@ export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text
   // U+FFFD is what bytes that were not UTF-8 decode to (a file saved as Latin-1 or Windows-1252):
   // the customer's real text is gone from this reading.
   if (text.includes('\uFFFD')) return 'holds U+FFFD, the mark of bytes that were not UTF-8: save the file as UTF-8 (CSV UTF-8) and run again';
-  if (SCIENTIFIC.test(text)) return `"${text}" looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
-  if (CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `"${text}" looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
+  if (SCIENTIFIC.test(text)) return `${quoteInput(text)} looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
+  if (CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `${quoteInput(text)} looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
   return undefined;
 }
 
@@ -112,8 +113,8 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
     case 'number': {
       const n = Number(trimmed);
       if (!DECIMAL_RE.test(trimmed) || !Number.isFinite(n)) {
-        const full = /^[+-]?\d*\.?\d+e[+-]?\d+$/i.test(trimmed) && Number.isFinite(n) ? `; write it out in full (${n})` : '';
-        return { issue: { path: field.key, message: `expected a number, got "${trimmed}" (decimal notation, such as 49.99${full})` } };
+        const full = /^[+-]?(\d+(\.\d*)?|\.\d+)e[+-]?\d+$/i.test(trimmed) && Number.isFinite(n) ? `; write it out in full (${n})` : '';
+        return { issue: { path: field.key, message: `expected a number, got ${quoteInput(trimmed)} (decimal notation, such as 49.99${full})` } };
       }
       return { value: n };
     }
@@ -121,7 +122,7 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
       const lower = trimmed.toLowerCase();
       if (TRUE.has(lower)) return { value: true };
       if (FALSE.has(lower)) return { value: false };
-      return { issue: { path: field.key, message: `expected true or false, got "${trimmed}"` } };
+      return { issue: { path: field.key, message: `expected true or false, got ${quoteInput(trimmed)}` } };
     }
     case 'array': {
       if (trimmed.startsWith('[')) {

@@ -14,6 +14,7 @@ import type { JournalReader, PriorOutcome } from './journal.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
+import { excerpt } from '../text/excerpt.js';
 
 export interface PlanOptions {
   /** `--key COLUMN`: the row's identity is that column's value. */
@@ -94,7 +95,9 @@ export class Planner {
       const hash = userKeyHash(row.userKey);
       const seen = this.contents.add(hash, row.line);
       if (seen.occurrence > 1)
-        return invalid([{ path: keyColumn, message: `${row.userKey} appears again (first on line ${seen.firstLine}); each --key value must be one claim` }]);
+        return invalid([
+          { path: keyColumn, message: `${excerpt(row.userKey, 60)} appears again (first on line ${seen.firstLine}); each --key value must be one claim` },
+        ]);
       key = hash;
       tag = contentTag(hashOfRobust(robust));
     } else {
@@ -113,7 +116,7 @@ export class Planner {
         result: {
           line: row.line,
           status: 'held',
-          error: `${row.userKey} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent`,
+          error: `${excerpt(row.userKey ?? '', 60)} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent`,
         },
       };
     }

@@ -5,9 +5,13 @@
 import { type Readable, Transform } from 'node:stream';
 import { UsageError } from '../errors.js';
 import type { FieldIssue } from '../schemas.js';
+import { count } from '../text/count.js';
+import { excerpt, jsonProblem, quoteInput } from '../text/excerpt.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, FIELD_BY_KEY, getPath, setPath, spreadsheetDamage } from './fields.js';
 
-export type InputFormat = 'csv' | 'jsonl' | 'json';
+/** The formats `claims file --from` reads (`--format`). */
+export const INPUT_FORMATS = ['csv', 'jsonl', 'json'] as const;
+export type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** One data row of the input, before schema validation. */
 export interface SourceRow {
@@ -67,26 +71,142 @@ export async function openSource(input: Readable, format: InputFormat, options: 
 }
 
 /**
- * CRLF to LF before parsing: csv-parse miscounts lines when a quoted cell holds a CRLF, and the
- * line numbers are what users look up. A CRLF inside a quoted cell becomes a plain newline.
+ * Limits of one CSV record (the header or a row). A claim row is a few hundred characters and about
+ * 40 columns; past these the file is not a claims file (a 100 MB line with no newline, a million
+ * columns), and it is refused as soon as the limit is reached, without reading the rest.
  */
-function normalizeNewlines(): Transform {
-  let carry = '';
-  return new Transform({
-    decodeStrings: false,
-    transform(chunk: Buffer | string, _enc, done) {
-      let text = carry + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-      carry = '';
-      if (text.endsWith('\r')) {
-        carry = '\r';
-        text = text.slice(0, -1);
+export const CSV_LIMITS = { recordChars: 1_048_576, columns: 1_000 } as const;
+
+/** Where the header (the first non-empty record) is, and its raw text, for the positions of its cells. */
+interface HeaderText {
+  text: string;
+  line: number;
+  byte: number;
+}
+
+/**
+ * Watches the CSV text on its way to the parser: refuses a record over `CSV_LIMITS` the moment it
+ * gets there, keeps the header's raw text, and turns CRLF into LF (csv-parse miscounts lines when
+ * a quoted cell holds a CRLF, and the line numbers are what users look up; a CRLF inside a quoted
+ * cell becomes a plain newline). Quotes toggle the quoted state, which `""` inside a quoted cell
+ * leaves as it was, so commas and newlines in cells are not counted.
+ */
+class CsvGuard extends Transform {
+  /** Set when a record broke a limit: the text before that record was passed on, nothing after. */
+  failure: CsvReadError | undefined;
+  header: HeaderText | undefined;
+  private carry = '';
+  private line = 1;
+  private bytes = 0;
+  private quoted = false;
+  private recordLine = 1;
+  private recordChars = 0;
+  private columns = 1;
+  // The header's text while it is read, and where its record began.
+  private headerText = '';
+  private headerByte = 0;
+
+  constructor(private readonly label: string) {
+    super({ decodeStrings: false });
+  }
+
+  override _transform(chunk: Buffer | string, _enc: BufferEncoding, done: (error?: Error | null, data?: string) => void): void {
+    if (this.failure) {
+      done();
+      return;
+    }
+    const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    const { recordChars: maxChars, columns: maxColumns } = CSV_LIMITS;
+    let recordStart = 0;
+    let headerFrom = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10) {
+        this.line++;
+        if (!this.quoted) {
+          if (!this.header) {
+            this.headerText += text.slice(headerFrom, i);
+            headerFrom = i + 1;
+            if (this.recordChars > 0) this.header = { text: this.headerText, line: this.recordLine, byte: this.headerByte };
+            else {
+              this.headerText = '';
+              this.headerByte = this.bytes + Buffer.byteLength(text.slice(0, i + 1));
+            }
+          }
+          this.recordLine = this.line;
+          this.recordChars = 0;
+          this.columns = 1;
+          recordStart = i + 1;
+          continue;
+        }
+      } else if (c === 34) this.quoted = !this.quoted;
+      else if (c === 44 && !this.quoted && ++this.columns > maxColumns) {
+        this.fail(text, recordStart, i, 'columns', done);
+        return;
       }
-      done(null, text.replace(/\r\n/g, '\n'));
-    },
-    flush(done) {
-      done(null, carry);
-    },
-  });
+      // A CR before LF is not part of the record (an empty CRLF line stays empty).
+      if (c !== 13 && ++this.recordChars > maxChars) {
+        this.fail(text, recordStart, i, 'chars', done);
+        return;
+      }
+    }
+    if (!this.header) this.headerText += text.slice(headerFrom);
+    this.bytes += Buffer.byteLength(text);
+    done(null, this.crlf(text));
+  }
+
+  override _flush(done: (error?: Error | null, data?: string) => void): void {
+    done(null, this.failure ? '' : this.carry);
+  }
+
+  /** CRLF to LF, with a CR at the end of a chunk held until the next one shows what follows it. */
+  private crlf(chunk: string): string {
+    let text = this.carry + chunk;
+    this.carry = '';
+    if (text.endsWith('\r')) {
+      this.carry = '\r';
+      text = text.slice(0, -1);
+    }
+    return text.replace(/\r\n/g, '\n');
+  }
+
+  /** Passes on the records before the one that broke a limit, and keeps the error for the reader. */
+  private fail(text: string, recordStart: number, at: number, what: 'chars' | 'columns', done: (error?: Error | null, data?: string) => void): void {
+    const byte = this.bytes + Buffer.byteLength(text.slice(0, at));
+    const header = !this.header;
+    const where = `line ${count(this.line)}, column ${count(this.columns)}, byte ${count(byte)}`;
+    const record = header ? 'the header' : 'the row';
+    const message =
+      what === 'chars'
+        ? `${this.label} line ${count(this.recordLine)}: ${record} is longer than ${count(CSV_LIMITS.recordChars)} characters, the limit for one row of a claims file (reached at ${where}).`
+        : `${this.label} line ${count(this.recordLine)}: ${record} has more than ${count(CSV_LIMITS.columns)} ${header ? 'columns' : 'cells'}, the limit for a claims file (column ${count(this.columns)} starts at line ${count(this.line)}, byte ${count(byte + 1)}).`;
+    const hint = header
+      ? 'The header names the columns, one claim field each (`opcli claims template --csv` prints them): check that this is the claims file and that its lines end with newlines. Nothing was sent.'
+      : 'A row holds one claim: check the file around that line (an unclosed quote runs on to the end of the file). Rows before it were read; fix it and run the same command again: rows already filed are skipped.';
+    this.failure = new CsvReadError(message, this.recordLine, hint);
+    done(null, this.crlf(text.slice(0, recordStart)));
+  }
+}
+
+/** The 0-based character index where each cell of a raw CSV record begins. */
+function cellStarts(text: string): number[] {
+  const starts = [0];
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) quoted = !quoted;
+    else if (c === 44 && !quoted) starts.push(i + 1);
+  }
+  return starts;
+}
+
+/** "column 3, byte 57" for a cell of the header (1-based column), or just the column when the header's text is unknown. */
+function headerCellAt(header: HeaderText | undefined, column: number): string {
+  if (!header) return `column ${count(column)}`;
+  const bom = header.text.startsWith('\ufeff') ? 1 : 0;
+  const start = cellStarts(header.text.slice(bom))[column - 1];
+  if (start === undefined) return `column ${count(column)}`;
+  return `column ${count(column)}, byte ${count(header.byte + Buffer.byteLength(header.text.slice(0, bom + start)))}`;
 }
 
 interface CsvRecord {
@@ -102,7 +222,7 @@ interface CsvRecord {
  * quote near the end), and those rows would be neither sent nor reported. Only one chunk's records
  * are queued at a time, and the next chunk is read only once they are taken.
  */
-async function* csvRecords(input: Readable, label: string): AsyncGenerator<CsvRecord> {
+async function* csvRecords(input: Readable, label: string, guard: CsvGuard): AsyncGenerator<CsvRecord> {
   const { parse } = await import('csv-parse');
   const queue: CsvRecord[] = [];
   let failure: unknown;
@@ -141,25 +261,30 @@ async function* csvRecords(input: Readable, label: string): AsyncGenerator<CsvRe
     queue.length = 0;
   };
   input.setEncoding('utf8');
-  const text = input.pipe(normalizeNewlines());
+  const text = input.pipe(guard);
   input.on('error', (error) => text.destroy(error));
   try {
     for await (const chunk of text as AsyncIterable<string>) {
       await write(chunk);
       yield* drain();
-      if (failure) break;
+      if (failure || guard.failure) break;
     }
-    if (!failure) await write();
+    if (!failure && !guard.failure) await write();
     yield* drain();
   } finally {
+    // Stops reading the file: a record over the limits ends the run without reading the rest.
+    input.unpipe(text);
+    input.destroy();
     text.destroy();
     parser.destroy();
   }
   if (failure) throw csvError(failure, label, lastLine);
+  if (guard.failure) throw guard.failure;
 }
 
 async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource> {
-  const it = csvRecords(input, options.label);
+  const guard = new CsvGuard(options.label);
+  const it = csvRecords(input, options.label, guard);
   const first = await it.next();
   if (first.done) {
     throw new UsageError(
@@ -168,7 +293,7 @@ async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource
     );
   }
   const header = first.value.record.map((h) => h.trim());
-  const fields = checkHeader(header, options);
+  const fields = checkHeader(header, options, guard.header);
   const keyIndex = options.keyColumn === undefined ? -1 : header.indexOf(options.keyColumn);
   // Each column's place in the claim, worked out once: the objects above the field and its name.
   const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
@@ -213,11 +338,14 @@ function setIn(target: Record<string, unknown>, parents: string[], leaf: string,
 
 /** The line where the file breaks: for an unclosed quote, where the row that opened it begins. */
 function csvError(error: unknown, label: string, lastRecordLine: number): Error {
-  const e = error as { code?: string; message?: string; lines?: number };
-  if (typeof e?.code === 'string' && e.code.startsWith('CSV_')) {
+  const e = error as { code?: string; message?: string; lines?: number; index?: number };
+  // csv-parse's codes start with CSV_, but for INVALID_OPENING_QUOTE.
+  if (typeof e?.code === 'string' && /^(CSV_|INVALID_)/.test(e.code)) {
     const line = e.code === 'CSV_QUOTE_NOT_CLOSED' ? lastRecordLine + 1 : e.lines;
-    const what = e.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quote opened in the row starting here is never closed' : e.message;
-    return new CsvReadError(`${label}${line ? ` line ${line}` : ''}: the CSV cannot be read: ${what}`, line);
+    const column = e.code !== 'CSV_QUOTE_NOT_CLOSED' && typeof e.index === 'number' ? `, column ${count(e.index + 1)}` : '';
+    // csv-parse quotes the whole cell in some messages: cut to a readable length.
+    const what = e.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quote opened in the row starting here is never closed' : excerpt(e.message ?? e.code);
+    return new CsvReadError(`${label}${line ? ` line ${count(line)}${column}` : ''}: the CSV cannot be read: ${what}`, line);
   }
   return error as Error;
 }
@@ -227,8 +355,9 @@ export class CsvReadError extends UsageError {
   constructor(
     message: string,
     readonly line: number | undefined,
+    hint = 'Fix the file (an unclosed quote is the usual cause) and run the same command again; rows already filed are skipped.',
   ) {
-    super(message, 'Fix the file (an unclosed quote is the usual cause) and run the same command again; rows already filed are skipped.');
+    super(message, hint);
   }
 }
 
@@ -236,32 +365,57 @@ export class CsvReadError extends UsageError {
  * Every column must name a claim field (or be the --key column); required fields need a column
  * (storeId may come from the profile). The --key column, when not a claim field, maps to undefined.
  */
-function checkHeader(header: string[], options: OpenOptions): (ClaimField | undefined)[] {
+function checkHeader(header: string[], options: OpenOptions, raw?: HeaderText): (ClaimField | undefined)[] {
+  const at = raw ? `${options.label} line ${count(raw.line)}` : options.label;
   if (options.keyColumn !== undefined && !header.includes(options.keyColumn)) {
-    throw new UsageError(`${options.label}: there is no column "${options.keyColumn}" for --key.`, `Columns are: ${header.join(', ')}.`);
-  }
-  const unknown = header.filter((h) => !FIELD_BY_KEY.has(h) && h !== options.keyColumn);
-  if (unknown.length) {
     throw new UsageError(
-      `${options.label}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}; columns are claim field paths such as customer.email or item.price.`,
+      `${at}: there is no column ${quoteInput(options.keyColumn)} for --key.`,
+      `Columns are: ${listCut(header.map((h) => excerpt(h, 60)))}.`,
+    );
+  }
+  const unknown: number[] = [];
+  for (let i = 0; i < header.length; i++) {
+    const h = header[i] as string;
+    if (!FIELD_BY_KEY.has(h) && h !== options.keyColumn) unknown.push(i);
+  }
+  if (unknown.length) {
+    const named = listCut(unknown.map((i) => `${quoteInput(header[i], 60)} (${headerCellAt(raw, i + 1)})`));
+    throw new UsageError(
+      `${at}: unknown column${unknown.length > 1 ? 's' : ''} ${named}; columns are claim field paths such as customer.email or item.price.`,
       'Run `opcli claims template --csv` to see every column.',
     );
   }
-  const seen = new Set<string>();
-  for (const h of header) {
-    if (seen.has(h)) throw new UsageError(`${options.label}: the column "${h}" appears twice.`);
-    seen.add(h);
+  const seen = new Map<string, number>();
+  for (let i = 0; i < header.length; i++) {
+    const h = header[i] as string;
+    const first = seen.get(h);
+    if (first !== undefined) {
+      throw new UsageError(`${at}: the column ${quoteInput(h)} appears twice (${headerCellAt(raw, first + 1)}, and ${headerCellAt(raw, i + 1)}).`);
+    }
+    seen.set(h, i);
   }
   const missing = CLAIM_FIELDS.filter((f) => f.required && !seen.has(f.key) && !(f.key === 'storeId' && options.defaultStoreId));
   if (missing.length) {
     throw new UsageError(
-      `${options.label}: missing required column${missing.length > 1 ? 's' : ''} ${missing.map((m) => m.key).join(', ')}.`,
+      `${at}: missing required column${missing.length > 1 ? 's' : ''} ${missing.map((m) => m.key).join(', ')}.`,
       missing.some((m) => m.key === 'storeId')
         ? "Add the columns, or set the profile's store with `opcli config set store-id …` to default storeId."
         : 'Add the columns; `opcli claims template --csv` prints them all.',
     );
   }
   return header.map((h) => FIELD_BY_KEY.get(h));
+}
+
+/** Items joined with ", " up to about 200 characters, then "and N more". */
+function listCut(items: string[], max = 200): string {
+  let text = '';
+  let i = 0;
+  for (; i < items.length; i++) {
+    const next = `${text ? ', ' : ''}${items[i]}`;
+    if (text && text.length + next.length > max) break;
+    text += next;
+  }
+  return i < items.length ? `${text} and ${count(items.length - i)} more` : text;
 }
 
 /** storeId defaults to the profile's store. */
@@ -315,20 +469,55 @@ function objectRow(seq: number, line: number, parsed: unknown, options: OpenOpti
   return { seq, line, value, issues, userKey };
 }
 
+/**
+ * The lines of a JSONL stream with where each begins. A line over `CSV_LIMITS.recordChars` is
+ * refused as soon as it gets there (a claim is a few hundred characters), without reading on.
+ */
+async function* jsonLines(input: Readable, label: string): AsyncGenerator<{ text: string; line: number; byte: number }> {
+  const max = CSV_LIMITS.recordChars;
+  input.setEncoding('utf8');
+  let buffer = '';
+  let line = 1;
+  let byte = 0;
+  try {
+    for await (const chunk of input as AsyncIterable<string>) {
+      buffer += chunk;
+      let from = 0;
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', from)) {
+        const text = buffer.slice(from, nl);
+        if (text.length > max + 1) break;
+        yield { text: text.endsWith('\r') ? text.slice(0, -1) : text, line, byte };
+        byte += Buffer.byteLength(text) + 1;
+        line++;
+        from = nl + 1;
+      }
+      buffer = buffer.slice(from);
+      const open = buffer.indexOf('\n');
+      if ((open === -1 ? buffer.length : open) > max + 1) {
+        throw new UsageError(
+          `${label} line ${count(line)}: the line is longer than ${count(max)} characters, the limit for one claim (reached at line ${count(line)}, column ${count(max + 1)}, byte ${count(byte + Buffer.byteLength(buffer.slice(0, max)))}).`,
+          'Each line holds one claim as a JSON object: check that this is the claims file and that its lines end with newlines. Lines before it were read; fix it and run the same command again: rows already filed are skipped.',
+        );
+      }
+    }
+    if (buffer !== '') yield { text: buffer.endsWith('\r') ? buffer.slice(0, -1) : buffer, line, byte };
+  } finally {
+    input.destroy();
+  }
+}
+
 async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {
-  const { createInterface } = await import('node:readline');
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  let line = 0;
   let seq = 0;
-  for await (const text of lines) {
-    line++;
+  for await (const { text, line, byte } of jsonLines(input, options.label)) {
     const trimmed = text.trim();
     if (trimmed === '') continue;
     let parsed: unknown;
     try {
       parsed = JSON.parse(trimmed);
     } catch (error) {
-      yield { seq: seq++, line, value: undefined, issues: [{ path: '', message: `not valid JSON: ${(error as Error).message}` }] };
+      const lead = text.length - text.trimStart().length;
+      const where = { line: line - 1, column: lead, byte: byte + Buffer.byteLength(text.slice(0, lead)) };
+      yield { seq: seq++, line, value: undefined, issues: [{ path: '', message: `not valid JSON: ${jsonProblem(error, trimmed, where)}` }] };
       continue;
     }
     yield objectRow(seq++, line, parsed, options);
@@ -347,7 +536,7 @@ async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGen
     parsed = JSON.parse(text);
   } catch (error) {
     throw new UsageError(
-      `${options.label} is not valid JSON: ${(error as Error).message}`,
+      `${options.label} is not valid JSON: ${jsonProblem(error, text)}`,
       'Use a JSON array of claims, or JSONL (one claim per line) for large batches.',
     );
   }

@@ -18,6 +18,7 @@ export interface ErrorBodyInfo {
 }
 
 const MAX_TEXT = 500;
+const MAX_ITEMS = 100;
 
 function clip(text: string): string {
   const t = text.trim();
@@ -95,11 +96,14 @@ export function readErrorBody(body: unknown): ErrorBodyInfo {
   if (typeof body.code === 'string' && !code) code = body.code;
   else add(typeof body.code === 'string' ? body.code : undefined, false);
 
-  const list = Array.isArray(body.errors)
-    ? body.errors
-    : isRecord(body.errors)
-      ? Object.entries(body.errors).map(([path, v]) => ({ path, message: Array.isArray(v) ? v.join('; ') : v }))
-      : [];
+  // A readable number of them: an error lists at most 50 fields (src/report-error.ts) anyway.
+  const list = (
+    Array.isArray(body.errors)
+      ? body.errors
+      : isRecord(body.errors)
+        ? Object.entries(body.errors).map(([path, v]) => ({ path, message: Array.isArray(v) ? v.slice(0, MAX_ITEMS).join('; ') : v }))
+        : []
+  ).slice(0, MAX_ITEMS);
   const loose: string[] = [];
   for (const item of list) {
     if (typeof item === 'string') {

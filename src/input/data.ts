@@ -2,6 +2,7 @@
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { readStdinText } from '../stdin.js';
+import { excerpt, jsonProblem } from '../text/excerpt.js';
 
 interface DataText {
   text: string;
@@ -48,14 +49,16 @@ export async function readDataText(deps: Deps, value: string, options: { inline?
 /** Parses the text of a --data document: a JSON object. `example` shows one in the hint. */
 function parseDataDocument(text: string, source: string, example = '{"currency":"USD"}'): Record<string, unknown> {
   let value: unknown;
+  const bom = text.startsWith('\uFEFF');
+  const json = bom ? text.slice(1) : text;
   try {
-    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+    value = JSON.parse(json);
   } catch (error) {
-    throw new UsageError(`${source} is not valid JSON: ${(error as Error).message}`, `Pass a JSON object such as ${example}.`);
+    throw new UsageError(`${source} is not valid JSON: ${jsonProblem(error, json, { byte: bom ? 3 : 0 })}`, `Pass a JSON object such as ${example}.`);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new UsageError(
-      `${source} must hold a JSON object, not ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}.`,
+      `${source} must hold a JSON object, not ${Array.isArray(value) ? 'an array' : excerpt(JSON.stringify(value))}.`,
       `Pass a JSON object such as ${example}.`,
     );
   }

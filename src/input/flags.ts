@@ -1,10 +1,12 @@
 /** One flag per field of a request body (Order, ProductVariant), derived from the shared schemas. */
 import type { Command } from 'commander';
+import { completeValues } from '../commands/completion/hints.js';
 import type { z } from 'zod';
 import { DECIMAL_RE } from '../flags.js';
 import type { FieldIssue } from '../schemas.js';
 import { textProblem } from '../text/flag-text.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
+import { quoteInput } from '../text/excerpt.js';
 
 /** A top-level body field and the flag that sets it. */
 export interface FieldKind extends SchemaField {
@@ -75,6 +77,7 @@ function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
       cmd.option(`--${kind.flag} <value>`, describe(kind), (v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
     } else {
       cmd.option(`--${kind.flag} <value>`, describe(kind));
+      if (kind.values) completeValues(cmd, { [`--${kind.flag}`]: kind.values });
     }
   }
 }
@@ -119,7 +122,10 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
       const n = Number(text.trim());
       if (!DECIMAL_RE.test(text.trim()) || !Number.isFinite(n)) {
         const exponent = /^[+-]?(\d+(\.\d*)?|\.\d+)[eE]/.test(text.trim()) ? ' (write it without an exponent)' : '';
-        issues.push({ path: kind.name, message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got "${text}"${exponent}` });
+        issues.push({
+          path: kind.name,
+          message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got ${quoteInput(text)}${exponent}`,
+        });
         continue;
       }
       fields[kind.name] = n;

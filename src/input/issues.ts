@@ -7,6 +7,7 @@ import { ValidationError } from '../errors.js';
 import { CURRENCY_CODES, type FieldIssue, fieldIssues } from '../schemas.js';
 import { textProblem } from '../text/flag-text.js';
 import { type FieldKind, fieldKinds } from './flags.js';
+import { excerpt, quoteInput } from '../text/excerpt.js';
 
 /** Levenshtein distance between two short strings. */
 export function editDistance(a: string, b: string): number {
@@ -50,10 +51,10 @@ function explainEnum(kind: FieldKind, got: string): string {
   if (values.length === CURRENCY_CODES.length) {
     // A lower-case code is one letter case away from the right one: offer just that.
     const near = (CURRENCY_CODES as readonly string[]).includes(got.toUpperCase()) ? [got.toUpperCase()] : closest(got, CURRENCY_CODES);
-    return `${got} is not a currency the API accepts${near.length ? `; did you mean ${orList(near)}?` : " (expected a three-letter code from the spec's list, such as USD)"}`;
+    return `${excerpt(got)} is not a currency the API accepts${near.length ? `; did you mean ${orList(near)}?` : " (expected a three-letter code from the spec's list, such as USD)"}`;
   }
   const near = closest(got, values, 1);
-  return `expected one of ${values.join(', ')}, got "${got}"${near.length ? `; did you mean ${near[0]}?` : ''}`;
+  return `expected one of ${values.join(', ')}, got ${quoteInput(got)}${near.length ? `; did you mean ${near[0]}?` : ''}`;
 }
 
 /** Rewrites zod's issues into messages a user can act on: currencies, date-times, enums, unknown fields. */
@@ -68,7 +69,7 @@ function explainIssues(schema: z.ZodObject, value: Record<string, unknown>, erro
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         const near = closest(key, [...kinds.keys()], 1);
-        out.push({ path: key, message: `unknown field "${key}"${near.length ? `; did you mean ${near[0]}?` : ''}` });
+        out.push({ path: excerpt(key, 60), message: `unknown field ${quoteInput(key, 60)}${near.length ? `; did you mean ${near[0]}?` : ''}` });
       }
     } else if (kind && issue.path.length === 1 && got === undefined && !kind.optional) {
       out.push({ path, message: `${name} is required (--${kind.flag})` });
@@ -77,14 +78,17 @@ function explainIssues(schema: z.ZodObject, value: Record<string, unknown>, erro
     } else if (kind?.format === 'datetime' && typeof got === 'string') {
       out.push({
         path,
-        message: `expected an ISO 8601 date-time with a time zone such as 2024-05-01T12:00:00Z or 2024-05-01T14:00:00+02:00${kind.nullable ? ' (or null)' : ''}, got "${got}"`,
+        message: `expected an ISO 8601 date-time with a time zone such as 2024-05-01T12:00:00Z or 2024-05-01T14:00:00+02:00${kind.nullable ? ' (or null)' : ''}, got ${quoteInput(got)}`,
       });
     } else if ((kind?.type === 'number' || kind?.type === 'integer') && typeof got !== 'number' && got !== undefined) {
-      out.push({ path, message: `expected a ${kind.type === 'integer' ? 'whole number' : 'number'}, got ${JSON.stringify(got)}` });
+      out.push({ path, message: `expected a ${kind.type === 'integer' ? 'whole number' : 'number'}, got ${excerpt(JSON.stringify(got))}` });
     } else if (kind?.type === 'integer' && typeof got === 'number') {
       out.push({ path, message: `expected a whole number of 0 or more, got ${got}` });
     } else {
-      out.push({ path, message: `${issue.message}${got !== undefined && issue.path.length === 1 ? ` (got ${JSON.stringify(got)})` : ''}` });
+      out.push({
+        path,
+        message: `${issue.message}${got !== undefined && issue.path.length === 1 ? ` (got ${excerpt(JSON.stringify(got) ?? String(got))})` : ''}`,
+      });
     }
   }
   return out;

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { commandWord, GROUPS } from '../../src/cli.js';
 import { displayWidth } from '../../src/text/width.js';
@@ -34,28 +34,6 @@ describe('the program', () => {
     const cmd = await runOpcli(['nonsense']);
     expect(cmd.code).toBe(2);
     expect(cmd.stderr).toContain("unknown command 'nonsense'");
-  });
-
-  it('the bash script completes commands and verbs, past global options', async () => {
-    const { execFileSync } = await import('node:child_process');
-    const script = (await runOpcli(['completion', 'bash'])).stdout;
-    const complete = (words: string[]) =>
-      execFileSync('bash', ['-c', `${script}\nCOMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _opcli; echo "\${COMPREPLY[*]}"`, 'bash', ...words], {
-        encoding: 'utf8',
-      }).trim();
-    expect(complete(['opcli', 'or'])).toBe('orders');
-    expect(complete(['opcli', '-p', 'staging', 'auth', ''])).toBe('login status token refresh logout');
-    expect(complete(['opcli', '--verbose', 'claims', 't'])).toBe('template');
-    expect(complete(['opcli', 'orders', 'list', ''])).toBe('');
-  });
-
-  it('prints completion scripts for bash, zsh and fish, and refuses others', async () => {
-    const bash = await runOpcli(['completion', 'bash']);
-    expect(bash.stdout).toContain('complete -o default -F _opcli opcli');
-    expect(bash.stdout).toContain('login status token refresh logout');
-    expect((await runOpcli(['completion', 'zsh'])).stdout).toContain('#compdef opcli');
-    expect((await runOpcli(['completion', 'fish'])).stdout).toContain("complete -c opcli -n '__fish_use_subcommand' -a orders");
-    expect((await runOpcli(['completion', 'powershell'])).code).toBe(2);
   });
 });
 
@@ -232,70 +210,6 @@ describe('help', () => {
     const wrapped = wrapText(text, 40).split('\n');
     for (const l of wrapped) expect(l.length).toBeLessThanOrEqual(40);
     expect(wrapped.join(' ').replace(/\s+/g, ' ')).toBe(text);
-  });
-});
-
-describe('completion', () => {
-  const complete = (script: string, words: string[], env: Record<string, string> = {}) =>
-    execFileSync(
-      'bash',
-      [
-        '-c',
-        `${script}\nopcli() { node ${JSON.stringify(BIN)} "$@"; }\nCOMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _opcli; echo "\${COMPREPLY[*]}"`,
-        'bash',
-        ...words,
-      ],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, ...env },
-      },
-    ).trim();
-
-  it('completes every command, verb and flag the command tree has', async () => {
-    const { buildTree } = await import('../../src/commands/completion/tree.js');
-    const { Command } = await import('commander');
-    const script = (await runOpcli(['completion', 'bash'])).stdout;
-    const tree = await buildTree((await runOpcli(['--version'])).deps);
-    expect(complete(script, ['opcli', '']).split(' ')).toEqual(GROUPS.map((g) => g.name));
-    for (const group of GROUPS) {
-      const program = new Command();
-      await (await group.load()).register(program, (await runOpcli(['--version'])).deps);
-      const verbs = (program.commands[0] as InstanceType<typeof Command>).commands;
-      expect(Object.keys(tree.commands[group.name]?.verbs ?? {})).toEqual(verbs.map((v) => v.name()));
-      if (verbs.length) expect(complete(script, ['opcli', group.name, '']).split(' ')).toEqual(verbs.map((v) => v.name()));
-      for (const verb of verbs) {
-        const flags = complete(script, ['opcli', group.name, verb.name(), '--']).split(' ');
-        for (const o of verb.options) if (o.long && !(o as { hidden?: boolean }).hidden) expect(flags, `${group.name} ${verb.name()}`).toContain(o.long);
-      }
-    }
-    expect(complete(script, ['opcli', 'orders', 'list', '--cs']).split(' ')).toEqual(['--csv', '--csv-raw']);
-    expect(complete(script, ['opcli', 'orders', 'list', ''])).toBe('');
-  });
-
-  it('completes setting keys and profile names', async () => {
-    const { SETTING_KEYS } = await import('../../src/config/settings-schema.js');
-    const script = (await runOpcli(['completion', 'bash'])).stdout;
-    expect(complete(script, ['opcli', 'config', 'get', '']).split(' ')).toEqual(SETTING_KEYS.map((k) => k.key));
-    const { dir, cleanup } = tempConfigDir();
-    try {
-      const env = { OPCLI_CONFIG_DIR: dir };
-      for (const name of ['staging', 'prod'])
-        expect((await runOpcli(['--profile', name, 'config', 'set', 'base-url', 'https://api.example'], { env })).code).toBe(0);
-      expect((await runOpcli(['completion', '--list-profiles'], { env })).stdout).toBe('prod\nstaging\n');
-      expect(complete(script, ['opcli', '--profile', 'st'], env)).toBe('staging');
-      expect(complete(script, ['opcli', 'profiles', 'use', ''], env)).toBe('prod staging');
-    } finally {
-      cleanup();
-    }
-  });
-
-  it('zsh and fish scripts carry the same tree', async () => {
-    const zsh = (await runOpcli(['completion', 'zsh'])).stdout;
-    expect(zsh).toContain('orders/list) w="');
-    expect(zsh).toContain('--csv-raw');
-    const fish = (await runOpcli(['completion', 'fish'])).stdout;
-    expect(fish).toContain("complete -c opcli -n '__fish_seen_subcommand_from orders; and __fish_seen_subcommand_from list' -l columns");
-    expect(fish).toContain('--list-profiles');
   });
 });
 

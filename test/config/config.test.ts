@@ -273,6 +273,16 @@ describe('profiles', () => {
     expect((await runOpcli(['profiles', 'remove', 'old', '--yes'], { env: env() })).code).toBe(1);
   });
 
+  it('answering no to `profiles remove` keeps the profile: a plain sentence, exit 1, not 130 (the code of Ctrl-C)', async () => {
+    await runOpcli(['--profile', 'old', 'config', 'set', 'client-secret', '--stdin'], { env: env(), stdin: SECRET });
+    const before = readFileSync(join(dir, 'credentials.json'), 'utf8');
+    const prompter = scriptedPrompter({ 'Remove profile "old"': false });
+    const r = await runOpcli(['profiles', 'remove', 'old'], { env: env(), tty: true, prompter });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('Nothing was removed.\n');
+    expect(readFileSync(join(dir, 'credentials.json'), 'utf8')).toBe(before);
+  });
+
   it('refuses a profile name that could escape the folder', async () => {
     const r = await runOpcli(['profiles', 'use', '../etc'], { env: env() });
     expect(r.code).toBe(2);

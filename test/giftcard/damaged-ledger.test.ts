@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
+import { scriptedPrompter } from '../helpers.js';
 import { type Fixture, fixture, giftcardSuite } from './fixture.js';
 
 giftcardSuite();
@@ -143,6 +144,13 @@ describe('giftcard repair', () => {
     expect(unconfirmed.stderr).toMatch(/line 3 is not a record opcli can read; it names claim:c-930, which stays held as uncertain/);
     expect(unconfirmed.stderr).toMatch(/line 5 holds NUL bytes/);
     expect(unconfirmed.stderr).toMatch(/Pass --yes to repair/);
+    expect(readFileSync(path, 'utf8')).toBe(damaged);
+
+    // Answering no on a terminal: a plain sentence, exit 1 (130 is Ctrl-C), the file untouched.
+    const declined = await f.run(['giftcard', 'repair'], { tty: true, prompter: scriptedPrompter({ 'Have you checked the payments': false }) });
+    expect(declined.code).toBe(1);
+    expect(declined.stderr.trimEnd().split('\n').at(-1)).toBe('Nothing was changed.');
+    expect(declined.stderr).not.toMatch(/Error|Cancelled/);
     expect(readFileSync(path, 'utf8')).toBe(damaged);
 
     const r = await f.run(['giftcard', 'repair', '--yes', '--json']);

@@ -330,7 +330,7 @@ describe('giftcard issue: input', () => {
     fx = await fixture({ triggerDelayMs: 50, fakeClock: true });
     const args = aliceClaim('C-14').filter((a) => a !== '--yes');
     const no = await fx.run(args, { tty: true, prompter: scriptedPrompter({ 'Issue 25.00 USD to Alice Example <alice@example.com>?': false }) });
-    expect(no.code).toBe(130);
+    expect(no.code).toBe(1);
     expect(no.stderr).toMatch(
       /Amount\s+25\.00 USD\n\s+Customer\s+Alice Example\n\s+E-mail\s+alice@example\.com\n\s+Customer id\s+cust_1001\n\s+Reference\s+claim C-14, order #1001\n/,
     );

@@ -73,11 +73,11 @@ describe('giftcard issue at a terminal', () => {
     expect(issueBodies(fx)[0].email_details.recipient_email).toBe('bob@exmaple.com');
   });
 
-  it('declining the confirmation prints "Nothing was issued." plainly, exit 130, nothing sent or recorded', async () => {
+  it('declining the confirmation prints "Nothing was issued." plainly, exit 1 (not 130, the code of Ctrl-C), nothing sent or recorded', async () => {
     fx = await fixture();
     const args = aliceClaim('C-204').filter((a) => a !== '--yes');
     const r = await fx.run(args, { tty: true, prompter: scriptedPrompter({ 'Issue 25.00 USD': false }) });
-    expect(r.code).toBe(130);
+    expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split('\n').at(-1)).toBe('Nothing was issued.');
     expect(r.stderr).not.toMatch(/Error/);
     expect(fx.sandbox.requests).toHaveLength(0);

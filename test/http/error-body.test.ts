@@ -53,3 +53,20 @@ describe('readErrorBody: every shape a real API answers in', () => {
     expect(readErrorBody('x'.repeat(10_000)).message?.length).toBeLessThanOrEqual(501);
   });
 });
+
+describe('a hostile error body stays readable', () => {
+  test('ten thousand field errors: at most 100 read, each message cut at 500 characters', () => {
+    const info = readErrorBody({ errors: Array.from({ length: 10_000 }, (_, i) => ({ path: `f${i}`, message: 'm'.repeat(10_000) })) });
+    expect(info.fieldErrors).toHaveLength(100);
+    for (const e of info.fieldErrors) expect(e.message.length).toBeLessThanOrEqual(501);
+  });
+
+  test('on stderr: the message is cut at 2,000 characters, so a few kilobytes', async () => {
+    const { runAgainst } = await import('../orders/scripted.js');
+    const body = { message: 'x'.repeat(100_000), errors: Array.from({ length: 10_000 }, (_, i) => ({ path: `f${i}`, message: `bad ${'y'.repeat(1_000)}` })) };
+    const r = await runAgainst([{ status: 422, body }], ['orders', 'update', 'ord_x', '--replace', '--source-order-number', '#1', '--currency', 'USD']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^Error: PUT \/v1\/orders\/ord_x was refused \(422\): x+…$/m);
+    expect(r.stderr.length).toBeLessThan(4_096);
+  });
+});

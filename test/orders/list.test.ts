@@ -99,6 +99,22 @@ describe('orders list: one page', () => {
     expect(orderGets()).toHaveLength(0);
   });
 
+  test('a page size out of range names the flag and a range a person reads, not a machine limit', async () => {
+    const zero = await runOpcli(['orders', 'list', '--size', '0'], { env });
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toBe(
+      'Error: --size "0" is out of range: expected 1 or more.\n' +
+        'Orders per page, 1 or more; the server caps a page at its own maximum (leave --size out for its default).\n',
+    );
+    const huge = await runOpcli(['orders', 'list', '--size', '99999999999999999999'], { env });
+    expect(huge.code).toBe(2);
+    expect(huge.stderr).toMatch(/^Error: --size "99999999999999999999" is too large: expected 1 or more\.$/m);
+    const word = await runOpcli(['orders', 'list', '--limit', 'ten'], { env });
+    expect(word.stderr).toBe('Error: --limit "ten" is not a whole number.\nExpected a whole number, 1 or more.\n');
+    for (const r of [zero, huge, word]) expect(r.stderr).not.toMatch(/9,007|9007/);
+    expect(orderGets()).toHaveLength(0);
+  });
+
   test('a garbled --cursor (control character, U+FFFD, blank) is refused by name before any request (F8)', async () => {
     for (const cursor of ['b2E6\x1b[2JNTA', 'b2E6\x07NTA', 'b2E6\uFFFDNTA', 'b2E6\rNTA', '  ']) {
       const r = await runOpcli(['orders', 'list', '--cursor', cursor], { env });

@@ -5,6 +5,7 @@ import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate } from '../../flags.js';
+import { completesWith, completeValues } from '../completion/hints.js';
 import { describeField, FILE_HELP } from './file-help.js';
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
@@ -51,6 +52,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
     .option('--jsonl', 'one JSON result per row on stdout (batch)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
+  // The batch reader's formats, loaded only when `opcli completion` asks (a single claim never loads the reader).
+  completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
   for (const field of CLAIM_FIELDS) {
     if (field.type === 'boolean') {
       cmd.addOption(new Option(`--${field.flag}`, describeField(field)));
@@ -58,7 +61,8 @@ export function register(group: Command, deps: Deps): void {
     } else if (field.type === 'array') {
       cmd.addOption(new Option(`--${field.flag} <url>`, describeField(field)).argParser((v: string, prev: string[] = []) => [...prev, v]));
     } else {
-      cmd.addOption(new Option(`--${field.flag} <${field.type === 'number' ? 'number' : 'value'}>`, describeField(field)));
+      const option = new Option(`--${field.flag} <${field.type === 'number' ? 'number' : 'value'}>`, describeField(field));
+      cmd.addOption(field.values ? completesWith(option, field.values) : option);
     }
   }
   cmd.addHelpText('after', FILE_HELP).action(async (flags: Record<string, unknown>, command: Command) => {

@@ -4,6 +4,7 @@ import { OpcliError, UsageError } from '../../errors.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { orderLabel } from '../../identity.js';
 import { textProblem } from '../../text/flag-text.js';
+import { safeLine, safeText } from '../../text/safe.js';
 
 /** Flag values of `giftcard history`. */
 export interface HistoryOptions {
@@ -73,8 +74,8 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       provider: opts.verify ? async () => (await import('../../giftcard/provider.js')).providerClient(deps) : undefined,
       now: deps.now,
       user: ledgerMod.osUser(),
-      notice: (message) => deps.err(`Warning: ${message}\n`),
-      warn: (message) => deps.err(`WARNING: ${message}\n`),
+      notice: (message) => deps.err(`Warning: ${safeText(message)}\n`),
+      warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`),
     },
   );
   if (opts.json) {
@@ -104,7 +105,7 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       deps.err(
         `Verified ${verified.length} issuance(s) (claims or orders paid more than once, and credits that fell back from the trigger): ${doubles.length} possible double credit(s).\n`,
       );
-      for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${v.key}: ${v.message}\n`);
+      for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${safeLine(v.key)}: ${safeText(v.message)}\n`);
     }
   }
   if (doubles.length) {

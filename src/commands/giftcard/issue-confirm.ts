@@ -4,7 +4,7 @@ import { ExitCode, PlainExit, UsageError } from '../../errors.js';
 import type { PreparedIssue } from '../../giftcard/issuance.js';
 import { formatMoney } from '../../giftcard/money.js';
 
-/** Shows the summary and asks; returns on yes, throws on no (exit 130, nothing recorded). */
+/** Shows the summary and asks; returns on yes, throws on no (exit 1, nothing recorded). */
 export async function confirmIssue(deps: Deps, prepared: PreparedIssue, summary: string): Promise<void> {
   if (!deps.canPrompt()) {
     throw new UsageError(
@@ -16,6 +16,6 @@ export async function confirmIssue(deps: Deps, prepared: PreparedIssue, summary:
   const { req } = prepared;
   const what = `${formatMoney(req.amountCents, prepared.currency)} to ${req.name} <${req.email}>`;
   const ok = await (await deps.prompter()).confirm({ message: `Issue ${what}?`, default: false });
-  // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 130 like any cancel, nothing recorded.
-  if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.interrupted);
+  // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C), nothing recorded.
+  if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.declined);
 }

@@ -43,7 +43,8 @@ customer within 30 days under another id: --force issues anyway. An amount above
 --allow-large. A ledger line opcli cannot read stops every issuance (\`opcli giftcard repair\`).
 Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input, an amount above the
 ceiling or a damaged ledger (nothing sent); 3 held by an earlier record (nothing sent), or issued but
-the customer may have been paid twice (read the message); 130 declined or interrupted: nothing was issued.`,
+the customer may have been paid twice (read the message); 1 also when you decline the confirmation
+(nothing issued); 130 interrupted (Ctrl-C).`,
     )
     .action(async (flags: IssueFlags) => {
       const { parseFlags } = await import('./issue-flags.js');

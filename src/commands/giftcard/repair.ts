@@ -27,7 +27,8 @@ repairing, check at the provider the payments made around the time of the damage
 the damaged file whole as giftcard-ledger.jsonl.damaged-<time>, and replaces each damaged line, in
 place, by a record saying it was set aside; a claim or order a damaged line still names is held as
 uncertain afterwards (\`--force\` pays it). Lines written by a newer opcli are not set aside: upgrade.
-Exit codes: 0 repaired, or nothing to repair; 2 a line of a newer opcli, or nobody can confirm; 130 declined.`,
+Exit codes: 0 repaired, or nothing to repair; 1 the confirmation declined (nothing changed); 2 a line of a
+newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
     )
     .action(async (flags: { yes?: boolean; json?: boolean }) => {
       await run({ yes: !!flags.yes, json: !!flags.json }, deps);
@@ -62,7 +63,7 @@ export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
       message: 'Have you checked the payments made around the time of the damage at the provider, and set these lines aside?',
       default: false,
     });
-    if (!ok) throw new PlainExit('Nothing was changed.', ExitCode.interrupted);
+    if (!ok) throw new PlainExit('Nothing was changed.', ExitCode.declined);
   }
   const done = await repair.repairLedger(ledger, { now: deps.now, user: osUser() });
   if (opts.json) output.printJson(deps, { ledger: done.ledger, repaired: true, copy: done.copy, lines: lines(done) });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { completeValues } from '../completion/hints.js';
 import type { SetupKey } from './setup-ask.js';
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
@@ -76,6 +77,9 @@ Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not v
         deps,
       );
     });
+  // The spec's currency list, loaded only when `opcli completion` asks (this group starts without zod).
+  const setup = group.commands.find((c) => c.name() === 'setup');
+  if (setup) completeValues(setup, { '--currency': async () => (await import('../../schemas.js')).CURRENCY_CODES });
 }
 
 /** Writes the given (or asked) settings, then checks them unless told not to. */

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import type { Deps } from '../../deps.js';
 import { presentColumns, cellText } from '../../orders/columns.js';
 import type { OrderWriter } from '../../orders/list.js';
-import { safeLine } from '../../text/safe.js';
+import { escapeInvisible, safeLine } from '../../text/safe.js';
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
 
@@ -28,6 +28,8 @@ export async function write(deps: Deps, text: string): Promise<void> {
 
 /** Creates the writer of a format. */
 export async function createOrderWriter(deps: Deps, format: ListFormat, options: WriterOptions = {}): Promise<OrderWriter> {
+  // JSON on a terminal: invisible and C1 characters as \uXXXX escapes (the same values); a pipe gets it exact.
+  const json = deps.io.stdoutIsTTY ? escapeInvisible : (text: string) => text;
   switch (format) {
     case 'jsonl':
       return {
@@ -36,7 +38,7 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
           // One flat string per page: join is cheaper than growing a rope order by order.
           const lines = new Array<string>(orders.length);
           for (let i = 0; i < orders.length; i++) lines[i] = JSON.stringify(orders[i]);
-          await write(deps, `${lines.join('\n')}\n`);
+          await write(deps, json(`${lines.join('\n')}\n`));
         },
         async end() {},
       };
@@ -46,7 +48,7 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
         async page(orders) {
           let chunk = '';
           for (const o of orders) chunk += `${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(o)}`;
-          await write(deps, chunk);
+          await write(deps, json(chunk));
         },
         async end() {
           await write(deps, count === 0 ? '[]\n' : '\n]\n');

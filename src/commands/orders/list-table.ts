@@ -20,8 +20,10 @@ export async function createCsvWriter(deps: Deps, options: WriterOptions): Promi
   const { stringify } = await import('csv-stringify/sync');
   const columns = options.columns ?? ORDER_COLUMNS;
   const raw = !!options.csvRaw;
-  // On a terminal, server text cannot carry escape sequences through CSV either; a file gets the exact text.
-  const shown = deps.io.stdoutIsTTY ? safeText : (v: string) => v;
+  // CSV is opened in spreadsheets, which draw bidi overrides and hide zero-width characters as a
+  // terminal does: cells are made safe wherever they go. --csv-raw writes the exact text, except
+  // to a terminal.
+  const shown = raw && !deps.io.stdoutIsTTY ? (v: string) => v : safeText;
   let header = true;
   const flush = async (orders: OrderRecord[]) => {
     const text = stringify(orders as Record<string, unknown>[], {
@@ -29,8 +31,8 @@ export async function createCsvWriter(deps: Deps, options: WriterOptions): Promi
       columns,
       cast: {
         boolean: (v) => String(v),
-        object: (v) => shown(csvCell(JSON.stringify(v), raw)),
-        string: (v) => shown(csvCell(v, raw)),
+        object: (v) => csvCell(shown(JSON.stringify(v)), raw),
+        string: (v) => csvCell(shown(v), raw),
         number: (v) => String(v),
       },
     });

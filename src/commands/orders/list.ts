@@ -4,16 +4,19 @@ import { InterruptedError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
 import { type ListFlags, type ListOptions, listOptions } from './list-flags.js';
 
-function positiveInt(flag: string, min = 1) {
-  return (value: string): number => parseWholeNumber(value, flag, { min });
+function positiveInt(flag: string, min = 1, hint?: string) {
+  return (value: string): number => parseWholeNumber(value, flag, { min, hint });
 }
+
+// CHOICE (docs/spec-choices.md#page-size): the API states no maximum page size, so none is named or enforced.
+const SIZE_HINT = 'Orders per page, 1 or more; the server caps a page at its own maximum (leave --size out for its default).';
 
 /** Registers `orders list`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('list')
     .description('List the orders of the store, one page or all of them')
-    .option('--size <n>', 'orders per page (the server default when left out)', positiveInt('--size'))
+    .option('--size <n>', 'orders per page (the server default when left out)', positiveInt('--size', 1, SIZE_HINT))
     .option('--cursor <cursor>', 'start after this record cursor (from a previous page or an error report)')
     .option('--page-buttons <n>', 'how many page cursors to ask for around the current page (buttonNum)', positiveInt('--page-buttons', 0))
     .option('--all', 'follow the cursors to the last page')
@@ -26,7 +29,7 @@ export function register(group: Command, deps: Deps): void {
       '--csv',
       "print CSV: a header, then one row per order; a cell starting with = + - @ tab or CR gets a leading ' so spreadsheets do not run it as a formula",
     )
-    .option('--csv-raw', 'with --csv: write cells exactly as the server sent them (no formula guard)')
+    .option('--csv-raw', 'with --csv: write cells exactly as the server sent them (no formula guard, no escapes)')
     .addHelpText(
       'after',
       `

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ProfileName } from '../../config/settings-schema.js';
 import type { Deps } from '../../deps.js';
-import { OpcliError, UsageError } from '../../errors.js';
+import { ExitCode, OpcliError, PlainExit, UsageError } from '../../errors.js';
 
 /** Registers `profiles remove`. */
 export function register(group: Command, deps: Deps): void {
@@ -28,7 +28,7 @@ export async function run(opts: { name: string; yes: boolean }, deps: Deps): Pro
   if (!opts.yes) {
     if (!deps.canPrompt()) throw new UsageError(`Removing profile "${opts.name}" needs confirmation.`, 'Pass --yes to remove it without a question.');
     const ok = await (await deps.prompter()).confirm({ message: `Remove profile "${opts.name}" and its stored credentials?`, default: false });
-    if (!ok) throw new OpcliError('Nothing removed.');
+    if (!ok) throw new PlainExit('Nothing was removed.', ExitCode.declined);
   }
   settings.removeProfile(opts.name);
   await credentials.update(opts.name, () => undefined);

@@ -2,6 +2,10 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate, parseWholeNumber } from '../../flags.js';
+import { completeValues } from '../completion/hints.js';
+
+/** The styles of --rate-limit-headers. */
+const HEADER_STYLES = ['none', 'ietf', 'x', 'both'];
 
 /** Registers `opcli sandbox`; the emulator itself loads only when the command runs. */
 export function register(program: Command, deps: Deps): void {
@@ -52,7 +56,7 @@ Examples:
       }) => {
         const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings-schema.js')]);
         const headers = flags.rateLimitHeaders;
-        if (!['none', 'ietf', 'x', 'both'].includes(headers)) {
+        if (!HEADER_STYLES.includes(headers)) {
           throw new UsageError(`--rate-limit-headers "${headers}" is not a style.`, 'Expected none, ietf, x or both.');
         }
         const profile = flags.writeProfile === undefined ? undefined : ProfileName.safeParse(flags.writeProfile);
@@ -86,4 +90,6 @@ Examples:
         );
       },
     );
+  const sandbox = program.commands.find((c) => c.name() === 'sandbox');
+  if (sandbox) completeValues(sandbox, { '--rate-limit-headers': HEADER_STYLES });
 }
