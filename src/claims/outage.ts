@@ -15,7 +15,8 @@ export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-t
 const CAUSES: Record<OutageCause, string> = {
   refused: 'the service refused connections',
   'bad-gateway': 'the gateway in front of the service could not get an answer from it (502 Bad Gateway)',
-  unavailable: 'the service answered that it is unavailable (503)',
+  unavailable:
+    'the service answered that it is unavailable (503); if that is a gateway answering its rate limit with 503, `opcli config set not-processed-statuses 429,503` has them asked again as a 429 is, and never uncertain',
   'gateway-timeout':
     'the gateway in front of the service gave up waiting for it (504 Gateway Timeout): the service was holding requests, and may still process the ones the gateway gave up on',
   'no-answer': 'the service stopped answering (timed out)',
