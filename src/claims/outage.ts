@@ -67,7 +67,12 @@ export class OutageError extends OpcliError {
   }
 }
 
-/** Watches a batch's answers for an outage; rows pass `enter()` before they are sent. */
+/**
+ * Watches a batch's answers for an outage; rows pass `enter()` before they are sent. After the
+ * probe finds the service up, one row goes first: only once it is answered do the others follow
+ * (a gateway may answer a GET while POSTs still fail), so an outage costs at most the rows that
+ * were in flight when it began, and one more per probe that proved wrong.
+ */
 export class OutageWatch {
   private readonly options: OutageOptions;
   /** Rows past the gate whose outcome is not in. */
@@ -77,6 +82,14 @@ export class OutageWatch {
   private cause?: OutageCause;
   private closed?: { promise: Promise<void>; open: () => void };
   private deciding = false;
+  /** The probe found the service up: one row may pass the closed gate. */
+  private admitOne = false;
+  /** That row is out, or no row has been answered well since the probe: the probe is not proof yet. */
+  private onTrial = false;
+  /** When this outage began to be waited for (--wait-for-service counts from here). */
+  private waitStarted?: number;
+  /** "The service looks down" was said: "it is back" is said too. */
+  private announced = false;
   /** Set when the batch must stop: the rows still at the gate are not sent. */
   stopError?: OutageError;
 
@@ -86,8 +99,15 @@ export class OutageWatch {
 
   /** Waits while the gate is closed; true when the row may be sent, false when the batch stops. */
   async enter(): Promise<boolean> {
-    while (this.closed && !this.stopError) await this.closed.promise;
-    if (this.stopError) return false;
+    for (;;) {
+      if (this.stopError) return false;
+      if (!this.closed) break;
+      if (this.admitOne) {
+        this.admitOne = false;
+        break;
+      }
+      await this.closed.promise;
+    }
     this.inFlight++;
     return true;
   }
@@ -100,18 +120,30 @@ export class OutageWatch {
       this.failures++;
       this.cause = cause;
       this.closed ??= gate();
-    } else if (answered && !this.closed && (error === undefined || error instanceof ApiError)) {
-      // An answer from the service itself: it is up. Once the gate is closed, only the probe opens
-      // it: a row answered well now may have been sent before the failures began.
-      this.failures = 0;
-      this.cause = undefined;
+    } else if (answered && (error === undefined || error instanceof ApiError)) {
+      // An answer from the service itself. Once the gate is closed, only a row let through after
+      // the probe opens it: a row answered well now may have been sent before the failures began.
+      if (this.onTrial) {
+        this.onTrial = false;
+        this.clear();
+        if (this.announced) this.options.notice('The service is back; going on.\n');
+        this.announced = false;
+        this.reopen();
+      } else if (!this.closed) this.clear();
     }
-    if (this.closed && this.inFlight === 0) void this.decide();
+    if (this.closed && this.inFlight === 0 && !this.admitOne) void this.decide();
   }
 
   /** Stops at once (the batch stops for another reason): rows at the gate go on to be settled not sent. */
   release(): void {
+    this.admitOne = false;
     this.reopen();
+  }
+
+  private clear(): void {
+    this.failures = 0;
+    this.cause = undefined;
+    this.waitStarted = undefined;
   }
 
   private reopen(): void {
@@ -120,26 +152,39 @@ export class OutageWatch {
     closed?.open();
   }
 
+  /** Lets one row through the closed gate (the others wait for its answer). */
+  private letOneThrough(): void {
+    const old = this.closed;
+    this.closed = gate();
+    this.admitOne = true;
+    this.onTrial = true;
+    old?.open();
+  }
+
   /** Every row in flight is answered and the gate is closed: ask the service. */
   private async decide(): Promise<void> {
     if (this.deciding) return;
     this.deciding = true;
     const { waitMs, probeEveryMs = 1_000 } = this.options;
-    const started = this.options.now();
+    // The probe said "up" and the row let through failed as the others did: it was not proof.
+    const distrust = this.onTrial;
+    this.onTrial = false;
+    this.waitStarted ??= this.options.now();
+    const started = this.waitStarted;
+    let up = false;
     try {
       for (let first = true; ; first = false) {
-        const found = await this.options.probe();
+        const found: ProbeResult = first && distrust ? { up: false, cause: this.cause ?? 'bad-gateway', detail: '' } : await this.options.probe();
         if (found.up) {
-          if (!first) this.options.notice('The service is back; going on.\n');
-          this.failures = 0;
-          this.cause = undefined;
+          up = true;
           return;
         }
         if (waitMs === undefined || this.options.signal.aborted || this.options.now() - started >= waitMs) {
           this.stopError = new OutageError(this.cause ?? found.cause, this.failures, waitMs);
           return;
         }
-        if (first) {
+        if (!this.announced) {
+          this.announced = true;
           this.options.notice(
             `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${probeEveryMs / 1000} s.\n`,
           );
@@ -148,7 +193,8 @@ export class OutageWatch {
       }
     } finally {
       this.deciding = false;
-      this.reopen();
+      if (up && !this.stopError) this.letOneThrough();
+      else this.reopen();
     }
   }
 }
