@@ -97,8 +97,16 @@ export class OutageWatch {
     this.options = options;
   }
 
-  /** Waits while the gate is closed; true when the row may be sent, false when the batch stops. */
-  async enter(): Promise<boolean> {
+  /** True when the row may be sent, false when the batch stops; a promise of that while the gate is closed (an open gate costs no turn). */
+  enter(): boolean | Promise<boolean> {
+    if (!this.closed && !this.stopError) {
+      this.inFlight++;
+      return true;
+    }
+    return this.wait();
+  }
+
+  private async wait(): Promise<boolean> {
     for (;;) {
       if (this.stopError) return false;
       if (!this.closed) break;

@@ -295,7 +295,12 @@ export async function sendAll(
 
   const worker = async (): Promise<void> => {
     for (let item = await take(); item; item = await take()) {
-      if (stopped() || !(await outage.enter())) {
+      if (stopped()) {
+        await notSent(item);
+        continue;
+      }
+      const entered = outage.enter();
+      if (entered !== true && !(await entered)) {
         await notSent(item);
         continue;
       }
