@@ -1,16 +1,36 @@
 #!/usr/bin/env node
-// A tiny shim: the bundle in dist/ does the work (built by `npm run build`, or on `npm ci` by `prepare`).
-// `--version` and every `--help` page are answered without loading the bundle.
-// CommonJS on purpose: an ES module entry costs Node its ESM loader and a facade per built-in it
-// imports (node:fs runs its lazy getters), ~10% of `node -e 0` on every `--help`; require() does not.
-// The bundle itself is ESM and is loaded with import() only for real work.
+/*
+ * The shim: `opcli` on PATH. The bundle in dist/ does the work (built by `npm run build`, or by
+ * `prepare` on `npm ci`); this file keeps only what must happen before the bundle loads, or
+ * instead of loading it. Each duty, why it cannot live in the bundle, and its test:
+ *
+ * 1. `--version` and every plain `[group [verb]] --help` are printed from pages rendered at build
+ *    time (dist/help/), without loading the bundle: most of a help's start-up is loading code.
+ *    test/bin/shim.test.ts ("bin shim"; each page equals what the bundle renders).
+ * 2. A long streaming run (`orders list --all` or `--limit` of 5000 or more, `claims file --from`)
+ *    runs again in a child process with V8 start-up flags (LEAN_FLAGS): V8 sizes its heap when the
+ *    process starts, so no code inside the bundle can set them. OPCLI_LEAN=1 marks the child; the
+ *    shim relays SIGINT/SIGTERM over the IPC channel and exits with the child's code; the child
+ *    kills itself when the channel closes (src/main.ts). test/bin/shim.test.ts ("long streaming
+ *    runs"), test/main/signals.test.ts (the relay, through the built binary).
+ * 3. Node's compile cache (22.1+) under $XDG_CACHE_HOME/opcli: enabled before the bundle is
+ *    compiled, or it saves nothing. test/bin/shim.test.ts ("compile cache").
+ * 4. `--verbose` turns on source maps, so a stack trace names src/ lines; only then, since reading
+ *    the maps costs start-up time.
+ * 5. An unbuilt checkout says how to build instead of a module-not-found trace.
+ *    test/bin/shim.test.ts ("the shim without a bundle").
+ *
+ * CommonJS on purpose: an ES module entry costs Node its ESM loader and a facade per built-in it
+ * imports (node:fs runs its lazy getters), ~10% of `node -e 0` on every `--help`; require() does
+ * not. The bundle itself is ESM and is loaded with import() only for real work.
+ */
 'use strict';
 const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : argv.length === 0 ? '' : undefined;
-/** `[group [verb]] --help`: the words of a help page rendered at build time (dist/help/). */
+/** Duty 1. `[group [verb]] --help`: the words of a help page rendered at build time (dist/help/). */
 const last = argv[argv.length - 1];
 const words = (last === '--help' || last === '-h') && argv.length <= 3 ? argv.slice(0, -1) : undefined;
 // The pages are 80 columns wide, as commander renders for a pipe; a narrower terminal gets the
@@ -31,14 +51,13 @@ if (only === '--version' || only === '-V') {
   }
 }
 /**
- * A long streaming run (orders list --all or --limit >= 5000, a claims batch) keeps its memory flat and small
- * for any size with a smaller young generation: --max-semi-space-size=4 takes the peak RSS of
- * `orders list --all` over 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost. V8 sizes
- * its heap when the process starts, so the flag is passed where the process starts: the shim runs
- * itself again with it (once; OPCLI_LEAN marks the child). ~40 ms on a run of seconds.
- * --liftoff-only: every run uses the bundled undici (src/http/transport.ts; a one-off sets this flag
- * itself, src/http/undici.ts), whose WebAssembly HTTP parser V8 would otherwise also compile with
- * TurboFan: 115-123 MiB peak for 100,000 orders without it, 93 MiB with it, at the same throughput.
+ * The flags of duty 2 (docs/benchmarks.md#memory-of-long-runs; bench/orders-list.mjs and
+ * bench/claims-batch.mjs measure them). --max-semi-space-size=4, a smaller young generation, keeps
+ * the memory of a long run flat and small for any size: the peak RSS of `orders list --all` over
+ * 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost, for ~40 ms of a second process.
+ * --liftoff-only has V8 compile the WebAssembly HTTP parser of undici, the one HTTP engine
+ * (src/http/transport.ts), with its baseline compiler alone. src/http/undici.ts sets the same flag
+ * at run time, before undici loads, for every run; the child gets it from its start as well.
  */
 const LEAN_FLAGS = ['--max-semi-space-size=4', '--liftoff-only'];
 const has = (flag) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));
@@ -78,7 +97,7 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
   answered = true;
 }
 
-/** Node 22.1+ keeps the compiled bundle on disk, which saves most of the module compile time of every later run. */
+/** Duty 3. Node 22.1+ keeps the compiled bundle on disk, which saves most of the module compile time of every later run. */
 function enableCompileCache() {
   const module = require('node:module');
   if (typeof module.enableCompileCache !== 'function' || process.env.NODE_COMPILE_CACHE) return;
@@ -116,11 +135,11 @@ function enableCompileCache() {
 
 if (!answered) {
   enableCompileCache();
-  // With --verbose a stack trace names src/ lines where dist/ has its linked source maps (a build
-  // from a clone; the npm tarball leaves them out: CONTRIBUTING.md, "The package"). Enabled only
-  // then: reading the maps costs start-up time.
+  // Duty 4: a build from a clone has linked source maps (the npm tarball leaves them out:
+  // CONTRIBUTING.md, "The package"); enabled only with --verbose, as reading them costs start-up time.
   if (argv.includes('--verbose') && typeof process.setSourceMapsEnabled === 'function') process.setSourceMapsEnabled(true);
   import('../dist/main.js').catch((error) => {
+    // Duty 5.
     if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/main.js')) {
       console.error('opcli is not built yet: run `npm run build` in the opcli folder.');
       process.exitCode = 1;

@@ -126,8 +126,6 @@ export const Order = lazy(() =>
 );
 export type Order = z.infer<typeof Order>;
 
-export { ORDER_FIELDS } from './orders/fields.js';
-
 /**
  * CHOICE (docs/spec-choices.md#order-records-in-a-list): the shape of a list node is "not shown". opcli reads the Order fields it knows (all
  * optional) plus sourceOrderId, and keeps every other field for --json.

@@ -71,8 +71,6 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
 /** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
 export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView): Promise<void> {
   const format = detectFormat(opts.from, opts.format);
-  // A batch may be a million rows: memory must stay flat (and under 100 MiB) for any size.
-  await (await import('../lean-memory.js')).leanMemory();
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
     throw new UsageError(`--concurrency must be a whole number from 1 to 64, got ${opts.concurrency}.`);
   }

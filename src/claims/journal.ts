@@ -185,12 +185,16 @@ export class SimilarIndex {
   }
 }
 
-/** What a journal's group writes go through (tests replace them). */
+/** What a journal's group writes and syncs go through (tests replace them to inject faults). */
 export interface JournalIo {
   /** A clock in milliseconds, to time each write. */
   now?: () => number;
   /** fs.writeSync: the bytes written, or a throw. */
   writeSync?: (fd: number, buffer: Buffer) => number;
+  /** FileHandle.write, in the thread pool (once a write was slow): the bytes written, or a rejection. */
+  write?: (handle: FileHandle, buffer: Buffer) => Promise<{ bytesWritten: number }>;
+  /** FileHandle.datasync: a group made durable, or a rejection. */
+  datasync?: (handle: FileHandle) => Promise<void>;
 }
 
 interface Waiter {
@@ -356,7 +360,12 @@ export class Journal extends JournalReader {
 
   private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, io: JournalIo) {
     super(path, handle, read);
-    this.io = { now: io.now ?? (() => performance.now()), writeSync: io.writeSync ?? writeSync };
+    this.io = {
+      now: io.now ?? (() => performance.now()),
+      writeSync: io.writeSync ?? writeSync,
+      write: io.write ?? ((file, buffer) => file.write(buffer)),
+      datasync: io.datasync ?? ((file) => file.datasync()),
+    };
     this.handle = handle;
     this.lock = lock;
     // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
@@ -371,7 +380,7 @@ export class Journal extends JournalReader {
    * or writable by others (batch-files.ts). Entries recorded against another service or store
    * (`binding.service`) are not taken as filed, and this run's entries get a header of their own.
    * A run holding the lock is waited for up to `lockWaitMs` (0: refused at once). `io` replaces the
-   * clock and the write of a group (tests).
+   * clock, the writes and the syncs of a group (tests).
    */
   static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, io: JournalIo = {}, binding: JournalBinding = {}): Promise<Journal> {
     const service = binding.service ?? NO_SERVICE;
@@ -493,7 +502,7 @@ export class Journal extends JournalReader {
       for (const w of written) w.resolve();
       if (!synced.length) continue;
       // Started after this group's write returned, so it covers it; released after every earlier sync.
-      const own = this.handle.datasync();
+      const own = this.io.datasync(this.handle);
       this.syncsInFlight++;
       this.synced = Promise.all([this.synced, own]).then(
         () => {
@@ -530,7 +539,7 @@ export class Journal extends JournalReader {
         const written = this.io.writeSync(this.handle.fd, rest);
         if (this.io.now() - started > SLOW_WRITE_MS) this.writeInline = false;
         rest = rest.subarray(written);
-      } else rest = rest.subarray((await this.handle.write(rest)).bytesWritten);
+      } else rest = rest.subarray((await this.io.write(this.handle, rest)).bytesWritten);
     }
   }
 
@@ -567,7 +576,7 @@ export class Journal extends JournalReader {
   async close(): Promise<void> {
     while (this.flushing) await this.flushing;
     await this.synced;
-    await this.handle.datasync().catch(() => {});
+    await this.io.datasync(this.handle).catch(() => {});
     await this.handle.close().catch(() => {});
     clearInterval(this.lostPoll);
     this.lock.release();

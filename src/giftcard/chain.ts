@@ -57,29 +57,33 @@ export interface ChainPlan {
   notes: string[];
 }
 
+/** The paths a profile offers, whatever the request: known before any question is asked. */
+export interface ProfilePaths {
+  creditApi: boolean;
+  native: boolean;
+  /** The trigger workflow, when configured: what it lacks whatever the request (empty when nothing). */
+  trigger?: { missing: string[] };
+}
+
 /**
- * Decides the paths available, in the spec's order. Throws a UsageError when none is, or when the
- * native path would send the service's token to a host other than `serviceBaseUrl`'s.
+ * The paths this profile can use, in the spec's order. Throws a UsageError when none is, or when
+ * the native path would send the service's token to a host other than `serviceBaseUrl`'s. A
+ * request cannot change either answer (the trigger needs the credit API, which confirms it).
  */
-export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, 'customerId'>, serviceBaseUrl: string | undefined): ChainPlan {
-  const notes: string[] = [];
+export function profilePaths(settings: ProviderSettings, serviceBaseUrl: string | undefined): ProfilePaths {
   const nameProblem = settings.name ? providerNameProblem(settings.name) : undefined;
   if (nameProblem) throw new UsageError(`Refusing to issue: the ${nameProblem}`, 'Set a valid name with `opcli giftcard setup --provider-name <name>`.');
   const creditApi = !!(settings.token && settings.apiUrl && settings.name && settings.shopUrl);
-  const triggerConfigured = !!settings.triggerId;
-  let trigger = false;
-  if (triggerConfigured) {
+  let trigger: ProfilePaths['trigger'];
+  if (settings.triggerId) {
     const missing: string[] = [];
     if (!TriggerId.safeParse(settings.triggerId).success) missing.push('a well-formed trigger-id (a UUID)');
     if (!settings.triggerUrl) missing.push('trigger-url');
     if (!creditApi) missing.push('the credit API settings (provider-name, provider-api-url, provider-token, shop-url), which confirm the credit');
-    if (!req.customerId) missing.push('--customer-id, to find the loyalty card that confirms the credit');
-    trigger = missing.length === 0;
-    if (!trigger) notes.push(`The trigger workflow is configured but skipped: it needs ${missing.join(' and ')}.`);
+    trigger = { missing };
   }
-  const nativeConfigured = !!settings.nativeUrl;
-  const native = !trigger && !creditApi && nativeConfigured;
-  if (!trigger && !creditApi && !native) {
+  const native = !creditApi && !!settings.nativeUrl;
+  if (!creditApi && !native) {
     throw new UsageError(
       'No way to issue store credit is configured for this profile.',
       'Configure the provider with `opcli giftcard setup` (a trigger id and/or a credit API token), or the storefront with `opcli config set native-url <url>`.',
@@ -89,7 +93,26 @@ export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, '
     const problem = nativeUrlProblem(settings.nativeUrl, serviceBaseUrl);
     if (problem) throw new UsageError(`Refusing the native gift card: ${problem}`, NATIVE_URL_HINT);
   }
+  return { creditApi, native, trigger };
+}
+
+/** The chain of one request on the profile's paths: the trigger runs only with a customer id to confirm it. */
+export function requestPlan(paths: ProfilePaths, req: Pick<CreditRequest, 'customerId'>): ChainPlan {
+  const notes: string[] = [];
+  let trigger = false;
+  if (paths.trigger) {
+    const missing = [...paths.trigger.missing];
+    if (!req.customerId) missing.push('--customer-id, to find the loyalty card that confirms the credit');
+    trigger = missing.length === 0;
+    if (!trigger) notes.push(`The trigger workflow is configured but skipped: it needs ${missing.join(' and ')}.`);
+  }
+  const { creditApi, native } = paths;
   return { trigger, creditApi, native, first: trigger ? 'trigger' : creditApi ? 'credit-api' : 'native', notes };
+}
+
+/** Decides the paths available to one request, in the spec's order (profilePaths, then requestPlan). */
+export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, 'customerId'>, serviceBaseUrl: string | undefined): ChainPlan {
+  return requestPlan(profilePaths(settings, serviceBaseUrl), req);
 }
 
 /** A human description of the path taken. */

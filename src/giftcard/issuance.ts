@@ -1,7 +1,10 @@
 /**
- * One store credit issuance, exactly once: validate the request, plan the chain, refuse a
- * duplicate from the ledger, record the attempt, run the chain, record the outcome. No prompt and
- * no print: the verb asks and renders; this module takes an environment and returns or throws.
+ * One store credit issuance, exactly once, in two calls. `prepare()` checks the profile can issue,
+ * gets the fields (the verb's callback asks for missing ones), validates the request, plans the
+ * chain and refuses a duplicate from the ledger: nothing is sent or recorded, and its result is what
+ * a person confirms. `issue()` records the attempt (the duplicate check again, under the ledger's
+ * lock, since another run may have written since), runs the chain and records the outcome. No
+ * prompt and no print: the verb asks and renders; this module takes an environment and returns or throws.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, AuthError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
@@ -15,8 +18,9 @@ import {
   cardContent,
   describePath,
   dryRunSteps,
-  planChain,
+  profilePaths,
   requestBodies,
+  requestPlan,
   runChain,
 } from './chain.js';
 import { orderLabel } from '../identity.js';
@@ -48,7 +52,7 @@ export interface TypedFields {
 }
 
 /** The request the typed fields describe, under a new issuance id: the amount in cents, the names trimmed. */
-export function issueInput(fields: TypedFields): IssueInput {
+function issueInput(fields: TypedFields): IssueInput {
   return {
     issuance: randomUUID(),
     claimId: fields.bonus ? undefined : fields.claim?.trim(),
@@ -78,6 +82,8 @@ export interface PreparedIssue {
   currency: string;
   profile: IssueProfile;
   settings: ProviderSettings;
+  /** How many earlier records of the ledger name this claim or order, or a similar credit (what a dry run reports). */
+  earlier: number;
 }
 
 /** The profile's ceiling in cents: its `max-amount`, else DEFAULT_MAX_CENTS. */
@@ -104,12 +110,40 @@ export function checkCeiling(amountCents: number, settings: ProviderSettings, pr
   );
 }
 
-/** Validates the request with the shared schemas and the profile's ceiling, and plans the chain. Sends nothing. */
-export function prepareIssue(input: IssueInput, settings: ProviderSettings, profile: IssueProfile, options: { allowLarge?: boolean } = {}): PreparedIssue {
+/** What preparing an issuance needs from outside. */
+export interface PrepareEnv {
+  settings: ProviderSettings;
+  profile: IssueProfile;
+  ledger: Ledger;
+  now(): number;
+  /**
+   * The fields, with the missing ones asked for (or a usage error naming their flags): called once
+   * the profile is known able to issue and the ledger readable, so nobody answers questions in vain.
+   */
+  fields(limits: { currency: string; maxCents: number }): Promise<TypedFields>;
+  /** A note on the plan (a path skipped and why), given before anything is refused or asked. */
+  notice(text: string): void;
+  allowLarge: boolean;
+  force: boolean;
+  /** Count the earlier records instead of refusing: nothing will be sent. */
+  dryRun: boolean;
+}
+
+/**
+ * Prepares one issuance: the profile's paths, the ledger read whole, the fields, the ceiling, the
+ * chain planned, the bodies built, then the ledger's earlier records refused (unless forced, or
+ * counted for a dry run). Sends and records nothing.
+ */
+export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
+  const { settings, profile, ledger } = env;
+  // Nothing to ask when no path could issue, or when the ledger cannot be read: say so first.
+  const paths = profilePaths(settings, profile.baseUrl);
+  ledger.readIntact();
   const currency = settings.currency ?? DEFAULT_CURRENCY;
-  checkCeiling(input.amountCents, settings, profile.name, !!options.allowLarge);
+  const input = issueInput(await env.fields({ currency, maxCents: maxCents(settings) }));
+  checkCeiling(input.amountCents, settings, profile.name, env.allowLarge);
   const req: CreditRequest = { ...input, currency };
-  const plan = planChain(settings, req, profile.baseUrl);
+  const plan = requestPlan(paths, req);
   try {
     requestBodies(req, settings);
   } catch (error) {
@@ -117,7 +151,11 @@ export function prepareIssue(input: IssueInput, settings: ProviderSettings, prof
   }
   const key = issuanceKey(req, { shopUrl: settings.shopUrl, storeId: profile.storeId });
   const what = req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
-  return { req, plan, key, what, currency, profile, settings };
+  for (const note of plan.notes) env.notice(note);
+  const unchecked = { req, plan, key, what, currency, profile, settings, earlier: 0 };
+  const held = earlierRecords(ledger, unchecked, env.now());
+  if (!env.dryRun) refuseEarlier(held, unchecked, ledger.path, env.force);
+  return { ...unchecked, earlier: held.same.length + held.torn.length + held.similar.length };
 }
 
 /** Where the chain starts, in words, with the trigger's wait. */
@@ -143,25 +181,19 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
 }
 
 /** The planned requests, for --dry-run, and how many earlier issuances would hold a real run. */
-export function planDryRun(
-  prepared: PreparedIssue,
-  client: ProviderClient,
-  timing: ChainTiming,
-  ledger: Ledger,
-  now: number,
-): { steps: DryRunStep[]; earlier: number } {
-  const held = earlierRecords(ledger, prepared, now);
-  return {
-    steps: dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing),
-    earlier: held.same.length + held.torn.length + held.similar.length,
-  };
+export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming): { steps: DryRunStep[]; earlier: number } {
+  return { steps: dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing), earlier: prepared.earlier };
 }
 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
 export class DuplicateIssuanceError extends OpcliError {}
 
 /** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
-export function earlierRecords(ledger: Ledger, prepared: PreparedIssue, now: number): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
+function earlierRecords(
+  ledger: Ledger,
+  prepared: Pick<PreparedIssue, 'req' | 'key' | 'currency'>,
+  now: number,
+): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
   const { records, uncertain } = ledger.readIntact();
   const issuances = ledger.issuances(records);
   const { req, key, currency } = prepared;
@@ -185,10 +217,10 @@ export function recordText(i: Issuance): string {
 /**
  * Refuses (exit 3) when the ledger holds an issuance for the same claim or order by identity (not
  * failed), a torn line naming it, or a similar credit (same customer and amount within 30 days
- * under another id), unless forced. A ledger line that cannot be read stops it first (exit 2).
+ * under another id), unless forced.
  */
-export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force: boolean, now: number): void {
-  const { same, torn, similar } = earlierRecords(ledger, prepared, now);
+function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared: PreparedIssue, ledgerPath: string, force: boolean): void {
+  const { same, torn, similar } = held;
   if (force) return;
   const { req, what } = prepared;
   const lookup = req.bonus ? `--order ${req.orderNumber}` : `--claim ${req.claimId}`;
@@ -218,7 +250,7 @@ export function refuseDuplicates(ledger: Ledger, prepared: PreparedIssue, force:
   const cut = torn[0];
   if (cut) {
     throw new DuplicateIssuanceError(
-      `Line ${cut.line} of the gift card ledger ${ledger.path} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
+      `Line ${cut.line} of the gift card ledger ${ledgerPath} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
       { exitCode: ExitCode.partial, hint: check },
     );
   }
@@ -261,12 +293,13 @@ export interface IssueOutcome extends ChainResult {
  * the outcome. A refusal before any money moved is recorded `failed`; anything after a request that
  * may have moved money is `uncertain`. Throws InterruptedError on Ctrl-C, after recording.
  */
-export async function issueCredit(prepared: PreparedIssue, env: IssueEnv): Promise<IssueOutcome> {
+export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<IssueOutcome> {
   const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
   const stamp = () => new Date(env.now()).toISOString();
   const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
   await ledger.withLock(async () => {
-    refuseDuplicates(ledger, prepared, env.force, env.now());
+    // A ledger line that cannot be read stops it here too (exit 2).
+    refuseEarlier(earlierRecords(ledger, prepared, env.now()), prepared, ledger.path, env.force);
     ledger.append({
       ...common,
       at: stamp(),

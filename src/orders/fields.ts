@@ -1,5 +1,5 @@
 /**
- * The Order fields, kept apart from the zod schemas (schemas.ts re-exports them) so that a table or
+ * The Order fields, kept apart from the zod schemas so that a table or
  * a CSV header can name them without loading zod.
  */
 import type { Order } from '../schemas.js';

@@ -7,7 +7,8 @@
  */
 import type { Deps } from '../deps.js';
 import { ApiError, OpcliError, ValidationError } from '../errors.js';
-import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
+import { Order, type OrderRecord } from '../schemas.js';
+import { ORDER_FIELDS } from './fields.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';
 import { fetchPage } from './pager.js';

@@ -158,11 +158,13 @@ describe('browser login (authorization code + PKCE)', () => {
   });
 
   test('Ctrl-C stops the wait cleanly (exit 130) and closes the port', async () => {
+    // The wait (and its deadline, on a manual clock that never moves) is running while the browser
+    // opens: Ctrl-C lands there, with no timer.
     const controller = new AbortController();
     const browser = fakeBrowser(async () => {
-      setTimeout(() => controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' })), 50);
+      controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
     });
-    const res = await opcli(dir, ['auth', 'login'], { openBrowser: browser.openBrowser, signal: controller.signal });
+    const res = await opcli(dir, ['auth', 'login'], { openBrowser: browser.openBrowser, signal: controller.signal, timers: manualClock() });
     expect(res.code).toBe(130);
     const port = Number(new URL(browser.seen[0]?.searchParams.get('redirect_uri') as string).port);
     expect(await portRefuses(port)).toBe(true);

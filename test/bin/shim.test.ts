@@ -79,6 +79,51 @@ describe('the shim without a bundle', () => {
 });
 
 describe('long streaming runs restart with start-up flags', () => {
+  // Which runs restart: a preload (NODE_OPTIONS, which the child inherits) notes each process that
+  // starts. Without a profile every run stops at once; only the processes it started matter here.
+  const probe = join(cache, 'probe.cjs');
+  writeFileSync(probe, "require('node:fs').appendFileSync(process.env.PROBE_FILE, JSON.stringify(process.execArgv) + '\\n');\n");
+  function started(argv: string[], nodeFlags: string[] = []): string[][] {
+    const file = join(cache, `probe-${Math.random().toString(36).slice(2)}.jsonl`);
+    writeFileSync(file, '');
+    spawnSync(process.execPath, [...nodeFlags, BIN, ...argv], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, OPCLI_CONFIG_DIR: join(cache, 'empty'), NODE_OPTIONS: `--require ${probe}`, PROBE_FILE: file },
+    });
+    return readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as string[]);
+  }
+  const lean = ['--max-semi-space-size=4', '--liftoff-only'];
+
+  it.each([
+    [['orders', 'list', '--all', '--jsonl']],
+    [['orders', 'list', '--limit', '5000']],
+    [['orders', 'list', '--limit=20000']],
+    [['claims', 'file', '--from', 'claims.csv']],
+    [['-p', 'shop', 'claims', 'file', '--from=-', '--journal', 'j.jsonl']],
+  ])('%j starts a second process with the flags', (argv) => {
+    const runs = started(argv);
+    expect(runs).toHaveLength(2);
+    expect(runs[1]?.slice(0, 2)).toEqual(lean);
+  });
+
+  it.each([
+    [['orders', 'list', '--limit', '10']],
+    [['orders', 'list']],
+    [['orders', 'list', '--all', '--help']],
+    [['claims', 'file', '--from', 'claims.csv', '-h']],
+    [['claims', 'file', '--claim-id', 'C1']],
+    [['giftcard', 'history']],
+  ])('%j runs in one process', (argv) => {
+    expect(started(argv)).toHaveLength(1);
+  });
+
+  it('a run given the heap flag by hand is not restarted', () => {
+    expect(started(['orders', 'list', '--all'], ['--max-semi-space-size=8'])).toHaveLength(1);
+  });
+
   it('orders list --all runs in a child with the lean heap flag, and stops when the shim is killed', async () => {
     const sandbox = await startSandbox({ orders: 3000, latencyMs: 40 });
     const dir = join(cache, 'lean');

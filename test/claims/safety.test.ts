@@ -10,8 +10,9 @@ import { basename, dirname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
 import { acquireFileLock } from '../../src/config/lock.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { runOpcli, tempConfigDir } from '../helpers.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
+import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { virtualTime } from '../virtual-time.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
@@ -103,25 +104,29 @@ describe('a run whose journal lock another run takes', () => {
     writeRows(input, 200);
     const journal = `${input}.journal.jsonl`;
     const lock = `${journal}.lock`;
-    // Paced so that rows wait for the limiter when the lock is taken.
-    const running = runOpcli(['claims', 'file', '--from', input, '--rate', '20/s', '--concurrency', '4', '--jsonl'], { env: env() });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setInterval(() => {
-        if (created().length >= 10) {
-          clearInterval(timer);
-          resolve();
-        }
-      }, 2);
-      setTimeout(() => {
-        clearInterval(timer);
-        reject(new Error('the batch never got going'));
-      }, 20_000);
+    // Paced on virtual time so that rows wait for the limiter when the lock is taken: the clock stands
+    // while the test takes it, until the run has seen (on its own timer) that the lock is gone.
+    const time = virtualTime();
+    let sentAtTake = -1;
+    let settled = false;
+    time.onQuiet(async () => {
+      if (sentAtTake >= 0 || created().length < 10) return;
+      // Another run takes the lock (as a broken clock or a stalled reclaim could let it): a new owner record.
+      renameSync(lock, `${lock}.aside`);
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: process.pid, host: hostname(), token: 'another-run' }));
+      sentAtTake = claimBodies(sandbox).length;
+      for (let i = 0; i < 200 && !settled; i++) await new Promise((r) => setTimeout(r, 5));
     });
-    // Another run takes the lock (as a broken clock or a stalled reclaim could let it): a new owner record.
-    renameSync(lock, `${lock}.aside`);
-    mkdirSync(lock);
-    writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: process.pid, host: hostname(), token: 'another-run' }));
-    const sentAtTake = claimBodies(sandbox).length;
+    const running = runOpcli(['claims', 'file', '--from', input, '--rate', '20/s', '--concurrency', '4', '--jsonl'], {
+      env: env(),
+      now: time.now,
+      sleep: time.sleep,
+    }).finally(() => {
+      settled = true;
+      time.onQuiet(undefined);
+      time.stop();
+    });
     const res = await running;
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`The lock on the journal ${journal} was taken by another run; this run stopped sending.`);
@@ -369,29 +374,47 @@ describe('a request that never left', () => {
 
 describe('Ctrl-C twice', () => {
   it('the first says at once how many requests are in flight; the second prints the summary with the rows left uncertain, exit 130', async () => {
-    const path = join(dir, 'claims.csv');
-    writeRows(path, 50);
-    // Claims are created at once, answered 400 ms later: nothing lands after the test.
-    sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 400, after: 4 }]);
-    const first = new AbortController();
-    const now = new AbortController();
-    let armed = false;
-    const timer = setInterval(() => {
-      if (created().length >= 4 && !armed) {
-        armed = true;
-        // The next requests are slow (400 ms): 100 ms later they are surely in flight.
-        setTimeout(() => {
-          first.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
-          setTimeout(() => now.abort(), 30);
-        }, 100);
-      }
-    }, 5);
-    const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '4'], { env: env(), signal: first.signal, stopNow: now.signal });
-    clearInterval(timer);
-    expect(res.code).toBe(130);
-    expect(res.stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
-    expect(res.stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+(, \d+)*\./);
-    expect(res.stderr).toMatch(/Filed \d+ claims?; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
+    // A sandbox of its own on virtual time, shared with the run: the slow answers wait on its clock,
+    // which stands still while the test presses Ctrl-C twice.
+    const time = virtualTime();
+    const slow = await startSandbox({ clock: time.clock });
+    const config = tempConfigDir();
+    try {
+      await sandboxProfile(slow, config.dir);
+      const path = join(config.dir, 'claims.csv');
+      writeRows(path, 50);
+      // Claims are created at once, answered 400 ms later.
+      slow.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 400, after: 4 }]);
+      const first = new AbortController();
+      const now = new AbortController();
+      let stderr = '';
+      const inFlight = () => slow.requests.some((r) => r.method === 'POST' && r.path === '/v1/claims/offline' && r.status === 0);
+      time.onQuiet(async () => {
+        if (first.signal.aborted || slow.claims.length < 4 || !inFlight()) return;
+        first.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+        for (let i = 0; i < 10_000 && !stderr.includes('Stopping:'); i++) await new Promise((r) => setImmediate(r));
+        now.abort();
+      });
+      const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '4'], {
+        env: { OPCLI_CONFIG_DIR: config.dir },
+        now: time.now,
+        sleep: time.sleep,
+        signal: first.signal,
+        stopNow: now.signal,
+        onStderr: (text) => {
+          stderr += text;
+        },
+      });
+      expect(res.code).toBe(130);
+      expect(res.stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
+      expect(res.stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+(, \d+)*\./);
+      expect(res.stderr).toMatch(/Filed \d+ claims?; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
+    } finally {
+      time.onQuiet(undefined);
+      time.stop();
+      await slow.close();
+      config.cleanup();
+    }
   });
 });
 

@@ -195,7 +195,7 @@ describe('giftcard issue: late trigger', () => {
       body: JSON.stringify({ email: 'alice@example.com', amount: 25 }),
     });
     await late.body.text();
-    for (let i = 0; i < 50 && fx.sandbox.counters.creditsPosted.trigger === 0; i++) await new Promise((res) => setTimeout(res, 10));
+    // On the injected clock a trigger due now is credited as its request is answered: nothing to wait for.
     expect(fx.sandbox.counters.creditsPosted.trigger).toBe(1);
     const verify = await fx.run(['giftcard', 'history', '--verify', '--json']);
     expect(verify.code).toBe(3);
@@ -460,17 +460,19 @@ describe('giftcard issue: exactly once', () => {
 
 describe('giftcard issue: Ctrl-C', () => {
   it('records an interrupted issuance after the trigger was posted as uncertain, exit 130', async () => {
-    fx = await fixture({ triggerDelayMs: null });
+    fx = await fixture({ triggerDelayMs: null, fakeClock: true });
     const controller = new AbortController();
-    // Ctrl-C once the trigger has reached the provider, while opcli polls the loyalty card.
-    const timer = setInterval(() => {
+    const clock = fx.clock;
+    // Ctrl-C once the trigger has reached the provider, while opcli polls the loyalty card: at its
+    // first wait after the trigger, in virtual time, as a person's Ctrl-C would land during it.
+    const sleep = async (ms: number, signal?: AbortSignal) => {
       if (fx?.sandbox.requests.some((q) => q.path.includes('/workflows/execute/'))) {
-        clearInterval(timer);
-        setTimeout(() => controller.abort(), 20);
+        controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
+        throw signal?.reason ?? controller.signal.reason;
       }
-    }, 20);
-    const r = await fx.run(aliceClaim('C-22', ['--trigger-wait', '10s']), { signal: controller.signal });
-    clearInterval(timer);
+      clock.advance(ms);
+    };
+    const r = await fx.run(aliceClaim('C-22', ['--trigger-wait', '10s']), { signal: controller.signal, sleep });
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/may have been issued; recorded as uncertain/);
     const outcome = ledgerLines(fx.dir).find((l) => l.type === 'outcome');

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { runCli } from '../../cli.js';
 import { createDeps, type Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
 import { colors, terminalWidth } from '../../output.js';
@@ -11,7 +10,7 @@ import { steps as authSteps, finalSteps as authFinalSteps } from './steps-auth.j
 import { steps as claimsSteps } from './steps-claims.js';
 import { steps as giftcardSteps } from './steps-giftcard.js';
 import { steps as ordersSteps } from './steps-orders.js';
-import type { TourContext, TourStep } from './tour.js';
+import type { RunCli, TourContext, TourStep } from './tour.js';
 import { followRedirects, quote, tee } from './tour-io.js';
 
 const foundationSteps: TourStep[] = [
@@ -26,7 +25,7 @@ const foundationSteps: TourStep[] = [
 ];
 
 /** Runs every tour step against an in-process sandbox with a temporary config folder. */
-export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void> {
+export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Deps): Promise<void> {
   const chalk = await colors(deps, 'stderr');
   const { startSandbox } = await import('../../sandbox/index.js');
   const sandbox = await startSandbox({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
@@ -81,7 +80,7 @@ export async function runTour(opts: { keep: boolean }, deps: Deps): Promise<void
           await followRedirects(url);
         },
       });
-      const code = await runCli(argv, child);
+      const code = await opts.runCli(argv, child);
       const expected = options.expectCode ?? 0;
       if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.join(' ')}\` exited ${code}, expected ${expected}.`);
       return { code, stdout, stderr };

@@ -1,6 +1,9 @@
 import type { Deps } from '../../deps.js';
 import type { Sandbox } from '../../sandbox/types.js';
 
+/** Runs opcli with `argv` and returns the exit code: cli.ts's runCli, given to the demo when its group loads. */
+export type RunCli = (argv: string[], deps: Deps) => Promise<number>;
+
 /** What a tour step gets: the sandbox, a way to run opcli commands visibly, and the tour's deps. */
 export interface TourContext {
   sandbox: Sandbox;

@@ -52,10 +52,9 @@ the customer may have been paid twice (read the message); 1 also when you declin
     });
 }
 
-/** Gathers the fields, confirms, issues through the service and renders the outcome. */
+/** Prepares the issuance (asking for missing fields), confirms it, issues it and renders the outcome. */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
-  const [{ DEFAULT_CURRENCY }, service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
-    import('../../giftcard/money.js'),
+  const [service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
     import('../../giftcard/issuance.js'),
     import('../../giftcard/ledger.js'),
     import('../../giftcard/provider.js'),
@@ -63,30 +62,28 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     import('./issue-render.js'),
   ]);
   const { client, settings } = await providerClient(deps);
-  const profile = await deps.profile();
-  // Nothing to ask when no path could issue: say so before the questions.
-  (await import('../../giftcard/chain.js')).planChain(settings, { customerId: opts.customerId ?? '?' }, profile.baseUrl);
-  // A ledger that cannot be read stops here, before a question is asked or anything is sent.
   const ledger = new ledgerMod.Ledger(deps.configDir());
-  ledger.readIntact();
-  const fields = await completeFields(opts, deps, settings.currency ?? DEFAULT_CURRENCY, {
-    maxCents: service.maxCents(settings),
+  const prepared = await service.prepare({
+    settings,
+    profile: await deps.profile(),
+    ledger,
+    now: deps.now,
+    fields: (limits) => completeFields(opts, deps, limits.currency, { maxCents: limits.maxCents, allowLarge: opts.allowLarge }),
+    notice: (note) => deps.err(`Note: ${note}\n`),
     allowLarge: opts.allowLarge,
+    force: opts.force,
+    dryRun: opts.dryRun,
   });
-  const prepared = service.prepareIssue(service.issueInput(fields), settings, profile, { allowLarge: opts.allowLarge });
   const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
-  for (const note of prepared.plan.notes) deps.err(`Note: ${note}\n`);
-  if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing, ledger, deps.now()), opts.json);
+  if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing), opts.json);
 
-  // Refuse a duplicate before asking anything; checked again under the ledger's lock.
-  service.refuseDuplicates(ledger, prepared, opts.force, deps.now());
   const summary = render.summary(service.summaryLines(prepared, timing));
   if (!opts.yes) await (await import('./issue-confirm.js')).confirmIssue(deps, prepared, summary);
   else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
-  let result: Awaited<ReturnType<typeof service.issueCredit>>;
+  let result: Awaited<ReturnType<typeof service.issue>>;
   try {
-    result = await service.issueCredit(prepared, {
+    result = await service.issue(prepared, {
       client,
       ledger,
       timing,

@@ -4,27 +4,13 @@
  * The CSV and table writers (list-table.ts) load the table and width libraries; JSON, JSONL and a
  * pipe never pay for them.
  */
-import { once } from 'node:events';
 import type { Deps } from '../../deps.js';
 import { presentColumns, cellText } from '../../orders/columns.js';
 import type { OrderWriter } from '../../orders/list.js';
 import { escapeInvisible, safeLine } from '../../text/safe.js';
+import { type WriterOptions, write } from './list-write.js';
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
-
-export interface WriterOptions {
-  /** `--columns`: the columns, in order, for the table, TSV and CSV. */
-  columns?: string[];
-  /** `--csv-raw`: no formula guard in CSV cells. */
-  csvRaw?: boolean;
-}
-
-/** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */
-export async function write(deps: Deps, text: string): Promise<void> {
-  if (!text) return;
-  const stream = deps.io.stdout;
-  if (!stream.write(text)) await once(stream, 'drain');
-}
 
 /** Creates the writer of a format. */
 export async function createOrderWriter(deps: Deps, format: ListFormat, options: WriterOptions = {}): Promise<OrderWriter> {

@@ -5,7 +5,7 @@ import type { OrderWriter } from '../../orders/list.js';
 import { type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../output.js';
 import type { OrderRecord } from '../../schemas.js';
 import { safeText } from '../../text/safe.js';
-import { type WriterOptions, write } from './list-output.js';
+import { type WriterOptions, write } from './list-write.js';
 
 /** Reads `--columns` (comma-separated) and checks the names against the order columns (a usage error lists the valid ones). */
 export function checkOrderColumns(value: string): string[] {
