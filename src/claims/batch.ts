@@ -42,6 +42,8 @@ export interface BatchOptions {
   key?: string;
   /** `--allow-similar`: file rows that look like a claim filed earlier. */
   allowSimilar: boolean;
+  /** `--wait-for-service`: how long an outage may last before the batch stops (default: it stops at once). */
+  waitForServiceMs?: number;
   /** `--dry-run`: read the journal and say what a real run would do with each row; send and journal nothing. */
   dryRun?: boolean;
 }

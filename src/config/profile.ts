@@ -23,6 +23,8 @@ export interface ResolvedProfile {
   clientSecretOrigin?: string;
   scopes: string[];
   storeId?: string;
+  /** The `not-processed-statuses` setting: statuses that mean a POST was not processed (besides 421 and 429). */
+  notProcessedStatuses?: number[];
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
   envToken?: string;
   /** The provider settings, its token and the origin the token belongs to (src/config/origin.ts). */
@@ -176,6 +178,7 @@ export function resolveProfile(
     clientSecretOrigin: envClientSecret || !clientSecret ? undefined : (secrets.clientSecretOrigin ?? legacyOrigin(s.baseUrl)),
     scopes: s.scopes ?? [],
     storeId: s.storeId,
+    notProcessedStatuses: s.notProcessedStatuses,
     envToken,
     provider: {
       ...s.provider,

@@ -56,6 +56,7 @@ const profileSettings = shape({
   noProxy: isString,
   proxyLoopback: isBoolean,
   caFile: isString,
+  notProcessedStatuses: (value) => Array.isArray(value) && value.every((v) => Number.isInteger(v)),
   provider: shape({
     name: isString,
     apiUrl: isUrl,

@@ -27,6 +27,8 @@ export const ProfileSettings = lazy(() =>
     proxyLoopback: z.boolean().optional(),
     /** A PEM bundle of certificate authorities trusted besides Node's own (docs/http.md#trust). */
     caFile: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
+    notProcessedStatuses: z.array(z.number().int()).optional(),
     provider: z
       .object({
         name: z.string().optional(),
@@ -112,6 +114,16 @@ const caFile = (raw: string) => {
   return path;
 };
 
+/** `429,503`: HTTP error statuses (4xx or 5xx); a success or a redirect cannot mean "not processed". */
+const notProcessedStatuses = (raw: string) => {
+  const message = `expected HTTP error statuses (400 to 599) separated by commas, such as 429,503, got "${raw}"`;
+  return z
+    .array(z.string().regex(/^[45]\d\d$/, message))
+    .min(1, message)
+    .parse(list(raw))
+    .map(Number);
+};
+
 /** Every key `opcli config set` accepts, in the order `config list` shows them. */
 export const SETTING_KEYS: SettingKey[] = [
   { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
@@ -129,6 +141,12 @@ export const SETTING_KEYS: SettingKey[] = [
     parse: trueFalse,
   },
   { key: 'ca-file', description: "PEM file of certificate authorities to trust besides Node's own (absolute path)", path: ['caFile'], parse: caFile },
+  {
+    key: 'not-processed-statuses',
+    description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
+    path: ['notProcessedStatuses'],
+    parse: notProcessedStatuses,
+  },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
   { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
