@@ -296,7 +296,22 @@ export function createDeps(init: DepsInit): Deps {
       return createTokenSource(deps, profile);
     }),
     http: once(async () => {
-      const [{ HttpClient }, profile] = await Promise.all([import('./http/client.js'), deps.profile()]);
+      const [{ HttpClient }, { readProxyConfig, routeFor }, profile] = await Promise.all([
+        import('./http/client.js'),
+        import('./http/proxy.js'),
+        deps.profile(),
+      ]);
+      // Proxies and trust from the run's environment (process.env no longer holds proxy passwords).
+      const proxies = readProxyConfig(profile.network, env, (line) => io.stderr.write(`${redactor.redact(line)}\n`));
+      for (const proxy of [proxies.http, proxies.https]) {
+        redactor.add(proxy?.url.password);
+        redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
+      }
+      // The trust module (node:tls, node:crypto) is loaded only when a CA file is named: a one-off without one never pays for it.
+      const ca =
+        profile.network.caFile || env.OPCLI_CA_FILE !== undefined
+          ? (await import('./http/trust.js')).trustedCertificates(profile.network.caFile, env, deps.cwd)
+          : undefined;
       const lazyTokens: TokenSource = {
         get: async (target) => {
           const token = await (await deps.tokens()).get(target);
@@ -326,6 +341,9 @@ export function createDeps(init: DepsInit): Deps {
         maxBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_BODY, 'OPCLI_HTTP_MAX_BODY', 'bytes, e.g. 67108864 for 64 MiB'),
         maxSmallBodyBytes: positiveEnv(env.OPCLI_HTTP_MAX_SMALL_BODY, 'OPCLI_HTTP_MAX_SMALL_BODY', 'bytes, e.g. 1048576 for 1 MiB'),
         timers: deps.timers,
+        route: proxies.http || proxies.https ? (url) => routeFor(proxies, url) : undefined,
+        ca,
+        notProcessedStatuses: profile.notProcessedStatuses,
       });
       return httpClient;
     }),

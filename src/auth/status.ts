@@ -9,7 +9,11 @@ import { ApiError } from '../errors.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 
 /** One profile's status; with --check, the active profile's also says whether the server accepted its token (null: not asked). */
-export type ProfileStatus = LoginStatus & { accepted?: boolean | null };
+export type ProfileStatus = LoginStatus & {
+  accepted?: boolean | null;
+  /** With --check: how the base URL is reached, through which proxy or directly, and why (docs/http.md#proxies). */
+  connection?: string;
+};
 
 /**
  * Every profile that has settings or secrets. The environment's overrides (OPCLI_BASE_URL,
@@ -39,6 +43,7 @@ export async function profileStatuses(deps: Deps, opts: { all: boolean; check: b
   }));
   if (opts.check && !opts.all) {
     const row = rows[0] as ProfileStatus;
+    if (active.baseUrl) row.connection = (await deps.http()).routeOf(active.baseUrl).reason;
     row.accepted = row.loggedIn ? await tokenAccepted(deps) : false;
     // A refresh during the check changed the stored token: show the new one.
     if (row.source === 'store') Object.assign(row, loginStatus(active, store.read(active.name).token, deps.now()), { accepted: row.accepted });

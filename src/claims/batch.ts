@@ -46,6 +46,8 @@ export interface BatchOptions {
   allowSimilar: boolean;
   /** `--allow-duplicates`: file rows the record of claims holds (filed from another file) and rows repeated in this file. */
   allowDuplicates?: boolean;
+  /** `--wait-for-service`: how long an outage may last before the batch stops (default: it stops at once). */
+  waitForServiceMs?: number;
   /** `--dry-run`: read the journal and say what a real run would do with each row; send and journal nothing. */
   dryRun?: boolean;
 }

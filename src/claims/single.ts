@@ -3,7 +3,7 @@
  * once. No prompt and no print: the verb passes an asker when someone can answer, and renders the result.
  */
 import type { Deps } from '../deps.js';
-import { isOutcomeUncertain, OpcliError, UsageError, ValidationError } from '../errors.js';
+import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
 import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { readDataObject } from '../input/data.js';
 import { garbledText } from '../input/issues.js';
@@ -191,6 +191,10 @@ export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldA
         `${storeMismatch(checked.claim.storeId, tokenStore)} (403); nothing was filed.`,
         'Log in to that store (or pick its profile with --profile), or correct storeId.',
       );
+    }
+    if (error instanceof NetworkError && !error.sent) {
+      // Nothing left this machine (a refused connection, a proxy, an untrusted certificate): filing it again is safe.
+      throw new OpcliError(`The claim was not filed: ${error.message}`, { hint: error.hint, cause: error });
     }
     if (isOutcomeUncertain(error)) {
       throw new OpcliError(`The claim may or may not have been filed: ${(error as Error).message}`, {

@@ -26,10 +26,14 @@ export interface ResolvedProfile {
   storeId?: string;
   /** The record folder (OPCLI_RECORD_DIR, else the `record-dir` setting); none: the config folder. */
   recordDir?: string;
+  /** The `not-processed-statuses` setting: statuses that mean a POST was not processed (besides 421 and 429). */
+  notProcessedStatuses?: number[];
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
   envToken?: string;
   /** The provider settings, its token and the origin the token belongs to (src/config/origin.ts). */
   provider: NonNullable<ProfileSettings['provider']> & { token?: string; tokenOrigin?: string };
+  /** The profile's proxy and trust settings (the environment's are read with them in src/http/network.ts). */
+  network: { proxy?: string; noProxy?: string; proxyLoopback?: boolean; caFile?: string };
   /** Notices about the environment (a value trimmed), printed once on stderr. */
   warnings: string[];
   /** Where each overridable value came from, for `auth status` and `config list`. */
@@ -112,7 +116,7 @@ function editDistance(a: string, b: string): number {
  * Reads one OPCLI_* variable that carries a credential or a name: surrounding whitespace (a pasted
  * newline) is trimmed with a warning; a control character inside is refused, naming the variable.
  */
-function envValue(env: Record<string, string | undefined>, name: string, warnings: string[]): string | undefined {
+export function envValue(env: Record<string, string | undefined>, name: string, warnings: string[]): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = raw.trim();
@@ -197,12 +201,14 @@ export function resolveProfile(
     scopes: s.scopes ?? [],
     storeId: s.storeId,
     recordDir: envRecord || s.recordDir,
+    notProcessedStatuses: s.notProcessedStatuses,
     envToken,
     provider: {
       ...s.provider,
       token: secrets.providerToken,
       tokenOrigin: secrets.providerToken ? (secrets.providerTokenOrigin ?? originOf(s.provider?.apiUrl)) : undefined,
     },
+    network: { proxy: s.proxy, noProxy: s.noProxy, proxyLoopback: s.proxyLoopback, caFile: s.caFile },
     sources: {
       recordDir: envRecord ? 'env' : s.recordDir ? 'profile' : undefined,
       baseUrl: envBase ? 'env' : s.baseUrl ? 'profile' : undefined,

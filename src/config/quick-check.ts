@@ -53,6 +53,11 @@ const profileSettings = shape({
   scopes: isStringArray,
   storeId: isString,
   recordDir: isString,
+  proxy: isString,
+  noProxy: isString,
+  proxyLoopback: isBoolean,
+  caFile: isString,
+  notProcessedStatuses: (value) => Array.isArray(value) && value.every((v) => Number.isInteger(v)),
   provider: shape({
     name: isString,
     apiUrl: isUrl,

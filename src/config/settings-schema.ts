@@ -5,6 +5,9 @@
  */
 import { isAbsolute } from 'node:path';
 import * as z from 'zod';
+import { UsageError } from '../errors.js';
+import { parseProxyUrl } from '../http/proxy.js';
+import { readPemBundle } from '../http/trust.js';
 import { lazy, TriggerId } from '../schemas.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
 
@@ -18,6 +21,16 @@ export const ProfileSettings = lazy(() =>
     storeId: z.string().optional(),
     /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record of claims and the gift card ledger (default: the config folder). */
     recordDir: z.string().optional(),
+    /** A proxy for every request of the profile, winning over HTTPS_PROXY and the like (docs/http.md#proxies). */
+    proxy: z.string().optional(),
+    /** Hosts reached without the proxy, as NO_PROXY lists them; wins over NO_PROXY. */
+    noProxy: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#loopback-not-proxied): send loopback requests through the proxy too (default false). */
+    proxyLoopback: z.boolean().optional(),
+    /** A PEM bundle of certificate authorities trusted besides Node's own (docs/http.md#trust). */
+    caFile: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
+    notProcessedStatuses: z.array(z.number().int()).optional(),
     provider: z
       .object({
         name: z.string().optional(),
@@ -75,6 +88,44 @@ const list = (raw: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+const trueFalse = (raw: string) =>
+  z
+    .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
+    .transform((v) => v === 'true')
+    .parse(raw);
+
+/** A proxy URL without a password: the settings file is not the credential store. */
+const proxyUrl = (raw: string) => {
+  const url = parseProxyUrl(raw.trim(), 'The proxy setting');
+  // CHOICE (docs/spec-choices.md#proxy-password): a password is never written to the settings file.
+  if (url.password) {
+    throw new UsageError(
+      'The proxy setting may not hold a password: the settings file is not where secrets are kept.',
+      'Set the proxy without its password here and give the full http://user:password@host:port in HTTPS_PROXY (and HTTP_PROXY) for the runs that need it.',
+    );
+  }
+  return url.href.replace(/\/$/, '');
+};
+
+/** An absolute path to a readable PEM file of CA certificates. */
+const caFile = (raw: string) => {
+  const path = raw.trim();
+  if (!isAbsolute(path))
+    throw new UsageError(`ca-file "${path}" is not an absolute path.`, 'Give the full path of the PEM file, such as /etc/ssl/company-ca.pem.');
+  readPemBundle(path, 'ca-file', '/');
+  return path;
+};
+
+/** `429,503`: HTTP error statuses (4xx or 5xx); a success or a redirect cannot mean "not processed". */
+const notProcessedStatuses = (raw: string) => {
+  const message = `expected HTTP error statuses (400 to 599) separated by commas, such as 429,503, got "${raw}"`;
+  return z
+    .array(z.string().regex(/^[45]\d\d$/, message))
+    .min(1, message)
+    .parse(list(raw))
+    .map(Number);
+};
+
 /** Every key `opcli config set` accepts, in the order `config list` shows them. */
 export const SETTING_KEYS: SettingKey[] = [
   { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
@@ -88,6 +139,21 @@ export const SETTING_KEYS: SettingKey[] = [
     description: 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
     path: ['recordDir'],
     parse: recordDirValue,
+  },
+  { key: 'proxy', description: 'proxy for every request, http://host:port (wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)', path: ['proxy'], parse: proxyUrl },
+  { key: 'no-proxy', description: 'hosts reached without the proxy, as NO_PROXY lists them (wins over NO_PROXY)', path: ['noProxy'], parse: text },
+  {
+    key: 'proxy-loopback',
+    description: 'send requests to 127.0.0.1, localhost and ::1 through the proxy too (true/false, default false)',
+    path: ['proxyLoopback'],
+    parse: trueFalse,
+  },
+  { key: 'ca-file', description: "PEM file of certificate authorities to trust besides Node's own (absolute path)", path: ['caFile'], parse: caFile },
+  {
+    key: 'not-processed-statuses',
+    description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
+    path: ['notProcessedStatuses'],
+    parse: notProcessedStatuses,
   },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },

@@ -14,9 +14,13 @@ import {
   ENGINE_UNAVAILABLE,
   HEADERS_TIMEOUT,
   INVALID_REQUEST,
+  certificateCode,
+  requestWritten,
   Transport,
+  type WireFailure,
   type WireTimers,
 } from './transport.js';
+import type { Route } from './proxy.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -95,6 +99,21 @@ export interface HttpClientOptions {
   deadlineMs?: number;
   /** The timers the deadline runs on (the run's clock; default the wall clock's). */
   timers?: WireTimers;
+  /** How a request goes out: through which proxy, or directly, and why (src/http/proxy.ts); absent: directly. */
+  route?: (url: URL) => Route;
+  /** The CA certificates to trust when a ca-file is set (src/http/trust.ts); absent: Node's own. */
+  ca?: string[];
+  /** Statuses the server guarantees it did not process a POST with (the profile's `not-processed-statuses`; default 429). 421 always is. */
+  notProcessedStatuses?: readonly number[];
+}
+
+/** The statuses that mean "not processed" for a POST when the profile names none. */
+// CHOICE (docs/spec-choices.md#not-processed-statuses): the spec names no status that guarantees a POST was not processed.
+export const DEFAULT_NOT_PROCESSED = [429] as const;
+
+/** A message to be continued with "; …": without its closing full stop. */
+export function clause(message: string): string {
+  return message.replace(/\.+$/, '');
 }
 
 /** Defaults of the limits on an answer ([HTTP behaviour](docs/http.md#limits)). */
@@ -113,8 +132,12 @@ export function isSafeForCredentials(url: URL): boolean {
 /** Connection errors that prove the request never reached the server. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH', ENGINE_UNAVAILABLE]);
 const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
-/** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow. */
-const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED]);
+/** A certificate the client does not trust: nothing was sent, and it would be refused again. */
+export const CERT_NOT_TRUSTED = 'ECERT_NOT_TRUSTED';
+/** A proxy refused to open a tunnel (403, 407…): nothing reached the server, and it would refuse again. */
+export const PROXY_REFUSED = 'EPROXY_REFUSED';
+/** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow, an untrusted certificate, a proxy's refusal. */
+const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED, CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
 /** Whether a failure would only recur if the request were sent again (too large, too slow, not sendable). */
 export function wouldRecur(error: unknown): boolean {
@@ -135,11 +158,26 @@ export function formatBytes(bytes: number): string {
 export class HttpClient {
   private readonly options: HttpClientOptions;
   private transport?: Transport;
+  /** The statuses that mean "not processed" for a POST to the base URL's origin (the profile's gateway); elsewhere only 421 and 429. */
+  private readonly notProcessed: ReadonlySet<number>;
   /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
   private pauseUntil = 0;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
+    // A 421 (Misdirected Request, RFC 9110 15.5.20) and a 429 are never processed, whatever the profile says.
+    this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? DEFAULT_NOT_PROCESSED)]);
+  }
+
+  /**
+   * Whether a POST to `url` answered `status` was certainly not processed: 421 and 429 anywhere, the
+   * profile's `not-processed-statuses` only from the base URL's origin (they describe the gateway in
+   * front of the service, not the gift card provider's).
+   */
+  notProcessedStatus(url: URL, status: number): boolean {
+    if (status === 421 || status === 429) return true;
+    const base = this.options.baseUrl;
+    return base !== undefined && URL.canParse(base) && new URL(base).origin === url.origin && this.notProcessed.has(status);
   }
 
   get baseUrl(): string | undefined {
@@ -151,8 +189,16 @@ export class HttpClient {
       connections: this.options.connections ?? 64,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       timeoutMs: this.options.timeoutMs ?? 30_000,
+      route: this.options.route,
+      ca: this.options.ca,
     });
     return this.transport;
+  }
+
+  /** How a request to `url` goes out (a proxy or directly) and why, as --verbose and `auth status --check` say it. */
+  routeOf(url: string | URL): Route {
+    const target = typeof url === 'string' ? this.resolve(url) : url;
+    return this.options.route?.(target) ?? { reason: 'direct (no proxy is configured)' };
   }
 
   /** Resolves a path or absolute URL against the base URL. */
@@ -204,7 +250,7 @@ export class HttpClient {
           const canRepeat = !NEVER_REPEATED.has(failure.errorCode ?? '') && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
-            this.options.notice?.(`${failure.message}; retrying in ${formatWait(delay)}`);
+            this.options.notice?.(`${clause(failure.message)}; retrying in ${formatWait(delay)}`);
             await this.options.sleep(delay, req.signal);
             attempt++;
             continue;
@@ -222,7 +268,10 @@ export class HttpClient {
           continue;
         }
       }
-      if (res.status >= 400 && shouldRetryStatus(req.method, res.status) && attempt < maxRetries) {
+      // A POST is asked again only after an answer saying it was not processed (429, or a status the profile names; never a 421, which would meet the same connection).
+      const retryable =
+        shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessedStatus(url, res.status));
+      if (res.status >= 400 && retryable && attempt < maxRetries) {
         if (permit) {
           // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.
           this.options.trace?.(`${req.method} ${url.pathname} answered ${res.status}; the limiter waits before trying again`);
@@ -238,7 +287,8 @@ export class HttpClient {
         continue;
       }
       if (res.status >= 300 && res.status < 400) throw buildRedirectError(req.method, url, res.status, res.body, res.headers);
-      if (res.status >= 400) throw buildApiError(req.method, url, res.status, res.body, res.headers);
+      if (res.status >= 400)
+        throw buildApiError(req.method, url, res.status, res.body, res.headers, !isIdempotent(req.method) && this.notProcessedStatus(url, res.status));
       if (schema) {
         const parsed = schema.safeParse(res.body);
         if (!parsed.success) {
@@ -305,9 +355,45 @@ export class HttpClient {
   private classify(error: unknown, req: HttpRequest, url: URL): Error {
     if (error instanceof OpcliError) return error;
     const err = error as { name?: string; code?: string; message?: string };
-    if (err?.name === 'AbortError' || req.signal?.aborted) return error as Error;
+    if (req.signal?.aborted) return error as Error;
     const code = err?.code ?? '';
     const where = `${req.method} ${url.origin}${url.pathname}`;
+    const wire = (error as { wire?: WireFailure } | undefined)?.wire;
+    // undici names a proxy's refusal of CONNECT an AbortError too: read below, not passed on as an abort.
+    if (err?.name === 'AbortError' && !wire?.proxy) return error as Error;
+    const certCode = certificateCode(error);
+    if (certCode) return certificateError(where, url, certCode, wire, error);
+    const proxy = wire?.proxy;
+    if (proxy) {
+      // The proxy refused the tunnel (undici: "Proxy response (407) !== 200 when HTTP Tunneling"): nothing reached the server.
+      const refused = /Proxy response \((\d{3})\)|Proxy Authentication Required \((\d{3})\)/.exec(err?.message ?? '');
+      if (refused) {
+        const status = Number(refused[1] ?? refused[2]);
+        const unavailable = status >= 500;
+        return new NetworkError(
+          `${where} was not sent: the proxy ${proxy.shown} (${proxy.source}) answered ${status} when asked to connect to ${url.host}${status === 407 ? ' (it wants a login)' : ''}`,
+          {
+            sent: false,
+            errorCode: unavailable ? 'EPROXY_UNAVAILABLE' : PROXY_REFUSED,
+            cause: error,
+            hint:
+              status === 407
+                ? `Give the proxy's user and password in the proxy URL (http://user:password@host:port) in ${proxy.source}.`
+                : unavailable
+                  ? `The proxy could not reach ${url.host}: check the base URL, or add the host to NO_PROXY if it is reached directly.`
+                  : `The proxy does not allow connections to ${url.host}: ask its administrator, or add the host to NO_PROXY (or the no-proxy setting) if it is reached directly.`,
+          },
+        );
+      }
+      if (NOT_SENT_CODES.has(code)) {
+        return new NetworkError(`${where} was not sent: could not connect to the proxy ${proxy.shown} (${proxy.source}) (${code})`, {
+          sent: false,
+          errorCode: code,
+          cause: error,
+          hint: `Check that the proxy is running and its address in ${proxy.source}; unset it, or add ${url.hostname} to NO_PROXY (or the no-proxy setting), to connect directly.`,
+        });
+      }
+    }
     if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, error);
     const fate = isIdempotent(req.method) ? '' : '; the request may have been processed';
     if (code === DEADLINE_PASSED) {
@@ -338,6 +424,15 @@ export class HttpClient {
     if (NOT_SENT_CODES.has(code)) {
       return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
     }
+    // Failed before undici wrote a byte of it (a TLS handshake, a connection closed before it was
+    // used): it never reached the server, whatever the code.
+    if (requestWritten(error) === false) {
+      return new NetworkError(`${where} was not sent: the connection failed before the request was written (${code || err?.message || 'unknown error'})`, {
+        sent: false,
+        errorCode: code || undefined,
+        cause: error,
+      });
+    }
     return new NetworkError(`${where} failed: the connection was lost (${code || err?.message || 'unknown error'})`, {
       sent: true,
       errorCode: code || undefined,
@@ -348,6 +443,7 @@ export class HttpClient {
   private traceRequest(method: string, url: URL, headers: Record<string, string>, json: unknown): void {
     const trace = this.safeTrace();
     if (!trace) return;
+    trace(`* ${url.origin}: ${this.routeOf(url).reason}`);
     const shown = new URL(url);
     for (const key of [...shown.searchParams.keys()]) {
       if (/token|secret|code|verifier/i.test(key)) shown.searchParams.set(key, '***');
@@ -376,6 +472,50 @@ export class HttpClient {
     this.transport?.close();
     this.transport = undefined;
   }
+}
+
+/** Node's words for each certificate error, and what fixes it. */
+function certificateProblem(code: string): string {
+  switch (code) {
+    case 'CERT_HAS_EXPIRED':
+      return 'has expired';
+    case 'CERT_NOT_YET_VALID':
+      return 'is not valid yet';
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+    case 'HOSTNAME_MISMATCH':
+      return 'is for another host name';
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+      return 'is self-signed and not trusted';
+    default:
+      return 'is not trusted: it was issued by a certificate authority this machine does not trust';
+  }
+}
+
+/**
+ * A certificate the client refused: never sent, never retried. Names the host, the issuer (read
+ * from the certificate after the fact) and the settings that make opcli trust a private CA.
+ */
+function certificateError(where: string, url: URL, code: string, wire: WireFailure | undefined, cause: unknown): NetworkError {
+  const peer = wire?.peer;
+  const issuer = peer?.issuer ? safeLine(peer.issuer) : undefined;
+  const via = wire?.proxy ? ` (through the proxy ${wire.proxy.shown})` : '';
+  const details = [
+    issuer ? `issued by "${issuer}"` : undefined,
+    code === 'ERR_TLS_CERT_ALTNAME_INVALID' && peer?.altNames ? `for ${safeLine(peer.altNames)}` : undefined,
+    code === 'CERT_HAS_EXPIRED' && peer?.validTo ? `expired ${safeLine(peer.validTo)}` : undefined,
+  ].filter(Boolean);
+  const trustHint =
+    "If this is your organisation's certificate authority, trust it: `opcli config set ca-file /path/to/ca.pem` (or OPCLI_CA_FILE, or NODE_EXTRA_CA_CERTS, both a PEM file); NODE_USE_SYSTEM_CA=1 (Node 22.19 or later) trusts the system's store too.";
+  const hint =
+    code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH'
+      ? `Check the host in the base URL (\`opcli config get base-url\`): the server presents a certificate for other names.`
+      : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
+        ? "Check this machine's clock; otherwise the server's certificate must be renewed."
+        : trustHint;
+  return new NetworkError(
+    `${where} was not sent: the certificate of ${url.host}${via} ${certificateProblem(code)} (${code}${details.length ? `; ${details.join(', ')}` : ''}).`,
+    { sent: false, errorCode: CERT_NOT_TRUSTED, cause, hint },
+  );
 }
 
 interface RawResponse {
@@ -433,13 +573,13 @@ export function buildRedirectError(method: Method, url: URL, status: number, bod
 }
 
 /** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */
-export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}): ApiError {
+export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}, notProcessed = false): ApiError {
   // Untrusted: every piece of server text is made safe for a terminal before it joins a message.
   const info = readErrorBody(body);
   const fieldErrors = info.fieldErrors.map((e) => ({ path: safeLine(e.path), message: safeLine(e.message) }));
   const detail = info.message === undefined ? undefined : safeText(info.message);
   const where = `${method} ${url.pathname}`;
-  const base = { status, method, url: url.toString(), body, code: info.code, fieldErrors, headers };
+  const base = { status, method, url: url.toString(), body, code: info.code, fieldErrors, headers, notProcessed };
   if (status === 400 || status === 422) {
     const fields = fieldErrors.map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
     return new ApiError({
@@ -482,9 +622,12 @@ export function buildApiError(method: string, url: URL, status: number, body: un
       hint: after ? `Try again in ${after} seconds.` : 'Try again in a minute.',
     });
   }
+  // An HTML page's title usually repeats the status ("503 Service Temporarily Unavailable"): said once.
+  const answered = detail?.startsWith(`${status} `) ? clause(detail) : `${status}${detail ? `: ${clause(detail)}` : ''}`;
+  const fate = notProcessed ? ' It was not processed.' : '';
   return new ApiError({
     ...base,
-    message: `${where} failed: the server answered ${status}${detail ? `: ${detail}` : ''}.`,
+    message: `${where} failed: the server answered ${answered}.${fate}`,
     hint: status >= 500 ? 'The service had a problem; try again later.' : undefined,
   });
 }

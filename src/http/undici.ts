@@ -23,3 +23,19 @@ export async function loadAgent(): Promise<typeof import('undici').Agent> {
   const mod = (await import('undici/lib/dispatcher/agent.js')) as { default: typeof import('undici').Agent };
   return mod.default;
 }
+
+/**
+ * Loads undici's `ProxyAgent` alone, only when a request goes through a proxy (docs/http.md#proxies).
+ * It opens its tunnels with `Dispatcher.prototype.connect`, which undici's index adds: added here
+ * the same way, without loading the index.
+ */
+export async function loadProxyAgent(): Promise<typeof import('undici').ProxyAgent> {
+  setFlagsFromString('--liftoff-only');
+  const [proxyAgent, dispatcher, connect] = await Promise.all([
+    import('undici/lib/dispatcher/proxy-agent.js') as Promise<{ default: typeof import('undici').ProxyAgent }>,
+    import('undici/lib/dispatcher/dispatcher.js') as Promise<{ default: { prototype: { connect?: unknown } } }>,
+    import('undici/lib/api/api-connect.js') as Promise<{ default: unknown }>,
+  ]);
+  dispatcher.default.prototype.connect ??= connect.default;
+  return proxyAgent.default;
+}

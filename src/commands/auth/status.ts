@@ -46,6 +46,7 @@ export async function run(opts: StatusOptions, deps: Deps): Promise<void> {
     for (const [i, row] of rows.entries()) {
       if (i > 0) deps.out('\n');
       const pairs = statusPairs(row);
+      if (row.connection) pairs.push(['Connection', row.connection]);
       if (row.accepted !== undefined && row.accepted !== null) pairs.push(['Server check', row.accepted ? 'token accepted' : 'token refused']);
       await output.printRecord(deps, pairs, mode);
     }

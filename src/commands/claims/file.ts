@@ -33,6 +33,7 @@ const BATCH_ONLY = [
   'key',
   'allowSimilar',
   'allowDuplicates',
+  'waitForService',
 ] as const;
 
 /** Registers `claims file`. */
@@ -45,6 +46,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--format <format>', 'input format for --from: csv, jsonl or json (default: from the extension)')
     .option('--concurrency <n>', 'most requests in flight at once; fewer while the server refuses (batch, 1-64)', '16')
     .option('--rate <n/s>', 'most requests started per second, e.g. 40/s or 600/m (batch; default: as the server allows)')
+    .option('--wait-for-service <duration>', 'when the service is down, wait up to this long for it (asking with a GET) instead of stopping, e.g. 10m (batch)')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
     .option('--lock-wait <duration>', 'how long to wait for another run using the journal before refusing, e.g. 10m; 0s refuses at once (batch)', '5s')
     .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
@@ -88,6 +90,7 @@ export function register(group: Command, deps: Deps): void {
       rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
       journal: flags.journal as string | undefined,
       lockWaitMs: parseDuration(String(flags.lockWait), '--lock-wait'),
+      waitForServiceMs: flags.waitForService === undefined ? undefined : parseDuration(String(flags.waitForService), '--wait-for-service', { minMs: 1_000 }),
       retryUncertain: !!flags.retryUncertain,
       validateOnly: !!flags.validateOnly,
       dryRun: !!flags.dryRun,

@@ -1,0 +1,164 @@
+/**
+ * Which certificate authorities opcli trusts (docs/http.md#trust): Node's own (its bundled roots,
+ * NODE_EXTRA_CA_CERTS, and on Node 22+ the system's with --use-system-ca / NODE_USE_SYSTEM_CA=1),
+ * plus the PEM bundle of the profile's `ca-file` setting or OPCLI_CA_FILE. And what a certificate
+ * error says: the host, who issued the certificate it met, and how to trust it.
+ */
+import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { isIP } from 'node:net';
+import { isAbsolute, resolve } from 'node:path';
+import * as tls from 'node:tls';
+import { X509Certificate } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+import { envValue } from '../config/profile.js';
+import { UsageError } from '../errors.js';
+import { safeLine } from '../text/safe.js';
+import type { ProxyChoice } from './proxy.js';
+
+/** Where the extra CA bundle comes from: the variable wins over the setting (it is given for this run). */
+export function caFileSource(setting: string | undefined, env: Record<string, string | undefined>): { path: string; source: string } | undefined {
+  // Whitespace only, a control character or text that was not UTF-8: exit 2 naming the variable.
+  const fromEnv = envValue(env, 'OPCLI_CA_FILE', []);
+  if (fromEnv) return { path: fromEnv, source: 'OPCLI_CA_FILE' };
+  if (setting) return { path: setting, source: 'the ca-file setting' };
+  return undefined;
+}
+
+const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** The certificates of a PEM file: each must parse; a missing, unreadable or certificate-less file is exit 2 naming it. */
+export function readPemBundle(path: string, source: string, cwd: string): string[] {
+  const full = safeLine(isAbsolute(path) ? path : resolve(cwd, path));
+  let text: string;
+  try {
+    text = readFileSync(isAbsolute(path) ? path : resolve(cwd, path), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EISDIR'
+          ? 'is a folder'
+          : code === 'EACCES'
+            ? 'cannot be read (permission denied)'
+            : `cannot be read (${code ?? error})`;
+    throw new UsageError(`The CA file ${full} (${source}) ${why}.`, `Point ${source} at a PEM file of the certificate authority to trust, or unset it.`);
+  }
+  const certs = text.match(PEM_CERT) ?? [];
+  if (certs.length === 0) {
+    throw new UsageError(
+      `The CA file ${full} (${source}) holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block).`,
+      'Give the CA certificate in PEM form; convert a DER file with `openssl x509 -inform der -in ca.cer -out ca.pem`.',
+    );
+  }
+  for (const [i, pem] of certs.entries()) {
+    try {
+      new X509Certificate(pem);
+    } catch {
+      throw new UsageError(
+        `Certificate ${i + 1} of the CA file ${full} (${source}) is not a valid certificate.`,
+        'Export the CA certificate again in PEM form.',
+      );
+    }
+  }
+  return certs;
+}
+
+/** The certificates Node trusts by default (bundled roots, NODE_EXTRA_CA_CERTS, the system's when asked), as PEM. */
+function defaultCertificates(env: Record<string, string | undefined>): string[] {
+  const get = (tls as { getCACertificates?: (type: string) => string[] }).getCACertificates;
+  if (get) return get('default');
+  // Node before 22.15: the bundled roots, and NODE_EXTRA_CA_CERTS read as Node reads it.
+  const extra = env.NODE_EXTRA_CA_CERTS;
+  let extraCerts: string[] = [];
+  if (extra) {
+    try {
+      extraCerts = readFileSync(extra, 'utf8').match(PEM_CERT) ?? [];
+    } catch {}
+  }
+  return [...tls.rootCertificates, ...extraCerts];
+}
+
+/** The CA list for TLS connections, or undefined to keep Node's default (no ca-file). */
+export function trustedCertificates(setting: string | undefined, env: Record<string, string | undefined>, cwd: string): string[] | undefined {
+  const file = caFileSource(setting, env);
+  if (!file) return undefined;
+  return [...defaultCertificates(env), ...readPemBundle(file.path, file.source, cwd)];
+}
+
+/** A certificate's subject or issuer as one line: `CN=…, O=…`. */
+function distinguishedName(name: Record<string, string | string[]> | undefined): string | undefined {
+  if (!name) return undefined;
+  const parts = ['CN', 'O', 'OU'].flatMap((k) => {
+    const v = name[k];
+    return v === undefined ? [] : [`${k}=${Array.isArray(v) ? v.join('+') : v}`];
+  });
+  return parts.length ? parts.join(', ') : undefined;
+}
+
+/** What the server's certificate says: who issued it, for whom, until when. */
+export interface PeerCertificate {
+  issuer?: string;
+  subject?: string;
+  validTo?: string;
+  altNames?: string;
+}
+
+/**
+ * Reads the certificate a server presents, without trusting it and without sending anything: a
+ * TLS handshake (through the proxy's tunnel when the request went through one), then closed.
+ * Only called after a certificate error, to name the issuer. Undefined when it cannot be read.
+ */
+export function probePeerCertificate(url: URL, proxy: ProxyChoice | undefined, timeoutMs = 5000): Promise<PeerCertificate | undefined> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port) || 443;
+  return new Promise((done) => {
+    let settled = false;
+    const finish = (value: PeerCertificate | undefined, socket?: Duplex) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket?.destroy();
+      done(value);
+    };
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    timer.unref?.();
+    const handshake = (socket?: Duplex) => {
+      const servername = isIP(host) ? undefined : host;
+      const secure = tls.connect({ host, port, socket, servername, rejectUnauthorized: false });
+      secure.once('secureConnect', () => {
+        const cert = secure.getPeerCertificate();
+        finish(
+          cert && Object.keys(cert).length
+            ? {
+                issuer: distinguishedName(cert.issuer as never),
+                subject: distinguishedName(cert.subject as never),
+                validTo: cert.valid_to,
+                altNames: cert.subjectaltname,
+              }
+            : undefined,
+          secure,
+        );
+      });
+      secure.once('error', () => finish(undefined, secure));
+    };
+    if (!proxy) return handshake();
+    const headers: Record<string, string> = { host: `${url.hostname}:${port}` };
+    if (proxy.url.username) {
+      headers['proxy-authorization'] =
+        `Basic ${Buffer.from(`${decodeURIComponent(proxy.url.username)}:${decodeURIComponent(proxy.url.password)}`).toString('base64')}`;
+    }
+    if (proxy.url.protocol !== 'http:') return finish(undefined);
+    const req = httpRequest({
+      host: proxy.url.hostname.replace(/^\[|\]$/g, ''),
+      port: Number(proxy.url.port) || 80,
+      method: 'CONNECT',
+      path: `${url.hostname}:${port}`,
+      headers,
+    });
+    req.once('connect', (res, socket) => (res.statusCode === 200 ? handshake(socket) : finish(undefined, socket)));
+    req.once('error', () => finish(undefined));
+    req.end();
+  });
+}
