@@ -104,7 +104,9 @@ describe('orders list --all against a rate-limited server', () => {
     const { paced, blind } = await compare({ perSecond: 5, burst: 3, retryAfter: false });
     console.info(`orders list --all, 429 without Retry-After: ${paced} refused under the limiter, ${blind} without`);
     expect(paced).toBeGreaterThan(0);
-    expect(paced).toBeLessThanOrEqual(6);
+    // Nothing says how fast the server refills: the pace halves per refusal until a clean stretch,
+    // then probes back up, each probe past the limit costing one more.
+    expect(paced).toBeLessThanOrEqual(8);
     expect(paced).toBeLessThan(blind);
   });
 
