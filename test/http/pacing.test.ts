@@ -115,7 +115,7 @@ const KINDS: LimiterKind[] = ['leaky', 'token', 'fixed', 'sliding'];
 describe('pacing against four kinds of limiter (virtual time)', () => {
   const cases = KINDS.flatMap((kind) => [40, 200].flatMap((perSecond) => [2, 50].map((latencyMs) => [kind, perSecond, latencyMs] as const)));
 
-  it.each(cases)('%s at %d/s, %d ms latency: within 10%% of the limit after 10 virtual seconds, few refusals', async (kind, perSecond, latencyMs) => {
+  it.each(cases)('%s at %d/s, %d ms latency: within a tenth of the limit after 10 virtual seconds, few refusals', async (kind, perSecond, latencyMs) => {
     const r = await simulate({ kind, perSecond, seconds: 40, latencyMs, concurrency: 16 });
     expect(r.share(10, 40)).toBeGreaterThanOrEqual(0.9);
     expect(r.share(10, 40)).toBeLessThanOrEqual(1.01);

@@ -118,6 +118,18 @@ describe('orders list --all against a rate-limited server', () => {
     expect(paced).toBeLessThan(blind);
   });
 
+  test('opcli api --paginate runs its pages under the same limiter: every order once, few refusals, one notice each', async () => {
+    sandbox.configure({ rateLimit: { perSecond: 5, burst: 3, retryAfter: true }, latencyMs: 20 });
+    const res = await runOpcli(['api', 'GET', '/v1/orders', '--paginate', '--jsonl', '--query', `size=${SIZE}`], { env, now: time.now, sleep: time.sleep });
+    expect(res.code, res.stderr).toBe(0);
+    expect(jsonlIds(res.stdout)).toEqual(ids(1, TOTAL));
+    const paced = refusals();
+    // Paced at the learnt rate once the first burst is spent: the HTTP core alone drew one per burst.
+    expect(paced).toBeGreaterThan(0);
+    expect(paced).toBeLessThanOrEqual(4);
+    expect(res.stderr.match(/GET \/v1\/orders answered 429; retrying in/g)?.length).toBe(paced);
+  });
+
   test('--rate never starts more page requests in a second than it allows, from the first page', async () => {
     const res = await run(['--all', '--jsonl', '--size', String(SIZE), '--rate', '4/s']);
     expect(res.code, res.stderr).toBe(0);
