@@ -46,6 +46,8 @@ export interface SendResult {
 export interface PipelineOptions {
   concurrency: number;
   json: boolean;
+  /** Rows printed as JSON lines: the summary is their last line. */
+  jsonl?: boolean;
 }
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
