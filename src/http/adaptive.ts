@@ -172,6 +172,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   let generation = 0;
   let changedAt = now();
   let acceptedSinceChange = 0;
+  /** Requests started since the last change: whether the pace, not the slots, held them back. */
+  let startsSinceChange = 0;
   /** Set when the pacing made a request wait since the last change: the rate is what holds work back. */
   let paceBound = false;
   let growth = 0;
@@ -187,6 +189,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     nextStart = lastStart + 1000 / rate;
     changedAt = t;
     acceptedSinceChange = 0;
+    startsSinceChange = 0;
     paceBound = false;
   };
 
@@ -260,6 +263,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   /** A clean stretch at a rate that held work back: probe upwards. */
   const probe = (t: number) => {
     if (rate === undefined || !paceBound || t - changedAt < STRETCH_MS || acceptedSinceChange < STRETCH_ANSWERS) return;
+    // Only a rate requests were really sent at is worth raising: held back by the slots (a slow
+    // server, a small --concurrency) the pace says nothing, and raising it would run away.
+    if ((startsSinceChange * 1000) / (t - changedAt) < rate * 0.8) return;
     floor = rate;
     if (maxRate !== undefined && rate >= maxRate) return;
     if (ceiling !== undefined && rate < ceiling * 0.99) {
@@ -314,6 +320,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       const started = now();
       lastStart = started;
       starts.push(started);
+      startsSinceChange++;
       const startedGeneration = generation;
       let finished = false;
       return {
