@@ -11,13 +11,13 @@
  * - Requests are unpaced until the server first refuses (429, or 503 overload) or states a policy.
  *   From then on they leave evenly spaced at the learnt rate, never closer than its interval to the
  *   request before (a late timer never makes two leave together), and never in bursts.
- * - A refusal costs one step down (to 0.95 of the rate it was sent at, or to what the server was
- *   seen to accept over the last second, whichever is lower, never below half): only when most
- *   recent requests were refused (far over the limit) is the step a halving. The rate it was refused
- *   at is remembered as the ceiling.
- * - After a clean stretch (half a second, a few answers, the pacing holding work back) the rate
- *   probes upwards: halfway to the ceiling while under it, then past it by 2 %, 4 %, 8 % … per
- *   stretch, so a limit that rises is found again in seconds.
+ * - A refusal costs one step down: to 0.95 of the rate it was sent at, or to what the server was
+ *   seen to accept over the last second, whichever is lower, never below 0.85 of it. Only before
+ *   anything ran clean (the first refusals), or far above the last rate that did, is the step a
+ *   halving (or straight to what the server accepted). The rate refused at is the ceiling.
+ * - After a clean stretch (half a second, a few answers, requests really leaving at the pace) the
+ *   rate probes upwards: halfway to the ceiling while under it; past it after three clean seconds
+ *   there, by 2 %, 4 %, 8 % … per stretch, so a limit that rises is found again in seconds.
  * - A refusal with Retry-After pauses every permit for that long; refusals with nothing accepted in
  *   between (the server refuses everything) pause for a backoff that doubles (250 ms to 5 s).
  *   RateLimit-* / X-RateLimit-* headers let it slow down before the budget runs out, and a stated
@@ -81,6 +81,8 @@ const CROSS_MS = 3000;
 /** One refusal's step down, and the step when most recent requests were refused. */
 const STEP_DOWN = 0.95;
 const FAR_DOWN = 0.5;
+/** Near a rate that ran clean, what the server accepted lowers a step at most this far. */
+const NEAR_FLOOR = 0.85;
 /** The share of the rate seen accepted over the last second that a refusal settles on. */
 const SETTLE = 0.97;
 /** The first probe past the ceiling (doubling each clean stretch, up to doubling the rate). */
@@ -245,7 +247,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     const known = floor ?? 0;
     let next: number;
     if (accepted === undefined) next = current * (near ? STEP_DOWN : FAR_DOWN);
-    else if (near) next = Math.min(current * STEP_DOWN, Math.max(accepted * SETTLE, current * FAR_DOWN));
+    else if (near) next = Math.min(current * STEP_DOWN, Math.max(accepted * SETTLE, current * NEAR_FLOOR));
     else next = Math.min(current * STEP_DOWN, Math.max(accepted * SETTLE, known));
     // What the server accepted bounds the ceiling too: a burst's budget spent makes the rate it was
     // refused at look higher than what it allows.
