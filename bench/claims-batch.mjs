@@ -276,6 +276,7 @@ async function nginxCase(infra, info, env, { limitReq, latencyMs = 0, rows }) {
     const run = await runOpcli(['claims', 'file', '--from', csv], { ...env, OPCLI_BASE_URL: gateway.url });
     const filed = Number((/Filed ([\d,]+) claim/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
     const uncertain = Number((/([\d,]+) uncertain/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
+    if (!Number.isFinite(filed)) console.log(`  (exit ${run.code}) ${run.stderr.slice(-600)}`);
     await gateway.waitForAccessLog(filed, (e) => e.method === 'POST' && e.status < 400, 10_000).catch(() => {});
     const posts = gateway.accessLog().filter((e) => e.method === 'POST');
     const refused = posts.filter((e) => e.status === 429 || e.status === 503).length;
