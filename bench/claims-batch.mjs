@@ -226,7 +226,9 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   await admin(info, 'POST', '/__admin/configure', { rateLimit: { perSecond, retryAfter }, latencyMs: 50 });
   await admin(info, 'POST', '/__admin/reset-log');
   const csv = join(work, `limited-${perSecond}-${retryAfter}-${concurrency ?? 'default'}.csv`);
-  await writeCsv(csv, rows, info.storeId);
+  if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
+  // A fresh journal each run: every row is sent.
+  rmSync(`${csv}.journal.jsonl`, { force: true });
   const run = await runOpcli(['claims', 'file', '--from', csv, ...(concurrency ? ['--concurrency', String(concurrency)] : [])], env);
   const requests = (await admin(info, 'GET', '/__admin/requests?path=/v1/claims/offline')).filter((r) => r.method === 'POST');
   await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
@@ -407,7 +409,16 @@ try {
 
   // Warm the server's JIT so the first run measured does not pay for it alone.
   await ceiling(info, token, 500);
+  if (ROWS > 0) await batchFigures(info, env, token, csv);
+  if (BIG_ROWS > 0) await validateOnly(info, env);
+  if (SERVER_CASES) await serverCases(info, env, token);
+} finally {
+  sandbox.kill('SIGINT');
+  rmSync(work, { recursive: true, force: true });
+}
 
+/** The zero-latency batch: opcli against the durable script (and, for context, the others); CPU per row. */
+async function batchFigures(info, env, token, csv) {
   const opcliRates = [];
   const cpuPerRow = [];
   const handRates = [];
@@ -486,7 +497,10 @@ try {
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
     profileSummary(profileDir);
   }
+}
 
+/** The peak RSS of `--validate-only` over BIG_ROWS rows. */
+async function validateOnly(info, env) {
   const big = join(work, 'big.csv');
   await writeCsv(big, BIG_ROWS, info.storeId);
   const check = await runOpcli(['claims', 'file', '--from', big, '--validate-only'], env);
@@ -494,7 +508,11 @@ try {
   console.log(
     `--validate-only over ${BIG_ROWS.toLocaleString('en-US')} rows: ${(check.ms / 1000).toFixed(1)} s (${((BIG_ROWS * 1000) / check.ms).toFixed(0)} rows/s), peak RSS ${(check.hwmKiB / 1024).toFixed(1)} MiB (goal <= 100 MiB)`,
   );
-  if (SERVER_CASES) {
+}
+
+/** The rate-limited, latency and nginx cases. */
+async function serverCases(info, env, token) {
+  {
     const sandboxGoals = { share: 0.95, refused: 1 };
     await paced('sandbox token bucket 40/s, 1,000 rows, 50 ms latency, no tuning flag', RUNS, sandboxGoals, () =>
       limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000 }),
@@ -519,7 +537,4 @@ try {
       );
     }
   }
-} finally {
-  sandbox.kill('SIGINT');
-  rmSync(work, { recursive: true, force: true });
 }
