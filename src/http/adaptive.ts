@@ -58,8 +58,14 @@ export interface LimiterSnapshot {
   /** Requests allowed in flight now. */
   concurrency: number;
   inFlight: number;
-  /** The paced rate in requests per second (the rate the server allows, as learnt), or undefined while unpaced. */
+  /** The paced rate in requests per second, a probe above the limit included, or undefined while unpaced. */
   rate?: number;
+  /**
+   * The rate the server allows, as learnt: the paced rate, but no higher than the rate last refused
+   * while a probe runs less than half again above it (a bucket's burst lets a probe run clean for a
+   * while); `--rate` when that set it. Undefined while unpaced.
+   */
+  learnt?: number;
   /** Requests answered, and of those refused with 429 or 503. */
   answered: number;
   refused: number;
@@ -362,7 +368,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       };
     },
     snapshot(): LimiterSnapshot {
-      return { concurrency: limit, inFlight, rate, answered, refused, pausedUntil: pausedUntil > now() ? pausedUntil : 0 };
+      const learnt = rate !== undefined && lastCeiling !== undefined && rate < lastCeiling * 1.5 ? Math.min(rate, lastCeiling) : rate;
+      return { concurrency: limit, inFlight, rate, learnt, answered, refused, pausedUntil: pausedUntil > now() ? pausedUntil : 0 };
     },
   };
 

@@ -120,6 +120,9 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(r.share(10, 40)).toBeGreaterThanOrEqual(0.9);
     expect(r.share(10, 40)).toBeLessThanOrEqual(1.01);
     expect(r.refusedShare).toBeLessThanOrEqual(0.03);
+    // What the summary calls the rate the server allows: near the limit, not a probe past it.
+    expect(r.snapshot.learnt).toBeGreaterThanOrEqual(perSecond * 0.85);
+    expect(r.snapshot.learnt).toBeLessThanOrEqual(perSecond * 1.1);
   });
 
   it.each(KINDS)('%s: requests leave evenly spaced, never closer than the learnt rate (its probe included) allows', async (kind) => {

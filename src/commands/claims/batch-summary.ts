@@ -23,7 +23,7 @@ export function summarize(
   const requests = limits?.answered ?? c.sent;
   const refused = limits?.refused ?? 0;
   // The rate the server allows as learnt (or --rate): what the limiter paced at when the batch ended.
-  const learnt = limits?.rate !== undefined ? Math.round(limits.rate * 10) / 10 : null;
+  const learnt = limits?.learnt !== undefined ? Math.round(limits.learnt * 10) / 10 : null;
   if (opts.json || opts.jsonl) {
     const summary = {
       rows: c.done,
