@@ -327,6 +327,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       }
       const started = now();
       lastStart = started;
+      // Trimmed as they grow: a batch of a million rows keeps only its last second.
+      starts.trim(started - WINDOW_MS);
       starts.push(started);
       startsSinceChange++;
       const startedGeneration = generation;
@@ -339,6 +341,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
           const t = now();
           answered++;
           const status = outcome.status;
+          answers.trim(t - WINDOW_MS);
           if (status === 429 || status === 503) {
             answers.push(started, false);
             cut(startedGeneration, parseRetryAfter(outcome.headers?.['retry-after'], t, options.maxRetryAfterMs ?? 60_000));
