@@ -54,6 +54,8 @@ export interface PipelineOptions {
   json: boolean;
   /** `--wait-for-service`: how long an outage may last before the batch stops; undefined stops at once. */
   waitForServiceMs?: number;
+  /** Rows printed as JSON lines: the summary is their last line. */
+  jsonl?: boolean;
 }
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';

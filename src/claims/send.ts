@@ -5,11 +5,15 @@
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError, RedirectError, UsageError } from '../errors.js';
 import type { Permit, RequestLimiter } from '../http/adaptive.js';
+import { CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { ClaimCreated } from '../schemas.js';
 import { compiled } from './compiled.js';
+
+/** Never-sent failures that every row would meet alike: the batch stops at the first. */
+const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */
 export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
@@ -31,10 +35,9 @@ export function classifyFailure(error: unknown): { status: 'rejected' | 'uncerta
   if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
   // Never written (a refused connection, after the core's retries): nothing was created. Whether
   // the service is down is the outage watch's to judge (src/claims/outage.ts); a request that
-  // cannot be built, or an HTTP library that cannot load, meets every row alike.
-  if (error instanceof NetworkError && !error.sent) {
-    return { status: 'not_sent', stop: error.errorCode === 'UND_ERR_INVALID_ARG' || error.errorCode === 'EENGINE_UNAVAILABLE' };
-  }
+  // cannot be built, an HTTP library that cannot load, an untrusted certificate or a proxy that
+  // refuses the tunnel meets every row alike.
+  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: STOPS_EVERY_ROW.has(error.errorCode ?? '') };
   // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
   return { status: 'uncertain', stop: false };
 }

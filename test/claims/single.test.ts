@@ -300,7 +300,7 @@ describe('claims template', () => {
     writeFileSync(path, res.stdout);
     const filed = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
     expect(filed.code).toBe(0);
-    expect(JSON.parse(filed.stdout)).toMatchObject({ line: 2, status: 'filed' });
+    expect(JSON.parse(filed.stdout.split('\n')[0] as string)).toMatchObject({ line: 2, status: 'filed' });
     const sent = JSON.parse(claimBodies(sandbox)[0] as string);
     expect(sent.item.images).toHaveLength(2);
     expect(sent.item.name).toBe('Espresso machine, stainless');

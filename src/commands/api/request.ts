@@ -87,9 +87,12 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
 
   if (opts.paginate) {
     const { orderPages } = await import('../../api/paginate.js');
+    const { createPageLimiter } = await import('../../orders/rate.js');
+    // The pages share `orders list --all`'s limiter: paced at the rate the server allows, as learnt.
+    const limiter = createPageLimiter(deps, { onNotice: (text) => deps.err(text) });
     const edges: unknown[] = [];
     let last: unknown;
-    for await (const { status, headers, page } of orderPages(http, req, deps.signal)) {
+    for await (const { status, headers, page } of orderPages(http, req, deps.signal, limiter)) {
       if (opts.include) printHead(deps, status, headers);
       if (opts.jsonl) deps.out((page.edges ?? []).map((e) => `${JSON.stringify(e.node)}\n`).join(''));
       else edges.push(...(page.edges ?? []));
