@@ -235,6 +235,7 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
   // A fresh journal each run: every row is sent.
   rmSync(`${csv}.journal.jsonl`, { force: true });
+  forgetClaims();
   const run = await runOpcli(['claims', 'file', '--from', csv, ...(concurrency ? ['--concurrency', String(concurrency)] : [])], env);
   const requests = (await admin(info, 'GET', '/__admin/requests?path=/v1/claims/offline')).filter((r) => r.method === 'POST');
   await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
@@ -281,6 +282,7 @@ async function nginxCase(infra, info, env, { limitReq, latencyMs = 0, rows }) {
     const csv = join(work, `nginx-${perSecond}.csv`);
     if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv], { ...env, OPCLI_BASE_URL: gateway.url });
     const filed = Number((/Filed ([\d,]+) claim/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
     const uncertain = Number((/([\d,]+) uncertain/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
