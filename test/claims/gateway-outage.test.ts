@@ -64,6 +64,7 @@ describe.skipIf(missing)('a batch behind nginx when the service goes down', () =
       .trim()
       .split('\n')
       .filter(Boolean)
+      .filter((l) => !l.startsWith('{"summary"'))
       .map((l) => JSON.parse(l) as Result);
   const byStatus = (rs: Result[]) => {
     const counts: Record<string, number> = {};
@@ -241,6 +242,7 @@ describe.skipIf(missing)("nginx's rate limit answering 503, and idle keep-alive 
     const rs = res.stdout
       .trim()
       .split('\n')
+      .filter((l) => !l.startsWith('{"summary"'))
       .map((l) => JSON.parse(l) as Result);
     const refused = (gateway.accessLog() ?? []).filter((e) => e.status === 503).length;
     console.log(`limit_req 503: ${refused} requests refused by nginx; ${rs.filter((r) => r.status === 'uncertain').length} rows uncertain`);

@@ -57,6 +57,7 @@ describe('a service that cannot be reached, or answers 421', () => {
       const rows = res.stdout
         .trim()
         .split('\n')
+        .filter((l) => !l.startsWith('{"summary"'))
         .map((l) => JSON.parse(l) as { status: string; error?: string });
       expect(rows.map((r) => r.status)).toEqual(['not_sent', 'not_sent', 'not_sent']);
       expect(rows[0]?.error).toContain('was not sent: the connection failed before the request was written');
@@ -77,6 +78,7 @@ describe('a service that cannot be reached, or answers 421', () => {
       first.stdout
         .trim()
         .split('\n')
+        .filter((l) => !l.startsWith('{"summary"'))
         .map((l) => JSON.parse(l).status),
     ).toEqual(['not_sent', 'not_sent']);
     expect(first.code).toBe(3);
@@ -86,6 +88,7 @@ describe('a service that cannot be reached, or answers 421', () => {
       second.stdout
         .trim()
         .split('\n')
+        .filter((l) => !l.startsWith('{"summary"'))
         .map((l) => JSON.parse(l).status),
     ).toEqual(['filed', 'filed']);
   });
