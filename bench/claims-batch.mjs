@@ -50,6 +50,12 @@ const CONCURRENCY = Number(process.argv[6] ?? 16);
 const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
 
+/** Removes the record of claims from the config folder (it would hold every row of the last run). */
+function forgetClaims() {
+  if (!existsSync(configDir)) return;
+  for (const name of readdirSync(configDir)) if (name.startsWith('claims-record-')) rmSync(join(configDir, name), { recursive: true, force: true });
+}
+
 const HEADER = [
   'customer.email',
   'item.name',
@@ -229,6 +235,7 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
   // A fresh journal each run: every row is sent.
   rmSync(`${csv}.journal.jsonl`, { force: true });
+  forgetClaims();
   const run = await runOpcli(['claims', 'file', '--from', csv, ...(concurrency ? ['--concurrency', String(concurrency)] : [])], env);
   const requests = (await admin(info, 'GET', '/__admin/requests?path=/v1/claims/offline')).filter((r) => r.method === 'POST');
   await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
@@ -275,6 +282,7 @@ async function nginxCase(infra, info, env, { limitReq, latencyMs = 0, rows }) {
     const csv = join(work, `nginx-${perSecond}.csv`);
     if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv], { ...env, OPCLI_BASE_URL: gateway.url });
     const filed = Number((/Filed ([\d,]+) claim/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
     const uncertain = Number((/([\d,]+) uncertain/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
@@ -307,6 +315,7 @@ async function latencyCase(info, env, token, { latencyMs, rows, runs }) {
   const hand = [];
   for (let i = 0; i < runs; i++) {
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
     const script = await runOpcli(['--hand-written', csv, info.url, token, String(CONCURRENCY), join(work, 'hand.jsonl')], env, fileURLToPath(import.meta.url));
@@ -432,8 +441,9 @@ async function batchFigures(info, env, token, csv) {
   const handMachine = [];
   const loopMachine = [];
   for (let i = 0; i < RUNS; i++) {
-    // A fresh journal each run: every row is sent.
+    // A fresh journal and record of claims each run: every row is sent.
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     let served = cpuSeconds(sandbox.pid);
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
     const opcliServer = cpuSeconds(sandbox.pid) - served;
@@ -490,6 +500,7 @@ async function batchFigures(info, env, token, csv) {
   if (profileDir) {
     mkdirSync(profileDir, { recursive: true });
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env, bin, [
       '--cpu-prof',
       `--cpu-prof-dir=${profileDir}`,

@@ -52,6 +52,7 @@ const profileSettings = shape({
   clientId: isString,
   scopes: isStringArray,
   storeId: isString,
+  recordDir: isString,
   proxy: isString,
   noProxy: isString,
   proxyLoopback: isBoolean,

@@ -3,8 +3,8 @@
  * Loaded only when needed (a write, `config`, or a file the quick check cannot vouch for): a
  * command that reads a profile opcli wrote itself never loads zod.
  */
-import * as z from 'zod';
 import { isAbsolute } from 'node:path';
+import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
@@ -19,6 +19,8 @@ export const ProfileSettings = lazy(() =>
     clientId: z.string().optional(),
     scopes: z.array(z.string()).optional(),
     storeId: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record of claims and the gift card ledger (default: the config folder). */
+    recordDir: z.string().optional(),
     /** A proxy for every request of the profile, winning over HTTPS_PROXY and the like (docs/http.md#proxies). */
     proxy: z.string().optional(),
     /** Hosts reached without the proxy, as NO_PROXY lists them; wins over NO_PROXY. */
@@ -132,6 +134,12 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
   { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
   { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
+  {
+    key: 'record-dir',
+    description: 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
+    path: ['recordDir'],
+    parse: recordDirValue,
+  },
   { key: 'proxy', description: 'proxy for every request, http://host:port (wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)', path: ['proxy'], parse: proxyUrl },
   { key: 'no-proxy', description: 'hosts reached without the proxy, as NO_PROXY lists them (wins over NO_PROXY)', path: ['noProxy'], parse: text },
   {
@@ -199,6 +207,20 @@ export const SETTING_KEYS: SettingKey[] = [
     },
   },
 ];
+
+/** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */
+export function recordDirValue(raw: string): string {
+  return z
+    .string()
+    .transform((v) => v.trim())
+    .pipe(
+      z
+        .string()
+        .min(1, 'expected a folder, such as /srv/opcli-records')
+        .refine((v) => isAbsolute(v), `expected an absolute path, such as /srv/opcli-records, got "${raw.trim()}"`),
+    )
+    .parse(raw);
+}
 
 /** Looks a key up by name, or undefined. */
 export function findSettingKey(key: string): SettingKey | undefined {

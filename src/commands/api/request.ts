@@ -35,11 +35,13 @@ verify endpoints, which the spec says take none, however the path is written (do
 GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
 is not resent. A non-2xx answer prints its body on
 stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
+A PUT of /v1/orders/{id} REPLACES the whole order: every field its body leaves out is erased. To
+change some fields of an order, use \`opcli orders update\`, which keeps the others.
 
 Examples:
   $ opcli api GET /v1/orders --query size=5
   $ opcli api GET /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
-  $ opcli api PUT /v1/orders/ord_000001 --data @order.json
+  $ opcli api PUT /v1/orders/ord_000001 --data @order.json   # order.json: the complete order
   $ echo '{"session_token":"…"}' | opcli api POST /v1/oauth/session/verify --data -`,
     )
     .action(
