@@ -1,19 +1,24 @@
 #!/usr/bin/env node
-// Benchmark of `opcli claims file --from x.csv --concurrency 16` (10,000 claims, journal and all)
-// against what a user would write instead: a hand-written script (csv-parse, JSON.stringify, undici
-// at the same concurrency, one result line appended per row; goal >= 0.8), and against the ceiling:
-// a bare undici Pool loop posting one prepared claim body (goal >= 0.5). Each is a whole process run
-// `runs` times, alternated; medians are printed, with opcli's CPU per row (user+sys, /usr/bin/time). Then the peak RSS of `--validate-only` over a 1,000,000-row CSV (goal <= 100 MiB, read
-// from /proc/<pid>/status VmHWM). Then the rate-limited cases: the sandbox allows N requests per second
-// per token (50 ms latency), and a batch runs with no tuning flag: claims/s as a share of N (goal >= 0.9)
-// and the share of requests answered 429 (goal <= 2%). Then, for context, opcli against the script on a
-// server that answers in 5 ms and in 50 ms with no limit, as a real one does (the goals above are
-// measured at no latency, where only CPU bounds either).
-// For opcli, the script and the loop it also prints the CPU a row costs on the machine: the client's and
-// the sandbox's (sampled from /proc before and after each run). Were all bound by the CPU alone, the
-// script's (or loop's) cost over opcli's would be opcli's throughput over the script's (or loop's).
+// Benchmark of `opcli claims file --from x.csv --concurrency 16` (10,000 claims, journal and all),
+// every figure printed with its goal (docs/benchmarks.md holds the current ones on one page):
+// - against a hand-written script that is as safe as opcli: it appends and fsyncs a record of each row
+//   before its POST and of the answer after it (concurrency 16, no latency; goal: opcli >= 2x);
+// - opcli's CPU per row, its process tree (user+sys, /usr/bin/time; goal <= 0.15 ms);
+// - for context only, the script without a record (csv-parse, JSON.stringify, undici, a result line
+//   per row) and a bare undici loop re-posting one body. Their goals (>= 0.8, >= 0.5) are withdrawn:
+//   at zero latency they measure the CPU of opcli's durability against scripts that promise none, and
+//   a user's batch runs against a remote API whose latency and rate limit bound both;
+// - the peak RSS of `--validate-only` over a 1,000,000-row CSV (goal <= 100 MiB, VmHWM);
+// - the sandbox's token bucket at 40/s and 200/s (50 ms latency), no tuning flag: claims/s as a share
+//   of the limit (goal >= 0.95) and requests answered 429 (goal <= 1%);
+// - opcli against the script (the one without a record) at 50 ms and 5 ms server latency, no limit
+//   (goals >= 0.95 and >= 0.9 of the script);
+// - where nginx is installed (test/infra), behind nginx's limit_req in front of the sandbox: 40r/s no
+//   burst answering 429 (goal >= 0.9 of the limit, <= 2% refused), burst=20 nodelay (>= 0.95),
+//   nginx's default status 503 (>= 0.9, 0 uncertain), 200r/s burst=50 nodelay with the sandbox at
+//   50 ms latency (>= 0.95). `orders list --all` behind nginx is in bench/orders-list.mjs.
 // Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [server=yes|no] [runs=3] [concurrency=16]   (build first: node bin/build.mjs)
-// server=no skips the rate-limited and latency cases.
+// server=no skips the rate-limited, latency and nginx cases.
 // CLAIMS_BENCH_PROFILE=DIR also writes a CPU profile of one more opcli batch to DIR (the bin shim passes
 // --cpu-prof on to the process it starts with its lean flags) and prints where its time went.
 import { spawn } from 'node:child_process';
@@ -22,11 +27,16 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { bin, clientCredentialsToken, cpuSeconds, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
+import { bin, clientCredentialsToken, cpuSeconds, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
 // `node bench/claims-batch.mjs --hand-written CSV URL TOKEN CONCURRENCY OUT`: the baseline alone, as its own process.
 if (process.argv[2] === '--hand-written') {
   await handWritten(...process.argv.slice(3));
+  process.exit(0);
+}
+// `node bench/claims-batch.mjs --durable CSV URL TOKEN CONCURRENCY JOURNAL`: the durable baseline alone.
+if (process.argv[2] === '--durable') {
+  await durableHandWritten(...process.argv.slice(3));
   process.exit(0);
 }
 
@@ -39,6 +49,12 @@ const RUNS = Number(process.argv[5] ?? 3);
 const CONCURRENCY = Number(process.argv[6] ?? 16);
 const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
+
+/** Removes the record of claims from the config folder (it would hold every row of the last run). */
+function forgetClaims() {
+  if (!existsSync(configDir)) return;
+  for (const name of readdirSync(configDir)) if (name.startsWith('claims-record-')) rmSync(join(configDir, name), { recursive: true, force: true });
+}
 
 const HEADER = [
   'customer.email',
@@ -88,26 +104,7 @@ async function handWritten(csv, url, token, concurrency, outPath) {
   let failed = 0;
   const worker = async () => {
     for (let next = await rows.next(); !next.done; next = await rows.next()) {
-      const r = next.value;
-      const claim = {
-        customer: { email: r['customer.email'] },
-        item: { name: r['item.name'], price: Number(r['item.price']), details: r['item.details'] },
-        warranty: { dateOfPurchase: r['warranty.dateOfPurchase'], warrantyPeriod: r['warranty.warrantyPeriod'] },
-        shippingAddress: {
-          firstName: r['shippingAddress.firstName'],
-          lastName: r['shippingAddress.lastName'],
-          address1: r['shippingAddress.address1'],
-          city: r['shippingAddress.city'],
-          zip: r['shippingAddress.zip'],
-          country: r['shippingAddress.country'],
-        },
-        storeId: r.storeId,
-        signature: r.signature,
-        salesChannel: r.salesChannel,
-        claimCategory: r.claimCategory,
-        issueType: r.issueType,
-        resolution: r.resolution,
-      };
+      const claim = claimOf(next.value);
       const res = await pool.request({ method: 'POST', path: '/v1/claims/offline', headers, body: JSON.stringify(claim) });
       const body = await res.body.json();
       if (res.statusCode !== 200) failed++;
@@ -118,6 +115,66 @@ async function handWritten(csv, url, token, concurrency, outPath) {
   await new Promise((r) => out.end(r));
   await pool.close();
   if (failed) throw new Error(`${failed} hand-written requests failed`);
+}
+
+/** The claim a CSV row (csv-parse's columns) describes, as the hand-written scripts build it. */
+function claimOf(r) {
+  return {
+    customer: { email: r['customer.email'] },
+    item: { name: r['item.name'], price: Number(r['item.price']), details: r['item.details'] },
+    warranty: { dateOfPurchase: r['warranty.dateOfPurchase'], warrantyPeriod: r['warranty.warrantyPeriod'] },
+    shippingAddress: {
+      firstName: r['shippingAddress.firstName'],
+      lastName: r['shippingAddress.lastName'],
+      address1: r['shippingAddress.address1'],
+      city: r['shippingAddress.city'],
+      zip: r['shippingAddress.zip'],
+      country: r['shippingAddress.country'],
+    },
+    storeId: r.storeId,
+    signature: r.signature,
+    salesChannel: r.salesChannel,
+    claimCategory: r.claimCategory,
+    issueType: r.issueType,
+    resolution: r.resolution,
+  };
+}
+
+/**
+ * A hand-written script that promises what opcli promises: before each POST it appends a record of
+ * the row and fsyncs it (a crash then shows the row may have been sent), and after the answer a
+ * record of the outcome, fsynced too; csv-parse, JSON.stringify, undici at the given concurrency.
+ */
+async function durableHandWritten(csv, url, token, concurrency, journalPath) {
+  const { parse } = await import('csv-parse');
+  const { open } = await import('node:fs/promises');
+  const journal = await open(journalPath, 'a');
+  const record = async (entry) => {
+    await journal.write(`${JSON.stringify(entry)}\n`);
+    await journal.datasync();
+  };
+  const pool = new Pool(url, { connections: Number(concurrency) });
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, accept: 'application/json' };
+  const rows = createReadStream(csv)
+    .pipe(parse({ columns: true }))
+    [Symbol.asyncIterator]();
+  let line = 1;
+  let failed = 0;
+  const worker = async () => {
+    for (let next = await rows.next(); !next.done; next = await rows.next()) {
+      const row = ++line;
+      const claim = claimOf(next.value);
+      await record({ line: row, email: claim.customer.email, status: 'sending' });
+      const res = await pool.request({ method: 'POST', path: '/v1/claims/offline', headers, body: JSON.stringify(claim) });
+      const body = await res.body.json();
+      if (res.statusCode !== 200) failed++;
+      await record({ line: row, status: res.statusCode === 200 ? 'filed' : 'failed', sourceOrderId: body.payload?.sourceOrderId });
+    }
+  };
+  await Promise.all(Array.from({ length: Number(concurrency) }, worker));
+  await journal.close();
+  await pool.close();
+  if (failed) throw new Error(`${failed} durable hand-written requests failed`);
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -175,16 +232,75 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   await admin(info, 'POST', '/__admin/configure', { rateLimit: { perSecond, retryAfter }, latencyMs: 50 });
   await admin(info, 'POST', '/__admin/reset-log');
   const csv = join(work, `limited-${perSecond}-${retryAfter}-${concurrency ?? 'default'}.csv`);
-  await writeCsv(csv, rows, info.storeId);
+  if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
+  // A fresh journal each run: every row is sent.
+  rmSync(`${csv}.journal.jsonl`, { force: true });
+  forgetClaims();
   const run = await runOpcli(['claims', 'file', '--from', csv, ...(concurrency ? ['--concurrency', String(concurrency)] : [])], env);
   const requests = (await admin(info, 'GET', '/__admin/requests?path=/v1/claims/offline')).filter((r) => r.method === 'POST');
   await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
   const refused = requests.filter((r) => r.status === 429).length;
   const filed = requests.filter((r) => r.status === 200 || r.status === 201).length;
-  const share = (filed * 1000) / run.ms / perSecond;
-  console.log(
-    `limit ${perSecond}/s${retryAfter ? '' : ' (429 without Retry-After)'}${concurrency ? `, --concurrency ${concurrency}` : ''}: ${filed} of ${rows} filed in ${(run.ms / 1000).toFixed(1)} s (exit ${run.code}) = ${share.toFixed(2)} of the limit (goal >= 0.90); ${refused} of ${requests.length} requests answered 429 = ${((refused / Math.max(1, requests.length)) * 100).toFixed(1)}% (goal <= 2%)`,
-  );
+  return {
+    share: (filed * 1000) / run.ms / perSecond,
+    refused: (refused / Math.max(1, requests.length)) * 100,
+    filed,
+    code: run.code,
+    learnt: learntOf(run.stderr),
+  };
+}
+
+/** The learnt rate a batch's summary states (`paced at N/s`), or NaN. */
+function learntOf(stderr) {
+  return Number(/paced at ([\d.]+)\/s/.exec(stderr)?.[1] ?? Number.NaN);
+}
+
+/** Runs `once` `runs` times and prints the medians of the share of the limit and of the refused, with their goals. */
+async function paced(label, runs, goals, once) {
+  const results = [];
+  for (let i = 0; i < runs; i++) {
+    // A fresh state on the server's side between runs: the limiter's memory is the client's.
+    results.push(await once(i));
+  }
+  const pick = (key) => results.map((r) => r[key]);
+  const parts = [`${range(pick('share'))} of the limit (goal >= ${goals.share})`, `refused ${range(pick('refused'), 1)}% (goal <= ${goals.refused ?? '-'}%)`];
+  if (goals.uncertain !== undefined) parts.push(`uncertain rows ${range(pick('uncertain'), 0)} (goal ${goals.uncertain})`);
+  parts.push(`learnt rate ${range(pick('learnt'), 1)}/s`);
+  const failed = results.filter((r) => r.code !== 0 && !goals.allowExit);
+  console.log(`${label}: ${parts.join('; ')}${failed.length ? ` [${failed.length} run(s) exited non-zero]` : ''}`);
+}
+
+/**
+ * A batch behind nginx's limit_req in front of the sandbox (latency `latencyMs`): the share of the
+ * limit filed, the requests nginx refused, the rows left uncertain (a POST answered 503 is never resent).
+ */
+async function nginxCase(infra, info, env, { limitReq, latencyMs = 0, rows }) {
+  const perSecond = Number(/^(\d+)r\/s$/.exec(limitReq.rate)[1]);
+  const gateway = await infra.startNginx({ upstream: info.url, limitReq });
+  try {
+    await admin(info, 'POST', '/__admin/configure', { latencyMs });
+    const csv = join(work, `nginx-${perSecond}.csv`);
+    if (!existsSync(csv)) await writeCsv(csv, rows, info.storeId);
+    rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
+    const run = await runOpcli(['claims', 'file', '--from', csv], { ...env, OPCLI_BASE_URL: gateway.url });
+    const filed = Number((/Filed ([\d,]+) claim/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
+    const uncertain = Number((/([\d,]+) uncertain/.exec(run.stderr)?.[1] ?? 'NaN').replaceAll(',', ''));
+    if (!Number.isFinite(filed)) console.log(`  (exit ${run.code}) ${run.stderr.slice(-600)}`);
+    await gateway.waitForAccessLog(filed, (e) => e.method === 'POST' && e.status < 400, 10_000).catch(() => {});
+    const posts = gateway.accessLog().filter((e) => e.method === 'POST');
+    const refused = posts.filter((e) => e.status === 429 || e.status === 503).length;
+    return {
+      share: (filed * 1000) / run.ms / perSecond,
+      refused: (refused / Math.max(1, posts.length)) * 100,
+      uncertain,
+      code: run.code,
+      learnt: learntOf(run.stderr),
+    };
+  } finally {
+    await admin(info, 'POST', '/__admin/configure', { latencyMs: 0 });
+    await gateway.stop();
+  }
 }
 
 /**
@@ -199,6 +315,7 @@ async function latencyCase(info, env, token, { latencyMs, rows, runs }) {
   const hand = [];
   for (let i = 0; i < runs; i++) {
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
     const script = await runOpcli(['--hand-written', csv, info.url, token, String(CONCURRENCY), join(work, 'hand.jsonl')], env, fileURLToPath(import.meta.url));
@@ -210,7 +327,7 @@ async function latencyCase(info, env, token, { latencyMs, rows, runs }) {
   console.log(
     `latency ${latencyMs} ms, no limit, ${rows} rows, --concurrency ${CONCURRENCY} (at most ${Math.round((CONCURRENCY * 1000) / latencyMs)}/s): opcli ${range(opcli, 0)} claims/s, the hand-written script ${range(hand, 0)}: ${range(
       opcli.map((o, i) => o / hand[i]),
-    )} of the script (context: the 0.8 goal is measured at no latency)`,
+    )} of the script (goal >= ${latencyMs >= 50 ? '0.95' : '0.9'} every run)`,
   );
 }
 
@@ -301,10 +418,21 @@ try {
 
   // Warm the server's JIT so the first run measured does not pay for it alone.
   await ceiling(info, token, 500);
+  if (ROWS > 0) await batchFigures(info, env, token, csv);
+  if (BIG_ROWS > 0) await validateOnly(info, env);
+  if (SERVER_CASES) await serverCases(info, env, token);
+} finally {
+  sandbox.kill('SIGINT');
+  rmSync(work, { recursive: true, force: true });
+}
 
+/** The zero-latency batch: opcli against the durable script (and, for context, the others); CPU per row. */
+async function batchFigures(info, env, token, csv) {
   const opcliRates = [];
   const cpuPerRow = [];
   const handRates = [];
+  const durableRates = [];
+  const vsDurable = [];
   const ceilingRates = [];
   const vsHand = [];
   const vsCeiling = [];
@@ -313,8 +441,9 @@ try {
   const handMachine = [];
   const loopMachine = [];
   for (let i = 0; i < RUNS; i++) {
-    // A fresh journal each run: every row is sent.
+    // A fresh journal and record of claims each run: every row is sent.
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     let served = cpuSeconds(sandbox.pid);
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env);
     const opcliServer = cpuSeconds(sandbox.pid) - served;
@@ -323,8 +452,15 @@ try {
     const hand = await runOpcli(['--hand-written', csv, info.url, token, String(CONCURRENCY), join(work, 'hand.jsonl')], env, fileURLToPath(import.meta.url));
     const handServer = cpuSeconds(sandbox.pid) - served;
     if (hand.code !== 0) throw new Error(`the hand-written script exited ${hand.code}: ${hand.stderr}`);
+    const journalOfScript = join(work, 'durable.jsonl');
+    rmSync(journalOfScript, { force: true });
+    const durable = await runOpcli(['--durable', csv, info.url, token, String(CONCURRENCY), journalOfScript], env, fileURLToPath(import.meta.url));
+    if (durable.code !== 0) throw new Error(`the durable hand-written script exited ${durable.code}: ${durable.stderr}`);
     const base = await ceiling(info, token, ROWS);
     const o = (ROWS * 1000) / run.ms;
+    const d = (ROWS * 1000) / durable.ms;
+    durableRates.push(d);
+    vsDurable.push(o / d);
     const h = (ROWS * 1000) / hand.ms;
     const perRow = (seconds) => (seconds * 1000) / ROWS;
     opcliRates.push(o);
@@ -337,16 +473,21 @@ try {
     handMachine.push(perRow(hand.cpu + handServer));
     loopMachine.push(base.machine);
     console.log(
-      `run ${i + 1}: opcli ${o.toFixed(0)} claims/s (CPU ${perRow(run.cpu).toFixed(3)} ms/row + sandbox ${perRow(opcliServer).toFixed(3)}, peak RSS ${(run.hwmKiB / 1024).toFixed(1)} MiB), hand-written ${h.toFixed(0)} claims/s (CPU ${perRow(hand.cpu).toFixed(3)} ms/row + sandbox ${perRow(handServer).toFixed(3)}), ceiling ${base.rate.toFixed(0)} req/s`,
+      `run ${i + 1}: opcli ${o.toFixed(0)} claims/s (CPU ${perRow(run.cpu).toFixed(3)} ms/row + sandbox ${perRow(opcliServer).toFixed(3)}, peak RSS ${(run.hwmKiB / 1024).toFixed(1)} MiB), hand-written ${h.toFixed(0)} claims/s (CPU ${perRow(hand.cpu).toFixed(3)} ms/row + sandbox ${perRow(handServer).toFixed(3)}), durable hand-written ${d.toFixed(0)} claims/s, ceiling ${base.rate.toFixed(0)} req/s`,
     );
   }
   console.log(
-    `opcli claims file, ${ROWS} rows, --concurrency ${CONCURRENCY}: ${range(opcliRates, 0)} claims/s; CPU per row ${range(cpuPerRow, 3)} ms (goal <= 0.205)`,
+    `opcli claims file, ${ROWS} rows, --concurrency ${CONCURRENCY}: ${range(opcliRates, 0)} claims/s; CPU per row ${range(cpuPerRow, 3)} ms (goal <= 0.15)`,
   );
   console.log(
-    `vs the hand-written script (csv-parse, JSON.stringify, undici, a result line per row; ${range(handRates, 0)} claims/s): ${range(vsHand)} (goal >= 0.8)`,
+    `vs the durable hand-written script (a record appended and fsynced before each POST and after its answer; ${range(durableRates, 0)} claims/s): ${range(vsDurable)}x (goal >= 2x)`,
   );
-  console.log(`vs a bare undici loop re-posting one prepared body (${range(ceilingRates, 0)} req/s): ${range(vsCeiling)} (goal >= 0.5)`);
+  console.log(
+    `context, no goal: vs the hand-written script without a record (${range(handRates, 0)} claims/s): ${range(vsHand)} (the 0.8 goal is withdrawn: it makes no durability promise)`,
+  );
+  console.log(
+    `context, no goal: vs a bare undici loop re-posting one prepared body (${range(ceilingRates, 0)} req/s): ${range(vsCeiling)} (the 0.5 goal is withdrawn: it reads, checks and records nothing)`,
+  );
   if ([...opcliMachine, ...handMachine, ...loopMachine].every(Number.isFinite)) {
     console.log(
       `CPU a row costs the machine (client + sandbox): opcli ${range(opcliMachine, 3)} ms, the script ${range(handMachine, 3)} ms, the loop ${range(loopMachine, 3)} ms; were all three bound by the CPU alone (${availableParallelism()} cores here), opcli would reach ${range(
@@ -359,6 +500,7 @@ try {
   if (profileDir) {
     mkdirSync(profileDir, { recursive: true });
     rmSync(`${csv}.journal.jsonl`, { force: true });
+    forgetClaims();
     const run = await runOpcli(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], env, bin, [
       '--cpu-prof',
       `--cpu-prof-dir=${profileDir}`,
@@ -366,7 +508,10 @@ try {
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
     profileSummary(profileDir);
   }
+}
 
+/** The peak RSS of `--validate-only` over BIG_ROWS rows. */
+async function validateOnly(info, env) {
   const big = join(work, 'big.csv');
   await writeCsv(big, BIG_ROWS, info.storeId);
   const check = await runOpcli(['claims', 'file', '--from', big, '--validate-only'], env);
@@ -374,14 +519,33 @@ try {
   console.log(
     `--validate-only over ${BIG_ROWS.toLocaleString('en-US')} rows: ${(check.ms / 1000).toFixed(1)} s (${((BIG_ROWS * 1000) / check.ms).toFixed(0)} rows/s), peak RSS ${(check.hwmKiB / 1024).toFixed(1)} MiB (goal <= 100 MiB)`,
   );
-  if (SERVER_CASES) {
-    await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000 });
-    await limitedCase(info, env, { perSecond: 40, retryAfter: false, rows: 1000 });
-    await limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000, concurrency: 32 });
-    await limitedCase(info, env, { perSecond: 200, retryAfter: true, rows: 4000 });
-    for (const latencyMs of [5, 50]) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
+}
+
+/** The rate-limited, latency and nginx cases. */
+async function serverCases(info, env, token) {
+  {
+    const sandboxGoals = { share: 0.95, refused: 1 };
+    await paced('sandbox token bucket 40/s, 1,000 rows, 50 ms latency, no tuning flag', RUNS, sandboxGoals, () =>
+      limitedCase(info, env, { perSecond: 40, retryAfter: true, rows: 1000 }),
+    );
+    await paced('sandbox token bucket 200/s, 4,000 rows, 50 ms latency, no tuning flag', RUNS, sandboxGoals, () =>
+      limitedCase(info, env, { perSecond: 200, retryAfter: true, rows: 4000 }),
+    );
+    for (const latencyMs of [50, 5]) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
+    const infra = await loadInfra();
+    if (infra) {
+      await paced('nginx limit_req 40r/s, no burst, 429, 1,000 rows', RUNS, { share: 0.9, refused: 2 }, () =>
+        nginxCase(infra, info, env, { limitReq: { rate: '40r/s', status: 429 }, rows: 1000 }),
+      );
+      await paced('nginx limit_req 40r/s burst=20 nodelay, 429, 1,000 rows', RUNS, { share: 0.95, refused: 2 }, () =>
+        nginxCase(infra, info, env, { limitReq: { rate: '40r/s', burst: 20, nodelay: true, status: 429 }, rows: 1000 }),
+      );
+      await paced('nginx limit_req 40r/s, no burst, nginx default 503, 1,000 rows', RUNS, { share: 0.9, refused: 2, uncertain: '0', allowExit: true }, () =>
+        nginxCase(infra, info, env, { limitReq: { rate: '40r/s' }, rows: 1000 }),
+      );
+      await paced('nginx limit_req 200r/s burst=50 nodelay, 429, sandbox latency 50 ms, 4,000 rows', RUNS, { share: 0.95, refused: 2 }, () =>
+        nginxCase(infra, info, env, { limitReq: { rate: '200r/s', burst: 50, nodelay: true, status: 429 }, latencyMs: 50, rows: 4000 }),
+      );
+    }
   }
-} finally {
-  sandbox.kill('SIGINT');
-  rmSync(work, { recursive: true, force: true });
 }

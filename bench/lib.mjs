@@ -95,3 +95,33 @@ export function cpuSeconds(pid) {
     return Number.NaN;
   }
 }
+
+/**
+ * The real-infrastructure fixtures of test/infra (nginx, squid, a CA), bundled from source by esbuild
+ * into a temporary module and imported; undefined, with the reason printed, where nginx is missing.
+ */
+export async function loadInfra() {
+  const { buildSync } = await import('esbuild');
+  const { rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { pathToFileURL } = await import('node:url');
+  const out = join(tmpdir(), `opcli-bench-infra-${process.pid}.mjs`);
+  buildSync({
+    entryPoints: [`${root}test/infra/index.ts`],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: out,
+    logLevel: 'error',
+    packages: 'external',
+  });
+  const infra = await import(pathToFileURL(out).href);
+  rmSync(out);
+  const missing = infra.missingInfra('nginx');
+  if (missing) {
+    console.log(`nginx cases skipped: ${missing}`);
+    return undefined;
+  }
+  return infra;
+}

@@ -6,10 +6,13 @@
 // VmHWM). opcli runs with no V8 flags of its own (no v8.setFlagsFromString, no NODE_OPTIONS).
 // On Linux each run's CPU time (user + system, from the children's times in /proc/self/stat) is
 // printed too: on a machine busy with other work the wall-time ratio mostly measures who got a core.
+// Where nginx is installed (test/infra), the same run behind nginx's `limit_req rate=40r/s` (no burst,
+// status 429) in front of the sandbox: pages/s as a share of the limit (goal >= 0.9) and the pages
+// refused, from nginx's access log.
 // Usage: node bench/orders-list.mjs [orders=100000] [rounds=3]   (build first: node bin/build.mjs)
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { bin, clientCredentialsToken, requireBuild, root, startSandbox, watchPeakRss } from './lib.mjs';
+import { bin, clientCredentialsToken, loadInfra, requireBuild, root, startSandbox, watchPeakRss } from './lib.mjs';
 
 requireBuild();
 const ORDERS = Number(process.argv[2] ?? 100_000);
@@ -67,8 +70,8 @@ function baseline(info, token) {
   });
 }
 
-/** opcli itself, output to /dev/null, peak RSS polled from /proc. */
-function opcli(info, token) {
+/** opcli itself, output to /dev/null, peak RSS polled from /proc; `url` the base URL (default the sandbox's). */
+function opcli(info, token, url = info.url) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const c0 = childCpu();
@@ -79,7 +82,7 @@ function opcli(info, token) {
         HOME: process.env.HOME,
         NO_COLOR: '1',
         OPCLI_TOKEN: token,
-        OPCLI_BASE_URL: info.url,
+        OPCLI_BASE_URL: url,
         OPCLI_CONFIG_DIR: `/tmp/opcli-bench-${process.pid}`,
       },
     });
@@ -128,6 +131,32 @@ try {
     console.log(`cpu opcli/baseline   : median ${median(cpuRatios).toFixed(2)} (opcli also writes every order as JSON; the baseline only counts them)`);
   console.log(`opcli peak RSS       : ${peak.toFixed(1)} MiB worst, the process doing the work  (goal <= 100 MiB, without v8.setFlagsFromString)`);
   console.log(`                       ${tree.toFixed(1)} MiB with the bin shim that started it (each process's own peak, shared pages counted twice)`);
+  const infra = await loadInfra();
+  if (infra) {
+    const shares = [];
+    const refusedShares = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const gateway = await infra.startNginx({ upstream: info.url, limitReq: { rate: '40r/s', status: 429 } });
+      try {
+        const o = await opcli(info, token, gateway.url);
+        if (o.count !== ORDERS) throw new Error(`behind nginx: expected ${ORDERS} orders, got ${o.count}`);
+        const pages = Math.ceil(ORDERS / SIZE);
+        await gateway.waitForAccessLog(pages, (e) => e.status === 200, 10_000).catch(() => {});
+        const gets = gateway.accessLog().filter((e) => e.method === 'GET');
+        const refused = gets.filter((e) => e.status === 429).length;
+        shares.push((pages * 1000) / o.ms / 40);
+        refusedShares.push((refused / Math.max(1, gets.length)) * 100);
+        console.log(
+          `behind nginx 40r/s, round ${r + 1}: ${pages} pages in ${(o.ms / 1000).toFixed(1)} s = ${shares.at(-1).toFixed(2)} of the limit; ${refused} of ${gets.length} requests refused`,
+        );
+      } finally {
+        await gateway.stop();
+      }
+    }
+    console.log(
+      `orders list --all behind nginx limit_req 40r/s, no burst, 429: median ${median(shares).toFixed(2)} of the limit (goal >= 0.9), refused median ${median(refusedShares).toFixed(1)}%`,
+    );
+  }
 } finally {
   child.kill('SIGINT');
 }

@@ -343,6 +343,7 @@ export function createDeps(init: DepsInit): Deps {
         timers: deps.timers,
         route: proxies.http || proxies.https ? (url) => routeFor(proxies, url) : undefined,
         ca,
+        notProcessedStatuses: profile.notProcessedStatuses,
       });
       return httpClient;
     }),

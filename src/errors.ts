@@ -93,6 +93,8 @@ export class ApiError extends OpcliError {
   readonly fieldErrors: { path: string; message: string }[];
   /** Response headers (lower-case names), e.g. retry-after on a 429. */
   readonly headers: Record<string, string>;
+  /** A POST answered with a status the server guarantees it did not process (421, the profile's `not-processed-statuses`). */
+  readonly notProcessed: boolean;
 
   constructor(init: {
     status: number;
@@ -105,6 +107,7 @@ export class ApiError extends OpcliError {
     exitCode?: ExitCode;
     fieldErrors?: { path: string; message: string }[];
     headers?: Record<string, string>;
+    notProcessed?: boolean;
   }) {
     super(init.message, {
       exitCode: init.exitCode ?? ExitCode.failed,
@@ -118,6 +121,7 @@ export class ApiError extends OpcliError {
     this.code = init.code;
     this.fieldErrors = init.fieldErrors ?? [];
     this.headers = init.headers ?? {};
+    this.notProcessed = init.notProcessed ?? false;
   }
 }
 
@@ -186,6 +190,6 @@ export function exitCodeFor(error: unknown): ExitCode {
 export function isOutcomeUncertain(error: unknown): boolean {
   if (error instanceof NetworkError) return error.sent;
   if (error instanceof RedirectError) return error.uncertain;
-  if (error instanceof ApiError) return error.status >= 500;
+  if (error instanceof ApiError) return error.status >= 500 && !error.notProcessed;
   return false;
 }

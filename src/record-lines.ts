@@ -51,6 +51,38 @@ function unquote(text: string): string | undefined {
 }
 
 /**
+ * Reads one line (1-based `number`; `last`: the file's last line, with no newline after it) with
+ * `parse`: its record, or what is wrong with it (a `torn` line is only ever the last one here).
+ */
+export function readRecordLine<T>(
+  line: string,
+  number: number,
+  last: boolean,
+  version: number,
+  parse: (value: unknown) => T | undefined,
+): { record: T } | { damaged: DamagedLine } {
+  if (line.includes('\u0000')) return { damaged: { line: number, kind: 'nul' } };
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    value = undefined;
+  }
+  if (value !== undefined) {
+    const record = parse(value);
+    if (record !== undefined) return { record };
+    const v = (value as { v?: unknown } | null)?.v;
+    if (typeof v === 'number' && v > version) return { damaged: { line: number, kind: 'newer', version: v } };
+  }
+  // A line cut short keeps its beginning: the action's id and key come first in every record.
+  const begun = value === undefined ? recordStart(version).exec(line) : null;
+  const issuance = begun ? unquote(begun[1] as string) : undefined;
+  const key = begun ? unquote(begun[2] as string) : undefined;
+  if (begun && issuance !== undefined && key !== undefined) return { damaged: { line: number, kind: last ? 'torn' : 'garbage', key, issuance } };
+  return { damaged: { line: number, kind: 'garbage' } };
+}
+
+/**
  * Splits `text` into records parsed by `parse` (undefined: the line does not fit the schema) and
  * damaged lines, classed. `version` is the format this opcli writes; `setAsideOf` gives the line a
  * record sets aside (a torn line that a later write ended with a newline), which stays `torn`.
@@ -66,42 +98,19 @@ export function readRecordLines<T>(
   const lastIndex = unterminated ? lines.length - 1 : -1;
   const records: T[] = [];
   const damaged: DamagedLine[] = [];
-  const start = recordStart(version);
   lines.forEach((line, i) => {
     if (!line.trim()) return;
-    const number = i + 1;
-    if (line.includes('\u0000')) {
-      damaged.push({ line: number, kind: 'nul' });
-      return;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      value = undefined;
-    }
-    if (value !== undefined) {
-      const record = parse(value);
-      if (record !== undefined) {
-        records.push(record);
-        return;
-      }
-      const v = (value as { v?: unknown } | null)?.v;
-      if (typeof v === 'number' && v > version) {
-        damaged.push({ line: number, kind: 'newer', version: v });
-        return;
-      }
-    }
-    // A line cut short keeps its beginning: the action's id and key come first in every record.
-    const begun = value === undefined ? start.exec(line) : null;
-    const issuance = begun ? unquote(begun[1] as string) : undefined;
-    const key = begun ? unquote(begun[2] as string) : undefined;
-    if (begun && issuance !== undefined && key !== undefined) damaged.push({ line: number, kind: i === lastIndex ? 'torn' : 'garbage', key, issuance });
-    else damaged.push({ line: number, kind: 'garbage' });
+    const read = readRecordLine(line, i + 1, i === lastIndex, version, parse);
+    if ('record' in read) records.push(read.record);
+    else damaged.push(read.damaged);
   });
-  const setAside = new Set(records.map(setAsideOf).filter((n) => n !== undefined));
-  for (const d of damaged) if (d.kind === 'garbage' && d.key !== undefined && setAside.has(d.line)) d.kind = 'torn';
+  settleSetAside(damaged, new Set(records.map(setAsideOf).filter((n) => n !== undefined)));
   return { records, damaged, unterminated };
+}
+
+/** A damaged line that a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
+export function settleSetAside(damaged: DamagedLine[], setAside: ReadonlySet<number>): void {
+  for (const d of damaged) if (d.kind === 'garbage' && d.key !== undefined && setAside.has(d.line)) d.kind = 'torn';
 }
 
 /**

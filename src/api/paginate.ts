@@ -1,5 +1,6 @@
 /** `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them. */
 import { OpcliError } from '../errors.js';
+import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
 import { OrdersPage } from '../schemas.js';
 import type { ApiRequest } from './request.js';
@@ -13,12 +14,13 @@ export interface RawPageAnswer {
 
 /**
  * Follows endCursor from `query.cursor` to the last page. A redirect (the client's RedirectError), or
- * a body that is not a page of orders, stops the walk.
+ * a body that is not a page of orders, stops the walk. With a `limiter` (`orders list --all`'s,
+ * src/orders/rate.ts) the pages are paced at the rate the server allows, as learnt.
  */
-export async function* orderPages(http: HttpClient, req: ApiRequest, signal: AbortSignal): AsyncGenerator<RawPageAnswer> {
+export async function* orderPages(http: HttpClient, req: ApiRequest, signal: AbortSignal, limiter?: RequestLimiter): AsyncGenerator<RawPageAnswer> {
   let cursor = req.query.cursor;
   for (;;) {
-    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, headers: req.headers, signal });
+    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, headers: req.headers, signal, limiter });
     const checked = OrdersPage.safeParse(res.body);
     if (!checked.success) {
       throw new OpcliError(

@@ -11,7 +11,9 @@ import type { Readable } from 'node:stream';
 import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
-import { Journal, type JournalReader, type JournalService, serviceOrigin } from './journal.js';
+import { recordPlace } from '../config/record-dir.js';
+import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
+import { ClaimRecord, type OpenRecord } from './record.js';
 import { resolveBatchPaths } from './paths.js';
 import { type SendResult, sendAll } from './pipeline.js';
 import { Planner, storeMismatch } from './plan.js';
@@ -42,6 +44,10 @@ export interface BatchOptions {
   key?: string;
   /** `--allow-similar`: file rows that look like a claim filed earlier. */
   allowSimilar: boolean;
+  /** `--allow-duplicates`: file rows the record of claims holds (filed from another file) and rows repeated in this file. */
+  allowDuplicates?: boolean;
+  /** `--wait-for-service`: how long an outage may last before the batch stops (default: it stops at once). */
+  waitForServiceMs?: number;
   /** `--dry-run`: read the journal and say what a real run would do with each row; send and journal nothing. */
   dryRun?: boolean;
 }
@@ -79,25 +85,47 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   const paths = resolveBatchPaths(opts, deps.cwd);
   let storeId: string | undefined;
   let service: JournalService = { origin: null, storeId: null };
+  let profile: Awaited<ReturnType<Deps['profile']>> | undefined;
   try {
-    const profile = await deps.profile();
+    profile = await deps.profile();
     storeId = profile.storeId;
     service = { origin: serviceOrigin(profile.baseUrl), storeId: storeId ?? null, profile: profile.name };
   } catch {
     // No readable profile: rows must carry storeId.
   }
+  const recording = opts.validateOnly
+    ? undefined
+    : { place: recordPlace(deps.configDir(), profile), store: { origin: service.origin, storeId: service.storeId } };
+  const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default', journal: paths.journal };
   const binding = { service, notice: (text: string) => view.notice(text) };
   const input = openInput(opts.from, paths.input, deps);
   const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
   const progress = deps.io.stderrIsTTY && !opts.json;
   if (opts.dryRun && !opts.validateOnly) {
-    await planAll(opts, paths, source, deps, view, storeId, binding, progress);
-    input.stream.destroy?.();
+    const record = await ClaimRecord.open(recording as OpenRecord);
+    try {
+      await planAll(opts, paths, source, deps, view, storeId, binding, progress, record);
+    } finally {
+      record.close();
+      input.stream.destroy?.();
+    }
     return;
   }
   // An unusable journal is refused before the results file is created.
   const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string, opts.lockWaitMs, {}, binding);
+  let record: ClaimRecord | undefined;
   try {
+    // The record of claims for this store, under its lock for the run: a damaged one stops here, before anything is sent.
+    if (recording) record = await ClaimRecord.open({ ...recording, lock: { waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS } });
+    if (record && journal) {
+      // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
+      const [{ importJournal }, { osUser, hostName }] = await Promise.all([import('./record-import.js'), import('../giftcard/ledger.js')]);
+      const taken = await importJournal(record, journal, provenance.profile, osUser(), hostName());
+      if (taken > 0)
+        view.notice(
+          `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal.path} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
+        );
+    }
     const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
     if (progress && input.path && format !== 'json') {
       countLines(input.path)
@@ -113,19 +141,29 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
       const planner = new Planner(journal, {
         keyColumn: opts.key,
         allowSimilar: opts.allowSimilar,
+        allowDuplicates: !!opts.allowDuplicates,
         retryUncertain: opts.retryUncertain,
         tokenStore: storeId,
         perRow: reporter.perRow,
+        record,
+        provenance,
       });
       const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
       reporter.limiter = limiter;
-      const result = await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter);
+      const result = await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter, record);
       verdict(result, reporter, deps, view, opts);
     }
   } finally {
-    await journal?.close();
     input.stream.destroy?.();
+    await closeBoth(journal, record);
   }
+}
+
+/** Closes the journal and the record, their last fdatasyncs together; the first failure is thrown once both are closed. */
+async function closeBoth(journal: Journal | undefined, record: ClaimRecord | undefined): Promise<void> {
+  const closed = await Promise.allSettled([journal?.close(), record?.closeDurable()]);
+  const failed = closed.find((c) => c.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
@@ -142,6 +180,7 @@ async function planAll(
   storeId: string | undefined,
   binding: { service: JournalService; notice: (text: string) => void },
   progress: boolean,
+  record: ClaimRecord,
 ): Promise<void> {
   const journal: JournalReader = await Journal.snapshot(paths.journal as string, binding);
   let interrupted = false;
@@ -152,9 +191,11 @@ async function planAll(
     const planner = new Planner(journal, {
       keyColumn: opts.key,
       allowSimilar: opts.allowSimilar,
+      allowDuplicates: !!opts.allowDuplicates,
       retryUncertain: opts.retryUncertain,
       tokenStore: storeId,
       perRow: reporter.perRow,
+      record,
     });
     try {
       for await (const row of source.rows) {
@@ -186,7 +227,7 @@ async function planAll(
   if (unfiled > 0) {
     throw new PartialFailureError(
       `A real run would not file ${rows(unfiled)}.`,
-      'Fix the invalid rows and check the held ones named above (--allow-similar files rows that look like earlier claims); uncertain rows need --retry-uncertain.',
+      'Fix the invalid rows and check the held ones named above (--allow-duplicates files rows filed already, --allow-similar rows that look like earlier claims); uncertain rows need --retry-uncertain.',
     );
   }
 }
@@ -274,7 +315,7 @@ function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: Ba
       hints.push(
         opts.key
           ? 'Held rows reuse a --key value already filed with other content: check them; a new claim needs its own key.'
-          : 'Held rows look like claims filed earlier: check them; --allow-similar files them.',
+          : 'Held rows were filed already (from another file, or repeated in this one: --allow-duplicates files them) or look like claims filed earlier (--allow-similar files them): check them first.',
       );
     }
     if (c.uncertain + c.uncertainEarlier > 0)

@@ -6,6 +6,7 @@
  * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
  */
 import { hash } from 'node:crypto';
+import { emailIdentity, idIdentity } from '../identity.js';
 import { KeyTable } from './key-table.js';
 
 /** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
@@ -136,4 +137,18 @@ export class OccurrenceCounter {
     c.count[i] = (c.count[i] as number) + 1;
     return { occurrence: c.count[i] as number, firstLine: c.first[i] as number };
   }
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#similar-claims): the fingerprint the record of claims holds a new
+ * claim by when it is not the same content: the customer's e-mail by its identity (src/identity.ts)
+ * and the item by its sku, else its sourceProductId. Undefined when the claim names neither.
+ */
+export function recordSimilarity(claim: unknown): string | undefined {
+  const c = claim as { customer?: { email?: unknown }; item?: { sku?: unknown; sourceProductId?: unknown } } | undefined;
+  const email = typeof c?.customer?.email === 'string' ? emailIdentity(c.customer.email) : '';
+  const sku = typeof c?.item?.sku === 'string' ? idIdentity(robustText(c.item.sku)) : '';
+  const product = typeof c?.item?.sourceProductId === 'string' ? idIdentity(robustText(c.item.sourceProductId)) : '';
+  if (!email || !(sku || product)) return undefined;
+  return hex128(`record-similar\u0000${email}\u0000${sku ? `sku:${sku}` : `product:${product}`}`).slice(0, 16);
 }

@@ -17,10 +17,14 @@
  * loop planned. A held row changes nothing a crash can leave: it is not journaled, so it was not
  * sent, and the next run sends it.
  */
+import { setMaxListeners } from 'node:events';
 import type { Deps } from '../deps.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { type Journal, NotJournaled } from './journal.js';
+import { OutageWatch, probeResult } from './outage.js';
+import { PATHS } from '../api/service.js';
 import type { Planner, ToSend } from './plan.js';
+import type { ClaimRecord } from './record.js';
 import type { SourceRow } from './reader.js';
 import type { BatchReport, BatchView } from './results.js';
 import { type SendOutcome, send } from './send.js';
@@ -29,6 +33,8 @@ import { type SendOutcome, send } from './send.js';
 interface Ready {
   row: SourceRow;
   plan: ToSend;
+  /** Its intent was written to the record of claims: its outcome goes there too. */
+  recorded?: boolean;
 }
 
 /** What the run came to, for the verdict (batch.ts). */
@@ -46,9 +52,14 @@ export interface SendResult {
 export interface PipelineOptions {
   concurrency: number;
   json: boolean;
+  /** `--wait-for-service`: how long an outage may last before the batch stops; undefined stops at once. */
+  waitForServiceMs?: number;
+  /** Rows printed as JSON lines: the summary is their last line. */
+  jsonl?: boolean;
 }
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
+const OUTAGE_REASON = 'the batch stopped before this row was sent: the service is down';
 const JOURNAL_FAILED_REASON = 'not sent: the journal could not be made durable before it; the next run reports it uncertain, but it never left';
 const JOURNAL_UNWRITTEN_REASON = 'not sent: the journal could not be written before it; the next run sends it';
 
@@ -63,6 +74,7 @@ export async function sendAll(
   view: BatchView,
   tokenStore: string | undefined,
   limiter: RequestLimiter,
+  record?: ClaimRecord,
 ): Promise<SendResult> {
   let stopError: unknown;
   let fatal: unknown;
@@ -90,9 +102,29 @@ export async function sendAll(
     fatal ??= journal.lostError();
     return true;
   };
-  const stopped = () => stopError !== undefined || fatal !== undefined || deps.signal.aborted || lockLost();
+  // Answers showing the service down hold the rows not sent yet (src/claims/outage.ts).
+  const outage = new OutageWatch({
+    probe: async () => {
+      try {
+        await (await deps.http()).request({ method: 'GET', url: PATHS.orders, query: { size: 1 }, retry: 'never', signal: deps.signal });
+        return { up: true };
+      } catch (error) {
+        return probeResult(error);
+      }
+    },
+    waitMs: opts.waitForServiceMs,
+    now: deps.now,
+    sleep: deps.sleep,
+    signal: deps.signal,
+    notice: (text) => view.notice(text),
+  });
+  const stopReason = () => (outage.stopError ? OUTAGE_REASON : NOT_SENT_REASON);
+  const stopped = () => stopError !== undefined || fatal !== undefined || outage.stopError !== undefined || deps.signal.aborted || lockLost();
   /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
   const stopSending = AbortSignal.any([deps.signal, journal.lostSignal]);
+  // Every slot's row may wait on it at once (a paced start): one listener per slot is no leak, and
+  // Node's warning past 10 (MaxListenersExceededWarning at --rate 200/s) would only alarm.
+  setMaxListeners(opts.concurrency + 10, stopSending);
 
   /** The feeder, if it waits for room, looks again (and stops when the batch does). */
   const wake = () => {
@@ -111,11 +143,26 @@ export async function sendAll(
     for (const take of takers.splice(0)) take(undefined);
   };
 
+  /** The row's outcome in the record of claims (written with the next group of intents, or at the end). */
+  const recordOutcome = (item: Ready, status: 'filed' | 'rejected' | 'uncertain' | 'not_sent', sourceOrderId?: string, error?: string) => {
+    const intent = item.plan.intent;
+    if (!record || !intent || !item.recorded) return;
+    try {
+      record.outcome({ issuance: intent.issuance, key: intent.key, status, sourceOrderId, error });
+    } catch (e) {
+      fatal ??= e;
+    }
+  };
+
   /** Journals a row's outcome (written with the next group, not awaited), then reports it. */
   const settle = async (item: Ready, outcome: SendOutcome): Promise<void> => {
     const r = outcome.result;
     journal.note({ key: item.plan.key, line: item.row.line, status: r.status as 'filed', sourceOrderId: r.sourceOrderId, reason: r.error, errors: r.errors });
-    if (outcome.stop) stopError ??= outcome.error;
+    recordOutcome(item, r.status as 'filed', r.sourceOrderId, r.error);
+    if (outcome.stop) {
+      stopError ??= outcome.error;
+      outage.release();
+    }
     try {
       const output = reporter.add(item.row, r);
       if (output) await output;
@@ -128,7 +175,7 @@ export async function sendAll(
    * A row the batch stopped before sending (`journaled`: its `sending` entry was recorded): its
    * outcome journaled so the next run sends it (unless the journal failed), and reported.
    */
-  const notSent = (item: Ready, reason = NOT_SENT_REASON, journaled = true): Promise<void> => {
+  const notSent = (item: Ready, reason = stopReason(), journaled = true): Promise<void> => {
     if (journaled) freed();
     else wake();
     return settle(item, { result: { line: item.row.line, status: 'not_sent', error: reason }, stop: false });
@@ -139,7 +186,7 @@ export async function sendAll(
     const journaled = ready.splice(0);
     const planned = held.splice(0);
     for (const item of journaled) void notSent(item);
-    for (const item of planned) void notSent(item, NOT_SENT_REASON, false);
+    for (const item of planned) void notSent(item, stopReason(), false);
     endIfDone();
   };
 
@@ -164,12 +211,16 @@ export async function sendAll(
     if (group.length === 0) return;
     // The feeder may plan more.
     wake();
+    // The record of claims takes the group's intents in one write and one fdatasync, beside the journal's.
+    const intents = group.flatMap((item) => (item.plan.intent ? [item.plan.intent] : []));
+    const recorded = record && intents.length ? record.intentsDurable(intents) : Promise.resolve();
+    if (record) for (const item of group) item.recorded = item.plan.intent !== undefined;
     for (const item of group) {
       const { row, plan } = item;
       unsent++;
       syncing++;
       // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-      journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust).then(
+      Promise.all([journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust), recorded]).then(
         () => {
           syncing--;
           offer(item);
@@ -202,6 +253,7 @@ export async function sendAll(
   };
 
   const onStop = () => {
+    outage.release();
     view.notice(`Stopping: waiting for ${inFlight.size} request${inFlight.size === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
     drainReady();
     wake();
@@ -269,6 +321,16 @@ export async function sendAll(
         await notSent(item);
         continue;
       }
+      const entered = outage.enter();
+      if (entered !== true && !(await entered)) {
+        await notSent(item);
+        continue;
+      }
+      if (stopped()) {
+        outage.leave(undefined, false);
+        await notSent(item);
+        continue;
+      }
       const line = item.row.line;
       let left = false;
       let settled = false;
@@ -290,6 +352,7 @@ export async function sendAll(
           stopSending,
         );
         inFlight.delete(line);
+        outage.leave(outcome.error, outcome.result.status === 'filed' || outcome.error !== undefined);
         // Stopped while it waited for the limiter, or refused before the limiter let it go.
         if (!left) freed();
         settled = true;
@@ -299,8 +362,10 @@ export async function sendAll(
         fatal ??= error;
         inFlight.delete(line);
         if (!settled) {
+          outage.leave(undefined, false);
           if (!left) freed();
           journal.note({ key: item.plan.key, line, status: 'uncertain', reason: 'opcli failed while sending it' });
+          recordOutcome(item, 'uncertain', undefined, 'opcli failed while sending it');
         }
       }
     }
@@ -346,6 +411,7 @@ export async function sendAll(
     }
   }
   lockLost();
+  stopError ??= outage.stopError;
   view.summarize(reporter, journal.path, earlierUncertain, earlierUncertainCount, opts, []);
   return { fatal, stopError, readError, stoppedNow: false };
 }

@@ -9,8 +9,9 @@ import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
-import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, robustJson, robustText, similarity, userKeyHash } from './identity.js';
+import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { JournalReader, PriorOutcome } from './journal.js';
+import { type ClaimRecord, describeHit, MAY_EXIST as MAY_EXIST_IN_RECORD, type NewIntent, newIssuance, stateWords } from './record.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
@@ -27,6 +28,12 @@ export interface PlanOptions {
   tokenStore?: string;
   /** Results are printed per row: earlier rows need their sourceOrderId and reason. */
   perRow: boolean;
+  /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
+  allowDuplicates?: boolean;
+  /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
+  record?: ClaimRecord;
+  /** What this run's intents record: the input file and the profile. */
+  provenance?: { source: string; profile: string; journal?: string };
 }
 
 /** A row to send, with what its `sending` journal entry records. */
@@ -38,6 +45,8 @@ export interface ToSend {
   tag?: number;
   /** The claim in its robust form (JSON text), journaled with the `sending` entry for "looks like" messages. */
   robust: string;
+  /** Its intent in the record of claims (when the run keeps one). */
+  intent?: NewIntent;
 }
 
 /** A row settled without sending anything now. */
@@ -70,11 +79,17 @@ const MAY_EXIST = new Set(['filed', 'uncertain', 'sending']);
 export class Planner {
   private readonly contents = new OccurrenceCounter();
   private readonly schema = compiled(OfflineClaim);
+  /** This run's id: a row's filing in the record is `<run>.<line>`. */
+  private readonly run = newIssuance();
 
   constructor(
     private readonly journal: JournalReader,
     private readonly options: PlanOptions,
-  ) {}
+  ) {
+    // Who files, from where, written once for the run (before its first intent) rather than on every row.
+    const p = options.provenance;
+    if (p) options.record?.startRun(this.run, p);
+  }
 
   /** Decides one row. */
   async plan(row: SourceRow): Promise<ToSend | NotToSend> {
@@ -87,6 +102,7 @@ export class Planner {
 
     let key: string;
     let tag: number | undefined;
+    let repeatOf: number | undefined;
     const robust = robustJson(claim);
     if (keyColumn !== undefined) {
       if (!row.userKey) return invalid([{ path: keyColumn, message: `the --key column ${keyColumn} is empty` }]);
@@ -102,7 +118,9 @@ export class Planner {
       tag = contentTag(hashOfRobust(robust));
     } else {
       const hash = hashOfRobust(robust);
-      key = occurrenceKey(hash, this.contents.add(hash, row.line).occurrence);
+      const seen = this.contents.add(hash, row.line);
+      key = occurrenceKey(hash, seen.occurrence);
+      if (seen.occurrence > 1) repeatOf = seen.firstLine;
     }
 
     const prior = this.journal.priorOutcome(key);
@@ -130,12 +148,52 @@ export class Planner {
       return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true } };
     }
 
+    const allowDuplicates = !!this.options.allowDuplicates;
+    // CHOICE (docs/spec-choices.md#repeated-rows): a row repeated in one file is held from its second copy on, unless --allow-duplicates.
+    if (repeatOf !== undefined && !prior && !allowDuplicates) {
+      return held(row, `the same claim as line ${repeatOf} of this file (a row repeated); not sent; --allow-duplicates files it`);
+    }
+    const record = this.options.record;
+    const recordKey = keyColumn === undefined ? key : hashOfRobust(robust);
+    const recordSim = recordSimilarity(claim);
+    if (record && !allowDuplicates) {
+      const hit = record.lookup(recordKey);
+      // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
+      const retrying = unknown && this.options.retryUncertain && hit?.state !== 'filed';
+      // A row of this journal whose intent is in the record but not in the journal never left (it
+      // waits for both to be durable): a run killed between the two writes.
+      const neverLeft = !prior && hit?.state === 'sending' && hit.intent?.journal !== undefined && hit.intent.journal === this.options.provenance?.journal;
+      if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
+        return held(row, `already ${stateWords(hit.state)} ${describeHit(hit)}; not sent; --allow-duplicates files it`);
+      }
+    }
     const sim = similarity(claim);
-    if (!prior && !this.options.allowSimilar && keyColumn === undefined) {
+    // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
+    const repeatAllowed = repeatOf !== undefined && allowDuplicates;
+    if (!prior && !this.options.allowSimilar && keyColumn === undefined && !repeatAllowed) {
       const like = this.journal.similarTo(sim);
       if (like) return { send: false, result: await this.held(row, claim, like) };
+      const recorded = allowDuplicates ? undefined : record?.similar(recordSim, recordKey);
+      if (recorded) {
+        return held(
+          row,
+          `looks like the claim ${stateWords(recorded.state)} ${describeHit(recorded)} (the same customer and item: earlier ${recorded.intent?.email ?? '?'}, ${recorded.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}); not sent; --allow-similar files it`,
+        );
+      }
     }
-    return { send: true, key, claim, sim, tag, robust };
+    const intent: NewIntent | undefined =
+      record && this.options.provenance
+        ? {
+            issuance: `${this.run}.${row.line}`,
+            key: recordKey,
+            run: this.run,
+            line: row.line,
+            sim: recordSim,
+            email: claim.customer.email,
+            item: itemWords(claim),
+          }
+        : undefined;
+    return { send: true, key, claim, sim, tag, robust, intent };
   }
 
   private async held(row: SourceRow, claim: OfflineClaim, like: PriorOutcome): Promise<RowResult> {
@@ -148,6 +206,18 @@ export class Planner {
       error: `looks like ${what} from line ${earlier?.line ?? '?'}${when}${differences(earlier?.claim, claim)}; not sent; --allow-similar files it`,
     };
   }
+}
+
+/** A held row: not sent, with why. */
+function held(row: SourceRow, error: string): NotToSend {
+  return { send: false, result: { line: row.line, status: 'held', error } };
+}
+
+/** "Blender (sku B-1)": the item as the record of claims names it. */
+export function itemWords(claim: OfflineClaim): string {
+  const item = claim.item as { name?: string; sku?: string; sourceProductId?: string };
+  const id = item.sku ? `sku ${item.sku}` : item.sourceProductId ? `sourceProductId ${item.sourceProductId}` : '';
+  return `${item.name ?? 'item'}${id ? ` (${id})` : ''}`;
 }
 
 /** " (zip 02139 → 2139, item.details a → b)": the fields that differ, as written, at most four. */

@@ -71,7 +71,7 @@ export interface BatchView {
     journalPath: string,
     earlierUncertain: number[],
     earlierUncertainCount: number,
-    opts: { json: boolean },
+    opts: { json: boolean; jsonl?: boolean },
     inFlight: number[],
   ): void;
   notice(text: string): void;

@@ -5,11 +5,15 @@
 import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError, RedirectError, UsageError } from '../errors.js';
 import type { Permit, RequestLimiter } from '../http/adaptive.js';
+import { CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { ClaimCreated } from '../schemas.js';
 import { compiled } from './compiled.js';
+
+/** Never-sent failures that every row would meet alike: the batch stops at the first. */
+const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */
 export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
@@ -21,15 +25,19 @@ export function classifyFailure(error: unknown): { status: 'rejected' | 'uncerta
     if (isStoreMismatch(error)) return { status: 'rejected', stop: false };
     // Refused before anything happened: the token or scope is wrong for every row alike.
     if (error.status === 401 || error.status === 403) return { status: 'not_sent', stop: true };
-    // 429 after the core's retries: refused, nothing created; the next run sends it.
-    if (error.status === 429) return { status: 'not_sent', stop: false };
+    // 429 (or 421, or a status the profile's not-processed-statuses names) after the core's
+    // retries: refused, nothing created; the next run sends it.
+    if (error.status === 429 || error.notProcessed) return { status: 'not_sent', stop: false };
     if (error.status >= 500) return { status: 'uncertain', stop: false };
     return { status: 'rejected', stop: false };
   }
   // Raised before a request went out (not logged in, no base URL).
   if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
-  // Connection refused after the core's retries: the server is down for every row.
-  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: true };
+  // Never written (a refused connection, after the core's retries): nothing was created. Whether
+  // the service is down is the outage watch's to judge (src/claims/outage.ts); a request that
+  // cannot be built, an HTTP library that cannot load, an untrusted certificate or a proxy that
+  // refuses the tunnel meets every row alike.
+  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: STOPS_EVERY_ROW.has(error.errorCode ?? '') };
   // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
   return { status: 'uncertain', stop: false };
 }

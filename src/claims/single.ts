@@ -4,7 +4,7 @@
  */
 import type { Deps } from '../deps.js';
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
-import type { FieldIssue } from '../schemas.js';
+import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { readDataObject } from '../input/data.js';
 import { expectedValue, fieldMessage, missingMessage } from '../field-issues.js';
 import { garbledText } from '../input/issues.js';
@@ -20,6 +20,10 @@ export interface SingleOptions {
   fields: FieldFlags;
   data?: string;
   dryRun: boolean;
+  /** `--force`: file it even when the record of claims holds it (or a similar one). */
+  force?: boolean;
+  /** Asks the person to confirm the claim shown (given only on a terminal without --yes). */
+  confirm?: (claim: OfflineClaim) => Promise<boolean>;
 }
 
 /** Asks the person at the terminal for a missing field (the verb's prompter). */
@@ -138,12 +142,11 @@ export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldA
   const readIssues = read.issues.filter((issue) => !given.some((key) => issue.path === key || issue.path.startsWith(`${key}.`)));
   const flagIssues = applyFlags(claim, opts.fields);
   if (flagIssues.length) throw new ValidationError('Some flag values cannot be used.', flagIssues, 'Nothing was sent. Correct the flags named above.');
-  const tokenStore = await deps
-    .profile()
-    .then((p) => p.storeId)
-    .catch(() => undefined);
+  const profile = await deps.profile().catch(() => undefined);
+  const tokenStore = profile?.storeId;
   if (claim.storeId === undefined && tokenStore) claim.storeId = tokenStore;
   const missing = missingRequired(claim);
+  const asked = missing.length > 0;
   if (missing.length) {
     if (!asker) {
       throw new UsageError(
@@ -176,10 +179,18 @@ export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldA
     return { kind: 'dry-run', url, body: checked.claim };
   }
   const api = await deps.api();
-  let created: Awaited<ReturnType<typeof api.createClaim>>;
+  const { fileRecorded, singleSource } = await import('./single-record.js');
+  const confirm = opts.confirm;
+  let created: Awaited<ReturnType<typeof api.createClaim>>['payload'];
   try {
     // No signal: once sent, the answer is awaited so the user learns whether the claim exists.
-    created = await api.createClaim(checked.claim);
+    created = await fileRecorded(
+      checked.claim,
+      profile,
+      deps,
+      { force: !!opts.force, source: singleSource(opts.data, asked, deps.cwd), confirm: confirm ? () => confirm(checked.claim) : undefined },
+      async () => (await api.createClaim(checked.claim)).payload,
+    );
   } catch (error) {
     if (isStoreMismatch(error)) {
       throw new UsageError(
@@ -199,5 +210,5 @@ export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldA
     }
     throw error;
   }
-  return { kind: 'filed', payload: created.payload };
+  return { kind: 'filed', payload: created };
 }

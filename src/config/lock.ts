@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../errors.js';
@@ -52,11 +52,16 @@ const newToken = () => randomBytes(9).toString('hex');
  * under a private name and renamed into place, so a lock never exists without its owner (a rename
  * onto an existing, non-empty lock fails). False when someone else holds it.
  */
-function tryCreate(path: string, owner: Owner): boolean {
+function tryCreate(path: string, owner: Owner, shared = false): boolean {
   const staging = `${path}.${owner.token}.new`;
   mkdirSync(staging, { mode: 0o700 });
   try {
     writeFileSync(join(staging, OWNER_FILE), JSON.stringify(owner), { mode: 0o600, flag: 'wx' });
+    // In a shared record folder a teammate must read the owner (to wait, or to reclaim a dead run's lock) and remove it.
+    if (shared) {
+      chmodSync(join(staging, OWNER_FILE), 0o660);
+      chmodSync(staging, 0o770);
+    }
     renameSync(staging, path);
     return true;
   } catch (error) {
@@ -150,10 +155,10 @@ function removeAtomically(path: string, token: string): void {
  * at `path` is still the very one judged abandoned. Nobody else can replace that lock while the gate
  * is held (only its dead owner or a gate holder could remove it), so the check stays true.
  */
-function reclaim(path: string, seen: Seen, me: Owner): void {
+function reclaim(path: string, seen: Seen, me: Owner, shared = false): void {
   const gate = `${path}.reclaim`;
   const gateOwner = { ...me, token: newToken() };
-  if (!tryCreate(gate, gateOwner)) {
+  if (!tryCreate(gate, gateOwner, shared)) {
     // A gate left by a process killed in the few milliseconds it holds one.
     const gateSeen = inspect(gate);
     if (gateSeen && isAbandoned(gateSeen, Date.now())) removeAtomically(gate, newToken());
@@ -185,6 +190,8 @@ export interface AcquireOptions {
   waitMs?: number;
   /** The error thrown when a live holder keeps the lock past `waitMs` (default: a generic one); `holder` says who it is. */
   busy?: (holder: string) => OpcliError;
+  /** The folder is a team's shared record folder (record-dir): a teammate's lock is waited for like one's own. */
+  shared?: boolean;
 }
 
 /**
@@ -204,12 +211,12 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
     try {
       // Checked first: a planted link in the lock's place is refused, never renamed over or followed.
       seen = inspect(path);
-      if (seen === undefined && tryCreate(path, me)) break;
+      if (seen === undefined && tryCreate(path, me, options.shared)) break;
       seen ??= inspect(path);
       if (seen === undefined) continue;
       const uid = myUid();
       // Another user's lock (planted, or left by their run) is neither waited for nor removed.
-      if (uid !== undefined && seen.uid !== uid) {
+      if (uid !== undefined && seen.uid !== uid && !options.shared) {
         throw new UnsafePathError(
           path,
           `The lock ${path} belongs to another user: ${describeHolder(seen)}. opcli does not wait for or remove another user's lock.`,
@@ -217,7 +224,7 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
         );
       }
       if (isAbandoned(seen, Date.now())) {
-        reclaim(path, seen, me);
+        reclaim(path, seen, me, options.shared);
         if (inspect(path) === undefined) continue;
       }
     } catch (error) {
@@ -271,8 +278,8 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
  * has no support for concurrent writers, so every read-modify-write of credentials (and the gift
  * card ledger) goes through here.
  */
-export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>): Promise<T> {
-  const lock = await acquireFileLock(dir, name);
+export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>, options: AcquireOptions = {}): Promise<T> {
+  const lock = await acquireFileLock(dir, name, options);
   try {
     const result = await fn();
     if (lock.lost()) throw new OpcliError(`The ${name} lock was lost while in use.`, { hint: 'Try again.' });

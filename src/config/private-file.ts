@@ -4,7 +4,7 @@
  * a folder others can write into (where they could plant a link or a file); and nothing here
  * changes the mode of a folder opcli did not create.
  */
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../errors.js';
 import { describeUid } from './user-name.js';
 
@@ -65,16 +65,64 @@ export function ensurePrivateDir(dir: string): void {
   }
 }
 
+/**
+ * A folder shared by a team (`record-dir`): files in it may belong to any member, as long as they
+ * are in the folder's group (`gid`) and no one outside that group can write them.
+ */
+export interface SharedFolder {
+  dir: string;
+  gid: number;
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#record-dir): checks a shared record folder: it must exist and be a
+ * folder that users outside its group cannot write (world-writable is refused, sticky or not: anyone
+ * could create the record or its lock first). Group-writable is what sharing means, and is allowed.
+ */
+export function ensureSharedDir(dir: string): SharedFolder {
+  let st: Stats;
+  try {
+    st = statSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new UnsafePathError(
+        dir,
+        `The record folder ${dir} (record-dir) does not exist.`,
+        `Create it for the team, e.g. \`mkdir -m 2770 ${dir} && chgrp <team> ${dir}\`, or correct record-dir / OPCLI_RECORD_DIR.`,
+      );
+    }
+    throw unreadable(dir, 'record folder', error);
+  }
+  if (!st.isDirectory()) throw new UnsafePathError(dir, `The record folder ${dir} (record-dir) is not a folder.`, 'Point record-dir at a folder.');
+  if (myUid() !== undefined && (st.mode & 0o002) !== 0) {
+    throw new UnsafePathError(
+      dir,
+      `The record folder ${dir} can be written by every user (mode ${modeText(st)}): anyone could plant a record that hides a claim or a payment.`,
+      `Let only the team's group write it: \`chmod o-w ${dir}\` (and \`chgrp <team> ${dir}; chmod 2770 ${dir}\`).`,
+    );
+  }
+  return { dir, gid: st.gid };
+}
+
 /** Checks an open file (fstat, so there is no race with the path): a regular file you own that others cannot write. */
-function checkOpened(fd: number, path: string, what: string): void {
-  checkFileStats(fstatSync(fd), path, what);
+function checkOpened(fd: number, path: string, what: string, shared?: SharedFolder): void {
+  checkFileStats(fstatSync(fd), path, what, shared);
 }
 
 /** Checks the stats of an opened file (fstat, or a FileHandle's stat): a regular file you own that others cannot write. */
-export function checkFileStats(st: Stats, path: string, what: string): void {
+export function checkFileStats(st: Stats, path: string, what: string, shared?: SharedFolder): void {
   if (!st.isFile()) throw new UnsafePathError(path, `The ${what} ${path} is not a regular file.`, `Move it aside (\`mv ${path} ${path}.bak\`) and try again.`);
   // Windows reports neither owners nor meaningful modes: only the link and file-type checks apply.
   if (myUid() === undefined) return;
+  if (shared && st.gid === shared.gid) {
+    // A teammate's file in the team's folder: only the world must not be able to write it.
+    if ((st.mode & 0o002) === 0) return;
+    throw new UnsafePathError(
+      path,
+      `The ${what} ${path} can be written by every user (mode ${modeText(st)}): refused.`,
+      `\`chmod o-w ${path}\` (the team's group may write it).`,
+    );
+  }
   const owner = ownerProblem(st);
   if (owner) throw new UnsafePathError(path, `The ${what} ${path} ${owner}: refused.`, 'Check who created it; move it aside if it is not yours.');
   if ((st.mode & 0o022) !== 0) {
@@ -107,16 +155,17 @@ function unreadable(path: string, what: string, error: unknown): OpcliError {
  * file you own that others cannot write. `flags` are the usual fs.constants O_* flags. Returns the
  * descriptor, or undefined when the file does not exist and O_CREAT was not asked for.
  */
-export function openPrivateFile(path: string, flags: number, what: string, mode = 0o600): number | undefined {
+export function openPrivateFile(path: string, flags: number, what: string, mode = 0o600, shared?: SharedFolder): number | undefined {
   let fd: number;
   try {
-    fd = openSync(path, flags | NOFOLLOW, mode);
+    fd = openSync(path, flags | NOFOLLOW, shared ? 0o660 : mode);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !(flags & constants.O_CREAT)) return undefined;
     throw unreadable(path, what, error);
   }
   try {
-    checkOpened(fd, path, what);
+    if (shared && flags & constants.O_CREAT) shareNewFile(fd, shared);
+    checkOpened(fd, path, what, shared);
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -124,10 +173,18 @@ export function openPrivateFile(path: string, flags: number, what: string, mode 
   return fd;
 }
 
+/** A file of yours in a shared folder: in the folder's group and writable by it (0660), whatever the umask. */
+function shareNewFile(fd: number, shared: SharedFolder): void {
+  const st = fstatSync(fd);
+  if (myUid() === undefined || st.uid !== myUid()) return;
+  if (st.gid !== shared.gid) fchownSync(fd, -1, shared.gid);
+  if ((st.mode & 0o777) !== 0o660) fchmodSync(fd, 0o660);
+}
+
 /** Reads a private file as UTF-8, or undefined when it does not exist. */
-export function readPrivateFile(path: string, what: string): string | undefined {
+export function readPrivateFile(path: string, what: string, shared?: SharedFolder): string | undefined {
   // O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file.
-  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what, 0o600, shared);
   if (fd === undefined) return undefined;
   try {
     return readFileSync(fd, 'utf8');

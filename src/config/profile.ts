@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { ProfileSecrets } from './credentials.js';
 import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from './origin.js';
@@ -23,6 +24,10 @@ export interface ResolvedProfile {
   clientSecretOrigin?: string;
   scopes: string[];
   storeId?: string;
+  /** The record folder (OPCLI_RECORD_DIR, else the `record-dir` setting); none: the config folder. */
+  recordDir?: string;
+  /** The `not-processed-statuses` setting: statuses that mean a POST was not processed (besides 421 and 429). */
+  notProcessedStatuses?: number[];
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
   envToken?: string;
   /** The provider settings, its token and the origin the token belongs to (src/config/origin.ts). */
@@ -32,7 +37,13 @@ export interface ResolvedProfile {
   /** Notices about the environment (a value trimmed), printed once on stderr. */
   warnings: string[];
   /** Where each overridable value came from, for `auth status` and `config list`. */
-  sources: { baseUrl?: 'env' | 'profile'; clientId?: 'env' | 'profile'; clientSecret?: 'env' | 'profile'; token: 'env' | 'store' };
+  sources: {
+    recordDir?: 'env' | 'profile';
+    baseUrl?: 'env' | 'profile';
+    clientId?: 'env' | 'profile';
+    clientSecret?: 'env' | 'profile';
+    token: 'env' | 'store';
+  };
 }
 
 /**
@@ -128,6 +139,18 @@ export function envValue(env: Record<string, string | undefined>, name: string, 
   return value;
 }
 
+/** OPCLI_RECORD_DIR: an absolute path, or a usage error naming the variable. */
+function envRecordDir(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
+  const value = envValue(env, 'OPCLI_RECORD_DIR', warnings);
+  if (value !== undefined && !isAbsolute(value)) {
+    throw new UsageError(
+      `OPCLI_RECORD_DIR "${value}" is not an absolute path.`,
+      'Set it to the shared record folder, such as /srv/opcli-records, or unset it.',
+    );
+  }
+  return value;
+}
+
 /** OPCLI_BASE_URL: an http(s) URL, or a usage error naming the variable. */
 function envBaseUrl(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
   const value = envValue(env, 'OPCLI_BASE_URL', warnings);
@@ -162,6 +185,7 @@ export function resolveProfile(
   const envClientId = envValue(env, 'OPCLI_CLIENT_ID', warnings);
   const envClientSecret = envValue(env, 'OPCLI_CLIENT_SECRET', warnings);
   const envToken = envValue(env, 'OPCLI_TOKEN', warnings);
+  const envRecord = envRecordDir(env, warnings);
   const baseUrl = envBase || s.baseUrl;
   const clientSecret = envClientSecret || secrets.clientSecret;
   return {
@@ -176,6 +200,8 @@ export function resolveProfile(
     clientSecretOrigin: envClientSecret || !clientSecret ? undefined : (secrets.clientSecretOrigin ?? legacyOrigin(s.baseUrl)),
     scopes: s.scopes ?? [],
     storeId: s.storeId,
+    recordDir: envRecord || s.recordDir,
+    notProcessedStatuses: s.notProcessedStatuses,
     envToken,
     provider: {
       ...s.provider,
@@ -184,6 +210,7 @@ export function resolveProfile(
     },
     network: { proxy: s.proxy, noProxy: s.noProxy, proxyLoopback: s.proxyLoopback, caFile: s.caFile },
     sources: {
+      recordDir: envRecord ? 'env' : s.recordDir ? 'profile' : undefined,
       baseUrl: envBase ? 'env' : s.baseUrl ? 'profile' : undefined,
       clientId: envClientId ? 'env' : s.clientId ? 'profile' : undefined,
       clientSecret: envClientSecret ? 'env' : secrets.clientSecret ? 'profile' : undefined,

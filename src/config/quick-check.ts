@@ -52,10 +52,12 @@ const profileSettings = shape({
   clientId: isString,
   scopes: isStringArray,
   storeId: isString,
+  recordDir: isString,
   proxy: isString,
   noProxy: isString,
   proxyLoopback: isBoolean,
   caFile: isString,
+  notProcessedStatuses: (value) => Array.isArray(value) && value.every((v) => Number.isInteger(v)),
   provider: shape({
     name: isString,
     apiUrl: isUrl,

@@ -3,8 +3,8 @@
  * Loaded only when needed (a write, `config`, or a file the quick check cannot vouch for): a
  * command that reads a profile opcli wrote itself never loads zod.
  */
-import * as z from 'zod';
 import { isAbsolute } from 'node:path';
+import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
@@ -19,6 +19,8 @@ export const ProfileSettings = lazy(() =>
     clientId: z.string().optional(),
     scopes: z.array(z.string()).optional(),
     storeId: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record of claims and the gift card ledger (default: the config folder). */
+    recordDir: z.string().optional(),
     /** A proxy for every request of the profile, winning over HTTPS_PROXY and the like (docs/http.md#proxies). */
     proxy: z.string().optional(),
     /** Hosts reached without the proxy, as NO_PROXY lists them; wins over NO_PROXY. */
@@ -27,6 +29,8 @@ export const ProfileSettings = lazy(() =>
     proxyLoopback: z.boolean().optional(),
     /** A PEM bundle of certificate authorities trusted besides Node's own (docs/http.md#trust). */
     caFile: z.string().optional(),
+    /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
+    notProcessedStatuses: z.array(z.number().int()).optional(),
     provider: z
       .object({
         name: z.string().optional(),
@@ -112,6 +116,16 @@ const caFile = (raw: string) => {
   return path;
 };
 
+/** `429,503`: HTTP error statuses (4xx or 5xx); a success or a redirect cannot mean "not processed". */
+const notProcessedStatuses = (raw: string) => {
+  const message = `expected HTTP error statuses (400 to 599) separated by commas, such as 429,503, got "${raw}"`;
+  return z
+    .array(z.string().regex(/^[45]\d\d$/, message))
+    .min(1, message)
+    .parse(list(raw))
+    .map(Number);
+};
+
 /** Every key `opcli config set` accepts, in the order `config list` shows them. */
 export const SETTING_KEYS: SettingKey[] = [
   { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
@@ -120,6 +134,12 @@ export const SETTING_KEYS: SettingKey[] = [
   { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
   { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
   { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
+  {
+    key: 'record-dir',
+    description: 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
+    path: ['recordDir'],
+    parse: recordDirValue,
+  },
   { key: 'proxy', description: 'proxy for every request, http://host:port (wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)', path: ['proxy'], parse: proxyUrl },
   { key: 'no-proxy', description: 'hosts reached without the proxy, as NO_PROXY lists them (wins over NO_PROXY)', path: ['noProxy'], parse: text },
   {
@@ -129,6 +149,12 @@ export const SETTING_KEYS: SettingKey[] = [
     parse: trueFalse,
   },
   { key: 'ca-file', description: "PEM file of certificate authorities to trust besides Node's own (absolute path)", path: ['caFile'], parse: caFile },
+  {
+    key: 'not-processed-statuses',
+    description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
+    path: ['notProcessedStatuses'],
+    parse: notProcessedStatuses,
+  },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
   { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
@@ -181,6 +207,20 @@ export const SETTING_KEYS: SettingKey[] = [
     },
   },
 ];
+
+/** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */
+export function recordDirValue(raw: string): string {
+  return z
+    .string()
+    .transform((v) => v.trim())
+    .pipe(
+      z
+        .string()
+        .min(1, 'expected a folder, such as /srv/opcli-records')
+        .refine((v) => isAbsolute(v), `expected an absolute path, such as /srv/opcli-records, got "${raw.trim()}"`),
+    )
+    .parse(raw);
+}
 
 /** Looks a key up by name, or undefined. */
 export function findSettingKey(key: string): SettingKey | undefined {

@@ -218,7 +218,7 @@ export async function readHistory(
       }`,
     );
   }
-  const all = ledger.issuances(records);
+  const all = ledger.issuances([...ledger.earlierRecords(), ...records]);
   let currency = DEFAULT_CURRENCY;
   let verified: VerifyResult[] = [];
   if (env.provider) {

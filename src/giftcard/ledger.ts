@@ -9,7 +9,8 @@ import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
-import { ensurePrivateDir, openPrivateFile, readPrivateFile } from '../config/private-file.js';
+import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
+import { ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { OpcliError } from '../errors.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../identity.js';
 import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from '../record-lines.js';
@@ -133,17 +134,36 @@ export function hostName(): string {
   }
 }
 
-/** The ledger in a config folder. */
+/** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger {
   readonly path: string;
-  constructor(private readonly dir: string) {
-    this.path = join(dir, LEDGER_FILE);
+  private readonly place: RecordPlace;
+  /**
+   * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the config
+   * folder's own ledger when the record lives in a shared record-dir: still read, never written, so
+   * the credits it holds keep blocking a second payment.
+   */
+  constructor(
+    place: RecordPlace | string,
+    private readonly earlier?: Ledger,
+  ) {
+    this.place = typeof place === 'string' ? { dir: place } : place;
+    this.path = join(this.place.dir, LEDGER_FILE);
+  }
+
+  private get dir(): string {
+    return this.place.dir;
+  }
+
+  /** The shared record folder the ledger is in (record-dir), if it is one. */
+  get shared() {
+    return this.place.shared;
   }
 
   /** Runs `fn` holding the ledger's cross-process lock. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    ensurePrivateDir(this.dir);
-    return withFileLock(this.dir, 'giftcard-ledger', fn);
+    ensureRecordDir(this.place);
+    return withFileLock(this.dir, 'giftcard-ledger', fn, { shared: !!this.place.shared });
   }
 
   /**
@@ -153,8 +173,8 @@ export class Ledger {
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    ensurePrivateDir(this.dir);
-    const text = readPrivateFile(this.path, 'gift card ledger');
+    ensureRecordDir(this.place);
+    const text = readPrivateFile(this.path, 'gift card ledger', this.place.shared);
     if (text === undefined) return { records: [], damaged: [] };
     const read = readRecordLines(
       text,
@@ -174,7 +194,9 @@ export class Ledger {
    * later write, or by `giftcard repair`) are returned as `uncertain` actions.
    */
   readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
-    const { records, damaged } = this.read();
+    const before = this.earlier?.readIntact() ?? { records: [], uncertain: [] };
+    const { records: own, damaged } = this.read();
+    const records = [...before.records, ...own];
     const blocking = blockingDamage(damaged);
     if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
     const setAside: UncertainLine[] = records
@@ -183,7 +205,7 @@ export class Ledger {
     const torn: UncertainLine[] = damaged
       .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
       .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
-    return { records, uncertain: [...torn, ...setAside] };
+    return { records, uncertain: [...before.uncertain, ...torn, ...setAside] };
   }
 
   /**
@@ -194,8 +216,8 @@ export class Ledger {
    */
   append(record: LedgerRecord): void {
     let line = `${JSON.stringify(LedgerRecord.parse(record))}\n`;
-    ensurePrivateDir(this.dir);
-    const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger') as number;
+    ensureRecordDir(this.place);
+    const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger', 0o600, this.place.shared) as number;
     try {
       const size = fstatSync(fd).size;
       const last = Buffer.alloc(1);
@@ -228,8 +250,13 @@ export class Ledger {
     await this.withLock(async () => this.append(record));
   }
 
+  /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
+  earlierRecords(): LedgerRecord[] {
+    return this.earlier?.read().records ?? [];
+  }
+
   /** Records grouped by issuance, oldest first. */
-  issuances(records = this.read().records): Issuance[] {
+  issuances(records = [...this.earlierRecords(), ...this.read().records]): Issuance[] {
     const byId = new Map<string, Issuance>();
     for (const r of records) {
       if (r.type === 'attempt') byId.set(r.issuance, { attempt: r, warnings: [] });
@@ -242,6 +269,16 @@ export class Ledger {
     }
     return [...byId.values()];
   }
+}
+
+/**
+ * The ledger a profile uses: in its record folder (record-dir), reading the config folder's own
+ * ledger too when the record folder is another one, so moving to a shared folder forgets no credit.
+ */
+export function ledgerFor(configDir: string, profile: { recordDir?: string } | undefined): Ledger {
+  const place = recordPlace(configDir, profile);
+  if (place.dir === configDir) return new Ledger(place);
+  return new Ledger(place, new Ledger(configDir));
 }
 
 /** Why a torn line's action is uncertain, in the words of a refusal: "Line 3 of the ledger … was cut short …". */

@@ -15,6 +15,7 @@ import {
   HEADERS_TIMEOUT,
   INVALID_REQUEST,
   certificateCode,
+  requestWritten,
   Transport,
   type WireFailure,
   type WireTimers,
@@ -102,6 +103,17 @@ export interface HttpClientOptions {
   route?: (url: URL) => Route;
   /** The CA certificates to trust when a ca-file is set (src/http/trust.ts); absent: Node's own. */
   ca?: string[];
+  /** Statuses the server guarantees it did not process a POST with (the profile's `not-processed-statuses`; default 429). 421 always is. */
+  notProcessedStatuses?: readonly number[];
+}
+
+/** The statuses that mean "not processed" for a POST when the profile names none. */
+// CHOICE (docs/spec-choices.md#not-processed-statuses): the spec names no status that guarantees a POST was not processed.
+export const DEFAULT_NOT_PROCESSED = [429] as const;
+
+/** A message to be continued with "; …": without its closing full stop. */
+export function clause(message: string): string {
+  return message.replace(/\.+$/, '');
 }
 
 /** Defaults of the limits on an answer ([HTTP behaviour](docs/http.md#limits)). */
@@ -146,11 +158,26 @@ export function formatBytes(bytes: number): string {
 export class HttpClient {
   private readonly options: HttpClientOptions;
   private transport?: Transport;
+  /** The statuses that mean "not processed" for a POST to the base URL's origin (the profile's gateway); elsewhere only 421 and 429. */
+  private readonly notProcessed: ReadonlySet<number>;
   /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
   private pauseUntil = 0;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
+    // A 421 (Misdirected Request, RFC 9110 15.5.20) and a 429 are never processed, whatever the profile says.
+    this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? DEFAULT_NOT_PROCESSED)]);
+  }
+
+  /**
+   * Whether a POST to `url` answered `status` was certainly not processed: 421 and 429 anywhere, the
+   * profile's `not-processed-statuses` only from the base URL's origin (they describe the gateway in
+   * front of the service, not the gift card provider's).
+   */
+  notProcessedStatus(url: URL, status: number): boolean {
+    if (status === 421 || status === 429) return true;
+    const base = this.options.baseUrl;
+    return base !== undefined && URL.canParse(base) && new URL(base).origin === url.origin && this.notProcessed.has(status);
   }
 
   get baseUrl(): string | undefined {
@@ -223,7 +250,7 @@ export class HttpClient {
           const canRepeat = !NEVER_REPEATED.has(failure.errorCode ?? '') && (isIdempotent(req.method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent);
           if (canRepeat) {
             const delay = backoffDelay(attempt, random);
-            this.options.notice?.(`${failure.message}; retrying in ${formatWait(delay)}`);
+            this.options.notice?.(`${clause(failure.message)}; retrying in ${formatWait(delay)}`);
             await this.options.sleep(delay, req.signal);
             attempt++;
             continue;
@@ -241,7 +268,10 @@ export class HttpClient {
           continue;
         }
       }
-      if (res.status >= 400 && shouldRetryStatus(req.method, res.status) && attempt < maxRetries) {
+      // A POST is asked again only after an answer saying it was not processed (429, or a status the profile names; never a 421, which would meet the same connection).
+      const retryable =
+        shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessedStatus(url, res.status));
+      if (res.status >= 400 && retryable && attempt < maxRetries) {
         if (permit) {
           // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.
           this.options.trace?.(`${req.method} ${url.pathname} answered ${res.status}; the limiter waits before trying again`);
@@ -257,7 +287,8 @@ export class HttpClient {
         continue;
       }
       if (res.status >= 300 && res.status < 400) throw buildRedirectError(req.method, url, res.status, res.body, res.headers);
-      if (res.status >= 400) throw buildApiError(req.method, url, res.status, res.body, res.headers);
+      if (res.status >= 400)
+        throw buildApiError(req.method, url, res.status, res.body, res.headers, !isIdempotent(req.method) && this.notProcessedStatus(url, res.status));
       if (schema) {
         const parsed = schema.safeParse(res.body);
         if (!parsed.success) {
@@ -392,6 +423,15 @@ export class HttpClient {
     }
     if (NOT_SENT_CODES.has(code)) {
       return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
+    }
+    // Failed before undici wrote a byte of it (a TLS handshake, a connection closed before it was
+    // used): it never reached the server, whatever the code.
+    if (requestWritten(error) === false) {
+      return new NetworkError(`${where} was not sent: the connection failed before the request was written (${code || err?.message || 'unknown error'})`, {
+        sent: false,
+        errorCode: code || undefined,
+        cause: error,
+      });
     }
     return new NetworkError(`${where} failed: the connection was lost (${code || err?.message || 'unknown error'})`, {
       sent: true,
@@ -533,13 +573,13 @@ export function buildRedirectError(method: Method, url: URL, status: number, bod
 }
 
 /** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */
-export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}): ApiError {
+export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}, notProcessed = false): ApiError {
   // Untrusted: every piece of server text is made safe for a terminal before it joins a message.
   const info = readErrorBody(body);
   const fieldErrors = info.fieldErrors.map((e) => ({ path: safeLine(e.path), message: safeLine(e.message) }));
   const detail = info.message === undefined ? undefined : safeText(info.message);
   const where = `${method} ${url.pathname}`;
-  const base = { status, method, url: url.toString(), body, code: info.code, fieldErrors, headers };
+  const base = { status, method, url: url.toString(), body, code: info.code, fieldErrors, headers, notProcessed };
   if (status === 400 || status === 422) {
     const fields = fieldErrors.map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
     return new ApiError({
@@ -582,9 +622,12 @@ export function buildApiError(method: string, url: URL, status: number, body: un
       hint: after ? `Try again in ${after} seconds.` : 'Try again in a minute.',
     });
   }
+  // An HTML page's title usually repeats the status ("503 Service Temporarily Unavailable"): said once.
+  const answered = detail?.startsWith(`${status} `) ? clause(detail) : `${status}${detail ? `: ${clause(detail)}` : ''}`;
+  const fate = notProcessed ? ' It was not processed.' : '';
   return new ApiError({
     ...base,
-    message: `${where} failed: the server answered ${status}${detail ? `: ${detail}` : ''}.`,
+    message: `${where} failed: the server answered ${answered}.${fate}`,
     hint: status >= 500 ? 'The service had a problem; try again later.' : undefined,
   });
 }

@@ -48,6 +48,22 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
+/**
+ * What an HTML error page says, on one line: its title once, then whatever else its body says. A
+ * gateway's page (nginx: a title, a heading repeating it, a server signature under a rule) is its
+ * title alone: `502 Bad Gateway`, not `502 Bad Gateway 502 Bad Gateway nginx/1.22.1`.
+ */
+function pageSays(html: string): string {
+  const title = htmlText(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '');
+  let main = html.replace(/<head[\s\S]*?<\/head>/i, ' ').replace(/<title[^>]*>[\s\S]*?<\/title>/i, ' ');
+  // A short line under the last rule is a signature (`nginx/1.22.1`, `Apache/2.4 Server at …`).
+  const rule = main.search(/<hr\b[^>]*>(?![\s\S]*<hr\b)/i);
+  if (rule >= 0 && htmlText(main.slice(rule)).length <= 100) main = main.slice(0, rule);
+  let rest = htmlText(main);
+  if (title) rest = rest.split(title).join(' ').replace(/\s+/g, ' ').trim();
+  return clip(title && rest ? `${title}: ${rest}` : title || rest);
+}
+
 /** Reads an error body (parsed JSON, or the raw text when it was not JSON) in any common shape. */
 export function readErrorBody(body: unknown): ErrorBodyInfo {
   const texts: string[] = [];
@@ -57,7 +73,7 @@ export function readErrorBody(body: unknown): ErrorBodyInfo {
     const looksHtml = /^\s*<(!doctype|html|head|body|\?xml)/i.test(body) || /<\/(html|body|p|h1|title)>/i.test(body);
     const text = clip(looksHtml ? htmlText(body) : body);
     if (text) texts.push(text);
-    return { message: text || undefined, fieldErrors, texts };
+    return { message: (looksHtml ? pageSays(body) : '') || text || undefined, fieldErrors, texts };
   }
   if (Array.isArray(body)) return readErrorBody({ errors: body });
   if (!isRecord(body)) {

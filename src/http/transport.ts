@@ -25,6 +25,26 @@ export const BODY_TOO_LARGE = 'EBODY_TOO_LARGE';
 /** The whole exchange did not end within the request's deadline. */
 export const DEADLINE_PASSED = 'EDEADLINE';
 
+/**
+ * How long a connection may sit idle and still carry a POST, when the server announced no
+ * `Keep-Alive: timeout=`: a server closes idle connections on a timer of its own, and a POST
+ * written as that close crosses it is lost with its fate unknown (nginx's `keepalive_timeout 1s`
+ * met a batch paced at 1/s). Past this, the POST opens a new connection.
+ * CHOICE (docs/spec-choices.md#keep-alive-for-posts): the spec names no keep-alive timeout.
+ */
+export const POST_IDLE_REUSE_MS = 500;
+/**
+ * The margin kept under a timeout the server announces (`Keep-Alive: timeout=N`): a connection
+ * idle for longer than N s less this is not reused (undici's `keepAliveTimeoutThreshold`).
+ */
+export const KEEP_ALIVE_MARGIN_MS = 2_000;
+
+/**
+ * Set on a failure's error: whether undici started writing the request (it writes a request's
+ * bytes in the same turn as it starts it). A failure without it left nothing on the wire.
+ */
+export const REQUEST_WRITTEN = Symbol('requestWritten');
+
 /** The timers a request's deadline runs on (the run's clock: a test's manual one moves it). */
 export interface WireTimers {
   setTimeout(fn: () => void, ms: number): unknown;
@@ -82,13 +102,13 @@ const UNDICI_CODES: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: BODY_TIMEOUT,
 };
 
-/** The error to hand the client: the caller's abort reason, or one with a code it can sort, carrying what it met (`wire`). */
-function wireError(error: unknown, signal: AbortSignal | undefined, failure: WireFailure): unknown {
+/** The error to hand the client: the caller's abort reason, or one with a code it can sort, carrying what it met (`wire`) and whether the request was written. */
+function wireError(error: unknown, signal: AbortSignal | undefined, failure: WireFailure, written: boolean): unknown {
   if (signal?.aborted) return signal.reason ?? error;
   const source = error as { code?: string; message?: string };
   const code = source?.code && UNDICI_CODES[source.code];
   const out = code ? codeError(code, source.message ?? code, error) : error;
-  return out !== null && typeof out === 'object' ? Object.assign(out, { wire: failure }) : out;
+  return out !== null && typeof out === 'object' ? Object.assign(out, { wire: failure, [REQUEST_WRITTEN]: written }) : out;
 }
 
 /** Node's codes for a certificate the client does not accept. */
@@ -115,6 +135,11 @@ export function certificateCode(error: unknown): string | undefined {
     if (e.code && CERT_ERROR_CODES.has(e.code)) return e.code;
   }
   return undefined;
+}
+
+/** Whether a transport failure came after the request was written (undefined when the error did not come from the wire). */
+export function requestWritten(error: unknown): boolean | undefined {
+  return error !== null && typeof error === 'object' ? (error as { [REQUEST_WRITTEN]?: boolean })[REQUEST_WRITTEN] : undefined;
 }
 
 /** A header name (an RFC 9110 token) and value (no control character but tab) HTTP allows. */
@@ -150,21 +175,29 @@ function joinHeaders(raw: Record<string, string | string[] | undefined>): Record
 /** Keep-alive connection pools (undici's Agent, a ProxyAgent per proxy), each created on first use. */
 export class Transport {
   private readonly options: TransportOptions;
-  /** By proxy URL; '' for direct connections. */
+  /** By kind and proxy URL: `unsafe|` and `safe|`, then the proxy's URL ('' for direct connections). */
   private readonly pools = new Map<string, Promise<Dispatcher>>();
 
   constructor(options: TransportOptions) {
     this.options = options;
   }
 
-  private pool(proxy: ProxyChoice | undefined): Promise<Dispatcher> {
-    const key = proxy?.url.href ?? '';
+  private pool(proxy: ProxyChoice | undefined, unsafe: boolean): Promise<Dispatcher> {
+    const key = `${unsafe ? 'unsafe' : 'safe'}|${proxy?.url.href ?? ''}`;
     let pool = this.pools.get(key);
     if (!pool) {
       const { connections, connectTimeoutMs: timeout, timeoutMs, ca } = this.options;
       const tlsOptions = ca ? { timeout, ca } : { timeout };
       pool = import('./undici.js').then(async ({ loadAgent, loadProxyAgent }) => {
-        const common = { connections, headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+        const common = {
+          connections,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
+          // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
+          // a stale one is simply asked again.
+          ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
+        };
         // The proxy code is loaded only when a request goes through a proxy: a direct one-off never pays for it.
         if (proxy) return new (await loadProxyAgent())({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions });
         return new (await loadAgent())({ ...common, connect: tlsOptions });
@@ -180,12 +213,13 @@ export class Transport {
     if (invalid) throw invalid;
     const route = this.options.route?.(req.url);
     const proxy = route?.proxy;
+    const unsafe = req.method === 'POST' || req.method === 'PATCH';
     let agent: Dispatcher;
     try {
-      agent = await this.pool(proxy);
+      agent = await this.pool(proxy, unsafe);
     } catch (error) {
       // Not cached: the next request tries to load it again. Nothing left this process.
-      this.pools.delete(proxy?.url.href ?? '');
+      this.pools.delete(`${unsafe ? 'unsafe' : 'safe'}|${proxy?.url.href ?? ''}`);
       throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
     }
     const signal = req.signal;
@@ -203,6 +237,8 @@ export class Transport {
       // it does, before anything is written.
       let pending: Error | undefined;
       let ended = false;
+      // undici writes the request in the turn it starts it; a failure before that left nothing.
+      let written = false;
       const fail = (error: Error) => {
         if (ended) return;
         if (controller) controller.abort(error);
@@ -230,10 +266,11 @@ export class Transport {
           onRequestStart(start) {
             controller = start;
             if (pending) return start.abort(pending);
+            if (signal?.aborted) return start.abort(signal.reason);
+            written = true;
             if (!signal) return;
             onAbort = () => start.abort(signal.reason);
-            if (signal.aborted) onAbort();
-            else signal.addEventListener('abort', onAbort, { once: true });
+            signal.addEventListener('abort', onAbort, { once: true });
           },
           onResponseStart(_controller, statusCode, responseHeaders) {
             status = statusCode;
@@ -267,10 +304,10 @@ export class Transport {
               void import('./trust.js')
                 .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
                 .catch(() => undefined)
-                .then((peer) => reject(wireError(error, signal, { ...failure, peer })));
+                .then((peer) => reject(wireError(error, signal, { ...failure, peer }, written)));
               return;
             }
-            reject(wireError(error, signal, failure));
+            reject(wireError(error, signal, failure, written));
           },
         },
       );

@@ -115,7 +115,8 @@ export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWrit
   } catch (error) {
     result.failure = error;
   } finally {
-    await writer.end();
+    // A listing that failed before its first page writes nothing: an empty `[]` in a pipe would read as "no orders".
+    if (result.pages > 0 || result.failure === undefined) await writer.end();
   }
   return result;
 }

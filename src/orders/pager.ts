@@ -1,16 +1,17 @@
 /**
  * Cursor pagination over GET /v1/orders. The HTTP core already retries a GET on 429 (honouring
- * Retry-After), 502-504 and lost connections; a page that still fails gets a few more, slower
- * rounds here (a 500 included, since a GET is safe to repeat), so one bad minute does not end a
- * long --all run. What still fails is reported with the cursor to resume from.
+ * Retry-After), 502-504 and lost connections, OPCLI_HTTP_RETRIES times; a page answered 500, which
+ * the core does not retry, gets a few slower rounds here (a GET is safe to repeat). A failure the
+ * core already retried is not asked for again, so a refused page takes the documented number of
+ * requests. What still fails is reported with the cursor to resume from.
  */
 import { PATHS } from '../api/service.js';
 import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { readBody } from '../http/body.js';
-import { wouldRecur } from '../http/client.js';
-import { backoffDelay } from '../http/retry.js';
+import { clause, wouldRecur } from '../http/client.js';
+import { backoffDelay, shouldRetryStatus } from '../http/retry.js';
 import type { OrdersPage } from '../schemas.js';
 import { safeText } from '../text/safe.js';
 import { isPageShell, isPlainQuery } from './page-check.js';
@@ -22,7 +23,7 @@ import { isPageShell, isPlainQuery } from './page-check.js';
  */
 const schemas = () => import('../schemas.js');
 
-/** Extra rounds after the HTTP core gave up on a page. */
+/** Extra rounds for a page answered with a 5xx the HTTP core does not retry (a 500). */
 export const PAGE_ROUNDS = 2;
 
 export interface PageRequest {
@@ -36,6 +37,11 @@ export function isTransient(error: unknown): boolean {
   // An answer too large or too slow would be so again.
   if (error instanceof NetworkError) return !wouldRecur(error);
   return error instanceof ApiError && (error.status === 429 || error.status >= 500);
+}
+
+/** Whether a failed page gets a round here: a 5xx the HTTP core did not already retry. */
+function retriedHere(error: unknown): boolean {
+  return isTransient(error) && error instanceof ApiError && error.status >= 500 && !shouldRetryStatus('GET', error.status);
 }
 
 /**
@@ -118,9 +124,11 @@ export async function fetchPageLater(deps: Deps, query: PageRequest, options: Pa
       const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal, limiter: options.limiter, rawBody: true });
       return { read: () => checkPage(readBody(res.body as string, res.headers), records) };
     } catch (error) {
-      if (round >= rounds || !isTransient(error) || deps.signal.aborted) throw error;
+      if (round >= rounds || !retriedHere(error) || deps.signal.aborted) throw error;
       const delay = backoffDelay(round + 3, Math.random);
-      options.onNotice?.(`${safeText(error instanceof Error ? error.message : String(error))}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`);
+      options.onNotice?.(
+        `${safeText(clause(error instanceof Error ? error.message : String(error)))}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`,
+      );
       await deps.sleep(delay, deps.signal);
     }
   }

@@ -147,7 +147,7 @@ export async function planUpdate(
     throw new OpcliError(
       `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${found.pages} page${found.pages === 1 ? '' : 's'} of the list has that sourceOrderId. Nothing was sent.`,
       {
-        hint: 'An update keeps every field you do not give, so it needs the current record. To send exactly the fields given (every other field is erased), add --replace. Check the id with `opcli orders list --all`.',
+        hint: 'Check the id with `opcli orders list --all` (ids are case-sensitive). An update keeps every field you do not give, so it needs the current record; --replace skips that lookup but ERASES every field you leave out, so use it only with the complete order (every field) in --data.',
       },
     );
   }

@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type RunOptions, type RunResult, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { virtualTime } from '../virtual-time.js';
-import { claimBodies, duplicates, journalByLine, results, rowOf, writeRows, claimsSuite } from './fixtures.js';
+import { claimBodies, duplicates, journalByLine, results, rowOf, summaryLine, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -232,6 +232,28 @@ describe('claims file --from against a rate-limited server', () => {
     expect(rerun.code).toBe(0);
     expect(created()).toHaveLength(40);
     expect(duplicates(created().map((c) => c.raw))).toEqual([]);
+  });
+
+  it('the summary gives requests, refusals and the learnt rate; --jsonl carries them on its last line', async () => {
+    const path = join(dir, 'claims.csv');
+    writeRows(path, 80);
+    // A bucket of one: any two requests closer than 50 ms, the second is refused (nginx without burst).
+    sandbox.configure({ rateLimit: { perSecond: 20, burst: 1, retryAfter: false }, latencyMs: 10 });
+    const res = await run(['claims', 'file', '--from', path, '--jsonl', '--concurrency', '16'], { env: env() });
+    expect(res.code, res.stderr).toBe(0);
+    expectEachRowFiledOnce(80);
+    const rows = results(res.stdout);
+    expect(rows).toHaveLength(80);
+    const summary = summaryLine(res.stdout) as Record<string, number>;
+    const refused = claimRequests().filter((r) => r.status === 429).length;
+    expect(summary).toMatchObject({ rows: 80, filed: 80, sent: 80, requests: claimRequests().length, rateLimited: refused });
+    expect(refused).toBeGreaterThan(0);
+    // Learnt from the refusals alone (no header says it): near the server's 20/s, never above --concurrency's reach.
+    expect(summary.learntRate).toBeGreaterThan(10);
+    expect(summary.learntRate).toBeLessThan(25);
+    expect(res.stderr).toContain(
+      `${claimRequests().length} requests, ${refused} of them answered 429 or 503 (over the server's limit); paced at ${Math.round(summary.learntRate ?? 0)}/s, the rate the server allows as learnt`,
+    );
   });
 
   it('on a terminal one status line shows rows/s, requests in flight and the rate the server allows, and no line per 429', async () => {

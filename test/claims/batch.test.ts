@@ -156,7 +156,8 @@ describe('claims file --from (CSV)', () => {
     expect(JSON.parse(claimBodies(sandbox)[0] as string).item.price).toBe(10.5);
     const json = join(dir, 'claims.json');
     writeFileSync(json, JSON.stringify([{ ...template, item: { ...template.item, details: 'row 7' } }]));
-    const res2 = await runOpcli(['claims', 'file', '--from', json], { env: env() });
+    // The same customer and item as row 1 of the other file: --allow-similar files it (the record holds it otherwise).
+    const res2 = await runOpcli(['claims', 'file', '--from', json, '--allow-similar'], { env: env() });
     expect(res2.code).toBe(0);
     expect(claimBodies(sandbox).map(rowOf)).toEqual([1, 7]);
     const stdin = await runOpcli(['claims', 'file', '--from', '-', '--format', 'jsonl', '--validate-only'], { env: env(), stdin: `${JSON.stringify(bad)}\n` });

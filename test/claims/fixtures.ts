@@ -90,14 +90,21 @@ export function rowOf(body: string): number {
   return Number(/row (\d+)/.exec(JSON.parse(body).item.details)?.[1]);
 }
 
-/** Parses --jsonl output. */
+/** Parses --jsonl output: the rows' results, without the summary on the last line (`summaryLine`). */
 export function results(
   stdout: string,
 ): { line: number; status: string; sourceOrderId?: string; error?: string; earlier?: boolean; errors?: { path: string; message: string }[] }[] {
   return stdout
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l))
+    .filter((r) => !('summary' in r));
+}
+
+/** The summary --jsonl prints as its last line. */
+export function summaryLine(stdout: string): Record<string, unknown> | undefined {
+  const last = stdout.split('\n').filter(Boolean).at(-1);
+  return last ? (JSON.parse(last) as { summary?: Record<string, unknown> }).summary : undefined;
 }
 
 /** The last journal status of each line. */

@@ -125,13 +125,14 @@ describe('claims file (one claim)', () => {
       'Claim category:': 'SHIPPING',
       'Issue type:': 'STOLEN',
       'Resolution:': 'REFUND',
+      'File this claim': true,
     });
     const res = await runOpcli(['claims', 'file', '--item-sku', 'TS-1'], { env: env(), tty: true, prompter });
     expect(res.stderr).toContain('Filed the claim');
     expect(res.code).toBe(0);
-    // storeId came from the profile, so it was not asked; the sku flag was not asked either.
+    // storeId came from the profile, so it was not asked; the sku flag was not asked either; then the claim is confirmed.
     expect(prompter.asked.some((m) => m.includes('storeId'))).toBe(false);
-    expect(prompter.asked).toHaveLength(16);
+    expect(prompter.asked).toHaveLength(17);
     const sent = JSON.parse(claimBodies(sandbox)[0] as string);
     expect(sent).toMatchObject({
       customer: { email: 'bob@example.com' },
@@ -299,7 +300,7 @@ describe('claims template', () => {
     writeFileSync(path, res.stdout);
     const filed = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
     expect(filed.code).toBe(0);
-    expect(JSON.parse(filed.stdout)).toMatchObject({ line: 2, status: 'filed' });
+    expect(JSON.parse(filed.stdout.split('\n')[0] as string)).toMatchObject({ line: 2, status: 'filed' });
     const sent = JSON.parse(claimBodies(sandbox)[0] as string);
     expect(sent.item.images).toHaveLength(2);
     expect(sent.item.name).toBe('Espresso machine, stainless');

@@ -184,13 +184,18 @@ export function batchGenerators(): FileGenerator[] {
           cls,
           // The journal lives beside the folders the harness watches: writing it is the batch's job.
           argv: ['claims', 'file', '--from', path, '--journal', join(ctx.inputs, '..', 'journal.jsonl')],
+          // And so does the record of the claims it files (in the config folder otherwise).
+          env: { OPCLI_RECORD_DIR: join(ctx.inputs, '..', 'records') },
           mentions: [`row ${row}`, `line ${row}`, `line ${row + 1}`, `:${row}`, `:${row + 1}`],
           // A batch files its valid rows and reports the others (exit 3, documented): the spoiled
           // row, and only it, must not be sent.
           code: 3,
           sent: (bodies: string[]) =>
             bodies.length === 2 && !bodies.some((b) => b.includes(`"SKU-${row}"`)) ? [] : [`sent ${bodies.length} rows, expected the 2 valid ones`],
-          prepare: () => writeFileSync(path, bytes),
+          prepare: () => {
+            mkdirSync(join(ctx.inputs, '..', 'records'), { recursive: true, mode: 0o700 });
+            writeFileSync(path, bytes);
+          },
         };
       },
     });

@@ -20,6 +20,15 @@ describe('readErrorBody: every shape a real API answers in', () => {
     expect(info.message).toBeTruthy();
   });
 
+  test('an HTML page is one line: the title once, what else the body says, no server signature', () => {
+    const nginx =
+      '<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n';
+    expect(readErrorBody(nginx).message).toBe('503 Service Temporarily Unavailable');
+    const generic = '<!doctype html><html><head><title>Error 404</title></head><body><h1>Error 404</h1><p>trigger not found</p></body></html>';
+    expect(readErrorBody(generic).message).toBe('Error 404: trigger not found');
+    expect(readErrorBody('<html><body><h1>Oops</h1><p>the store is closed</p></body></html>').message).toBe('Oops the store is closed');
+  });
+
   test('OAuth codes are codes, sentences are messages', () => {
     expect(readErrorBody({ error: 'invalid_grant', error_description: 'refresh token reused' })).toMatchObject({
       code: 'invalid_grant',

@@ -90,7 +90,8 @@ describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
     sandbox.setFaults([]);
     const rerun = await watch(['claims', 'file', '--from', csv, '--jsonl', '--concurrency', '2'], () => {});
     expect(rerun.code).toBe(0);
-    expect(rerun.stdout.trim().split('\n')).toHaveLength(200);
+    // A line per row, then the summary.
+    expect(rerun.stdout.trim().split('\n')).toHaveLength(201);
     expect(sandbox.counters.claimsCreated).toBe(200);
   });
 });

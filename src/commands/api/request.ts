@@ -36,11 +36,13 @@ verify endpoints, which the spec says take none, however the path is written (do
 GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
 is not resent. A non-2xx answer prints its body on
 stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
+A PUT of /v1/orders/{id} REPLACES the whole order: every field its body leaves out is erased. To
+change some fields of an order, use \`opcli orders update\`, which keeps the others.
 
 Examples:
   $ opcli api GET /v1/orders --query size=5
   $ opcli api GET /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
-  $ opcli api PUT /v1/orders/ord_000001 --data @order.json
+  $ opcli api PUT /v1/orders/ord_000001 --data @order.json   # order.json: the complete order
   $ opcli api GET /v1/orders -H 'X-Request-Id: 42' --verbose
   $ echo '{"session_token":"…"}' | opcli api POST /v1/oauth/session/verify --data -`,
     )
@@ -98,9 +100,12 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
 
   if (opts.paginate) {
     const { orderPages } = await import('../../api/paginate.js');
+    const { createPageLimiter } = await import('../../orders/rate.js');
+    // The pages share `orders list --all`'s limiter: paced at the rate the server allows, as learnt.
+    const limiter = createPageLimiter(deps, { onNotice: (text) => deps.err(text) });
     const edges: unknown[] = [];
     let last: unknown;
-    for await (const { status, headers, page } of orderPages(http, req, deps.signal)) {
+    for await (const { status, headers, page } of orderPages(http, req, deps.signal, limiter)) {
       if (opts.include) printHead(deps, status, headers);
       if (opts.jsonl) deps.out((page.edges ?? []).map((e) => `${JSON.stringify(e.node)}\n`).join(''));
       else edges.push(...(page.edges ?? []));

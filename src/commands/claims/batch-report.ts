@@ -11,6 +11,7 @@ import { ResultsFile, writeWithBackpressure } from './batch-output.js';
 import { countRow, emptyCounts, problemText } from './batch-rows.js';
 import { InOrder } from './batch-order.js';
 import { StatusTicker } from './batch-status.js';
+import { safeLine } from '../../text/safe.js';
 
 export class BatchReporter implements BatchReport {
   readonly counts: Counts = emptyCounts();
@@ -22,6 +23,8 @@ export class BatchReporter implements BatchReport {
   totalApproximate = false;
   /** The batch's limiter, when sending: its state joins the status line and the summary. */
   limiter?: RequestLimiter;
+  /** Rows whose line repeats an earlier row's cause (same outcome, same error): folded into one line at the end. */
+  private readonly folded = new Map<string, { status: string; error: string; lines: number[]; count: number }>();
 
   constructor(
     private readonly deps: Deps,
@@ -56,10 +59,21 @@ export class BatchReporter implements BatchReport {
   /** Counts and reports a row; its output is released in input order (a promise only then). */
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
     countRow(this.counts, result);
-    if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) {
-      this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
-    }
+    if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) this.problem(result);
     return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
+  }
+
+  /** A row not filed, on stderr: the first of each cause in full, the others counted (an outage fails hundreds alike). */
+  private problem(result: RowResult): void {
+    const key = result.errors?.length || result.status === 'held' ? undefined : `${result.status}\n${result.error ?? ''}`;
+    const same = key === undefined ? undefined : this.folded.get(key);
+    if (same) {
+      same.count++;
+      if (same.lines.length < 20) same.lines.push(result.line);
+      return;
+    }
+    if (key !== undefined) this.folded.set(key, { status: result.status, error: result.error ?? '', lines: [], count: 0 });
+    this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
@@ -75,6 +89,14 @@ export class BatchReporter implements BatchReport {
 
   /** Stops the status line (leaving its last state on screen) and closes the results file. */
   async finish(): Promise<void> {
+    for (const { status, error, lines, count } of this.folded.values()) {
+      if (count === 0) continue;
+      const more = count > lines.length ? ` and ${count - lines.length} more` : '';
+      this.notice(
+        `${count} more ${this.source.unit}${count === 1 ? '' : 's'} ${status.replace('_', ' ')} for the same cause (${safeLine(error)}): ${this.source.unit}${count === 1 ? '' : 's'} ${lines.join(', ')}${more}\n`,
+      );
+    }
+    this.folded.clear();
     this.ticker?.stop();
     await this.order.flush();
     await this.out?.close();

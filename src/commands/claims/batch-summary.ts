@@ -3,14 +3,17 @@ import type { BatchReport } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
 import { count } from '../../text/count.js';
 
-/** Prints the summary on stderr (and with --json the counts on stdout). `inFlight`: rows whose request had no answer when stopped. */
+/**
+ * Prints the summary on stderr (and the counts on stdout: with --json as one object, with --jsonl as
+ * the last line, `{"summary": {…}}`). `inFlight`: rows whose request had no answer when stopped.
+ */
 export function summarize(
   reporter: BatchReport,
   deps: Deps,
   journalPath: string,
   earlierUncertain: number[],
   earlierUncertainCount: number,
-  opts: { json: boolean },
+  opts: { json: boolean; jsonl?: boolean },
   inFlight: number[],
 ): void {
   const c = reporter.counts;
@@ -19,32 +22,31 @@ export function summarize(
   const limits = reporter.limiter?.snapshot();
   const requests = limits?.answered ?? c.sent;
   const refused = limits?.refused ?? 0;
-  if (opts.json) {
-    deps.out(
-      `${JSON.stringify(
-        {
-          rows: c.done,
-          filed: c.filed,
-          rejected: c.rejected,
-          invalid: c.invalid,
-          held: c.held,
-          uncertain: c.uncertain + inFlight.length,
-          notSent: c.notSent,
-          earlier: { filed: c.filedEarlier, rejected: c.rejectedEarlier, uncertain: c.uncertainEarlier },
-          sent: c.sent,
-          requests,
-          rateLimited: refused,
-          seconds: Math.round(seconds * 1000) / 1000,
-          rowsPerSecond: seconds > 0 ? Math.round((c.done / seconds) * 10) / 10 : 0,
-          journal: journalPath,
-        },
-        null,
-        2,
-      )}\n`,
-    );
+  // The rate the server allows as learnt (or --rate): what the limiter paced at when the batch ended.
+  const learnt = limits?.learnt !== undefined ? Math.round(limits.learnt * 10) / 10 : null;
+  if (opts.json || opts.jsonl) {
+    const summary = {
+      rows: c.done,
+      filed: c.filed,
+      rejected: c.rejected,
+      invalid: c.invalid,
+      held: c.held,
+      uncertain: c.uncertain + inFlight.length,
+      notSent: c.notSent,
+      earlier: { filed: c.filedEarlier, rejected: c.rejectedEarlier, uncertain: c.uncertainEarlier },
+      sent: c.sent,
+      requests,
+      rateLimited: refused,
+      learntRate: learnt,
+      seconds: Math.round(seconds * 1000) / 1000,
+      rowsPerSecond: seconds > 0 ? Math.round((c.done / seconds) * 10) / 10 : 0,
+      journal: journalPath,
+    };
+    deps.out(opts.jsonl ? `${JSON.stringify({ summary })}\n` : `${JSON.stringify(summary, null, 2)}\n`);
   }
   const rate = seconds > 0 ? c.done / seconds : 0;
-  const traffic = `${count(requests)} request${requests === 1 ? '' : 's'}${refused ? `, ${count(refused)} of them answered 429 or 503 (over the server's limit)` : ''}`;
+  const pace = learnt !== null ? `; paced at ${learnt >= 10 ? Math.round(learnt) : learnt}/s, the rate the server allows as learnt` : '';
+  const traffic = `${count(requests)} request${requests === 1 ? '' : 's'}${refused ? `, ${count(refused)} of them answered 429 or 503 (over the server's limit)` : ''}${pace}`;
   const lines = [
     `Filed ${count(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${count(c.rejected)} rejected by the API, ${count(c.invalid)} invalid (not sent), ${count(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${count(c.held)} held (not sent)` : ''}${c.notSent ? `, ${count(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${count(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} rows/s; ${traffic}).`,
   ];

@@ -35,8 +35,11 @@ A batch journals every row in <input>.journal.jsonl before sending it. A row is 
 (the parsed claim, in a form a spreadsheet re-save does not change, plus its count among identical
 rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
 rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
-one (same e-mail and item) is held (exit 3) until you pass --allow-similar. A journal counts only
-for the service and store its header names. The journal and --out are never written through a link,
+one (same e-mail and item) is held (exit 3) until you pass --allow-similar. The record of claims
+(one per store, shared by every file, journal and profile) holds a row filed from another file or a
+copy, and the second copy of a row repeated in a file, until --allow-duplicates; one claim (--data,
+flags, prompts) it holds is refused (exit 3) until --force; on a terminal one claim is shown and
+confirmed first (--yes skips). A journal counts only for the service and store its header names. The journal and --out are never written through a link,
 nor when another user owns them or others can write them (exit 2).
 Requests are paced to the server's limit as learnt from its 429s (and Retry-After or RateLimit-*
 headers): --concurrency is the most in flight, --rate the most started per second. A 429 means
@@ -44,4 +47,5 @@ nothing was created, so that row is asked again; a row whose answer was lost is 
 Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
 2 unusable file, journal or flags, an unsafe journal, lock or --out, or two of --from/--journal/--out are one file (nothing sent),
 3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows
-were sent, 4 log in needed, 130 interrupted.`;
+were sent; one claim the record of claims holds already (or a similar one: --force), or another run
+filing for the store, 4 log in needed, 1 also when the claim is not confirmed, 130 interrupted.`;

@@ -1,12 +1,22 @@
 /** `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it. */
 import type { FieldAsker, FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
+import type { OfflineClaim } from '../../schemas.js';
 import { printJson } from '../../output.js';
 
 /** Files one claim and prints its sourceOrderId (--json: the whole payload); a dry run prints the request. */
-export async function fileOne(opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean }, deps: Deps): Promise<void> {
+export async function fileOne(
+  opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean },
+  deps: Deps,
+): Promise<void> {
   const { fileSingle } = await import('../../claims/single.js');
-  const result = await fileSingle({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun }, deps, deps.canPrompt() ? asker(deps) : undefined);
+  // CHOICE (docs/spec-choices.md#confirming-a-claim): on a terminal the claim is shown and confirmed (default No); --yes skips it, and no script is asked.
+  const confirm = deps.canPrompt() && !opts.yes ? (claim: OfflineClaim) => confirmClaim(claim, deps) : undefined;
+  const result = await fileSingle(
+    { fields: opts.fields, data: opts.data, dryRun: opts.dryRun, force: opts.force, confirm },
+    deps,
+    deps.canPrompt() ? asker(deps) : undefined,
+  );
   if (result.kind === 'dry-run') {
     if (opts.json) printJson(deps, { method: 'POST', url: result.url, body: result.body });
     else deps.out(`POST ${result.url}\ncontent-type: application/json\n\n${JSON.stringify(result.body, null, 2)}\n`);
@@ -18,6 +28,19 @@ export async function fileOne(opts: { fields: FieldFlags; data?: string; dryRun:
     deps.out(`${result.payload.sourceOrderId}\n`);
     deps.err(`Filed the claim; order ${result.payload.sourceOrderId} was created for it.\n`);
   }
+}
+
+/** Shows the claim about to be filed on stderr and asks to file it (default No). */
+async function confirmClaim(claim: OfflineClaim, deps: Deps): Promise<boolean> {
+  const { flattenClaim } = await import('../../claims/fields.js');
+  const { safeLine } = await import('../../text/safe.js');
+  const fields = Object.entries(flattenClaim(claim));
+  const width = Math.max(...fields.map(([k]) => k.length));
+  deps.err(`The claim to file:\n${fields.map(([k, v]) => `  ${k.padEnd(width)}  ${safeLine(v)}`).join('\n')}\n`);
+  return (await deps.prompter()).confirm({
+    message: `File this claim for ${safeLine(claim.customer.email)} in store ${safeLine(claim.storeId)}?`,
+    default: false,
+  });
 }
 
 /** The terminal's prompter, loaded when the first question comes. */

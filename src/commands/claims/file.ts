@@ -14,9 +14,27 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
   data?: string;
   from?: string;
   dryRun: boolean;
+  /** `--force`: file one claim even when the record of claims holds it. */
+  force?: boolean;
+  /** `--yes`: file one claim without showing it for confirmation on a terminal. */
+  yes?: boolean;
 }
 
-const BATCH_ONLY = ['format', 'journal', 'lockWait', 'retryUncertain', 'validateOnly', 'jsonl', 'out', 'concurrency', 'rate', 'key', 'allowSimilar'] as const;
+const BATCH_ONLY = [
+  'format',
+  'journal',
+  'lockWait',
+  'retryUncertain',
+  'validateOnly',
+  'jsonl',
+  'out',
+  'concurrency',
+  'rate',
+  'key',
+  'allowSimilar',
+  'allowDuplicates',
+  'waitForService',
+] as const;
 
 /** Registers `claims file`. */
 export function register(group: Command, deps: Deps): void {
@@ -28,11 +46,15 @@ export function register(group: Command, deps: Deps): void {
     .option('--format <format>', 'input format for --from: csv, jsonl or json (default: from the extension)')
     .option('--concurrency <n>', 'most requests in flight at once; fewer while the server refuses (batch, 1-64)', '16')
     .option('--rate <n/s>', 'most requests started per second, e.g. 40/s or 600/m (batch; default: as the server allows)')
+    .option('--wait-for-service <duration>', 'when the service is down, wait up to this long for it (asking with a GET) instead of stopping, e.g. 10m (batch)')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
     .option('--lock-wait <duration>', 'how long to wait for another run using the journal before refusing, e.g. 10m; 0s refuses at once (batch)', '5s')
     .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
     .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
     .option('--allow-similar', 'file rows that look like a claim filed earlier (same e-mail and item), which are held otherwise')
+    .option('--allow-duplicates', 'file rows already filed for this store from another file or journal, or repeated in this file (held otherwise)')
+    .option('--force', 'file one claim even when the record of claims shows it (or one for the same customer and item) filed already')
+    .option('-y, --yes', 'file one claim without showing it for confirmation (scripts without a terminal are never asked)')
     .option('--validate-only', 'check every row of --from and send nothing')
     .option('--dry-run', 'print the request and send nothing (with --from: say what a run would do with each row, from the journal)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
@@ -68,6 +90,7 @@ export function register(group: Command, deps: Deps): void {
       rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
       journal: flags.journal as string | undefined,
       lockWaitMs: parseDuration(String(flags.lockWait), '--lock-wait'),
+      waitForServiceMs: flags.waitForService === undefined ? undefined : parseDuration(String(flags.waitForService), '--wait-for-service', { minMs: 1_000 }),
       retryUncertain: !!flags.retryUncertain,
       validateOnly: !!flags.validateOnly,
       dryRun: !!flags.dryRun,
@@ -76,6 +99,9 @@ export function register(group: Command, deps: Deps): void {
       out: flags.out as string | undefined,
       key: flags.key as string | undefined,
       allowSimilar: !!flags.allowSimilar,
+      allowDuplicates: !!flags.allowDuplicates,
+      force: !!flags.force,
+      yes: !!flags.yes,
     };
     for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
       if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
@@ -85,6 +111,11 @@ export function register(group: Command, deps: Deps): void {
       const given = Object.keys(fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
       if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, "Put the values in the file's columns.");
       if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
+      if (opts.force)
+        throw new UsageError(
+          '--force applies to one claim.',
+          'A batch files rows the record holds with --allow-duplicates (and look-alikes with --allow-similar).',
+        );
     } else {
       const used = BATCH_ONLY.filter((k) => command.getOptionValueSource(k) === 'cli');
       if (used.length)
@@ -98,10 +129,10 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
-    const { fields: _fields, data: _data, ...batch } = opts;
+    const { fields: _fields, data: _data, force: _force, yes: _yes, ...batch } = opts;
     await runBatch({ ...batch, from: opts.from }, deps, batchView(deps));
     return;
   }
   const { fileOne } = await import('./file-single.js');
-  await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json }, deps);
+  await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json, force: !!opts.force, yes: !!opts.yes }, deps);
 }

@@ -97,7 +97,7 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
     import('../../output.js'),
     import('../../giftcard/money.js'),
   ]);
-  const ledger = new ledgerMod.Ledger(deps.configDir());
+  const ledger = ledgerMod.ledgerFor(deps.configDir(), await deps.profile());
   const { rows, verified, doubles } = await history.readHistory(
     ledger,
     { claim: opts.claim, order: opts.order },

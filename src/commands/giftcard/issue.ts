@@ -62,10 +62,11 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     import('./issue-render.js'),
   ]);
   const { client, settings } = await providerClient(deps);
-  const ledger = new ledgerMod.Ledger(deps.configDir());
+  const profile = await deps.profile();
+  const ledger = ledgerMod.ledgerFor(deps.configDir(), profile);
   const prepared = await service.prepare({
     settings,
-    profile: await deps.profile(),
+    profile,
     ledger,
     now: deps.now,
     fields: (limits) => completeFields(opts, deps, limits.currency, { maxCents: limits.maxCents, allowLarge: opts.allowLarge }),

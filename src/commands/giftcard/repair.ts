@@ -37,13 +37,14 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
-  const [{ Ledger, osUser }, repair, { describeDamage }, output] = await Promise.all([
+  const [{ Ledger, osUser }, repair, { describeDamage }, output, { recordPlace }] = await Promise.all([
     import('../../giftcard/ledger.js'),
     import('../../giftcard/repair.js'),
     import('../../record-lines.js'),
     import('../../output.js'),
+    import('../../config/record-dir.js'),
   ]);
-  const ledger = new Ledger(deps.configDir());
+  const ledger = new Ledger(recordPlace(deps.configDir(), await deps.profile()));
   const plan = repair.planRepair(ledger);
   const lines = (p: typeof plan) => p.lines.map((d) => ({ line: d.line, kind: d.kind, key: d.key ?? null, what: describeDamage(d) }));
   if (plan.lines.length === 0) {

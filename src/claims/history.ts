@@ -1,0 +1,73 @@
+/**
+ * What the record of claims holds for a store, as `claims history` lists it: each filing with its
+ * latest outcome, filtered. No print: the verb renders the rows.
+ */
+import { emailIdentity, idIdentity } from '../identity.js';
+import { blockingDamage, describeDamage } from '../record-lines.js';
+import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine } from './record.js';
+
+/** One filing as history shows it. */
+export interface ClaimHistoryRow {
+  at: string;
+  /** filed, rejected, not_sent, uncertain (sent, no answer recorded: the claim may exist). */
+  status: 'filed' | 'rejected' | 'uncertain' | 'not_sent';
+  sourceOrderId?: string;
+  email?: string;
+  item?: string;
+  profile: string;
+  user: string;
+  host: string;
+  source: string;
+  line?: number;
+  forced: boolean;
+  error?: string;
+}
+
+/** Filters of `claims history`, each compared by identity. */
+export interface ClaimHistoryFilter {
+  order?: string;
+  email?: string;
+  /** ISO date or date-time: filings at or after it. */
+  since?: number;
+}
+
+/** The filings of the record (oldest first), filtered, with the lines it could not read (named, never dropped in silence). */
+export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFilter): Promise<{ path: string; rows: ClaimHistoryRow[]; damaged: string[] }> {
+  // A damaged record is still listed (its damage named): history is how the damage is looked into.
+  const reader = await ClaimRecord.open({ ...open, lock: undefined, tolerateDamage: true });
+  try {
+    const intents: IntentLine[] = [];
+    const outcomes = new Map<string, OutcomeLine>();
+    for (const r of reader.all()) {
+      if (r.type === 'intent') intents.push(r);
+      else if (r.type === 'outcome') outcomes.set(r.issuance, r);
+    }
+    const order = filter.order === undefined ? undefined : idIdentity(filter.order).replace(/^#+ ?/, '');
+    const email = filter.email === undefined ? undefined : emailIdentity(filter.email);
+    const rows: ClaimHistoryRow[] = [];
+    for (const i of intents) {
+      const o = outcomes.get(i.issuance);
+      if (order !== undefined && (!o?.sourceOrderId || idIdentity(o.sourceOrderId) !== order)) continue;
+      if (email !== undefined && (!i.email || emailIdentity(i.email) !== email)) continue;
+      if (filter.since !== undefined && Date.parse(i.at) < filter.since) continue;
+      rows.push({
+        at: i.at,
+        status: o?.status ?? 'uncertain',
+        sourceOrderId: o?.sourceOrderId,
+        email: i.email,
+        item: i.item,
+        profile: i.profile,
+        user: i.user,
+        host: i.host,
+        source: i.source,
+        line: i.line,
+        forced: !!i.forced,
+        error: o ? o.error : 'no outcome recorded: the run stopped after sending it, the claim may exist',
+      });
+    }
+    const damaged = blockingDamage(reader.damaged).map(describeDamage);
+    return { path: reader.path, rows, damaged };
+  } finally {
+    reader.close();
+  }
+}

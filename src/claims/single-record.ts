@@ -1,0 +1,142 @@
+/**
+ * One claim against the record of claims (record.ts): refused when the same claim (or one for the
+ * same customer e-mail and item) was filed from anywhere for this store, unless forced; otherwise
+ * its intent is made durable under the record's lock before the request leaves, and its outcome
+ * follows. No prompt and no print: the verb passes a `confirm` callback when someone can answer.
+ */
+import { resolve } from 'node:path';
+import type { Deps } from '../deps.js';
+import { ExitCode, OpcliError, PlainExit } from '../errors.js';
+import type { ResolvedProfile } from '../config/profile.js';
+import { recordPlace } from '../config/record-dir.js';
+import type { OfflineClaim } from '../schemas.js';
+import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
+import { serviceOrigin } from './journal.js';
+import { itemWords } from './plan.js';
+import { ClaimRecord, describeHit, MAY_EXIST, newIssuance, type RecordHit, stateWords } from './record.js';
+import { classifyFailure } from './send.js';
+
+/** How long a single claim waits for the record's lock (a batch filing for the same store holds it). */
+const RECORD_LOCK_WAIT_MS = 15_000;
+
+/** What a single claim is checked and recorded with. */
+export interface SingleRecordOptions {
+  /** `--force`: file it even when the record holds it. */
+  force: boolean;
+  /** Where the claim came from: `--data <file>`, `prompt` or `flags`. */
+  source: string;
+  /** Asks the person to confirm the claim (given only on a terminal without --yes); false: nothing is sent. */
+  confirm?: () => Promise<boolean>;
+}
+
+/** A claim the record already holds: refused (exit 3) with the earlier filing. */
+export class DuplicateClaimError extends OpcliError {}
+
+/** Refuses the claim when the record holds it or a similar one (unless forced). */
+function refuseHeld(record: ClaimRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): void {
+  if (force) return;
+  const same = record.lookup(key);
+  if (same && MAY_EXIST.has(same.state)) {
+    const uncertain = same.state !== 'filed';
+    throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
+      exitCode: ExitCode.partial,
+      hint: uncertain
+        ? 'Its earlier request may have created the claim: check the store (`opcli orders list`) before anything else; --force files it again when you are sure it does not exist.'
+        : '`opcli claims history` lists what was filed; --force files it again (a second claim).',
+      details: held(same),
+    });
+  }
+  const like = record.similar(sim, key);
+  if (like) {
+    throw new DuplicateClaimError(
+      `A claim for the same customer and item was already ${stateWords(like.state)} ${describeHit(like)}: earlier ${like.intent?.email ?? '?'}, ${like.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}. Nothing was sent.`,
+      { exitCode: ExitCode.partial, hint: 'Check that it is another claim, then run again with --force to file it.', details: held(like) },
+    );
+  }
+}
+
+function held(hit: RecordHit): Record<string, unknown> {
+  return {
+    earlier: {
+      state: hit.state,
+      at: hit.intent?.at,
+      profile: hit.intent?.profile,
+      user: hit.intent?.user,
+      source: hit.intent?.source,
+      line: hit.intent?.line,
+      sourceOrderId: hit.outcome?.sourceOrderId,
+    },
+  };
+}
+
+/**
+ * Checks the claim against the record, asks `confirm`, records its intent durably, then runs
+ * `send` and records the outcome. Throws DuplicateClaimError (exit 3) when the record holds it.
+ */
+export async function fileRecorded<T extends { sourceOrderId: string }>(
+  claim: OfflineClaim,
+  profile: ResolvedProfile | undefined,
+  deps: Pick<Deps, 'configDir' | 'now'>,
+  opts: SingleRecordOptions,
+  send: () => Promise<T>,
+): Promise<T> {
+  const place = recordPlace(deps.configDir(), profile);
+  const store = { origin: serviceOrigin(profile?.baseUrl), storeId: profile?.storeId ?? null };
+  const robust = robustJson(claim);
+  const key = hashOfRobust(robust);
+  const sim = recordSimilarity(claim);
+  // A first look without the lock: nobody is asked to confirm a claim that would be refused.
+  const peek = await ClaimRecord.open({ place, store });
+  try {
+    refuseHeld(peek, key, sim, claim, opts.force);
+  } finally {
+    peek.close();
+  }
+  // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
+  if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
+  const record = await ClaimRecord.open({ place, store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
+  const issuance = newIssuance();
+  try {
+    try {
+      refuseHeld(record, key, sim, claim, opts.force);
+      record.intents(
+        [
+          {
+            issuance,
+            key,
+            profile: profile?.name ?? 'default',
+            source: opts.source,
+            sim,
+            email: claim.customer.email,
+            item: itemWords(claim),
+            forced: opts.force || undefined,
+          },
+        ],
+        deps.now(),
+      );
+    } finally {
+      // Held only while checking and recording: the request and its answer need no lock.
+      record.releaseLock();
+    }
+    let result: T;
+    try {
+      result = await send();
+    } catch (error) {
+      record.outcome(
+        { issuance, key, status: classifyFailure(error).status, error: error instanceof Error ? error.message.split('\n')[0] : undefined },
+        deps.now(),
+      );
+      throw error;
+    }
+    record.outcome({ issuance, key, status: 'filed', sourceOrderId: result.sourceOrderId }, deps.now());
+    return result;
+  } finally {
+    record.close();
+  }
+}
+
+/** The source a single claim is recorded with. */
+export function singleSource(data: string | undefined, asked: boolean, cwd: string): string {
+  if (data) return `--data ${data === '-' ? '-' : resolve(cwd, data)}`;
+  return asked ? 'prompt' : 'flags';
+}

@@ -1,0 +1,105 @@
+import type { Command } from 'commander';
+import type { ClaimHistoryRow } from '../../claims/history.js';
+import type { Deps } from '../../deps.js';
+import { UsageError } from '../../errors.js';
+import { textProblem } from '../../text/flag-text.js';
+
+/** Flag values of `claims history`. */
+export interface ClaimsHistoryOptions {
+  order?: string;
+  email?: string;
+  since?: number;
+  json: boolean;
+}
+
+/** Registers `claims history`. */
+export function register(group: Command, deps: Deps): void {
+  group
+    .command('history')
+    .description('List the claims filed for this store from the record of claims (every profile, file and journal)')
+    .option('--order <sourceOrderId>', 'only the claim whose order (sourceOrderId) this is')
+    .option('--email <address>', "only this customer's claims")
+    .option('--since <date>', 'only claims filed at or after this date (2026-11-01, or an ISO date-time)')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli claims history
+  $ opcli claims history --email alice@example.com --since 2026-11-01
+  $ opcli claims history --order SO-1042 --json
+
+The record of claims holds every claim opcli filed for this store (the API's origin and store id), from
+every profile, input file and journal of this config folder, or of the shared record-dir. A claim whose
+request left but whose answer was never recorded is "uncertain": it may exist. On a terminal each claim
+is a block, never cut; a pipe gets one tab-separated line each.
+Exit codes: 0; 2 a flag value that cannot be used.`,
+    )
+    .action(async (flags: { order?: string; email?: string; since?: string; json?: boolean }) => {
+      for (const [flag, value] of [
+        ['--order', flags.order],
+        ['--email', flags.email],
+        ['--since', flags.since],
+      ] as const) {
+        const problem = value === undefined ? undefined : textProblem(value);
+        if (problem) throw new UsageError(`${flag} ${problem}.`, `Leave ${flag} out to see every claim.`);
+      }
+      if (flags.email !== undefined && !(await import('../../schemas.js')).EmailAddress.safeParse(flags.email.trim()).success) {
+        throw new UsageError(`--email "${flags.email}" is not an e-mail address.`, "Pass the customer's address, such as --email alice@example.com.");
+      }
+      let since: number | undefined;
+      if (flags.since !== undefined) {
+        since = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(flags.since.trim()) ? `${flags.since.trim()}T00:00:00Z` : flags.since.trim());
+        if (!Number.isFinite(since)) throw new UsageError(`--since "${flags.since}" is not a date.`, 'Pass a date such as 2026-11-01, or an ISO date-time.');
+      }
+      await run({ order: flags.order, email: flags.email, since, json: !!flags.json }, deps);
+    });
+}
+
+/** Prints the claims the record holds for the profile's store. */
+export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
+  const [{ readClaimHistory }, { recordPlace }, { serviceOrigin }, output, { safeLine }, { wrapText }] = await Promise.all([
+    import('../../claims/history.js'),
+    import('../../config/record-dir.js'),
+    import('../../claims/journal.js'),
+    import('../../output.js'),
+    import('../../text/safe.js'),
+    import('../../text/wrap.js'),
+  ]);
+  const profile = await deps.profile();
+  const { path, rows, damaged } = await readClaimHistory(
+    { place: recordPlace(deps.configDir(), profile), store: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null } },
+    { order: opts.order, email: opts.email, since: opts.since },
+  );
+  for (const d of damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
+  if (opts.json) {
+    output.printJson(deps, { record: path, claims: rows });
+    return;
+  }
+  const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;
+  if (rows.length === 0) {
+    deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
+    return;
+  }
+  const from = (r: ClaimHistoryRow) => `${r.source}${r.line ? ` line ${r.line}` : ''}`;
+  if (output.outputMode(deps, {}) !== 'table') {
+    for (const r of rows) {
+      deps.out(
+        `${[r.at, r.status, r.sourceOrderId ?? '', r.email ?? '', r.item ?? '', r.profile, r.user, from(r)].map((v) => safeLine(v).replace(/\t/g, ' ')).join('\t')}\n`,
+      );
+    }
+    return;
+  }
+  const width = output.terminalWidth(deps);
+  const blocks = rows.map((r) => {
+    const first = `${r.at.slice(0, 16).replace('T', ' ')} UTC  ${r.status}${r.sourceOrderId ? `  order ${safeLine(r.sourceOrderId)}` : ''}${r.forced ? '  (forced)' : ''}`;
+    const lines = [
+      first,
+      `    ${safeLine(r.email ?? '?')} · ${safeLine(r.item ?? '?')}`,
+      `    from ${safeLine(from(r))} · profile ${safeLine(r.profile)} · user ${safeLine(r.user)} on ${safeLine(r.host)}`,
+      ...(r.error && r.status !== 'filed' ? [`    ${safeLine(r.error)}`] : []),
+    ];
+    return lines.map((l) => wrapText(l, width, { hard: true })).join('\n');
+  });
+  deps.out(`${blocks.join('\n\n')}\n`);
+}

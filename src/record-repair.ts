@@ -1,0 +1,95 @@
+/**
+ * Repairing an append-only record of actions (the gift card ledger, the record of claims): the
+ * damaged lines are set aside so money or claims can move again, without forgetting them. The
+ * damaged file is kept whole as a copy; each damaged line is replaced, in place (line numbers stay),
+ * by a `set-aside` line naming the line, what was wrong with it and, when its beginning still names
+ * one, the action, which is then held as `uncertain`. A line written by a newer opcli is never set
+ * aside: upgrading reads it. No prompt, no print.
+ */
+import { randomUUID } from 'node:crypto';
+import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
+import { openPrivateFile, readPrivateFile, type SharedFolder } from './config/private-file.js';
+import { UsageError } from './errors.js';
+import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from './record-lines.js';
+
+/** A record file to repair. */
+export interface RepairTarget {
+  path: string;
+  /** "gift card ledger", "record of claims". */
+  what: string;
+  /** The command that repairs it, named in the reason a line was set aside. */
+  command: string;
+  shared?: SharedFolder;
+  withLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** The damaged lines as the file reads now. */
+  damaged(): DamagedLine[];
+  /** Parses one line (undefined: not a record); the repaired file must read cleanly with it. */
+  parse(value: unknown): unknown;
+  /** The set-aside line (JSON) for a damaged line. */
+  setAside(d: DamagedLine, reason: string, at: string): string;
+}
+
+/** What a repair did, or would do. */
+export interface RepairPlan {
+  /** The file repaired. */
+  ledger: string;
+  /** The damaged lines that are set aside. */
+  lines: DamagedLine[];
+  /** Where the damaged file is kept (after the repair). */
+  copy?: string;
+}
+
+/** The damaged lines a repair would set aside (none when the file reads cleanly); refuses lines of a newer opcli. */
+export function planRepairOf(target: RepairTarget): RepairPlan {
+  const lines = blockingDamage(target.damaged());
+  const newer = lines.filter((d) => d.kind === 'newer');
+  if (newer.length) {
+    throw new UsageError(
+      `The ${target.what} ${target.path} has line(s) ${newer.map((d) => d.line).join(', ')} written by a newer version of opcli: they are records this version cannot read, not damage, and are not set aside.`,
+      'Upgrade opcli (npm install -g opcli) to read them.',
+    );
+  }
+  return { ledger: target.path, lines };
+}
+
+function writeNew(path: string, text: string, what: string, shared?: SharedFolder): void {
+  const fd = openPrivateFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, what, 0o600, shared) as number;
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Sets the damaged lines aside under the file's lock: the file is kept whole at `<file>.damaged-<time>`,
+ * then replaced (atomically, by a rename) with each damaged line turned into a `set-aside` line.
+ * `tornReason`: the reason a torn line gets (it was already uncertain).
+ */
+export async function repairFile(target: RepairTarget, env: { now(): number }, tornReason: string): Promise<RepairPlan> {
+  return target.withLock(async () => {
+    const plan = planRepairOf(target);
+    if (plan.lines.length === 0) return plan;
+    const text = readPrivateFile(target.path, target.what, target.shared) ?? '';
+    const at = new Date(env.now()).toISOString();
+    const byLine = new Map(plan.lines.map((d) => [d.line, d]));
+    const out = text.split('\n').map((line, i) => {
+      const d = byLine.get(i + 1);
+      if (!d) return line;
+      const reason = d.kind === 'torn' ? tornReason : `was set aside by \`${target.command}\` (${describeDamage(d).replace(/^line \d+ /, '')})`;
+      return target.setAside(d, reason, at);
+    });
+    let repaired = out.join('\n');
+    if (!repaired.endsWith('\n')) repaired += '\n';
+    const copy = `${target.path}.damaged-${at.replace(/[:.]/g, '-')}`;
+    writeNew(copy, text, `${target.what} copy`, target.shared);
+    const temp = `${target.path}.repair-${randomUUID()}`;
+    writeNew(temp, repaired, target.what, target.shared);
+    renameSync(temp, target.path);
+    // The lines read back cleanly, or the repair says so rather than leaving a file that stops everything.
+    const left = blockingDamage(readRecordLines(repaired, 1, (v) => target.parse(v)).damaged);
+    if (left.length) throw new UsageError(`The repaired ${target.what} ${target.path} still has damaged line(s) ${left.map((d) => d.line).join(', ')}.`);
+    return { ...plan, copy };
+  });
+}

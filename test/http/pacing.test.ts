@@ -1,0 +1,166 @@
+/**
+ * The batch limiter's pacing against the four kinds of server-side limiter (a strict leaky bucket
+ * like nginx's limit_req without burst, a token bucket with a burst, a fixed window, a sliding
+ * window), in virtual time: every figure is a count of requests at virtual instants, never wall time.
+ */
+import { describe, expect, it } from 'vitest';
+import { createAdaptiveLimiter, type Outcome } from '../../src/http/adaptive.js';
+import { type LimiterKind, type SimLimiter, simLimiter } from './limiters.js';
+
+/** Virtual time: sleeps are timers that the driver fires in order once every promise has settled. */
+function virtualTime() {
+  let t = 0;
+  let seq = 0;
+  const timers: { at: number; seq: number; resolve: () => void }[] = [];
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      timers.push({ at: t + Math.max(0, ms), seq: seq++, resolve });
+    });
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  async function run<T>(work: Promise<T>): Promise<T> {
+    let finished = false;
+    work.then(
+      () => {
+        finished = true;
+      },
+      () => {
+        finished = true;
+      },
+    );
+    for (;;) {
+      await settle();
+      if (finished) return work;
+      timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = timers.shift();
+      if (!next) throw new Error('nothing left to run: the work is stuck');
+      t = Math.max(t, next.at);
+      next.resolve();
+    }
+  }
+  return { now: () => t, sleep, run };
+}
+
+/** A deterministic generator in [0, 1). */
+function seeded(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+interface Run {
+  kind: LimiterKind;
+  perSecond: number;
+  /** Virtual seconds the batch sends for. */
+  seconds: number;
+  latencyMs: number;
+  concurrency: number;
+  maxRate?: number;
+  /** Up to this many ms added to each request's way to the server and each timer (a loaded machine). */
+  jitterMs?: number;
+  /** At this virtual second the server's limit becomes `raiseTo`. */
+  raiseAt?: number;
+  raiseTo?: number;
+}
+
+/**
+ * `concurrency` workers send requests for `seconds` virtual seconds; each asks the limiter for a
+ * permit, reaches the server after half the latency (plus jitter), which decides on arrival, and
+ * is answered after the other half; a refused request is sent again.
+ */
+async function simulate(run: Run) {
+  const clock = virtualTime();
+  const random = seeded(run.perSecond * 7 + run.latencyMs);
+  const jitter = () => (run.jitterMs ? random() * run.jitterMs : 0);
+  const sleep = (ms: number) => clock.sleep(ms + jitter());
+  const server: SimLimiter = simLimiter(run.kind, clock.now, run.perSecond);
+  const limiter = createAdaptiveLimiter({ maxConcurrency: run.concurrency, maxRate: run.maxRate, now: clock.now, sleep });
+  const starts: number[] = [];
+  const acceptedAt: number[] = [];
+  const refusedAt: number[] = [];
+  const rates: { at: number; rate?: number }[] = [];
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let raised = false;
+  const end = run.seconds * 1000;
+  const worker = async () => {
+    while (clock.now() < end) {
+      const permit = await limiter.acquire();
+      inFlight++;
+      peakInFlight = Math.max(peakInFlight, inFlight);
+      starts.push(clock.now());
+      rates.push({ at: clock.now(), rate: limiter.snapshot().rate });
+      await clock.sleep(run.latencyMs / 2 + jitter());
+      if (!raised && run.raiseAt !== undefined && clock.now() >= run.raiseAt * 1000) {
+        raised = true;
+        server.setRate(run.raiseTo as number);
+      }
+      const decision = server.take();
+      (decision.allowed ? acceptedAt : refusedAt).push(clock.now());
+      await clock.sleep(run.latencyMs / 2);
+      inFlight--;
+      const outcome: Outcome = { status: decision.allowed ? 200 : 429, headers: decision.headers };
+      permit.done(outcome);
+    }
+  };
+  await clock.run(Promise.all(Array.from({ length: run.concurrency }, worker)));
+  /** Accepted requests per second between two virtual seconds, as a share of `limit`. */
+  const share = (from: number, to: number, limit = run.perSecond) => acceptedAt.filter((t) => t >= from * 1000 && t < to * 1000).length / ((to - from) * limit);
+  return { share, acceptedAt, refusedAt, starts, rates, peakInFlight, refusedShare: refusedAt.length / starts.length, snapshot: limiter.snapshot() };
+}
+
+const KINDS: LimiterKind[] = ['leaky', 'token', 'fixed', 'sliding'];
+
+describe('pacing against four kinds of limiter (virtual time)', () => {
+  const cases = KINDS.flatMap((kind) => [40, 200].flatMap((perSecond) => [2, 50].map((latencyMs) => [kind, perSecond, latencyMs] as const)));
+
+  it.each(cases)('%s at %d/s, %d ms latency: within a tenth of the limit after 10 virtual seconds, few refusals', async (kind, perSecond, latencyMs) => {
+    const r = await simulate({ kind, perSecond, seconds: 40, latencyMs, concurrency: 16 });
+    expect(r.share(10, 40)).toBeGreaterThanOrEqual(0.9);
+    expect(r.share(10, 40)).toBeLessThanOrEqual(1.01);
+    expect(r.refusedShare).toBeLessThanOrEqual(0.03);
+    // What the summary calls the rate the server allows: near the limit, not a probe past it.
+    expect(r.snapshot.learnt).toBeGreaterThanOrEqual(perSecond * 0.85);
+    expect(r.snapshot.learnt).toBeLessThanOrEqual(perSecond * 1.1);
+  });
+
+  it.each(KINDS)('%s: requests leave evenly spaced, never closer than the learnt rate (its probe included) allows', async (kind) => {
+    const r = await simulate({ kind, perSecond: 40, seconds: 20, latencyMs: 20, concurrency: 16, jitterMs: 1 });
+    let paced = 0;
+    for (let i = 1; i < r.rates.length; i++) {
+      const { at, rate } = r.rates[i] as { at: number; rate?: number };
+      if (rate === undefined) continue;
+      paced++;
+      expect(at - (r.rates[i - 1] as { at: number }).at, `start ${i} at ${at}`).toBeGreaterThanOrEqual(1000 / rate - 0.01);
+    }
+    expect(paced).toBeGreaterThan(r.rates.length * 0.9);
+    // Never a burst of --concurrency: no 50 ms holds more than the limit's share of it and one more.
+    for (const t of r.starts.filter((s) => s > 5000)) expect(r.starts.filter((s) => s >= t && s < t + 50).length).toBeLessThanOrEqual(3);
+  });
+
+  it.each(KINDS)('%s: never more in flight than --concurrency, never faster than --rate', async (kind) => {
+    for (const concurrency of [1, 4, 16]) {
+      const r = await simulate({ kind, perSecond: 1000, seconds: 5, latencyMs: 50, concurrency, maxRate: 60 });
+      expect(r.peakInFlight).toBeLessThanOrEqual(concurrency);
+      for (const t of r.starts) expect(r.starts.filter((s) => s >= t && s < t + 999.9).length).toBeLessThanOrEqual(60);
+    }
+    const limited = await simulate({ kind, perSecond: 100, seconds: 10, latencyMs: 50, concurrency: 16, maxRate: 60 });
+    for (const t of limited.starts) expect(limited.starts.filter((s) => s >= t && s < t + 999.9).length).toBeLessThanOrEqual(60);
+    expect(limited.refusedAt).toEqual([]);
+  });
+
+  it.each(KINDS)('%s: a refusal costs one step down, not a collapse', async (kind) => {
+    const r = await simulate({ kind, perSecond: 40, seconds: 30, latencyMs: 20, concurrency: 16 });
+    // Once settled, a refusal lowers the learnt rate by a step: it never falls under 0.8 of the limit.
+    const settled = r.rates.filter((x) => x.at > 10_000);
+    for (const x of settled) expect(x.rate ?? 0).toBeGreaterThan(0.8 * 40);
+  });
+
+  it.each(KINDS)('%s: finds the limit again within seconds after the server raises it from 20/s to 80/s', async (kind) => {
+    const r = await simulate({ kind, perSecond: 20, seconds: 45, latencyMs: 20, concurrency: 16, raiseAt: 15, raiseTo: 80 });
+    expect(r.share(5, 15, 20)).toBeGreaterThanOrEqual(0.9);
+    // The rise is found within ten seconds: three at the old ceiling, then probes doubling their step.
+    expect(r.share(25, 45, 80)).toBeGreaterThanOrEqual(0.9);
+  });
+});
