@@ -84,6 +84,22 @@ describe('docs/json.md holds what each command prints', () => {
     expect(JSON.parse(argument.stdout).storeId).toBe(sandbox.store.storeId);
   });
 
+  it('claims history', async () => {
+    const names = documented('claims history');
+    expect(await accepted(['claims', 'history'], env)).toEqual(names);
+    const template = await runOpcli(['claims', 'template', '--json'], { env });
+    const filed = await runOpcli(['claims', 'file', '--data', '-', '--json'], { env, stdin: template.stdout });
+    expect(filed.code, filed.stderr).toBe(0);
+    const sourceOrderId = JSON.parse(filed.stdout).sourceOrderId as string;
+    const whole = await runOpcli(['claims', 'history', '--json'], { env });
+    expect(whole.code, whole.stderr).toBe(0);
+    const claims = JSON.parse(whole.stdout).claims as Record<string, unknown>[];
+    expect(claims.length).toBeGreaterThan(0);
+    expect([...new Set(claims.flatMap((c) => Object.keys(c)))].filter((k) => !names.includes(k))).toEqual([]);
+    const some = await runOpcli(['claims', 'history', '--json', 'sourceOrderId,status'], { env });
+    expect(JSON.parse(some.stdout).claims).toContainEqual({ sourceOrderId, status: 'filed' });
+  });
+
   it('config list', async () => {
     const names = documented('config list');
     expect(await accepted(['config', 'list'], env)).toEqual(names);
