@@ -1,8 +1,12 @@
 /**
- * Field issues: what a zod error says, as dotted paths and messages. Apart from the schemas
- * (schemas.ts re-exports it) so that a reader that only formats an error does not load zod.
+ * The one place zod's issues become messages a person can act on: a field named by its dotted path,
+ * what is wrong with the value and what is expected, worded the same for a batch row, a flag, a
+ * prompt and a --data body. Apart from the schemas (schemas.ts re-exports `fieldIssues`) so that a
+ * reader that only formats an error does not load zod: the schemas to check come in as values.
  */
 import type { z } from 'zod';
+import type { SchemaField } from './input/schema.js';
+import { excerpt, quoteInput } from './text/excerpt.js';
 
 export interface FieldIssue {
   /** Dotted field path such as `item.price` or `customer.email`; empty for the whole value. */
@@ -19,4 +23,148 @@ export function fieldIssues(error: z.ZodError): FieldIssue[] {
     }
     return [{ path: path.join('.'), message: issue.message }];
   });
+}
+
+/** Levenshtein distance between two short strings. */
+export function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] as number;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j] as number;
+      prev[j] = Math.min(up + 1, (prev[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length] as number;
+}
+
+/** Codes used most, offered first among equally close suggestions. */
+const COMMON = ['USD', 'EUR', 'GBP', 'CAD', 'AUD', 'JPY', 'CHF', 'CNY', 'SEK', 'NZD', 'MXN', 'INR', 'BRL'];
+
+/** The closest of `candidates` to `value` (at most `max`, distance at most 2), common ones first. */
+export function closest(value: string, candidates: readonly string[], max = 3): string[] {
+  const upper = value.toUpperCase();
+  const scored = candidates
+    .map((c) => ({ c, d: editDistance(upper, c.toUpperCase()) }))
+    .filter((x) => x.d <= Math.max(1, Math.min(2, Math.floor(value.length / 2))));
+  const rank = (c: string) => {
+    const i = COMMON.indexOf(c);
+    return i < 0 ? COMMON.length : i;
+  };
+  scored.sort((x, y) => x.d - y.d || rank(x.c) - rank(y.c) || x.c.localeCompare(y.c));
+  return scored.slice(0, max).map((x) => x.c);
+}
+
+function orList(items: string[]): string {
+  if (items.length <= 1) return items.join('');
+  return `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}
+
+/** What a field's message needs to know of it (a SchemaField, a claim's field, a body's flag). */
+export type MessageField = Pick<SchemaField, 'key' | 'type' | 'format' | 'values' | 'nullable' | 'schema'>;
+
+/** The currency list: a long enum of three-letter codes. */
+function isCurrency(field: MessageField): boolean {
+  return field.type === 'enum' && (field.values?.length ?? 0) > 50 && (field.values ?? []).every((v) => /^[A-Z]{3}$/.test(v));
+}
+
+/** What a field takes, in words: "an e-mail address such as alice@example.com". */
+export function expectedValue(field: MessageField): string {
+  const orNull = field.nullable ? ' (or null)' : '';
+  switch (field.type) {
+    case 'number':
+      return `a number${orNull}`;
+    case 'integer':
+      return `a whole number of 0 or more${orNull}`;
+    case 'boolean':
+      return `true or false${orNull}`;
+    case 'array':
+      return `a list${orNull}`;
+    case 'enum':
+      return isCurrency(field) ? `a three-letter currency code such as USD${orNull}` : `one of ${(field.values ?? []).join(', ')}${orNull}`;
+    default:
+      switch (field.format) {
+        case 'datetime':
+          return `an ISO 8601 date-time with a time zone, such as 2024-05-01T10:00:00Z${orNull}`;
+        case 'email':
+          return `an e-mail address such as alice@example.com${orNull}`;
+        case 'url':
+          return `an http:// or https:// URL${orNull}`;
+        case 'duration':
+          return `an ISO 8601 duration such as P1Y, P6M or P90D${orNull}`;
+        default:
+          return `a value${orNull}`;
+      }
+  }
+}
+
+/** The string formats worded by `expectedValue`; another (a regex) keeps its schema's own message. */
+const FORMATS = new Set(['datetime', 'email', 'url', 'duration']);
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** Why a date-time written in the right shape names a day that does not exist, or undefined. */
+function impossibleDate(field: MessageField, text: string): string | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(T.*)$/.exec(text);
+  if (!m) return undefined;
+  // The shape is right when the same text with a real date passes.
+  if (!field.schema.safeParse(`2000-01-01${m[4]}`).success) return undefined;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12) return `${quoteInput(text)} is not a date that exists: there is no month ${m[2]}`;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > days) return `${quoteInput(text)} is not a date that exists: ${MONTHS[month - 1]} ${year} has ${days} days`;
+  return undefined;
+}
+
+function explainEnum(field: MessageField, got: string): string {
+  const values = field.values ?? [];
+  if (isCurrency(field)) {
+    // A lower-case code is one letter case away from the right one: offer just that.
+    const near = values.includes(got.toUpperCase()) ? [got.toUpperCase()] : closest(got, values);
+    return `${excerpt(got)} is not a currency the API accepts${near.length ? `; did you mean ${orList(near)}?` : " (expected a three-letter code from the spec's list, such as USD)"}`;
+  }
+  const near = closest(got, values, 1);
+  return `expected one of ${values.join(', ')}, got ${quoteInput(got)}${near.length ? `; did you mean ${near[0]}?` : ''}`;
+}
+
+/** The message for a missing value of a required field. */
+export function missingMessage(field: MessageField): string {
+  return `missing (required: ${expectedValue(field)})`;
+}
+
+/**
+ * The one message for a value of a field its schema refuses (undefined when it accepts it): what is
+ * wrong and what is expected. The same words for a batch's cell, a flag, a prompt's answer and --data.
+ */
+export function fieldMessage(field: MessageField, value: unknown): string | undefined {
+  if (value === undefined || (value === '' && field.type !== 'string') || (value === '' && !field.schema.safeParse('').success)) {
+    return field.schema.safeParse(value).success ? undefined : missingMessage(field);
+  }
+  if (value === null && field.nullable) return undefined;
+  const parsed = field.schema.safeParse(value);
+  if (parsed.success) return undefined;
+  const got = typeof value === 'string' ? quoteInput(value) : excerpt(JSON.stringify(value) ?? String(value));
+  if (field.type === 'enum' && typeof value === 'string') return explainEnum(field, value);
+  if (field.type === 'string' && typeof value === 'string' && FORMATS.has(field.format ?? '')) {
+    if (field.format === 'datetime') {
+      const impossible = impossibleDate(field, value);
+      if (impossible) return impossible;
+    }
+    return `expected ${expectedValue(field)}, got ${got}`;
+  }
+  const first = parsed.error.issues[0];
+  const wrongType = first?.code === 'invalid_type' && first.path.length === 0;
+  if (wrongType || (field.type === 'integer' && typeof value === 'number')) return `expected ${expectedValue(field)}, got ${got}`;
+  if (field.type === 'array' && Array.isArray(value) && first && typeof first.path[0] === 'number') {
+    return `item ${first.path[0] + 1} (${excerpt(JSON.stringify(value[first.path[0]]) ?? '')}): ${first.message}`;
+  }
+  if (first?.code === 'invalid_format' && FORMATS.has(first.format)) {
+    // A union such as a signature: a URL, or the empty string.
+    const orEmpty = field.schema.safeParse('').success ? ', or an empty string' : '';
+    return `expected ${expectedValue({ ...field, format: first.format })}${orEmpty}, got ${got}`;
+  }
+  // A rule of the schema's own (a price of 0 or more, a signature URL or ""): its words, and the value.
+  return `${first?.message ?? `expected ${expectedValue(field)}`}, got ${got}`;
 }

@@ -20,7 +20,7 @@ export interface RawPageAnswer {
 export async function* orderPages(http: HttpClient, req: ApiRequest, signal: AbortSignal, limiter?: RequestLimiter): AsyncGenerator<RawPageAnswer> {
   let cursor = req.query.cursor;
   for (;;) {
-    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, signal, limiter });
+    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, headers: req.headers, signal, limiter });
     const checked = OrdersPage.safeParse(res.body);
     if (!checked.success) {
       throw new OpcliError(

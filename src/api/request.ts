@@ -24,6 +24,8 @@ export interface ApiRequest {
   auth: boolean;
   /** An endpoint whose answers are small (the token, revoke and session-verify endpoints). */
   small: boolean;
+  /** `-H` headers, by lower-case name. */
+  headers: Record<string, string>;
 }
 
 /** What the verb asked for. */
@@ -34,6 +36,8 @@ export interface ApiRequestInit {
   /** False with --no-auth; paths of endpoints 1-3 never carry a token. */
   auth: boolean;
   paginate: boolean;
+  /** `-H` headers, by lower-case name (checked by the verb). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -74,6 +78,7 @@ export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
     json,
     auth: init.auth && !UNAUTHENTICATED.includes(endpoint),
     small: UNAUTHENTICATED.includes(endpoint),
+    headers: init.headers ?? {},
   };
 }
 
@@ -92,5 +97,14 @@ export async function sendRequest(
   req: ApiRequest,
   signal: AbortSignal,
 ): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
-  return http.request({ method: req.method, url: req.path, query: req.query, json: req.json, auth: req.auth, smallAnswer: req.small, signal });
+  return http.request({
+    method: req.method,
+    url: req.path,
+    query: req.query,
+    json: req.json,
+    auth: req.auth,
+    smallAnswer: req.small,
+    headers: req.headers,
+    signal,
+  });
 }

@@ -225,18 +225,17 @@ function differences(before: unknown, after: unknown): string {
   if (!before) return '';
   const a = flattenClaim(before);
   const b = flattenClaim(after);
-  // Real changes first, then the ones only a spreadsheet's formatting made (same value).
-  const real: string[] = [];
-  const formatting: string[] = [];
+  // Only real changes: a field a spreadsheet merely wrote differently (zip 2903 and 02903) holds the same value.
+  const changed: string[] = [];
+  let rewritten = false;
   for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
     const x = a[name] ?? '';
     const y = b[name] ?? '';
     if (x === y) continue;
-    const same = robustText(x) === robustText(y);
-    (same ? formatting : real).push(`${name} ${x === '' ? '(empty)' : clip(x)} → ${y === '' ? '(empty)' : clip(y)}${same ? ' (same value)' : ''}`);
+    if (robustText(x) === robustText(y)) rewritten = true;
+    else changed.push(`${name} ${x === '' ? '(empty)' : clip(x)} → ${y === '' ? '(empty)' : clip(y)}`);
   }
-  const changed = [...real, ...formatting];
-  if (!changed.length) return ' (the same content: a second identical row)';
+  if (!changed.length) return rewritten ? ' (the same values, written differently)' : ' (the same content: a second identical row)';
   return ` (${changed.slice(0, 4).join(', ')}${changed.length > 4 ? `, and ${changed.length - 4} more` : ''})`;
 }
 

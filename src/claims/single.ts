@@ -6,6 +6,7 @@ import type { Deps } from '../deps.js';
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
 import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { readDataObject } from '../input/data.js';
+import { expectedValue, fieldMessage, missingMessage } from '../field-issues.js';
 import { garbledText } from '../input/issues.js';
 import { textProblem } from '../text/flag-text.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
@@ -58,6 +59,8 @@ async function readData(data: string, deps: Deps): Promise<{ claim: Record<strin
 /** One text flag's value: refused when empty (but where the spec makes "" a value: signature), blank or garbled; then coerced to the field's type. */
 function flagValue(field: ClaimField, raw: string): { value?: unknown; issue?: string } {
   if (raw === '' && field.required && field.acceptsEmpty) return { value: '' };
+  // An empty required value reads as the batch's empty cell does: missing.
+  if (raw.trim() === '' && field.required && !field.acceptsEmpty) return { issue: missingMessage(field) };
   const problem = textProblem(raw);
   if (problem) return { issue: problem };
   // A repeatable flag gives one item each time: it is not split or parsed like a CSV cell.
@@ -89,37 +92,40 @@ function missingRequired(claim: unknown): ClaimField[] {
   return CLAIM_FIELDS.filter((f) => f.required && getPath(claim, f.path) === undefined);
 }
 
+/** `shippingAddress.zip` in words: "Shipping address zip". */
+function words(field: ClaimField): string {
+  const text = field.path.map((part) => part.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase()).join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** A prompt's question: the field in words and what it takes, as the batch's messages say it. */
 function label(field: ClaimField): string {
-  const hint =
-    field.type === 'number'
-      ? ' (a number)'
-      : field.key === 'warranty.warrantyPeriod'
-        ? ' (ISO 8601 duration, e.g. P1Y)'
-        : field.key === 'warranty.dateOfPurchase'
-          ? ' (date-time, e.g. 2024-05-01T10:00:00Z)'
-          : field.acceptsEmpty
-            ? ' (a URL, or empty)'
-            : '';
-  return `${field.key}${hint}:`;
+  const what = field.acceptsEmpty ? 'an http:// or https:// URL, or empty' : expectedValue(field);
+  return `${words(field)} (${what}):`;
+}
+
+/**
+ * What is wrong with an answer, in the batch's and the flags' words (src/field-issues.ts), or true.
+ * Exported for the test that holds the three sources to one message.
+ */
+export function checkAnswer(field: ClaimField, text: string): true | string {
+  // The same text check as a flag's; a blank answer is missing, as a blank cell is.
+  const problem = text.trim() === '' ? undefined : textProblem(text);
+  if (problem) return `the answer ${problem}`;
+  const { value, issue } = coerceText(field, text);
+  if (issue) return issue.message;
+  return fieldMessage(field, value ?? (field.acceptsEmpty ? '' : undefined)) ?? true;
 }
 
 /** Asks for each missing field: a select list for enums, inline validation with the field's schema. */
 async function ask(claim: Record<string, unknown>, missing: ClaimField[], prompter: FieldAsker): Promise<void> {
   for (const field of missing) {
     if (field.type === 'enum' && field.values) {
-      const value = await prompter.select({ message: `${field.key}:`, choices: field.values.map((v) => ({ name: v, value: v })) });
+      const value = await prompter.select({ message: `${words(field)}:`, choices: field.values.map((v) => ({ name: v, value: v })) });
       setPath(claim, field.path, value);
       continue;
     }
-    const check = (text: string): true | string => {
-      // The same text check as a flag's; an empty answer is left to the field's schema.
-      const problem = text === '' ? undefined : textProblem(text);
-      if (problem) return `the answer ${problem}`;
-      const { value, issue } = coerceText(field, text);
-      if (issue) return issue.message;
-      const parsed = field.schema.safeParse(value ?? (field.acceptsEmpty ? '' : undefined));
-      return parsed.success ? true : (parsed.error.issues[0]?.message ?? 'invalid value');
-    };
+    const check = (text: string) => checkAnswer(field, text);
     const text = await prompter.input({ message: label(field), validate: check });
     const verdict = check(text);
     if (verdict !== true) throw new ValidationError(`Invalid value for ${field.key}: ${verdict}`, [{ path: field.key, message: verdict }]);

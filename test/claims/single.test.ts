@@ -109,22 +109,22 @@ describe('claims file (one claim)', () => {
 
   it('asks for missing required fields on a terminal: select lists for enums, text for the rest', async () => {
     const prompter = scriptedPrompter({
-      'customer.email': 'bob@example.com',
-      'item.name': 'Toaster',
-      'item.price': '19.90',
-      'warranty.dateOfPurchase': '2024-02-03T04:05:06Z',
-      'warranty.warrantyPeriod': 'P6M',
-      'shippingAddress.firstName': 'Bob',
-      'shippingAddress.lastName': 'Builder',
-      'shippingAddress.address1': '2 Side St',
-      'shippingAddress.city': 'Shelbyville',
-      'shippingAddress.zip': '12345',
-      'shippingAddress.country': 'US',
-      signature: '',
-      salesChannel: 'ONLINE',
-      claimCategory: 'SHIPPING',
-      issueType: 'STOLEN',
-      resolution: 'REFUND',
+      'Customer email (': 'bob@example.com',
+      'Item name (': 'Toaster',
+      'Item price (': '19.90',
+      'Warranty date of purchase (': '2024-02-03T04:05:06Z',
+      'Warranty warranty period (': 'P6M',
+      'Shipping address first name (': 'Bob',
+      'Shipping address last name (': 'Builder',
+      'Shipping address address1 (': '2 Side St',
+      'Shipping address city (': 'Shelbyville',
+      'Shipping address zip (': '12345',
+      'Shipping address country (': 'US',
+      'Signature (': '',
+      'Sales channel:': 'ONLINE',
+      'Claim category:': 'SHIPPING',
+      'Issue type:': 'STOLEN',
+      'Resolution:': 'REFUND',
       'File this claim': true,
     });
     const res = await runOpcli(['claims', 'file', '--item-sku', 'TS-1'], { env: env(), tty: true, prompter });
@@ -143,7 +143,7 @@ describe('claims file (one claim)', () => {
   });
 
   it('a prompt answer the schema refuses is an error naming the field; nothing is sent', async () => {
-    const prompter = scriptedPrompter({ 'customer.email': 'not-an-email' });
+    const prompter = scriptedPrompter({ 'Customer email (': 'not-an-email' });
     const res = await runOpcli(['claims', 'file'], { env: env(), tty: true, prompter });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('customer.email');
@@ -151,7 +151,7 @@ describe('claims file (one claim)', () => {
   });
 
   it('a garbled prompt answer is refused with the same text check as a flag; nothing is sent', async () => {
-    const prompter = scriptedPrompter({ 'customer.email': 'bob@example.com', 'item.name': 'Mug\x1b[2J' });
+    const prompter = scriptedPrompter({ 'Customer email (': 'bob@example.com', 'Item name (': 'Mug\x1b[2J' });
     const res = await runOpcli(['claims', 'file'], { env: env(), tty: true, prompter });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('item.name: the answer holds a control character');
@@ -187,7 +187,7 @@ describe('claims file (one claim)', () => {
   it('refuses an empty, blank or garbled text flag by name, and sends nothing (but --signature "" is the spec\'s value)', async () => {
     const cases: [string, string, string][] = [
       ['--item-sku', '', '--item-sku: is empty'],
-      ['--store-id', ' ', '--store-id: is blank'],
+      ['--store-id', ' ', '--store-id: missing (required: a value)'],
       ['--shipping-city', 'Spring\x1b[2Jfield', '--shipping-city: holds a control character'],
       ['--item-name', 'Kettle \uFFFD', '--item-name: holds U+FFFD'],
       ['--item-image', ' ', '--item-image: is blank'],
@@ -252,7 +252,7 @@ describe('claims file (one claim)', () => {
     const res2 = await runOpcli(['claims', 'file', ...bad], { env: env() });
     expect(res2.code).toBe(2);
     expect(res2.stderr).toContain('warranty.warrantyPeriod');
-    expect(res2.stderr).toContain('signature: expected a URL of the signature image, or an empty string');
+    expect(res2.stderr).toContain('signature: expected an http:// or https:// URL, or an empty string, got "not a url"');
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 

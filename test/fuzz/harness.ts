@@ -131,7 +131,9 @@ export async function check(c: Case, sandbox: Sandbox, dirs: { config: string; i
     if (problems.length > 0) problems.push(`stderr: ${JSON.stringify(r.stderr.slice(0, 600))}`);
     return problems;
   }
-  if (!/^Error: /m.test(r.stderr)) problems.push('no "Error:" line');
+  // With --json or --jsonl on the command line the error is one JSON line: { "error": { "message" … } }.
+  const jsonError = c.argv.some((a) => a === '--json' || a === '--jsonl') && /^\{"error":\{"message":/m.test(r.stderr);
+  if (!/^Error: /m.test(r.stderr) && !jsonError) problems.push('no "Error:" line');
   if (!c.mentions.some((m) => said.includes(m.toLowerCase()))) problems.push(`the error names none of ${c.mentions.map((m) => JSON.stringify(m)).join(', ')}`);
   if (STACK.test(r.stderr)) problems.push('a stack trace');
   if (said.includes('unexpected failure')) problems.push('"unexpected failure"');

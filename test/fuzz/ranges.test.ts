@@ -72,7 +72,7 @@ describe('claims: coordinates, dates, durations, URLs', () => {
     writeFileSync(join(dir, 'c.json'), JSON.stringify(claim));
     const r = await runOpcli(['claims', 'file', '--data', join(dir, 'c.json')], { env });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('signature: expected a URL');
+    expect(r.stderr).toContain('signature: expected an http:// or https:// URL, or an empty string');
     expect(sandbox.requests).toHaveLength(0);
   });
 });

@@ -90,8 +90,12 @@ describe('orders update: validation before sending (exit 2, no request)', () => 
   const cases: [string, string[], RegExp][] = [
     ['unknown currency with the closest code', ['--source-order-number', '#1', '--currency', 'USX'], /USX is not a currency the API accepts; did you mean USD/],
     ['lower-case currency', ['--source-order-number', '#1', '--currency', 'eur'], /eur is not a currency the API accepts; did you mean EUR\?/],
-    ['missing currency with --replace', ['--replace', '--source-order-number', '#1'], /currency is required \(--currency\)/],
-    ['missing order number with --replace', ['--replace', '--currency', 'USD'], /sourceOrderNumber is required/],
+    [
+      'missing currency with --replace',
+      ['--replace', '--source-order-number', '#1'],
+      /currency: missing \(required: a three-letter currency code such as USD\); pass --currency/,
+    ],
+    ['missing order number with --replace', ['--replace', '--currency', 'USD'], /sourceOrderNumber: missing \(required: a value\); pass --source-order-number/],
     ['date-time without a zone', [...BASE, '--source-created-at', '2024-05-01T12:00:00'], /sourceCreatedAt: expected an ISO 8601 date-time with a time zone/],
     ['date only', [...BASE, '--source-updated-at', '2024-05-01'], /sourceUpdatedAt: expected an ISO 8601 date-time/],
     ['not a date', [...BASE, '--source-cancelled-at', 'yesterday'], /sourceCancelledAt: expected an ISO 8601 date-time/],

@@ -23,6 +23,53 @@ export function collectQuery(value: string, prev: [string, string][] = []): [str
   return [...prev, [value.slice(0, eq), value.slice(eq + 1)]];
 }
 
+/** Header names `-H` may not set: the credential and the request's framing are opcli's to write. */
+const RESERVED_HEADERS: Record<string, string> = {
+  authorization: "opcli sends the profile's bearer token; log in to the account you mean (or pick it with --profile), or pass --no-auth to send none.",
+  'proxy-authorization': "a proxy's credentials go in the proxy setting or HTTPS_PROXY (https://user:password@host:port).",
+  host: "the host comes from the profile's base URL; set base-url (or OPCLI_BASE_URL) to reach another server.",
+  'content-length': 'opcli measures the body it sends.',
+  'transfer-encoding': 'opcli frames the body it sends.',
+  connection: 'opcli manages its connections.',
+};
+
+/** A header name as HTTP defines it (a token: letters, digits and !#$%&'*+-.^_`|~). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** Header names whose values are credentials: masked in --verbose and in every message. */
+export const SECRET_HEADER = /auth|token|secret|key|cookie|password|session|signature|credential/i;
+
+/**
+ * Adds one `-H 'Name: value'` to the headers before it, as a lower-case name and a value.
+ * Refuses a name that is not one, a control character anywhere (a CR or LF would start a header of
+ * its own), and the headers opcli writes itself (Authorization, Host and the body's framing).
+ */
+export function collectHeader(value: string, prev: [string, string][] = []): [string, string][] {
+  const colon = value.indexOf(':');
+  const example = "For example: -H 'X-Request-Id: 42'";
+  if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got ${quoteFlag(value)}.`, example);
+  const name = value.slice(0, colon).trim();
+  const text = value.slice(colon + 1).trim();
+  if (/[\u0000-\u001f\u007f]/.test(value))
+    throw new UsageError(`--header ${quoteFlag(name)} holds a control character (a CR or LF would add a header of its own); nothing was sent.`, example);
+  if (!HEADER_NAME.test(name)) throw new UsageError(`--header: ${quoteFlag(name)} is not a header name (letters, digits and - only, no spaces).`, example);
+  const reason = RESERVED_HEADERS[name.toLowerCase()];
+  if (reason) throw new UsageError(`--header cannot set ${name}: ${reason}`);
+  return [...prev, [name.toLowerCase(), text]];
+}
+
+/** The `-H` pairs as request headers: a repeated name joins its values with ", " (one field, as HTTP reads it). */
+export function headerRecord(pairs: [string, string][]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of pairs) out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
+  return out;
+}
+
+/** A flag's value quoted for a message, control characters shown as escapes. */
+function quoteFlag(value: string): string {
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+}
+
 const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api GET /v1/orders (percent-encode spaces as %20).";
 
 /**

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { ApiRequestInit } from '../../api/request.js';
 import { ApiError, RedirectError, UsageError } from '../../errors.js';
 import { printBody, printHead } from './answer.js';
-import { collectQuery, METHODS, parseMethod, parsePath, refuseLeavingBase } from './args.js';
+import { collectHeader, collectQuery, headerRecord, METHODS, parseMethod, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
 
 /** The request, and how to read its body and show its answer. */
 export interface ApiOptions extends ApiRequestInit {
@@ -22,6 +22,7 @@ export function register(program: Command, deps: Deps): void {
     .argument('<path>', 'path below the base URL, e.g. /v1/orders (a query string may be included)')
     .option('-d, --data <json>', 'request body: inline JSON, @file.json, or - for standard input')
     .option('-q, --query <key=value>', 'add a query parameter (repeatable)', collectQuery)
+    .option('-H, --header <header>', 'add a request header, "Name: value" (repeatable); not Authorization or Host', collectHeader)
     .option('--paginate', 'GET /v1/orders: follow endCursor to the last page and merge the edges')
     .option('--jsonl', 'with --paginate: print one order node per line as pages arrive')
     .option('--no-auth', 'send no Authorization header')
@@ -42,13 +43,22 @@ Examples:
   $ opcli api GET /v1/orders --query size=5
   $ opcli api GET /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
   $ opcli api PUT /v1/orders/ord_000001 --data @order.json   # order.json: the complete order
+  $ opcli api GET /v1/orders -H 'X-Request-Id: 42' --verbose
   $ echo '{"session_token":"…"}' | opcli api POST /v1/oauth/session/verify --data -`,
     )
     .action(
       async (
         method: string,
         path: string,
-        flags: { data?: string; query?: [string, string][]; paginate?: boolean; jsonl?: boolean; auth?: boolean; include?: boolean },
+        flags: {
+          data?: string;
+          query?: [string, string][];
+          header?: [string, string][];
+          paginate?: boolean;
+          jsonl?: boolean;
+          auth?: boolean;
+          include?: boolean;
+        },
       ) => {
         const checked = { method: parseMethod(method), path: parsePath(path) };
         if (flags.jsonl && !flags.paginate) throw new UsageError('--jsonl streams the pages of --paginate; add --paginate.');
@@ -57,6 +67,7 @@ Examples:
             ...checked,
             data: flags.data,
             query: flags.query ?? [],
+            headers: headerRecord(flags.header ?? []),
             paginate: !!flags.paginate,
             jsonl: !!flags.jsonl,
             auth: flags.auth !== false,
@@ -71,6 +82,8 @@ Examples:
 /** Sends the request (or walks the pages) and prints the JSON answer. */
 export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
   const api = await import('../../api/request.js');
+  // A header that carries a credential is masked wherever opcli prints it (--verbose, errors).
+  for (const [name, value] of Object.entries(opts.headers ?? {})) if (SECRET_HEADER.test(name)) deps.redactor.add(value);
   let json: unknown;
   if (opts.data !== undefined) {
     const { readDataText } = await import('../../input/data.js');

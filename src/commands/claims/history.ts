@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ClaimHistoryRow } from '../../claims/history.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
 import { textProblem } from '../../text/flag-text.js';
 
 /** Flag values of `claims history`. */
@@ -10,7 +11,25 @@ export interface ClaimsHistoryOptions {
   email?: string;
   since?: number;
   json: boolean;
+  /** `--json FIELDS`: only these fields of each claim. */
+  fields?: string[];
 }
+
+/** The fields of a claim in `--json` (docs/json.md), in the order they are printed. */
+export const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimHistoryRow)[] = [
+  'at',
+  'status',
+  'sourceOrderId',
+  'email',
+  'item',
+  'profile',
+  'user',
+  'host',
+  'source',
+  'line',
+  'forced',
+  'error',
+];
 
 /** Registers `claims history`. */
 export function register(group: Command, deps: Deps): void {
@@ -20,7 +39,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--order <sourceOrderId>', 'only the claim whose order (sourceOrderId) this is')
     .option('--email <address>', "only this customer's claims")
     .option('--since <date>', 'only claims filed at or after this date (2026-11-01, or an ISO date-time)')
-    .option('--json', 'print JSON')
+    .option('--json [fields]', 'print JSON; with fields (comma-separated), only those of each claim (docs/json.md)')
     .addHelpText(
       'after',
       `
@@ -28,6 +47,7 @@ Examples:
   $ opcli claims history
   $ opcli claims history --email alice@example.com --since 2026-11-01
   $ opcli claims history --order SO-1042 --json
+  $ opcli claims history --json sourceOrderId,status,at
 
 The record of claims holds every claim opcli filed for this store (the API's origin and store id), from
 every profile, input file and journal of this config folder, or of the shared record-dir. A claim whose
@@ -35,7 +55,8 @@ request left but whose answer was never recorded is "uncertain": it may exist. O
 is a block, never cut; a pipe gets one tab-separated line each.
 Exit codes: 0; 2 a flag value that cannot be used.`,
     )
-    .action(async (flags: { order?: string; email?: string; since?: string; json?: boolean }) => {
+    .action(async (flags: { order?: string; email?: string; since?: string; json?: JsonFlag }) => {
+      const fields = jsonFields(flags.json, '--json', CLAIM_HISTORY_FIELDS);
       for (const [flag, value] of [
         ['--order', flags.order],
         ['--email', flags.email],
@@ -52,7 +73,7 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
         since = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(flags.since.trim()) ? `${flags.since.trim()}T00:00:00Z` : flags.since.trim());
         if (!Number.isFinite(since)) throw new UsageError(`--since "${flags.since}" is not a date.`, 'Pass a date such as 2026-11-01, or an ISO date-time.');
       }
-      await run({ order: flags.order, email: flags.email, since, json: !!flags.json }, deps);
+      await run({ order: flags.order, email: flags.email, since, json: !!flags.json, fields }, deps);
     });
 }
 
@@ -73,7 +94,7 @@ export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void>
   );
   for (const d of damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
   if (opts.json) {
-    output.printJson(deps, { record: path, claims: rows });
+    output.printJson(deps, { record: path, claims: rows.map((row) => pickFields(row, opts.fields)) });
     return;
   }
   const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;

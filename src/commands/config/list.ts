@@ -3,7 +3,11 @@ import { getAtPath } from '../../config/settings.js';
 import { SETTING_KEYS } from '../../config/settings-schema.js';
 import type { Deps } from '../../deps.js';
 import { mask } from '../../redact.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
 import { outputMode, printJson, printTable } from '../../output.js';
+
+/** The fields of a setting in `--json` (docs/json.md). */
+export const SETTING_FIELDS = ['key', 'value', 'source', 'description'];
 import { profileName } from './set.js';
 
 /** Registers `config list`. */
@@ -11,9 +15,9 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('list')
     .description('List every setting of the active profile, secrets masked, with environment overrides')
-    .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  $ opcli config list\n  $ opcli --profile sandbox config list --json')
-    .action(async (flags: { json?: boolean }) => run({ json: !!flags.json }, deps));
+    .option('--json [fields]', 'print JSON; with fields (comma-separated), only those of each setting (docs/json.md)')
+    .addHelpText('after', '\nExamples:\n  $ opcli config list\n  $ opcli --profile sandbox config list --json\n  $ opcli config list --json key,source')
+    .action(async (flags: { json?: JsonFlag }) => run({ json: !!flags.json, fields: jsonFields(flags.json, '--json', SETTING_FIELDS) }, deps));
 }
 
 const ENV_OVERRIDES: Record<string, string> = {
@@ -23,7 +27,7 @@ const ENV_OVERRIDES: Record<string, string> = {
 };
 
 /** Prints key, value and where it comes from. */
-export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
+export async function run(opts: { json: boolean; fields?: string[] }, deps: Deps): Promise<void> {
   const profile = await profileName(deps, { mustExist: true });
   const settings = (await deps.settings()).getProfile(profile) ?? {};
   const secrets = (await deps.credentials()).read(profile);
@@ -40,7 +44,7 @@ export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
       description: key.description,
     };
   });
-  if (opts.json) return printJson(deps, { profile, settings: rows });
+  if (opts.json) return printJson(deps, { profile, settings: rows.map((row) => pickFields(row, opts.fields)) });
   deps.err(`Profile: ${profile}\n`);
   await printTable(
     deps,

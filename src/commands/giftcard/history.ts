@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { OpcliError, UsageError } from '../../errors.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { orderLabel } from '../../identity.js';
 import { textProblem } from '../../text/flag-text.js';
@@ -11,6 +12,8 @@ export interface HistoryOptions {
   claim?: string;
   order?: string;
   json: boolean;
+  /** `--json FIELDS`: only these fields of each issuance. */
+  fields?: string[];
   verify: boolean;
   utc: boolean;
 }
@@ -24,13 +27,14 @@ export function register(group: Command, deps: Deps): void {
     .option('--order <number>', 'only this order number')
     .option('--verify', 're-read the loyalty cards of issuances that fell back from the trigger, and flag late trigger credits')
     .option('--utc', 'show times in UTC (default: local time)')
-    .option('--json', 'print JSON (times in ISO 8601 UTC)')
+    .option('--json [fields]', 'print JSON (times in ISO 8601 UTC); with fields (comma-separated), only those of each issuance (docs/json.md)')
     .addHelpText(
       'after',
       `
 Examples:
   $ opcli giftcard history
   $ opcli giftcard history --claim C-1001 --json
+  $ opcli giftcard history --json claimId,amount,currency,status
   $ opcli giftcard history --verify
 
 The ledger is shared by every profile of this config folder (not by other OS users or computers): an
@@ -41,12 +45,39 @@ tab-separated line each.
 Exit codes: 0, or 3 when --verify finds a possible double credit (a late trigger credit, or a claim
 or order paid more than once: check those cards).`,
     )
-    .action(async (flags: { claim?: string; order?: string; json?: boolean; verify?: boolean; utc?: boolean }) => {
+    .action(async (flags: { claim?: string; order?: string; json?: JsonFlag; verify?: boolean; utc?: boolean }) => {
       checkFilter('--claim', flags.claim);
       checkFilter('--order', flags.order);
-      await run({ claim: flags.claim, order: flags.order, json: !!flags.json, verify: !!flags.verify, utc: !!flags.utc }, deps);
+      const fields = jsonFields(flags.json, '--json', HISTORY_FIELDS);
+      await run({ claim: flags.claim, order: flags.order, json: !!flags.json, fields, verify: !!flags.verify, utc: !!flags.utc }, deps);
     });
 }
+
+/** The fields of an issuance in `--json` (docs/json.md), in the order they are printed. */
+export const HISTORY_FIELDS: readonly (keyof HistoryRow)[] = [
+  'at',
+  'issuance',
+  'claimId',
+  'orderNumber',
+  'bonus',
+  'amount',
+  'currency',
+  'email',
+  'name',
+  'customerId',
+  'status',
+  'path',
+  'cardId',
+  'balance',
+  'possibleDoubleCredit',
+  'duplicateOf',
+  'user',
+  'profile',
+  'shopUrl',
+  'forced',
+  'error',
+  'warnings',
+];
 
 /** A filter no one typed on purpose would answer "no issuances" and hide the ones that exist. */
 function checkFilter(flag: string, value: string | undefined): void {
@@ -79,7 +110,8 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
     },
   );
   if (opts.json) {
-    output.printJson(deps, opts.verify ? { ledger: ledger.path, issuances: rows, verify: verified } : { ledger: ledger.path, issuances: rows });
+    const issuances = rows.map((row) => pickFields(row, opts.fields));
+    output.printJson(deps, opts.verify ? { ledger: ledger.path, issuances, verify: verified } : { ledger: ledger.path, issuances });
   } else {
     if (rows.length === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
     else if (output.outputMode(deps, {}) === 'table') deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));

@@ -1,6 +1,7 @@
 /** The flags of `orders list` as commander hands them over, checked and turned into the verb's options. */
 import { UsageError } from '../../errors.js';
 import { parseRate } from '../../flags.js';
+import { type JsonFlag, jsonFields } from '../../json-fields.js';
 import { textProblem } from '../../text/flag-text.js';
 
 export interface ListOptions {
@@ -16,6 +17,8 @@ export interface ListOptions {
   format?: 'json' | 'jsonl' | 'csv';
   columns?: string[];
   csvRaw?: boolean;
+  /** `--json FIELDS` or `--jsonl FIELDS`: only these fields of each order. */
+  fields?: string[];
 }
 
 export type ListFlags = {
@@ -25,8 +28,8 @@ export type ListFlags = {
   all?: boolean;
   limit?: number;
   rate?: string;
-  json?: boolean;
-  jsonl?: boolean;
+  json?: JsonFlag;
+  jsonl?: JsonFlag;
   csv?: boolean;
   csvRaw?: boolean;
   columns?: string;
@@ -47,9 +50,18 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
     throw new UsageError('--rate paces the pages of --all and --limit; one page is a single request.', 'Add --all or --limit N, or leave --rate out.');
   let columns: string[] | undefined;
   if (flags.columns !== undefined) {
-    if (flags.json || flags.jsonl) throw new UsageError('--columns applies to the table, a pipe and --csv; --json and --jsonl print whole records.');
+    if (flags.json || flags.jsonl)
+      throw new UsageError(
+        '--columns applies to the table, a pipe and --csv.',
+        'For chosen fields in JSON, name them after --json or --jsonl: --json sourceOrderId,total.',
+      );
     columns = (await import('./list-table.js')).checkOrderColumns(flags.columns);
   }
+  const selection = flags.json ?? flags.jsonl;
+  const fields =
+    typeof selection === 'string'
+      ? jsonFields(selection, flags.json !== undefined ? '--json' : '--jsonl', (await import('../../orders/columns.js')).ORDER_COLUMNS)
+      : undefined;
   const { size, cursor, pageButtons, limit } = flags;
   return {
     size,
@@ -62,5 +74,6 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
     format: formats[0],
     columns,
     csvRaw: !!flags.csvRaw,
+    fields,
   };
 }

@@ -7,6 +7,7 @@
 import type { Deps } from '../../deps.js';
 import { presentColumns, cellText } from '../../orders/columns.js';
 import type { OrderWriter } from '../../orders/list.js';
+import { pickFields } from '../../json-fields.js';
 import { escapeInvisible, safeLine } from '../../text/safe.js';
 import { type WriterOptions, write } from './list-write.js';
 
@@ -23,7 +24,7 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
           if (orders.length === 0) return;
           // One flat string per page: join is cheaper than growing a rope order by order.
           const lines = new Array<string>(orders.length);
-          for (let i = 0; i < orders.length; i++) lines[i] = JSON.stringify(orders[i]);
+          for (let i = 0; i < orders.length; i++) lines[i] = JSON.stringify(pickFields(orders[i], options.fields));
           await write(deps, json(`${lines.join('\n')}\n`));
         },
         async end() {},
@@ -33,7 +34,7 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
       return {
         async page(orders) {
           let chunk = '';
-          for (const o of orders) chunk += `${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(o)}`;
+          for (const o of orders) chunk += `${count++ === 0 ? '[\n' : ',\n'}${JSON.stringify(pickFields(o, options.fields))}`;
           await write(deps, json(chunk));
         },
         async end() {

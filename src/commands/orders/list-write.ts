@@ -7,6 +7,8 @@ export interface WriterOptions {
   columns?: string[];
   /** `--csv-raw`: no formula guard in CSV cells. */
   csvRaw?: boolean;
+  /** `--json FIELDS` / `--jsonl FIELDS`: only these fields of each record. */
+  fields?: string[];
 }
 
 /** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */

@@ -23,8 +23,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--limit <n>', 'stop after N orders (follows pages as needed)', positiveInt('--limit'))
     .option('--rate <n/s>', 'with --all or --limit: most page requests started per second, e.g. 5/s or 300/m (default: as the server allows)')
     .option('--columns <names>', 'the columns to show, comma-separated (table, pipe and CSV)')
-    .option('--json', 'print one JSON array, written as pages arrive')
-    .option('--jsonl', 'print one JSON object per order and line, as pages arrive')
+    .option('--json [fields]', 'print one JSON array, written as pages arrive; with fields (comma-separated), only those (docs/json.md)')
+    .option('--jsonl [fields]', 'print one JSON object per order and line, as pages arrive; with fields, only those')
     .option(
       '--csv',
       "print CSV: a header, then one row per order; a cell starting with = + - @ tab or CR gets a leading ' so spreadsheets do not run it as a formula",
@@ -40,6 +40,7 @@ Examples:
   $ opcli orders list --all --jsonl > orders.jsonl
   $ opcli orders list --all --csv --size 250 > orders.csv
   $ opcli orders list --limit 100 --json | jq '.[].total'
+  $ opcli orders list --all --jsonl sourceOrderId,total > totals.jsonl
   $ opcli orders list --all --jsonl --rate 300/m > orders.jsonl
 
 A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress on a terminal. A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.
@@ -59,7 +60,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   ]);
   const format = opts.format ?? (deps.io.stdoutIsTTY ? 'table' : 'plain');
   const follow = opts.all || opts.limit !== undefined;
-  const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw });
+  const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw, fields: opts.fields });
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
   const started = deps.now();

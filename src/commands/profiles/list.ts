@@ -1,19 +1,23 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
 import { outputMode, printJson, printTable } from '../../output.js';
+
+/** The fields of a profile in `--json` (docs/json.md). */
+export const PROFILE_FIELDS = ['name', 'active', 'baseUrl', 'loggedIn'];
 
 /** Registers `profiles list`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('list')
     .description('List profiles, the current one marked')
-    .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  $ opcli profiles list --json')
-    .action(async (flags: { json?: boolean }) => run({ json: !!flags.json }, deps));
+    .option('--json [fields]', 'print JSON; with fields (comma-separated), only those (docs/json.md)')
+    .addHelpText('after', '\nExamples:\n  $ opcli profiles list --json\n  $ opcli profiles list --json name,loggedIn')
+    .action(async (flags: { json?: JsonFlag }) => run({ json: !!flags.json, fields: jsonFields(flags.json, '--json', PROFILE_FIELDS) }, deps));
 }
 
 /** Prints every profile that has settings or credentials. */
-export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
+export async function run(opts: { json: boolean; fields?: string[] }, deps: Deps): Promise<void> {
   const settings = await deps.settings();
   const credentials = await deps.credentials();
   const { pickProfileName } = await import('../../config/profile.js');
@@ -25,7 +29,11 @@ export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
     baseUrl: settings.getProfile(name)?.baseUrl ?? null,
     loggedIn: !!credentials.read(name).token,
   }));
-  if (opts.json) return printJson(deps, rows);
+  if (opts.json)
+    return printJson(
+      deps,
+      rows.map((row) => pickFields(row, opts.fields)),
+    );
   if (rows.length === 0) {
     deps.err('No profiles yet. Create one with `opcli config set base-url URL` or `opcli sandbox --write-profile default`.\n');
     return;

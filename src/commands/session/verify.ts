@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { isFieldList, type JsonFlag, jsonFields } from '../../json-fields.js';
+
+/** The fields of the session context in `--json` (docs/json.md), as the spec's SessionContext names them. */
+export const SESSION_FIELDS = ['userId', 'email', 'firstName', 'lastName', 'storeId', 'installationId', 'applicationId', 'clientId', 'scopes'];
 
 export interface VerifyOptions {
   /** The token from the argument; undefined with --stdin or --from-file. */
@@ -9,6 +13,8 @@ export interface VerifyOptions {
   /** --from-file: read the token from this file. */
   fromFile?: string;
   json: boolean;
+  /** `--json FIELDS`: only these fields. */
+  fields?: string[];
   /** On a 429, wait once for Retry-After and try again. */
   wait: boolean;
 }
@@ -21,7 +27,7 @@ export function register(group: Command, deps: Deps): void {
     .argument('[token]', 'the session_token query parameter the dashboard gave the app (prefer --stdin or --from-file)')
     .option('--stdin', 'read the token from standard input')
     .option('--from-file <path>', 'read the token from a file')
-    .option('--json', 'print the session context as JSON')
+    .option('--json [fields]', 'print the session context as JSON; with fields (comma-separated), only those (docs/json.md)')
     .option('--wait', 'when rate limited (30 per minute per IP), wait once for Retry-After and try again')
     .addHelpText(
       'after',
@@ -31,17 +37,25 @@ is valid for 60 seconds and can be verified once.
 
 Examples:
   $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin --json
+  $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin --json storeId,email
   $ OPCLI_BASE_URL=https://api.example.com opcli session verify --from-file token.txt --wait
 
 A token given as an argument still works, with a warning: other users see it in \`ps\`.
 
 Exit codes: 0 verified, 1 refused (expired, forged or used) or rate limited, 2 usage.`,
     )
-    .action(async (token: string | undefined, flags: { stdin?: boolean; fromFile?: string; json?: boolean; wait?: boolean }) => {
+    .action(async (argument: string | undefined, flags: { stdin?: boolean; fromFile?: string; json?: JsonFlag; wait?: boolean }) => {
+      let token = argument;
+      // `--json TOKEN` as before field lists: with no --stdin or --from-file, a word that is not a list of fields is the token argument.
+      if (typeof flags.json === 'string' && token === undefined && !flags.stdin && flags.fromFile === undefined && !isFieldList(flags.json, SESSION_FIELDS)) {
+        token = flags.json;
+        flags.json = true;
+      }
+      const fields = jsonFields(flags.json, '--json', SESSION_FIELDS);
       if (token === undefined && !flags.stdin && flags.fromFile === undefined) {
         throw new UsageError('No session token given.', 'Pipe it in (`opcli session verify --stdin`) or read it from a file (`--from-file PATH`).');
       }
-      await run({ token, stdin: !!flags.stdin, fromFile: flags.fromFile, json: !!flags.json, wait: !!flags.wait }, deps);
+      await run({ token, stdin: !!flags.stdin, fromFile: flags.fromFile, json: !!flags.json, fields, wait: !!flags.wait }, deps);
     });
 }
 
@@ -55,8 +69,8 @@ export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
   checkTokenShape(token);
   const context = await verifySession(token, { ...deps, onNotice: (text) => deps.err(text) }, { wait: opts.wait });
   if (opts.json) {
-    const { printJson } = await import('../../output.js');
-    printJson(deps, context);
+    const [{ printJson }, { pickFields }] = await Promise.all([import('../../output.js'), import('../../json-fields.js')]);
+    printJson(deps, pickFields(context, opts.fields));
     return;
   }
   const { outputMode, printRecord } = await import('../../output.js');
