@@ -134,3 +134,14 @@ export function describeDamage(d: DamagedLine): string {
       return `line ${d.line} is not a record opcli can read`;
   }
 }
+
+/** The first damaged line described, and how many more there are (up to five named): the start of a damaged file's error. */
+export function describeDamaged(lines: DamagedLine[]): string {
+  const first = lines[0] as DamagedLine;
+  const rest = lines.slice(1);
+  const named = rest
+    .slice(0, 5)
+    .map((d) => d.line)
+    .join(', ');
+  return `${describeDamage(first)}${rest.length ? ` (and ${rest.length} more line(s): ${named}${rest.length > 5 ? ', …' : ''})` : ''}`;
+}

@@ -23,7 +23,7 @@ import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { ExitCode, OpcliError } from '../errors.js';
 import { hostName, osUser } from '../giftcard/ledger.js';
 import type { RepairTarget } from '../record-repair.js';
-import { blockingDamage, type DamagedLine, describeDamage, readRecordLine, settleSetAside } from '../record-lines.js';
+import { blockingDamage, type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../record-lines.js';
 import { KeyTable } from './key-table.js';
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
@@ -166,20 +166,12 @@ const HEX64 = /^[0-9a-f]{16}/;
 /** A record that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
 export class RecordDamagedError extends OpcliError {
   constructor(path: string, lines: DamagedLine[]) {
-    const first = lines[0] as DamagedLine;
-    const more =
-      lines.length > 1
-        ? ` (and ${lines.length - 1} more line(s): ${lines
-            .slice(1, 6)
-            .map((d) => d.line)
-            .join(', ')}${lines.length > 6 ? ', …' : ''})`
-        : '';
     super(
-      `The record of claims ${path} cannot be read: ${describeDamage(first)}${more}. Nothing was sent: a line opcli cannot read could be a claim already filed, and filing without it could file it twice.`,
+      `The record of claims ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a line opcli cannot read could be a claim already filed, and filing without it could file it twice.`,
       {
         exitCode: ExitCode.usage,
         hint:
-          first.kind === 'newer'
+          lines[0]?.kind === 'newer'
             ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
             : 'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
         details: { record: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },

@@ -13,7 +13,7 @@ import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { OpcliError } from '../errors.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../identity.js';
-import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from '../record-lines.js';
+import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../record-lines.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -299,20 +299,12 @@ export class LedgerDamagedError extends OpcliError {
     readonly path: string,
     readonly lines: DamagedLine[],
   ) {
-    const first = lines[0] as DamagedLine;
-    const more =
-      lines.length > 1
-        ? ` (and ${lines.length - 1} more line(s): ${lines
-            .slice(1, 6)
-            .map((d) => d.line)
-            .join(', ')}${lines.length > 6 ? ', …' : ''})`
-        : '';
     super(
-      `The gift card ledger ${path} cannot be read: ${describeDamage(first)}${more}. Nothing was sent: a record opcli cannot read could be a payment, and paying without it could pay twice.`,
+      `The gift card ledger ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a record opcli cannot read could be a payment, and paying without it could pay twice.`,
       {
         exitCode: 2,
         hint:
-          first.kind === 'newer'
+          lines[0]?.kind === 'newer'
             ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
             : `Run \`opcli giftcard repair\` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.`,
         details: { ledger: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
