@@ -100,3 +100,36 @@ export function simLimiter(kind: LimiterKind, now: () => number, perSecond: numb
   if (kind === 'fixed') return fixedWindow(now, perSecond);
   return slidingWindow(now, perSecond);
 }
+
+/** Virtual time: sleeps are timers that the driver fires in order once every promise has settled. */
+export function virtualTime() {
+  let t = 0;
+  let seq = 0;
+  const timers: { at: number; seq: number; resolve: () => void }[] = [];
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      timers.push({ at: t + Math.max(0, ms), seq: seq++, resolve });
+    });
+  const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+  async function run<T>(work: Promise<T>): Promise<T> {
+    let finished = false;
+    work.then(
+      () => {
+        finished = true;
+      },
+      () => {
+        finished = true;
+      },
+    );
+    for (;;) {
+      await settle();
+      if (finished) return work;
+      timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = timers.shift();
+      if (!next) throw new Error('nothing left to run: the work is stuck');
+      t = Math.max(t, next.at);
+      next.resolve();
+    }
+  }
+  return { now: () => t, sleep, run };
+}
