@@ -22,10 +22,23 @@ const SPACES = /\s+/gu;
  * dropped, white space trimmed and collapsed. Idempotent: the identity of an identity is itself.
  */
 export function idIdentity(text: string): string {
+  // One pass is not always a fixed point: capital sharp s (ẞ) lowers to ß, which the next pass
+  // folds to ss; a fold can also produce a new dash or space. The rules run until nothing changes
+  // (two passes for every character known; four at most).
+  let t = text;
+  for (let pass = 0; pass < 4; pass++) {
+    const next = foldOnce(t);
+    if (next === t) break;
+    t = next;
+  }
+  return t;
+}
+
+/** One pass of the rules: NFKC, invisible characters dropped, dashes as `-`, case folded, spaces collapsed. */
+function foldOnce(text: string): string {
   let t = text.normalize('NFKC').replace(INVISIBLE, '').replace(DASHES, '-');
   // Full case folding, as near as JavaScript gets without tables: ß → ss, ﬀ → ff, Σ/ς → σ.
   t = t.toUpperCase().toLowerCase().normalize('NFKC');
-  // Folding can produce a new dash or space (rare compatibility forms): apply the rules once more.
   return t.replace(INVISIBLE, '').replace(DASHES, '-').replace(SPACES, ' ').trim();
 }
 
