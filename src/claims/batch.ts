@@ -16,7 +16,7 @@ import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, service
 import { ClaimRecord, type OpenRecord } from './record.js';
 import { resolveBatchPaths } from './paths.js';
 import { type SendResult, sendAll } from './pipeline.js';
-import { Planner, storeMismatch } from './plan.js';
+import { type PlanOptions, Planner, storeMismatch } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
 import type { BatchReport, BatchView } from './results.js';
 import { OfflineClaim } from '../schemas.js';
@@ -138,16 +138,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
     await reporter.start();
     if (!journal) await validateAll(source.rows, reporter, deps, view, opts, storeId);
     else {
-      const planner = new Planner(journal, {
-        keyColumn: opts.key,
-        allowSimilar: opts.allowSimilar,
-        allowDuplicates: !!opts.allowDuplicates,
-        retryUncertain: opts.retryUncertain,
-        tokenStore: storeId,
-        perRow: reporter.perRow,
-        record,
-        provenance,
-      });
+      const planner = new Planner(journal, { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
       const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
       reporter.limiter = limiter;
       const result = await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter, record);
@@ -157,6 +148,19 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
     input.stream.destroy?.();
     await closeBoth(journal, record);
   }
+}
+
+/** What the planner of a run and of a dry run share: the batch's flags, the token's store, the per-row report, the record. */
+function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow: boolean, record: ClaimRecord | undefined): PlanOptions {
+  return {
+    keyColumn: opts.key,
+    allowSimilar: opts.allowSimilar,
+    allowDuplicates: !!opts.allowDuplicates,
+    retryUncertain: opts.retryUncertain,
+    tokenStore: storeId,
+    perRow,
+    record,
+  };
 }
 
 /** Closes the journal and the record, their last fdatasyncs together; the first failure is thrown once both are closed. */
@@ -188,15 +192,7 @@ async function planAll(
   const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: 'plan' });
   try {
     await reporter.start();
-    const planner = new Planner(journal, {
-      keyColumn: opts.key,
-      allowSimilar: opts.allowSimilar,
-      allowDuplicates: !!opts.allowDuplicates,
-      retryUncertain: opts.retryUncertain,
-      tokenStore: storeId,
-      perRow: reporter.perRow,
-      record,
-    });
+    const planner = new Planner(journal, plannerOptions(opts, storeId, reporter.perRow, record));
     try {
       for await (const row of source.rows) {
         if (deps.signal.aborted) {

@@ -8,30 +8,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { scriptedPrompter } from '../helpers.js';
-import { type Fixture, fixture, giftcardSuite } from './fixture.js';
+import { type Fixture, fixture, giftcardSuite, aliceClaim } from './fixture.js';
 
 giftcardSuite();
 
 /** A credit for Alice; each claim its own amount, so none is held as similar to another. */
 function issue(claim: string, extra: string[] = [], amount = `${30 + (Number(claim.replace(/\D/g, '')) % 50)}.00`): string[] {
-  return [
-    'giftcard',
-    'issue',
-    '--claim',
-    claim,
-    '--order',
-    '1001',
-    '--amount',
-    amount,
-    '--email',
-    'alice@example.com',
-    '--name',
-    'Alice Example',
-    '--customer-id',
-    'cust_1001',
-    '--yes',
-    ...extra,
-  ];
+  return aliceClaim(claim, extra, amount);
 }
 
 /** A ledger holding one paid claim (C-900), as opcli wrote it, and its path. */

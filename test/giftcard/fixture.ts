@@ -125,7 +125,7 @@ export async function fixture(options: SandboxOptions & { fakeClock?: boolean; u
 }
 
 /** Flags of a claim issuance for Alice (who has a loyalty card of 10.00). */
-export function aliceClaim(claim = 'C-1', extra: string[] = []): string[] {
+export function aliceClaim(claim = 'C-1', extra: string[] = [], amount = '25.00'): string[] {
   return [
     'giftcard',
     'issue',
@@ -134,7 +134,7 @@ export function aliceClaim(claim = 'C-1', extra: string[] = []): string[] {
     '--order',
     '1001',
     '--amount',
-    '25.00',
+    amount,
     '--email',
     'alice@example.com',
     '--name',

@@ -9,32 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { displayWidth } from '../../src/text/width.js';
 import { runBinary, scriptedPrompter } from '../helpers.js';
-import { type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
+import { type Fixture, fixture, giftcardSuite, ledgerLines, aliceClaim } from './fixture.js';
 
 let fx: Fixture | undefined;
 giftcardSuite();
 
 /** A credit for a claim to Alice (she has a loyalty card: the credit API tops it up). */
-function alice(claim: string, extra: string[] = [], amount = '25.00'): string[] {
-  return [
-    'giftcard',
-    'issue',
-    '--claim',
-    claim,
-    '--order',
-    '1001',
-    '--amount',
-    amount,
-    '--email',
-    'alice@example.com',
-    '--name',
-    'Alice Example',
-    '--customer-id',
-    'cust_1001',
-    '--yes',
-    ...extra,
-  ];
-}
+const alice = aliceClaim;
 
 /** A bonus credit for an order to Carol (no card: the credit API creates one). */
 function carolBonus(order: string, amount = '5', extra: string[] = []): string[] {
