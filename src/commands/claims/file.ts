@@ -130,7 +130,7 @@ export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
     const { fields: _fields, data: _data, force: _force, yes: _yes, ...batch } = opts;
-    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps));
+    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl }));
     return;
   }
   const { fileOne } = await import('./file-single.js');
