@@ -13,69 +13,20 @@
  *            record.ts        the record of claims                                 SendPipeline.settle
  *   report   results.ts       counted in the batch's tally, then shown by the verb's BatchReport
  *
- * The window (send-window.ts) holds the rows between `key` and `send`: the feeder reads, checks and
- * keys rows ahead of the free slots; held rows are journaled together once the ready ones run low
- * (lowWaterMark), so one fdatasync covers most of a window; workers (one per `--concurrency` slot)
- * take durable rows and send them while the next group syncs. At most `--concurrency` rows are
- * journaled whose request has not left: a crash leaves those `sending` without having sent them,
- * and the next run reports them uncertain (never resent). A held row is not journaled: a crash
- * leaves it unsent, and the next run sends it. The outage watch (outage.ts) stands between `record`
- * and `send`: rows wait there while the service looks down.
+ * The window (send-window.ts) holds the rows between `key` and `send`, journaled in groups ahead
+ * of the free slots (one fdatasync for most of a window) while the workers, one per
+ * `--concurrency` slot, send the rows already durable. The outage watch (outage.ts) stands between
+ * `record` and `send`: rows wait there while the service looks down.
  */
 import { setMaxListeners } from 'node:events';
-import { PATHS, type ServiceApi } from '../api/service.js';
-import type { RequestLimiter } from '../http/adaptive.js';
-import type { HttpClient } from '../http/client.js';
 import { type Journal, NotJournaled } from './journal.js';
-import { OutageWatch, type ProbeResult, probeResult } from './outage.js';
+import { OutageWatch, probeService } from './outage.js';
 import type { NotToSend, Planner, ToSend } from './plan.js';
-import type { ClaimRecord } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
-import type { BatchReport, BatchTally, BatchView, RowResult } from './results.js';
+import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js';
+import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
-
-/** What the run came to, for the verdict (batch.ts). */
-export interface SendResult {
-  /** A failure that must end the run (the journal or a results file cannot be written, the lock lost). */
-  fatal?: unknown;
-  /** A failure every row would meet (401, connection refused): the batch stopped sending. */
-  stopError?: unknown;
-  /** The input broke at a line: rows before it were handled. */
-  readError?: unknown;
-  /** Ended by a second Ctrl-C: the summary is already printed. */
-  stoppedNow: boolean;
-}
-
-export interface PipelineOptions {
-  concurrency: number;
-  /** `--wait-for-service`: how long an outage may last before the batch stops; undefined stops at once. */
-  waitForServiceMs?: number;
-  /** The store the token belongs to, for the words of a store-mismatch refusal. */
-  tokenStore?: string;
-}
-
-/** What the pipeline uses of the world: the network, the clock, the stop signals, the records, and where it reports. */
-export interface SendPorts {
-  /** The spec's endpoints (the claim request) and the HTTP core (the outage probe's GET). */
-  api: () => Promise<ServiceApi>;
-  http: () => Promise<HttpClient>;
-  now: () => number;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Ctrl-C: no new row leaves; the rows in flight finish. */
-  signal: AbortSignal;
-  /** A second Ctrl-C: the summary at once. */
-  stopNow: AbortSignal;
-  journal: Journal;
-  /** The record of claims for the store, when the run keeps one. */
-  record?: ClaimRecord;
-  limiter: RequestLimiter;
-  /** The batch's counts, which the display reads. */
-  tally: BatchTally;
-  /** The verb's display: each row's outcome, notices, the summary. */
-  report: BatchReport;
-  view: Pick<BatchView, 'notice' | 'summarize'>;
-}
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
 const OUTAGE_REASON = 'the batch stopped before this row was sent: the service is down';
@@ -91,8 +42,6 @@ export class SendPipeline {
   private readonly stopSending: AbortSignal;
   /** Rows a worker holds (waiting for the limiter or in flight), by line: uncertain if the user stops now. */
   private readonly inFlight = new Set<number>();
-  /** Rows an earlier run sent without reading the answer: the first 20 lines, and how many. */
-  private readonly earlierUncertain = { lines: [] as number[], count: 0 };
   private fatal: unknown;
   private stopError: unknown;
   private readError: unknown;
@@ -105,7 +54,7 @@ export class SendPipeline {
     this.window = new SendWindow(opts.concurrency);
     // Answers showing the service down hold the rows not sent yet (outage.ts).
     this.outage = new OutageWatch({
-      probe: () => this.probe(),
+      probe: () => probeService(ports.http, ports.signal),
       waitMs: opts.waitForServiceMs,
       now: ports.now,
       sleep: ports.sleep,
@@ -121,21 +70,17 @@ export class SendPipeline {
   /** Sends the source's rows; the summary is printed when this resolves. Throws nothing a row causes. */
   async run(source: RowSource): Promise<SendResult> {
     const { signal, stopNow } = this.ports;
-    const onStop = () => this.stop();
-    if (signal.aborted) onStop();
-    else signal.addEventListener('abort', onStop, { once: true });
+    const stopListening = whenAborted(signal, () => this.stop());
     /** A second Ctrl-C: the summary now, the rows in flight listed as uncertain (their entries read as such next time). */
-    let onStopNow: (() => void) | undefined;
+    let stopNowListening = () => {};
     const stoppedNow = new Promise<'now'>((resolve) => {
-      onStopNow = () => {
+      stopNowListening = whenAborted(stopNow, () => {
         this.summarize(
           source,
           [...this.inFlight].sort((a, b) => a - b),
         );
         resolve('now');
-      };
-      if (stopNow.aborted) onStopNow();
-      else stopNow.addEventListener('abort', onStopNow, { once: true });
+      });
     });
     try {
       const work = this.work(source.rows);
@@ -144,8 +89,8 @@ export class SendPipeline {
         return { stoppedNow: true };
       }
     } finally {
-      signal.removeEventListener('abort', onStop);
-      if (onStopNow) stopNow.removeEventListener('abort', onStopNow);
+      stopListening();
+      stopNowListening();
       if (!stopNow.aborted) await this.ports.report.finish().catch((error) => this.fail(error));
     }
     this.lockLost();
@@ -206,10 +151,7 @@ export class SendPipeline {
   /** A planned row: held in the window to be sent, or (settled, invalid, held back) reported now. */
   private admit(row: SourceRow, plan: ToSend | NotToSend): Promise<void> | undefined {
     if (!plan.send) {
-      if (plan.earlierUncertain) {
-        this.earlierUncertain.count++;
-        if (this.earlierUncertain.lines.length < 20) this.earlierUncertain.lines.push(row.line);
-      }
+      if (plan.earlierUncertain) this.ports.tally.uncertainEarlier(row.line);
       return this.report(row, plan.result);
     }
     this.window.hold({ row, plan });
@@ -427,18 +369,18 @@ export class SendPipeline {
     this.fatal ??= error;
   }
 
-  /** Asks the service once, with a request safe to repeat, whether it is back. */
-  private async probe(): Promise<ProbeResult> {
-    try {
-      await (await this.ports.http()).request({ method: 'GET', url: PATHS.orders, query: { size: 1 }, retry: 'never', signal: this.ports.signal });
-      return { up: true };
-    } catch (error) {
-      return probeResult(error);
-    }
-  }
-
   private summarize(source: RowSource, inFlight: number[]): void {
-    const summary = this.ports.tally.summary({ unit: source.unit, journal: this.ports.journal.path, earlierUncertain: this.earlierUncertain, inFlight });
+    const summary = this.ports.tally.summary({ unit: source.unit, journal: this.ports.journal.path, inFlight });
     this.ports.view.summarize(summary);
   }
+}
+
+/** Calls `fn` once when `signal` aborts (at once when it has); returns what stops listening. */
+function whenAborted(signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) {
+    fn();
+    return () => {};
+  }
+  signal.addEventListener('abort', fn, { once: true });
+  return () => signal.removeEventListener('abort', fn);
 }

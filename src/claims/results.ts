@@ -104,6 +104,8 @@ export class BatchTally {
   readonly counts: Counts = emptyCounts();
   private readonly started: number;
   private total?: number;
+  /** Rows an earlier run sent without reading the answer: the first 20 lines, and how many. */
+  private readonly earlierUncertain = { lines: [] as number[], count: 0 };
 
   constructor(
     private readonly now: () => number,
@@ -117,6 +119,12 @@ export class BatchTally {
     this.counts.done++;
     const [now, earlier] = COUNTED[result.status];
     this.counts[result.earlier && earlier ? earlier : now]++;
+  }
+
+  /** A row an earlier run sent without reading the answer (the summary lists it). */
+  uncertainEarlier(line: number): void {
+    this.earlierUncertain.count++;
+    if (this.earlierUncertain.lines.length < 20) this.earlierUncertain.lines.push(line);
   }
 
   /** A row's request left (its first attempt): rows and requests differ, a row refused with 429 is asked again. */
@@ -136,8 +144,9 @@ export class BatchTally {
   }
 
   /** The summary's value: the counts and the time now, with what the batch adds. */
-  summary(rest: Pick<BatchSummary, 'unit' | 'journal' | 'earlierUncertain' | 'inFlight'>): BatchSummary {
-    return { counts: this.counts, elapsedMs: this.now() - this.started, limits: this.limiter?.snapshot(), ...rest };
+  summary(rest: Pick<BatchSummary, 'unit' | 'journal' | 'inFlight'>): BatchSummary {
+    const { counts, earlierUncertain } = this;
+    return { counts, elapsedMs: this.now() - this.started, limits: this.limiter?.snapshot(), earlierUncertain, ...rest };
   }
 }
 
