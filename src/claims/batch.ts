@@ -41,8 +41,6 @@ export interface BatchOptions {
   lockWaitMs?: number;
   retryUncertain: boolean;
   validateOnly: boolean;
-  jsonl: boolean;
-  json: boolean;
   out?: string;
   /** `--key COLUMN`: the user's identifier column is the row's identity. */
   key?: string;

@@ -17,6 +17,10 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
   data?: string;
   from?: string;
   dryRun: boolean;
+  /** `--json`: the created claim (a batch: a JSON summary). */
+  json: boolean;
+  /** `--jsonl`: one JSON result per row of a batch on stdout. */
+  jsonl: boolean;
   /** `--force`: file one claim even when the record of claims holds it. */
   force?: boolean;
   /** `--yes`: file one claim without showing it for confirmation on a terminal. */
@@ -139,7 +143,7 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
 /** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
-    const { fields: _fields, data: _data, force: _force, yes: _yes, ...batch } = opts;
+    const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, ...batch } = opts;
     await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl }));
     return;
   }
