@@ -19,7 +19,7 @@
  * `record` and `send`: rows wait there while the service looks down.
  */
 import { setMaxListeners } from 'node:events';
-import { type Journal, NotJournaled } from './journal.js';
+import { NotJournaled } from './journal.js';
 import { OutageWatch, probeService } from './outage.js';
 import type { NotToSend, Planner, ToSend } from './plan.js';
 import type { RowSource, SourceRow } from './reader.js';
