@@ -1,14 +1,18 @@
 /**
  * The wire under the HTTP core: the bundled undici's Agent, the design card's HTTP library, for
  * every request (one-offs, `orders list`, claims batches), through `dispatch()` with a handler of
- * its own: no stream per response body and no promise per read. Loaded on first use; figures of
- * what that costs a one-off are in docs/benchmarks.md#figures-of-27-november-2026-one-http-engine (bench/startup.mjs).
+ * its own: no stream per response body and no promise per read. Fast path (bench/startup.mjs, the
+ * one-off; bench/claims-batch.mjs): undici's `Agent` module is imported alone, not its index, and
+ * statically, so the bundle keeps it in one chunk with this file; only the proxy agent and the
+ * certificate probe load on use (figures: docs/benchmarks.md#current-figures).
  *
  * It keeps undici's timeout meanings (connect, headers, body idle), never follows redirects, keeps
  * connections alive, refuses headers HTTP does not allow before sending anything, and gives a
  * failure a `code` the client sorts into "never sent" and "fate unknown".
  */
+import { setFlagsFromString } from 'node:v8';
 import type { Dispatcher } from 'undici';
+import Agent from 'undici/lib/dispatcher/agent.js';
 import type { ProxyChoice, Route } from './proxy.js';
 import type { PeerCertificate } from './trust.js';
 
@@ -188,20 +192,26 @@ export class Transport {
     if (!pool) {
       const { connections, connectTimeoutMs: timeout, timeoutMs, ca } = this.options;
       const tlsOptions = ca ? { timeout, ca } : { timeout };
-      pool = import('./undici.js').then(async ({ loadAgent, loadProxyAgent }) => {
-        const common = {
-          connections,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-          keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
-          // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
-          // a stale one is simply asked again.
-          ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
-        };
-        // The proxy code is loaded only when a request goes through a proxy: a direct one-off never pays for it.
-        if (proxy) return new (await loadProxyAgent())({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions });
-        return new (await loadAgent())({ ...common, connect: tlsOptions });
-      });
+      const common = {
+        connections,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
+        // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
+        // a stale one is simply asked again.
+        ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
+      };
+      // undici parses HTTP with llhttp built to WebAssembly, compiled when the first connection
+      // opens. By default V8 compiles it twice, the second time with its optimising compiler in the
+      // background: for a one-off that doubled the process's CPU and added ~35 MiB of peak memory
+      // for a parser that reads a few kilobytes. Liftoff alone (what the bin shim passes to long
+      // runs) compiles it once (docs/benchmarks.md#figures-of-27-november-2026-one-http-engine).
+      setFlagsFromString('--liftoff-only');
+      // The proxy code is loaded only when a request goes through a proxy: a direct one-off does
+      // not load its module (bench/startup.mjs, the one-off against the bare fetch script).
+      pool = proxy
+        ? import('./proxy-agent.js').then(({ ProxyAgent }) => new ProxyAgent({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions }))
+        : Promise.resolve(new Agent({ ...common, connect: tlsOptions }));
       this.pools.set(key, pool);
     }
     return pool;
