@@ -1,10 +1,11 @@
 /**
- * Loads undici's whole index, for the demo tour's plain `request()` (src/commands/demo/tour-io.ts).
- * The HTTP core never loads it: src/http/transport.ts imports undici's `Agent` module alone.
- * It is CommonJS: once bundled into the ES module build its exports sit under `default`, while
- * under vitest (unbundled) they are named exports. Both work through this.
+ * undici's whole index, for the demo tour's plain `request()` (src/commands/demo/tour-io.ts, which
+ * loads this module only when the tour runs). The HTTP core never loads it: src/http/transport.ts
+ * imports undici's `Agent` module alone.
  */
+import * as undici from 'undici';
+
+/** undici's index (async for its callers, which load this module on use). */
 export async function loadUndici(): Promise<typeof import('undici')> {
-  const mod = (await import('undici')) as typeof import('undici') & { default?: typeof import('undici') };
-  return mod.Agent ? mod : (mod.default as typeof import('undici'));
+  return undici;
 }
