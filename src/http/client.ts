@@ -16,9 +16,9 @@ import type { Route } from './proxy.js';
 import { backoffDelay, formatWait, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
 import { Transport, type WireTimers } from './transport.js';
 
-// What other layers read from the HTTP core, kept importable from here.
-export { buildApiError, buildRedirectError, clause } from './answer.js';
-export { CERT_NOT_TRUSTED, formatBytes, PROXY_REFUSED, wouldRecur } from './fate.js';
+// What other layers (claims, orders, config) read from the HTTP core, kept importable from here.
+export { clause } from './answer.js';
+export { CERT_NOT_TRUSTED, PROXY_REFUSED, wouldRecur } from './fate.js';
 export { isSafeForCredentials } from './outgoing.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
