@@ -3,9 +3,8 @@
  * flight, the rate the server allows as learnt, any pause, ETA; redrawn in place every 200 ms. No
  * work at all per row, and none when stderr is not a terminal.
  */
-import type { Counts } from '../../claims/results.js';
+import type { BatchProgress } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
-import type { RequestLimiter } from '../../http/adaptive.js';
 import { count as formatCount } from '../../text/count.js';
 import { safeLine } from '../../text/safe.js';
 
@@ -20,14 +19,9 @@ function formatEta(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** What the status line shows. */
-export interface StatusState {
-  counts: Counts;
+/** What the status line shows: the batch's progress (asked of it at each draw), the verb and the time now. */
+export interface StatusState extends BatchProgress {
   verb: 'send' | 'validate' | 'plan';
-  elapsedMs: number;
-  total?: number;
-  totalApproximate: boolean;
-  limiter?: RequestLimiter;
   now: number;
 }
 
@@ -54,8 +48,8 @@ export function statusLine(s: StatusState, width: number): string {
     parts.push(count(c.valid, 'valid'), count(c.invalid, 'invalid'));
   }
   parts.push([`${formatRate(rate)} rows/s`, 0]);
-  if (s.limiter) {
-    const l = s.limiter.snapshot();
+  if (s.limits) {
+    const l = s.limits;
     parts.push([`${l.inFlight} in flight`, l.inFlight === 0 ? 6 : 2]);
     // The rate the limiter settled on after the server's refusals (or its headers), or --rate.
     if (l.learnt !== undefined) parts.push([`server allows ~${formatRate(l.learnt)}/s`, 3]);
