@@ -23,6 +23,7 @@ import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
 import { count } from '../text/count.js';
+import { progressStyle } from '../text/progress.js';
 
 export interface BatchOptions {
   /** A path, or "-" for standard input. */
@@ -100,7 +101,9 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   const binding = { service, notice: (text: string) => view.notice(text) };
   const input = openInput(opts.from, paths.input, deps);
   const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
-  const progress = deps.io.stderrIsTTY && !opts.json;
+  // --progress: a redrawn line on a terminal (not under --json), plain sentences in a log, or none.
+  const style = progressStyle(deps);
+  const progress = style === 'plain' || (style === 'line' && !opts.json);
   if (opts.dryRun && !opts.validateOnly) {
     const record = await ClaimRecord.open(recording as OpenRecord);
     try {

@@ -59,6 +59,7 @@ export class BatchReporter implements BatchReport {
   /** Counts and reports a row; its output is released in input order (a promise only then). */
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
     countRow(this.counts, result);
+    this.ticker?.tick();
     if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) this.problem(result);
     return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
   }

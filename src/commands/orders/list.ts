@@ -63,6 +63,20 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw, fields: opts.fields });
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
+  // Data written to a terminal shares the screen with the progress line: the line is taken off first.
+  const shared = progress && deps.io.stdoutIsTTY ? progress : undefined;
+  const out: typeof writer = shared
+    ? {
+        page: async (orders) => {
+          if (format !== 'table') shared.clear();
+          await writer.page(orders);
+        },
+        end: async () => {
+          shared.done();
+          await writer.end();
+        },
+      }
+    : writer;
   const started = deps.now();
   const result = await listOrders(
     deps,
@@ -76,7 +90,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
       records,
       onNotice: (text) => deps.err(text),
     },
-    writer,
+    out,
     (p) => progress?.update(() => progressLine(p, (deps.now() - started) / 1000)),
   );
   progress?.done();
