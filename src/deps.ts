@@ -358,7 +358,7 @@ export function createDeps(init: DepsInit): Deps {
     prompter: once(async () => {
       if (init.prompter) return init.prompter;
       const { createInquirerPrompter } = await import('./prompter.js');
-      return createInquirerPrompter(io);
+      return createInquirerPrompter(io, { accessible: globals.accessible, signal });
     }),
     // The terminal fact alone decides; a test that answers prompts says it runs on a terminal (stdinIsTTY, stderrIsTTY).
     canPrompt: () => io.stdinIsTTY && io.stderrIsTTY && globals.input && !isCI(env),
