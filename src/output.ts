@@ -28,6 +28,8 @@ export interface Column<T> {
   right?: boolean;
   /** Never cut on a terminal (money, ids): other columns shrink first, or are left out and named. */
   whole?: boolean;
+  /** Wrapped onto more lines on a terminal instead of cut with … (advice a person must read whole). */
+  wrap?: boolean;
 }
 
 export interface TableOptions {
@@ -174,16 +176,21 @@ export async function renderTable(
   head: string[],
   rows: string[][],
   max: number,
-  options: { ascii?: boolean; bold?: (s: string) => string; right?: boolean[]; whole?: boolean[] } = {},
+  options: { ascii?: boolean; bold?: (s: string) => string; right?: boolean[]; whole?: boolean[]; wrap?: boolean[] } = {},
 ): Promise<{ text: string; dropped: number[] }> {
-  const { default: Table } = await import('cli-table3');
-  const { displayWidth, truncate } = await import('./text/width.js');
+  const [{ default: Table }, { displayWidth, truncate }, { wrapText }] = await Promise.all([
+    import('cli-table3'),
+    import('./text/width.js'),
+    import('./text/wrap.js'),
+  ]);
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const { kept, widths, dropped } = fitColumns(natural, max, options.whole);
-  const cut = (cells: string[]) => kept.map((at, k) => truncate(cells[at] ?? '', widths[k] as number));
+  // A wrapped cell becomes several lines of its column (cli-table3 draws a cell's lines one under another).
+  const fit = (text: string, at: number, width: number) => (options.wrap?.[at] ? wrapText(text, width, { hard: true }) : truncate(text, width));
+  const cut = (cells: string[]) => kept.map((at, k) => fit(cells[at] ?? '', at, widths[k] as number));
   const bold = options.bold ?? ((s: string) => s);
   const table = new Table({
-    head: cut(head).map((h) => bold(h)),
+    head: kept.map((at, k) => truncate(head[at] ?? '', widths[k] as number)).map((h) => bold(h)),
     colWidths: widths.map((w) => w + 2),
     colAligns: kept.map((at) => (options.right?.[at] ? 'right' : 'left')),
     chars: options.ascii ? ASCII : BOX,
@@ -214,6 +221,7 @@ export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[],
       bold: (s) => chalk.bold(s),
       right: shown.map((c) => !!c.right),
       whole: shown.map((c) => !!c.whole),
+      wrap: shown.map((c) => !!c.wrap),
     });
     deps.out(table.text);
     if (table.dropped.length > 0) {
