@@ -186,8 +186,8 @@ export async function renderTable(
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const { kept, widths, dropped } = fitColumns(natural, max, options.whole);
   // A wrapped cell becomes several lines of its column (cli-table3 draws a cell's lines one under another).
-  const fit = (text: string, at: number, width: number) => (options.wrap?.[at] ? wrapText(text, width, { hard: true }) : truncate(text, width));
-  const cut = (cells: string[]) => kept.map((at, k) => fit(cells[at] ?? '', at, widths[k] as number));
+  const fitCell = (text: string, at: number, width: number) => (options.wrap?.[at] ? wrapText(text, width, { hard: true }) : truncate(text, width));
+  const cut = (cells: string[]) => kept.map((at, k) => fitCell(cells[at] ?? '', at, widths[k] as number));
   const bold = options.bold ?? ((s: string) => s);
   const table = new Table({
     head: kept.map((at, k) => truncate(head[at] ?? '', widths[k] as number)).map((h) => bold(h)),
