@@ -11,6 +11,7 @@ import { ResultsFile, writeWithBackpressure } from './batch-output.js';
 import { countRow, emptyCounts, problemText } from './batch-rows.js';
 import { InOrder } from './batch-order.js';
 import { StatusTicker } from './batch-status.js';
+import { pickFields } from '../../json-fields.js';
 import { safeLine } from '../../text/safe.js';
 
 export class BatchReporter implements BatchReport {
@@ -29,7 +30,7 @@ export class BatchReporter implements BatchReport {
   constructor(
     private readonly deps: Deps,
     private readonly source: RowSource,
-    private readonly options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' | 'plan' },
+    private readonly options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' | 'plan'; fields?: string[] },
   ) {
     this.started = deps.now();
     if (options.out) this.out = new ResultsFile(options.out, source.header);
@@ -78,7 +79,7 @@ export class BatchReporter implements BatchReport {
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
-    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(result)}\n`);
+    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(result, this.options.fields))}\n`);
     await this.out?.row(row, result);
   }
 

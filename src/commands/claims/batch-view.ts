@@ -4,10 +4,10 @@ import type { Deps } from '../../deps.js';
 import { BatchReporter } from './batch-report.js';
 import { summarize } from './batch-summary.js';
 
-/** The batch's view over the command's streams. */
-export function batchView(deps: Deps): BatchView {
+/** The batch's view over the command's streams; `fields` (`--jsonl FIELDS`) selects the fields of each row's result line. */
+export function batchView(deps: Deps, output: { fields?: string[] } = {}): BatchView {
   return {
-    report: (source, options) => new BatchReporter(deps, source, options),
+    report: (source, options) => new BatchReporter(deps, source, { ...options, fields: output.fields }),
     summarize: (report, journalPath, earlierUncertain, earlierUncertainCount, opts, inFlight) =>
       summarize(report, deps, journalPath, earlierUncertain, earlierUncertainCount, opts, inFlight),
     notice: (text) => deps.err(text),
