@@ -235,7 +235,7 @@ export function createDeps(init: DepsInit): Deps {
     colorStderr: stderrIsTTY && !noColor && env.TERM !== 'dumb',
   };
   const redactor = new Redactor();
-  const globals: Globals = { verbose: false, input: true, accessible: accessibleEnv(env) };
+  const globals: Globals = { verbose: false, input: true, accessible: false };
   const timers = init.timers ?? realTimers;
   const now = init.now ?? timers.now;
   const sleep = init.sleep ?? sleepOn(timers);
@@ -399,12 +399,6 @@ function positiveEnv(value: string | undefined, name: string, unit: string): num
       `Set ${name} to a whole number (${unit}), or unset it for the default.`,
     );
   return number;
-}
-
-/** OPCLI_ACCESSIBLE set to anything but empty, 0 or false turns the accessible mode on (the setting is read later, src/display.ts). */
-export function accessibleEnv(env: Record<string, string | undefined>): boolean {
-  const v = env.OPCLI_ACCESSIBLE?.trim().toLowerCase();
-  return !!v && v !== '0' && v !== 'false';
 }
 
 /** CI is set by every common CI system; there, nobody can answer a prompt. */

@@ -60,6 +60,9 @@ test('a bad mode is a usage error naming the flag or the variable, and nothing i
   const variable = await runOpcli(['orders', 'list'], { env: { ...env, OPCLI_PROGRESS: 'loud' } });
   expect(variable.code).toBe(2);
   expect(variable.stderr).toContain('OPCLI_PROGRESS "loud" is not a progress mode');
+  const accessible = await runOpcli(['orders', 'list'], { env: { ...env, OPCLI_ACCESSIBLE: 'maybe' } });
+  expect(accessible.code).toBe(2);
+  expect(accessible.stderr).toContain('OPCLI_ACCESSIBLE "maybe" is not 1 or 0.');
   const setting = await runOpcli(['config', 'set', 'progress', 'loud'], { env });
   expect(setting.code).toBe(2);
   expect(setting.stderr).toContain('expected auto, plain or none, got "loud"');
