@@ -86,7 +86,8 @@ export class StatusTicker {
 
   start(): void {
     if (this.progress.style === 'none') return;
-    this.timer = setInterval(() => this.tick(), 200);
+    // A terminal's line is redrawn every 200 ms whatever the run's clock says; a sentence keeps its own pace.
+    this.timer = setInterval(() => (this.progress.style === 'line' ? this.draw() : this.tick()), 200);
     this.timer.unref?.();
   }
 
@@ -95,9 +96,9 @@ export class StatusTicker {
     return statusLine(this.state(), this.progress.style === 'plain' ? Number.POSITIVE_INFINITY : width);
   }
 
-  /** Shows the current state if it is time to (cheap otherwise: a clock reading). */
+  /** Writes a sentence of the current state if it is time to (a clock reading otherwise); a terminal's line is left to the timer. */
   tick(): void {
-    this.progress.update(() => this.line());
+    if (this.progress.style === 'plain') this.progress.update(() => this.line());
   }
 
   draw(): void {

@@ -43,7 +43,7 @@ Examples:
   $ opcli orders list --all --jsonl sourceOrderId,total > totals.jsonl
   $ opcli orders list --all --jsonl --rate 300/m > orders.jsonl
 
-A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress on a terminal. A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.
+A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …; amounts and ids are never cut: a column that does not fit is left out and named); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress: a line redrawn on a terminal, a sentence every 10 s in a log (--progress plain|none to choose). A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.
 
 Pages follow cursors, so at most two requests are in flight (the page in hand and the next); a 429 or 503 pauses them (for Retry-After when sent) and paces the rest just under the rate the server accepted, slowing earlier when it sends RateLimit-* or X-RateLimit-* headers. --rate caps the pace from the first page.`,
     )
