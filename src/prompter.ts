@@ -31,12 +31,13 @@ export async function createInquirerPrompter(io: IO, options: PrompterOptions = 
   const prompts = await import('@inquirer/prompts');
   const context = { input: io.stdin, output: io.stderr, clearPromptOnDone: false };
   const password: Prompter['password'] = (o) => cancellable(() => prompts.password({ message: o.message, mask: '*', validate: o.validate }, context));
-  if (options.accessible) return plainPrompter(io, password, options.signal);
+  const input: Prompter['input'] = (o) =>
+    cancellable(() =>
+      prompts.input({ message: o.message, default: o.default, validate: o.validate }, { ...context, signal: o.signal, clearPromptOnDone: !!o.secret }),
+    );
+  if (options.accessible) return plainPrompter(io, { password, secretInput: input }, options.signal);
   return {
-    input: (o) =>
-      cancellable(() =>
-        prompts.input({ message: o.message, default: o.default, validate: o.validate }, { ...context, signal: o.signal, clearPromptOnDone: !!o.secret }),
-      ),
+    input,
     password,
     confirm: (o) => cancellable(() => prompts.confirm({ message: o.message, default: o.default }, context)),
     select: (o) => cancellable(() => prompts.select({ message: o.message, choices: o.choices, default: o.default }, context)),
@@ -79,10 +80,12 @@ async function readLine(io: IO, question: string, signals: (AbortSignal | undefi
 }
 
 /** The accessible prompter: each question one plain line, a refused answer said on its own line and asked again. */
-function plainPrompter(io: IO, password: Prompter['password'], runSignal?: AbortSignal): Prompter {
+function plainPrompter(io: IO, secret: { password: Prompter['password']; secretInput: Prompter['input'] }, runSignal?: AbortSignal): Prompter {
   const say = (text: string) => io.stderr.write(`${text}\n`);
   return {
     async input(o) {
+      // A secret answer (a pasted redirect URL with its code) is taken off the screen once given: the usual prompt does that.
+      if (o.secret) return secret.secretInput(o);
       for (;;) {
         const keep = o.default ? ` (Enter for ${o.default})` : '';
         const raw = await readLine(io, `${o.message}${keep} `, [runSignal, o.signal]);
@@ -92,7 +95,7 @@ function plainPrompter(io: IO, password: Prompter['password'], runSignal?: Abort
         say(`Not accepted: ${verdict}`);
       }
     },
-    password,
+    password: secret.password,
     async confirm(o) {
       const hint = o.default === undefined ? 'yes or no' : `yes or no, Enter for ${o.default ? 'yes' : 'no'}`;
       for (;;) {

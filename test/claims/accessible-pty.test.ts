@@ -42,6 +42,17 @@ describe.runIf(hasScript)('the accessible mode in a pseudo-terminal', () => {
     expect(claimBodies(sandbox)).toHaveLength(0);
   });
 
+  it('asks the confirmation as a plain yes-or-no line, says a refused answer, and files on yes', async () => {
+    const r = await inPty(['claims', 'file', ...flagsWithout(new Set())], { ...env(), OPCLI_ACCESSIBLE: '1' }, [
+      ['(yes or no, Enter for no) ', 'maybe'],
+      ['Not accepted: answer yes or no.', 'yes'],
+    ]);
+    expect(r.code, r.screen).toBe(0);
+    expect(r.screen).toMatch(/File this claim for customer1@example\.com in store \S+\? \(yes or no, Enter for no\) maybe/);
+    expect(r.raw).not.toMatch(/\x1b\[(\d*[ABCDGK]|2K|\?25l)/);
+    expect(claimBodies(sandbox)).toHaveLength(1);
+  });
+
   it('the accessible setting does the same, and OPCLI_ACCESSIBLE=0 wins over it', async () => {
     expect((await runOpcli(['config', 'set', 'accessible', 'true'], { env: env() })).code).toBe(0);
     const flags = flagsWithout(new Set(['resolution']));
