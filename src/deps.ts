@@ -30,6 +30,10 @@ export interface Globals {
   verbose: boolean;
   /** False with --no-input: never prompt. */
   input: boolean;
+  /** --progress, else OPCLI_PROGRESS, else the `progress` setting (default auto: src/text/progress.ts). */
+  progress?: 'auto' | 'plain' | 'none';
+  /** The accessible mode (OPCLI_ACCESSIBLE, else the `accessible` setting): nothing redrawn, choices as numbered lists. */
+  accessible: boolean;
 }
 
 /** A question asked on the terminal; tests inject their own answers. */
@@ -231,7 +235,7 @@ export function createDeps(init: DepsInit): Deps {
     colorStderr: stderrIsTTY && !noColor && env.TERM !== 'dumb',
   };
   const redactor = new Redactor();
-  const globals: Globals = { verbose: false, input: true };
+  const globals: Globals = { verbose: false, input: true, accessible: false };
   const timers = init.timers ?? realTimers;
   const now = init.now ?? timers.now;
   const sleep = init.sleep ?? sleepOn(timers);
@@ -354,7 +358,7 @@ export function createDeps(init: DepsInit): Deps {
     prompter: once(async () => {
       if (init.prompter) return init.prompter;
       const { createInquirerPrompter } = await import('./prompter.js');
-      return createInquirerPrompter(io);
+      return createInquirerPrompter(io, { accessible: globals.accessible, signal });
     }),
     // The terminal fact alone decides; a test that answers prompts says it runs on a terminal (stdinIsTTY, stderrIsTTY).
     canPrompt: () => io.stdinIsTTY && io.stderrIsTTY && globals.input && !isCI(env),

@@ -58,6 +58,8 @@ const profileSettings = shape({
   proxyLoopback: isBoolean,
   caFile: isString,
   notProcessedStatuses: (value) => Array.isArray(value) && value.every((v) => Number.isInteger(v)),
+  progress: (value) => value === 'auto' || value === 'plain' || value === 'none',
+  accessible: isBoolean,
   provider: shape({
     name: isString,
     apiUrl: isUrl,

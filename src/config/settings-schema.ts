@@ -9,6 +9,7 @@ import { UsageError } from '../errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { lazy, TriggerId } from '../schemas.js';
+import { PROGRESS_MODES } from '../text/progress.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
@@ -31,6 +32,10 @@ export const ProfileSettings = lazy(() =>
     caFile: z.string().optional(),
     /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
     notProcessedStatuses: z.array(z.number().int()).optional(),
+    /** How long work shows its progress: auto (a redrawn line on a terminal, sentences elsewhere), plain or none (src/text/progress.ts). */
+    progress: z.enum(PROGRESS_MODES).optional(),
+    /** The accessible mode: nothing redrawn, choices as numbered lists, progress as sentences. */
+    accessible: z.boolean().optional(),
     provider: z
       .object({
         name: z.string().optional(),
@@ -154,6 +159,18 @@ export const SETTING_KEYS: SettingKey[] = [
     description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
     path: ['notProcessedStatuses'],
     parse: notProcessedStatuses,
+  },
+  {
+    key: 'progress',
+    description: 'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (--progress, OPCLI_PROGRESS win)',
+    path: ['progress'],
+    parse: (raw) => z.enum(PROGRESS_MODES, { message: `expected auto, plain or none, got "${raw}"` }).parse(raw.trim().toLowerCase()),
+  },
+  {
+    key: 'accessible',
+    description: 'accessible mode for screen readers: nothing redrawn, choices as numbered lists (true/false, default false; OPCLI_ACCESSIBLE wins)',
+    path: ['accessible'],
+    parse: trueFalse,
   },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },

@@ -10,6 +10,8 @@ import { ResultsFile, writeWithBackpressure } from './batch-output.js';
 import { problemText } from './batch-rows.js';
 import { InOrder } from './batch-order.js';
 import { StatusTicker } from './batch-status.js';
+import { pickFields } from '../../json-fields.js';
+import { progressStyle } from '../../text/progress.js';
 import { safeLine } from '../../text/safe.js';
 
 /** The report's options: where rows go, the verb, and the display's modes. */
@@ -19,6 +21,8 @@ export interface ReportOptions {
   json: boolean;
   out?: string;
   verb: 'send' | 'validate' | 'plan';
+  /** `--jsonl FIELDS`: the fields of each row's result line. */
+  fields?: string[];
 }
 
 export class BatchReporter implements BatchReport {
@@ -35,8 +39,9 @@ export class BatchReporter implements BatchReport {
     progress: () => BatchProgress,
   ) {
     if (options.out) this.out = new ResultsFile(options.out, source.header);
-    // The status line is drawn on a terminal's stderr, and not under --json.
-    if (deps.io.stderrIsTTY && !options.json) {
+    // --progress: a redrawn line on a terminal (not under --json), plain sentences in a log, or none.
+    const style = progressStyle(deps);
+    if (style === 'plain' || (style === 'line' && !options.json)) {
       this.ticker = new StatusTicker(deps, () => ({ ...progress(), verb: options.verb, now: deps.now() }));
     }
   }
@@ -63,6 +68,7 @@ export class BatchReporter implements BatchReport {
 
   /** Reports a row; its output is released in input order (a promise only then). */
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
+    this.ticker?.tick();
     if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) this.problem(result);
     return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
   }
@@ -81,7 +87,7 @@ export class BatchReporter implements BatchReport {
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
-    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(result)}\n`);
+    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(result, this.options.fields))}\n`);
     await this.out?.row(row, result);
   }
 

@@ -8,6 +8,8 @@ import { summarize } from './batch-summary.js';
 export interface ViewModes {
   json: boolean;
   jsonl: boolean;
+  /** `--jsonl FIELDS`: the fields of each row's result line. */
+  fields?: string[];
 }
 
 /** The batch's view over the command's streams. */

@@ -1,10 +1,12 @@
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
+import type { RowResult } from '../../claims/results.js';
 import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate } from '../../flags.js';
+import { jsonFields } from '../../json-fields.js';
 import { completesWith, completeValues } from '../completion/hints.js';
 import { describeField, FILE_HELP } from './file-help.js';
 
@@ -22,7 +24,12 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
   force?: boolean;
   /** `--yes`: file one claim without showing it for confirmation on a terminal. */
   yes?: boolean;
+  /** `--jsonl FIELDS`: only these fields of each row's result. */
+  resultFields?: string[];
 }
+
+/** The fields of a row's result line (`--jsonl`), which `--jsonl FIELDS` selects from (docs/json.md). */
+export const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'errors', 'earlier'] as const satisfies readonly (keyof RowResult)[];
 
 const BATCH_ONLY = [
   'format',
@@ -62,7 +69,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--validate-only', 'check every row of --from and send nothing')
     .option('--dry-run', 'print the request and send nothing (with --from: say what a run would do with each row, from the journal)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
-    .option('--jsonl', 'one JSON result per row on stdout (batch)')
+    .option('--jsonl [fields]', 'one JSON result per row on stdout (batch); with fields (comma-separated), only those (docs/json.md)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
   // The batch reader's formats, loaded only when `opcli completion` asks (see run() for why).
   completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
@@ -107,6 +114,7 @@ function fileOptions(flags: Record<string, unknown>): FileOptions {
     dryRun: !!flags.dryRun,
     json: !!flags.json,
     jsonl: !!flags.jsonl,
+    resultFields: jsonFields(flags.jsonl as string | boolean | undefined, '--jsonl', RESULT_FIELDS),
     out: flags.out as string | undefined,
     key: flags.key as string | undefined,
     allowSimilar: !!flags.allowSimilar,
@@ -146,8 +154,8 @@ export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   // loads each verb on use.
   if (opts.from) {
     const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
-    const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, ...batch } = opts;
-    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl }));
+    const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
+    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
     return;
   }
   const { fileOne } = await import('./file-single.js');

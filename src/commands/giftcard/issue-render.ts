@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { ChainResult, DryRunStep } from '../../giftcard/chain.js';
 import type { PreparedIssue } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
+import type { ISSUED_FIELDS } from './issue-flags.js';
 
 /** Aligned "Label  value" lines, indented. */
 export function summary(lines: [string, string][]): string {
@@ -40,7 +41,12 @@ export async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps:
 }
 
 /** Prints the issued card (stdout) and the closing line (stderr); warnings are the caller's last word. */
-export async function issued(deps: Deps, prepared: PreparedIssue, result: ChainResult, options: { json: boolean; showCode: boolean }): Promise<void> {
+export async function issued(
+  deps: Deps,
+  prepared: PreparedIssue,
+  result: ChainResult,
+  options: { json: boolean; fields?: string[]; showCode: boolean },
+): Promise<void> {
   const [{ describePath }, { formatMoney, formatCents }, { maskCode }, output] = await Promise.all([
     import('../../giftcard/chain.js'),
     import('../../giftcard/money.js'),
@@ -51,7 +57,8 @@ export async function issued(deps: Deps, prepared: PreparedIssue, result: ChainR
   const code = options.showCode ? result.card.code : maskCode(result.card.code);
   if (!options.showCode) deps.redactor.add(result.card.code);
   if (options.json) {
-    output.printJson(deps, {
+    const { pickFields } = await import('../../json-fields.js');
+    const record = {
       status: 'issued',
       issuance: req.issuance,
       claimId: req.claimId ?? null,
@@ -72,7 +79,8 @@ export async function issued(deps: Deps, prepared: PreparedIssue, result: ChainR
       possibleDoubleCredit: result.possibleDoubleCredit,
       warnings: result.warnings,
       notes: result.notes,
-    });
+    } satisfies Record<(typeof ISSUED_FIELDS)[number], unknown>;
+    output.printJson(deps, pickFields(record, options.fields));
     return;
   }
   for (const note of result.notes) deps.err(`Note: ${note}\n`);
