@@ -65,20 +65,18 @@ function canonical(value: unknown): string | undefined {
     const t = robustText(value);
     return t === '' ? undefined : JSON.stringify(t);
   }
+  if (typeof value !== 'object') return JSON.stringify(value);
+  // Built as one string, without an array of parts per object (this runs for every claim row).
+  let out = '';
   if (Array.isArray(value)) {
-    const items: string[] = [];
-    for (const v of value) items.push(canonical(v) ?? 'null');
-    return items.length ? `[${items.join(',')}]` : undefined;
+    for (let i = 0; i < value.length; i++) out += `${i ? ',' : ''}${canonical(value[i]) ?? 'null'}`;
+    return value.length ? `[${out}]` : undefined;
   }
-  if (typeof value === 'object') {
-    const parts: string[] = [];
-    for (const name of Object.keys(value).sort()) {
-      const v = canonical((value as Record<string, unknown>)[name]);
-      if (v !== undefined) parts.push(`${quoted(name)}:${v}`);
-    }
-    return parts.length ? `{${parts.join(',')}}` : undefined;
+  for (const name of Object.keys(value).sort()) {
+    const v = canonical((value as Record<string, unknown>)[name]);
+    if (v !== undefined) out += `${out ? ',' : ''}${quoted(name)}:${v}`;
   }
-  return JSON.stringify(value);
+  return out ? `{${out}}` : undefined;
 }
 
 /** The first 128 bits of a SHA-256, as hex (crypto.hash: no Hash object per row). */
