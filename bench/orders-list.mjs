@@ -18,6 +18,8 @@ requireBuild();
 const ORDERS = Number(process.argv[2] ?? 100_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const SIZE = 250;
+// ORDERS_BENCH_COMPARE=path: another build's bin shim (main's), run alternately with this one behind nginx.
+const COMPARE = process.env.ORDERS_BENCH_COMPARE;
 
 /** CPU time (user + system, ms) of the children reaped so far, where /proc has it. */
 function childCpu() {
@@ -71,11 +73,11 @@ function baseline(info, token) {
 }
 
 /** opcli itself, output to /dev/null, peak RSS polled from /proc; `url` the base URL (default the sandbox's). */
-function opcli(info, token, url = info.url) {
+function opcli(info, token, url = info.url, script = bin) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const c0 = childCpu();
-    const child = spawn(process.execPath, [bin, 'orders', 'list', '--all', '--jsonl', '--size', String(SIZE)], {
+    const child = spawn(process.execPath, [script, 'orders', 'list', '--all', '--jsonl', '--size', String(SIZE)], {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: {
         PATH: process.env.PATH,
@@ -132,6 +134,30 @@ try {
   console.log(`opcli peak RSS       : ${peak.toFixed(1)} MiB worst, the process doing the work  (goal <= 100 MiB, without v8.setFlagsFromString)`);
   console.log(`                       ${tree.toFixed(1)} MiB with the bin shim that started it (each process's own peak, shared pages counted twice)`);
   const infra = await loadInfra();
+  if (infra && COMPARE) {
+    // Before/after at the same load: another build's bin and this one, alternated round by round.
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [name, script] of [
+        ['other', COMPARE],
+        ['this ', bin],
+      ]) {
+        const gateway = await infra.startNginx({ upstream: info.url, limitReq: { rate: '40r/s', status: 429 } });
+        try {
+          const o = await opcli(info, token, gateway.url, script);
+          if (o.count !== ORDERS) throw new Error(`behind nginx: expected ${ORDERS} orders, got ${o.count}`);
+          await gateway.waitForAccessLog(Math.ceil(ORDERS / SIZE), (e) => e.status === 200, 10_000).catch(() => {});
+          const gets = gateway.accessLog().filter((e) => e.method === 'GET');
+          const times = gets.map((e) => e.msec);
+          const pace = (Math.ceil(ORDERS / SIZE) - 1) / (Math.max(...times) - Math.min(...times)) / 40;
+          console.log(
+            `behind nginx 40r/s, ${name} build, round ${r + 1}: ${pace.toFixed(2)} at the gateway, ${gets.filter((e) => e.status === 429).length} of ${gets.length} refused`,
+          );
+        } finally {
+          await gateway.stop();
+        }
+      }
+    }
+  }
   if (infra) {
     const shares = [];
     const paced = [];

@@ -8,6 +8,9 @@
  *
  * - Concurrency starts modestly and grows by one per clean, fast answer (slow start), up to
  *   `maxConcurrency` (`--concurrency`); it stops growing when answers slow down (the server queues).
+ *   Once paced, it holds as many as the rate needs at the answers' usual latency.
+ * - The parts: `Slots` (requests in flight), `SpacingGate` (when the next may leave),
+ *   `RateEstimator` and `ProbePolicy` (src/http/rate-estimator.ts: the rate, down and up).
  * - Requests are unpaced until the server first refuses (429, or 503 overload) or states a policy.
  *   From then on they leave evenly spaced at the learnt rate, never closer than its interval to the
  *   request before (a late timer never makes two leave together), and never in bursts.
