@@ -285,7 +285,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     },
     snapshot(): LimiterSnapshot {
       const pausedUntil = gate.pausedUntil > now() ? gate.pausedUntil : 0;
-      return { concurrency: slots.limit, inFlight: slots.inFlight, rate: estimator.rate, learnt: estimator.learnt(), answered, refused, pausedUntil };
+      return { concurrency: slots.limit, inFlight: slots.inFlight, rate: estimator.rate, learnt: estimator.learnt(now()), answered, refused, pausedUntil };
     },
   };
 }

@@ -22,6 +22,8 @@ const FIRST_OVERSHOOT = 0.02;
 const MIN_RATE = 0.2;
 /** The window over which the accepted rate and the share refused are read. */
 const WINDOW_MS = 1000;
+/** The window over which the rate shown as learnt is checked against what the server accepted. */
+const SUSTAINED_MS = 5000;
 /** The fewest accepted answers in that window from which the accepted rate means something. */
 const MIN_SAMPLES = 8;
 /** Reads a rate-limit header under either name. */
@@ -92,6 +94,8 @@ export class RateEstimator {
   /** Answers in the last second by their start time, flagged when accepted. */
   private readonly answers = new Window();
   private readonly firstStart: number;
+  /** Accepted answers over the last few seconds, by answer time: what the server sustains. */
+  private readonly sustained = new Window();
 
   constructor(
     readonly maxRate: number | undefined,
@@ -126,6 +130,8 @@ export class RateEstimator {
   accepted(start: number, startedGeneration: number, t: number): void {
     this.answers.trim(t - WINDOW_MS);
     this.answers.push(start, true);
+    this.sustained.trim(t - SUSTAINED_MS);
+    this.sustained.push(t);
     if (startedGeneration === this.generation) this.acceptedSinceChange++;
   }
 
@@ -211,11 +217,18 @@ export class RateEstimator {
 
   /**
    * The rate the server allows, as learnt: the pace, but no higher than the rate last refused while a
-   * probe runs less than half again above it (a bucket's burst lets a probe run clean for a while).
+   * probe runs less than half again above it (a bucket's burst lets a probe run clean for a while),
+   * at `t`.
    */
-  learnt(): number | undefined {
+  learnt(t: number): number | undefined {
     const { rate, lastCeiling } = this;
-    return rate !== undefined && lastCeiling !== undefined && rate < lastCeiling * 1.5 ? Math.min(rate, lastCeiling) : rate;
+    const paced = rate !== undefined && lastCeiling !== undefined && rate < lastCeiling * 1.5 ? Math.min(rate, lastCeiling) : rate;
+    // Nor higher than what the server accepted over the last five seconds, once refused and read over
+    // them all: a bucket's burst lets a probe run clean well above the limit before its refusal.
+    this.sustained.trim(t - SUSTAINED_MS);
+    const oldest = this.sustained.oldest;
+    if (paced === undefined || lastCeiling === undefined || oldest === undefined || t - this.firstStart < SUSTAINED_MS) return paced;
+    return Math.min(paced, (this.sustained.size * 1000) / SUSTAINED_MS);
   }
 }
 
