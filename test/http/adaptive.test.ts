@@ -92,6 +92,17 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
     expect(r.refusedShare).toBeGreaterThan(sim.limit.headers ? -1 : 0);
   });
 
+  it.each([
+    ['1,000 rows at --concurrency 16', { rows: 1000, limit: { perSecond: 40 }, latencyMs: 50, maxConcurrency: 16 }],
+    ['2,000 rows at --concurrency 8', { rows: 2000, limit: { perSecond: 40 }, latencyMs: 50, maxConcurrency: 8 }],
+  ] as [string, Sim][])('the sandbox bucket of 40/s, %s: the rate shown as learnt is near 40/s, not a probe past it', async (_name, sim) => {
+    // The bucket holds a second's worth: a probe past the limit runs clean until that is spent, so
+    // the rate last refused was 55-65/s; what the server accepted over five seconds says 40.
+    const r = await simulate(sim);
+    expect(r.snapshot.learnt).toBeGreaterThanOrEqual(40 * 0.8);
+    expect(r.snapshot.learnt).toBeLessThanOrEqual(40 * 1.1);
+  });
+
   it('never has more requests in flight than --concurrency', async () => {
     for (const maxConcurrency of [1, 3, 16]) {
       const r = await simulate({ rows: 600, limit: { perSecond: 1000 }, latencyMs: 50, maxConcurrency });

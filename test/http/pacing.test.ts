@@ -29,6 +29,9 @@ interface Run {
   /** At this virtual second the server's limit becomes `raiseTo`. */
   raiseAt?: number;
   raiseTo?: number;
+  /** From this virtual second on, the server answers in `slowLatencyMs` (a gateway starts queueing). */
+  slowFrom?: number;
+  slowLatencyMs?: number;
 }
 
 /**
@@ -54,18 +57,19 @@ async function simulate(run: Run) {
   const worker = async () => {
     while (clock.now() < end) {
       const permit = await limiter.acquire();
+      const latencyMs = run.slowFrom !== undefined && clock.now() >= run.slowFrom * 1000 ? (run.slowLatencyMs as number) : run.latencyMs;
       inFlight++;
       peakInFlight = Math.max(peakInFlight, inFlight);
       starts.push(clock.now());
       rates.push({ at: clock.now(), rate: limiter.snapshot().rate });
-      await clock.sleep(run.latencyMs / 2 + jitter());
+      await clock.sleep(latencyMs / 2 + jitter());
       if (!raised && run.raiseAt !== undefined && clock.now() >= run.raiseAt * 1000) {
         raised = true;
         server.setRate(run.raiseTo as number);
       }
       const decision = server.take();
       (decision.allowed ? acceptedAt : refusedAt).push(clock.now());
-      await clock.sleep(run.latencyMs / 2);
+      await clock.sleep(latencyMs / 2);
       inFlight--;
       const outcome: Outcome = { status: decision.allowed ? 200 : 429, headers: decision.headers };
       permit.done(outcome);
@@ -129,5 +133,26 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(r.share(5, 15, 20)).toBeGreaterThanOrEqual(0.9);
     // The rise is found within ten seconds: three at the old ceiling, then probes doubling their step.
     expect(r.share(25, 45, 80)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it.each(KINDS)('%s: keeps enough requests in flight for the learnt rate when answers slow from 10 ms to 100 ms', async (kind) => {
+    // Sized by the fastest answer seen, 200/s at 10 ms needs 5 slots; at 100 ms it needs 20.
+    const r = await simulate({ kind, perSecond: 200, seconds: 30, latencyMs: 10, concurrency: 32, slowFrom: 5, slowLatencyMs: 100 });
+    expect(r.share(15, 30)).toBeGreaterThanOrEqual(0.9);
+    expect(r.peakInFlight).toBeLessThanOrEqual(32);
+    expect(r.refusedShare).toBeLessThanOrEqual(0.03);
+  });
+
+  it.each([
+    [2, 0.85],
+    [5, 0.75],
+  ])('leaky at 40/s, requests arriving up to %d ms late (a loaded machine): settles a margin under the limit, few refusals', async (jitterMs, minShare) => {
+    // A strict leaky bucket refuses two requests that arrive too close however far apart they left:
+    // the rate has to settle where the arrival jitter rarely brings two within 25 ms.
+    const r = await simulate({ kind: 'leaky', perSecond: 40, seconds: 40, latencyMs: 50, concurrency: 16, jitterMs });
+    expect(r.share(10, 40)).toBeGreaterThanOrEqual(minShare);
+    expect(r.share(10, 40)).toBeLessThanOrEqual(1);
+    expect(r.refusedShare).toBeLessThanOrEqual(0.02);
+    expect(r.snapshot.learnt).toBeLessThanOrEqual(40);
   });
 });
