@@ -1,7 +1,4 @@
-/**
- * The zod schemas of the credentials file. Loaded only when needed (a write, or a file the quick
- * check cannot vouch for): a command that reads a token opcli stored itself never loads zod.
- */
+/** The zod schemas of the credentials file. */
 import * as z from 'zod';
 import { lazy } from '../schemas.js';
 import { ProfileName } from './settings-schema.js';

@@ -1,15 +1,11 @@
-/**
- * The zod schemas of the settings file, and the keys `opcli config set` accepts with their checks.
- * Loaded only when needed (a write, `config`, or a file the quick check cannot vouch for): a
- * command that reads a profile opcli wrote itself never loads zod.
- */
+/** The zod schemas of the settings file, and the keys `opcli config set` accepts with their checks. */
 import { isAbsolute } from 'node:path';
 import * as z from 'zod';
 import { UsageError } from '../errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { lazy, TriggerId } from '../schemas.js';
-import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
 export const ProfileSettings = lazy(() =>
@@ -54,7 +50,7 @@ export type ProfileSettings = z.infer<typeof ProfileSettings>;
 /** Profile names are identifiers: letters, digits, "-", "_" and "." (not first), at most 64 characters. */
 export const ProfileName = lazy(() => z.string().regex(PROFILE_NAME, { message: PROFILE_NAME_RULE }));
 
-/** The settings file (exported for the quick check's test). */
+/** The settings file. */
 export const SettingsFile = lazy(() =>
   z.object({
     currentProfile: ProfileName.optional(),

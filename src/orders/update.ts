@@ -7,8 +7,7 @@
  */
 import type { Deps } from '../deps.js';
 import { ApiError, OpcliError, ValidationError } from '../errors.js';
-import { Order, type OrderRecord } from '../schemas.js';
-import { ORDER_FIELDS } from './fields.js';
+import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';
 import { fetchPage } from './pager.js';
