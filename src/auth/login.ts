@@ -45,8 +45,10 @@ export interface RedirectQuestion {
 }
 
 /** What a login needs from the outside world. */
-export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'timers' | 'signal' | 'configDir' | 'openBrowser'> {
+export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'timers' | 'signal' | 'configDir'> {
   profile: ResolvedProfile;
+  /** Opens a link in the browser; rejects, never crashes, when none can be opened. */
+  openBrowser(url: string): Promise<void>;
   stdinIsTTY: boolean;
   readStdin(): Promise<string>;
   /** A line for the person (the verb writes it to stderr). */

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { ApiError, AuthError, RedirectError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { PATHS } from '../api/service.js';
-import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
+import { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
 
 /** Endpoints 1 and 2 of one profile, over the shared HTTP client (absolute URLs, so any profile works). */
 export interface OAuthEndpoints {
@@ -23,13 +23,11 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
     async token(body, signal) {
-      const { TokenRequest, TokenResponse } = await import('../schemas.js');
       const checked = TokenRequest.parse(body);
       return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
         .body;
     },
     async revoke(body, signal) {
-      const { RevokeRequest } = await import('../schemas.js');
       const checked = RevokeRequest.parse(body);
       await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },

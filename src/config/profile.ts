@@ -116,7 +116,6 @@ function editDistance(a: string, b: string): number {
   return (d[a.length] as number[])[b.length] as number;
 }
 
-
 /** OPCLI_RECORD_DIR: an absolute path, or a usage error naming the variable. */
 function envRecordDir(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
   const value = envValue(env, 'OPCLI_RECORD_DIR', warnings);

@@ -40,7 +40,10 @@ export function validateBody<S extends z.ZodObject>(schema: S, body: Record<stri
   const early = [...flagIssues, ...garbledText(body).filter((i) => !flagIssues.some((f) => f.path === i.path))];
   if (parsed.success && early.length === 0) return parsed.data as z.infer<S>;
   const flagged = new Set(early.map((i) => i.path));
-  const issues = [...early, ...(parsed.success ? [] : bodyIssues(parsed.error, body, new Map(fieldKinds(schema).map((k) => [k.name, k]))).filter((i) => !flagged.has(i.path)))];
+  const issues = [
+    ...early,
+    ...(parsed.success ? [] : bodyIssues(parsed.error, body, new Map(fieldKinds(schema).map((k) => [k.name, k]))).filter((i) => !flagged.has(i.path))),
+  ];
   const first = issues[0];
   const message =
     issues.length === 1 && first

@@ -21,7 +21,9 @@ function importsOf(file: string): string[] {
         ? statement.moduleSpecifier.text
         : undefined;
     if (!specifier?.startsWith('.')) continue;
-    const target = relative(root, join(root, dirname(file), specifier.replace(/\.js$/, '.ts'))).split('\\').join('/');
+    const target = relative(root, join(root, dirname(file), specifier.replace(/\.js$/, '.ts')))
+      .split('\\')
+      .join('/');
     if (existsSync(join(root, target))) found.push(target);
   }
   return found;

@@ -1,6 +1,7 @@
 /** The flags of `giftcard issue`: each text value checked before anything is asked or sent, the waits parsed. */
 import { UsageError } from '../../errors.js';
 import { textProblem } from '../../text/flag-text.js';
+import { parseDuration } from '../../flags.js';
 
 /** The fields as typed (flags or answers), not yet parsed. */
 export interface IssueFields {
@@ -57,7 +58,6 @@ export function answerProblem(value: string, what: string): true | string {
 
 /** Checks the flag combination and turns the flags into options (missing fields are asked later). */
 export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
-  const { parseDuration } = await import('../../flags.js');
   const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
   if (flags.bonus && flags.claim !== undefined) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
   // Money moves on these values and the ledger keys on them: a value no one typed on purpose stops here.

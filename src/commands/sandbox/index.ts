@@ -3,6 +3,8 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate, parseWholeNumber } from '../../flags.js';
 import { completeValues } from '../completion/hints.js';
+import { ProfileName } from '../../config/settings-schema.js';
+import { run } from './run.js';
 
 /** The styles of --rate-limit-headers. */
 const HEADER_STYLES = ['none', 'ietf', 'x', 'both'];
@@ -54,7 +56,6 @@ Examples:
         force?: boolean;
         json?: boolean;
       }) => {
-        const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings-schema.js')]);
         const headers = flags.rateLimitHeaders;
         if (!HEADER_STYLES.includes(headers)) {
           throw new UsageError(`--rate-limit-headers "${headers}" is not a style.`, 'Expected none, ietf, x or both.');
