@@ -1,9 +1,6 @@
-import { Chalk } from 'chalk';
-import Table from 'cli-table3';
 import type { Deps } from './deps.js';
 import { UsageError } from './errors.js';
 import { safeLine } from './text/safe.js';
-import { displayWidth, truncate } from './text/width.js';
 
 /** How a command prints its data: --json, --jsonl, or the default for the stream. */
 export type OutputMode = 'json' | 'jsonl' | 'table' | 'plain';
@@ -142,6 +139,10 @@ export async function renderTable(
   max: number,
   options: { ascii?: boolean; bold?: (s: string) => string } = {},
 ): Promise<string> {
+  // Start-up fast path (ARCHITECTURE.md; test/orders/output-loads.test.ts): the table library and the
+  // width tables load only for a terminal's table, colour only for a colour terminal.
+  const { default: Table } = await import('cli-table3');
+  const { displayWidth, truncate } = await import('./text/width.js');
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const widths = fitWidths(natural, max);
   const cut = (cells: string[]) => widths.map((w, i) => truncate(cells[i] ?? '', w));
@@ -184,6 +185,7 @@ export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[],
 export async function printRecord(deps: Deps, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
   if (mode === 'table') {
     const chalk = await colors(deps);
+    const { truncate } = await import('./text/width.js');
     const width = Math.max(...pairs.map(([k]) => k.length));
     const room = Math.max(10, terminalWidth(deps) - width - 2);
     for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cell(v)), room)}\n`);
@@ -206,6 +208,7 @@ export function csvCell(value: unknown, raw = false): string {
 
 /** A chalk instance for stdout: colour only on a terminal without NO_COLOR. */
 export async function colors(deps: Deps, stream: 'stdout' | 'stderr' = 'stdout') {
+  const { Chalk } = await import('chalk');
   const on = stream === 'stdout' ? deps.io.colorStdout : deps.io.colorStderr;
   return new Chalk({ level: on ? 1 : 0 });
 }

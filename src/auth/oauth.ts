@@ -1,9 +1,9 @@
 import type { StoredToken } from '../config/credentials.js';
 import { originOf, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
-import type { Deps } from '../deps.js';
 import { ApiError, AuthError, RedirectError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
+import type { Redactor } from '../redact.js';
 import { PATHS } from '../api/service.js';
 import { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
 
@@ -40,7 +40,7 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
  * (the token endpoint at `tokenUrl` when given, which must be on the base URL's origin), and the
  * time it starts (the new token's clock).
  */
-export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile, tokenUrl?: string) {
+export async function tokenClient(env: { redactor: Redactor; http(): Promise<HttpClient>; now(): number }, profile: ResolvedProfile, tokenUrl?: string) {
   const { clientId, clientSecret } = requireClient(profile);
   env.redactor.add(clientSecret);
   if (tokenUrl !== undefined && originOf(tokenUrl) !== originOf(profile.baseUrl)) {

@@ -1,9 +1,9 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { legacyOrigin, loginRefusal, originOf, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
-import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError } from '../errors.js';
-import type { TokenSource } from '../http/client.js';
+import type { HttpClient, TokenSource } from '../http/client.js';
+import type { Redactor } from '../redact.js';
 import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 
 /** CHOICE (docs/spec-choices.md#refresh-margin): a token that expires within this margin is refreshed before it is used. */
@@ -26,6 +26,16 @@ export function needsRefresh(token: StoredToken, now: number): boolean {
   return token.expiresAt - now <= margin;
 }
 
+/** What a token source uses: the credential store, the HTTP client, the clock, the redactor, a --verbose line, Ctrl-C. */
+export interface TokenSourceEnv {
+  credentials(): Promise<CredentialStore>;
+  http(): Promise<HttpClient>;
+  now(): number;
+  redactor: Redactor;
+  debug(text: string): void;
+  signal: AbortSignal;
+}
+
 /**
  * The bearer token for API calls. OPCLI_TOKEN, when set, is used as it is. Otherwise the profile's
  * stored token, refreshed when it expires within 5 minutes and once after a 401. A refresh happens
@@ -34,7 +44,7 @@ export function needsRefresh(token: StoredToken, now: number): boolean {
  * already its tokens are used and nothing is sent. The rotated pair is written before the lock is
  * released.
  */
-export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTokenSource {
+export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile): AuthTokenSource {
   const baseOrigin = originOf(profile.baseUrl);
   if (profile.envToken) {
     const token = profile.envToken;
@@ -144,7 +154,7 @@ function refreshTarget(token: StoredToken, profile: ResolvedProfile): { origin?:
  * One refresh under the credentials lock. `replacing` is the access token the caller found stale or
  * refused; when the store holds another one by now, another process refreshed and it is adopted.
  */
-async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: string | undefined): Promise<StoredToken> {
+async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, replacing: string | undefined): Promise<StoredToken> {
   const store = await deps.credentials();
   const name = profile.name;
   return store.withLock(async () => {
@@ -216,7 +226,7 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
 
 /** Client credentials carry no refresh token: the same grant is run again for the same store. */
 async function rerunClientCredentials(
-  deps: Deps,
+  deps: TokenSourceEnv,
   profile: ResolvedProfile,
   store: CredentialStore,
   token: StoredToken,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import Conf from 'conf';
+import type Conf from 'conf';
 import type { z } from 'zod';
 import { ExitCode, OpcliError } from '../errors.js';
 import { fieldIssues } from '../field-issues.js';
@@ -89,7 +89,10 @@ export class ConfFileStore<T extends Record<string, unknown>> {
   async prepareWrite(): Promise<void> {
     if (this.conf) return;
     assertPrivateFile(this.path, `${this.what} file`);
-    this.conf = new Conf<T>({
+    // Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the
+    // writer is loaded by a store that writes, so a one-off that only reads its profile never loads it.
+    const { default: ConfClass } = await import('conf');
+    this.conf = new ConfClass<T>({
       cwd: this.dir,
       configName: this.name,
       projectName: 'opcli',

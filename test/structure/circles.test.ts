@@ -5,11 +5,18 @@ import { describe, expect, it } from 'vitest';
 import { parse, root, sourceFiles } from './source.js';
 
 /**
- * TEMPORARY: circles through modules other helpers of issue 31 are still reshaping. Each entry is
- * one circle as this test prints it (starting at its first file in sorting order). The lead empties
- * this list once their branches are merged.
+ * TEMPORARY: circles through modules other helpers of issue 31 are still reshaping, each as this
+ * test prints it (the shortest circle through the first file of its group, in sorting order). The
+ * lead empties this list once their branches are merged.
  */
-const ALLOWED_WHILE_IN_PROGRESS: string[] = [];
+const ALLOWED_WHILE_IN_PROGRESS: string[] = [
+  // Ends when src/http/proxy.ts and src/http/trust.ts import envValue from src/config/env-value.ts
+  // instead of src/config/profile.ts (which re-exports it until then).
+  'src/config/credentials-schema.ts → src/config/settings-schema.ts → src/http/proxy.ts → src/config/profile.ts → src/config/credentials.ts → src/config/credentials-schema.ts',
+  // Ends when src/prompter.ts takes its IO and Prompter types from a module below src/deps.ts (or
+  // src/main.ts hands createDeps the prompter it makes).
+  'src/deps.ts → src/prompter.ts → src/deps.ts',
+];
 
 /** The src/ files a file imports statically (type-only imports and re-exports included; `import()` not). */
 function importsOf(file: string): string[] {

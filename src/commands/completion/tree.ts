@@ -8,9 +8,11 @@ import type { Deps } from '../../deps.js';
 import { type ValueHint, valueHint } from './hints.js';
 import { buildProgram, GROUPS } from '../../cli.js';
 import { SETTING_KEYS } from '../../config/settings-schema.js';
-import { SHELLS } from './scripts.js';
 
 /** What a flag's value completes to: enum values, `files`, `profiles`, or `any` (a value, nothing to offer). */
+/** The shells `opcli completion` writes a script for. */
+export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+
 export type ValueKind = ValueHint | 'any';
 
 /** A place in the tree (the top, a group, a verb): its flags, and what the values of those that take one complete to. */
