@@ -36,6 +36,36 @@ export interface TokenSourceEnv {
   signal: AbortSignal;
 }
 
+/** OPCLI_TOKEN as the run's token: sent as it is, to the base URL's origin only; it cannot be refreshed. */
+function envTokenSource(deps: Pick<TokenSourceEnv, 'redactor'>, token: string, baseOrigin: string | undefined): AuthTokenSource {
+  deps.redactor.add(token);
+  return {
+    // OPCLI_TOKEN was given for this run's base URL: it goes there, and nowhere else.
+    get: async (target) => {
+      if (target && baseOrigin && target.origin !== baseOrigin) {
+        throw new AuthError(
+          `OPCLI_TOKEN is sent only to the base URL's origin ${baseOrigin}, and this request goes to ${target.origin}; nothing was sent.`,
+          'Point the request at the base URL, or set OPCLI_BASE_URL to the server the token is for.',
+        );
+      }
+      return token;
+    },
+    // An OPCLI_TOKEN that is refused cannot be refreshed; the user is told where the token came from.
+    refreshAfterUnauthorized: async () => {
+      throw new AuthError(
+        'The server refused the access token from OPCLI_TOKEN (401: invalid or expired).',
+        'The token came from the OPCLI_TOKEN environment variable, not from `opcli auth login`: set a valid token in it, or unset OPCLI_TOKEN to use the stored login.',
+      );
+    },
+    refresh: async () => {
+      throw new AuthError(
+        'OPCLI_TOKEN is set, so there is no stored login to refresh.',
+        'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.',
+      );
+    },
+  };
+}
+
 /**
  * The bearer token for API calls. OPCLI_TOKEN, when set, is used as it is. Otherwise the profile's
  * stored token, refreshed when it expires within 5 minutes and once after a 401. A refresh happens
@@ -46,35 +76,7 @@ export interface TokenSourceEnv {
  */
 export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile): AuthTokenSource {
   const baseOrigin = originOf(profile.baseUrl);
-  if (profile.envToken) {
-    const token = profile.envToken;
-    deps.redactor.add(token);
-    return {
-      // OPCLI_TOKEN was given for this run's base URL: it goes there, and nowhere else.
-      get: async (target) => {
-        if (target && baseOrigin && target.origin !== baseOrigin) {
-          throw new AuthError(
-            `OPCLI_TOKEN is sent only to the base URL's origin ${baseOrigin}, and this request goes to ${target.origin}; nothing was sent.`,
-            'Point the request at the base URL, or set OPCLI_BASE_URL to the server the token is for.',
-          );
-        }
-        return token;
-      },
-      // An OPCLI_TOKEN that is refused cannot be refreshed; the user is told where the token came from.
-      refreshAfterUnauthorized: async () => {
-        throw new AuthError(
-          'The server refused the access token from OPCLI_TOKEN (401: invalid or expired).',
-          'The token came from the OPCLI_TOKEN environment variable, not from `opcli auth login`: set a valid token in it, or unset OPCLI_TOKEN to use the stored login.',
-        );
-      },
-      refresh: async () => {
-        throw new AuthError(
-          'OPCLI_TOKEN is set, so there is no stored login to refresh.',
-          'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.',
-        );
-      },
-    };
-  }
+  if (profile.envToken) return envTokenSource(deps, profile.envToken, baseOrigin);
   const name = profile.name;
   // The stored login goes only to the origin that issued it (src/config/origin.ts).
   // Checked on every request of a batch: the common case (the same origin) is one string comparison.

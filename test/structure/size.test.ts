@@ -14,24 +14,7 @@ const FILE_EXCEPTIONS = ['src/schemas.ts'];
  */
 const ALLOWED_WHILE_IN_PROGRESS = [/^src\/claims\//, /^src\/commands\/claims\//, /^src\/http\//];
 
-/**
- * TEMPORARY: functions and files of issue 31 not split yet on this branch (named by file and function,
- * without line numbers). Remove an entry with its split; the list only shrinks.
- */
-const NOT_SPLIT_YET = [
-  'src/auth/login.ts browserLogin',
-  'src/auth/token-source.ts createTokenSource',
-  'src/commands/sandbox/index.ts register',
-  'src/sandbox/index.ts startSandbox',
-  'src/sandbox/oauth.ts tokenEndpoint',
-  'src/sandbox/server.ts createSandboxServer',
-  'src/sandbox/state.ts createState',
-  'src/giftcard/issuance.ts',
-];
-
 const inProgress = (name: string): boolean => ALLOWED_WHILE_IN_PROGRESS.some((pattern) => pattern.test(name));
-/** Whether `entry` ("file:line name (n lines)" or "file (n lines)") is on NOT_SPLIT_YET. */
-const notSplitYet = (entry: string): boolean => NOT_SPLIT_YET.includes(entry.replace(/:\d+ /, ' ').replace(/ \(\d+ lines\)$/, ''));
 
 /** A readable name for a function node: its own, its variable's, its property's, or "(anonymous)". */
 function nameOf(node: ts.Node): string {
@@ -70,10 +53,7 @@ describe('size of the code under src/', () => {
   const files = sourceFiles();
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
-    const long = files
-      .filter((file) => !inProgress(file))
-      .flatMap(longFunctions)
-      .filter((entry) => !notSplitYet(entry));
+    const long = files.filter((file) => !inProgress(file)).flatMap(longFunctions);
     expect(long, 'split these functions into named parts').toEqual([]);
   });
 
@@ -82,8 +62,7 @@ describe('size of the code under src/', () => {
       .filter((file) => !inProgress(file) && !FILE_EXCEPTIONS.includes(file))
       .map((file) => ({ file, lines: lineCount(file) }))
       .filter(({ lines }) => lines > MAX_FILE_LINES)
-      .map(({ file, lines }) => `${file} (${lines} lines)`)
-      .filter((entry) => !notSplitYet(entry));
+      .map(({ file, lines }) => `${file} (${lines} lines)`);
     expect(long, 'split these files').toEqual([]);
   });
 });
