@@ -32,7 +32,10 @@ export async function allProfiles(deps: Pick<Deps, 'settings' | 'credentials' | 
  * one authenticated call asks the server about the active token (refreshing it first when needed),
  * and the status shows the token as stored after it.
  */
-export async function profileStatuses(deps: Deps, opts: { all: boolean; check: boolean }): Promise<ProfileStatus[]> {
+export async function profileStatuses(
+  deps: Pick<Deps, 'profile' | 'settings' | 'credentials' | 'globals' | 'env' | 'http' | 'now' | 'signal'>,
+  opts: { all: boolean; check: boolean },
+): Promise<ProfileStatus[]> {
   const active = await deps.profile();
   const profiles = opts.all ? await allProfiles(deps) : [active];
   const store = await deps.credentials();

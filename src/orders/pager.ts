@@ -6,14 +6,20 @@
  * requests. What still fails is reported with the cursor to resume from.
  */
 import { PATHS } from '../api/service.js';
-import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { readBody } from '../http/body.js';
-import { clause, wouldRecur } from '../http/client.js';
+import { clause, type HttpClient, wouldRecur } from '../http/client.js';
 import { backoffDelay, shouldRetryStatus } from '../http/retry.js';
 import { OrderRecord, type OrdersPage, OrdersPageShell, OrdersQuery } from '../schemas.js';
 import { safeText } from '../text/safe.js';
+
+/** What paging uses: the HTTP client, Ctrl-C, and the sleep between rounds. */
+export interface PagerEnv {
+  http(): Promise<HttpClient>;
+  signal: AbortSignal;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
 
 /** Extra rounds for a page answered with a 5xx the HTTP core does not retry (a 500). */
 export const PAGE_ROUNDS = 2;
@@ -92,7 +98,7 @@ export interface FetchedPage {
  * verb prints it). With a `limiter` every attempt waits for its permit, and a 429 or 503 is tried
  * again after the limiter's pause instead of the HTTP core's own.
  */
-export async function fetchPage(deps: Deps, query: PageRequest, options: PageOptions = {}): Promise<OrdersPage> {
+export async function fetchPage(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<OrdersPage> {
   return (await fetchPageLater(deps, query, options)).read();
 }
 
@@ -102,7 +108,7 @@ export async function fetchPage(deps: Deps, query: PageRequest, options: PageOpt
  * lived through young-generation collections, were moved to the old generation and stayed there
  * until a full collection (Node 24, 100,000 orders: the peak RSS over 100 MiB in 5 of 200 runs).
  */
-export async function fetchPageLater(deps: Deps, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
+export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
   const http = await deps.http();
   const records = options.records ?? true;
   const q = OrdersQuery.parse(query);
