@@ -42,7 +42,7 @@ export const ProfileSecrets = lazy(() =>
 );
 export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
 
-/** The credentials file (exported for the quick check's test). */
+/** The credentials file. */
 export const CredentialsFile = lazy(() =>
   z.object({
     profiles: z.record(ProfileName, ProfileSecrets).default({}),
