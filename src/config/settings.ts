@@ -1,7 +1,6 @@
 import { ConfFileStore } from './read-file.js';
 import { ProfileSettings, SettingsFile } from './settings-schema.js';
 
-export type { SettingKey } from './settings-schema.js';
 export { ProfileSettings };
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */

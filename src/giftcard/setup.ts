@@ -4,7 +4,7 @@
  * that tells a wrong token from a wrong store domain without issuing anything. No prompt, no print.
  */
 import type { Deps } from '../deps.js';
-import { findSettingKey, type SettingKey } from '../config/settings-schema.js';
+import { findSettingKey, type SettingKey } from '../config/setting-keys.js';
 import { writeSetting } from '../config/write-setting.js';
 import { AuthError, UsageError } from '../errors.js';
 import { TriggerId } from '../schemas.js';

@@ -7,7 +7,7 @@ import { Command, type Option } from 'commander';
 import type { Deps } from '../../deps.js';
 import { type ValueHint, valueHint } from './hints.js';
 import { buildProgram, GROUPS } from '../../cli.js';
-import { SETTING_KEYS } from '../../config/settings-schema.js';
+import { SETTING_KEYS } from '../../config/setting-keys.js';
 
 /** What a flag's value completes to: enum values, `files`, `profiles`, or `any` (a value, nothing to offer). */
 /** The shells `opcli completion` writes a script for. */

@@ -1,6 +1,6 @@
 /** The questions of `giftcard setup` on a terminal, in plain words; Enter keeps the current value. */
 import type { Deps } from '../../deps.js';
-import { findSettingKey } from '../../config/settings-schema.js';
+import { findSettingKey } from '../../config/setting-keys.js';
 import { getAtPath } from '../../config/settings.js';
 import { normaliseValues } from '../../giftcard/setup.js';
 import { parseValue } from '../config/values.js';
