@@ -19,6 +19,8 @@
 //   50 ms latency (>= 0.95). `orders list --all` behind nginx is in bench/orders-list.mjs.
 // Usage: node bench/claims-batch.mjs [rows=10000] [bigRows=1000000] [server=yes|no] [runs=3] [concurrency=16]   (build first: node bin/build.mjs)
 // server=no skips the rate-limited, latency and nginx cases.
+// CLAIMS_BENCH_ALLOC=1 also measures the memory allocated per row (heap sampling, collected objects
+// included: bench/heap-sample.cjs) of one more opcli batch and of the durable script, with the functions allocating most.
 // CLAIMS_BENCH_PROFILE=DIR also writes a CPU profile of one more opcli batch to DIR (the bin shim passes
 // --cpu-prof on to the process it starts with its lean flags) and prints where its time went.
 import { spawn } from 'node:child_process';
@@ -496,6 +498,7 @@ async function batchFigures(info, env, token, csv) {
     );
   }
   console.log(`load average after the runs: ${load()}`);
+  if (process.env.CLAIMS_BENCH_ALLOC) await allocationPerRow(env, csv, info, token);
   const profileDir = process.env.CLAIMS_BENCH_PROFILE;
   if (profileDir) {
     mkdirSync(profileDir, { recursive: true });
@@ -508,6 +511,52 @@ async function batchFigures(info, env, token, csv) {
     if (run.code !== 0) throw new Error(`opcli exited ${run.code}: ${run.stderr}`);
     profileSummary(profileDir);
   }
+}
+
+/**
+ * The memory allocated per row by opcli's batch and by the durable script (one run each, sampled:
+ * bench/heap-sample.cjs), and the functions of opcli's batch that allocate most.
+ */
+async function allocationPerRow(env, csv, info, token) {
+  const preload = fileURLToPath(new URL('./heap-sample.cjs', import.meta.url));
+  const sampled = async (args, script) => {
+    const out = mkdtempSync(join(work, 'alloc-'));
+    const run = await runOpcli(args, { ...env, CLAIMS_BENCH_ALLOC_OUT: out }, script, ['-r', preload]);
+    if (run.code !== 0) throw new Error(`${args[0]} exited ${run.code}: ${run.stderr}`);
+    // The bin shim's first process hardly allocates: the batch is the largest profile.
+    const profiles = readdirSync(out).map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')));
+    const bySite = new Map();
+    let largest = 0;
+    for (const profile of profiles) {
+      const sites = new Map();
+      let total = 0;
+      const walk = (node) => {
+        const { functionName, url, lineNumber } = node.callFrame;
+        const site = `${functionName || '(anonymous)'} ${url.replace(/.*\/dist\//, '')}:${lineNumber + 1}`;
+        sites.set(site, (sites.get(site) ?? 0) + node.selfSize);
+        total += node.selfSize;
+        for (const child of node.children) walk(child);
+      };
+      walk(profile.head);
+      if (total > largest) {
+        largest = total;
+        bySite.clear();
+        for (const [site, bytes] of sites) bySite.set(site, bytes);
+      }
+    }
+    return { perRow: largest / 1024 / ROWS, bySite };
+  };
+  rmSync(`${csv}.journal.jsonl`, { force: true });
+  forgetClaims();
+  const opcli = await sampled(['claims', 'file', '--from', csv, '--concurrency', String(CONCURRENCY)], bin);
+  const journalOfScript = join(work, 'durable-alloc.jsonl');
+  rmSync(journalOfScript, { force: true });
+  const script = await sampled(['--durable', csv, info.url, token, String(CONCURRENCY), journalOfScript], fileURLToPath(import.meta.url));
+  console.log(
+    `memory allocated per row: opcli ${opcli.perRow.toFixed(1)} KiB, the durable script ${script.perRow.toFixed(1)} KiB (${(opcli.perRow / script.perRow).toFixed(2)}x); opcli's largest sites:`,
+  );
+  for (const [site, bytes] of [...opcli.bySite].sort((a, b) => b[1] - a[1]).slice(0, 12))
+    console.log(`  ${(bytes / 1024 / ROWS).toFixed(2).padStart(6)} KiB  ${site}`);
 }
 
 /** The peak RSS of `--validate-only` over BIG_ROWS rows. */

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import type { Deps } from './deps.js';
 import { VERSION } from './version.js';
+import { completeValues } from './commands/completion/hints.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
@@ -50,7 +51,7 @@ export function commandWord(argv: string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') return argv[i + 1];
-    if (arg === '-p' || arg === '--profile') {
+    if (arg === '-p' || arg === '--profile' || arg === '--progress') {
       i++;
       continue;
     }
@@ -80,6 +81,10 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     .option('--verbose', 'trace HTTP exchanges on stderr, secrets redacted')
     .option('--no-input', 'never prompt; fail with the flag to pass instead')
     .option('--no-color', 'no colour (also NO_COLOR)')
+    .option(
+      '--progress <mode>',
+      'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (also OPCLI_PROGRESS)',
+    )
     .helpOption('-h, --help', 'show help')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError('(add --help for usage)')
@@ -102,8 +107,9 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
         } else write(`Error: ${text.replace(/^error:\s*/i, '')}`);
       },
     });
-  program.hook('preAction', () => {
-    const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean }>();
+  completeValues(program, { '--progress': async () => (await import('./text/progress.js')).PROGRESS_MODES });
+  program.hook('preAction', async () => {
+    const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean; progress?: string }>();
     deps.globals.profile = o.profile;
     deps.globals.verbose = !!o.verbose;
     deps.globals.input = o.input !== false;
@@ -111,6 +117,8 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
       deps.io.colorStdout = false;
       deps.io.colorStderr = false;
     }
+    // The progress style and the accessible mode: the flag, the environment, then the profile's settings.
+    await (await import('./display.js')).resolveDisplay(deps, o.progress);
   });
   for (const group of GROUPS) {
     if (group.name === word) await (await group.load()).register(program, deps, verb);
@@ -139,7 +147,7 @@ export function rewriteHelp(argv: string[]): string[] {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') return argv;
-    if (arg === '-p' || arg === '--profile') {
+    if (arg === '-p' || arg === '--profile' || arg === '--progress') {
       i++;
       continue;
     }

@@ -37,6 +37,10 @@ export interface Globals {
   verbose: boolean;
   /** False with --no-input: never prompt. */
   input: boolean;
+  /** --progress, else OPCLI_PROGRESS, else the `progress` setting (default auto: src/text/progress.ts). */
+  progress?: 'auto' | 'plain' | 'none';
+  /** The accessible mode (OPCLI_ACCESSIBLE, else the `accessible` setting): nothing redrawn, choices as numbered lists. */
+  accessible: boolean;
 }
 
 /** A question asked on the terminal; tests inject their own answers. */
@@ -236,7 +240,7 @@ export function createDeps(init: DepsInit): Deps {
   const env = init.env;
   const io = createIO(init);
   const redactor = new Redactor();
-  const globals: Globals = { verbose: false, input: true };
+  const globals: Globals = { verbose: false, input: true, accessible: false };
   const timers = init.timers ?? realTimers;
   let httpClient: HttpClient | undefined;
   const deps: Deps = {
@@ -274,7 +278,7 @@ export function createDeps(init: DepsInit): Deps {
       return httpClient;
     }),
     api: once(async () => createServiceApi(await deps.http())),
-    prompter: once(async () => init.prompter ?? createInquirerPrompter(io)),
+    prompter: once(async () => init.prompter ?? createInquirerPrompter(io, { accessible: globals.accessible, signal: deps.signal })),
     // The terminal fact alone decides; a test that answers prompts says it runs on a terminal (stdinIsTTY, stderrIsTTY).
     canPrompt: () => io.stdinIsTTY && io.stderrIsTTY && globals.input && !isCI(env),
     openBrowser: init.openBrowser,

@@ -16,12 +16,19 @@ const DASHES = /\p{Dash}/gu;
 const INVISIBLE = /\p{Cf}/gu;
 /** Any run of white space. */
 const SPACES = /\s+/gu;
+/**
+ * Printable ASCII and ASCII white space: NFKC leaves it as it is, it holds no invisible character
+ * and no dash but `-`, and its case folds with toLowerCase, so the rules come down to lower case
+ * and spaces (most ids and e-mails: the batch computes one per claim row).
+ */
+const PLAIN_ASCII = /^[\t-\r\x20-\x7e]*$/;
 
 /**
  * The identity of an id as people vary it: NFKC, dashes as `-`, case folded, invisible characters
  * dropped, white space trimmed and collapsed. Idempotent: the identity of an identity is itself.
  */
 export function idIdentity(text: string): string {
+  if (PLAIN_ASCII.test(text)) return text.toLowerCase().replace(SPACES, ' ').trim();
   // One pass is not always a fixed point: capital sharp s (ẞ) lowers to ß, which the next pass
   // folds to ss; a fold can also produce a new dash or space. The rules run until nothing changes
   // (two passes for every character known; four at most).

@@ -24,6 +24,12 @@ export interface Column<T> {
   name?: string;
   /** False: left out of the terminal table unless `--columns` names it (pipes still get it). */
   default?: boolean;
+  /** Right-aligned on a terminal (amounts, counts). */
+  right?: boolean;
+  /** Never cut on a terminal (money, ids): other columns shrink first, or are left out and named. */
+  whole?: boolean;
+  /** Wrapped onto more lines on a terminal instead of cut with … (advice a person must read whole). */
+  wrap?: boolean;
 }
 
 export interface TableOptions {
@@ -73,10 +79,43 @@ export function parseColumnList(value: string): string[] {
     .filter(Boolean);
 }
 
+const tableWidth = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + 3 * widths.length + 1;
+
+/** A column that may be cut keeps at least this many characters ("Alic…") before columns are left out. */
+const MIN_CUT = 5;
+
 /**
- * Column widths that fit `max` terminal columns: the widest column gives up a column at a time
- * until the table fits (each keeps at least 3, or its full width when narrower).
+ * The columns of a table that fits `max` terminal columns, and their widths: the widest column that
+ * is not `whole` gives up a character at a time (down to 5, or its full width when narrower); money
+ * and ids (`whole`) are never cut. When that is not enough, the last columns that are not whole are
+ * left out (`dropped`, by index), then the last whole ones; a single column left is cut.
  */
+export function fitColumns(natural: number[], max: number, whole: boolean[] = []): { kept: number[]; widths: number[]; dropped: number[] } {
+  let kept = natural.map((_, i) => i);
+  // Nothing to keep whole: every column shrinks (to 3), none is left out.
+  if (!whole.some(Boolean)) return { kept, widths: fitWidths(natural, max), dropped: [] };
+  const dropped: number[] = [];
+  for (;;) {
+    const widths = kept.map((i) => natural[i] as number);
+    while (tableWidth(widths) > max) {
+      let widest = -1;
+      for (let k = 0; k < widths.length; k++) {
+        const w = widths[k] as number;
+        if (!whole[kept[k] as number] && w > MIN_CUT && (widest < 0 || w > (widths[widest] as number))) widest = k;
+      }
+      if (widest < 0) break;
+      widths[widest] = (widths[widest] as number) - 1;
+    }
+    if (tableWidth(widths) <= max) return { kept, widths, dropped };
+    if (kept.length === 1) return { kept, widths: fitWidths(widths, max), dropped };
+    const at = [...kept].reverse().find((i) => !whole[i]) ?? (kept.at(-1) as number);
+    kept = kept.filter((i) => i !== at);
+    dropped.push(at);
+    dropped.sort((x, y) => x - y);
+  }
+}
+
+/** Widths that fit `max` columns, each column shrinking (to 3 at least), none left out. */
 export function fitWidths(natural: number[], max: number): number[] {
   const widths = [...natural];
   const total = () => widths.reduce((a, b) => a + b, 0) + 3 * widths.length + 1;
@@ -137,19 +176,23 @@ export async function renderTable(
   head: string[],
   rows: string[][],
   max: number,
-  options: { ascii?: boolean; bold?: (s: string) => string } = {},
-): Promise<string> {
-  // Start-up fast path (ARCHITECTURE.md; test/orders/output-loads.test.ts): the table library and the
-  // width tables load only for a terminal's table, colour only for a colour terminal.
-  const { default: Table } = await import('cli-table3');
-  const { displayWidth, truncate } = await import('./text/width.js');
+  options: { ascii?: boolean; bold?: (s: string) => string; right?: boolean[]; whole?: boolean[]; wrap?: boolean[] } = {},
+): Promise<{ text: string; dropped: number[] }> {
+  const [{ default: Table }, { displayWidth, truncate }, { wrapText }] = await Promise.all([
+    import('cli-table3'),
+    import('./text/width.js'),
+    import('./text/wrap.js'),
+  ]);
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
-  const widths = fitWidths(natural, max);
-  const cut = (cells: string[]) => widths.map((w, i) => truncate(cells[i] ?? '', w));
+  const { kept, widths, dropped } = fitColumns(natural, max, options.whole);
+  // A wrapped cell becomes several lines of its column (cli-table3 draws a cell's lines one under another).
+  const fitCell = (text: string, at: number, width: number) => (options.wrap?.[at] ? wrapText(text, width, { hard: true }) : truncate(text, width));
+  const cut = (cells: string[]) => kept.map((at, k) => fitCell(cells[at] ?? '', at, widths[k] as number));
   const bold = options.bold ?? ((s: string) => s);
   const table = new Table({
-    head: cut(head).map((h) => bold(h)),
+    head: kept.map((at, k) => truncate(head[at] ?? '', widths[k] as number)).map((h) => bold(h)),
     colWidths: widths.map((w) => w + 2),
+    colAligns: kept.map((at) => (options.right?.[at] ? 'right' : 'left')),
     chars: options.ascii ? ASCII : BOX,
     truncate: '…',
     wordWrap: false,
@@ -157,7 +200,7 @@ export async function renderTable(
     style: { head: [], border: [], 'padding-left': 1, 'padding-right': 1, compact: true },
   });
   for (const row of rows) table.push(cut(row));
-  return `${table.toString()}\n`;
+  return { text: `${table.toString()}\n`, dropped };
 }
 
 /**
@@ -172,7 +215,21 @@ export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[],
     const chalk = await colors(deps);
     const head = shown.map((c) => safeLine(c.header));
     const body = rows.map((row) => shown.map((c) => safeLine(cell(c.value(row)))));
-    deps.out(await renderTable(head, body, terminalWidth(deps), { ascii: deps.env.TERM === 'dumb', bold: (s) => chalk.bold(s) }));
+    const width = terminalWidth(deps);
+    const table = await renderTable(head, body, width, {
+      ascii: deps.env.TERM === 'dumb',
+      bold: (s) => chalk.bold(s),
+      right: shown.map((c) => !!c.right),
+      whole: shown.map((c) => !!c.whole),
+      wrap: shown.map((c) => !!c.wrap),
+    });
+    deps.out(table.text);
+    if (table.dropped.length > 0) {
+      const names = table.dropped.map((i) => columnName(shown[i] as Column<T>));
+      deps.err(
+        `Left out to fit ${width} columns: ${names.join(', ')} (their values are not cut). A wider terminal, fewer --columns, --csv or a pipe shows every column.\n`,
+      );
+    }
     return;
   }
   const shown = chosen ?? columns;

@@ -8,6 +8,7 @@
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
+import type { ResolvedProfile } from '../config/profile.js';
 import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
@@ -15,10 +16,13 @@ import { recordPlace } from '../config/record-dir.js';
 import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
 import { ClaimRecord, type OpenRecord } from './record.js';
 import { resolveBatchPaths } from './paths.js';
-import { type SendResult, sendAll } from './pipeline.js';
+import { SendPipeline } from './pipeline.js';
+import type { SendPorts, SendResult } from './pipeline-ports.js';
+import { importJournal } from './record-import.js';
+import { hostName, osUser } from '../giftcard/ledger.js';
 import { type PlanOptions, Planner, storeMismatch } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
-import type { BatchReport, BatchView } from './results.js';
+import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResult } from './results.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
@@ -37,8 +41,6 @@ export interface BatchOptions {
   lockWaitMs?: number;
   retryUncertain: boolean;
   validateOnly: boolean;
-  jsonl: boolean;
-  json: boolean;
   out?: string;
   /** `--key COLUMN`: the user's identifier column is the row's identity. */
   key?: string;
@@ -72,6 +74,17 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
   return { lines, endsWithNewline: last === 10 };
 }
 
+/** The profile's store and service, when a profile is readable; rows must carry storeId otherwise. */
+async function readProfile(deps: Deps): Promise<{ storeId?: string; service: JournalService; profile?: ResolvedProfile }> {
+  try {
+    const profile = await deps.profile();
+    const storeId = profile.storeId;
+    return { storeId, service: { origin: serviceOrigin(profile.baseUrl), storeId: storeId ?? null, profile: profile.name }, profile };
+  } catch {
+    return { service: { origin: null, storeId: null } };
+  }
+}
+
 /** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
 export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView): Promise<void> {
   const format = detectFormat(opts.from, opts.format);
@@ -83,16 +96,7 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   }
   // Every path is checked before anything is read, sent or written.
   const paths = resolveBatchPaths(opts, deps.cwd);
-  let storeId: string | undefined;
-  let service: JournalService = { origin: null, storeId: null };
-  let profile: Awaited<ReturnType<Deps['profile']>> | undefined;
-  try {
-    profile = await deps.profile();
-    storeId = profile.storeId;
-    service = { origin: serviceOrigin(profile.baseUrl), storeId: storeId ?? null, profile: profile.name };
-  } catch {
-    // No readable profile: rows must carry storeId.
-  }
+  const { storeId, service, profile } = await readProfile(deps);
   const recording = opts.validateOnly
     ? undefined
     : { place: recordPlace(deps.configDir(), profile), store: { origin: service.origin, storeId: service.storeId } };
@@ -100,11 +104,10 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   const binding = { service, notice: (text: string) => view.notice(text) };
   const input = openInput(opts.from, paths.input, deps);
   const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
-  const progress = deps.io.stderrIsTTY && !opts.json;
   if (opts.dryRun && !opts.validateOnly) {
     const record = await ClaimRecord.open(recording as OpenRecord);
     try {
-      await planAll(opts, paths, source, deps, view, storeId, binding, progress, record);
+      await planAll(opts, paths, source, deps, view, storeId, binding, record);
     } finally {
       record.close();
       input.stream.destroy?.();
@@ -117,37 +120,53 @@ export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView):
   try {
     // The record of claims for this store, under its lock for the run: a damaged one stops here, before anything is sent.
     if (recording) record = await ClaimRecord.open({ ...recording, lock: { waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS } });
-    if (record && journal) {
-      // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
-      const [{ importJournal }, { osUser, hostName }] = await Promise.all([import('./record-import.js'), import('../giftcard/ledger.js')]);
-      const taken = await importJournal(record, journal, provenance.profile, osUser(), hostName());
-      if (taken > 0)
-        view.notice(
-          `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal.path} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
-        );
-    }
-    const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: opts.validateOnly ? 'validate' : 'send' });
-    if (progress && input.path && format !== 'json') {
-      countLines(input.path)
-        .then(({ lines, endsWithNewline }) => {
-          reporter.total = Math.max(0, lines + (endsWithNewline ? 0 : 1) - (format === 'csv' ? 1 : 0));
-          reporter.totalApproximate = true;
-        })
-        .catch(() => {});
-    }
+    if (record && journal) await importEarlier(record, journal, provenance.profile, view);
+    const limiter = journal && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
+    const tally = new BatchTally(deps.now, limiter);
+    const reporter = view.report(source, { out: paths.out, verb: opts.validateOnly ? 'validate' : 'send' }, () => tally.progress());
+    if (reporter.drawsProgress && input.path && format !== 'json') estimateTotal(input.path, format, tally);
     await reporter.start();
-    if (!journal) await validateAll(source.rows, reporter, deps, view, opts, storeId);
+    if (!journal || !limiter) await validateAll(source.rows, reporter, tally, deps, view, opts, storeId);
     else {
       const planner = new Planner(journal, { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
-      const limiter = createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
-      reporter.limiter = limiter;
-      const result = await sendAll(opts, source.rows, planner, journal, reporter, deps, view, storeId, limiter, record);
-      verdict(result, reporter, deps, view, opts);
+      const ports: SendPorts = {
+        api: () => deps.api(),
+        http: () => deps.http(),
+        now: deps.now,
+        sleep: deps.sleep,
+        signal: deps.signal,
+        stopNow: deps.stopNow,
+        journal,
+        record,
+        limiter,
+        tally,
+        report: reporter,
+        view,
+      };
+      const pipeline = new SendPipeline({ concurrency: opts.concurrency, waitForServiceMs: opts.waitForServiceMs, tokenStore: storeId }, ports, planner);
+      verdict(await pipeline.run(source), tally.counts, deps.signal, view, opts);
     }
   } finally {
     input.stream.destroy?.();
     await closeBoth(journal, record);
   }
+}
+
+/** The input's rows, estimated from its lines for the status line (in the background). */
+function estimateTotal(path: string, format: string, tally: BatchTally): void {
+  countLines(path)
+    .then(({ lines, endsWithNewline }) => tally.estimate(Math.max(0, lines + (endsWithNewline ? 0 : 1) - (format === 'csv' ? 1 : 0))))
+    .catch(() => {});
+}
+
+/** A journal of an earlier version is read into the record of claims once; the person is told how many claims it brought. */
+async function importEarlier(record: ClaimRecord, journal: Journal, profile: string, view: BatchView): Promise<void> {
+  // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
+  const taken = await importJournal(record, journal, profile, osUser(), hostName());
+  if (taken > 0)
+    view.notice(
+      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal.path} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
+    );
 }
 
 /** What the planner of a run and of a dry run share: the batch's flags, the token's store, the per-row report, the record. */
@@ -183,13 +202,13 @@ async function planAll(
   view: BatchView,
   storeId: string | undefined,
   binding: { service: JournalService; notice: (text: string) => void },
-  progress: boolean,
   record: ClaimRecord,
 ): Promise<void> {
   const journal: JournalReader = await Journal.snapshot(paths.journal as string, binding);
   let interrupted = false;
   let fatal: unknown;
-  const reporter = view.report(source, { jsonl: opts.jsonl, out: paths.out, progress, verb: 'plan' });
+  const tally = new BatchTally(deps.now);
+  const reporter = view.report(source, { out: paths.out, verb: 'plan' }, () => tally.progress());
   try {
     await reporter.start();
     const planner = new Planner(journal, plannerOptions(opts, storeId, reporter.perRow, record));
@@ -200,7 +219,9 @@ async function planAll(
           break;
         }
         const plan = await planner.plan(row);
-        const output = reporter.add(row, plan.send ? { line: row.line, status: 'valid' } : plan.result);
+        const result: RowResult = plan.send ? { line: row.line, status: 'valid' } : plan.result;
+        tally.count(result);
+        const output = reporter.add(row, result);
         if (output) await output;
       }
     } catch (error) {
@@ -210,7 +231,7 @@ async function planAll(
   } finally {
     await journal.closeReader();
   }
-  const c = reporter.counts;
+  const c = tally.counts;
   const earlier = c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier;
   const rows = (n: number) => `${count(n)} row${n === 1 ? '' : 's'}`;
   view.notice(
@@ -228,9 +249,11 @@ async function planAll(
   }
 }
 
+/** `--validate-only`: each row checked as a send would check it before anything leaves; nothing sent or journaled. */
 async function validateAll(
   rows: AsyncGenerator<SourceRow>,
   reporter: BatchReport,
+  tally: BatchTally,
   deps: Deps,
   view: BatchView,
   opts: BatchOptions,
@@ -253,18 +276,18 @@ async function validateAll(
           ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }]
           : []),
       ];
-      await reporter.add(
-        row,
+      const result: RowResult =
         checked.ok && !local.length
           ? { line: row.line, status: 'valid' }
-          : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] },
-      );
+          : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] };
+      tally.count(result);
+      await reporter.add(row, result);
     }
   } catch (error) {
     fatal = error;
   }
   await reporter.finish();
-  const c = reporter.counts;
+  const c = tally.counts;
   view.notice(`Checked ${count(c.done)} row${c.done === 1 ? '' : 's'}: ${count(c.valid)} valid, ${count(c.invalid)} invalid. Nothing was sent.\n`);
   if (fatal) throw fatal;
   if (interrupted) throw new InterruptedError();
@@ -276,7 +299,7 @@ async function validateAll(
  * What a finished send run means for the person: the error (and exit code) after the summary, or
  * none when every row is settled.
  */
-function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: BatchView, opts: BatchOptions): void {
+function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, view: BatchView, opts: BatchOptions): void {
   const { fatal, stopError, readError } = result;
   if (result.stoppedNow) throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');
   if (fatal) throw fatal;
@@ -284,11 +307,10 @@ function verdict(result: SendResult, reporter: BatchReport, deps: Deps, view: Ba
     if (stopError instanceof OpcliError) throw stopError;
     throw new OpcliError(`The batch stopped: ${(stopError as Error).message}`);
   }
-  if (deps.signal.aborted) {
+  if (signal.aborted) {
     view.notice('Interrupted: no new rows were sent; the rows in flight finished and are in the journal. Run the same command to go on.\n');
     throw new InterruptedError();
   }
-  const c = reporter.counts;
   if (readError) {
     // Nothing sent: the file is what is wrong (exit 2). Something sent: the batch is partial (exit 3).
     if (c.sent === 0) throw readError;

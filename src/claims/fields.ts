@@ -99,6 +99,23 @@ export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text
   return undefined;
 }
 
+/** Each enum field's values by their lower case (built once per field: a batch reads thousands of cells). */
+const ENUM_BY_LOWER = new WeakMap<ClaimField, Map<string, string>>();
+
+/** The enum value `text` names, in any case (as written when it names none). */
+function enumValue(field: ClaimField, text: string): string {
+  const values = field.values ?? [];
+  if (values.includes(text)) return text;
+  let byLower = ENUM_BY_LOWER.get(field);
+  if (!byLower) {
+    byLower = new Map();
+    // The first value wins, as a search in order would find it.
+    for (const v of values) if (!byLower.has(v.toLowerCase())) byLower.set(v.toLowerCase(), v);
+    ENUM_BY_LOWER.set(field, byLower);
+  }
+  return byLower.get(text.toLowerCase()) ?? text;
+}
+
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
 
@@ -143,7 +160,7 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
     }
     case 'enum':
       // Case-insensitive for people typing in a spreadsheet; the schema checks the value.
-      return { value: field.values?.find((v) => v.toLowerCase() === trimmed.toLowerCase()) ?? trimmed };
+      return { value: enumValue(field, trimmed) };
     default: {
       const damage = spreadsheetDamage(field, trimmed);
       if (damage) return { issue: { path: field.key, message: damage } };

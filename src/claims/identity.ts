@@ -59,26 +59,45 @@ function quoted(name: string): string {
   return q;
 }
 
+/** The last key lists seen (by their first key) with their sorted order: a batch's rows share their objects' keys. */
+const SORTED = new Map<string, { keys: string[]; sorted: string[] }>();
+
+/** An object's keys, sorted; a sort (and its copy of the keys) only when this list of keys was not the last one seen. */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value);
+  const first = keys[0];
+  if (first === undefined) return keys;
+  const known = SORTED.get(first);
+  if (known && sameList(known.keys, keys)) return known.sorted;
+  const sorted = [...keys].sort();
+  if (SORTED.size < 256 || known) SORTED.set(first, { keys, sorted });
+  return sorted;
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function canonical(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') {
     const t = robustText(value);
     return t === '' ? undefined : JSON.stringify(t);
   }
+  if (typeof value !== 'object') return JSON.stringify(value);
+  // Built as one string, without an array of parts per object (this runs for every claim row).
+  let out = '';
   if (Array.isArray(value)) {
-    const items: string[] = [];
-    for (const v of value) items.push(canonical(v) ?? 'null');
-    return items.length ? `[${items.join(',')}]` : undefined;
+    for (let i = 0; i < value.length; i++) out += `${i ? ',' : ''}${canonical(value[i]) ?? 'null'}`;
+    return value.length ? `[${out}]` : undefined;
   }
-  if (typeof value === 'object') {
-    const parts: string[] = [];
-    for (const name of Object.keys(value).sort()) {
-      const v = canonical((value as Record<string, unknown>)[name]);
-      if (v !== undefined) parts.push(`${quoted(name)}:${v}`);
-    }
-    return parts.length ? `{${parts.join(',')}}` : undefined;
+  for (const name of sortedKeys(value as object)) {
+    const v = canonical((value as Record<string, unknown>)[name]);
+    if (v !== undefined) out += `${out ? ',' : ''}${quoted(name)}:${v}`;
   }
-  return JSON.stringify(value);
+  return out ? `{${out}}` : undefined;
 }
 
 /** The first 128 bits of a SHA-256, as hex (crypto.hash: no Hash object per row). */

@@ -6,7 +6,9 @@
  * stops (the rows left are not sent, and a rerun sends them), or with `--wait-for-service` it
  * waits, asking again, until the service is back or the wait is over.
  */
+import { PATHS } from '../api/service.js';
 import { ApiError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
 import { count } from '../text/count.js';
 
 /** What an answer says about the service: the words of each kind of outage. */
@@ -223,4 +225,14 @@ export function probeResult(error: unknown): ProbeResult {
     return { up: true };
   }
   return { up: false, cause, detail: error instanceof Error ? error.message : String(error) };
+}
+
+/** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1), whether it answers. */
+export async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal): Promise<ProbeResult> {
+  try {
+    await (await http()).request({ method: 'GET', url: PATHS.orders, query: { size: 1 }, retry: 'never', signal });
+    return { up: true };
+  } catch (error) {
+    return probeResult(error);
+  }
 }

@@ -91,98 +91,24 @@ export class Planner {
     if (p) options.record?.startRun(this.run, p);
   }
 
-  /** Decides one row. */
+  /** Decides one row: check, then key, then what earlier runs and the record of claims say of it. */
   async plan(row: SourceRow): Promise<ToSend | NotToSend> {
-    const invalid = (errors: { path: string; message: string }[]): NotToSend => ({ send: false, result: { line: row.line, status: 'invalid', errors } });
-    const checked = validateClaim(row.value, row.issues, this.schema);
-    if (!checked.ok) return invalid(checked.issues);
+    const checked = this.check(row);
+    if (!checked.ok) return checked.refused;
     const claim = checked.claim;
-    const { tokenStore, keyColumn } = this.options;
-    if (tokenStore && claim.storeId !== tokenStore) return invalid([{ path: 'storeId', message: storeMismatch(claim.storeId, tokenStore) }]);
-
-    let key: string;
-    let tag: number | undefined;
-    let repeatOf: number | undefined;
     const robust = robustJson(claim);
-    if (keyColumn !== undefined) {
-      if (!row.userKey) return invalid([{ path: keyColumn, message: `the --key column ${keyColumn} is empty` }]);
-      const damage = spreadsheetDamage({ key: keyColumn, type: 'string' }, row.userKey);
-      if (damage) return invalid([{ path: keyColumn, message: damage }]);
-      const hash = userKeyHash(row.userKey);
-      const seen = this.contents.add(hash, row.line);
-      if (seen.occurrence > 1)
-        return invalid([
-          { path: keyColumn, message: `${excerpt(row.userKey, 60)} appears again (first on line ${seen.firstLine}); each --key value must be one claim` },
-        ]);
-      key = hash;
-      tag = contentTag(hashOfRobust(robust));
-    } else {
-      const hash = hashOfRobust(robust);
-      const seen = this.contents.add(hash, row.line);
-      key = occurrenceKey(hash, seen.occurrence);
-      if (seen.occurrence > 1) repeatOf = seen.firstLine;
-    }
-
-    const prior = this.journal.priorOutcome(key);
-    if (prior && keyColumn !== undefined && prior.tag !== tag && MAY_EXIST.has(prior.status)) {
-      const earlier = await this.journal.entryAt(prior.sendOffset);
-      const changes = differences(earlier?.claim, claim);
-      const when = earlier?.at ? ` on ${earlier.at.slice(0, 10)}` : '';
-      const verb = prior.status === 'filed' ? 'was filed' : 'was sent (outcome uncertain)';
-      return {
-        send: false,
-        result: {
-          line: row.line,
-          status: 'held',
-          error: `${excerpt(row.userKey ?? '', 60)} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent`,
-        },
-      };
-    }
-    // A row rejected earlier whose content changed under its --key is a fix: it is sent.
-    const settled = prior && prior.status !== 'not_sent' && !(prior.status === 'rejected' && keyColumn !== undefined && prior.tag !== tag);
-    const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
-    if (prior && settled && !(unknown && this.options.retryUncertain)) {
-      const detail = this.options.perRow || unknown ? await this.journal.priorDetail(prior) : {};
-      const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
-      const error = unknown ? (detail.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : detail.reason;
-      return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true } };
-    }
-
-    const allowDuplicates = !!this.options.allowDuplicates;
-    // CHOICE (docs/spec-choices.md#repeated-rows): a row repeated in one file is held from its second copy on, unless --allow-duplicates.
-    if (repeatOf !== undefined && !prior && !allowDuplicates) {
-      return held(row, `the same claim as line ${repeatOf} of this file (a row repeated); not sent; --allow-duplicates files it`);
-    }
-    const record = this.options.record;
-    const recordKey = keyColumn === undefined ? key : hashOfRobust(robust);
+    const id = this.identify(row, robust);
+    if ('send' in id) return id;
+    const prior = this.journal.priorOutcome(id.key);
+    const earlier = await this.earlier(row, claim, id, prior);
+    if (earlier) return earlier;
+    const recordKey = this.options.keyColumn === undefined ? id.key : hashOfRobust(robust);
     const recordSim = recordSimilarity(claim);
-    if (record && !allowDuplicates) {
-      const hit = record.lookup(recordKey);
-      // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
-      const retrying = unknown && this.options.retryUncertain && hit?.state !== 'filed';
-      // A row of this journal whose intent is in the record but not in the journal never left (it
-      // waits for both to be durable): a run killed between the two writes.
-      const neverLeft = !prior && hit?.state === 'sending' && hit.intent?.journal !== undefined && hit.intent.journal === this.options.provenance?.journal;
-      if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
-        return held(row, `already ${stateWords(hit.state)} ${describeHit(hit)}; not sent; --allow-duplicates files it`);
-      }
-    }
     const sim = similarity(claim);
-    // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
-    const repeatAllowed = repeatOf !== undefined && allowDuplicates;
-    if (!prior && !this.options.allowSimilar && keyColumn === undefined && !repeatAllowed) {
-      const like = this.journal.similarTo(sim);
-      if (like) return { send: false, result: await this.held(row, claim, like) };
-      const recorded = allowDuplicates ? undefined : record?.similar(recordSim, recordKey);
-      if (recorded) {
-        return held(
-          row,
-          `looks like the claim ${stateWords(recorded.state)} ${describeHit(recorded)} (the same customer and item: earlier ${recorded.intent?.email ?? '?'}, ${recorded.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}); not sent; --allow-similar files it`,
-        );
-      }
-    }
+    const duplicate = await this.duplicate(row, claim, id, { prior, recordKey, recordSim, sim });
+    if (duplicate) return duplicate;
     const intent: NewIntent | undefined =
-      record && this.options.provenance
+      this.options.record && this.options.provenance
         ? {
             issuance: `${this.run}.${row.line}`,
             key: recordKey,
@@ -193,7 +119,99 @@ export class Planner {
             item: itemWords(claim),
           }
         : undefined;
-    return { send: true, key, claim, sim, tag, robust, intent };
+    return { send: true, key: id.key, claim, sim, tag: id.tag, robust, intent };
+  }
+
+  /** The check: a valid claim, for the store the token belongs to. */
+  private check(row: SourceRow): { ok: true; claim: OfflineClaim } | { ok: false; refused: NotToSend } {
+    const checked = validateClaim(row.value, row.issues, this.schema);
+    if (!checked.ok) return { ok: false, refused: invalid(row, checked.issues) };
+    const tokenStore = this.options.tokenStore;
+    if (tokenStore && checked.claim.storeId !== tokenStore) {
+      return { ok: false, refused: invalid(row, [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }]) };
+    }
+    return { ok: true, claim: checked.claim };
+  }
+
+  /** The key: the --key column's value, or the content and its occurrence in this file. */
+  private identify(row: SourceRow, robust: string): Identity | NotToSend {
+    const keyColumn = this.options.keyColumn;
+    if (keyColumn === undefined) {
+      const hash = hashOfRobust(robust);
+      const seen = this.contents.add(hash, row.line);
+      return { key: occurrenceKey(hash, seen.occurrence), repeatOf: seen.occurrence > 1 ? seen.firstLine : undefined };
+    }
+    if (!row.userKey) return invalid(row, [{ path: keyColumn, message: `the --key column ${keyColumn} is empty` }]);
+    const damage = spreadsheetDamage({ key: keyColumn, type: 'string' }, row.userKey);
+    if (damage) return invalid(row, [{ path: keyColumn, message: damage }]);
+    const hash = userKeyHash(row.userKey);
+    const seen = this.contents.add(hash, row.line);
+    if (seen.occurrence > 1) {
+      return invalid(row, [
+        { path: keyColumn, message: `${excerpt(row.userKey, 60)} appears again (first on line ${seen.firstLine}); each --key value must be one claim` },
+      ]);
+    }
+    return { key: hash, tag: contentTag(hashOfRobust(robust)) };
+  }
+
+  /** What this journal's earlier runs did with the row: a --key reused with other content is held; a settled row is not sent again. */
+  private async earlier(row: SourceRow, claim: OfflineClaim, id: Identity, prior: PriorOutcome | undefined): Promise<NotToSend | undefined> {
+    if (!prior) return undefined;
+    const keyColumn = this.options.keyColumn;
+    if (keyColumn !== undefined && prior.tag !== id.tag && MAY_EXIST.has(prior.status)) {
+      const earlier = await this.journal.entryAt(prior.sendOffset);
+      const changes = differences(earlier?.claim, claim);
+      const when = earlier?.at ? ` on ${earlier.at.slice(0, 10)}` : '';
+      const verb = prior.status === 'filed' ? 'was filed' : 'was sent (outcome uncertain)';
+      return held(row, `${excerpt(row.userKey ?? '', 60)} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent`);
+    }
+    // A row rejected earlier whose content changed under its --key is a fix: it is sent.
+    const settled = prior.status !== 'not_sent' && !(prior.status === 'rejected' && keyColumn !== undefined && prior.tag !== id.tag);
+    const unknown = prior.status === 'sending' || prior.status === 'uncertain';
+    if (!settled || (unknown && this.options.retryUncertain)) return undefined;
+    const detail = this.options.perRow || unknown ? await this.journal.priorDetail(prior) : {};
+    const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
+    const error = unknown ? (detail.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : detail.reason;
+    return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true } };
+  }
+
+  /** A row repeated in this file, held in the record of claims, or looking like a claim filed earlier: held. */
+  private async duplicate(
+    row: SourceRow,
+    claim: OfflineClaim,
+    id: Identity,
+    found: { prior?: PriorOutcome; recordKey: string; recordSim: ReturnType<typeof recordSimilarity>; sim: ReturnType<typeof similarity> },
+  ): Promise<NotToSend | undefined> {
+    const { prior, recordKey, recordSim, sim } = found;
+    const { keyColumn, record, retryUncertain, allowSimilar } = this.options;
+    const allowDuplicates = !!this.options.allowDuplicates;
+    // CHOICE (docs/spec-choices.md#repeated-rows): a row repeated in one file is held from its second copy on, unless --allow-duplicates.
+    if (id.repeatOf !== undefined && !prior && !allowDuplicates) {
+      return held(row, `the same claim as line ${id.repeatOf} of this file (a row repeated); not sent; --allow-duplicates files it`);
+    }
+    if (record && !allowDuplicates) {
+      const hit = record.lookup(recordKey);
+      const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
+      // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
+      const retrying = unknown && retryUncertain && hit?.state !== 'filed';
+      // A row of this journal whose intent is in the record but not in the journal never left (it
+      // waits for both to be durable): a run killed between the two writes.
+      const neverLeft = !prior && hit?.state === 'sending' && hit.intent?.journal !== undefined && hit.intent.journal === this.options.provenance?.journal;
+      if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
+        return held(row, `already ${stateWords(hit.state)} ${describeHit(hit)}; not sent; --allow-duplicates files it`);
+      }
+    }
+    // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
+    const repeatAllowed = id.repeatOf !== undefined && allowDuplicates;
+    if (prior || allowSimilar || keyColumn !== undefined || repeatAllowed) return undefined;
+    const like = this.journal.similarTo(sim);
+    if (like) return { send: false, result: await this.held(row, claim, like) };
+    const recorded = allowDuplicates ? undefined : record?.similar(recordSim, recordKey);
+    if (!recorded) return undefined;
+    return held(
+      row,
+      `looks like the claim ${stateWords(recorded.state)} ${describeHit(recorded)} (the same customer and item: earlier ${recorded.intent?.email ?? '?'}, ${recorded.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}); not sent; --allow-similar files it`,
+    );
   }
 
   private async held(row: SourceRow, claim: OfflineClaim, like: PriorOutcome): Promise<RowResult> {
@@ -206,6 +224,18 @@ export class Planner {
       error: `looks like ${what} from line ${earlier?.line ?? '?'}${when}${differences(earlier?.claim, claim)}; not sent; --allow-similar files it`,
     };
   }
+}
+
+/** A row's identity in the journal: its key, the content tag under --key, and the first line it repeats. */
+interface Identity {
+  key: string;
+  tag?: number;
+  repeatOf?: number;
+}
+
+/** An invalid row: refused by the checks, never sent. */
+function invalid(row: SourceRow, errors: { path: string; message: string }[]): NotToSend {
+  return { send: false, result: { line: row.line, status: 'invalid', errors } };
 }
 
 /** A held row: not sent, with why. */

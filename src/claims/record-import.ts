@@ -4,6 +4,7 @@
  * too. Once per journal: the record names each journal it took in. No prompt, no print.
  */
 import { open } from 'node:fs/promises';
+import { LineSplitter, READ_CHUNK } from './file-lines.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import type { Journal } from './journal.js';
 import { itemWords } from './plan.js';
@@ -18,6 +19,77 @@ function sourceOf(journalPath: string): string {
   return journalPath.endsWith('.journal.jsonl') ? journalPath.slice(0, -'.journal.jsonl'.length) : journalPath;
 }
 
+/** The fields of a journal line this import reads. */
+interface SendingEntry {
+  key?: unknown;
+  status?: unknown;
+  line?: unknown;
+  at?: unknown;
+  tag?: unknown;
+  claim?: unknown;
+}
+
+/** Who takes the journal in: the profile, the user and the host its intents are recorded under. */
+interface Importer {
+  record: ClaimRecord;
+  journal: Journal;
+  profile: string;
+  user: string;
+  host: string;
+}
+
+/**
+ * The intent and outcome that a journal line at `offset` stands for: its row's last `sending`
+ * entry, in a section of this service, whose claim exists or may exist, and not in the record yet.
+ */
+async function importedLines(by: Importer, text: string, offset: number): Promise<[IntentLine, OutcomeLine] | undefined> {
+  const { record, journal } = by;
+  let e: SendingEntry;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (e?.status !== 'sending' || typeof e.key !== 'string' || typeof e.line !== 'number' || typeof e.claim !== 'object' || e.claim === null) return undefined;
+  const prior = journal.priorOutcome(e.key);
+  if (!prior || prior.sendOffset !== offset || prior.status === 'rejected' || prior.status === 'not_sent') return undefined;
+  const claim = e.claim as OfflineClaim;
+  const key = e.tag ? hashOfRobust(robustJson(claim)) : e.key;
+  if (record.has(key)) return undefined;
+  const at = typeof e.at === 'string' ? e.at : new Date().toISOString();
+  const issuance = `import.${e.key.slice(0, 16)}.${e.line}`;
+  const filed = prior.status === 'filed';
+  const detail = filed ? await journal.priorDetail(prior) : {};
+  return [
+    {
+      v: 1,
+      issuance,
+      key,
+      type: 'intent',
+      at,
+      user: by.user,
+      host: by.host,
+      profile: by.profile,
+      source: sourceOf(journal.path),
+      line: e.line,
+      journal: journal.path,
+      sim: recordSimilarity(claim),
+      email: typeof claim.customer?.email === 'string' ? claim.customer.email : undefined,
+      item: claim.item ? itemWords(claim) : undefined,
+    },
+    {
+      v: 1,
+      issuance,
+      key,
+      type: 'outcome',
+      at,
+      status: filed ? 'filed' : 'uncertain',
+      sourceOrderId: detail.sourceOrderId,
+      error: filed ? undefined : 'recorded as sent without an answer by the journal it was read from',
+    },
+  ];
+}
+
 /**
  * Reads the rows `journal` holds as filed, uncertain or sent (of this service's sections: the
  * journal's own index says which) into `record`, unless it was read in before or the record holds
@@ -25,79 +97,33 @@ function sourceOf(journalPath: string): string {
  */
 export async function importJournal(record: ClaimRecord, journal: Journal, profile: string, user: string, host: string): Promise<number> {
   if (journal.priorEntries === 0 || record.imported.has(journal.path)) return 0;
+  const by: Importer = { record, journal, profile, user, host };
   const handle = await open(journal.path, 'r');
   let taken = 0;
   let pending: (IntentLine | OutcomeLine)[] = [];
-  const take = async (text: string, offset: number) => {
-    let e: { key?: unknown; status?: unknown; line?: unknown; at?: unknown; tag?: unknown; claim?: unknown };
-    try {
-      e = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (e?.status !== 'sending' || typeof e.key !== 'string' || typeof e.line !== 'number' || typeof e.claim !== 'object' || e.claim === null) return;
-    const prior = journal.priorOutcome(e.key);
-    // Only the row's last sending, in a section of this service, whose claim exists or may exist.
-    if (!prior || prior.sendOffset !== offset || prior.status === 'rejected' || prior.status === 'not_sent') return;
-    const claim = e.claim as OfflineClaim;
-    const key = e.tag ? hashOfRobust(robustJson(claim)) : e.key;
-    if (record.has(key)) return;
-    const at = typeof e.at === 'string' ? e.at : new Date().toISOString();
-    const issuance = `import.${e.key.slice(0, 16)}.${e.line}`;
-    const detail = prior.status === 'filed' ? await journal.priorDetail(prior) : {};
-    pending.push(
-      {
-        v: 1,
-        issuance,
-        key,
-        type: 'intent',
-        at,
-        user,
-        host,
-        profile,
-        source: sourceOf(journal.path),
-        line: e.line,
-        journal: journal.path,
-        sim: recordSimilarity(claim),
-        email: typeof claim.customer?.email === 'string' ? claim.customer.email : undefined,
-        item: claim.item ? itemWords(claim) : undefined,
-      },
-      {
-        v: 1,
-        issuance,
-        key,
-        type: 'outcome',
-        at,
-        status: prior.status === 'filed' ? 'filed' : 'uncertain',
-        sourceOrderId: detail.sourceOrderId,
-        error: prior.status === 'filed' ? undefined : 'recorded as sent without an answer by the journal it was read from',
-      },
-    );
-    taken++;
-    if (pending.length >= CHUNK) {
-      record.importLines(pending);
-      pending = [];
-    }
+  const lines = new LineSplitter();
+  /** The complete lines of the chunk just read, with their offsets. */
+  let read: [string, number][] = [];
+  const collect = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean) => {
+    if (complete) read.push([buffer.toString('utf8', start, end), offset]);
   };
   try {
-    const chunk = Buffer.allocUnsafe(256 * 1024);
-    let rest: Buffer = Buffer.alloc(0);
-    let restOffset = 0;
-    let position = 0;
     for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      const chunk = Buffer.allocUnsafe(READ_CHUNK);
+      const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, lines.size);
       if (bytesRead === 0) break;
-      position += bytesRead;
-      const buffer = rest.length ? Buffer.concat([rest, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      let start = 0;
-      let nl = buffer.indexOf(10);
-      while (nl !== -1) {
-        await take(buffer.toString('utf8', start, nl), restOffset + start);
-        start = nl + 1;
-        nl = buffer.indexOf(10, start);
+      lines.push(chunk.subarray(0, bytesRead), collect);
+      for (const [text, offset] of read) {
+        const both = await importedLines(by, text, offset);
+        if (!both) continue;
+        pending.push(...both);
+        taken++;
+        if (pending.length >= CHUNK) {
+          record.importLines(pending);
+          pending = [];
+        }
       }
-      rest = Buffer.from(buffer.subarray(start));
-      restOffset += start;
+      read = [];
     }
   } finally {
     await handle.close();

@@ -9,176 +9,62 @@
  * (src/record-lines.ts): a line that cannot be read stops every command that files; a torn last
  * line is set aside and its claim stays `uncertain`.
  *
- * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): the index is a
- * key-table.ts table of byte offsets, and a batch writes its intents in one write and one
- * fdatasync per group, alongside the journal's.
+ * This file owns the file: opening it under its lock, reading lines back by offset, and writing.
+ * The lines' format is record-format.ts; the index of offsets, record-index.ts.
+ *
+ * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
+ * intents in one write and one fdatasync per group, alongside the journal's.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import * as z from 'zod';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { ExitCode, OpcliError } from '../errors.js';
 import { hostName, osUser } from '../giftcard/ledger.js';
 import type { RepairTarget } from '../record-repair.js';
-import { blockingDamage, type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../record-lines.js';
-import { KeyTable } from './key-table.js';
+import { blockingDamage, type DamagedLine } from '../record-lines.js';
+import { lineAtSync } from './file-lines.js';
+import {
+  batchIntentLine,
+  type DiskIntent,
+  HEX64,
+  headerLine,
+  type IntentLine,
+  MAY_EXIST,
+  type NewIntent,
+  type OutcomeLine,
+  outcomeLine,
+  parseLineText,
+  parseRecordLine,
+  setAsideLine,
+  type ReadLine,
+  type RecordHit,
+  type RecordStore,
+  recordFileName,
+  type RunLine,
+} from './record-format.js';
+import { RecordDamagedError, RecordIndex } from './record-index.js';
 
-/** The format this opcli writes; a line of a higher one stops a command (upgrade). */
-export const RECORD_VERSION = 1;
-
-/** The store a record belongs to: the API base URL's origin and the store id. */
-export interface RecordStore {
-  origin: string | null;
-  storeId: string | null;
-}
-
-const Header = z.object({
-  v: z.literal(1),
-  type: z.literal('header'),
-  record: z.literal('opcli claims'),
-  origin: z.string().nullable(),
-  storeId: z.string().nullable(),
-  created: z.string(),
-});
-
-/** A claim about to be sent (durable before it leaves). */
-const DiskIntent = z.object({
-  v: z.literal(1),
-  /** One id per filing, shared by its intent and outcome. */
-  issuance: z.string(),
-  /** The claim's content key (identity.ts: its robust content hashed, with its occurrence in its file). */
-  key: z.string(),
-  type: z.literal('intent'),
-  at: z.string(),
-  /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
-  run: z.string().optional(),
-  user: z.string().optional(),
-  host: z.string().optional(),
-  profile: z.string().optional(),
-  /** Where the claim came from: the input file (absolute), `--data <file>`, or `prompt`. */
-  source: z.string().optional(),
-  line: z.number().int().optional(),
-  /** The batch's journal: its request leaves only once both are durable, so an intent its journal lacks never left. */
-  journal: z.string().optional(),
-  /** recordSimilarity (identity.ts): the customer's e-mail and the item. */
-  sim: z.string().optional(),
-  email: z.string().optional(),
-  item: z.string().optional(),
-  forced: z.boolean().optional(),
-});
-
-/** A batch run: who filed its rows, with which profile, from which file and journal. */
-const RunLine = z.object({
-  v: z.literal(1),
-  type: z.literal('run'),
-  run: z.string(),
-  at: z.string(),
-  user: z.string(),
-  host: z.string(),
-  profile: z.string(),
-  source: z.string(),
-  journal: z.string().optional(),
-});
-type RunLine = z.infer<typeof RunLine>;
-
-/** An intent with its run's details filled in. */
-export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string };
-
-/** What a command gives for an intent (the rest is filled in). */
-export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host'>;
-
-/** filed: created; rejected and not_sent: nothing was created; uncertain: sent, fate unknown. */
-export const RecordStatus = z.enum(['filed', 'rejected', 'uncertain', 'not_sent']);
-export type RecordStatus = z.infer<typeof RecordStatus>;
-
-const OutcomeLine = z.object({
-  v: z.literal(1),
-  issuance: z.string(),
-  key: z.string(),
-  type: z.literal('outcome'),
-  at: z.string(),
-  status: RecordStatus,
-  sourceOrderId: z.string().optional(),
-  error: z.string().optional(),
-});
-export type OutcomeLine = z.infer<typeof OutcomeLine>;
-
-const SetAsideLine = z.object({
-  v: z.literal(1),
-  issuance: z.string(),
-  key: z.string(),
-  type: z.literal('set-aside'),
-  at: z.string(),
-  user: z.string(),
-  line: z.number().int().positive(),
-  reason: z.string(),
-});
-
-/** A journal whose filed and uncertain rows were read into the record (once: a later run skips it). */
-const ImportedLine = z.object({
-  v: z.literal(1),
-  type: z.literal('imported'),
-  at: z.string(),
-  journal: z.string(),
-  entries: z.number().int().nonnegative(),
-});
-
-export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, SetAsideLine, ImportedLine, RunLine]);
-export type RecordLine = z.infer<typeof RecordLine>;
-
-/** A line as the record's readers see it: an intent with its run's details filled in. */
-export type ReadLine = Exclude<RecordLine, { type: 'intent' }> | IntentLine;
-
-/** Parses a line of the record (undefined: not a record of this version). */
-export const parseRecordLine = (value: unknown): RecordLine | undefined => RecordLine.safeParse(value).data;
-
-// CHOICE (docs/spec-choices.md#record-of-claims): one append-only file per API origin and store id, beside the ledger.
-/** The record's file name for a store: the origin and store id hashed (the header names them in full). */
-export function recordFileName(store: RecordStore): string {
-  const id = createHash('sha256')
-    .update(`${store.origin ?? '-'}\n${store.storeId ?? '-'}`)
-    .digest('hex')
-    .slice(0, 16);
-  return `claims-record-${id}.jsonl`;
-}
-
-/** Where a claim stands in the record: what a new filing of it is checked against. */
-export type RecordState = 'sending' | RecordStatus | 'torn';
-const STATES: readonly RecordState[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent', 'torn'];
-
-/** States under which the claim exists or may exist: the same claim (or a similar one) is held. */
-export const MAY_EXIST: ReadonlySet<RecordState> = new Set(['sending', 'filed', 'uncertain', 'torn']);
-
-/** What the record says of a key: its state and, when one was read, its intent and outcome. */
-export interface RecordHit {
-  state: RecordState;
-  intent?: IntentLine;
-  outcome?: OutcomeLine;
-  /** The record's line of a torn or set-aside entry. */
-  tornLine?: number;
-}
-
-const HEX64 = /^[0-9a-f]{16}/;
-
-/** A record that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
-export class RecordDamagedError extends OpcliError {
-  constructor(path: string, lines: DamagedLine[]) {
-    super(
-      `The record of claims ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a line opcli cannot read could be a claim already filed, and filing without it could file it twice.`,
-      {
-        exitCode: ExitCode.usage,
-        hint:
-          lines[0]?.kind === 'newer'
-            ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
-            : 'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
-        details: { record: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
-      },
-    );
-  }
-}
+export { RecordDamagedError } from './record-index.js';
+export {
+  describeHit,
+  type IntentLine,
+  MAY_EXIST,
+  type NewIntent,
+  newIssuance,
+  type OutcomeLine,
+  parseRecordLine,
+  type ReadLine,
+  RECORD_VERSION,
+  type RecordHit,
+  RecordLine,
+  type RecordState,
+  RecordStatus,
+  type RecordStore,
+  recordFileName,
+  stateWords,
+} from './record-format.js';
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
 export interface OpenRecord {
@@ -196,13 +82,8 @@ export interface OpenRecord {
  */
 export class ClaimRecord {
   readonly path: string;
-  private readonly table = new KeyTable(256, (n) => ({
-    state: new Uint8Array(n),
-    offset: new Float64Array(n),
-    outcome: new Float64Array(n),
-    torn: new Uint32Array(n),
-  }));
-  private readonly sims = new KeyTable(256, (n) => ({ offset: new Float64Array(n) }));
+  /** The record read into an index of offsets. */
+  private readonly index: RecordIndex;
   private fd: number | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
@@ -216,6 +97,7 @@ export class ClaimRecord {
     private readonly lock: HeldLock | undefined,
   ) {
     this.path = join(place.dir, recordFileName(store));
+    this.index = new RecordIndex(store);
   }
 
   /** The record's lock name in its folder. */
@@ -270,131 +152,44 @@ export class ClaimRecord {
     if (fd === undefined) return;
     if (writing) this.fd = fd;
     else this.readFd = fd;
-    {
-      const damaged = this.index(fd);
-      this.damaged = damaged;
-      const blocking = blockingDamage(damaged);
-      if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
-      if (!writing) return;
-      const size = fstatSync(fd).size;
-      if (size === 0)
-        this.pending.push(
-          `${JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: this.store.origin, storeId: this.store.storeId, created: new Date().toISOString() })}\n`,
-        );
-      const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.lines);
-      if (torn && this.unterminated) {
-        // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
-        const aside = {
-          v: 1,
-          issuance: torn.issuance,
-          key: torn.key,
-          type: 'set-aside',
-          at: new Date().toISOString(),
-          user: osUser(),
-          line: torn.line,
-          reason: 'was cut short by an interrupted write',
-        };
-        this.writeNow(`\n${JSON.stringify(aside)}\n`);
-      }
-      if (this.pending.length) this.writeNow('');
+    const damaged = this.index.read(fd);
+    this.damaged = damaged;
+    const blocking = blockingDamage(damaged);
+    if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
+    if (!writing) return;
+    if (fstatSync(fd).size === 0) this.pending.push(headerLine(this.store, new Date().toISOString()));
+    const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.index.lines);
+    if (torn && this.index.unterminated) {
+      // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
+      const aside = setAsideLine({
+        issuance: torn.issuance,
+        key: torn.key,
+        at: new Date().toISOString(),
+        user: osUser(),
+        line: torn.line,
+        reason: 'was cut short by an interrupted write',
+      });
+      this.writeNow(`\n${aside}\n`);
     }
+    if (this.pending.length) this.writeNow('');
   }
-
-  private lines = 0;
-  private unterminated = false;
-
-  /** Reads every line into the index; returns the damaged ones. */
-  private index(fd: number): DamagedLine[] {
-    const damaged: DamagedLine[] = [];
-    const setAside = new Set<number>();
-    const chunk = Buffer.allocUnsafe(256 * 1024);
-    let rest: Buffer = Buffer.alloc(0);
-    let restOffset = 0;
-    let position = 0;
-    const take = (text: string, offset: number, last: boolean) => {
-      this.lines++;
-      if (!text.trim()) return;
-      const read = readRecordLine(text, this.lines, last, RECORD_VERSION, parseRecordLine);
-      if ('damaged' in read) {
-        damaged.push(read.damaged);
-        return;
-      }
-      const r = read.record;
-      if (r.type === 'header') {
-        if (this.lines !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) {
-          damaged.push({ line: this.lines, kind: 'garbage' });
-        }
-        return;
-      }
-      if (this.lines === 1) damaged.push({ line: 1, kind: 'garbage' });
-      if (r.type === 'imported') {
-        this.imported.add(r.journal);
-        return;
-      }
-      if (r.type === 'run') {
-        this.runs.set(r.run, r);
-        return;
-      }
-      if (r.type === 'set-aside') setAside.add(r.line);
-      this.note(r, offset);
-    };
-    for (;;) {
-      const n = readSync(fd, chunk, 0, chunk.length, position);
-      if (n === 0) break;
-      position += n;
-      const buffer = rest.length ? Buffer.concat([rest, chunk.subarray(0, n)]) : chunk.subarray(0, n);
-      let start = 0;
-      let nl = buffer.indexOf(10);
-      while (nl !== -1) {
-        take(buffer.toString('utf8', start, nl), restOffset + start, false);
-        start = nl + 1;
-        nl = buffer.indexOf(10, start);
-      }
-      rest = Buffer.from(buffer.subarray(start));
-      restOffset += start;
-    }
-    if (rest.length) {
-      this.unterminated = true;
-      take(rest.toString('utf8'), restOffset, true);
-    }
-    settleSetAside(damaged, setAside);
-    for (const d of damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', -1, d.line);
-    return damaged;
-  }
-
-  private mark(key: string, state: RecordState, offset: number, tornLine = 0): void {
-    const i = this.table.slot(key);
-    const c = this.table.columns;
-    c.state[i] = STATES.indexOf(state) + 1;
-    if (offset >= 0 || state === 'torn') c.offset[i] = offset + 1;
-    if (tornLine) c.torn[i] = tornLine;
-  }
-
-  /** The batch runs of the record, by id (a few per day: small). */
-  private readonly runs = new Map<string, RunLine>();
 
   /** An intent as read, its run's details filled in. */
-  private resolve(i: z.infer<typeof DiskIntent>): IntentLine {
-    const run = i.run === undefined ? undefined : this.runs.get(i.run);
-    return {
-      ...i,
-      user: i.user ?? run?.user ?? '?',
-      host: i.host ?? run?.host ?? '?',
-      profile: i.profile ?? run?.profile ?? '?',
-      source: i.source ?? run?.source ?? '?',
-      journal: i.journal ?? run?.journal,
-    };
+  private resolve(i: DiskIntent): IntentLine {
+    return this.index.resolve(i);
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */
   startRun(run: string, details: { profile: string; source: string; journal?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
-    this.runs.set(run, line);
+    this.index.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
   }
 
   /** Journals already read into the record (absolute paths). */
-  readonly imported = new Set<string>();
+  get imported(): Set<string> {
+    return this.index.imported;
+  }
 
   /**
    * Appends lines read from elsewhere (a journal of an earlier version) as they are, with their own
@@ -409,44 +204,27 @@ export class ClaimRecord {
 
   /** Whether the record holds anything for a key (no read of the file). */
   has(key: string): boolean {
-    return this.table.find(key) >= 0;
-  }
-
-  private note(r: Exclude<RecordLine, { type: 'header' | 'imported' | 'run' }>, offset: number): void {
-    if (!HEX64.test(r.key)) return;
-    if (r.type === 'intent') {
-      this.mark(r.key, 'sending', offset);
-      if (r.sim && HEX64.test(r.sim)) this.sims.columns.offset[this.sims.slot(r.sim)] = offset + 1;
-    } else if (r.type === 'outcome') {
-      const i = this.table.find(r.key);
-      if (i >= 0) {
-        this.table.columns.state[i] = STATES.indexOf(r.status) + 1;
-        this.table.columns.outcome[i] = offset + 1;
-      }
-    } else this.mark(r.key, 'torn', -1, r.line);
+    return this.index.has(key);
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere). */
   lookup(key: string): RecordHit | undefined {
     const mine = this.written.get(key);
     if (mine) return mine;
-    const i = this.table.find(key);
-    if (i < 0) return undefined;
-    const c = this.table.columns;
-    const state = STATES[(c.state[i] as number) - 1] as RecordState;
-    const offset = (c.offset[i] as number) - 1;
-    const outcomeAt = (c.outcome[i] as number) - 1;
-    const intent = offset >= 0 ? (this.lineAt(offset) as IntentLine | undefined) : undefined;
+    const found = this.index.get(key);
+    if (!found) return undefined;
+    const { state, intentAt, outcomeAt, tornLine } = found;
+    const intent = intentAt >= 0 ? (this.lineAt(intentAt) as IntentLine | undefined) : undefined;
     const outcome = state !== 'sending' && outcomeAt >= 0 ? (this.lineAt(outcomeAt) as OutcomeLine | undefined) : undefined;
-    return { state, intent, tornLine: (c.torn[i] as number) || undefined, outcome };
+    return { state, intent, tornLine: tornLine || undefined, outcome };
   }
 
   /** The last claim that may exist with this similarity fingerprint and another key, or undefined. */
   similar(sim: string | undefined, key: string): RecordHit | undefined {
     if (!sim || !HEX64.test(sim)) return undefined;
-    const i = this.sims.find(sim);
-    if (i < 0) return undefined;
-    const intent = this.lineAt((this.sims.columns.offset[i] as number) - 1) as IntentLine | undefined;
+    const at = this.index.similarAt(sim);
+    if (at < 0) return undefined;
+    const intent = this.lineAt(at) as IntentLine | undefined;
     if (!intent || intent.key === key) return undefined;
     const hit = this.lookup(intent.key);
     return hit && MAY_EXIST.has(hit.state) ? { ...hit, intent } : undefined;
@@ -455,47 +233,13 @@ export class ClaimRecord {
   /** Every readable line of the file, in order (for history, and the outcome of a hit). */
   *all(): Generator<ReadLine> {
     const fd = openPrivateFile(this.path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), 'record of claims', 0o600, this.place.shared);
-    if (fd === undefined) return;
-    try {
-      const text = readAllSync(fd);
-      for (const line of text.split('\n')) {
-        if (!line) continue;
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        const r = parseRecordLine(value);
-        if (r?.type === 'run') this.runs.set(r.run, r);
-        if (r) yield r.type === 'intent' ? this.resolve(r) : r;
-      }
-    } finally {
-      closeSync(fd);
-    }
+    if (fd !== undefined) yield* this.index.readAll(fd);
   }
 
   private lineAt(offset: number): ReadLine | undefined {
     const fd = this.fd ?? this.readFd;
-    if (fd === undefined) return undefined;
-    {
-      let size = 1024;
-      for (;;) {
-        const buffer = Buffer.alloc(size);
-        const n = readSync(fd, buffer, 0, size, offset);
-        const end = buffer.subarray(0, n).indexOf(10);
-        if (end === -1 && n === size) {
-          size *= 4;
-          continue;
-        }
-        try {
-          const r = parseRecordLine(JSON.parse(buffer.toString('utf8', 0, end === -1 ? n : end)));
-          return r?.type === 'intent' ? this.resolve(r) : r;
-        } catch {
-          return undefined;
-        }
-      }
-    }
+    const r = fd === undefined ? undefined : parseLineText(lineAtSync(fd, offset));
+    return r?.type === 'intent' ? this.resolve(r) : r;
   }
 
   /**
@@ -525,8 +269,8 @@ export class ClaimRecord {
     let text = '';
     for (const l of lines) {
       if (l.run !== undefined && !remember) {
-        // A batch row (the fast path): its run line says who and from where; the text is written by hand, the free text quoted by JSON.stringify.
-        text += `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${l.sim === undefined ? '' : `,"sim":${JSON.stringify(l.sim)}`}${l.email === undefined ? '' : `,"email":${JSON.stringify(l.email)}`}${l.item === undefined ? '' : `,"item":${JSON.stringify(l.item)}`}}\n`;
+        // A batch row (the fast path): its run line says who and from where.
+        text += batchIntentLine(l as NewIntent & { run: string }, at);
         continue;
       }
       const { issuance, key, ...rest } = l;
@@ -541,9 +285,7 @@ export class ClaimRecord {
   /** Queues an outcome (written with the next intents, or by `flush`/`close`). */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
     const at = this.stamp(now);
-    this.pending.push(
-      `{"v":1,"issuance":${JSON.stringify(o.issuance)},"key":${JSON.stringify(o.key)},"type":"outcome","at":"${at}","status":"${o.status}"${o.sourceOrderId === undefined ? '' : `,"sourceOrderId":${JSON.stringify(o.sourceOrderId)}`}${o.error === undefined ? '' : `,"error":${JSON.stringify(o.error)}`}}\n`,
-    );
+    this.pending.push(outcomeLine(o, at));
     if (this.written.size === 0) return;
     const mine = this.written.get(o.key);
     if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: { v: 1, type: 'outcome', at, ...o } });
@@ -624,41 +366,6 @@ export class ClaimRecord {
   }
 }
 
-function readAllSync(fd: number): string {
-  const parts: Buffer[] = [];
-  const chunk = Buffer.allocUnsafe(256 * 1024);
-  let position = 0;
-  for (;;) {
-    const n = readSync(fd, chunk, 0, chunk.length, position);
-    if (n === 0) break;
-    parts.push(Buffer.from(chunk.subarray(0, n)));
-    position += n;
-  }
-  return Buffer.concat(parts).toString('utf8');
-}
-
-/** A new id for one filing. */
-export function newIssuance(): string {
-  return randomBytes(9).toString('hex');
-}
-
-/** "from claims.csv line 4 on 2026-11-27 14:03 UTC (profile prod, user alice, sourceOrderId SO-1)": an earlier filing in words. */
-export function describeHit(hit: RecordHit): string {
-  const i = hit.intent;
-  if (!i) return `(line ${hit.tornLine ?? '?'} of the record, cut short: its outcome is unknown)`;
-  const from =
-    i.source === 'prompt' ? 'at the prompt' : i.source.startsWith('--data ') ? `from ${i.source}` : `from ${i.source}${i.line ? ` line ${i.line}` : ''}`;
-  const id = hit.outcome?.sourceOrderId ? `, sourceOrderId ${hit.outcome.sourceOrderId}` : '';
-  return `${from} on ${i.at.slice(0, 16).replace('T', ' ')} UTC (profile ${i.profile}, user ${i.user}${id})`;
-}
-
-/** The words for a hit's state: "filed", "sent (outcome uncertain)". */
-export function stateWords(state: RecordState): string {
-  if (state === 'filed') return 'filed';
-  if (state === 'torn' || state === 'uncertain' || state === 'sending') return 'sent (outcome uncertain)';
-  return state === 'rejected' ? 'rejected' : 'not sent';
-}
-
 /** The record of a store as a file `claims repair` can set damaged lines aside in (src/record-repair.ts). */
 export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: () => number): RepairTarget {
   const path = join(place.dir, recordFileName(store));
@@ -685,16 +392,7 @@ export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: 
     parse: parseRecordLine,
     setAside: (d, reason, at) =>
       d.line === 1
-        ? JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created: new Date(now()).toISOString() })
-        : JSON.stringify({
-            v: 1,
-            issuance: d.issuance ?? `damaged-line-${d.line}`,
-            key: d.key ?? 'unknown',
-            type: 'set-aside',
-            at,
-            user: osUser(),
-            line: d.line,
-            reason,
-          }),
+        ? headerLine(store, new Date(now()).toISOString()).slice(0, -1)
+        : setAsideLine({ issuance: d.issuance ?? `damaged-line-${d.line}`, key: d.key ?? 'unknown', at, user: osUser(), line: d.line, reason }),
   };
 }

@@ -2,7 +2,7 @@
  * The send stage of a batch: one claim request, and what its failure means for the row (rejected,
  * uncertain or not sent) and for the batch (go on, or stop).
  */
-import type { Deps } from '../deps.js';
+import type { ServiceApi } from '../api/service.js';
 import { ApiError, AuthError, NetworkError, RedirectError, UsageError } from '../errors.js';
 import type { Permit, RequestLimiter } from '../http/adaptive.js';
 import { CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
@@ -74,24 +74,23 @@ function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => voi
   };
 }
 
-/**
- * Sends one planned row, paced by the batch's limiter. `onLeave` is called when the limiter lets
- * the request go; `stopSignal` (Ctrl-C by default) stops a row still waiting for it. Never throws: a failure is the row's outcome.
- */
-export async function send(
-  plan: ToSend,
-  row: SourceRow,
-  deps: Deps,
-  tokenStore: string | undefined,
-  limiter?: RequestLimiter,
-  onLeave?: () => void,
-  stopSignal: AbortSignal = deps.signal,
-): Promise<SendOutcome> {
+/** How one row is sent: the batch's limiter and stop signal, and the token's store for the words of a mismatch. */
+export interface SendOptions {
+  tokenStore?: string;
+  limiter?: RequestLimiter;
+  /** Called when the limiter lets the request go (on each attempt: a 429 is asked again). */
+  onLeave?: () => void;
+  /** Stops a row still waiting for the limiter (Ctrl-C, the journal's lock lost). */
+  stop: AbortSignal;
+}
+
+/** Sends one planned row, paced by the batch's limiter. Never throws: a failure is the row's outcome. */
+export async function sendClaim(plan: ToSend, row: SourceRow, api: () => Promise<ServiceApi>, options: SendOptions): Promise<SendOutcome> {
   try {
     // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
-    const api = await deps.api();
-    const limit = limiter ? rowGate(limiter, stopSignal, onLeave) : undefined;
-    const created = await api.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated) });
+    const service = await api();
+    const limit = options.limiter ? rowGate(options.limiter, options.stop, options.onLeave) : undefined;
+    const created = await service.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated) });
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {
     if (error instanceof StoppedBeforeSending) {
@@ -99,7 +98,7 @@ export async function send(
     }
     const { status, stop } = classifyFailure(error);
     let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, tokenStore)} (403)`;
+    if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, options.tokenStore)} (403)`;
     const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
     return { result: { line: row.line, status, error: message, errors }, stop, error };
   }

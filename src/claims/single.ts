@@ -12,6 +12,7 @@ import { textProblem } from '../text/flag-text.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { isStoreMismatch, storeMismatch } from './plan.js';
 import { validateClaim } from './validate.js';
+import { fileRecorded, singleSource } from './single-record.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -179,7 +180,6 @@ export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldA
     return { kind: 'dry-run', url, body: checked.claim };
   }
   const api = await deps.api();
-  const { fileRecorded, singleSource } = await import('./single-record.js');
   const confirm = opts.confirm;
   let created: Awaited<ReturnType<typeof api.createClaim>>['payload'];
   try {

@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';
+import { PROGRESS_MODES } from '../text/progress.js';
 
 /** Where a configurable value is kept and how it is checked. */
 export interface SettingKey {
@@ -97,6 +98,18 @@ export const SETTING_KEYS: SettingKey[] = [
     description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
     path: ['notProcessedStatuses'],
     parse: notProcessedStatuses,
+  },
+  {
+    key: 'progress',
+    description: 'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (--progress, OPCLI_PROGRESS win)',
+    path: ['progress'],
+    parse: (raw) => z.enum(PROGRESS_MODES, { message: `expected auto, plain or none, got "${raw}"` }).parse(raw.trim().toLowerCase()),
+  },
+  {
+    key: 'accessible',
+    description: 'accessible mode for screen readers: nothing redrawn, choices as numbered lists (true/false, default false; OPCLI_ACCESSIBLE wins)',
+    path: ['accessible'],
+    parse: trueFalse,
   },
   { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
   { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },

@@ -1,6 +1,7 @@
 /** The zod schemas of the settings file (the keys `opcli config set` accepts are in setting-keys.ts). */
 import * as z from 'zod';
 import { lazy } from '../schemas.js';
+import { PROGRESS_MODES } from '../text/progress.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */
@@ -23,6 +24,10 @@ export const ProfileSettings = lazy(() =>
     caFile: z.string().optional(),
     /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
     notProcessedStatuses: z.array(z.number().int()).optional(),
+    /** How long work shows its progress: auto (a redrawn line on a terminal, sentences elsewhere), plain or none (src/text/progress.ts). */
+    progress: z.enum(PROGRESS_MODES).optional(),
+    /** The accessible mode: nothing redrawn, choices as numbered lists, progress as sentences. */
+    accessible: z.boolean().optional(),
     provider: z
       .object({
         name: z.string().optional(),

@@ -1,14 +1,18 @@
 /**
  * The wire under the HTTP core: the bundled undici's Agent, the design card's HTTP library, for
  * every request (one-offs, `orders list`, claims batches), through `dispatch()` with a handler of
- * its own: no stream per response body and no promise per read. Loaded on first use; figures of
- * what that costs a one-off are in docs/benchmarks.md#figures-of-27-november-2026-one-http-engine (bench/startup.mjs).
+ * its own: no stream per response body and no promise per read. Fast path (bench/startup.mjs, the
+ * one-off; bench/claims-batch.mjs): undici's `Agent` module is imported alone, not its index, and
+ * statically, so the bundle keeps it in one chunk with this file; only the proxy agent and the
+ * certificate probe load on use (figures: docs/benchmarks.md#current-figures).
  *
  * It keeps undici's timeout meanings (connect, headers, body idle), never follows redirects, keeps
  * connections alive, refuses headers HTTP does not allow before sending anything, and gives a
  * failure a `code` the client sorts into "never sent" and "fate unknown".
  */
+import { setFlagsFromString } from 'node:v8';
 import type { Dispatcher } from 'undici';
+import Agent from 'undici/lib/dispatcher/agent.js';
 import type { ProxyChoice, Route } from './proxy.js';
 import type { PeerCertificate } from './trust.js';
 
@@ -188,20 +192,26 @@ export class Transport {
     if (!pool) {
       const { connections, connectTimeoutMs: timeout, timeoutMs, ca } = this.options;
       const tlsOptions = ca ? { timeout, ca } : { timeout };
-      pool = import('./undici.js').then(async ({ loadAgent, loadProxyAgent }) => {
-        const common = {
-          connections,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-          keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
-          // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
-          // a stale one is simply asked again.
-          ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
-        };
-        // The proxy code is loaded only when a request goes through a proxy: a direct one-off never pays for it.
-        if (proxy) return new (await loadProxyAgent())({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions });
-        return new (await loadAgent())({ ...common, connect: tlsOptions });
-      });
+      const common = {
+        connections,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
+        // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
+        // a stale one is simply asked again.
+        ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
+      };
+      // undici parses HTTP with llhttp built to WebAssembly, compiled when the first connection
+      // opens. By default V8 compiles it twice, the second time with its optimising compiler in the
+      // background: for a one-off that doubled the process's CPU and added ~35 MiB of peak memory
+      // for a parser that reads a few kilobytes. Liftoff alone (what the bin shim passes to long
+      // runs) compiles it once (docs/benchmarks.md#figures-of-27-november-2026-one-http-engine).
+      setFlagsFromString('--liftoff-only');
+      // The proxy code is loaded only when a request goes through a proxy: a direct one-off does
+      // not load its module (bench/startup.mjs, the one-off against the bare fetch script).
+      pool = proxy
+        ? import('./proxy-agent.js').then(({ ProxyAgent }) => new ProxyAgent({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions }))
+        : Promise.resolve(new Agent({ ...common, connect: tlsOptions }));
       this.pools.set(key, pool);
     }
     return pool;
@@ -211,8 +221,7 @@ export class Transport {
   async send(req: WireRequest): Promise<WireResponse> {
     const invalid = invalidHeaders(req.headers);
     if (invalid) throw invalid;
-    const route = this.options.route?.(req.url);
-    const proxy = route?.proxy;
+    const proxy = this.options.route?.(req.url)?.proxy;
     const unsafe = req.method === 'POST' || req.method === 'PATCH';
     let agent: Dispatcher;
     try {
@@ -222,36 +231,10 @@ export class Transport {
       this.pools.delete(`${unsafe ? 'unsafe' : 'safe'}|${proxy?.url.href ?? ''}`);
       throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
     }
-    const signal = req.signal;
-    if (signal?.aborted) throw signal.reason ?? codeError('ABORT_ERR', 'aborted');
+    if (req.signal?.aborted) throw req.signal.reason ?? codeError('ABORT_ERR', 'aborted');
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
-    const maxBytes = req.maxBytes ?? Number.POSITIVE_INFINITY;
     return new Promise<WireResponse>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let status = 0;
-      let headers: Record<string, string> = {};
-      let onAbort: (() => void) | undefined;
-      let controller: { abort(reason: Error): void } | undefined;
-      // A failure of ours (deadline, size) met before undici started the request is applied when
-      // it does, before anything is written.
-      let pending: Error | undefined;
-      let ended = false;
-      // undici writes the request in the turn it starts it; a failure before that left nothing.
-      let written = false;
-      const fail = (error: Error) => {
-        if (ended) return;
-        if (controller) controller.abort(error);
-        else pending ??= error;
-      };
-      const limit = req.deadline;
-      const deadline = limit?.timers.setTimeout(() => fail(codeError(DEADLINE_PASSED, `the whole answer did not arrive within ${limit.ms} ms`)), limit.ms);
-      const finish = () => {
-        ended = true;
-        if (onAbort) signal?.removeEventListener('abort', onAbort);
-        if (deadline !== undefined) limit?.timers.clearTimeout(deadline);
-      };
-      const tooLarge = () => codeError(BODY_TOO_LARGE, `the answer is larger than ${maxBytes} bytes`);
+      const exchange = new Exchange(req, proxy, resolve, reject);
       agent.dispatch(
         {
           origin: req.url.origin,
@@ -262,54 +245,7 @@ export class Transport {
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },
-        {
-          onRequestStart(start) {
-            controller = start;
-            if (pending) return start.abort(pending);
-            if (signal?.aborted) return start.abort(signal.reason);
-            written = true;
-            if (!signal) return;
-            onAbort = () => start.abort(signal.reason);
-            signal.addEventListener('abort', onAbort, { once: true });
-          },
-          onResponseStart(_controller, statusCode, responseHeaders) {
-            status = statusCode;
-            headers = joinHeaders(responseHeaders);
-            // A declared length past the limit fails before the first byte of the body is read.
-            if (Number(headers['content-length']) > maxBytes) fail(tooLarge());
-          },
-          onResponseData(_controller, chunk) {
-            if (ended) return;
-            size += chunk.length;
-            if (size > maxBytes) return fail(tooLarge());
-            chunks.push(chunk);
-          },
-          onResponseEnd() {
-            if (ended) return;
-            finish();
-            const first = chunks[0];
-            const text = chunks.length === 1 && first ? first.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-            // undici hands the connection back to its pool on the next turn (it queues that
-            // before this handler's stack unwinds): answered after it, the caller's next
-            // request reuses the connection instead of opening another.
-            queueMicrotask(() => setImmediate(resolve, { status, headers, text }));
-          },
-          onResponseError(_controller, error) {
-            finish();
-            chunks.length = 0;
-            const failure: WireFailure = { proxy };
-            if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
-              // Only to name who issued the certificate: a handshake, nothing sent, then closed.
-              // Loaded only then: node:tls and the rest cost a one-off start-up that never meets a certificate error.
-              void import('./trust.js')
-                .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
-                .catch(() => undefined)
-                .then((peer) => reject(wireError(error, signal, { ...failure, peer }, written)));
-              return;
-            }
-            reject(wireError(error, signal, failure, written));
-          },
-        },
+        exchange,
       );
     });
   }
@@ -319,5 +255,118 @@ export class Transport {
     const pools = [...this.pools.values()];
     this.pools.clear();
     for (const pool of pools) void pool.then((a) => a.destroy()).catch(() => {});
+  }
+}
+
+/** undici's handle on a request it started: aborting it fails the exchange with the reason. */
+interface RequestController {
+  abort(reason: Error): void;
+}
+
+/**
+ * One request's exchange, as undici's dispatch handler: collects the body up to `maxBytes`, applies
+ * the deadline and the caller's abort, and settles with the answer or a failure that says whether
+ * the request was written.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private status = 0;
+  private headers: Record<string, string> = {};
+  private onAbort?: () => void;
+  private controller?: RequestController;
+  /** A failure of ours (deadline, size) met before undici started the request: applied when it does, before anything is written. */
+  private pending?: Error;
+  private ended = false;
+  /** undici writes the request in the turn it starts it; a failure before that left nothing. */
+  private written = false;
+  private readonly maxBytes: number;
+  private readonly deadline: unknown;
+
+  constructor(
+    private readonly req: WireRequest,
+    private readonly proxy: ProxyChoice | undefined,
+    private readonly resolve: (res: WireResponse) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.maxBytes = req.maxBytes ?? Number.POSITIVE_INFINITY;
+    const limit = req.deadline;
+    this.deadline = limit?.timers.setTimeout(() => this.fail(codeError(DEADLINE_PASSED, `the whole answer did not arrive within ${limit.ms} ms`)), limit.ms);
+  }
+
+  private fail(error: Error): void {
+    if (this.ended) return;
+    if (this.controller) this.controller.abort(error);
+    else this.pending ??= error;
+  }
+
+  private finish(): void {
+    this.ended = true;
+    if (this.onAbort) this.req.signal?.removeEventListener('abort', this.onAbort);
+    if (this.deadline !== undefined) this.req.deadline?.timers.clearTimeout(this.deadline);
+  }
+
+  private tooLarge(): Error {
+    return codeError(BODY_TOO_LARGE, `the answer is larger than ${this.maxBytes} bytes`);
+  }
+
+  onRequestStart(start: RequestController): void {
+    this.controller = start;
+    const signal = this.req.signal;
+    const early = this.pending ?? (signal?.aborted ? signal.reason : undefined);
+    if (early !== undefined) {
+      start.abort(early);
+      return;
+    }
+    this.written = true;
+    if (!signal) return;
+    this.onAbort = () => start.abort(signal.reason);
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onResponseStart(_controller: unknown, statusCode: number, responseHeaders: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    this.headers = joinHeaders(responseHeaders);
+    // A declared length past the limit fails before the first byte of the body is read.
+    if (Number(this.headers['content-length']) > this.maxBytes) this.fail(this.tooLarge());
+  }
+
+  onResponseData(_controller: unknown, chunk: Buffer): void {
+    if (this.ended) return;
+    this.size += chunk.length;
+    if (this.size > this.maxBytes) this.fail(this.tooLarge());
+    else this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.ended) return;
+    this.finish();
+    const chunks = this.chunks;
+    const first = chunks[0];
+    const text = chunks.length === 1 && first ? first.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    // undici hands the connection back to its pool on the next turn (it queues that before this
+    // handler's stack unwinds): answered after it, the caller's next request reuses the connection
+    // instead of opening another.
+    const answer: WireResponse = { status: this.status, headers: this.headers, text };
+    queueMicrotask(() => setImmediate(this.resolve, answer));
+  }
+
+  onResponseError(_controller: unknown, error: Error): void {
+    this.finish();
+    this.chunks.length = 0;
+    const { req, proxy, reject } = this;
+    const signal = req.signal;
+    const failure: WireFailure = { proxy };
+    if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
+      // Only to name who issued the certificate: a handshake, nothing sent, then closed. Loaded only
+      // then: node:tls and the rest cost a one-off start-up that never meets a certificate error
+      // (bench/startup.mjs).
+      void import('./trust.js')
+        .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
+        .catch(() => undefined)
+        .then((peer) => reject(wireError(error, signal, { ...failure, peer }, this.written)));
+      return;
+    }
+    reject(wireError(error, signal, failure, this.written));
   }
 }

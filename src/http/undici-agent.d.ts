@@ -4,7 +4,7 @@ declare module 'undici/lib/dispatcher/agent.js' {
   export default Agent;
 }
 
-/** undici's ProxyAgent module, loaded on its own when a proxy is configured. */
+/** undici's ProxyAgent module, loaded on its own (src/http/proxy-agent.ts) when a request goes through a proxy. */
 declare module 'undici/lib/dispatcher/proxy-agent.js' {
   const ProxyAgent: typeof import('undici').ProxyAgent;
   export default ProxyAgent;

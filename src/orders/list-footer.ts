@@ -30,14 +30,14 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   const total = last.totalCount;
   if (input.follow) {
     const stopped = next ? ` (stopped at --limit ${input.limit})` : '';
-    lines.push(`${written} of ${total} orders in ${pages} page${pages === 1 ? '' : 's'}${stopped}.`);
+    lines.push(`${count(written)} of ${count(total)} orders in ${count(pages)} page${pages === 1 ? '' : 's'}${stopped}.`);
   } else {
     const pos = pagePosition(last);
     const where =
       pos.current !== undefined
         ? ` · page ${pos.current}${pos.total !== undefined ? ` of ${pos.total}` : ''} (pages ${pos.around.map((p) => (p === pos.current ? `[${p}]` : String(p))).join(' ')})`
         : '';
-    lines.push(`${written} of ${total} orders${where}`);
+    lines.push(`${count(written)} of ${count(total)} orders${where}`);
   }
   if (result.cappedAt !== undefined && input.size !== undefined) {
     lines.push(

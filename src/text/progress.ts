@@ -1,41 +1,98 @@
 /**
- * A one-line progress display on stderr for long work (orders list --all, the record lookup of
- * orders update). Only on a terminal: on a pipe or in a log it writes nothing. Redrawn at most every
- * `intervalMs` of the injected clock, and erased when done so the data and footer stay clean.
+ * Progress of long work on stderr (orders list --all, the record lookup of orders update, a claims
+ * batch, opcli api --paginate), in the style the run asked for (`--progress`, OPCLI_PROGRESS, the
+ * `progress` setting; the accessible mode):
+ * - a line redrawn in place on a terminal (at most every `intervalMs` of the injected clock), erased
+ *   when done so the data and footer stay clean;
+ * - plain sentences, one every `plainEveryMs` (10 s) of the injected clock, when stderr is not a
+ *   terminal (a CI log) or in the accessible mode: nothing is redrawn, nothing erased;
+ * - nothing at all with `none`.
+ * Callers hand it the text (or a function giving it); it decides whether and how it is shown.
  */
 import type { Deps } from '../deps.js';
 import { safeLine } from './safe.js';
 
 export { count } from './count.js';
 
+/** The values of `--progress` and of the `progress` setting. */
+export const PROGRESS_MODES = ['auto', 'plain', 'none'] as const;
+export type ProgressMode = (typeof PROGRESS_MODES)[number];
+
+/** How progress is drawn in this run: a redrawn line, plain sentences, or not at all. */
+export type ProgressStyle = 'line' | 'plain' | 'none';
+
+/** A plain progress sentence is written at most this often (CI logs stay short). */
+export const PLAIN_EVERY_MS = 10_000;
+
+/** The style of this run: none when asked; plain when asked, in the accessible mode or when stderr is not a terminal; else the redrawn line. */
+export function progressStyle(deps: Deps): ProgressStyle {
+  const mode = deps.globals.progress ?? 'auto';
+  if (mode === 'none') return 'none';
+  if (mode === 'plain' || deps.globals.accessible || !deps.io.stderrIsTTY) return 'plain';
+  return 'line';
+}
+
 export interface Progress {
+  /** How this progress is drawn. */
+  readonly style: ProgressStyle;
   /**
    * Shows `text` (made safe), unless the last redraw was less than the interval ago; `force` draws
-   * anyway. A function is called only when the line is drawn: nothing is formatted per page or row
-   * for a pipe, or between redraws.
+   * anyway (a redrawn line only: plain sentences keep their pace). A function is called only when
+   * the text is written: nothing is formatted per page or row between redraws.
    */
   update(text: string | (() => string), force?: boolean): void;
-  /** Erases the line. */
+  /** Takes the redrawn line off the screen before other output is written (the next update draws it again). */
+  clear(): void;
+  /** Erases the redrawn line (a plain sentence stays: it is part of the log). */
   done(): void;
 }
 
-const NONE: Progress = { update() {}, done() {} };
+const NONE: Progress = { style: 'none', update() {}, clear() {}, done() {} };
 
-/** A progress line for `deps`' stderr, or one that does nothing when stderr is not a terminal. */
+/** The terminal's width for a redrawn line (the stream's columns, else COLUMNS, else 80), less one. */
+export function lineWidth(deps: Deps): number {
+  const columns = (deps.io.stderr as { columns?: number }).columns ?? Number(deps.env.COLUMNS);
+  return Number.isInteger(columns) && columns > 20 ? columns - 1 : 79;
+}
+
+/** Progress on `deps`' stderr in the run's style (see `progressStyle`); a redrawn line at most every `intervalMs`. */
 export function createProgress(deps: Deps, intervalMs = 100): Progress {
-  if (!deps.io.stderrIsTTY) return NONE;
+  const style = progressStyle(deps);
+  if (style === 'none') return NONE;
+  if (style === 'plain') {
+    // The first sentence after one interval: a short run prints only its summary.
+    let last = deps.now();
+    return {
+      style,
+      update(text) {
+        const now = deps.now();
+        if (now - last < PLAIN_EVERY_MS) return;
+        last = now;
+        deps.io.stderr.write(`${safeLine(typeof text === 'function' ? text() : text)}\n`);
+      },
+      clear() {},
+      done() {},
+    };
+  }
   let last = Number.NEGATIVE_INFINITY;
   let shown = false;
-  const width = () => Math.max(20, ((deps.io.stderr as { columns?: number }).columns ?? 80) - 1);
   return {
+    style,
     update(text, force = false) {
       const now = deps.now();
       if (!force && now - last < intervalMs) return;
       last = now;
+      const width = lineWidth(deps);
       let line = safeLine(typeof text === 'function' ? text() : text);
-      if (line.length > width()) line = `${line.slice(0, width() - 1)}…`;
+      if (line.length > width) line = `${line.slice(0, width - 1)}…`;
       deps.io.stderr.write(`\r\x1b[2K${line}`);
       shown = true;
+    },
+    clear() {
+      if (shown) deps.io.stderr.write('\r\x1b[2K');
+      shown = false;
+      // The next update redraws at once.
+      last = Number.NEGATIVE_INFINITY;
     },
     done() {
       if (shown) deps.io.stderr.write('\r\x1b[2K');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
+import { coerceText, FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
 import { contentHash, robustText } from '../../src/claims/identity.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
@@ -258,5 +258,30 @@ describe('the robust form', () => {
     expect(spreadsheetDamage(sku, '12-Sep')).toContain('a date');
     for (const fine of ['ESP-200', 'SEP-12', '1E5', '2/1', '00042']) expect(spreadsheetDamage(sku, fine), fine).toBeUndefined();
     expect(spreadsheetDamage(details, '09/12/26')).toBeUndefined();
+  });
+});
+
+describe('the row key of objects whose keys come in different orders', () => {
+  it('is the same for the same content in any key order, and tells apart objects that share their first key', () => {
+    // The key lists are remembered by their first key: each order below is seen after another one.
+    const a = { customer: { email: 'a@example.com' }, item: { name: 'Kettle', price: 1.5 }, storeId: 's' };
+    const b = { customer: { email: 'a@example.com' }, storeId: 's', item: { price: 1.5, name: 'Kettle' } };
+    const c = { customer: { email: 'a@example.com' }, item: { name: 'Kettle', price: 1.5, sku: 'K-1' }, storeId: 's' };
+    const d = { customer: { email: 'a@example.com' }, item: { name: 'Kettle' }, storeId: 's' };
+    for (let round = 0; round < 2; round++) {
+      expect(contentHash(b)).toBe(contentHash(a));
+      expect(contentHash(c)).not.toBe(contentHash(a));
+      expect(contentHash(d)).not.toBe(contentHash(a));
+      expect(contentHash({ ...c, item: { sku: 'K-1', price: 1.5, name: 'Kettle' } })).toBe(contentHash(c));
+    }
+  });
+
+  it('reads an enum cell in any case, and keeps one that names no value as written for the schema to refuse', () => {
+    const channel = FIELD_BY_KEY.get('salesChannel');
+    if (!channel) throw new Error('salesChannel is a claim field');
+    expect(coerceText(channel, ' in_store ')).toEqual({ value: 'IN_STORE' });
+    expect(coerceText(channel, 'In_Store')).toEqual({ value: 'IN_STORE' });
+    expect(coerceText(channel, 'IN_STORE')).toEqual({ value: 'IN_STORE' });
+    expect(coerceText(channel, 'on the moon')).toEqual({ value: 'on the moon' });
   });
 });

@@ -147,6 +147,8 @@ const CASES: [line: string, expected: string[] | 'files'][] = [
   ['opcli claims file --iss', ['--issue-type']],
   ['opcli ord', ['orders']],
   ['opcli completion ', ['bash', 'fish', 'powershell', 'zsh']],
+  ['opcli orders list --progress ', ['auto', 'none', 'plain']],
+  ['opcli --progress plain claims file --format j', ['json', 'jsonl']],
 ];
 
 function expectCases(got: string[][], filesLook: (got: string[]) => boolean) {

@@ -35,3 +35,21 @@ describe('opcli demo (npm start)', () => {
     expect(tail).not.toContain('Error:');
   }, 60_000);
 });
+
+describe('opcli demo piped (a log, a file)', () => {
+  it('passes data through whole: no tab-separated line broken mid-value, and claims template --csv shows its output', async () => {
+    const r = await runOpcli(['demo'], { env: { NO_COLOR: '1', COLUMNS: '80' } });
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    // The orders list steps' records, each whole on its line: the first shows every field of 5 orders, the second 4 columns of 3.
+    const records = lines.filter((l) => /^ord_\d{6}\t/.test(l)).map((l) => l.split('\t').length);
+    expect(records).toEqual([...Array(5).fill(records[0]), 4, 4, 4]);
+    expect(records[0]).toBeGreaterThan(10);
+    expect(r.stdout).toMatch(/\twoocommerce\t5\.38\t252\.32\t/);
+    const header = lines.find((l) => l.startsWith('customer.email,'));
+    expect(header).toBeDefined();
+    expect(header).toContain(',issueType,resolution');
+    // The header stays one line, wider than 80 columns: a pipe gets it as the command wrote it.
+    expect((header as string).length).toBeGreaterThan(80);
+  }, 60_000);
+});

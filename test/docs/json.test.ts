@@ -3,7 +3,8 @@
  * command accepts after --json (the list its error prints), every field the command prints against
  * the sandbox is on the page, and a field list prints only those fields.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -132,5 +133,64 @@ describe('docs/json.md holds what each command prints', () => {
     expect(Object.keys(doc.issuances[0])).toEqual(names);
     const some = await fx.run(['giftcard', 'history', '--json', 'claimId,amount']);
     expect(JSON.parse(some.stdout).issuances).toEqual([{ claimId: 'C-40', amount: '25.00' }]);
+  });
+
+  it('claims file --from --jsonl: each row, whole or chosen fields, and the summary line', async () => {
+    const names = documented('claims file');
+    const dir = mkdtempSync(join(tmpdir(), 'opcli-json-'));
+    try {
+      const template = await runOpcli(['claims', 'template', '--csv'], { env });
+      const [header, example] = template.stdout.trimEnd().split('\n') as [string, string];
+      const csv = join(dir, 'claims.csv');
+      const rows = [1, 2, 3].map((i) => example.replace('249.99', i === 2 ? 'cheap' : `${100 + i}.00`).replace('Pump stopped working', `JSON row ${i}`));
+      writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
+      const wrong = await runOpcli(['claims', 'file', '--from', csv, '--jsonl', 'line,noSuchField'], { env });
+      expect(wrong.code).toBe(2);
+      const error = JSON.parse(wrong.stderr).error as { message: string; hint: string };
+      expect(error.message).toBe('--jsonl: unknown field "noSuchField".');
+      expect(/Valid fields: (.*)\./.exec(error.hint)?.[1]?.split(', ')).toEqual(names);
+      expect(existsSync(`${csv}.journal.jsonl`)).toBe(false);
+      const whole = await runOpcli(['claims', 'file', '--from', csv, '--jsonl'], { env });
+      expect(whole.code, whole.stderr).toBe(3);
+      const lines = whole.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.at(-1)).toHaveProperty('summary');
+      const results = lines.slice(0, -1);
+      expect(results).toHaveLength(3);
+      expect([...new Set(results.flatMap((r) => Object.keys(r)))].filter((k) => !names.includes(k))).toEqual([]);
+      // The rerun reports each row again (filed earlier, or invalid), with only the chosen fields.
+      const some = await runOpcli(['claims', 'file', '--from', csv, '--jsonl', 'status,line,sourceOrderId'], { env });
+      const picked = some.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(picked.slice(0, -1)).toEqual(results.map((r) => ({ status: r.status, line: r.line, sourceOrderId: r.sourceOrderId ?? null })));
+      expect(picked.at(-1)).toHaveProperty('summary');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('giftcard issue --json: the issued card, whole or chosen fields', async () => {
+    const fx: Fixture = await fixture({ unset: ['trigger-id'] });
+    const names = documented('giftcard issue');
+    const before = fx.sandbox.requests.length;
+    const wrong = await fx.run([...aliceClaim('C-50'), '--json', 'cardId,amout']);
+    expect(wrong.code).toBe(2);
+    const error = JSON.parse(wrong.stderr).error as { message: string; hint: string };
+    expect(error.message).toBe('--json: unknown field "amout"; did you mean amount?');
+    expect(/Valid fields: (.*)\./.exec(error.hint)?.[1]?.split(', ')).toEqual(names);
+    expect(fx.sandbox.requests.length).toBe(before);
+    const dry = await fx.run([...aliceClaim('C-50'), '--dry-run', '--json', 'cardId']);
+    expect(dry.code).toBe(2);
+    expect(JSON.parse(dry.stderr).error.message).toContain('a dry run prints its plan whole');
+    const whole = await fx.run([...aliceClaim('C-50'), '--json']);
+    expect(whole.code, whole.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(whole.stdout))).toEqual(names);
+    const some = await fx.run([...aliceClaim('C-51', [], '7.50'), '--json', 'amount,currency,claimId']);
+    expect(some.code, some.stderr).toBe(0);
+    expect(JSON.parse(some.stdout)).toEqual({ amount: '7.50', currency: 'USD', claimId: 'C-51' });
   });
 });

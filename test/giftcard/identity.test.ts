@@ -92,3 +92,44 @@ describe('identity of ids', () => {
     expect(sameKey(issuanceKey({ claimId: id, orderNumber: '1', bonus: false }, { shopUrl: 'other.example', storeId: 'store_1' }), claim)).toBe(false);
   });
 });
+
+/** The rules of src/identity.ts applied in full to a fixed point, with no shortcut: the oracle of the plain-ASCII path. */
+function foldedInFull(text: string): string {
+  const once = (t: string) =>
+    t
+      .normalize('NFKC')
+      .replace(/\p{Cf}/gu, '')
+      .replace(/\p{Dash}/gu, '-')
+      .toUpperCase()
+      .toLowerCase()
+      .normalize('NFKC')
+      .replace(/\p{Cf}/gu, '')
+      .replace(/\p{Dash}/gu, '-')
+      .replace(/\s+/gu, ' ')
+      .trim();
+  let t = text;
+  for (let pass = 0; pass < 4 && once(t) !== t; pass++) t = once(t);
+  return t;
+}
+
+describe('identity of plain ASCII text (its shortcut)', () => {
+  /** Printable ASCII and ASCII white space, where the shortcut applies. */
+  const ascii = fc.string({
+    unit: fc
+      .integer({ min: 0x09, max: 0x7e })
+      .filter((c) => c <= 0x0d || c >= 0x20)
+      .map((c) => String.fromCharCode(c)),
+    maxLength: 40,
+  });
+
+  test.prop([ascii])('gives what the full rules give', (text) => {
+    expect(idIdentity(text)).toBe(foldedInFull(text));
+  });
+
+  test('an e-mail, an id with tabs and newlines, and text just outside ASCII fold alike', () => {
+    expect(emailIdentity(' Alice.Smith+Claims@Example.COM\r\n')).toBe('alice.smith+claims@example.com');
+    expect(idIdentity('C-2001\t\tB\vx')).toBe('c-2001 b x');
+    expect(idIdentity('C\u00AD-2001')).toBe(idIdentity('C-2001'));
+    expect(idIdentity('Stra\u1E9Ee')).toBe(idIdentity('STRASSE'));
+  });
+});

@@ -96,13 +96,13 @@ describe('giftcard setup', () => {
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/--token-stdin/);
     const prompter = scriptedPrompter({
-      "provider's name": 'giftly',
-      "Provider's API address": fx.sandbox.providerUrl,
+      'Provider name': 'giftly',
+      'Provider API address': fx.sandbox.providerUrl,
       'Credit API token': '',
-      "store's domain": 'https://asked-shop.example/',
-      'Trigger workflow: paste': '',
-      'Execute URL of the trigger': fx.sandbox.triggerUrl,
-      'own gift card address': fx.sandbox.nativeUrl,
+      'Store domain at': 'https://asked-shop.example/',
+      'Trigger workflow id': '',
+      'Trigger execute URL': fx.sandbox.triggerUrl,
+      'Storefront gift card address': fx.sandbox.nativeUrl,
       Currency: 'eur',
     });
     const r = await fx.run(['giftcard', 'setup'], { tty: true, prompter });

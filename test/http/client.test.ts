@@ -166,6 +166,26 @@ describe('on the bundled undici Agent', () => {
       expect(srv.seen).toHaveLength(1);
     });
 
+    it("a 502 says the gateway could not reach the service or lost it: probably not processed, but it may have been; a GET's 502 stays plain", async () => {
+      const page = (_q: IncomingMessage, r: ServerResponse) => {
+        r.writeHead(502, { 'content-type': 'text/html' });
+        r.end(
+          '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx/1.22.1</center></body></html>',
+        );
+      };
+      const srv = await scriptedServer([page, page, page]);
+      const { http } = client(srv.url, { maxRetries: 1 });
+      const post = await http.request({ method: 'POST', url: '/v1/giftcards', json: {} }).catch((e) => e);
+      expect(isOutcomeUncertain(post)).toBe(true);
+      expect(post.message).toBe(
+        'POST /v1/giftcards failed: the server answered 502 Bad Gateway. The gateway in front of the service could not reach it or lost it mid-request: ' +
+          "the request was probably not processed, but may have been; check before sending it again. If your gateway answers 502 only before it forwards a request, add 502 to the profile's not-processed-statuses.",
+      );
+      const get = await http.request({ method: 'GET', url: '/v1/orders' }).catch((e) => e);
+      expect(get.message).toBe('GET /v1/orders failed: the server answered 502 Bad Gateway.');
+      expect(srv.seen).toHaveLength(3);
+    });
+
     it('does not resend after a timeout', async () => {
       const srv = await scriptedServer([() => {}, ok]);
       const { http } = client(srv.url);

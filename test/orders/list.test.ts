@@ -38,7 +38,7 @@ describe('orders list: one page', () => {
     expect(lines).toHaveLength(20);
     expect(lines[0]?.split('\t')[0]).toBe('ord_000001');
     expect(lines[0]).toContain('#1001');
-    expect(r.stderr).toContain(`20 of ${TOTAL} orders · page 1 of 53`);
+    expect(r.stderr).toContain(`20 of 1,050 orders · page 1 of 53`);
     const next = /Next page: (opcli .*)$/m.exec(r.stderr)?.[1];
     expect(next).toMatch(/^opcli orders list --size 20 --cursor \S+$/);
     expect(orderGets()).toHaveLength(1);
@@ -134,7 +134,7 @@ describe('orders list: every page', () => {
     expect(r.code).toBe(0);
     expect(jsonlIds(r.stdout)).toEqual(ids(1, TOTAL));
     expect(orderGets()).toHaveLength(11);
-    expect(r.stderr).toContain(`${TOTAL} of ${TOTAL} orders in 11 pages`);
+    expect(r.stderr).toContain(`1,050 of 1,050 orders in 11 pages.`);
   });
 
   test('from a cursor between page boundaries, --all still gives each later order once, in order', async () => {

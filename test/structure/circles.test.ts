@@ -10,9 +10,11 @@ import { parse, root, sourceFiles } from './source.js';
  * lead empties this list once their branches are merged.
  */
 const ALLOWED_WHILE_IN_PROGRESS: string[] = [
-  // Ends when src/prompter.ts takes its IO and Prompter types from a module below src/deps.ts (or
-  // src/main.ts hands createDeps the prompter it makes).
-  'src/deps.ts → src/prompter.ts → src/deps.ts',
+  // One group of circles through src/deps.ts, from two modules that import it for its types:
+  // src/prompter.ts (IO, Prompter) and src/text/progress.ts (Deps; src/config/settings-schema.ts takes
+  // PROGRESS_MODES from it). It ends when both take their types from a module below src/deps.ts
+  // (or ports of their own), and PROGRESS_MODES lives in a module that imports nothing.
+  'src/api/service.ts → src/http/client.ts → src/http/proxy.ts → src/config/profile.ts → src/config/settings.ts → src/config/settings-schema.ts → src/text/progress.ts → src/deps.ts → src/api/service.ts',
 ];
 
 /** The src/ files a file imports statically (type-only imports and re-exports included; `import()` not). */

@@ -46,3 +46,43 @@ describe('progress line', () => {
     ]);
   });
 });
+
+describe('progress styles', () => {
+  test('plain: a sentence every 10 s of the injected clock, the first after 10 s, force not drawing sooner', () => {
+    const { deps, tick, err } = depsAt(false);
+    const progress = createProgress(deps);
+    expect(progress.style).toBe('plain');
+    for (let i = 1; i <= 30; i++) {
+      tick(1000);
+      progress.update(`${i} orders`, true);
+    }
+    progress.done();
+    expect(err()).toBe('10 orders\n20 orders\n30 orders\n');
+  });
+
+  test('none draws nothing, and the accessible mode turns a terminal line into sentences', () => {
+    const none = depsAt(true);
+    none.deps.globals.progress = 'none';
+    const p = createProgress(none.deps);
+    none.tick(60_000);
+    p.update('x', true);
+    expect(none.err()).toBe('');
+    const accessible = depsAt(true);
+    accessible.deps.globals.accessible = true;
+    const a = createProgress(accessible.deps);
+    accessible.tick(10_000);
+    a.update('12 orders');
+    a.done();
+    expect(accessible.err()).toBe('12 orders\n');
+  });
+
+  test('clear takes the line off and the next update draws it again at once', () => {
+    const { deps, tick, err } = depsAt(true);
+    const progress = createProgress(deps, 100);
+    progress.update('1 orders');
+    tick(10);
+    progress.clear();
+    progress.update('2 orders');
+    expect(err()).toBe('\r\x1b[2K1 orders\r\x1b[2K\r\x1b[2K2 orders');
+  });
+});

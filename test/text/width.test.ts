@@ -15,7 +15,7 @@ describe('width, truncation and wrapping', () => {
   test('a table never exceeds its width, whatever it holds', async () => {
     for (const max of [40, 80, 100]) {
       const out = await renderTable(['a', 'bbbbbbbbbb', 'c'], [['x'.repeat(90), '東京'.repeat(30), '📦']], max);
-      for (const line of out.trimEnd().split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(max);
+      for (const line of out.text.trimEnd().split('\n')) expect(displayWidth(line)).toBeLessThanOrEqual(max);
     }
     expect(fitWidths([10, 10], 100)).toEqual([10, 10]);
   });
@@ -26,7 +26,7 @@ describe('width, truncation and wrapping', () => {
       ['x'.repeat(60), 'é', ''],
     ];
     for (const ascii of [false, true]) {
-      const lines = (await renderTable(['name', 'who', 'c'], rows, 40, { ascii })).trimEnd().split('\n');
+      const lines = (await renderTable(['name', 'who', 'c'], rows, 40, { ascii })).text.trimEnd().split('\n');
       const width = displayWidth(lines[0] as string);
       expect(width).toBeLessThanOrEqual(40);
       for (const line of lines) expect(displayWidth(line), line).toBe(width);
@@ -35,7 +35,9 @@ describe('width, truncation and wrapping', () => {
       if (ascii) expect(lines.join('\n')).not.toMatch(/[─│┌]/);
     }
     // The header's styling (bold, zero columns wide) is not counted as width.
-    expect(await renderTable(['ab'], [['1']], 80, { bold: (s) => `\x1b[1m${s}\x1b[22m` })).toBe('┌────┐\n│ \x1b[1mab\x1b[22m │\n├────┤\n│ 1  │\n└────┘\n');
+    expect((await renderTable(['ab'], [['1']], 80, { bold: (s) => `\x1b[1m${s}\x1b[22m` })).text).toBe(
+      '┌────┐\n│ \x1b[1mab\x1b[22m │\n├────┤\n│ 1  │\n└────┘\n',
+    );
   });
 
   test('CSV cells: the OWASP formula prefixes, not numbers, and --csv-raw', () => {

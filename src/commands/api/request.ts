@@ -8,6 +8,7 @@ import { collectHeader, collectQuery, headerRecord, METHODS, parseMethod, parseP
 import { orderPages } from '../../api/paginate.js';
 import { readDataText } from '../../input/data.js';
 import { createPageLimiter } from '../../orders/rate.js';
+import { count, createProgress } from '../../text/progress.js';
 
 /** The request, and how to read its body and show its answer. */
 export interface ApiOptions extends ApiRequestInit {
@@ -103,13 +104,29 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
   if (opts.paginate) {
     // The pages share `orders list --all`'s limiter: paced at the rate the server allows, as learnt.
     const limiter = createPageLimiter(deps, { onNotice: (text) => deps.err(text) });
+    const progress = createProgress(deps);
+    const started = deps.now();
     const edges: unknown[] = [];
     let last: unknown;
-    for await (const { status, headers, page } of orderPages(http, req, deps.signal, limiter)) {
-      if (opts.include) printHead(deps, status, headers);
-      if (opts.jsonl) deps.out((page.edges ?? []).map((e) => `${JSON.stringify(e.node)}\n`).join(''));
-      else edges.push(...(page.edges ?? []));
-      last = page;
+    let nodes = 0;
+    let pages = 0;
+    try {
+      for await (const { status, headers, page } of orderPages(http, req, deps.signal, limiter)) {
+        // Output to a terminal shares the screen with the progress line: the line is taken off first.
+        if (deps.io.stdoutIsTTY) progress.clear();
+        if (opts.include) printHead(deps, status, headers);
+        if (opts.jsonl) deps.out((page.edges ?? []).map((e) => `${JSON.stringify(e.node)}\n`).join(''));
+        else edges.push(...(page.edges ?? []));
+        last = page;
+        nodes += (page.edges ?? []).length;
+        pages++;
+        progress.update(() => {
+          const seconds = (deps.now() - started) / 1000;
+          return `${count(nodes)} orders · ${count(pages)} page${pages === 1 ? '' : 's'}${seconds > 0 ? ` · ${count(Math.round(nodes / seconds))} orders/s` : ''}`;
+        });
+      }
+    } finally {
+      progress.done();
     }
     if (!opts.jsonl) deps.out(`${JSON.stringify({ ...(last as object), edges }, null, 2)}\n`);
     return;

@@ -4,6 +4,7 @@
  * back; a stream that fails (a full disk under --out) stops it instead of losing rows.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { stringify } from 'csv-stringify/sync';
 import { openBatchFile, RESULTS_ROLE } from '../../claims/batch-files.js';
 import type { Writable } from 'node:stream';
 import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
@@ -66,7 +67,6 @@ export class ResultsFile {
 
   private async write(cells: string[]): Promise<void> {
     if (!this.out) return;
-    const { stringify } = await import('csv-stringify/sync');
     try {
       await writeWithBackpressure(this.out, stringify([cells]));
     } catch (error) {

@@ -4,41 +4,51 @@
  * and their counts (batch-rows.ts). The summary is batch-summary.ts.
  */
 import type { RowSource, SourceRow } from '../../claims/reader.js';
-import type { BatchReport, Counts, RowResult } from '../../claims/results.js';
+import type { BatchProgress, BatchReport, RowResult } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
-import type { RequestLimiter } from '../../http/adaptive.js';
 import { ResultsFile, writeWithBackpressure } from './batch-output.js';
-import { countRow, emptyCounts, problemText } from './batch-rows.js';
+import { problemText } from './batch-rows.js';
 import { InOrder } from './batch-order.js';
 import { StatusTicker } from './batch-status.js';
+import { pickFields } from '../../json-fields.js';
+import { progressStyle } from '../../text/progress.js';
 import { safeLine } from '../../text/safe.js';
 
+/** The report's options: where rows go, the verb, and the display's modes. */
+export interface ReportOptions {
+  jsonl: boolean;
+  /** `--json`: one summary object on stdout; no status line. */
+  json: boolean;
+  out?: string;
+  verb: 'send' | 'validate' | 'plan';
+  /** `--jsonl FIELDS`: the fields of each row's result line. */
+  fields?: string[];
+}
+
 export class BatchReporter implements BatchReport {
-  readonly counts: Counts = emptyCounts();
   private readonly order = new InOrder<{ row: SourceRow; result: RowResult }>((item) => this.emit(item.row, item.result));
   private readonly out?: ResultsFile;
   private readonly ticker?: StatusTicker;
-  private readonly started: number;
-  total?: number;
-  totalApproximate = false;
-  /** The batch's limiter, when sending: its state joins the status line and the summary. */
-  limiter?: RequestLimiter;
   /** Rows whose line repeats an earlier row's cause (same outcome, same error): folded into one line at the end. */
   private readonly folded = new Map<string, { status: string; error: string; lines: number[]; count: number }>();
 
   constructor(
     private readonly deps: Deps,
     private readonly source: RowSource,
-    private readonly options: { jsonl: boolean; out?: string; progress: boolean; verb: 'send' | 'validate' | 'plan' },
+    private readonly options: ReportOptions,
+    progress: () => BatchProgress,
   ) {
-    this.started = deps.now();
     if (options.out) this.out = new ResultsFile(options.out, source.header);
-    if (options.progress) {
-      this.ticker = new StatusTicker(deps, () => {
-        const { counts, total, totalApproximate, limiter } = this;
-        return { counts, total, totalApproximate, limiter, verb: options.verb, elapsedMs: deps.now() - this.started, now: deps.now() };
-      });
+    // --progress: a redrawn line on a terminal (not under --json), plain sentences in a log, or none.
+    const style = progressStyle(deps);
+    if (style === 'plain' || (style === 'line' && !options.json)) {
+      this.ticker = new StatusTicker(deps, () => ({ ...progress(), verb: options.verb, now: deps.now() }));
     }
+  }
+
+  /** Whether a status line is drawn. */
+  get drawsProgress(): boolean {
+    return this.ticker !== undefined;
   }
 
   async start(): Promise<void> {
@@ -56,9 +66,9 @@ export class BatchReporter implements BatchReport {
     return this.order.room();
   }
 
-  /** Counts and reports a row; its output is released in input order (a promise only then). */
+  /** Reports a row; its output is released in input order (a promise only then). */
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
-    countRow(this.counts, result);
+    this.ticker?.tick();
     if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) this.problem(result);
     return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
   }
@@ -77,7 +87,7 @@ export class BatchReporter implements BatchReport {
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
-    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(result)}\n`);
+    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(result, this.options.fields))}\n`);
     await this.out?.row(row, result);
   }
 
@@ -100,14 +110,5 @@ export class BatchReporter implements BatchReport {
     this.ticker?.stop();
     await this.order.flush();
     await this.out?.close();
-  }
-
-  /** "lines" or "items", for messages that list positions. */
-  unitName(): string {
-    return `${this.source.unit}s`;
-  }
-
-  elapsed(): number {
-    return this.deps.now() - this.started;
   }
 }

@@ -1,41 +1,6 @@
-/** Per-row bookkeeping of a batch's report: the counts by outcome, and the listing of rows not filed. */
-import type { Counts, RowResult, RowStatus } from '../../claims/results.js';
+/** The listing of a batch's rows not filed (the counts by outcome are the batch's: results.ts BatchTally). */
+import type { RowResult } from '../../claims/results.js';
 import { safeLine } from '../../text/safe.js';
-
-export function emptyCounts(): Counts {
-  return {
-    filed: 0,
-    filedEarlier: 0,
-    rejected: 0,
-    rejectedEarlier: 0,
-    invalid: 0,
-    held: 0,
-    uncertain: 0,
-    uncertainEarlier: 0,
-    notSent: 0,
-    valid: 0,
-    sent: 0,
-    done: 0,
-  };
-}
-
-/** The count each outcome adds to: now, or (outcomes an earlier run recorded) earlier. */
-const COUNTED: Record<RowStatus, [now: keyof Counts, earlier?: keyof Counts]> = {
-  filed: ['filed', 'filedEarlier'],
-  rejected: ['rejected', 'rejectedEarlier'],
-  uncertain: ['uncertain', 'uncertainEarlier'],
-  invalid: ['invalid'],
-  held: ['held'],
-  not_sent: ['notSent'],
-  valid: ['valid'],
-};
-
-/** Counts one row's outcome. */
-export function countRow(c: Counts, result: RowResult): void {
-  c.done++;
-  const [now, earlier] = COUNTED[result.status];
-  c[result.earlier && earlier ? earlier : now]++;
-}
 
 /**
  * A row that did not get filed (held, invalid, rejected, uncertain, not sent), for stderr: its line,

@@ -1,13 +1,12 @@
 /**
  * The status line of a batch on a terminal's stderr: done of total, outcomes, rows/s, requests in
- * flight, the rate the server allows as learnt, any pause, ETA; redrawn in place every 200 ms. No
- * work at all per row, and none when stderr is not a terminal.
+ * flight, the rate the server allows as learnt, any pause, ETA; redrawn in place every 200 ms on a
+ * terminal, a plain sentence every 10 s elsewhere (--progress). No formatting per row.
  */
-import type { Counts } from '../../claims/results.js';
+import type { BatchProgress } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
-import type { RequestLimiter } from '../../http/adaptive.js';
 import { count as formatCount } from '../../text/count.js';
-import { safeLine } from '../../text/safe.js';
+import { createProgress, lineWidth, type Progress } from '../../text/progress.js';
 
 function formatRate(rate: number): string {
   return rate >= 10 ? String(Math.round(rate)) : rate.toFixed(1);
@@ -20,14 +19,9 @@ function formatEta(ms: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** What the status line shows. */
-export interface StatusState {
-  counts: Counts;
+/** What the status line shows: the batch's progress (asked of it at each draw), the verb and the time now. */
+export interface StatusState extends BatchProgress {
   verb: 'send' | 'validate' | 'plan';
-  elapsedMs: number;
-  total?: number;
-  totalApproximate: boolean;
-  limiter?: RequestLimiter;
   now: number;
 }
 
@@ -54,8 +48,8 @@ export function statusLine(s: StatusState, width: number): string {
     parts.push(count(c.valid, 'valid'), count(c.invalid, 'invalid'));
   }
   parts.push([`${formatRate(rate)} rows/s`, 0]);
-  if (s.limiter) {
-    const l = s.limiter.snapshot();
+  if (s.limits) {
+    const l = s.limits;
     parts.push([`${l.inFlight} in flight`, l.inFlight === 0 ? 6 : 2]);
     // The rate the limiter settled on after the server's refusals (or its headers), or --rate.
     if (l.learnt !== undefined) parts.push([`server allows ~${formatRate(l.learnt)}/s`, 3]);
@@ -68,46 +62,54 @@ export function statusLine(s: StatusState, width: number): string {
   return line();
 }
 
-/** The line redrawn in place on stderr; notices are written above it without tearing it. */
+/**
+ * The status line on stderr, drawn by the progress layer (src/text/progress.ts) in the run's style:
+ * redrawn in place every 200 ms on a terminal (notices written above it without tearing it), a plain
+ * sentence every 10 s in a log or the accessible mode, nothing with --progress none.
+ */
 export class StatusTicker {
   private timer?: ReturnType<typeof setInterval>;
-  private shown = false;
+  private readonly progress: Progress;
 
   constructor(
     private readonly deps: Deps,
     private readonly state: () => StatusState,
-  ) {}
+  ) {
+    this.progress = createProgress(deps, 200);
+  }
 
   start(): void {
-    this.timer = setInterval(() => this.draw(), 200);
+    if (this.progress.style === 'none') return;
+    // A terminal's line is redrawn every 200 ms whatever the run's clock says; a sentence keeps its own pace.
+    this.timer = setInterval(() => (this.progress.style === 'line' ? this.draw() : this.tick()), 200);
     this.timer.unref?.();
   }
 
-  /** The terminal's width for the status line (COLUMNS, else 80). */
-  private width(): number {
-    const columns = (this.deps.io.stderr as { columns?: number }).columns ?? Number(this.deps.env.COLUMNS);
-    return Number.isInteger(columns) && columns > 20 ? columns - 1 : 79;
+  line(width = lineWidth(this.deps)): string {
+    // A plain sentence is not redrawn, so it need not fit the terminal: every part is kept.
+    return statusLine(this.state(), this.progress.style === 'plain' ? Number.POSITIVE_INFINITY : width);
   }
 
-  line(width = this.width()): string {
-    return statusLine(this.state(), width);
+  /** Writes a sentence of the current state if it is time to (a clock reading otherwise); a terminal's line is left to the timer. */
+  tick(): void {
+    if (this.progress.style === 'plain') this.progress.update(() => this.line());
   }
 
   draw(): void {
-    this.deps.io.stderr.write(`\r\x1b[2K${safeLine(this.line())}`);
-    this.shown = true;
+    this.progress.update(() => this.line(), true);
   }
 
   /** Writes a notice on stderr above the line. */
   notice(text: string): void {
-    if (this.shown) this.deps.io.stderr.write('\r\x1b[2K');
+    this.progress.clear();
     this.deps.err(text);
-    if (this.shown) this.draw();
+    if (this.progress.style === 'line' && this.timer) this.draw();
   }
 
-  /** Stops the line, leaving its last state on screen. */
+  /** Stops the line, leaving its last state on a terminal's screen. */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.progress.style !== 'line') return;
     this.draw();
     this.deps.io.stderr.write('\n');
   }

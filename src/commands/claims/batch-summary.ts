@@ -1,5 +1,5 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
-import type { BatchReport } from '../../claims/results.js';
+import type { BatchSummary } from '../../claims/results.js';
 import type { Deps } from '../../deps.js';
 import { count } from '../../text/count.js';
 
@@ -7,19 +7,12 @@ import { count } from '../../text/count.js';
  * Prints the summary on stderr (and the counts on stdout: with --json as one object, with --jsonl as
  * the last line, `{"summary": {…}}`). `inFlight`: rows whose request had no answer when stopped.
  */
-export function summarize(
-  reporter: BatchReport,
-  deps: Deps,
-  journalPath: string,
-  earlierUncertain: number[],
-  earlierUncertainCount: number,
-  opts: { json: boolean; jsonl?: boolean },
-  inFlight: number[],
-): void {
-  const c = reporter.counts;
-  const seconds = reporter.elapsed() / 1000;
+export function summarize(summary: BatchSummary, deps: Deps, opts: { json: boolean; jsonl?: boolean }): void {
+  const { counts: c, limits, inFlight, journal: journalPath } = summary;
+  const earlierUncertain = summary.earlierUncertain.lines;
+  const earlierUncertainCount = summary.earlierUncertain.count;
+  const seconds = summary.elapsedMs / 1000;
   // Rows and requests differ: a row refused with 429 is asked again (one row, several requests).
-  const limits = reporter.limiter?.snapshot();
   const requests = limits?.answered ?? c.sent;
   const refused = limits?.refused ?? 0;
   // The rate the server allows as learnt (or --rate): what the limiter paced at when the batch ended.
@@ -57,10 +50,10 @@ export function summarize(
   }
   if (earlierUncertainCount > 0) {
     lines.push(
-      `Uncertain from an earlier run (sent, answer never read): ${reporter.unitName()} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
+      `Uncertain from an earlier run (sent, answer never read): ${summary.unit}s ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
     );
   }
-  if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${reporter.unitName()} ${inFlight.join(', ')}.`);
+  if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${summary.unit}s ${inFlight.join(', ')}.`);
   if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
     lines.push(
       'Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.',

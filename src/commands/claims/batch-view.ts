@@ -4,12 +4,19 @@ import type { Deps } from '../../deps.js';
 import { BatchReporter } from './batch-report.js';
 import { summarize } from './batch-summary.js';
 
+/** The display's modes: `--json` (a summary object on stdout, no status line) or `--jsonl` (a line per row, the summary last). */
+export interface ViewModes {
+  json: boolean;
+  jsonl: boolean;
+  /** `--jsonl FIELDS`: the fields of each row's result line. */
+  fields?: string[];
+}
+
 /** The batch's view over the command's streams. */
-export function batchView(deps: Deps): BatchView {
+export function batchView(deps: Deps, modes: ViewModes): BatchView {
   return {
-    report: (source, options) => new BatchReporter(deps, source, options),
-    summarize: (report, journalPath, earlierUncertain, earlierUncertainCount, opts, inFlight) =>
-      summarize(report, deps, journalPath, earlierUncertain, earlierUncertainCount, opts, inFlight),
+    report: (source, options, progress) => new BatchReporter(deps, source, { ...options, ...modes }, progress),
+    summarize: (summary) => summarize(summary, deps, modes),
     notice: (text) => deps.err(text),
   };
 }

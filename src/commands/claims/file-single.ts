@@ -1,15 +1,16 @@
 /** `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it. */
-import type { FieldAsker, FieldFlags } from '../../claims/single.js';
+import { flattenClaim } from '../../claims/fields.js';
+import { type FieldAsker, type FieldFlags, fileSingle } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import type { OfflineClaim } from '../../schemas.js';
 import { printJson } from '../../output.js';
+import { safeLine } from '../../text/safe.js';
 
 /** Files one claim and prints its sourceOrderId (--json: the whole payload); a dry run prints the request. */
 export async function fileOne(
   opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean },
   deps: Deps,
 ): Promise<void> {
-  const { fileSingle } = await import('../../claims/single.js');
   // CHOICE (docs/spec-choices.md#confirming-a-claim): on a terminal the claim is shown and confirmed (default No); --yes skips it, and no script is asked.
   const confirm = deps.canPrompt() && !opts.yes ? (claim: OfflineClaim) => confirmClaim(claim, deps) : undefined;
   const result = await fileSingle(
@@ -32,8 +33,6 @@ export async function fileOne(
 
 /** Shows the claim about to be filed on stderr and asks to file it (default No). */
 async function confirmClaim(claim: OfflineClaim, deps: Deps): Promise<boolean> {
-  const { flattenClaim } = await import('../../claims/fields.js');
-  const { safeLine } = await import('../../text/safe.js');
   const fields = Object.entries(flattenClaim(claim));
   const width = Math.max(...fields.map(([k]) => k.length));
   deps.err(`The claim to file:\n${fields.map(([k, v]) => `  ${k.padEnd(width)}  ${safeLine(v)}`).join('\n')}\n`);

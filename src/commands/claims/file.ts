@@ -1,10 +1,12 @@
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
+import type { RowResult } from '../../claims/results.js';
 import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate } from '../../flags.js';
+import { jsonFields } from '../../json-fields.js';
 import { completesWith, completeValues } from '../completion/hints.js';
 import { describeField, FILE_HELP } from './file-help.js';
 
@@ -14,11 +16,20 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
   data?: string;
   from?: string;
   dryRun: boolean;
+  /** `--json`: the created claim (a batch: a JSON summary). */
+  json: boolean;
+  /** `--jsonl`: one JSON result per row of a batch on stdout. */
+  jsonl: boolean;
   /** `--force`: file one claim even when the record of claims holds it. */
   force?: boolean;
   /** `--yes`: file one claim without showing it for confirmation on a terminal. */
   yes?: boolean;
+  /** `--jsonl FIELDS`: only these fields of each row's result. */
+  resultFields?: string[];
 }
+
+/** The fields of a row's result line (`--jsonl`), which `--jsonl FIELDS` selects from (docs/json.md). */
+export const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'errors', 'earlier'] as const satisfies readonly (keyof RowResult)[];
 
 const BATCH_ONLY = [
   'format',
@@ -58,9 +69,9 @@ export function register(group: Command, deps: Deps): void {
     .option('--validate-only', 'check every row of --from and send nothing')
     .option('--dry-run', 'print the request and send nothing (with --from: say what a run would do with each row, from the journal)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
-    .option('--jsonl', 'one JSON result per row on stdout (batch)')
+    .option('--jsonl [fields]', 'one JSON result per row on stdout (batch); with fields (comma-separated), only those (docs/json.md)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
-  // The batch reader's formats, loaded only when `opcli completion` asks (a single claim never loads the reader).
+  // The batch reader's formats, loaded only when `opcli completion` asks (see run() for why).
   completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
   for (const field of CLAIM_FIELDS) {
     if (field.type === 'boolean') {
@@ -74,63 +85,77 @@ export function register(group: Command, deps: Deps): void {
     }
   }
   cmd.addHelpText('after', FILE_HELP).action(async (flags: Record<string, unknown>, command: Command) => {
-    const fields: FieldFlags = {};
-    for (const field of CLAIM_FIELDS) {
-      const attr = new Option(`--${field.flag}`).attributeName();
-      const value = flags[attr];
-      if (value !== undefined) fields[field.key] = value as string | string[] | boolean;
-    }
-    const concurrency = Number(flags.concurrency);
-    const opts: FileOptions = {
-      fields,
-      data: flags.data as string | undefined,
-      from: flags.from as string | undefined,
-      format: flags.format as string | undefined,
-      concurrency,
-      rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
-      journal: flags.journal as string | undefined,
-      lockWaitMs: parseDuration(String(flags.lockWait), '--lock-wait'),
-      waitForServiceMs: flags.waitForService === undefined ? undefined : parseDuration(String(flags.waitForService), '--wait-for-service', { minMs: 1_000 }),
-      retryUncertain: !!flags.retryUncertain,
-      validateOnly: !!flags.validateOnly,
-      dryRun: !!flags.dryRun,
-      json: !!flags.json,
-      jsonl: !!flags.jsonl,
-      out: flags.out as string | undefined,
-      key: flags.key as string | undefined,
-      allowSimilar: !!flags.allowSimilar,
-      allowDuplicates: !!flags.allowDuplicates,
-      force: !!flags.force,
-      yes: !!flags.yes,
-    };
-    for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
-      if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
-    }
-    if (opts.from) {
-      if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
-      const given = Object.keys(fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
-      if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, "Put the values in the file's columns.");
-      if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
-      if (opts.force)
-        throw new UsageError(
-          '--force applies to one claim.',
-          'A batch files rows the record holds with --allow-duplicates (and look-alikes with --allow-similar).',
-        );
-    } else {
-      const used = BATCH_ONLY.filter((k) => command.getOptionValueSource(k) === 'cli');
-      if (used.length)
-        throw new UsageError(`${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to a batch (--from FILE).`);
-    }
+    const opts = fileOptions(flags);
+    checkCombination(opts, flags, command);
     await run(opts, deps);
   });
 }
 
+/** The options of a run from the parsed flags (durations and rates read, field flags gathered). */
+function fileOptions(flags: Record<string, unknown>): FileOptions {
+  const fields: FieldFlags = {};
+  for (const field of CLAIM_FIELDS) {
+    const attr = new Option(`--${field.flag}`).attributeName();
+    const value = flags[attr];
+    if (value !== undefined) fields[field.key] = value as string | string[] | boolean;
+  }
+  return {
+    fields,
+    data: flags.data as string | undefined,
+    from: flags.from as string | undefined,
+    format: flags.format as string | undefined,
+    concurrency: Number(flags.concurrency),
+    rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
+    journal: flags.journal as string | undefined,
+    lockWaitMs: parseDuration(String(flags.lockWait), '--lock-wait'),
+    waitForServiceMs: flags.waitForService === undefined ? undefined : parseDuration(String(flags.waitForService), '--wait-for-service', { minMs: 1_000 }),
+    retryUncertain: !!flags.retryUncertain,
+    validateOnly: !!flags.validateOnly,
+    dryRun: !!flags.dryRun,
+    json: !!flags.json,
+    jsonl: !!flags.jsonl,
+    resultFields: jsonFields(flags.jsonl as string | boolean | undefined, '--jsonl', RESULT_FIELDS),
+    out: flags.out as string | undefined,
+    key: flags.key as string | undefined,
+    allowSimilar: !!flags.allowSimilar,
+    allowDuplicates: !!flags.allowDuplicates,
+    force: !!flags.force,
+    yes: !!flags.yes,
+  };
+}
+
+/** Flags that cannot go together (one claim's flags with --from, a batch's without it) are a usage error. */
+function checkCombination(opts: FileOptions, flags: Record<string, unknown>, command: Command): void {
+  for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
+    if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
+  }
+  if (opts.from) {
+    if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
+    const given = Object.keys(opts.fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
+    if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, "Put the values in the file's columns.");
+    if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
+    if (opts.force)
+      throw new UsageError(
+        '--force applies to one claim.',
+        'A batch files rows the record holds with --allow-duplicates (and look-alikes with --allow-similar).',
+      );
+  } else {
+    const used = BATCH_ONLY.filter((k) => command.getOptionValueSource(k) === 'cli');
+    if (used.length)
+      throw new UsageError(`${used.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} only apply to a batch (--from FILE).`);
+  }
+}
+
 /** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
+  // The batch and the single claim load on use, not at the top: `claims` loads every verb's file, and
+  // the batch at the top costs `claims template` (and history, repair) ~15 ms of CPU a run (measured
+  // interleaved against main; bench/startup.mjs has no claims case). They move to the top once cli.ts
+  // loads each verb on use.
   if (opts.from) {
     const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
-    const { fields: _fields, data: _data, force: _force, yes: _yes, ...batch } = opts;
-    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps));
+    const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
+    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
     return;
   }
   const { fileOne } = await import('./file-single.js');

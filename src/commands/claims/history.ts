@@ -79,6 +79,9 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
 
 /** Prints the claims the record holds for the profile's store. */
 export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
+  // On use, not at the top: `claims` loads every verb's file, and these modules at the top cost each claims
+  // command ~25 ms of CPU (a one-off `claims file --data --dry-run`, measured interleaved; bench/startup.mjs
+  // has no claims case). They move to the top once cli.ts loads each verb on use.
   const [{ readClaimHistory }, { recordPlace }, { serviceOrigin }, output, { safeLine }, { wrapText }] = await Promise.all([
     import('../../claims/history.js'),
     import('../../config/record-dir.js'),

@@ -38,6 +38,9 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> {
+  // On use, not at the top: `claims` loads every verb's file, and these modules at the top cost each claims
+  // command ~25 ms of CPU (a one-off `claims file --data --dry-run`, measured interleaved; bench/startup.mjs
+  // has no claims case). They move to the top once cli.ts loads each verb on use.
   const [{ recordRepairTarget }, { planRepairOf, repairFile }, { describeDamage }, output, { recordPlace }, { serviceOrigin }] = await Promise.all([
     import('../../claims/record.js'),
     import('../../record-repair.js'),

@@ -43,6 +43,9 @@ its row invalid, because the original value is gone.`,
 
 /** Prints the template; storeId is the profile's store when one is set. */
 export async function run(opts: TemplateOptions, deps: Deps): Promise<void> {
+  // On use, not at the top: `claims` loads every verb's file, and these modules at the top cost each claims
+  // command ~25 ms of CPU (a one-off `claims file --data --dry-run`, measured interleaved; bench/startup.mjs
+  // has no claims case). They move to the top once cli.ts loads each verb on use.
   const [{ exampleClaim }, { CLAIM_FIELDS, flattenClaim }] = await Promise.all([import('../../claims/example.js'), import('../../claims/fields.js')]);
   const storeId = (await deps.profile().catch(() => undefined))?.storeId ?? 'your-store-id';
   const claim = exampleClaim(storeId);

@@ -129,10 +129,10 @@ ${valueCases(t.globalValues, '    ').join('\n')}
 }`;
 }
 
-/** The loop that finds the command and verb: the first two words that are not options, skipping a profile name. */
+/** The loop that finds the command and verb: the first two words that are not options, skipping the value of a global option (a profile name, a progress mode). */
 const FIND = (first: string, last: string, word: string, extra = '') => `  for ((i = ${first}; i < ${last}; i++)); do
     case "${word}" in
-      -p|--profile) ${extra}((i++)) ;;
+      -p|--profile|--progress) ${extra}((i++)) ;;
       -*) ;;
       *) if [ -z "$cmd" ]; then cmd=${word}; elif [ -z "$verb" ]; then verb=${word}; fi ;;
     esac
@@ -247,7 +247,7 @@ Register-ArgumentCompleter -Native -CommandName opcli -ScriptBlock {
   $cmd = ''; $verb = ''
   for ($i = 1; $i -lt $words.Count; $i++) {
     $w = $words[$i]
-    if ($w -eq '-p' -or $w -eq '--profile') { $i++ }
+    if ($w -eq '-p' -or $w -eq '--profile' -or $w -eq '--progress') { $i++ }
     elseif ($w -like '-*') { }
     elseif ($cmd -eq '') { $cmd = $w }
     elseif ($verb -eq '') { $verb = $w }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { createDeps, type Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
 import { colors, terminalWidth } from '../../output.js';
@@ -49,26 +49,19 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Dep
       let stderr = '';
       const child = createDeps({
         stdin: Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []),
-        stdout: options.hideStdout
-          ? new Writable({
-              write(chunk, _enc, done) {
-                stdout += chunk.toString();
-                done();
-              },
-            })
-          : tee(
-              deps.io.stdout,
-              (t) => {
-                stdout += t;
-              },
-              terminalWidth(deps, 'stdout'),
-            ),
+        stdout: tee(
+          deps.io.stdout,
+          (t) => {
+            stdout += t;
+          },
+          deps.io.stdoutIsTTY ? terminalWidth(deps, 'stdout') : undefined,
+        ),
         stderr: tee(
           deps.io.stderr,
           (t) => {
             stderr += t;
           },
-          width,
+          deps.io.stderrIsTTY ? width : undefined,
         ),
         stdoutIsTTY: deps.io.stdoutIsTTY,
         stderrIsTTY: deps.io.stderrIsTTY,

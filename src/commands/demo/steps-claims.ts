@@ -21,9 +21,9 @@ export const steps: TourStep[] = [
     title: 'File a batch from a spreadsheet, resumably',
     async run(ctx) {
       ctx.say(
-        '`claims template --csv` gives the columns (field paths, too wide to show here); the tour writes five rows to claims.csv, one of them with a bad price.',
+        '`claims template --csv` prints the columns (the field paths) and an example row; the tour writes five rows like it to claims.csv, one of them with a bad price.',
       );
-      const template = await ctx.run(['claims', 'template', '--csv'], { hideStdout: true });
+      const template = await ctx.run(['claims', 'template', '--csv']);
       const [header, example] = template.stdout.trimEnd().split('\n') as [string, string];
       const rows = [1, 2, 3, 4, 5].map((i) =>
         example.replace('Pump stopped working after 3 months', `Batch row ${i}`).replace('249.99', i === 3 ? 'n/a' : `${100 + i}.00`),

@@ -8,7 +8,7 @@ export const steps: TourStep[] = [
       ctx.say('One page: a table on a terminal, tab-separated lines in a pipe; the footer shows the next command.');
       await ctx.run(['orders', 'list', '--size', '5']);
       ctx.say(
-        '--all follows the cursors, showing its progress on a terminal; --limit stops after N orders (here 3, 2 a page). --jsonl and --csv stream every field.',
+        '--all follows the cursors, showing its progress (a line on a terminal, a sentence every 10 s in a log); --limit stops after N orders (here 3, 2 a page). --jsonl and --csv stream every field.',
       );
       await ctx.run(['orders', 'list', '--limit', '3', '--size', '2', '--columns', 'sourceOrderId,currency,total,customerEmail']);
     },

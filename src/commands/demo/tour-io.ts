@@ -6,17 +6,18 @@ import { loadUndici } from '../../http/undici.js';
 
 /**
  * Tees a stream: everything written is kept and also passed on; the terminal's width goes with it,
- * and a line wider than the terminal (a long URL, a JSON line) is broken to fit, as the tour is
- * meant to be read on the screen it runs on.
+ * and on a terminal (`width` given) a line wider than it (a long URL, a JSON line) is broken to fit,
+ * as the tour is meant to be read on the screen it runs on. A pipe or a file (no `width`) gets the
+ * output exactly as written: data is never broken mid-value.
  */
-export function tee(target: Writable, sink: (text: string) => void, width: number): Writable {
+export function tee(target: Writable, sink: (text: string) => void, width: number | undefined): Writable {
   const stream = new Writable({
     write(chunk, _enc, done) {
       const text = chunk.toString();
       sink(text);
       // Passed on at once, not when the target is done: the tour's own narration goes straight to
       // the same stream, and a step's last lines must not arrive after it.
-      target.write(fitLines(text, width));
+      target.write(width === undefined ? text : fitLines(text, width));
       done();
     },
   });
@@ -36,12 +37,35 @@ export async function followRedirects(start: string): Promise<void> {
   }
 }
 
-/** Breaks lines wider than `width` (progress lines, redrawn with \r, are left alone). */
+/**
+ * Breaks lines wider than `width`. Progress lines (redrawn with \r) and tab-separated data are left
+ * alone: the terminal folds them without adding a line break to what is copied.
+ */
 function fitLines(text: string, width: number): string {
   return text
     .split('\n')
-    .map((line) => (line.includes('\r') || displayWidth(line) <= width ? line : wrapText(line, width, { hard: true })))
+    .map((line) => (line.includes('\r') || line.includes('\t') || displayWidth(line) <= width ? line : packLine(line, width)))
     .join('\n');
+}
+
+/** A long line broken after a comma or a space where it can (a CSV header, a JSON line), mid-word only for a word wider than the screen. */
+function packLine(line: string, width: number): string {
+  const lines: string[] = [];
+  let current = '';
+  for (const piece of line.split(/(?<=[, ])/)) {
+    if (current !== '' && displayWidth(current + piece) > width) {
+      lines.push(current.trimEnd());
+      current = '';
+    }
+    current += piece;
+    if (displayWidth(current) > width) {
+      const parts = wrapText(current, width, { hard: true }).split('\n');
+      current = parts.pop() ?? '';
+      lines.push(...parts);
+    }
+  }
+  if (current !== '') lines.push(current);
+  return lines.join('\n');
 }
 
 /** Quotes an argument for the echoed command line, as a POSIX shell reads it. */

@@ -11,10 +11,7 @@ export interface TourContext {
   /** The temporary config folder the tour uses. */
   configDir: string;
   /** Prints `$ opcli <argv>` and runs it in-process against the sandbox; returns its captured output. */
-  run(
-    argv: string[],
-    options?: { stdin?: string; expectCode?: number /** Keep stdout off the screen (data too wide to show, saved to a file instead). */; hideStdout?: boolean },
-  ): Promise<{ code: number; stdout: string; stderr: string }>;
+  run(argv: string[], options?: { stdin?: string; expectCode?: number }): Promise<{ code: number; stdout: string; stderr: string }>;
   /** A line of narration on stderr. */
   say(text: string): void;
 }

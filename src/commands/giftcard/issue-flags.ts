@@ -2,6 +2,7 @@
 import { UsageError } from '../../errors.js';
 import { textProblem } from '../../text/flag-text.js';
 import { parseDuration } from '../../flags.js';
+import { jsonFields } from '../../json-fields.js';
 
 /** The fields as typed (flags or answers), not yet parsed. */
 export interface IssueFields {
@@ -22,6 +23,8 @@ export interface IssueOptions extends IssueFields {
   allowLarge: boolean;
   showCode: boolean;
   json: boolean;
+  /** `--json FIELDS`: only these fields of the issued card's record. */
+  jsonFields?: string[];
   triggerWaitMs: number;
   lateCheckMs: number;
   pollIntervalMs: number;
@@ -32,7 +35,36 @@ export const POLL_INTERVAL_MS = 250;
 /** The shortest --trigger-wait and --late-check accepted. */
 export const MIN_WAIT_MS = 1000;
 
-export type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | 'pollIntervalMs'>> & { triggerWait: string; lateCheck: string };
+export type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | 'pollIntervalMs' | 'json' | 'jsonFields'>> & {
+  triggerWait: string;
+  lateCheck: string;
+  /** `--json`, alone or with a field list. */
+  json?: boolean | string;
+};
+
+/** The fields of the issued card's JSON record, which `--json FIELDS` selects from (docs/json.md). */
+export const ISSUED_FIELDS = [
+  'status',
+  'issuance',
+  'claimId',
+  'orderNumber',
+  'bonus',
+  'amount',
+  'currency',
+  'customer',
+  'profile',
+  'path',
+  'pathDescription',
+  'fellBackFromTrigger',
+  'triggerPosted',
+  'cardId',
+  'balance',
+  'code',
+  'expiresOn',
+  'possibleDoubleCredit',
+  'warnings',
+  'notes',
+] as const;
 
 /** The text flags checked with textProblem, and what to pass instead. */
 const TEXT_FLAGS = [
@@ -60,6 +92,9 @@ export function answerProblem(value: string, what: string): true | string {
 export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
   const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
   if (flags.bonus && flags.claim !== undefined) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
+  const fields = jsonFields(flags.json, '--json', ISSUED_FIELDS);
+  if (fields && flags.dryRun)
+    throw new UsageError('--json FIELDS selects fields of the issued card; a dry run prints its plan whole.', 'Use --json alone with --dry-run.');
   // Money moves on these values and the ledger keys on them: a value no one typed on purpose stops here.
   for (const [flag, value] of TEXT_FLAGS.map(([f, key]) => [f, flags[key]] as const)) {
     const problem = value === undefined ? undefined : textProblem(value);
@@ -80,6 +115,7 @@ export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
     allowLarge: !!flags.allowLarge,
     showCode: !!flags.showCode,
     json: !!flags.json,
+    jsonFields: fields,
     // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
     triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
     lateCheckMs: parseDuration(flags.lateCheck, '--late-check', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),

@@ -6,6 +6,8 @@ import { formatCents, formatMoney } from '../../giftcard/money.js';
 import * as output from '../../output.js';
 import type { PreparedIssue } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
+import type { ISSUED_FIELDS } from './issue-flags.js';
+import { pickFields } from '../../json-fields.js';
 
 /** Aligned "Label  value" lines, indented. */
 export function summary(lines: [string, string][]): string {
@@ -38,12 +40,17 @@ export async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps:
 }
 
 /** Prints the issued card (stdout) and the closing line (stderr); warnings are the caller's last word. */
-export async function issued(deps: Deps, prepared: PreparedIssue, result: ChainResult, options: { json: boolean; showCode: boolean }): Promise<void> {
+export async function issued(
+  deps: Deps,
+  prepared: PreparedIssue,
+  result: ChainResult,
+  options: { json: boolean; fields?: string[]; showCode: boolean },
+): Promise<void> {
   const { req, currency } = prepared;
   const code = options.showCode ? result.card.code : maskCode(result.card.code);
   if (!options.showCode) deps.redactor.add(result.card.code);
   if (options.json) {
-    output.printJson(deps, {
+    const record = {
       status: 'issued',
       issuance: req.issuance,
       claimId: req.claimId ?? null,
@@ -64,7 +71,8 @@ export async function issued(deps: Deps, prepared: PreparedIssue, result: ChainR
       possibleDoubleCredit: result.possibleDoubleCredit,
       warnings: result.warnings,
       notes: result.notes,
-    });
+    } satisfies Record<(typeof ISSUED_FIELDS)[number], unknown>;
+    output.printJson(deps, pickFields(record, options.fields));
     return;
   }
   for (const note of result.notes) deps.err(`Note: ${note}\n`);

@@ -30,7 +30,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--show-code', 'print the card code in full (masked by default)')
     .option('--trigger-wait <duration>', 'how long to wait for the trigger workflow to post (at least 1s)', '4.5s')
     .option('--late-check <duration>', 'after a fallback, how long to watch for a late trigger credit (at least 1s)', '2s')
-    .option('--json', 'print the result as JSON')
+    .option('--json [fields]', 'print the result as JSON; with fields (comma-separated), only those (docs/json.md)')
     .addHelpText(
       'after',
       `
@@ -104,7 +104,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     deps.err(`${error.message}\n`);
     throw new InterruptedError();
   }
-  await render.issued(deps, prepared, result, { json: opts.json, showCode: opts.showCode });
+  await render.issued(deps, prepared, result, { json: opts.json, fields: opts.jsonFields, showCode: opts.showCode });
   // CHOICE (docs/spec-choices.md#possible-double-credit-exits-3): the last thing on the screen, and the exit code says: attention.
   if (result.possibleDoubleCredit) throw new PlainExit(result.warnings.map((w) => `WARNING: ${w}`).join('\n'), ExitCode.partial);
 }

@@ -2,20 +2,26 @@
 import type { Deps } from '../../deps.js';
 import { findSettingKey } from '../../config/setting-keys.js';
 import { getAtPath } from '../../config/settings.js';
+import { DEFAULT_CURRENCY } from '../../giftcard/money.js';
 import { normaliseValues } from '../../giftcard/setup.js';
 import { parseValue } from '../config/values.js';
 
-/** The settings `setup` writes, in the order it asks for them, each with its question in plain words. */
+/**
+ * The settings `setup` writes, in the order it asks for them, each with its question in plain words;
+ * short, so that the question and its value in parentheses fit an 80-column line.
+ */
 export const SETUP_QUESTIONS = {
-  'provider-name': "Gift card provider's name, one word (e.g. giftly):",
-  'provider-api-url': "Provider's API address (e.g. https://api.giftly.example):",
-  'provider-token': 'Credit API token from the provider (hidden as you type):',
-  'shop-url': "Your store's domain at the provider (e.g. shop.example):",
-  'trigger-id': 'Trigger workflow: paste its execute URL, or just the id at its end (Enter to skip):',
-  'trigger-url': 'Execute URL of the trigger workflow, without the id:',
-  'native-url': "Storefront's own gift card address, the last fallback (Enter to skip):",
-  currency: 'Currency of the amounts you issue (e.g. USD):',
+  'provider-name': 'Provider name, one word (e.g. giftly):',
+  'provider-api-url': 'Provider API address (e.g. https://api.giftly.example):',
+  'provider-token': 'Credit API token (hidden as you type):',
+  'shop-url': 'Store domain at the provider (e.g. shop.example):',
+  'trigger-id': 'Trigger workflow id, or its execute URL',
+  'trigger-url': 'Trigger execute URL, without the id:',
+  'native-url': 'Storefront gift card address, last fallback',
+  currency: 'Currency of the amounts you issue:',
 } as const;
+/** The settings a person may leave empty: the question says what Enter does (keep the stored value, or skip). */
+const OPTIONAL = new Set<string>(['trigger-id', 'native-url']);
 export type SetupKey = keyof typeof SETUP_QUESTIONS;
 
 /** Asks for each provider setting and answers the values that changed, as typed. */
@@ -24,7 +30,7 @@ export async function askSettings(deps: Deps, profile: string): Promise<Record<s
   const secrets = (await deps.credentials()).read(profile);
   const prompter = await deps.prompter();
   const values: Record<string, string> = {};
-  deps.err(`Gift card provider settings for profile "${profile}". Enter keeps the value in brackets.\n`);
+  deps.err(`Gift card provider settings for profile "${profile}". Enter keeps the value in parentheses.\n`);
   for (const [name, question] of Object.entries(SETUP_QUESTIONS)) {
     const key = findSettingKey(name);
     if (!key) continue;
@@ -48,10 +54,15 @@ export async function askSettings(deps: Deps, profile: string): Promise<Record<s
       }
       continue;
     }
-    const current = getAtPath(settings, key.path);
-    const answer = (await prompter.input({ message: question, default: typeof current === 'string' ? current : undefined, validate })).trim();
+    const stored = getAtPath(settings, key.path);
+    const current = typeof stored === 'string' ? stored : undefined;
+    // An optional setting says what Enter does: keep what is stored, or skip it.
+    const message = OPTIONAL.has(name) ? `${question} (Enter ${current ? 'keeps the stored one' : 'to skip'}):` : question;
+    // The currency shows its default (USD) when none is stored; Enter then keeps the default, nothing is written.
+    const shown = current ?? (name === 'currency' ? DEFAULT_CURRENCY : undefined);
+    const answer = (await prompter.input({ message, default: shown, validate })).trim();
     // Kept as typed: the caller normalises every value once and says what it changed.
-    if (answer && answer !== current) values[name] = answer;
+    if (answer && answer !== shown) values[name] = answer;
   }
   return values;
 }

@@ -18,7 +18,8 @@ export async function check(json: boolean, deps: Deps): Promise<void> {
       [
         { header: 'CHECK', value: (r) => r.check },
         { header: 'RESULT', value: (r) => r.result },
-        { header: 'DETAIL', value: (r) => r.detail },
+        // Wrapped, never cut: the error below points to these details.
+        { header: 'DETAIL', value: (r) => r.detail, wrap: true },
       ],
       rows,
       output.outputMode(deps, {}),

@@ -1,6 +1,6 @@
 /** The `orders list` writers that need the table and CSV libraries: --csv and the terminal table, and the --columns check. */
 import type { Deps } from '../../deps.js';
-import { DEFAULT_ORDER_COLUMNS, ORDER_COLUMNS, presentColumns } from '../../orders/columns.js';
+import { amountText, DEFAULT_ORDER_COLUMNS, MONEY_COLUMNS, ORDER_COLUMNS, presentColumns, WHOLE_COLUMNS } from '../../orders/columns.js';
 import type { OrderWriter } from '../../orders/list.js';
 import { type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../output.js';
 import type { OrderRecord } from '../../schemas.js';
@@ -56,12 +56,17 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
     },
     async end() {
       if (rows.length === 0) return;
-      const columns: Column<OrderRecord>[] = presentColumns(rows).map((c) => ({
-        header: c,
-        name: c,
-        default: DEFAULT_ORDER_COLUMNS.includes(c),
-        value: (row) => (row as Record<string, unknown>)[c],
-      }));
+      const columns: Column<OrderRecord>[] = presentColumns(rows).map((c) => {
+        const money = MONEY_COLUMNS.includes(c);
+        return {
+          header: c,
+          name: c,
+          default: DEFAULT_ORDER_COLUMNS.includes(c),
+          right: money,
+          whole: WHOLE_COLUMNS.includes(c),
+          value: money ? (row) => amountText((row as Record<string, unknown>)[c]) : (row) => (row as Record<string, unknown>)[c],
+        };
+      });
       const chosen = options.columns?.filter((c) => columns.some((k) => k.name === c));
       await printTable(deps, columns, rows, 'table', chosen?.length ? { columns: chosen } : {});
     },

@@ -48,7 +48,7 @@ Examples:
   $ opcli orders list --all --jsonl sourceOrderId,total > totals.jsonl
   $ opcli orders list --all --jsonl --rate 300/m > orders.jsonl
 
-A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress on a terminal. A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.
+A terminal gets a table of sourceOrderId, sourceOrderNumber, currency, total and customerName that fits its width (long cells end in …; amounts and ids are never cut: a column that does not fit is left out and named); --columns chooses others, a pipe gets every column as tab-separated lines, --json the full records. The footer (stderr) shows the total, the page position and the command for the next page; --all shows its progress: a line redrawn on a terminal, a sentence every 10 s in a log (--progress plain|none to choose). A page that keeps failing after retries stops the run: everything fetched so far is written, and the error names the --cursor to resume from.
 
 Pages follow cursors, so at most two requests are in flight (the page in hand and the next); a 429 or 503 pauses them (for Retry-After when sent) and paces the rest just under the rate the server accepted, slowing earlier when it sends RateLimit-* or X-RateLimit-* headers. --rate caps the pace from the first page.`,
     )
@@ -62,6 +62,20 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw, fields: opts.fields });
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
+  // Data written to a terminal shares the screen with the progress line: the line is taken off first.
+  const shared = progress && deps.io.stdoutIsTTY ? progress : undefined;
+  const out: typeof writer = shared
+    ? {
+        page: async (orders) => {
+          if (format !== 'table') shared.clear();
+          await writer.page(orders);
+        },
+        end: async () => {
+          shared.done();
+          await writer.end();
+        },
+      }
+    : writer;
   const started = deps.now();
   const result = await listOrders(
     deps,
@@ -75,7 +89,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
       records,
       onNotice: (text) => deps.err(text),
     },
-    writer,
+    out,
     (p) => progress?.update(() => progressLine(p, (deps.now() - started) / 1000)),
   );
   progress?.done();

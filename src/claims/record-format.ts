@@ -1,0 +1,207 @@
+/**
+ * The record of claims' lines: what each kind holds (zod schemas: a line that does not parse is
+ * damaged, src/record-lines.ts), the record's file name for a store, and the text of the lines
+ * opcli writes. No file access here (record.ts reads and writes the file, record-index.ts indexes it).
+ *
+ * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch row's intent
+ * and outcome (`batchIntentLine`, `outcomeLine`) are written by hand, the free text quoted by
+ * JSON.stringify.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import * as z from 'zod';
+
+/** The format this opcli writes; a line of a higher one stops a command (upgrade). */
+export const RECORD_VERSION = 1;
+
+/** The store a record belongs to: the API base URL's origin and the store id. */
+export interface RecordStore {
+  origin: string | null;
+  storeId: string | null;
+}
+
+const Header = z.object({
+  v: z.literal(1),
+  type: z.literal('header'),
+  record: z.literal('opcli claims'),
+  origin: z.string().nullable(),
+  storeId: z.string().nullable(),
+  created: z.string(),
+});
+
+/** A claim about to be sent (durable before it leaves). */
+const DiskIntent = z.object({
+  v: z.literal(1),
+  /** One id per filing, shared by its intent and outcome. */
+  issuance: z.string(),
+  /** The claim's content key (identity.ts: its robust content hashed, with its occurrence in its file). */
+  key: z.string(),
+  type: z.literal('intent'),
+  at: z.string(),
+  /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
+  run: z.string().optional(),
+  user: z.string().optional(),
+  host: z.string().optional(),
+  profile: z.string().optional(),
+  /** Where the claim came from: the input file (absolute), `--data <file>`, or `prompt`. */
+  source: z.string().optional(),
+  line: z.number().int().optional(),
+  /** The batch's journal: its request leaves only once both are durable, so an intent its journal lacks never left. */
+  journal: z.string().optional(),
+  /** recordSimilarity (identity.ts): the customer's e-mail and the item. */
+  sim: z.string().optional(),
+  email: z.string().optional(),
+  item: z.string().optional(),
+  forced: z.boolean().optional(),
+});
+
+/** A batch run: who filed its rows, with which profile, from which file and journal. */
+const RunLine = z.object({
+  v: z.literal(1),
+  type: z.literal('run'),
+  run: z.string(),
+  at: z.string(),
+  user: z.string(),
+  host: z.string(),
+  profile: z.string(),
+  source: z.string(),
+  journal: z.string().optional(),
+});
+export type RunLine = z.infer<typeof RunLine>;
+
+/** An intent as it is on disk (a batch row's names its run instead of who and where). */
+export type DiskIntent = z.infer<typeof DiskIntent>;
+
+/** An intent with its run's details filled in. */
+export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string };
+
+/** What a command gives for an intent (the rest is filled in). */
+export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host'>;
+
+/** filed: created; rejected and not_sent: nothing was created; uncertain: sent, fate unknown. */
+export const RecordStatus = z.enum(['filed', 'rejected', 'uncertain', 'not_sent']);
+export type RecordStatus = z.infer<typeof RecordStatus>;
+
+const OutcomeLine = z.object({
+  v: z.literal(1),
+  issuance: z.string(),
+  key: z.string(),
+  type: z.literal('outcome'),
+  at: z.string(),
+  status: RecordStatus,
+  sourceOrderId: z.string().optional(),
+  error: z.string().optional(),
+});
+export type OutcomeLine = z.infer<typeof OutcomeLine>;
+
+const SetAsideLine = z.object({
+  v: z.literal(1),
+  issuance: z.string(),
+  key: z.string(),
+  type: z.literal('set-aside'),
+  at: z.string(),
+  user: z.string(),
+  line: z.number().int().positive(),
+  reason: z.string(),
+});
+
+/** A journal whose filed and uncertain rows were read into the record (once: a later run skips it). */
+const ImportedLine = z.object({
+  v: z.literal(1),
+  type: z.literal('imported'),
+  at: z.string(),
+  journal: z.string(),
+  entries: z.number().int().nonnegative(),
+});
+
+export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, SetAsideLine, ImportedLine, RunLine]);
+export type RecordLine = z.infer<typeof RecordLine>;
+
+/** A line as the record's readers see it: an intent with its run's details filled in. */
+export type ReadLine = Exclude<RecordLine, { type: 'intent' }> | IntentLine;
+
+/** Parses a line of the record (undefined: not a record of this version). */
+export const parseRecordLine = (value: unknown): RecordLine | undefined => RecordLine.safeParse(value).data;
+
+// CHOICE (docs/spec-choices.md#record-of-claims): one append-only file per API origin and store id, beside the ledger.
+/** The record's file name for a store: the origin and store id hashed (the header names them in full). */
+export function recordFileName(store: RecordStore): string {
+  const id = createHash('sha256')
+    .update(`${store.origin ?? '-'}\n${store.storeId ?? '-'}`)
+    .digest('hex')
+    .slice(0, 16);
+  return `claims-record-${id}.jsonl`;
+}
+
+/** Where a claim stands in the record: what a new filing of it is checked against. */
+export type RecordState = 'sending' | RecordStatus | 'torn';
+/** The states, in the order the index numbers them (1 + the index). */
+export const STATES: readonly RecordState[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent', 'torn'];
+
+/** States under which the claim exists or may exist: the same claim (or a similar one) is held. */
+export const MAY_EXIST: ReadonlySet<RecordState> = new Set(['sending', 'filed', 'uncertain', 'torn']);
+
+/** A key as the record indexes it: hex, at least 64 bits. */
+export const HEX64 = /^[0-9a-f]{16}/;
+
+/** The first line of a record, with its newline. */
+export function headerLine(store: RecordStore, created: string): string {
+  return `${JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created })}\n`;
+}
+
+const quote = (text: string | undefined, name: string) => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
+
+/** A batch row's intent (its run line says who filed it and from where), with its newline; the id and key first, so a line cut short still names its claim. */
+export function batchIntentLine(l: NewIntent & { run: string }, at: string): string {
+  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quote(l.sim, 'sim')}${quote(l.email, 'email')}${quote(l.item, 'item')}}\n`;
+}
+
+/** An outcome line, with its newline. */
+export function outcomeLine(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, at: string): string {
+  return `{"v":1,"issuance":${JSON.stringify(o.issuance)},"key":${JSON.stringify(o.key)},"type":"outcome","at":"${at}","status":"${o.status}"${quote(o.sourceOrderId, 'sourceOrderId')}${quote(o.error, 'error')}}\n`;
+}
+
+/** What the record says of a key: its state and, when one was read, its intent and outcome. */
+export interface RecordHit {
+  state: RecordState;
+  intent?: IntentLine;
+  outcome?: OutcomeLine;
+  /** The record's line of a torn or set-aside entry. */
+  tornLine?: number;
+}
+
+/** A new id for one filing. */
+export function newIssuance(): string {
+  return randomBytes(9).toString('hex');
+}
+
+/** "from claims.csv line 4 on 2026-11-27 14:03 UTC (profile prod, user alice, sourceOrderId SO-1)": an earlier filing in words. */
+export function describeHit(hit: RecordHit): string {
+  const i = hit.intent;
+  if (!i) return `(line ${hit.tornLine ?? '?'} of the record, cut short: its outcome is unknown)`;
+  const from =
+    i.source === 'prompt' ? 'at the prompt' : i.source.startsWith('--data ') ? `from ${i.source}` : `from ${i.source}${i.line ? ` line ${i.line}` : ''}`;
+  const id = hit.outcome?.sourceOrderId ? `, sourceOrderId ${hit.outcome.sourceOrderId}` : '';
+  return `${from} on ${i.at.slice(0, 16).replace('T', ' ')} UTC (profile ${i.profile}, user ${i.user}${id})`;
+}
+
+/** The words for a hit's state: "filed", "sent (outcome uncertain)". */
+export function stateWords(state: RecordState): string {
+  if (state === 'filed') return 'filed';
+  if (state === 'torn' || state === 'uncertain' || state === 'sending') return 'sent (outcome uncertain)';
+  return state === 'rejected' ? 'rejected' : 'not sent';
+}
+
+/** A line of the record as text, parsed (undefined: none, not JSON, or not a line of this version). */
+export function parseLineText(text: string | undefined): RecordLine | undefined {
+  if (!text) return undefined;
+  try {
+    return parseRecordLine(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A `set-aside` line (JSON, no newline): the record's line `line` was damaged, and why; its claim stays uncertain. */
+export function setAsideLine(a: { issuance?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
+  return JSON.stringify({ v: 1, issuance: a.issuance, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
+}

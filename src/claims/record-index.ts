@@ -1,0 +1,190 @@
+/**
+ * The record of claims read into an index of byte offsets (key-table.ts tables): the last state of
+ * each key with the offsets of its intent and outcome, and for each similarity fingerprint the
+ * offset of the intent of the last claim sent with it. The lines themselves stay in the file and
+ * are read back by offset (record.ts). Reading finds the damaged lines too (src/record-lines.ts):
+ * what a command that files refuses, and what `claims repair` sets aside.
+ *
+ * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a record of a
+ * million claims is read at every batch's start.
+ */
+import { closeSync } from 'node:fs';
+import { ExitCode, OpcliError } from '../errors.js';
+import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../record-lines.js';
+import { eachLineSync } from './file-lines.js';
+import { KeyTable } from './key-table.js';
+import {
+  type DiskIntent,
+  HEX64,
+  type IntentLine,
+  parseLineText,
+  parseRecordLine,
+  type ReadLine,
+  RECORD_VERSION,
+  type RecordLine,
+  type RecordState,
+  type RecordStore,
+  type RunLine,
+  STATES,
+} from './record-format.js';
+
+/** Where the index found a key: its state, and the offsets of its lines (-1: none). */
+export interface IndexedKey {
+  state: RecordState;
+  /** The offset of its intent (-1: none; a torn line's claim has none). */
+  intentAt: number;
+  /** The offset of its outcome (-1: none yet). */
+  outcomeAt: number;
+  /** The record's line of a torn or set-aside entry (0: none). */
+  tornLine: number;
+}
+
+/** The index of one record file, and what reading it found besides. */
+export class RecordIndex {
+  private readonly table = new KeyTable(256, (n) => ({
+    state: new Uint8Array(n),
+    offset: new Float64Array(n),
+    outcome: new Float64Array(n),
+    torn: new Uint32Array(n),
+  }));
+  private readonly sims = new KeyTable(256, (n) => ({ offset: new Float64Array(n) }));
+  /** The batch runs of the record, by id (a few per day: small). */
+  readonly runs = new Map<string, RunLine>();
+  /** Journals already read into the record (absolute paths). */
+  readonly imported = new Set<string>();
+  /** Lines read. */
+  lines = 0;
+  /** The file does not end with a newline (its last line was cut short). */
+  unterminated = false;
+
+  constructor(private readonly store: RecordStore) {}
+
+  /** Reads every line of the file open as `fd` into the index; returns the damaged ones. */
+  read(fd: number): DamagedLine[] {
+    const damaged: DamagedLine[] = [];
+    const setAside = new Set<number>();
+    const ended = eachLineSync(fd, (buffer, start, end, offset, complete) => {
+      this.lines++;
+      const text = buffer.toString('utf8', start, end);
+      if (!text.trim()) return;
+      const read = readRecordLine(text, this.lines, !complete, RECORD_VERSION, parseRecordLine);
+      if ('damaged' in read) damaged.push(read.damaged);
+      else this.take(read.record, offset, damaged, setAside);
+    });
+    this.unterminated = !ended.endsWithNewline;
+    settleSetAside(damaged, setAside);
+    for (const d of damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', -1, d.line);
+    return damaged;
+  }
+
+  /** One line that was read: a header checked, runs and imports remembered, claims indexed. */
+  private take(r: RecordLine, offset: number, damaged: DamagedLine[], setAside: Set<number>): void {
+    if (r.type === 'header') {
+      if (this.lines !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) {
+        damaged.push({ line: this.lines, kind: 'garbage' });
+      }
+      return;
+    }
+    if (this.lines === 1) damaged.push({ line: 1, kind: 'garbage' });
+    if (r.type === 'imported') this.imported.add(r.journal);
+    else if (r.type === 'run') this.runs.set(r.run, r);
+    else {
+      if (r.type === 'set-aside') setAside.add(r.line);
+      this.note(r, offset);
+    }
+  }
+
+  private mark(key: string, state: RecordState, offset: number, tornLine = 0): void {
+    const i = this.table.slot(key);
+    const c = this.table.columns;
+    c.state[i] = STATES.indexOf(state) + 1;
+    if (offset >= 0 || state === 'torn') c.offset[i] = offset + 1;
+    if (tornLine) c.torn[i] = tornLine;
+  }
+
+  /** Indexes a claim's line at `offset`: an intent, an outcome, or a line set aside. */
+  note(r: Exclude<RecordLine, { type: 'header' | 'imported' | 'run' }>, offset: number): void {
+    if (!HEX64.test(r.key)) return;
+    if (r.type === 'intent') {
+      this.mark(r.key, 'sending', offset);
+      if (r.sim && HEX64.test(r.sim)) this.sims.columns.offset[this.sims.slot(r.sim)] = offset + 1;
+    } else if (r.type === 'outcome') {
+      const i = this.table.find(r.key);
+      if (i >= 0) {
+        this.table.columns.state[i] = STATES.indexOf(r.status) + 1;
+        this.table.columns.outcome[i] = offset + 1;
+      }
+    } else this.mark(r.key, 'torn', -1, r.line);
+  }
+
+  /** An intent as read, its run's details filled in. */
+  resolve(i: DiskIntent): IntentLine {
+    const run = i.run === undefined ? undefined : this.runs.get(i.run);
+    return {
+      ...i,
+      user: i.user ?? run?.user ?? '?',
+      host: i.host ?? run?.host ?? '?',
+      profile: i.profile ?? run?.profile ?? '?',
+      source: i.source ?? run?.source ?? '?',
+      journal: i.journal ?? run?.journal,
+    };
+  }
+
+  /** Every readable line of the file open as `fd` (closed once read), in order, intents resolved; `run` lines are remembered on the way. */
+  *readAll(fd: number): Generator<ReadLine> {
+    const lines: string[] = [];
+    try {
+      eachLineSync(fd, (buffer, start, end) => {
+        if (end > start) lines.push(buffer.toString('utf8', start, end));
+      });
+    } finally {
+      closeSync(fd);
+    }
+    for (const line of lines) {
+      const r = parseLineText(line);
+      if (r?.type === 'run') this.runs.set(r.run, r);
+      if (r) yield r.type === 'intent' ? this.resolve(r) : r;
+    }
+  }
+
+  /** Whether the index holds anything for a key. */
+  has(key: string): boolean {
+    return this.table.find(key) >= 0;
+  }
+
+  /** What the index holds for a key (undefined: nothing). */
+  get(key: string): IndexedKey | undefined {
+    const i = this.table.find(key);
+    if (i < 0) return undefined;
+    const c = this.table.columns;
+    return {
+      state: STATES[(c.state[i] as number) - 1] as RecordState,
+      intentAt: (c.offset[i] as number) - 1,
+      outcomeAt: (c.outcome[i] as number) - 1,
+      tornLine: c.torn[i] as number,
+    };
+  }
+
+  /** The offset of the intent of the last claim sent with a similarity fingerprint (-1: none). */
+  similarAt(sim: string): number {
+    const i = this.sims.find(sim);
+    return i < 0 ? -1 : (this.sims.columns.offset[i] as number) - 1;
+  }
+}
+
+/** A record that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
+export class RecordDamagedError extends OpcliError {
+  constructor(path: string, lines: DamagedLine[]) {
+    super(
+      `The record of claims ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a line opcli cannot read could be a claim already filed, and filing without it could file it twice.`,
+      {
+        exitCode: ExitCode.usage,
+        hint:
+          lines[0]?.kind === 'newer'
+            ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
+            : 'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
+        details: { record: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
+      },
+    );
+  }
+}

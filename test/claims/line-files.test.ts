@@ -1,0 +1,152 @@
+/**
+ * The journal and the record of claims read their files in chunks of 256 KiB, split into lines on
+ * bytes (src/claims/file-lines.ts): a line that straddles two reads is read whole, its offset is
+ * right, and a damaged line after the first read is still named by its line number.
+ */
+import { createHash } from 'node:crypto';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Journal } from '../../src/claims/journal.js';
+import { ClaimRecord, RecordDamagedError, recordFileName } from '../../src/claims/record.js';
+import { tempConfigDir } from '../helpers.js';
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => {
+  ({ dir, cleanup } = tempConfigDir());
+});
+afterEach(() => cleanup());
+
+const key = (i: number) => createHash('sha256').update(String(i)).digest('hex').slice(0, 32);
+const at = '2024-05-01T10:00:00.000Z';
+/** Enough entries of about 330 bytes to pass the first 256 KiB read twice over. */
+const ENTRIES = 1_600;
+
+describe('the journal over more than one read', () => {
+  /** A journal of ENTRIES filed rows (lines 2 on), each with a long reason. */
+  function bigJournal(path: string) {
+    const lines = [JSON.stringify({ journal: 'opcli claims', version: 3, created: at, service: { origin: null, storeId: null } })];
+    for (let i = 1; i <= ENTRIES; i++)
+      lines.push(JSON.stringify({ key: key(i), line: i + 1, status: 'filed', sourceOrderId: `ord_${i}`, reason: 'é'.repeat(100), at }));
+    writeFileSync(path, `${lines.join('\n')}\n`);
+  }
+
+  it('reads every entry, and each one back from its offset, on either side of a read', async () => {
+    const path = join(dir, 'j.jsonl');
+    bigJournal(path);
+    expect(readFileSync(path).length).toBeGreaterThan(2 * 256 * 1024);
+    const journal = await Journal.open(path, 0);
+    try {
+      expect(journal.priorEntries).toBe(ENTRIES);
+      for (let i = 1; i <= ENTRIES; i++) {
+        const prior = journal.priorOutcome(key(i));
+        expect(prior?.status).toBe('filed');
+        expect((await journal.priorDetail(prior as NonNullable<typeof prior>)).sourceOrderId).toBe(`ord_${i}`);
+      }
+    } finally {
+      await journal.close();
+    }
+  });
+
+  it('names a damaged line after the first read by its line number, and sends nothing', async () => {
+    const path = join(dir, 'j.jsonl');
+    bigJournal(path);
+    appendFileSync(path, `{"key":"${key(0)}","line":1,"sta\n${JSON.stringify({ key: key(-1), line: 9, status: 'filed', at })}\n`);
+    await expect(Journal.open(path, 0)).rejects.toThrow(`The journal ${path} cannot be read: line ${ENTRIES + 2} is not JSON.`);
+  });
+
+  it('writes entries whose free text needs quoting as JSON that reads back the same', async () => {
+    const path = join(dir, 'j.jsonl');
+    const reason = 'said "no"\\ on\nline 2\u2028 é 🙂 \u0001';
+    const journal = await Journal.open(path, 0);
+    try {
+      await journal.record({ key: key(1), line: 2, status: 'sending', sim: 'abcdef0123456789', tag: 4_000_000_000 }, '{"a":"b"}');
+      journal.note({ key: key(1), line: 2, status: 'rejected', reason, errors: [{ path: 'item.price', message: 'expected "1.5"' }] });
+      await journal.flushed();
+    } finally {
+      await journal.close();
+    }
+    const [, sending, outcome] = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(sending).toEqual({
+      key: key(1),
+      line: 2,
+      status: 'sending',
+      sim: 'abcdef0123456789',
+      tag: 4_000_000_000,
+      at: expect.any(String),
+      claim: { a: 'b' },
+    });
+    expect(outcome).toEqual({
+      key: key(1),
+      line: 2,
+      status: 'rejected',
+      reason,
+      errors: [{ path: 'item.price', message: 'expected "1.5"' }],
+      at: expect.any(String),
+    });
+    const again = await Journal.open(path, 0);
+    try {
+      const prior = again.priorOutcome(key(1));
+      expect(await again.priorDetail(prior as NonNullable<typeof prior>)).toEqual({ sourceOrderId: undefined, reason });
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe('the record of claims over more than one read', () => {
+  const store = { origin: 'https://api.example.com', storeId: 'store_1' };
+  /** A record of ENTRIES claims filed, each an intent and an outcome. */
+  function bigRecord(path: string) {
+    const lines = [JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created: at })];
+    for (let i = 1; i <= ENTRIES; i++) {
+      const issuance = `run.${i}`;
+      lines.push(
+        JSON.stringify({
+          v: 1,
+          issuance,
+          key: key(i),
+          type: 'intent',
+          at,
+          user: 'alice',
+          host: 'h',
+          profile: 'p',
+          source: '/x.csv',
+          line: i + 1,
+          item: 'é'.repeat(60),
+        }),
+        JSON.stringify({ v: 1, issuance, key: key(i), type: 'outcome', at, status: 'filed', sourceOrderId: `ord_${i}` }),
+      );
+    }
+    writeFileSync(path, `${lines.join('\n')}\n`, { mode: 0o600 });
+  }
+
+  it('finds every claim with its intent and outcome, on either side of a read', () => {
+    const path = join(dir, recordFileName(store));
+    bigRecord(path);
+    expect(readFileSync(path).length).toBeGreaterThan(2 * 256 * 1024);
+    const record = ClaimRecord.openSync({ place: { dir }, store });
+    try {
+      for (let i = 1; i <= ENTRIES; i++) {
+        const hit = record.lookup(key(i));
+        expect(hit).toMatchObject({ state: 'filed', intent: { line: i + 1, user: 'alice' }, outcome: { sourceOrderId: `ord_${i}` } });
+      }
+      expect([...record.all()]).toHaveLength(2 * ENTRIES + 1);
+    } finally {
+      record.close();
+    }
+  });
+
+  it('names a damaged line after the first read by its line number', () => {
+    const path = join(dir, recordFileName(store));
+    bigRecord(path);
+    appendFileSync(path, 'not json\n');
+    const opened = () => ClaimRecord.openSync({ place: { dir }, store });
+    expect(opened).toThrow(RecordDamagedError);
+    expect(opened).toThrow(new RegExp(`line ${2 * ENTRIES + 2}\\b`));
+  });
+});

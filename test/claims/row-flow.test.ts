@@ -1,0 +1,148 @@
+/**
+ * One claim row through the real send pipeline, its stages traced in call order at each module's
+ * door (reader, planner, journal and record of claims, the API, the tally, the display): each stage
+ * once, in order read → check → key → record → send → settle → report, none returned to.
+ */
+import { createReadStream } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
+import { Journal } from '../../src/claims/journal.js';
+import { SendPipeline } from '../../src/claims/pipeline.js';
+import { Planner } from '../../src/claims/plan.js';
+import { openSource } from '../../src/claims/reader.js';
+import { ClaimRecord } from '../../src/claims/record.js';
+import { recordPlace } from '../../src/config/record-dir.js';
+import { BatchTally } from '../../src/claims/results.js';
+import { batchView } from '../../src/commands/claims/batch-view.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { runOpcli } from '../helpers.js';
+import { claimsSuite, writeRows } from './fixtures.js';
+
+let sandbox: Sandbox;
+let dir: string;
+const { env } = claimsSuite((s) => ({ sandbox, dir } = s));
+
+const LINE = 2;
+const trace: string[] = [];
+const stages: string[] = [];
+/** The project files on the stack of a call (the nearest first). */
+function callers(): string {
+  const stack = (new Error().stack ?? '').split('\n').slice(3);
+  return stack
+    .map((l) => /src\/([\w/.-]+\.ts)/.exec(l)?.[1])
+    .filter((f): f is string => !!f)
+    .slice(0, 2)
+    .join(' ← ');
+}
+function log(stage: string, door: string, line: number | undefined) {
+  if (line !== LINE) return;
+  stages.push(stage);
+  trace.push(`${stage.padEnd(13)} ${door.padEnd(38)} from ${callers()}`);
+}
+
+it('one row passes read, check, key, record, send, settle and report, each once and in that order', async () => {
+  void sandbox;
+  const path = join(dir, 'claims.csv');
+  writeRows(path, 3);
+  const { deps } = await runOpcli(['--version'], { env: env() });
+  const profile = await deps.profile();
+  const source = await openSource(createReadStream(path), 'csv', { defaultStoreId: profile.storeId, label: path });
+  const rows = source.rows;
+  source.rows = (async function* () {
+    for (;;) {
+      const next = await rows.next();
+      if (next.done) return;
+      log('read', 'claims/reader.ts rows()', next.value.line);
+      yield next.value;
+    }
+  })();
+  const journal = await Journal.open(`${path}.journal.jsonl`);
+  const record = await ClaimRecord.open({
+    place: recordPlace(deps.configDir(), profile),
+    store: { origin: null, storeId: profile.storeId ?? null },
+    lock: { waitMs: 1000 },
+  });
+  const planner = new Planner(journal, {
+    allowSimilar: false,
+    retryUncertain: false,
+    perRow: true,
+    record,
+    tokenStore: profile.storeId,
+    provenance: { source: path, profile: 'default', journal: `${path}.journal.jsonl` },
+  });
+  const plan = planner.plan.bind(planner);
+  planner.plan = (row) => {
+    log('check and key', 'claims/plan.ts Planner.plan', row.line);
+    return plan(row);
+  };
+  const jRecord = journal.record.bind(journal);
+  journal.record = (entry, claim) => {
+    log('record', "claims/journal.ts record('sending')", entry.line);
+    return jRecord(entry, claim);
+  };
+  const jNote = journal.note.bind(journal);
+  journal.note = (entry) => {
+    log('settle', `claims/journal.ts note('${entry.status}')`, entry.line);
+    jNote(entry);
+  };
+  const rIntents = record.intentsDurable.bind(record);
+  record.intentsDurable = (lines, now) => {
+    for (const l of lines) log('record', 'claims/record.ts intentsDurable', l.line);
+    return rIntents(lines, now);
+  };
+  const api = async () => {
+    const real = await deps.api();
+    return new Proxy(real, {
+      get(target, prop, receiver) {
+        if (prop !== 'createClaim') return Reflect.get(target, prop, receiver);
+        return (claim: { item: { details: string } }, options: unknown) => {
+          const line = Number(/row (\d+)/.exec(claim.item.details)?.[1]) + 1;
+          log('send', 'api/service.ts createClaim', line);
+          return target.createClaim(claim as never, options as never);
+        };
+      },
+    });
+  };
+  const limiter = createAdaptiveLimiter({ maxConcurrency: 1, now: deps.now, sleep: deps.sleep });
+  const tally = new BatchTally(deps.now, limiter);
+  const tCount = tally.count.bind(tally);
+  tally.count = (result) => {
+    log('report', 'claims/results.ts BatchTally.count', result.line);
+    tCount(result);
+  };
+  const view = batchView(deps, { json: false, jsonl: true });
+  const report = view.report(source, { verb: 'send' }, () => tally.progress());
+  const add = report.add.bind(report);
+  report.add = (row, result) => {
+    log('report', 'commands/claims/batch-report.ts add', row.line);
+    return add(row, result);
+  };
+  await report.start();
+  const pipeline = new SendPipeline(
+    { concurrency: 1, tokenStore: profile.storeId },
+    {
+      api,
+      http: () => deps.http(),
+      now: deps.now,
+      sleep: deps.sleep,
+      signal: deps.signal,
+      stopNow: deps.stopNow,
+      journal,
+      record,
+      limiter,
+      tally,
+      report,
+      view,
+    },
+    planner,
+  );
+  const result = await pipeline.run(source);
+  await journal.close();
+  await record.closeDurable();
+  if (process.env.OPCLI_TRACE_ROW) console.log(`One row (line ${LINE}), in call order:\n${trace.join('\n')}`);
+  expect(result.fatal).toBeUndefined();
+  // Consecutive calls of one stage (the journal and the record of claims, the tally and the display) are one stage.
+  const order = stages.filter((s, i) => s !== stages[i - 1]);
+  expect(order).toEqual(['read', 'check and key', 'record', 'send', 'settle', 'report']);
+});
