@@ -1,8 +1,7 @@
 /**
  * The one place zod's issues become messages a person can act on: a field named by its dotted path,
  * what is wrong with the value and what is expected, worded the same for a batch row, a flag, a
- * prompt and a --data body. Apart from the schemas (schemas.ts re-exports `fieldIssues`) so that a
- * reader that only formats an error does not load zod: the schemas to check come in as values.
+ * prompt and a --data body (schemas.ts re-exports `fieldIssues`).
  */
 import type { z } from 'zod';
 import type { SchemaField } from './input/schema.js';
@@ -127,6 +126,36 @@ function explainEnum(field: MessageField, got: string): string {
   }
   const near = closest(got, values, 1);
   return `expected one of ${values.join(', ')}, got ${quoteInput(got)}${near.length ? `; did you mean ${near[0]}?` : ''}`;
+}
+
+/** A field of a request body: what its message needs, whether it may be left out, and its flag. */
+export type BodyField = MessageField & { optional: boolean; flag: string };
+
+/**
+ * A request body's zod issues as messages a user can act on (currencies, date-times, enums, unknown
+ * fields); `kinds` are the body's fields by name, each with the flag that sets it.
+ */
+export function bodyIssues(error: z.ZodError, value: Record<string, unknown>, kinds: ReadonlyMap<string, BodyField>): FieldIssue[] {
+  const out: FieldIssue[] = [];
+  for (const issue of error.issues) {
+    const path = fieldIssues({ issues: [issue] } as z.ZodError)[0]?.path ?? '';
+    const name = String(issue.path[0] ?? '');
+    const kind = kinds.get(name);
+    const got = name ? value[name] : undefined;
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const near = closest(key, [...kinds.keys()], 1);
+        out.push({ path: excerpt(key, 60), message: `unknown field ${quoteInput(key, 60)}${near.length ? `; did you mean ${near[0]}?` : ''}` });
+      }
+    } else if (kind && issue.path.length === 1 && got === undefined && !kind.optional) {
+      out.push({ path, message: `${missingMessage(kind)}; pass --${kind.flag}` });
+    } else if (kind && issue.path.length === 1) {
+      out.push({ path, message: fieldMessage(kind, got) ?? issue.message });
+    } else {
+      out.push({ path, message: issue.message });
+    }
+  }
+  return out;
 }
 
 /** The message for a missing value of a required field. */

@@ -126,6 +126,28 @@ export const Order = lazy(() =>
 );
 export type Order = z.infer<typeof Order>;
 
+/** The Order fields in the spec's order, for tables, flags and CSV headers (a test holds it equal to Order's keys). */
+export const ORDER_FIELDS: readonly (keyof Order)[] = [
+  'sourceOrderNumber',
+  'currency',
+  'policyCancelledAt',
+  'originalSourceOrderId',
+  'sourceCreatedAt',
+  'sourceUpdatedAt',
+  'sourceCancelledAt',
+  'platformId',
+  'premiumPaid',
+  'total',
+  'discountTotal',
+  'shippingCost',
+  'tax',
+  'subtotal',
+  'customerEmail',
+  'customerName',
+  'customerPhone',
+  'shippingCostTax',
+];
+
 /**
  * CHOICE (docs/spec-choices.md#order-records-in-a-list): the shape of a list node is "not shown". opcli reads the Order fields it knows (all
  * optional) plus sourceOrderId, and keeps every other field for --json.

@@ -1,10 +1,7 @@
 import { UsageError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
-import type { ClaimCreated, OfflineClaim, Order, ProductVariant } from '../schemas.js';
-
-/** The answer schemas, loaded by the first call that reads an answer: PATHS alone (orders list) needs no zod. */
-const schemas = () => import('../schemas.js');
+import { ClaimCreated, type OfflineClaim, type Order, type ProductVariant, SessionContext, StatusOk } from '../schemas.js';
 
 /**
  * One identifier as one path segment: percent-encoded, so `/`, `?`, `#` and `%` stay inside it.
@@ -41,7 +38,6 @@ export function createServiceApi(http: HttpClient) {
   return {
     /** Endpoint 3. No Authorization header; needs only the base URL. */
     async verifySession(sessionToken: string, signal?: AbortSignal) {
-      const { SessionContext } = await schemas();
       return (
         await http.request(
           { method: 'POST', url: PATHS.sessionVerify, json: { session_token: sessionToken }, auth: false, retry: 'never', smallAnswer: true, signal },
@@ -51,19 +47,19 @@ export function createServiceApi(http: HttpClient) {
     },
     /** Endpoint 5. */
     async updateOrder(sourceOrderId: string, order: Order, signal?: AbortSignal) {
-      return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, (await schemas()).StatusOk)).body;
+      return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, StatusOk)).body;
     },
     /**
      * Endpoint 6. A POST: not resent when its fate is unknown. A batch paces its requests with one
      * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/compiled.ts).
      */
     async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated } = {}) {
-      const answer = options.answer ?? (await schemas()).ClaimCreated;
+      const answer = options.answer ?? ClaimCreated;
       return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal: options.signal, limiter: options.limiter }, answer)).body;
     },
     /** Endpoint 7. */
     async createVariant(productId: string, variant: ProductVariant, signal?: AbortSignal) {
-      return (await http.request({ method: 'POST', url: PATHS.variants(productId), json: variant, signal }, (await schemas()).StatusOk)).body;
+      return (await http.request({ method: 'POST', url: PATHS.variants(productId), json: variant, signal }, StatusOk)).body;
     },
   };
 }

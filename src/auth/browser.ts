@@ -9,6 +9,8 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import open from 'open';
+import { isWsl as underWsl, powerShellPath } from 'wsl-utils';
 import { childEnv } from '../child-env.js';
 
 /** No browser will be tried; `reason` says why, for the user. */
@@ -53,7 +55,6 @@ export function browserPlan(url: string, env: Record<string, string | undefined>
  * the module `open` itself asks). `path` is left out when it is missing or not executable.
  */
 async function defaultLauncher(platform: NodeJS.Platform): Promise<{ name: string; path?: string }> {
-  const { isWsl: underWsl, powerShellPath } = await import('wsl-utils');
   if (platform === 'win32' || underWsl) {
     const path = await powerShellPath();
     return { name: path, path: isExecutable(path) ? path : undefined };
@@ -120,7 +121,6 @@ export async function openInBrowser(url: string, env: Record<string, string | un
   // exist and be executable before `open` is called. `open` passes the child this process's
   // environment, which the entry (src/main.ts) has already cleared of opcli's secrets (childEnv).
   if (!launcher.path) throw new BrowserUnavailableError(`${launcher.name} was not found`);
-  const { default: open } = await import('open');
   const child = await open(url);
   // A child that did start has a pid at once; one that did not never gets one (its 'error' is then
   // heard here and dropped: the rejection below says it).

@@ -8,7 +8,7 @@ import { createServer } from 'node:net';
 import type { StoredToken } from '../config/credentials.js';
 import { originOf } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
-import { type Deps, startDeadline } from '../deps.js';
+import { type Deadline, type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
 import { AccessToken } from '../schemas.js';
 import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
@@ -45,8 +45,10 @@ export interface RedirectQuestion {
 }
 
 /** What a login needs from the outside world. */
-export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'timers' | 'signal' | 'configDir' | 'openBrowser'> {
+export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'timers' | 'signal' | 'configDir'> {
   profile: ResolvedProfile;
+  /** Opens a link in the browser; rejects, never crashes, when none can be opened. */
+  openBrowser(url: string): Promise<void>;
   stdinIsTTY: boolean;
   readStdin(): Promise<string>;
   /** A line for the person (the verb writes it to stderr). */
@@ -100,6 +102,48 @@ function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: s
   return url.toString();
 }
 
+/** Rejects when the login's --timeout passes (by the run's timers: a test's manual clock moves it), or with the reason it was stopped. */
+function timedOut(deadline: Deadline, timeoutMs: number): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    const fail = () =>
+      reject(
+        deadline.expired
+          ? new AuthError(
+              `No answer from the browser within ${seconds(timeoutMs)}; the login was stopped.`,
+              'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
+            )
+          : deadline.signal.reason,
+      );
+    if (deadline.signal.aborted) fail();
+    else deadline.signal.addEventListener('abort', fail, { once: true });
+  });
+}
+
+/** The authorization code from the address the user pastes; never settles once the question is withdrawn. */
+function pastedCode(ask: NonNullable<LoginEnv['askRedirect']>, signal: AbortSignal, state: string): Promise<string> {
+  return ask({
+    message: 'Or paste the full address the browser ends on:',
+    signal,
+    validate: (value) => {
+      try {
+        codeFromRedirect(parsePastedRedirect(value), state);
+        return true;
+      } catch (error) {
+        // A refusal the server put in the redirect (access_denied, …) ends the login below.
+        if (error instanceof AuthError && !(error instanceof StateMismatchError)) return true;
+        return (error as Error).message;
+      }
+    },
+  })
+    .then((pasted) => codeFromRedirect(parsePastedRedirect(pasted), state))
+    .catch((error) => {
+      // A withdrawn prompt (the callback came first) is not an error; wait for the winner.
+      if (signal.aborted) return new Promise<string>(() => {});
+      // Ctrl-C at the prompt arrives here as "Cancelled." (src/prompter.ts).
+      throw error;
+    });
+}
+
 async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResult> {
   const { profile } = env;
   const { clientId } = client(env);
@@ -137,48 +181,11 @@ async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResu
         if (!o.ok) throw o.error;
         return o.value;
       }),
-      // The --timeout passes by the run's timers (a test's manual clock moves it), not by real time.
-      new Promise<string>((_, reject) => {
-        const fail = () =>
-          reject(
-            deadline.expired
-              ? new AuthError(
-                  `No answer from the browser within ${seconds(req.timeoutMs)}; the login was stopped.`,
-                  'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
-                )
-              : deadline.signal.reason,
-          );
-        if (deadline.signal.aborted) fail();
-        else deadline.signal.addEventListener('abort', fail, { once: true });
-      }),
+      timedOut(deadline, req.timeoutMs),
     ];
     const ask = env.askRedirect;
-    if (ask) {
-      // Over SSH the browser cannot reach this machine's loopback port: the user pastes the address instead.
-      waits.push(
-        ask({
-          message: 'Or paste the full address the browser ends on:',
-          signal,
-          validate: (value) => {
-            try {
-              codeFromRedirect(parsePastedRedirect(value), state);
-              return true;
-            } catch (error) {
-              // A refusal the server put in the redirect (access_denied, …) ends the login below.
-              if (error instanceof AuthError && !(error instanceof StateMismatchError)) return true;
-              return (error as Error).message;
-            }
-          },
-        })
-          .then((pasted) => codeFromRedirect(parsePastedRedirect(pasted), state))
-          .catch((error) => {
-            // A withdrawn prompt (the callback came first) is not an error; wait for the winner.
-            if (signal.aborted) return new Promise<string>(() => {});
-            // Ctrl-C at the prompt arrives here as "Cancelled." (src/prompter.ts).
-            throw error;
-          }),
-      );
-    }
+    // Over SSH the browser cannot reach this machine's loopback port: the user pastes the address instead.
+    if (ask) waits.push(pastedCode(ask, signal, state));
     if (req.browser) {
       env.openBrowser(url).catch((error) => {
         const next = ask

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { UsageError } from '../errors.js';
 
 /** The path of the redirect URI, as the app registers it (`http://127.0.0.1/callback`, any port). */
@@ -31,7 +31,6 @@ export async function startCallbackServer<T>(options: {
   /** Called for each request judged `keepWaiting` (a stray or forged callback). */
   onIgnored?: (error: Error) => void;
 }): Promise<CallbackServer<T>> {
-  const { createServer } = await import('node:http');
   let settle: (outcome: CallbackOutcome<T>) => void = () => {};
   const outcome = new Promise<CallbackOutcome<T>>((resolve) => {
     settle = resolve;

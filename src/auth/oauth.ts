@@ -1,11 +1,11 @@
 import type { StoredToken } from '../config/credentials.js';
 import { originOf, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
-import type { Deps } from '../deps.js';
 import { ApiError, AuthError, RedirectError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
+import type { Redactor } from '../redact.js';
 import { PATHS } from '../api/service.js';
-import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
+import { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
 
 /** Endpoints 1 and 2 of one profile, over the shared HTTP client (absolute URLs, so any profile works). */
 export interface OAuthEndpoints {
@@ -23,13 +23,11 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
     async token(body, signal) {
-      const { TokenRequest, TokenResponse } = await import('../schemas.js');
       const checked = TokenRequest.parse(body);
       return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
         .body;
     },
     async revoke(body, signal) {
-      const { RevokeRequest } = await import('../schemas.js');
       const checked = RevokeRequest.parse(body);
       await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },
@@ -42,7 +40,7 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
  * (the token endpoint at `tokenUrl` when given, which must be on the base URL's origin), and the
  * time it starts (the new token's clock).
  */
-export async function tokenClient(env: Pick<Deps, 'redactor' | 'http' | 'now'>, profile: ResolvedProfile, tokenUrl?: string) {
+export async function tokenClient(env: { redactor: Redactor; http(): Promise<HttpClient>; now(): number }, profile: ResolvedProfile, tokenUrl?: string) {
   const { clientId, clientSecret } = requireClient(profile);
   env.redactor.add(clientSecret);
   if (tokenUrl !== undefined && originOf(tokenUrl) !== originOf(profile.baseUrl)) {

@@ -3,7 +3,7 @@
  * server's word on the active token. Also the list of every profile that `auth logout --all` walks.
  * No prompt and no print.
  */
-import type { ResolvedProfile } from '../config/profile.js';
+import { pickProfileName, type ResolvedProfile, resolveProfile } from '../config/profile.js';
 import type { Deps } from '../deps.js';
 import { ApiError } from '../errors.js';
 import { type LoginStatus, loginStatus } from './describe.js';
@@ -21,7 +21,6 @@ export type ProfileStatus = LoginStatus & {
  * profile's tokens would be sent to the host another one is meant for.
  */
 export async function allProfiles(deps: Pick<Deps, 'settings' | 'credentials' | 'globals' | 'env'>): Promise<ResolvedProfile[]> {
-  const { pickProfileName, resolveProfile } = await import('../config/profile.js');
   const [settings, store] = await Promise.all([deps.settings(), deps.credentials()]);
   const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
   const names = [...new Set([...settings.listProfiles(), ...store.profiles()])].sort();
@@ -33,7 +32,10 @@ export async function allProfiles(deps: Pick<Deps, 'settings' | 'credentials' | 
  * one authenticated call asks the server about the active token (refreshing it first when needed),
  * and the status shows the token as stored after it.
  */
-export async function profileStatuses(deps: Deps, opts: { all: boolean; check: boolean }): Promise<ProfileStatus[]> {
+export async function profileStatuses(
+  deps: Pick<Deps, 'profile' | 'settings' | 'credentials' | 'globals' | 'env' | 'http' | 'now' | 'signal'>,
+  opts: { all: boolean; check: boolean },
+): Promise<ProfileStatus[]> {
   const active = await deps.profile();
   const profiles = opts.all ? await allProfiles(deps) : [active];
   const store = await deps.credentials();

@@ -1,9 +1,9 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { legacyOrigin, loginRefusal, originOf, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
-import type { Deps } from '../deps.js';
 import { ApiError, AuthError, NetworkError } from '../errors.js';
-import type { TokenSource } from '../http/client.js';
+import type { HttpClient, TokenSource } from '../http/client.js';
+import type { Redactor } from '../redact.js';
 import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 
 /** CHOICE (docs/spec-choices.md#refresh-margin): a token that expires within this margin is refreshed before it is used. */
@@ -26,6 +26,46 @@ export function needsRefresh(token: StoredToken, now: number): boolean {
   return token.expiresAt - now <= margin;
 }
 
+/** What a token source uses: the credential store, the HTTP client, the clock, the redactor, a --verbose line, Ctrl-C. */
+export interface TokenSourceEnv {
+  credentials(): Promise<CredentialStore>;
+  http(): Promise<HttpClient>;
+  now(): number;
+  redactor: Redactor;
+  debug(text: string): void;
+  signal: AbortSignal;
+}
+
+/** OPCLI_TOKEN as the run's token: sent as it is, to the base URL's origin only; it cannot be refreshed. */
+function envTokenSource(deps: Pick<TokenSourceEnv, 'redactor'>, token: string, baseOrigin: string | undefined): AuthTokenSource {
+  deps.redactor.add(token);
+  return {
+    // OPCLI_TOKEN was given for this run's base URL: it goes there, and nowhere else.
+    get: async (target) => {
+      if (target && baseOrigin && target.origin !== baseOrigin) {
+        throw new AuthError(
+          `OPCLI_TOKEN is sent only to the base URL's origin ${baseOrigin}, and this request goes to ${target.origin}; nothing was sent.`,
+          'Point the request at the base URL, or set OPCLI_BASE_URL to the server the token is for.',
+        );
+      }
+      return token;
+    },
+    // An OPCLI_TOKEN that is refused cannot be refreshed; the user is told where the token came from.
+    refreshAfterUnauthorized: async () => {
+      throw new AuthError(
+        'The server refused the access token from OPCLI_TOKEN (401: invalid or expired).',
+        'The token came from the OPCLI_TOKEN environment variable, not from `opcli auth login`: set a valid token in it, or unset OPCLI_TOKEN to use the stored login.',
+      );
+    },
+    refresh: async () => {
+      throw new AuthError(
+        'OPCLI_TOKEN is set, so there is no stored login to refresh.',
+        'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.',
+      );
+    },
+  };
+}
+
 /**
  * The bearer token for API calls. OPCLI_TOKEN, when set, is used as it is. Otherwise the profile's
  * stored token, refreshed when it expires within 5 minutes and once after a 401. A refresh happens
@@ -34,37 +74,9 @@ export function needsRefresh(token: StoredToken, now: number): boolean {
  * already its tokens are used and nothing is sent. The rotated pair is written before the lock is
  * released.
  */
-export function createTokenSource(deps: Deps, profile: ResolvedProfile): AuthTokenSource {
+export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile): AuthTokenSource {
   const baseOrigin = originOf(profile.baseUrl);
-  if (profile.envToken) {
-    const token = profile.envToken;
-    deps.redactor.add(token);
-    return {
-      // OPCLI_TOKEN was given for this run's base URL: it goes there, and nowhere else.
-      get: async (target) => {
-        if (target && baseOrigin && target.origin !== baseOrigin) {
-          throw new AuthError(
-            `OPCLI_TOKEN is sent only to the base URL's origin ${baseOrigin}, and this request goes to ${target.origin}; nothing was sent.`,
-            'Point the request at the base URL, or set OPCLI_BASE_URL to the server the token is for.',
-          );
-        }
-        return token;
-      },
-      // An OPCLI_TOKEN that is refused cannot be refreshed; the user is told where the token came from.
-      refreshAfterUnauthorized: async () => {
-        throw new AuthError(
-          'The server refused the access token from OPCLI_TOKEN (401: invalid or expired).',
-          'The token came from the OPCLI_TOKEN environment variable, not from `opcli auth login`: set a valid token in it, or unset OPCLI_TOKEN to use the stored login.',
-        );
-      },
-      refresh: async () => {
-        throw new AuthError(
-          'OPCLI_TOKEN is set, so there is no stored login to refresh.',
-          'Unset OPCLI_TOKEN to use the stored login, or set a new token in it.',
-        );
-      },
-    };
-  }
+  if (profile.envToken) return envTokenSource(deps, profile.envToken, baseOrigin);
   const name = profile.name;
   // The stored login goes only to the origin that issued it (src/config/origin.ts).
   // Checked on every request of a batch: the common case (the same origin) is one string comparison.
@@ -144,7 +156,7 @@ function refreshTarget(token: StoredToken, profile: ResolvedProfile): { origin?:
  * One refresh under the credentials lock. `replacing` is the access token the caller found stale or
  * refused; when the store holds another one by now, another process refreshed and it is adopted.
  */
-async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: string | undefined): Promise<StoredToken> {
+async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, replacing: string | undefined): Promise<StoredToken> {
   const store = await deps.credentials();
   const name = profile.name;
   return store.withLock(async () => {
@@ -216,7 +228,7 @@ async function refreshLocked(deps: Deps, profile: ResolvedProfile, replacing: st
 
 /** Client credentials carry no refresh token: the same grant is run again for the same store. */
 async function rerunClientCredentials(
-  deps: Deps,
+  deps: TokenSourceEnv,
   profile: ResolvedProfile,
   store: CredentialStore,
   token: StoredToken,

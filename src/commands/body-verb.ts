@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../deps.js';
 import { addBodyCommand, type BodyCommand } from '../input/flags.js';
+import { printJson } from '../output.js';
 
 export interface BodyVerb extends BodyCommand {
   /** What --dry-run shows. */
@@ -29,6 +30,5 @@ export async function printAnswer(deps: Deps, json: boolean, answer: unknown, do
     deps.err(`${done}\n`);
     return;
   }
-  const { printJson } = await import('../output.js');
   printJson(deps, answer);
 }

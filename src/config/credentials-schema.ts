@@ -1,7 +1,4 @@
-/**
- * The zod schemas of the credentials file. Loaded only when needed (a write, or a file the quick
- * check cannot vouch for): a command that reads a token opcli stored itself never loads zod.
- */
+/** The zod schemas of the credentials file. */
 import * as z from 'zod';
 import { lazy } from '../schemas.js';
 import { ProfileName } from './settings-schema.js';
@@ -45,7 +42,7 @@ export const ProfileSecrets = lazy(() =>
 );
 export type ProfileSecrets = z.infer<typeof ProfileSecrets>;
 
-/** The credentials file (exported for the quick check's test). */
+/** The credentials file. */
 export const CredentialsFile = lazy(() =>
   z.object({
     profiles: z.record(ProfileName, ProfileSecrets).default({}),

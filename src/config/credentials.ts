@@ -1,12 +1,10 @@
-import type { CredentialsFile, ProfileSecrets } from './credentials-schema.js';
+import { CredentialsFile, ProfileSecrets } from './credentials-schema.js';
 import { withFileLock } from './lock.js';
 import { tightenSecretFile } from './private-file.js';
-import { quickCredentials } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
 
-export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js';
-
-const schemas = () => import('./credentials-schema.js');
+export type { Grant, StoredToken } from './credentials-schema.js';
+export { ProfileSecrets };
 
 /**
  * The credential store (credentials.json, 0600 in a private folder, kept through conf). Reads are
@@ -17,8 +15,6 @@ export class CredentialStore {
   readonly path: string;
   readonly dir: string;
   private readonly file: ConfFileStore<CredentialsFile>;
-  /** The ProfileSecrets schema, loaded by withLock: every write happens inside it. */
-  private secrets?: typeof ProfileSecrets;
 
   private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
     this.dir = dir;
@@ -31,8 +27,7 @@ export class CredentialStore {
    * read is made 0600, and `warn` gets the line that says so.
    */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
-    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
-      quick: quickCredentials<CredentialsFile>,
+    const file = await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials', {
       empty: () => ({ profiles: {} }),
     });
     const tightened = tightenSecretFile(file.path, 'credentials file');
@@ -52,9 +47,8 @@ export class CredentialStore {
 
   /** Runs `fn` under the credentials lock (refresh, logout and revocation use this); `writeLocked` works inside it. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
+    // Reading needs no writer; it is made only by those who take the lock to write.
     await this.file.prepareWrite();
-    this.secrets ??= (await schemas()).ProfileSecrets;
     return withFileLock(this.dir, 'credentials', fn);
   }
 
@@ -67,10 +61,7 @@ export class CredentialStore {
     const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
-    else {
-      if (!this.secrets) throw new Error('internal: the credentials were written outside withLock()');
-      file.profiles[profile] = this.secrets.parse(next);
-    }
+    else file.profiles[profile] = ProfileSecrets.parse(next);
     this.file.write(file);
     return next;
   }

@@ -2,8 +2,12 @@ import { isAbsolute } from 'node:path';
 import { UsageError } from '../errors.js';
 import type { ProfileSecrets } from './credentials.js';
 import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from './origin.js';
-import { PROFILE_NAME, PROFILE_NAME_RULE } from './quick-check.js';
+import { envValue } from './env-value.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 import type { ProfileSettings } from './settings.js';
+
+// src/http/proxy.ts and src/http/trust.ts read their variables through it.
+export { envValue };
 
 /**
  * CHOICE (docs/spec-choices.md#default-scopes): the scopes a browser login asks for when neither
@@ -58,7 +62,7 @@ export function pickProfileName(flag: string | undefined, env: Record<string, st
       : current
         ? [current, 'the current profile']
         : ['default', ''];
-  // The ProfileName schema's own rule and words (quick-check.ts), checked without loading zod.
+  // The ProfileName schema's own rule and words (profile-name.ts).
   if (!PROFILE_NAME.test(name)) {
     throw new UsageError(`${from}: "${name}" is not a profile name: ${PROFILE_NAME_RULE}.`, 'See `opcli profiles list` for the profiles you have.');
   }
@@ -110,33 +114,6 @@ function editDistance(a: string, b: string): number {
     }
   }
   return (d[a.length] as number[])[b.length] as number;
-}
-
-/**
- * Reads one OPCLI_* variable that carries a credential or a name: surrounding whitespace (a pasted
- * newline) is trimmed with a warning; a control character inside is refused, naming the variable.
- */
-export function envValue(env: Record<string, string | undefined>, name: string, warnings: string[]): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = raw.trim();
-  if (value === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a value.`);
-  if (value !== raw) warnings.push(`Warning: ${name} had spaces or a line break around it; they were removed.`);
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
-    throw new UsageError(
-      `${name} contains a control character, so it cannot be a valid value.`,
-      `Set ${name} again without the stray character (check for a pasted escape sequence).`,
-    );
-  }
-  // U+FFFD is what bytes that were not UTF-8 decode to: the value is not the one that was meant, and
-  // a token with it cannot be sent in a header (it would fail as if the connection were lost).
-  if (/[\uFFFD]|[\uD800-\uDFFF]/.test(value)) {
-    throw new UsageError(
-      `${name} holds characters that are not valid text (U+FFFD: bytes that were not UTF-8).`,
-      `Set ${name} again from the original value (check the file or terminal encoding it came from).`,
-    );
-  }
-  return value;
 }
 
 /** OPCLI_RECORD_DIR: an absolute path, or a usage error naming the variable. */

@@ -1,10 +1,7 @@
-import { quickSettings } from './quick-check.js';
 import { ConfFileStore } from './read-file.js';
-import type { ProfileSettings, SettingsFile } from './settings-schema.js';
+import { ProfileSettings, SettingsFile } from './settings-schema.js';
 
-export type { ProfileSettings, SettingKey } from './settings-schema.js';
-
-const schemas = () => import('./settings-schema.js');
+export { ProfileSettings };
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */
 export class SettingsStore {
@@ -21,7 +18,6 @@ export class SettingsStore {
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
-    const { ProfileSettings } = await schemas();
     return new SettingsStore(await SettingsStore.openFile(dir, true), ProfileSettings);
   }
 
@@ -31,9 +27,8 @@ export class SettingsStore {
   }
 
   private static openFile(dir: string, write: boolean): Promise<ConfFileStore<SettingsFile>> {
-    return ConfFileStore.open(dir, 'settings', async () => (await schemas()).SettingsFile, 'settings', {
+    return ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', {
       write,
-      quick: quickSettings<SettingsFile>,
       empty: () => ({ profiles: {} }),
     });
   }

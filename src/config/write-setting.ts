@@ -8,7 +8,7 @@
 import type { CredentialStore, ProfileSecrets } from './credentials.js';
 import { originOf, tokenUrlOf } from './origin.js';
 import { patchAtPath, type SettingsStore } from './settings.js';
-import type { SettingKey } from './settings-schema.js';
+import type { SettingKey } from './setting-keys.js';
 
 /** What writing a setting needs. */
 export interface SettingStores {

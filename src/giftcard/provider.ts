@@ -7,9 +7,10 @@
  */
 import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
-import { type Deps, realTimers, startDeadline, type Timers } from '../deps.js';
-import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
+import { realTimers, startDeadline, type Timers } from '../deps.js';
 import type { HttpClient } from '../http/client.js';
+import type { Redactor } from '../redact.js';
+import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
 import {
   GiftCard,
   type GiftCardIssueRequest,
@@ -333,7 +334,10 @@ export class ProviderClient {
 }
 
 /** The provider client of the active profile. */
-export async function providerClient(deps: Deps, timeoutMs?: number): Promise<{ client: ProviderClient; settings: ProviderSettings }> {
+export async function providerClient(
+  deps: { profile(): Promise<ResolvedProfile>; http(): Promise<HttpClient>; redactor: Redactor; signal: AbortSignal; timers: Timers },
+  timeoutMs?: number,
+): Promise<{ client: ProviderClient; settings: ProviderSettings }> {
   const profile = await deps.profile();
   deps.redactor.add(profile.provider.token);
   const http = await deps.http();

@@ -4,7 +4,8 @@
  * that tells a wrong token from a wrong store domain without issuing anything. No prompt, no print.
  */
 import type { Deps } from '../deps.js';
-import { findSettingKey, type SettingKey } from '../config/settings-schema.js';
+import { findSettingKey, type SettingKey } from '../config/setting-keys.js';
+import { writeSetting } from '../config/write-setting.js';
 import { AuthError, UsageError } from '../errors.js';
 import { TriggerId } from '../schemas.js';
 import { describePath, planChain } from './chain.js';
@@ -72,7 +73,6 @@ export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: 
  * about a token left bound to another provider URL.
  */
 export async function saveSettings(profile: string, changes: SettingChange[], stores: Pick<Deps, 'settings' | 'credentials'>): Promise<string[]> {
-  const { writeSetting } = await import('../config/write-setting.js');
   const both = { settings: await stores.settings(), credentials: await stores.credentials() };
   const secrets = changes.filter((c) => c.key.secret).map((c) => c.key.path[0] as string);
   const warnings: string[] = [];

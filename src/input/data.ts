@@ -1,4 +1,6 @@
 /** Reading a `--data` argument: a JSON file, `-` for standard input, or (for `opcli api`) inline JSON. */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
 import { readStdinText } from '../stdin.js';
@@ -31,8 +33,6 @@ export async function readDataText(deps: Deps, value: string, options: { inline?
   }
   if (options.inline && !value.startsWith('@')) return { text: value, source: '--data' };
   const file = value.startsWith('@') ? value.slice(1) : value;
-  const { readFile } = await import('node:fs/promises');
-  const { resolve } = await import('node:path');
   let bytes: Buffer;
   try {
     bytes = await readFile(resolve(deps.cwd, file));

@@ -4,37 +4,9 @@
  */
 import type { z } from 'zod';
 import { ValidationError } from '../errors.js';
-import { closest, editDistance, fieldIssues, fieldMessage, missingMessage, type FieldIssue } from '../field-issues.js';
+import { bodyIssues, type FieldIssue } from '../field-issues.js';
 import { textProblem } from '../text/flag-text.js';
 import { fieldKinds } from './flags.js';
-import { excerpt, quoteInput } from '../text/excerpt.js';
-
-export { closest, editDistance };
-
-/** Rewrites zod's issues into messages a user can act on: currencies, date-times, enums, unknown fields. */
-function explainIssues(schema: z.ZodObject, value: Record<string, unknown>, error: z.ZodError): FieldIssue[] {
-  const kinds = new Map(fieldKinds(schema).map((k) => [k.name, k]));
-  const out: FieldIssue[] = [];
-  for (const issue of error.issues) {
-    const path = fieldIssues({ issues: [issue] } as z.ZodError)[0]?.path ?? '';
-    const name = String(issue.path[0] ?? '');
-    const kind = kinds.get(name);
-    const got = name ? value[name] : undefined;
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        const near = closest(key, [...kinds.keys()], 1);
-        out.push({ path: excerpt(key, 60), message: `unknown field ${quoteInput(key, 60)}${near.length ? `; did you mean ${near[0]}?` : ''}` });
-      }
-    } else if (kind && issue.path.length === 1 && got === undefined && !kind.optional) {
-      out.push({ path, message: `${missingMessage(kind)}; pass --${kind.flag}` });
-    } else if (kind && issue.path.length === 1) {
-      out.push({ path, message: fieldMessage(kind, got) ?? issue.message });
-    } else {
-      out.push({ path, message: issue.message });
-    }
-  }
-  return out;
-}
 
 /**
  * Text no one typed on purpose anywhere in a body (control characters, U+FFFD, blank), by field
@@ -68,7 +40,10 @@ export function validateBody<S extends z.ZodObject>(schema: S, body: Record<stri
   const early = [...flagIssues, ...garbledText(body).filter((i) => !flagIssues.some((f) => f.path === i.path))];
   if (parsed.success && early.length === 0) return parsed.data as z.infer<S>;
   const flagged = new Set(early.map((i) => i.path));
-  const issues = [...early, ...(parsed.success ? [] : explainIssues(schema, body, parsed.error).filter((i) => !flagged.has(i.path)))];
+  const issues = [
+    ...early,
+    ...(parsed.success ? [] : bodyIssues(parsed.error, body, new Map(fieldKinds(schema).map((k) => [k.name, k]))).filter((i) => !flagged.has(i.path))),
+  ];
   const first = issues[0];
   const message =
     issues.length === 1 && first

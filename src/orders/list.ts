@@ -3,10 +3,9 @@
  * cursors allow it), hands each page to a writer as it arrives and reports progress to a callback.
  * No printing here: the verb renders the footer, the progress and the errors.
  */
-import type { Deps } from '../deps.js';
 import { InterruptedError } from '../errors.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
-import { type FetchedPage, fetchPageLater } from './pager.js';
+import { type FetchedPage, fetchPageLater, type PagerEnv } from './pager.js';
 import { createPageLimiter } from './rate.js';
 
 /** Where the pages go: the verb's writer (JSON, JSONL, CSV, a table). */
@@ -52,7 +51,12 @@ export interface ListResult {
 }
 
 /** Lists orders page by page into `writer`; a failure is returned (with what was written), not thrown. */
-export async function listOrders(deps: Deps, req: ListRequest, writer: OrderWriter, onPage?: (p: ListProgress) => void): Promise<ListResult> {
+export async function listOrders(
+  deps: PagerEnv & { now(): number },
+  req: ListRequest,
+  writer: OrderWriter,
+  onPage?: (p: ListProgress) => void,
+): Promise<ListResult> {
   const sizeFor = (written: number) => {
     if (req.limit === undefined) return req.size;
     // Under --limit the last page asks for no more than is left, so its endCursor resumes exactly.

@@ -6,22 +6,20 @@
  * requests. What still fails is reported with the cursor to resume from.
  */
 import { PATHS } from '../api/service.js';
-import type { Deps } from '../deps.js';
 import { ApiError, NetworkError, OpcliError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { readBody } from '../http/body.js';
-import { clause, wouldRecur } from '../http/client.js';
+import { clause, type HttpClient, wouldRecur } from '../http/client.js';
 import { backoffDelay, shouldRetryStatus } from '../http/retry.js';
-import type { OrdersPage } from '../schemas.js';
+import { OrderRecord, type OrdersPage, OrdersPageShell, OrdersQuery } from '../schemas.js';
 import { safeText } from '../text/safe.js';
-import { isPageShell, isPlainQuery } from './page-check.js';
 
-/**
- * The schemas, loaded only when a page needs them (a table's records, or a page or query the quick
- * checks cannot vouch for): `orders list --json` over pages a server answers as the spec shows
- * never loads zod, ~6 ms of a one-off on Node 22 (13-18 ms on Node 20).
- */
-const schemas = () => import('../schemas.js');
+/** What paging uses: the HTTP client, Ctrl-C, and the sleep between rounds. */
+export interface PagerEnv {
+  http(): Promise<HttpClient>;
+  signal: AbortSignal;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
 
 /** Extra rounds for a page answered with a 5xx the HTTP core does not retry (a 500). */
 export const PAGE_ROUNDS = 2;
@@ -50,11 +48,9 @@ function retriedHere(error: unknown): boolean {
  * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
  */
 export async function checkPage(body: unknown, records: boolean): Promise<OrdersPage> {
-  // The schema runs only when the quick check is not sure (src/orders/page-check.ts): it decides and names the problem.
-  const shell = isPageShell(body) ? undefined : (await schemas()).OrdersPageShell.safeParse(body);
-  const OrderRecord = records ? (await schemas()).OrderRecord : undefined;
+  const shell = OrdersPageShell.safeParse(body);
   const edges = (body as { edges?: unknown } | null)?.edges;
-  let problem = !shell || shell.success ? undefined : shell.error.issues[0];
+  let problem = shell.success ? undefined : shell.error.issues[0];
   let where = problem ? problem.path.join('.') : '';
   if (!problem && edges !== undefined) {
     if (!Array.isArray(edges)) where = 'edges';
@@ -65,7 +61,7 @@ export async function checkPage(body: unknown, records: boolean): Promise<Orders
           where = `edges.${i}.node`;
           break;
         }
-        if (OrderRecord) {
+        if (records) {
           const parsed = OrderRecord.safeParse(node);
           if (!parsed.success) {
             problem = parsed.error.issues[0];
@@ -102,7 +98,7 @@ export interface FetchedPage {
  * verb prints it). With a `limiter` every attempt waits for its permit, and a 429 or 503 is tried
  * again after the limiter's pause instead of the HTTP core's own.
  */
-export async function fetchPage(deps: Deps, query: PageRequest, options: PageOptions = {}): Promise<OrdersPage> {
+export async function fetchPage(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<OrdersPage> {
   return (await fetchPageLater(deps, query, options)).read();
 }
 
@@ -112,12 +108,10 @@ export async function fetchPage(deps: Deps, query: PageRequest, options: PageOpt
  * lived through young-generation collections, were moved to the old generation and stayed there
  * until a full collection (Node 24, 100,000 orders: the peak RSS over 100 MiB in 5 of 200 runs).
  */
-export async function fetchPageLater(deps: Deps, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
+export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
   const http = await deps.http();
   const records = options.records ?? true;
-  // A table checks every record: its schema loads while the first request is in flight.
-  if (records) void schemas().catch(() => {});
-  const q = isPlainQuery({ ...query }) ? query : (await schemas()).OrdersQuery.parse(query);
+  const q = OrdersQuery.parse(query);
   const rounds = options.rounds ?? PAGE_ROUNDS;
   for (let round = 0; ; round++) {
     try {

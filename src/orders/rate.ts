@@ -6,7 +6,6 @@
  * server accepted, and RateLimit-* / X-RateLimit-* headers slow it before the budget runs out.
  */
 import { PATHS } from '../api/service.js';
-import type { Deps } from '../deps.js';
 import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
 import { formatWait } from '../http/retry.js';
 
@@ -17,7 +16,10 @@ export const PAGES_IN_FLIGHT = 2;
  * The limiter for one run. `onNotice` hears of each refusal and the pause before the page is asked
  * for again, in the words the HTTP core used before pages were paced (stderr keeps its lines).
  */
-export function createPageLimiter(deps: Deps, options: { rate?: number; onNotice?: (text: string) => void } = {}): RequestLimiter {
+export function createPageLimiter(
+  deps: { now(): number; sleep(ms: number, signal?: AbortSignal): Promise<void> },
+  options: { rate?: number; onNotice?: (text: string) => void } = {},
+): RequestLimiter {
   const inner = createAdaptiveLimiter({ maxConcurrency: PAGES_IN_FLIGHT, maxRate: options.rate, now: deps.now, sleep: deps.sleep });
   return {
     snapshot: () => inner.snapshot(),

@@ -5,13 +5,12 @@
  * was given. CHOICE (docs/spec-choices.md#order-update-merges): the API has no concurrency guard, so
  * a change made by someone else between the read and the PUT is overwritten. No printing here: progress goes to a callback, results come back to the verb.
  */
-import type { Deps } from '../deps.js';
+import type { ServiceApi } from '../api/service.js';
 import { ApiError, OpcliError, ValidationError } from '../errors.js';
-import { Order, type OrderRecord } from '../schemas.js';
-import { ORDER_FIELDS } from './fields.js';
+import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';
-import { fetchPage } from './pager.js';
+import { fetchPage, type PagerEnv } from './pager.js';
 
 /** CHOICE (docs/spec-choices.md#page-size): the page size used while looking for the current record (the spec gives no maximum). */
 export const FIND_PAGE_SIZE = 100;
@@ -25,7 +24,7 @@ export interface FindProgress {
 
 /** Pages through GET /v1/orders until the record with `sourceOrderId` turns up; undefined when no page has it. */
 export async function findOrder(
-  deps: Deps,
+  deps: PagerEnv,
   sourceOrderId: string,
   options: { size?: number; onProgress?: (p: FindProgress) => void; onNotice?: (text: string) => void } = {},
 ): Promise<{ record?: OrderRecord; checked: number; pages: number }> {
@@ -120,7 +119,7 @@ export interface UpdatePlan {
  * `--replace` without --dry-run) and `given` is laid over it.
  */
 export async function planUpdate(
-  deps: Deps,
+  deps: PagerEnv,
   input: {
     sourceOrderId: string;
     given: Record<string, unknown>;
@@ -167,7 +166,7 @@ export async function planUpdate(
 }
 
 /** Sends the update (PUT); a 404 is told as the missing order it is. Returns the server's answer. */
-export async function sendUpdate(deps: Deps, sourceOrderId: string, body: Order): Promise<unknown> {
+export async function sendUpdate(deps: { api(): Promise<ServiceApi>; signal: AbortSignal }, sourceOrderId: string, body: Order): Promise<unknown> {
   const api = await deps.api();
   try {
     return await api.updateOrder(sourceOrderId, body, deps.signal);

@@ -1,10 +1,11 @@
 /** The built-in sandbox: a local emulator of the API, the gift card provider and the storefront. */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFaults } from './faults.js';
 import { createRecorder } from './recorder.js';
 import { createSandboxServer } from './server.js';
 import { mintSessionToken } from './session.js';
-import { createState, giftCardView, zeroCounters } from './state.js';
+import { createState, giftCardView, type SandboxState, zeroCounters } from './state.js';
 import { orderAt } from './orders.js';
 import { settleTriggers } from './provider.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -19,6 +20,59 @@ export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
 export type { RateLimit } from './rate-limit.js';
 export type * from './types.js';
 
+/** Listens on 127.0.0.1 at `port`; rejects when it cannot (the port is taken). */
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Applies the settings a running sandbox may change that live in its state. */
+function configure(state: SandboxState, settings: Parameters<Sandbox['configure']>[0]): void {
+  if (settings.accessTokenTtl !== undefined) state.settings.accessTokenTtl = settings.accessTokenTtl;
+  if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
+  if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
+  if (settings.providerErrorShape !== undefined) state.settings.providerErrorShape = settings.providerErrorShape;
+  if (settings.unknownCustomer !== undefined) state.settings.unknownCustomer = settings.unknownCustomer;
+}
+
+/** Zeroes the counters in place: callers may hold the counters object. */
+function resetCounters(state: SandboxState): void {
+  const zero = zeroCounters();
+  Object.assign(state.counters, zero, { creditsPosted: state.counters.creditsPosted });
+  Object.assign(state.counters.creditsPosted, zero.creditsPosted);
+}
+
+/** Stops the sandbox: its timers cleared, pending trigger credits dropped, every connection closed. */
+function stop(state: SandboxState, server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    for (const timer of state.timers) state.clock.clearTimeout(timer);
+    state.pendingTriggers = [];
+    state.timers.clear();
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** A new login's token pair, with a refresh token, for a test that needs one without the OAuth dance. */
+function freshTokens(state: SandboxState, opts: Parameters<Sandbox['issueTokens']>[0]): ReturnType<Sandbox['issueTokens']> {
+  const scopes = opts?.scopes ?? [...state.store.scopes];
+  const issued = issueTokens(state, newFamily(state), scopes, { withRefresh: true, ttl: opts?.accessTokenTtl });
+  return { ...issued, refresh_token: issued.refresh_token as string };
+}
+
+/** A customer's loyalty card as it is now (trigger credits due are posted first). */
+function loyaltyCard(state: SandboxState, customerId: string): ReturnType<Sandbox['loyaltyCard']> {
+  settleTriggers(state);
+  const id = state.customers.get(customerId)?.loyaltyCardId;
+  const card = id ? state.giftCards.get(id) : undefined;
+  return card ? { giftCardId: card.giftCardId, balance: card.balanceCents / 100, code: card.code } : undefined;
+}
+
 /** Starts a sandbox on 127.0.0.1 (port 0 by default) and resolves once it listens. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const state = createState(options);
@@ -28,21 +82,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   limiter.set(options.rateLimit ?? null);
   let latencyMs = options.latencyMs ?? 0;
   let sandbox: Sandbox | undefined;
-  const server = createSandboxServer({
-    state,
-    recorder,
-    faults,
-    limiter,
-    latencyMs: () => latencyMs,
-    sandbox: () => sandbox as Sandbox,
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const server = createSandboxServer({ state, recorder, faults, limiter, latencyMs: () => latencyMs, sandbox: () => sandbox as Sandbox });
+  await listen(server, options.port ?? 0);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let closing: Promise<void> | undefined;
 
@@ -83,11 +124,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       faults.set(rules);
     },
     configure(settings) {
-      if (settings.accessTokenTtl !== undefined) state.settings.accessTokenTtl = settings.accessTokenTtl;
-      if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
-      if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
-      if (settings.providerErrorShape !== undefined) state.settings.providerErrorShape = settings.providerErrorShape;
-      if (settings.unknownCustomer !== undefined) state.settings.unknownCustomer = settings.unknownCustomer;
+      configure(state, settings);
       if (settings.rateLimit !== undefined) limiter.set(settings.rateLimit);
       if (settings.latencyMs !== undefined) latencyMs = settings.latencyMs;
     },
@@ -95,34 +132,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return mintSessionToken(state, url, opts?.expiresInSeconds);
     },
     issueTokens(opts) {
-      const scopes = opts?.scopes ?? [...state.store.scopes];
-      const issued = issueTokens(state, newFamily(state), scopes, { withRefresh: true, ttl: opts?.accessTokenTtl });
-      return { ...issued, refresh_token: issued.refresh_token as string };
+      return freshTokens(state, opts);
     },
     isAccessTokenValid(token) {
       return checkAccessToken(state, token).ok;
     },
     loyaltyCard(customerId) {
-      settleTriggers(state);
-      const id = state.customers.get(customerId)?.loyaltyCardId;
-      const card = id ? state.giftCards.get(id) : undefined;
-      return card ? { giftCardId: card.giftCardId, balance: card.balanceCents / 100, code: card.code } : undefined;
+      return loyaltyCard(state, customerId);
     },
     resetLog() {
       recorder.clear();
-      // Zeroed in place: callers may hold the counters object.
-      const zero = zeroCounters();
-      Object.assign(state.counters, zero, { creditsPosted: state.counters.creditsPosted });
-      Object.assign(state.counters.creditsPosted, zero.creditsPosted);
+      resetCounters(state);
     },
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const timer of state.timers) state.clock.clearTimeout(timer);
-        state.pendingTriggers = [];
-        state.timers.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      closing ??= stop(state, server);
       return closing;
     },
   };

@@ -60,72 +60,82 @@ export function tokenEndpoint(state: SandboxState, ctx: Ctx): Reply {
   if (refused) return refused;
 
   switch (body.grant_type) {
-    case 'authorization_code': {
-      const code = state.codes.get(body.code);
-      if (!code) return oauthError(400, 'invalid_grant', 'unknown authorization code');
-      if (code.used) {
-        // RFC 6749 4.1.2: a replayed code revokes what its first exchange issued.
-        if (code.familyId !== null) revokeFamily(state, code.familyId);
-        return oauthError(400, 'invalid_grant', 'the authorization code was already used');
-      }
-      code.used = true;
-      if (code.expiresAt <= state.now()) return oauthError(400, 'invalid_grant', 'the authorization code has expired');
-      if (code.clientId !== body.client_id) return oauthError(400, 'invalid_grant', 'the code was issued to another client');
-      if (code.redirectUri !== body.redirect_uri) {
-        return oauthError(400, 'invalid_grant', 'redirect_uri differs from the one of the authorization request');
-      }
-      if (code.challenge !== null) {
-        if (body.code_verifier === undefined) {
-          return oauthError(400, 'invalid_grant', 'code_verifier is required: a code_challenge was given at authorization');
-        }
-        if (s256(body.code_verifier) !== code.challenge) {
-          return oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge (S256)');
-        }
-      } else if (body.code_verifier !== undefined) {
-        return oauthError(400, 'invalid_grant', 'code_verifier given but no code_challenge was sent at authorization');
-      }
-      const familyId = newFamily(state);
-      code.familyId = familyId;
-      return json(200, issueTokens(state, familyId, code.scopes, { withRefresh: true }), NO_STORE);
-    }
-    case 'refresh_token': {
-      const record = state.refreshTokens.get(body.refresh_token);
-      if (!record) return oauthError(400, 'invalid_grant', 'unknown refresh token');
-      if (record.rotated) {
-        // RFC 9700 4.14.2: a rotated-out token presented again means it leaked; end the whole login.
-        revokeFamily(state, record.familyId);
-        state.counters.reuseDetections++;
-        return oauthError(
-          400,
-          'invalid_grant',
-          'refresh token reuse detected: this refresh token was already rotated out; every token of this login is revoked',
-        );
-      }
-      if (record.revoked) return oauthError(400, 'invalid_grant', 'the refresh token has been revoked');
-      record.rotated = true;
-      state.counters.refreshes++;
-      return json(200, issueTokens(state, record.familyId, record.scopes, { withRefresh: true }), NO_STORE);
-    }
-    case 'client_credentials': {
-      if (body.store_id !== state.store.storeId) {
-        return oauthError(400, 'invalid_grant', `the app is not installed on store ${body.store_id}`);
-      }
-      let scopes: string[] = [...state.store.scopes];
-      if (body.scopes !== undefined) {
-        const unknown = ungrantedScopes(state, body.scopes);
-        if (unknown.length > 0) {
-          return oauthError(
-            400,
-            'invalid_scope',
-            `scope ${unknown.join(', ')} was not granted on store ${body.store_id}; granted: ${state.store.scopes.join(' ')}`,
-          );
-        }
-        if (body.scopes.length === 0) return oauthError(400, 'invalid_scope', 'scopes is empty; omit it for every granted scope');
-        scopes = [...new Set(body.scopes)];
-      }
-      return json(200, issueTokens(state, newFamily(state), scopes, { withRefresh: false }), NO_STORE);
-    }
+    case 'authorization_code':
+      return authorizationCodeGrant(state, body);
+    case 'refresh_token':
+      return refreshTokenGrant(state, body);
+    case 'client_credentials':
+      return clientCredentialsGrant(state, body);
   }
+}
+
+type Grant<T extends TokenRequest['grant_type']> = Extract<TokenRequest, { grant_type: T }>;
+
+/** The authorization-code grant: a code used once, by its client, with its redirect URI and PKCE verifier. */
+function authorizationCodeGrant(state: SandboxState, body: Grant<'authorization_code'>): Reply {
+  const code = state.codes.get(body.code);
+  if (!code) return oauthError(400, 'invalid_grant', 'unknown authorization code');
+  if (code.used) {
+    // RFC 6749 4.1.2: a replayed code revokes what its first exchange issued.
+    if (code.familyId !== null) revokeFamily(state, code.familyId);
+    return oauthError(400, 'invalid_grant', 'the authorization code was already used');
+  }
+  code.used = true;
+  if (code.expiresAt <= state.now()) return oauthError(400, 'invalid_grant', 'the authorization code has expired');
+  if (code.clientId !== body.client_id) return oauthError(400, 'invalid_grant', 'the code was issued to another client');
+  if (code.redirectUri !== body.redirect_uri) {
+    return oauthError(400, 'invalid_grant', 'redirect_uri differs from the one of the authorization request');
+  }
+  if (code.challenge !== null) {
+    if (body.code_verifier === undefined) {
+      return oauthError(400, 'invalid_grant', 'code_verifier is required: a code_challenge was given at authorization');
+    }
+    if (s256(body.code_verifier) !== code.challenge) {
+      return oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge (S256)');
+    }
+  } else if (body.code_verifier !== undefined) {
+    return oauthError(400, 'invalid_grant', 'code_verifier given but no code_challenge was sent at authorization');
+  }
+  const familyId = newFamily(state);
+  code.familyId = familyId;
+  return json(200, issueTokens(state, familyId, code.scopes, { withRefresh: true }), NO_STORE);
+}
+
+/** The refresh-token grant, rotating the token; a rotated-out token presented again ends the login. */
+function refreshTokenGrant(state: SandboxState, body: Grant<'refresh_token'>): Reply {
+  const record = state.refreshTokens.get(body.refresh_token);
+  if (!record) return oauthError(400, 'invalid_grant', 'unknown refresh token');
+  if (record.rotated) {
+    // RFC 9700 4.14.2: a rotated-out token presented again means it leaked; end the whole login.
+    revokeFamily(state, record.familyId);
+    state.counters.reuseDetections++;
+    return oauthError(400, 'invalid_grant', 'refresh token reuse detected: this refresh token was already rotated out; every token of this login is revoked');
+  }
+  if (record.revoked) return oauthError(400, 'invalid_grant', 'the refresh token has been revoked');
+  record.rotated = true;
+  state.counters.refreshes++;
+  return json(200, issueTokens(state, record.familyId, record.scopes, { withRefresh: true }), NO_STORE);
+}
+
+/** The client-credentials grant for the store the app is installed on, with a subset of its scopes. */
+function clientCredentialsGrant(state: SandboxState, body: Grant<'client_credentials'>): Reply {
+  if (body.store_id !== state.store.storeId) {
+    return oauthError(400, 'invalid_grant', `the app is not installed on store ${body.store_id}`);
+  }
+  let scopes: string[] = [...state.store.scopes];
+  if (body.scopes !== undefined) {
+    const unknown = ungrantedScopes(state, body.scopes);
+    if (unknown.length > 0) {
+      return oauthError(
+        400,
+        'invalid_scope',
+        `scope ${unknown.join(', ')} was not granted on store ${body.store_id}; granted: ${state.store.scopes.join(' ')}`,
+      );
+    }
+    if (body.scopes.length === 0) return oauthError(400, 'invalid_scope', 'scopes is empty; omit it for every granted scope');
+    scopes = [...new Set(body.scopes)];
+  }
+  return json(200, issueTokens(state, newFamily(state), scopes, { withRefresh: false }), NO_STORE);
 }
 
 /** POST /v1/oauth/revoke (RFC 7009): unknown tokens are answered 200 too. */

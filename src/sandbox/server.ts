@@ -55,6 +55,29 @@ interface Parts {
   sandbox: () => Sandbox;
 }
 
+/** The answer of the route that `ctx` asks for: its handler's, or 405, 400 or 404. */
+function route(state: Parts['state'], ctx: Ctx): Reply {
+  const { method, path } = ctx;
+  const match = matchRoute(method, path);
+  if (match.kind === 'found') {
+    ctx.params = match.params;
+    try {
+      return match.route.handler(state, ctx);
+    } catch (error) {
+      return json(500, { error: 'internal_error', message: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  if (match.kind === 'method') {
+    return json(
+      405,
+      { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; use ${match.allow.join(', ')}` },
+      { allow: match.allow.join(', ') },
+    );
+  }
+  if (match.kind === 'bad_path') return json(400, { error: 'invalid_request', message: `the path ${path} is not validly percent-encoded` });
+  return json(404, { error: 'not_found', message: `no route for ${method} ${path}` });
+}
+
 /** Creates the node:http server of a sandbox (not yet listening). */
 export function createSandboxServer(parts: Parts): Server {
   const { state, recorder, faults } = parts;
@@ -115,30 +138,7 @@ export function createSandboxServer(parts: Parts): Server {
       if (fault.status !== undefined) return answer(faultReply(fault));
     }
 
-    let reply: Reply;
-    if (raw === null) {
-      reply = json(413, { error: 'invalid_request', message: `the request body is larger than ${MAX_BODY} bytes` });
-    } else {
-      const match = matchRoute(method, path);
-      if (match.kind === 'found') {
-        ctx.params = match.params;
-        try {
-          reply = match.route.handler(state, ctx);
-        } catch (error) {
-          reply = json(500, { error: 'internal_error', message: error instanceof Error ? error.message : String(error) });
-        }
-      } else if (match.kind === 'method') {
-        reply = json(
-          405,
-          { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; use ${match.allow.join(', ')}` },
-          { allow: match.allow.join(', ') },
-        );
-      } else if (match.kind === 'bad_path') {
-        reply = json(400, { error: 'invalid_request', message: `the path ${path} is not validly percent-encoded` });
-      } else {
-        reply = json(404, { error: 'not_found', message: `no route for ${method} ${path}` });
-      }
-    }
+    const reply = raw === null ? json(413, { error: 'invalid_request', message: `the request body is larger than ${MAX_BODY} bytes` }) : route(state, ctx);
 
     if (fault && !before) {
       if (fault.latencyMs) await sleep(fault.latencyMs);

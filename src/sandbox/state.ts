@@ -137,6 +137,14 @@ export function createState(options: SandboxOptions) {
     nextClaim: 1,
     timers: new Set<TimerHandle>(),
   };
+  seedCustomersAndCards(state, seedList);
+  return state;
+}
+
+export type SandboxState = ReturnType<typeof createState>;
+
+/** The seeded customers with their loyalty cards, and the two fixture cards (expired, unlinked). */
+function seedCustomersAndCards(state: SandboxState, seedList: ReturnType<typeof seedCustomers>): void {
   for (const c of seedList) {
     const record: CustomerRecord = { customerId: c.customerId, email: c.email, name: c.name, loyaltyCardId: null };
     state.customers.set(c.customerId, record);
@@ -171,10 +179,7 @@ export function createState(options: SandboxOptions) {
   });
   unlinked.balanceCents = 2500;
   state.fixtures.unlinkedGiftCardId = unlinked.giftCardId;
-  return state;
 }
-
-export type SandboxState = ReturnType<typeof createState>;
 
 /** Creates and stores a gift card with a zero balance. */
 export function newGiftCard(

@@ -313,7 +313,7 @@ describe('the command tree in the scripts', () => {
   });
 
   it('completes setting keys, and lists profile names for the scripts', async () => {
-    const { SETTING_KEYS } = await import('../../src/config/settings-schema.js');
+    const { SETTING_KEYS } = await import('../../src/config/setting-keys.js');
     expect(complete(await script('bash'), 'opcli config get ')).toEqual(SETTING_KEYS.map((k) => k.key).sort());
     const listed = await runOpcli(['completion', '--list-profiles'], { env });
     expect(listed).toMatchObject({ code: 0, stdout: 'prod\nstaging\n', stderr: '' });

@@ -201,25 +201,22 @@ describe('damaged files', () => {
     }
   });
 
-  it('reads a file opcli did not write as it is through the schema, and refuses one changed into such a form during a command', async () => {
+  it('reads a file opcli did not write as it is through the schema, and a file changed by hand during a command as it is then', async () => {
     const { writeFileSync } = await import('node:fs');
     const { SettingsStore } = await import('../../src/config/settings.js');
     const path = join(dir, 'settings.json');
-    // A key opcli never writes: the quick check cannot vouch for the file; the schema accepts it (and drops the key).
+    // A key opcli never writes: the schema accepts the file (and drops the key).
     const byHand = (url: string) => `${JSON.stringify({ profiles: { default: { baseUrl: url } }, note: 'by hand' })}\n`;
     writeFileSync(path, byHand('https://a.example'), { mode: 0o600 });
     expect((await SettingsStore.openForReading(dir)).getProfile('default')).toEqual({ baseUrl: 'https://a.example' });
 
-    // Opened over a file opcli wrote, the store has not loaded the schema; the file then changes by hand.
+    // Opened over a file opcli wrote; the file then changes by hand and is read through the schema again.
     writeFileSync(path, `${JSON.stringify({ profiles: { default: { baseUrl: 'https://b.example' } } })}\n`);
     const store = await SettingsStore.openForReading(dir);
     expect(store.getProfile('default')).toEqual({ baseUrl: 'https://b.example' });
     writeFileSync(path, byHand('https://c.example'));
-    expect(() => store.getProfile('default')).toThrow(
-      /The settings file .*settings\.json changed while this command ran, into a form opcli does not write itself/,
-    );
-    // The next command reads it, and nothing was rewritten.
-    expect((await SettingsStore.openForReading(dir)).getProfile('default')).toEqual({ baseUrl: 'https://c.example' });
+    expect(store.getProfile('default')).toEqual({ baseUrl: 'https://c.example' });
+    // Nothing was rewritten.
     expect(readFileSync(path, 'utf8')).toBe(byHand('https://c.example'));
     const get = await runOpcli(['config', 'get', 'base-url'], { env: env() });
     expect(get).toMatchObject({ code: 0, stdout: 'https://c.example\n' });

@@ -1,9 +1,14 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import * as api from '../../api/request.js';
 import type { ApiRequestInit } from '../../api/request.js';
 import { ApiError, RedirectError, UsageError } from '../../errors.js';
 import { printBody, printHead } from './answer.js';
 import { collectHeader, collectQuery, headerRecord, METHODS, parseMethod, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
+import { orderPages } from '../../api/paginate.js';
+import { readDataText } from '../../input/data.js';
+import { createPageLimiter } from '../../orders/rate.js';
+import { count, createProgress } from '../../text/progress.js';
 
 /** The request, and how to read its body and show its answer. */
 export interface ApiOptions extends ApiRequestInit {
@@ -81,12 +86,10 @@ Examples:
 
 /** Sends the request (or walks the pages) and prints the JSON answer. */
 export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
-  const api = await import('../../api/request.js');
   // A header that carries a credential is masked wherever opcli prints it (--verbose, errors).
   for (const [name, value] of Object.entries(opts.headers ?? {})) if (SECRET_HEADER.test(name)) deps.redactor.add(value);
   let json: unknown;
   if (opts.data !== undefined) {
-    const { readDataText } = await import('../../input/data.js');
     const { text, source } = await readDataText(deps, opts.data, { inline: true });
     json = api.parseJsonBody(text, source);
   }
@@ -99,11 +102,8 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
   };
 
   if (opts.paginate) {
-    const { orderPages } = await import('../../api/paginate.js');
-    const { createPageLimiter } = await import('../../orders/rate.js');
     // The pages share `orders list --all`'s limiter: paced at the rate the server allows, as learnt.
     const limiter = createPageLimiter(deps, { onNotice: (text) => deps.err(text) });
-    const { createProgress, count } = await import('../../text/progress.js');
     const progress = createProgress(deps);
     const started = deps.now();
     const edges: unknown[] = [];

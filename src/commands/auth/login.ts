@@ -1,9 +1,14 @@
 import type { Command } from 'commander';
-import type { LoginRequest, RedirectQuestion } from '../../auth/login.js';
+import { type LoginRequest, login, type RedirectQuestion } from '../../auth/login.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration } from '../../flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';
+import { relativeTime } from '../../auth/describe.js';
+import { printJson } from '../../output.js';
+import { readSecret } from '../../secret-input.js';
+import { readStdinText } from '../../stdin.js';
+import { openInBrowser } from '../../auth/browser.js';
 
 /**
  * How to log in, as the service takes it (--json picks the two-step start), whether to print JSON,
@@ -93,12 +98,6 @@ export async function run(opts: LoginOptions, deps: Deps): Promise<void> {
   if (profile.envToken) {
     deps.err('Warning: OPCLI_TOKEN is set; it overrides the stored login until you unset it.\n');
   }
-  const [{ login }, { readStdinText }, { printJson }, { relativeTime }] = await Promise.all([
-    import('../../auth/login.js'),
-    import('../../stdin.js'),
-    import('../../output.js'),
-    import('../../auth/describe.js'),
-  ]);
   const complete = opts.completeFrom ? await redirectToComplete(deps, opts.completeFrom) : undefined;
   const result = await login(
     { ...opts, complete, twoStep: opts.json },
@@ -108,6 +107,9 @@ export async function run(opts: LoginOptions, deps: Deps): Promise<void> {
       stdinIsTTY: deps.io.stdinIsTTY,
       readStdin: () => readStdinText(deps),
       notice: (text) => deps.err(text),
+      openBrowser:
+        deps.openBrowser ??
+        ((url) => openInBrowser(url, deps.env, (message) => deps.io.stderr.write(`The browser did not open (${message}); open the link above yourself.\n`))),
       askRedirect: deps.canPrompt() ? (question) => askRedirect(deps, question) : undefined,
     },
   );
@@ -135,7 +137,6 @@ async function askRedirect(deps: Deps, question: RedirectQuestion): Promise<stri
 
 /** `--complete`'s redirect URL: from --stdin, --from-file, the argument (with a warning), or asked for on a terminal. */
 async function redirectToComplete(deps: Deps, from: NonNullable<LoginOptions['completeFrom']>): Promise<string> {
-  const { readSecret } = await import('../../secret-input.js');
   const given = await readSecret(deps, from, 'the redirect URL (it carries the authorization code)');
   if (given !== undefined) return given;
   if (!deps.canPrompt())

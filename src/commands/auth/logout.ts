@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
-import type { LogoutResult } from '../../auth/logout.js';
+import { type LogoutResult, logout, profileLabel } from '../../auth/logout.js';
+import { allProfiles } from '../../auth/status.js';
 import type { Deps } from '../../deps.js';
+import { printJson } from '../../output.js';
 
 export interface LogoutOptions {
   all: boolean;
@@ -32,8 +34,7 @@ The client secret and provider token stay (remove them with \`opcli config unset
 
 /** Logs out the active profile, or every profile. */
 export async function run(opts: LogoutOptions, deps: Deps): Promise<void> {
-  const { logout, profileLabel } = await import('../../auth/logout.js');
-  const profiles = opts.all ? await (await import('../../auth/status.js')).allProfiles(deps) : [await deps.profile()];
+  const profiles = opts.all ? await allProfiles(deps) : [await deps.profile()];
   const results: LogoutResult[] = [];
   for (const profile of profiles) {
     const result = await logout(profile, { ...deps, warn: (message) => deps.err(`Warning: ${message}\n`) });
@@ -43,7 +44,6 @@ export async function run(opts: LogoutOptions, deps: Deps): Promise<void> {
     results.push(result);
   }
   if (opts.json) {
-    const { printJson } = await import('../../output.js');
     printJson(deps, opts.all ? results : results[0]);
   }
   if (deps.env.OPCLI_TOKEN) deps.err('Note: OPCLI_TOKEN is still set in the environment and is used until you unset it.\n');

@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
+import { loginStatus, relativeTime } from '../../auth/describe.js';
+import { createTokenSource } from '../../auth/token-source.js';
+import { printJson } from '../../output.js';
 
 export interface RefreshOptions {
   json: boolean;
@@ -28,11 +31,6 @@ A client-credentials login runs its grant again. Exit codes: 0 ok, 1 retry later
 
 /** Forces a refresh of the active profile's token under the credentials lock. */
 export async function run(opts: RefreshOptions, deps: Deps): Promise<void> {
-  const [{ createTokenSource }, { loginStatus, relativeTime }, { printJson }] = await Promise.all([
-    import('../../auth/token-source.js'),
-    import('../../auth/describe.js'),
-    import('../../output.js'),
-  ]);
   const profile = await deps.profile();
   const token = await createTokenSource(deps, profile).refresh();
   const status = loginStatus(profile, token, deps.now());

@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { AuthError } from '../../errors.js';
+import { statusPairs } from '../../auth/describe.js';
+import { profileStatuses } from '../../auth/status.js';
+import { originOf } from '../../config/origin.js';
+import * as output from '../../output.js';
 
 export interface StatusOptions {
   json: boolean;
@@ -34,11 +38,6 @@ Never prints a secret. Exit codes: 0 logged in, 4 not logged in (or, with --chec
 
 /** Prints the login status of one or every profile. */
 export async function run(opts: StatusOptions, deps: Deps): Promise<void> {
-  const [{ profileStatuses }, { statusPairs }, output] = await Promise.all([
-    import('../../auth/status.js'),
-    import('../../auth/describe.js'),
-    import('../../output.js'),
-  ]);
   const rows = await profileStatuses(deps, opts);
   const mode = output.outputMode(deps, opts);
   if (mode === 'json') output.printJson(deps, opts.all ? rows : rows[0]);
@@ -53,7 +52,6 @@ export async function run(opts: StatusOptions, deps: Deps): Promise<void> {
   }
   const first = rows[0];
   if (!opts.all && first && (!first.loggedIn || first.accepted === false)) {
-    const { originOf } = await import('../../config/origin.js');
     const elsewhere = first.source === 'store' && first.issuedBy !== null && first.baseUrl !== null && first.issuedBy !== originOf(first.baseUrl);
     throw new AuthError(
       first.loggedIn

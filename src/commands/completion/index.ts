@@ -1,6 +1,8 @@
 import { type Command, Option } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
+import { completionScript } from './scripts.js';
+import { buildTree } from './tree.js';
 
 /** Registers `opcli completion`. */
 export function register(program: Command, deps: Deps): void {
@@ -34,7 +36,6 @@ export async function run(opts: { shell?: string; listProfiles?: boolean }, deps
     return;
   }
   if (!opts.shell) throw new UsageError('Name the shell: bash, zsh, fish or powershell.', 'For example: opcli completion bash');
-  const [{ buildTree }, { completionScript }] = await Promise.all([import('./tree.js'), import('./scripts.js')]);
   const script = completionScript(opts.shell, await buildTree(deps));
   if (script === undefined) throw new UsageError(`Unknown shell "${opts.shell}".`, 'Use one of: bash, zsh, fish, powershell.');
   deps.out(script);

@@ -4,10 +4,9 @@
  * line, and what each flag's value completes to (enum values, profile names read by
  * `opcli completion --list-profiles` when TAB is pressed, file names, or nothing).
  */
-import type { CompletionTree, ValueKind } from './tree.js';
+import { type CompletionTree, SHELLS, type ValueKind } from './tree.js';
 
-/** The shells `opcli completion` writes a script for. */
-export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+export { SHELLS };
 
 /**
  * A place on the command line, as a shell `case` pattern over "command/verb": `/` before the

@@ -6,8 +6,13 @@
 import { Command, type Option } from 'commander';
 import type { Deps } from '../../deps.js';
 import { type ValueHint, valueHint } from './hints.js';
+import { buildProgram, GROUPS } from '../../cli.js';
+import { SETTING_KEYS } from '../../config/setting-keys.js';
 
 /** What a flag's value completes to: enum values, `files`, `profiles`, or `any` (a value, nothing to offer). */
+/** The shells `opcli completion` writes a script for. */
+export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+
 export type ValueKind = ValueHint | 'any';
 
 /** A place in the tree (the top, a group, a verb): its flags, and what the values of those that take one complete to. */
@@ -59,11 +64,6 @@ async function valuesOf(cmd: Command): Promise<Record<string, ValueKind>> {
 
 /** Builds the tree from the registered commands. */
 export async function buildTree(deps: Deps): Promise<CompletionTree> {
-  const [{ GROUPS, buildProgram }, { SETTING_KEYS }, { SHELLS }] = await Promise.all([
-    import('../../cli.js'),
-    import('../../config/settings-schema.js'),
-    import('./scripts.js'),
-  ]);
   const top = await buildProgram(deps, undefined);
   const commands: CompletionTree['commands'] = {};
   for (const group of GROUPS) {

@@ -1,5 +1,5 @@
 import { UsageError } from '../../errors.js';
-import { findSettingKey, SETTING_KEYS, type SettingKey } from '../../config/settings-schema.js';
+import { findSettingKey, SETTING_KEYS, type SettingKey } from '../../config/setting-keys.js';
 
 /** The key named on the command line, or a usage error listing the keys. */
 export function requireKey(name: string): SettingKey {

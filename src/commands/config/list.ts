@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { getAtPath } from '../../config/settings.js';
-import { SETTING_KEYS } from '../../config/settings-schema.js';
+import { SETTING_KEYS } from '../../config/setting-keys.js';
 import type { Deps } from '../../deps.js';
 import { mask } from '../../redact.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';

@@ -3,6 +3,9 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { requireKey } from './keys.js';
 import { parseValue } from './values.js';
+import { pickProfileName, requireKnownProfile } from '../../config/profile.js';
+import { writeSetting } from '../../config/write-setting.js';
+import { readSecret } from '../../secret-input.js';
 
 export interface SetOptions {
   key: string;
@@ -41,7 +44,6 @@ users see it in \`ps\`, and the shell keeps it in its history.`,
 /** Validates and stores one setting; secrets go to the credential store. */
 export async function run(opts: SetOptions, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
-  const { readSecret } = await import('../../secret-input.js');
   let raw = await readSecret(deps, { stdin: opts.stdin, fromFile: opts.fromFile, argument: opts.value }, `the ${key.key} value`, { secret: !!key.secret });
   if (raw === undefined) {
     if (!deps.canPrompt()) {
@@ -64,7 +66,6 @@ export async function run(opts: SetOptions, deps: Deps): Promise<void> {
   if (!settingsStore.listProfiles().includes(profile) && !(await deps.credentials()).profiles().includes(profile)) {
     deps.err(`Creating profile "${profile}".\n`);
   }
-  const { writeSetting } = await import('../../config/write-setting.js');
   const stores = { settings: settingsStore, credentials: await deps.credentials(), envBaseUrl: deps.env.OPCLI_BASE_URL?.trim() };
   const warnings = await writeSetting(profile, key, value, stores);
   deps.err(`Set ${key.key} for profile "${profile}".\n`);
@@ -76,7 +77,6 @@ export async function run(opts: SetOptions, deps: Deps): Promise<void> {
  * `mustExist`, a name given on purpose that matches no profile is refused with the closest one.
  */
 export async function profileName(deps: Deps, options: { mustExist?: boolean } = {}): Promise<string> {
-  const { pickProfileName, requireKnownProfile } = await import('../../config/profile.js');
   const settings = await deps.settings();
   const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
   if (options.mustExist)

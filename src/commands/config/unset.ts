@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { requireKey } from './keys.js';
 import { profileName } from './set.js';
+import { writeSetting } from '../../config/write-setting.js';
 
 /** Registers `config unset`. */
 export function register(group: Command, deps: Deps): void {
@@ -17,7 +18,6 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: { key: string }, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
   const profile = await profileName(deps, { mustExist: true });
-  const { writeSetting } = await import('../../config/write-setting.js');
   await writeSetting(profile, key, undefined, { settings: await deps.settings(), credentials: await deps.credentials() });
   deps.err(`Unset ${key.key} for profile "${profile}".\n`);
 }

@@ -5,7 +5,7 @@
  * where a domain belongs). Every refusal names the key (or the flag) and the value expected.
  */
 import { ZodError } from 'zod';
-import type { SettingKey } from '../../config/settings.js';
+import type { SettingKey } from '../../config/setting-keys.js';
 import { ValidationError } from '../../errors.js';
 import { isSafeForCredentials } from '../../http/client.js';
 import { Currency } from '../../schemas.js';

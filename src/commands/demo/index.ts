@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import type { RunCli } from './tour.js';
+import { runTour } from './run.js';
 
 /** The demo group as cli.ts loads it, with the `runCli` each step of the tour runs a command through. */
 export function group(runCli: RunCli): { register(program: Command, deps: Deps): void } {
@@ -15,7 +16,6 @@ export function register(program: Command, deps: Deps, runCli: RunCli): void {
     .option('--keep', 'keep the temporary config folder and print its path')
     .addHelpText('after', '\nExamples:\n  $ npm start            # the same as: opcli demo\n  $ opcli demo --keep')
     .action(async (flags: { keep?: boolean }) => {
-      const { runTour } = await import('./run.js');
       await runTour({ keep: !!flags.keep, runCli }, deps);
     });
 }

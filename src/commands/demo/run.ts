@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { createDeps, type Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
 import { colors, terminalWidth } from '../../output.js';
@@ -11,6 +12,10 @@ import { steps as giftcardSteps } from './steps-giftcard.js';
 import { steps as ordersSteps } from './steps-orders.js';
 import type { RunCli, TourContext, TourStep } from './tour.js';
 import { followRedirects, quote, tee } from './tour-io.js';
+import { CredentialStore } from '../../config/credentials.js';
+import { writeSandboxProfile } from '../../config/sandbox-profile.js';
+import { SettingsStore } from '../../config/settings.js';
+import { startSandbox } from '../../sandbox/index.js';
 
 const foundationSteps: TourStep[] = [
   {
@@ -26,7 +31,6 @@ const foundationSteps: TourStep[] = [
 /** Runs every tour step against an in-process sandbox with a temporary config folder. */
 export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Deps): Promise<void> {
   const chalk = await colors(deps, 'stderr');
-  const { startSandbox } = await import('../../sandbox/index.js');
   const sandbox = await startSandbox({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
   const configDir = mkdtempSync(join(tmpdir(), 'opcli-demo-'));
   const env = { ...deps.env, OPCLI_CONFIG_DIR: configDir, OPCLI_PROFILE: undefined, OPCLI_TOKEN: undefined, OPCLI_BASE_URL: undefined };
@@ -43,7 +47,6 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Dep
       deps.err(`\n${chalk.bold.green('$')} ${line.map((l) => chalk.bold(l)).join(' \\\n    ')}\n`);
       let stdout = '';
       let stderr = '';
-      const { Readable } = await import('node:stream');
       const child = createDeps({
         stdin: Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []),
         stdout: tee(
@@ -81,11 +84,6 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Dep
   try {
     say(`Sandbox running at ${sandbox.url} (the API and a gift card provider, on loopback only).`);
     say(`Temporary config folder: ${configDir}`);
-    const [{ SettingsStore }, { CredentialStore }, { writeSandboxProfile }] = await Promise.all([
-      import('../../config/settings.js'),
-      import('../../config/credentials.js'),
-      import('../../config/sandbox-profile.js'),
-    ]);
     await writeSandboxProfile(sandbox, await SettingsStore.open(configDir), await CredentialStore.open(configDir), 'default');
     const all = [...foundationSteps, ...authSteps, ...ordersSteps, ...claimsSteps, ...giftcardSteps, ...authFinalSteps];
     for (const [i, step] of all.entries()) {

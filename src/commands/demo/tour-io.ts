@@ -2,6 +2,7 @@
 import { Writable } from 'node:stream';
 import { displayWidth } from '../../text/width.js';
 import { wrapText } from '../../text/wrap.js';
+import { loadUndici } from '../../http/undici.js';
 
 /**
  * Tees a stream: everything written is kept and also passed on; the terminal's width goes with it,
@@ -25,7 +26,6 @@ export function tee(target: Writable, sink: (text: string) => void, width: numbe
 
 /** GETs a URL and follows redirects by hand (to loopback only), as a browser would. */
 export async function followRedirects(start: string): Promise<void> {
-  const { loadUndici } = await import('../../http/undici.js');
   const { request } = await loadUndici();
   let url = start;
   for (let hop = 0; hop < 5; hop++) {

@@ -2,10 +2,17 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { OpcliError, UsageError } from '../../errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
+import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { orderLabel } from '../../identity.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine, safeText } from '../../text/safe.js';
+import * as ledgerMod from '../../giftcard/ledger.js';
+import { groupAmount } from '../../giftcard/money.js';
+import { providerClient } from '../../giftcard/provider.js';
+import * as output from '../../output.js';
+import { colors, terminalWidth } from '../../output.js';
+import { wrapText } from '../../text/wrap.js';
 
 /** Flag values of `giftcard history`. */
 export interface HistoryOptions {
@@ -91,18 +98,12 @@ function checkFilter(flag: string, value: string | undefined): void {
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */
 export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
-  const [ledgerMod, history, output, { groupAmount }] = await Promise.all([
-    import('../../giftcard/ledger.js'),
-    import('../../giftcard/history.js'),
-    import('../../output.js'),
-    import('../../giftcard/money.js'),
-  ]);
   const ledger = ledgerMod.ledgerFor(deps.configDir(), await deps.profile());
   const { rows, verified, doubles } = await history.readHistory(
     ledger,
     { claim: opts.claim, order: opts.order },
     {
-      provider: opts.verify ? async () => (await import('../../giftcard/provider.js')).providerClient(deps) : undefined,
+      provider: opts.verify ? () => providerClient(deps) : undefined,
       now: deps.now,
       user: ledgerMod.osUser(),
       notice: (message) => deps.err(`Warning: ${safeText(message)}\n`),
@@ -154,12 +155,6 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
  * so none of them is lost at 80 columns (a table of nine columns had to cut them).
  */
 async function terminalBlocks(deps: Deps, rows: HistoryRow[], utc: boolean, formatTime: (iso: string, utc: boolean) => string): Promise<string> {
-  const [{ colors, terminalWidth }, { groupAmount }, { wrapText }, { safeLine }] = await Promise.all([
-    import('../../output.js'),
-    import('../../giftcard/money.js'),
-    import('../../text/wrap.js'),
-    import('../../text/safe.js'),
-  ]);
   const chalk = await colors(deps);
   const width = terminalWidth(deps);
   const money = (r: HistoryRow) => `${groupAmount(r.amount)} ${r.currency}`;

@@ -1,6 +1,8 @@
 /** The flags of `giftcard issue`: each text value checked before anything is asked or sent, the waits parsed. */
 import { UsageError } from '../../errors.js';
 import { textProblem } from '../../text/flag-text.js';
+import { parseDuration } from '../../flags.js';
+import { jsonFields } from '../../json-fields.js';
 
 /** The fields as typed (flags or answers), not yet parsed. */
 export interface IssueFields {
@@ -88,10 +90,8 @@ export function answerProblem(value: string, what: string): true | string {
 
 /** Checks the flag combination and turns the flags into options (missing fields are asked later). */
 export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
-  const { parseDuration } = await import('../../flags.js');
   const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
   if (flags.bonus && flags.claim !== undefined) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
-  const { jsonFields } = await import('../../json-fields.js');
   const fields = jsonFields(flags.json, '--json', ISSUED_FIELDS);
   if (fields && flags.dryRun)
     throw new UsageError('--json FIELDS selects fields of the issued card; a dry run prints its plan whole.', 'Use --json alone with --dry-run.');

@@ -8,6 +8,9 @@ import { UsageError, ValidationError } from '../../errors.js';
 import type { TypedFields } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
 import { answerProblem, type IssueFields } from './issue-flags.js';
+import { suggestEmail } from '../../giftcard/email.js';
+import { formatMoney, parseAmount } from '../../giftcard/money.js';
+import { EmailAddress } from '../../schemas.js';
 
 const REQUIRED = ['order', 'amount', 'email', 'name'] as const;
 
@@ -22,7 +25,6 @@ export async function completeFields(
   currency: string,
   ceiling: { maxCents: number; allowLarge: boolean } = { maxCents: Number.POSITIVE_INFINITY, allowLarge: true },
 ): Promise<TypedFields> {
-  const [{ EmailAddress }, { parseAmount, formatMoney }] = await Promise.all([import('../../schemas.js'), import('../../giftcard/money.js')]);
   const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
@@ -78,7 +80,6 @@ export async function completeFields(
 
 /** Asks about (terminal) or warns about (script) an e-mail domain that looks misspelt. */
 async function checkEmailDomain(email: string, deps: Deps, validate: (v: string) => true | string): Promise<string> {
-  const { suggestEmail } = await import('../../giftcard/email.js');
   let current = email;
   for (;;) {
     const suggestion = suggestEmail(current);

@@ -1,9 +1,13 @@
 /** What `giftcard issue` shows: the summary to confirm, the dry run, and the issued card. */
 import type { Deps } from '../../deps.js';
-import type { ChainResult, DryRunStep } from '../../giftcard/chain.js';
+import { type ChainResult, describePath, type DryRunStep } from '../../giftcard/chain.js';
+import { maskCode } from '../../giftcard/format.js';
+import { formatCents, formatMoney } from '../../giftcard/money.js';
+import * as output from '../../output.js';
 import type { PreparedIssue } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
 import type { ISSUED_FIELDS } from './issue-flags.js';
+import { pickFields } from '../../json-fields.js';
 
 /** Aligned "Label  value" lines, indented. */
 export function summary(lines: [string, string][]): string {
@@ -13,11 +17,6 @@ export function summary(lines: [string, string][]): string {
 
 /** Prints the requests a real run would send (stdout), or them as JSON. */
 export async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps: DryRunStep[]; earlier: number }, json: boolean): Promise<void> {
-  const [{ describePath }, { formatMoney, formatCents }, output] = await Promise.all([
-    import('../../giftcard/chain.js'),
-    import('../../giftcard/money.js'),
-    import('../../output.js'),
-  ]);
   const amount = formatMoney(prepared.req.amountCents, prepared.currency);
   if (json) {
     output.printJson(deps, {
@@ -47,17 +46,10 @@ export async function issued(
   result: ChainResult,
   options: { json: boolean; fields?: string[]; showCode: boolean },
 ): Promise<void> {
-  const [{ describePath }, { formatMoney, formatCents }, { maskCode }, output] = await Promise.all([
-    import('../../giftcard/chain.js'),
-    import('../../giftcard/money.js'),
-    import('../../giftcard/format.js'),
-    import('../../output.js'),
-  ]);
   const { req, currency } = prepared;
   const code = options.showCode ? result.card.code : maskCode(result.card.code);
   if (!options.showCode) deps.redactor.add(result.card.code);
   if (options.json) {
-    const { pickFields } = await import('../../json-fields.js');
     const record = {
       status: 'issued',
       issuance: req.issuance,

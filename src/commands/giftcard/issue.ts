@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ExitCode, InterruptedError, PlainExit } from '../../errors.js';
-import type { IssueFlags, IssueOptions } from './issue-flags.js';
+import { type IssueFlags, type IssueOptions, parseFlags } from './issue-flags.js';
+import { confirmIssue } from './issue-confirm.js';
+import { completeFields } from './issue-input.js';
+import * as render from './issue-render.js';
+import * as service from '../../giftcard/issuance.js';
+import * as ledgerMod from '../../giftcard/ledger.js';
+import { providerClient } from '../../giftcard/provider.js';
 
 export type { IssueOptions } from './issue-flags.js';
 
@@ -47,20 +53,12 @@ the customer may have been paid twice (read the message); 1 also when you declin
 (nothing issued); 130 interrupted (Ctrl-C).`,
     )
     .action(async (flags: IssueFlags) => {
-      const { parseFlags } = await import('./issue-flags.js');
       await run(await parseFlags(flags), deps);
     });
 }
 
 /** Prepares the issuance (asking for missing fields), confirms it, issues it and renders the outcome. */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
-  const [service, ledgerMod, { providerClient }, { completeFields }, render] = await Promise.all([
-    import('../../giftcard/issuance.js'),
-    import('../../giftcard/ledger.js'),
-    import('../../giftcard/provider.js'),
-    import('./issue-input.js'),
-    import('./issue-render.js'),
-  ]);
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
   const ledger = ledgerMod.ledgerFor(deps.configDir(), profile);
@@ -79,7 +77,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   if (opts.dryRun) return render.dryRun(deps, prepared, service.planDryRun(prepared, client, timing), opts.json);
 
   const summary = render.summary(service.summaryLines(prepared, timing));
-  if (!opts.yes) await (await import('./issue-confirm.js')).confirmIssue(deps, prepared, summary);
+  if (!opts.yes) await confirmIssue(deps, prepared, summary);
   else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
   let result: Awaited<ReturnType<typeof service.issue>>;

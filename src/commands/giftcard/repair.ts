@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { ExitCode, PlainExit, UsageError } from '../../errors.js';
+import { recordPlace } from '../../config/record-dir.js';
+import { Ledger, osUser } from '../../giftcard/ledger.js';
+import * as repair from '../../giftcard/repair.js';
+import * as output from '../../output.js';
+import { describeDamage } from '../../record-lines.js';
 
 /** Flag values of `giftcard repair`. */
 export interface RepairOptions {
@@ -37,13 +42,6 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
-  const [{ Ledger, osUser }, repair, { describeDamage }, output, { recordPlace }] = await Promise.all([
-    import('../../giftcard/ledger.js'),
-    import('../../giftcard/repair.js'),
-    import('../../record-lines.js'),
-    import('../../output.js'),
-    import('../../config/record-dir.js'),
-  ]);
   const ledger = new Ledger(recordPlace(deps.configDir(), await deps.profile()));
   const plan = repair.planRepair(ledger);
   const lines = (p: typeof plan) => p.lines.map((d) => ({ line: d.line, kind: d.kind, key: d.key ?? null, what: describeDamage(d) }));

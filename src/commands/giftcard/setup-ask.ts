@@ -1,5 +1,10 @@
 /** The questions of `giftcard setup` on a terminal, in plain words; Enter keeps the current value. */
 import type { Deps } from '../../deps.js';
+import { findSettingKey } from '../../config/setting-keys.js';
+import { getAtPath } from '../../config/settings.js';
+import { DEFAULT_CURRENCY } from '../../giftcard/money.js';
+import { normaliseValues } from '../../giftcard/setup.js';
+import { parseValue } from '../config/values.js';
 
 /**
  * The settings `setup` writes, in the order it asks for them, each with its question in plain words;
@@ -21,13 +26,6 @@ export type SetupKey = keyof typeof SETUP_QUESTIONS;
 
 /** Asks for each provider setting and answers the values that changed, as typed. */
 export async function askSettings(deps: Deps, profile: string): Promise<Record<string, string>> {
-  const [{ findSettingKey }, { getAtPath }, { parseValue }, { normaliseValues }] = await Promise.all([
-    import('../../config/settings-schema.js'),
-    import('../../config/settings.js'),
-    import('../config/values.js'),
-    import('../../giftcard/setup.js'),
-  ]);
-  const { DEFAULT_CURRENCY } = await import('../../giftcard/money.js');
   const settings = (await deps.settings()).getProfile(profile) ?? {};
   const secrets = (await deps.credentials()).read(profile);
   const prompter = await deps.prompter();

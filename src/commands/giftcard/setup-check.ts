@@ -1,14 +1,12 @@
 /** `giftcard setup --check` on screen: one row per check, and exit 1 when one failed. */
 import type { Deps } from '../../deps.js';
 import { OpcliError } from '../../errors.js';
+import { providerClient } from '../../giftcard/provider.js';
+import { checkProvider } from '../../giftcard/setup.js';
+import * as output from '../../output.js';
 
 /** Tests the provider settings without issuing anything; exit 1 when a check fails. */
 export async function check(json: boolean, deps: Deps): Promise<void> {
-  const [{ providerClient }, { checkProvider }, output] = await Promise.all([
-    import('../../giftcard/provider.js'),
-    import('../../giftcard/setup.js'),
-    import('../../output.js'),
-  ]);
   const { client, settings } = await providerClient(deps, 10_000);
   const { baseUrl } = await deps.profile();
   const { rows, firstPath } = await checkProvider(client, settings, baseUrl);

@@ -2,7 +2,13 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { completeValues } from '../completion/hints.js';
-import type { SetupKey } from './setup-ask.js';
+import { askSettings, type SetupKey } from './setup-ask.js';
+import { check } from './setup-check.js';
+import * as setup from '../../giftcard/setup.js';
+import { CURRENCY_CODES } from '../../schemas.js';
+import { readSecret } from '../../secret-input.js';
+import { profileName } from '../config/set.js';
+import { parseValue } from '../config/values.js';
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
 export interface SetupOptions {
@@ -77,19 +83,12 @@ Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not v
         deps,
       );
     });
-  // The spec's currency list, loaded only when `opcli completion` asks (this group starts without zod).
   const setup = group.commands.find((c) => c.name() === 'setup');
-  if (setup) completeValues(setup, { '--currency': async () => (await import('../../schemas.js')).CURRENCY_CODES });
+  if (setup) completeValues(setup, { '--currency': CURRENCY_CODES });
 }
 
 /** Writes the given (or asked) settings, then checks them unless told not to. */
 export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
-  const [{ profileName }, { parseValue }, { readSecret }, setup] = await Promise.all([
-    import('../config/set.js'),
-    import('../config/values.js'),
-    import('../../secret-input.js'),
-    import('../../giftcard/setup.js'),
-  ]);
   let values: Record<string, string | undefined> = { ...opts.values };
   const token = await readSecret(deps, { stdin: opts.tokenStdin, fromFile: opts.tokenFromFile }, 'the credit API token', {
     stdinFlag: '--token-stdin',
@@ -107,7 +106,7 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
         'Pass them as flags (--provider-name, --api-url, --shop-url, --token-stdin or --token-from-file, --trigger-id, --trigger-url, --native-url, --currency), or use --check to test the current ones.',
       );
     }
-    values = await (await import('./setup-ask.js')).askSettings(deps, profile);
+    values = await askSettings(deps, profile);
   }
   // Every value is checked before anything is said to be saved or is written.
   const { changes, notes } = setup.planSettings(values, (key, raw) =>
@@ -119,6 +118,6 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
     deps.err(`Saved ${changes.map((c) => c.key.key).join(', ')} for profile "${profile}".\n`);
     for (const warning of warnings) deps.err(`${warning}\n`);
   }
-  if (opts.check) await (await import('./setup-check.js')).check(opts.json, deps);
+  if (opts.check) await check(opts.json, deps);
   else if (changes.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
 }

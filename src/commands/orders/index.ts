@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 
-/** Each verb's module, loaded only when the verb is built: `orders list` does not load the Order schema `orders update` needs. */
+/** Each verb's module, loaded only when the verb is built: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
   list: () => import('./list.js'),
   update: () => import('./update.js'),

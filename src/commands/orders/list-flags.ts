@@ -3,6 +3,8 @@ import { UsageError } from '../../errors.js';
 import { parseRate } from '../../flags.js';
 import { type JsonFlag, jsonFields } from '../../json-fields.js';
 import { textProblem } from '../../text/flag-text.js';
+import { ORDER_COLUMNS } from '../../orders/columns.js';
+import { checkOrderColumns } from './list-table.js';
 
 export interface ListOptions {
   size?: number;
@@ -55,13 +57,10 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
         '--columns applies to the table, a pipe and --csv.',
         'For chosen fields in JSON, name them after --json or --jsonl: --json sourceOrderId,total.',
       );
-    columns = (await import('./list-table.js')).checkOrderColumns(flags.columns);
+    columns = checkOrderColumns(flags.columns);
   }
   const selection = flags.json ?? flags.jsonl;
-  const fields =
-    typeof selection === 'string'
-      ? jsonFields(selection, flags.json !== undefined ? '--json' : '--jsonl', (await import('../../orders/columns.js')).ORDER_COLUMNS)
-      : undefined;
+  const fields = typeof selection === 'string' ? jsonFields(selection, flags.json !== undefined ? '--json' : '--jsonl', ORDER_COLUMNS) : undefined;
   const { size, cursor, pageButtons, limit } = flags;
   return {
     size,

@@ -10,6 +10,7 @@ import type { OrderWriter } from '../../orders/list.js';
 import { pickFields } from '../../json-fields.js';
 import { escapeInvisible, safeLine } from '../../text/safe.js';
 import { type WriterOptions, write } from './list-write.js';
+import { createCsvWriter, createTableWriter } from './list-table.js';
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
 
@@ -59,8 +60,8 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
       };
     }
     case 'csv':
-      return (await import('./list-table.js')).createCsvWriter(deps, options);
+      return createCsvWriter(deps, options);
     case 'table':
-      return (await import('./list-table.js')).createTableWriter(deps, options);
+      return createTableWriter(deps, options);
   }
 }

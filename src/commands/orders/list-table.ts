@@ -6,6 +6,7 @@ import { type Column, chooseColumns, csvCell, parseColumnList, printTable } from
 import type { OrderRecord } from '../../schemas.js';
 import { safeText } from '../../text/safe.js';
 import { type WriterOptions, write } from './list-write.js';
+import { stringify } from 'csv-stringify/sync';
 
 /** Reads `--columns` (comma-separated) and checks the names against the order columns (a usage error lists the valid ones). */
 export function checkOrderColumns(value: string): string[] {
@@ -17,7 +18,6 @@ export function checkOrderColumns(value: string): string[] {
 
 /** CSV: a header, then one row per order, written page by page. */
 export async function createCsvWriter(deps: Deps, options: WriterOptions): Promise<OrderWriter> {
-  const { stringify } = await import('csv-stringify/sync');
   const columns = options.columns ?? ORDER_COLUMNS;
   const raw = !!options.csvRaw;
   // CSV is opened in spreadsheets, which draw bidi overrides and hide zero-width characters as a

@@ -3,6 +3,11 @@ import type { Deps } from '../../deps.js';
 import { InterruptedError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
 import { type ListFlags, type ListOptions, listOptions } from './list-flags.js';
+import { footerLines, progressLine, resumeCommand, stopped } from '../../orders/list-footer.js';
+import { listOrders } from '../../orders/list.js';
+import { colors } from '../../output.js';
+import { createProgress } from '../../text/progress.js';
+import { createOrderWriter } from './list-output.js';
 
 function positiveInt(flag: string, min = 1, hint?: string) {
   return (value: string): number => parseWholeNumber(value, flag, { min, hint });
@@ -52,12 +57,6 @@ Pages follow cursors, so at most two requests are in flight (the page in hand an
 
 /** Lists orders page by page, writing each page as it arrives, then prints the footer on stderr. */
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
-  const [{ createOrderWriter }, { listOrders }, { createProgress }, { footerLines, progressLine, resumeCommand, stopped }] = await Promise.all([
-    import('./list-output.js'),
-    import('../../orders/list.js'),
-    import('../../text/progress.js'),
-    import('../../orders/list-footer.js'),
-  ]);
   const format = opts.format ?? (deps.io.stdoutIsTTY ? 'table' : 'plain');
   const follow = opts.all || opts.limit !== undefined;
   const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw, fields: opts.fields });
@@ -110,7 +109,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
     limit: opts.limit,
     resume: (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining),
   });
-  // Dimmed on a colour terminal; elsewhere plain, without loading the colour library.
-  const dim = deps.io.colorStderr ? (await (await import('../../output.js')).colors(deps, 'stderr')).dim : (line: string) => line;
+  // Dimmed on a colour terminal; elsewhere plain.
+  const dim = deps.io.colorStderr ? (await colors(deps, 'stderr')).dim : (line: string) => line;
   for (const line of lines) deps.err(`${dim(line)}\n`);
 }

@@ -2,9 +2,15 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseWholeNumber } from '../../flags.js';
-import { fieldKinds } from '../../input/flags.js';
+import { fieldKinds, fieldsFromFlags } from '../../input/flags.js';
 import { Order } from '../../schemas.js';
 import { addBodyVerb, printAnswer } from '../body-verb.js';
+import { PATHS } from '../../api/service.js';
+import { readDataObject } from '../../input/data.js';
+import { planUpdate, sendUpdate } from '../../orders/update.js';
+import { textProblem } from '../../text/flag-text.js';
+import { count, createProgress } from '../../text/progress.js';
+import * as render from './update-output.js';
 
 export interface UpdateOptions {
   sourceOrderId: string;
@@ -61,7 +67,6 @@ Examples:
     )
     .action(async (sourceOrderId: string, flags: Record<string, unknown>) => {
       // `.` and `..` are refused where the path is built (pathSegment in src/api/service.ts).
-      const { textProblem } = await import('../../text/flag-text.js');
       const problem = textProblem(sourceOrderId);
       if (problem) throw new UsageError(`The sourceOrderId argument ${problem}.`, 'Pass the id of the order, e.g. ord_000001.');
       const { data, dryRun, json, replace, pageSize, ...fields } = flags as {
@@ -77,14 +82,6 @@ Examples:
 
 /** Plans (reads, merges, validates) and sends, or with --dry-run shows, the order update. */
 export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
-  const [{ readDataObject }, { fieldsFromFlags }, { planUpdate, sendUpdate }, { createProgress, count }, { PATHS }, render] = await Promise.all([
-    import('../../input/data.js'),
-    import('../../input/flags.js'),
-    import('../../orders/update.js'),
-    import('../../text/progress.js'),
-    import('../../api/service.js'),
-    import('./update-output.js'),
-  ]);
   // The id must be usable in the URL before the store is paged through for it.
   const path = PATHS.order(opts.sourceOrderId);
   const base = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
 import { outputMode, printJson, printTable } from '../../output.js';
+import { pickProfileName } from '../../config/profile.js';
 
 /** The fields of a profile in `--json` (docs/json.md). */
 export const PROFILE_FIELDS = ['name', 'active', 'baseUrl', 'loggedIn'];
@@ -20,7 +21,6 @@ export function register(group: Command, deps: Deps): void {
 export async function run(opts: { json: boolean; fields?: string[] }, deps: Deps): Promise<void> {
   const settings = await deps.settings();
   const credentials = await deps.credentials();
-  const { pickProfileName } = await import('../../config/profile.js');
   const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
   const names = [...new Set([...settings.listProfiles(), ...credentials.profiles()])].sort();
   const rows = names.map((name) => ({

@@ -3,11 +3,64 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate, parseWholeNumber } from '../../flags.js';
 import { completeValues } from '../completion/hints.js';
+import { ProfileName } from '../../config/settings-schema.js';
+import { run, type SandboxCommandOptions } from './run.js';
 
 /** The styles of --rate-limit-headers. */
 const HEADER_STYLES = ['none', 'ietf', 'x', 'both'];
 
-/** Registers `opcli sandbox`; the emulator itself loads only when the command runs. */
+/** The flags of `opcli sandbox` as commander gives them. */
+interface SandboxFlags {
+  port: string;
+  orders: string;
+  tokenTtl: string;
+  autoApprove?: boolean;
+  triggerDelay: string;
+  rateLimit?: string;
+  rateLimitBurst?: string;
+  rateLimitHeaders: string;
+  retryAfter: boolean;
+  latency: string;
+  writeProfile?: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+/** Checks the flags and turns them into the sandbox's options. */
+function parseFlags(flags: SandboxFlags): SandboxCommandOptions {
+  const headers = flags.rateLimitHeaders;
+  if (!HEADER_STYLES.includes(headers)) {
+    throw new UsageError(`--rate-limit-headers "${headers}" is not a style.`, 'Expected none, ietf, x or both.');
+  }
+  const profile = flags.writeProfile === undefined ? undefined : ProfileName.safeParse(flags.writeProfile);
+  if (profile && !profile.success) {
+    throw new UsageError(`--write-profile: ${profile.error.issues[0]?.message ?? 'invalid name'}, got "${flags.writeProfile}".`);
+  }
+  if (flags.rateLimit === undefined && flags.rateLimitBurst !== undefined)
+    throw new UsageError('--rate-limit-burst goes with --rate-limit.', 'Add --rate-limit, e.g. --rate-limit 40/s.');
+  return {
+    port: parseWholeNumber(flags.port, '--port', { max: 65535 }),
+    orders: parseWholeNumber(flags.orders, '--orders', { max: 10_000_000 }),
+    tokenTtl: parseDuration(flags.tokenTtl, '--token-ttl', { minMs: 1000 }) / 1000,
+    autoApprove: !!flags.autoApprove,
+    triggerDelay: flags.triggerDelay === 'never' ? null : parseDuration(flags.triggerDelay, '--trigger-delay', { maxMs: 3_600_000 }),
+    rateLimit:
+      flags.rateLimit === undefined
+        ? undefined
+        : {
+            perSecond: parseRate(flags.rateLimit, '--rate-limit'),
+            burst: flags.rateLimitBurst === undefined ? undefined : parseWholeNumber(flags.rateLimitBurst, '--rate-limit-burst', { min: 1 }),
+            retryAfter: flags.retryAfter,
+            headers: headers as 'none' | 'ietf' | 'x' | 'both',
+          },
+    latencyMs: parseDuration(flags.latency, '--latency', { maxMs: 60_000 }),
+    writeProfile: profile?.data,
+    force: !!flags.force,
+    json: !!flags.json,
+  };
+}
+
+/** Registers `opcli sandbox`. */
 export function register(program: Command, deps: Deps): void {
   program
     .command('sandbox')
@@ -38,58 +91,7 @@ Examples:
   $ opcli sandbox --rate-limit 40/s --latency 50ms --no-retry-after
   $ curl -X POST http://127.0.0.1:8787/__admin/session-tokens`,
     )
-    .action(
-      async (flags: {
-        port: string;
-        orders: string;
-        tokenTtl: string;
-        autoApprove?: boolean;
-        triggerDelay: string;
-        rateLimit?: string;
-        rateLimitBurst?: string;
-        rateLimitHeaders: string;
-        retryAfter: boolean;
-        latency: string;
-        writeProfile?: string;
-        force?: boolean;
-        json?: boolean;
-      }) => {
-        const [{ run }, { ProfileName }] = await Promise.all([import('./run.js'), import('../../config/settings-schema.js')]);
-        const headers = flags.rateLimitHeaders;
-        if (!HEADER_STYLES.includes(headers)) {
-          throw new UsageError(`--rate-limit-headers "${headers}" is not a style.`, 'Expected none, ietf, x or both.');
-        }
-        const profile = flags.writeProfile === undefined ? undefined : ProfileName.safeParse(flags.writeProfile);
-        if (profile && !profile.success) {
-          throw new UsageError(`--write-profile: ${profile.error.issues[0]?.message ?? 'invalid name'}, got "${flags.writeProfile}".`);
-        }
-        if (flags.rateLimit === undefined && flags.rateLimitBurst !== undefined)
-          throw new UsageError('--rate-limit-burst goes with --rate-limit.', 'Add --rate-limit, e.g. --rate-limit 40/s.');
-        await run(
-          {
-            port: parseWholeNumber(flags.port, '--port', { max: 65535 }),
-            orders: parseWholeNumber(flags.orders, '--orders', { max: 10_000_000 }),
-            tokenTtl: parseDuration(flags.tokenTtl, '--token-ttl', { minMs: 1000 }) / 1000,
-            autoApprove: !!flags.autoApprove,
-            triggerDelay: flags.triggerDelay === 'never' ? null : parseDuration(flags.triggerDelay, '--trigger-delay', { maxMs: 3_600_000 }),
-            rateLimit:
-              flags.rateLimit === undefined
-                ? undefined
-                : {
-                    perSecond: parseRate(flags.rateLimit, '--rate-limit'),
-                    burst: flags.rateLimitBurst === undefined ? undefined : parseWholeNumber(flags.rateLimitBurst, '--rate-limit-burst', { min: 1 }),
-                    retryAfter: flags.retryAfter,
-                    headers: headers as 'none' | 'ietf' | 'x' | 'both',
-                  },
-            latencyMs: parseDuration(flags.latency, '--latency', { maxMs: 60_000 }),
-            writeProfile: profile?.data,
-            force: !!flags.force,
-            json: !!flags.json,
-          },
-          deps,
-        );
-      },
-    );
+    .action(async (flags: SandboxFlags) => run(parseFlags(flags), deps));
   const sandbox = program.commands.find((c) => c.name() === 'sandbox');
   if (sandbox) completeValues(sandbox, { '--rate-limit-headers': HEADER_STYLES });
 }

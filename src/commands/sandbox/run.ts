@@ -1,5 +1,8 @@
 /** `opcli sandbox`: start the built-in emulator, print how to reach it, run until interrupted. */
 import type { Deps } from '../../deps.js';
+import { assertReplaceableBySandbox, writeSandboxProfile } from '../../config/sandbox-profile.js';
+import { startSandbox } from '../../sandbox/index.js';
+import type { RateLimit } from '../../sandbox/rate-limit.js';
 
 export interface SandboxCommandOptions {
   port: number;
@@ -12,17 +15,15 @@ export interface SandboxCommandOptions {
   /** Overwrite a --write-profile profile that points at a real service. */
   force?: boolean;
   json: boolean;
-  rateLimit?: import('../../sandbox/rate-limit.js').RateLimit;
+  rateLimit?: RateLimit;
   latencyMs?: number;
 }
 
 /** Starts the sandbox, prints its URLs and credentials, and stops it when `deps.signal` aborts. */
 export async function run(opts: SandboxCommandOptions, deps: Deps): Promise<void> {
   if (opts.writeProfile !== undefined && !opts.force) {
-    const { assertReplaceableBySandbox } = await import('../../config/sandbox-profile.js');
     assertReplaceableBySandbox(await deps.settings(), await deps.credentials(), opts.writeProfile);
   }
-  const { startSandbox } = await import('../../sandbox/index.js');
   const sandbox = await startSandbox({
     port: opts.port,
     orders: opts.orders,
@@ -34,7 +35,6 @@ export async function run(opts: SandboxCommandOptions, deps: Deps): Promise<void
   });
   try {
     if (opts.writeProfile !== undefined) {
-      const { writeSandboxProfile } = await import('../../config/sandbox-profile.js');
       await writeSandboxProfile(sandbox, await deps.settings(), await deps.credentials(), opts.writeProfile);
     }
     const info = {

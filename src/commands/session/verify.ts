@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
-import { isFieldList, type JsonFlag, jsonFields } from '../../json-fields.js';
+import { isFieldList, type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
+import { outputMode, printJson, printRecord } from '../../output.js';
+import { readSecret } from '../../secret-input.js';
+import { checkTokenShape, verifySession } from '../../session/verify.js';
 
 /** The fields of the session context in `--json` (docs/json.md), as the spec's SessionContext names them. */
 export const SESSION_FIELDS = ['userId', 'email', 'firstName', 'lastName', 'storeId', 'installationId', 'applicationId', 'clientId', 'scopes'];
@@ -61,19 +64,15 @@ Exit codes: 0 verified, 1 refused (expired, forged or used) or rate limited, 2 u
 
 /** Verifies the token (endpoint 3) and prints the session context. */
 export async function run(opts: VerifyOptions, deps: Deps): Promise<void> {
-  const { readSecret } = await import('../../secret-input.js');
   const token = ((await readSecret(deps, { stdin: opts.stdin, fromFile: opts.fromFile, argument: opts.token }, 'the session token')) ?? '').trim();
   deps.redactor.add(token);
   if (!token) throw new UsageError('The session token is empty.', 'Pass the session_token query parameter the dashboard appended to the App URL.');
-  const { checkTokenShape, verifySession } = await import('../../session/verify.js');
   checkTokenShape(token);
   const context = await verifySession(token, { ...deps, onNotice: (text) => deps.err(text) }, { wait: opts.wait });
   if (opts.json) {
-    const [{ printJson }, { pickFields }] = await Promise.all([import('../../output.js'), import('../../json-fields.js')]);
     printJson(deps, pickFields(context, opts.fields));
     return;
   }
-  const { outputMode, printRecord } = await import('../../output.js');
   await printRecord(
     deps,
     [

@@ -1,11 +1,14 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
+import { isOutcomeUncertain, OpcliError, UsageError } from '../../errors.js';
 import { addBodyVerb, printAnswer } from '../body-verb.js';
 import { fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
+import { PATHS } from '../../api/service.js';
+import { buildBody, printDryRun } from '../../input/body.js';
+import { readDataObject } from '../../input/data.js';
 
 export interface CreateOptions {
   productId: string;
@@ -58,11 +61,6 @@ function checkProductId(productId: string): void {
 
 /** Assembles, validates and sends (or, with --dry-run, prints) the variant. */
 export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
-  const [{ buildBody, printDryRun }, { readDataObject }, { PATHS }] = await Promise.all([
-    import('../../input/body.js'),
-    import('../../input/data.js'),
-    import('../../api/service.js'),
-  ]);
   // The path names the product; a --data file naming another one is a mistake, not an override.
   const doc = opts.data !== undefined ? await readDataObject(deps, opts.data) : {};
   if (doc.productId !== undefined && doc.productId !== opts.productId) {
@@ -83,7 +81,6 @@ export async function run(opts: CreateOptions, deps: Deps): Promise<void> {
   try {
     answer = await api.createVariant(opts.productId, variant, deps.signal);
   } catch (error) {
-    const { isOutcomeUncertain, OpcliError } = await import('../../errors.js');
     if (!isOutcomeUncertain(error)) throw error;
     // A POST whose answer was lost may have created the variant; resending could create it twice.
     throw new OpcliError(`The variant may or may not have been created: ${(error as Error).message}`, {

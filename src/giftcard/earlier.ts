@@ -1,0 +1,95 @@
+/** The ledger's earlier records against a new store credit: the same claim or order, a torn line naming it, a similar credit. */
+import { ExitCode, OpcliError } from '../errors.js';
+import { orderLabel } from '../identity.js';
+import type { CreditRequest } from './chain-plan.js';
+import { type AttemptRecord, blockingIssuances, type Issuance, type Ledger, similarIssuances, type UncertainLine, uncertainLines } from './ledger.js';
+import { formatMoney, groupAmount } from './money.js';
+
+/** The credit the ledger is searched for: its request, ledger key, words ("claim C-1") and currency. */
+export interface HeldCredit {
+  req: CreditRequest;
+  key: string;
+  what: string;
+  currency: string;
+}
+
+/** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
+export class DuplicateIssuanceError extends OpcliError {}
+
+/** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
+export function earlierRecords(
+  ledger: Ledger,
+  prepared: Omit<HeldCredit, 'what'>,
+  now: number,
+): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
+  const { records, uncertain } = ledger.readIntact();
+  const issuances = ledger.issuances(records);
+  const { req, key, currency } = prepared;
+  return {
+    same: blockingIssuances(issuances, key),
+    torn: uncertainLines(uncertain, key),
+    similar: similarIssuances(issuances, { key, email: req.email, amountCents: req.amountCents, currency }, now, currency),
+  };
+}
+
+/** An earlier issuance as a person reads it: when, who, profile, amount, e-mail, card. */
+export function recordText(i: Issuance): string {
+  const a: AttemptRecord = i.attempt;
+  const o = i.outcome;
+  const money = a.currency ? formatMoney(a.amountCents, a.currency) : groupAmount(a.amount);
+  const label = a.bonus ? `bonus credit for order ${orderLabel(a.orderNumber)}` : `claim ${a.claimId}, order ${orderLabel(a.orderNumber)}`;
+  const status = o ? o.status : 'no outcome recorded';
+  return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${label}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
+}
+
+/**
+ * Refuses (exit 3) when the ledger holds an issuance for the same claim or order by identity (not
+ * failed), a torn line naming it, or a similar credit (same customer and amount within 30 days
+ * under another id), unless forced.
+ */
+export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared: HeldCredit, ledgerPath: string, force: boolean): void {
+  const { same, torn, similar } = held;
+  if (force) return;
+  const { req, what } = prepared;
+  const lookup = req.bonus ? `--order ${req.orderNumber}` : `--claim ${req.claimId}`;
+  const check = `Check the customer's card at the provider and \`opcli giftcard history ${lookup}\`; pass --force only when you are sure nothing was paid.`;
+  const last = same[same.length - 1];
+  if (last) {
+    const o = last.outcome;
+    const earlierId = last.attempt.bonus ? last.attempt.orderNumber : last.attempt.claimId;
+    const variant = earlierId !== (req.bonus ? req.orderNumber : req.claimId) ? ` (recorded as "${earlierId}": the same id written differently)` : '';
+    if (!o) {
+      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} has no recorded outcome (${recordText(last)}).`, {
+        exitCode: ExitCode.partial,
+        hint: `It is still running, or it stopped before finishing and may have paid. ${check}`,
+      });
+    }
+    if (o.status === 'uncertain') {
+      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} ended with an unknown outcome (${recordText(last)}).`, {
+        exitCode: ExitCode.partial,
+        hint: `It may have paid. ${check}`,
+      });
+    }
+    throw new DuplicateIssuanceError(`Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`, {
+      exitCode: ExitCode.partial,
+      hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
+    });
+  }
+  const cut = torn[0];
+  if (cut) {
+    throw new DuplicateIssuanceError(
+      `Line ${cut.line} of the gift card ledger ${ledgerPath} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
+      { exitCode: ExitCode.partial, hint: check },
+    );
+  }
+  const like = similar[similar.length - 1];
+  if (like) {
+    throw new DuplicateIssuanceError(
+      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, prepared.currency)} to ${req.email} for ${req.bonus ? what : `${what}, order ${orderLabel(req.orderNumber)}`}\nNothing was sent.`,
+      {
+        exitCode: ExitCode.partial,
+        hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
+      },
+    );
+  }
+}

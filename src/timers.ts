@@ -1,0 +1,72 @@
+/**
+ * The clock and timers of a run: the wall clock by default. A test passes a manual clock (the
+ * sandbox's `manualClock()` has this shape, so both can share one) and every wait and deadline of
+ * the run then happens in virtual time.
+ */
+export interface Timers {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Real time and real timers. */
+export const realTimers: Timers = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** A sleep on `timers` that wakes early (rejecting with the signal's reason) when the signal aborts. */
+export function sleepOn(timers: Timers): (ms: number, signal?: AbortSignal) => Promise<void> {
+  return (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+      const timer = timers.setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        timers.clearTimeout(timer);
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+}
+
+/** Sleeps on the wall clock, waking early (with an AbortError) when the signal aborts. */
+export const abortableSleep = sleepOn(realTimers);
+
+/** A time limit on a piece of work, kept by a run's timers (see `startDeadline`). */
+export interface Deadline {
+  /** Aborts when the time is up (with a TimeoutError-like reason) or when the parent signal aborts. */
+  readonly signal: AbortSignal;
+  /** True once the time is up (not when only the parent aborted). */
+  readonly expired: boolean;
+  /** Ends the deadline (call it when the work is done, so no timer is left behind). */
+  clear(): void;
+}
+
+/**
+ * A deadline `ms` from now on `timers`, for work that is bounded in time (a poll's lookup, a login
+ * waiting for the browser). On the injected timers, not `AbortSignal.timeout`, so a test's manual
+ * clock decides when it passes. `parent` (Ctrl-C) aborts it too.
+ */
+export function startDeadline(timers: Timers, ms: number, parent?: AbortSignal): Deadline {
+  const own = new AbortController();
+  let expired = false;
+  const timer = timers.setTimeout(
+    () => {
+      expired = true;
+      own.abort(Object.assign(new Error(`the deadline of ${ms} ms passed`), { name: 'TimeoutError' }));
+    },
+    Math.max(0, ms),
+  );
+  const signal = parent ? AbortSignal.any([parent, own.signal]) : own.signal;
+  return {
+    signal,
+    get expired() {
+      return expired;
+    },
+    clear: () => timers.clearTimeout(timer),
+  };
+}

@@ -1,0 +1,68 @@
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { parse, sourceFiles } from './source.js';
+
+const MAX_FUNCTION_LINES = 80;
+const MAX_FILE_LINES = 400;
+
+/** Files allowed past the file limit: the spec's resources, written once in one module. */
+const FILE_EXCEPTIONS = ['src/schemas.ts'];
+
+/**
+ * TEMPORARY: functions and files other helpers of issue 31 are still splitting (the claims batch,
+ * the HTTP transport). The lead empties this list once their branches are merged.
+ */
+const ALLOWED_WHILE_IN_PROGRESS = [/^src\/claims\//, /^src\/commands\/claims\//, /^src\/http\//];
+
+const inProgress = (name: string): boolean => ALLOWED_WHILE_IN_PROGRESS.some((pattern) => pattern.test(name));
+
+/** A readable name for a function node: its own, its variable's, its property's, or "(anonymous)". */
+function nameOf(node: ts.Node): string {
+  const named = node as { name?: ts.Node };
+  if (named.name && (ts.isIdentifier(named.name) || ts.isStringLiteral(named.name) || ts.isPrivateIdentifier(named.name))) return named.name.text;
+  if (ts.isConstructorDeclaration(node)) return 'constructor';
+  const parent = node.parent;
+  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) && ts.isIdentifier(parent.name)) return parent.name.text;
+  return '(anonymous)';
+}
+
+/** Every function of a file (declarations, methods, arrows, expressions) longer than the limit. */
+function longFunctions(file: string): string[] {
+  const source = parse(file);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && (node as { body?: ts.Node }).body) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const lines = end - start + 1;
+      if (lines > MAX_FUNCTION_LINES) found.push(`${file}:${start + 1} ${nameOf(node)} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The file's lines, not counting a final newline. */
+function lineCount(file: string): number {
+  const source = parse(file);
+  return source.getLineAndCharacterOfPosition(source.getEnd()).line + (source.text.endsWith('\n') ? 0 : 1);
+}
+
+describe('size of the code under src/', () => {
+  const files = sourceFiles();
+
+  it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
+    const long = files.filter((file) => !inProgress(file)).flatMap(longFunctions);
+    expect(long, 'split these functions into named parts').toEqual([]);
+  });
+
+  it(`has no file over ${MAX_FILE_LINES} lines (the resource schemas excepted)`, () => {
+    const long = files
+      .filter((file) => !inProgress(file) && !FILE_EXCEPTIONS.includes(file))
+      .map((file) => ({ file, lines: lineCount(file) }))
+      .filter(({ lines }) => lines > MAX_FILE_LINES)
+      .map(({ file, lines }) => `${file} (${lines} lines)`);
+    expect(long, 'split these files').toEqual([]);
+  });
+});
