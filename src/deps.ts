@@ -12,51 +12,12 @@ import { createInquirerPrompter } from './prompter.js';
 import { Redactor } from './redact.js';
 import { escapeInvisible } from './text/safe.js';
 import { realTimers, sleepOn, type Timers } from './timers.js';
+import type { Globals, IO, Prompter } from './ports.js';
 import { VERSION } from './version.js';
 
 export { isCI } from './env.js';
+export type { Globals, IO, Prompter } from './ports.js';
 export { abortableSleep, type Deadline, realTimers, sleepOn, startDeadline, type Timers } from './timers.js';
-
-/** The three streams with what is known about them. stderr output is always redacted. */
-export interface IO {
-  stdin: Readable;
-  stdout: Writable;
-  stderr: Writable;
-  stdinIsTTY: boolean;
-  stdoutIsTTY: boolean;
-  stderrIsTTY: boolean;
-  /** Colour on stdout (a TTY, and neither NO_COLOR nor --no-color). */
-  colorStdout: boolean;
-  /** Colour on stderr. */
-  colorStderr: boolean;
-}
-
-/** Options that apply to every command. */
-export interface Globals {
-  profile?: string;
-  verbose: boolean;
-  /** False with --no-input: never prompt. */
-  input: boolean;
-  /** --progress, else OPCLI_PROGRESS, else the `progress` setting (default auto: src/text/progress.ts). */
-  progress?: 'auto' | 'plain' | 'none';
-  /** The accessible mode (OPCLI_ACCESSIBLE, else the `accessible` setting): nothing redrawn, choices as numbered lists. */
-  accessible: boolean;
-}
-
-/** A question asked on the terminal; tests inject their own answers. */
-export interface Prompter {
-  /** `signal` withdraws the question (the prompt rejects), e.g. when the login callback arrived first. */
-  input(options: {
-    message: string;
-    default?: string;
-    validate?: (value: string) => true | string;
-    signal?: AbortSignal /** Remove the question and the answer from the screen once answered (the answer is secret). */;
-    secret?: boolean;
-  }): Promise<string>;
-  password(options: { message: string; validate?: (value: string) => true | string }): Promise<string>;
-  confirm(options: { message: string; default?: boolean }): Promise<boolean>;
-  select<T extends string>(options: { message: string; choices: { name: string; value: T; description?: string }[]; default?: T }): Promise<T>;
-}
 
 /**
  * Everything a command uses from the outside world, handed in rather than reached for, created

@@ -1,4 +1,4 @@
-import type { IO, Prompter } from './deps.js';
+import type { IO, Prompter } from './ports.js';
 import { InterruptedError } from './errors.js';
 
 /** Ctrl-C at a question: the prompt's raw mode turns it into a key, and inquirer into ExitPromptError. */

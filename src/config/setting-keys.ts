@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';
-import { PROGRESS_MODES } from '../text/progress.js';
+import { PROGRESS_MODES } from '../text/progress-modes.js';
 
 /** Where a configurable value is kept and how it is checked. */
 export interface SettingKey {

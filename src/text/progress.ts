@@ -9,14 +9,12 @@
  * - nothing at all with `none`.
  * Callers hand it the text (or a function giving it); it decides whether and how it is shown.
  */
-import type { Deps } from '../deps.js';
+import type { DisplayPorts } from '../ports.js';
 import { safeLine } from './safe.js';
 
 export { count } from './count.js';
 
-/** The values of `--progress` and of the `progress` setting. */
-export const PROGRESS_MODES = ['auto', 'plain', 'none'] as const;
-export type ProgressMode = (typeof PROGRESS_MODES)[number];
+export { PROGRESS_MODES, type ProgressMode } from './progress-modes.js';
 
 /** How progress is drawn in this run: a redrawn line, plain sentences, or not at all. */
 export type ProgressStyle = 'line' | 'plain' | 'none';
@@ -25,7 +23,7 @@ export type ProgressStyle = 'line' | 'plain' | 'none';
 export const PLAIN_EVERY_MS = 10_000;
 
 /** The style of this run: none when asked; plain when asked, in the accessible mode or when stderr is not a terminal; else the redrawn line. */
-export function progressStyle(deps: Deps): ProgressStyle {
+export function progressStyle(deps: DisplayPorts): ProgressStyle {
   const mode = deps.globals.progress ?? 'auto';
   if (mode === 'none') return 'none';
   if (mode === 'plain' || deps.globals.accessible || !deps.io.stderrIsTTY) return 'plain';
@@ -50,13 +48,13 @@ export interface Progress {
 const NONE: Progress = { style: 'none', update() {}, clear() {}, done() {} };
 
 /** The terminal's width for a redrawn line (the stream's columns, else COLUMNS, else 80), less one. */
-export function lineWidth(deps: Deps): number {
+export function lineWidth(deps: DisplayPorts): number {
   const columns = (deps.io.stderr as { columns?: number }).columns ?? Number(deps.env.COLUMNS);
   return Number.isInteger(columns) && columns > 20 ? columns - 1 : 79;
 }
 
 /** Progress on `deps`' stderr in the run's style (see `progressStyle`); a redrawn line at most every `intervalMs`. */
-export function createProgress(deps: Deps, intervalMs = 100): Progress {
+export function createProgress(deps: DisplayPorts, intervalMs = 100): Progress {
   const style = progressStyle(deps);
   if (style === 'none') return NONE;
   if (style === 'plain') {

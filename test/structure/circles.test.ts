@@ -4,19 +4,6 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { parse, root, sourceFiles } from './source.js';
 
-/**
- * TEMPORARY: circles through modules other helpers of issue 31 are still reshaping, each as this
- * test prints it (the shortest circle through the first file of its group, in sorting order). The
- * lead empties this list once their branches are merged.
- */
-const ALLOWED_WHILE_IN_PROGRESS: string[] = [
-  // One group of circles through src/deps.ts, from two modules that import it for its types:
-  // src/prompter.ts (IO, Prompter) and src/text/progress.ts (Deps; src/config/settings-schema.ts takes
-  // PROGRESS_MODES from it). It ends when both take their types from a module below src/deps.ts
-  // (or ports of their own), and PROGRESS_MODES lives in a module that imports nothing.
-  'src/api/service.ts → src/http/client.ts → src/http/proxy.ts → src/config/profile.ts → src/config/settings.ts → src/config/settings-schema.ts → src/text/progress.ts → src/deps.ts → src/api/service.ts',
-];
-
 /** The src/ files a file imports statically (type-only imports and re-exports included; `import()` not). */
 function importsOf(file: string): string[] {
   const source = parse(file);
@@ -96,7 +83,7 @@ function shortestCircle(graph: Map<string, string[]>, start: string, inside: Set
 describe('imports under src/', () => {
   it('make no circle (static imports, type-only included)', () => {
     const graph = new Map(sourceFiles().map((file) => [file, importsOf(file)]));
-    const found = circles(graph).filter((circle) => !ALLOWED_WHILE_IN_PROGRESS.includes(circle));
+    const found = circles(graph);
     expect(found, 'break these circles: move what both sides need to a module below them').toEqual([]);
   });
 });

@@ -8,14 +8,6 @@ const MAX_FILE_LINES = 400;
 /** Files allowed past the file limit: the spec's resources, written once in one module. */
 const FILE_EXCEPTIONS = ['src/schemas.ts'];
 
-/**
- * TEMPORARY: functions and files other helpers of issue 31 are still splitting (the claims batch,
- * the HTTP transport). The lead empties this list once their branches are merged.
- */
-const ALLOWED_WHILE_IN_PROGRESS = [/^src\/claims\//, /^src\/commands\/claims\//, /^src\/http\//];
-
-const inProgress = (name: string): boolean => ALLOWED_WHILE_IN_PROGRESS.some((pattern) => pattern.test(name));
-
 /** A readable name for a function node: its own, its variable's, its property's, or "(anonymous)". */
 function nameOf(node: ts.Node): string {
   const named = node as { name?: ts.Node };
@@ -53,13 +45,13 @@ describe('size of the code under src/', () => {
   const files = sourceFiles();
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
-    const long = files.filter((file) => !inProgress(file)).flatMap(longFunctions);
+    const long = files.flatMap(longFunctions);
     expect(long, 'split these functions into named parts').toEqual([]);
   });
 
   it(`has no file over ${MAX_FILE_LINES} lines (the resource schemas excepted)`, () => {
     const long = files
-      .filter((file) => !inProgress(file) && !FILE_EXCEPTIONS.includes(file))
+      .filter((file) => !FILE_EXCEPTIONS.includes(file))
       .map((file) => ({ file, lines: lineCount(file) }))
       .filter(({ lines }) => lines > MAX_FILE_LINES)
       .map(({ file, lines }) => `${file} (${lines} lines)`);
