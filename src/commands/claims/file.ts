@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
-import type { BatchOptions } from '../../claims/batch.js';
+import { type BatchOptions, runBatch } from '../../claims/batch.js';
 import type { RowResult } from '../../claims/results.js';
+import { INPUT_FORMATS } from '../../claims/row-source.js';
 import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
@@ -8,7 +9,9 @@ import { UsageError } from '../../errors.js';
 import { parseDuration, parseRate } from '../../flags.js';
 import { jsonFields } from '../../json-fields.js';
 import { completesWith, completeValues } from '../completion/hints.js';
+import { batchView } from './batch-view.js';
 import { describeField, FILE_HELP } from './file-help.js';
+import { fileOne } from './file-single.js';
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
 export interface FileOptions extends Omit<BatchOptions, 'from'> {
@@ -72,7 +75,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--jsonl [fields]', 'one JSON result per row on stdout (batch); with fields (comma-separated), only those (docs/json.md)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
   // The batch reader's formats, loaded only when `opcli completion` asks (see run() for why).
-  completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
+  completeValues(cmd, { '--format': async () => INPUT_FORMATS });
   for (const field of CLAIM_FIELDS) {
     if (field.type === 'boolean') {
       cmd.addOption(new Option(`--${field.flag}`, describeField(field)));
@@ -148,16 +151,10 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
 
 /** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
-  // The batch and the single claim load on use, not at the top: `claims` loads every verb's file, and
-  // the batch at the top costs `claims template` (and history, repair) ~15 ms of CPU a run (measured
-  // interleaved against main; bench/startup.mjs has no claims case). They move to the top once cli.ts
-  // loads each verb on use.
   if (opts.from) {
-    const [{ runBatch }, { batchView }] = await Promise.all([import('../../claims/batch.js'), import('./batch-view.js')]);
     const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
     await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
     return;
   }
-  const { fileOne } = await import('./file-single.js');
   await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json, force: !!opts.force, yes: !!opts.yes }, deps);
 }

@@ -1,9 +1,15 @@
 import type { Command } from 'commander';
-import type { ClaimHistoryRow } from '../../claims/history.js';
+import { type ClaimHistoryRow, readClaimHistory } from '../../claims/history.js';
+import { serviceOrigin } from '../../claims/journal.js';
+import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
+import * as output from '../../output.js';
+import { EmailAddress } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
+import { safeLine } from '../../text/safe.js';
+import { wrapText } from '../../text/wrap.js';
 
 /** Flag values of `claims history`. */
 export interface ClaimsHistoryOptions {
@@ -65,7 +71,7 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
         const problem = value === undefined ? undefined : textProblem(value);
         if (problem) throw new UsageError(`${flag} ${problem}.`, `Leave ${flag} out to see every claim.`);
       }
-      if (flags.email !== undefined && !(await import('../../schemas.js')).EmailAddress.safeParse(flags.email.trim()).success) {
+      if (flags.email !== undefined && !EmailAddress.safeParse(flags.email.trim()).success) {
         throw new UsageError(`--email "${flags.email}" is not an e-mail address.`, "Pass the customer's address, such as --email alice@example.com.");
       }
       let since: number | undefined;
@@ -79,17 +85,6 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
 
 /** Prints the claims the record holds for the profile's store. */
 export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
-  // On use, not at the top: `claims` loads every verb's file, and these modules at the top cost each claims
-  // command ~25 ms of CPU (a one-off `claims file --data --dry-run`, measured interleaved; bench/startup.mjs
-  // has no claims case). They move to the top once cli.ts loads each verb on use.
-  const [{ readClaimHistory }, { recordPlace }, { serviceOrigin }, output, { safeLine }, { wrapText }] = await Promise.all([
-    import('../../claims/history.js'),
-    import('../../config/record-dir.js'),
-    import('../../claims/journal.js'),
-    import('../../output.js'),
-    import('../../text/safe.js'),
-    import('../../text/wrap.js'),
-  ]);
   const profile = await deps.profile();
   const { path, rows, damaged } = await readClaimHistory(
     { place: recordPlace(deps.configDir(), profile), store: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null } },

@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
+import { serviceOrigin } from '../../claims/journal.js';
+import { recordRepairTarget } from '../../claims/record.js';
+import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../deps.js';
 import { ExitCode, PlainExit, UsageError } from '../../errors.js';
+import * as output from '../../output.js';
+import { describeDamage } from '../../record-lines.js';
+import { planRepairOf, repairFile } from '../../record-repair.js';
 
 /** Flag values of `claims repair`. */
 export interface ClaimsRepairOptions {
@@ -38,17 +44,6 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> {
-  // On use, not at the top: `claims` loads every verb's file, and these modules at the top cost each claims
-  // command ~25 ms of CPU (a one-off `claims file --data --dry-run`, measured interleaved; bench/startup.mjs
-  // has no claims case). They move to the top once cli.ts loads each verb on use.
-  const [{ recordRepairTarget }, { planRepairOf, repairFile }, { describeDamage }, output, { recordPlace }, { serviceOrigin }] = await Promise.all([
-    import('../../claims/record.js'),
-    import('../../record-repair.js'),
-    import('../../record-lines.js'),
-    import('../../output.js'),
-    import('../../config/record-dir.js'),
-    import('../../claims/journal.js'),
-  ]);
   const profile = await deps.profile();
   const target = recordRepairTarget(
     recordPlace(deps.configDir(), profile),

@@ -1,4 +1,7 @@
 import type { Command } from 'commander';
+import { stringify } from 'csv-stringify/sync';
+import { exampleClaim } from '../../claims/example.js';
+import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
 import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 
@@ -43,10 +46,6 @@ its row invalid, because the original value is gone.`,
 
 /** Prints the template; storeId is the profile's store when one is set. */
 export async function run(opts: TemplateOptions, deps: Deps): Promise<void> {
-  // On use, not at the top: `claims` loads every verb's file, and these modules at the top cost each claims
-  // command ~25 ms of CPU (a one-off `claims file --data --dry-run`, measured interleaved; bench/startup.mjs
-  // has no claims case). They move to the top once cli.ts loads each verb on use.
-  const [{ exampleClaim }, { CLAIM_FIELDS, flattenClaim }] = await Promise.all([import('../../claims/example.js'), import('../../claims/fields.js')]);
   const storeId = (await deps.profile().catch(() => undefined))?.storeId ?? 'your-store-id';
   const claim = exampleClaim(storeId);
   if (opts.format === 'json') {
@@ -57,7 +56,6 @@ export async function run(opts: TemplateOptions, deps: Deps): Promise<void> {
     deps.out(`${JSON.stringify(claim)}\n`);
     return;
   }
-  const { stringify } = await import('csv-stringify/sync');
   const flat = flattenClaim(claim);
   const header = CLAIM_FIELDS.map((f) => f.key);
   deps.out(stringify([header, header.map((k) => flat[k] ?? '')]));
