@@ -25,8 +25,8 @@ export function cellText(value: unknown): string {
 /** The money columns: right-aligned with two decimals on a terminal, never cut. */
 export const MONEY_COLUMNS: readonly string[] = ['premiumPaid', 'total', 'discountTotal', 'shippingCost', 'tax', 'subtotal', 'shippingCostTax'];
 
-/** The columns a terminal table never cuts: money and ids (a cut id or amount reads as another one). */
-export const WHOLE_COLUMNS: readonly string[] = [...MONEY_COLUMNS, 'sourceOrderId', 'sourceOrderNumber', 'originalSourceOrderId', 'platformId'];
+/** The columns a terminal table never cuts nor leaves out before others: money, its currency and ids (a cut id or amount reads as another one). */
+export const WHOLE_COLUMNS: readonly string[] = [...MONEY_COLUMNS, 'currency', 'sourceOrderId', 'sourceOrderNumber', 'originalSourceOrderId', 'platformId'];
 
 /** An amount as a table shows it: two decimals (45.50); more precise values as they came, never rounded. */
 export function amountText(value: unknown): unknown {

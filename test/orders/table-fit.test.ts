@@ -54,6 +54,22 @@ test('--columns with more than 80 columns can hold keeps money and ids whole and
   expect(piped.stderr).not.toContain('Left out');
 });
 
+test('a currency stays beside its amounts, and a column asked for but empty is shown, not dropped in silence', async () => {
+  const columns = 'sourceOrderId,sourceOrderNumber,total,currency,customerEmail,customerName,customerPhone,sourceCreatedAt,platformId';
+  const r = await runOpcli(['orders', 'list', '--size', '4', '--columns', columns], { env: { ...env, COLUMNS: '80', NO_COLOR: '1' }, tty: true });
+  expect(r.code).toBe(0);
+  const header = r.stdout.split('\n').find((l) => l.includes('sourceOrderId')) ?? '';
+  expect(header).toContain('currency');
+  expect(cells(r.stdout)[0]?.[3]).toMatch(/^[A-Z]{3}$/);
+  const left = r.stderr.replace(/\s+/g, ' ');
+  expect(left).toContain('Left out to fit 80 columns:');
+  // Every column asked for is either in the table or named as left out.
+  for (const name of columns.split(',')) expect(header.includes(name) || left.includes(name)).toBe(true);
+  const empty = await runOpcli(['orders', 'list', '--size', '3', '--columns', 'sourceOrderId,customerPhone'], { env: { ...env, COLUMNS: '80', NO_COLOR: '1' }, tty: true });
+  expect(empty.stdout).toContain('customerPhone');
+  expect(cells(empty.stdout).map((row) => row[1])).toEqual(['', '', '']);
+});
+
 test('the footer writes counts as the progress line does', async () => {
   const r = await runOpcli(['orders', 'list', '--size', '100', '--limit', '1100'], { env });
   expect(r.stderr).toContain('1,100 of 1,200 orders in 11 pages (stopped at --limit 1100).');

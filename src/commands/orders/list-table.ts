@@ -56,7 +56,11 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
     },
     async end() {
       if (rows.length === 0) return;
-      const columns: Column<OrderRecord>[] = presentColumns(rows).map((c) => {
+      // A column asked for by --columns is shown even when no order on the page has it (empty cells),
+      // rather than vanishing without a word.
+      const present = presentColumns(rows);
+      const names = ORDER_COLUMNS.filter((c) => present.includes(c) || options.columns?.includes(c));
+      const columns: Column<OrderRecord>[] = names.map((c) => {
         const money = MONEY_COLUMNS.includes(c);
         return {
           header: c,
