@@ -54,10 +54,11 @@ function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: s
  * One JSON file of the config folder (settings.json, credentials.json). Reads are opcli's own: the
  * file is opened without following a link and checked with the private-file rules (a regular file
  * you own that others cannot write, in a folder only you can write), its text is read from that
- * same descriptor and checked against the zod schema (after a quick check that passes only what
- * the schema certainly accepts unchanged, generated from it at build time: src/schema-checks.ts; the schema, and zod with it,
- * is loaded only for a write or a file the quick check cannot vouch for), so a file that is not JSON,
- * not an object or not the schema is a DamagedFileError naming it. Writes are conf's: atomic (a temporary file
+ * same descriptor and checked against the zod schema (after a quick check generated from it at
+ * build time, src/schema-checks.ts, that passes only what the schema certainly returns unchanged;
+ * the schema, and zod with it, is loaded only for a write or a file the quick check cannot vouch
+ * for), so a file that is not JSON, not an object or not the schema is a DamagedFileError naming
+ * it. Writes are conf's: atomic (a temporary file
  * renamed over the old one), mode 0600; conf never clears an invalid file (`clearInvalidConfig:
  * false`) and every write reads first, so a damaged file is never replaced. conf is loaded only by a
  * store that may write (`open(..., { write: true })`, or `prepareWrite()`): a one-off command that
