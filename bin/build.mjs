@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { generateChecks } from './gen-checks.mjs';
 
 const execFileAsync = promisify(execFile);
 
@@ -126,6 +127,18 @@ const lazyAssertForUndici = {
   },
 };
 
+/**
+ * The start-up checks (src/schema-checks.ts, which says false to everything) replaced by predicates
+ * generated from the zod schemas (bin/gen-checks.mjs), so a one-off reading files and a page that
+ * pass them never loads zod.
+ */
+const generatedChecks = {
+  name: 'generated-checks',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]src[\\/]schema-checks\.ts$/ }, async () => ({ contents: await generateChecks(), loader: 'js' }));
+  },
+};
+
 /** Each patch and the library whose import it rewrites. */
 const patches = {
   'lazy-child-process-for-commander': 'commander',
@@ -156,7 +169,7 @@ const result = await build({
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
   banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
   logLevel: 'warning',
-  plugins: [lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
+  plugins: [generatedChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });
 // A patch that never applied while its library is in the bundle means the library changed: stop.
 // A patch whose library is no longer bundled at all is only dead code here: say so.

@@ -1,7 +1,13 @@
 import { UsageError } from '../errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
-import { ClaimCreated, type OfflineClaim, type Order, type ProductVariant, SessionContext, StatusOk } from '../schemas.js';
+import type { ClaimCreated, OfflineClaim, Order, ProductVariant } from '../schemas.js';
+
+/**
+ * Start-up fast path (ARCHITECTURE.md; test/orders/output-loads.test.ts): the answer schemas, loaded
+ * by the first call that reads an answer, so PATHS alone (an order listing) loads no zod.
+ */
+const schemas = () => import('../schemas.js');
 
 /**
  * One identifier as one path segment: percent-encoded, so `/`, `?`, `#` and `%` stay inside it.
@@ -41,25 +47,27 @@ export function createServiceApi(http: HttpClient) {
       return (
         await http.request(
           { method: 'POST', url: PATHS.sessionVerify, json: { session_token: sessionToken }, auth: false, retry: 'never', smallAnswer: true, signal },
-          SessionContext,
+          (
+            await schemas()
+          ).SessionContext,
         )
       ).body;
     },
     /** Endpoint 5. */
     async updateOrder(sourceOrderId: string, order: Order, signal?: AbortSignal) {
-      return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, StatusOk)).body;
+      return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, (await schemas()).StatusOk)).body;
     },
     /**
      * Endpoint 6. A POST: not resent when its fate is unknown. A batch paces its requests with one
      * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/compiled.ts).
      */
     async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated } = {}) {
-      const answer = options.answer ?? ClaimCreated;
+      const answer = options.answer ?? (await schemas()).ClaimCreated;
       return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal: options.signal, limiter: options.limiter }, answer)).body;
     },
     /** Endpoint 7. */
     async createVariant(productId: string, variant: ProductVariant, signal?: AbortSignal) {
-      return (await http.request({ method: 'POST', url: PATHS.variants(productId), json: variant, signal }, StatusOk)).body;
+      return (await http.request({ method: 'POST', url: PATHS.variants(productId), json: variant, signal }, (await schemas()).StatusOk)).body;
     },
   };
 }

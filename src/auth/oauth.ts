@@ -5,7 +5,10 @@ import { ApiError, AuthError, RedirectError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Redactor } from '../redact.js';
 import { PATHS } from '../api/service.js';
-import { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
+import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
+
+/** Start-up fast path (ARCHITECTURE.md): the schemas are loaded by a token call, so a one-off with a valid login loads no zod. */
+const schemas = () => import('../schemas.js');
 
 /** Endpoints 1 and 2 of one profile, over the shared HTTP client (absolute URLs, so any profile works). */
 export interface OAuthEndpoints {
@@ -23,12 +26,13 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
     async token(body, signal) {
+      const { TokenRequest, TokenResponse } = await schemas();
       const checked = TokenRequest.parse(body);
       return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
         .body;
     },
     async revoke(body, signal) {
-      const checked = RevokeRequest.parse(body);
+      const checked = (await schemas()).RevokeRequest.parse(body);
       await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },
   };

@@ -1,10 +1,14 @@
-import { CredentialsFile, ProfileSecrets } from './credentials-schema.js';
+import { credentialsFile } from '../schema-checks.js';
+import type { CredentialsFile, ProfileSecrets } from './credentials-schema.js';
 import { withFileLock } from './lock.js';
 import { tightenSecretFile } from './private-file.js';
 import { ConfFileStore } from './read-file.js';
 
-export type { Grant, StoredToken } from './credentials-schema.js';
-export { ProfileSecrets };
+export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js';
+
+// Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
+// (and zod) is loaded by a write or by a file the check generated from it (src/schema-checks.ts) cannot vouch for.
+const schemas = () => import('./credentials-schema.js');
 
 /**
  * The credential store (credentials.json, 0600 in a private folder, kept through conf). Reads are
@@ -15,6 +19,8 @@ export class CredentialStore {
   readonly path: string;
   readonly dir: string;
   private readonly file: ConfFileStore<CredentialsFile>;
+  /** The ProfileSecrets schema, loaded by withLock: every write happens inside it. */
+  private secrets?: typeof ProfileSecrets;
 
   private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
     this.dir = dir;
@@ -27,7 +33,8 @@ export class CredentialStore {
    * read is made 0600, and `warn` gets the line that says so.
    */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
-    const file = await ConfFileStore.open(dir, 'credentials', CredentialsFile, 'credentials', {
+    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
+      quick: credentialsFile,
       empty: () => ({ profiles: {} }),
     });
     const tightened = tightenSecretFile(file.path, 'credentials file');
@@ -47,8 +54,9 @@ export class CredentialStore {
 
   /** Runs `fn` under the credentials lock (refresh, logout and revocation use this); `writeLocked` works inside it. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    // Reading needs no writer; it is made only by those who take the lock to write.
+    // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
     await this.file.prepareWrite();
+    this.secrets ??= (await schemas()).ProfileSecrets;
     return withFileLock(this.dir, 'credentials', fn);
   }
 
@@ -61,7 +69,10 @@ export class CredentialStore {
     const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
-    else file.profiles[profile] = ProfileSecrets.parse(next);
+    else {
+      if (!this.secrets) throw new Error('internal: the credentials were written outside withLock()');
+      file.profiles[profile] = this.secrets.parse(next);
+    }
     this.file.write(file);
     return next;
   }

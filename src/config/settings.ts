@@ -1,7 +1,12 @@
+import { settingsFile } from '../schema-checks.js';
 import { ConfFileStore } from './read-file.js';
-import { ProfileSettings, SettingsFile } from './settings-schema.js';
+import type { ProfileSettings, SettingsFile } from './settings-schema.js';
 
-export { ProfileSettings };
+export type { ProfileSettings } from './settings-schema.js';
+
+// Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
+// (and zod) is loaded by a write or by a file the check generated from it (src/schema-checks.ts) cannot vouch for.
+const schemas = () => import('./settings-schema.js');
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */
 export class SettingsStore {
@@ -18,6 +23,7 @@ export class SettingsStore {
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
+    const { ProfileSettings } = await schemas();
     return new SettingsStore(await SettingsStore.openFile(dir, true), ProfileSettings);
   }
 
@@ -27,8 +33,9 @@ export class SettingsStore {
   }
 
   private static openFile(dir: string, write: boolean): Promise<ConfFileStore<SettingsFile>> {
-    return ConfFileStore.open(dir, 'settings', SettingsFile, 'settings', {
+    return ConfFileStore.open(dir, 'settings', async () => (await schemas()).SettingsFile, 'settings', {
       write,
+      quick: settingsFile,
       empty: () => ({ profiles: {} }),
     });
   }

@@ -11,8 +11,17 @@ import type { RequestLimiter } from '../http/adaptive.js';
 import { readBody } from '../http/body.js';
 import { clause, type HttpClient, wouldRecur } from '../http/client.js';
 import { backoffDelay, shouldRetryStatus } from '../http/retry.js';
-import { OrderRecord, type OrdersPage, OrdersPageShell, OrdersQuery } from '../schemas.js';
+import type { OrdersPage } from '../schemas.js';
+import { ordersPageShell, ordersQuery } from '../schema-checks.js';
 import { safeText } from '../text/safe.js';
+
+/**
+ * Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the
+ * schemas, loaded only when a page needs them (a table's records, or a page or query the checks
+ * generated from them, src/schema-checks.ts, cannot vouch for): `orders list --json` over pages a
+ * server answers as the spec shows never loads zod.
+ */
+const schemas = () => import('../schemas.js');
 
 /** What paging uses: the HTTP client, Ctrl-C, and the sleep between rounds. */
 export interface PagerEnv {
@@ -48,9 +57,11 @@ function retriedHere(error: unknown): boolean {
  * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
  */
 export async function checkPage(body: unknown, records: boolean): Promise<OrdersPage> {
-  const shell = OrdersPageShell.safeParse(body);
+  // The schema runs only when the generated check is not sure: it decides and names the problem.
+  const shell = ordersPageShell(body) ? undefined : (await schemas()).OrdersPageShell.safeParse(body);
+  const OrderRecord = records ? (await schemas()).OrderRecord : undefined;
   const edges = (body as { edges?: unknown } | null)?.edges;
-  let problem = shell.success ? undefined : shell.error.issues[0];
+  let problem = !shell || shell.success ? undefined : shell.error.issues[0];
   let where = problem ? problem.path.join('.') : '';
   if (!problem && edges !== undefined) {
     if (!Array.isArray(edges)) where = 'edges';
@@ -61,7 +72,7 @@ export async function checkPage(body: unknown, records: boolean): Promise<Orders
           where = `edges.${i}.node`;
           break;
         }
-        if (records) {
+        if (OrderRecord) {
           const parsed = OrderRecord.safeParse(node);
           if (!parsed.success) {
             problem = parsed.error.issues[0];
@@ -111,7 +122,9 @@ export async function fetchPage(deps: PagerEnv, query: PageRequest, options: Pag
 export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
   const http = await deps.http();
   const records = options.records ?? true;
-  const q = OrdersQuery.parse(query);
+  // A table checks every record: its schema loads while the first request is in flight.
+  if (records) void schemas().catch(() => {});
+  const q = ordersQuery({ ...query }) ? query : (await schemas()).OrdersQuery.parse(query);
   const rounds = options.rounds ?? PAGE_ROUNDS;
   for (let round = 0; ; round++) {
     try {

@@ -1,0 +1,200 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
+import * as z from 'zod';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { emitChecks, generateChecks } from '../../bin/gen-checks.mjs';
+import { CredentialsFile } from '../../src/config/credentials-schema.js';
+import { SettingsFile } from '../../src/config/settings-schema.js';
+import type { SchemaChecks } from '../../src/schema-checks.js';
+import { OrdersPageShell, OrdersQuery } from '../../src/schemas.js';
+
+// The start-up checks the build puts in the bundle (bin/gen-checks.mjs, from the zod schemas) held to
+// those schemas: whenever a check says true, zod accepts the value and (but for the page shell,
+// whose body the pager passes on as it is) returns it unchanged.
+let dir: string;
+let checks: SchemaChecks;
+
+/** Imports generated source as a module. */
+async function load<T>(source: string, name: string): Promise<T> {
+  const file = join(dir, `${name}.mjs`);
+  writeFileSync(file, source);
+  return (await import(/* @vite-ignore */ pathToFileURL(file).href)) as T;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'opcli-checks-'));
+  checks = await load<SchemaChecks>(await generateChecks(), 'checks');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Mostly values of the right kind, sometimes of another, so both answers of a check are reached. */
+const anyJson = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }));
+const str = fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 8 }) }, { weight: 1, arbitrary: anyJson });
+const url = fc.oneof(
+  { weight: 4, arbitrary: fc.webUrl() },
+  { weight: 1, arbitrary: fc.constantFrom(' https://a.example', 'https://a.ex\tample', 'not a url', 'https://a.example/\n', 'mailto:x@y') },
+  { weight: 1, arbitrary: anyJson },
+);
+const bool = fc.oneof({ weight: 4, arbitrary: fc.boolean() }, { weight: 1, arbitrary: anyJson });
+const num = fc.oneof({ weight: 4, arbitrary: fc.double() }, { weight: 4, arbitrary: fc.integer() }, { weight: 1, arbitrary: anyJson });
+const strings = fc.oneof({ weight: 6, arbitrary: fc.array(fc.string({ maxLength: 6 }), { maxLength: 3 }) }, { weight: 1, arbitrary: anyJson });
+const profileName = fc.oneof(
+  { weight: 6, arbitrary: fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9._-]{0,8}$/) },
+  { weight: 1, arbitrary: fc.constantFrom('', '-x', '.x', '__proto__', 'a b', 'x'.repeat(65), 'constructor') },
+);
+/** A few keys no schema knows, now and then. */
+const extra = fc.oneof({ weight: 8, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: fc.dictionary(fc.constantFrom('unknown', 'other'), anyJson) });
+const profiles = <T>(value: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 8, arbitrary: fc.dictionary(profileName, value, { maxKeys: 3 }) }, { weight: 1, arbitrary: anyJson });
+/** An object of `fields`, each present or not, with an unknown key now and then. */
+const shape = (fields: Record<string, fc.Arbitrary<unknown>>, requiredKeys: string[] = []) =>
+  fc.tuple(fc.record(fields, { requiredKeys }), extra).map(([value, more]) => ({ ...value, ...more }));
+
+const provider = shape({
+  name: str,
+  apiUrl: url,
+  shopUrl: str,
+  triggerId: str,
+  triggerUrl: url,
+  nativeUrl: url,
+  triggerSendsToken: bool,
+  currency: str,
+  maxAmount: str,
+});
+const profileSettings = shape({
+  baseUrl: url,
+  authorizeUrl: url,
+  clientId: str,
+  scopes: strings,
+  storeId: str,
+  recordDir: str,
+  proxy: str,
+  noProxy: str,
+  proxyLoopback: bool,
+  caFile: str,
+  notProcessedStatuses: fc.oneof(fc.array(fc.oneof(fc.integer({ min: 400, max: 599 }), fc.double()), { maxLength: 3 }), anyJson),
+  progress: fc.oneof(fc.constantFrom('auto', 'plain', 'none', 'fancy'), anyJson),
+  accessible: bool,
+  provider: fc.oneof({ weight: 4, arbitrary: provider }, { weight: 1, arbitrary: anyJson }),
+});
+const settingsFile = shape({ currentProfile: profileName, profiles: profiles(profileSettings) });
+
+const storedToken = shape(
+  {
+    accessToken: str,
+    refreshToken: str,
+    expiresAt: num,
+    scopes: strings,
+    grant: fc.oneof(fc.constantFrom('authorization_code', 'client_credentials', 'token', 'password'), anyJson),
+    storeId: str,
+    requestedScopes: strings,
+    obtainedAt: num,
+    origin: str,
+    tokenUrl: str,
+  },
+  ['accessToken', 'grant'],
+);
+const credentialsFile = shape({
+  profiles: profiles(
+    shape({
+      clientSecret: str,
+      clientSecretOrigin: str,
+      providerToken: str,
+      providerTokenOrigin: str,
+      token: fc.oneof({ weight: 4, arbitrary: storedToken }, { weight: 1, arbitrary: anyJson }),
+    }),
+  ),
+});
+
+const cursor = fc.oneof(fc.string({ maxLength: 6 }), fc.constant(null), anyJson);
+const page = shape(
+  {
+    pageInfo: shape({ startCursor: cursor, endCursor: cursor, hasNextPage: bool, hasPreviousPage: bool }, ['startCursor', 'endCursor', 'hasNextPage']),
+    pageCursors: shape({ around: fc.array(shape({ cursor: str, page: num, isCurrent: bool }, ['cursor', 'page']), { maxLength: 3 }) }, ['around']),
+    totalCount: num,
+    edges: fc.array(fc.record({ node: fc.dictionary(fc.string({ maxLength: 4 }), anyJson, { maxKeys: 2 }) }), { maxLength: 2 }),
+  },
+  ['pageInfo', 'pageCursors'],
+);
+const whole = fc.oneof(fc.integer({ min: -2, max: 1000 }), fc.double(), fc.constant(undefined), fc.string({ maxLength: 3 }));
+const query = shape({ size: whole, cursor: fc.oneof(str, fc.constant(undefined)), buttonNum: whole });
+
+/** Runs `check` over generated values: where it says true, zod accepts (and with `unchanged` returns a deep copy). */
+function holds(check: (v: unknown) => boolean, schema: z.ZodType, values: fc.Arbitrary<unknown>, unchanged: boolean): number {
+  let vouched = 0;
+  fc.assert(
+    fc.property(values, (value) => {
+      if (!check(value)) return;
+      vouched++;
+      const parsed = schema.safeParse(value);
+      expect(parsed.success).toBe(true);
+      if (unchanged) expect(parsed.data).toStrictEqual(value);
+    }),
+    { numRuns: 2000 },
+  );
+  return vouched;
+}
+
+describe('the generated checks say true only where zod agrees', () => {
+  test('the settings file: accepted unchanged', () => {
+    expect(holds(checks.settingsFile, SettingsFile, settingsFile, true)).toBeGreaterThan(20);
+    expect(checks.settingsFile({ currentProfile: 'work', profiles: { work: { baseUrl: 'https://api.example', provider: { currency: 'EUR' } } } })).toBe(true);
+  });
+
+  test('the credentials file: accepted unchanged', () => {
+    expect(holds(checks.credentialsFile, CredentialsFile, credentialsFile, true)).toBeGreaterThan(20);
+    const token = { accessToken: 'at_1', scopes: ['orders:read'], grant: 'token', obtainedAt: 1 };
+    expect(checks.credentialsFile({ profiles: { default: { token } } })).toBe(true);
+    // A default to fill (scopes) is zod's to do: the file is not returned as it is.
+    expect(checks.credentialsFile({ profiles: { default: { token: { ...token, scopes: undefined } } } })).toBe(false);
+    expect(checks.credentialsFile({})).toBe(false);
+  });
+
+  test('a page of orders: the shell is accepted (the records pass on as the server sent them), and the query unchanged', () => {
+    expect(holds(checks.ordersPageShell, OrdersPageShell, page, false)).toBeGreaterThan(20);
+    expect(holds(checks.ordersQuery, OrdersQuery, query, true)).toBeGreaterThan(20);
+    // A coerced query value ("5") becomes another value: zod's to do.
+    expect(checks.ordersQuery({ size: '5' })).toBe(false);
+    expect(checks.ordersQuery({ size: 5, cursor: 'c' })).toBe(true);
+  });
+
+  test('what a file holds besides the schema, or a profile named __proto__, is left to zod', () => {
+    expect(checks.settingsFile({ profiles: {}, extra: 1 })).toBe(false);
+    expect(checks.settingsFile(JSON.parse('{"profiles": {"__proto__": {}}}'))).toBe(false);
+    expect(checks.settingsFile({ profiles: { work: { baseUrl: ' https://api.example' } } })).toBe(false);
+  });
+});
+
+describe('the generator', () => {
+  test('emits false for a construct it does not know, so zod decides', async () => {
+    const source = emitChecks({
+      union: z.union([z.string(), z.number()]),
+      transformed: z.object({
+        a: z
+          .string()
+          .transform((s) => s.trim())
+          .optional(),
+      }),
+      refined: z.string().refine((s) => s.length > 1),
+      email: z.email(),
+      bounded: z.array(z.string()).min(1),
+      normalized: z.url({ normalize: true }),
+      known: z.object({ a: z.string() }),
+    });
+    const generated = await load<Record<string, (v: unknown) => boolean>>(source, 'unknown');
+    expect(generated.union?.('x')).toBe(false);
+    expect(generated.transformed?.({ a: 'x' })).toBe(false);
+    // The known part still answers: an absent optional field is fine.
+    expect(generated.transformed?.({})).toBe(true);
+    expect(generated.refined?.('xyz')).toBe(false);
+    expect(generated.email?.('a@b.example')).toBe(false);
+    expect(generated.bounded?.(['x'])).toBe(false);
+    expect(generated.normalized?.('https://a.example')).toBe(false);
+    expect(generated.known?.({ a: 'x' })).toBe(true);
+    // Plain code: nothing of zod is left in what the bundle gets.
+    expect(source).not.toMatch(/\bimport\b|require\(/);
+  });
+});
