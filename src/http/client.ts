@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../errors.js';
 import type { Redactor } from '../redact.js';
-import type { RequestLimiter } from './adaptive.js';
+import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './answer.js';
 import { readBody } from './body.js';
 import { classifyFailure, mayRepeat } from './fate.js';
@@ -210,7 +210,7 @@ export class HttpClient {
       if (!permit) await this.waitForPause(req.signal);
       let res: RawResponse;
       try {
-        res = await this.send(url, req, run.token);
+        res = await this.send(url, req, run.token, permit);
       } catch (error) {
         permit?.done({ error: true });
         await this.afterFailure(run, error);
@@ -307,7 +307,7 @@ export class HttpClient {
     return this.options.deadlineMs ?? HTTP_LIMITS.deadlineMs;
   }
 
-  private async send(url: URL, req: HttpRequest, token: string | undefined): Promise<RawResponse> {
+  private async send(url: URL, req: HttpRequest, token: string | undefined, permit?: Permit): Promise<RawResponse> {
     const { headers, body } = buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
     const started = this.options.now();
     this.tracer?.request(this.routeOf(url).reason, req.method, url, headers, req.json);
@@ -320,6 +320,8 @@ export class HttpClient {
       timeoutMs: req.timeoutMs || undefined,
       maxBytes: this.bodyLimit(req),
       deadline: { ms: this.deadlineMs(), timers: this.options.timers ?? WALL_TIMERS },
+      // The limiter spaces the next request from when this one's bytes were written, not from its permit.
+      onWritten: permit && (() => permit.sent()),
     });
     const raw = req.rawBody === true && res.status >= 200 && res.status < 300;
     // Read only for --verbose's trace when the caller wants the text.

@@ -38,6 +38,7 @@ async function simulate(sim: Sim) {
         inFlight++;
         peakInFlight = Math.max(peakInFlight, inFlight);
         starts.push(clock.now());
+        permit.sent();
         const decision = server.take('token');
         await clock.sleep(sim.latencyMs);
         inFlight--;
