@@ -328,7 +328,10 @@ export class HttpClient {
   }
 
   private async send(url: URL, req: HttpRequest, token: string | undefined, permit?: Permit): Promise<RawResponse> {
-    const { headers, body } = req.headers === undefined ? this.plainRequest(req.json, token) : buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
+    const { headers, body } =
+      req.headers === undefined
+        ? this.plainRequest(req.json, token)
+        : buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
     const started = this.options.now();
     this.tracer?.request(this.routeOf(url).reason, req.method, url, headers, req.json);
     const res = await this.wire().send({
