@@ -180,19 +180,35 @@ export class SendPipeline {
     // The record of claims takes the group's intents in one write and one fdatasync, beside the journal's.
     const intents = group.flatMap((item) => (item.plan.intent ? [item.plan.intent] : []));
     const recorded = record && intents.length ? record.intentsDurable(intents) : Promise.resolve();
+    // The journal hands every entry of one group the same promise: one wait per run of entries sharing it, not one per row.
+    let sending: Promise<void> | undefined;
+    let items: Ready[] = [];
     for (const item of group) {
       const { row, plan } = item;
       if (record) item.recorded = plan.intent !== undefined;
       // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-      const sending = journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust);
-      Promise.all([sending, recorded]).then(
-        () => {
+      const entry = journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust);
+      if (entry !== sending && sending !== undefined) this.whenDurable(sending, recorded, items);
+      if (entry !== sending) items = [];
+      sending = entry;
+      items.push(item);
+    }
+    if (sending !== undefined) this.whenDurable(sending, recorded, items);
+  }
+
+  /** Once the journal's group and the record's intents are durable, the rows become ready (or, on failure, are not sent). */
+  private whenDurable(sending: Promise<void>, recorded: Promise<void>, items: Ready[]): void {
+    Promise.all([sending, recorded]).then(
+      () => {
+        for (const item of items) {
           this.window.synced();
           this.offer(item);
-        },
-        (error) => this.notDurable(item, error),
-      );
-    }
+        }
+      },
+      (error) => {
+        for (const item of items) this.notDurable(item, error);
+      },
+    );
   }
 
   /**

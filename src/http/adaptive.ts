@@ -4,6 +4,7 @@
  * a burst, a fixed or a sliding window). Every request asks for a permit first and reports how it went:
  *
  *   const permit = await limiter.acquire(signal);   // waits for a slot, the pacing and any pause
+ *   permit.sent();                                  // when the request's bytes were written
  *   permit.done({ status, headers });               // or permit.done({ error: true })
  *
  * - Concurrency starts modestly and grows by one per clean, fast answer (slow start), up to
@@ -13,7 +14,9 @@
  *   `RateEstimator` and `ProbePolicy` (src/http/rate-estimator.ts: the rate, down and up).
  * - Requests are unpaced until the server first refuses (429, or 503 overload) or states a policy.
  *   From then on they leave evenly spaced at the learnt rate, never closer than its interval to the
- *   request before (a late timer never makes two leave together), and never in bursts.
+ *   request before (a late timer never makes two leave together), and never in bursts. The interval
+ *   counts from when the request before was written (`sent()`), not from its permit: a busy event
+ *   loop between the two would otherwise bring them closer at the server than the rate allows.
  * - A refusal costs one step down: to 0.95 of the rate it was sent at, or to what the server was
  *   seen to accept over the last second, whichever is lower, never below 0.85 of it. Only before
  *   anything ran clean (the first refusals), or far above the last rate that did, is the step a
@@ -52,6 +55,11 @@ export interface Outcome {
 }
 
 export interface Permit {
+  /**
+   * Reports that the request's bytes were written: the next paced request leaves no sooner than the
+   * interval after this (and waits for it, or for `done`). Call at most once, before `done`.
+   */
+  sent(): void;
   /** Reports the answer and frees the slot. Call exactly once. */
   done(outcome: Outcome): void;
 }
@@ -87,13 +95,16 @@ const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
 
 /**
- * When the next request may leave: after any pause, at the paced start reserved in order, and never
- * closer to the last actual start than the rate's interval.
+ * When the next request may leave: after any pause, at the paced start reserved in order, after the
+ * request before was written, and never closer to the last actual start than the rate's interval.
  */
 class SpacingGate {
-  /** The earliest start of the next request, reserved in order; `lastStart` the actual last start. */
+  /** The earliest start of the next request, reserved in order; `lastStart` the actual last start (the later of its permit and its write). */
   private nextStart = 0;
   lastStart = Number.NEGATIVE_INFINITY;
+  /** Permits granted whose request was neither written nor done: a paced request waits for them. */
+  private unwritten = 0;
+  private readonly writeWaiters: (() => void)[] = [];
   /** Bumped whenever the rate changes: a request that reserved its slot before sleeps on the new one. */
   private epoch = 0;
   pausedUntil = 0;
@@ -114,8 +125,34 @@ class SpacingGate {
     this.pausedUntil = Math.max(this.pausedUntil, until);
   }
 
+  /** A permit was granted at `t`: its request is not written yet. */
+  granted(t: number): void {
+    this.lastStart = t;
+    this.unwritten++;
+  }
+
+  /** A granted request was written at `t` (`at` undefined: it ended without being written): the interval counts from the later of its permit and `t`. */
+  written(at: number | undefined): void {
+    if (at !== undefined) this.lastStart = Math.max(this.lastStart, at);
+    this.unwritten--;
+    for (const wake of this.writeWaiters.splice(0)) wake();
+  }
+
+  /** Resolves when a granted request is written or done; rejects when `signal` aborts first. */
+  private untilWritten(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(signal?.reason);
+      this.writeWaiters.push(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
   /**
-   * Waits out any pause, then the next paced start time, reserved in order. A change of rate while
+   * Waits out any pause, then (paced) for the request before to be written, then the next paced
+   * start time, reserved in order. A change of rate while
    * this request sleeps makes it reserve again on the new one. Every wake-up looks again: never
    * closer to the last actual start than the interval, so a timer that fired late does not let the
    * next request follow at once (a strict leaky bucket refuses that). Returns whether the pace made it wait.
@@ -132,6 +169,13 @@ class SpacingGate {
       }
       const rate = rateOf();
       if (rate === undefined) return waited;
+      if (this.unwritten > 0) {
+        // The request before has its permit but is not written yet (a busy event loop, a connection
+        // being made): spaced from its permit, this one could reach the server right behind it.
+        signal?.throwIfAborted();
+        await this.untilWritten(signal);
+        continue;
+      }
       const interval = 1000 / rate;
       const earliest = this.lastStart + interval;
       if (reserved !== this.epoch) {
@@ -265,14 +309,21 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
         throw error;
       }
       const started = now();
-      gate.lastStart = started;
+      gate.granted(started);
       estimator.started(started);
       const startedGeneration = estimator.generation;
       let finished = false;
+      let written = false;
       return {
+        sent() {
+          if (written || finished) return;
+          written = true;
+          gate.written(now());
+        },
         done(outcome: Outcome) {
           if (finished) return;
           finished = true;
+          if (!written) gate.written(undefined);
           slots.inFlight--;
           const t = now();
           answered++;

@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../errors.js';
 import type { Redactor } from '../redact.js';
-import type { RequestLimiter } from './adaptive.js';
+import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './answer.js';
 import { readBody } from './body.js';
 import { classifyFailure, mayRepeat } from './fate.js';
@@ -135,6 +135,14 @@ export class HttpClient {
   /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
   private pauseUntil = 0;
   private readonly tracer?: Tracer;
+  /** The last URL a request without a query resolved, and the text it came from (`resolveOnce`). */
+  private lastResolved?: { text: string; url: URL };
+  /**
+   * The headers of requests with none of their own, for one token: [without a body, with a JSON
+   * body]. Built once and shared (nothing downstream changes them): a batch sends thousands alike.
+   */
+  private sharedHeaders: [Record<string, string>?, Record<string, string>?] = [];
+  private sharedHeadersToken?: string;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -193,9 +201,21 @@ export class HttpClient {
     return resolved;
   }
 
+  /**
+   * `resolve` for a request without a query, parsed once per URL in a row: a batch sends thousands
+   * of requests to one path (the URL is only read from here on).
+   */
+  private resolveOnce(url: string): URL {
+    const last = this.lastResolved;
+    if (last?.text === url) return last.url;
+    const resolved = this.resolve(url);
+    this.lastResolved = { text: url, url: resolved };
+    return resolved;
+  }
+
   /** Sends a request with the method's retry policy; non-2xx answers throw ApiError. */
   async request<T = unknown>(req: HttpRequest, schema?: z.ZodType<T>): Promise<HttpResponse<T>> {
-    const url = this.resolve(req.url, req.query);
+    const url = req.query === undefined ? this.resolveOnce(req.url) : this.resolve(req.url, req.query);
     if (!isSafeForCredentials(url)) {
       throw new UsageError(
         `Refusing to send credentials to ${url.origin}: only https is allowed (plain http only to 127.0.0.1 or localhost).`,
@@ -210,7 +230,7 @@ export class HttpClient {
       if (!permit) await this.waitForPause(req.signal);
       let res: RawResponse;
       try {
-        res = await this.send(url, req, run.token);
+        res = await this.send(url, req, run.token, permit);
       } catch (error) {
         permit?.done({ error: true });
         await this.afterFailure(run, error);
@@ -307,8 +327,11 @@ export class HttpClient {
     return this.options.deadlineMs ?? HTTP_LIMITS.deadlineMs;
   }
 
-  private async send(url: URL, req: HttpRequest, token: string | undefined): Promise<RawResponse> {
-    const { headers, body } = buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
+  private async send(url: URL, req: HttpRequest, token: string | undefined, permit?: Permit): Promise<RawResponse> {
+    const { headers, body } =
+      req.headers === undefined
+        ? this.plainRequest(req.json, token)
+        : buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
     const started = this.options.now();
     this.tracer?.request(this.routeOf(url).reason, req.method, url, headers, req.json);
     const res = await this.wire().send({
@@ -320,12 +343,28 @@ export class HttpClient {
       timeoutMs: req.timeoutMs || undefined,
       maxBytes: this.bodyLimit(req),
       deadline: { ms: this.deadlineMs(), timers: this.options.timers ?? WALL_TIMERS },
+      // The limiter spaces the next request from when this one's bytes were written, not from its permit.
+      onWritten: permit && (() => permit.sent()),
     });
     const raw = req.rawBody === true && res.status >= 200 && res.status < 300;
     // Read only for --verbose's trace when the caller wants the text.
     const parsed = raw && !this.tracer ? res.text : readBody(res.text, res.headers);
     this.tracer?.response(res.status, res.headers, parsed, this.options.now() - started);
     return { status: res.status, headers: res.headers, body: raw ? res.text : parsed };
+  }
+
+  /** `buildRequest` for a request without headers of its own: the headers built once per token and body kind. */
+  private plainRequest(json: unknown, token: string | undefined): { headers: Record<string, string>; body?: string } {
+    if (token !== this.sharedHeadersToken) {
+      this.sharedHeadersToken = token;
+      this.sharedHeaders = [];
+    }
+    if (json === undefined) {
+      this.sharedHeaders[0] ??= buildRequest({ userAgent: this.options.userAgent, token }).headers;
+      return { headers: this.sharedHeaders[0] };
+    }
+    this.sharedHeaders[1] ??= buildRequest({ userAgent: this.options.userAgent, token, json: null }).headers;
+    return { headers: this.sharedHeaders[1], body: JSON.stringify(json) };
   }
 
   private bodyLimit(req: HttpRequest): number {

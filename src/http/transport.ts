@@ -86,6 +86,8 @@ export interface WireRequest {
   maxBytes?: number;
   /** The whole exchange (connection, headers, body) must end within this, on `timers`, or it fails with DEADLINE_PASSED. */
   deadline?: { ms: number; timers: WireTimers };
+  /** Called when undici starts writing the request's bytes (after any wait for a connection): the pacing counts from then. */
+  onWritten?: () => void;
 }
 
 export interface WireResponse {
@@ -319,6 +321,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.written = true;
+    this.req.onWritten?.();
     if (!signal) return;
     this.onAbort = () => start.abort(signal.reason);
     signal.addEventListener('abort', this.onAbort, { once: true });

@@ -26,6 +26,7 @@ export function createPageLimiter(
     async acquire(signal) {
       const permit = await inner.acquire(signal);
       return {
+        sent: () => permit.sent(),
         done(outcome) {
           permit.done(outcome);
           if (outcome.status !== 429 && outcome.status !== 503) return;

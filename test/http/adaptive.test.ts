@@ -38,6 +38,7 @@ async function simulate(sim: Sim) {
         inFlight++;
         peakInFlight = Math.max(peakInFlight, inFlight);
         starts.push(clock.now());
+        permit.sent();
         const decision = server.take('token');
         await clock.sleep(sim.latencyMs);
         inFlight--;
@@ -191,6 +192,34 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
     const controller = new AbortController();
     controller.abort(new Error('stop'));
     await expect(limiter.acquire(controller.signal)).rejects.toThrow('stop');
+    expect(limiter.snapshot().inFlight).toBe(0);
+  });
+
+  it('paced, lets the next request go only once the one before was written (or ended unwritten), the interval counted from the write', async () => {
+    let t = 0;
+    const limiter = createAdaptiveLimiter({ maxConcurrency: 4, maxRate: 10, now: () => t, sleep: async (ms) => void (t += ms) });
+    const first = await limiter.acquire();
+    let second: { at: number } | undefined;
+    const next = limiter.acquire().then((p) => {
+      second = { at: t };
+      return p;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(second).toBeUndefined();
+    t = 40;
+    first.sent();
+    const p2 = await next;
+    expect(second?.at).toBe(140);
+    // A request that ends without being written holds no one back, and leaves no later start behind.
+    p2.done({ error: true });
+    first.done({ status: 200 });
+    const p3 = await limiter.acquire();
+    expect(t).toBe(240);
+    const controller = new AbortController();
+    const waiting = limiter.acquire(controller.signal);
+    controller.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    p3.done({ status: 200 });
     expect(limiter.snapshot().inFlight).toBe(0);
   });
 });

@@ -32,6 +32,8 @@ interface Run {
   /** From this virtual second on, the server answers in `slowLatencyMs` (a gateway starts queueing). */
   slowFrom?: number;
   slowLatencyMs?: number;
+  /** A delay between a permit and the request's bytes being written (a busy event loop), by request number. */
+  writeDelayMs?: (n: number) => number;
 }
 
 /**
@@ -50,6 +52,7 @@ async function simulate(run: Run) {
   const acceptedAt: number[] = [];
   const refusedAt: number[] = [];
   const rates: { at: number; rate?: number }[] = [];
+  const writes: { at: number; rate?: number }[] = [];
   let inFlight = 0;
   let peakInFlight = 0;
   let raised = false;
@@ -62,6 +65,12 @@ async function simulate(run: Run) {
       peakInFlight = Math.max(peakInFlight, inFlight);
       starts.push(clock.now());
       rates.push({ at: clock.now(), rate: limiter.snapshot().rate });
+      // The request is written (after any delay) and reaches the server after half the latency.
+      const rate = limiter.snapshot().rate;
+      const writeDelay = run.writeDelayMs?.(starts.length) ?? 0;
+      if (writeDelay > 0) await clock.sleep(writeDelay);
+      permit.sent?.();
+      writes.push({ at: clock.now(), rate });
       await clock.sleep(latencyMs / 2 + jitter());
       if (!raised && run.raiseAt !== undefined && clock.now() >= run.raiseAt * 1000) {
         raised = true;
@@ -78,7 +87,7 @@ async function simulate(run: Run) {
   await clock.run(Promise.all(Array.from({ length: run.concurrency }, worker)));
   /** Accepted requests per second between two virtual seconds, as a share of `limit`. */
   const share = (from: number, to: number, limit = run.perSecond) => acceptedAt.filter((t) => t >= from * 1000 && t < to * 1000).length / ((to - from) * limit);
-  return { share, acceptedAt, refusedAt, starts, rates, peakInFlight, refusedShare: refusedAt.length / starts.length, snapshot: limiter.snapshot() };
+  return { share, acceptedAt, refusedAt, starts, rates, writes, peakInFlight, refusedShare: refusedAt.length / starts.length, snapshot: limiter.snapshot() };
 }
 
 const KINDS: LimiterKind[] = ['leaky', 'token', 'fixed', 'sliding'];
@@ -108,6 +117,22 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(paced).toBeGreaterThan(r.rates.length * 0.9);
     // Never a burst of --concurrency: no 50 ms holds more than the limit's share of it and one more.
     for (const t of r.starts.filter((s) => s > 5000)) expect(r.starts.filter((s) => s >= t && s < t + 50).length).toBeLessThanOrEqual(3);
+  });
+
+  it.each(KINDS)('%s: a delay between a permit and the write never brings two writes closer than the learnt rate allows', async (kind) => {
+    // Every fifth request is written 20 ms after its permit (the event loop was busy), the others at once.
+    const r = await simulate({ kind, perSecond: 40, seconds: 40, latencyMs: 20, concurrency: 16, writeDelayMs: (n) => (n % 5 === 0 ? 20 : 0) });
+    const writes = [...r.writes].sort((a, b) => a.at - b.at);
+    let paced = 0;
+    for (let i = 1; i < writes.length; i++) {
+      const { at, rate } = writes[i] as { at: number; rate?: number };
+      if (rate === undefined) continue;
+      paced++;
+      expect(at - (writes[i - 1] as { at: number }).at, `write ${i} at ${at}`).toBeGreaterThanOrEqual(1000 / rate - 0.01);
+    }
+    expect(paced).toBeGreaterThan(writes.length * 0.9);
+    // A strict leaky bucket sees them as spaced as they were written: next to no refusals.
+    if (kind === 'leaky') expect(r.refusedShare, `share ${r.share(10, 40)}`).toBeLessThanOrEqual(0.02);
   });
 
   it.each(KINDS)('%s: never more in flight than --concurrency, never faster than --rate', async (kind) => {
