@@ -70,3 +70,13 @@ export function startDeadline(timers: Timers, ms: number, parent?: AbortSignal):
     clear: () => timers.clearTimeout(timer),
   };
 }
+
+/** Calls `fn` once when `signal` aborts (at once when it has); returns what stops listening. */
+export function whenAborted(signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) {
+    fn();
+    return () => {};
+  }
+  signal.addEventListener('abort', fn, { once: true });
+  return () => signal.removeEventListener('abort', fn);
+}

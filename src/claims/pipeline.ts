@@ -27,6 +27,7 @@ import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js
 import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
+import { whenAborted } from '../timers.js';
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
 const OUTAGE_REASON = 'the batch stopped before this row was sent: the service is down';
@@ -389,14 +390,4 @@ export class SendPipeline {
     const summary = this.ports.tally.summary({ unit: source.unit, journal: this.ports.journal.path, inFlight });
     this.ports.view.summarize(summary);
   }
-}
-
-/** Calls `fn` once when `signal` aborts (at once when it has); returns what stops listening. */
-function whenAborted(signal: AbortSignal, fn: () => void): () => void {
-  if (signal.aborted) {
-    fn();
-    return () => {};
-  }
-  signal.addEventListener('abort', fn, { once: true });
-  return () => signal.removeEventListener('abort', fn);
 }

@@ -258,6 +258,18 @@ class Slots {
   }
 }
 
+/** Waits for a free slot, then for the spacing (or a pause); an abort gives the slot back. */
+async function admit(slots: Slots, gate: SpacingGate, estimator: RateEstimator, signal?: AbortSignal): Promise<void> {
+  await slots.take();
+  try {
+    if (await gate.wait(() => estimator.rate, signal)) estimator.paceBound = true;
+    signal?.throwIfAborted();
+  } catch (error) {
+    slots.release();
+    throw error;
+  }
+}
+
 /** Creates an adaptive limiter: slots, a spacing gate and a rate estimator with its probe policy. */
 export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter {
   const now = options.now;
@@ -300,14 +312,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
 
   return {
     async acquire(signal?: AbortSignal): Promise<Permit> {
-      await slots.take();
-      try {
-        if (await gate.wait(() => estimator.rate, signal)) estimator.paceBound = true;
-        signal?.throwIfAborted();
-      } catch (error) {
-        slots.release();
-        throw error;
-      }
+      await admit(slots, gate, estimator, signal);
       const started = now();
       gate.granted(started);
       estimator.started(started);
