@@ -1,8 +1,8 @@
-import type { Deps } from './deps.js';
+import type { IO } from './ports.js';
 import { UsageError } from './errors.js';
 
 /** Reads all of standard input as text; refuses a terminal, where nothing would arrive. */
-export async function readStdinText(deps: Pick<Deps, 'io'>): Promise<string> {
+export async function readStdinText(deps: { io: Pick<IO, 'stdin' | 'stdinIsTTY'> }): Promise<string> {
   if (deps.io.stdinIsTTY)
     throw new UsageError('--stdin reads from a pipe, but standard input is a terminal.', 'Pipe the value in, e.g. `printf %s "$VALUE" | opcli …`.');
   const chunks: Buffer[] = [];

@@ -5,11 +5,12 @@
  * happened or throws typed errors.
  */
 import { createServer } from 'node:net';
-import type { StoredToken } from '../config/credentials.js';
+import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { originOf } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
-import { type Deadline, type Deps, startDeadline } from '../deps.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import type { Redactor } from '../redact.js';
 import { AccessToken } from '../schemas.js';
 import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
@@ -17,6 +18,7 @@ import { startCallbackServer } from './loopback.js';
 import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { challengeS256, createState, createVerifier } from './pkce.js';
+import { type Deadline, startDeadline, type Timers } from '../timers.js';
 
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
@@ -45,7 +47,15 @@ export interface RedirectQuestion {
 }
 
 /** What a login needs from the outside world. */
-export interface LoginEnv extends Pick<Deps, 'http' | 'credentials' | 'redactor' | 'now' | 'timers' | 'signal' | 'configDir'> {
+export interface LoginEnv {
+  http(): Promise<HttpClient>;
+  credentials(): Promise<CredentialStore>;
+  redactor: Redactor;
+  now(): number;
+  timers: Timers;
+  /** Aborted on Ctrl-C. */
+  signal: AbortSignal;
+  configDir(): string;
   profile: ResolvedProfile;
   /** Opens a link in the browser; rejects, never crashes, when none can be opened. */
   openBrowser(url: string): Promise<void>;

@@ -6,8 +6,10 @@
  */
 import { legacyOrigin, originOf } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
-import type { Deps } from '../deps.js';
+import type { CredentialStore } from '../config/credentials.js';
 import { ApiError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import type { Redactor } from '../redact.js';
 import { oauthDescription, oauthEndpoints } from './oauth.js';
 
 /** What happened to one profile's login. */
@@ -22,7 +24,12 @@ export interface LogoutResult {
 }
 
 /** What a logout needs from the outside world. */
-export interface LogoutEnv extends Pick<Deps, 'credentials' | 'http' | 'redactor' | 'signal'> {
+export interface LogoutEnv {
+  credentials(): Promise<CredentialStore>;
+  http(): Promise<HttpClient>;
+  redactor: Redactor;
+  /** Aborted on Ctrl-C. */
+  signal: AbortSignal;
   /** A warning in words, as it happens (the verb writes it to stderr). */
   warn(message: string): void;
 }

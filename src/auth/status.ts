@@ -4,8 +4,11 @@
  * No prompt and no print.
  */
 import { pickProfileName, type ResolvedProfile, resolveProfile } from '../config/profile.js';
-import type { Deps } from '../deps.js';
+import type { CredentialStore } from '../config/credentials.js';
+import type { SettingsStore } from '../config/settings.js';
 import { ApiError } from '../errors.js';
+import type { HttpClient } from '../http/client.js';
+import type { Globals } from '../ports.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 
 /** One profile's status; with --check, the active profile's also says whether the server accepted its token (null: not asked). */
@@ -15,12 +18,28 @@ export type ProfileStatus = LoginStatus & {
   connection?: string;
 };
 
+/** What listing the profiles reads: the settings, the secrets, --profile and the environment. */
+export interface ProfilesEnv {
+  settings(): Promise<SettingsStore>;
+  credentials(): Promise<CredentialStore>;
+  globals: Pick<Globals, 'profile'>;
+  env: Record<string, string | undefined>;
+}
+
+/** What the status reads besides: the active profile, the HTTP client for --check, the clock, Ctrl-C. */
+export interface StatusEnv extends ProfilesEnv {
+  profile(): Promise<ResolvedProfile>;
+  http(): Promise<HttpClient>;
+  now(): number;
+  signal: AbortSignal;
+}
+
 /**
  * Every profile that has settings or secrets. The environment's overrides (OPCLI_BASE_URL,
  * OPCLI_CLIENT_*, OPCLI_TOKEN) apply to the active profile only: applied to every profile, one
  * profile's tokens would be sent to the host another one is meant for.
  */
-export async function allProfiles(deps: Pick<Deps, 'settings' | 'credentials' | 'globals' | 'env'>): Promise<ResolvedProfile[]> {
+export async function allProfiles(deps: ProfilesEnv): Promise<ResolvedProfile[]> {
   const [settings, store] = await Promise.all([deps.settings(), deps.credentials()]);
   const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
   const names = [...new Set([...settings.listProfiles(), ...store.profiles()])].sort();
@@ -32,10 +51,7 @@ export async function allProfiles(deps: Pick<Deps, 'settings' | 'credentials' | 
  * one authenticated call asks the server about the active token (refreshing it first when needed),
  * and the status shows the token as stored after it.
  */
-export async function profileStatuses(
-  deps: Pick<Deps, 'profile' | 'settings' | 'credentials' | 'globals' | 'env' | 'http' | 'now' | 'signal'>,
-  opts: { all: boolean; check: boolean },
-): Promise<ProfileStatus[]> {
+export async function profileStatuses(deps: StatusEnv, opts: { all: boolean; check: boolean }): Promise<ProfileStatus[]> {
   const active = await deps.profile();
   const profiles = opts.all ? await allProfiles(deps) : [active];
   const store = await deps.credentials();
@@ -54,7 +70,7 @@ export async function profileStatuses(
 }
 
 /** One cheap authenticated call: 2xx or 403 (valid token, missing scope) mean accepted; 401 refused. */
-async function tokenAccepted(deps: Pick<Deps, 'http' | 'signal'>): Promise<boolean> {
+async function tokenAccepted(deps: Pick<StatusEnv, 'http' | 'signal'>): Promise<boolean> {
   try {
     const http = await deps.http();
     await http.request({ method: 'GET', url: '/v1/orders', query: { size: 1 }, signal: deps.signal });

@@ -9,7 +9,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
-import type { Deps } from '../deps.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { recordPlace } from '../config/record-dir.js';
@@ -27,6 +26,18 @@ import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
 import { count } from '../text/count.js';
+import type { IO } from '../ports.js';
+
+/**
+ * What a batch uses of the world: standard input and the working folder, the profile and the record
+ * of claims' folder, and what the send pipeline takes (the network, the clock, the stop signals).
+ */
+export interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
+  io: Pick<IO, 'stdin'>;
+  cwd: string;
+  configDir(): string;
+  profile(): Promise<ResolvedProfile>;
+}
 
 export interface BatchOptions {
   /** A path, or "-" for standard input. */
@@ -54,7 +65,7 @@ export interface BatchOptions {
   dryRun?: boolean;
 }
 
-function openInput(from: string, path: string | undefined, deps: Deps): { stream: Readable; label: string; path?: string } {
+function openInput(from: string, path: string | undefined, deps: Pick<BatchPorts, 'io'>): { stream: Readable; label: string; path?: string } {
   if (from === '-' || !path) return { stream: deps.io.stdin, label: 'standard input' };
   return { stream: createReadStream(path), label: from, path };
 }
@@ -75,7 +86,7 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
 }
 
 /** The profile's store and service, when a profile is readable; rows must carry storeId otherwise. */
-async function readProfile(deps: Deps): Promise<{ storeId?: string; service: JournalService; profile?: ResolvedProfile }> {
+async function readProfile(deps: Pick<BatchPorts, 'profile'>): Promise<{ storeId?: string; service: JournalService; profile?: ResolvedProfile }> {
   try {
     const profile = await deps.profile();
     const storeId = profile.storeId;
@@ -86,7 +97,7 @@ async function readProfile(deps: Deps): Promise<{ storeId?: string; service: Jou
 }
 
 /** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
-export async function runBatch(opts: BatchOptions, deps: Deps, view: BatchView): Promise<void> {
+export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: BatchView): Promise<void> {
   const format = detectFormat(opts.from, opts.format);
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
     throw new UsageError(`--concurrency must be a whole number from 1 to 64, got ${opts.concurrency}.`);
@@ -198,7 +209,7 @@ async function planAll(
   opts: BatchOptions,
   paths: { journal?: string; out?: string },
   source: Awaited<ReturnType<typeof openSource>>,
-  deps: Deps,
+  deps: Pick<BatchPorts, 'now' | 'signal'>,
   view: BatchView,
   storeId: string | undefined,
   binding: { service: JournalService; notice: (text: string) => void },
@@ -254,7 +265,7 @@ async function validateAll(
   rows: AsyncGenerator<SourceRow>,
   reporter: BatchReport,
   tally: BatchTally,
-  deps: Deps,
+  deps: Pick<BatchPorts, 'signal'>,
   view: BatchView,
   opts: BatchOptions,
   tokenStore: string | undefined,

@@ -5,7 +5,6 @@
  * follows. No prompt and no print: the verb passes a `confirm` callback when someone can answer.
  */
 import { resolve } from 'node:path';
-import type { Deps } from '../deps.js';
 import { ExitCode, OpcliError, PlainExit } from '../errors.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { recordPlace } from '../config/record-dir.js';
@@ -76,7 +75,7 @@ function held(hit: RecordHit): Record<string, unknown> {
 export async function fileRecorded<T extends { sourceOrderId: string }>(
   claim: OfflineClaim,
   profile: ResolvedProfile | undefined,
-  deps: Pick<Deps, 'configDir' | 'now'>,
+  deps: { configDir(): string; now(): number },
   opts: SingleRecordOptions,
   send: () => Promise<T>,
 ): Promise<T> {

@@ -1,11 +1,12 @@
 /**
  * One claim from flags, a JSON file or answers: built, checked with the shared schema, then sent
- * once. No prompt and no print: the verb passes an asker when someone can answer, and renders the result.
+ * once. No prompt and no print: the verb passes an `ask` callback when someone can answer, and renders the result.
  */
-import type { Deps } from '../deps.js';
+import type { ServiceApi } from '../api/service.js';
+import type { ResolvedProfile } from '../config/profile.js';
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
 import type { FieldIssue, OfflineClaim } from '../schemas.js';
-import { readDataObject } from '../input/data.js';
+import { type DataPorts, readDataObject } from '../input/data.js';
 import { expectedValue, fieldMessage, missingMessage } from '../field-issues.js';
 import { garbledText } from '../input/issues.js';
 import { textProblem } from '../text/flag-text.js';
@@ -27,16 +28,24 @@ export interface SingleOptions {
   confirm?: (claim: OfflineClaim) => Promise<boolean>;
 }
 
-/** Asks the person at the terminal for a missing field (the verb's prompter). */
-export interface FieldAsker {
-  select(question: { message: string; choices: { name: string; value: string }[] }): Promise<string>;
-  input(question: { message: string; validate: (text: string) => true | string }): Promise<string>;
+/** A question for a missing field: a choice among `choices` (an enum), else text checked by `validate`. */
+export type FieldQuestion = { message: string; choices: { name: string; value: string }[] } | { message: string; validate: (text: string) => true | string };
+
+/** Asks the person at the terminal for a missing field (the verb puts the question); resolves to the answer. */
+export type AskField = (question: FieldQuestion) => Promise<string>;
+
+/** What filing one claim uses: --data's input, the active profile, the spec's endpoints, the record of claims' folder and the clock. */
+export interface SinglePorts extends DataPorts {
+  profile(): Promise<ResolvedProfile>;
+  api(): Promise<ServiceApi>;
+  configDir(): string;
+  now(): number;
 }
 
 /** A dry run's request, or the claim the server filed. */
 export type SingleResult =
   | { kind: 'dry-run'; url: string; body: unknown }
-  | { kind: 'filed'; payload: Awaited<ReturnType<Awaited<ReturnType<Deps['api']>>['createClaim']>>['payload'] };
+  | { kind: 'filed'; payload: Awaited<ReturnType<ServiceApi['createClaim']>>['payload'] };
 
 const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims template --json` prints one)';
 
@@ -45,7 +54,7 @@ const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims temp
  * (no CSV-style coercion: "yes" is not a boolean here); text no one typed on purpose is refused by
  * field, as is a value a spreadsheet damaged.
  */
-async function readData(data: string, deps: Deps): Promise<{ claim: Record<string, unknown>; issues: FieldIssue[] }> {
+async function readData(data: string, deps: DataPorts): Promise<{ claim: Record<string, unknown>; issues: FieldIssue[] }> {
   const claim = await readDataObject(deps, data, ONE_CLAIM);
   const mayBeEmpty = new Set(CLAIM_FIELDS.filter((f) => f.required && f.acceptsEmpty).map((f) => f.key));
   const issues = garbledText(claim, { refuseEmpty: true, mayBeEmpty });
@@ -119,23 +128,23 @@ export function checkAnswer(field: ClaimField, text: string): true | string {
 }
 
 /** Asks for each missing field: a select list for enums, inline validation with the field's schema. */
-async function ask(claim: Record<string, unknown>, missing: ClaimField[], prompter: FieldAsker): Promise<void> {
+async function askMissing(claim: Record<string, unknown>, missing: ClaimField[], ask: AskField): Promise<void> {
   for (const field of missing) {
     if (field.type === 'enum' && field.values) {
-      const value = await prompter.select({ message: `${words(field)}:`, choices: field.values.map((v) => ({ name: v, value: v })) });
+      const value = await ask({ message: `${words(field)}:`, choices: field.values.map((v) => ({ name: v, value: v })) });
       setPath(claim, field.path, value);
       continue;
     }
     const check = (text: string) => checkAnswer(field, text);
-    const text = await prompter.input({ message: label(field), validate: check });
+    const text = await ask({ message: label(field), validate: check });
     const verdict = check(text);
     if (verdict !== true) throw new ValidationError(`Invalid value for ${field.key}: ${verdict}`, [{ path: field.key, message: verdict }]);
     setPath(claim, field.path, coerceText(field, text).value ?? '');
   }
 }
 
-/** Files one claim (or, with dryRun, only builds the request); `asker` is given only when someone can answer. */
-export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldAsker): Promise<SingleResult> {
+/** Files one claim (or, with dryRun, only builds the request); `ask` is given only when someone can answer. */
+export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: AskField): Promise<SingleResult> {
   const read = opts.data ? await readData(opts.data, deps) : { claim: {}, issues: [] };
   const claim = read.claim;
   // A flag replaces the --data value it names, and what was wrong with that value with it.
@@ -149,13 +158,13 @@ export async function fileSingle(opts: SingleOptions, deps: Deps, asker?: FieldA
   const missing = missingRequired(claim);
   const asked = missing.length > 0;
   if (missing.length) {
-    if (!asker) {
+    if (!ask) {
       throw new UsageError(
         `Missing required field${missing.length > 1 ? 's' : ''}: ${missing.map((f) => `--${f.flag}`).join(', ')}.`,
         'Pass them as flags, put them in --data claim.json, or run on a terminal without --no-input to be asked.',
       );
     }
-    await ask(claim, missing, asker);
+    await askMissing(claim, missing, ask);
   }
   const checked = validateClaim(claim, readIssues);
   if (!checked.ok) {

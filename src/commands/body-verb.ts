@@ -32,3 +32,10 @@ export async function printAnswer(deps: Deps, json: boolean, answer: unknown, do
   }
   printJson(deps, answer);
 }
+
+/** Prints the request a command would send: method, path and body; nothing is sent. */
+export function printDryRun(deps: Deps, method: string, path: string, body: unknown, json: boolean): void {
+  if (json) deps.out(`${JSON.stringify({ method, path, body }, null, 2)}\n`);
+  else deps.out(`${method} ${path}\nContent-Type: application/json\n\n${JSON.stringify(body, null, 2)}\n`);
+  deps.err('Dry run: nothing was sent.\n');
+}

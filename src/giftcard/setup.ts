@@ -3,7 +3,8 @@
  * trigger execute URL, https://shop.example/), each checked before any is written, and the check
  * that tells a wrong token from a wrong store domain without issuing anything. No prompt, no print.
  */
-import type { Deps } from '../deps.js';
+import type { CredentialStore } from '../config/credentials.js';
+import type { SettingsStore } from '../config/settings.js';
 import { findSettingKey, type SettingKey } from '../config/setting-keys.js';
 import { writeSetting } from '../config/write-setting.js';
 import { AuthError, UsageError } from '../errors.js';
@@ -72,7 +73,11 @@ export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: 
  * provider-api-url (so the URLs are written first), the rest to the settings. Returns warnings
  * about a token left bound to another provider URL.
  */
-export async function saveSettings(profile: string, changes: SettingChange[], stores: Pick<Deps, 'settings' | 'credentials'>): Promise<string[]> {
+export async function saveSettings(
+  profile: string,
+  changes: SettingChange[],
+  stores: { settings(): Promise<SettingsStore>; credentials(): Promise<CredentialStore> },
+): Promise<string[]> {
   const both = { settings: await stores.settings(), credentials: await stores.credentials() };
   const secrets = changes.filter((c) => c.key.secret).map((c) => c.key.path[0] as string);
   const warnings: string[] = [];

@@ -1,10 +1,16 @@
 /** Reading a `--data` argument: a JSON file, `-` for standard input, or (for `opcli api`) inline JSON. */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Deps } from '../deps.js';
 import { UsageError } from '../errors.js';
+import type { IO } from '../ports.js';
 import { readStdinText } from '../stdin.js';
 import { excerpt, jsonProblem } from '../text/excerpt.js';
+
+/** What reading --data takes: standard input and the directory a relative path is read from. */
+export interface DataPorts {
+  io: Pick<IO, 'stdin' | 'stdinIsTTY'>;
+  cwd: string;
+}
 
 interface DataText {
   text: string;
@@ -25,7 +31,7 @@ function decodeUtf8(bytes: Uint8Array, source: string): string {
 }
 
 /** Reads the text a --data value names: `-` is standard input, `@file` or `file` a file; `inline` takes any other value as the JSON itself. */
-export async function readDataText(deps: Deps, value: string, options: { inline?: boolean } = {}): Promise<DataText> {
+export async function readDataText(deps: DataPorts, value: string, options: { inline?: boolean } = {}): Promise<DataText> {
   if (value === '-') {
     if (deps.io.stdinIsTTY)
       throw new UsageError('--data - reads JSON from a pipe, but standard input is a terminal.', 'Pipe the JSON in, e.g. `cat order.json | opcli … --data -`.');
@@ -66,7 +72,7 @@ function parseDataDocument(text: string, source: string, example = '{"currency":
 }
 
 /** The JSON object a --data value names. */
-export async function readDataObject(deps: Deps, value: string, example?: string): Promise<Record<string, unknown>> {
+export async function readDataObject(deps: DataPorts, value: string, example?: string): Promise<Record<string, unknown>> {
   const { text, source } = await readDataText(deps, value);
   return parseDataDocument(text, source, example);
 }

@@ -2,7 +2,7 @@
  * Endpoint 3, session verification: the token's shape checked before anything is sent, one wait
  * for Retry-After when asked, the spec's advice for a refused token. No print: `onNotice` is the verb's.
  */
-import type { Deps } from '../deps.js';
+import type { ServiceApi } from '../api/service.js';
 import { ApiError, OpcliError, UsageError } from '../errors.js';
 import { parseRetryAfter } from '../http/retry.js';
 import { textProblem } from '../text/flag-text.js';
@@ -33,7 +33,13 @@ export function checkTokenShape(token: string): void {
 /** Verifies a token once (or, with `wait`, once more after a 429's Retry-After) and returns the session context. */
 export async function verifySession(
   token: string,
-  env: Pick<Deps, 'api' | 'now' | 'sleep' | 'signal'> & { onNotice: (text: string) => void },
+  env: {
+    api(): Promise<ServiceApi>;
+    now(): number;
+    sleep(ms: number, signal?: AbortSignal): Promise<void>;
+    signal: AbortSignal;
+    onNotice: (text: string) => void;
+  },
   opts: { wait: boolean },
 ) {
   const api = await env.api();

@@ -6,7 +6,7 @@ import { parseDuration } from '../../flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';
 import { relativeTime } from '../../auth/describe.js';
 import { printJson } from '../../output.js';
-import { readSecret } from '../../secret-input.js';
+import { readSecret } from '../secret-input.js';
 import { readStdinText } from '../../stdin.js';
 import { openInBrowser } from '../../auth/browser.js';
 

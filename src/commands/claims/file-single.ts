@@ -1,6 +1,6 @@
 /** `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it. */
 import { flattenClaim } from '../../claims/fields.js';
-import { type FieldAsker, type FieldFlags, fileSingle } from '../../claims/single.js';
+import { type AskField, type FieldFlags, fileSingle } from '../../claims/single.js';
 import type { Deps } from '../../deps.js';
 import type { OfflineClaim } from '../../schemas.js';
 import { printJson } from '../../output.js';
@@ -16,7 +16,7 @@ export async function fileOne(
   const result = await fileSingle(
     { fields: opts.fields, data: opts.data, dryRun: opts.dryRun, force: opts.force, confirm },
     deps,
-    deps.canPrompt() ? asker(deps) : undefined,
+    deps.canPrompt() ? askField(deps) : undefined,
   );
   if (result.kind === 'dry-run') {
     if (opts.json) printJson(deps, { method: 'POST', url: result.url, body: result.body });
@@ -42,10 +42,7 @@ async function confirmClaim(claim: OfflineClaim, deps: Deps): Promise<boolean> {
   });
 }
 
-/** The terminal's prompter, loaded when the first question comes. */
-function asker(deps: Deps): FieldAsker {
-  return {
-    select: async (question) => (await deps.prompter()).select(question),
-    input: async (question) => (await deps.prompter()).input(question),
-  };
+/** Puts a field's question to the terminal's prompter (loaded when the first question comes): a select list for a choice, else a line of text. */
+function askField(deps: Deps): AskField {
+  return async (question) => ('choices' in question ? (await deps.prompter()).select(question) : (await deps.prompter()).input(question));
 }

@@ -5,7 +5,7 @@ import { requireKey } from './keys.js';
 import { parseValue } from './values.js';
 import { pickProfileName, requireKnownProfile } from '../../config/profile.js';
 import { writeSetting } from '../../config/write-setting.js';
-import { readSecret } from '../../secret-input.js';
+import { readSecret } from '../secret-input.js';
 
 export interface SetOptions {
   key: string;

@@ -6,7 +6,7 @@ import { askSettings, type SetupKey } from './setup-ask.js';
 import { check } from './setup-check.js';
 import * as setup from '../../giftcard/setup.js';
 import { CURRENCY_CODES } from '../../schemas.js';
-import { readSecret } from '../../secret-input.js';
+import { readSecret } from '../secret-input.js';
 import { profileName } from '../config/set.js';
 import { parseValue } from '../config/values.js';
 

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import { UsageError } from '../../errors.js';
 import { isFieldList, type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
 import { outputMode, printJson, printRecord } from '../../output.js';
-import { readSecret } from '../../secret-input.js';
+import { readSecret } from '../secret-input.js';
 import { checkTokenShape, verifySession } from '../../session/verify.js';
 
 /** The fields of the session context in `--json` (docs/json.md), as the spec's SessionContext names them. */

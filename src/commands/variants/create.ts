@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../deps.js';
 import { isOutcomeUncertain, OpcliError, UsageError } from '../../errors.js';
-import { addBodyVerb, printAnswer } from '../body-verb.js';
+import { addBodyVerb, printAnswer, printDryRun } from '../body-verb.js';
 import { fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
 import { PATHS } from '../../api/service.js';
-import { buildBody, printDryRun } from '../../input/body.js';
+import { buildBody } from '../../input/body.js';
 import { readDataObject } from '../../input/data.js';
 
 export interface CreateOptions {
