@@ -128,14 +128,14 @@ const lazyAssertForUndici = {
 };
 
 /**
- * The start-up checks (src/schema-checks.ts, which says false to everything) replaced by predicates
+ * The start-up checks (src/core/schema-checks.ts, which says false to everything) replaced by predicates
  * generated from the zod schemas (bin/gen-checks.mjs), so a one-off reading files and a page that
  * pass them never loads zod.
  */
 const generatedChecks = {
   name: 'generated-checks',
   setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]schema-checks\.ts$/ }, async () => ({ contents: await generateChecks(), loader: 'js' }));
+    b.onLoad({ filter: /[\\/]src[\\/]core[\\/]schema-checks\.ts$/ }, async () => ({ contents: await generateChecks(), loader: 'js' }));
   },
 };
 
@@ -151,7 +151,7 @@ const patches = {
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 const result = await build({
   metafile: true,
-  entryPoints: { main: 'src/main.ts', 'help-pages': 'src/help-pages.ts' },
+  entryPoints: { main: 'src/cli/main.ts', 'help-pages': 'src/cli/help-pages.ts' },
   outdir: 'dist',
   bundle: true,
   splitting: true,

@@ -1,7 +1,7 @@
 // Generates, at build time, plain JS predicates from the zod schemas of the files a one-off reads
 // (the settings and credentials files, a page of GET /v1/orders and its query), so start-up can
 // vouch for the common case without loading zod (ARCHITECTURE.md, "The fast path"; bench/startup.mjs).
-// bin/build.mjs puts the result in the bundle in place of src/schema-checks.ts.
+// bin/build.mjs puts the result in the bundle in place of src/core/schema-checks.ts.
 //
 // A predicate says true only when it is certain the schema accepts the value; with `unchanged`
 // (the default) also that zod returns it as it is: every key known, every type exact, no default to

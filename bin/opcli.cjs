@@ -11,7 +11,7 @@
  *    runs again in a child process with V8 start-up flags (LEAN_FLAGS): V8 sizes its heap when the
  *    process starts, so no code inside the bundle can set them. OPCLI_LEAN=1 marks the child; the
  *    shim relays SIGINT/SIGTERM over the IPC channel and exits with the child's code; the child
- *    kills itself when the channel closes (src/main.ts). test/bin/shim.test.ts ("long streaming
+ *    kills itself when the channel closes (src/cli/main.ts). test/bin/shim.test.ts ("long streaming
  *    runs"), test/main/signals.test.ts (the relay, through the built binary).
  * 3. Node's compile cache (22.1+) under $XDG_CACHE_HOME/opcli: enabled before the bundle is
  *    compiled, or it saves nothing. test/bin/shim.test.ts ("compile cache").
@@ -71,8 +71,8 @@ const streaming =
 if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some((a) => a.startsWith('--max-semi-space-size'))) {
   const { spawn } = require('node:child_process');
   // The IPC channel is only a lifeline: when the shim dies (kill -9) it closes, and the child
-  // kills itself at once the same way, so a batch never files claims on unseen (src/main.ts).
-  // The whole environment on purpose, unlike the browser (src/child-env.ts): this child is opcli
+  // kills itself at once the same way, so a batch never files claims on unseen (src/cli/main.ts).
+  // The whole environment on purpose, unlike the browser (src/core/child-env.ts): this child is opcli
   // itself, the same run, and needs OPCLI_TOKEN, OPCLI_CLIENT_SECRET and the rest as the user set them.
   const child = spawn(process.execPath, [...LEAN_FLAGS, ...process.execArgv, __filename, ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
@@ -80,7 +80,7 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
   });
   // Signals are passed on over the IPC channel, once each, and the child decides (stop cleanly, or
   // at once on a second Ctrl-C). A terminal's Ctrl-C also reaches the child directly; the child
-  // ignores those copies (src/main.ts), so one press always counts once, however fast the next.
+  // ignores those copies (src/cli/main.ts), so one press always counts once, however fast the next.
   const pass = (signal) => () => {
     if (child.connected) child.send({ opcliSignal: signal });
     else child.kill(signal);

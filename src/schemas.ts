@@ -563,4 +563,4 @@ export type NativeGiftCardRequest = z.infer<typeof NativeGiftCardRequest>;
 // Validation errors, for every caller
 // ---------------------------------------------------------------------------------------------
 
-export { type FieldIssue, fieldIssues } from './field-issues.js';
+export { type FieldIssue, fieldIssues } from './core/field-issues.js';

@@ -1,9 +1,9 @@
 /** `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them. */
-import { OpcliError } from '../errors.js';
+import { OpcliError } from '../core/errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
 import { OrdersPage } from '../schemas.js';
-import type { ApiRequest } from './request.js';
+import type { ApiRequest } from '../commands/api/raw-request.js';
 
 /** One page as it came (unknown fields kept), with the answer's status line and headers. */
 export interface RawPageAnswer {

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
 import type { ClaimCreated, OfflineClaim, Order, ProductVariant } from '../schemas.js';
@@ -37,7 +37,7 @@ export const PATHS = {
 
 /**
  * The API's endpoints as typed calls over the HTTP core; answers are checked with the shared
- * schemas. The token and revoke calls live in src/auth/oauth.ts (they take the profile's base URL
+ * schemas. The token and revoke calls live in src/oauth/endpoints.ts (they take the profile's base URL
  * explicitly, for `--all`), and the order list's paging in src/orders/pager.ts.
  */
 export function createServiceApi(http: HttpClient) {

@@ -1,5 +1,5 @@
 /** The values of `auth login`'s flags, checked before anything is sent. */
-import { ValidationError, UsageError } from '../errors.js';
+import { ValidationError, UsageError } from '../core/errors.js';
 import { textProblem } from '../text/flag-text.js';
 
 /** `--scopes`: names separated by commas or spaces, without duplicates. */

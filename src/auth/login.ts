@@ -8,17 +8,17 @@ import { createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { originOf } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
-import { ApiError, AuthError, UsageError, ValidationError } from '../errors.js';
+import { ApiError, AuthError, UsageError, ValidationError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../core/redact.js';
 import { AccessToken } from '../schemas.js';
-import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from './callback.js';
+import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from '../oauth/callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
-import { startCallbackServer } from './loopback.js';
-import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
+import { startCallbackServer } from '../oauth/loopback.js';
+import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
-import { challengeS256, createState, createVerifier } from './pkce.js';
-import { type Deadline, startDeadline, type Timers } from '../timers.js';
+import { challengeS256, createState, createVerifier } from '../oauth/pkce.js';
+import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
 
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
@@ -149,7 +149,7 @@ function pastedCode(ask: NonNullable<LoginEnv['askRedirect']>, signal: AbortSign
     .catch((error) => {
       // A withdrawn prompt (the callback came first) is not an error; wait for the winner.
       if (signal.aborted) return new Promise<string>(() => {});
-      // Ctrl-C at the prompt arrives here as "Cancelled." (src/prompter.ts).
+      // Ctrl-C at the prompt arrives here as "Cancelled." (src/core/prompter.ts).
       throw error;
     });
 }

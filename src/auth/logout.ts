@@ -7,10 +7,10 @@
 import { legacyOrigin, originOf } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
-import type { Redactor } from '../redact.js';
-import { oauthDescription, oauthEndpoints } from './oauth.js';
+import type { Redactor } from '../core/redact.js';
+import { oauthDescription, oauthEndpoints } from '../oauth/endpoints.js';
 
 /** What happened to one profile's login. */
 export interface LogoutResult {

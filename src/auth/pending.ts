@@ -3,7 +3,7 @@ import { linkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { assertPrivateFile, ensurePrivateDir, readPrivateFile } from '../config/private-file.js';
-import { AuthError } from '../errors.js';
+import { AuthError } from '../core/errors.js';
 
 /** CHOICE (docs/spec-choices.md#login-timeouts): how long a two-step login may wait for `--complete` (the consent page's request lives 10 minutes). */
 export const PENDING_TTL_MS = 10 * 60_000;

@@ -6,9 +6,9 @@
 import { pickProfileName, type ResolvedProfile, resolveProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import type { SettingsStore } from '../config/settings.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
-import type { Globals } from '../ports.js';
+import type { Globals } from '../core/ports.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 
 /** One profile's status; with --check, the active profile's also says whether the server accepted its token (null: not asked). */

@@ -9,7 +9,7 @@
 import { constants, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { checkFileStats, UnsafePathError } from '../config/private-file.js';
-import { ExitCode, OpcliError } from '../errors.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;

@@ -9,7 +9,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
-import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../errors.js';
+import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../core/errors.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { recordPlace } from '../config/record-dir.js';
 import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
@@ -26,7 +26,7 @@ import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
 import { count } from '../text/count.js';
-import type { IO } from '../ports.js';
+import type { IO } from '../core/ports.js';
 
 /**
  * What a batch uses of the world: standard input and the working folder, the profile and the record

@@ -4,7 +4,7 @@
  * CRLF turned into LF. And the error for a CSV that breaks at a line.
  */
 import { Transform } from 'node:stream';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { count } from '../text/count.js';
 import { CSV_LIMITS } from './row-source.js';
 

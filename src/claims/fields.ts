@@ -3,7 +3,7 @@
  * dotted paths (the CSV column names), kinds for coercion (src/input/schema.ts), whether they are
  * required, and the flag name of `claims file`; the coercion of text (CSV cells, flags) into them.
  */
-import { DECIMAL_RE } from '../flags.js';
+import { DECIMAL_RE } from '../core/flags.js';
 import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
 import { OfflineClaim } from '../schemas.js';
 import { quoteInput } from '../text/excerpt.js';

@@ -2,8 +2,8 @@
  * What the record of claims holds for a store, as `claims history` lists it: each filing with its
  * latest outcome, filtered. No print: the verb renders the rows.
  */
-import { emailIdentity, idIdentity } from '../identity.js';
-import { blockingDamage, describeDamage } from '../record-lines.js';
+import { emailIdentity, idIdentity } from '../core/identity.js';
+import { blockingDamage, describeDamage } from '../core/record-lines.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine } from './record.js';
 
 /** One filing as history shows it. */

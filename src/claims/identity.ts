@@ -6,7 +6,7 @@
  * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
  */
 import { hash } from 'node:crypto';
-import { emailIdentity, idIdentity } from '../identity.js';
+import { emailIdentity, idIdentity } from '../core/identity.js';
 import { KeyTable } from './key-table.js';
 
 /** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
@@ -160,7 +160,7 @@ export class OccurrenceCounter {
 
 /**
  * CHOICE (docs/spec-choices.md#similar-claims): the fingerprint the record of claims holds a new
- * claim by when it is not the same content: the customer's e-mail by its identity (src/identity.ts)
+ * claim by when it is not the same content: the customer's e-mail by its identity (src/core/identity.ts)
  * and the item by its sku, else its sourceProductId. Undefined when the claim names neither.
  */
 export function recordSimilarity(claim: unknown): string | undefined {

@@ -10,7 +10,7 @@
  */
 import { writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { OpcliError } from '../errors.js';
+import { OpcliError } from '../core/errors.js';
 
 /** What a journal's group writes and syncs go through (tests replace them to inject faults). */
 export interface JournalIo {

@@ -6,7 +6,7 @@
  */
 import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { eachLine } from './file-lines.js';
 import {
   describeService,

@@ -19,8 +19,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
-import { OpcliError } from '../errors.js';
-import { formatDuration } from '../flags.js';
+import { OpcliError } from '../core/errors.js';
+import { formatDuration } from '../core/flags.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { lineAt } from './file-lines.js';
 import { CLAIM_MAY_EXIST, entryLine, headerLine, type JournalEntry, type NewEntry, NO_SERVICE } from './journal-format.js';

@@ -7,7 +7,7 @@
  * waits, asking again, until the service is back or the wait is over.
  */
 import { PATHS } from '../api/service.js';
-import { ApiError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError } from '../errors.js';
+import { ApiError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
 import { count } from '../text/count.js';
 

@@ -8,7 +8,7 @@
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { type BatchFileRole, checkBatchPath, JOURNAL_ROLE, RESULTS_ROLE } from './batch-files.js';
 
 export interface BatchPaths {

@@ -27,7 +27,7 @@ import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js
 import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
-import { whenAborted } from '../timers.js';
+import { whenAborted } from '../core/timers.js';
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
 const OUTAGE_REASON = 'the batch stopped before this row was sent: the service is down';

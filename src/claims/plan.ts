@@ -4,7 +4,7 @@
  * (with what to journal) or the row's result without sending anything: settled earlier, invalid,
  * or held because it looks like a claim that exists.
  */
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';

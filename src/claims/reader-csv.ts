@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 // A static import: `claims file --validate-only` over a 5-row CSV took a median 230 ms of CPU with it and
 // 240 ms with csv-parse imported on first use (40 runs each, /usr/bin/time's 10 ms steps): no start-up need.
 import { parse } from 'csv-parse';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import type { FieldIssue } from '../schemas.js';
 import { count } from '../text/count.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';

@@ -3,7 +3,7 @@
  * of one claim) or a JSON array read whole (small batches), with text values coerced as CSV cells are.
  */
 import type { Readable } from 'node:stream';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import type { FieldIssue } from '../schemas.js';
 import { count } from '../text/count.js';
 import { jsonProblem } from '../text/excerpt.js';

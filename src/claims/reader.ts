@@ -5,7 +5,7 @@
  * row-source.ts.
  */
 import type { Readable } from 'node:stream';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { openCsv } from './reader-csv.js';
 import { jsonlRows, jsonRows } from './reader-json.js';
 import type { InputFormat, OpenOptions, RowSource } from './row-source.js';

@@ -1,6 +1,6 @@
 /**
  * The record of claims' lines: what each kind holds (zod schemas: a line that does not parse is
- * damaged, src/record-lines.ts), the record's file name for a store, and the text of the lines
+ * damaged, src/core/record-lines.ts), the record's file name for a store, and the text of the lines
  * opcli writes. No file access here (record.ts reads and writes the file, record-index.ts indexes it).
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch row's intent

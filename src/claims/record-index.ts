@@ -2,15 +2,15 @@
  * The record of claims read into an index of byte offsets (key-table.ts tables): the last state of
  * each key with the offsets of its intent and outcome, and for each similarity fingerprint the
  * offset of the intent of the last claim sent with it. The lines themselves stay in the file and
- * are read back by offset (record.ts). Reading finds the damaged lines too (src/record-lines.ts):
+ * are read back by offset (record.ts). Reading finds the damaged lines too (src/core/record-lines.ts):
  * what a command that files refuses, and what `claims repair` sets aside.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a record of a
  * million claims is read at every batch's start.
  */
 import { closeSync } from 'node:fs';
-import { ExitCode, OpcliError } from '../errors.js';
-import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../record-lines.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../core/record-lines.js';
 import { eachLineSync } from './file-lines.js';
 import { KeyTable } from './key-table.js';
 import {

@@ -6,7 +6,7 @@
  * before its request leaves, then an `outcome`; a command that files consults it first, under the
  * record's lock, so the same claim copied into another file, pasted twice or run twice from
  * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/record-lines.ts): a line that cannot be read stops every command that files; a torn last
+ * (src/core/record-lines.ts): a line that cannot be read stops every command that files; a torn last
  * line is set aside and its claim stays `uncertain`.
  *
  * This file owns the file: opening it under its lock, reading lines back by offset, and writing.
@@ -20,10 +20,10 @@ import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { ExitCode, OpcliError } from '../errors.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../giftcard/ledger.js';
-import type { RepairTarget } from '../record-repair.js';
-import { blockingDamage, type DamagedLine } from '../record-lines.js';
+import type { RepairTarget } from '../core/record-repair.js';
+import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
 import { lineAtSync } from './file-lines.js';
 import {
   batchIntentLine,
@@ -274,7 +274,7 @@ export class ClaimRecord {
         continue;
       }
       const { issuance, key, ...rest } = l;
-      // The id and key first: a line cut short still names its claim (src/record-lines.ts).
+      // The id and key first: a line cut short still names its claim (src/core/record-lines.ts).
       const intent = { v: 1 as const, issuance, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
@@ -366,7 +366,7 @@ export class ClaimRecord {
   }
 }
 
-/** The record of a store as a file `claims repair` can set damaged lines aside in (src/record-repair.ts). */
+/** The record of a store as a file `claims repair` can set damaged lines aside in (src/core/record-repair.ts). */
 export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: () => number): RepairTarget {
   const path = join(place.dir, recordFileName(store));
   return {

@@ -3,7 +3,7 @@
  * uncertain or not sent) and for the batch (go on, or stop).
  */
 import type { ServiceApi } from '../api/service.js';
-import { ApiError, AuthError, NetworkError, RedirectError, UsageError } from '../errors.js';
+import { ApiError, AuthError, NetworkError, RedirectError, UsageError } from '../core/errors.js';
 import type { Permit, RequestLimiter } from '../http/adaptive.js';
 import { CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
 import { isStoreMismatch, storeMismatch, type ToSend } from './plan.js';

@@ -5,7 +5,7 @@
  * follows. No prompt and no print: the verb passes a `confirm` callback when someone can answer.
  */
 import { resolve } from 'node:path';
-import { ExitCode, OpcliError, PlainExit } from '../errors.js';
+import { ExitCode, OpcliError, PlainExit } from '../core/errors.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { recordPlace } from '../config/record-dir.js';
 import type { OfflineClaim } from '../schemas.js';

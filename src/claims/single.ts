@@ -4,10 +4,10 @@
  */
 import type { ServiceApi } from '../api/service.js';
 import type { ResolvedProfile } from '../config/profile.js';
-import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
+import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
 import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
-import { expectedValue, fieldMessage, missingMessage } from '../field-issues.js';
+import { expectedValue, fieldMessage, missingMessage } from '../core/field-issues.js';
 import { garbledText } from '../input/issues.js';
 import { textProblem } from '../text/flag-text.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
@@ -115,7 +115,7 @@ function label(field: ClaimField): string {
 }
 
 /**
- * What is wrong with an answer, in the batch's and the flags' words (src/field-issues.ts), or true.
+ * What is wrong with an answer, in the batch's and the flags' words (src/core/field-issues.ts), or true.
  * Exported for the test that holds the three sources to one message.
  */
 export function checkAnswer(field: ClaimField, text: string): true | string {

@@ -1,5 +1,5 @@
 /** Validation of a claim built from a row, flags or a file, with messages a support agent can act on. */
-import { fieldIssues, fieldMessage, missingMessage } from '../field-issues.js';
+import { fieldIssues, fieldMessage, missingMessage } from '../core/field-issues.js';
 import { type FieldIssue, OfflineClaim } from '../schemas.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
 import { CLAIM_FIELDS, FIELD_BY_KEY, getPath } from './fields.js';
@@ -14,7 +14,7 @@ function fieldAt(path: string) {
   return undefined;
 }
 
-/** One zod issue as the messages a person reads (src/field-issues.ts): a missing object is its missing fields. */
+/** One zod issue as the messages a person reads (src/core/field-issues.ts): a missing object is its missing fields. */
 function explain(value: unknown, issue: FieldIssue): FieldIssue[] {
   const field = fieldAt(issue.path);
   if (field?.type === 'array' && issue.path !== field.key) {

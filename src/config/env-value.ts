@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 
 /**
  * Reads one OPCLI_* variable that carries a credential or a name: surrounding whitespace (a pasted

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { OpcliError } from '../errors.js';
+import { OpcliError } from '../core/errors.js';
 import { UnsafePathError } from './private-file.js';
 import { describeUid } from './user-name.js';
 

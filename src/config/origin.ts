@@ -6,7 +6,7 @@
  * built, so a refused credential reaches no server at all. The rules are in the configuration guide
  * (docs/guides/configuration.md#what-each-credential-is-bound-to).
  */
-import { AuthError } from '../errors.js';
+import { AuthError } from '../core/errors.js';
 
 /** The origin credentials are bound to (`https://api.example.com`, `http://127.0.0.1:8080`); undefined for no URL or a bad one. */
 export function originOf(url: string | URL | undefined): string | undefined {

@@ -5,7 +5,7 @@
  * changes the mode of a folder opcli did not create.
  */
 import { closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
-import { ExitCode, OpcliError } from '../errors.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
 import { describeUid } from './user-name.js';
 
 /** A config file or folder that opcli refuses to use: exit 2, with what to check. */

@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import type { ProfileSecrets } from './credentials.js';
 import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from './origin.js';
 import { envValue } from './env-value.js';

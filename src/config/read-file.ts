@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type Conf from 'conf';
 import type { z } from 'zod';
-import { ExitCode, OpcliError } from '../errors.js';
-import { fieldIssues } from '../field-issues.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { fieldIssues } from '../core/field-issues.js';
 import { assertPrivateFile, ensurePrivateDir, readPrivateFile } from './private-file.js';
 
 /** A settings or credentials file that cannot be used as it is: exit 2, never overwritten. */
@@ -17,7 +17,7 @@ export class DamagedFileError extends OpcliError {
   }
 }
 
-/** A check generated from the schema (src/schema-checks.ts): true only when the schema certainly returns the value unchanged. */
+/** A check generated from the schema (src/core/schema-checks.ts): true only when the schema certainly returns the value unchanged. */
 export type QuickCheck = (raw: unknown) => boolean;
 
 /** The quick check could not vouch for a file and its schema is not loaded yet (see ConfFileStore). */
@@ -55,7 +55,7 @@ function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: s
  * file is opened without following a link and checked with the private-file rules (a regular file
  * you own that others cannot write, in a folder only you can write), its text is read from that
  * same descriptor and checked against the zod schema (after a quick check generated from it at
- * build time, src/schema-checks.ts, that passes only what the schema certainly returns unchanged;
+ * build time, src/core/schema-checks.ts, that passes only what the schema certainly returns unchanged;
  * the schema, and zod with it, is loaded only for a write or a file the quick check cannot vouch
  * for), so a file that is not JSON, not an object or not the schema is a DamagedFileError naming
  * it. Writes are conf's: atomic (a temporary file

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import type { Sandbox } from '../sandbox/types.js';
 import type { CredentialStore } from './credentials.js';
 import { originOf, tokenUrlOf } from './origin.js';

@@ -1,7 +1,7 @@
 /** The keys `opcli config set` accepts, where each is kept and how its value is checked. */
 import { isAbsolute } from 'node:path';
 import * as z from 'zod';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';

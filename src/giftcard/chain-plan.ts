@@ -1,6 +1,6 @@
 /** The plan of the store-credit chain: which paths a profile and a request allow, and the bodies each path sends. */
-import { UsageError } from '../errors.js';
-import { orderLabel } from '../identity.js';
+import { UsageError } from '../core/errors.js';
+import { orderLabel } from '../core/identity.js';
 import { GiftCardIssueRequest, GiftCardTopUpRequest, NativeGiftCardRequest, TriggerExecuteRequest, TriggerId } from '../schemas.js';
 import type { CreditPath } from './ledger.js';
 import { centsToNumber, formatMoney } from './money.js';

@@ -5,7 +5,7 @@
  * back from a trigger that was posted, the loyalty card is watched once more so a late trigger
  * credit (a double payment) is reported, never silent.
  */
-import { isOutcomeUncertain, NetworkError, OpcliError } from '../errors.js';
+import { isOutcomeUncertain, NetworkError, OpcliError } from '../core/errors.js';
 import type { GiftCard } from '../schemas.js';
 import { type ChainPlan, type ChainTiming, type CreditRequest, requestBodies } from './chain-plan.js';
 import type { CreditPath, OutcomeRecord } from './ledger.js';

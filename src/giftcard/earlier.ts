@@ -1,6 +1,6 @@
 /** The ledger's earlier records against a new store credit: the same claim or order, a torn line naming it, a similar credit. */
-import { ExitCode, OpcliError } from '../errors.js';
-import { orderLabel } from '../identity.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { orderLabel } from '../core/identity.js';
 import type { CreditRequest } from './chain-plan.js';
 import { type AttemptRecord, blockingIssuances, type Issuance, type Ledger, similarIssuances, type UncertainLine, uncertainLines } from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';

@@ -2,9 +2,9 @@
  * The ledger as people read it, and `--verify`: re-reading the loyalty cards of issuances that fell
  * back from the trigger, to find a late trigger credit (a double payment). No prompt, no print.
  */
-import { OpcliError } from '../errors.js';
-import { claimIdentity, orderIdentity } from '../identity.js';
-import { blockingDamage, describeDamage } from '../record-lines.js';
+import { OpcliError } from '../core/errors.js';
+import { claimIdentity, orderIdentity } from '../core/identity.js';
+import { blockingDamage, describeDamage } from '../core/record-lines.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
 import { type Issuance, keyParts, type Ledger } from './ledger.js';

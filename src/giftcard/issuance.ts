@@ -7,7 +7,7 @@
  * prompt and no print: the verb asks and renders; this module takes an environment and returns or throws.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, AuthError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../errors.js';
+import { ApiError, AuthError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
 import {
   type ChainEnv,
   type ChainPlan,
@@ -23,7 +23,7 @@ import {
   requestPlan,
   runChain,
 } from './chain.js';
-import { orderLabel } from '../identity.js';
+import { orderLabel } from '../core/identity.js';
 import { issuanceKey, type Ledger } from './ledger.js';
 import { DuplicateIssuanceError, earlierRecords, recordText, refuseEarlier } from './earlier.js';
 import { DEFAULT_CURRENCY, DEFAULT_MAX_CENTS, formatCents, formatMoney, parseAmount } from './money.js';

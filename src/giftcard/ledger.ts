@@ -11,9 +11,9 @@ import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { OpcliError } from '../errors.js';
-import { claimIdentity, emailIdentity, orderIdentity } from '../identity.js';
-import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../record-lines.js';
+import { OpcliError } from '../core/errors.js';
+import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
+import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -31,7 +31,7 @@ const Common = {
   issuance: z.string(),
   /**
    * CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
-   * `|bonus:<order number>`), the id written as its identity (src/identity.ts); older records hold
+   * `|bonus:<order number>`), the id written as its identity (src/core/identity.ts); older records hold
    * it as typed and are compared by identity too. Records written before the shop and store were
    * part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
    */
@@ -167,7 +167,7 @@ export class Ledger {
   }
 
   /**
-   * Every record, oldest first, and the lines that cannot be read, classed (src/record-lines.ts):
+   * Every record, oldest first, and the lines that cannot be read, classed (src/core/record-lines.ts):
    * never silently dropped. The file is never read through a link, nor from a folder or file
    * another user owns or can write: a planted ledger could hide an earlier credit and let the same
    * claim be paid twice.

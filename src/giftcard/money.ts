@@ -2,7 +2,7 @@
  * Money as integer cents. Amounts enter as decimal strings and are parsed digit by digit, never
  * through floating point, so `0.1` and `0.2` add up to exactly `0.30`.
  */
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../core/errors.js';
 
 /** Largest amount accepted: well inside the range where cents / 100 prints exactly. */
 const MAX_CENTS = 100_000_000_00;

@@ -7,10 +7,10 @@
  */
 import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
-import { realTimers, startDeadline, type Timers } from '../deps.js';
+import { realTimers, startDeadline, type Timers } from '../core/deps.js';
 import type { HttpClient } from '../http/client.js';
-import type { Redactor } from '../redact.js';
-import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../errors.js';
+import type { Redactor } from '../core/redact.js';
+import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../core/errors.js';
 import {
   GiftCard,
   type GiftCardIssueRequest,

@@ -1,11 +1,11 @@
 /**
  * `giftcard repair`: sets the damaged lines of the ledger aside so money can move again, without
- * forgetting them (src/record-repair.ts does it for every record of actions). No prompt, no print.
+ * forgetting them (src/core/record-repair.ts does it for every record of actions). No prompt, no print.
  */
-import { planRepairOf, type RepairPlan, type RepairTarget, repairFile } from '../record-repair.js';
+import { planRepairOf, type RepairPlan, type RepairTarget, repairFile } from '../core/record-repair.js';
 import { type Ledger, LedgerRecord, type SetAsideRecord, TORN_REASON } from './ledger.js';
 
-export type { RepairPlan } from '../record-repair.js';
+export type { RepairPlan } from '../core/record-repair.js';
 
 /** The ledger as a file to repair. */
 function target(ledger: Ledger, user: string): RepairTarget {

@@ -7,7 +7,7 @@ import type { CredentialStore } from '../config/credentials.js';
 import type { SettingsStore } from '../config/settings.js';
 import { findSettingKey, type SettingKey } from '../config/setting-keys.js';
 import { writeSetting } from '../config/write-setting.js';
-import { AuthError, UsageError } from '../errors.js';
+import { AuthError, UsageError } from '../core/errors.js';
 import { TriggerId } from '../schemas.js';
 import { describePath, planChain } from './chain.js';
 import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVIDER_ADVICE, nativeUrlProblem } from './provider.js';

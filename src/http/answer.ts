@@ -3,7 +3,7 @@
  * words for the statuses users meet, and whether a POST answered so was processed
  * (docs/http.md#what-is-resent-and-what-never-is).
  */
-import { ApiError, ExitCode, RedirectError } from '../errors.js';
+import { ApiError, ExitCode, RedirectError } from '../core/errors.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
 import { isIdempotent, type Method } from './retry.js';

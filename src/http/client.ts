@@ -5,8 +5,8 @@
  * decided in fate.ts and answer.ts; the request itself is built in outgoing.ts.
  */
 import type { z } from 'zod';
-import { AuthError, type NetworkError, OpcliError, UsageError } from '../errors.js';
-import type { Redactor } from '../redact.js';
+import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
+import type { Redactor } from '../core/redact.js';
 import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './answer.js';
 import { readBody } from './body.js';

@@ -109,7 +109,7 @@ export function readErrorBody(body: unknown): ErrorBodyInfo {
   if (typeof body.code === 'string' && !code) code = body.code;
   else add(typeof body.code === 'string' ? body.code : undefined, false);
 
-  // A readable number of them: an error lists at most 50 fields (src/report-error.ts) anyway.
+  // A readable number of them: an error lists at most 50 fields (src/cli/report-error.ts) anyway.
   const list = (
     Array.isArray(body.errors)
       ? body.errors

@@ -3,7 +3,7 @@
  * typed error that says how far the request got (`sent`: may it have reached the service?), whether
  * trying again could help, and what the user can do (docs/http.md#what-is-resent-and-what-never-is).
  */
-import { NetworkError, OpcliError, TimeoutError } from '../errors.js';
+import { NetworkError, OpcliError, TimeoutError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 import { isIdempotent, type Method } from './retry.js';
 import {

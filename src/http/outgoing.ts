@@ -2,7 +2,7 @@
  * Building a request as it goes on the wire, and the --verbose trace of it and of its answer:
  * headers (lower-cased, the bearer token, JSON's content type) and what a trace may show.
  */
-import { redactJson } from '../redact.js';
+import { redactJson } from '../core/redact.js';
 import { safeText } from '../text/safe.js';
 
 const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\])$/i;

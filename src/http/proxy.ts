@@ -8,7 +8,7 @@
  */
 import { BlockList, isIP } from 'node:net';
 import { envValue } from '../config/profile.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 
 /** The profile's network settings that steer proxies. */

@@ -12,7 +12,7 @@ import * as tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { envValue } from '../config/profile.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 import type { ProxyChoice } from './proxy.js';
 

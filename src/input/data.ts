@@ -1,9 +1,9 @@
 /** Reading a `--data` argument: a JSON file, `-` for standard input, or (for `opcli api`) inline JSON. */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError } from '../errors.js';
-import type { IO } from '../ports.js';
-import { readStdinText } from '../stdin.js';
+import { UsageError } from '../core/errors.js';
+import type { IO } from '../core/ports.js';
+import { readStdinText } from '../core/stdin.js';
 import { excerpt, jsonProblem } from '../text/excerpt.js';
 
 /** What reading --data takes: standard input and the directory a relative path is read from. */

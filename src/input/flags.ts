@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { completeValues } from '../commands/completion/hints.js';
 import type { z } from 'zod';
-import { DECIMAL_RE } from '../flags.js';
+import { DECIMAL_RE } from '../core/flags.js';
 import type { FieldIssue } from '../schemas.js';
 import { textProblem } from '../text/flag-text.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';

@@ -1,10 +1,10 @@
 /**
  * A request body checked with its schema, the messages from the one place that words them
- * (src/field-issues.ts), and the text checks every input passes: flags, --data bodies, prompts.
+ * (src/core/field-issues.ts), and the text checks every input passes: flags, --data bodies, prompts.
  */
 import type { z } from 'zod';
-import { ValidationError } from '../errors.js';
-import { bodyIssues, type FieldIssue } from '../field-issues.js';
+import { ValidationError } from '../core/errors.js';
+import { bodyIssues, type FieldIssue } from '../core/field-issues.js';
 import { textProblem } from '../text/flag-text.js';
 import { fieldKinds } from './flags.js';
 

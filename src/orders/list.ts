@@ -3,7 +3,7 @@
  * cursors allow it), hands each page to a writer as it arrives and reports progress to a callback.
  * No printing here: the verb renders the footer, the progress and the errors.
  */
-import { InterruptedError } from '../errors.js';
+import { InterruptedError } from '../core/errors.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { type FetchedPage, fetchPageLater, type PagerEnv } from './pager.js';
 import { createPageLimiter } from './rate.js';

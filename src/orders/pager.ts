@@ -6,19 +6,19 @@
  * requests. What still fails is reported with the cursor to resume from.
  */
 import { PATHS } from '../api/service.js';
-import { ApiError, NetworkError, OpcliError } from '../errors.js';
+import { ApiError, NetworkError, OpcliError } from '../core/errors.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import { readBody } from '../http/body.js';
 import { clause, type HttpClient, wouldRecur } from '../http/client.js';
 import { backoffDelay, shouldRetryStatus } from '../http/retry.js';
 import type { OrdersPage } from '../schemas.js';
-import { ordersPageShell, ordersQuery } from '../schema-checks.js';
+import { ordersPageShell, ordersQuery } from '../core/schema-checks.js';
 import { safeText } from '../text/safe.js';
 
 /**
  * Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the
  * schemas, loaded only when a page needs them (a table's records, or a page or query the checks
- * generated from them, src/schema-checks.ts, cannot vouch for): `orders list --json` over pages a
+ * generated from them, src/core/schema-checks.ts, cannot vouch for): `orders list --json` over pages a
  * server answers as the spec shows never loads zod.
  */
 const schemas = () => import('../schemas.js');

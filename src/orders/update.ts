@@ -6,7 +6,7 @@
  * a change made by someone else between the read and the PUT is overwritten. No printing here: progress goes to a callback, results come back to the verb.
  */
 import type { ServiceApi } from '../api/service.js';
-import { ApiError, OpcliError, ValidationError } from '../errors.js';
+import { ApiError, OpcliError, ValidationError } from '../core/errors.js';
 import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';

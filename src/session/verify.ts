@@ -3,7 +3,7 @@
  * for Retry-After when asked, the spec's advice for a refused token. No print: `onNotice` is the verb's.
  */
 import type { ServiceApi } from '../api/service.js';
-import { ApiError, OpcliError, UsageError } from '../errors.js';
+import { ApiError, OpcliError, UsageError } from '../core/errors.js';
 import { parseRetryAfter } from '../http/retry.js';
 import { textProblem } from '../text/flag-text.js';
 

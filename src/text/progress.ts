@@ -9,7 +9,7 @@
  * - nothing at all with `none`.
  * Callers hand it the text (or a function giving it); it decides whether and how it is shown.
  */
-import type { DisplayPorts } from '../ports.js';
+import type { DisplayPorts } from '../core/ports.js';
 import { safeLine } from './safe.js';
 
 export { count } from './count.js';

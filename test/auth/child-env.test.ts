@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { childEnv } from '../../src/child-env.js';
+import { childEnv } from '../../src/core/child-env.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runBinary } from '../helpers.js';
 import { authSuite, printed, secrets, tokenRequests } from './util.js';

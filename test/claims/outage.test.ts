@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OutageWatch, type ProbeResult } from '../../src/claims/outage.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError } from '../../src/core/errors.js';
 
 const badGateway = () =>
   new ApiError({ status: 502, method: 'POST', url: 'https://api.test/v1/claims/offline', body: '', message: 'answered 502 Bad Gateway' });

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { commandWord, GROUPS } from '../../src/cli.js';
+import { commandWord, GROUPS } from '../../src/cli/program.js';
 import { displayWidth } from '../../src/text/width.js';
 import { BIN, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 

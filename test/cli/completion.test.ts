@@ -10,7 +10,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAIM_FIELDS } from '../../src/claims/fields.js';
-import { GROUPS } from '../../src/cli.js';
+import { GROUPS } from '../../src/cli/program.js';
 import { fieldKinds } from '../../src/input/flags.js';
 import { CURRENCY_CODES, ISSUE_TYPES, Order, ProductVariant, RESOLUTIONS } from '../../src/schemas.js';
 import { havePty } from '../auth/pty.js';

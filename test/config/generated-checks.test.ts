@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { emitChecks, generateChecks } from '../../bin/gen-checks.mjs';
 import { CredentialsFile } from '../../src/config/credentials-schema.js';
 import { SettingsFile } from '../../src/config/settings-schema.js';
-import type { SchemaChecks } from '../../src/schema-checks.js';
+import type { SchemaChecks } from '../../src/core/schema-checks.js';
 import { OrdersPageShell, OrdersQuery } from '../../src/schemas.js';
 
 // The start-up checks the build puts in the bundle (bin/gen-checks.mjs, from the zod schemas) held to

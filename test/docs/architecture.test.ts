@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GROUPS } from '../../src/cli.js';
+import { GROUPS } from '../../src/cli/program.js';
 import { ROOT } from '../helpers.js';
 
 const page = () => readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');

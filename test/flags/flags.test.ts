@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { formatDuration, parseDecimal, parseDuration, parseRate, parseWholeNumber } from '../../src/flags.js';
+import { formatDuration, parseDecimal, parseDuration, parseRate, parseWholeNumber } from '../../src/core/flags.js';
 
 describe('parseDuration: one format for every duration flag', () => {
   test.each([

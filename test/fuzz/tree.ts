@@ -1,10 +1,10 @@
 /**
  * The command tree as the fuzz suite sees it: every group's register() loaded into one program
- * (GROUPS in src/cli.ts), walked down to the leaf commands with their arguments and flags. A new
+ * (GROUPS in src/cli/program.ts), walked down to the leaf commands with their arguments and flags. A new
  * command or flag is fuzzed from here without anyone listing it.
  */
 import { Command, type Option } from 'commander';
-import { GROUPS } from '../../src/cli.js';
+import { GROUPS } from '../../src/cli/program.js';
 import { quietDeps } from '../helpers.js';
 
 export interface FlagInfo {

@@ -1,7 +1,7 @@
 /** The identity of claim ids, order numbers and e-mails: every way people vary an id maps to one identity, and distinct ids never meet. */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { claimIdentity, emailIdentity, idIdentity, orderIdentity, orderLabel } from '../../src/identity.js';
+import { claimIdentity, emailIdentity, idIdentity, orderIdentity, orderLabel } from '../../src/core/identity.js';
 import { issuanceKey, sameKey } from '../../src/giftcard/ledger.js';
 
 /** Every dash, hyphen and minus a document or a keyboard may put in an id. */
@@ -93,7 +93,7 @@ describe('identity of ids', () => {
   });
 });
 
-/** The rules of src/identity.ts applied in full to a fixed point, with no shortcut: the oracle of the plain-ASCII path. */
+/** The rules of src/core/identity.ts applied in full to a fixed point, with no shortcut: the oracle of the plain-ASCII path. */
 function foldedInFull(text: string): string {
   const once = (t: string) =>
     t

@@ -2,11 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceApi } from '../../src/api/service.js';
-import { oauthEndpoints } from '../../src/auth/oauth.js';
-import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/errors.js';
+import { oauthEndpoints } from '../../src/oauth/endpoints.js';
+import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/core/errors.js';
 import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
 import { HttpClient } from '../../src/http/client.js';
-import { Redactor } from '../../src/redact.js';
+import { Redactor } from '../../src/core/redact.js';
 import { sessionContext } from '../examples.js';
 
 interface Seen {

@@ -178,8 +178,8 @@ describe('tables fit the terminal', () => {
 
   test('a stream that knows its columns is believed over COLUMNS', async () => {
     const { PassThrough, Readable } = await import('node:stream');
-    const { createDeps } = await import('../../src/deps.js');
-    const { runCli } = await import('../../src/cli.js');
+    const { createDeps } = await import('../../src/core/deps.js');
+    const { runCli } = await import('../../src/cli/program.js');
     const stdout = Object.assign(new PassThrough(), { columns: 60 });
     let out = '';
     stdout.on('data', (c) => {

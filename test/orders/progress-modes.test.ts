@@ -5,8 +5,8 @@
  */
 import { PassThrough, Readable } from 'node:stream';
 import { expect, test } from 'vitest';
-import { runCli } from '../../src/cli.js';
-import { createDeps } from '../../src/deps.js';
+import { runCli } from '../../src/cli/program.js';
+import { createDeps } from '../../src/core/deps.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { profileSuite, runOpcli } from '../helpers.js';
 

@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
-import { runCli } from '../../src/cli.js';
-import { createDeps } from '../../src/deps.js';
+import { runCli } from '../../src/cli/program.js';
+import { createDeps } from '../../src/core/deps.js';
 import { call } from './client.js';
 import { capturedStreams, tempConfigDir } from '../helpers.js';
 

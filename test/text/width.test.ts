@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { csvCell, fitWidths, renderTable } from '../../src/output.js';
+import { csvCell, fitWidths, renderTable } from '../../src/core/output.js';
 import { displayWidth, truncate } from '../../src/text/width.js';
 import { wrapProse, wrapText } from '../../src/text/wrap.js';
 

@@ -2,7 +2,7 @@
  * The arguments of `opcli api`: a method it knows, `--query` pairs, and a path below the profile's
  * base URL with nothing that could leave it.
  */
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../core/errors.js';
 import type { HttpClient } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
 import { textProblem } from '../../text/flag-text.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import * as api from '../../api/request.js';
-import type { ApiRequestInit } from '../../api/request.js';
-import { ApiError, RedirectError, UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import * as api from './raw-request.js';
+import type { ApiRequestInit } from './raw-request.js';
+import { ApiError, RedirectError, UsageError } from '../../core/errors.js';
 import { printBody, printHead } from './answer.js';
 import { collectHeader, collectQuery, headerRecord, METHODS, parseMethod, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
 import { orderPages } from '../../api/paginate.js';

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { type LoginRequest, login, type RedirectQuestion } from '../../auth/login.js';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
-import { parseDuration } from '../../flags.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
+import { parseDuration } from '../../core/flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';
 import { relativeTime } from '../../auth/describe.js';
-import { printJson } from '../../output.js';
+import { printJson } from '../../core/output.js';
 import { readSecret } from '../secret-input.js';
-import { readStdinText } from '../../stdin.js';
-import { openInBrowser } from '../../auth/browser.js';
+import { readStdinText } from '../../core/stdin.js';
+import { openInBrowser } from '../../oauth/browser.js';
 
 /**
  * How to log in, as the service takes it (--json picks the two-step start), whether to print JSON,

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { type LogoutResult, logout, profileLabel } from '../../auth/logout.js';
 import { allProfiles } from '../../auth/status.js';
-import type { Deps } from '../../deps.js';
-import { printJson } from '../../output.js';
+import type { Deps } from '../../core/deps.js';
+import { printJson } from '../../core/output.js';
 
 export interface LogoutOptions {
   all: boolean;

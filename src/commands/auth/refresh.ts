@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 import { loginStatus, relativeTime } from '../../auth/describe.js';
-import { createTokenSource } from '../../auth/token-source.js';
-import { printJson } from '../../output.js';
+import { createTokenSource } from '../../oauth/token-source.js';
+import { printJson } from '../../core/output.js';
 
 export interface RefreshOptions {
   json: boolean;

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { AuthError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { AuthError } from '../../core/errors.js';
 import { statusPairs } from '../../auth/describe.js';
 import { profileStatuses } from '../../auth/status.js';
 import { originOf } from '../../config/origin.js';
-import * as output from '../../output.js';
+import * as output from '../../core/output.js';
 
 export interface StatusOptions {
   json: boolean;

@@ -10,7 +10,7 @@ import type { Writable } from 'node:stream';
 import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
 import type { SourceRow } from '../../claims/reader.js';
 import type { RowResult } from '../../claims/results.js';
-import { OpcliError } from '../../errors.js';
+import { OpcliError } from '../../core/errors.js';
 
 /** Waits until a stream has room again; a stream that failed rejects instead of never draining. */
 export async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {

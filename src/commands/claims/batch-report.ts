@@ -5,12 +5,12 @@
  */
 import type { RowSource, SourceRow } from '../../claims/reader.js';
 import type { BatchProgress, BatchReport, RowResult } from '../../claims/results.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 import { ResultsFile, writeWithBackpressure } from './batch-output.js';
 import { problemText } from './batch-rows.js';
 import { InOrder } from './batch-order.js';
 import { StatusTicker } from './batch-status.js';
-import { pickFields } from '../../json-fields.js';
+import { pickFields } from '../../core/json-fields.js';
 import { progressStyle } from '../../text/progress.js';
 import { safeLine } from '../../text/safe.js';
 

@@ -1,6 +1,6 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
 import type { BatchSummary } from '../../claims/results.js';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 import { count } from '../../text/count.js';
 
 /**

@@ -2,11 +2,11 @@ import type { Command } from 'commander';
 import { serviceOrigin } from '../../claims/journal.js';
 import { recordRepairTarget } from '../../claims/record.js';
 import { recordPlace } from '../../config/record-dir.js';
-import type { Deps } from '../../deps.js';
-import { ExitCode, PlainExit, UsageError } from '../../errors.js';
-import * as output from '../../output.js';
-import { describeDamage } from '../../record-lines.js';
-import { planRepairOf, repairFile } from '../../record-repair.js';
+import type { Deps } from '../../core/deps.js';
+import { ExitCode, PlainExit, UsageError } from '../../core/errors.js';
+import * as output from '../../core/output.js';
+import { describeDamage } from '../../core/record-lines.js';
+import { planRepairOf, repairFile } from '../../core/record-repair.js';
 
 /** Flag values of `claims repair`. */
 export interface ClaimsRepairOptions {

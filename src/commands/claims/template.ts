@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
 import { exampleClaim } from '../../claims/example.js';
 import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
 
 export interface TemplateOptions {
   format: 'csv' | 'json' | 'jsonl';

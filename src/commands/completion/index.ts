@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
 import { completionScript } from './scripts.js';
 import { buildTree } from './tree.js';
 

@@ -4,9 +4,9 @@
  * editing a list. Only `opcli completion` pays for loading every group.
  */
 import { Command, type Option } from 'commander';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 import { type ValueHint, valueHint } from './hints.js';
-import { buildProgram, GROUPS } from '../../cli.js';
+import { buildProgram, GROUPS } from '../../cli/program.js';
 import { SETTING_KEYS } from '../../config/setting-keys.js';
 
 /** What a flag's value completes to: enum values, `files`, `profiles`, or `any` (a value, nothing to offer). */

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { getAtPath } from '../../config/settings.js';
-import type { Deps } from '../../deps.js';
-import { OpcliError } from '../../errors.js';
-import { mask } from '../../redact.js';
+import type { Deps } from '../../core/deps.js';
+import { OpcliError } from '../../core/errors.js';
+import { mask } from '../../core/redact.js';
 import { requireKey } from './keys.js';
 import { profileName } from './set.js';
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../../errors.js';
+import { UsageError } from '../../core/errors.js';
 import { findSettingKey, SETTING_KEYS, type SettingKey } from '../../config/setting-keys.js';
 
 /** The key named on the command line, or a usage error listing the keys. */

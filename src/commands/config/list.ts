@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { getAtPath } from '../../config/settings.js';
 import { SETTING_KEYS } from '../../config/setting-keys.js';
-import type { Deps } from '../../deps.js';
-import { mask } from '../../redact.js';
-import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
-import { outputMode, printJson, printTable } from '../../output.js';
+import type { Deps } from '../../core/deps.js';
+import { mask } from '../../core/redact.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
+import { outputMode, printJson, printTable } from '../../core/output.js';
 
 /** The fields of a setting in `--json` (docs/json.md). */
 export const SETTING_FIELDS = ['key', 'value', 'source', 'description'];

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 
 /** Registers `config path`. */
 export function register(group: Command, deps: Deps): void {

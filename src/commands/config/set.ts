@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
 import { requireKey } from './keys.js';
 import { parseValue } from './values.js';
 import { pickProfileName, requireKnownProfile } from '../../config/profile.js';

@@ -6,7 +6,7 @@
  */
 import { ZodError } from 'zod';
 import type { SettingKey } from '../../config/setting-keys.js';
-import { ValidationError } from '../../errors.js';
+import { ValidationError } from '../../core/errors.js';
 import { isSafeForCredentials } from '../../http/client.js';
 import { Currency } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';

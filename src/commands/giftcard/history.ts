@@ -1,17 +1,17 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { OpcliError, UsageError } from '../../errors.js';
-import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
+import type { Deps } from '../../core/deps.js';
+import { OpcliError, UsageError } from '../../core/errors.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
-import { orderLabel } from '../../identity.js';
+import { orderLabel } from '../../core/identity.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine, safeText } from '../../text/safe.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
 import { groupAmount } from '../../giftcard/money.js';
 import { providerClient } from '../../giftcard/provider.js';
-import * as output from '../../output.js';
-import { colors, terminalWidth } from '../../output.js';
+import * as output from '../../core/output.js';
+import { colors, terminalWidth } from '../../core/output.js';
 import { wrapText } from '../../text/wrap.js';
 
 /** Flag values of `giftcard history`. */

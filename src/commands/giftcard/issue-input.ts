@@ -3,8 +3,8 @@
  * typed. An e-mail whose domain looks misspelt is asked about on
  * a terminal and warned about on stderr in scripts.
  */
-import type { Deps } from '../../deps.js';
-import { UsageError, ValidationError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError, ValidationError } from '../../core/errors.js';
 import type { TypedFields } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
 import { answerProblem, type IssueFields } from './issue-flags.js';

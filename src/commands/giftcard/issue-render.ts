@@ -1,13 +1,13 @@
 /** What `giftcard issue` shows: the summary to confirm, the dry run, and the issued card. */
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 import { type ChainResult, describePath, type DryRunStep } from '../../giftcard/chain.js';
 import { maskCode } from '../../giftcard/format.js';
 import { formatCents, formatMoney } from '../../giftcard/money.js';
-import * as output from '../../output.js';
+import * as output from '../../core/output.js';
 import type { PreparedIssue } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
 import type { ISSUED_FIELDS } from './issue-flags.js';
-import { pickFields } from '../../json-fields.js';
+import { pickFields } from '../../core/json-fields.js';
 
 /** Aligned "Label  value" lines, indented. */
 export function summary(lines: [string, string][]): string {

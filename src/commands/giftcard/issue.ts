@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { ExitCode, InterruptedError, PlainExit } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { ExitCode, InterruptedError, PlainExit } from '../../core/errors.js';
 import { type IssueFlags, type IssueOptions, parseFlags } from './issue-flags.js';
 import { confirmIssue } from './issue-confirm.js';
 import { completeFields } from './issue-input.js';

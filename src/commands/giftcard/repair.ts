@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { ExitCode, PlainExit, UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { ExitCode, PlainExit, UsageError } from '../../core/errors.js';
 import { recordPlace } from '../../config/record-dir.js';
 import { Ledger, osUser } from '../../giftcard/ledger.js';
 import * as repair from '../../giftcard/repair.js';
-import * as output from '../../output.js';
-import { describeDamage } from '../../record-lines.js';
+import * as output from '../../core/output.js';
+import { describeDamage } from '../../core/record-lines.js';
 
 /** Flag values of `giftcard repair`. */
 export interface RepairOptions {

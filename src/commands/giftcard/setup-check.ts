@@ -1,9 +1,9 @@
 /** `giftcard setup --check` on screen: one row per check, and exit 1 when one failed. */
-import type { Deps } from '../../deps.js';
-import { OpcliError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { OpcliError } from '../../core/errors.js';
 import { providerClient } from '../../giftcard/provider.js';
 import { checkProvider } from '../../giftcard/setup.js';
-import * as output from '../../output.js';
+import * as output from '../../core/output.js';
 
 /** Tests the provider settings without issuing anything; exit 1 when a check fails. */
 export async function check(json: boolean, deps: Deps): Promise<void> {

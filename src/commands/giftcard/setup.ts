@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
 import { completeValues } from '../completion/hints.js';
 import { askSettings, type SetupKey } from './setup-ask.js';
 import { check } from './setup-check.js';

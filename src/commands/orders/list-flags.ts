@@ -1,9 +1,9 @@
 /** The flags of `orders list` as commander hands them over, checked and turned into the verb's options. */
-import { UsageError } from '../../errors.js';
-import { parseRate } from '../../flags.js';
-import { type JsonFlag, jsonFields } from '../../json-fields.js';
+import { UsageError } from '../../core/errors.js';
+import { parseRate } from '../../core/flags.js';
+import { type JsonFlag, jsonFields } from '../../core/json-fields.js';
 import { textProblem } from '../../text/flag-text.js';
-import { ORDER_COLUMNS } from '../../orders/columns.js';
+import { ORDER_COLUMNS } from './columns.js';
 import { checkOrderColumns } from './list-table.js';
 
 export interface ListOptions {

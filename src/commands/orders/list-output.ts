@@ -4,10 +4,10 @@
  * The CSV and table writers (list-table.ts) load the table and width libraries; JSON, JSONL and a
  * pipe never pay for them.
  */
-import type { Deps } from '../../deps.js';
-import { presentColumns, cellText } from '../../orders/columns.js';
+import type { Deps } from '../../core/deps.js';
+import { presentColumns, cellText } from './columns.js';
 import type { OrderWriter } from '../../orders/list.js';
-import { pickFields } from '../../json-fields.js';
+import { pickFields } from '../../core/json-fields.js';
 import { escapeInvisible, safeLine } from '../../text/safe.js';
 import { type WriterOptions, write } from './list-write.js';
 import { createCsvWriter, createTableWriter } from './list-table.js';

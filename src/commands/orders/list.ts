@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { InterruptedError } from '../../errors.js';
-import { parseWholeNumber } from '../../flags.js';
+import type { Deps } from '../../core/deps.js';
+import { InterruptedError } from '../../core/errors.js';
+import { parseWholeNumber } from '../../core/flags.js';
 import { type ListFlags, type ListOptions, listOptions } from './list-flags.js';
-import { footerLines, progressLine, resumeCommand, stopped } from '../../orders/list-footer.js';
+import { footerLines, progressLine, resumeCommand, stopped } from './list-footer.js';
 import { listOrders } from '../../orders/list.js';
-import { colors } from '../../output.js';
+import { colors } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { createOrderWriter } from './list-output.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
-import { parseWholeNumber } from '../../flags.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
+import { parseWholeNumber } from '../../core/flags.js';
 import { fieldKinds, fieldsFromFlags } from '../../input/flags.js';
 import { Order } from '../../schemas.js';
 import { addBodyVerb, printAnswer } from '../body-verb.js';

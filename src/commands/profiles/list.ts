@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
-import { outputMode, printJson, printTable } from '../../output.js';
+import type { Deps } from '../../core/deps.js';
+import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
+import { outputMode, printJson, printTable } from '../../core/output.js';
 import { pickProfileName } from '../../config/profile.js';
 
 /** The fields of a profile in `--json` (docs/json.md). */

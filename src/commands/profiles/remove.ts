@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ProfileName } from '../../config/settings-schema.js';
-import type { Deps } from '../../deps.js';
-import { ExitCode, OpcliError, PlainExit, UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { ExitCode, OpcliError, PlainExit, UsageError } from '../../core/errors.js';
 
 /** Registers `profiles remove`. */
 export function register(group: Command, deps: Deps): void {

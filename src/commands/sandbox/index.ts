@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
-import { parseDuration, parseRate, parseWholeNumber } from '../../flags.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
+import { parseDuration, parseRate, parseWholeNumber } from '../../core/flags.js';
 import { completeValues } from '../completion/hints.js';
 import { ProfileName } from '../../config/settings-schema.js';
 import { run, type SandboxCommandOptions } from './run.js';

@@ -1,5 +1,5 @@
 /** `opcli sandbox`: start the built-in emulator, print how to reach it, run until interrupted. */
-import type { Deps } from '../../deps.js';
+import type { Deps } from '../../core/deps.js';
 import { assertReplaceableBySandbox, writeSandboxProfile } from '../../config/sandbox-profile.js';
 import { startSandbox } from '../../sandbox/index.js';
 import type { RateLimit } from '../../sandbox/rate-limit.js';

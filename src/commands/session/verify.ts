@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { UsageError } from '../../errors.js';
-import { isFieldList, type JsonFlag, jsonFields, pickFields } from '../../json-fields.js';
-import { outputMode, printJson, printRecord } from '../../output.js';
+import type { Deps } from '../../core/deps.js';
+import { UsageError } from '../../core/errors.js';
+import { isFieldList, type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
+import { outputMode, printJson, printRecord } from '../../core/output.js';
 import { readSecret } from '../secret-input.js';
 import { checkTokenShape, verifySession } from '../../session/verify.js';
 

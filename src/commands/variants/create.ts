@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../deps.js';
-import { isOutcomeUncertain, OpcliError, UsageError } from '../../errors.js';
+import type { Deps } from '../../core/deps.js';
+import { isOutcomeUncertain, OpcliError, UsageError } from '../../core/errors.js';
 import { addBodyVerb, printAnswer, printDryRun } from '../body-verb.js';
 import { fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';

@@ -1,10 +1,10 @@
-import type { Deps } from './deps.js';
-import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from './errors.js';
-import { colors } from './output.js';
-import { count } from './text/count.js';
-import { excerpt } from './text/excerpt.js';
-import { safeText } from './text/safe.js';
-import { wrapText } from './text/wrap.js';
+import type { Deps } from '../core/deps.js';
+import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from '../core/errors.js';
+import { colors } from '../core/output.js';
+import { count } from '../text/count.js';
+import { excerpt } from '../text/excerpt.js';
+import { safeText } from '../text/safe.js';
+import { wrapText } from '../text/wrap.js';
 
 export interface ReportOptions {
   /** --json was given: the error is one JSON object on stderr, `{"error":{"message","hint","exitCode",...}}`. */
@@ -81,7 +81,7 @@ function abortWords(error: unknown): string {
 
 function isAbort(error: unknown, deps: Deps): boolean {
   if (error instanceof InterruptedError) return true;
-  // A prompt that did not go through the prompter (src/prompter.ts maps these): still Ctrl-C.
+  // A prompt that did not go through the prompter (src/core/prompter.ts maps these): still Ctrl-C.
   if (error instanceof Error && error.name === 'ExitPromptError') return true;
   if (!deps.signal.aborted) return false;
   return error === deps.signal.reason || (error instanceof Error && error.name === 'AbortError');

@@ -5,7 +5,7 @@
  */
 import { UsageError } from './errors.js';
 import { closest } from './field-issues.js';
-import { safeLine } from './text/safe.js';
+import { safeLine } from '../text/safe.js';
 
 /** A `--json [fields]` or `--jsonl [fields]` value as commander gives it. */
 export type JsonFlag = boolean | string | undefined;

@@ -5,10 +5,10 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Deps } from './deps.js';
-import { UsageError } from './errors.js';
-import { safeLine } from './text/safe.js';
-import { PROGRESS_MODES, type ProgressMode } from './text/progress.js';
+import type { Deps } from '../core/deps.js';
+import { UsageError } from '../core/errors.js';
+import { safeLine } from '../text/safe.js';
+import { PROGRESS_MODES, type ProgressMode } from '../text/progress.js';
 
 /** A progress mode named by `source` (a flag, a variable), or a usage error listing the modes. */
 export function parseProgressMode(raw: string, source: string): ProgressMode {
@@ -49,7 +49,7 @@ async function profileSettings(deps: Deps): Promise<{ progress?: ProgressMode; a
   try {
     // No settings file: nothing to read, and no config folder is created for it.
     if (!existsSync(join(deps.configDir(), 'settings.json'))) return undefined;
-    const [{ SettingsStore }, { pickProfileName }] = await Promise.all([import('./config/settings.js'), import('./config/profile.js')]);
+    const [{ SettingsStore }, { pickProfileName }] = await Promise.all([import('../config/settings.js'), import('../config/profile.js')]);
     const settings = await SettingsStore.openForReading(deps.configDir());
     const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
     const profile = settings.getProfile(name);

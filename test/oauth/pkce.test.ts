@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { codeFromRedirect, parsePastedRedirect } from '../../src/auth/callback.js';
-import { challengeS256, createState, createVerifier } from '../../src/auth/pkce.js';
+import { codeFromRedirect, parsePastedRedirect } from '../../src/oauth/callback.js';
+import { challengeS256, createState, createVerifier } from '../../src/oauth/pkce.js';
 import { parseFlags } from '../../src/commands/auth/login.js';
 
 describe('PKCE', () => {

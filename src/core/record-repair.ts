@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
-import { openPrivateFile, readPrivateFile, type SharedFolder } from './config/private-file.js';
+import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
 import { UsageError } from './errors.js';
 import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from './record-lines.js';
 

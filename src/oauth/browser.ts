@@ -11,7 +11,7 @@ import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import open from 'open';
 import { isWsl as underWsl, powerShellPath } from 'wsl-utils';
-import { childEnv } from '../child-env.js';
+import { childEnv } from '../core/child-env.js';
 
 /** No browser will be tried; `reason` says why, for the user. */
 export class BrowserUnavailableError extends Error {
@@ -119,7 +119,7 @@ export async function openInBrowser(url: string, env: Record<string, string | un
   // 'error' on the next tick, possibly before anyone could listen, and an 'error' nobody hears
   // crashes the process (issue 12: "spawn xdg-open ENOENT"). So the launcher must be known to
   // exist and be executable before `open` is called. `open` passes the child this process's
-  // environment, which the entry (src/main.ts) has already cleared of opcli's secrets (childEnv).
+  // environment, which the entry (src/cli/main.ts) has already cleared of opcli's secrets (childEnv).
   if (!launcher.path) throw new BrowserUnavailableError(`${launcher.name} was not found`);
   const child = await open(url);
   // A child that did start has a pid at once; one that did not never gets one (its 'error' is then

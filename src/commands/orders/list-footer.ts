@@ -1,8 +1,8 @@
 /** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
-import { ExitCode, InterruptedError, OpcliError } from '../errors.js';
-import { count } from '../text/count.js';
-import { safeLine } from '../text/safe.js';
-import { type ListProgress, type ListResult, pagePosition } from './list.js';
+import { ExitCode, InterruptedError, OpcliError } from '../../core/errors.js';
+import { count } from '../../text/count.js';
+import { safeLine } from '../../text/safe.js';
+import { type ListProgress, type ListResult, pagePosition } from '../../orders/list.js';
 
 export interface FooterInput {
   follow: boolean;

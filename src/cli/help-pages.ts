@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { runCli } from './cli.js';
-import { createDeps } from './deps.js';
+import { runCli } from './program.js';
+import { createDeps } from '../core/deps.js';
 
 async function render(words: string[], configDir: string): Promise<string> {
   let out = '';

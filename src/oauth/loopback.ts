@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 
 /** The path of the redirect URI, as the app registers it (`http://127.0.0.1/callback`, any port). */
 export const CALLBACK_PATH = '/callback';

@@ -3,7 +3,7 @@
  * decimal its own way. Each parser throws a UsageError that names the flag and the value expected.
  */
 import { UsageError } from './errors.js';
-import { count } from './text/count.js';
+import { count } from '../text/count.js';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 type Unit = keyof typeof UNIT_MS;

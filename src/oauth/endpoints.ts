@@ -1,9 +1,9 @@
 import type { StoredToken } from '../config/credentials.js';
 import { originOf, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
-import { ApiError, AuthError, RedirectError } from '../errors.js';
+import { ApiError, AuthError, RedirectError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../core/redact.js';
 import { PATHS } from '../api/service.js';
 import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
 

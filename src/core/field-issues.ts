@@ -4,8 +4,8 @@
  * prompt and a --data body (schemas.ts re-exports `fieldIssues`).
  */
 import type { z } from 'zod';
-import type { SchemaField } from './input/schema.js';
-import { excerpt, quoteInput } from './text/excerpt.js';
+import type { SchemaField } from '../input/schema.js';
+import { excerpt, quoteInput } from '../text/excerpt.js';
 
 export interface FieldIssue {
   /** Dotted field path such as `item.price` or `customer.email`; empty for the whole value. */

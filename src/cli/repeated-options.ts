@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { UsageError } from './errors.js';
+import { UsageError } from '../core/errors.js';
 
 /**
  * Refuses a value flag given twice (`--amount 10 --amount 100`: commander would keep the last one

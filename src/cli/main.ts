@@ -1,9 +1,9 @@
 /** The entry: the one file that touches `process`. */
 import { isatty } from 'node:tty';
-import { runCli } from './cli.js';
-import { childEnv } from './child-env.js';
-import { createDeps } from './deps.js';
-import { ExitCode } from './errors.js';
+import { runCli } from './program.js';
+import { childEnv } from '../core/child-env.js';
+import { createDeps } from '../core/deps.js';
+import { ExitCode } from '../core/errors.js';
 
 const argv = process.argv.slice(2);
 

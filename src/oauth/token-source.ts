@@ -1,10 +1,10 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { legacyOrigin, loginRefusal, originOf, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
-import { ApiError, AuthError, NetworkError } from '../errors.js';
+import { ApiError, AuthError, NetworkError } from '../core/errors.js';
 import type { HttpClient, TokenSource } from '../http/client.js';
-import type { Redactor } from '../redact.js';
-import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './oauth.js';
+import type { Redactor } from '../core/redact.js';
+import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './endpoints.js';
 
 /** CHOICE (docs/spec-choices.md#refresh-margin): a token that expires within this margin is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;

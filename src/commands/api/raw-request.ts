@@ -3,10 +3,10 @@
  * request sent (the HTTP core refuses a redirect rather than following it). The pages of `--paginate` are in
  * paginate.ts. No prompt and no print: the verb shows each answer's head and body.
  */
-import { UsageError } from '../errors.js';
-import type { HttpClient } from '../http/client.js';
-import type { Method } from '../http/retry.js';
-import { jsonProblem } from '../text/excerpt.js';
+import { UsageError } from '../../core/errors.js';
+import type { HttpClient } from '../../http/client.js';
+import type { Method } from '../../http/retry.js';
+import { jsonProblem } from '../../text/excerpt.js';
 
 /** Endpoints whose requests carry no Authorization header (spec, Authentication rule 6). */
 const UNAUTHENTICATED = ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/session/verify'];

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { authSuite, leakedSecrets, opcli, portRefuses, secrets, tokenRequests } from './util.js';
+import { authSuite, leakedSecrets, opcli, portRefuses, secrets, tokenRequests } from '../auth/util.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);

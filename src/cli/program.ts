@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
-import type { Deps } from './deps.js';
+import type { Deps } from '../core/deps.js';
 import { VERSION } from './version.js';
-import { completeValues } from './commands/completion/hints.js';
+import { completeValues } from '../commands/completion/hints.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
@@ -16,23 +16,23 @@ interface Group {
  * commander and nothing else.
  */
 export const GROUPS: Group[] = [
-  { name: 'auth', description: 'Log in, show the login, print or refresh the token, log out', load: () => import('./commands/auth/index.js') },
-  { name: 'orders', description: 'List and update orders', load: () => import('./commands/orders/index.js') },
-  { name: 'variants', description: 'Create product variants', load: () => import('./commands/variants/index.js') },
-  { name: 'session', description: 'Verify embedded-app session tokens', load: () => import('./commands/session/index.js') },
-  { name: 'claims', description: 'File warranty claims, one or in batches from CSV/JSONL', load: () => import('./commands/claims/index.js') },
-  { name: 'giftcard', description: 'Issue store credit through the gift card provider chain', load: () => import('./commands/giftcard/index.js') },
-  { name: 'api', description: 'Make an authenticated request to any endpoint', load: () => import('./commands/api/index.js') },
-  { name: 'config', description: 'Read and write profile settings', load: () => import('./commands/config/index.js') },
-  { name: 'profiles', description: 'List, select and remove profiles', load: () => import('./commands/profiles/index.js') },
-  { name: 'sandbox', description: 'Run a local emulator of the API and the gift card provider', load: () => import('./commands/sandbox/index.js') },
+  { name: 'auth', description: 'Log in, show the login, print or refresh the token, log out', load: () => import('../commands/auth/index.js') },
+  { name: 'orders', description: 'List and update orders', load: () => import('../commands/orders/index.js') },
+  { name: 'variants', description: 'Create product variants', load: () => import('../commands/variants/index.js') },
+  { name: 'session', description: 'Verify embedded-app session tokens', load: () => import('../commands/session/index.js') },
+  { name: 'claims', description: 'File warranty claims, one or in batches from CSV/JSONL', load: () => import('../commands/claims/index.js') },
+  { name: 'giftcard', description: 'Issue store credit through the gift card provider chain', load: () => import('../commands/giftcard/index.js') },
+  { name: 'api', description: 'Make an authenticated request to any endpoint', load: () => import('../commands/api/index.js') },
+  { name: 'config', description: 'Read and write profile settings', load: () => import('../commands/config/index.js') },
+  { name: 'profiles', description: 'List, select and remove profiles', load: () => import('../commands/profiles/index.js') },
+  { name: 'sandbox', description: 'Run a local emulator of the API and the gift card provider', load: () => import('../commands/sandbox/index.js') },
   {
     name: 'demo',
     description: 'A guided tour of every command against a local sandbox',
     // The tour runs each command through runCli, given here so that the demo does not import cli.ts back.
-    load: async () => (await import('./commands/demo/index.js')).group(runCli),
+    load: async () => (await import('../commands/demo/index.js')).group(runCli),
   },
-  { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish, PowerShell)', load: () => import('./commands/completion/index.js') },
+  { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish, PowerShell)', load: () => import('../commands/completion/index.js') },
 ];
 
 const EXAMPLES = `
@@ -107,7 +107,7 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
         } else write(`Error: ${text.replace(/^error:\s*/i, '')}`);
       },
     });
-  completeValues(program, { '--progress': async () => (await import('./text/progress.js')).PROGRESS_MODES });
+  completeValues(program, { '--progress': async () => (await import('../text/progress.js')).PROGRESS_MODES });
   program.hook('preAction', async () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean; progress?: string }>();
     deps.globals.profile = o.profile;
@@ -131,7 +131,7 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
   return program;
 }
 
-type Wrap = typeof import('./text/wrap.js');
+type Wrap = typeof import('../text/wrap.js');
 
 /** The width help is wrapped to: the terminal's, else COLUMNS, else 80 (what a pipe or a file gets). */
 function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
@@ -188,7 +188,7 @@ export async function runCli(input: string[], deps: Deps): Promise<number> {
   // The wrapper (wrap-ansi, string-width) loads only when something may need it: help, or a terminal.
   let wrap: Wrap | undefined;
   if (deps.io.stdoutIsTTY || deps.io.stderrIsTTY || argv.length === 0 || argv.some((a) => a === '--help' || a === '-h' || a === 'help')) {
-    wrap = await import('./text/wrap.js');
+    wrap = await import('../text/wrap.js');
     wrapNotices(deps, wrap);
   }
   try {

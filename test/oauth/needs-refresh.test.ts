@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { needsRefresh } from '../../src/auth/token-source.js';
+import { needsRefresh } from '../../src/oauth/token-source.js';
 import type { StoredToken } from '../../src/config/credentials.js';
 
 const NOW = 1_000_000_000;

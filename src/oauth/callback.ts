@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { AuthError, UsageError } from '../errors.js';
+import { AuthError, UsageError } from '../core/errors.js';
 import { CALLBACK_PATH } from './loopback.js';
 
 /** Words for the OAuth error codes an authorization redirect can carry (RFC 6749 section 4.1.2.1). */

@@ -1,6 +1,6 @@
 /** The columns of an order list: which exist, which a terminal shows by default, and a cell's text. */
-import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../order-fields.js';
-import type { OrderRecord } from '../schemas.js';
+import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
+import type { OrderRecord } from '../../schemas.js';
 
 /** Every column of the list: sourceOrderId, then the spec's Order fields in its order. */
 export const ORDER_COLUMNS = ['sourceOrderId', ...ORDER_FIELDS] as string[];

@@ -1,6 +1,6 @@
 /** The decision before anything is spawned: BROWSER, SSH, no display, or the platform's default opener. */
 import { describe, expect, test } from 'vitest';
-import { browserPlan } from '../../src/auth/browser.js';
+import { browserPlan } from '../../src/oauth/browser.js';
 
 const URL_ = 'http://127.0.0.1:5000/v1/oauth/authorize?x=1';
 

@@ -1,10 +1,10 @@
 /**
- * The shapes of the outside world that modules below src/deps.ts take (the prompter, the progress
+ * The shapes of the outside world that modules below src/core/deps.ts take (the prompter, the progress
  * layer): the streams, the global options, a question asker. Nothing here imports a module of
  * opcli's but the progress modes, so taking these types closes no import circle.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { ProgressMode } from './text/progress-modes.js';
+import type { ProgressMode } from '../text/progress-modes.js';
 
 /** The three streams with what is known about them. stderr output is always redacted. */
 export interface IO {

@@ -1,19 +1,19 @@
 import type { Readable, Writable } from 'node:stream';
-import { createServiceApi, type ServiceApi } from './api/service.js';
-import { createTokenSource } from './auth/token-source.js';
-import { CredentialStore } from './config/credentials.js';
-import { pickProfileName, type ResolvedProfile, requireKnownProfile, resolveProfile } from './config/profile.js';
-import { SettingsStore } from './config/settings.js';
+import { createServiceApi, type ServiceApi } from '../api/service.js';
+import { createTokenSource } from '../oauth/token-source.js';
+import { CredentialStore } from '../config/credentials.js';
+import { pickProfileName, type ResolvedProfile, requireKnownProfile, resolveProfile } from '../config/profile.js';
+import { SettingsStore } from '../config/settings.js';
 import { configDirOf, httpLimits, isCI } from './env.js';
-import { HttpClient, type TokenSource } from './http/client.js';
-import { readProxyConfig, routeFor } from './http/proxy.js';
-import { trustedCertificates } from './http/trust.js';
+import { HttpClient, type TokenSource } from '../http/client.js';
+import { readProxyConfig, routeFor } from '../http/proxy.js';
+import { trustedCertificates } from '../http/trust.js';
 import { createInquirerPrompter } from './prompter.js';
 import { Redactor } from './redact.js';
-import { escapeInvisible } from './text/safe.js';
+import { escapeInvisible } from '../text/safe.js';
 import { realTimers, sleepOn, type Timers } from './timers.js';
 import type { Globals, IO, Prompter } from './ports.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../cli/version.js';
 
 export { isCI } from './env.js';
 export type { Globals, IO, Prompter } from './ports.js';
@@ -59,7 +59,7 @@ export interface Deps {
   canPrompt(): boolean;
   /**
    * Opens a link in the browser, when a test (or the demo) gives its own; `auth login` otherwise
-   * opens the real one (src/auth/browser.ts), so only that verb loads the browser launcher.
+   * opens the real one (src/oauth/browser.ts), so only that verb loads the browser launcher.
    */
   openBrowser?: (url: string) => Promise<void>;
   /** Closes pools and timers at the end of a run. */
