@@ -25,36 +25,10 @@ export interface LoginStatus {
 /** The status of a profile from its resolved settings and stored token. */
 export function loginStatus(profile: ResolvedProfile, token: StoredToken | undefined, now: number): LoginStatus {
   const base = { profile: profile.name, baseUrl: profile.baseUrl ?? null };
-  if (profile.envToken) {
-    return {
-      ...base,
-      source: 'env',
-      loggedIn: true,
-      grant: null,
-      storeId: profile.storeId ?? null,
-      scopes: [],
-      expiresAt: null,
-      expiresIn: null,
-      expired: false,
-      hasRefreshToken: false,
-      issuedBy: null,
-    };
-  }
-  if (!token) {
-    return {
-      ...base,
-      source: 'none',
-      loggedIn: false,
-      grant: null,
-      storeId: null,
-      scopes: [],
-      expiresAt: null,
-      expiresIn: null,
-      expired: false,
-      hasRefreshToken: false,
-      issuedBy: null,
-    };
-  }
+  // No stored login to describe: OPCLI_TOKEN (logged in, nothing known of the token), or none.
+  const unknownToken = { grant: null, scopes: [], expiresAt: null, expiresIn: null, expired: false, hasRefreshToken: false, issuedBy: null };
+  if (profile.envToken) return { ...base, source: 'env', loggedIn: true, storeId: profile.storeId ?? null, ...unknownToken };
+  if (!token) return { ...base, source: 'none', loggedIn: false, storeId: null, ...unknownToken };
   const expiresIn = token.expiresAt === undefined ? null : Math.round((token.expiresAt - now) / 1000);
   const expired = expiresIn !== null && expiresIn <= 0;
   // An expired token still counts as a login when it can be renewed without the user.
