@@ -36,17 +36,19 @@ afterAll(() => {
   rmSync(hooks, { recursive: true, force: true });
 });
 
-async function loads(argv: string[], name: string): Promise<{ code: number | null; stdout: string; chunks: string[] }> {
+async function loads(
+  argv: string[],
+  name: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; chunks: string[]; builtins: string[] }> {
   const log = join(hooks, `${name}.log`);
   writeFileSync(log, '');
   const r = await runBinary(argv, {
-    env: { OPCLI_CONFIG_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(join(hooks, 'register.mjs')).href}`, OPCLI_TEST_LOADS: log },
+    env: { OPCLI_CONFIG_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(join(hooks, 'register.mjs')).href}`, OPCLI_TEST_LOADS: log, ...extraEnv },
   });
-  const chunks = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((u) => u.includes('/dist/'))
-    .map((u) => u.slice(u.lastIndexOf('/') + 1));
-  return { code: r.code, stdout: r.stdout, chunks };
+  const urls = readFileSync(log, 'utf8').split('\n');
+  const chunks = urls.filter((u) => u.includes('/dist/')).map((u) => u.slice(u.lastIndexOf('/') + 1));
+  return { code: r.code, stdout: r.stdout, chunks, builtins: [...new Set(urls.filter((u) => u.startsWith('node:')))] };
 }
 
 test('a one-off on a pipe prints TSV on undici (the one HTTP engine) without loading cli-table3', async () => {
@@ -100,4 +102,17 @@ test('a one-off --json whose settings, credentials and page pass the checks gene
   const table = await loads(['orders', 'list', '--size', '5'], 'zod-table');
   expect(table.code).toBe(0);
   expect(loaded(table.chunks, '$ZodObject')).toBe(true);
+});
+
+test('a one-off with no CA file loads neither node:tls nor node:http (the trust module)', async () => {
+  const r = await loads(['orders', 'list', '--size', '5', '--json'], 'trust');
+  expect(r.code).toBe(0);
+  // node:http's module facade loads Node's own fetch, node:tls its TLS layer: a third of a one-off's
+  // CPU (bench/startup.mjs), for a sandbox reached over plain HTTP with no CA file named.
+  expect(r.builtins).not.toContain('node:http');
+  expect(r.builtins).not.toContain('node:tls');
+  // Naming a CA file loads the trust module (here to say the file is missing): a check that can fail.
+  const ca = await loads(['orders', 'list', '--size', '5', '--json'], 'trust-ca', { OPCLI_CA_FILE: join(dir, 'no-such-ca.pem') });
+  expect(ca.code).toBe(2);
+  expect(ca.builtins).toContain('node:tls');
 });
