@@ -65,7 +65,10 @@ test('a currency stays beside its amounts, and a column asked for but empty is s
   expect(left).toContain('Left out to fit 80 columns:');
   // Every column asked for is either in the table or named as left out.
   for (const name of columns.split(',')) expect(header.includes(name) || left.includes(name)).toBe(true);
-  const empty = await runOpcli(['orders', 'list', '--size', '3', '--columns', 'sourceOrderId,customerPhone'], { env: { ...env, COLUMNS: '80', NO_COLOR: '1' }, tty: true });
+  const empty = await runOpcli(['orders', 'list', '--size', '3', '--columns', 'sourceOrderId,customerPhone'], {
+    env: { ...env, COLUMNS: '80', NO_COLOR: '1' },
+    tty: true,
+  });
   expect(empty.stdout).toContain('customerPhone');
   expect(cells(empty.stdout).map((row) => row[1])).toEqual(['', '', '']);
 });
