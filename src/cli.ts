@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import type { Deps } from './deps.js';
 import { VERSION } from './version.js';
 import { completeValues } from './commands/completion/hints.js';
+import { refuseRepeatedOptions } from './repeated-options.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
@@ -124,10 +125,7 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     if (group.name === word) await (await group.load()).register(program, deps, verb);
     else program.command(group.name).description(group.description);
   }
-  if (GROUPS.some((g) => g.name === word)) {
-    const { refuseRepeatedOptions } = await import('./repeated-options.js');
-    refuseRepeatedOptions(program);
-  }
+  if (GROUPS.some((g) => g.name === word)) refuseRepeatedOptions(program);
   return program;
 }
 
