@@ -121,3 +121,13 @@ test('a one-off with no CA file loads neither node:tls nor node:http (the trust 
   expect(ca.code).toBe(2);
   expect(ca.builtins).toContain('node:tls');
 });
+
+test('a one-off imports on use only its group and its verb: no other import() on its way', async () => {
+  const r = await loads(['orders', 'list', '--size', '5', '--json'], 'entries');
+  expect(r.code).toBe(0);
+  // esbuild names a chunk after the module an import() loads; each costs a module load, and an
+  // import() of a module already loaded statically (display.ts read settings.js and profile.js so)
+  // adds a facade chunk besides (bench/startup.mjs).
+  const named = r.chunks.filter((c) => !c.startsWith('chunk-')).map((c) => c.replace(/-[A-Z0-9]+\.js$/, ''));
+  expect(named).toEqual(['main.js', 'orders', 'list']);
+});
