@@ -5,6 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { pickProfileName } from '../config/profile.js';
+import { SettingsStore } from '../config/settings.js';
 import type { Deps } from '../core/deps.js';
 import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
@@ -49,7 +51,6 @@ async function profileSettings(deps: Deps): Promise<{ progress?: ProgressMode; a
   try {
     // No settings file: nothing to read, and no config folder is created for it.
     if (!existsSync(join(deps.configDir(), 'settings.json'))) return undefined;
-    const [{ SettingsStore }, { pickProfileName }] = await Promise.all([import('../config/settings.js'), import('../config/profile.js')]);
     const settings = await SettingsStore.openForReading(deps.configDir());
     const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
     const profile = settings.getProfile(name);

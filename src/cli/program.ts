@@ -2,6 +2,9 @@ import { Command, CommanderError } from 'commander';
 import type { Deps } from '../core/deps.js';
 import { VERSION } from './version.js';
 import { completeValues } from '../commands/completion/hints.js';
+import { resolveDisplay } from './display.js';
+import { refuseRepeatedOptions } from './repeated-options.js';
+import { PROGRESS_MODES } from '../text/progress.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
@@ -107,7 +110,7 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
         } else write(`Error: ${text.replace(/^error:\s*/i, '')}`);
       },
     });
-  completeValues(program, { '--progress': async () => (await import('../text/progress.js')).PROGRESS_MODES });
+  completeValues(program, { '--progress': async () => PROGRESS_MODES });
   program.hook('preAction', async () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean; progress?: string }>();
     deps.globals.profile = o.profile;
@@ -118,16 +121,13 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
       deps.io.colorStderr = false;
     }
     // The progress style and the accessible mode: the flag, the environment, then the profile's settings.
-    await (await import('./display.js')).resolveDisplay(deps, o.progress);
+    await resolveDisplay(deps, o.progress);
   });
   for (const group of GROUPS) {
     if (group.name === word) await (await group.load()).register(program, deps, verb);
     else program.command(group.name).description(group.description);
   }
-  if (GROUPS.some((g) => g.name === word)) {
-    const { refuseRepeatedOptions } = await import('./repeated-options.js');
-    refuseRepeatedOptions(program);
-  }
+  if (GROUPS.some((g) => g.name === word)) refuseRepeatedOptions(program);
   return program;
 }
 

@@ -7,7 +7,6 @@ import { SettingsStore } from '../config/settings.js';
 import { configDirOf, httpLimits, isCI } from './env.js';
 import { HttpClient, type TokenSource } from '../http/client.js';
 import { readProxyConfig, routeFor } from '../http/proxy.js';
-import { trustedCertificates } from '../http/trust.js';
 import { createInquirerPrompter } from './prompter.js';
 import { Redactor } from './redact.js';
 import { escapeInvisible } from '../text/safe.js';
@@ -178,7 +177,13 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
     redactor.add(proxy?.url.password);
     redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
   }
-  const ca = profile.network.caFile || env.OPCLI_CA_FILE !== undefined ? trustedCertificates(profile.network.caFile, env, deps.cwd) : undefined;
+  // The trust module is loaded only when a CA file is named: it imports node:tls and node:http
+  // (whose ES module facade loads Node's own fetch), a third of a one-off's CPU (bench/startup.mjs;
+  // ARCHITECTURE.md, the HTTP transport's fast path).
+  const ca =
+    profile.network.caFile || env.OPCLI_CA_FILE !== undefined
+      ? (await import('../http/trust.js')).trustedCertificates(profile.network.caFile, env, deps.cwd)
+      : undefined;
   return new HttpClient({
     baseUrl: profile.baseUrl,
     userAgent: `opcli/${VERSION}`,

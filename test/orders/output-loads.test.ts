@@ -36,17 +36,19 @@ afterAll(() => {
   rmSync(hooks, { recursive: true, force: true });
 });
 
-async function loads(argv: string[], name: string): Promise<{ code: number | null; stdout: string; chunks: string[] }> {
+async function loads(
+  argv: string[],
+  name: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; chunks: string[]; builtins: string[] }> {
   const log = join(hooks, `${name}.log`);
   writeFileSync(log, '');
   const r = await runBinary(argv, {
-    env: { OPCLI_CONFIG_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(join(hooks, 'register.mjs')).href}`, OPCLI_TEST_LOADS: log },
+    env: { OPCLI_CONFIG_DIR: dir, NODE_OPTIONS: `--import ${pathToFileURL(join(hooks, 'register.mjs')).href}`, OPCLI_TEST_LOADS: log, ...extraEnv },
   });
-  const chunks = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((u) => u.includes('/dist/'))
-    .map((u) => u.slice(u.lastIndexOf('/') + 1));
-  return { code: r.code, stdout: r.stdout, chunks };
+  const urls = readFileSync(log, 'utf8').split('\n');
+  const chunks = urls.filter((u) => u.includes('/dist/')).map((u) => u.slice(u.lastIndexOf('/') + 1));
+  return { code: r.code, stdout: r.stdout, chunks, builtins: [...new Set(urls.filter((u) => u.startsWith('node:')))] };
 }
 
 test('a one-off on a pipe prints TSV on undici (the one HTTP engine) without loading cli-table3', async () => {
@@ -83,10 +85,15 @@ test('a one-off --json on a pipe loads no width tables, no settings writer and n
   expect(loaded(r.chunks, 'RGI_Emoji')).toBe(false);
   expect(loaded(r.chunks, '_ensureDirectory')).toBe(false);
   expect(loaded(r.chunks, 'ansi256')).toBe(false);
+  // csv-stringify (its option `quoted_match`) is for --csv alone.
+  expect(loaded(r.chunks, 'quoted_match')).toBe(false);
   // The same markers are found where the libraries are used: a check that can fail.
   const write = await loads(['config', 'set', 'base-url', sandbox.url], 'write');
   expect(write.code).toBe(0);
   expect(loaded(write.chunks, '_ensureDirectory')).toBe(true);
+  const csv = await loads(['orders', 'list', '--size', '3', '--csv'], 'csv');
+  expect(csv.code).toBe(0);
+  expect(loaded(csv.chunks, 'quoted_match')).toBe(true);
 });
 
 test('a one-off --json whose settings, credentials and page pass the checks generated from the schemas loads no zod', async () => {
@@ -100,4 +107,27 @@ test('a one-off --json whose settings, credentials and page pass the checks gene
   const table = await loads(['orders', 'list', '--size', '5'], 'zod-table');
   expect(table.code).toBe(0);
   expect(loaded(table.chunks, '$ZodObject')).toBe(true);
+});
+
+test('a one-off with no CA file loads neither node:tls nor node:http (the trust module)', async () => {
+  const r = await loads(['orders', 'list', '--size', '5', '--json'], 'trust');
+  expect(r.code).toBe(0);
+  // node:http's module facade loads Node's own fetch, node:tls its TLS layer: a third of a one-off's
+  // CPU (bench/startup.mjs), for a sandbox reached over plain HTTP with no CA file named.
+  expect(r.builtins).not.toContain('node:http');
+  expect(r.builtins).not.toContain('node:tls');
+  // Naming a CA file loads the trust module (here to say the file is missing): a check that can fail.
+  const ca = await loads(['orders', 'list', '--size', '5', '--json'], 'trust-ca', { OPCLI_CA_FILE: join(dir, 'no-such-ca.pem') });
+  expect(ca.code).toBe(2);
+  expect(ca.builtins).toContain('node:tls');
+});
+
+test('a one-off imports on use only its group and its verb: no other import() on its way', async () => {
+  const r = await loads(['orders', 'list', '--size', '5', '--json'], 'entries');
+  expect(r.code).toBe(0);
+  // esbuild names a chunk after the module an import() loads; each costs a module load, and an
+  // import() of a module already loaded statically (display.ts read settings.js and profile.js so)
+  // adds a facade chunk besides (bench/startup.mjs).
+  const named = r.chunks.filter((c) => !c.startsWith('chunk-')).map((c) => c.replace(/-[A-Z0-9]+\.js$/, ''));
+  expect(named).toEqual(['main.js', 'orders', 'list']);
 });

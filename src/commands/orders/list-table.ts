@@ -6,7 +6,6 @@ import { type Column, chooseColumns, csvCell, parseColumnList, printTable } from
 import type { OrderRecord } from '../../schemas.js';
 import { safeText } from '../../text/safe.js';
 import { type WriterOptions, write } from './list-write.js';
-import { stringify } from 'csv-stringify/sync';
 
 /** Reads `--columns` (comma-separated) and checks the names against the order columns (a usage error lists the valid ones). */
 export function checkOrderColumns(value: string): string[] {
@@ -24,6 +23,9 @@ export async function createCsvWriter(deps: Deps, options: WriterOptions): Promi
   // terminal does: cells are made safe wherever they go. --csv-raw writes the exact text, except
   // to a terminal.
   const shown = raw && !deps.io.stdoutIsTTY ? (v: string) => v : safeText;
+  // csv-stringify is loaded for CSV alone: the verb's module is on every one-off's start-up path
+  // (a --json one-off loaded its 11 KB for nothing; bench/startup.mjs).
+  const { stringify } = await import('csv-stringify/sync');
   let header = true;
   const flush = async (orders: OrderRecord[]) => {
     const text = stringify(orders as Record<string, unknown>[], {
