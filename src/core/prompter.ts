@@ -28,6 +28,7 @@ export interface PrompterOptions {
  * plain lines a screen reader reads once, in order: nothing redrawn, choices as a numbered list.
  */
 export async function createInquirerPrompter(io: IO, options: PrompterOptions = {}): Promise<Prompter> {
+  // Start-up fast path (ARCHITECTURE.md, bench/startup.mjs): the prompt library loads only when a question is asked.
   const prompts = await import('@inquirer/prompts');
   const context = { input: io.stdin, output: io.stderr, clearPromptOnDone: false };
   const password: Prompter['password'] = (o) => cancellable(() => prompts.password({ message: o.message, mask: '*', validate: o.validate }, context));
@@ -46,6 +47,7 @@ export async function createInquirerPrompter(io: IO, options: PrompterOptions = 
 
 /** One line read from stdin after `question` is written on stderr; Ctrl-C, the end of input or `signal` cancel it. */
 async function readLine(io: IO, question: string, signals: (AbortSignal | undefined)[]): Promise<string> {
+  // Start-up fast path, as the prompt library above: readline only for the accessible mode's questions.
   const { createInterface } = await import('node:readline');
   return new Promise((resolve, reject) => {
     // terminal: false: the terminal echoes what is typed; readline draws nothing and moves no cursor.
