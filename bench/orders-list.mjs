@@ -97,8 +97,9 @@ function opcli(info, token, url = info.url, script = bin) {
       const { peakKiB, largestKiB } = peak();
       const ms = performance.now() - t0;
       if (code !== 0) return reject(new Error(`opcli exited ${code}: ${stderr}`));
-      const m = /^(\d+) of (\d+) orders/m.exec(stderr);
-      resolve({ count: m ? Number(m[1]) : Number.NaN, ms, cpu: childCpu() - c0, peakMiB: largestKiB / 1024, treeMiB: peakKiB / 1024 });
+      // The footer is the last "N of M orders" line (a CI-style stderr also gets progress sentences); counts have separators.
+      const m = [...stderr.matchAll(/^([\d,]+) of ([\d,]+) orders/gm)].at(-1);
+      resolve({ count: m ? Number(m[1].replaceAll(',', '')) : Number.NaN, ms, cpu: childCpu() - c0, peakMiB: largestKiB / 1024, treeMiB: peakKiB / 1024 });
     });
     child.on('error', reject);
   });
