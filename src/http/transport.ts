@@ -236,7 +236,6 @@ export class Transport {
     if (req.signal?.aborted) throw req.signal.reason ?? codeError('ABORT_ERR', 'aborted');
     const timeoutMs = req.timeoutMs ?? this.options.timeoutMs;
     return new Promise<WireResponse>((resolve, reject) => {
-      const exchange = new Exchange(req, proxy, resolve, reject);
       agent.dispatch(
         {
           origin: req.url.origin,
@@ -247,7 +246,7 @@ export class Transport {
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },
-        exchange,
+        exchange(req, proxy, resolve, reject),
       );
     });
   }
@@ -268,108 +267,98 @@ interface RequestController {
 /**
  * One request's exchange, as undici's dispatch handler: collects the body up to `maxBytes`, applies
  * the deadline and the caller's abort, and settles with the answer or a failure that says whether
- * the request was written.
+ * the request was written. An object of closures over one scope, not a class instance: with the
+ * handler as a class (`Exchange`, 58307fa) the peak RSS of `orders list --all` over 100,000 orders
+ * grew from ~81 to ~98 MiB (bench/orders-list.mjs; docs/benchmarks.md#memory-of-long-runs) while the
+ * JS heap's peak stayed ~22 MB (--trace-gc): the growth is outside the heap, and keeping the body's
+ * chunks out of it (emptying them at the end) did not help; only this shape did.
  */
-class Exchange implements Dispatcher.DispatchHandler {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  private status = 0;
-  private headers: Record<string, string> = {};
-  private onAbort?: () => void;
-  private controller?: RequestController;
-  /** A failure of ours (deadline, size) met before undici started the request: applied when it does, before anything is written. */
-  private pending?: Error;
-  private ended = false;
-  /** undici writes the request in the turn it starts it; a failure before that left nothing. */
-  private written = false;
-  private readonly maxBytes: number;
-  private readonly deadline: unknown;
+function exchange(
+  req: WireRequest,
+  proxy: ProxyChoice | undefined,
+  resolve: (res: WireResponse) => void,
+  reject: (error: unknown) => void,
+): Dispatcher.DispatchHandler {
+  const signal = req.signal;
+  const maxBytes = req.maxBytes ?? Number.POSITIVE_INFINITY;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let status = 0;
+  let headers: Record<string, string> = {};
+  let onAbort: (() => void) | undefined;
+  let controller: RequestController | undefined;
+  // A failure of ours (deadline, size) met before undici started the request: applied when it does, before anything is written.
+  let pending: Error | undefined;
+  let ended = false;
+  // undici writes the request in the turn it starts it; a failure before that left nothing.
+  let written = false;
+  const fail = (error: Error) => {
+    if (ended) return;
+    if (controller) controller.abort(error);
+    else pending ??= error;
+  };
+  const limit = req.deadline;
+  const deadline = limit?.timers.setTimeout(() => fail(codeError(DEADLINE_PASSED, `the whole answer did not arrive within ${limit.ms} ms`)), limit.ms);
+  const finish = () => {
+    ended = true;
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    if (deadline !== undefined) limit?.timers.clearTimeout(deadline);
+  };
+  const tooLarge = () => codeError(BODY_TOO_LARGE, `the answer is larger than ${maxBytes} bytes`);
+  return {
+    onRequestStart(start: RequestController) {
+      controller = start;
+      const early = pending ?? (signal?.aborted ? signal.reason : undefined);
+      if (early !== undefined) return start.abort(early);
+      written = true;
+      req.onWritten?.();
+      if (!signal) return;
+      onAbort = () => start.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+    },
+    onResponseStart(_controller: unknown, statusCode: number, responseHeaders: Record<string, string | string[] | undefined>) {
+      status = statusCode;
+      headers = joinHeaders(responseHeaders);
+      // A declared length past the limit fails before the first byte of the body is read.
+      if (Number(headers['content-length']) > maxBytes) fail(tooLarge());
+    },
+    onResponseData(_controller: unknown, chunk: Buffer) {
+      if (ended) return;
+      size += chunk.length;
+      if (size > maxBytes) return fail(tooLarge());
+      chunks.push(chunk);
+    },
+    onResponseEnd() {
+      if (ended) return;
+      finish();
+      const first = chunks[0];
+      const text = chunks.length === 1 && first ? first.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      // undici hands the connection back to its pool on the next turn (it queues that before this
+      // handler's stack unwinds): answered after it, the caller's next request reuses the connection
+      // instead of opening another.
+      queueMicrotask(() => setImmediate(resolve, { status, headers, text }));
+    },
+    onResponseError(_controller: unknown, error: Error) {
+      finish();
+      chunks.length = 0;
+      failed(req, proxy, error, written, reject);
+    },
+  } as Dispatcher.DispatchHandler;
+}
 
-  constructor(
-    private readonly req: WireRequest,
-    private readonly proxy: ProxyChoice | undefined,
-    private readonly resolve: (res: WireResponse) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {
-    this.maxBytes = req.maxBytes ?? Number.POSITIVE_INFINITY;
-    const limit = req.deadline;
-    this.deadline = limit?.timers.setTimeout(() => this.fail(codeError(DEADLINE_PASSED, `the whole answer did not arrive within ${limit.ms} ms`)), limit.ms);
+/** Rejects with the wire error of a failed exchange; a certificate error first names who issued the certificate. */
+function failed(req: WireRequest, proxy: ProxyChoice | undefined, error: Error, written: boolean, reject: (error: unknown) => void): void {
+  const signal = req.signal;
+  const failure: WireFailure = { proxy };
+  if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
+    // Only to name who issued the certificate: a handshake, nothing sent, then closed. Loaded only
+    // then: node:tls and the rest cost a one-off start-up that never meets a certificate error
+    // (bench/startup.mjs).
+    void import('./trust.js')
+      .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
+      .catch(() => undefined)
+      .then((peer) => reject(wireError(error, signal, { ...failure, peer }, written)));
+    return;
   }
-
-  private fail(error: Error): void {
-    if (this.ended) return;
-    if (this.controller) this.controller.abort(error);
-    else this.pending ??= error;
-  }
-
-  private finish(): void {
-    this.ended = true;
-    if (this.onAbort) this.req.signal?.removeEventListener('abort', this.onAbort);
-    if (this.deadline !== undefined) this.req.deadline?.timers.clearTimeout(this.deadline);
-  }
-
-  private tooLarge(): Error {
-    return codeError(BODY_TOO_LARGE, `the answer is larger than ${this.maxBytes} bytes`);
-  }
-
-  onRequestStart(start: RequestController): void {
-    this.controller = start;
-    const signal = this.req.signal;
-    const early = this.pending ?? (signal?.aborted ? signal.reason : undefined);
-    if (early !== undefined) {
-      start.abort(early);
-      return;
-    }
-    this.written = true;
-    this.req.onWritten?.();
-    if (!signal) return;
-    this.onAbort = () => start.abort(signal.reason);
-    signal.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  onResponseStart(_controller: unknown, statusCode: number, responseHeaders: Record<string, string | string[] | undefined>): void {
-    this.status = statusCode;
-    this.headers = joinHeaders(responseHeaders);
-    // A declared length past the limit fails before the first byte of the body is read.
-    if (Number(this.headers['content-length']) > this.maxBytes) this.fail(this.tooLarge());
-  }
-
-  onResponseData(_controller: unknown, chunk: Buffer): void {
-    if (this.ended) return;
-    this.size += chunk.length;
-    if (this.size > this.maxBytes) this.fail(this.tooLarge());
-    else this.chunks.push(chunk);
-  }
-
-  onResponseEnd(): void {
-    if (this.ended) return;
-    this.finish();
-    const chunks = this.chunks;
-    const first = chunks[0];
-    const text = chunks.length === 1 && first ? first.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-    // undici hands the connection back to its pool on the next turn (it queues that before this
-    // handler's stack unwinds): answered after it, the caller's next request reuses the connection
-    // instead of opening another.
-    const answer: WireResponse = { status: this.status, headers: this.headers, text };
-    queueMicrotask(() => setImmediate(this.resolve, answer));
-  }
-
-  onResponseError(_controller: unknown, error: Error): void {
-    this.finish();
-    this.chunks.length = 0;
-    const { req, proxy, reject } = this;
-    const signal = req.signal;
-    const failure: WireFailure = { proxy };
-    if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
-      // Only to name who issued the certificate: a handshake, nothing sent, then closed. Loaded only
-      // then: node:tls and the rest cost a one-off start-up that never meets a certificate error
-      // (bench/startup.mjs).
-      void import('./trust.js')
-        .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
-        .catch(() => undefined)
-        .then((peer) => reject(wireError(error, signal, { ...failure, peer }, this.written)));
-      return;
-    }
-    reject(wireError(error, signal, failure, this.written));
-  }
+  reject(wireError(error, signal, failure, written));
 }
