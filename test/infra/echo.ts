@@ -3,6 +3,7 @@
  * gateway): answers every request 200 with a JSON echo of its method, URL and headers, and records it.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { listenOnLoopback } from './ports.js';
 
 export interface EchoRequest {
   method: string;
@@ -36,12 +37,7 @@ export async function startEcho(): Promise<Echo> {
       res.end(JSON.stringify(seen));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     port,

@@ -41,6 +41,20 @@ async function pick([first, end]: [number, number]): Promise<number> {
   throw new Error(`no free loopback port found in ${first}-${end - 1} in 50 attempts`);
 }
 
+/** Starts `server` on a free loopback port and returns the port. */
+export async function listenOnLoopback(server: {
+  once(event: 'error', fn: (error: Error) => void): unknown;
+  listen(port: number, host: string, fn: () => void): unknown;
+  address(): unknown;
+}): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address() as { port?: number } | string | null;
+  return typeof address === 'object' && address?.port ? address.port : 0;
+}
+
 /** A loopback port to listen on: nothing listens on it now, outside the ephemeral range, not handed out before by this process. */
 export function freePort(): Promise<number> {
   return pick(ranges().listen);
@@ -84,12 +98,7 @@ export async function blackhole(): Promise<Blackhole> {
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     port,
