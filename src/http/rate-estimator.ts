@@ -193,7 +193,15 @@ export class RateEstimator {
     this.acceptedSinceRefusal = 0;
     // Far under the rate refused at, what was accepted says more about how slowly the client sent (or
     // how much of a long pause a small bucket wasted) than about the limit: the step below decides.
-    if (between !== undefined && between >= current * BETWEEN_FLOOR) {
+    // Near the ceiling read before (the first guess from Retry-After, or the last such reading), it
+    // is trusted however far a probe got above it on the burst.
+    const consistent =
+      between !== undefined &&
+      this.measured &&
+      this.lastCeiling !== undefined &&
+      between >= this.lastCeiling * AGAIN_LOW &&
+      between <= this.lastCeiling * NEAR_CEILING;
+    if (between !== undefined && (between >= current * BETWEEN_FLOOR || consistent)) {
       // Refused again near the same limit: it holds. What was accepted reads low when the client sent
       // under the limit for a while (or the pause outlasted a small burst), so the rate settled on
       // never falls below the one read before (no ratchet), and the next crossing waits longer.

@@ -193,6 +193,14 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
       expect(r.share(2, 25)).toBeGreaterThanOrEqual(0.95);
     });
 
+    it('on a loaded machine (requests up to 5 ms late) a probe that ran far up on the burst still settles near the limit', async () => {
+      // Sent slower than paced, the bucket stays full while the probe climbs; its refusal comes far
+      // above the limit, and the rate accepted between the refusals is what to settle on.
+      const r = await simulate({ ...sandbox, seconds: 25, jitterMs: 5 });
+      expect(r.refusedAt.filter((t) => t > 1000).length).toBeLessThanOrEqual(4);
+      expect(r.share(2, 25)).toBeGreaterThanOrEqual(0.9);
+    });
+
     it('probes past the limit read between refusals in small steps: never paced above 1.4 times it', async () => {
       // A full bucket hides the limit while a probe drains it: a probe that doubled its step each half
       // second would be refused at two or three times the limit, with a round trip of requests behind it.
