@@ -24,6 +24,10 @@
  * - After a clean stretch (half a second, a few answers, requests really leaving at the pace) the
  *   rate probes upwards: halfway to the ceiling while under it; past it after three clean seconds
  *   there, by 2 %, 4 %, 8 % … per stretch, so a limit that rises is found again in seconds.
+ * - Two refusals with Retry-After a second or more apart: the rate settles under what the server
+ *   accepted between them, the pause included (a token bucket's refill rate, whatever its burst),
+ *   and probes past it by 2 % of it a stretch up to a quarter above, waiting longer each time the
+ *   same limit refuses again (a full bucket hides the limit while a probe drains it).
  * - A refusal with Retry-After pauses every permit for that long; refusals with nothing accepted in
  *   between (the server refuses everything) pause for a backoff that doubles (250 ms to 5 s).
  *   RateLimit-* / X-RateLimit-* headers let it slow down before the budget runs out, and a stated

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAdaptiveLimiter, type Outcome } from '../../src/http/adaptive.js';
-import { type LimiterKind, type SimLimiter, simLimiter, virtualTime } from './limiters.js';
+import { type LimiterKind, type SimLimiter, simLimiter, tokenBucket, virtualTime } from './limiters.js';
 
 /** A deterministic generator in [0, 1). */
 function seeded(seed: number) {
@@ -34,6 +34,8 @@ interface Run {
   slowLatencyMs?: number;
   /** A delay between a permit and the request's bytes being written (a busy event loop), by request number. */
   writeDelayMs?: (n: number) => number;
+  /** The server's limiter, instead of `kind`'s default. */
+  server?: (now: () => number) => SimLimiter;
 }
 
 /**
@@ -46,7 +48,7 @@ async function simulate(run: Run) {
   const random = seeded(run.perSecond * 7 + run.latencyMs);
   const jitter = () => (run.jitterMs ? random() * run.jitterMs : 0);
   const sleep = (ms: number) => clock.sleep(ms + jitter());
-  const server: SimLimiter = simLimiter(run.kind, clock.now, run.perSecond);
+  const server: SimLimiter = run.server?.(clock.now) ?? simLimiter(run.kind, clock.now, run.perSecond);
   const limiter = createAdaptiveLimiter({ maxConcurrency: run.concurrency, maxRate: run.maxRate, now: clock.now, sleep });
   const starts: number[] = [];
   const acceptedAt: number[] = [];
@@ -179,5 +181,40 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(r.share(10, 40)).toBeLessThanOrEqual(1);
     expect(r.refusedShare).toBeLessThanOrEqual(0.02);
     expect(r.snapshot.learnt).toBeLessThanOrEqual(40);
+  });
+
+  describe('the sandbox token bucket (a burst of one second, Retry-After 1 s) at 40/s, 50 ms latency', () => {
+    const sandbox = { kind: 'token' as const, perSecond: 40, latencyMs: 50, concurrency: 16, server: (now: () => number) => tokenBucket(now, 40, 40, true) };
+
+    it('after the first refusals, a probe past the limit costs about one refusal: at most 4 in 25 s', async () => {
+      const r = await simulate({ ...sandbox, seconds: 25 });
+      // The start (the burst runs out while a round trip's requests are on their way) is not counted.
+      expect(r.refusedAt.filter((t) => t > 1000).length).toBeLessThanOrEqual(4);
+      expect(r.share(2, 25)).toBeGreaterThanOrEqual(0.95);
+    });
+
+    it('on a loaded machine (requests up to 5 ms late) a probe that ran far up on the burst still settles near the limit', async () => {
+      // Sent slower than paced, the bucket stays full while the probe climbs; its refusal comes far
+      // above the limit, and the rate accepted between the refusals is what to settle on.
+      const r = await simulate({ ...sandbox, seconds: 25, jitterMs: 5 });
+      expect(r.refusedAt.filter((t) => t > 1000).length).toBeLessThanOrEqual(4);
+      expect(r.share(2, 25)).toBeGreaterThanOrEqual(0.9);
+    });
+
+    it('probes past the limit read between refusals in small steps: never paced above 1.4 times it', async () => {
+      // A full bucket hides the limit while a probe drains it: a probe that doubled its step each half
+      // second would be refused at two or three times the limit, with a round trip of requests behind it.
+      const r = await simulate({ ...sandbox, seconds: 25 });
+      const peak = Math.max(...r.rates.filter((x) => x.at > 1000).map((x) => x.rate ?? 0));
+      expect(peak).toBeLessThanOrEqual(40 * 1.4);
+    });
+
+    it('settles on what the bucket accepted between refusals without ratcheting down over two minutes', async () => {
+      const r = await simulate({ ...sandbox, seconds: 120 });
+      expect(r.share(60, 120)).toBeGreaterThanOrEqual(0.95);
+      expect(r.refusedAt.filter((t) => t > 60_000).length).toBeLessThanOrEqual(6);
+      expect(r.snapshot.learnt).toBeGreaterThanOrEqual(40 * 0.9);
+      expect(r.snapshot.learnt).toBeLessThanOrEqual(40 * 1.05);
+    });
   });
 });
