@@ -17,6 +17,10 @@
  *   request before (a late timer never makes two leave together), and never in bursts. The interval
  *   counts from when the request before was written (`sent()`), not from its permit: a busy event
  *   loop between the two would otherwise bring them closer at the server than the rate allows.
+ *   Where the server was seen to accept requests started within a millisecond of each other (a bucket
+ *   with a burst, a window), a timer that fires late is caught up instead: each request aims a little
+ *   before its place (never closer than 0.6 of the interval to the one before, never more than one
+ *   request ahead of the rate), else at 200/s a timer a millisecond late costs a sixth of the rate.
  * - A refusal costs one step down: to 0.95 of the rate it was sent at, or to what the server was
  *   seen to accept over the last second, whichever is lower, never below 0.85 of it. Only before
  *   anything ran clean (the first refusals), or far above the last rate that did, is the step a
@@ -97,10 +101,16 @@ export interface RequestLimiter {
 const SLOW_START_UNTIL = 8;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
+/** How close to the last start a request may leave to catch up with the paced grid, as a share of the interval, where the server accepts bursts. */
+const CATCH_UP = 0.6;
+/** Requests started this close (ms) after the one before and accepted, from which the server is taken to accept bursts. */
+const CLOSE_MS = 1;
+const CLOSE_ACCEPTED = 3;
 
 /**
  * When the next request may leave: after any pause, at the paced start reserved in order, after the
- * request before was written, and never closer to the last actual start than the rate's interval.
+ * request before was written, and never closer to the last actual start than the rate's interval
+ * (or, where the server accepts bursts, than CATCH_UP of it, and never ahead of the theoretical time).
  */
 class SpacingGate {
   /** The earliest start of the next request, reserved in order; `lastStart` the actual last start (the later of its permit and its write). */
@@ -112,6 +122,21 @@ class SpacingGate {
   /** Bumped whenever the rate changes: a request that reserved its slot before sleeps on the new one. */
   private epoch = 0;
   pausedUntil = 0;
+  /**
+   * The server accepts requests that arrive close together (a bucket with a burst, a window): a
+   * request whose timer fired late is caught up by the ones after it, down to CATCH_UP of the
+   * interval from the last start, so late timers do not lower the rate. A strict leaky bucket (nginx
+   * without burst) refuses that: there every request waits the whole interval from the last start.
+   */
+  tolerant = false;
+  /**
+   * The theoretical time of the next start (a cell-rate pacer's): one interval after the later of the
+   * last actual start and the one before's theoretical time. A request leaves no sooner than its
+   * early share before it, so however late timers fire, no run of requests gets ahead of the rate.
+   */
+  private theoretical = 0;
+  /** The interval the last permit was paced at (0 unpaced). */
+  private interval = 0;
 
   constructor(
     private readonly now: () => number,
@@ -122,6 +147,7 @@ class SpacingGate {
   respace(rate: number): void {
     this.epoch++;
     this.nextStart = Math.max(this.lastStart + 1000 / rate, this.pausedUntil);
+    this.theoretical = this.nextStart;
   }
 
   /** No request starts before `until`. */
@@ -132,12 +158,16 @@ class SpacingGate {
   /** A permit was granted at `t`: its request is not written yet. */
   granted(t: number): void {
     this.lastStart = t;
+    this.theoretical = Math.max(this.theoretical, t) + this.interval;
     this.unwritten++;
   }
 
   /** A granted request was written at `t` (`at` undefined: it ended without being written): the interval counts from the later of its permit and `t`. */
   written(at: number | undefined): void {
-    if (at !== undefined) this.lastStart = Math.max(this.lastStart, at);
+    if (at !== undefined) {
+      this.lastStart = Math.max(this.lastStart, at);
+      this.theoretical = Math.max(this.theoretical, at + this.interval);
+    }
     this.unwritten--;
     for (const wake of this.writeWaiters.splice(0)) wake();
   }
@@ -172,6 +202,7 @@ class SpacingGate {
         continue;
       }
       const rate = rateOf();
+      this.interval = rate === undefined ? 0 : 1000 / rate;
       if (rate === undefined) return waited;
       if (this.unwritten > 0) {
         // The request before has its permit but is not written yet (a busy event loop, a connection
@@ -181,13 +212,16 @@ class SpacingGate {
         continue;
       }
       const interval = 1000 / rate;
-      const earliest = this.lastStart + interval;
+      // Where the server accepts bursts, each request aims a little before its place on the grid, so
+      // a timer that fires up to that late still leaves on time (a cell-rate pacer's tolerance).
+      const early = this.tolerant ? interval * (1 - CATCH_UP) : 0;
+      const earliest = this.lastStart + interval - early;
       if (reserved !== this.epoch) {
-        slot = Math.max(this.nextStart, earliest, t);
-        this.nextStart = slot + interval;
+        slot = Math.max(this.nextStart - early, earliest, t);
+        this.nextStart = Math.max(this.nextStart, slot) + interval;
         reserved = this.epoch;
       }
-      const at = Math.max(slot, earliest);
+      const at = Math.max(slot, earliest, this.theoretical - early);
       if (at - t <= 0.01) return waited;
       waited = true;
       await this.sleep(at - t, signal);
@@ -288,6 +322,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   let refusedSinceAccepted = false;
   let answered = 0;
   let refused = 0;
+  /** The last permit's time, and accepted requests that started within CLOSE_MS of the one before. */
+  let lastGranted = Number.NEGATIVE_INFINITY;
+  let closeAccepted = 0;
 
   /** The server refused: pause for Retry-After (or a backoff while it refuses everything), one step down. */
   const refusal = (started: number, startedGeneration: number, t: number, retryAfterMs: number | undefined) => {
@@ -318,6 +355,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     async acquire(signal?: AbortSignal): Promise<Permit> {
       await admit(slots, gate, estimator, signal);
       const started = now();
+      const close = started - lastGranted <= CLOSE_MS;
+      lastGranted = started;
       gate.granted(started);
       estimator.started(started);
       const startedGeneration = estimator.generation;
@@ -338,7 +377,10 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
           answered++;
           const status = outcome.status;
           if (status === 429 || status === 503) refusal(started, startedGeneration, t, retryAfterOf(outcome.headers, t, maxRetryAfterMs));
-          else if (!outcome.error && status !== undefined && status < 500) accepted(outcome, started, startedGeneration, t);
+          else if (!outcome.error && status !== undefined && status < 500) {
+            accepted(outcome, started, startedGeneration, t);
+            if (close && ++closeAccepted >= CLOSE_ACCEPTED) gate.tolerant = true;
+          }
           slots.wake();
         },
       };
