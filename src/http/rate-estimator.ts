@@ -34,6 +34,8 @@ const WINDOW_MS = 1000;
 const SUSTAINED_MS = 5000;
 /** The fewest accepted answers in that window from which the accepted rate means something. */
 const MIN_SAMPLES = 8;
+/** The shortest time the send rate is read over: a few requests sent within a millisecond are no rate. */
+const MIN_MEASURE_MS = 50;
 /** Reads a rate-limit header under either name. */
 function header(headers: Record<string, string> | undefined, name: string): string | undefined {
   return headers?.[`ratelimit-${name}`] ?? headers?.[`x-ratelimit-${name}`];
@@ -165,7 +167,7 @@ export class RateEstimator {
   sendRate(t: number): number {
     this.starts.trim(t - WINDOW_MS);
     const oldest = this.starts.oldest ?? t;
-    const measured = (this.starts.size * 1000) / Math.max(1, Math.min(WINDOW_MS, t - oldest));
+    const measured = (this.starts.size * 1000) / Math.max(MIN_MEASURE_MS, Math.min(WINDOW_MS, t - oldest));
     // Paced, the pace itself (timers firing late make the measure a little lower; stepping down from
     // the measure would ratchet the pace down at every refusal), unless the slots held it well below.
     if (this.rate === undefined) return measured;

@@ -163,6 +163,15 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(expectPaced(r.rates, false, 'start')).toBeGreaterThan(r.rates.length * 0.9);
   });
 
+  it('a strict leaky bucket with two requests in flight from the start (orders list --all): near the limit from the start, few refusals', async () => {
+    // Two requests a millisecond apart, one refused, are no rate: halving from "2,000/s" took five
+    // refusals and their pauses to come down to 40/s.
+    const r = await simulate({ kind: 'leaky', perSecond: 40, seconds: 12, latencyMs: 8, concurrency: 2 });
+    // The start included: one refused at once, one already on its way, one probing too far up.
+    expect(r.share(0, 12)).toBeGreaterThanOrEqual(0.92);
+    expect(r.refusedAt.filter((t) => t < 2000).length).toBeLessThanOrEqual(3);
+  });
+
   it.each(KINDS)('%s: never more in flight than --concurrency, never faster than --rate', async (kind) => {
     for (const concurrency of [1, 4, 16]) {
       const r = await simulate({ kind, perSecond: 1000, seconds: 5, latencyMs: 50, concurrency, maxRate: 60 });
