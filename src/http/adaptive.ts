@@ -221,7 +221,7 @@ class SpacingGate {
         this.nextStart = Math.max(this.nextStart, slot) + interval;
         reserved = this.epoch;
       }
-      const at = Math.max(slot, earliest, this.theoretical - early);
+      const at = this.tolerant ? Math.max(slot, earliest, this.theoretical - early) : Math.max(slot, earliest);
       if (at - t <= 0.01) return waited;
       waited = true;
       await this.sleep(at - t, signal);
