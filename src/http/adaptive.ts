@@ -137,6 +137,9 @@ class SpacingGate {
   private theoretical = 0;
   /** The interval the last permit was paced at (0 unpaced). */
   private interval = 0;
+  /** The last permit's time, and accepted requests that started within CLOSE_MS of the one before. */
+  private lastGranted = Number.NEGATIVE_INFINITY;
+  private closeAccepted = 0;
 
   constructor(
     private readonly now: () => number,
@@ -155,11 +158,19 @@ class SpacingGate {
     this.pausedUntil = Math.max(this.pausedUntil, until);
   }
 
-  /** A permit was granted at `t`: its request is not written yet. */
-  granted(t: number): void {
+  /** A permit was granted at `t`: its request is not written yet. Returns whether it came within CLOSE_MS of the one before. */
+  granted(t: number): boolean {
+    const close = t - this.lastGranted <= CLOSE_MS;
+    this.lastGranted = t;
     this.lastStart = t;
     this.theoretical = Math.max(this.theoretical, t) + this.interval;
     this.unwritten++;
+    return close;
+  }
+
+  /** A request was accepted (`close`: it started within CLOSE_MS of the one before): a few such and the server accepts bursts. */
+  accepted(close: boolean): void {
+    if (close && ++this.closeAccepted >= CLOSE_ACCEPTED) this.tolerant = true;
   }
 
   /** A granted request was written at `t` (`at` undefined: it ended without being written): the interval counts from the later of its permit and `t`. */
@@ -322,9 +333,6 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   let refusedSinceAccepted = false;
   let answered = 0;
   let refused = 0;
-  /** The last permit's time, and accepted requests that started within CLOSE_MS of the one before. */
-  let lastGranted = Number.NEGATIVE_INFINITY;
-  let closeAccepted = 0;
 
   /** The server refused: pause for Retry-After (or a backoff while it refuses everything), one step down. */
   const refusal = (started: number, startedGeneration: number, t: number, retryAfterMs: number | undefined) => {
@@ -342,7 +350,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     slots.refused(estimator.rate as number);
   };
 
-  const accepted = (outcome: Outcome, started: number, startedGeneration: number, t: number) => {
+  const accepted = (outcome: Outcome, started: number, startedGeneration: number, t: number, close: boolean) => {
+    gate.accepted(close);
     backoff = FIRST_BACKOFF_MS;
     refusedSinceAccepted = false;
     estimator.accepted(started, startedGeneration, t);
@@ -355,9 +364,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     async acquire(signal?: AbortSignal): Promise<Permit> {
       await admit(slots, gate, estimator, signal);
       const started = now();
-      const close = started - lastGranted <= CLOSE_MS;
-      lastGranted = started;
-      gate.granted(started);
+      const close = gate.granted(started);
       estimator.started(started);
       const startedGeneration = estimator.generation;
       let finished = false;
@@ -377,10 +384,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
           answered++;
           const status = outcome.status;
           if (status === 429 || status === 503) refusal(started, startedGeneration, t, retryAfterOf(outcome.headers, t, maxRetryAfterMs));
-          else if (!outcome.error && status !== undefined && status < 500) {
-            accepted(outcome, started, startedGeneration, t);
-            if (close && ++closeAccepted >= CLOSE_ACCEPTED) gate.tolerant = true;
-          }
+          else if (!outcome.error && status !== undefined && status < 500) accepted(outcome, started, startedGeneration, t, close);
           slots.wake();
         },
       };
