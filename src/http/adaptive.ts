@@ -351,7 +351,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   };
 
   const accepted = (outcome: Outcome, started: number, startedGeneration: number, t: number, close: boolean) => {
-    gate.accepted(close);
+    // Under --rate every request keeps the whole interval: the user set the most per second.
+    gate.accepted(close && maxRate === undefined);
     backoff = FIRST_BACKOFF_MS;
     refusedSinceAccepted = false;
     estimator.accepted(started, startedGeneration, t);
