@@ -7,7 +7,7 @@
  *   permit.sent();                                  // when the request's bytes were written
  *   permit.done({ status, headers });               // or permit.done({ error: true })
  *
- * - Concurrency starts modestly and grows by one per clean, fast answer (slow start), up to
+ * - Concurrency starts modestly and grows by one per clean, fast answer to 8 (slow start), up to
  *   `maxConcurrency` (`--concurrency`); it stops growing when answers slow down (the server queues).
  *   Once paced, it holds as many as the rate needs at the answers' usual latency.
  * - The parts: `Slots` (requests in flight), `SpacingGate` (when the next may leave),
@@ -242,7 +242,7 @@ class SpacingGate {
 
 /**
  * The slots: requests in flight, growing from a modest start (one per clean, fast answer, then one
- * per round trip) while unpaced; once paced, as many as the rate needs at the answers' usual latency.
+ * per two round trips) while unpaced; once paced, as many as the rate needs at the answers' usual latency.
  */
 class Slots {
   limit: number;
@@ -291,9 +291,10 @@ class Slots {
       return;
     }
     // Grow while answers are as fast as the fastest seen (plus slack): the server is not queueing.
-    // Slow start to SLOW_START_UNTIL slots (one more per answer), then one more per round trip.
+    // Slow start to SLOW_START_UNTIL slots (one more per answer), then one per two round trips: when a
+    // bucket's burst runs dry, a round trip of requests in flight is refused, fewer when grown slower.
     if (latency <= this.fastest * 2 + 5 && this.limit < this.max) {
-      this.growth += this.limit < SLOW_START_UNTIL ? 1 : 1 / this.limit;
+      this.growth += this.limit < SLOW_START_UNTIL ? 1 : 1 / (2 * this.limit);
       if (this.growth >= 1) {
         this.limit++;
         this.growth = 0;
