@@ -122,24 +122,16 @@ class SpacingGate {
   /** Bumped whenever the rate changes: a request that reserved its slot before sleeps on the new one. */
   private epoch = 0;
   pausedUntil = 0;
-  /**
-   * The server accepts requests that arrive close together (a bucket with a burst, a window): a
-   * request whose timer fired late is caught up by the ones after it, down to CATCH_UP of the
-   * interval from the last start, so late timers do not lower the rate. A strict leaky bucket (nginx
-   * without burst) refuses that: there every request waits the whole interval from the last start.
-   */
+  /** The server accepts bursts: a late timer is caught up by the next request, down to CATCH_UP of the interval (a strict leaky bucket refuses that). */
   tolerant = false;
-  /**
-   * The theoretical time of the next start (a cell-rate pacer's): one interval after the later of the
-   * last actual start and the one before's theoretical time. A request leaves no sooner than its
-   * early share before it, so however late timers fire, no run of requests gets ahead of the rate.
-   */
+  /** A cell-rate pacer's theoretical time of the next start: no run of caught-up requests gets ahead of the rate. */
   private theoretical = 0;
   /** The interval the last permit was paced at (0 unpaced). */
   private interval = 0;
-  /** The last permit's time, and accepted requests that started within CLOSE_MS of the one before. */
+  /** The last permit's time, and the answers to requests started within CLOSE_MS of the one before. */
   private lastGranted = Number.NEGATIVE_INFINITY;
   private closeAccepted = 0;
+  private closeRefused = 0;
 
   constructor(
     private readonly now: () => number,
@@ -168,9 +160,13 @@ class SpacingGate {
     return close;
   }
 
-  /** A request was accepted (`close`: it started within CLOSE_MS of the one before): a few such and the server accepts bursts. */
-  accepted(close: boolean): void {
-    if (close && ++this.closeAccepted >= CLOSE_ACCEPTED) this.tolerant = true;
+  /** An answer (`ok`: accepted) to a request started within CLOSE_MS of the one before (`close`). */
+  answered(close: boolean, ok: boolean): void {
+    if (!close) return;
+    if (ok) this.closeAccepted++;
+    else this.closeRefused++;
+    // A few such accepted, more than refused: the server accepts bursts (a strict bucket refuses them).
+    if (this.closeAccepted >= CLOSE_ACCEPTED && this.closeAccepted > this.closeRefused) this.tolerant = true;
   }
 
   /** A granted request was written at `t` (`at` undefined: it ended without being written): the interval counts from the later of its permit and `t`. */
@@ -336,8 +332,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   let refused = 0;
 
   /** The server refused: pause for Retry-After (or a backoff while it refuses everything), one step down. */
-  const refusal = (started: number, startedGeneration: number, t: number, retryAfterMs: number | undefined) => {
+  const refusal = (started: number, startedGeneration: number, t: number, retryAfterMs: number | undefined, close: boolean) => {
     refused++;
+    gate.answered(close, false);
     // A Retry-After is always honoured; a pause of our own only while the server refuses everything.
     if (retryAfterMs !== undefined) gate.pause(t + retryAfterMs);
     const fresh = startedGeneration === estimator.generation;
@@ -353,7 +350,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
 
   const accepted = (outcome: Outcome, started: number, startedGeneration: number, t: number, close: boolean) => {
     // Under --rate every request keeps the whole interval: the user set the most per second.
-    gate.accepted(close && maxRate === undefined);
+    gate.answered(close && maxRate === undefined, true);
     backoff = FIRST_BACKOFF_MS;
     refusedSinceAccepted = false;
     estimator.accepted(started, startedGeneration, t);
@@ -385,7 +382,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
           const t = now();
           answered++;
           const status = outcome.status;
-          if (status === 429 || status === 503) refusal(started, startedGeneration, t, retryAfterOf(outcome.headers, t, maxRetryAfterMs));
+          if (status === 429 || status === 503) refusal(started, startedGeneration, t, retryAfterOf(outcome.headers, t, maxRetryAfterMs), close);
           else if (!outcome.error && status !== undefined && status < 500) accepted(outcome, started, startedGeneration, t, close);
           slots.wake();
         },
