@@ -636,7 +636,8 @@ async function serverCases(info, env, token) {
     await paced('sandbox token bucket 200/s, 4,000 rows, 50 ms latency, no tuning flag', RUNS, sandboxGoals, () =>
       limitedCase(info, env, { perSecond: 200, retryAfter: true, rows: 4000 }),
     );
-    if (!ONLY) for (const latencyMs of [50, 5]) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
+    for (const latencyMs of [50, 5])
+      if (!ONLY || `latency ${latencyMs} ms`.includes(ONLY)) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
     const infra = await loadInfra();
     if (infra) {
       if (!ONLY || 'even sender'.includes(ONLY)) await evenSender(infra, info);
