@@ -179,13 +179,13 @@ export function csvParser(queue: CsvRecord[]) {
 }
 
 /**
- * The records of a CSV, pulled chunk by chunk (csv-records.ts splits them). Each chunk's records
- * come out of this generator before any error that follows them: a stream async iterator would drop
- * the records still buffered when the parser fails (say, on an unclosed quote near the end), and
- * those rows would be neither sent nor reported. Only one chunk's records are queued at a time, and
- * the next chunk is read only once they are taken.
+ * The records of a CSV, pulled chunk by chunk: each chunk's records come out of this generator
+ * together (one step of an async generator per chunk rather than per row), and before any error that
+ * follows them: a stream async iterator would drop the records still buffered when the parser fails
+ * (say, on an unclosed quote near the end), and those rows would be neither sent nor reported. Only
+ * one chunk's records are held at a time, and the next chunk is read only once they are taken.
  */
-export async function* csvRecords(input: Readable, label: string, guard: CsvGuard): AsyncGenerator<CsvRecord> {
+export async function* csvRecords(input: Readable, label: string, guard: CsvGuard): AsyncGenerator<CsvRecord[]> {
   const queue: CsvRecord[] = [];
   const plain = new PlainCsv(queue);
   // csv-parse, from the first record that is not plain on.
@@ -200,11 +200,9 @@ export async function* csvRecords(input: Readable, label: string, guard: CsvGuar
     if (chunk === undefined && !parser.state.failure) await parser.write();
   };
   const drain = function* () {
-    for (const item of queue) {
-      lastLine = item.lines;
-      yield item;
-    }
-    queue.length = 0;
+    if (queue.length === 0) return;
+    lastLine = (queue[queue.length - 1] as CsvRecord).lines;
+    yield queue.splice(0);
   };
   input.setEncoding('utf8');
   const text = input.pipe(guard);

@@ -11,7 +11,7 @@ import type { FieldIssue } from '../schemas.js';
 import { count } from '../text/count.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
 import { CsvGuard, type HeaderText, headerCellAt } from './csv-guard.js';
-import { csvRecords } from './csv-records.js';
+import { type CsvRecord, csvRecords } from './csv-records.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, FIELD_BY_KEY } from './fields.js';
 import { applyDefaults, type OpenOptions, type RowSource, type SourceRow } from './row-source.js';
 
@@ -19,37 +19,52 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
   const guard = new CsvGuard(options.label);
   const it = csvRecords(input, options.label, guard);
   const first = await it.next();
-  if (first.done) {
+  const batch: CsvRecord[] = first.done ? [] : first.value;
+  const head = batch[0]?.record.map((h) => h.trim());
+  if (!head) {
     throw new UsageError(
       `${options.label} is empty: expected a header row of field paths.`,
       'Run `opcli claims template --csv` for a header and an example row.',
     );
   }
-  const header = first.value.record.map((h) => h.trim());
+  const header = head;
   const fields = checkHeader(header, options, guard.header);
   const keyIndex = options.keyColumn === undefined ? -1 : header.indexOf(options.keyColumn);
   // Each column's place in the claim, worked out once: the objects above the field and its name.
   const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
   async function* rows(): AsyncGenerator<SourceRow> {
     let seq = 0;
-    for await (const { record, line } of it) {
-      const issues: FieldIssue[] = [];
-      const value: Record<string, unknown> = {};
-      if (record.length !== header.length) {
-        issues.push({ path: '', message: `expected ${header.length} cells (one per column), got ${record.length}` });
+    try {
+      // The rows read with the header, then a chunk's rows at a time.
+      for (let records = batch.slice(1); ; ) {
+        for (const { record, line } of records) yield row(record, line, seq++);
+        const next = await it.next();
+        if (next.done) return;
+        records = next.value;
       }
-      const n = Math.min(record.length, places.length);
-      for (let i = 0; i < n; i++) {
-        const place = places[i];
-        if (!place) continue;
-        const { value: v, issue } = coerceText(place.field, record[i] as string);
-        if (issue) issues.push(issue);
-        else if (v !== undefined) setIn(value, place.parents, place.leaf, v);
-      }
-      applyDefaults(value, options);
-      const userKey = keyIndex >= 0 ? record[keyIndex]?.trim() || undefined : undefined;
-      yield { seq: seq++, line, cells: record, value, issues, userKey };
+    } finally {
+      // Stops reading the file when the rows are not all taken.
+      await it.return(undefined);
     }
+  }
+  /** A record made a row: its claim built from its cells. */
+  function row(record: string[], line: number, seq: number): SourceRow {
+    const issues: FieldIssue[] = [];
+    const value: Record<string, unknown> = {};
+    if (record.length !== header.length) {
+      issues.push({ path: '', message: `expected ${header.length} cells (one per column), got ${record.length}` });
+    }
+    const n = Math.min(record.length, places.length);
+    for (let i = 0; i < n; i++) {
+      const place = places[i];
+      if (!place) continue;
+      const { value: v, issue } = coerceText(place.field, record[i] as string);
+      if (issue) issues.push(issue);
+      else if (v !== undefined) setIn(value, place.parents, place.leaf, v);
+    }
+    applyDefaults(value, options);
+    const userKey = keyIndex >= 0 ? record[keyIndex]?.trim() || undefined : undefined;
+    return { seq, line, cells: record, value, issues, userKey };
   }
   return { format: 'csv', header, unit: 'line', rows: rows() };
 }

@@ -8,7 +8,7 @@ import { parse } from 'csv-parse';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { CsvGuard } from '../../src/claims/csv-guard.js';
-import { csvError, csvRecords } from '../../src/claims/csv-records.js';
+import { type CsvRecord, csvError, csvRecords } from '../../src/claims/csv-records.js';
 
 /** The reader before the hand split: every chunk written to csv-parse (its records, and the first line of each). */
 async function* oracle(input: Readable, guard: CsvGuard): AsyncGenerator<{ record: string[]; line: number; lines: number }> {
@@ -75,10 +75,10 @@ function stream(text: string, cuts: number[]): Readable {
 }
 
 /** Every record, then the error's message. */
-async function collect(rows: AsyncGenerator<{ record: string[]; line: number }>): Promise<unknown[]> {
+async function collect(rows: AsyncGenerator<CsvRecord[] | CsvRecord>): Promise<unknown[]> {
   const out: unknown[] = [];
   try {
-    for await (const { record, line } of rows) out.push({ record, line });
+    for await (const batch of rows) for (const { record, line } of [batch].flat()) out.push({ record, line });
   } catch (error) {
     out.push({ error: (error as Error).message });
   }
