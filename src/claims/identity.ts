@@ -25,6 +25,12 @@ export function robustText(text: string): string {
   // Most text (names, e-mails, URLs) starts with a letter: none of the forms below can apply.
   const c = t.charCodeAt(0);
   if (!((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)) return t;
+  // The forms below are written with digits, signs, points and exponents only: a date or an
+  // address (`1 Main St`) stops at its first other character, without a regular expression.
+  for (let i = 1; i < t.length; i++) {
+    const d = t.charCodeAt(i);
+    if (!((d >= 48 && d <= 57) || d === 43 || d === 45 || d === 46 || d === 69 || d === 101)) return t;
+  }
   if (DIGITS.test(t)) return t.replace(/^\+/, '').replace(/^0+(?=\d)/, '');
   const d = DECIMAL_TEXT.exec(t);
   if (d && (d[2] || d[3])) {

@@ -323,6 +323,26 @@ describe('the keys a journal and the record of claims hold', () => {
     );
   });
 
+  it('reads digits, signs, points and exponents as the regular expressions of every earlier version did', () => {
+    const before = (text: string): string => {
+      const t = text.trim();
+      if (/^\+?\d+$/.test(t)) return t.replace(/^\+/, '').replace(/^0+(?=\d)/, '');
+      const d = /^([+-]?)(\d*)\.(\d*)$/.exec(t);
+      if (d && (d[2] || d[3])) {
+        const whole = (d[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
+        const fraction = (d[3] ?? '').replace(/0+$/, '');
+        return `${d[1] === '-' && (whole !== '0' || fraction) ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+      }
+      if (/^\d+(\.\d+)?e\+?\d+$/i.test(t) && Number.isSafeInteger(Number(t))) return String(Number(t));
+      return t;
+    };
+    fc.assert(
+      fc.property(fc.stringMatching(/^[ 0-9+\-.eEx]{0,12}$/), (text) => {
+        expect(robustText(text)).toBe(before(text));
+      }),
+    );
+  });
+
   it('a batch journals the keys and look-alike fingerprints of every earlier version', async () => {
     const path = join(dir, 'claims.csv');
     const repeated = row(1, { 'item.details': 'lid "cracked"\nbadly', 'shippingAddress.zip': '02139', 'item.price': '49.90' });
