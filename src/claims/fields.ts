@@ -99,7 +99,8 @@ export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text
   const digit = c >= 48 && c <= 57;
   if (!digit && c !== 43 && c !== 45) return undefined;
   if (SCIENTIFIC.test(text)) return `${quoteInput(text)} looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
-  if (digit && CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `${quoteInput(text)} looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
+  if (digit && CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text))
+    return `${quoteInput(text)} looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
   return undefined;
 }
 
