@@ -21,15 +21,18 @@
 // server=no skips the rate-limited, latency and nginx cases.
 // CLAIMS_BENCH_ALLOC=1 also measures the memory allocated per row (heap sampling, collected objects
 // included: bench/heap-sample.cjs) of one more opcli batch and of the durable script, with the functions allocating most.
+// CLAIMS_BENCH_FLUSH_MS=N runs the zero-latency batch figures on an emulated slower disk: every fsync
+// and fdatasync of opcli and of the durable script returns N ms later (bench/slow-flush.c, built with
+// cc and preloaded; this machine's own flush takes ~0.1 ms, a laptop SSD or a cloud volume 0.5 to a few).
 // CLAIMS_BENCH_PROFILE=DIR also writes a CPU profile of one more opcli batch to DIR (the bin shim passes
 // --cpu-prof on to the process it starts with its lean flags) and prints where its time went.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { bin, clientCredentialsToken, cpuSeconds, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
+import { bin, root, clientCredentialsToken, cpuSeconds, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
 // `node bench/claims-batch.mjs --hand-written CSV URL TOKEN CONCURRENCY OUT`: the baseline alone, as its own process.
 if (process.argv[2] === '--hand-written') {
@@ -185,6 +188,15 @@ async function durableHandWritten(csv, url, token, concurrency, journalPath) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const range = (xs, d = 2) => `median ${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
+
+/** The environment preloading bench/slow-flush.c (built here with cc) so that each flush takes `ms` more. */
+function slowFlush(ms) {
+  const library = join(work, 'slow-flush.so');
+  const built = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', library, join(root, 'bench/slow-flush.c'), '-ldl'], { encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`CLAIMS_BENCH_FLUSH_MS needs a C compiler (cc): ${built.stderr ?? built.error}`);
+  console.log(`an emulated disk: every fsync and fdatasync of opcli and of the durable script returns ${ms} ms later`);
+  return { LD_PRELOAD: library, BENCH_FLUSH_MS: String(ms) };
+}
 
 /** Runs a node script (the built binary by default); resolves with exit code, stderr, wall time, peak RSS (VmHWM, KiB) and CPU seconds. */
 function runOpcli(args, env, script = OPCLI_BIN, nodeFlags = []) {
@@ -469,12 +481,13 @@ const { child: sandbox, info } = await startSandbox(['--trigger-delay', 'never']
 try {
   const token = await clientCredentialsToken(info);
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: '1', OPCLI_CONFIG_DIR: configDir, OPCLI_BASE_URL: info.url, OPCLI_TOKEN: token };
+  const batchEnv = process.env.CLAIMS_BENCH_FLUSH_MS ? { ...env, ...slowFlush(process.env.CLAIMS_BENCH_FLUSH_MS) } : env;
   const csv = join(work, 'claims.csv');
   await writeCsv(csv, ROWS, info.storeId);
 
   // Warm the server's JIT so the first run measured does not pay for it alone.
   await ceiling(info, token, 500);
-  if (ROWS > 0) await batchFigures(info, env, token, csv);
+  if (ROWS > 0) await batchFigures(info, batchEnv, token, csv);
   if (BIG_ROWS > 0) await validateOnly(info, env);
   if (SERVER_CASES) await serverCases(info, env, token);
 } finally {
@@ -635,7 +648,7 @@ async function serverCases(info, env, token) {
       limitedCase(info, env, { perSecond: 200, retryAfter: true, rows: 4000 }),
     );
     for (const latencyMs of [50, 5])
-      if (!ONLY || `latency ${latencyMs} ms, no limit`.includes(ONLY)) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
+      if (!ONLY || `latency ${latencyMs} ms`.includes(ONLY)) await latencyCase(info, env, token, { latencyMs, rows: 4000, runs: Math.min(RUNS, 3) });
     const infra = await loadInfra();
     if (infra) {
       if (!ONLY || 'even sender'.includes(ONLY)) await evenSender(infra, info);

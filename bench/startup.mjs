@@ -11,7 +11,7 @@
 // Usage: node bench/startup.mjs [runs=30]   (build first: npm run build)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bin, requireBuild, startSandbox } from './lib.mjs';
 
@@ -70,7 +70,11 @@ process.stdout.write(JSON.stringify(await res.json()) + '\\n');
     const m = s.length >> 1;
     return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
   };
-  console.log(`node ${process.version}, runs per case: ${runs} (median wall time, interleaved${childCpu ? '; mean CPU time' : ''})`);
+  // The load average beside the figures: on a shared machine the wall times move with it.
+  const load = `load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
+  console.log(`node ${process.version}, runs per case: ${runs} (median wall time, interleaved${childCpu ? '; mean CPU time' : ''}), ${load} at the end`);
   for (const [name, c] of Object.entries(cases)) {
     const m = median(times[name]);
     const cpuText = childCpu ? `  cpu ${(cpu[name] / runs).toFixed(1).padStart(6)} ms` : '';

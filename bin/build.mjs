@@ -2,10 +2,11 @@
 // Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
 // loaded on use), every library inlined so the published package has no runtime dependencies.
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { generateChecks } from './gen-checks.mjs';
+import { mergeStartupChunks } from './merge-chunks.mjs';
 
 const execFileAsync = promisify(execFile);
 
@@ -148,6 +149,22 @@ const patches = {
   'lazy-assert-for-undici': 'undici',
 };
 
+/** The first line of every output file: a `require` for the CommonJS code inside the bundle. */
+const REQUIRE_LINE = "const require=process.getBuiltinModule('node:module').createRequire(import.meta.url);";
+
+/**
+ * esbuild puts the banner on every file, but only the one holding its runtime (`__require`) calls
+ * `require`; on each other file it cost a createRequire() per module loaded (~36 for a one-off).
+ * The line is blanked, not removed, so the source maps still match.
+ */
+function keepRequireWhereUsed(outputs) {
+  for (const file of Object.keys(outputs).filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(file, 'utf8');
+    if (!text.startsWith(`${REQUIRE_LINE}\n`)) throw new Error(`build: ${file} does not start with the require line`);
+    if (!/\brequire\b/.test(text.slice(REQUIRE_LINE.length))) writeFileSync(file, text.slice(REQUIRE_LINE.length));
+  }
+}
+
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 const result = await build({
   metafile: true,
@@ -166,11 +183,14 @@ const result = await build({
   sourcemap: 'linked',
   sourcesContent: false,
   chunkNames: 'chunks/[name]-[hash]',
-  // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
-  banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
+  // CommonJS libraries inside an ES module bundle still call require() for Node built-ins; only the
+  // files that use it keep this line (see keepRequireWhereUsed below).
+  banner: { js: REQUIRE_LINE },
   logLevel: 'warning',
   plugins: [generatedChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });
+keepRequireWhereUsed(result.metafile.outputs);
+await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js');
 // A patch that never applied while its library is in the bundle means the library changed: stop.
 // A patch whose library is no longer bundled at all is only dead code here: say so.
 const bundled = (pkg) => Object.keys(result.metafile.inputs).some((file) => file.includes(`node_modules/${pkg}/`));

@@ -94,8 +94,13 @@ export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text
   // U+FFFD is what bytes that were not UTF-8 decode to (a file saved as Latin-1 or Windows-1252):
   // the customer's real text is gone from this reading.
   if (text.includes('\uFFFD')) return 'holds U+FFFD, the mark of bytes that were not UTF-8: save the file as UTF-8 (CSV UTF-8) and run again';
+  // Both forms begin with a digit or a sign: most text (names, e-mails) is done without a regular expression (this runs for every cell).
+  const c = text.charCodeAt(0);
+  const digit = c >= 48 && c <= 57;
+  if (!digit && c !== 43 && c !== 45) return undefined;
   if (SCIENTIFIC.test(text)) return `${quoteInput(text)} looks like a number a spreadsheet turned into scientific notation: ${AS_TEXT}`;
-  if (CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text)) return `${quoteInput(text)} looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
+  if (digit && CODE_FIELD.test(field.key) && SPREADSHEET_DATE.test(text))
+    return `${quoteInput(text)} looks like a date a spreadsheet made of a code: ${AS_TEXT}`;
   return undefined;
 }
 

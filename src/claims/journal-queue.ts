@@ -113,7 +113,16 @@ export class GroupCommit {
   }
 
   /**
-   * What the current turn queued is written in one write(); when `sending` entries are among it,
+   * Writes what is queued now rather than at the end of the turn (the caller queued a whole group);
+   * when a flush is under way the lines join it.
+   */
+  commit(): void {
+    if (this.flushing || this.failure || this.group.lines.length === 0) return;
+    this.flushing = this.flushLoop(false);
+  }
+
+  /**
+   * What the current turn queued is written in one write() (`wait`: at the end of the turn; else now); when `sending` entries are among it,
    * one fdatasync follows, and everything queued meanwhile forms the next group. Writes run one
    * after another (a line is never interleaved with another), but the next group's write does not
    * wait for the last group's fdatasync: up to MAX_SYNCS run at once, each covering what was
@@ -123,9 +132,9 @@ export class GroupCommit {
    * fdatasync was 1.0 ms). Syncs run off the main thread, so the batch plans and sends while they
    * last; the write is the main thread's (writeGroup).
    */
-  private async flushLoop(): Promise<void> {
+  private async flushLoop(wait = true): Promise<void> {
     // Let this turn queue its entries first: one write for all of them.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (wait) await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.group.lines.length && !this.failure) {
       const group = this.group;
       this.group = newGroup();

@@ -249,6 +249,11 @@ export class Journal extends JournalReader {
     return this.atText;
   }
 
+  /** Writes the entries queued so far now (and starts their sync), not at the end of the turn. */
+  commit(): void {
+    this.queue.commit();
+  }
+
   /** Resolves once every entry queued so far is written; rejects when the journal could not be written. */
   flushed(): Promise<void> {
     return this.queue.flushed();

@@ -43,6 +43,7 @@ export class SendPipeline {
   private readonly stopSending: AbortSignal;
   /** Rows a worker holds (waiting for the limiter or in flight), by line: uncertain if the user stops now. */
   private readonly inFlight = new Set<number>();
+  private readonly admitNow = () => this.makeDurable();
   private fatal: unknown;
   private stopError: unknown;
   private readError: unknown;
@@ -161,7 +162,7 @@ export class SendPipeline {
   }
 
   private makeDurableIfLow(): void {
-    if (this.window.low()) this.makeDurable();
+    this.window.admitSoon(this.admitNow);
   }
 
   /**
@@ -195,6 +196,8 @@ export class SendPipeline {
       items.push(item);
     }
     if (sending !== undefined) this.whenDurable(sending, recorded, items);
+    // Written and synced now: this runs at the end of a turn already (SendWindow.admitSoon).
+    journal.commit();
   }
 
   /** Once the journal's group and the record's intents are durable, the rows become ready (or, on failure, are not sent). */

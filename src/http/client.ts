@@ -159,7 +159,7 @@ export class HttpClient {
   notProcessedStatus(url: URL, status: number): boolean {
     if (status === 421 || status === 429) return true;
     const base = this.options.baseUrl;
-    return base !== undefined && URL.canParse(base) && new URL(base).origin === url.origin && this.notProcessed.has(status);
+    return this.notProcessed.has(status) && base !== undefined && URL.canParse(base) && new URL(base).origin === url.origin;
   }
 
   get baseUrl(): string | undefined {
@@ -275,10 +275,12 @@ export class HttpClient {
         return true;
       }
     }
+    // An answer below 400 is the common case (every row of a batch): nothing more to look at.
+    if (res.status < 400) return false;
     // A POST is asked again only after an answer saying it was not processed (429, or a status the profile names; never a 421, which would meet the same connection).
     const retryable =
       shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessedStatus(url, res.status));
-    if (res.status < 400 || !retryable || run.attempt >= run.maxRetries) return false;
+    if (!retryable || run.attempt >= run.maxRetries) return false;
     run.attempt++;
     if (paced) {
       // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.

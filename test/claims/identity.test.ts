@@ -5,10 +5,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
+import fc from 'fast-check';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
 import { coerceText, FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
-import { contentHash, robustText } from '../../src/claims/identity.js';
+import { contentHash, hashOfRobust, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from '../../src/claims/identity.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
@@ -283,5 +284,82 @@ describe('the row key of objects whose keys come in different orders', () => {
     expect(coerceText(channel, 'In_Store')).toEqual({ value: 'IN_STORE' });
     expect(coerceText(channel, 'IN_STORE')).toEqual({ value: 'IN_STORE' });
     expect(coerceText(channel, 'on the moon')).toEqual({ value: 'on the moon' });
+  });
+});
+
+describe('the keys a journal and the record of claims hold', () => {
+  // Keys are persisted: a key computed differently would send again the rows an existing journal
+  // or record holds as filed. These are the keys of every version since the row key was chosen.
+  const tricky = {
+    b: { y: '0042', x: 1.5, z: [' a ', '', 'say "hi"\n\ttab\\', 'é ∑ \u{1F600}', '\u0001\u007f\u2028'] },
+    a: '  +0012.500 ',
+    n: [-0, 1e21, 123456789012, 0.1, true, false, null],
+    e: { d: '', f: [] },
+    lone: 'x\ud800y',
+    k: '1E5',
+  };
+
+  it('the robust form and its hashes, for text that needs escaping and text that does not', () => {
+    const robust = robustJson(tricky);
+    expect(robust).toBe(
+      '{"a":"12.5","b":{"x":1.5,"y":"42","z":["a",null,"say \\"hi\\"\\n\\ttab\\\\","é ∑ 😀","\\u0001\u007f"]},"k":"100000","lone":"x\\ud800y","n":[0,1e+21,123456789012,0.1,true,false,null]}',
+    );
+    const hash = contentHash(tricky);
+    expect(hash).toBe(hashOfRobust(robust));
+    expect(hash).toBe('01002a1fb3f500b9809032fb12f48f79');
+    expect(occurrenceKey(hash, 2)).toBe('30307af7befd22d2ce20154b21818094');
+    const claim = { customer: { email: ' Bob@Example.COM' }, item: { name: 'Kettle', sku: '00K-1' } };
+    expect(similarity(claim)).toBe('012b7032977d081d');
+    expect(recordSimilarity(claim)).toBe('b5c752c9857c5e33');
+    expect(userKeyHash(' 0042 ')).toBe('67b0879a4fd90470d3af710bff1449f4');
+  });
+
+  it('writes any text as JSON.stringify does, and any number', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.double(), (text, n) => {
+        const t = robustText(text);
+        expect(robustJson({ t: text, n })).toBe(`{${Number.isNaN(n) ? '"n":null' : `"n":${JSON.stringify(n)}`}${t ? `,"t":${JSON.stringify(t)}` : ''}}`);
+      }),
+    );
+  });
+
+  it('reads digits, signs, points and exponents as the regular expressions of every earlier version did', () => {
+    const before = (text: string): string => {
+      const t = text.trim();
+      if (/^\+?\d+$/.test(t)) return t.replace(/^\+/, '').replace(/^0+(?=\d)/, '');
+      const d = /^([+-]?)(\d*)\.(\d*)$/.exec(t);
+      if (d && (d[2] || d[3])) {
+        const whole = (d[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
+        const fraction = (d[3] ?? '').replace(/0+$/, '');
+        return `${d[1] === '-' && (whole !== '0' || fraction) ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`;
+      }
+      if (/^\d+(\.\d+)?e\+?\d+$/i.test(t) && Number.isSafeInteger(Number(t))) return String(Number(t));
+      return t;
+    };
+    fc.assert(
+      fc.property(fc.stringMatching(/^[ 0-9+\-.eEx]{0,12}$/), (text) => {
+        expect(robustText(text)).toBe(before(text));
+      }),
+    );
+  });
+
+  it('a batch journals the keys and look-alike fingerprints of every earlier version', async () => {
+    const path = join(dir, 'claims.csv');
+    const repeated = row(1, { 'item.details': 'lid "cracked"\nbadly', 'shippingAddress.zip': '02139', 'item.price': '49.90' });
+    writeCsv(path, [repeated, repeated, row(2, { 'item.images': 'https://x.example/a.png;https://x.example/b.png', 'customer.email': 'Bob@Example.com ' })], {
+      crlf: true,
+      bom: true,
+    });
+    const res = await runOpcli(['claims', 'file', '--from', path, '--allow-duplicates'], { env: env() });
+    expect(res.code).toBe(0);
+    const sending = readFileSync(`${path}.journal.jsonl`, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"sending"'))
+      .map((l) => JSON.parse(l) as { key: string; line: number; sim: string });
+    expect(sending.map(({ key, line, sim }) => ({ key, line, sim }))).toEqual([
+      { key: '5f4e87f8beca4d26a63cda569ebf3927', line: 2, sim: '97ce16b88f9d5e82' },
+      { key: 'cd3f0964b94c9c34b2fabc7258190f43', line: 4, sim: '97ce16b88f9d5e82' },
+      { key: '0f52964cb39db65924abc4d3ba8f7c0c', line: 6, sim: 'f8296d326025d756' },
+    ]);
   });
 });

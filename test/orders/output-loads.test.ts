@@ -128,6 +128,19 @@ test('a one-off imports on use only its group and its verb: no other import() on
   // esbuild names a chunk after the module an import() loads; each costs a module load, and an
   // import() of a module already loaded statically (display.ts read settings.js and profile.js so)
   // adds a facade chunk besides (bench/startup.mjs).
-  const named = r.chunks.filter((c) => !c.startsWith('chunk-')).map((c) => c.replace(/-[A-Z0-9]+\.js$/, ''));
+  // core.js is main.js's own static code in one file (bin/merge-chunks.mjs), not an import().
+  const named = r.chunks.filter((c) => !c.startsWith('chunk-') && c !== 'core.js').map((c) => c.replace(/-[A-Z0-9]+\.js$/, ''));
   expect(named).toEqual(['main.js', 'orders', 'list']);
+});
+
+test('a one-off loads the code every run needs as one file, not as a chunk per set of command groups using it', async () => {
+  const r = await loads(['orders', 'list', '--size', '5', '--json'], 'core');
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toHaveLength(5);
+  // Everything main.js imports statically (the CLI, commander, the config readers, the HTTP client
+  // and undici) is merged into dist/chunks/core.js at build time: Node's module loader costs about
+  // as much per file as per 10 KiB of code (bench/startup.mjs).
+  const group = r.chunks.findIndex((c) => c.startsWith('orders-'));
+  expect(r.chunks.slice(0, group)).toEqual(['main.js', 'core.js']);
+  expect(loaded(['core.js'], 'UND_ERR_SOCKET')).toBe(true);
 });
