@@ -259,6 +259,17 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
   const refused = requests.filter((r) => r.status === 429).length;
   const filed = requests.filter((r) => r.status === 200 || r.status === 201).length;
+  // CLAIMS_BENCH_TRACE=1: when each refusal came, in ms from the first request (the start's against a probe's).
+  if (process.env.CLAIMS_BENCH_TRACE) {
+    const first = Date.parse(requests[0]?.at ?? '') || Number(requests[0]?.at);
+    const at = (r) => (Date.parse(r.at) || Number(r.at)) - first;
+    console.log(
+      `  refused at ms: ${requests
+        .filter((r) => r.status === 429)
+        .map((r) => Math.round(at(r)))
+        .join(',')}`,
+    );
+  }
   return {
     share: (filed * 1000) / run.ms / perSecond,
     refused: (refused / Math.max(1, requests.length)) * 100,

@@ -7,7 +7,7 @@
  *   permit.sent();                                  // when the request's bytes were written
  *   permit.done({ status, headers });               // or permit.done({ error: true })
  *
- * - Concurrency starts modestly and grows by one per clean, fast answer (slow start), up to
+ * - Concurrency starts modestly and grows by one per clean, fast answer to 8 (slow start), up to
  *   `maxConcurrency` (`--concurrency`); it stops growing when answers slow down (the server queues).
  *   Once paced, it holds as many as the rate needs at the answers' usual latency.
  * - The parts: `Slots` (requests in flight), `SpacingGate` (when the next may leave),
@@ -17,6 +17,10 @@
  *   request before (a late timer never makes two leave together), and never in bursts. The interval
  *   counts from when the request before was written (`sent()`), not from its permit: a busy event
  *   loop between the two would otherwise bring them closer at the server than the rate allows.
+ *   Where the server was seen to accept requests started within a millisecond of each other (a bucket
+ *   with a burst, a window), a timer that fires late is caught up instead: each request aims a little
+ *   before its place (never closer than 0.6 of the interval to the one before, never more than one
+ *   request ahead of the rate), else at 200/s a timer a millisecond late costs a sixth of the rate.
  * - A refusal costs one step down: to 0.95 of the rate it was sent at, or to what the server was
  *   seen to accept over the last second, whichever is lower, never below 0.85 of it. Only before
  *   anything ran clean (the first refusals), or far above the last rate that did, is the step a
@@ -24,6 +28,10 @@
  * - After a clean stretch (half a second, a few answers, requests really leaving at the pace) the
  *   rate probes upwards: halfway to the ceiling while under it; past it after three clean seconds
  *   there, by 2 %, 4 %, 8 % … per stretch, so a limit that rises is found again in seconds.
+ * - Two refusals with Retry-After a second or more apart: the rate settles under what the server
+ *   accepted between them, the pause included (a token bucket's refill rate, whatever its burst),
+ *   and probes past it by 2 % of it a stretch up to a quarter above, waiting longer each time the
+ *   same limit refuses again (a full bucket hides the limit while a probe drains it).
  * - A refusal with Retry-After pauses every permit for that long; refusals with nothing accepted in
  *   between (the server refuses everything) pause for a backoff that doubles (250 ms to 5 s).
  *   RateLimit-* / X-RateLimit-* headers let it slow down before the budget runs out, and a stated
@@ -93,10 +101,16 @@ export interface RequestLimiter {
 const SLOW_START_UNTIL = 8;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
+/** How close to the last start a request may leave to catch up with the paced grid, as a share of the interval, where the server accepts bursts. */
+const CATCH_UP = 0.6;
+/** Requests started this close (ms) after the one before and accepted, from which the server is taken to accept bursts. */
+const CLOSE_MS = 1;
+const CLOSE_ACCEPTED = 3;
 
 /**
  * When the next request may leave: after any pause, at the paced start reserved in order, after the
- * request before was written, and never closer to the last actual start than the rate's interval.
+ * request before was written, and never closer to the last actual start than the rate's interval
+ * (or, where the server accepts bursts, than CATCH_UP of it, and never ahead of the theoretical time).
  */
 class SpacingGate {
   /** The earliest start of the next request, reserved in order; `lastStart` the actual last start (the later of its permit and its write). */
@@ -108,6 +122,16 @@ class SpacingGate {
   /** Bumped whenever the rate changes: a request that reserved its slot before sleeps on the new one. */
   private epoch = 0;
   pausedUntil = 0;
+  /** The server accepts bursts: a late timer is caught up by the next request, down to CATCH_UP of the interval (a strict leaky bucket refuses that). */
+  tolerant = false;
+  /** A cell-rate pacer's theoretical time of the next start: no run of caught-up requests gets ahead of the rate. */
+  private theoretical = 0;
+  /** The interval the last permit was paced at (0 unpaced). */
+  private interval = 0;
+  /** The last permit's time, and the answers to requests started within CLOSE_MS of the one before. */
+  private lastGranted = Number.NEGATIVE_INFINITY;
+  private closeAccepted = 0;
+  private closeRefused = 0;
 
   constructor(
     private readonly now: () => number,
@@ -118,6 +142,7 @@ class SpacingGate {
   respace(rate: number): void {
     this.epoch++;
     this.nextStart = Math.max(this.lastStart + 1000 / rate, this.pausedUntil);
+    this.theoretical = this.nextStart;
   }
 
   /** No request starts before `until`. */
@@ -125,15 +150,31 @@ class SpacingGate {
     this.pausedUntil = Math.max(this.pausedUntil, until);
   }
 
-  /** A permit was granted at `t`: its request is not written yet. */
-  granted(t: number): void {
+  /** A permit was granted at `t`: its request is not written yet. Returns whether it came within CLOSE_MS of the one before. */
+  granted(t: number): boolean {
+    const close = t - this.lastGranted <= CLOSE_MS;
+    this.lastGranted = t;
     this.lastStart = t;
+    this.theoretical = Math.max(this.theoretical, t) + this.interval;
     this.unwritten++;
+    return close;
+  }
+
+  /** An answer (`ok`: accepted) to a request started within CLOSE_MS of the one before (`close`). */
+  answered(close: boolean, ok: boolean): void {
+    if (!close) return;
+    if (ok) this.closeAccepted++;
+    else this.closeRefused++;
+    // A few such accepted, more than refused: the server accepts bursts (a strict bucket refuses them).
+    if (this.closeAccepted >= CLOSE_ACCEPTED && this.closeAccepted > this.closeRefused) this.tolerant = true;
   }
 
   /** A granted request was written at `t` (`at` undefined: it ended without being written): the interval counts from the later of its permit and `t`. */
   written(at: number | undefined): void {
-    if (at !== undefined) this.lastStart = Math.max(this.lastStart, at);
+    if (at !== undefined) {
+      this.lastStart = Math.max(this.lastStart, at);
+      this.theoretical = Math.max(this.theoretical, at + this.interval);
+    }
     this.unwritten--;
     for (const wake of this.writeWaiters.splice(0)) wake();
   }
@@ -168,6 +209,7 @@ class SpacingGate {
         continue;
       }
       const rate = rateOf();
+      this.interval = rate === undefined ? 0 : 1000 / rate;
       if (rate === undefined) return waited;
       if (this.unwritten > 0) {
         // The request before has its permit but is not written yet (a busy event loop, a connection
@@ -177,13 +219,16 @@ class SpacingGate {
         continue;
       }
       const interval = 1000 / rate;
-      const earliest = this.lastStart + interval;
+      // Where the server accepts bursts, each request aims a little before its place on the grid, so
+      // a timer that fires up to that late still leaves on time (a cell-rate pacer's tolerance).
+      const early = this.tolerant ? interval * (1 - CATCH_UP) : 0;
+      const earliest = this.lastStart + interval - early;
       if (reserved !== this.epoch) {
-        slot = Math.max(this.nextStart, earliest, t);
-        this.nextStart = slot + interval;
+        slot = Math.max(this.nextStart - early, earliest, t);
+        this.nextStart = Math.max(this.nextStart, slot) + interval;
         reserved = this.epoch;
       }
-      const at = Math.max(slot, earliest);
+      const at = this.tolerant ? Math.max(slot, earliest, this.theoretical - early) : Math.max(slot, earliest);
       if (at - t <= 0.01) return waited;
       waited = true;
       await this.sleep(at - t, signal);
@@ -193,7 +238,7 @@ class SpacingGate {
 
 /**
  * The slots: requests in flight, growing from a modest start (one per clean, fast answer, then one
- * per round trip) while unpaced; once paced, as many as the rate needs at the answers' usual latency.
+ * per two round trips) while unpaced; once paced, as many as the rate needs at the answers' usual latency.
  */
 class Slots {
   limit: number;
@@ -242,9 +287,10 @@ class Slots {
       return;
     }
     // Grow while answers are as fast as the fastest seen (plus slack): the server is not queueing.
-    // Slow start to SLOW_START_UNTIL slots (one more per answer), then one more per round trip.
+    // Slow start to SLOW_START_UNTIL slots (one more per answer), then one per two round trips: when a
+    // bucket's burst runs dry, a round trip of requests in flight is refused, fewer when grown slower.
     if (latency <= this.fastest * 2 + 5 && this.limit < this.max) {
-      this.growth += this.limit < SLOW_START_UNTIL ? 1 : 1 / this.limit;
+      this.growth += this.limit < SLOW_START_UNTIL ? 1 : 1 / (2 * this.limit);
       if (this.growth >= 1) {
         this.limit++;
         this.growth = 0;
@@ -286,8 +332,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   let refused = 0;
 
   /** The server refused: pause for Retry-After (or a backoff while it refuses everything), one step down. */
-  const refusal = (started: number, startedGeneration: number, t: number, retryAfterMs: number | undefined) => {
+  const refusal = (started: number, startedGeneration: number, t: number, retryAfterMs: number | undefined, close: boolean) => {
     refused++;
+    gate.answered(close, false);
     // A Retry-After is always honoured; a pause of our own only while the server refuses everything.
     if (retryAfterMs !== undefined) gate.pause(t + retryAfterMs);
     const fresh = startedGeneration === estimator.generation;
@@ -301,7 +348,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     slots.refused(estimator.rate as number);
   };
 
-  const accepted = (outcome: Outcome, started: number, startedGeneration: number, t: number) => {
+  const accepted = (outcome: Outcome, started: number, startedGeneration: number, t: number, close: boolean) => {
+    // Under --rate every request keeps the whole interval: the user set the most per second.
+    gate.answered(close && maxRate === undefined, true);
     backoff = FIRST_BACKOFF_MS;
     refusedSinceAccepted = false;
     estimator.accepted(started, startedGeneration, t);
@@ -314,7 +363,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
     async acquire(signal?: AbortSignal): Promise<Permit> {
       await admit(slots, gate, estimator, signal);
       const started = now();
-      gate.granted(started);
+      const close = gate.granted(started);
       estimator.started(started);
       const startedGeneration = estimator.generation;
       let finished = false;
@@ -333,8 +382,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
           const t = now();
           answered++;
           const status = outcome.status;
-          if (status === 429 || status === 503) refusal(started, startedGeneration, t, retryAfterOf(outcome.headers, t, maxRetryAfterMs));
-          else if (!outcome.error && status !== undefined && status < 500) accepted(outcome, started, startedGeneration, t);
+          if (status === 429 || status === 503) refusal(started, startedGeneration, t, retryAfterOf(outcome.headers, t, maxRetryAfterMs), close);
+          else if (!outcome.error && status !== undefined && status < 500) accepted(outcome, started, startedGeneration, t, close);
           slots.wake();
         },
       };

@@ -10,6 +10,14 @@ const STRETCH_MS = 500;
 const STRETCH_ANSWERS = 2;
 /** The clean stretch before probing past the rate last refused. */
 const CROSS_MS = 3000;
+const MAX_CROSS_MS = 12_000;
+/** A rate read between refusals this close to the one before is the same limit again. */
+const AGAIN_LOW = 0.8;
+const AGAIN_HIGH = 1.1;
+/** A rate read between refusals under this share of the rate refused at is not trusted. */
+const BETWEEN_FLOOR = 0.7;
+/** Past a known ceiling, up to this share above it, the probe climbs by a fixed step (FIRST_OVERSHOOT of it) per stretch. */
+const NEAR_CEILING = 1.25;
 /** One refusal's step down, and the step when most recent requests were refused. */
 const STEP_DOWN = 0.95;
 const FAR_DOWN = 0.5;
@@ -26,6 +34,8 @@ const WINDOW_MS = 1000;
 const SUSTAINED_MS = 5000;
 /** The fewest accepted answers in that window from which the accepted rate means something. */
 const MIN_SAMPLES = 8;
+/** The shortest time the send rate is read over: a few requests sent within a millisecond are no rate. */
+const MIN_MEASURE_MS = 50;
 /** Reads a rate-limit header under either name. */
 function header(headers: Record<string, string> | undefined, name: string): string | undefined {
   return headers?.[`ratelimit-${name}`] ?? headers?.[`x-ratelimit-${name}`];
@@ -85,6 +95,16 @@ export class RateEstimator {
   generation = 0;
   changedAt: number;
   acceptedSinceChange = 0;
+  /** When the last refusal that said something new came, and the answers accepted since (by answer time). */
+  private lastRefusedAt: number | undefined;
+  private acceptedSinceRefusal = 0;
+  /** The rate accepted between the last two refusals, and the clean stretch before probing past a sure ceiling. */
+  private lastBetween: number | undefined;
+  crossWaitMs = CROSS_MS;
+  /** The last ceiling was read from what a bucket accepted over its Retry-After pauses: probes past it climb in small steps. */
+  measured = false;
+  /** The server sends how much of its budget remains. */
+  private budgetStated = false;
   /** Requests started since the last change: whether the pace, not the slots, held them back. */
   startsSinceChange = 0;
   /** Set when the pacing made a request wait since the last change: the rate is what holds work back. */
@@ -132,6 +152,7 @@ export class RateEstimator {
     this.answers.push(start, true);
     this.sustained.trim(t - SUSTAINED_MS);
     this.sustained.push(t);
+    this.acceptedSinceRefusal++;
     if (startedGeneration === this.generation) this.acceptedSinceChange++;
   }
 
@@ -146,7 +167,7 @@ export class RateEstimator {
   sendRate(t: number): number {
     this.starts.trim(t - WINDOW_MS);
     const oldest = this.starts.oldest ?? t;
-    const measured = (this.starts.size * 1000) / Math.max(1, Math.min(WINDOW_MS, t - oldest));
+    const measured = (this.starts.size * 1000) / Math.max(MIN_MEASURE_MS, Math.min(WINDOW_MS, t - oldest));
     // Paced, the pace itself (timers firing late make the measure a little lower; stepping down from
     // the measure would ratchet the pace down at every refusal), unless the slots held it well below.
     if (this.rate === undefined) return measured;
@@ -164,6 +185,42 @@ export class RateEstimator {
     // Refusals of requests sent before the last change were already on their way and say nothing new.
     if (startedGeneration < this.generation) return false;
     const current = this.sendRate(t);
+    // Between two refusals with Retry-After a bucket went from empty to empty: what it accepted in
+    // between, over the whole time (the pause included), is the rate it refills at, however big its burst.
+    const between =
+      retryAfterMs !== undefined && this.lastRefusedAt !== undefined && t - this.lastRefusedAt >= WINDOW_MS && this.acceptedSinceRefusal >= MIN_SAMPLES
+        ? (this.acceptedSinceRefusal * 1000) / (t - this.lastRefusedAt)
+        : undefined;
+    this.lastRefusedAt = t;
+    this.acceptedSinceRefusal = 0;
+    // Far under the rate refused at, what was accepted says more about how slowly the client sent (or
+    // how much of a long pause a small bucket wasted) than about the limit: the step below decides.
+    // Near the ceiling read before (the first guess from Retry-After, or the last such reading), it
+    // is trusted however far a probe got above it on the burst.
+    const consistent =
+      between !== undefined &&
+      this.measured &&
+      this.lastCeiling !== undefined &&
+      between >= this.lastCeiling * AGAIN_LOW &&
+      between <= this.lastCeiling * NEAR_CEILING;
+    if (between !== undefined && (between >= current * BETWEEN_FLOOR || consistent)) {
+      // Refused again near the same limit: it holds. What was accepted reads low when the client sent
+      // under the limit for a while (or the pause outlasted a small burst), so the rate settled on
+      // never falls below the one read before (no ratchet), and the next crossing waits longer.
+      const again = this.lastBetween !== undefined && between >= this.lastBetween * AGAIN_LOW && between <= this.lastBetween * AGAIN_HIGH;
+      const basis = again ? Math.max(between, this.lastBetween as number) : between;
+      this.crossWaitMs = again ? Math.min(MAX_CROSS_MS, this.crossWaitMs * 2) : CROSS_MS;
+      this.lastBetween = basis;
+      const next = Math.min(current * STEP_DOWN, basis * SETTLE);
+      // A rate that ran clean above it did so on the burst: it is no floor.
+      if (this.floor !== undefined && this.floor > basis) this.floor = next;
+      this.ceiling = Math.min(current, Math.max(next, basis));
+      this.ceilingSure = true;
+      this.measured = true;
+      this.lastCeiling = this.ceiling;
+      this.change(next, resumeAt);
+      return true;
+    }
     // Refused well past the last ceiling: the limit has moved up, so the next crossing comes soon.
     const moved = this.lastCeiling !== undefined && current > this.lastCeiling * 1.1;
     this.ceiling = current;
@@ -184,6 +241,9 @@ export class RateEstimator {
     // A ceiling read over a whole second is crossed only after a longer clean stretch; one guessed
     // in the first second (a Retry-After rounded up to a second) is crossed at the first.
     this.ceilingSure = windowed !== undefined && !moved;
+    // A first guess from Retry-After (a bucket whose burst lasts as long as the pause) is crossed in
+    // small steps too, unless the server states its budget: then a probe sees it run out before a refusal.
+    this.measured = windowed === undefined && accepted !== undefined && !this.budgetStated;
     this.lastCeiling = this.ceiling;
     this.change(next, resumeAt);
     return true;
@@ -192,6 +252,7 @@ export class RateEstimator {
   /** A stated policy caps the rate; a nearly spent budget slows it before the server refuses. */
   learnFromHeaders(headers: Record<string, string> | undefined, inFlight: number, startedGeneration: number, t: number): void {
     if (!headers) return;
+    if (header(headers, 'remaining') !== undefined) this.budgetStated = true;
     const policy = /^\s*(\d+(?:\.\d+)?)\s*;\s*w=(\d+(?:\.\d+)?)/.exec(headers['ratelimit-policy'] ?? '');
     if (policy) {
       const stated = Number(policy[1]) / Number(policy[2]);
@@ -259,9 +320,16 @@ export class ProbePolicy {
       return;
     }
     // Past the rate last refused only after a longer clean stretch: each crossing costs a refusal.
-    if (ceiling !== undefined && e.ceilingSure && t - e.changedAt < CROSS_MS) return;
-    const next = rate * (1 + this.overshoot);
-    this.overshoot = Math.min(1, this.overshoot * 2);
+    if (ceiling !== undefined && e.ceilingSure && t - e.changedAt < e.crossWaitMs) return;
+    // Near the rate last refused, a probe climbs a small fixed step each stretch: a bucket's burst hides
+    // the limit for a while, and a probe that doubled meanwhile would be refused far above it.
+    const last = e.lastCeiling;
+    let next: number;
+    if (last !== undefined && e.measured && rate < last * NEAR_CEILING) next = rate + last * FIRST_OVERSHOOT;
+    else {
+      next = rate * (1 + this.overshoot);
+      this.overshoot = Math.min(1, this.overshoot * 2);
+    }
     if (ceiling !== undefined && next > ceiling) e.ceiling = undefined;
     e.change(next, t);
   }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAdaptiveLimiter, type Outcome } from '../../src/http/adaptive.js';
-import { type LimiterKind, type SimLimiter, simLimiter, virtualTime } from './limiters.js';
+import { type LimiterKind, leakyBucket, type SimLimiter, simLimiter, tokenBucket, virtualTime } from './limiters.js';
 
 /** A deterministic generator in [0, 1). */
 function seeded(seed: number) {
@@ -34,6 +34,8 @@ interface Run {
   slowLatencyMs?: number;
   /** A delay between a permit and the request's bytes being written (a busy event loop), by request number. */
   writeDelayMs?: (n: number) => number;
+  /** The server's limiter, instead of `kind`'s default. */
+  server?: (now: () => number) => SimLimiter;
 }
 
 /**
@@ -46,7 +48,7 @@ async function simulate(run: Run) {
   const random = seeded(run.perSecond * 7 + run.latencyMs);
   const jitter = () => (run.jitterMs ? random() * run.jitterMs : 0);
   const sleep = (ms: number) => clock.sleep(ms + jitter());
-  const server: SimLimiter = simLimiter(run.kind, clock.now, run.perSecond);
+  const server: SimLimiter = run.server?.(clock.now) ?? simLimiter(run.kind, clock.now, run.perSecond);
   const limiter = createAdaptiveLimiter({ maxConcurrency: run.concurrency, maxRate: run.maxRate, now: clock.now, sleep });
   const starts: number[] = [];
   const acceptedAt: number[] = [];
@@ -105,34 +107,69 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(r.snapshot.learnt).toBeLessThanOrEqual(perSecond * 1.1);
   });
 
-  it.each(KINDS)('%s: requests leave evenly spaced, never closer than the learnt rate (its probe included) allows', async (kind) => {
-    const r = await simulate({ kind, perSecond: 40, seconds: 20, latencyMs: 20, concurrency: 16, jitterMs: 1 });
+  /**
+   * Whether `times` (with the paced rate at each) ever run faster than that rate. A strict leaky bucket
+   * refuses any two closer than its interval, so there each gap is at least the interval. A server that
+   * accepts bursts lets a request whose timer fired late be caught up by the next: there no gap is under
+   * half the interval, and no run of them at one rate gets more than one request ahead of it.
+   */
+  function expectPaced(times: { at: number; rate?: number }[], strict: boolean, what: string): number {
     let paced = 0;
-    for (let i = 1; i < r.rates.length; i++) {
-      const { at, rate } = r.rates[i] as { at: number; rate?: number };
+    let runStart = 0;
+    for (let i = 1; i < times.length; i++) {
+      const { at, rate } = times[i] as { at: number; rate?: number };
+      const before = times[i - 1] as { at: number; rate?: number };
       if (rate === undefined) continue;
       paced++;
-      expect(at - (r.rates[i - 1] as { at: number }).at, `start ${i} at ${at}`).toBeGreaterThanOrEqual(1000 / rate - 0.01);
+      const interval = 1000 / rate;
+      expect(at - before.at, `${what} ${i} at ${at}`).toBeGreaterThanOrEqual(interval * (strict ? 1 : 0.5) - 0.01);
+      if (before.rate !== rate) runStart = i;
+      for (let j = Math.max(runStart, i - 80); j < i; j++) {
+        const from = times[j] as { at: number };
+        expect(i - j, `${what}s ${j}..${i} from ${from.at}`).toBeLessThanOrEqual(((at - from.at) * rate) / 1000 + 1.001);
+      }
     }
-    expect(paced).toBeGreaterThan(r.rates.length * 0.9);
+    return paced;
+  }
+
+  it.each(KINDS)('%s: requests leave evenly spaced, never faster than the learnt rate (its probe included) allows', async (kind) => {
+    const r = await simulate({ kind, perSecond: 40, seconds: 20, latencyMs: 20, concurrency: 16, jitterMs: 1 });
+    expect(expectPaced(r.rates, kind === 'leaky', 'start')).toBeGreaterThan(r.rates.length * 0.9);
     // Never a burst of --concurrency: no 50 ms holds more than the limit's share of it and one more.
     for (const t of r.starts.filter((s) => s > 5000)) expect(r.starts.filter((s) => s >= t && s < t + 50).length).toBeLessThanOrEqual(3);
   });
 
-  it.each(KINDS)('%s: a delay between a permit and the write never brings two writes closer than the learnt rate allows', async (kind) => {
+  it.each(KINDS)('%s: a delay between a permit and the write never brings writes closer than the learnt rate allows', async (kind) => {
     // Every fifth request is written 20 ms after its permit (the event loop was busy), the others at once.
     const r = await simulate({ kind, perSecond: 40, seconds: 40, latencyMs: 20, concurrency: 16, writeDelayMs: (n) => (n % 5 === 0 ? 20 : 0) });
     const writes = [...r.writes].sort((a, b) => a.at - b.at);
-    let paced = 0;
-    for (let i = 1; i < writes.length; i++) {
-      const { at, rate } = writes[i] as { at: number; rate?: number };
-      if (rate === undefined) continue;
-      paced++;
-      expect(at - (writes[i - 1] as { at: number }).at, `write ${i} at ${at}`).toBeGreaterThanOrEqual(1000 / rate - 0.01);
-    }
-    expect(paced).toBeGreaterThan(writes.length * 0.9);
+    expect(expectPaced(writes, kind === 'leaky', 'write')).toBeGreaterThan(writes.length * 0.9);
     // A strict leaky bucket sees them as spaced as they were written: next to no refusals.
     if (kind === 'leaky') expect(r.refusedShare, `share ${r.share(10, 40)}`).toBeLessThanOrEqual(0.02);
+  });
+
+  it.each([
+    ['a token bucket (burst half a second)', undefined],
+    ['nginx limit_req burst=50 nodelay', (now: () => number) => leakyBucket(now, 200, 50)],
+  ] as const)('%s at 200/s, timers and requests up to 2 ms late: late timers do not lower the rate', async (_name, server) => {
+    // At 200/s the interval is 5 ms: a timer a millisecond late and a write a millisecond after its
+    // permit, each spaced from the start before, would cost a third of the rate, and the probe would
+    // stop, taking the shortfall for the slots.
+    const writeDelayMs = (n: number) => ((n * 7919) % 20) / 10;
+    const r = await simulate({ kind: 'token', perSecond: 200, seconds: 30, latencyMs: 50, concurrency: 16, jitterMs: 2, writeDelayMs, server });
+    expect(r.share(10, 30)).toBeGreaterThanOrEqual(0.95);
+    expect(r.refusedShare).toBeLessThanOrEqual(0.01);
+    expect(r.snapshot.learnt).toBeGreaterThanOrEqual(200 * 0.93);
+    expect(expectPaced(r.rates, false, 'start')).toBeGreaterThan(r.rates.length * 0.9);
+  });
+
+  it('a strict leaky bucket with two requests in flight from the start (orders list --all): near the limit from the start, few refusals', async () => {
+    // Two requests a millisecond apart, one refused, are no rate: halving from "2,000/s" took five
+    // refusals and their pauses to come down to 40/s.
+    const r = await simulate({ kind: 'leaky', perSecond: 40, seconds: 12, latencyMs: 8, concurrency: 2 });
+    // The start included: one refused at once, one already on its way, one probing too far up.
+    expect(r.share(0, 12)).toBeGreaterThanOrEqual(0.92);
+    expect(r.refusedAt.filter((t) => t < 2000).length).toBeLessThanOrEqual(3);
   });
 
   it.each(KINDS)('%s: never more in flight than --concurrency, never faster than --rate', async (kind) => {
@@ -179,5 +216,40 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     expect(r.share(10, 40)).toBeLessThanOrEqual(1);
     expect(r.refusedShare).toBeLessThanOrEqual(0.02);
     expect(r.snapshot.learnt).toBeLessThanOrEqual(40);
+  });
+
+  describe('the sandbox token bucket (a burst of one second, Retry-After 1 s) at 40/s, 50 ms latency', () => {
+    const sandbox = { kind: 'token' as const, perSecond: 40, latencyMs: 50, concurrency: 16, server: (now: () => number) => tokenBucket(now, 40, 40, true) };
+
+    it('after the first refusals, a probe past the limit costs about one refusal: at most 4 in 25 s', async () => {
+      const r = await simulate({ ...sandbox, seconds: 25 });
+      // The start (the burst runs out while a round trip's requests are on their way) is not counted.
+      expect(r.refusedAt.filter((t) => t > 1000).length).toBeLessThanOrEqual(4);
+      expect(r.share(2, 25)).toBeGreaterThanOrEqual(0.95);
+    });
+
+    it('on a loaded machine (requests up to 5 ms late) a probe that ran far up on the burst still settles near the limit', async () => {
+      // Sent slower than paced, the bucket stays full while the probe climbs; its refusal comes far
+      // above the limit, and the rate accepted between the refusals is what to settle on.
+      const r = await simulate({ ...sandbox, seconds: 25, jitterMs: 5 });
+      expect(r.refusedAt.filter((t) => t > 1000).length).toBeLessThanOrEqual(4);
+      expect(r.share(2, 25)).toBeGreaterThanOrEqual(0.9);
+    });
+
+    it('probes past the limit read between refusals in small steps: never paced above 1.4 times it', async () => {
+      // A full bucket hides the limit while a probe drains it: a probe that doubled its step each half
+      // second would be refused at two or three times the limit, with a round trip of requests behind it.
+      const r = await simulate({ ...sandbox, seconds: 25 });
+      const peak = Math.max(...r.rates.filter((x) => x.at > 1000).map((x) => x.rate ?? 0));
+      expect(peak).toBeLessThanOrEqual(40 * 1.4);
+    });
+
+    it('settles on what the bucket accepted between refusals without ratcheting down over two minutes', async () => {
+      const r = await simulate({ ...sandbox, seconds: 120 });
+      expect(r.share(60, 120)).toBeGreaterThanOrEqual(0.95);
+      expect(r.refusedAt.filter((t) => t > 60_000).length).toBeLessThanOrEqual(6);
+      expect(r.snapshot.learnt).toBeGreaterThanOrEqual(40 * 0.9);
+      expect(r.snapshot.learnt).toBeLessThanOrEqual(40 * 1.05);
+    });
   });
 });
