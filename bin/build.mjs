@@ -165,13 +165,8 @@ function keepRequireWhereUsed(outputs) {
   }
 }
 
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-const result = await build({
-  metafile: true,
-  entryPoints: { main: 'src/cli/main.ts', 'help-pages': 'src/cli/help-pages.ts' },
-  outdir: 'dist',
-  bundle: true,
-  splitting: true,
+/** How every output file is written, by this build and by the merge of the start-up chunks (bin/merge-chunks.mjs). */
+const OUTPUT = {
   format: 'esm',
   platform: 'node',
   target: 'node20.19',
@@ -182,6 +177,16 @@ const result = await build({
   // tarball leaves them out (CONTRIBUTING.md, "The package").
   sourcemap: 'linked',
   sourcesContent: false,
+};
+
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const result = await build({
+  ...OUTPUT,
+  metafile: true,
+  entryPoints: { main: 'src/cli/main.ts', 'help-pages': 'src/cli/help-pages.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins; only the
   // files that use it keep this line (see keepRequireWhereUsed below).
@@ -190,7 +195,7 @@ const result = await build({
   plugins: [generatedChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });
 keepRequireWhereUsed(result.metafile.outputs);
-await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js');
+await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js', OUTPUT);
 // A patch that never applied while its library is in the bundle means the library changed: stop.
 // A patch whose library is no longer bundled at all is only dead code here: say so.
 const bundled = (pkg) => Object.keys(result.metafile.inputs).some((file) => file.includes(`node_modules/${pkg}/`));

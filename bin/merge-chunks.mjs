@@ -63,9 +63,10 @@ function rewriteImports(file, text, merged, coreFile) {
 
 /**
  * Merges the startup chunks of `entry` (an output path of `metafile`, e.g. dist/main.js) into
- * `coreFile` and points every importer at it. Returns the merged chunks' paths.
+ * `coreFile`, written as the build's `options` say, and points every importer at it.
+ * Returns the merged chunks' paths.
  */
-export async function mergeStartupChunks(metafile, entry, coreFile) {
+export async function mergeStartupChunks(metafile, entry, coreFile, options) {
   const merged = startupChunks(metafile, entry);
   for (const [file, output] of Object.entries(metafile.outputs)) {
     const dynamic = output.imports.find((dep) => dep.kind === 'dynamic-import' && merged.includes(dep.path));
@@ -81,15 +82,9 @@ export async function mergeStartupChunks(metafile, entry, coreFile) {
     .join('\n');
   await build({
     stdin: { contents: source, resolveDir: coreDir, sourcefile: 'startup-chunks.js', loader: 'js' },
+    ...options,
     outfile: coreFile,
     bundle: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    minify: true,
-    legalComments: 'linked',
-    sourcemap: 'linked',
-    sourcesContent: false,
     logLevel: 'warning',
     plugins: [
       {
