@@ -122,9 +122,10 @@ export class GroupCommit {
   }
 
   /**
-   * What the current turn queued is written in one write() (`wait`: at the end of the turn; else now); when `sending` entries are among it,
-   * one fdatasync follows, and everything queued meanwhile forms the next group. Writes run one
-   * after another (a line is never interleaved with another), but the next group's write does not
+   * What the current turn queued is written in one write() (`wait`: at the end of the turn; else
+   * now); when `sending` entries are among it, one fdatasync follows, and everything queued
+   * meanwhile forms the next group. Writes run one after another (a line is never interleaved with
+   * another), but the next group's write does not
    * wait for the last group's fdatasync: up to MAX_SYNCS run at once, each covering what was
    * written before it started, and their waiters are released in order. A row is thus ready about
    * one write and one fdatasync after it was queued, not up to two of each (one after another, a
