@@ -21,10 +21,14 @@
  *   with a burst, a window), a timer that fires late is caught up instead: each request aims a little
  *   before its place (never closer than 0.6 of the interval to the one before, never more than one
  *   request ahead of the rate), else at 200/s a timer a millisecond late costs a sixth of the rate.
+ *   Elsewhere (a strict leaky bucket) the wait is exact (`sleepExact`): a timer late by a millisecond
+ *   costs 4 % of 40/s, and one early is refused.
  * - A refusal costs one step down: to 0.95 of the rate it was sent at, or to what the server was
  *   seen to accept over the last second, whichever is lower, never below 0.85 of it. Only before
  *   anything ran clean (the first refusals), or far above the last rate that did, is the step a
- *   halving (or straight to what the server accepted). The rate refused at is the ceiling.
+ *   halving (or straight to what the server accepted). The rate refused at is the ceiling. A server
+ *   that accepts no burst, refusing a probe without a pause, sends the rate back to the one that ran
+ *   clean before the probe, no lower.
  * - After a clean stretch (half a second, a few answers, requests really leaving at the pace) the
  *   rate probes upwards: halfway to the ceiling while under it; past it after three clean seconds
  *   there, by 2 %, 4 %, 8 % … per stretch, so a limit that rises is found again in seconds.
@@ -50,6 +54,11 @@ export interface AdaptiveOptions {
   initialConcurrency?: number;
   now: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Sleeps exactly (src/core/timers.ts `PaceClock`), for the paced waits where a strict limiter counts
+   * every millisecond; default `sleep`.
+   */
+  sleepExact?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Longest pause a Retry-After may impose (default 60 s). */
   maxRetryAfterMs?: number;
 }
@@ -88,8 +97,8 @@ export interface LimiterSnapshot {
   /** Requests answered, and of those refused with 429 or 503. */
   answered: number;
   refused: number;
-  /** Epoch ms until which no request starts (a refusal's pause), or 0. */
-  pausedUntil: number;
+  /** Milliseconds before requests start again (a refusal's pause), or 0. */
+  pauseLeftMs: number;
 }
 
 /** The interface a batch (or the HTTP client) uses: a permit per request attempt. */
@@ -136,6 +145,7 @@ class SpacingGate {
   constructor(
     private readonly now: () => number,
     private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
+    private readonly sleepExact: (ms: number, signal?: AbortSignal) => Promise<void>,
   ) {}
 
   /** A new rate: later requests are spaced by it, counted from the last actual start (and after any pause). */
@@ -231,7 +241,9 @@ class SpacingGate {
       const at = this.tolerant ? Math.max(slot, earliest, this.theoretical - early) : Math.max(slot, earliest);
       if (at - t <= 0.01) return waited;
       waited = true;
-      await this.sleep(at - t, signal);
+      // A strict bucket refuses a request a millisecond early and a late timer costs it its rate:
+      // the exact sleep. Where bursts are accepted, the catch-up above absorbs late timers more cheaply.
+      await (this.tolerant ? this.sleep : this.sleepExact)(at - t, signal);
     }
   }
 }
@@ -321,7 +333,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   const now = options.now;
   const maxRate = options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined;
   const slots = new Slots(Math.max(1, Math.floor(options.maxConcurrency)), options.initialConcurrency ?? 4);
-  const gate = new SpacingGate(now, options.sleep);
+  const gate = new SpacingGate(now, options.sleep, options.sleepExact ?? options.sleep);
   const estimator = new RateEstimator(maxRate, now(), (rate) => gate.respace(rate));
   const probes = new ProbePolicy(estimator);
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
@@ -342,6 +354,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       gate.pause(t + backoff);
       backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
     }
+    estimator.burstsAccepted = gate.tolerant;
     if (!estimator.refused(started, startedGeneration, t, Math.max(t, gate.pausedUntil), retryAfterMs)) return;
     refusedSinceAccepted = true;
     probes.reset();
@@ -389,8 +402,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       };
     },
     snapshot(): LimiterSnapshot {
-      const pausedUntil = gate.pausedUntil > now() ? gate.pausedUntil : 0;
-      return { concurrency: slots.limit, inFlight: slots.inFlight, rate: estimator.rate, learnt: estimator.learnt(now()), answered, refused, pausedUntil };
+      const t = now();
+      const pauseLeftMs = Math.max(0, gate.pausedUntil - t);
+      return { concurrency: slots.limit, inFlight: slots.inFlight, rate: estimator.rate, learnt: estimator.learnt(t), answered, refused, pauseLeftMs };
     },
   };
 }
