@@ -6,6 +6,7 @@
  * sends over the one keep-alive HTTP pool; each row is durable before its request leaves, so a rerun
  * files nothing twice and loses nothing. This file opens the stages and turns the run into an exit.
  */
+import type { PaceClock } from '../core/timers.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
@@ -37,6 +38,8 @@ export interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sl
   cwd: string;
   configDir(): string;
   profile(): Promise<ResolvedProfile>;
+  /** The clock and sleeps the limiter paces the requests by. */
+  pace: PaceClock;
 }
 
 export interface BatchOptions {
@@ -132,7 +135,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     // The record of claims for this store, under its lock for the run: a damaged one stops here, before anything is sent.
     if (recording) record = await ClaimRecord.open({ ...recording, lock: { waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS } });
     if (record && journal) await importEarlier(record, journal, provenance.profile, view);
-    const limiter = journal && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, now: deps.now, sleep: deps.sleep });
+    const limiter = journal && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, ...deps.pace });
     const tally = new BatchTally(deps.now, limiter);
     const reporter = view.report(source, { out: paths.out, verb: opts.validateOnly ? 'validate' : 'send' }, () => tally.progress());
     if (reporter.drawsProgress && input.path && format !== 'json') estimateTotal(input.path, format, tally);

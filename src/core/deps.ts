@@ -10,13 +10,13 @@ import { readProxyConfig, routeFor } from '../http/proxy.js';
 import { createInquirerPrompter } from './prompter.js';
 import { Redactor } from './redact.js';
 import { escapeInvisible } from '../text/safe.js';
-import { realTimers, sleepOn, type Timers } from './timers.js';
+import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from './timers.js';
 import type { Globals, IO, Prompter } from './ports.js';
 import { VERSION } from '../cli/version.js';
 
 export { isCI } from './env.js';
 export type { Globals, IO, Prompter } from './ports.js';
-export { abortableSleep, type Deadline, realTimers, sleepOn, startDeadline, type Timers } from './timers.js';
+export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, startDeadline, type Timers } from './timers.js';
 
 /**
  * Everything a command uses from the outside world, handed in rather than reached for, created
@@ -36,6 +36,11 @@ export interface Deps {
   timers: Timers;
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * The clock and sleeps that pace many requests (src/http/adaptive.ts): finer than `now` and `sleep`
+   * on a real run; the run's own clock and sleep when a test injects them.
+   */
+  pace: PaceClock;
   /** Writes data to stdout. */
   out(text: string): void;
   /** Writes a notice to stderr, redacted. */
@@ -208,6 +213,10 @@ export function createDeps(init: DepsInit): Deps {
   const redactor = new Redactor();
   const globals: Globals = { verbose: false, input: true, accessible: false };
   const timers = init.timers ?? realTimers;
+  const now = init.now ?? timers.now;
+  const sleep = init.sleep ?? sleepOn(timers);
+  // A test that brings its own clock paces on it too (virtual time); a real run on the finer clock.
+  const injected = init.timers !== undefined || init.now !== undefined || init.sleep !== undefined;
   let httpClient: HttpClient | undefined;
   const deps: Deps = {
     io,
@@ -218,8 +227,9 @@ export function createDeps(init: DepsInit): Deps {
     signal: init.signal ?? new AbortController().signal,
     stopNow: init.stopNow ?? new AbortController().signal,
     timers,
-    now: init.now ?? timers.now,
-    sleep: init.sleep ?? sleepOn(timers),
+    now,
+    sleep,
+    pace: injected ? { now, sleep, sleepExact: sleep } : realPaceClock,
     // Bidi controls and invisible characters never reach a terminal raw, whatever path forgot safeText
     // (src/text/safe.ts); stdout to a pipe stays exact.
     out: (text) => {

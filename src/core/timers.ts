@@ -33,6 +33,75 @@ export function sleepOn(timers: Timers): (ms: number, signal?: AbortSignal) => P
     });
 }
 
+/**
+ * The clock and sleeps the pacing of many requests goes by (src/http/adaptive.ts). A strict limiter
+ * such as nginx's `limit_req` without burst refuses a request that comes a millisecond early, and at
+ * 40/s a timer that fires a millisecond late costs 4 % of the rate: the wall clock (`Date.now`, whole
+ * milliseconds) and a plain timer (up to 1.7 ms early after a busy turn, so the wait ends in another
+ * timer that is rounded up to a millisecond) are too coarse for that.
+ */
+export interface PaceClock {
+  /** Milliseconds since the epoch, to a fraction of a millisecond. */
+  now(): number;
+  /** A plain timer: for pauses, where a millisecond either way does not matter. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Waits until exactly `ms` have passed on `now` (within a few microseconds). */
+  sleepExact(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The clock `sleepExactOn` reads and the timers it sets; `setImmediate` runs a function after the I/O of this turn. */
+export interface FineTimers extends Timers {
+  setImmediate(fn: () => void): unknown;
+  clearImmediate(handle: unknown): void;
+}
+
+/** The last stretch of an exact sleep spent turning the event loop instead of on a timer (ms). */
+const EXACT_TURNS_MS = 1;
+
+/**
+ * A sleep that ends when `timers.now()` reaches its time, not before and hardly after: a timer for all
+ * but the last millisecond (set again when it fires early), then turns of the event loop (I/O is still
+ * served between them) until the time. The turns cost about half a millisecond of CPU a sleep
+ * (bench/orders-list.mjs prints the run's CPU). Aborting `signal` rejects with its reason.
+ */
+export function sleepExactOn(timers: FineTimers): (ms: number, signal?: AbortSignal) => Promise<void> {
+  return (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
+      const until = timers.now() + ms;
+      let timer: unknown;
+      let turn: unknown;
+      const onAbort = () => {
+        if (timer !== undefined) timers.clearTimeout(timer);
+        if (turn !== undefined) timers.clearImmediate(turn);
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      const check = () => {
+        timer = turn = undefined;
+        const left = until - timers.now();
+        if (left <= 0) {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        } else if (left > EXACT_TURNS_MS) timer = timers.setTimeout(check, left - EXACT_TURNS_MS);
+        else turn = timers.setImmediate(check);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      check();
+    });
+}
+
+/** The real pacing clock: the monotonic clock counted from the process's start on the epoch. */
+const fineTimers: FineTimers = {
+  now: () => performance.timeOrigin + performance.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+  setImmediate: (fn) => setImmediate(fn),
+  clearImmediate: (handle) => clearImmediate(handle as NodeJS.Immediate),
+};
+
+/** The pacing clock of a real run. */
+export const realPaceClock: PaceClock = { now: fineTimers.now, sleep: sleepOn(fineTimers), sleepExact: sleepExactOn(fineTimers) };
+
 /** Sleeps on the wall clock, waking early (with an AbortError) when the signal aborts. */
 export const abortableSleep = sleepOn(realTimers);
 

@@ -10,7 +10,7 @@
  * - Concurrency starts modestly and grows by one per clean, fast answer to 8 (slow start), up to
  *   `maxConcurrency` (`--concurrency`); it stops growing when answers slow down (the server queues).
  *   Once paced, it holds as many as the rate needs at the answers' usual latency.
- * - The parts: `Slots` (requests in flight), `SpacingGate` (when the next may leave),
+ * - The parts: `Slots` (requests in flight), `SpacingGate` (src/http/spacing-gate.ts: when the next may leave),
  *   `RateEstimator` and `ProbePolicy` (src/http/rate-estimator.ts: the rate, down and up).
  * - Requests are unpaced until the server first refuses (429, or 503 overload) or states a policy.
  *   From then on they leave evenly spaced at the learnt rate, never closer than its interval to the
@@ -21,10 +21,14 @@
  *   with a burst, a window), a timer that fires late is caught up instead: each request aims a little
  *   before its place (never closer than 0.6 of the interval to the one before, never more than one
  *   request ahead of the rate), else at 200/s a timer a millisecond late costs a sixth of the rate.
+ *   Elsewhere (a strict leaky bucket) the wait is exact (`sleepExact`): a timer late by a millisecond
+ *   costs 4 % of 40/s, and one early is refused.
  * - A refusal costs one step down: to 0.95 of the rate it was sent at, or to what the server was
  *   seen to accept over the last second, whichever is lower, never below 0.85 of it. Only before
  *   anything ran clean (the first refusals), or far above the last rate that did, is the step a
- *   halving (or straight to what the server accepted). The rate refused at is the ceiling.
+ *   halving (or straight to what the server accepted). The rate refused at is the ceiling. A server
+ *   that accepts no burst, refusing a probe without a pause, sends the rate back to the one that ran
+ *   clean before the probe, no lower.
  * - After a clean stretch (half a second, a few answers, requests really leaving at the pace) the
  *   rate probes upwards: halfway to the ceiling while under it; past it after three clean seconds
  *   there, by 2 %, 4 %, 8 % … per stretch, so a limit that rises is found again in seconds.
@@ -40,6 +44,7 @@
  * No I/O: the clock and sleep are injected, so the tests drive it in virtual time.
  */
 import { ProbePolicy, RateEstimator, retryAfterOf } from './rate-estimator.js';
+import { SpacingGate } from './spacing-gate.js';
 
 export interface AdaptiveOptions {
   /** Upper bound of requests in flight (`--concurrency`). */
@@ -50,6 +55,11 @@ export interface AdaptiveOptions {
   initialConcurrency?: number;
   now: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Sleeps exactly (src/core/timers.ts `PaceClock`), for the paced waits where a strict limiter counts
+   * every millisecond; default `sleep`.
+   */
+  sleepExact?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Longest pause a Retry-After may impose (default 60 s). */
   maxRetryAfterMs?: number;
 }
@@ -88,8 +98,8 @@ export interface LimiterSnapshot {
   /** Requests answered, and of those refused with 429 or 503. */
   answered: number;
   refused: number;
-  /** Epoch ms until which no request starts (a refusal's pause), or 0. */
-  pausedUntil: number;
+  /** Milliseconds before requests start again (a refusal's pause), or 0. */
+  pauseLeftMs: number;
 }
 
 /** The interface a batch (or the HTTP client) uses: a permit per request attempt. */
@@ -101,140 +111,6 @@ export interface RequestLimiter {
 const SLOW_START_UNTIL = 8;
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
-/** How close to the last start a request may leave to catch up with the paced grid, as a share of the interval, where the server accepts bursts. */
-const CATCH_UP = 0.6;
-/** Requests started this close (ms) after the one before and accepted, from which the server is taken to accept bursts. */
-const CLOSE_MS = 1;
-const CLOSE_ACCEPTED = 3;
-
-/**
- * When the next request may leave: after any pause, at the paced start reserved in order, after the
- * request before was written, and never closer to the last actual start than the rate's interval
- * (or, where the server accepts bursts, than CATCH_UP of it, and never ahead of the theoretical time).
- */
-class SpacingGate {
-  /** The earliest start of the next request, reserved in order; `lastStart` the actual last start (the later of its permit and its write). */
-  private nextStart = 0;
-  lastStart = Number.NEGATIVE_INFINITY;
-  /** Permits granted whose request was neither written nor done: a paced request waits for them. */
-  private unwritten = 0;
-  private readonly writeWaiters: (() => void)[] = [];
-  /** Bumped whenever the rate changes: a request that reserved its slot before sleeps on the new one. */
-  private epoch = 0;
-  pausedUntil = 0;
-  /** The server accepts bursts: a late timer is caught up by the next request, down to CATCH_UP of the interval (a strict leaky bucket refuses that). */
-  tolerant = false;
-  /** A cell-rate pacer's theoretical time of the next start: no run of caught-up requests gets ahead of the rate. */
-  private theoretical = 0;
-  /** The interval the last permit was paced at (0 unpaced). */
-  private interval = 0;
-  /** The last permit's time, and the answers to requests started within CLOSE_MS of the one before. */
-  private lastGranted = Number.NEGATIVE_INFINITY;
-  private closeAccepted = 0;
-  private closeRefused = 0;
-
-  constructor(
-    private readonly now: () => number,
-    private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
-  ) {}
-
-  /** A new rate: later requests are spaced by it, counted from the last actual start (and after any pause). */
-  respace(rate: number): void {
-    this.epoch++;
-    this.nextStart = Math.max(this.lastStart + 1000 / rate, this.pausedUntil);
-    this.theoretical = this.nextStart;
-  }
-
-  /** No request starts before `until`. */
-  pause(until: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, until);
-  }
-
-  /** A permit was granted at `t`: its request is not written yet. Returns whether it came within CLOSE_MS of the one before. */
-  granted(t: number): boolean {
-    const close = t - this.lastGranted <= CLOSE_MS;
-    this.lastGranted = t;
-    this.lastStart = t;
-    this.theoretical = Math.max(this.theoretical, t) + this.interval;
-    this.unwritten++;
-    return close;
-  }
-
-  /** An answer (`ok`: accepted) to a request started within CLOSE_MS of the one before (`close`). */
-  answered(close: boolean, ok: boolean): void {
-    if (!close) return;
-    if (ok) this.closeAccepted++;
-    else this.closeRefused++;
-    // A few such accepted, more than refused: the server accepts bursts (a strict bucket refuses them).
-    if (this.closeAccepted >= CLOSE_ACCEPTED && this.closeAccepted > this.closeRefused) this.tolerant = true;
-  }
-
-  /** A granted request was written at `t` (`at` undefined: it ended without being written): the interval counts from the later of its permit and `t`. */
-  written(at: number | undefined): void {
-    if (at !== undefined) {
-      this.lastStart = Math.max(this.lastStart, at);
-      this.theoretical = Math.max(this.theoretical, at + this.interval);
-    }
-    this.unwritten--;
-    for (const wake of this.writeWaiters.splice(0)) wake();
-  }
-
-  /** Resolves when a granted request is written or done; rejects when `signal` aborts first. */
-  private untilWritten(signal?: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(signal?.reason);
-      this.writeWaiters.push(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /**
-   * Waits out any pause, then (paced) for the request before to be written, then the next paced
-   * start time, reserved in order. A change of rate while
-   * this request sleeps makes it reserve again on the new one. Every wake-up looks again: never
-   * closer to the last actual start than the interval, so a timer that fired late does not let the
-   * next request follow at once (a strict leaky bucket refuses that). Returns whether the pace made it wait.
-   */
-  async wait(rateOf: () => number | undefined, signal?: AbortSignal): Promise<boolean> {
-    let slot = 0;
-    let reserved = -1;
-    let waited = false;
-    for (;;) {
-      const t = this.now();
-      if (this.pausedUntil > t) {
-        await this.sleep(this.pausedUntil - t, signal);
-        continue;
-      }
-      const rate = rateOf();
-      this.interval = rate === undefined ? 0 : 1000 / rate;
-      if (rate === undefined) return waited;
-      if (this.unwritten > 0) {
-        // The request before has its permit but is not written yet (a busy event loop, a connection
-        // being made): spaced from its permit, this one could reach the server right behind it.
-        signal?.throwIfAborted();
-        await this.untilWritten(signal);
-        continue;
-      }
-      const interval = 1000 / rate;
-      // Where the server accepts bursts, each request aims a little before its place on the grid, so
-      // a timer that fires up to that late still leaves on time (a cell-rate pacer's tolerance).
-      const early = this.tolerant ? interval * (1 - CATCH_UP) : 0;
-      const earliest = this.lastStart + interval - early;
-      if (reserved !== this.epoch) {
-        slot = Math.max(this.nextStart - early, earliest, t);
-        this.nextStart = Math.max(this.nextStart, slot) + interval;
-        reserved = this.epoch;
-      }
-      const at = this.tolerant ? Math.max(slot, earliest, this.theoretical - early) : Math.max(slot, earliest);
-      if (at - t <= 0.01) return waited;
-      waited = true;
-      await this.sleep(at - t, signal);
-    }
-  }
-}
 
 /**
  * The slots: requests in flight, growing from a modest start (one per clean, fast answer, then one
@@ -321,7 +197,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   const now = options.now;
   const maxRate = options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined;
   const slots = new Slots(Math.max(1, Math.floor(options.maxConcurrency)), options.initialConcurrency ?? 4);
-  const gate = new SpacingGate(now, options.sleep);
+  const gate = new SpacingGate(now, options.sleep, options.sleepExact ?? options.sleep);
   const estimator = new RateEstimator(maxRate, now(), (rate) => gate.respace(rate));
   const probes = new ProbePolicy(estimator);
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
@@ -342,6 +218,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       gate.pause(t + backoff);
       backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
     }
+    estimator.burstsAccepted = gate.tolerant;
     if (!estimator.refused(started, startedGeneration, t, Math.max(t, gate.pausedUntil), retryAfterMs)) return;
     refusedSinceAccepted = true;
     probes.reset();
@@ -389,8 +266,9 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       };
     },
     snapshot(): LimiterSnapshot {
-      const pausedUntil = gate.pausedUntil > now() ? gate.pausedUntil : 0;
-      return { concurrency: slots.limit, inFlight: slots.inFlight, rate: estimator.rate, learnt: estimator.learnt(now()), answered, refused, pausedUntil };
+      const t = now();
+      const pauseLeftMs = Math.max(0, gate.pausedUntil - t);
+      return { concurrency: slots.limit, inFlight: slots.inFlight, rate: estimator.rate, learnt: estimator.learnt(t), answered, refused, pauseLeftMs };
     },
   };
 }

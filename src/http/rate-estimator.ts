@@ -107,6 +107,8 @@ export class RateEstimator {
   private budgetStated = false;
   /** Requests started since the last change: whether the pace, not the slots, held them back. */
   startsSinceChange = 0;
+  /** The server was seen to accept requests started together (a burst): a rate that ran clean may have run on it. */
+  burstsAccepted = false;
   /** Set when the pacing made a request wait since the last change: the rate is what holds work back. */
   paceBound = false;
   /** Starts in the last second (the send rate while unpaced). */
@@ -235,6 +237,12 @@ export class RateEstimator {
     if (accepted === undefined) next = current * (near ? STEP_DOWN : FAR_DOWN);
     else if (near) next = Math.min(current * STEP_DOWN, Math.max(accepted * SETTLE, current * NEAR_FLOOR));
     else next = Math.min(current * STEP_DOWN, Math.max(accepted * SETTLE, this.floor ?? 0));
+    // A server that accepts no burst (a strict leaky bucket), refusing a probe without a pause: back to
+    // the rate that ran clean just before it, no lower. No burst can have carried that rate, what was
+    // accepted over the last second lags behind the climb, and a wrong guess costs one refused request.
+    const floor = this.floor;
+    if (retryAfterMs === undefined && !this.burstsAccepted && floor !== undefined && current > floor * 1.01)
+      next = Math.max(next, Math.min(floor, current * STEP_DOWN));
     // What the server accepted bounds the ceiling too: a burst's budget spent makes the rate it was
     // refused at look higher than what it allows.
     if (accepted !== undefined) this.ceiling = Math.min(current, Math.max(next, accepted * 1.1));

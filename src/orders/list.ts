@@ -4,6 +4,7 @@
  * No printing here: the verb renders the footer, the progress and the errors.
  */
 import { InterruptedError } from '../core/errors.js';
+import type { PaceClock } from '../core/timers.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { type FetchedPage, fetchPageLater, type PagerEnv } from './pager.js';
 import { createPageLimiter } from './rate.js';
@@ -52,7 +53,7 @@ export interface ListResult {
 
 /** Lists orders page by page into `writer`; a failure is returned (with what was written), not thrown. */
 export async function listOrders(
-  deps: PagerEnv & { now(): number },
+  deps: PagerEnv & { now(): number; pace: PaceClock },
   req: ListRequest,
   writer: OrderWriter,
   onPage?: (p: ListProgress) => void,

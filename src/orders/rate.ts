@@ -6,6 +6,7 @@
  * server accepted, and RateLimit-* / X-RateLimit-* headers slow it before the budget runs out.
  */
 import { PATHS } from '../api/service.js';
+import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
 import { formatWait } from '../http/retry.js';
 
@@ -16,11 +17,9 @@ export const PAGES_IN_FLIGHT = 2;
  * The limiter for one run. `onNotice` hears of each refusal and the pause before the page is asked
  * for again, in the words the HTTP core used before pages were paced (stderr keeps its lines).
  */
-export function createPageLimiter(
-  deps: { now(): number; sleep(ms: number, signal?: AbortSignal): Promise<void> },
-  options: { rate?: number; onNotice?: (text: string) => void } = {},
-): RequestLimiter {
-  const inner = createAdaptiveLimiter({ maxConcurrency: PAGES_IN_FLIGHT, maxRate: options.rate, now: deps.now, sleep: deps.sleep });
+export function createPageLimiter(deps: { pace: PaceClock }, options: { rate?: number; onNotice?: (text: string) => void } = {}): RequestLimiter {
+  const { now, sleep, sleepExact } = deps.pace;
+  const inner = createAdaptiveLimiter({ maxConcurrency: PAGES_IN_FLIGHT, maxRate: options.rate, now, sleep, sleepExact });
   return {
     snapshot: () => inner.snapshot(),
     async acquire(signal) {
@@ -30,7 +29,7 @@ export function createPageLimiter(
         done(outcome) {
           permit.done(outcome);
           if (outcome.status !== 429 && outcome.status !== 503) return;
-          const wait = Math.max(0, inner.snapshot().pausedUntil - deps.now());
+          const wait = inner.snapshot().pauseLeftMs;
           options.onNotice?.(`GET ${PATHS.orders} answered ${outcome.status}; retrying${wait > 0 ? ` in ${formatWait(wait)}` : ''}\n`);
         },
       };

@@ -180,9 +180,9 @@ describe('adaptive limiter against a rate-limited server (virtual time)', () => 
     let t = 0;
     const limiter = createAdaptiveLimiter({ maxConcurrency: 2, now: () => t, sleep: async (ms) => void (t += ms) });
     (await limiter.acquire()).done({ error: true });
-    expect(limiter.snapshot()).toMatchObject({ refused: 0, pausedUntil: 0 });
+    expect(limiter.snapshot()).toMatchObject({ refused: 0, pauseLeftMs: 0 });
     (await limiter.acquire()).done({ status: 503, headers: { 'retry-after': '3' } });
-    expect(limiter.snapshot()).toMatchObject({ refused: 1, pausedUntil: 3000 });
+    expect(limiter.snapshot()).toMatchObject({ refused: 1, pauseLeftMs: 3000 });
   });
 
   it('gives the slot back when the caller gives up while waiting', async () => {

@@ -32,6 +32,10 @@ interface Run {
   /** From this virtual second on, the server answers in `slowLatencyMs` (a gateway starts queueing). */
   slowFrom?: number;
   slowLatencyMs?: number;
+  /** Plain timers fire up to this many ms late (Node rounds a timer up to a whole millisecond). */
+  lateTimersMs?: number;
+  /** The limiter gets an exact sleep (src/core/timers.ts `sleepExactOn`), which late timers do not delay. */
+  exact?: boolean;
   /** A delay between a permit and the request's bytes being written (a busy event loop), by request number. */
   writeDelayMs?: (n: number) => number;
   /** The server's limiter, instead of `kind`'s default. */
@@ -47,9 +51,11 @@ async function simulate(run: Run) {
   const clock = virtualTime();
   const random = seeded(run.perSecond * 7 + run.latencyMs);
   const jitter = () => (run.jitterMs ? random() * run.jitterMs : 0);
-  const sleep = (ms: number) => clock.sleep(ms + jitter());
+  const late = () => (run.lateTimersMs ? random() * run.lateTimersMs : 0);
+  const sleep = (ms: number) => clock.sleep(ms + jitter() + late());
+  const sleepExact = run.exact ? (ms: number) => clock.sleep(ms + jitter()) : undefined;
   const server: SimLimiter = run.server?.(clock.now) ?? simLimiter(run.kind, clock.now, run.perSecond);
-  const limiter = createAdaptiveLimiter({ maxConcurrency: run.concurrency, maxRate: run.maxRate, now: clock.now, sleep });
+  const limiter = createAdaptiveLimiter({ maxConcurrency: run.concurrency, maxRate: run.maxRate, now: clock.now, sleep, sleepExact });
   const starts: number[] = [];
   const acceptedAt: number[] = [];
   const refusedAt: number[] = [];
@@ -167,9 +173,32 @@ describe('pacing against four kinds of limiter (virtual time)', () => {
     // Two requests a millisecond apart, one refused, are no rate: halving from "2,000/s" took five
     // refusals and their pauses to come down to 40/s.
     const r = await simulate({ kind: 'leaky', perSecond: 40, seconds: 12, latencyMs: 8, concurrency: 2 });
-    // The start included: one refused at once, one already on its way, one probing too far up.
-    expect(r.share(0, 12)).toBeGreaterThanOrEqual(0.92);
-    expect(r.refusedAt.filter((t) => t < 2000).length).toBeLessThanOrEqual(3);
+    // The start included: one refused at once, one already on its way, two probes too far up. A probe
+    // refused goes back to the rate that ran clean before it, not to half of it or to what the last
+    // second accepted during the climb (0.92 when it did, the second probe refused only after 2 s).
+    expect(r.share(0, 12)).toBeGreaterThanOrEqual(0.935);
+    expect(r.refusedAt.filter((t) => t < 2000).length).toBeLessThanOrEqual(4);
+  });
+
+  it('a strict leaky bucket with timers up to 1.5 ms late (orders list --all behind nginx): the exact sleep keeps the pace', async () => {
+    const run = { kind: 'leaky', perSecond: 40, seconds: 20, latencyMs: 8, concurrency: 2, lateTimersMs: 1.5 } as const;
+    const exact = await simulate({ ...run, exact: true });
+    const late = await simulate(run);
+    console.info(
+      `strict bucket, timers up to 1.5 ms late: ${exact.share(5, 20).toFixed(3)} of the limit with the exact sleep, ${late.share(5, 20).toFixed(3)} without`,
+    );
+    expect(exact.share(5, 20)).toBeGreaterThanOrEqual(0.97);
+    expect(exact.refusedShare).toBeLessThanOrEqual(0.02);
+    // Each request leaves one interval after the one before, not a late timer after it.
+    const lateness = (writes: { at: number; rate?: number }[]) => {
+      const over = writes.slice(1).flatMap((w, i) => (w.rate !== undefined && w.rate === writes[i]?.rate ? [w.at - (writes[i]?.at ?? 0) - 1000 / w.rate] : []));
+      return over.sort((a, b) => a - b)[over.length >> 1] ?? Number.NaN;
+    };
+    expect(lateness(exact.writes)).toBeLessThan(0.05);
+    expect(lateness(late.writes)).toBeGreaterThan(0.3);
+    // Where bursts are accepted the catch-up absorbs late timers instead: no exact sleep needed there.
+    const token = await simulate({ ...run, kind: 'token', exact: true });
+    expect(token.share(5, 20)).toBeGreaterThanOrEqual(0.9);
   });
 
   it.each(KINDS)('%s: never more in flight than --concurrency, never faster than --rate', async (kind) => {

@@ -105,8 +105,9 @@ describe('orders list --all against a rate-limited server', () => {
     console.info(`orders list --all, 429 without Retry-After: ${paced} refused under the limiter, ${blind} without`);
     expect(paced).toBeGreaterThan(0);
     // Nothing says how fast the server refills: the pace halves per refusal until a clean stretch,
-    // then probes back up, each probe past the limit costing one more.
-    expect(paced).toBeLessThanOrEqual(8);
+    // then probes back up, each probe past the limit costing one more. A probe refused without a pause
+    // goes back to the rate that ran clean, not below it: one probe more than when it halved (8).
+    expect(paced).toBeLessThanOrEqual(9);
     expect(paced).toBeLessThan(blind);
   });
 

@@ -53,7 +53,7 @@ export function statusLine(s: StatusState, width: number): string {
     parts.push([`${l.inFlight} in flight`, l.inFlight === 0 ? 6 : 2]);
     // The rate the limiter settled on after the server's refusals (or its headers), or --rate.
     if (l.learnt !== undefined) parts.push([`server allows ~${formatRate(l.learnt)}/s`, 3]);
-    if (l.pausedUntil > 0) parts.push([`paused ${Math.max(0.1, (l.pausedUntil - s.now) / 1000).toFixed(1)}s`, 4]);
+    if (l.pauseLeftMs > 0) parts.push([`paused ${Math.max(0.1, l.pauseLeftMs / 1000).toFixed(1)}s`, 4]);
   }
   if (s.total !== undefined && rate > 0 && s.total > c.done) parts.push([`ETA ${formatEta(((s.total - c.done) / rate) * 1000)}`, 1]);
   let shown = parts;
