@@ -259,7 +259,7 @@ async function limitedCase(info, env, { perSecond, retryAfter, rows, concurrency
   await admin(info, 'POST', '/__admin/configure', { rateLimit: null, latencyMs: 0 });
   const refused = requests.filter((r) => r.status === 429).length;
   const filed = requests.filter((r) => r.status === 200 || r.status === 201).length;
-  // CLAIMS_BENCH_TRACE=1: when each refusal came, in ms from the first request (the start's against a probe's).
+  // CLAIMS_BENCH_TRACE=1: when each refusal came, in ms from the first request (the start's against a probe's); nginx's log for its cases.
   if (process.env.CLAIMS_BENCH_TRACE) {
     const first = Date.parse(requests[0]?.at ?? '') || Number(requests[0]?.at);
     const at = (r) => (Date.parse(r.at) || Number(r.at)) - first;
@@ -322,6 +322,11 @@ async function nginxCase(infra, info, env, { limitReq, latencyMs = 0, rows, notP
     await gateway.waitForAccessLog(filed, (e) => e.method === 'POST' && e.status < 400, 10_000).catch(() => {});
     const posts = gateway.accessLog().filter((e) => e.method === 'POST');
     const refused = posts.filter((e) => e.status === 429 || e.status === 503).length;
+    if (process.env.CLAIMS_BENCH_TRACE) {
+      const first = Math.min(...posts.map((e) => e.msec));
+      const at = posts.filter((e) => e.status === 429 || e.status === 503).map((e) => Math.round((e.msec - first) * 1000));
+      console.log(`  refused at ms: ${at.join(',')}`);
+    }
     return {
       share: (filed * 1000) / run.ms / perSecond,
       refused: (refused / Math.max(1, posts.length)) * 100,
