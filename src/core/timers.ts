@@ -90,9 +90,12 @@ export function sleepExactOn(timers: FineTimers): (ms: number, signal?: AbortSig
     });
 }
 
+/** When the process started, on the epoch: read on the first pacing, not at start-up. */
+let origin: number | undefined;
+
 /** The real pacing clock: the monotonic clock counted from the process's start on the epoch. */
 const fineTimers: FineTimers = {
-  now: () => performance.timeOrigin + performance.now(),
+  now: () => (origin ??= performance.timeOrigin) + performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
   setImmediate: (fn) => setImmediate(fn),
