@@ -6,11 +6,11 @@
  * sends over the one keep-alive HTTP pool; each row is durable before its request leaves, so a rerun
  * files nothing twice and loses nothing. This file opens the stages and turns the run into an exit.
  */
-import type { PaceClock } from '../core/timers.js';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../core/errors.js';
+import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { recordPlace } from '../config/record-dir.js';
 import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';

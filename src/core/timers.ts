@@ -62,7 +62,7 @@ const EXACT_TURNS_MS = 1;
  * A sleep that ends when `timers.now()` reaches its time, not before and hardly after: a timer for all
  * but the last millisecond (set again when it fires early), then turns of the event loop (I/O is still
  * served between them) until the time. The turns cost about half a millisecond of CPU a sleep
- * (bench/orders-list.mjs prints the run's CPU). Aborting `signal` rejects with its reason.
+ * (docs/benchmarks.md, the exact pacing). Aborting `signal` rejects with its reason.
  */
 export function sleepExactOn(timers: FineTimers): (ms: number, signal?: AbortSignal) => Promise<void> {
   return (ms, signal) =>

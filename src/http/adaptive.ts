@@ -198,7 +198,8 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
   const maxRate = options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined;
   const slots = new Slots(Math.max(1, Math.floor(options.maxConcurrency)), options.initialConcurrency ?? 4);
   const gate = new SpacingGate(now, options.sleep, options.sleepExact ?? options.sleep);
-  const estimator = new RateEstimator(maxRate, now(), (rate) => gate.respace(rate));
+  const burstsAccepted = () => gate.tolerant;
+  const estimator = new RateEstimator(maxRate, now(), (rate) => gate.respace(rate), burstsAccepted);
   const probes = new ProbePolicy(estimator);
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   let backoff = FIRST_BACKOFF_MS;
@@ -218,7 +219,6 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       gate.pause(t + backoff);
       backoff = Math.min(MAX_BACKOFF_MS, backoff * 2);
     }
-    estimator.burstsAccepted = gate.tolerant;
     if (!estimator.refused(started, startedGeneration, t, Math.max(t, gate.pausedUntil), retryAfterMs)) return;
     refusedSinceAccepted = true;
     probes.reset();

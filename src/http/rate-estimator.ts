@@ -107,8 +107,6 @@ export class RateEstimator {
   private budgetStated = false;
   /** Requests started since the last change: whether the pace, not the slots, held them back. */
   startsSinceChange = 0;
-  /** The server was seen to accept requests started together (a burst): a rate that ran clean may have run on it. */
-  burstsAccepted = false;
   /** Set when the pacing made a request wait since the last change: the rate is what holds work back. */
   paceBound = false;
   /** Starts in the last second (the send rate while unpaced). */
@@ -123,6 +121,8 @@ export class RateEstimator {
     readonly maxRate: number | undefined,
     t: number,
     private readonly onChange: (rate: number) => void,
+    /** Whether the server was seen to accept requests started together (a burst): a rate that ran clean may have run on it. */
+    private readonly burstsAccepted: () => boolean = () => false,
   ) {
     this.rate = maxRate;
     this.firstStart = t;
@@ -241,7 +241,7 @@ export class RateEstimator {
     // the rate that ran clean just before it, no lower. No burst can have carried that rate, what was
     // accepted over the last second lags behind the climb, and a wrong guess costs one refused request.
     const floor = this.floor;
-    if (retryAfterMs === undefined && !this.burstsAccepted && floor !== undefined && current > floor * 1.01)
+    if (retryAfterMs === undefined && !this.burstsAccepted() && floor !== undefined && current > floor * 1.01)
       next = Math.max(next, Math.min(floor, current * STEP_DOWN));
     // What the server accepted bounds the ceiling too: a burst's budget spent makes the rate it was
     // refused at look higher than what it allows.
