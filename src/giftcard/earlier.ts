@@ -4,6 +4,7 @@ import { orderLabel } from '../core/identity.js';
 import type { CreditRequest } from './chain-plan.js';
 import { type AttemptRecord, blockingIssuances, type Issuance, type Ledger, similarIssuances, type UncertainLine, uncertainLines } from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';
+import { shellQuote } from '../text/shell-quote.js';
 
 /** The credit the ledger is searched for: its request, ledger key, words ("claim C-1") and currency. */
 export interface HeldCredit {
@@ -51,7 +52,8 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
   const { same, torn, similar } = held;
   if (force) return;
   const { req, what } = prepared;
-  const lookup = req.bonus ? `--order ${req.orderNumber}` : `--claim ${req.claimId}`;
+  // Quoted so the hint runs as pasted: `--order #1007` would be a comment in a shell.
+  const lookup = req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`;
   const check = `Check the customer's card at the provider and \`opcli giftcard history ${lookup}\`; pass --force only when you are sure nothing was paid.`;
   const last = same[same.length - 1];
   if (last) {
