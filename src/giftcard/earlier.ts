@@ -23,6 +23,11 @@ export interface HeldCredit {
   currency: string;
 }
 
+/** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
+export function historyCommand(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
+  return `opcli giftcard history ${req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`}`;
+}
+
 /** A credit in words: "claim C-1", or "bonus credit for order #1001". */
 export function creditWhat(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
   return req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
@@ -66,9 +71,7 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
   const { same, torn, similar } = held;
   if (force) return;
   const { req, what } = prepared;
-  // Quoted so the hint runs as pasted: `--order #1007` would be a comment in a shell.
-  const lookup = req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`;
-  const check = `Check the customer's card at the provider and \`opcli giftcard history ${lookup}\`; pass --force only when you are sure nothing was paid.`;
+  const check = `Check the customer's card at the provider and \`${historyCommand(req)}\`; pass --force only when you are sure nothing was paid.`;
   const last = same[same.length - 1];
   if (last) {
     const o = last.outcome;
@@ -88,7 +91,7 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
     }
     throw new DuplicateIssuanceError(`Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`, {
       exitCode: ExitCode.partial,
-      hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
+      hint: `See \`${historyCommand(req)}\`. To issue again anyway, pass --force.`,
     });
   }
   const cut = torn[0];

@@ -25,7 +25,7 @@ import {
 } from './chain.js';
 import { orderLabel } from '../core/identity.js';
 import { issuanceKey, type Ledger } from './ledger.js';
-import { creditWhat, DuplicateIssuanceError, earlierRecords, recordText, refuseEarlier, refuseKnownId } from './earlier.js';
+import { creditWhat, DuplicateIssuanceError, historyCommand, earlierRecords, recordText, refuseEarlier, refuseKnownId } from './earlier.js';
 import { DEFAULT_CURRENCY, DEFAULT_MAX_CENTS, formatCents, formatMoney, parseAmount } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
 
@@ -331,7 +331,7 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
   const hint = error instanceof OpcliError ? error.hint : undefined;
   if (status === 'uncertain') {
     return new IssuanceFailedError(`Store credit for ${what} may or may not have been issued: ${message}`, status, notes, {
-      hint: `${hint ? `${hint}\n` : ''}Recorded as uncertain in the ledger. Check the customer's card at the provider before anything else; \`opcli giftcard history\` shows the record, and --force issues again only when you are sure nothing was paid.`,
+      hint: `${hint ? `${hint}\n` : ''}Recorded as uncertain in the ledger. Check the customer's card at the provider before anything else; \`${historyCommand(prepared.req)}\` shows the record, and --force issues again only when you are sure nothing was paid.`,
       cause: error,
     });
   }

@@ -52,4 +52,13 @@ describe('the hint of a refused repeat credit', () => {
     expect(again.code).toBe(3);
     expect(pastedArgs(hintCommand(again.stderr))).toEqual(['giftcard', 'history', '--claim', claim]);
   });
+
+  it('an uncertain outcome for order #1008 names a history command that runs as pasted', async () => {
+    fx = await fixture({ unset: ['trigger-id'] });
+    fx.sandbox.setFaults([{ method: 'POST', path: '/provider/v2/gift-cards/issue/', phase: 'after', status: 502, count: 1 }]);
+    const r = await fx.run(bonus('#1008'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/may or may not have been issued/);
+    expect(pastedArgs(hintCommand(r.stderr))).toEqual(['giftcard', 'history', '--order', '#1008']);
+  });
 });
