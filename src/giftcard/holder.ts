@@ -44,7 +44,7 @@ export function refuseOtherHolder(card: GiftCard | null, req: Pick<CreditRequest
   const holder = safeLine(cardHolder(card) as string);
   const email = safeLine(req.email);
   throw new CardHolderMismatchError(
-    `Held: the e-mail ${email} does not belong to customer ${req.customerId}: their loyalty card ${safeLine(card.gift_card_id)} is ${holder}'s. Nothing was sent.`,
+    `Held: the e-mail ${email} does not belong to customer ${req.customerId}: their loyalty card ${safeLine(card.gift_card_id)} is ${holder}'s.`,
     {
       exitCode: ExitCode.partial,
       hint:
