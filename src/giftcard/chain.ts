@@ -9,6 +9,7 @@ import { isOutcomeUncertain, NetworkError, OpcliError } from '../core/errors.js'
 import type { GiftCard } from '../schemas.js';
 import { type ChainPlan, type ChainTiming, type CreditRequest, requestBodies } from './chain-plan.js';
 import type { CreditPath, OutcomeRecord } from './ledger.js';
+import { refuseOtherHolder, refuseUnknownHolderTopUp } from './holder.js';
 import { formatMoney, numberToCents } from './money.js';
 import { type ProviderClient, ProviderRefusedError, type ProviderSettings, formatSeconds } from './provider.js';
 
@@ -124,6 +125,8 @@ async function tryTrigger(
   const { client, timing } = env;
   const notes = progress.notes;
   const before = await client.lookup(customerId);
+  // The trigger pays the e-mail's customer; its credit is confirmed on this card: they must be one person.
+  refuseOtherHolder(before, req);
   env.say(`Running the trigger workflow (${formatMoney(req.amountCents, req.currency)} to ${req.email})…`);
   let posted = false;
   try {
@@ -172,6 +175,9 @@ async function creditThroughApi(
       notes.push('The trigger credit arrived just after the polling window, before any fallback was sent.');
       return triggerResult(existing, notes);
     }
+    refuseOtherHolder(existing, req);
+    // A posted trigger pays the e-mail's card: never top up a card not known to be that one.
+    if (progress.triggerPosted && existing) refuseUnknownHolderTopUp(existing, req);
   }
   let path: CreditPath;
   let card: GiftCard;

@@ -2,8 +2,18 @@
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { orderLabel } from '../core/identity.js';
 import type { CreditRequest } from './chain-plan.js';
-import { type AttemptRecord, blockingIssuances, type Issuance, type Ledger, similarIssuances, type UncertainLine, uncertainLines } from './ledger.js';
+import {
+  type AttemptRecord,
+  blockingIssuances,
+  type Issuance,
+  issuanceKey,
+  type Ledger,
+  similarIssuances,
+  type UncertainLine,
+  uncertainLines,
+} from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';
+import { shellQuote } from '../text/shell-quote.js';
 
 /** The credit the ledger is searched for: its request, ledger key, words ("claim C-1") and currency. */
 export interface HeldCredit {
@@ -11,6 +21,16 @@ export interface HeldCredit {
   key: string;
   what: string;
   currency: string;
+}
+
+/** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
+export function historyCommand(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
+  return `opcli giftcard history ${req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`}`;
+}
+
+/** A credit in words: "claim C-1", or "bonus credit for order #1001". */
+export function creditWhat(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
+  return req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
 }
 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
@@ -51,8 +71,7 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
   const { same, torn, similar } = held;
   if (force) return;
   const { req, what } = prepared;
-  const lookup = req.bonus ? `--order ${req.orderNumber}` : `--claim ${req.claimId}`;
-  const check = `Check the customer's card at the provider and \`opcli giftcard history ${lookup}\`; pass --force only when you are sure nothing was paid.`;
+  const check = `Check the customer's card at the provider and \`${historyCommand(req)}\`; pass --force only when you are sure nothing was paid.`;
   const last = same[same.length - 1];
   if (last) {
     const o = last.outcome;
@@ -72,7 +91,7 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
     }
     throw new DuplicateIssuanceError(`Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`, {
       exitCode: ExitCode.partial,
-      hint: `See \`opcli giftcard history ${lookup}\`. To issue again anyway, pass --force.`,
+      hint: `See \`${historyCommand(req)}\`. To issue again anyway, pass --force.`,
     });
   }
   const cut = torn[0];
@@ -92,4 +111,23 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
       },
     );
   }
+}
+
+/**
+ * Refuses (exit 3, as refuseEarlier) as soon as the claim, or a bonus's order, is known and the
+ * ledger holds it already or a torn line names it: a person is not asked the remaining questions in
+ * vain. A similar credit needs the amount and e-mail, so it is checked once they are known.
+ */
+export function refuseKnownId(
+  ledger: Ledger,
+  ids: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>,
+  scope: { shopUrl?: string; storeId?: string },
+  currency: string,
+): void {
+  const trimmed = { claimId: ids.bonus ? undefined : ids.claimId?.trim(), orderNumber: ids.orderNumber.trim(), bonus: ids.bonus };
+  const key = issuanceKey(trimmed, scope);
+  // Amount, e-mail and name are not asked yet: the refusal of the same id reads none of them.
+  const req: CreditRequest = { ...trimmed, issuance: '', amountCents: 0, email: '', name: '', currency };
+  const held = { ...earlierRecords(ledger, { req, key, currency }, 0), similar: [] };
+  refuseEarlier(held, { req, key, what: creditWhat(trimmed), currency }, ledger.path, false);
 }

@@ -6,6 +6,7 @@ import { OpcliError } from '../core/errors.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, describeDamage } from '../core/record-lines.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
+import { twoPathsWarning } from './holder.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
 import { type Issuance, keyParts, type Ledger } from './ledger.js';
 import type { ProviderClient, ProviderSettings } from './provider.js';
@@ -112,7 +113,9 @@ export function historyRows(issuances: Issuance[], filter: HistoryFilter, curren
 
 /**
  * Re-reads the loyalty card of every matching issuance that fell back from the trigger, appends a
- * warning record for each late trigger credit found, and says what it found. `warn` gets each new
+ * warning record for each late trigger credit found, and for each credit paid by two paths (the
+ * trigger posted, a fallback paid, and the card watched is not known to be the e-mail's: the
+ * trigger's credit may be on another card), and says what it found. `warn` gets each new
  * warning as it is found.
  */
 export async function verifyIssuances(
@@ -155,9 +158,12 @@ export async function verifyIssuances(
       .reduce((sum, l) => sum + l.attempt.amountCents, 0);
     try {
       const card = await env.client.lookup(watch.customerId);
-      if (card && lateCreditSeen(watch, card, entry.attempt.amountCents, laterCents)) {
-        const currency = entry.attempt.currency ?? env.currency;
-        const message = doubleCreditWarning({ amountCents: entry.attempt.amountCents, customerId: watch.customerId, currency }, card.gift_card_id);
+      const late = card && lateCreditSeen(watch, card, entry.attempt.amountCents, laterCents);
+      const currency = entry.attempt.currency ?? env.currency;
+      const message = late
+        ? doubleCreditWarning({ amountCents: entry.attempt.amountCents, customerId: watch.customerId, currency }, card.gift_card_id)
+        : twoPathsWarning(entry.attempt, o, card);
+      if (message) {
         const record = {
           v: 1 as const,
           issuance: entry.attempt.issuance,
@@ -167,12 +173,11 @@ export async function verifyIssuances(
           type: 'warning' as const,
           kind: 'possible-double-credit' as const,
           message,
-          cardId: card.gift_card_id,
-          balanceCents: numberToCents(card.amount),
+          ...(card ? { cardId: card.gift_card_id, balanceCents: numberToCents(card.amount) } : {}),
         };
         await ledger.appendLocked(record);
         entry.warnings.push(record);
-        verified.push({ ...base, cardId: card.gift_card_id, result: 'possible-double-credit', message });
+        verified.push({ ...base, cardId: card?.gift_card_id ?? base.cardId, result: 'possible-double-credit', message });
         env.warn(message);
       } else {
         verified.push({ ...base, result: 'ok', message: `balance ${card ? formatCents(numberToCents(card.amount)) : 'none'}: no late trigger credit` });

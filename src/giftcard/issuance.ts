@@ -25,7 +25,7 @@ import {
 } from './chain.js';
 import { orderLabel } from '../core/identity.js';
 import { issuanceKey, type Ledger } from './ledger.js';
-import { DuplicateIssuanceError, earlierRecords, recordText, refuseEarlier } from './earlier.js';
+import { creditWhat, DuplicateIssuanceError, historyCommand, earlierRecords, recordText, refuseEarlier, refuseKnownId } from './earlier.js';
 import { DEFAULT_CURRENCY, DEFAULT_MAX_CENTS, formatCents, formatMoney, parseAmount } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
 
@@ -102,6 +102,17 @@ export function checkCeiling(amountCents: number, settings: ProviderSettings, pr
   );
 }
 
+/** The claim or order an issuance is for, as soon as it is known (before amount, e-mail and name). */
+export type KnownIds = Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>;
+
+/** What the fields' asker is told: the currency and ceiling, and whom to tell the claim or order once known. */
+export interface FieldLimits {
+  currency: string;
+  maxCents: number;
+  /** Refuses (exit 3, as prepare would) a claim or order the ledger already holds: call it before asking more. */
+  known(ids: KnownIds): void;
+}
+
 /** What preparing an issuance needs from outside. */
 export interface PrepareEnv {
   settings: ProviderSettings;
@@ -112,7 +123,7 @@ export interface PrepareEnv {
    * The fields, with the missing ones asked for (or a usage error naming their flags): called once
    * the profile is known able to issue and the ledger readable, so nobody answers questions in vain.
    */
-  fields(limits: { currency: string; maxCents: number }): Promise<TypedFields>;
+  fields(limits: FieldLimits): Promise<TypedFields>;
   /** A note on the plan (a path skipped and why), given before anything is refused or asked. */
   notice(text: string): void;
   allowLarge: boolean;
@@ -132,7 +143,11 @@ export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   const paths = profilePaths(settings, profile.baseUrl);
   ledger.readIntact();
   const currency = settings.currency ?? DEFAULT_CURRENCY;
-  const input = issueInput(await env.fields({ currency, maxCents: maxCents(settings) }));
+  const scope = { shopUrl: settings.shopUrl, storeId: profile.storeId };
+  const known = (ids: KnownIds) => {
+    if (!env.force && !env.dryRun) refuseKnownId(ledger, ids, scope, currency);
+  };
+  const input = issueInput(await env.fields({ currency, maxCents: maxCents(settings), known }));
   checkCeiling(input.amountCents, settings, profile.name, env.allowLarge);
   const req: CreditRequest = { ...input, currency };
   const plan = requestPlan(paths, req);
@@ -141,8 +156,8 @@ export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   } catch (error) {
     throw new ValidationError(`The request cannot be sent: ${error instanceof Error ? error.message : String(error)}`, []);
   }
-  const key = issuanceKey(req, { shopUrl: settings.shopUrl, storeId: profile.storeId });
-  const what = req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
+  const key = issuanceKey(req, scope);
+  const what = creditWhat(req);
   for (const note of plan.notes) env.notice(note);
   const unchecked = { req, plan, key, what, currency, profile, settings, earlier: 0 };
   const held = earlierRecords(ledger, unchecked, env.now());
@@ -316,7 +331,7 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
   const hint = error instanceof OpcliError ? error.hint : undefined;
   if (status === 'uncertain') {
     return new IssuanceFailedError(`Store credit for ${what} may or may not have been issued: ${message}`, status, notes, {
-      hint: `${hint ? `${hint}\n` : ''}Recorded as uncertain in the ledger. Check the customer's card at the provider before anything else; \`opcli giftcard history\` shows the record, and --force issues again only when you are sure nothing was paid.`,
+      hint: `${hint ? `${hint}\n` : ''}Recorded as uncertain in the ledger. Check the customer's card at the provider before anything else; \`${historyCommand(prepared.req)}\` shows the record, and --force issues again only when you are sure nothing was paid.`,
       cause: error,
     });
   }

@@ -145,8 +145,9 @@ export function lookupGiftCard(state: SandboxState, ctx: Ctx): Reply {
   // A customer id the provider does not know is not linked to any card: the spec's "balance update failure".
   if (!customer && state.settings.unknownCustomer === 'balance-update-failure') return fail(state, 404, PROVIDER_ERRORS.balanceUpdateFailure);
   const card = customer?.loyaltyCardId ? state.giftCards.get(customer.loyaltyCardId) : undefined;
-  if (!card) return fail(state, 404, NO_CARD_MESSAGE);
-  return json(200, giftCardBody(card));
+  if (!card || !customer) return fail(state, 404, NO_CARD_MESSAGE);
+  // CHOICE (docs/spec-choices.md#loyalty-card-holder): the answer names the card's holder, as a card carries the customer's e-mail.
+  return json(200, { ...giftCardBody(card), customer_email: customer.email });
 }
 
 /** PUT /provider/v2/gift-cards/{giftCardId}: adds credit to a card. */

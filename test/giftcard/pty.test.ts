@@ -53,4 +53,29 @@ describe.runIf(hasScript)('giftcard issue in a pseudo-terminal', () => {
     expect(r.screen).toMatch(/Issued 7\.25 USD for claim C-300 to Carol Example <carol@example\.com>/);
     expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(1);
   });
+
+  it('refuses a claim already paid (typed " c-2001") right after the claim id: exit 3, no other question', async () => {
+    fx = await fixture({ triggerDelayMs: null, unset: ['trigger-id'] });
+    const paid = await fx.run([
+      'giftcard',
+      'issue',
+      '--claim',
+      'C-2001',
+      '--order',
+      '2001',
+      '--amount',
+      '5',
+      '--email',
+      'carol@example.com',
+      '--name',
+      'Carol',
+      '--yes',
+    ]);
+    expect(paid.code, paid.stderr).toBe(0);
+    const r = await inPty(['giftcard', 'issue'], fx.env, [['Claim id', ' c-2001']]);
+    expect(r.code, r.screen).toBe(3);
+    expect(r.screen).toMatch(/Store credit for claim c-2001 was already issued/);
+    expect(r.screen).not.toMatch(/Order number/);
+    expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(1);
+  });
 });

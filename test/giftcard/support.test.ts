@@ -65,11 +65,15 @@ describe('giftcard issue at a terminal', () => {
     expect(issueBodies(fx)[0].email_details.recipient_email).toBe('bob@example.com');
   });
 
-  it('warns on stderr about a misspelt domain in a script and issues as given', async () => {
+  it('in a script, refuses a misspelt domain (exit 2, nothing sent); --email-confirmed issues as given', async () => {
     fx = await fixture({ triggerDelayMs: null, fakeClock: true, unset: ['trigger-id'] });
-    const r = await fx.run(['giftcard', 'issue', '--claim', 'C-203', '--order', '3', '--amount', '5', '--email', 'bob@exmaple.com', '--name', 'Bob', '--yes']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/Warning: the e-mail bob@exmaple\.com looks misspelt \(did you mean bob@example\.com\?\)/);
+    const args = ['giftcard', 'issue', '--claim', 'C-203', '--order', '3', '--amount', '5', '--email', 'bob@exmaple.com', '--name', 'Bob', '--yes'];
+    const r = await fx.run(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/The e-mail bob@exmaple\.com looks misspelt: did you mean bob@example\.com\?/);
+    expect(fx.sandbox.requests).toHaveLength(0);
+    const confirmed = await fx.run([...args, '--email-confirmed']);
+    expect(confirmed.code, confirmed.stderr).toBe(0);
     expect(issueBodies(fx)[0].email_details.recipient_email).toBe('bob@exmaple.com');
   });
 

@@ -18,6 +18,8 @@ export interface IssueFields {
 /** Flag values of `giftcard issue`. */
 export interface IssueOptions extends IssueFields {
   yes: boolean;
+  /** The e-mail is right as typed, even where its domain looks misspelt. */
+  emailConfirmed: boolean;
   dryRun: boolean;
   force: boolean;
   allowLarge: boolean;
@@ -110,6 +112,7 @@ export async function parseFlags(flags: IssueFlags): Promise<IssueOptions> {
     name: trim(flags.name),
     customerId: trim(flags.customerId),
     yes: !!flags.yes,
+    emailConfirmed: !!flags.emailConfirmed,
     dryRun: !!flags.dryRun,
     force: !!flags.force,
     allowLarge: !!flags.allowLarge,

@@ -1,13 +1,15 @@
 /**
  * The missing fields of `giftcard issue`, asked on a terminal in plain words and checked as they are
- * typed. An e-mail whose domain looks misspelt is asked about on
- * a terminal and warned about on stderr in scripts.
+ * typed; the claim (or a bonus's order) is checked against the ledger as soon as it is known, before
+ * the remaining questions. An e-mail whose domain looks misspelt is asked about when someone is
+ * there to answer; under --yes or without a terminal it is refused unless --email-confirmed.
  */
 import type { Deps } from '../../core/deps.js';
 import { UsageError, ValidationError } from '../../core/errors.js';
-import type { TypedFields } from '../../giftcard/issuance.js';
+import type { FieldLimits, TypedFields } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
-import { answerProblem, type IssueFields } from './issue-flags.js';
+import { shellQuote } from '../../text/shell-quote.js';
+import { answerProblem, type IssueFields, type IssueOptions } from './issue-flags.js';
 import { suggestEmail } from '../../giftcard/email.js';
 import { formatMoney, parseAmount } from '../../giftcard/money.js';
 import { EmailAddress } from '../../schemas.js';
@@ -18,15 +20,23 @@ function emailProblem(value: string, isEmail: (v: string) => boolean): true | st
   return isEmail(value) ? true : 'expected an e-mail address such as alice@example.com';
 }
 
-/** Fills the missing fields by asking, or fails naming the flags when nobody can answer. */
-export async function completeFields(
-  fields: IssueFields,
-  deps: Deps,
-  currency: string,
-  ceiling: { maxCents: number; allowLarge: boolean } = { maxCents: Number.POSITIVE_INFINITY, allowLarge: true },
-): Promise<TypedFields> {
+/** The flags that decide how a misspelt e-mail domain is met. */
+type EmailFlags = Pick<IssueOptions, 'yes' | 'dryRun' | 'emailConfirmed'>;
+/** The flags the questions read besides the fields. */
+type AskFlags = EmailFlags & Pick<IssueOptions, 'allowLarge'>;
+
+/**
+ * Fills the missing fields by asking, or fails naming the flags when nobody can answer. The ledger
+ * is asked (`limits.known`) as soon as the claim, or a bonus's order, is known.
+ */
+export async function completeFields(fields: IssueFields & AskFlags, deps: Deps, limits: FieldLimits): Promise<TypedFields> {
+  const { currency, known } = limits;
+  const ceiling = { maxCents: limits.maxCents, allowLarge: fields.allowLarge };
   const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
+  const knownIds = () => {
+    if (f.bonus ? f.order?.trim() : f.claim?.trim()) known({ claimId: f.claim?.trim(), orderNumber: f.order?.trim() ?? '', bonus: f.bonus });
+  };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
   if (missing.length && !deps.canPrompt()) {
     throw new UsageError(
@@ -36,13 +46,18 @@ export async function completeFields(
         : 'Pass --claim for a claim resolved with store credit, or --bonus for a bonus credit on an order. See `opcli giftcard issue --help`.',
     );
   }
+  knownIds();
   if (missing.length) {
     const prompter = await deps.prompter();
     const required = (what: string) => (v: string) => (v.trim() ? answerProblem(v, what) : `${what} is needed`);
-    if (missing.includes('claim'))
+    if (missing.includes('claim')) {
       f.claim = await prompter.input({ message: 'Claim id (the claim resolved with store credit):', validate: required('the claim id') });
-    if (missing.includes('order'))
+      knownIds();
+    }
+    if (missing.includes('order')) {
       f.order = await prompter.input({ message: 'Order number (shown on the card as the reference):', validate: required('the order number') });
+      if (f.bonus) knownIds();
+    }
     if (missing.includes('amount')) {
       f.amount = await prompter.input({
         message: `Amount in ${currency}, e.g. 25.00:`,
@@ -74,19 +89,31 @@ export async function completeFields(
       { path: 'email', message: 'expected a valid e-mail address' },
     ]);
   }
-  f.email = await checkEmailDomain(email, deps, (v) => emailProblem(v, isEmail));
+  // A person who just typed the e-mail is there to answer about it, --yes or not.
+  const ask = deps.canPrompt() && (!fields.yes || missing.includes('email'));
+  f.email = await checkEmailDomain(email, deps, fields, ask, (v) => emailProblem(v, isEmail));
   return f as TypedFields;
 }
 
-/** Asks about (terminal) or warns about (script) an e-mail domain that looks misspelt. */
-async function checkEmailDomain(email: string, deps: Deps, validate: (v: string) => true | string): Promise<string> {
+/**
+ * An e-mail domain that looks misspelt: asked about when someone can answer (`ask`); otherwise
+ * (--yes, a script) refused, exit 2, naming the suggestion and --email-confirmed, since the card
+ * would go to an address nobody reads. A dry run only warns; --email-confirmed takes it as typed.
+ */
+async function checkEmailDomain(email: string, deps: Deps, flags: EmailFlags, ask: boolean, validate: (v: string) => true | string): Promise<string> {
   let current = email;
   for (;;) {
     const suggestion = suggestEmail(current);
-    if (!suggestion) return current;
-    if (!deps.canPrompt()) {
-      deps.err(`Warning: the e-mail ${safeLine(current)} looks misspelt (did you mean ${suggestion}?); the card goes to ${safeLine(current)} as given.\n`);
+    if (!suggestion || flags.emailConfirmed) return current;
+    if (!ask && flags.dryRun) {
+      deps.err(`Warning: the e-mail ${safeLine(current)} looks misspelt (did you mean ${suggestion}?); a real run is refused without --email-confirmed.\n`);
       return current;
+    }
+    if (!ask) {
+      throw new UsageError(
+        `The e-mail ${safeLine(current)} looks misspelt: did you mean ${suggestion}? Nothing was sent.`,
+        `If ${suggestion} is meant, pass --email ${shellQuote(suggestion)}; if ${safeLine(current)} is right as typed, pass --email-confirmed as well.`,
+      );
     }
     const prompter = await deps.prompter();
     const choice = await prompter.select({

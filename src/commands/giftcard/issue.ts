@@ -24,6 +24,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--name <name>', "the customer's name")
     .option('--customer-id <id>', 'the storefront customer id: finds the loyalty card (needed for the trigger and for top-ups)')
     .option('-y, --yes', 'issue without asking (required when not on a terminal)')
+    .option('--email-confirmed', 'the e-mail is right as typed: issue even though its domain looks misspelt (refused under --yes otherwise)')
     .option('--dry-run', 'show the requests that would be sent, send nothing')
     .option('--force', 'issue even though the ledger holds an earlier issuance for this claim/order (however it was written) or a similar credit')
     .option('--allow-large', 'issue an amount above the profile ceiling (setting max-amount, default 1000.00)')
@@ -40,13 +41,16 @@ Examples:
       --email alice@example.com --name "Alice Example" --customer-id cust_1001
   $ opcli giftcard issue --bonus --order 1001 --amount 5 --email bob@example.com --name "Bob Example" --yes
   $ opcli giftcard issue --claim C-1001 --order 1001 --amount 25.00 --email a@b.co --name "A B" --dry-run
+  $ opcli giftcard issue --claim C-1002 --order 1002 --amount 10 --email dave@gmial.co.uk --name "Dave" \\
+      --yes --email-confirmed                  # the domain looks misspelt but is right
 
 The chain (spec order): the trigger workflow (needs --customer-id to confirm), then the credit API
 (tops up the loyalty card, or creates a card), then the storefront's native gift card. Every attempt
 and outcome goes to the ledger (\`opcli giftcard history\`). A second issuance for one claim or order is
 held, however the id is written (c-2001, C‐2001, #1003), and so is the same amount to the same
 customer within 30 days under another id: --force issues anyway. An amount above max-amount needs
---allow-large. A ledger line opcli cannot read stops every issuance (\`opcli giftcard repair\`).
+--allow-large. An e-mail whose domain looks misspelt (gmial.com) is asked about on a terminal, and
+refused under --yes unless --email-confirmed. A ledger line opcli cannot read stops every issuance (\`opcli giftcard repair\`).
 Exit codes: 0 issued; 1 failed (nothing issued) or outcome unknown; 2 bad input, an amount above the
 ceiling or a damaged ledger (nothing sent); 3 held by an earlier record (nothing sent), or issued but
 the customer may have been paid twice (read the message); 1 also when you decline the confirmation
@@ -67,7 +71,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     profile,
     ledger,
     now: deps.now,
-    fields: (limits) => completeFields(opts, deps, limits.currency, { maxCents: limits.maxCents, allowLarge: opts.allowLarge }),
+    fields: (limits) => completeFields(opts, deps, limits),
     notice: (note) => deps.err(`Note: ${note}\n`),
     allowLarge: opts.allowLarge,
     force: opts.force,
