@@ -110,7 +110,7 @@ describe('JSON nested deeper than opcli reads (issue 38 row 12)', () => {
 describe('an answer nested 100,000 deep', () => {
   test.each([
     [200, ['api', 'GET', '/v1/orders'], 0],
-    [200, ['--verbose', 'api', '/v1/orders'], 0],
+    [200, ['--verbose', 'api', 'GET', '/v1/orders'], 0],
     [422, ['api', 'POST', '/v1/claims/offline', '--data', '{}'], 2],
     [500, ['api', 'GET', '/v1/orders'], 1],
   ])('answered %d to %j: printed as it came, no crash', async (status, argv, code) => {
@@ -151,7 +151,7 @@ describe('a number more precise than a number holds is refused, not rounded (iss
 describe('-H names that JavaScript objects carry are headers like any other', () => {
   test.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('-H "%s: x" is sent', async (name) => {
     const server = await localServer(200, '{}');
-    const r = await runAgainst(server.url, ['api', '/v1/orders', '-H', `${name}: x`, '-H', `${name}: y`]);
+    const r = await runAgainst(server.url, ['api', 'GET', '/v1/orders', '-H', `${name}: x`, '-H', `${name}: y`]);
     expect(r.code, r.stderr).toBe(0);
     const sent = server.raw[0] ?? [];
     expect(sent[sent.indexOf(name.toLowerCase()) + 1]).toBe('x, y');
@@ -167,14 +167,10 @@ describe('secrets typed as arguments are warned about, masked (issue 38 row 12)'
     ['a *-Token header', ['-H', `X-Shop-Token: ${SECRET}`], /the x-shop-token header/],
     ['a Cookie', ['-H', `Cookie: sid=${SECRET}`], /the cookie header/],
     ['--query access_token', ['--query', `access_token=${SECRET}`], /the access_token query parameter given as an argument/],
-    [
-      'inline --data',
-      ['-X', 'PUT', '--data', JSON.stringify({ ...ORDER, meta: { password: SECRET } })],
-      /"password" in --data given as an argument .* `--data @FILE`/,
-    ],
+    ['inline --data', ['--data', JSON.stringify({ ...ORDER, meta: { password: SECRET } })], /"password" in --data given as an argument .* `--data @FILE`/],
   ])('%s: sent, warned about on stderr, never printed', async (_, flags, said) => {
-    const path = flags.includes('PUT') ? '/v1/orders/ord_000001' : '/v1/orders';
-    const r = await runOpcli(['--verbose', 'api', path, ...flags], { env });
+    const where = flags.includes('--data') ? ['PUT', '/v1/orders/ord_000001'] : ['GET', '/v1/orders'];
+    const r = await runOpcli(['--verbose', 'api', ...where, ...flags], { env });
     expect(sandbox.requests).toHaveLength(1);
     expect(r.stderr).toMatch(warning);
     expect(r.stderr).toMatch(said);
