@@ -23,6 +23,29 @@ export interface ApiOptions extends ApiRequestInit {
   include: boolean;
 }
 
+/** What `opcli api --help` says after the flags: the rules a user meets, and examples. */
+const HELP = `
+As with \`gh api\`, the method may be left out: GET, or POST when --data gives a body; name
+another before the path (\`opcli api PUT /v1/orders/…\`) or with -X.
+The bearer token of the active profile is attached, except for the token, revoke and session
+verify endpoints, which the spec says take none, however the path is written (dot segments,
+%2e, doubled slashes, case); a path with a #fragment is refused. A redirect is never followed.
+GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
+is not resent. A non-2xx answer prints its body on
+stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
+A secret typed as an argument (a header such as X-Api-Key, a query or inline --data key such as
+access_token or password) is sent, masked in every trace, and warned about: \`ps\` shows it to
+other users. -H @FILE and --data @FILE keep it off the command line.
+A PUT of /v1/orders/{id} REPLACES the whole order: every field its body leaves out is erased. To
+change some fields of an order, use \`opcli orders update\`, which keeps the others.
+
+Examples:
+  $ opcli api /v1/orders --query size=5
+  $ opcli api /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
+  $ opcli api PUT /v1/orders/ord_000001 --data @order.json   # order.json: the complete order
+  $ opcli api /v1/orders -H 'X-Request-Id: 42' --verbose
+  $ echo '{"session_token":"…"}' | opcli api /v1/oauth/session/verify --data -   # POST`;
+
 /** Registers `opcli api [METHOD] <path>`. */
 export function register(program: Command, deps: Deps): void {
   program
@@ -47,30 +70,7 @@ export function register(program: Command, deps: Deps): void {
     .option('--jsonl', 'with --paginate: print one order node per line as pages arrive')
     .option('--no-auth', 'send no Authorization header')
     .option('-i, --include', 'print the status line and response headers on stderr')
-    .addHelpText(
-      'after',
-      `
-As with \`gh api\`, the method may be left out: GET, or POST when --data gives a body; name
-another before the path (\`opcli api PUT /v1/orders/…\`) or with -X.
-The bearer token of the active profile is attached, except for the token, revoke and session
-verify endpoints, which the spec says take none, however the path is written (dot segments,
-%2e, doubled slashes, case); a path with a #fragment is refused. A redirect is never followed.
-GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
-is not resent. A non-2xx answer prints its body on
-stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
-A secret typed as an argument (a header such as X-Api-Key, a query or inline --data key such as
-access_token or password) is sent, masked in every trace, and warned about: \`ps\` shows it to
-other users. -H @FILE and --data @FILE keep it off the command line.
-A PUT of /v1/orders/{id} REPLACES the whole order: every field its body leaves out is erased. To
-change some fields of an order, use \`opcli orders update\`, which keeps the others.
-
-Examples:
-  $ opcli api /v1/orders --query size=5
-  $ opcli api /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
-  $ opcli api PUT /v1/orders/ord_000001 --data @order.json   # order.json: the complete order
-  $ opcli api /v1/orders -H 'X-Request-Id: 42' --verbose
-  $ echo '{"session_token":"…"}' | opcli api /v1/oauth/session/verify --data -   # POST`,
-    )
+    .addHelpText('after', HELP)
     .action(
       async (
         first: string,
