@@ -79,6 +79,9 @@ describe('opcli api PATH: the method is optional, as in gh api (issue 39 row 7)'
     const unknown = await runOpcli(['api', 'FETCH', '/v1/orders'], { env });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown method "FETCH"/);
+    const paths = await runOpcli(['api', '/v1/orders', '/v1/orders/ord_000001'], { env });
+    expect(paths.code).toBe(2);
+    expect(paths.stderr).toMatch(/opcli api takes one path, after a method or alone; "\/v1\/orders" and "\/v1\/orders\/ord_000001" were given/);
     expect(sandbox.requests).toHaveLength(0);
   });
 });

@@ -22,6 +22,11 @@ export function parseMethod(method: string): Method {
  * gh api's rule ("GET normally and POST if any parameters were added"). A method given twice must agree.
  */
 export function methodAndPath(first: string, second: string | undefined, flag: string | undefined, hasBody: boolean): { method: Method; path: string } {
+  if (second !== undefined && first.includes('/'))
+    throw new UsageError(
+      `opcli api takes one path, after a method or alone; "${first}" and "${second}" were given.`,
+      'For example: opcli api /v1/orders, or opcli api PUT /v1/orders/ord_000001 --data @order.json.',
+    );
   const argument = second === undefined ? undefined : parseMethod(first);
   const option = flag === undefined ? undefined : parseMethod(flag);
   if (argument && option && argument !== option)
