@@ -21,7 +21,13 @@ export function parseMethod(method: string): Method {
  * the path. Without a method (argument or -X) the method is GET, or POST when --data gives a body:
  * gh api's rule ("GET normally and POST if any parameters were added"). A method given twice must agree.
  */
-export function methodAndPath(first: string, second: string | undefined, flag: string | undefined, hasBody: boolean): { method: Method; path: string } {
+export function methodAndPath(
+  first: string | undefined,
+  second: string | undefined,
+  flag: string | undefined,
+  hasBody: boolean,
+): { method: Method; path: string } {
+  if (first === undefined) throw new UsageError('opcli api needs a path below the base URL.', 'For example: opcli api /v1/orders --query size=5');
   if (second !== undefined && first.includes('/'))
     throw new UsageError(
       `opcli api takes one path, after a method or alone; "${first}" and "${second}" were given.`,

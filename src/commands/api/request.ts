@@ -52,11 +52,8 @@ export function register(program: Command, deps: Deps): void {
     .command('api')
     .description('Make an authenticated request to any endpoint and print the JSON answer')
     .usage('[options] [method] <path>')
-    .argument(
-      '<method-or-path>',
-      `the path below the base URL, e.g. /v1/orders (a query string may be included); or a method (${METHODS.join(', ')}) and then the path`,
-    )
-    .argument('[path]', 'the path, after a method')
+    .argument('[method]', `HTTP method: ${METHODS.join(', ')}; left out, GET, or POST with --data (as gh api)`)
+    .argument('[path]', 'path below the base URL, e.g. /v1/orders (a query string may be included); alone, the only argument')
     .option('-X, --method <method>', `HTTP method: ${METHODS.join(', ')} (default GET, or POST with --data)`)
     .option('-d, --data <json>', 'request body: inline JSON, @file.json, or - for standard input')
     .option('-q, --query <key=value>', 'add a query parameter (repeatable)', collectQuery)
@@ -73,7 +70,7 @@ export function register(program: Command, deps: Deps): void {
     .addHelpText('after', HELP)
     .action(
       async (
-        first: string,
+        first: string | undefined,
         second: string | undefined,
         flags: {
           method?: string;
