@@ -14,7 +14,8 @@ beforeEach(() => {
 });
 afterEach(() => cleanup());
 
-const RULE = /(is not a profile name|Invalid profile name "[^"]*"): .*not a name JavaScript reserves \(__proto__, constructor, prototype, toString and the like\)/;
+const RULE =
+  /(is not a profile name|Invalid profile name "[^"]*"): .*not a name JavaScript reserves \(__proto__, constructor, prototype, toString and the like\)/;
 
 describe('profile names JavaScript reserves', () => {
   test.each(['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'])('--profile %s is refused, nothing written', async (name) => {
