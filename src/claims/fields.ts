@@ -3,7 +3,7 @@
  * dotted paths (the CSV column names), kinds for coercion (src/input/schema.ts), whether they are
  * required, and the flag name of `claims file`; the coercion of text (CSV cells, flags) into them.
  */
-import { DECIMAL_RE } from '../core/flags.js';
+import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
 import { OfflineClaim } from '../schemas.js';
 import { quoteInput } from '../text/excerpt.js';
@@ -138,6 +138,8 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
         const full = /^[+-]?(\d+(\.\d*)?|\.\d+)e[+-]?\d+$/i.test(trimmed) && Number.isFinite(n) ? `; write it out in full (${n})` : '';
         return { issue: { path: field.key, message: `expected a number, got ${quoteInput(trimmed)} (decimal notation, such as 49.99${full})` } };
       }
+      const precision = decimalPrecisionProblem(trimmed);
+      if (precision) return { issue: { path: field.key, message: `${quoteInput(trimmed)} ${precision}: give it to the precision you mean` } };
       return { value: n };
     }
     case 'boolean': {

@@ -6,28 +6,37 @@
  * so the browser still finds the desktop.
  */
 
-/** Proxy variables whose value is a URL that may carry `user:password@`. */
-const PROXY_VARIABLES = new Set(['http_proxy', 'https_proxy', 'all_proxy', 'ftp_proxy']);
+/**
+ * Proxy variables, whatever program they belong to: HTTPS_PROXY, npm_config_https_proxy,
+ * YARN_HTTP_PROXY, GIT_PROXY … in any case. Their value is a URL that may carry `user:password@`,
+ * often without a scheme.
+ */
+const PROXY_NAME = /proxy/i;
+
+/** A URL's `scheme://user:password@` anywhere in a value, up to the last `@` before the host ends. */
+const URL_USER_INFO = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#]*@/g;
 
 // CHOICE (docs/spec-choices.md#child-processes): names that say "secret" are left out, whatever program they belong to.
 const SECRET_NAME = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|CREDENTIAL/i;
 
 /**
  * The environment for a child process: `env` without any OPCLI_* variable, without variables named
- * as secrets, and with proxy URLs stripped of their user and password (a proxy value that cannot be
- * read as a URL but holds an `@` is left out). Every spawn in src/ passes its env through this.
+ * as secrets, with every proxy variable stripped of its user and password (a proxy value that
+ * cannot be read as a URL but holds an `@` is left out), and with the user and password cut out of
+ * any URL in any other value (DATABASE_URL=postgres://user:password@host). Every spawn in src/
+ * passes its env through this.
  */
 export function childEnv(env: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
     if (/^OPCLI_/i.test(name) || SECRET_NAME.test(name)) continue;
-    if (PROXY_VARIABLES.has(name.toLowerCase())) {
+    if (PROXY_NAME.test(name)) {
       const clean = withoutUserInfo(value);
       if (clean !== undefined) out[name] = clean;
       continue;
     }
-    out[name] = value;
+    out[name] = value.replace(URL_USER_INFO, '$1');
   }
   return out;
 }

@@ -57,9 +57,42 @@ export function parseWholeNumber(raw: string, flag: string, bounds: { min?: numb
 /** A plain decimal: optional sign, digits, optional fraction. No exponent, no hex, no thousands separators. */
 export const DECIMAL_RE = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
 
+/** A decimal's significant digits and the power of ten of the last one: `-0.50` and `5e-1` are both `5`, -1. */
+function digitsOf(text: string): { digits: string; exponent: number } {
+  const m = /^[+-]?(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  const whole = m?.[1] ?? '';
+  const fraction = m?.[2] ?? '';
+  const digits = `${whole}${fraction}`.replace(/^0+/, '');
+  const trimmed = digits.replace(/0+$/, '');
+  if (trimmed === '') return { digits: '', exponent: 0 };
+  return { digits: trimmed, exponent: Number(m?.[3] ?? 0) - fraction.length + (digits.length - trimmed.length) };
+}
+
+/**
+ * The number a decimal text would be sent as, when that is not the number written: more
+ * significant digits than a double holds (15 always fit, 17 never all do), or too large. Undefined
+ * when the text survives the trip exactly, as `19.99` and `0.1` do and `19.999999999999999999` does not.
+ */
+export function inexactDecimal(text: string): number | undefined {
+  const n = Number(text);
+  if (!Number.isFinite(n)) return n;
+  const written = digitsOf(text);
+  const sent = digitsOf(String(n));
+  return written.digits === sent.digits && written.exponent === sent.exponent ? undefined : n;
+}
+
+/** Why a decimal text cannot be sent as written, in the words of every message about one; undefined when it can. */
+export function decimalPrecisionProblem(text: string): string | undefined {
+  const sent = inexactDecimal(text);
+  if (sent === undefined) return undefined;
+  if (!Number.isFinite(sent)) return 'is too large for a number';
+  return `has more digits than a number holds exactly (at most 15 significant digits), and would be sent as ${sent}`;
+}
+
 /**
  * Parses a decimal number flag (`1.5`, `-3`, `0.10`); `1e3`, `0x10` and `1,000` are refused so a
- * value is never read differently from how a person reads it.
+ * value is never read differently from how a person reads it, and so are more digits than a number
+ * holds: `19.999999999999999999` is not silently 20.
  */
 export function parseDecimal(raw: string, flag: string, bounds: { min?: number; max?: number } = {}): number {
   const text = String(raw).trim();
@@ -67,6 +100,9 @@ export function parseDecimal(raw: string, flag: string, bounds: { min?: number; 
     const hint = /^[+-]?\d*\.?\d+e[+-]?\d+$/i.test(text) ? `Write it out in full (${Number(text)}).` : 'Expected a plain decimal number such as 19.99.';
     throw new UsageError(`${flag} "${raw}" is not a decimal number.`, hint);
   }
+  const precision = decimalPrecisionProblem(text);
+  if (precision)
+    throw new UsageError(`${flag} "${raw}" ${precision}.`, "Round it to the precision you mean (for money, the currency's minor units, such as 19.99).");
   const n = Number(text);
   if (bounds.min !== undefined && n < bounds.min) throw new UsageError(`${flag} "${raw}" is out of range: expected ${bounds.min} or more.`);
   if (bounds.max !== undefined && n > bounds.max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${bounds.max} or less.`);

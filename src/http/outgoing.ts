@@ -22,7 +22,8 @@ export interface Outgoing {
 
 /** The headers (lower-cased) and body of a request: the bearer token when there is one, never the caller's own Authorization otherwise. */
 export function buildRequest(out: Outgoing): { headers: Record<string, string>; body?: string } {
-  const headers: Record<string, string> = { 'user-agent': out.userAgent, accept: 'application/json' };
+  // No prototype: a caller's header named `__proto__` is a header, not the object's prototype.
+  const headers: Record<string, string> = Object.assign(Object.create(null), { 'user-agent': out.userAgent, accept: 'application/json' });
   for (const [k, v] of Object.entries(out.headers ?? {})) headers[k.toLowerCase()] = v;
   if (out.token) headers.authorization = `Bearer ${out.token}`;
   else delete headers.authorization;

@@ -2,6 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { decimalPrecisionProblem } from '../core/flags.js';
+import { inexactNumber, MAX_JSON_DEPTH, nestsTooDeep } from '../core/json-text.js';
 import type { IO } from '../core/ports.js';
 import { readStdinText } from '../core/stdin.js';
 import { excerpt, jsonProblem } from '../text/excerpt.js';
@@ -52,16 +54,38 @@ export async function readDataText(deps: DataPorts, value: string, options: { in
   return { text: decodeUtf8(bytes, file), source: file };
 }
 
-/** Parses the text of a --data document: a JSON object. `example` shows one in the hint. */
-function parseDataDocument(text: string, source: string, example = '{"currency":"USD"}'): Record<string, unknown> {
-  let value: unknown;
+/**
+ * Parses the JSON text of a --data value (a leading byte order mark dropped). Refused before
+ * anything is sent: text that is not JSON, nesting deeper than MAX_JSON_DEPTH (every walk of the
+ * body after parsing recurses), and a number a JavaScript number would change (it is sent as parsed).
+ */
+export function parseJsonText(text: string, source: string, hint: string): unknown {
   const bom = text.startsWith('\uFEFF');
   const json = bom ? text.slice(1) : text;
+  let value: unknown;
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new UsageError(`${source} is not valid JSON: ${jsonProblem(error, json, { byte: bom ? 3 : 0 })}`, `Pass a JSON object such as ${example}.`);
+    throw new UsageError(`${source} is not valid JSON: ${jsonProblem(error, json, { byte: bom ? 3 : 0 })}`, hint);
   }
+  if (nestsTooDeep(value))
+    throw new UsageError(
+      `${source} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, the most opcli reads; nothing was sent.`,
+      'No request of this API nests that deep: check that the right file was given.',
+    );
+  const inexact = inexactNumber(json);
+  if (inexact) {
+    throw new UsageError(
+      `${source} holds the number ${excerpt(inexact.literal)}, which ${decimalPrecisionProblem(inexact.literal)}; nothing was sent.`,
+      "Write the number to the precision you mean (for money, the currency's minor units, such as 19.99); a value that must keep every digit goes as a string.",
+    );
+  }
+  return value;
+}
+
+/** Parses the text of a --data document: a JSON object. `example` shows one in the hint. */
+function parseDataDocument(text: string, source: string, example = '{"currency":"USD"}'): Record<string, unknown> {
+  const value = parseJsonText(text, source, `Pass a JSON object such as ${example}.`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new UsageError(
       `${source} must hold a JSON object, not ${Array.isArray(value) ? 'an array' : excerpt(JSON.stringify(value))}.`,

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { completeValues } from '../commands/completion/hints.js';
 import type { z } from 'zod';
-import { DECIMAL_RE } from '../core/flags.js';
+import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import type { FieldIssue } from '../schemas.js';
 import { textProblem } from '../text/flag-text.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
@@ -126,6 +126,11 @@ export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind
           path: kind.name,
           message: `${flag} expects a finite ${kind.type === 'integer' ? 'whole number' : 'number'}, got ${quoteInput(text)}${exponent}`,
         });
+        continue;
+      }
+      const precision = decimalPrecisionProblem(text.trim());
+      if (precision) {
+        issues.push({ path: kind.name, message: `${flag} ${quoteInput(text)} ${precision}: give it to the precision you mean` });
         continue;
       }
       fields[kind.name] = n;

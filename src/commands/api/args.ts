@@ -16,6 +16,30 @@ export function parseMethod(method: string): Method {
   return upper as Method;
 }
 
+/**
+ * The method and path of `opcli api [METHOD] <path>`: two arguments are a method and a path, one is
+ * the path. Without a method (argument or -X) the method is GET, or POST when --data gives a body:
+ * gh api's rule ("GET normally and POST if any parameters were added"). A method given twice must agree.
+ */
+export function methodAndPath(
+  first: string | undefined,
+  second: string | undefined,
+  flag: string | undefined,
+  hasBody: boolean,
+): { method: Method; path: string } {
+  if (first === undefined) throw new UsageError('opcli api needs a path below the base URL.', 'For example: opcli api /v1/orders --query size=5');
+  if (second !== undefined && first.includes('/'))
+    throw new UsageError(
+      `opcli api takes one path, after a method or alone; "${first}" and "${second}" were given.`,
+      'For example: opcli api /v1/orders, or opcli api PUT /v1/orders/ord_000001 --data @order.json.',
+    );
+  const argument = second === undefined ? undefined : parseMethod(first);
+  const option = flag === undefined ? undefined : parseMethod(flag);
+  if (argument && option && argument !== option)
+    throw new UsageError(`Two methods were given: ${argument} as an argument and ${option} with --method.`, 'Give the method once.');
+  return { method: argument ?? option ?? (hasBody ? 'POST' : 'GET'), path: second ?? first };
+}
+
 /** Adds one `--query key=value` to the pairs before it. */
 export function collectQuery(value: string, prev: [string, string][] = []): [string, string][] {
   const eq = value.indexOf('=');
@@ -24,27 +48,45 @@ export function collectQuery(value: string, prev: [string, string][] = []): [str
 }
 
 /** Header names `-H` may not set: the credential and the request's framing are opcli's to write. */
-const RESERVED_HEADERS: Record<string, string> = {
-  authorization: "opcli sends the profile's bearer token; log in to the account you mean (or pick it with --profile), or pass --no-auth to send none.",
-  'proxy-authorization': "a proxy's credentials go in the proxy setting or HTTPS_PROXY (https://user:password@host:port).",
-  host: "the host comes from the profile's base URL; set base-url (or OPCLI_BASE_URL) to reach another server.",
-  'content-length': 'opcli measures the body it sends.',
-  'transfer-encoding': 'opcli frames the body it sends.',
-  connection: 'opcli manages its connections.',
-};
+const RESERVED_HEADERS = new Map<string, string>(
+  Object.entries({
+    authorization: "opcli sends the profile's bearer token; log in to the account you mean (or pick it with --profile), or pass --no-auth to send none.",
+    'proxy-authorization': "a proxy's credentials go in the proxy setting or HTTPS_PROXY (https://user:password@host:port).",
+    host: "the host comes from the profile's base URL; set base-url (or OPCLI_BASE_URL) to reach another server.",
+    'content-length': 'opcli measures the body it sends.',
+    'transfer-encoding': 'opcli frames the body it sends.',
+    connection: 'opcli manages its connections.',
+  }),
+);
 
 /** A header name as HTTP defines it (a token: letters, digits and !#$%&'*+-.^_`|~). */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-/** Header names whose values are credentials: masked in --verbose and in every message. */
-export const SECRET_HEADER = /auth|token|secret|key|cookie|password|session|signature|credential/i;
+/** Header names whose values are credentials: masked in --verbose and in every message, warned about when typed (Idempotency-Key is not one). */
+export const SECRET_HEADER = /^(?!idempotency-key$).*(?:auth|token|secret|key|cookie|password|session|signature|credential)/i;
+
+/** One `-H` header: a lower-case name, its value, and `file` when it was read from `-H @FILE`. */
+export type HeaderPair = [name: string, value: string, from?: 'file'];
 
 /**
- * Adds one `-H 'Name: value'` to the headers before it, as a lower-case name and a value.
- * Refuses a name that is not one, a control character anywhere (a CR or LF would start a header of
- * its own), and the headers opcli writes itself (Authorization, Host and the body's framing).
+ * Adds one `-H 'Name: value'` to the headers before it, or every line of the file `-H @FILE` names
+ * (curl's form: one `Name: value` a line, blank lines skipped; `readFile` reads it). Each is checked
+ * by `headerPair`.
  */
-export function collectHeader(value: string, prev: [string, string][] = []): [string, string][] {
+export function collectHeader(value: string, prev: HeaderPair[] = [], readFile?: (path: string) => string): HeaderPair[] {
+  if (!value.startsWith('@') || !readFile) return [...prev, headerPair(value)];
+  const lines = readFile(value.slice(1))
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '');
+  return [...prev, ...lines.map((line): HeaderPair => [...headerPair(line), 'file'])];
+}
+
+/**
+ * One `Name: value` as a lower-case name and a value. Refuses a name that is not one, a control
+ * character anywhere (a CR or LF would start a header of its own), and the headers opcli writes
+ * itself (Authorization, Host and the body's framing).
+ */
+function headerPair(value: string): [string, string] {
   const colon = value.indexOf(':');
   const example = "For example: -H 'X-Request-Id: 42'";
   if (colon <= 0) throw new UsageError(`--header expects 'Name: value', got ${quoteFlag(value)}.`, example);
@@ -53,14 +95,17 @@ export function collectHeader(value: string, prev: [string, string][] = []): [st
   if (/[\u0000-\u001f\u007f]/.test(value))
     throw new UsageError(`--header ${quoteFlag(name)} holds a control character (a CR or LF would add a header of its own); nothing was sent.`, example);
   if (!HEADER_NAME.test(name)) throw new UsageError(`--header: ${quoteFlag(name)} is not a header name (letters, digits and - only, no spaces).`, example);
-  const reason = RESERVED_HEADERS[name.toLowerCase()];
+  const reason = RESERVED_HEADERS.get(name.toLowerCase());
   if (reason) throw new UsageError(`--header cannot set ${name}: ${reason}`);
-  return [...prev, [name.toLowerCase(), text]];
+  return [name.toLowerCase(), text];
 }
 
-/** The `-H` pairs as request headers: a repeated name joins its values with ", " (one field, as HTTP reads it). */
-export function headerRecord(pairs: [string, string][]): Record<string, string> {
-  const out: Record<string, string> = {};
+/**
+ * The `-H` pairs as request headers: a repeated name joins its values with ", " (one field, as HTTP
+ * reads it). An object without a prototype: `__proto__` and `constructor` are header names like any other.
+ */
+export function headerRecord(pairs: HeaderPair[]): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
   for (const [name, value] of pairs) out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
   return out;
 }
@@ -70,7 +115,7 @@ function quoteFlag(value: string): string {
   return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
 }
 
-const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api GET /v1/orders (percent-encode spaces as %20).";
+const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api /v1/orders (percent-encode spaces as %20).";
 
 /**
  * Refuses a path that is not one: empty or garbled, a full or protocol-relative URL (`//host/x`,

@@ -6,7 +6,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { HttpClient } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
-import { jsonProblem } from '../../text/excerpt.js';
+import { parseJsonText } from '../../input/data.js';
 
 /** Endpoints whose requests carry no Authorization header (spec, Authentication rule 6). */
 const UNAUTHENTICATED = ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/session/verify'];
@@ -84,11 +84,7 @@ export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
 
 /** The text of --data as JSON; `source` names where it came from (--data, a file, standard input). */
 export function parseJsonBody(text: string, source: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${source} is not valid JSON: ${jsonProblem(error, text)}`, 'Pass JSON inline, as @file.json, or - for standard input.');
-  }
+  return parseJsonText(text, source, 'Pass JSON inline, as @file.json, or - for standard input.');
 }
 
 /** Sends one request. A non-2xx answer throws ApiError (a 3xx its RedirectError), each with the answer's head. */

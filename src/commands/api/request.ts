@@ -1,10 +1,13 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Deps } from '../../core/deps.js';
 import * as api from './raw-request.js';
 import type { ApiRequestInit } from './raw-request.js';
 import { ApiError, RedirectError, UsageError } from '../../core/errors.js';
 import { printBody, printHead } from './answer.js';
-import { collectHeader, collectQuery, headerRecord, METHODS, parseMethod, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
+import { collectHeader, collectQuery, type HeaderPair, headerRecord, METHODS, methodAndPath, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
+import { warnTypedSecrets } from './secret-args.js';
+import { readSecretFile } from '../secret-input.js';
 import { orderPages } from '../../api/paginate.js';
 import { readDataText } from '../../input/data.js';
 import { createPageLimiter } from '../../orders/rate.js';
@@ -14,58 +17,74 @@ import { count, createProgress } from '../../text/progress.js';
 export interface ApiOptions extends ApiRequestInit {
   /** Inline JSON, @file, or - for standard input. */
   data?: string;
+  /** The `-H` headers typed as arguments (not read from `-H @FILE`): a secret among them is warned about. */
+  typedHeaders?: [string, string][];
   jsonl: boolean;
   include: boolean;
 }
 
-/** Registers `opcli api <METHOD> <path>`. */
-export function register(program: Command, deps: Deps): void {
-  program
-    .command('api')
-    .description('Make an authenticated request to any endpoint and print the JSON answer')
-    .argument('<method>', `HTTP method: ${METHODS.join(', ')}`)
-    .argument('<path>', 'path below the base URL, e.g. /v1/orders (a query string may be included)')
-    .option('-d, --data <json>', 'request body: inline JSON, @file.json, or - for standard input')
-    .option('-q, --query <key=value>', 'add a query parameter (repeatable)', collectQuery)
-    .option('-H, --header <header>', 'add a request header, "Name: value" (repeatable); not Authorization or Host', collectHeader)
-    .option('--paginate', 'GET /v1/orders: follow endCursor to the last page and merge the edges')
-    .option('--jsonl', 'with --paginate: print one order node per line as pages arrive')
-    .option('--no-auth', 'send no Authorization header')
-    .option('-i, --include', 'print the status line and response headers on stderr')
-    .addHelpText(
-      'after',
-      `
+/** What `opcli api --help` says after the flags: the rules a user meets, and examples. */
+const HELP = `
+As with \`gh api\`, the method may be left out: GET, or POST when --data gives a body; name
+another before the path (\`opcli api PUT /v1/orders/…\`) or with -X.
 The bearer token of the active profile is attached, except for the token, revoke and session
 verify endpoints, which the spec says take none, however the path is written (dot segments,
 %2e, doubled slashes, case); a path with a #fragment is refused. A redirect is never followed.
 GET, PUT and DELETE are retried on 429/5xx and lost connections; a POST whose answer was lost
 is not resent. A non-2xx answer prints its body on
 stdout and exits with the code of the error (1, 2 for a refused body, 4 for 401/403).
+A secret typed as an argument (a header such as X-Api-Key, a query or inline --data key such as
+access_token or password) is sent, masked in every trace, and warned about: \`ps\` shows it to
+other users. -H @FILE and --data @FILE keep it off the command line.
 A PUT of /v1/orders/{id} REPLACES the whole order: every field its body leaves out is erased. To
 change some fields of an order, use \`opcli orders update\`, which keeps the others.
 
 Examples:
-  $ opcli api GET /v1/orders --query size=5
-  $ opcli api GET /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
+  $ opcli api /v1/orders --query size=5
+  $ opcli api /v1/orders --paginate --query size=250 --jsonl > orders.jsonl
   $ opcli api PUT /v1/orders/ord_000001 --data @order.json   # order.json: the complete order
-  $ opcli api GET /v1/orders -H 'X-Request-Id: 42' --verbose
-  $ echo '{"session_token":"…"}' | opcli api POST /v1/oauth/session/verify --data -`,
+  $ opcli api /v1/orders -H 'X-Request-Id: 42' --verbose
+  $ echo '{"session_token":"…"}' | opcli api /v1/oauth/session/verify --data -   # POST`;
+
+/** Registers `opcli api [METHOD] <path>`. */
+export function register(program: Command, deps: Deps): void {
+  program
+    .command('api')
+    .description('Make an authenticated request to any endpoint and print the JSON answer')
+    .usage('[options] [method] <path>')
+    .argument('[method]', `HTTP method: ${METHODS.join(', ')}; left out, GET, or POST with --data (as gh api)`)
+    .argument('[path]', 'path below the base URL, e.g. /v1/orders (a query string may be included); alone, the only argument')
+    .option('-X, --method <method>', `HTTP method: ${METHODS.join(', ')} (default GET, or POST with --data)`)
+    .option('-d, --data <json>', 'request body: inline JSON, @file.json, or - for standard input')
+    .option('-q, --query <key=value>', 'add a query parameter (repeatable)', collectQuery)
+    .option(
+      '-H, --header <header>',
+      'add a request header, "Name: value", or @FILE for one a line (repeatable); not Authorization or Host',
+      (value: string, prev?: HeaderPair[]) =>
+        collectHeader(value, prev, (file) => readSecretFile(resolve(deps.cwd, file), '--header @FILE', (text) => deps.err(text))),
     )
+    .option('--paginate', 'GET /v1/orders: follow endCursor to the last page and merge the edges')
+    .option('--jsonl', 'with --paginate: print one order node per line as pages arrive')
+    .option('--no-auth', 'send no Authorization header')
+    .option('-i, --include', 'print the status line and response headers on stderr')
+    .addHelpText('after', HELP)
     .action(
       async (
-        method: string,
-        path: string,
+        first: string | undefined,
+        second: string | undefined,
         flags: {
+          method?: string;
           data?: string;
           query?: [string, string][];
-          header?: [string, string][];
+          header?: HeaderPair[];
           paginate?: boolean;
           jsonl?: boolean;
           auth?: boolean;
           include?: boolean;
         },
       ) => {
-        const checked = { method: parseMethod(method), path: parsePath(path) };
+        const given = methodAndPath(first, second, flags.method, flags.data !== undefined);
+        const checked = { method: given.method, path: parsePath(given.path) };
         if (flags.jsonl && !flags.paginate) throw new UsageError('--jsonl streams the pages of --paginate; add --paginate.');
         await run(
           {
@@ -73,6 +92,7 @@ Examples:
             data: flags.data,
             query: flags.query ?? [],
             headers: headerRecord(flags.header ?? []),
+            typedHeaders: (flags.header ?? []).filter(([, , from]) => from !== 'file').map(([name, value]) => [name, value]),
             paginate: !!flags.paginate,
             jsonl: !!flags.jsonl,
             auth: flags.auth !== false,
@@ -93,6 +113,11 @@ export async function run(opts: ApiOptions, deps: Deps): Promise<void> {
     const { text, source } = await readDataText(deps, opts.data, { inline: true });
     json = api.parseJsonBody(text, source);
   }
+  warnTypedSecrets(deps, {
+    headers: opts.typedHeaders ?? [],
+    query: opts.query,
+    inlineData: opts.data === undefined || /^@|^-$/.test(opts.data) ? undefined : json,
+  });
   const http = await deps.http();
   refuseLeavingBase(http, opts.path);
   const req = api.apiRequest(opts, json);
