@@ -4,6 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import { UsageError } from '../core/errors.js';
+import { inexactNumber, MAX_JSON_DEPTH, nestsTooDeep } from '../core/json-text.js';
 import type { FieldIssue } from '../schemas.js';
 import { count } from '../text/count.js';
 import { jsonProblem } from '../text/excerpt.js';
@@ -107,8 +108,25 @@ export async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGe
       yield { seq: seq++, line, value: undefined, issues: [{ path: '', message: `not valid JSON: ${jsonProblem(error, trimmed, where)}` }] };
       continue;
     }
-    yield objectRow(seq++, line, parsed, options);
+    const refused = numberIssue(trimmed) ?? depthIssue(parsed);
+    yield refused ? { seq: seq++, line, value: undefined, issues: [refused] } : objectRow(seq++, line, parsed, options);
   }
+}
+
+/** A number JSON.parse rounded (19.999999999999999999 read as 20): refused, never sent rounded. */
+function numberIssue(text: string): FieldIssue | undefined {
+  const inexact = inexactNumber(text);
+  if (inexact === undefined) return undefined;
+  return {
+    path: '',
+    message: `the number ${inexact.literal} has more digits than a number holds exactly (at most 15 significant digits), and would be sent as ${inexact.sent}`,
+  };
+}
+
+/** A claim nested deeper than any claim is: every walk after the parse would overflow the stack. */
+function depthIssue(parsed: unknown): FieldIssue | undefined {
+  if (!nestsTooDeep(parsed)) return undefined;
+  return { path: '', message: `nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep, the most opcli reads` };
 }
 
 /** A .json file: an array of claims (or one claim). Read whole: JSON arrays are for small batches. */
@@ -127,10 +145,13 @@ export async function jsonRows(input: Readable, options: OpenOptions): Promise<A
       'Use a JSON array of claims, or JSONL (one claim per line) for large batches.',
     );
   }
+  const refused = numberIssue(text);
+  if (refused) throw new UsageError(`${options.label}: ${refused.message}.`, 'Write the number as it should be sent; nothing was sent.');
   const items = Array.isArray(parsed) ? parsed : [parsed];
   async function* rows(): AsyncGenerator<SourceRow> {
     for (const [i, item] of items.entries()) {
-      yield objectRow(i, i + 1, item, options);
+      const deep = depthIssue(item);
+      yield deep ? { seq: i, line: i + 1, value: undefined, issues: [deep] } : objectRow(i, i + 1, item, options);
     }
   }
   return rows();

@@ -134,6 +134,37 @@ describe('messages quote at most 200 characters of input', () => {
   });
 });
 
+describe('JSON claims carry no number or nesting JSON.parse would change', () => {
+  const claim = (price: string) => `{"customer":{"email":"a@example.com"},"item":{"name":"Kettle","price":${price}}}`;
+
+  it('JSONL: a price with more digits than a number holds is invalid at its line, never rounded and sent', async () => {
+    const path = join(dir, 'precise.jsonl');
+    writeFileSync(path, `${claim('49.99')}\n${claim('19.999999999999999999')}\n`);
+    const r = await runOpcli(['claims', 'file', '--from', path, '--validate-only'], { env: env() });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('line 2: invalid, not sent');
+    expect(r.stderr).toContain('the number 19.999999999999999999 has more digits than a number holds exactly');
+    expect(r.stderr).toContain('would be sent as 20');
+    nothingSent();
+  });
+
+  it('JSONL and JSON: a claim nested 100,000 deep is invalid at its line, no stack overflow', async () => {
+    const deep = `{"item":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const path = join(dir, 'deep.jsonl');
+    writeFileSync(path, `${deep}\n`);
+    const r = await runOpcli(['claims', 'file', '--from', path, '--validate-only'], { env: env() });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('nests arrays and objects more than 100 levels deep');
+    const array = join(dir, 'deep.json');
+    writeFileSync(array, `[${deep}]`);
+    const a = await runOpcli(['claims', 'file', '--from', array, '--validate-only'], { env: env() });
+    expect(a.code).toBe(3);
+    expect(a.stderr).toContain('nests arrays and objects more than 100 levels deep');
+    expect(a.stderr).not.toMatch(/Maximum call stack|RangeError/);
+    nothingSent();
+  });
+});
+
 describe('--data bodies', () => {
   it('a huge value where an object belongs, and broken JSON, give short errors that say where', async () => {
     const path = join(dir, 'order.json');
