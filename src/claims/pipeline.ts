@@ -363,7 +363,8 @@ export class SendPipeline {
   private stop(): void {
     this.outage.release();
     const n = this.inFlight.size;
-    this.ports.view.notice(`Stopping: waiting for ${n} request${n === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
+    // Nothing in flight: the batch ends at once, with nothing to wait for.
+    if (n > 0) this.ports.view.notice(`Stopping: waiting for ${n} request${n === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
     this.drain();
     this.window.wake();
   }

@@ -23,6 +23,11 @@ export interface RowResult {
   errors?: FieldIssue[];
   /** The outcome was recorded by an earlier run; nothing was sent now. */
   earlier?: boolean;
+  /**
+   * What rows alike share, without this row's details (a held row: "already filed from a.csv"):
+   * the display shows the first in full and folds the others into one line.
+   */
+  cause?: string;
 }
 
 export interface Counts {
