@@ -9,6 +9,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
+import { CHECK_UNCERTAIN_ROWS } from '../core/claim-check.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../core/errors.js';
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
@@ -350,8 +351,7 @@ function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, v
           : 'Held rows were filed already (from another file, or repeated in this one: --allow-duplicates files them) or look like claims filed earlier (--allow-similar files them): check them first.',
       );
     }
-    if (c.uncertain + c.uncertainEarlier > 0)
-      hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
+    if (c.uncertain + c.uncertainEarlier > 0) hints.push(`The uncertain rows may exist. ${CHECK_UNCERTAIN_ROWS}`);
     throw new PartialFailureError(`${count(unsettled)} of ${count(c.done)} rows were not filed.`, hints.join('\n'));
   }
 }

@@ -62,7 +62,7 @@ export class OutageError extends OpcliError {
   constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
     const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;
     super(
-      `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (check the uncertain ones before --retry-uncertain: the service may still have created them)' : ''}.`,
+      `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (the service may still create the uncertain ones: look for them in the merchant dashboard before --retry-uncertain, which files again any that exist)' : ''}.`,
       { exitCode: ExitCode.failed },
     );
     this.cause_ = cause;

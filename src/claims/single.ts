@@ -4,6 +4,7 @@
  */
 import type { ServiceApi } from '../api/service.js';
 import type { ResolvedProfile } from '../config/profile.js';
+import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
 import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
@@ -213,7 +214,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
     }
     if (isOutcomeUncertain(error)) {
       throw new OpcliError(`The claim may or may not have been filed: ${(error as Error).message}`, {
-        hint: 'opcli did not resend it (the API has no idempotency key). Check the store for the claim before filing it again.',
+        hint: `opcli did not resend it (the API has no idempotency key). Before filing it again, ${CHECK_ONE_CLAIM}; filing it again while it exists files it twice.`,
         cause: error,
       });
     }

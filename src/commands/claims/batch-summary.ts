@@ -1,5 +1,6 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
 import type { BatchSummary } from '../../claims/results.js';
+import { CHECK_UNCERTAIN_ROWS } from '../../core/claim-check.js';
 import type { Deps } from '../../core/deps.js';
 import { count, counted } from '../../text/count.js';
 
@@ -56,7 +57,7 @@ export function summarize(summary: BatchSummary, deps: Deps, opts: { json: boole
   if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${summary.unit}s ${inFlight.join(', ')}.`);
   if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
     lines.push(
-      'Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.',
+      `Uncertain means the request was sent but its answer was lost: the claim may exist, and opcli does not resend it on its own. ${CHECK_UNCERTAIN_ROWS}`,
     );
   }
   lines.push(`Journal: ${journalPath}`);
