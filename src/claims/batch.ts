@@ -17,6 +17,7 @@ import { recordPlace } from '../config/record-dir.js';
 import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
 import { ClaimRecord, type OpenRecord } from './record.js';
 import { resolveBatchPaths } from './paths.js';
+import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
 import type { SendPorts, SendResult } from './pipeline-ports.js';
 import { importJournal } from './record-import.js';
@@ -317,6 +318,7 @@ async function validateAll(
 function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, view: BatchView, opts: BatchOptions): void {
   const { fatal, stopError, readError } = result;
   if (result.stoppedNow) throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');
+  if (result.unreachable) throw new UnreachableError(c.done === 1 ? 'The row was not filed' : 'No row was filed', result.unreachable);
   if (fatal) throw fatal;
   if (stopError) {
     if (stopError instanceof OpcliError) throw stopError;

@@ -10,6 +10,7 @@ import { PATHS } from '../api/service.js';
 import { ApiError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
 import { count } from '../text/count.js';
+import { unreachableFailure } from './send.js';
 
 /** What an answer says about the service: the words of each kind of outage. */
 export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
@@ -70,6 +71,19 @@ export class OutageError extends OpcliError {
 }
 
 /**
+ * The service could not be reached and no claim request of this run reached it: one line, whatever
+ * the batch's size (or one claim), since rerunning sends everything (exit 1).
+ */
+export class UnreachableError extends OpcliError {
+  constructor(what: string, failure: NetworkError) {
+    super(`${what}: the service cannot be reached (${failure.message.replace(/\.$/, '')}); nothing was sent, rerunning is safe.`, {
+      exitCode: ExitCode.failed,
+      cause: failure,
+    });
+  }
+}
+
+/**
  * Watches a batch's answers for an outage; rows pass `enter()` before they are sent. After the
  * probe finds the service up, one row goes first: only once it is answered do the others follow
  * (a gateway may answer a GET while POSTs still fail), so an outage costs at most the rows that
@@ -94,6 +108,10 @@ export class OutageWatch {
   private announced = false;
   /** Set when the batch must stop: the rows still at the gate are not sent. */
   stopError?: OutageError;
+  /** A claim request of this run may have reached the service (an answer, or a failure after it was written). */
+  private reached = false;
+  /** The first failure that proved the service was not reached. */
+  private unreachable?: NetworkError;
 
   constructor(options: OutageOptions) {
     this.options = options;
@@ -125,6 +143,7 @@ export class OutageWatch {
   /** A row that entered is settled: `error` is its failure; `answered` false when it never went (stopped before its turn). */
   leave(error: unknown, answered = true): void {
     this.inFlight--;
+    if (answered) this.witness(error);
     const cause = error === undefined ? undefined : outageCause(error);
     if (cause) {
       this.failures++;
@@ -142,6 +161,18 @@ export class OutageWatch {
       } else if (!this.closed) this.clear();
     }
     if (this.closed && this.inFlight === 0 && !this.admitOne) void this.decide();
+  }
+
+  /** The failure that proved the service unreachable, when no claim request of the run reached it; else undefined. */
+  neverReached(): NetworkError | undefined {
+    return this.reached ? undefined : this.unreachable;
+  }
+
+  /** What a settled request says of the service: reached (any answer, or written before it failed), or not. */
+  private witness(error: unknown): void {
+    const notReached = unreachableFailure(error);
+    if (notReached) this.unreachable ??= notReached;
+    else if (!(error instanceof NetworkError && !error.sent)) this.reached = true;
   }
 
   /** Stops at once (the batch stops for another reason): rows at the gate go on to be settled not sent. */

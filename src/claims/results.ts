@@ -166,7 +166,8 @@ export interface BatchReport {
   room(): Promise<void> | undefined;
   /** Reports a row (counted already); a promise only when its output must wait (a slow stdout, the results file). */
   add(row: SourceRow, result: RowResult): Promise<void> | undefined;
-  finish(): Promise<void>;
+  /** The end of the rows; `unreachable`: the service was never reached, and one line will say so instead of a line per row not sent. */
+  finish(options?: { unreachable?: boolean }): Promise<void>;
   /** A line for the person, without tearing the progress line. */
   notice(text: string): void;
 }

@@ -15,6 +15,8 @@ import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadshee
 import { isStoreMismatch, storeMismatch } from './plan.js';
 import { validateClaim } from './validate.js';
 import { fileRecorded, singleSource } from './single-record.js';
+import { UnreachableError } from './outage.js';
+import { unreachableFailure } from './send.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -199,7 +201,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
       profile,
       deps,
       { force: !!opts.force, source: singleSource(opts.data, asked, deps.cwd), confirm: confirm ? () => confirm(checked.claim) : undefined },
-      async () => (await api.createClaim(checked.claim)).payload,
+      async () => (await api.createClaim(checked.claim, { quiet: true })).payload,
     );
   } catch (error) {
     if (isStoreMismatch(error)) {
@@ -208,6 +210,8 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
         'Log in to that store (or pick its profile with --profile), or correct storeId.',
       );
     }
+    const notReached = unreachableFailure(error);
+    if (notReached) throw new UnreachableError('The claim was not filed', notReached);
     if (error instanceof NetworkError && !error.sent) {
       // Nothing left this machine (a refused connection, a proxy, an untrusted certificate): filing it again is safe.
       throw new OpcliError(`The claim was not filed: ${error.message}`, { hint: error.hint, cause: error });

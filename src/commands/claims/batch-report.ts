@@ -31,7 +31,7 @@ export class BatchReporter implements BatchReport {
   private readonly out?: ResultsFile;
   private readonly ticker?: StatusTicker;
   /** Rows whose line repeats an earlier row's cause (same outcome, same error): folded into one line at the end. */
-  private readonly folded = new Map<string, { status: string; error: string; lines: number[]; count: number }>();
+  private readonly folded = new Map<string, { status: string; error: string; lines: number[]; count: number; first?: RowResult }>();
 
   constructor(
     private readonly deps: Deps,
@@ -77,7 +77,8 @@ export class BatchReporter implements BatchReport {
   /**
    * A row not filed, on stderr: the first of each cause in full, the others counted (an outage fails
    * hundreds alike, a copy of a filed file holds every row). A held row folds only when its result
-   * names a cause shared by rows alike; one that looks like an earlier claim is shown whole.
+   * names a cause shared by rows alike; one that looks like an earlier claim is shown whole. Rows not
+   * sent are all shown at the end: a service never reached is then one line instead (finish).
    */
   private problem(result: RowResult): void {
     const cause = result.status === 'held' ? result.cause : result.errors?.length ? undefined : (result.error ?? '');
@@ -88,8 +89,9 @@ export class BatchReporter implements BatchReport {
       keepFirstLines(same.lines, result.line);
       return;
     }
-    if (key !== undefined) this.folded.set(key, { status: result.status, error: cause ?? '', lines: [], count: 0 });
-    this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
+    const later = key !== undefined && result.status === 'not_sent';
+    if (key !== undefined) this.folded.set(key, { status: result.status, error: cause ?? '', lines: [], count: 0, first: later ? result : undefined });
+    if (!later) this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
@@ -103,9 +105,15 @@ export class BatchReporter implements BatchReport {
     else this.deps.err(text);
   }
 
-  /** Stops the status line (leaving its last state on screen) and closes the results file. */
-  async finish(): Promise<void> {
-    for (const { status, error, lines, count } of this.folded.values()) {
+  /**
+   * Prints the rows held back (not sent) and the folded causes, stops the status line (leaving its last
+   * state on screen) and closes the results file. `unreachable`: rows not sent are left to the one line
+   * that says the service was never reached.
+   */
+  async finish(options: { unreachable?: boolean } = {}): Promise<void> {
+    for (const { status, error, lines, count, first } of this.folded.values()) {
+      if (first && options.unreachable) continue;
+      if (first) this.notice(problemText(first, this.source.unit, this.options.verb === 'plan'));
       if (count === 0) continue;
       const unit = this.source.unit;
       const more = count > lines.length ? ` and ${formatCount(count - lines.length)} more` : '';
