@@ -28,7 +28,7 @@ import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResu
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
-import { count } from '../text/count.js';
+import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
 
 /**
@@ -354,6 +354,6 @@ function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, v
       );
     }
     if (c.uncertain + c.uncertainEarlier > 0) hints.push(`The uncertain rows may exist. ${CHECK_UNCERTAIN_ROWS}`);
-    throw new PartialFailureError(`${count(unsettled)} of ${count(c.done)} rows were not filed.`, hints.join('\n'));
+    throw new PartialFailureError(`${count(unsettled)} of ${counted(c.done, 'row')} ${unsettled === 1 ? 'was' : 'were'} not filed.`, hints.join('\n'));
   }
 }

@@ -86,6 +86,12 @@ describe('rows not filed, as the batch lists them', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/^Filed 1 claim; .* \(1 row in \d+\.\ds, \d+ rows\/s; 1 request\)\.$/m);
     expect(res.stderr).not.toMatch(/\b1 (rows|requests|claims)\b/);
+    const bad = join(dir, 'bad.csv');
+    writeCsv(bad, [row(2, { 'customer.email': 'not an address' })]);
+    const refused = await runOpcli(['claims', 'file', '--from', bad], { env: env() });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain('Error: 1 of 1 row was not filed.');
+    expect(refused.stderr).toContain('(1 row in ');
   });
 
   it('stopped before any request left: no "waiting for 0 requests in flight"', async () => {

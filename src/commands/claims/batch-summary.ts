@@ -51,10 +51,11 @@ export function summarize(summary: BatchSummary, deps: Deps, opts: { json: boole
   }
   if (earlierUncertainCount > 0) {
     lines.push(
-      `Uncertain from an earlier run (sent, answer never read): ${summary.unit}s ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
+      `Uncertain from an earlier run (sent, answer never read): ${summary.unit}${earlierUncertainCount === 1 ? '' : 's'} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
     );
   }
-  if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${summary.unit}s ${inFlight.join(', ')}.`);
+  if (inFlight.length)
+    lines.push(`Uncertain (in flight when stopped; the claims may exist): ${summary.unit}${inFlight.length === 1 ? '' : 's'} ${inFlight.join(', ')}.`);
   if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
     lines.push(
       `Uncertain means the request was sent but its answer was lost: the claim may exist, and opcli does not resend it on its own. ${CHECK_UNCERTAIN_ROWS}`,
