@@ -40,6 +40,15 @@ describe('advice about uncertain claims', () => {
     const orders = await runOpcli(['orders', 'list', '--all', '--json', 'sourceOrderId'], { env: env() });
     const ids = (JSON.parse(orders.stdout) as { sourceOrderId: string }[]).map((o) => o.sourceOrderId);
     for (const claim of created()) expect(ids).not.toContain((claim as { sourceOrderId: string }).sourceOrderId);
+    // --retry-uncertain says before it sends that a claim that exists is filed twice, and it is.
+    sandbox.setFaults([]);
+    const retry = await runOpcli(['claims', 'file', '--from', path, '--retry-uncertain'], { env: env() });
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stderr.split('\n')[0]).toContain(
+      '--retry-uncertain: the rows whose earlier answer was lost are sent again, and any of them whose claim exists is filed a second time',
+    );
+    expect(retry.stderr.split('\n')[0]).toContain('merchant dashboard');
+    expect(created()).toHaveLength(6);
   });
 
   it('one claim whose answer was lost, then the same claim again: both say where to look', async () => {

@@ -156,6 +156,11 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
+    if (opts.retryUncertain && !opts.dryRun && !opts.validateOnly) {
+      deps.err(
+        '--retry-uncertain: the rows whose earlier answer was lost are sent again, and any of them whose claim exists is filed a second time. Stop now (Ctrl-C) unless the merchant dashboard shows none of them.\n',
+      );
+    }
     await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
     return;
   }
