@@ -70,14 +70,19 @@ export class OutageError extends OpcliError {
   }
 }
 
+/** The hint every connection failure gets unless it knows better (the line itself says what to do). */
+const GENERIC_HINT = new NetworkError('', { sent: false }).hint;
+
 /**
  * The service could not be reached and no claim request of this run reached it: one line, whatever
- * the batch's size (or one claim), since rerunning sends everything (exit 1).
+ * the batch's size (or one claim), since rerunning sends everything (exit 1). A failure that knows
+ * more (a proxy that cannot be reached) keeps its hint.
  */
 export class UnreachableError extends OpcliError {
   constructor(what: string, failure: NetworkError) {
     super(`${what}: the service cannot be reached (${failure.message.replace(/\.$/, '')}); nothing was sent, rerunning is safe.`, {
       exitCode: ExitCode.failed,
+      hint: failure.hint === GENERIC_HINT ? undefined : failure.hint,
       cause: failure,
     });
   }
