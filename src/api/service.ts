@@ -61,9 +61,10 @@ export function createServiceApi(http: HttpClient) {
      * Endpoint 6. A POST: not resent when its fate is unknown. A batch paces its requests with one
      * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/compiled.ts).
      */
-    async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated } = {}) {
+    async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated; quiet?: boolean } = {}) {
       const answer = options.answer ?? (await schemas()).ClaimCreated;
-      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal: options.signal, limiter: options.limiter }, answer)).body;
+      const { signal, limiter, quiet } = options;
+      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal, limiter, quiet }, answer)).body;
     },
     /** Endpoint 7. */
     async createVariant(productId: string, variant: ProductVariant, signal?: AbortSignal) {

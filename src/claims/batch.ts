@@ -9,6 +9,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
+import { CHECK_UNCERTAIN_ROWS } from '../core/claim-check.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../core/errors.js';
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
@@ -16,6 +17,7 @@ import { recordPlace } from '../config/record-dir.js';
 import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
 import { ClaimRecord, type OpenRecord } from './record.js';
 import { resolveBatchPaths } from './paths.js';
+import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
 import type { SendPorts, SendResult } from './pipeline-ports.js';
 import { importJournal } from './record-import.js';
@@ -26,7 +28,7 @@ import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResu
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { validateClaim } from './validate.js';
-import { count } from '../text/count.js';
+import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
 
 /**
@@ -316,6 +318,7 @@ async function validateAll(
 function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, view: BatchView, opts: BatchOptions): void {
   const { fatal, stopError, readError } = result;
   if (result.stoppedNow) throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');
+  if (result.unreachable) throw new UnreachableError(c.done === 1 ? 'The row was not filed' : 'No row was filed', result.unreachable);
   if (fatal) throw fatal;
   if (stopError) {
     if (stopError instanceof OpcliError) throw stopError;
@@ -350,8 +353,7 @@ function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, v
           : 'Held rows were filed already (from another file, or repeated in this one: --allow-duplicates files them) or look like claims filed earlier (--allow-similar files them): check them first.',
       );
     }
-    if (c.uncertain + c.uncertainEarlier > 0)
-      hints.push('Check the uncertain rows (the claims may exist), then run again with --retry-uncertain to send them again.');
-    throw new PartialFailureError(`${count(unsettled)} of ${count(c.done)} rows were not filed.`, hints.join('\n'));
+    if (c.uncertain + c.uncertainEarlier > 0) hints.push(`The uncertain rows may exist. ${CHECK_UNCERTAIN_ROWS}`);
+    throw new PartialFailureError(`${count(unsettled)} of ${counted(c.done, 'row')} ${unsettled === 1 ? 'was' : 'were'} not filed.`, hints.join('\n'));
   }
 }

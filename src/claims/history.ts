@@ -8,6 +8,8 @@ import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine } from 
 
 /** One filing as history shows it. */
 export interface ClaimHistoryRow {
+  /** The claim's content key: the filings of one claim share it (`claims history` groups them). */
+  key: string;
   at: string;
   /** filed, rejected, not_sent, uncertain (sent, no answer recorded: the claim may exist). */
   status: 'filed' | 'rejected' | 'uncertain' | 'not_sent';
@@ -42,15 +44,12 @@ export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFil
       if (r.type === 'intent') intents.push(r);
       else if (r.type === 'outcome') outcomes.set(r.issuance, r);
     }
-    const order = filter.order === undefined ? undefined : idIdentity(filter.order).replace(/^#+ ?/, '');
-    const email = filter.email === undefined ? undefined : emailIdentity(filter.email);
+    const matches = filingFilter(filter);
     const rows: ClaimHistoryRow[] = [];
     for (const i of intents) {
       const o = outcomes.get(i.issuance);
-      if (order !== undefined && (!o?.sourceOrderId || idIdentity(o.sourceOrderId) !== order)) continue;
-      if (email !== undefined && (!i.email || emailIdentity(i.email) !== email)) continue;
-      if (filter.since !== undefined && Date.parse(i.at) < filter.since) continue;
-      rows.push({
+      const row: ClaimHistoryRow = {
+        key: i.key,
         at: i.at,
         status: o?.status ?? 'uncertain',
         sourceOrderId: o?.sourceOrderId,
@@ -63,11 +62,22 @@ export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFil
         line: i.line,
         forced: !!i.forced,
         error: o ? o.error : 'no outcome recorded: the run stopped after sending it, the claim may exist',
-      });
+      };
+      if (matches(row)) rows.push(row);
     }
     const damaged = blockingDamage(reader.damaged).map(describeDamage);
     return { path: reader.path, rows, damaged };
   } finally {
     reader.close();
   }
+}
+
+/** Whether a filing passes the filters, each compared by identity (`claims history` applies it to each filing of a claim). */
+export function filingFilter(filter: ClaimHistoryFilter): (row: ClaimHistoryRow) => boolean {
+  const order = filter.order === undefined ? undefined : idIdentity(filter.order).replace(/^#+ ?/, '');
+  const email = filter.email === undefined ? undefined : emailIdentity(filter.email);
+  return (r) =>
+    (order === undefined || (!!r.sourceOrderId && idIdentity(r.sourceOrderId) === order)) &&
+    (email === undefined || (!!r.email && emailIdentity(r.email) === email)) &&
+    (filter.since === undefined || Date.parse(r.at) >= filter.since);
 }

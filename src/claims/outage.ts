@@ -10,6 +10,7 @@ import { PATHS } from '../api/service.js';
 import { ApiError, ExitCode, NetworkError, OpcliError, RedirectError, TimeoutError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
 import { count } from '../text/count.js';
+import { unreachableFailure } from './send.js';
 
 /** What an answer says about the service: the words of each kind of outage. */
 export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
@@ -62,10 +63,28 @@ export class OutageError extends OpcliError {
   constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
     const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;
     super(
-      `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (check the uncertain ones before --retry-uncertain: the service may still have created them)' : ''}.`,
+      `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (the service may still create the uncertain ones: look for them in the merchant dashboard before --retry-uncertain, which files again any that exist)' : ''}.`,
       { exitCode: ExitCode.failed },
     );
     this.cause_ = cause;
+  }
+}
+
+/** The hint every connection failure gets unless it knows better (the line itself says what to do). */
+const GENERIC_HINT = new NetworkError('', { sent: false }).hint;
+
+/**
+ * The service could not be reached and no claim request of this run reached it: one line, whatever
+ * the batch's size (or one claim), since rerunning sends everything (exit 1). A failure that knows
+ * more (a proxy that cannot be reached) keeps its hint.
+ */
+export class UnreachableError extends OpcliError {
+  constructor(what: string, failure: NetworkError) {
+    super(`${what}: the service cannot be reached (${failure.message.replace(/\.$/, '')}); nothing was sent, rerunning is safe.`, {
+      exitCode: ExitCode.failed,
+      hint: failure.hint === GENERIC_HINT ? undefined : failure.hint,
+      cause: failure,
+    });
   }
 }
 
@@ -94,6 +113,10 @@ export class OutageWatch {
   private announced = false;
   /** Set when the batch must stop: the rows still at the gate are not sent. */
   stopError?: OutageError;
+  /** A claim request of this run may have reached the service (an answer, or a failure after it was written). */
+  private reached = false;
+  /** The first failure that proved the service was not reached. */
+  private unreachable?: NetworkError;
 
   constructor(options: OutageOptions) {
     this.options = options;
@@ -125,6 +148,7 @@ export class OutageWatch {
   /** A row that entered is settled: `error` is its failure; `answered` false when it never went (stopped before its turn). */
   leave(error: unknown, answered = true): void {
     this.inFlight--;
+    if (answered) this.witness(error);
     const cause = error === undefined ? undefined : outageCause(error);
     if (cause) {
       this.failures++;
@@ -142,6 +166,18 @@ export class OutageWatch {
       } else if (!this.closed) this.clear();
     }
     if (this.closed && this.inFlight === 0 && !this.admitOne) void this.decide();
+  }
+
+  /** The failure that proved the service unreachable, when no claim request of the run reached it; else undefined. */
+  neverReached(): NetworkError | undefined {
+    return this.reached ? undefined : this.unreachable;
+  }
+
+  /** What a settled request says of the service: reached (any answer, or written before it failed), or not. */
+  private witness(error: unknown): void {
+    const notReached = unreachableFailure(error);
+    if (notReached) this.unreachable ??= notReached;
+    else if (!(error instanceof NetworkError && !error.sent)) this.reached = true;
   }
 
   /** Stops at once (the batch stops for another reason): rows at the gate go on to be settled not sent. */

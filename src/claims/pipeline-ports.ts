@@ -1,6 +1,7 @@
 /** What the send pipeline (pipeline.ts) is given, and what it comes to: its options, its ports, its result. */
 import type { ServiceApi } from '../api/service.js';
 import type { RequestLimiter } from '../http/adaptive.js';
+import type { NetworkError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Journal } from './journal.js';
 import type { ClaimRecord } from './record.js';
@@ -16,6 +17,8 @@ export interface SendResult {
   readError?: unknown;
   /** Ended by a second Ctrl-C: the summary is already printed. */
   stoppedNow: boolean;
+  /** No request reached the service, and this failure proved it unreachable: nothing was sent, no summary printed. */
+  unreachable?: NetworkError;
 }
 
 export interface PipelineOptions {

@@ -13,10 +13,9 @@
  *            record.ts        the record of claims                                 SendPipeline.settle
  *   report   results.ts       counted in the batch's tally, then shown by the verb's BatchReport
  *
- * The window (send-window.ts) holds the rows between `key` and `send`, journaled in groups ahead
- * of the free slots (one fdatasync for most of a window) while the workers, one per
- * `--concurrency` slot, send the rows already durable. The outage watch (outage.ts) stands between
- * `record` and `send`: rows wait there while the service looks down.
+ * The window (send-window.ts) holds the rows between `key` and `send`, journaled in groups ahead of the
+ * free slots (one fdatasync for most of a window) while the workers, one per `--concurrency` slot,
+ * send the rows already durable. The outage watch (outage.ts) stands between `record` and `send`.
  */
 import { setMaxListeners } from 'node:events';
 import { NotJournaled } from './journal.js';
@@ -27,6 +26,7 @@ import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js
 import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
+import type { NetworkError } from '../core/errors.js';
 import { whenAborted } from '../core/timers.js';
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
@@ -84,6 +84,7 @@ export class SendPipeline {
         resolve('now');
       });
     });
+    let unreachable: NetworkError | undefined;
     try {
       const work = this.work(source.rows);
       if ((await Promise.race([work, stoppedNow])) === 'now') {
@@ -93,10 +94,13 @@ export class SendPipeline {
     } finally {
       stopListening();
       stopNowListening();
-      if (!stopNow.aborted) await this.ports.report.finish().catch((error) => this.fail(error));
+      // No request reached the service, nothing else ended the run: one line says it (batch.ts), not a line per row.
+      if (this.fatal === undefined && this.readError === undefined && !signal.aborted) unreachable = this.outage.neverReached();
+      if (!stopNow.aborted) await this.ports.report.finish({ unreachable: unreachable !== undefined }).catch((error) => this.fail(error));
     }
     this.lockLost();
     this.stopError ??= this.outage.stopError;
+    if (unreachable && this.fatal === undefined) return { unreachable, stoppedNow: false };
     this.summarize(source, []);
     return { fatal: this.fatal, stopError: this.stopError, readError: this.readError, stoppedNow: false };
   }
@@ -363,7 +367,7 @@ export class SendPipeline {
   private stop(): void {
     this.outage.release();
     const n = this.inFlight.size;
-    this.ports.view.notice(`Stopping: waiting for ${n} request${n === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
+    if (n > 0) this.ports.view.notice(`Stopping: waiting for ${n} request${n === 1 ? '' : 's'} in flight (Ctrl-C again to stop now)\n`);
     this.drain();
     this.window.wake();
   }

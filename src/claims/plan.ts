@@ -187,7 +187,11 @@ export class Planner {
     const allowDuplicates = !!this.options.allowDuplicates;
     // CHOICE (docs/spec-choices.md#repeated-rows): a row repeated in one file is held from its second copy on, unless --allow-duplicates.
     if (id.repeatOf !== undefined && !prior && !allowDuplicates) {
-      return held(row, `the same claim as line ${id.repeatOf} of this file (a row repeated); not sent; --allow-duplicates files it`);
+      return held(
+        row,
+        `the same claim as line ${id.repeatOf} of this file (a row repeated); not sent; --allow-duplicates files it`,
+        'a row repeated in this file; --allow-duplicates files it',
+      );
     }
     if (record && !allowDuplicates) {
       const hit = record.lookup(recordKey);
@@ -198,7 +202,12 @@ export class Planner {
       // waits for both to be durable): a run killed between the two writes.
       const neverLeft = !prior && hit?.state === 'sending' && hit.intent?.journal !== undefined && hit.intent.journal === this.options.provenance?.journal;
       if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
-        return held(row, `already ${stateWords(hit.state)} ${describeHit(hit)}; not sent; --allow-duplicates files it`);
+        const from = hit.intent ? ` from ${hit.intent.source === 'prompt' ? 'the prompt' : hit.intent.source}` : '';
+        return held(
+          row,
+          `already ${stateWords(hit.state)} ${describeHit(hit)}; not sent; --allow-duplicates files it`,
+          `already ${stateWords(hit.state)}${from}; --allow-duplicates files it`,
+        );
       }
     }
     // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
@@ -238,9 +247,9 @@ function invalid(row: SourceRow, errors: { path: string; message: string }[]): N
   return { send: false, result: { line: row.line, status: 'invalid', errors } };
 }
 
-/** A held row: not sent, with why. */
-function held(row: SourceRow, error: string): NotToSend {
-  return { send: false, result: { line: row.line, status: 'held', error } };
+/** A held row: not sent, with why; `cause`: what rows held alike share, for the display to fold them. */
+function held(row: SourceRow, error: string, cause?: string): NotToSend {
+  return { send: false, result: { line: row.line, status: 'held', error, cause } };
 }
 
 /** "Blender (sku B-1)": the item as the record of claims names it. */

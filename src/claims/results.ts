@@ -23,6 +23,11 @@ export interface RowResult {
   errors?: FieldIssue[];
   /** The outcome was recorded by an earlier run; nothing was sent now. */
   earlier?: boolean;
+  /**
+   * What rows alike share, without this row's details (a held row: "already filed from a.csv"):
+   * the display shows the first in full and folds the others into one line.
+   */
+  cause?: string;
 }
 
 export interface Counts {
@@ -161,7 +166,8 @@ export interface BatchReport {
   room(): Promise<void> | undefined;
   /** Reports a row (counted already); a promise only when its output must wait (a slow stdout, the results file). */
   add(row: SourceRow, result: RowResult): Promise<void> | undefined;
-  finish(): Promise<void>;
+  /** The end of the rows; `unreachable`: the service was never reached, and one line will say so instead of a line per row not sent. */
+  finish(options?: { unreachable?: boolean }): Promise<void>;
   /** A line for the person, without tearing the progress line. */
   notice(text: string): void;
 }

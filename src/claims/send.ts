@@ -15,6 +15,17 @@ import { compiled } from './compiled.js';
 /** Never-sent failures that every row would meet alike: the batch stops at the first. */
 const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
+/**
+ * The failure when it proves the service was not reached: nothing was written to it (a refused
+ * connection, an unknown host, a connection or TLS handshake that failed before the request was
+ * written). Not a failure every row meets for a reason of its own (an untrusted certificate, a
+ * proxy's refusal, a request that cannot be built): those keep their own words and hints.
+ */
+export function unreachableFailure(error: unknown): NetworkError | undefined {
+  if (!(error instanceof NetworkError) || error.sent || STOPS_EVERY_ROW.has(error.errorCode ?? '')) return undefined;
+  return error;
+}
+
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */
 export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
   // A redirect meets every row alike (a gateway, a wrong base URL): the batch stops. After a 307 or
@@ -90,7 +101,8 @@ export async function sendClaim(plan: ToSend, row: SourceRow, api: () => Promise
     // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
     const service = await api();
     const limit = options.limiter ? rowGate(options.limiter, options.stop, options.onLeave) : undefined;
-    const created = await service.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated) });
+    // Retries are not announced row by row: the outage watch and the summary speak for the batch.
+    const created = await service.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated), quiet: true });
     return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
   } catch (error) {
     if (error instanceof StoppedBeforeSending) {

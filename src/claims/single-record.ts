@@ -5,6 +5,7 @@
  * follows. No prompt and no print: the verb passes a `confirm` callback when someone can answer.
  */
 import { resolve } from 'node:path';
+import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { ExitCode, OpcliError, PlainExit } from '../core/errors.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { recordPlace } from '../config/record-dir.js';
@@ -40,7 +41,7 @@ function refuseHeld(record: ClaimRecord, key: string, sim: string | undefined, c
     throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
       exitCode: ExitCode.partial,
       hint: uncertain
-        ? 'Its earlier request may have created the claim: check the store (`opcli orders list`) before anything else; --force files it again when you are sure it does not exist.'
+        ? `Its earlier request may have created the claim: ${CHECK_ONE_CLAIM}. --force files it again once you are sure it does not exist.`
         : '`opcli claims history` lists what was filed; --force files it again (a second claim).',
       details: held(same),
     });

@@ -4,6 +4,7 @@
  */
 import type { ServiceApi } from '../api/service.js';
 import type { ResolvedProfile } from '../config/profile.js';
+import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
 import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
@@ -14,6 +15,8 @@ import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadshee
 import { isStoreMismatch, storeMismatch } from './plan.js';
 import { validateClaim } from './validate.js';
 import { fileRecorded, singleSource } from './single-record.js';
+import { UnreachableError } from './outage.js';
+import { unreachableFailure } from './send.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -198,7 +201,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
       profile,
       deps,
       { force: !!opts.force, source: singleSource(opts.data, asked, deps.cwd), confirm: confirm ? () => confirm(checked.claim) : undefined },
-      async () => (await api.createClaim(checked.claim)).payload,
+      async () => (await api.createClaim(checked.claim, { quiet: true })).payload,
     );
   } catch (error) {
     if (isStoreMismatch(error)) {
@@ -207,13 +210,15 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
         'Log in to that store (or pick its profile with --profile), or correct storeId.',
       );
     }
+    const notReached = unreachableFailure(error);
+    if (notReached) throw new UnreachableError('The claim was not filed', notReached);
     if (error instanceof NetworkError && !error.sent) {
       // Nothing left this machine (a refused connection, a proxy, an untrusted certificate): filing it again is safe.
       throw new OpcliError(`The claim was not filed: ${error.message}`, { hint: error.hint, cause: error });
     }
     if (isOutcomeUncertain(error)) {
       throw new OpcliError(`The claim may or may not have been filed: ${(error as Error).message}`, {
-        hint: 'opcli did not resend it (the API has no idempotency key). Check the store for the claim before filing it again.',
+        hint: `opcli did not resend it (the API has no idempotency key). Before filing it again, ${CHECK_ONE_CLAIM}; filing it again while it exists files it twice.`,
         cause: error,
       });
     }

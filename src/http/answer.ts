@@ -3,6 +3,7 @@
  * words for the statuses users meet, and whether a POST answered so was processed
  * (docs/http.md#what-is-resent-and-what-never-is).
  */
+import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { ApiError, ExitCode, RedirectError } from '../core/errors.js';
 import { safeLine, safeText } from '../text/safe.js';
 import { readErrorBody } from './error-body.js';
@@ -69,7 +70,7 @@ function checkFor(path: string): { subject: string; done: string; check: string 
     return {
       subject: 'the claim',
       done: 'filed',
-      check: 'check the order in the store (`opcli claims history` shows what opcli recorded) before sending it again',
+      check: `before sending it again, ${CHECK_ONE_CLAIM}`,
     };
   }
   return { subject: 'the request', done: 'processed', check: 'check before sending it again' };

@@ -41,6 +41,11 @@ export interface HttpRequest {
   auth?: boolean;
   /** 'never' turns retries off for this request. */
   retry?: 'auto' | 'never';
+  /**
+   * Its retries after a connection failure are traced (--verbose), not announced: the caller says in
+   * one line how the request ended (a claim: filed, or a service that cannot be reached).
+   */
+  quiet?: boolean;
   signal?: AbortSignal;
   /** Overall timeout for headers and body, in milliseconds. */
   timeoutMs?: number;
@@ -257,7 +262,8 @@ export class HttpClient {
     // provably never reached the server; an answer too large or too slow would be so again.
     if (run.attempt >= run.maxRetries || !mayRepeat(req.method, failure)) throw failure;
     const delay = backoffDelay(run.attempt, this.options.random ?? Math.random);
-    this.options.notice?.(`${clause((failure as NetworkError).message)}; retrying in ${formatWait(delay)}`);
+    const say = req.quiet ? this.options.trace : this.options.notice;
+    say?.(`${clause((failure as NetworkError).message)}; retrying in ${formatWait(delay)}`);
     await this.options.sleep(delay, req.signal);
     run.attempt++;
   }

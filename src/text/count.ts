@@ -9,3 +9,8 @@ export function count(n: number): string {
   const digits = String(Math.abs(n)).replace(/\B(?=(\d{3})+$)/g, ',');
   return n < 0 ? `-${digits}` : digits;
 }
+
+/** "1 row", "1,234 rows": a count with its noun, singular for one (`plural` when adding an s is wrong). */
+export function counted(n: number, noun: string, plural = `${noun}s`): string {
+  return `${count(n)} ${n === 1 ? noun : plural}`;
+}

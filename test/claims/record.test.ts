@@ -281,7 +281,7 @@ describe('a damaged record of claims', () => {
     expect(res.stderr).toContain(
       'This claim was already sent (outcome uncertain) (line 4 of the record, cut short: its outcome is unknown). Nothing was sent.',
     );
-    expect(res.stderr).toContain('check the store');
+    expect(res.stderr).toContain('look for it in the merchant dashboard');
     const other = join(dir, 'other.json');
     writeFileSync(other, JSON.stringify(await claim('other', { customer: { email: 'erin@example.com' } })));
     expect((await runOpcli(['claims', 'file', '--data', other], { env: env() })).code).toBe(0);

@@ -407,7 +407,7 @@ describe('Ctrl-C twice', () => {
       });
       expect(res.code).toBe(130);
       expect(res.stderr).toMatch(/Stopping: waiting for [1-4] requests? in flight \(Ctrl-C again to stop now\)/);
-      expect(res.stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines \d+(, \d+)*\./);
+      expect(res.stderr).toMatch(/Uncertain \(in flight when stopped; the claims may exist\): lines? \d+(, \d+)*\./);
       expect(res.stderr).toMatch(/Filed \d+ claims?; 0 rejected by the API, 0 invalid \(not sent\), [1-4] uncertain/);
     } finally {
       time.onQuiet(undefined);

@@ -115,7 +115,8 @@ describe.skipIf(missing)("a gateway's 502 after a POST", () => {
     const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '4'], { env });
     const message =
       'POST /v1/claims/offline failed: the server answered 502 Bad Gateway. The gateway in front of the service could not reach it or lost it mid-request: ' +
-      'the claim was probably not filed, but may have been; check the order in the store (`opcli claims history` shows what opcli recorded) before sending it again. ' +
+      "the claim was probably not filed, but may have been; before sending it again, look for it in the merchant dashboard (the order-protection app's claims, by the customer's e-mail and the item): " +
+      'the API cannot look a claim up. `opcli claims history` shows when opcli sent it. ' +
       "If your gateway answers 502 only before it forwards a request, add 502 to the profile's not-processed-statuses.";
 
     expect(res.code).toBe(1);

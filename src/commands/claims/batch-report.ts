@@ -13,6 +13,7 @@ import { StatusTicker } from './batch-status.js';
 import { pickFields } from '../../core/json-fields.js';
 import { progressStyle } from '../../text/progress.js';
 import { safeLine } from '../../text/safe.js';
+import { count as formatCount } from '../../text/count.js';
 
 /** The report's options: where rows go, the verb, and the display's modes. */
 export interface ReportOptions {
@@ -30,7 +31,7 @@ export class BatchReporter implements BatchReport {
   private readonly out?: ResultsFile;
   private readonly ticker?: StatusTicker;
   /** Rows whose line repeats an earlier row's cause (same outcome, same error): folded into one line at the end. */
-  private readonly folded = new Map<string, { status: string; error: string; lines: number[]; count: number }>();
+  private readonly folded = new Map<string, { status: string; error: string; lines: number[]; count: number; first?: RowResult }>();
 
   constructor(
     private readonly deps: Deps,
@@ -73,21 +74,28 @@ export class BatchReporter implements BatchReport {
     return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
   }
 
-  /** A row not filed, on stderr: the first of each cause in full, the others counted (an outage fails hundreds alike). */
+  /**
+   * A row not filed, on stderr: the first of each cause in full, the others counted (an outage fails
+   * hundreds alike, a copy of a filed file holds every row). A held row folds only when its result
+   * names a cause shared by rows alike; one that looks like an earlier claim is shown whole. Rows not
+   * sent are all shown at the end: a service never reached is then one line instead (finish).
+   */
   private problem(result: RowResult): void {
-    const key = result.errors?.length || result.status === 'held' ? undefined : `${result.status}\n${result.error ?? ''}`;
+    const cause = result.status === 'held' ? result.cause : result.errors?.length ? undefined : (result.error ?? '');
+    const key = cause === undefined ? undefined : `${result.status}\n${cause}`;
     const same = key === undefined ? undefined : this.folded.get(key);
     if (same) {
       same.count++;
-      if (same.lines.length < 20) same.lines.push(result.line);
+      keepFirstLines(same.lines, result.line);
       return;
     }
-    if (key !== undefined) this.folded.set(key, { status: result.status, error: result.error ?? '', lines: [], count: 0 });
-    this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
+    const later = key !== undefined && result.status === 'not_sent';
+    if (key !== undefined) this.folded.set(key, { status: result.status, error: cause ?? '', lines: [], count: 0, first: later ? result : undefined });
+    if (!later) this.notice(problemText(result, this.source.unit, this.options.verb === 'plan'));
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
-    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(result, this.options.fields))}\n`);
+    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(shown(result), this.options.fields))}\n`);
     await this.out?.row(row, result);
   }
 
@@ -97,13 +105,20 @@ export class BatchReporter implements BatchReport {
     else this.deps.err(text);
   }
 
-  /** Stops the status line (leaving its last state on screen) and closes the results file. */
-  async finish(): Promise<void> {
-    for (const { status, error, lines, count } of this.folded.values()) {
+  /**
+   * Prints the rows held back (not sent) and the folded causes, stops the status line (leaving its last
+   * state on screen) and closes the results file. `unreachable`: rows not sent are left to the one line
+   * that says the service was never reached.
+   */
+  async finish(options: { unreachable?: boolean } = {}): Promise<void> {
+    for (const { status, error, lines, count, first } of this.folded.values()) {
+      if (first && options.unreachable) continue;
+      if (first) this.notice(problemText(first, this.source.unit, this.options.verb === 'plan'));
       if (count === 0) continue;
-      const more = count > lines.length ? ` and ${count - lines.length} more` : '';
+      const unit = this.source.unit;
+      const more = count > lines.length ? ` and ${formatCount(count - lines.length)} more` : '';
       this.notice(
-        `${count} more ${this.source.unit}${count === 1 ? '' : 's'} ${status.replace('_', ' ')} for the same cause (${safeLine(error)}): ${this.source.unit}${count === 1 ? '' : 's'} ${lines.join(', ')}${more}\n`,
+        `${formatCount(count)} more ${unit}${count === 1 ? '' : 's'} ${status.replace('_', ' ')} for the same cause (${safeLine(error)}): ${unit}${count === 1 ? '' : 's'} ${lines.join(', ')}${more}\n`,
       );
     }
     this.folded.clear();
@@ -111,4 +126,22 @@ export class BatchReporter implements BatchReport {
     await this.order.flush();
     await this.out?.close();
   }
+}
+
+/** The lines a folded cause lists: the FOLDED_LINES smallest, in line order, however the rows finished. */
+const FOLDED_LINES = 20;
+
+function keepFirstLines(lines: number[], line: number): void {
+  if (lines.length === FOLDED_LINES && line > (lines.at(-1) as number)) return;
+  let at = lines.length;
+  while (at > 0 && (lines[at - 1] as number) > line) at--;
+  lines.splice(at, 0, line);
+  if (lines.length > FOLDED_LINES) lines.pop();
+}
+
+/** A row's result as --jsonl prints it: the display's fold cause is not part of it. */
+function shown(result: RowResult): Omit<RowResult, 'cause'> {
+  if (result.cause === undefined) return result;
+  const { cause: _, ...rest } = result;
+  return rest;
 }

@@ -1,7 +1,8 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
 import type { BatchSummary } from '../../claims/results.js';
+import { CHECK_UNCERTAIN_ROWS } from '../../core/claim-check.js';
 import type { Deps } from '../../core/deps.js';
-import { count } from '../../text/count.js';
+import { count, counted } from '../../text/count.js';
 
 /**
  * Prints the summary on stderr (and the counts on stdout: with --json as one object, with --jsonl as
@@ -39,9 +40,9 @@ export function summarize(summary: BatchSummary, deps: Deps, opts: { json: boole
   }
   const rate = seconds > 0 ? c.done / seconds : 0;
   const pace = learnt !== null ? `; paced at ${learnt >= 10 ? Math.round(learnt) : learnt}/s, the rate the server allows as learnt` : '';
-  const traffic = `${count(requests)} request${requests === 1 ? '' : 's'}${refused ? `, ${count(refused)} of them answered 429 or 503 (over the server's limit)` : ''}${pace}`;
+  const traffic = `${counted(requests, 'request')}${refused ? `, ${count(refused)} of them answered 429 or 503 (over the server's limit)` : ''}${pace}`;
   const lines = [
-    `Filed ${count(c.filed)} claim${c.filed === 1 ? '' : 's'}; ${count(c.rejected)} rejected by the API, ${count(c.invalid)} invalid (not sent), ${count(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${count(c.held)} held (not sent)` : ''}${c.notSent ? `, ${count(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : `${count(c.done)} rows`} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} rows/s; ${traffic}).`,
+    `Filed ${counted(c.filed, 'claim')}; ${count(c.rejected)} rejected by the API, ${count(c.invalid)} invalid (not sent), ${count(c.uncertain + inFlight.length)} uncertain${c.held ? `, ${count(c.held)} held (not sent)` : ''}${c.notSent ? `, ${count(c.notSent)} not sent` : ''} (${c.done === 0 ? 'no rows' : counted(c.done, 'row')} in ${seconds.toFixed(1)}s, ${rate.toFixed(0)} rows/s; ${traffic}).`,
   ];
   if (c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier > 0) {
     lines.push(
@@ -50,13 +51,14 @@ export function summarize(summary: BatchSummary, deps: Deps, opts: { json: boole
   }
   if (earlierUncertainCount > 0) {
     lines.push(
-      `Uncertain from an earlier run (sent, answer never read): ${summary.unit}s ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
+      `Uncertain from an earlier run (sent, answer never read): ${summary.unit}${earlierUncertainCount === 1 ? '' : 's'} ${earlierUncertain.join(', ')}${earlierUncertainCount > earlierUncertain.length ? ` and ${count(earlierUncertainCount - earlierUncertain.length)} more` : ''}.`,
     );
   }
-  if (inFlight.length) lines.push(`Uncertain (in flight when stopped; the claims may exist): ${summary.unit}s ${inFlight.join(', ')}.`);
+  if (inFlight.length)
+    lines.push(`Uncertain (in flight when stopped; the claims may exist): ${summary.unit}${inFlight.length === 1 ? '' : 's'} ${inFlight.join(', ')}.`);
   if (c.uncertain + c.uncertainEarlier + inFlight.length > 0) {
     lines.push(
-      'Uncertain means the request was sent but its answer was lost: the claim may exist. opcli does not resend these on its own; check them, then pass --retry-uncertain.',
+      `Uncertain means the request was sent but its answer was lost: the claim may exist, and opcli does not resend it on its own. ${CHECK_UNCERTAIN_ROWS}`,
     );
   }
   lines.push(`Journal: ${journalPath}`);

@@ -28,7 +28,7 @@ Examples:
   $ opcli claims file --from claims.csv --dry-run                     # what a run would send, refuse or hold
   $ opcli claims file --from claims.csv --concurrency 8 --out results.csv
   $ opcli claims file --from claims.csv --rate 40/s                    # when you know the server's budget
-  $ opcli claims file --from claims.csv --retry-uncertain             # after checking the uncertain rows
+  $ opcli claims file --from claims.csv --retry-uncertain             # once the dashboard shows none of the uncertain rows
   $ opcli claims file --from claims.csv --key rma                     # rows known by your own id column
 
 A batch journals every row in <input>.journal.jsonl before sending it. A row is known by its content

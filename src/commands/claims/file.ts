@@ -63,7 +63,10 @@ export function register(group: Command, deps: Deps): void {
     .option('--wait-for-service <duration>', 'when the service is down, wait up to this long for it (asking with a GET) instead of stopping, e.g. 10m (batch)')
     .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
     .option('--lock-wait <duration>', 'how long to wait for another run using the journal before refusing, e.g. 10m; 0s refuses at once (batch)', '5s')
-    .option('--retry-uncertain', 'resend rows whose earlier outcome is unknown (may file them twice)')
+    .option(
+      '--retry-uncertain',
+      'resend rows whose earlier answer was lost; one that exists is filed twice, so first look for them in the merchant dashboard (claims history shows when each was sent)',
+    )
     .option('--key <column>', 'identify rows by your own id column (ticket, RMA); it need not be a claim field (not sent)')
     .option('--allow-similar', 'file rows that look like a claim filed earlier (same e-mail and item), which are held otherwise')
     .option('--allow-duplicates', 'file rows already filed for this store from another file or journal, or repeated in this file (held otherwise)')
@@ -153,6 +156,11 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
+    if (opts.retryUncertain && !opts.dryRun && !opts.validateOnly) {
+      deps.err(
+        '--retry-uncertain: the rows whose earlier answer was lost are sent again, and any of them whose claim exists is filed a second time. Stop now (Ctrl-C) unless the merchant dashboard shows none of them.\n',
+      );
+    }
     await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
     return;
   }

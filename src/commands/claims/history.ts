@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type ClaimHistoryRow, readClaimHistory } from '../../claims/history.js';
+import { readClaimHistory } from '../../claims/history.js';
 import { serviceOrigin } from '../../claims/journal.js';
 import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../core/deps.js';
@@ -10,6 +10,7 @@ import { EmailAddress } from '../../schemas.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine } from '../../text/safe.js';
 import { wrapText } from '../../text/wrap.js';
+import { byClaim, type ClaimEntry, type ClaimEvent } from './history-claims.js';
 
 /** Flag values of `claims history`. */
 export interface ClaimsHistoryOptions {
@@ -21,8 +22,8 @@ export interface ClaimsHistoryOptions {
   fields?: string[];
 }
 
-/** The fields of a claim in `--json` (docs/json.md), in the order they are printed. */
-export const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimHistoryRow)[] = [
+/** The fields of a claim in `--json` (docs/json.md), in the order they are printed: its latest attempt's, then every attempt. */
+export const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimEntry)[] = [
   'at',
   'status',
   'sourceOrderId',
@@ -35,6 +36,7 @@ export const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimHistoryRow)[] = [
   'line',
   'forced',
   'error',
+  'events',
 ];
 
 /** Registers `claims history`. */
@@ -56,9 +58,11 @@ Examples:
   $ opcli claims history --json sourceOrderId,status,at
 
 The record of claims holds every claim opcli filed for this store (the API's origin and store id), from
-every profile, input file and journal of this config folder, or of the shared record-dir. A claim whose
-request left but whose answer was never recorded is "uncertain": it may exist. On a terminal each claim
-is a block, never cut; a pipe gets one tab-separated line each.
+every profile, input file and journal of this config folder, or of the shared record-dir. Each claim is
+listed once with its latest state; its attempts (a row not sent by one run and filed by the next) are
+its events (--json: "events"). A claim whose request left but whose answer was never recorded is
+"uncertain": it may exist; look for it in the merchant dashboard, since the API cannot look a claim up.
+On a terminal each claim is a block, never cut; a pipe gets one tab-separated line each.
 Exit codes: 0; 2 a flag value that cannot be used.`,
     )
     .action(async (flags: { order?: string; email?: string; since?: string; json?: JsonFlag }) => {
@@ -86,10 +90,16 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
 /** Prints the claims the record holds for the profile's store. */
 export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
-  const { path, rows, damaged } = await readClaimHistory(
+  const {
+    path,
+    rows: filings,
+    damaged,
+  } = await readClaimHistory(
     { place: recordPlace(deps.configDir(), profile), store: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null } },
-    { order: opts.order, email: opts.email, since: opts.since },
+    {},
   );
+  // One entry per claim, its attempts inside; a claim is shown when one of its attempts passes the filters.
+  const rows = byClaim(filings, { order: opts.order, email: opts.email, since: opts.since });
   for (const d of damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
   if (opts.json) {
     output.printJson(deps, { record: path, claims: rows.map((row) => pickFields(row, opts.fields)) });
@@ -100,7 +110,7 @@ export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void>
     deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
     return;
   }
-  const from = (r: ClaimHistoryRow) => `${r.source}${r.line ? ` line ${r.line}` : ''}`;
+  const from = (r: ClaimEvent) => `${r.source}${r.line ? ` line ${r.line}` : ''}`;
   if (output.outputMode(deps, {}) !== 'table') {
     for (const r of rows) {
       deps.out(
@@ -117,6 +127,9 @@ export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void>
       `    ${safeLine(r.email ?? '?')} · ${safeLine(r.item ?? '?')}`,
       `    from ${safeLine(from(r))} · profile ${safeLine(r.profile)} · user ${safeLine(r.user)} on ${safeLine(r.host)}`,
       ...(r.error && r.status !== 'filed' ? [`    ${safeLine(r.error)}`] : []),
+      ...(r.events.length > 1
+        ? [`    ${r.events.length} attempts: ${r.events.map((e) => `${e.status.replace('_', ' ')} ${e.at.slice(0, 16).replace('T', ' ')}`).join(', ')}`]
+        : []),
     ];
     return lines.map((l) => wrapText(l, width, { hard: true })).join('\n');
   });

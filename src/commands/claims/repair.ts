@@ -29,8 +29,9 @@ Examples:
   $ opcli claims repair --yes
 
 A line of the record of claims opcli cannot read stops every command that files a claim (it could be
-the record of a claim already filed). Before repairing, check the store's orders around the time of
-the damage (\`opcli orders list\`). The repair keeps the damaged file whole as
+the record of a claim already filed). Before repairing, look in the merchant dashboard (the
+order-protection app's claims) for the claims filed around the time of the damage: the API cannot look
+a claim up. The repair keeps the damaged file whole as
 claims-record-<id>.jsonl.damaged-<time>, and replaces each damaged line, in place, by a line saying it
 was set aside; a claim a damaged line still names is held as uncertain afterwards. Lines written by
 a newer opcli are not set aside: upgrade.
