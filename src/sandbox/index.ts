@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFaults } from './faults.js';
+import { newAdminSecret, ownOrigins } from './guard.js';
 import { createRecorder } from './recorder.js';
 import { createSandboxServer } from './server.js';
 import { mintSessionToken } from './session.js';
@@ -82,13 +83,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   limiter.set(options.rateLimit ?? null);
   let latencyMs = options.latencyMs ?? 0;
   let sandbox: Sandbox | undefined;
-  const server = createSandboxServer({ state, recorder, faults, limiter, latencyMs: () => latencyMs, sandbox: () => sandbox as Sandbox });
+  const guard = { origins: new Set<string>(), adminSecret: newAdminSecret() };
+  const server = createSandboxServer({ state, recorder, faults, limiter, latencyMs: () => latencyMs, sandbox: () => sandbox as Sandbox, guard: () => guard });
   await listen(server, options.port ?? 0);
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  guard.origins = ownOrigins(port);
+  const url = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | undefined;
 
   sandbox = {
     url,
+    adminSecret: guard.adminSecret,
     authorizeUrl: `${url}/v1/oauth/authorize`,
     providerUrl: `${url}/provider`,
     triggerUrl: `${url}/provider/v2/workflows/execute`,

@@ -2,6 +2,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { handleAdmin } from './admin.js';
 import type { Faults } from './faults.js';
+import { refuseStranger } from './guard.js';
 import type { Ctx, Reply } from './http.js';
 import { flattenHeaders, json } from './http.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -53,6 +54,8 @@ interface Parts {
   latencyMs: () => number;
   /** The public sandbox object, for the admin API; set once the server listens. */
   sandbox: () => Sandbox;
+  /** The sandbox's own origins and its admin secret (src/sandbox/guard.ts); set once the server listens. */
+  guard: () => { origins: Set<string>; adminSecret: string };
 }
 
 /** The answer of the route that `ctx` asks for: its handler's, or 405, 400 or 404. */
@@ -101,6 +104,13 @@ export function createSandboxServer(parts: Parts): Server {
     const headers = flattenHeaders(req);
     const raw = await readRaw(req);
     const ctx: Ctx = { method, path, query, headers, body: raw ?? '', params: [], ip: req.socket.remoteAddress ?? '' };
+
+    // Only the sandbox's own user, from this machine: neither served nor recorded otherwise.
+    const refused = refuseStranger(ctx, parts.guard());
+    if (refused) {
+      send(res, refused);
+      return;
+    }
 
     if (path === '/__admin' || path.startsWith('/__admin/')) {
       send(res, handleAdmin(parts.sandbox(), ctx));
