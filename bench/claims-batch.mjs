@@ -230,13 +230,13 @@ function runOpcli(args, env, script = OPCLI_BIN, nodeFlags = []) {
   });
 }
 
-/** One request to the sandbox's admin API (configure, reset-log, requests); its JSON answer. */
+/** One request to the sandbox's admin API (configure, reset-log, requests), with the run's admin secret; its JSON answer. */
 async function admin(info, method, path, body) {
   const pool = new Pool(info.url);
   const res = await pool.request({
     method,
     path,
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${info.adminSecret}` },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const answer = await res.body.json();

@@ -19,6 +19,12 @@
  *    the maps costs start-up time.
  * 5. An unbuilt checkout says how to build instead of a module-not-found trace.
  *    test/bin/shim.test.ts ("the shim without a bundle").
+ * 6. `sandbox --write-profile NAME` marks profile NAME as being written before the bundle loads:
+ *    `opcli sandbox --write-profile default & opcli auth login` starts both at once, and the
+ *    second reads the profile after loading the bundle, later than this mark, so it waits for the
+ *    sandbox instead of finding no profile. The mark's name and format are those of
+ *    src/config/sandbox-starting.ts, which writes it again (and removes it) in the bundle.
+ *    test/sandbox/quick-start.test.ts.
  *
  * CommonJS on purpose: an ES module entry costs Node its ESM loader and a facade per built-in it
  * imports (node:fs runs its lazy getters), ~10% of `node -e 0` on every `--help`; require() does
@@ -133,7 +139,30 @@ function enableCompileCache() {
   }
 }
 
+/** Duty 6. The config folder as src/core/env.ts (configDirOf) finds it; the mark as src/config/sandbox-starting.ts writes it. */
+function markSandboxStarting() {
+  const at = argv.indexOf('--write-profile');
+  const name = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--write-profile='))?.slice(16);
+  if (!argv.includes('sandbox') || has('--help') || argv.includes('-h') || !name || !/^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/.test(name)) return;
+  // Never fatal: without the mark, the bundle writes it a moment later.
+  try {
+    const env = process.env;
+    const { isAbsolute } = require('node:path');
+    const home = env.HOME || env.USERPROFILE || '.';
+    const dir = env.OPCLI_CONFIG_DIR || `${env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`}/opcli`;
+    const fs = require('node:fs');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const c = fs.constants;
+    const fd = fs.openSync(join(dir, `sandbox-starting.${name}.json`), c.O_WRONLY | c.O_CREAT | c.O_TRUNC | (c.O_NOFOLLOW ?? 0), 0o600);
+    fs.writeSync(fd, `${JSON.stringify({ pid: process.pid, at: Date.now() })}\n`);
+    fs.closeSync(fd);
+  } catch {
+    // no mark
+  }
+}
+
 if (!answered) {
+  markSandboxStarting();
   enableCompileCache();
   // Duty 4: a build from a clone has linked source maps (the npm tarball leaves them out:
   // CONTRIBUTING.md, "The package"); enabled only with --verbose, as reading them costs start-up time.

@@ -37,6 +37,8 @@ export const ProfileSecrets = lazy(() =>
     providerToken: z.string().optional(),
     /** The origin of the provider API URL the provider token was stored for. */
     providerTokenOrigin: z.string().optional(),
+    /** The admin secret of the local sandbox this profile points at (written by `opcli sandbox --write-profile`). */
+    sandboxAdminSecret: z.string().optional(),
     token: StoredToken.optional(),
   }),
 );

@@ -6,11 +6,12 @@ import type { SettingsStore } from './settings.js';
 
 /**
  * Writes a profile that points at a running sandbox: base and authorize URLs, client id and secret,
- * store, scopes and every gift card provider setting. Used by `opcli sandbox --write-profile`, the
+ * store, scopes, every gift card provider setting, and the sandbox's admin secret (for its /__admin
+ * API: `opcli config get sandbox-admin-secret --reveal`). Used by `opcli sandbox --write-profile`, the
  * tour and the tests, so all three configure opcli the same way.
  */
 export async function writeSandboxProfile(
-  sandbox: Pick<Sandbox, 'url' | 'authorizeUrl' | 'client' | 'store' | 'providerName' | 'providerUrl' | 'triggerUrl' | 'nativeUrl'>,
+  sandbox: Pick<Sandbox, 'url' | 'adminSecret' | 'authorizeUrl' | 'client' | 'store' | 'providerName' | 'providerUrl' | 'triggerUrl' | 'nativeUrl'>,
   settings: SettingsStore,
   credentials: CredentialStore,
   profile: string,
@@ -42,6 +43,7 @@ export async function writeSandboxProfile(
     clientSecretOrigin: originOf(sandbox.url),
     providerToken: sandbox.store.providerToken,
     providerTokenOrigin: originOf(sandbox.providerUrl),
+    sandboxAdminSecret: sandbox.adminSecret,
   }));
 }
 

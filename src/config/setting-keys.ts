@@ -162,6 +162,13 @@ export const SETTING_KEYS: SettingKey[] = [
         .parse(raw);
     },
   },
+  {
+    key: 'sandbox-admin-secret',
+    description: 'the admin API secret of the local sandbox the profile points at (written by `opcli sandbox --write-profile`)',
+    secret: true,
+    path: ['sandboxAdminSecret'],
+    parse: text,
+  },
 ];
 
 /** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */

@@ -3,6 +3,7 @@ import { createServiceApi, type ServiceApi } from '../api/service.js';
 import { createTokenSource } from '../oauth/token-source.js';
 import { CredentialStore } from '../config/credentials.js';
 import { pickProfileName, type ResolvedProfile, requireKnownProfile, resolveProfile } from '../config/profile.js';
+import { untilSandboxWrote } from '../config/sandbox-starting.js';
 import { SettingsStore } from '../config/settings.js';
 import { configDirOf, httpLimits, isCI } from './env.js';
 import { HttpClient, type TokenSource } from '../http/client.js';
@@ -140,8 +141,10 @@ function createIO(init: DepsInit): IO {
 async function readProfile(deps: Deps): Promise<ResolvedProfile> {
   const { globals, env, io, redactor } = deps;
   // Read only: resolving the profile never writes.
-  const settings = await SettingsStore.openForReading(deps.configDir());
+  let settings = await SettingsStore.openForReading(deps.configDir());
   const name = pickProfileName(globals.profile, env, settings.currentProfile());
+  // A sandbox still starting may be writing this profile (`opcli sandbox --write-profile NAME &`): read what it wrote.
+  if (await untilSandboxWrote(deps.configDir(), name, deps)) settings = await SettingsStore.openForReading(deps.configDir());
   const credentials = await deps.credentials();
   requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...credentials.profiles()])], globals.profile, env);
   const secrets = credentials.read(name);

@@ -3,6 +3,7 @@
  * cursors allow it), hands each page to a writer as it arrives and reports progress to a callback.
  * No printing here: the verb renders the footer, the progress and the errors.
  */
+import { pageWalk } from '../api/page-walk.js';
 import { InterruptedError } from '../core/errors.js';
 import type { PaceClock } from '../core/timers.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
@@ -83,12 +84,15 @@ export async function listOrders(
     const queue: { cursor: string | undefined; page: Promise<FetchedPage> }[] = [{ cursor: req.cursor, page: request(req.cursor, 0) }];
     // Guessing needs a constant page size; a miss (an unaligned --cursor) turns it off.
     let guess = req.limit === undefined && req.follow;
+    // Pages that do not end (a repeated cursor, more records than the total) stop the walk before they are written.
+    const walk = pageWalk(req.cursor);
     for (;;) {
       const head = queue.shift() as (typeof queue)[number];
       const asked = sizeFor(result.written);
       const page = await (await head.page).read();
       if (deps.signal.aborted) throw new InterruptedError();
       const orders = (page.edges ?? []).map((e) => e.node);
+      if (req.follow) walk.check({ pageInfo: page.pageInfo, totalCount: page.totalCount, records: orders.length });
       const next = page.pageInfo.endCursor;
       const total = result.written + orders.length;
       const more = req.follow && page.pageInfo.hasNextPage && !!next && orders.length > 0 && (req.limit === undefined || total < req.limit);

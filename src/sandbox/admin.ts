@@ -1,4 +1,4 @@
-/** The admin HTTP API under /__admin: loopback only, no auth, never recorded, never faulted. */
+/** The admin HTTP API under /__admin: for the holder of the run's admin secret (src/sandbox/guard.ts checks it), never recorded, never faulted. */
 import * as z from 'zod';
 import { FaultRuleSchema } from './faults.js';
 import type { Ctx, Reply } from './http.js';

@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFaults } from './faults.js';
+import { newAdminSecret, ownOrigins } from './guard.js';
 import { createRecorder } from './recorder.js';
 import { createSandboxServer } from './server.js';
 import { mintSessionToken } from './session.js';
@@ -20,13 +21,13 @@ export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
 export type { RateLimit } from './rate-limit.js';
 export type * from './types.js';
 
-/** Listens on 127.0.0.1 at `port`; rejects when it cannot (the port is taken). */
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
+/** Listens on 127.0.0.1 at `port` and resolves with the port bound; rejects when it cannot (the port is taken). */
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {
       server.off('error', reject);
-      resolve();
+      resolve((server.address() as AddressInfo).port);
     });
   });
 }
@@ -82,13 +83,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   limiter.set(options.rateLimit ?? null);
   let latencyMs = options.latencyMs ?? 0;
   let sandbox: Sandbox | undefined;
-  const server = createSandboxServer({ state, recorder, faults, limiter, latencyMs: () => latencyMs, sandbox: () => sandbox as Sandbox });
-  await listen(server, options.port ?? 0);
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const guard = { origins: new Set<string>(), adminSecret: newAdminSecret() };
+  const server = createSandboxServer({ state, recorder, faults, limiter, latencyMs: () => latencyMs, sandbox: () => sandbox as Sandbox, guard: () => guard });
+  const port = await listen(server, options.port ?? 0);
+  guard.origins = ownOrigins(port);
+  const url = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | undefined;
 
   sandbox = {
     url,
+    adminSecret: guard.adminSecret,
     authorizeUrl: `${url}/v1/oauth/authorize`,
     providerUrl: `${url}/provider`,
     triggerUrl: `${url}/provider/v2/workflows/execute`,

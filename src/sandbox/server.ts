@@ -2,6 +2,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { handleAdmin } from './admin.js';
 import type { Faults } from './faults.js';
+import { refuseStranger } from './guard.js';
 import type { Ctx, Reply } from './http.js';
 import { flattenHeaders, json } from './http.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -53,6 +54,8 @@ interface Parts {
   latencyMs: () => number;
   /** The public sandbox object, for the admin API; set once the server listens. */
   sandbox: () => Sandbox;
+  /** The sandbox's own origins and its admin secret (src/sandbox/guard.ts); set once the server listens. */
+  guard: () => { origins: Set<string>; adminSecret: string };
 }
 
 /** The answer of the route that `ctx` asks for: its handler's, or 405, 400 or 404. */
@@ -78,6 +81,20 @@ function route(state: Parts['state'], ctx: Ctx): Reply {
   return json(404, { error: 'not_found', message: `no route for ${method} ${path}` });
 }
 
+/** What a handler sees of one request, and its body as read (null: larger than MAX_BODY). */
+async function readRequest(req: IncomingMessage): Promise<{ ctx: Ctx; raw: string | null }> {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const query: Record<string, string> = {};
+  if (q >= 0) for (const [k, v] of new URLSearchParams(url.slice(q + 1))) query[k] = v;
+  const raw = await readRaw(req);
+  const path = q < 0 ? url : url.slice(0, q);
+  return {
+    ctx: { method: req.method ?? 'GET', path, query, headers: flattenHeaders(req), body: raw ?? '', params: [], ip: req.socket.remoteAddress ?? '' },
+    raw,
+  };
+}
+
 /** Creates the node:http server of a sandbox (not yet listening). */
 export function createSandboxServer(parts: Parts): Server {
   const { state, recorder, faults } = parts;
@@ -92,15 +109,15 @@ export function createSandboxServer(parts: Parts): Server {
     });
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const method = req.method ?? 'GET';
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const query: Record<string, string> = {};
-    if (q >= 0) for (const [k, v] of new URLSearchParams(url.slice(q + 1))) query[k] = v;
-    const headers = flattenHeaders(req);
-    const raw = await readRaw(req);
-    const ctx: Ctx = { method, path, query, headers, body: raw ?? '', params: [], ip: req.socket.remoteAddress ?? '' };
+    const { ctx, raw } = await readRequest(req);
+    const { method, path, query, headers } = ctx;
+
+    // Only the sandbox's own user, from this machine: neither served nor recorded otherwise.
+    const refused = refuseStranger(ctx, parts.guard());
+    if (refused) {
+      send(res, refused);
+      return;
+    }
 
     if (path === '/__admin' || path.startsWith('/__admin/')) {
       send(res, handleAdmin(parts.sandbox(), ctx));

@@ -119,6 +119,8 @@ export interface SandboxCustomer {
 export interface Sandbox {
   /** The API's base URL, e.g. http://127.0.0.1:43123 */
   url: string;
+  /** This run's secret for the admin API under /__admin: `Authorization: Bearer <adminSecret>` (src/sandbox/guard.ts). */
+  adminSecret: string;
   /** The consent page: `${url}/v1/oauth/authorize`. */
   authorizeUrl: string;
   /** The gift card provider's base URL (paths below it begin /v2). */

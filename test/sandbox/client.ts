@@ -52,6 +52,21 @@ export async function call(
   return { status: res.statusCode, headers: flat, text, body: parsed };
 }
 
+/**
+ * One request to a sandbox's admin API (`path` begins /__admin), with the run's admin secret as a
+ * bearer token and a JSON content type on anything but a GET: the one place tests pass the secret.
+ */
+export function admin(
+  sb: Pick<Sandbox, 'url' | 'adminSecret'>,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; json?: unknown; body?: string } = {},
+): Promise<Answer> {
+  const method = options.method ?? (options.json !== undefined || options.body !== undefined ? 'POST' : 'GET');
+  const headers: Record<string, string> = { authorization: `Bearer ${sb.adminSecret}`, ...options.headers };
+  if (method !== 'GET') headers['content-type'] ??= 'application/json';
+  return call(`${sb.url}${path}`, { ...options, method, headers });
+}
+
 /** The client credentials of a sandbox as token request fields. */
 export function clientFields(sb: Sandbox) {
   return { client_id: sb.client.clientId, client_secret: sb.client.clientSecret };

@@ -2,8 +2,8 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
 import { createDeps } from '../../src/core/deps.js';
-import { call } from './client.js';
-import { capturedStreams, tempConfigDir } from '../helpers.js';
+import { admin, call } from './client.js';
+import { capturedStreams, runOpcli, tempConfigDir } from '../helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -46,7 +46,11 @@ describe('opcli sandbox', () => {
     });
     expect(info.clientId).toMatch(/^svc_app_/);
     expect(info.clientSecret).toMatch(/^svc_secret_/);
-    expect(cmd.err()).toContain(`curl -X POST ${info.url}/__admin/session-tokens`);
+    expect(info.adminSecret).toMatch(/^sbx_admin_[\w-]{32}$/);
+    expect(cmd.err()).toContain(
+      `curl -X POST -H 'authorization: Bearer ${info.adminSecret}' -H 'content-type: application/json' ${info.url}/__admin/session-tokens`,
+    );
+    expect((await admin({ url: info.url, adminSecret: info.adminSecret }, '/__admin/counters')).status).toBe(200);
     expect(cmd.out()).not.toContain('Ctrl-C');
 
     const verified = await call(`${info.url}/v1/oauth/session/verify`, { json: { session_token: info.sessionToken } });
@@ -81,7 +85,11 @@ describe('opcli sandbox', () => {
     expect(settings).toMatchObject({ baseUrl: lines.url, clientId: lines.clientId, storeId: 'store_1001' });
     expect(settings?.provider).toMatchObject({ name: 'giftly', apiUrl: lines.providerUrl, triggerId: lines.triggerId });
     const secrets = (await CredentialStore.open(dir)).read('local');
-    expect(secrets).toMatchObject({ clientSecret: lines.clientSecret, providerToken: lines.providerToken });
+    expect(secrets).toMatchObject({ clientSecret: lines.clientSecret, providerToken: lines.providerToken, sandboxAdminSecret: lines.adminSecret });
+    // The admin secret is where a script finds it: `config get sandbox-admin-secret --reveal`.
+    const got = await runOpcli(['--profile', 'local', 'config', 'get', 'sandbox-admin-secret', '--reveal'], { env: { OPCLI_CONFIG_DIR: dir } });
+    expect(got.stdout).toBe(`${lines.adminSecret}\n`);
+    expect(cmd.err()).toContain('`opcli --profile local config get sandbox-admin-secret --reveal` prints it');
     const consent = await call(
       `${lines.authorizeUrl}?${new URLSearchParams({
         response_type: 'code',

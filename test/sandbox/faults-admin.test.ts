@@ -2,7 +2,7 @@ import { describe, expect, test, vi } from 'vitest';
 import { manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { createRateLimiter } from '../../src/sandbox/rate-limit.js';
 import { runOpcli, tempConfigDir } from '../helpers.js';
-import { call, claimBody, clientFields, sandboxSuite } from './client.js';
+import { admin, call, claimBody, clientFields, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
 let token: string;
@@ -103,16 +103,16 @@ describe('faults', () => {
 
 describe('admin HTTP', () => {
   test('faults over HTTP; admin calls are neither recorded nor faulted', async () => {
-    const put = await call(`${sb.url}/__admin/faults`, { method: 'PUT', json: [{ path: '/', status: 500 }] });
+    const put = await admin(sb, '/__admin/faults', { method: 'PUT', json: [{ path: '/', status: 500 }] });
     expect(put.status).toBe(200);
     expect((await listOrders()).status).toBe(500);
-    const counters = await call(`${sb.url}/__admin/counters`);
+    const counters = await admin(sb, '/__admin/counters');
     expect(counters.status).toBe(200);
     expect(counters.body.claimsCreated).toBe(0);
-    const bad = await call(`${sb.url}/__admin/faults`, { method: 'PUT', json: [{ status: 500 }] });
+    const bad = await admin(sb, '/__admin/faults', { method: 'PUT', json: [{ status: 500 }] });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].path).toBe('0.path');
-    await call(`${sb.url}/__admin/faults`, { method: 'PUT', json: [] });
+    await admin(sb, '/__admin/faults', { method: 'PUT', json: [] });
     expect((await listOrders()).status).toBe(200);
     expect(sb.requests.map((r) => r.path)).toEqual(['/v1/orders', '/v1/orders']);
   });
@@ -120,19 +120,19 @@ describe('admin HTTP', () => {
   test('requests are recorded with method, path, query, headers, body and status; ?path= filters', async () => {
     await listOrders();
     await postClaim();
-    const all = await call(`${sb.url}/__admin/requests`);
+    const all = await admin(sb, '/__admin/requests');
     expect(all.body).toHaveLength(2);
     expect(all.body[0]).toMatchObject({ seq: 1, method: 'GET', path: '/v1/orders', query: { size: '1' }, status: 200, body: '' });
     expect(all.body[0].headers.authorization).toBe(`Bearer ${token}`);
     expect(JSON.parse(all.body[1].body).storeId).toBe(sb.store.storeId);
-    const filtered = await call(`${sb.url}/__admin/requests?path=/v1/claims`);
+    const filtered = await admin(sb, '/__admin/requests?path=/v1/claims');
     expect(filtered.body.map((r: { path: string }) => r.path)).toEqual(['/v1/claims/offline']);
   });
 
   test('reset-log forgets requests and zeroes counters, but state stays', async () => {
     await postClaim();
     const held = sb.counters;
-    const res = await call(`${sb.url}/__admin/reset-log`, { method: 'POST' });
+    const res = await admin(sb, '/__admin/reset-log', { method: 'POST' });
     expect(res.status).toBe(200);
     expect(sb.requests).toHaveLength(0);
     expect(held.claimsCreated).toBe(0);
@@ -142,17 +142,17 @@ describe('admin HTTP', () => {
   });
 
   test('configure changes the token lifetime and auto-approve', async () => {
-    const res = await call(`${sb.url}/__admin/configure`, { json: { accessTokenTtl: 120, autoApprove: true } });
+    const res = await admin(sb, '/__admin/configure', { json: { accessTokenTtl: 120, autoApprove: true } });
     expect(res.status).toBe(200);
     expect(sb.issueTokens().expires_in).toBe(120);
-    const bad = await call(`${sb.url}/__admin/configure`, { json: { accessTokenTtl: 'long' } });
+    const bad = await admin(sb, '/__admin/configure', { json: { accessTokenTtl: 'long' } });
     expect(bad.status).toBe(400);
   });
 
   test('state and tokens endpoints serve out-of-process tests', async () => {
-    const state = await call(`${sb.url}/__admin/state`);
+    const state = await admin(sb, '/__admin/state');
     expect(state.body).toMatchObject({ url: sb.url, client: sb.client, store: sb.store, otherStoreId: sb.otherStoreId });
-    const tokens = await call(`${sb.url}/__admin/tokens`, { json: { scopes: ['read_orders'] } });
+    const tokens = await admin(sb, '/__admin/tokens', { json: { scopes: ['read_orders'] } });
     expect(tokens.body.scope).toBe('read_orders');
     expect(sb.isAccessTokenValid(tokens.body.access_token)).toBe(true);
   });
@@ -227,7 +227,7 @@ describe('rate limit (token bucket per access token)', () => {
   });
 
   test('configure sets the limit without Retry-After and with headers, removes it, and adds latency', async () => {
-    const configure = (body: unknown) => call(`${sb.url}/__admin/configure`, { json: body });
+    const configure = (body: unknown) => admin(sb, '/__admin/configure', { json: body });
     expect((await configure({ rateLimit: { perSecond: 1, retryAfter: false, headers: 'ietf' } })).status).toBe(200);
     const first = await listOrders();
     expect(first.status).toBe(200);
@@ -245,7 +245,7 @@ describe('rate limit (token bucket per access token)', () => {
     const clock = manualClock();
     const clocked = await startSandbox({ clock });
     try {
-      expect((await call(`${clocked.url}/__admin/configure`, { json: { latencyMs: 60 } })).status).toBe(200);
+      expect((await admin(clocked, '/__admin/configure', { json: { latencyMs: 60 } })).status).toBe(200);
       const pending = call(`${clocked.url}/v1/orders?size=1`, { token: clocked.issueTokens().access_token });
       await vi.waitFor(() => expect(clock.pending).toBe(1));
       expect(clocked.requests.at(-1)).toMatchObject({ path: '/v1/orders', status: 0 });

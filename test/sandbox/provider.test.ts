@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { GiftCard } from '../../src/schemas.js';
 import { type ManualClock, manualClock, type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { call, sandboxSuite } from './client.js';
+import { admin, call, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
 let clock: ManualClock;
@@ -242,7 +242,7 @@ describe('provider error shapes (the spec shows the messages, not the bodies)', 
     ['text', (a: { body: unknown; text: string }) => expect(a.text).toBe('Store domain not found\n')],
     ['html', (a: { body: unknown; text: string }) => expect(a.text).toMatch(/<p>Store domain not found<\/p>/)],
   ] as const)('answers %s, set through the admin API', async (shape, check) => {
-    const set = await call(`${sb.url}/__admin/configure`, { json: { providerErrorShape: shape } });
+    const set = await admin(sb, '/__admin/configure', { json: { providerErrorShape: shape } });
     expect(set.status).toBe(200);
     const res = await lookup('cust_1001', 'wrong.example');
     expect(res.status).toBe(404);
@@ -250,7 +250,7 @@ describe('provider error shapes (the spec shows the messages, not the bodies)', 
   });
 
   test('refuses an unknown shape', async () => {
-    const set = await call(`${sb.url}/__admin/configure`, { json: { providerErrorShape: 'yaml' } });
+    const set = await admin(sb, '/__admin/configure', { json: { providerErrorShape: 'yaml' } });
     expect(set.status).toBe(400);
   });
 });

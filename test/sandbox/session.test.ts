@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { call, sandboxSuite } from './client.js';
+import { admin, call, sandboxSuite } from './client.js';
 
 let sb: Sandbox;
 sandboxSuite((s) => ({ sb } = s));
@@ -98,10 +98,10 @@ describe('session tokens', () => {
   });
 
   test('the admin endpoint mints tokens that verify', async () => {
-    const minted = await call(`${sb.url}/__admin/session-tokens`, { method: 'POST' });
+    const minted = await admin(sb, '/__admin/session-tokens', { method: 'POST' });
     expect(minted.status).toBe(200);
     expect((await verify(minted.body.session_token)).status).toBe(200);
-    const expired = await call(`${sb.url}/__admin/session-tokens`, { json: { expiresInSeconds: -5 } });
+    const expired = await admin(sb, '/__admin/session-tokens', { json: { expiresInSeconds: -5 } });
     expect((await verify(expired.body.session_token)).status).toBe(401);
   });
 });

@@ -1,4 +1,5 @@
 /** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
+import { PaginationError } from '../../api/page-walk.js';
 import { ExitCode, InterruptedError, OpcliError } from '../../core/errors.js';
 import { count } from '../../text/count.js';
 import { safeLine } from '../../text/safe.js';
@@ -98,7 +99,8 @@ export function stopped(
 ): { notice?: string; error: unknown } {
   const { written, pages, failure, cursor } = result;
   if (written === 0 && cursor === startCursor && !interrupted) return { error: failure };
-  const command = cursor ? resume(cursor) : undefined;
+  // Pages that do not end are not resumed: the same cursor would loop again.
+  const command = cursor && !(failure instanceof PaginationError) ? resume(cursor) : undefined;
   if (interrupted) return { notice: `Stopped after ${written} orders.${command ? ` Resume with:\n  ${command}\n` : '\n'}`, error: new InterruptedError() };
   const reason = failure instanceof Error ? failure.message : String(failure);
   const code = failure instanceof OpcliError && failure.exitCode === ExitCode.auth ? ExitCode.auth : ExitCode.failed;
@@ -107,7 +109,9 @@ export function stopped(
       exitCode: code,
       hint: command
         ? `Everything fetched so far was written. Resume from cursor ${cursor} with:\n  ${command}`
-        : 'Everything fetched so far was written; run the command again.',
+        : failure instanceof PaginationError
+          ? `Everything fetched before that page was written. ${failure.hint}`
+          : 'Everything fetched so far was written; run the command again.',
       details: { written, cursor },
       cause: failure,
     }),

@@ -81,15 +81,19 @@ export function register(program: Command, deps: Deps): void {
     .addHelpText(
       'after',
       `
-Runs until Ctrl-C. URLs and credentials go to stdout; notes go to stderr.
-The admin API is under <url>/__admin: requests, counters, faults, session-tokens, configure, reset-log.
+Runs until Ctrl-C. URLs and credentials go to stdout; notes go to stderr. Only this machine's
+loopback names are served (Host), and no request from another origin (a web page).
+The admin API is under <url>/__admin: requests, counters, faults, session-tokens, configure,
+reset-log. It takes the adminSecret printed (a new one each run) as a bearer token, and JSON only;
+--write-profile stores it (\`opcli config get sandbox-admin-secret --reveal\`). A command that reads
+the profile while the sandbox is still starting waits for it to be written.
 
 Examples:
   $ opcli sandbox --write-profile local          # then: opcli --profile local auth login
   $ opcli sandbox --port 8787 --auto-approve
   $ opcli sandbox --orders 100000 --trigger-delay never --json
   $ opcli sandbox --rate-limit 40/s --latency 50ms --no-retry-after
-  $ curl -X POST http://127.0.0.1:8787/__admin/session-tokens`,
+  $ curl -X POST -H "authorization: Bearer $SECRET" -H 'content-type: application/json' http://127.0.0.1:8787/__admin/session-tokens`,
     )
     .action(async (flags: SandboxFlags) => run(parseFlags(flags), deps));
   const sandbox = program.commands.find((c) => c.name() === 'sandbox');

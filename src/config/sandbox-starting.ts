@@ -1,0 +1,73 @@
+/**
+ * A profile being written by a sandbox that is still starting (issue 39 row 2). The quick start
+ * pasted as one block runs `opcli sandbox --write-profile default &` and, at once, `opcli auth
+ * login`: the sandbox needs a moment to listen before it knows its URL. So `sandbox --write-profile
+ * NAME` first leaves a marker in the config folder (`sandbox-starting.NAME.json`, its pid), before
+ * it loads the emulator, and removes it once the profile is written; a command about to read
+ * profile NAME that finds the marker of a live process waits for it, up to WAIT_LIMIT_MS, then
+ * reads the profile as written, or says the sandbox is still starting.
+ */
+import { closeSync, constants, lstatSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { OpcliError } from '../core/errors.js';
+import { ensurePrivateDir } from './private-file.js';
+
+/** How long a command waits for a starting sandbox to write its profile. */
+export const WAIT_LIMIT_MS = 20_000;
+/** A marker older than this is left from a sandbox that did not finish (its pid may be another process now). */
+const STALE_MS = 120_000;
+const POLL_MS = 50;
+// Windows has no O_NOFOLLOW.
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+const markerPath = (dir: string, profile: string) => join(dir, `sandbox-starting.${profile}.json`);
+
+/** Marks profile `profile` of `dir` as being written by this process; the returned function removes the mark. */
+export function markSandboxStarting(dir: string, profile: string, now: number): () => void {
+  ensurePrivateDir(dir);
+  const path = markerPath(dir, profile);
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify({ pid: process.pid, at: now })}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return () => rmSync(path, { force: true });
+}
+
+/** The pid of the live sandbox writing `profile`, or undefined (no marker, our own, a dead or stale one). */
+function starter(dir: string, profile: string, now: number): number | undefined {
+  const path = markerPath(dir, profile);
+  try {
+    const st = lstatSync(path);
+    if (!st.isFile() || st.size > 200) return undefined;
+    const { pid, at } = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; at?: unknown };
+    if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+    if (typeof at !== 'number' || now - at > STALE_MS) return undefined;
+    process.kill(pid, 0);
+    return pid;
+  } catch (error) {
+    // EPERM: the process lives (as another user); anything else: no marker, unreadable, or no such process.
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? Number.NaN : undefined;
+  }
+}
+
+/**
+ * Waits while a sandbox that is still starting writes profile `profile` of `dir`; true when it
+ * waited (read the profile again). After WAIT_LIMIT_MS it stops with an error naming the cause.
+ */
+export async function untilSandboxWrote(dir: string, profile: string, clock: { now(): number; sleep(ms: number): Promise<void> }): Promise<boolean> {
+  const started = clock.now();
+  let pid = starter(dir, profile, started);
+  if (pid === undefined) return false;
+  while (pid !== undefined) {
+    if (clock.now() - started >= WAIT_LIMIT_MS) {
+      throw new OpcliError(`Profile "${profile}" is being written by a sandbox that is still starting${Number.isNaN(pid) ? '' : ` (pid ${pid})`}.`, {
+        hint: `Wait until \`opcli sandbox\` prints its URLs, then run the command again.`,
+      });
+    }
+    await clock.sleep(POLL_MS);
+    pid = starter(dir, profile, clock.now());
+  }
+  return true;
+}
