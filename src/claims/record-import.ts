@@ -104,8 +104,8 @@ export async function importJournal(record: ClaimRecord, journal: Journal, profi
   const lines = new LineSplitter();
   /** The complete lines of the chunk just read, with their offsets. */
   let read: [string, number][] = [];
-  const collect = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean) => {
-    if (complete) read.push([buffer.toString('utf8', start, end), offset]);
+  const collect = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean, long: boolean) => {
+    if (complete && !long) read.push([buffer.toString('utf8', start, end), offset]);
   };
   try {
     for (;;) {
