@@ -119,9 +119,10 @@ function readOwner(path: string): Owner | undefined {
     text = readCheckedFile(join(path, OWNER_FILE), 'owner record of a lock', { owners: 'any', maxBytes: MAX_OWNER_BYTES });
   } catch (error) {
     if (!(error instanceof UnsafePathError)) return undefined;
+    const problem = error.message.replace(/^The /, 'the ').replace(/: refused(, not read)?\.$/, '.');
     throw new UnsafePathError(
       path,
-      `The lock ${path} cannot be used: ${error.message}`,
+      `The lock ${path} cannot be used: ${problem}`,
       `If no opcli run holds it, remove the lock: \`rm -r ${path}\` (check who made it first: \`ls -la ${path}\`).`,
     );
   }
