@@ -17,8 +17,10 @@ import { claimBodies, claimsSuite } from '../claims/fixtures.js';
 import { aliceClaim, fixture, giftcardSuite } from '../giftcard/fixture.js';
 import { runBinary, runOpcli } from '../helpers.js';
 
-/** A generous kill for a run that hangs without the fix: the test fails rather than hangs. */
-const HANG_KILL_MS = 60_000;
+/** A generous kill for a run that hangs without the fix (before the test's own time-out): the test fails rather than hangs. */
+const HANG_KILL_MS = 45_000;
+/** The time-out of a test that may wait for that kill. */
+const HANG_TEST_MS = 120_000;
 
 let other: { name: string; uid: number } | undefined;
 const twoUsersWhy =
@@ -90,35 +92,43 @@ describe.runIf(process.platform !== 'win32')('a hostile owner record at the reco
     return path;
   }
 
-  it('a FIFO or a link to /dev/zero as its owner: claims file is refused at once (exit 2) naming the lock and `rm -r`, nothing sent', async () => {
-    const teamEnv = env({ OPCLI_RECORD_DIR: shared });
-    expect((await runOpcli(['claims', 'file', '--data', await claimFile('seed')], { env: teamEnv })).code).toBe(0);
-    const record = readdirSync(shared).find((n) => /^claims-record-[0-9a-f]{16}\.jsonl$/.test(n)) as string;
-    const sent = claimBodies(sandbox).length;
-    for (const kind of ['fifo', 'zero'] as const) {
-      const lock = plantHostile(record.replace(/\.jsonl$/, ''), kind);
-      const run = await runBinary(['claims', 'file', '--data', await claimFile(`new-${kind}`)], { env: teamEnv, timeoutMs: HANG_KILL_MS });
-      expectRefused(run, lock, kind);
-      expect(claimBodies(sandbox)).toHaveLength(sent);
-      rmSync(lock, { recursive: true });
-    }
-  });
+  it(
+    'a FIFO or a link to /dev/zero as its owner: claims file is refused at once (exit 2) naming the lock and `rm -r`, nothing sent',
+    async () => {
+      const teamEnv = env({ OPCLI_RECORD_DIR: shared });
+      expect((await runOpcli(['claims', 'file', '--data', await claimFile('seed')], { env: teamEnv })).code).toBe(0);
+      const record = readdirSync(shared).find((n) => /^claims-record-[0-9a-f]{16}\.jsonl$/.test(n)) as string;
+      const sent = claimBodies(sandbox).length;
+      for (const kind of ['fifo', 'zero'] as const) {
+        const lock = plantHostile(record.replace(/\.jsonl$/, ''), kind);
+        const run = await runBinary(['claims', 'file', '--data', await claimFile(`new-${kind}`)], { env: teamEnv, timeoutMs: HANG_KILL_MS });
+        expectRefused(run, lock, kind);
+        expect(claimBodies(sandbox)).toHaveLength(sent);
+        rmSync(lock, { recursive: true });
+      }
+    },
+    HANG_TEST_MS,
+  );
 });
 
 describe.runIf(process.platform !== 'win32')("the gift card ledger's lock in record-dir (rows 7 and 8)", () => {
   giftcardSuite();
   const money = (calls: string[]) => calls.filter((c) => !c.startsWith('GET'));
 
-  it('a FIFO or a link to /dev/zero as its owner: giftcard issue is refused at once (exit 2) naming the lock and `rm -r`, nothing paid', async () => {
-    const fx = await fixture({ unset: ['trigger-id'] });
-    for (const kind of ['fifo', 'zero'] as const) {
-      const lock = plantHostile('giftcard-ledger', kind);
-      const run = await runBinary(aliceClaim(`C-80${kind.length}`), { env: { ...fx.env, OPCLI_RECORD_DIR: shared, CI: '1' }, timeoutMs: HANG_KILL_MS });
-      expectRefused(run, lock, kind);
-      expect(money(fx.providerCalls())).toEqual([]);
-      rmSync(lock, { recursive: true });
-    }
-  });
+  it(
+    'a FIFO or a link to /dev/zero as its owner: giftcard issue is refused at once (exit 2) naming the lock and `rm -r`, nothing paid',
+    async () => {
+      const fx = await fixture({ unset: ['trigger-id'] });
+      for (const kind of ['fifo', 'zero'] as const) {
+        const lock = plantHostile('giftcard-ledger', kind);
+        const run = await runBinary(aliceClaim(`C-80${kind.length}`), { env: { ...fx.env, OPCLI_RECORD_DIR: shared, CI: '1' }, timeoutMs: HANG_KILL_MS });
+        expectRefused(run, lock, kind);
+        expect(money(fx.providerCalls())).toEqual([]);
+        rmSync(lock, { recursive: true });
+      }
+    },
+    HANG_TEST_MS,
+  );
 
   it('a planted owner {"pid":1} of this host: giftcard issue takes the lock over and pays once', async () => {
     const fx = await fixture({ unset: ['trigger-id'] });

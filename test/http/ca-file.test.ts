@@ -14,8 +14,10 @@ import { rootCertificates } from 'node:tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, runBinary, runOpcli, tempConfigDir } from '../helpers.js';
 
-/** A generous kill for a run that hangs without the fix: the test fails rather than hangs. */
-const HANG_KILL_MS = 60_000;
+/** A generous kill for a run that hangs without the fix (before the test's own time-out): the test fails rather than hangs. */
+const HANG_KILL_MS = 45_000;
+/** The time-out of a test that may wait for that kill. */
+const HANG_TEST_MS = 120_000;
 
 let config: ReturnType<typeof tempConfigDir>;
 beforeEach(() => {
@@ -39,29 +41,33 @@ const listWith = (file: string) =>
   });
 
 describe.runIf(process.platform !== 'win32')('a CA file that is not a small regular file', () => {
-  it('a FIFO, a link to /dev/zero, a 64 MiB file: exit 2 at once, naming the file and what it is', async () => {
-    const fifo = join(config.dir, 'ca.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const zero = join(config.dir, 'zero.pem');
-    symlinkSync('/dev/zero', zero);
-    const big = caFile('big.pem', 0o600);
-    truncateSync(big, 64 * 1024 * 1024);
-    const cases: [string, string][] = [
-      [fifo, 'is a named pipe, not a regular file: opcli does not trust it.'],
-      [zero, 'is a symbolic link: opcli does not follow links to the files it trusts.'],
-      [big, 'is 64 MiB, more than a CA file can be (4 MiB): opcli does not trust it.'],
-    ];
-    for (const [file, why] of cases) {
-      const run = await listWith(file);
-      expect(run.signal, `${file}: the run hung and was killed`).toBeNull();
-      expect(run.code, run.stderr).toBe(2);
-      expect(run.stderr).toContain(`The CA file ${file} (OPCLI_CA_FILE) ${why}`);
-      expect(run.stderr).toContain('OPCLI_CA_FILE');
-    }
-    const set = await runBinary(['config', 'set', 'ca-file', fifo], { env: { OPCLI_CONFIG_DIR: config.dir }, timeoutMs: HANG_KILL_MS });
-    expect(set.code).toBe(2);
-    expect(set.stderr).toContain(`The CA file ${fifo} (ca-file) is a named pipe`);
-  });
+  it(
+    'a FIFO, a link to /dev/zero, a 64 MiB file: exit 2 at once, naming the file and what it is',
+    async () => {
+      const fifo = join(config.dir, 'ca.fifo');
+      execFileSync('mkfifo', [fifo]);
+      const zero = join(config.dir, 'zero.pem');
+      symlinkSync('/dev/zero', zero);
+      const big = caFile('big.pem', 0o600);
+      truncateSync(big, 64 * 1024 * 1024);
+      const cases: [string, string][] = [
+        [fifo, 'is a named pipe, not a regular file: opcli does not trust it.'],
+        [zero, 'is a symbolic link: opcli does not follow links to the files it trusts.'],
+        [big, 'is 64 MiB, more than a CA file can be (4 MiB): opcli does not trust it.'],
+      ];
+      for (const [file, why] of cases) {
+        const run = await listWith(file);
+        expect(run.signal, `${file}: the run hung and was killed`).toBeNull();
+        expect(run.code, run.stderr).toBe(2);
+        expect(run.stderr).toContain(`The CA file ${file} (OPCLI_CA_FILE) ${why}`);
+        expect(run.stderr).toContain('OPCLI_CA_FILE');
+      }
+      const set = await runBinary(['config', 'set', 'ca-file', fifo], { env: { OPCLI_CONFIG_DIR: config.dir }, timeoutMs: HANG_KILL_MS });
+      expect(set.code).toBe(2);
+      expect(set.stderr).toContain(`The CA file ${fifo} (ca-file) is a named pipe`);
+    },
+    HANG_TEST_MS,
+  );
 });
 
 describe.runIf(process.platform !== 'win32')('who may own and write a CA file', () => {
