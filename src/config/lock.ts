@@ -33,6 +33,8 @@ interface Seen {
   mtimeMs: number;
   /** The lock folder's owner. */
   uid: number;
+  /** When the owner record was written (its file's mtime; the folder's is touched while held). */
+  writtenMs?: number;
 }
 
 const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
@@ -104,7 +106,12 @@ function inspect(path: string): Seen | undefined {
     throw error;
   }
   const owner = readOwner(path);
-  return owner ? { owner, mtimeMs, uid } : { mtimeMs, uid };
+  if (!owner) return { mtimeMs, uid };
+  let writtenMs: number | undefined;
+  try {
+    writtenMs = lstatSync(join(path, OWNER_FILE)).mtimeMs;
+  } catch {}
+  return { owner, mtimeMs, uid, writtenMs };
 }
 
 /**
@@ -160,7 +167,7 @@ function ownerMayRun(seen: Seen & { owner: Owner }): boolean {
   if (start !== undefined && now !== undefined) return start === now;
   if (pid === 1) return false;
   const startedAt = processStartedAt(pid);
-  const written = Date.parse(seen.owner.at ?? '') || seen.mtimeMs;
+  const written = seen.writtenMs ?? seen.mtimeMs;
   // A second of slack: the record's time and the kernel's come from different clocks.
   return startedAt === undefined || startedAt <= written + 1000;
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -111,7 +111,10 @@ describe('a lock whose owner cannot be the process its pid names', () => {
     it('a live pid whose process started after the record was written is not its owner: taken over', async () => {
       dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
       const pid = sleeper();
-      plantOwner(dir, 'reused', { pid, at: new Date(Date.now() - 3_600_000).toISOString() });
+      const path = plantOwner(dir, 'reused', { pid, at: new Date(Date.now() - 3_600_000).toISOString() });
+      // Written an hour ago (its file's time), by a process that started just now: not its owner.
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(join(path, 'owner'), hourAgo, hourAgo);
       expect(await tookIt(dir, 'reused')).toBe(true);
     });
 
