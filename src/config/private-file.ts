@@ -4,6 +4,7 @@
  * a folder others can write into (where they could plant a link or a file); and nothing here
  * changes the mode of a folder opcli did not create.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { describeUid } from './user-name.js';
@@ -30,9 +31,14 @@ const myUid = (): number | undefined => (typeof process.getuid === 'function' ? 
  */
 export type Owners = 'me' | 'me-or-root' | 'any';
 
-/** The most bytes of the files opcli reads whole: config files and records, and what a string can hold. */
+/** The most bytes of a config file (settings.json, credentials.json): a few KiB per profile. */
 export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
-export const MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/**
+ * The most bytes of a record read whole (the gift card ledger, a record being repaired): what one
+ * string can hold, so a record opcli could read before is never refused; a bigger file could not be
+ * read anyway, and is now refused before any of it is.
+ */
+export const MAX_RECORD_BYTES = bufferConstants.MAX_STRING_LENGTH;
 
 function ownerProblem(st: Stats, owners: Owners = 'me'): string | undefined {
   const uid = myUid();
