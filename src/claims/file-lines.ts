@@ -2,19 +2,27 @@
  * The lines of an append-only JSONL file (the batch journal, the record of claims), split on bytes
  * so that each line's byte offset is known: the indexes keep offsets, not lines, and read a line
  * back from its offset when they need it. The file is read in chunks; the last line, when no newline
- * ends it, is handed over as not complete (a write cut short by a crash).
+ * ends it, is handed over as not complete (a write cut short by a crash). A line longer than any
+ * opcli writes (MAX_LINE_BYTES) is handed over as `long`, in time linear in the file and memory
+ * bounded by the limit, for the reader to refuse by its number.
  */
 import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { MAX_LINE_BYTES } from '../core/record-lines.js';
 
 /** How much of the file one read takes. */
 export const READ_CHUNK = 256 * 1024;
 
 /**
  * Called for each line: its bytes are `buffer[start, end)` (no newline), `offset` is where it
- * starts in the file, and `complete` is false for a last line with no newline after it.
+ * starts in the file, and `complete` is false for a last line with no newline after it. `long`: the
+ * line is longer than the splitter's limit and was not kept: only its first bytes (LONG_HEAD) are
+ * given, to name it; a reader refuses it (a caller that ignores the flag sees a line cut short).
  */
-export type OnLine = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean) => void;
+export type OnLine = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean, long: boolean) => void;
+
+/** How much of a line over the limit is kept and handed over: enough to name it, never to read it. */
+export const LONG_HEAD = 1024;
 
 /** What reading the lines found: the file's size, and whether it ends with a newline (or is empty). */
 export interface LinesRead {
@@ -22,32 +30,74 @@ export interface LinesRead {
   endsWithNewline: boolean;
 }
 
-/** Cuts the chunks of a file, read one after another from its start, into lines. */
+/**
+ * Cuts the chunks of a file, read one after another from its start, into lines. A line that spans
+ * chunks is kept as the list of its pieces and joined once, when its newline comes (joining at every
+ * chunk would copy a long line over and over: its square in time). A line that grows past `limit`
+ * bytes is dropped up to its newline, keeping only its head: the time is linear in the file and the
+ * memory never more than `limit` (see `buffered`), whatever the file holds.
+ */
 export class LineSplitter {
-  private rest: Buffer = Buffer.alloc(0);
-  /** File offset of `rest`'s first byte. */
-  private restOffset = 0;
+  /** The pieces of the unfinished line, and their length. */
+  private parts: Buffer[] = [];
+  private pending = 0;
+  /** Set once the unfinished line has passed the limit: its first bytes; the rest is skipped. */
+  private head: Buffer | undefined;
+  /** File offset of the unfinished line's first byte. */
+  private lineOffset = 0;
   /** Bytes taken so far: where the next chunk is read from. */
   size = 0;
 
+  constructor(private readonly limit = MAX_LINE_BYTES) {}
+
+  /** Bytes held for the unfinished line: never more than the limit. */
+  get buffered(): number {
+    return this.pending + (this.head?.length ?? 0);
+  }
+
   /** Hands every line the chunk completes to `onLine`; the chunk must not be reused until `end`. */
   push(chunk: Buffer, onLine: OnLine): void {
+    const base = this.size;
     this.size += chunk.length;
-    const buffer = this.rest.length ? Buffer.concat([this.rest, chunk]) : chunk;
     let start = 0;
-    for (let nl = buffer.indexOf(10); nl !== -1; nl = buffer.indexOf(10, start)) {
-      onLine(buffer, start, nl, this.restOffset + start, true);
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      if (this.pending > 0 || this.head) this.finish(chunk.subarray(start, nl), onLine, true);
+      else if (nl - start > this.limit) onLine(chunk, start, start + Math.min(LONG_HEAD, this.limit), base + start, true, true);
+      else onLine(chunk, start, nl, base + start, true, false);
       start = nl + 1;
+      this.lineOffset = base + start;
     }
-    this.rest = buffer.subarray(start);
-    this.restOffset += start;
+    if (start < chunk.length) this.keep(chunk.subarray(start));
   }
 
   /** The end of the file: a last line with no newline after it goes to `onLine` as not complete. */
   end(onLine: OnLine): LinesRead {
-    const torn = this.rest.length > 0;
-    if (torn) onLine(this.rest, 0, this.rest.length, this.restOffset, false);
+    const torn = this.pending > 0 || this.head !== undefined;
+    if (torn) this.finish(Buffer.alloc(0), onLine, false);
     return { size: this.size, endsWithNewline: !torn };
+  }
+
+  /** Keeps a piece of the unfinished line, or only its head once the line is over the limit. */
+  private keep(piece: Buffer): void {
+    if (this.head || piece.length === 0) return;
+    this.parts.push(piece);
+    this.pending += piece.length;
+    if (this.pending <= this.limit) return;
+    const first = this.parts.length === 1 ? piece : Buffer.concat(this.parts);
+    this.head = Buffer.from(first.subarray(0, Math.min(LONG_HEAD, this.limit)));
+    this.parts = [];
+    this.pending = 0;
+  }
+
+  /** Hands over the unfinished line, ended by `tail` (the bytes before its newline, or none at the end). */
+  private finish(tail: Buffer, onLine: OnLine, complete: boolean): void {
+    this.keep(tail);
+    const long = this.head !== undefined;
+    const line = this.head ?? (this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts));
+    this.parts = [];
+    this.pending = 0;
+    this.head = undefined;
+    onLine(line, 0, line.length, this.lineOffset, complete, long);
   }
 }
 
@@ -85,8 +135,11 @@ function firstLine(buffer: Buffer, got: number): string | undefined | null {
 export async function lineAt(handle: FileHandle, offset: number): Promise<string | undefined> {
   for (let size = 1024; ; size *= 4) {
     const buffer = Buffer.alloc(size);
-    const line = firstLine(buffer, (await handle.read(buffer, 0, size, offset)).bytesRead);
+    const got = (await handle.read(buffer, 0, size, offset)).bytesRead;
+    const line = firstLine(buffer, got);
     if (line !== null) return line;
+    // The file changed under the index (no line it indexed is this long): its head, which reads as no record.
+    if (size > MAX_LINE_BYTES) return buffer.toString('utf8', 0, LONG_HEAD);
   }
 }
 
@@ -96,5 +149,6 @@ export function lineAtSync(fd: number, offset: number): string | undefined {
     const buffer = Buffer.alloc(size);
     const line = firstLine(buffer, readSync(fd, buffer, 0, size, offset));
     if (line !== null) return line;
+    if (size > MAX_LINE_BYTES) return buffer.toString('utf8', 0, LONG_HEAD);
   }
 }

@@ -7,6 +7,7 @@
 import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { UsageError } from '../core/errors.js';
+import { MAX_LINE_BYTES } from '../core/record-lines.js';
 import { eachLine } from './file-lines.js';
 import {
   describeService,
@@ -77,7 +78,9 @@ export async function readJournal(handle: FileHandle, path: string, service: Jou
 /** One pass over the journal's lines; `legacyOwner`: the older format's entries belong to that service. */
 async function readSections(handle: FileHandle, path: string, service: JournalService, legacyOwner?: JournalService): Promise<ReadJournal> {
   const scan = new SectionScan(path, service, legacyOwner);
-  const { size, endsWithNewline } = await eachLine(handle, (buffer, start, end, offset, complete) => scan.line(buffer, start, end, offset, complete));
+  const { size, endsWithNewline } = await eachLine(handle, (buffer, start, end, offset, complete, long) =>
+    long ? scan.long() : scan.line(buffer, start, end, offset, complete),
+  );
   if (size > 0 && !scan.started) {
     scan.lineNo = 1;
     throw scan.damaged('is not the header of an opcli claims journal');
@@ -119,6 +122,12 @@ export class SectionScan {
   /** The error for a line that cannot be read: the journal is refused, nothing is sent. */
   damaged(why: string): UsageError {
     return new UsageError(`The journal ${this.path} cannot be read: line ${this.lineNo} ${why}.`, HINT_DAMAGED);
+  }
+
+  /** A line longer than any entry (MAX_LINE_BYTES), torn or not: refused unread. */
+  long(): never {
+    this.lineNo++;
+    throw this.damaged(`is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB, which no journal line opcli writes is`);
   }
 
   /** Takes one line (`complete`: a newline follows it; a torn last line that cannot be read is skipped). */

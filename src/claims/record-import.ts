@@ -3,7 +3,7 @@
  * into the record of claims (record.ts), so a copy of a file filed before the record existed is held
  * too. Once per journal: the record names each journal it took in. No prompt, no print.
  */
-import { open } from 'node:fs/promises';
+import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { LineSplitter, READ_CHUNK } from './file-lines.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import type { Journal } from './journal.js';
@@ -98,14 +98,17 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
 export async function importJournal(record: ClaimRecord, journal: Journal, profile: string, user: string, host: string): Promise<number> {
   if (journal.priorEntries === 0 || record.imported.has(journal.path)) return 0;
   const by: Importer = { record, journal, profile, user, host };
-  const handle = await open(journal.path, 'r');
+  // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
+  const opened = await openBatchFile(journal.path, JOURNAL_ROLE, 'read');
+  if (!opened) return 0;
+  const { handle } = opened;
   let taken = 0;
   let pending: (IntentLine | OutcomeLine)[] = [];
   const lines = new LineSplitter();
   /** The complete lines of the chunk just read, with their offsets. */
   let read: [string, number][] = [];
-  const collect = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean) => {
-    if (complete) read.push([buffer.toString('utf8', start, end), offset]);
+  const collect = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean, long: boolean) => {
+    if (complete && !long) read.push([buffer.toString('utf8', start, end), offset]);
   };
   try {
     for (;;) {

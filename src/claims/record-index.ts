@@ -63,8 +63,12 @@ export class RecordIndex {
   read(fd: number): DamagedLine[] {
     const damaged: DamagedLine[] = [];
     const setAside = new Set<number>();
-    const ended = eachLineSync(fd, (buffer, start, end, offset, complete) => {
+    const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
       this.lines++;
+      if (long) {
+        damaged.push({ line: this.lines, kind: 'long' });
+        return;
+      }
       const text = buffer.toString('utf8', start, end);
       if (!text.trim()) return;
       const read = readRecordLine(text, this.lines, !complete, RECORD_VERSION, parseRecordLine);
@@ -134,8 +138,8 @@ export class RecordIndex {
   *readAll(fd: number): Generator<ReadLine> {
     const lines: string[] = [];
     try {
-      eachLineSync(fd, (buffer, start, end) => {
-        if (end > start) lines.push(buffer.toString('utf8', start, end));
+      eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
+        if (end > start && !long) lines.push(buffer.toString('utf8', start, end));
       });
     } finally {
       closeSync(fd);

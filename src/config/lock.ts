@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../core/errors.js';
-import { UnsafePathError } from './private-file.js';
+import { readCheckedFile, UnsafePathError } from './private-file.js';
+import { hasExited, processStart, processStartedAt } from './process-start.js';
 import { describeUid } from './user-name.js';
 
 /** How long to wait for a lock before giving up (retryable). */
@@ -23,6 +24,8 @@ interface Owner {
   token: string;
   /** When it was taken (ISO 8601); absent in locks of older versions. */
   at?: string;
+  /** When the owner process started (process-start.ts), where the platform says: tells it from a process that reuses its pid. */
+  start?: string;
 }
 
 interface Seen {
@@ -30,6 +33,8 @@ interface Seen {
   mtimeMs: number;
   /** The lock folder's owner. */
   uid: number;
+  /** When the owner record was written (its file's mtime; the folder's is touched while held). */
+  writtenMs?: number;
 }
 
 const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
@@ -41,6 +46,15 @@ function describeHolder(seen: Seen): string {
   const when = o?.at ? `since ${o.at}` : `last touched ${new Date(seen.mtimeMs).toISOString()}`;
   return o ? `${who}, pid ${o.pid} on host ${o.host}, ${when}` : `${who} (no owner record could be read), ${when}`;
 }
+
+/** Who holds the lock at `path` and the way out when that run is gone: what every "held by" message says. */
+function holderAndWayOut(seen: Seen, path: string): string {
+  const run = seen.owner ? `no opcli runs as pid ${seen.owner.pid} on host ${seen.owner.host}` : 'no opcli run holds it';
+  return `${describeHolder(seen)}; if ${run}, remove the lock: \`rm -r ${path}\``;
+}
+
+/** An owner record is a few hundred bytes; anything bigger is not one. */
+const MAX_OWNER_BYTES = 4096;
 
 const OWNER_FILE = 'owner';
 const CONTENDED = new Set(['EEXIST', 'ENOTEMPTY', 'EPERM', 'EISDIR']);
@@ -91,15 +105,42 @@ function inspect(path: string): Seen | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  const owner = readOwner(path);
+  if (!owner) return { mtimeMs, uid };
+  let writtenMs: number | undefined;
   try {
-    const owner = JSON.parse(readFileSync(join(path, OWNER_FILE), 'utf8')) as Owner;
-    if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') {
-      return { owner: { pid: owner.pid, host: owner.host, token: owner.token, at: typeof owner.at === 'string' ? owner.at : undefined }, mtimeMs, uid };
-    }
-  } catch {
-    // No owner record (a lock from an older opcli, one being removed, or another user's): judged by age.
+    writtenMs = lstatSync(join(path, OWNER_FILE)).mtimeMs;
+  } catch {}
+  return { owner, mtimeMs, uid, writtenMs };
+}
+
+/**
+ * The owner record of the lock at `path`, read the one safe way (private-file.ts: no link followed,
+ * no FIFO waited on, a few KiB at most): a record that is not a small regular file is refused with
+ * the way out, never read. Undefined when there is none to read (a lock from an older opcli, one
+ * being removed, or another user's): the lock is then judged by age.
+ */
+function readOwner(path: string): Owner | undefined {
+  let text: string | undefined;
+  try {
+    text = readCheckedFile(join(path, OWNER_FILE), 'owner record of a lock', { owners: 'any', maxBytes: MAX_OWNER_BYTES });
+  } catch (error) {
+    if (!(error instanceof UnsafePathError)) return undefined;
+    const problem = error.message.replace(/^The /, 'the ').replace(/: refused(, not read)?\.$/, '.');
+    throw new UnsafePathError(
+      path,
+      `The lock ${path} cannot be used: ${problem}`,
+      `If no opcli run holds it, remove the lock: \`rm -r ${path}\` (check who made it first: \`ls -la ${path}\`).`,
+    );
   }
-  return { mtimeMs, uid };
+  try {
+    const owner = JSON.parse(text ?? '') as Owner;
+    if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') {
+      const at = typeof owner.at === 'string' ? owner.at : undefined;
+      return { pid: owner.pid, host: owner.host, token: owner.token, at, start: typeof owner.start === 'string' ? owner.start : undefined };
+    }
+  } catch {}
+  return undefined;
 }
 
 function processIsAlive(pid: number): boolean {
@@ -113,24 +154,27 @@ function processIsAlive(pid: number): boolean {
 }
 
 /**
- * Whether a process that still answers signals has in fact exited and waits to be reaped (Linux
- * state Z): a run killed with kill -9 under an init that reaps late, or never (a container without
- * one), would otherwise keep its lock as if alive. Elsewhere such a process does not linger.
+ * Whether the owner of a lock on this machine may still be running: its pid answers and, where the
+ * kernel says when processes started (Linux), it is the very process that wrote the record: the
+ * start recorded matches, or (a record without one: an older opcli's, or planted) it started before
+ * the record was written. pid 1 (init) is never an opcli run unless its recorded start matches (a
+ * container's only process); pid 0 and below name process groups, never an owner.
  */
-function hasExited(pid: number): boolean {
-  if (process.platform !== 'linux') return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (name) S ...": the state follows the last ")" (a name may hold one).
-    return stat.charAt(stat.lastIndexOf(')') + 2) === 'Z';
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
+function ownerMayRun(seen: Seen & { owner: Owner }): boolean {
+  const { pid, start } = seen.owner;
+  if (pid <= 0 || !processIsAlive(pid)) return false;
+  const now = processStart(pid);
+  if (start !== undefined && now !== undefined) return start === now;
+  if (pid === 1) return false;
+  const startedAt = processStartedAt(pid);
+  const written = seen.writtenMs ?? seen.mtimeMs;
+  // A second of slack: the record's time and the kernel's come from different clocks.
+  return startedAt === undefined || startedAt <= written + 1000;
 }
 
 /** A lock is abandoned when its owner on this machine is gone; otherwise when it is old. */
 function isAbandoned(seen: Seen, now: number): boolean {
-  if (seen.owner && seen.owner.host === hostname()) return !processIsAlive(seen.owner.pid);
+  if (seen.owner && seen.owner.host === hostname()) return !ownerMayRun(seen as Seen & { owner: Owner });
   return now - seen.mtimeMs > STALE_MS;
 }
 
@@ -203,7 +247,7 @@ export interface AcquireOptions {
  */
 export async function acquireFileLock(dir: string, name: string, options: AcquireOptions = {}): Promise<HeldLock> {
   const path = join(dir, `${name}.lock`);
-  const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString() };
+  const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString(), start: processStart(process.pid) };
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -231,10 +275,10 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
       throw error instanceof OpcliError ? error : lockError(dir, name, error);
     }
     if (Date.now() >= deadline) {
-      const holder = seen ? describeHolder(seen) : 'another process';
+      const holder = seen ? holderAndWayOut(seen, path) : `another process; if no opcli run holds it, remove the lock: \`rm -r ${path}\``;
       if (options.busy) throw options.busy(holder);
       throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
-        hint: `Try again in a moment. If no other opcli is running, remove ${path}.`,
+        hint: 'Try again in a moment, once that run has finished.',
       });
     }
     await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));

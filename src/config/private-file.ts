@@ -4,7 +4,8 @@
  * a folder others can write into (where they could plant a link or a file); and nothing here
  * changes the mode of a folder opcli did not create.
  */
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, openSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { constants as bufferConstants } from 'node:buffer';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { describeUid } from './user-name.js';
 
@@ -17,14 +18,32 @@ export class UnsafePathError extends OpcliError {
   }
 }
 
-// Windows has no O_NOFOLLOW and no uid; the checks that need them are skipped there.
+// Windows has no O_NOFOLLOW, no O_NONBLOCK and no uid; the checks that need them are skipped there
+// (a FIFO or a device is still refused there as not a regular file, after the open).
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file. */
+const NONBLOCK = constants.O_NONBLOCK ?? 0;
 const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 
-function ownerProblem(st: Stats): string | undefined {
+/**
+ * Who may own a file opcli reads: `me` (the config files, the record), `me-or-root` (a CA bundle:
+ * the system's are root's), `any` (a lock's owner record: its lock folder is checked instead).
+ */
+export type Owners = 'me' | 'me-or-root' | 'any';
+
+/** The most bytes of a config file (settings.json, credentials.json): a few KiB per profile. */
+export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+/**
+ * The most bytes of a record read whole (the gift card ledger, a record being repaired): what one
+ * string can hold, so a record opcli could read before is never refused; a bigger file could not be
+ * read anyway, and is now refused before any of it is.
+ */
+export const MAX_RECORD_BYTES = bufferConstants.MAX_STRING_LENGTH;
+
+function ownerProblem(st: Stats, owners: Owners = 'me'): string | undefined {
   const uid = myUid();
-  // No exception for root: root following a link another user planted is the worst case of all.
-  if (uid === undefined || st.uid === uid) return undefined;
+  // No exception for root's own config: root following a link another user planted is the worst case of all.
+  if (uid === undefined || st.uid === uid || (owners === 'me-or-root' && st.uid === 0)) return undefined;
   return `is owned by another user (${describeUid(st.uid)}; you are ${describeUid(uid)})`;
 }
 
@@ -105,15 +124,24 @@ export function ensureSharedDir(dir: string): SharedFolder {
 }
 
 /** Checks an open file (fstat, so there is no race with the path): a regular file you own that others cannot write. */
-function checkOpened(fd: number, path: string, what: string, shared?: SharedFolder): void {
-  checkFileStats(fstatSync(fd), path, what, shared);
+function checkOpened(fd: number, path: string, what: string, shared?: SharedFolder, owners: Owners = 'me'): void {
+  checkFileStats(fstatSync(fd), path, what, shared, owners);
 }
 
-/** Checks the stats of an opened file (fstat, or a FileHandle's stat): a regular file you own that others cannot write. */
-export function checkFileStats(st: Stats, path: string, what: string, shared?: SharedFolder): void {
-  if (!st.isFile()) throw new UnsafePathError(path, `The ${what} ${path} is not a regular file.`, `Move it aside (\`mv ${path} ${path}.bak\`) and try again.`);
+/**
+ * Checks the stats of an opened file (fstat, or a FileHandle's stat): a regular file (never a FIFO,
+ * a device or a folder) that `owners` may own and that others cannot write.
+ */
+export function checkFileStats(st: Stats, path: string, what: string, shared?: SharedFolder, owners: Owners = 'me'): void {
+  if (!st.isFile()) {
+    throw new UnsafePathError(
+      path,
+      `The ${what} ${path} is ${fileKind(st)}, not a regular file: refused.`,
+      `Check who put it there; move it aside (\`mv ${path} ${path}.bak\`) and try again.`,
+    );
+  }
   // Windows reports neither owners nor meaningful modes: only the link and file-type checks apply.
-  if (myUid() === undefined) return;
+  if (myUid() === undefined || owners === 'any') return;
   if (shared && st.gid === shared.gid) {
     // A teammate's file in the team's folder: only the world must not be able to write it.
     if ((st.mode & 0o002) === 0) return;
@@ -123,15 +151,26 @@ export function checkFileStats(st: Stats, path: string, what: string, shared?: S
       `\`chmod o-w ${path}\` (the team's group may write it).`,
     );
   }
-  const owner = ownerProblem(st);
+  const owner = ownerProblem(st, owners);
   if (owner) throw new UnsafePathError(path, `The ${what} ${path} ${owner}: refused.`, 'Check who created it; move it aside if it is not yours.');
   if ((st.mode & 0o022) !== 0) {
     throw new UnsafePathError(
       path,
       `The ${what} ${path} can be written by other users (mode ${modeText(st)}): refused.`,
-      `If it is yours, \`chmod 600 ${path}\`; otherwise move it aside.`,
+      owners === 'me-or-root'
+        ? `If it is the file you mean, \`chmod go-w ${path}\`; otherwise check who changed it.`
+        : `If it is yours, \`chmod 600 ${path}\`; otherwise move it aside.`,
     );
   }
+}
+
+/** What a file that is not a regular file is, for a person. */
+function fileKind(st: Stats): string {
+  if (st.isFIFO()) return 'a named pipe';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isDirectory()) return 'a folder';
+  if (st.isSocket()) return 'a socket';
+  return 'something else';
 }
 
 function unreadable(path: string, what: string, error: unknown): OpcliError {
@@ -155,7 +194,7 @@ function unreadable(path: string, what: string, error: unknown): OpcliError {
  * file you own that others cannot write. `flags` are the usual fs.constants O_* flags. Returns the
  * descriptor, or undefined when the file does not exist and O_CREAT was not asked for.
  */
-export function openPrivateFile(path: string, flags: number, what: string, mode = 0o600, shared?: SharedFolder): number | undefined {
+export function openPrivateFile(path: string, flags: number, what: string, mode = 0o600, shared?: SharedFolder, owners: Owners = 'me'): number | undefined {
   let fd: number;
   try {
     fd = openSync(path, flags | NOFOLLOW, shared ? 0o660 : mode);
@@ -165,7 +204,7 @@ export function openPrivateFile(path: string, flags: number, what: string, mode 
   }
   try {
     if (shared && flags & constants.O_CREAT) shareNewFile(fd, shared);
-    checkOpened(fd, path, what, shared);
+    checkOpened(fd, path, what, shared, owners);
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -181,21 +220,60 @@ function shareNewFile(fd: number, shared: SharedFolder): void {
   if ((st.mode & 0o777) !== 0o660) fchmodSync(fd, 0o660);
 }
 
-/** Reads a private file as UTF-8, or undefined when it does not exist. */
-export function readPrivateFile(path: string, what: string, shared?: SharedFolder): string | undefined {
-  // O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file.
-  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what, 0o600, shared);
+/** How a file opcli reads whole must be, besides a regular file reached without a link. */
+export interface ReadRules {
+  /** Who may own it (default `me`). */
+  owners?: Owners;
+  /** A team's shared folder the file is in. */
+  shared?: SharedFolder;
+  /** The most bytes it may hold: a bigger file is refused, never read. */
+  maxBytes: number;
+}
+
+/** A size in words: "4 MiB", "2,147,483,648 bytes". */
+const sizeText = (n: number) => (n >= 1024 * 1024 && n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n.toLocaleString('en-US')} bytes`);
+
+/** Reads the whole of an open regular file, refusing one over `max` bytes (even one that grows while read). */
+function readBounded(fd: number, path: string, what: string, max: number): Buffer {
+  const tooBig = (size: string) =>
+    new UnsafePathError(
+      path,
+      `The ${what} ${path} is ${size}, more than a ${what} can be (${sizeText(max)}): refused, not read.`,
+      `Check that ${path} is the file you mean.`,
+    );
+  const size = fstatSync(fd).size;
+  if (size > max) throw tooBig(sizeText(size));
+  const buffer = Buffer.allocUnsafe(Math.min(max + 1, Math.max(size + 1, 4096)));
+  let got = 0;
+  for (let n = -1; n !== 0 && got < buffer.length; got += n) n = readSync(fd, buffer, got, buffer.length - got, null);
+  if (got > max) throw tooBig(`over ${sizeText(max)}`);
+  return buffer.subarray(0, got);
+}
+
+/**
+ * The one way opcli reads a file whole (config files, records, a lock's owner record, a CA bundle):
+ * opened without following a link and without blocking (a FIFO), checked on the open descriptor (a
+ * regular file, its owner and mode per `rules`), then read up to `rules.maxBytes` (a bigger file, or
+ * /dev/zero behind a link, is refused, never read). Undefined when it does not exist.
+ */
+export function readCheckedFile(path: string, what: string, rules: ReadRules): string | undefined {
+  const fd = openPrivateFile(path, constants.O_RDONLY | NONBLOCK, what, 0o600, rules.shared, rules.owners);
   if (fd === undefined) return undefined;
   try {
-    return readFileSync(fd, 'utf8');
+    return readBounded(fd, path, what, rules.maxBytes).toString('utf8');
   } finally {
     closeSync(fd);
   }
 }
 
+/** Reads a private file as UTF-8 (at most `maxBytes`), or undefined when it does not exist. */
+export function readPrivateFile(path: string, what: string, shared?: SharedFolder, maxBytes = MAX_RECORD_BYTES): string | undefined {
+  return readCheckedFile(path, what, { shared, maxBytes });
+}
+
 /** Checks a path: absent (false), or a private regular file (true); a link, a foreign or shared file throws. */
 export function assertPrivateFile(path: string, what: string): boolean {
-  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  const fd = openPrivateFile(path, constants.O_RDONLY | NONBLOCK, what);
   if (fd === undefined) return false;
   closeSync(fd);
   return true;
@@ -208,7 +286,7 @@ export function assertPrivateFile(path: string, what: string): boolean {
  */
 export function tightenSecretFile(path: string, what: string): string | undefined {
   if (myUid() === undefined) return undefined;
-  const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), what);
+  const fd = openPrivateFile(path, constants.O_RDONLY | NONBLOCK, what);
   if (fd === undefined) return undefined;
   try {
     const st = fstatSync(fd);

@@ -3,7 +3,7 @@ import type Conf from 'conf';
 import type { z } from 'zod';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { fieldIssues } from '../core/field-issues.js';
-import { assertPrivateFile, ensurePrivateDir, readPrivateFile } from './private-file.js';
+import { assertPrivateFile, ensurePrivateDir, MAX_CONFIG_BYTES, readPrivateFile } from './private-file.js';
 
 /** A settings or credentials file that cannot be used as it is: exit 2, never overwritten. */
 export class DamagedFileError extends OpcliError {
@@ -153,7 +153,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
 
   /** The file's content, checked; SchemaNeeded when the quick check cannot vouch for it and the schema is not loaded. */
   private readChecked(): T {
-    const text = readPrivateFile(this.path, `${this.what} file`);
+    const text = readPrivateFile(this.path, `${this.what} file`, undefined, MAX_CONFIG_BYTES);
     if (text === undefined) return this.empty();
     return parseChecked(text, this.schema, this.path, this.what, this.quick);
   }

@@ -11,11 +11,16 @@
  *   a record, so which action it belonged to can still be read from it; or such a line that a later
  *   write set aside with a `set-aside` record naming it. Only these may be passed over, and the
  *   action they name is then `uncertain`, never absent;
+ * - `long`: longer than MAX_LINE_BYTES, which no record opcli writes comes near: refused unread, so
+ *   a line of 100 MB costs a pass over its bytes and never that much memory;
  * - `garbage`: anything else.
  */
 
 /** Why a line cannot be read. */
-export type DamageKind = 'newer' | 'nul' | 'torn' | 'garbage';
+export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage';
+
+/** The longest line a record or journal may hold (1 MiB): opcli's own lines are a few hundred bytes. */
+export const MAX_LINE_BYTES = 1024 * 1024;
 
 /** A line that cannot be read, with what can still be told about it. */
 export interface DamagedLine {
@@ -99,6 +104,11 @@ export function readRecordLines<T>(
   const records: T[] = [];
   const damaged: DamagedLine[] = [];
   lines.forEach((line, i) => {
+    // Characters, not bytes: a line of more characters certainly has more bytes.
+    if (line.length > MAX_LINE_BYTES) {
+      damaged.push({ line: i + 1, kind: 'long' });
+      return;
+    }
     if (!line.trim()) return;
     const read = readRecordLine(line, i + 1, i === lastIndex, version, parse);
     if ('record' in read) records.push(read.record);
@@ -130,6 +140,8 @@ export function describeDamage(d: DamagedLine): string {
       return `line ${d.line} holds NUL bytes (what a crash or a full disk leaves when the data never reached the disk)`;
     case 'torn':
       return `line ${d.line} was cut short by an interrupted write`;
+    case 'long':
+      return `line ${d.line} is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB, which no record opcli writes is`;
     case 'garbage':
       return `line ${d.line} is not a record opcli can read`;
   }

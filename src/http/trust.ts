@@ -11,6 +11,7 @@ import { isAbsolute, resolve } from 'node:path';
 import * as tls from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { readCheckedFile, UnsafePathError } from '../config/private-file.js';
 import { envValue } from '../config/profile.js';
 import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
@@ -27,28 +28,47 @@ export function caFileSource(setting: string | undefined, env: Record<string, st
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
-/** The certificates of a PEM file: each must parse; a missing, unreadable or certificate-less file is exit 2 naming it. */
-export function readPemBundle(path: string, source: string, cwd: string): string[] {
-  const full = safeLine(isAbsolute(path) ? path : resolve(cwd, path));
-  let text: string;
+/** The most a CA bundle may hold: the whole Mozilla root store is about 250 KiB. */
+export const MAX_CA_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The text of the CA file, read the one safe way (src/config/private-file.ts): no link followed, no
+ * FIFO or device waited on or read, at most MAX_CA_BYTES, yours or root's and writable by no one
+ * else (whoever can write it decides which servers opcli trusts). Any other file is exit 2 naming it.
+ */
+function readCaText(full: string, source: string): string {
+  const fix = `Point ${source} at a PEM file of the certificate authority to trust, or unset it.`;
+  let text: string | undefined;
   try {
-    text = readFileSync(isAbsolute(path) ? path : resolve(cwd, path), 'utf8');
+    text = readCheckedFile(full, 'CA file', { owners: 'me-or-root', maxBytes: MAX_CA_BYTES });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT'
-        ? 'does not exist'
-        : code === 'EISDIR'
-          ? 'is a folder'
-          : code === 'EACCES'
-            ? 'cannot be read (permission denied)'
-            : `cannot be read (${code ?? error})`;
-    throw new UsageError(`The CA file ${full} (${source}) ${why}.`, `Point ${source} at a PEM file of the certificate authority to trust, or unset it.`);
+    const shown = safeLine(full);
+    if (error instanceof UnsafePathError && /symbolic link/.test(error.message)) {
+      throw new UsageError(
+        `The CA file ${shown} (${source}) is a symbolic link: opcli does not follow links to the files it trusts.`,
+        `Point ${source} at the file the link leads to (\`realpath ${shown}\` shows it), after checking who made the link.`,
+      );
+    }
+    if (error instanceof UnsafePathError) {
+      const why = error.message.replace(`The CA file ${full} `, '').replace(/: refused(, not read)?\.$/, '');
+      throw new UsageError(`The CA file ${shown} (${source}) ${why}: opcli does not trust it.`, `${error.hint} ${fix}`);
+    }
+    const code = ((error as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+    const why = code === 'EACCES' ? 'cannot be read (permission denied)' : `cannot be read (${code ?? (error as Error).message})`;
+    throw new UsageError(`The CA file ${shown} (${source}) ${why}.`, fix);
   }
+  if (text === undefined) throw new UsageError(`The CA file ${safeLine(full)} (${source}) does not exist.`, fix);
+  return text;
+}
+
+/** The certificates of a PEM file: each must parse; a missing, unreadable, unsafe or certificate-less file is exit 2 naming it. */
+export function readPemBundle(path: string, source: string, cwd: string): string[] {
+  const full = isAbsolute(path) ? path : resolve(cwd, path);
+  const text = readCaText(full, source);
   const certs = text.match(PEM_CERT) ?? [];
   if (certs.length === 0) {
     throw new UsageError(
-      `The CA file ${full} (${source}) holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block).`,
+      `The CA file ${safeLine(full)} (${source}) holds no PEM certificate (no "-----BEGIN CERTIFICATE-----" block).`,
       'Give the CA certificate in PEM form; convert a DER file with `openssl x509 -inform der -in ca.cer -out ca.pem`.',
     );
   }
@@ -57,7 +77,7 @@ export function readPemBundle(path: string, source: string, cwd: string): string
       new X509Certificate(pem);
     } catch {
       throw new UsageError(
-        `Certificate ${i + 1} of the CA file ${full} (${source}) is not a valid certificate.`,
+        `Certificate ${i + 1} of the CA file ${safeLine(full)} (${source}) is not a valid certificate.`,
         'Export the CA certificate again in PEM form.',
       );
     }

@@ -1,14 +1,18 @@
 /**
  * The journal and the record of claims read their files in chunks of 256 KiB, split into lines on
  * bytes (src/claims/file-lines.ts): a line that straddles two reads is read whole, its offset is
- * right, and a damaged line after the first read is still named by its line number.
+ * right, and a damaged line after the first read is still named by its line number. A line longer
+ * than any opcli writes is refused by its number, without holding it.
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { LONG_HEAD, LineSplitter, type OnLine } from '../../src/claims/file-lines.js';
 import { Journal } from '../../src/claims/journal.js';
 import { ClaimRecord, RecordDamagedError, recordFileName } from '../../src/claims/record.js';
+import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/core/record-lines.js';
 import { tempConfigDir } from '../helpers.js';
 
 let dir: string;
@@ -148,5 +152,99 @@ describe('the record of claims over more than one read', () => {
     const opened = () => ClaimRecord.openSync({ place: { dir }, store });
     expect(opened).toThrow(RecordDamagedError);
     expect(opened).toThrow(new RegExp(`line ${2 * ENTRIES + 2}\\b`));
+  });
+});
+
+/**
+ * Issue 38 (rows 8 and 12): one line of 100 MB made every claims command take 75-86 s and 450 MB,
+ * because the splitter joined a long line's pieces again at every read (its square in time). A line
+ * over the limit is now refused by its number, read once and never held whole.
+ */
+describe('a line longer than any opcli writes', () => {
+  /** Splits `text` fed in pieces of the given sizes; checks after each piece that no more than `limit` bytes are held. */
+  function split(text: string, sizes: number[], limit: number) {
+    const lines: { text: string; offset: number; complete: boolean; long: boolean }[] = [];
+    const splitter = new LineSplitter(limit);
+    const onLine: OnLine = (buffer, start, end, offset, complete, long) => lines.push({ text: buffer.toString('latin1', start, end), offset, complete, long });
+    const bytes = Buffer.from(text, 'latin1');
+    let at = 0;
+    for (let i = 0; at < bytes.length; i++) {
+      const size = Math.max(1, sizes[i % sizes.length] ?? 1);
+      splitter.push(Buffer.from(bytes.subarray(at, at + size)), onLine);
+      at += size;
+      expect(splitter.buffered).toBeLessThanOrEqual(limit);
+    }
+    const ended = splitter.end(onLine);
+    return { lines, ended };
+  }
+
+  it('whatever the chunks: every line once, at its offset; one over the limit flagged long with only its head; never more than the limit held', () => {
+    const line = fc.stringMatching(/^[a-z{}":,]{0,40}$/);
+    fc.assert(
+      fc.property(
+        fc.array(line, { maxLength: 12 }),
+        fc.boolean(),
+        fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 30 }),
+        (parts, ends, sizes, limit) => {
+          const text = parts.join('\n') + (ends && parts.length ? '\n' : '');
+          const { lines, ended } = split(text, sizes, limit);
+          const expected = text.split('\n');
+          if (text.endsWith('\n') || text === '') expected.pop();
+          expect(lines.map((l) => l.long)).toEqual(expected.map((l) => l.length > limit));
+          let offset = 0;
+          expected.forEach((want, i) => {
+            const got = lines[i] as (typeof lines)[number];
+            expect(got.offset).toBe(offset);
+            expect(got.text).toBe(got.long ? want.slice(0, Math.min(LONG_HEAD, limit)) : want);
+            expect(got.complete).toBe(i < expected.length - 1 || text.endsWith('\n'));
+            offset += want.length + 1;
+          });
+          expect(ended).toEqual({ size: text.length, endsWithNewline: text === '' || text.endsWith('\n') });
+        },
+      ),
+    );
+  });
+
+  /** Appends a line of `mib` MiB (a record's beginning, then filler) and a good line after it. */
+  function appendLong(path: string, mib: number, after: string): void {
+    appendFileSync(path, `{"v":1,"issuance":"a","key":"${key(1)}","type":"intent","x":"`);
+    for (let i = 0; i < mib; i++) appendFileSync(path, 'x'.repeat(1024 * 1024));
+    appendFileSync(path, `"}\n${after}\n`);
+  }
+
+  it('in the record of claims: refused by its number (a damaged line, which claims repair sets aside), not read as a record', async () => {
+    const store = { origin: 'https://api.example.com', storeId: 'store_1' };
+    const path = join(dir, recordFileName(store));
+    writeFileSync(path, `${JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created: at })}\n`, {
+      mode: 0o600,
+    });
+    appendLong(path, 3, JSON.stringify({ v: 1, issuance: 'b', key: key(2), type: 'outcome', at, status: 'filed' }));
+    const opened = () => ClaimRecord.openSync({ place: { dir }, store });
+    expect(opened).toThrow(RecordDamagedError);
+    expect(opened).toThrow(`The record of claims ${path} cannot be read: line 2 is longer than 1 MiB, which no record opcli writes is.`);
+    const tolerant = ClaimRecord.openSync({ place: { dir }, store, tolerateDamage: true });
+    try {
+      expect(tolerant.damaged).toEqual([{ line: 2, kind: 'long' }]);
+      expect([...tolerant.all()].map((r) => r.type)).toEqual(['header', 'outcome']);
+    } finally {
+      tolerant.close();
+    }
+  });
+
+  it('in a journal: refused by its number, nothing taken from it', async () => {
+    const path = join(dir, 'j.jsonl');
+    writeFileSync(path, `${JSON.stringify({ journal: 'opcli claims', version: 3, created: at, service: { origin: null, storeId: null } })}\n`);
+    appendLong(path, 3, JSON.stringify({ key: key(2), line: 3, status: 'filed', at }));
+    await expect(Journal.open(path, 0)).rejects.toThrow(
+      `The journal ${path} cannot be read: line 2 is longer than 1 MiB, which no journal line opcli writes is.`,
+    );
+  });
+
+  it('in the gift card ledger (read whole): a damaged line named by its number', () => {
+    const long = `{"v":1,"issuance":"a","key":"k","x":"${'x'.repeat(MAX_LINE_BYTES)}"}`;
+    const read = readRecordLines(`${long}\n{"v":1}\n`, 1, (v) => v);
+    expect(read.damaged).toEqual([{ line: 1, kind: 'long' }]);
+    expect(describeDamage({ line: 1, kind: 'long' })).toBe('line 1 is longer than 1 MiB, which no record opcli writes is');
   });
 });

@@ -385,12 +385,12 @@ describe('files and folders that are not safe to use', () => {
     execFileSync('mkfifo', [join(dir, 'settings.json')]);
     const fifo = await runOpcli(['config', 'list'], { env: env() });
     expect(fifo.code).toBe(2);
-    expect(fifo.stderr).toContain(`The settings file ${join(dir, 'settings.json')} is not a regular file`);
+    expect(fifo.stderr).toContain(`The settings file ${join(dir, 'settings.json')} is a named pipe, not a regular file`);
     rmSync(join(dir, 'settings.json'));
     mkdirSync(join(dir, 'credentials.json'));
     const folder = await runOpcli(['auth', 'status'], { env: env() });
     expect(folder.code).toBe(2);
-    expect(folder.stderr).toContain(`The credentials file ${join(dir, 'credentials.json')} is not a regular file`);
+    expect(folder.stderr).toContain(`The credentials file ${join(dir, 'credentials.json')} is a folder, not a regular file`);
   });
 
   it('refuses a folder or a file owned by another user', async () => {

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireFileLock } from '../../src/config/lock.js';
+import { processStart } from '../../src/config/process-start.js';
 
 /** A lock folder as another opcli process would have left it: its owner record names `pid` on this host. */
 function plantLock(dir: string, name: string, pid: number): void {
@@ -61,5 +62,82 @@ describe.runIf(process.platform === 'linux')('file lock owners (Linux)', () => {
     const owner = JSON.parse(readFileSync(join(dir, 'dead.lock', 'owner'), 'utf8')) as { pid: number };
     expect(owner.pid).toBe(process.pid);
     lock.release();
+  });
+});
+
+/** A lock folder with an owner record of this host, as a planted or an older lock holds it (`at`: when it says it was taken). */
+function plantOwner(dir: string, name: string, owner: Record<string, unknown>): string {
+  const path = join(dir, `${name}.lock`);
+  mkdirSync(path);
+  writeFileSync(join(path, 'owner'), JSON.stringify({ host: hostname(), token: 'planted', ...owner }));
+  return path;
+}
+
+const tookIt = async (dir: string, name: string) => {
+  const lock = await acquireFileLock(dir, name, { waitMs: 0 });
+  const owner = JSON.parse(readFileSync(join(dir, `${name}.lock`, 'owner'), 'utf8')) as { pid: number };
+  lock.release();
+  return owner.pid === process.pid;
+};
+
+/**
+ * Issue 38, row 8: a lock owner `{"pid":1,"host":<this host>}` planted made every `giftcard issue`
+ * fail after 15 s. A lock whose owner cannot be alive here is taken over at once.
+ */
+describe('a lock whose owner cannot be the process its pid names', () => {
+  it('pid 1 (init), 0 or -1 (process groups) on this host: taken over at once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+    for (const [i, pid] of [1, 0, -1].entries()) {
+      plantOwner(dir, `planted-${i}`, { pid, at: new Date().toISOString() });
+      expect(await tookIt(dir, `planted-${i}`)).toBe(true);
+    }
+  });
+
+  it('a live holder keeps its lock, and the message names it and the way out', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+    const path = plantOwner(dir, 'live', { pid: process.pid, at: new Date().toISOString() });
+    const refused = acquireFileLock(dir, 'live', { waitMs: 0 });
+    await expect(refused).rejects.toThrow(`pid ${process.pid} on host ${hostname()}`);
+    await expect(refused).rejects.toThrow(`if no opcli runs as pid ${process.pid} on host ${hostname()}, remove the lock: \`rm -r ${path}\``);
+  });
+
+  describe.runIf(process.platform === 'linux')('on Linux, by when the process started', () => {
+    /** A live process (sleep) started now, and its /proc start time. */
+    function sleeper(): number {
+      holder = spawn('sleep', ['30'], { stdio: 'ignore' });
+      return holder.pid as number;
+    }
+
+    it('a live pid whose process started after the record was written is not its owner: taken over', async () => {
+      dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+      const pid = sleeper();
+      const path = plantOwner(dir, 'reused', { pid, at: new Date(Date.now() - 3_600_000).toISOString() });
+      // Written an hour ago (its file's time), by a process that started just now: not its owner.
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      utimesSync(join(path, 'owner'), hourAgo, hourAgo);
+      expect(await tookIt(dir, 'reused')).toBe(true);
+    });
+
+    it('a record with the start of its process is that process: kept; the same pid with another start: taken over', async () => {
+      dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+      const pid = sleeper();
+      const start = processStart(pid) as string;
+      expect(start).toMatch(/^[0-9a-f-]+:\d+$/);
+      plantOwner(dir, 'same', { pid, start, at: new Date().toISOString() });
+      await expect(acquireFileLock(dir, 'same', { waitMs: 0 })).rejects.toThrow(/Another opcli process holds the same lock/);
+      plantOwner(dir, 'other', { pid, start: `${start.split(':')[0]}:1`, at: new Date().toISOString() });
+      expect(await tookIt(dir, 'other')).toBe(true);
+      // pid 1 whose start matches (opcli as a container's only process) keeps its lock.
+      plantOwner(dir, 'init', { pid: 1, start: processStart(1), at: new Date().toISOString() });
+      if (processStart(1)) await expect(acquireFileLock(dir, 'init', { waitMs: 0 })).rejects.toThrow(/holds the init lock/);
+    });
+
+    it('a lock opcli takes records the start of its process', async () => {
+      dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+      const lock = await acquireFileLock(dir, 'mine', { waitMs: 0 });
+      const owner = JSON.parse(readFileSync(join(dir, 'mine.lock', 'owner'), 'utf8')) as { start?: string };
+      expect(owner.start).toBe(processStart(process.pid));
+      lock.release();
+    });
   });
 });
