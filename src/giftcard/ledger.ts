@@ -14,6 +14,7 @@ import { ensureRecordDir, type RecordPlace, recordPlace } from '../config/record
 import { OpcliError } from '../core/errors.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
+import { creditWeight, endAttempt } from '../core/record-outcome.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -255,20 +256,32 @@ export class Ledger {
     return this.earlier?.read().records ?? [];
   }
 
-  /** Records grouped by issuance, oldest first. */
+  /**
+   * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
+   * src/core/record-outcome.ts: an attempt's first outcome settles it and a later one may only raise
+   * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
+   * with an id already used is not a new attempt and does not replace the first.
+   */
   issuances(records = [...this.earlierRecords(), ...this.read().records]): Issuance[] {
     const byId = new Map<string, Issuance>();
     for (const r of records) {
-      if (r.type === 'attempt') byId.set(r.issuance, { attempt: r, warnings: [] });
-      else if (r.type !== 'set-aside') {
+      if (r.type === 'attempt') {
+        if (!byId.has(r.issuance)) byId.set(r.issuance, { attempt: r, warnings: [] });
+      } else if (r.type !== 'set-aside') {
         const entry = byId.get(r.issuance);
         if (!entry) continue;
-        if (r.type === 'outcome') entry.outcome = r;
+        if (r.type === 'outcome') settleIssuance(entry, r);
         else entry.warnings.push(r);
       }
     }
     return [...byId.values()];
   }
+}
+
+/** An outcome line applied to its issuance (src/core/record-outcome.ts). */
+function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
+  const before = { state: entry.outcome?.status as string | undefined, settled: entry.outcome !== undefined, earlierMaybe: false };
+  if (endAttempt(before, r.status, undefined, creditWeight) !== before) entry.outcome = r;
 }
 
 /**
