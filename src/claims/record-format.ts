@@ -65,6 +65,8 @@ const RunLine = z.object({
   profile: z.string(),
   source: z.string(),
   journal: z.string().optional(),
+  /** The journal file's id (journal-format.ts): only that file can say a row of this run never left. */
+  journalId: z.string().optional(),
 });
 export type RunLine = z.infer<typeof RunLine>;
 
@@ -72,7 +74,7 @@ export type RunLine = z.infer<typeof RunLine>;
 export type DiskIntent = z.infer<typeof DiskIntent>;
 
 /** An intent with its run's details filled in. */
-export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string };
+export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string; journalId?: string };
 
 /** What a command gives for an intent (the rest is filled in). */
 export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host'>;

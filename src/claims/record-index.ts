@@ -152,6 +152,7 @@ export class RecordIndex {
       profile: i.profile ?? run?.profile ?? '?',
       source: i.source ?? run?.source ?? '?',
       journal: i.journal ?? run?.journal,
+      journalId: run?.journalId,
     };
   }
 

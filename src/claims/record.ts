@@ -180,7 +180,7 @@ export class ClaimRecord {
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */
-  startRun(run: string, details: { profile: string; source: string; journal?: string }, now = Date.now()): void {
+  startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
     this.index.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
