@@ -52,6 +52,8 @@ const DiskIntent = z.object({
   email: z.string().optional(),
   item: z.string().optional(),
   forced: z.boolean().optional(),
+  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  uid: z.number().int().nullable().optional(),
 });
 
 /** A batch run: who filed its rows, with which profile, from which file and journal. */
@@ -67,6 +69,7 @@ const RunLine = z.object({
   journal: z.string().optional(),
   /** The journal file's id (journal-format.ts): only that file can say a row of this run never left. */
   journalId: z.string().optional(),
+  uid: z.number().int().nullable().optional(),
 });
 export type RunLine = z.infer<typeof RunLine>;
 

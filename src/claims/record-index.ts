@@ -11,6 +11,7 @@
 import { closeSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../core/record-lines.js';
+import { authorName, ChainCheck } from '../core/record-chain.js';
 import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
 import { eachLineSync } from './file-lines.js';
 import { KeyTable } from './key-table.js';
@@ -68,13 +69,19 @@ export class RecordIndex {
   read(fd: number): DamagedLine[] {
     const damaged: DamagedLine[] = [];
     const setAside = new Set<number>();
+    const chain = new ChainCheck();
     const ended = eachLineSync(fd, (buffer, start, end, offset, complete) => {
       this.lines++;
       const text = buffer.toString('utf8', start, end);
       if (!text.trim()) return;
       const read = readRecordLine(text, this.lines, !complete, RECORD_VERSION, parseRecordLine);
+      const broken = chain.take(text, this.lines, complete);
       if ('damaged' in read) damaged.push(read.damaged);
-      else this.take(read.record, offset, damaged, setAside);
+      else {
+        const r = read.record;
+        if (broken) damaged.push({ ...broken, ...('key' in r ? { key: r.key } : {}), ...('issuance' in r ? { issuance: r.issuance } : {}) });
+        this.take(r, offset, damaged, setAside);
+      }
     });
     this.unterminated = !ended.endsWithNewline;
     settleSetAside(damaged, setAside);
@@ -147,7 +154,8 @@ export class RecordIndex {
     const run = i.run === undefined ? undefined : this.runs.get(i.run);
     return {
       ...i,
-      user: i.user ?? run?.user ?? '?',
+      // The author as the OS names the uid the line gives, never its own `user` text alone (src/core/record-chain.ts).
+      user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
       host: i.host ?? run?.host ?? '?',
       profile: i.profile ?? run?.profile ?? '?',
       source: i.source ?? run?.source ?? '?',

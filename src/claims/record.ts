@@ -21,9 +21,10 @@ import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
-import { hostName, osUser } from '../giftcard/ledger.js';
+import { hostName, osUser } from '../config/user-name.js';
 import type { RepairTarget } from '../core/record-repair.js';
 import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
+import { sealText, tailHash } from '../core/record-chain.js';
 import { lineAtSync } from './file-lines.js';
 import {
   batchIntentLine,
@@ -310,7 +311,9 @@ export class ClaimRecord {
     this.pending = [];
     if (!all) return;
     const fd = this.fd as number;
-    const bytes = Buffer.from(all, 'utf8');
+    // Each line names who wrote it and the hash of the line before it (src/core/record-chain.ts): the
+    // file's last line is read back under the lock, so a line another run appended is chained to.
+    const bytes = Buffer.from(sealText(all, tailHash(fd)).text, 'utf8');
     let done = 0;
     while (done < bytes.length) done += writeSync(fd, bytes, done);
   }
@@ -364,35 +367,4 @@ export class ClaimRecord {
       this.lock?.release();
     }
   }
-}
-
-/** The record of a store as a file `claims repair` can set damaged lines aside in (src/core/record-repair.ts). */
-export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: () => number): RepairTarget {
-  const path = join(place.dir, recordFileName(store));
-  return {
-    path,
-    what: 'record of claims',
-    command: 'opcli claims repair',
-    shared: place.shared,
-    withLock: async (fn) => {
-      ensureRecordDir(place);
-      const lock = await acquireFileLock(place.dir, ClaimRecord.lockName(store), { shared: !!place.shared });
-      try {
-        return await fn();
-      } finally {
-        lock.release();
-      }
-    },
-    damaged: () => {
-      // Read as a command that files reads it, without refusing: what it finds is what the repair sets aside.
-      const probe = ClaimRecord.openSync({ place, store, tolerateDamage: true });
-      probe.close();
-      return probe.damaged;
-    },
-    parse: parseRecordLine,
-    setAside: (d, reason, at) =>
-      d.line === 1
-        ? headerLine(store, new Date(now()).toISOString()).slice(0, -1)
-        : setAsideLine({ issuance: d.issuance ?? `damaged-line-${d.line}`, key: d.key ?? 'unknown', at, user: osUser(), line: d.line, reason }),
-  };
 }

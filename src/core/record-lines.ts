@@ -11,11 +11,14 @@
  *   a record, so which action it belonged to can still be read from it; or such a line that a later
  *   write set aside with a `set-aside` record naming it. Only these may be passed over, and the
  *   action they name is then `uncertain`, never absent;
+ * - `chain`: a line that does not name the hash of the line before it (record-chain.ts): a line
+ *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
+import { ChainCheck } from './record-chain.js';
 
 /** Why a line cannot be read. */
-export type DamageKind = 'newer' | 'nul' | 'torn' | 'garbage';
+export type DamageKind = 'newer' | 'nul' | 'torn' | 'garbage' | 'chain';
 
 /** A line that cannot be read, with what can still be told about it. */
 export interface DamagedLine {
@@ -98,14 +101,24 @@ export function readRecordLines<T>(
   const lastIndex = unterminated ? lines.length - 1 : -1;
   const records: T[] = [];
   const damaged: DamagedLine[] = [];
+  const chain = new ChainCheck();
   lines.forEach((line, i) => {
     if (!line.trim()) return;
     const read = readRecordLine(line, i + 1, i === lastIndex, version, parse);
-    if ('record' in read) records.push(read.record);
-    else damaged.push(read.damaged);
+    const broken = chain.take(line, i + 1, i !== lastIndex);
+    if ('record' in read) {
+      records.push(read.record);
+      if (broken) damaged.push({ ...broken, ...named(read.record) });
+    } else damaged.push(read.damaged);
   });
   settleSetAside(damaged, new Set(records.map(setAsideOf).filter((n) => n !== undefined)));
   return { records, damaged, unterminated };
+}
+
+/** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */
+function named(record: unknown): { key?: string; issuance?: string } {
+  const r = record as { key?: unknown; issuance?: unknown };
+  return { key: typeof r.key === 'string' ? r.key : undefined, issuance: typeof r.issuance === 'string' ? r.issuance : undefined };
 }
 
 /** A damaged line that a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
@@ -132,6 +145,8 @@ export function describeDamage(d: DamagedLine): string {
       return `line ${d.line} was cut short by an interrupted write`;
     case 'garbage':
       return `line ${d.line} is not a record opcli can read`;
+    case 'chain':
+      return `line ${d.line} does not follow the line before it (the hash it names is not that line's: a line before it was removed, changed or inserted)`;
   }
 }
 

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
 import { UsageError } from './errors.js';
+import { rechain } from './record-chain.js';
 import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from './record-lines.js';
 
 /** A record file to repair. */
@@ -74,13 +75,14 @@ export async function repairFile(target: RepairTarget, env: { now(): number }, t
     const text = readPrivateFile(target.path, target.what, target.shared) ?? '';
     const at = new Date(env.now()).toISOString();
     const byLine = new Map(plan.lines.map((d) => [d.line, d]));
-    const out = text.split('\n').map((line, i) => {
+    const set = text.split('\n').map((line, i) => {
       const d = byLine.get(i + 1);
       if (!d) return line;
       const reason = d.kind === 'torn' ? tornReason : `was set aside by \`${target.command}\` (${describeDamage(d).replace(/^line \d+ /, '')})`;
       return target.setAside(d, reason, at);
     });
-    let repaired = out.join('\n');
+    // A line set aside has another hash: the lines after it are chained again (src/core/record-chain.ts).
+    let repaired = rechain(set).join('\n');
     if (!repaired.endsWith('\n')) repaired += '\n';
     const copy = `${target.path}.damaged-${at.replace(/[:.]/g, '-')}`;
     writeNew(copy, text, `${target.what} copy`, target.shared);

@@ -5,7 +5,6 @@
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
 import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
@@ -15,6 +14,7 @@ import { OpcliError } from '../core/errors.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
 import { creditWeight, endAttempt } from '../core/record-outcome.js';
+import { authorName, sealText, tailHash } from '../core/record-chain.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -39,6 +39,8 @@ const Common = {
   key: z.string(),
   at: z.string(),
   user: z.string(),
+  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  uid: z.number().int().nullable().optional(),
 };
 
 export const AttemptRecord = z.object({
@@ -117,23 +119,7 @@ export interface Issuance {
   warnings: WarningRecord[];
 }
 
-/** The OS user running opcli (who issued the credit). */
-export function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
-}
-
-/** The machine's name, recorded with each attempt. */
-export function hostName(): string {
-  try {
-    return hostname();
-  } catch {
-    return 'unknown';
-  }
-}
+export { hostName, osUser } from '../config/user-name.js';
 
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger {
@@ -186,6 +172,8 @@ export class Ledger {
       },
       (r) => (r.type === 'set-aside' ? r.line : undefined),
     );
+    // The author as the OS names the uid the line gives (src/core/record-chain.ts), never its `user` text alone.
+    for (const r of read.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     return { records: read.records, damaged: read.damaged };
   }
 
@@ -216,14 +204,16 @@ export class Ledger {
    * a record naming it, so it stays a torn line (an uncertain action) and not garbage mid-file.
    */
   append(record: LedgerRecord): void {
-    let line = `${JSON.stringify(LedgerRecord.parse(record))}\n`;
+    const { uid: _uid, ...fields } = LedgerRecord.parse(record);
+    let line = `${JSON.stringify(fields)}\n`;
     ensureRecordDir(this.place);
     const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger', 0o600, this.place.shared) as number;
     try {
       const size = fstatSync(fd).size;
       const last = Buffer.alloc(1);
       if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
-      writeSync(fd, line);
+      // Who writes it and the hash of the line before it (src/core/record-chain.ts), read under the lock.
+      writeSync(fd, sealText(line, tailHash(fd)).text);
     } finally {
       closeSync(fd);
     }
@@ -346,7 +336,7 @@ export function keyParts(key: string): { scope?: string; what: string } {
 }
 
 /** Whether two keys are one scope (an old unscoped key is every scope). */
-function sameScope(a: { scope?: string }, b: { scope?: string }): boolean {
+export function sameScope(a: { scope?: string }, b: { scope?: string }): boolean {
   return a.scope === undefined || b.scope === undefined || a.scope === b.scope;
 }
 
@@ -355,50 +345,4 @@ export function sameKey(recorded: string, key: string): boolean {
   const r = keyParts(recorded);
   const k = keyParts(key);
   return r.what === k.what && sameScope(r, k);
-}
-
-/**
- * Earlier issuances that block a new one for the same key: issued, uncertain, or an attempt with no
- * outcome (still running, or the process died mid-way). A `failed` outcome proves nothing was paid.
- */
-export function blockingIssuances(issuances: Issuance[], key: string): Issuance[] {
-  return issuances.filter((i) => sameKey(i.attempt.key, key) && i.outcome?.status !== 'failed');
-}
-
-/** CHOICE (docs/spec-choices.md#similar-credits): how far back a credit of the same amount to the same customer holds a new one. */
-export const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
-
-/**
- * Earlier issuances that look like this one under another claim or order: the same customer (by
- * e-mail identity), the same amount and currency, in the same shop and store, within
- * SIMILAR_WINDOW_MS before `now`, and not failed.
- */
-export function similarIssuances(
-  issuances: Issuance[],
-  credit: { key: string; email: string; amountCents: number; currency: string },
-  now: number,
-  defaultCurrency: string,
-): Issuance[] {
-  const key = keyParts(credit.key);
-  const email = emailIdentity(credit.email);
-  return issuances.filter((i) => {
-    const a = i.attempt;
-    const at = Date.parse(a.at);
-    const k = keyParts(a.key);
-    return (
-      i.outcome?.status !== 'failed' &&
-      k.what !== key.what &&
-      sameScope(k, key) &&
-      a.amountCents === credit.amountCents &&
-      (a.currency ?? defaultCurrency) === credit.currency &&
-      emailIdentity(a.email) === email &&
-      Number.isFinite(at) &&
-      now - at <= SIMILAR_WINDOW_MS
-    );
-  });
-}
-
-/** Torn or set-aside ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
-export function uncertainLines(uncertain: UncertainLine[], key: string): UncertainLine[] {
-  return uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key));
 }
