@@ -9,6 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { claimWeight, rankOf } from '../core/record-outcome.js';
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
 export const RECORD_VERSION = 1;
@@ -172,6 +173,13 @@ export interface RecordHit {
   outcome?: OutcomeLine;
   /** The record's line of a torn or set-aside entry. */
   tornLine?: number;
+}
+
+/** The strongest of several records' answers for one key (filed, then may exist, then nothing filed); the first on a tie. */
+export function strongest(hits: (RecordHit | undefined)[]): RecordHit | undefined {
+  let best: RecordHit | undefined;
+  for (const hit of hits) if (hit && (!best || rankOf(claimWeight(hit.state)) > rankOf(claimWeight(best.state)))) best = hit;
+  return best;
 }
 
 /** A new id for one filing. */

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { acquireFileLock } from '../config/lock.js';
-import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
+import { acceptAsItIs, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { osUser } from '../config/user-name.js';
 import type { RepairTarget } from '../core/record-repair.js';
 import { ClaimRecord } from './record.js';
@@ -34,6 +34,7 @@ export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: 
       return probe.damaged;
     },
     parse: parseRecordLine,
+    accept: () => acceptAsItIs(place, recordFileName(store), 'record of claims'),
     setAside: (d, reason, at) =>
       d.line === 1
         ? headerLine(store, new Date(now()).toISOString()).slice(0, -1)

@@ -4,7 +4,9 @@
  * CHOICE (docs/spec-choices.md#record-dir): OPCLI_RECORD_DIR, else the profile's `record-dir`, else the config folder.
  */
 import { statSync } from 'node:fs';
-import { ensurePrivateDir, ensureSharedDir, type SharedFolder, UnsafePathError } from './private-file.js';
+import { dirname, join, resolve } from 'node:path';
+import { acceptWitness, witnessedPaths } from '../core/record-witness.js';
+import { ensurePrivateDir, ensureSharedDir, readPrivateFile, type SharedFolder, UnsafePathError } from './private-file.js';
 import type { ResolvedProfile } from './profile.js';
 import { describeUid } from './user-name.js';
 
@@ -14,6 +16,8 @@ export interface RecordPlace {
   shared?: SharedFolder;
   /** The config folder of the person running opcli (where the record's witness is kept: src/core/record-witness.ts). */
   configDir?: string;
+  /** A place the record lived before: read, never created or written. */
+  earlier?: boolean;
 }
 
 /** The record folder for a profile (none readable: the config folder), checked: a private folder, or a shared one no outsider can write. */
@@ -51,8 +55,51 @@ function checkTeamFolder(dir: string): void {
   );
 }
 
-/** Checks the folder again before a write (a private one is created when missing). */
+/**
+ * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived, read as well
+ * so that moving it (setting, changing or unsetting record-dir) forgets no claim and no payment:
+ * the config folder, and every folder this config folder keeps a witness of (a record read or
+ * written there: src/core/record-witness.ts). A folder that is gone is still listed: its witness
+ * then stops money until the record is put back or accepted as gone (`repair`).
+ */
+export function earlierPlaces(place: RecordPlace): RecordPlace[] {
+  const configDir = place.configDir;
+  if (!configDir) return [];
+  const here = resolve(place.dir);
+  const dirs = new Set([resolve(configDir), ...witnessedPaths(configDir).map((p) => dirname(p))]);
+  dirs.delete(here);
+  return [...dirs].map((dir) => {
+    if (dir === resolve(configDir)) return { dir, configDir, earlier: true };
+    let exists = true;
+    try {
+      statSync(dir);
+    } catch {
+      exists = false;
+    }
+    if (!exists) return { dir, configDir, earlier: true };
+    const shared = ensureSharedDir(dir);
+    checkTeamFolder(dir);
+    return { dir, shared, configDir, earlier: true };
+  });
+}
+
+/** Checks the folder again before a write (a private one is created when missing); a place the record lived before is only read. */
 export function ensureRecordDir(place: RecordPlace): void {
+  if (place.earlier) return;
   if (place.shared) ensureSharedDir(place.dir);
   else ensurePrivateDir(place.dir);
+}
+
+/**
+ * Accepts the record file `name` as it is now in this place and every place it lived before (a
+ * repair, once the person has checked what changed): what they saw of it becomes what it holds.
+ */
+export function acceptAsItIs(place: RecordPlace, name: string, what: string): void {
+  const configDir = place.configDir;
+  if (!configDir) return;
+  for (const p of [place, ...earlierPlaces(place)]) {
+    const path = join(p.dir, name);
+    const text = readPrivateFile(path, what, p.shared);
+    acceptWitness(configDir, path, text === undefined ? undefined : Buffer.from(text));
+  }
 }

@@ -17,6 +17,9 @@ export type Weight = 'done' | 'maybe' | 'none';
 
 const RANK: Record<Weight, number> = { none: 0, maybe: 1, done: 2 };
 
+/** A weight as a number, to find the strongest of several records' answers: none 0, maybe 1, done 2. */
+export const rankOf = (w: Weight): number => RANK[w];
+
 /** Where a key stands: its latest attempt, that attempt's state, and what earlier attempts leave. */
 export interface Standing<S> {
   state: S;

@@ -28,6 +28,8 @@ export interface RepairTarget {
   parse(value: unknown): unknown;
   /** The set-aside line (JSON) for a damaged line. */
   setAside(d: DamagedLine, reason: string, at: string): string;
+  /** Accepts the record as it is once repaired: what this person saw of it (record-witness.ts) becomes what it holds. */
+  accept?(): void;
 }
 
 /** What a repair did, or would do. */
@@ -71,7 +73,10 @@ function writeNew(path: string, text: string, what: string, shared?: SharedFolde
 export async function repairFile(target: RepairTarget, env: { now(): number }, tornReason: string): Promise<RepairPlan> {
   return target.withLock(async () => {
     const plan = planRepairOf(target);
-    if (plan.lines.length === 0) return plan;
+    if (plan.lines.length === 0) {
+      target.accept?.();
+      return plan;
+    }
     const text = readPrivateFile(target.path, target.what, target.shared) ?? '';
     const at = new Date(env.now()).toISOString();
     const byLine = new Map(plan.lines.map((d) => [d.line, d]));
@@ -92,6 +97,7 @@ export async function repairFile(target: RepairTarget, env: { now(): number }, t
     // The lines read back cleanly, or the repair says so rather than leaving a file that stops everything.
     const left = blockingDamage(readRecordLines(repaired, 1, (v) => target.parse(v)).damaged);
     if (left.length) throw new UsageError(`The repaired ${target.what} ${target.path} still has damaged line(s) ${left.map((d) => d.line).join(', ')}.`);
+    target.accept?.();
     return { ...plan, copy };
   });
 }

@@ -12,8 +12,8 @@
  * every place the record has lived (record-dir.ts reads them all).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, constants, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { ExitCode, OpcliError } from './errors.js';
 import { lineHash } from './record-chain.js';
@@ -30,7 +30,7 @@ export interface Witness {
 const FOLDER = 'record-witness';
 
 function witnessPath(configDir: string, path: string): string {
-  return join(configDir, FOLDER, `${createHash('sha256').update(path).digest('hex').slice(0, 16)}.json`);
+  return join(configDir, FOLDER, `${createHash('sha256').update(resolve(path)).digest('hex').slice(0, 16)}.json`);
 }
 
 /** The witness kept for a record file, if any. */
@@ -39,7 +39,7 @@ export function readWitness(configDir: string, path: string): Witness | undefine
   if (text === undefined) return undefined;
   try {
     const w = JSON.parse(text) as Witness;
-    return w.path === path && Number.isInteger(w.size) && typeof w.hash === 'string' ? w : undefined;
+    return w.path === resolve(path) && Number.isInteger(w.size) && typeof w.hash === 'string' ? w : undefined;
   } catch {
     return undefined;
   }
@@ -118,7 +118,7 @@ export function checkWitness(c: WitnessCheck): void {
   const w = readWitness(c.configDir, c.path);
   if (!w || w.size === 0) return;
   let what: string | undefined;
-  if (c.size === undefined) what = 'is gone';
+  if (c.size === undefined || c.size === 0) what = c.size === undefined ? 'is gone' : 'is empty (deleted and made again)';
   else if (c.size < w.size) what = `is shorter (${c.size} bytes)`;
   else if (lineHashBefore(c.read, w.size) !== w.hash) what = 'no longer holds the same lines up to that point';
   if (!what) return;
@@ -136,7 +136,8 @@ export function checkWitness(c: WitnessCheck): void {
 export function keepWitness(configDir: string, path: string, size: number, read: ReadAt, now = Date.now()): void {
   const hash = lineHashBefore(read, size);
   // An empty or vanished record accepted as it is: size 0 still names the place it lived.
-  const w: Witness = hash === undefined ? { path, size: 0, hash: '', at: new Date(now).toISOString() } : { path, size, hash, at: new Date(now).toISOString() };
+  const at = new Date(now).toISOString();
+  const w: Witness = hash === undefined ? { path: resolve(path), size: 0, hash: '', at } : { path: resolve(path), size, hash, at };
   const target = witnessPath(configDir, path);
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
   const temp = `${target}.${randomUUID()}`;
@@ -150,7 +151,31 @@ export function keepWitness(configDir: string, path: string, size: number, read:
   renameSync(temp, target);
 }
 
-/** Forgets what was seen of a record (a repair accepted it as it is), so the next write witnesses it anew. */
-export function forgetWitness(configDir: string, path: string): void {
-  rmSync(witnessPath(configDir, path), { force: true });
+/** Accepts a record as it is now (a repair): what was seen of it becomes what it holds, or nothing when it is gone. */
+export function acceptWitness(configDir: string, path: string, bytes: Buffer | undefined, now = Date.now()): void {
+  if (!readWitness(configDir, path)) return;
+  const b = bytes ?? Buffer.alloc(0);
+  keepWitness(configDir, path, b.length, bufferReader(b), now);
+}
+
+/** A reader over bytes in memory. */
+export const bufferReader =
+  (b: Buffer): ReadAt =>
+  (position, length) =>
+    b.subarray(position, position + length);
+
+/** `checkWitness` of a record open as `fd` (undefined: the file is missing); nothing is checked without a config folder. */
+export function checkWitnessOf(configDir: string | undefined, path: string, fd: number | undefined, words: { what: string; repair: string }): void {
+  if (!configDir) return;
+  const size = fd === undefined ? undefined : fstatSync(fd).size;
+  checkWitness({ configDir, path, ...words, size, read: fdReader(fd ?? -1) });
+}
+
+/** Remembers a record open as `fd` as this person leaves it; a witness not kept weakens only the next check, so it never fails a command. */
+export function keepWitnessOf(configDir: string | undefined, path: string, fd: number): void {
+  try {
+    if (configDir) keepWitness(configDir, path, fstatSync(fd).size, fdReader(fd));
+  } catch {
+    // Kept by the next command that writes.
+  }
 }

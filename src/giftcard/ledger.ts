@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
-import { ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { bufferReader, checkWitness, keepWitnessOf } from '../core/record-witness.js';
 import { OpcliError } from '../core/errors.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
@@ -126,13 +127,13 @@ export class Ledger {
   readonly path: string;
   private readonly place: RecordPlace;
   /**
-   * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the config
-   * folder's own ledger when the record lives in a shared record-dir: still read, never written, so
-   * the credits it holds keep blocking a second payment.
+   * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the ledgers
+   * of every place the record lived before (the config folder, earlier record-dirs): still read,
+   * never written, so the credits they hold keep blocking a second payment.
    */
   constructor(
     place: RecordPlace | string,
-    private readonly earlier?: Ledger,
+    private readonly earlier: Ledger[] = [],
   ) {
     this.place = typeof place === 'string' ? { dir: place } : place;
     this.path = join(this.place.dir, LEDGER_FILE);
@@ -160,8 +161,15 @@ export class Ledger {
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
+    return this.parse(this.readText());
+  }
+
+  private readText(): string | undefined {
     ensureRecordDir(this.place);
-    const text = readPrivateFile(this.path, 'gift card ledger', this.place.shared);
+    return readPrivateFile(this.path, 'gift card ledger', this.place.shared);
+  }
+
+  private parse(text: string | undefined): { records: LedgerRecord[]; damaged: DamagedLine[] } {
     if (text === undefined) return { records: [], damaged: [] };
     const read = readRecordLines(
       text,
@@ -183,11 +191,26 @@ export class Ledger {
    * later write, or by `giftcard repair`) are returned as `uncertain` actions.
    */
   readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
-    const before = this.earlier?.readIntact() ?? { records: [], uncertain: [] };
-    const { records: own, damaged } = this.read();
+    const earlier = this.earlier.map((e) => e.readIntact());
+    const before = { records: earlier.flatMap((e) => e.records), uncertain: earlier.flatMap((e) => e.uncertain) };
+    const text = this.readText();
+    const { records: own, damaged } = this.parse(text);
     const records = [...before.records, ...own];
     const blocking = blockingDamage(damaged);
     if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+    // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/core/record-witness.ts).
+    if (this.place.configDir) {
+      const bytes = Buffer.from(text ?? '');
+      const size = text === undefined ? undefined : bytes.length;
+      checkWitness({
+        configDir: this.place.configDir,
+        path: this.path,
+        what: 'gift card ledger',
+        repair: 'opcli giftcard repair',
+        size,
+        read: bufferReader(bytes),
+      });
+    }
     const setAside: UncertainLine[] = records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
@@ -214,6 +237,7 @@ export class Ledger {
       if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
       // Who writes it and the hash of the line before it (src/core/record-chain.ts), read under the lock.
       writeSync(fd, sealText(line, tailHash(fd)).text);
+      keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       closeSync(fd);
     }
@@ -236,6 +260,11 @@ export class Ledger {
     return `${JSON.stringify(record)}\n`;
   }
 
+  /** Accepts the ledger as it is now here and where it lived before (a repair): src/core/record-witness.ts. */
+  acceptAsItIs(): void {
+    acceptAsItIs(this.place, LEDGER_FILE, 'gift card ledger');
+  }
+
   /** Appends one record under the lock. */
   async appendLocked(record: LedgerRecord): Promise<void> {
     await this.withLock(async () => this.append(record));
@@ -243,7 +272,7 @@ export class Ledger {
 
   /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
   earlierRecords(): LedgerRecord[] {
-    return this.earlier?.read().records ?? [];
+    return this.earlier.flatMap((e) => e.read().records);
   }
 
   /**
@@ -275,13 +304,15 @@ function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
 }
 
 /**
- * The ledger a profile uses: in its record folder (record-dir), reading the config folder's own
- * ledger too when the record folder is another one, so moving to a shared folder forgets no credit.
+ * The ledger a profile uses: in its record folder (record-dir), reading the ledgers of every place
+ * the record lived before too (record-dir.ts `earlierPlaces`), so moving it forgets no credit.
  */
 export function ledgerFor(configDir: string, profile: { recordDir?: string } | undefined): Ledger {
   const place = recordPlace(configDir, profile);
-  if (place.dir === configDir) return new Ledger(place);
-  return new Ledger(place, new Ledger(configDir));
+  return new Ledger(
+    place,
+    earlierPlaces(place).map((p) => new Ledger(p)),
+  );
 }
 
 /** Why a torn line's action is uncertain, in the words of a refusal: "Line 3 of the ledger … was cut short …". */
