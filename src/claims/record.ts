@@ -21,7 +21,6 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/reco
 import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
-import type { RepairTarget } from '../core/record-repair.js';
 import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
 import { sealText, tailHash } from '../core/record-chain.js';
 import { lineAtSync } from './file-lines.js';
@@ -36,7 +35,6 @@ import {
   type OutcomeLine,
   outcomeLine,
   parseLineText,
-  parseRecordLine,
   setAsideLine,
   strongest,
   type ReadLine,

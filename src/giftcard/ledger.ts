@@ -12,7 +12,7 @@ import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { bufferReader, checkWitness, keepWitnessOf } from '../core/record-witness.js';
 import { OpcliError } from '../core/errors.js';
-import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
+import { claimIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
 import { creditWeight, endAttempt } from '../core/record-outcome.js';
 import { authorName, sealText, tailHash } from '../core/record-chain.js';
