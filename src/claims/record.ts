@@ -65,7 +65,7 @@ export {
   stateWords,
 } from './record-format.js';
 
-/** The record in the words of a witness's refusal. */
+/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/core/record-witness.ts). */
 const WORDS = { what: 'record of claims', repair: 'opcli claims repair' };
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
@@ -152,6 +152,8 @@ export class ClaimRecord {
 
   /** The lines that cannot be read (a record opened with `tolerateDamage`). */
   damaged: DamagedLine[] = [];
+  /** Read and found intact (only then is what this person leaves witnessed). */
+  private intact = false;
   /** The record of this store in the places it lived before, read only. */
   private readonly earlier: ClaimRecord[] = [];
 
@@ -168,8 +170,8 @@ export class ClaimRecord {
     this.damaged = damaged;
     const blocking = blockingDamage(damaged);
     if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
-    // A record that shrank, changed or vanished since this person last wrote it stops here (src/core/record-witness.ts).
     if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
+    this.intact = !tolerate;
     if (!writing) return;
     if (fstatSync(fd).size === 0) this.pending.push(headerLine(this.store, new Date().toISOString()));
     const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.index.lines);
@@ -369,7 +371,7 @@ export class ClaimRecord {
         this.fd = undefined;
         try {
           await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-          keepWitnessOf(this.place.configDir, this.path, fd);
+          if (this.intact) keepWitnessOf(this.place.configDir, this.path, fd);
         } finally {
           closeSync(fd);
         }
@@ -384,7 +386,7 @@ export class ClaimRecord {
     try {
       if (this.fd !== undefined) {
         this.flush();
-        keepWitnessOf(this.place.configDir, this.path, this.fd);
+        if (this.intact) keepWitnessOf(this.place.configDir, this.path, this.fd);
         closeSync(this.fd);
       }
     } finally {
