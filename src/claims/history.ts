@@ -4,6 +4,7 @@
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { blockingDamage, describeDamage } from '../core/record-lines.js';
+import { claimWeight, endAttempt } from '../core/record-outcome.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine } from './record.js';
 
 /** One filing as history shows it. */
@@ -33,6 +34,14 @@ export interface ClaimHistoryFilter {
   since?: number;
 }
 
+/** Keeps an outcome line as its filing's outcome by the one rule (src/core/record-outcome.ts): a later line never undoes `filed`. */
+function settleOutcome(outcomes: Map<string, OutcomeLine>, r: OutcomeLine): void {
+  const had = outcomes.get(r.issuance);
+  const before = had ? { state: had.status, settled: true, earlierMaybe: false } : { state: 'sending', settled: false, earlierMaybe: false };
+  const after = endAttempt<string>(before, r.status, undefined, claimWeight);
+  if (after !== before) outcomes.set(r.issuance, r);
+}
+
 /** The filings of the record (oldest first), filtered, with the lines it could not read (named, never dropped in silence). */
 export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFilter): Promise<{ path: string; rows: ClaimHistoryRow[]; damaged: string[] }> {
   // A damaged record is still listed (its damage named): history is how the damage is looked into.
@@ -42,7 +51,7 @@ export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFil
     const outcomes = new Map<string, OutcomeLine>();
     for (const r of reader.all()) {
       if (r.type === 'intent') intents.push(r);
-      else if (r.type === 'outcome') outcomes.set(r.issuance, r);
+      else if (r.type === 'outcome') settleOutcome(outcomes, r);
     }
     const matches = filingFilter(filter);
     const rows: ClaimHistoryRow[] = [];

@@ -5,6 +5,7 @@
  * Fast path (docs/benchmarks.md, bench/claims-batch.mjs): `entryLine` runs twice per claim row (its
  * `sending` entry and its outcome), so it writes the JSON by hand, quoting only the free text.
  */
+import { randomBytes } from 'node:crypto';
 import type { FieldIssue } from '../schemas.js';
 
 /**
@@ -54,6 +55,12 @@ export interface JournalHeader {
   journal: typeof JOURNAL_HEADER.journal;
   version: typeof JOURNAL_HEADER.version;
   created: string;
+  /**
+   * A random id of the file, in its first header (later headers repeat it): the record of claims
+   * names it with each batch run, so a journal deleted and made again is never taken for the one
+   * the run wrote (journal-read.ts `id`). Journals of 0.2.0 have none (their first `created` serves).
+   */
+  id?: string;
   service: JournalService;
 }
 
@@ -87,10 +94,15 @@ export function readService(value: unknown): JournalService | undefined {
   return { origin: v.origin as string | null, storeId: v.storeId as string | null, profile: typeof v.profile === 'string' ? v.profile : undefined };
 }
 
-/** The header line a run writes before its entries, with its newline. */
-export function headerLine(service: JournalService, created: string): string {
-  const header: JournalHeader = { ...JOURNAL_HEADER, created, service };
+/** The header line a run writes before its entries, with its newline; `id`: the file's (a new one for a new file). */
+export function headerLine(service: JournalService, created: string, id: string = newJournalId()): string {
+  const header: JournalHeader = { ...JOURNAL_HEADER, created, id, service };
   return `${JSON.stringify(header)}\n`;
+}
+
+/** A new journal file's id. */
+export function newJournalId(): string {
+  return randomBytes(8).toString('hex');
 }
 
 const STATUS_CODES: readonly JournalStatus[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent'];

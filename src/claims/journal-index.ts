@@ -6,6 +6,7 @@
  */
 import { CLAIM_MAY_EXIST, HEX64, type JournalStatus, statusCode, statusOfCode } from './journal-format.js';
 import { half, KeyTable } from './key-table.js';
+import { actOn, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
 
 /** What the journal remembers of a row from earlier runs. */
 export interface PriorOutcome {
@@ -28,19 +29,33 @@ export class PriorIndex {
     /** 1 + the byte offset of its last `sending` entry (0: none). */
     sendOffset: new Float64Array(n),
     tag: new Uint32Array(n),
+    /** standingFlags (src/core/record-outcome.ts). */
+    flags: new Uint8Array(n),
   }));
 
   get size(): number {
     return this.table.size;
   }
 
-  /** Records the outcome of a key (a later entry replaces an earlier one; a `sending` entry also sets the content). */
+  /**
+   * Records an entry of a key: a `sending` entry starts an attempt (and sets the content), an outcome
+   * settles it, by the one rule of src/core/record-outcome.ts (a filed row stays filed).
+   */
   set(key: string, status: JournalStatus, offset: number, tag?: number): void {
     const code = statusCode(status);
     if (code === undefined || !HEX64.test(key)) return;
     const i = this.table.slot(key);
     const c = this.table.columns;
-    c.status[i] = code;
+    const before: Standing<JournalStatus> | undefined = this.table.fresh
+      ? undefined
+      : { state: statusOfCode(c.status[i] as number), ...fromFlags(c.flags[i] as number) };
+    const after =
+      status === 'sending'
+        ? startAttempt(before, status, undefined, claimWeight)
+        : (endAttempt(before, status, undefined, claimWeight) ?? { state: status, settled: true, earlierMaybe: false });
+    if (after === before) return;
+    c.status[i] = statusCode(after.state) as number;
+    c.flags[i] = standingFlags(after);
     c.offset[i] = offset;
     if (status === 'sending') {
       c.sendOffset[i] = offset + 1;
@@ -55,7 +70,7 @@ export class PriorIndex {
     if (i < 0) return undefined;
     const c = this.table.columns;
     return {
-      status: statusOfCode(c.status[i] as number),
+      status: actOn({ state: statusOfCode(c.status[i] as number), ...fromFlags(c.flags[i] as number) }, 'uncertain', claimWeight),
       offset: c.offset[i] as number,
       sendOffset: (c.sendOffset[i] as number) - 1,
       tag: c.tag[i] as number,

@@ -40,6 +40,8 @@ export interface ReadJournal {
   legacyEntries: number;
   /** The service of the first header after the older format's section: the run that took it on. */
   legacyOwner?: JournalService;
+  /** The file's id: its first header's `id`, else its `created` (a journal of 0.2.0); undefined for a new journal. */
+  id?: string;
 }
 
 /** What a journal that does not exist yet holds. */
@@ -91,7 +93,7 @@ async function readSections(handle: FileHandle, path: string, service: JournalSe
 }
 
 /** A line as parsed: an entry, or a header's fields. */
-type ParsedLine = JournalEntry & { journal?: unknown; version?: unknown; service?: unknown };
+type ParsedLine = JournalEntry & { journal?: unknown; version?: unknown; service?: unknown; id?: unknown; created?: unknown };
 
 /** The current section: whether its entries count for this service, and where they are counted when not. */
 interface Section {
@@ -157,7 +159,11 @@ export class SectionScan {
   }
 
   /** A header line: checks its version and starts its section. */
-  private header(header: { version?: unknown; service?: unknown }): void {
+  private header(header: { version?: unknown; service?: unknown; id?: unknown; created?: unknown }): void {
+    if (this.read.id === undefined) {
+      const id = typeof header.id === 'string' ? header.id : typeof header.created === 'string' ? `created ${header.created}` : undefined;
+      if (id !== undefined) this.read.id = id;
+    }
     if (header.version !== JOURNAL_HEADER.version && header.version !== LEGACY_VERSION) {
       throw new UsageError(
         `The journal ${this.path} is in format version ${String(header.version)}, which this opcli does not read.`,

@@ -23,7 +23,7 @@ import { OpcliError } from '../core/errors.js';
 import { formatDuration } from '../core/flags.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { lineAt } from './file-lines.js';
-import { CLAIM_MAY_EXIST, entryLine, headerLine, type JournalEntry, type NewEntry, NO_SERVICE } from './journal-format.js';
+import { CLAIM_MAY_EXIST, entryLine, headerLine, type JournalEntry, type NewEntry, NO_SERVICE, newJournalId } from './journal-format.js';
 import type { PriorIndex, PriorOutcome, SimilarIndex } from './journal-index.js';
 import { GroupCommit, type JournalIo, NotJournaled } from './journal-queue.js';
 import { type JournalBinding, type ReadJournal, emptyRead, readJournal, tellAbout } from './journal-read.js';
@@ -62,6 +62,8 @@ export class JournalReader {
   protected readonly source: FileHandle | undefined;
   /** Number of entries read back from earlier runs (of this service's sections). */
   readonly priorEntries: number;
+  /** The file's id (journal-format.ts JournalHeader.id): a journal made again has another. */
+  readonly id: string | undefined;
 
   protected constructor(path: string, source: FileHandle | undefined, read: ReadJournal) {
     this.path = path;
@@ -69,6 +71,7 @@ export class JournalReader {
     this.prior = read.prior;
     this.similar = read.similar;
     this.priorEntries = read.entries;
+    this.id = read.id;
   }
 
   /**
@@ -190,7 +193,8 @@ export class Journal extends JournalReader {
         // A torn last line must not swallow the next line.
         let text = read.endsWithNewline ? '' : '\n';
         if (!read.lastIsOurs) {
-          text += headerLine(service, new Date().toISOString());
+          read.id ??= newJournalId();
+          text += headerLine(service, new Date().toISOString(), read.id.startsWith('created ') ? undefined : read.id);
         }
         if (text) await handle.write(text);
         return new Journal(path, handle, read, lock, io);

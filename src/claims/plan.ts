@@ -88,7 +88,7 @@ export class Planner {
   ) {
     // Who files, from where, written once for the run (before its first intent) rather than on every row.
     const p = options.provenance;
-    if (p) options.record?.startRun(this.run, p);
+    if (p) options.record?.startRun(this.run, { ...p, journalId: journal.id });
   }
 
   /** Decides one row: check, then key, then what earlier runs and the record of claims say of it. */
@@ -199,8 +199,15 @@ export class Planner {
       // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
       // A row of this journal whose intent is in the record but not in the journal never left (it
-      // waits for both to be durable): a run killed between the two writes.
-      const neverLeft = !prior && hit?.state === 'sending' && hit.intent?.journal !== undefined && hit.intent.journal === this.options.provenance?.journal;
+      // waits for both to be durable): a run killed between the two writes. Only the same file can
+      // say so: a journal deleted and made again (another id) knows nothing of the rows in flight.
+      const neverLeft =
+        !prior &&
+        hit?.state === 'sending' &&
+        hit.intent?.journal !== undefined &&
+        hit.intent.journal === this.options.provenance?.journal &&
+        hit.intent.journalId !== undefined &&
+        hit.intent.journalId === this.journal.id;
       if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
         const from = hit.intent ? ` from ${hit.intent.source === 'prompt' ? 'the prompt' : hit.intent.source}` : '';
         return held(

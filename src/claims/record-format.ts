@@ -9,6 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { claimWeight, rankOf } from '../core/record-outcome.js';
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
 export const RECORD_VERSION = 1;
@@ -52,6 +53,8 @@ const DiskIntent = z.object({
   email: z.string().optional(),
   item: z.string().optional(),
   forced: z.boolean().optional(),
+  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  uid: z.number().int().nullable().optional(),
 });
 
 /** A batch run: who filed its rows, with which profile, from which file and journal. */
@@ -65,6 +68,9 @@ const RunLine = z.object({
   profile: z.string(),
   source: z.string(),
   journal: z.string().optional(),
+  /** The journal file's id (journal-format.ts): only that file can say a row of this run never left. */
+  journalId: z.string().optional(),
+  uid: z.number().int().nullable().optional(),
 });
 export type RunLine = z.infer<typeof RunLine>;
 
@@ -72,7 +78,7 @@ export type RunLine = z.infer<typeof RunLine>;
 export type DiskIntent = z.infer<typeof DiskIntent>;
 
 /** An intent with its run's details filled in. */
-export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string };
+export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string; journalId?: string };
 
 /** What a command gives for an intent (the rest is filled in). */
 export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host'>;
@@ -167,6 +173,13 @@ export interface RecordHit {
   outcome?: OutcomeLine;
   /** The record's line of a torn or set-aside entry. */
   tornLine?: number;
+}
+
+/** The strongest of several records' answers for one key (filed, then may exist, then nothing filed); the first on a tie. */
+export function strongest(hits: (RecordHit | undefined)[]): RecordHit | undefined {
+  let best: RecordHit | undefined;
+  for (const hit of hits) if (hit && (!best || rankOf(claimWeight(hit.state)) > rankOf(claimWeight(best.state)))) best = hit;
+  return best;
 }
 
 /** A new id for one filing. */

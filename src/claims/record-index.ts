@@ -11,6 +11,8 @@
 import { closeSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../core/record-lines.js';
+import { authorName, ChainCheck } from '../core/record-chain.js';
+import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
 import { eachLineSync } from './file-lines.js';
 import { KeyTable } from './key-table.js';
 import {
@@ -46,6 +48,10 @@ export class RecordIndex {
     offset: new Float64Array(n),
     outcome: new Float64Array(n),
     torn: new Uint32Array(n),
+    /** standingFlags of the key (src/core/record-outcome.ts). */
+    flags: new Uint8Array(n),
+    /** attemptHash of its latest attempt's issuance. */
+    attempt: new Uint32Array(n),
   }));
   private readonly sims = new KeyTable(256, (n) => ({ offset: new Float64Array(n) }));
   /** The batch runs of the record, by id (a few per day: small). */
@@ -63,6 +69,7 @@ export class RecordIndex {
   read(fd: number): DamagedLine[] {
     const damaged: DamagedLine[] = [];
     const setAside = new Set<number>();
+    const chain = new ChainCheck();
     const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
       this.lines++;
       if (long) {
@@ -72,12 +79,17 @@ export class RecordIndex {
       const text = buffer.toString('utf8', start, end);
       if (!text.trim()) return;
       const read = readRecordLine(text, this.lines, !complete, RECORD_VERSION, parseRecordLine);
+      const broken = chain.take(text, this.lines, complete);
       if ('damaged' in read) damaged.push(read.damaged);
-      else this.take(read.record, offset, damaged, setAside);
+      else {
+        const r = read.record;
+        if (broken) damaged.push({ ...broken, ...('key' in r ? { key: r.key } : {}), ...('issuance' in r ? { issuance: r.issuance } : {}) });
+        this.take(r, offset, damaged, setAside);
+      }
     });
     this.unterminated = !ended.endsWithNewline;
     settleSetAside(damaged, setAside);
-    for (const d of damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', -1, d.line);
+    for (const d of damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', d.issuance, -1, d.line);
     return damaged;
   }
 
@@ -98,11 +110,29 @@ export class RecordIndex {
     }
   }
 
-  private mark(key: string, state: RecordState, offset: number, tornLine = 0): void {
-    const i = this.table.slot(key);
+  /** The standing of the key in slot `i` (src/core/record-outcome.ts). */
+  private standingAt(i: number): Standing<RecordState> {
     const c = this.table.columns;
-    c.state[i] = STATES.indexOf(state) + 1;
+    return { state: STATES[(c.state[i] as number) - 1] as RecordState, attempt: c.attempt[i] as number, ...fromFlags(c.flags[i] as number) };
+  }
+
+  private put(i: number, s: Standing<RecordState>): void {
+    const c = this.table.columns;
+    c.state[i] = STATES.indexOf(s.state) + 1;
+    c.flags[i] = standingFlags(s);
+    c.attempt[i] = s.attempt as number;
+  }
+
+  /** A new attempt of a key: its intent at `offset`, or a torn or set-aside line naming it (`tornLine`). */
+  private mark(key: string, state: 'sending' | 'torn', issuance: string | undefined, offset: number, tornLine = 0): void {
+    const i = this.table.slot(key);
+    const before = this.table.fresh ? undefined : this.standingAt(i);
+    const after = startAttempt(before, state, attemptHash(issuance ?? ''), claimWeight);
+    if (after === before) return;
+    this.put(i, after);
+    const c = this.table.columns;
     if (offset >= 0 || state === 'torn') c.offset[i] = offset + 1;
+    c.outcome[i] = 0;
     if (tornLine) c.torn[i] = tornLine;
   }
 
@@ -110,15 +140,17 @@ export class RecordIndex {
   note(r: Exclude<RecordLine, { type: 'header' | 'imported' | 'run' }>, offset: number): void {
     if (!HEX64.test(r.key)) return;
     if (r.type === 'intent') {
-      this.mark(r.key, 'sending', offset);
+      this.mark(r.key, 'sending', r.issuance, offset);
       if (r.sim && HEX64.test(r.sim)) this.sims.columns.offset[this.sims.slot(r.sim)] = offset + 1;
     } else if (r.type === 'outcome') {
       const i = this.table.find(r.key);
-      if (i >= 0) {
-        this.table.columns.state[i] = STATES.indexOf(r.status) + 1;
-        this.table.columns.outcome[i] = offset + 1;
-      }
-    } else this.mark(r.key, 'torn', -1, r.line);
+      if (i < 0) return;
+      const before = this.standingAt(i);
+      const after = endAttempt(before, r.status, attemptHash(r.issuance), claimWeight) as Standing<RecordState>;
+      if (after === before) return;
+      this.put(i, after);
+      if (after.state !== before.state) this.table.columns.outcome[i] = offset + 1;
+    } else this.mark(r.key, 'torn', r.issuance, -1, r.line);
   }
 
   /** An intent as read, its run's details filled in. */
@@ -126,11 +158,13 @@ export class RecordIndex {
     const run = i.run === undefined ? undefined : this.runs.get(i.run);
     return {
       ...i,
-      user: i.user ?? run?.user ?? '?',
+      // The author as the OS names the uid the line gives, never its own `user` text alone (src/core/record-chain.ts).
+      user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
       host: i.host ?? run?.host ?? '?',
       profile: i.profile ?? run?.profile ?? '?',
       source: i.source ?? run?.source ?? '?',
       journal: i.journal ?? run?.journal,
+      journalId: run?.journalId,
     };
   }
 
@@ -162,7 +196,8 @@ export class RecordIndex {
     if (i < 0) return undefined;
     const c = this.table.columns;
     return {
-      state: STATES[(c.state[i] as number) - 1] as RecordState,
+      // An outcome belongs to its attempt (src/core/record-outcome.ts): filed is final, a later attempt's refusal leaves an earlier one uncertain.
+      state: actOn(this.standingAt(i), 'uncertain', claimWeight),
       intentAt: (c.offset[i] as number) - 1,
       outcomeAt: (c.outcome[i] as number) - 1,
       tornLine: c.torn[i] as number,

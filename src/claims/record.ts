@@ -6,11 +6,9 @@
  * before its request leaves, then an `outcome`; a command that files consults it first, under the
  * record's lock, so the same claim copied into another file, pasted twice or run twice from
  * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/core/record-lines.ts): a line that cannot be read stops every command that files; a torn last
- * line is set aside and its claim stays `uncertain`.
- *
- * This file owns the file: opening it under its lock, reading lines back by offset, and writing.
- * The lines' format is record-format.ts; the index of offsets, record-index.ts.
+ * (src/core/record-lines.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
+ * it under its lock, reading lines back by offset, and writing; the lines' format is
+ * record-format.ts; the index of offsets, record-index.ts.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
  * intents in one write and one fdatasync per group, alongside the journal's.
@@ -19,11 +17,12 @@ import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, writeSync } 
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
-import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
+import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
+import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
-import { hostName, osUser } from '../giftcard/ledger.js';
-import type { RepairTarget } from '../core/record-repair.js';
+import { hostName, osUser } from '../config/user-name.js';
 import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
+import { sealText, tailHash } from '../core/record-chain.js';
 import { lineAtSync } from './file-lines.js';
 import {
   batchIntentLine,
@@ -36,8 +35,8 @@ import {
   type OutcomeLine,
   outcomeLine,
   parseLineText,
-  parseRecordLine,
   setAsideLine,
+  strongest,
   type ReadLine,
   type RecordHit,
   type RecordStore,
@@ -65,6 +64,9 @@ export {
   recordFileName,
   stateWords,
 } from './record-format.js';
+
+/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/core/record-witness.ts). */
+const WORDS = { what: 'record of claims', repair: 'opcli claims repair' };
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
 export interface OpenRecord {
@@ -136,6 +138,11 @@ export class ClaimRecord {
     const record = new ClaimRecord(options.place, options.store, lock);
     try {
       record.load(!!lock, !!options.tolerateDamage && !lock);
+      // Every place the record lived before is read too (record-dir.ts): moving it forgets no claim.
+      for (const place of options.tolerateDamage ? [] : earlierPlaces(options.place)) {
+        record.earlier.push(new ClaimRecord(place, options.store, undefined));
+        record.earlier.at(-1)?.load(false, false);
+      }
     } catch (error) {
       record.close();
       throw error;
@@ -145,17 +152,26 @@ export class ClaimRecord {
 
   /** The lines that cannot be read (a record opened with `tolerateDamage`). */
   damaged: DamagedLine[] = [];
+  /** Read and found intact (only then is what this person leaves witnessed). */
+  private intact = false;
+  /** The record of this store in the places it lived before, read only. */
+  private readonly earlier: ClaimRecord[] = [];
 
   private load(writing: boolean, tolerate: boolean): void {
     const flags = writing ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND : constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
     const fd = openPrivateFile(this.path, flags, 'record of claims', 0o600, this.place.shared);
-    if (fd === undefined) return;
+    if (fd === undefined) {
+      if (!tolerate) checkWitnessOf(this.place.configDir, this.path, undefined, WORDS);
+      return;
+    }
     if (writing) this.fd = fd;
     else this.readFd = fd;
     const damaged = this.index.read(fd);
     this.damaged = damaged;
     const blocking = blockingDamage(damaged);
     if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
+    if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
+    this.intact = !tolerate;
     if (!writing) return;
     if (fstatSync(fd).size === 0) this.pending.push(headerLine(this.store, new Date().toISOString()));
     const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.index.lines);
@@ -180,7 +196,7 @@ export class ClaimRecord {
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */
-  startRun(run: string, details: { profile: string; source: string; journal?: string }, now = Date.now()): void {
+  startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
     this.index.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
@@ -207,8 +223,12 @@ export class ClaimRecord {
     return this.index.has(key);
   }
 
-  /** What the record holds for a content key (undefined: never filed from anywhere). */
+  /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
   lookup(key: string): RecordHit | undefined {
+    return strongest([this, ...this.earlier].map((r) => r.lookupHere(key)));
+  }
+
+  private lookupHere(key: string): RecordHit | undefined {
     const mine = this.written.get(key);
     if (mine) return mine;
     const found = this.index.get(key);
@@ -219,8 +239,16 @@ export class ClaimRecord {
     return { state, intent, tornLine: tornLine || undefined, outcome };
   }
 
-  /** The last claim that may exist with this similarity fingerprint and another key, or undefined. */
+  /** The last claim that may exist with this similarity fingerprint and another key, or undefined (here first, then where the record lived before). */
   similar(sim: string | undefined, key: string): RecordHit | undefined {
+    for (const r of [this, ...this.earlier]) {
+      const hit = r.similarHere(sim, key);
+      if (hit) return hit;
+    }
+    return undefined;
+  }
+
+  private similarHere(sim: string | undefined, key: string): RecordHit | undefined {
     if (!sim || !HEX64.test(sim)) return undefined;
     const at = this.index.similarAt(sim);
     if (at < 0) return undefined;
@@ -310,7 +338,9 @@ export class ClaimRecord {
     this.pending = [];
     if (!all) return;
     const fd = this.fd as number;
-    const bytes = Buffer.from(all, 'utf8');
+    // Each line names who wrote it and the hash of the line before it (src/core/record-chain.ts): the
+    // file's last line is read back under the lock, so a line another run appended is chained to.
+    const bytes = Buffer.from(sealText(all, tailHash(fd)).text, 'utf8');
     let done = 0;
     while (done < bytes.length) done += writeSync(fd, bytes, done);
   }
@@ -341,6 +371,7 @@ export class ClaimRecord {
         this.fd = undefined;
         try {
           await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+          if (this.intact) keepWitnessOf(this.place.configDir, this.path, fd);
         } finally {
           closeSync(fd);
         }
@@ -355,44 +386,15 @@ export class ClaimRecord {
     try {
       if (this.fd !== undefined) {
         this.flush();
+        if (this.intact) keepWitnessOf(this.place.configDir, this.path, this.fd);
         closeSync(this.fd);
       }
     } finally {
+      for (const e of this.earlier.splice(0)) e.close();
       if (this.readFd !== undefined) closeSync(this.readFd);
       this.fd = undefined;
       this.readFd = undefined;
       this.lock?.release();
     }
   }
-}
-
-/** The record of a store as a file `claims repair` can set damaged lines aside in (src/core/record-repair.ts). */
-export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: () => number): RepairTarget {
-  const path = join(place.dir, recordFileName(store));
-  return {
-    path,
-    what: 'record of claims',
-    command: 'opcli claims repair',
-    shared: place.shared,
-    withLock: async (fn) => {
-      ensureRecordDir(place);
-      const lock = await acquireFileLock(place.dir, ClaimRecord.lockName(store), { shared: !!place.shared });
-      try {
-        return await fn();
-      } finally {
-        lock.release();
-      }
-    },
-    damaged: () => {
-      // Read as a command that files reads it, without refusing: what it finds is what the repair sets aside.
-      const probe = ClaimRecord.openSync({ place, store, tolerateDamage: true });
-      probe.close();
-      return probe.damaged;
-    },
-    parse: parseRecordLine,
-    setAside: (d, reason, at) =>
-      d.line === 1
-        ? headerLine(store, new Date(now()).toISOString()).slice(0, -1)
-        : setAsideLine({ issuance: d.issuance ?? `damaged-line-${d.line}`, key: d.key ?? 'unknown', at, user: osUser(), line: d.line, reason }),
-  };
 }

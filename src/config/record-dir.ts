@@ -3,26 +3,103 @@
  * the config folder, private to one user account, or the `record-dir` folder a team shares.
  * CHOICE (docs/spec-choices.md#record-dir): OPCLI_RECORD_DIR, else the profile's `record-dir`, else the config folder.
  */
-import { ensurePrivateDir, ensureSharedDir, type SharedFolder } from './private-file.js';
+import { statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { acceptWitness, witnessedPaths } from '../core/record-witness.js';
+import { ensurePrivateDir, ensureSharedDir, readPrivateFile, type SharedFolder, UnsafePathError } from './private-file.js';
 import type { ResolvedProfile } from './profile.js';
+import { describeUid } from './user-name.js';
 
 /** The folder of the record and ledger; `shared` when it is a team's record-dir. */
 export interface RecordPlace {
   dir: string;
   shared?: SharedFolder;
+  /** The config folder of the person running opcli (where the record's witness is kept: src/core/record-witness.ts). */
+  configDir?: string;
+  /** A place the record lived before: read, never created or written. */
+  earlier?: boolean;
 }
 
 /** The record folder for a profile (none readable: the config folder), checked: a private folder, or a shared one no outsider can write. */
 export function recordPlace(configDir: string, profile: Pick<ResolvedProfile, 'recordDir'> | undefined): RecordPlace {
   if (!profile?.recordDir) {
     ensurePrivateDir(configDir);
-    return { dir: configDir };
+    return { dir: configDir, configDir };
   }
-  return { dir: profile.recordDir, shared: ensureSharedDir(profile.recordDir) };
+  const shared = ensureSharedDir(profile.recordDir);
+  checkTeamFolder(profile.recordDir);
+  return { dir: profile.recordDir, shared, configDir };
 }
 
-/** Checks the folder again before a write (a private one is created when missing). */
+/**
+ * CHOICE (docs/spec-choices.md#record-dir): a record-dir must be owned by you (its group is then your
+ * choice), or by root with one of your groups: a folder another user owns is theirs to fill, and the
+ * ledger in it could be written by people who are not your team (a forged "already issued", or a
+ * record that hides a payment).
+ */
+function checkTeamFolder(dir: string): void {
+  if (typeof process.getuid !== 'function' || typeof process.getgroups !== 'function') return;
+  const st = statSync(dir);
+  const me = process.getuid();
+  const groups = new Set([...process.getgroups(), ...(typeof process.getegid === 'function' ? [process.getegid()] : [])]);
+  const ownerOk = st.uid === me || st.uid === 0;
+  const groupOk = st.uid === me || groups.has(st.gid);
+  if (ownerOk && groupOk) return;
+  const why = !ownerOk
+    ? `is owned by another user (${describeUid(st.uid)}; you are ${describeUid(me)})`
+    : `belongs to group ${st.gid}, which is not one of your groups`;
+  throw new UnsafePathError(
+    dir,
+    `The record folder ${dir} (record-dir) ${why}: opcli keeps its record of claims and payments only in a folder owned by you or root and shared through one of your groups.`,
+    `Ask an administrator to create the team's folder (\`mkdir -m 2770 ${dir} && chgrp <team> ${dir}\`, as root or as you) and to add you to its group, or correct record-dir / OPCLI_RECORD_DIR.`,
+  );
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived, read as well
+ * so that moving it (setting, changing or unsetting record-dir) forgets no claim and no payment:
+ * the config folder, and every folder this config folder keeps a witness of (a record read or
+ * written there: src/core/record-witness.ts). A folder that is gone is still listed: its witness
+ * then stops money until the record is put back or accepted as gone (`repair`).
+ */
+export function earlierPlaces(place: RecordPlace): RecordPlace[] {
+  const configDir = place.configDir;
+  if (!configDir) return [];
+  const here = resolve(place.dir);
+  const dirs = new Set([resolve(configDir), ...witnessedPaths(configDir).map((p) => dirname(p))]);
+  dirs.delete(here);
+  return [...dirs].map((dir) => {
+    if (dir === resolve(configDir)) return { dir, configDir, earlier: true };
+    let exists = true;
+    try {
+      statSync(dir);
+    } catch {
+      exists = false;
+    }
+    if (!exists) return { dir, configDir, earlier: true };
+    const shared = ensureSharedDir(dir);
+    checkTeamFolder(dir);
+    return { dir, shared, configDir, earlier: true };
+  });
+}
+
+/** Checks the folder again before a write (a private one is created when missing); a place the record lived before is only read. */
 export function ensureRecordDir(place: RecordPlace): void {
+  if (place.earlier) return;
   if (place.shared) ensureSharedDir(place.dir);
   else ensurePrivateDir(place.dir);
+}
+
+/**
+ * Accepts the record file `name` as it is now in this place and every place it lived before (a
+ * repair, once the person has checked what changed): what they saw of it becomes what it holds.
+ */
+export function acceptAsItIs(place: RecordPlace, name: string, what: string): void {
+  const configDir = place.configDir;
+  if (!configDir) return;
+  for (const p of [place, ...earlierPlaces(place)]) {
+    const path = join(p.dir, name);
+    const text = readPrivateFile(path, what, p.shared);
+    acceptWitness(configDir, path, text === undefined ? undefined : Buffer.from(text));
+  }
 }

@@ -1,5 +1,6 @@
-/** A uid as a person reads it: the user name from the password database, with the number. */
+/** Who runs opcli, and a uid as a person reads it: the user name from the password database, with the number. */
 import { readFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 
 /** "alice (uid 1001)", or "uid 1001" when no name is known (no /etc/passwd entry, Windows, a container). */
 export function describeUid(uid: number): string {
@@ -20,4 +21,22 @@ export function userName(uid: number): string | undefined {
     if (name && id !== undefined && Number(id) === uid && /^[\w.@-]{1,64}$/.test(name)) return name;
   }
   return undefined;
+}
+
+/** The OS user running opcli (who filed the claim or issued the credit). */
+export function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The machine's name, recorded with each action. */
+export function hostName(): string {
+  try {
+    return hostname();
+  } catch {
+    return 'unknown';
+  }
 }

@@ -13,11 +13,14 @@
  *   action they name is then `uncertain`, never absent;
  * - `long`: longer than MAX_LINE_BYTES, which no record opcli writes comes near: refused unread, so
  *   a line of 100 MB costs a pass over its bytes and never that much memory;
+ * - `chain`: a line that does not name the hash of the line before it (record-chain.ts): a line
+ *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
+import { ChainCheck } from './record-chain.js';
 
 /** Why a line cannot be read. */
-export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage';
+export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';
 
 /** The longest line a record or journal may hold (1 MiB): opcli's own lines are a few hundred bytes. */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -103,19 +106,30 @@ export function readRecordLines<T>(
   const lastIndex = unterminated ? lines.length - 1 : -1;
   const records: T[] = [];
   const damaged: DamagedLine[] = [];
+  const chain = new ChainCheck();
   lines.forEach((line, i) => {
     // Characters, not bytes: a line of more characters certainly has more bytes.
     if (line.length > MAX_LINE_BYTES) {
       damaged.push({ line: i + 1, kind: 'long' });
+      chain.take(line, i + 1, false);
       return;
     }
     if (!line.trim()) return;
     const read = readRecordLine(line, i + 1, i === lastIndex, version, parse);
-    if ('record' in read) records.push(read.record);
-    else damaged.push(read.damaged);
+    const broken = chain.take(line, i + 1, i !== lastIndex);
+    if ('record' in read) {
+      records.push(read.record);
+      if (broken) damaged.push({ ...broken, ...named(read.record) });
+    } else damaged.push(read.damaged);
   });
   settleSetAside(damaged, new Set(records.map(setAsideOf).filter((n) => n !== undefined)));
   return { records, damaged, unterminated };
+}
+
+/** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */
+function named(record: unknown): { key?: string; issuance?: string } {
+  const r = record as { key?: unknown; issuance?: unknown };
+  return { key: typeof r.key === 'string' ? r.key : undefined, issuance: typeof r.issuance === 'string' ? r.issuance : undefined };
 }
 
 /** A damaged line that a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
@@ -144,6 +158,8 @@ export function describeDamage(d: DamagedLine): string {
       return `line ${d.line} is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB, which no record opcli writes is`;
     case 'garbage':
       return `line ${d.line} is not a record opcli can read`;
+    case 'chain':
+      return `line ${d.line} does not follow the line before it (the hash it names is not that line's: a line before it was removed, changed or inserted)`;
   }
 }
 

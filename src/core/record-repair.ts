@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
 import { UsageError } from './errors.js';
+import { rechain } from './record-chain.js';
 import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from './record-lines.js';
 
 /** A record file to repair. */
@@ -27,6 +28,8 @@ export interface RepairTarget {
   parse(value: unknown): unknown;
   /** The set-aside line (JSON) for a damaged line. */
   setAside(d: DamagedLine, reason: string, at: string): string;
+  /** Accepts the record as it is once repaired: what this person saw of it (record-witness.ts) becomes what it holds. */
+  accept?(): void;
 }
 
 /** What a repair did, or would do. */
@@ -70,17 +73,21 @@ function writeNew(path: string, text: string, what: string, shared?: SharedFolde
 export async function repairFile(target: RepairTarget, env: { now(): number }, tornReason: string): Promise<RepairPlan> {
   return target.withLock(async () => {
     const plan = planRepairOf(target);
-    if (plan.lines.length === 0) return plan;
+    if (plan.lines.length === 0) {
+      target.accept?.();
+      return plan;
+    }
     const text = readPrivateFile(target.path, target.what, target.shared) ?? '';
     const at = new Date(env.now()).toISOString();
     const byLine = new Map(plan.lines.map((d) => [d.line, d]));
-    const out = text.split('\n').map((line, i) => {
+    const set = text.split('\n').map((line, i) => {
       const d = byLine.get(i + 1);
       if (!d) return line;
       const reason = d.kind === 'torn' ? tornReason : `was set aside by \`${target.command}\` (${describeDamage(d).replace(/^line \d+ /, '')})`;
       return target.setAside(d, reason, at);
     });
-    let repaired = out.join('\n');
+    // A line set aside has another hash: the lines after it are chained again (src/core/record-chain.ts).
+    let repaired = rechain(set).join('\n');
     if (!repaired.endsWith('\n')) repaired += '\n';
     const copy = `${target.path}.damaged-${at.replace(/[:.]/g, '-')}`;
     writeNew(copy, text, `${target.what} copy`, target.shared);
@@ -90,6 +97,7 @@ export async function repairFile(target: RepairTarget, env: { now(): number }, t
     // The lines read back cleanly, or the repair says so rather than leaving a file that stops everything.
     const left = blockingDamage(readRecordLines(repaired, 1, (v) => target.parse(v)).damaged);
     if (left.length) throw new UsageError(`The repaired ${target.what} ${target.path} still has damaged line(s) ${left.map((d) => d.line).join(', ')}.`);
+    target.accept?.();
     return { ...plan, copy };
   });
 }

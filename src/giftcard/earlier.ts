@@ -2,16 +2,8 @@
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { orderLabel } from '../core/identity.js';
 import type { CreditRequest } from './chain-plan.js';
-import {
-  type AttemptRecord,
-  blockingIssuances,
-  type Issuance,
-  issuanceKey,
-  type Ledger,
-  similarIssuances,
-  type UncertainLine,
-  uncertainLines,
-} from './ledger.js';
+import { emailIdentity } from '../core/identity.js';
+import { type AttemptRecord, type Issuance, issuanceKey, keyParts, type Ledger, sameKey, sameScope, type UncertainLine } from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';
 import { shellQuote } from '../text/shell-quote.js';
 
@@ -130,4 +122,50 @@ export function refuseKnownId(
   const req: CreditRequest = { ...trimmed, issuance: '', amountCents: 0, email: '', name: '', currency };
   const held = { ...earlierRecords(ledger, { req, key, currency }, 0), similar: [] };
   refuseEarlier(held, { req, key, what: creditWhat(trimmed), currency }, ledger.path, false);
+}
+
+/**
+ * Earlier issuances that block a new one for the same key: issued, uncertain, or an attempt with no
+ * outcome (still running, or the process died mid-way). A `failed` outcome proves nothing was paid.
+ */
+export function blockingIssuances(issuances: Issuance[], key: string): Issuance[] {
+  return issuances.filter((i) => sameKey(i.attempt.key, key) && i.outcome?.status !== 'failed');
+}
+
+/** CHOICE (docs/spec-choices.md#similar-credits): how far back a credit of the same amount to the same customer holds a new one. */
+export const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Earlier issuances that look like this one under another claim or order: the same customer (by
+ * e-mail identity), the same amount and currency, in the same shop and store, within
+ * SIMILAR_WINDOW_MS before `now`, and not failed.
+ */
+export function similarIssuances(
+  issuances: Issuance[],
+  credit: { key: string; email: string; amountCents: number; currency: string },
+  now: number,
+  defaultCurrency: string,
+): Issuance[] {
+  const key = keyParts(credit.key);
+  const email = emailIdentity(credit.email);
+  return issuances.filter((i) => {
+    const a = i.attempt;
+    const at = Date.parse(a.at);
+    const k = keyParts(a.key);
+    return (
+      i.outcome?.status !== 'failed' &&
+      k.what !== key.what &&
+      sameScope(k, key) &&
+      a.amountCents === credit.amountCents &&
+      (a.currency ?? defaultCurrency) === credit.currency &&
+      emailIdentity(a.email) === email &&
+      Number.isFinite(at) &&
+      now - at <= SIMILAR_WINDOW_MS
+    );
+  });
+}
+
+/** Torn or set-aside ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
+export function uncertainLines(uncertain: UncertainLine[], key: string): UncertainLine[] {
+  return uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key));
 }

@@ -5,15 +5,17 @@
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
 import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
-import { ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { bufferReader, checkWitness, keepWitnessOf } from '../core/record-witness.js';
 import { OpcliError } from '../core/errors.js';
-import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
+import { claimIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
+import { creditWeight, endAttempt } from '../core/record-outcome.js';
+import { authorName, sealText, tailHash } from '../core/record-chain.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -38,6 +40,8 @@ const Common = {
   key: z.string(),
   at: z.string(),
   user: z.string(),
+  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  uid: z.number().int().nullable().optional(),
 };
 
 export const AttemptRecord = z.object({
@@ -116,36 +120,20 @@ export interface Issuance {
   warnings: WarningRecord[];
 }
 
-/** The OS user running opcli (who issued the credit). */
-export function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return 'unknown';
-  }
-}
-
-/** The machine's name, recorded with each attempt. */
-export function hostName(): string {
-  try {
-    return hostname();
-  } catch {
-    return 'unknown';
-  }
-}
+export { hostName, osUser } from '../config/user-name.js';
 
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger {
   readonly path: string;
   private readonly place: RecordPlace;
   /**
-   * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the config
-   * folder's own ledger when the record lives in a shared record-dir: still read, never written, so
-   * the credits it holds keep blocking a second payment.
+   * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the ledgers
+   * of every place the record lived before (the config folder, earlier record-dirs): still read,
+   * never written, so the credits they hold keep blocking a second payment.
    */
   constructor(
     place: RecordPlace | string,
-    private readonly earlier?: Ledger,
+    private readonly earlier: Ledger[] = [],
   ) {
     this.place = typeof place === 'string' ? { dir: place } : place;
     this.path = join(this.place.dir, LEDGER_FILE);
@@ -173,8 +161,15 @@ export class Ledger {
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
+    return this.parse(this.readText());
+  }
+
+  private readText(): string | undefined {
     ensureRecordDir(this.place);
-    const text = readPrivateFile(this.path, 'gift card ledger', this.place.shared);
+    return readPrivateFile(this.path, 'gift card ledger', this.place.shared);
+  }
+
+  private parse(text: string | undefined): { records: LedgerRecord[]; damaged: DamagedLine[] } {
     if (text === undefined) return { records: [], damaged: [] };
     const read = readRecordLines(
       text,
@@ -185,6 +180,8 @@ export class Ledger {
       },
       (r) => (r.type === 'set-aside' ? r.line : undefined),
     );
+    // The author as the OS names the uid the line gives (src/core/record-chain.ts), never its `user` text alone.
+    for (const r of read.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     return { records: read.records, damaged: read.damaged };
   }
 
@@ -194,11 +191,26 @@ export class Ledger {
    * later write, or by `giftcard repair`) are returned as `uncertain` actions.
    */
   readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
-    const before = this.earlier?.readIntact() ?? { records: [], uncertain: [] };
-    const { records: own, damaged } = this.read();
+    const earlier = this.earlier.map((e) => e.readIntact());
+    const before = { records: earlier.flatMap((e) => e.records), uncertain: earlier.flatMap((e) => e.uncertain) };
+    const text = this.readText();
+    const { records: own, damaged } = this.parse(text);
     const records = [...before.records, ...own];
     const blocking = blockingDamage(damaged);
     if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+    // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/core/record-witness.ts).
+    if (this.place.configDir) {
+      const bytes = Buffer.from(text ?? '');
+      const size = text === undefined ? undefined : bytes.length;
+      checkWitness({
+        configDir: this.place.configDir,
+        path: this.path,
+        what: 'gift card ledger',
+        repair: 'opcli giftcard repair',
+        size,
+        read: bufferReader(bytes),
+      });
+    }
     const setAside: UncertainLine[] = records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
@@ -215,14 +227,17 @@ export class Ledger {
    * a record naming it, so it stays a torn line (an uncertain action) and not garbage mid-file.
    */
   append(record: LedgerRecord): void {
-    let line = `${JSON.stringify(LedgerRecord.parse(record))}\n`;
+    const { uid: _uid, ...fields } = LedgerRecord.parse(record);
+    let line = `${JSON.stringify(fields)}\n`;
     ensureRecordDir(this.place);
     const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger', 0o600, this.place.shared) as number;
     try {
       const size = fstatSync(fd).size;
       const last = Buffer.alloc(1);
       if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
-      writeSync(fd, line);
+      // Who writes it and the hash of the line before it (src/core/record-chain.ts), read under the lock.
+      writeSync(fd, sealText(line, tailHash(fd)).text);
+      keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       closeSync(fd);
     }
@@ -245,6 +260,11 @@ export class Ledger {
     return `${JSON.stringify(record)}\n`;
   }
 
+  /** Accepts the ledger as it is now here and where it lived before (a repair): src/core/record-witness.ts. */
+  acceptAsItIs(): void {
+    acceptAsItIs(this.place, LEDGER_FILE, 'gift card ledger');
+  }
+
   /** Appends one record under the lock. */
   async appendLocked(record: LedgerRecord): Promise<void> {
     await this.withLock(async () => this.append(record));
@@ -252,18 +272,24 @@ export class Ledger {
 
   /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
   earlierRecords(): LedgerRecord[] {
-    return this.earlier?.read().records ?? [];
+    return this.earlier.flatMap((e) => e.read().records);
   }
 
-  /** Records grouped by issuance, oldest first. */
+  /**
+   * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
+   * src/core/record-outcome.ts: an attempt's first outcome settles it and a later one may only raise
+   * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
+   * with an id already used is not a new attempt and does not replace the first.
+   */
   issuances(records = [...this.earlierRecords(), ...this.read().records]): Issuance[] {
     const byId = new Map<string, Issuance>();
     for (const r of records) {
-      if (r.type === 'attempt') byId.set(r.issuance, { attempt: r, warnings: [] });
-      else if (r.type !== 'set-aside') {
+      if (r.type === 'attempt') {
+        if (!byId.has(r.issuance)) byId.set(r.issuance, { attempt: r, warnings: [] });
+      } else if (r.type !== 'set-aside') {
         const entry = byId.get(r.issuance);
         if (!entry) continue;
-        if (r.type === 'outcome') entry.outcome = r;
+        if (r.type === 'outcome') settleIssuance(entry, r);
         else entry.warnings.push(r);
       }
     }
@@ -271,14 +297,22 @@ export class Ledger {
   }
 }
 
+/** An outcome line applied to its issuance (src/core/record-outcome.ts). */
+function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
+  const before = { state: entry.outcome?.status as string | undefined, settled: entry.outcome !== undefined, earlierMaybe: false };
+  if (endAttempt(before, r.status, undefined, creditWeight) !== before) entry.outcome = r;
+}
+
 /**
- * The ledger a profile uses: in its record folder (record-dir), reading the config folder's own
- * ledger too when the record folder is another one, so moving to a shared folder forgets no credit.
+ * The ledger a profile uses: in its record folder (record-dir), reading the ledgers of every place
+ * the record lived before too (record-dir.ts `earlierPlaces`), so moving it forgets no credit.
  */
 export function ledgerFor(configDir: string, profile: { recordDir?: string } | undefined): Ledger {
   const place = recordPlace(configDir, profile);
-  if (place.dir === configDir) return new Ledger(place);
-  return new Ledger(place, new Ledger(configDir));
+  return new Ledger(
+    place,
+    earlierPlaces(place).map((p) => new Ledger(p)),
+  );
 }
 
 /** Why a torn line's action is uncertain, in the words of a refusal: "Line 3 of the ledger … was cut short …". */
@@ -333,7 +367,7 @@ export function keyParts(key: string): { scope?: string; what: string } {
 }
 
 /** Whether two keys are one scope (an old unscoped key is every scope). */
-function sameScope(a: { scope?: string }, b: { scope?: string }): boolean {
+export function sameScope(a: { scope?: string }, b: { scope?: string }): boolean {
   return a.scope === undefined || b.scope === undefined || a.scope === b.scope;
 }
 
@@ -342,50 +376,4 @@ export function sameKey(recorded: string, key: string): boolean {
   const r = keyParts(recorded);
   const k = keyParts(key);
   return r.what === k.what && sameScope(r, k);
-}
-
-/**
- * Earlier issuances that block a new one for the same key: issued, uncertain, or an attempt with no
- * outcome (still running, or the process died mid-way). A `failed` outcome proves nothing was paid.
- */
-export function blockingIssuances(issuances: Issuance[], key: string): Issuance[] {
-  return issuances.filter((i) => sameKey(i.attempt.key, key) && i.outcome?.status !== 'failed');
-}
-
-/** CHOICE (docs/spec-choices.md#similar-credits): how far back a credit of the same amount to the same customer holds a new one. */
-export const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
-
-/**
- * Earlier issuances that look like this one under another claim or order: the same customer (by
- * e-mail identity), the same amount and currency, in the same shop and store, within
- * SIMILAR_WINDOW_MS before `now`, and not failed.
- */
-export function similarIssuances(
-  issuances: Issuance[],
-  credit: { key: string; email: string; amountCents: number; currency: string },
-  now: number,
-  defaultCurrency: string,
-): Issuance[] {
-  const key = keyParts(credit.key);
-  const email = emailIdentity(credit.email);
-  return issuances.filter((i) => {
-    const a = i.attempt;
-    const at = Date.parse(a.at);
-    const k = keyParts(a.key);
-    return (
-      i.outcome?.status !== 'failed' &&
-      k.what !== key.what &&
-      sameScope(k, key) &&
-      a.amountCents === credit.amountCents &&
-      (a.currency ?? defaultCurrency) === credit.currency &&
-      emailIdentity(a.email) === email &&
-      Number.isFinite(at) &&
-      now - at <= SIMILAR_WINDOW_MS
-    );
-  });
-}
-
-/** Torn or set-aside ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
-export function uncertainLines(uncertain: UncertainLine[], key: string): UncertainLine[] {
-  return uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key));
 }

@@ -17,6 +17,7 @@ function target(ledger: Ledger, user: string): RepairTarget {
     withLock: (fn) => ledger.withLock(fn),
     damaged: () => ledger.read().damaged,
     parse: (v) => LedgerRecord.safeParse(v).data,
+    accept: () => ledger.acceptAsItIs(),
     setAside: (d, reason, at) => {
       const record: SetAsideRecord = {
         v: 1,

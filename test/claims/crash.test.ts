@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -118,6 +119,40 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
     expect(res.stderr).toBe('Checked 3 rows: 3 valid, 0 invalid. Nothing was sent.\n');
     expect(res.stdout).toBe('');
   });
+});
+
+describe('kill -9, then the journal deleted (built binary)', () => {
+  it('the rows in flight at the kill stay uncertain in the record of claims: the same file run again sends none of them twice', async () => {
+    const held = await heldSandbox();
+    try {
+      const path = join(held.dir, 'gone.csv');
+      const total = 60;
+      writeRows(path, total);
+      held.sandbox.setFaults([{ method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 40 }]);
+      const run = startBatch(path, 8, held.dir);
+      const stopPump = held.pump();
+      await signalWhen(run, () => held.sandbox.counters.claimsCreated >= 20, 'SIGKILL').finally(stopPump);
+      expect((await run.exited).signal).toBe('SIGKILL');
+      held.sandbox.setFaults([]);
+      const journalPath = `${path}.journal.jsonl`;
+      const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+      expect(inFlight.length).toBeGreaterThan(0);
+      rmSync(journalPath);
+
+      const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: held.dir } });
+      expect(rerun.code).toBe(3);
+      const rows = results(rerun.stdout);
+      // In flight at the kill: held as sent with an unknown outcome, never sent again.
+      for (const line of inFlight) {
+        const r = rows.find((x) => x.line === line);
+        expect(r?.status).toBe('held');
+        expect(r?.error).toContain('already sent (outcome uncertain)');
+      }
+      expect(duplicates(claimBodies(held.sandbox))).toEqual([]);
+    } finally {
+      await held.close();
+    }
+  }, 60_000);
 });
 
 describe('two reruns at once after a kill -9 (built binary)', () => {

@@ -15,13 +15,17 @@ afterEach(() => cleanup());
 const key = (i: number) => createHash('sha256').update(String(i)).digest('hex').slice(0, 32);
 
 describe('PriorIndex (the compact index of earlier outcomes)', () => {
-  it('finds every key after growing, keeps the last outcome, and tells keys apart by 64 bits', () => {
+  it('finds every key after growing, keeps the last outcome of an attempt (filed stays filed), and tells keys apart by 64 bits', () => {
     const index = new PriorIndex();
     for (let i = 0; i < 50_000; i++) index.set(key(i), i % 3 === 0 ? 'filed' : 'sending', i * 100);
     for (let i = 0; i < 50_000; i += 3) index.set(key(i), 'rejected', i * 100 + 1);
+    for (let i = 1; i < 50_000; i += 3) index.set(key(i), 'rejected', i * 100 + 1);
     expect(index.size).toBe(50_000);
     for (let i = 0; i < 50_000; i++) {
-      expect(index.get(key(i))).toMatchObject({ status: i % 3 === 0 ? 'rejected' : 'sending', offset: i % 3 === 0 ? i * 100 + 1 : i * 100 });
+      // A filed row stays filed whatever follows (src/core/record-outcome.ts); a sending row takes its outcome.
+      const want =
+        i % 3 === 0 ? { status: 'filed', offset: i * 100 } : i % 3 === 1 ? { status: 'rejected', offset: i * 100 + 1 } : { status: 'sending', offset: i * 100 };
+      expect(index.get(key(i))).toMatchObject(want);
     }
     expect(index.get(key(50_000))).toBeUndefined();
     // Same first 32 bits, different next 32: two keys. Only the last 64 of 128 bits differ: one key.

@@ -62,8 +62,9 @@ describe('batches and the record of claims', () => {
     const path = join(dir, 'claims.csv');
     writeCsv(path, [row(1), row(2)]);
     expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
-    // Before this version there was no record: only the journal knew.
+    // Before this version there was no record: only the journal knew (and no witness of a record: src/core/record-witness.ts).
     for (const name of recordFiles(dir)) rmSync(join(dir, name));
+    rmSync(join(dir, 'record-witness'), { recursive: true });
     const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
     expect(rerun.code).toBe(0);
     expect(rerun.stderr).toContain(`now holds the 2 claims the journal ${path}.journal.jsonl shows filed or possibly filed`);
@@ -385,4 +386,39 @@ describe('kill -9 between the request and its outcome (built binary)', () => {
       await held.close();
     }
   }, 60_000);
+});
+
+describe('a record that moved (record-dir set, changed or unset)', () => {
+  it('filed with the record in the config folder, then `config set record-dir`, then a copy: held, nothing sent; and again after a second move', async () => {
+    const path = join(dir, 'claims.csv');
+    writeCsv(path, [row(1), row(2)]);
+    expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
+    const first = mkdtempSync(join(tmpdir(), 'opcli-records-'));
+    const second = mkdtempSync(join(tmpdir(), 'opcli-records-'));
+    try {
+      expect((await runOpcli(['config', 'set', 'record-dir', first], { env: env() })).code).toBe(0);
+      const copy = join(dir, 'claims (1).csv');
+      copyFileSync(path, copy);
+      const moved = await runOpcli(['claims', 'file', '--from', copy, '--jsonl'], { env: env() });
+      expect(moved.code).toBe(3);
+      expect(results(moved.stdout).map((r) => r.status)).toEqual(['held', 'held']);
+      expect(claimBodies(sandbox)).toHaveLength(2);
+      // A claim filed in the first record-dir, then record-dir moved again: the first is read too.
+      writeCsv(join(dir, 'three.csv'), [row(3)]);
+      expect((await runOpcli(['claims', 'file', '--from', join(dir, 'three.csv')], { env: env() })).code).toBe(0);
+      expect((await runOpcli(['config', 'set', 'record-dir', second], { env: env() })).code).toBe(0);
+      copyFileSync(join(dir, 'three.csv'), join(dir, 'three (1).csv'));
+      const again = await runOpcli(['claims', 'file', '--from', join(dir, 'three (1).csv'), '--jsonl'], { env: env() });
+      expect(results(again.stdout).map((r) => r.status)).toEqual(['held']);
+      // And with record-dir unset, back in the config folder.
+      expect((await runOpcli(['config', 'unset', 'record-dir'], { env: env() })).code).toBe(0);
+      copyFileSync(join(dir, 'three.csv'), join(dir, 'three (2).csv'));
+      const back = await runOpcli(['claims', 'file', '--from', join(dir, 'three (2).csv'), '--jsonl'], { env: env() });
+      expect(results(back.stdout).map((r) => r.status)).toEqual(['held']);
+      expect(claimBodies(sandbox)).toHaveLength(3);
+    } finally {
+      rmSync(first, { recursive: true, force: true });
+      rmSync(second, { recursive: true, force: true });
+    }
+  });
 });

@@ -83,3 +83,26 @@ describe('the ledger file', () => {
     expect(statSync(join(dir, LEDGER_FILE)).mode & 0o777).toBe(0o600);
   });
 });
+
+describe('an outcome belongs to its attempt (src/core/record-outcome.ts)', () => {
+  it('a `failed` appended after `issued`, well chained: nothing changes, the claim is held and history still says issued', async () => {
+    fx = await fixture({ unset: ['trigger-id'] });
+    expect((await fx.run(aliceClaim('C-L90'))).code).toBe(0);
+    const path = join(fx.dir, LEDGER_FILE);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    const outcome = JSON.parse(lines.at(-1) as string);
+    expect(outcome).toMatchObject({ type: 'outcome', status: 'issued' });
+    const { createHash } = await import('node:crypto');
+    const prev = createHash('sha256')
+      .update(lines.at(-1) as string)
+      .digest('hex');
+    const forged = { ...outcome, status: 'failed', user: 'mallory', at: '2026-12-01T00:00:00.000Z', prev };
+    writeFileSync(path, `${readFileSync(path, 'utf8')}${JSON.stringify(forged)}\n`);
+    const again = await fx.run(aliceClaim('C-L90'));
+    expect(again.code, again.stderr).toBe(3);
+    expect(again.stderr).toContain('already issued');
+    expect(moneyRequests(fx)).toHaveLength(1);
+    const history = JSON.parse((await fx.run(['giftcard', 'history', '--json'])).stdout);
+    expect(history.issuances.map((i: { status: string }) => i.status)).toEqual(['issued']);
+  });
+});

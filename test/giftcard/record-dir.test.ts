@@ -54,4 +54,21 @@ describe('record-dir: one ledger for a team', () => {
       rmSync(shared, { recursive: true, force: true });
     }
   });
+
+  it('a credit paid in one record-dir is still held after record-dir moves to another, and after it is unset', async () => {
+    fx = await fixture({ unset: ['trigger-id'] });
+    const first = mkdtempSync(join(tmpdir(), 'opcli-records-'));
+    const second = mkdtempSync(join(tmpdir(), 'opcli-records-'));
+    try {
+      expect((await fx.run(aliceClaim('C-7201'), { env: { OPCLI_RECORD_DIR: first } })).code).toBe(0);
+      const moved = await fx.run(aliceClaim('C-7201'), { env: { OPCLI_RECORD_DIR: second } });
+      expect(moved.code, moved.stderr).toBe(3);
+      expect(moved.stderr).toContain('already issued');
+      expect((await fx.run(aliceClaim('C-7201'))).code).toBe(3);
+      expect(moneyCalls(fx)).toHaveLength(1);
+    } finally {
+      rmSync(first, { recursive: true, force: true });
+      rmSync(second, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { serviceOrigin } from '../../claims/journal.js';
-import { recordRepairTarget } from '../../claims/record.js';
+import { recordRepairTarget } from '../../claims/record-repair.js';
 import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../core/deps.js';
 import { ExitCode, PlainExit, UsageError } from '../../core/errors.js';

@@ -1,0 +1,159 @@
+/**
+ * Who wrote each line of a record of business actions, and the chain that shows a line removed,
+ * changed or inserted (the record of claims, the gift card ledger; in a team's record-dir every
+ * member can write them). Every line opcli writes ends with
+ * `"uid":<the writer's OS uid>,"prev":"<sha256 of the previous line's bytes>"`, the previous line
+ * being the file's last non-blank line before it (UTF-8, without its newline).
+ *
+ * CHOICE (docs/spec-choices.md#record-chain): lines of 0.2.0 have neither field; they are read as
+ * before, and the chain starts at the first line that has one, which names the sha256 of every
+ * line before it (each non-blank line followed by a newline; of a new file: the hash of no bytes),
+ * so the lines of 0.2.0 are covered too. After it, every line must carry the chain. A break stops money like a damaged line (exit 2, the
+ * line named; `repair` sets it aside and chains the rest again). Anyone who can write the file can
+ * also recompute a chain: what makes a rewrite visible is the witness each member keeps of the lines
+ * they saw (record-witness.ts).
+ *
+ * The uid is what the writer says; POSIX keeps no author per appended line. A line's author is shown
+ * as the OS names that uid, never as the line's own `user` text, which is shown only beside it when
+ * the two differ.
+ */
+import { createHash, hash } from 'node:crypto';
+import { fstatSync, readSync } from 'node:fs';
+import { userName } from '../config/user-name.js';
+
+/** The `prev` of a file's first line: the hash of no bytes. */
+export const NO_LINE = createHash('sha256').digest('hex');
+
+/** The hash a line's successor names: sha256 of its bytes (UTF-8, without the newline). */
+export function lineHash(line: string | Buffer): string {
+  // The one-shot hash (Node 20.12+) costs a third of a Hash object's per line: a record is read whole at each batch's start.
+  return hash('sha256', line);
+}
+
+const TAIL = /^,"uid":(\d+|null),"prev":"([0-9a-f]{64})"\}$/;
+
+/** The uid a line names and the hash it chains to (undefined: a line without them, as 0.2.0 wrote). */
+export function chainOf(line: string): { uid: number | null; prev: string } | undefined {
+  // Only the line's end is looked at (a regex anchored at the end alone would try every position).
+  const at = line.lastIndexOf(',"uid":');
+  const m = at < 0 ? null : TAIL.exec(line.slice(at));
+  if (!m) return undefined;
+  return { uid: m[1] === 'null' ? null : Number(m[1]), prev: m[2] as string };
+}
+
+/** The uid of the running process (null where the platform has none: Windows). */
+export function myUid(): number | null {
+  return typeof process.getuid === 'function' ? process.getuid() : null;
+}
+
+/** One JSON line (no newline) with its author and chain after the line whose hash is `prev`. */
+export function sealLine(json: string, prev: string, uid: number | null = myUid()): string {
+  return `${json.slice(0, -1)},"uid":${uid},"prev":"${prev}"}`;
+}
+
+/** Every line of `text` sealed in turn after `prev` (blank lines are left as they are); the text and its last line's hash. */
+export function sealText(text: string, prev: string, uid: number | null = myUid()): { text: string; last: string } {
+  let out = '';
+  let last = prev;
+  let at = 0;
+  while (at < text.length) {
+    const nl = text.indexOf('\n', at);
+    const end = nl < 0 ? text.length : nl;
+    const line = text.slice(at, end);
+    if (line.trim()) {
+      const sealed = sealLine(line, last, uid);
+      last = lineHash(sealed);
+      out += sealed;
+    } else out += line;
+    if (nl >= 0) out += '\n';
+    at = end + 1;
+  }
+  return { text: out, last };
+}
+
+/** The `prev` the next line appended to the file open as `fd` names (read under the record's lock). */
+export function tailHash(fd: number): string {
+  const size = fstatSync(fd).size;
+  let tail = Buffer.alloc(0);
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - 64 * 1024);
+    tail = Buffer.concat([readAt(fd, start, end - start), tail]);
+    end = start;
+    const text = tail.toString('utf8').replace(/\s+$/, '');
+    const nl = text.lastIndexOf('\n');
+    if (nl >= 0 && text.slice(nl + 1).trim()) {
+      const last = text.slice(nl + 1);
+      return chainOf(last) ? lineHash(last) : prevOfWhole(readAt(fd, 0, size).toString('utf8'), last);
+    }
+  }
+  const text = tail.toString('utf8').replace(/\s+$/, '');
+  if (!text) return NO_LINE;
+  return chainOf(text) ? lineHash(text) : prevOfWhole(text, text.slice(text.lastIndexOf('\n') + 1));
+}
+
+/** The `prev` after a file whose last line has no chain: its hash once the chain has begun (a line cut short), else every line's. */
+function prevOfWhole(text: string, last: string): string {
+  return text.split('\n').some((line) => chainOf(line)) ? lineHash(last) : legacyDigest(text);
+}
+
+function readAt(fd: number, position: number, length: number): Buffer {
+  const b = Buffer.alloc(length);
+  const n = readSync(fd, b, 0, length, position);
+  return b.subarray(0, n);
+}
+
+/** The hash the first chained line names after lines of 0.2.0: every non-blank line, each followed by a newline. */
+function legacyDigest(text: string): string {
+  const h = createHash('sha256');
+  for (const line of text.split('\n')) if (line.trim()) h.update(line).update('\n');
+  return h.digest('hex');
+}
+
+/** Checks the chain of a file's lines as they are read, in order. */
+export class ChainCheck {
+  /** The hash of the lines of 0.2.0 so far (before the chain begins). */
+  private readonly legacy = createHash('sha256');
+  /** The hash of the last line once the chain has begun. */
+  private last: string | undefined;
+
+  /** Takes the next non-blank line; returns the damage when it breaks the chain. `complete`: a newline follows it (a torn last line is not checked). */
+  take(line: string | Buffer, number: number, complete = true): { line: number; kind: 'chain' } | undefined {
+    const text = typeof line === 'string' ? line : line.toString('utf8');
+    const c = chainOf(text);
+    let broken = false;
+    if (this.last !== undefined) broken = complete && (c === undefined || c.prev !== this.last);
+    else if (c) broken = complete && c.prev !== this.legacy.copy().digest('hex');
+    else this.legacy.update(text).update('\n');
+    if (c || this.last !== undefined) this.last = lineHash(text);
+    return broken ? { line: number, kind: 'chain' } : undefined;
+  }
+}
+
+/**
+ * The lines of a repaired file chained again from the first sealed one on (a line set aside changes
+ * its hash): each sealed line keeps its uid and names its new predecessor; a line after the chain
+ * began that has none is sealed by the person repairing.
+ */
+export function rechain(lines: string[]): string[] {
+  let prev: string | undefined;
+  const legacy = createHash('sha256');
+  return lines.map((line) => {
+    if (!line.trim()) return line;
+    const c = chainOf(line);
+    const expected = prev ?? legacy.copy().digest('hex');
+    let out = line;
+    if (c) out = sealLine(`${line.slice(0, line.lastIndexOf(',"uid":'))}}`, expected, c.uid);
+    else if (prev !== undefined && line.startsWith('{') && line.endsWith('}')) out = sealLine(line, expected);
+    if (prev === undefined && !chainOf(out)) legacy.update(out).update('\n');
+    else prev = lineHash(out);
+    return out;
+  });
+}
+
+/** A line's author as a person reads it: the OS's name for its uid, with the line's own claim beside it when they differ. */
+export function authorName(uid: number | null | undefined, claimed: string | undefined): string {
+  if (uid === undefined || uid === null) return claimed ?? '?';
+  const name = userName(uid) ?? `uid ${uid}`;
+  return claimed !== undefined && claimed !== name ? `${name} (the line says "${claimed}")` : name;
+}
