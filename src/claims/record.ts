@@ -352,11 +352,6 @@ export class ClaimRecord {
     fdatasyncSync(this.fd);
   }
 
-  /** Releases the lock, keeping the file open to write outcomes (appended whole, O_APPEND: no lock needed for them). */
-  releaseLock(): void {
-    this.lock?.release();
-  }
-
   /** Whether the lock was taken by another run meanwhile. */
   lost(): boolean {
     return this.lock?.lost() ?? false;

@@ -96,28 +96,25 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
   const record = await ClaimRecord.open({ place, store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
   const issuance = newIssuance();
+  // The lock is held until the outcome is written: each line names the hash of the one before it
+  // (src/core/record-chain.ts), so no other run may append between the intent and the outcome.
   try {
-    try {
-      refuseHeld(record, key, sim, claim, opts.force);
-      record.intents(
-        [
-          {
-            issuance,
-            key,
-            profile: profile?.name ?? 'default',
-            source: opts.source,
-            sim,
-            email: claim.customer.email,
-            item: itemWords(claim),
-            forced: opts.force || undefined,
-          },
-        ],
-        deps.now(),
-      );
-    } finally {
-      // Held only while checking and recording: the request and its answer need no lock.
-      record.releaseLock();
-    }
+    refuseHeld(record, key, sim, claim, opts.force);
+    record.intents(
+      [
+        {
+          issuance,
+          key,
+          profile: profile?.name ?? 'default',
+          source: opts.source,
+          sim,
+          email: claim.customer.email,
+          item: itemWords(claim),
+          forced: opts.force || undefined,
+        },
+      ],
+      deps.now(),
+    );
     let result: T;
     try {
       result = await send();
