@@ -11,7 +11,8 @@ import { steps as claimsSteps } from './steps-claims.js';
 import { steps as giftcardSteps } from './steps-giftcard.js';
 import { steps as ordersSteps } from './steps-orders.js';
 import type { RunCli, StartSandbox, TourCommand, TourContext, TourStep } from './tour.js';
-import { followRedirects, quote, tee } from './tour-io.js';
+import { followRedirects, tee } from './tour-io.js';
+import { shellQuote } from '../../text/shell-quote.js';
 import { CredentialStore } from '../../config/credentials.js';
 import { writeSandboxProfile } from '../../config/sandbox-profile.js';
 import { SettingsStore } from '../../config/settings.js';
@@ -49,7 +50,7 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbo
     configDir,
     say,
     async run(argv, options = {}) {
-      const line = wrapText(['opcli', ...argv.map(quote)].join(' '), width - 6).split('\n');
+      const line = wrapText(['opcli', ...argv.map(shellQuote)].join(' '), width - 6).split('\n');
       deps.err(`\n${chalk.bold.green('$')} ${line.map((l) => chalk.bold(l)).join(' \\\n    ')}\n`);
       let stdout = '';
       let stderr = '';
