@@ -86,7 +86,7 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbo
       const code = await opts.runCli(argv, child);
       const expected = options.expectCode ?? 0;
       commands.push({ step, argv, expected, code, stdout, stderr, received: sandbox.requests.filter((r) => r.seq > seen) });
-      if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.join(' ')}\` exited ${code}, expected ${expected}.`);
+      if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.map(shellQuote).join(' ')}\` exited ${code}, expected ${expected}.`);
       return { code, stdout, stderr };
     },
   };
