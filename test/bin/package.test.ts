@@ -42,6 +42,5 @@ describe('the packed package', () => {
     expect(install.output).not.toMatch(/install-scripts|allowScripts/);
     const bin = spawnSync(join(work, 'global', 'bin', 'opcli'), ['--version'], { encoding: 'utf8' });
     expect(bin.stdout).toBe(`${manifest.version}\n`);
-    // No timeout (0): npm pack and install take what a busy machine gives them.
-  }, 0);
+  });
 });

@@ -46,10 +46,9 @@ function claimPosts(command: TourCommand): number {
 
 describe('opcli demo (npm start), piped', () => {
   let tour: Awaited<ReturnType<typeof pipedTour>>;
-  // No timeout (0): the tour runs some forty commands; how long a busy machine takes is no failure.
   beforeAll(async () => {
     tour = await pipedTour();
-  }, 0);
+  });
 
   it('runs every step in order, each command ending with the code its step means', () => {
     const steps = [...tour.stderr.matchAll(/^Step (\d+) of (\d+): (.*)$/gm)];
@@ -124,5 +123,5 @@ describe('opcli demo on a terminal', () => {
     const tail = r.stderr.slice(r.stderr.lastIndexOf('Step '));
     expect(tail).toMatch(/^Step \d+ of \d+: Log out/);
     expect(tail).not.toContain('Error:');
-  }, 0);
+  });
 });

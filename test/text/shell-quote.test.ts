@@ -28,7 +28,7 @@ describe('shellQuote', () => {
         fc.string({ unit: 'binary' }).map((s) => s.replace(/\0/g, '')),
         { minLength: 1, maxLength: 4 },
       ),
-      500,
+      200,
     );
     expect(bashWords(samples)).toEqual(samples);
   });
