@@ -3,8 +3,12 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Timeouts catch a hang, never a slow machine: no test's pass may depend on how long it took. On
+    // two cores with another suite beside it, tests that take 3-5 s alone took over 30 s (the old
+    // limit) and failed; ten minutes is far beyond any test on any machine the suite runs on, and
+    // still ends a hung one with its name. Tests that spawn processes do not set lower limits.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     // Two cores: run files in parallel on forks, but not so many that loopback timing tests starve.
     pool: 'forks',
     maxWorkers: 2,

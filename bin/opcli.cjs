@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /*
  * The shim: `opcli` on PATH. The bundle in dist/ does the work (built by `npm run build`, or by
- * `prepare` on `npm ci`); this file keeps only what must happen before the bundle loads, or
- * instead of loading it. Each duty, why it cannot live in the bundle, and its test:
+ * the `dependencies` script on `npm ci`); this file keeps only what must happen before the bundle
+ * loads, or instead of loading it. Each duty, why it cannot live in the bundle, and its test:
  *
  * 1. `--version` and every plain `[group [verb]] --help` are printed from pages rendered at build
  *    time (dist/help/), without loading the bundle: most of a help's start-up is loading code.

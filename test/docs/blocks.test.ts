@@ -1,5 +1,7 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers.js';
 import { blockFailure, blockScript, shBlocks } from './blocks.js';
 
 const guide = [
@@ -63,4 +65,32 @@ describe('the doc-test convention', () => {
     expect(runBlock(['echo "Error: unexpected failure: boom"'])).toMatch(/unexpected failure/);
     expect(runBlock(['printf "TypeError: x\\n    at run (/app/dist/main.js:1:2)\\n"'])).toMatch(/stack trace/);
   });
+});
+
+/** Runs vitest on one file in a child process; resolves with its exit code and output. */
+function vitest(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('the doc test on a busy machine', () => {
+  // A block waits on child processes; on a loaded machine (two cores, another suite beside it) a
+  // block that takes 2.6 s alone took over 30 s and failed on vitest's timeout. Its pass depends on
+  // what the block prints and how it exits, never on how long it took: with every vitest timeout
+  // at 1 ms, a guide's blocks (and the setting up of its sandbox) still pass.
+  it('passes with vitest test and hook timeouts of 1 ms', async () => {
+    const r = await vitest(['test/docs/guides.test.ts', '-t', 'docs/exit-codes.md', '--testTimeout=1', '--hookTimeout=1', '--reporter=dot']);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(/Tests\s+1 passed/);
+  }, 0);
 });

@@ -4,12 +4,15 @@
  * on PATH is the built binary; profile `default` points at the sandbox, logged in, with the provider
  * configured; no TTY; CI=true. The convention is written down in CONTRIBUTING.md.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT, tempConfigDir } from '../helpers.js';
+import { runCli } from '../../src/cli/program.js';
+import { createDeps } from '../../src/core/deps.js';
+import { BIN, ROOT, capturedStreams, runOpcli, tempConfigDir } from '../helpers.js';
 import { blockFailure, blockScript, shBlocks } from './blocks.js';
 
 /** Every guide, and the top-level pages of docs/ (exit codes, HTTP, ...): whatever has ```sh blocks runs. */
@@ -18,32 +21,55 @@ const guides = [...readdirSync(join(DOCS, 'guides')).map((n) => `guides/${n}`), 
   .filter((n) => n.endsWith('.md') && shBlocks(readFileSync(join(DOCS, n), 'utf8')).length > 0)
   .sort();
 
+/**
+ * A block that has not ended after this long is stuck (a process left waiting, a pipe held open), not
+ * slow: it is killed and fails, naming itself. This bounds a hang, not the speed of a machine: a
+ * block's pass never depends on how busy the machine is, so the tests below have no timeout.
+ */
+const HUNG_MS = 10 * 60_000;
+
 /** Runs a program to its end, collecting stdout and stderr together (as a reader of the guide sees them). */
 function run(cmd: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so a hung block is killed with everything it started.
+    const child = spawn(cmd, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
     child.stdout.on('data', (c) => (output += c));
     child.stderr.on('data', (c) => (output += c));
+    const hung = setTimeout(() => {
+      output += `\n(still running after ${HUNG_MS / 60_000} minutes: killed as hung)\n`;
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    }, HUNG_MS);
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), output }));
+    child.on('close', (code, signal) => {
+      clearTimeout(hung);
+      resolve({ code: code ?? (signal ? 128 : 1), output });
+    });
   });
 }
 
-/** Starts `opcli sandbox --write-profile default` and resolves once it has written the profile. */
-function startSandbox(env: NodeJS.ProcessEnv, cwd: string): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'sandbox', '--write-profile', 'default', '--json'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => {
-      out += c;
-      if (out.includes('\n')) resolve(child);
+/**
+ * Runs `opcli sandbox --write-profile default --json`, the command the guides start from, in this
+ * process (one process fewer per guide than a child) and resolves once it has written the profile
+ * and printed its URLs; `stop` ends it as Ctrl-C does.
+ */
+async function startSandbox(env: NodeJS.ProcessEnv, cwd: string): Promise<{ stop(): Promise<void> }> {
+  const abort = new AbortController();
+  const { stdout, stderr, out, err } = capturedStreams();
+  const deps = createDeps({ stdin: Readable.from([]), stdout, stderr, env, cwd, signal: abort.signal });
+  const done = runCli(['sandbox', '--write-profile', 'default', '--json'], deps);
+  await new Promise<void>((resolve, reject) => {
+    stdout.on('data', () => {
+      if (out().includes('\n')) resolve();
     });
-    child.stderr.on('data', (c) => (err += c));
-    child.on('error', reject);
-    child.on('exit', (code) => reject(new Error(`the sandbox exited ${code} before it started:\n${err}`)));
+    done.then((code) => reject(new Error(`the sandbox exited ${code} before it started:\n${err()}`)), reject);
   });
+  return {
+    stop: async () => {
+      abort.abort();
+      await done;
+    },
+  };
 }
 
 /**
@@ -57,8 +83,8 @@ beforeAll(async () => {
     const found = await run('sh', ['-c', `command -v ${tool}`], { cwd: ROOT, env: process.env });
     if (found.code !== 0) throw new Error(`The doc test needs ${tool} on PATH (the guides use it); install it and run again.`);
   }
-});
-afterAll(() => rmSync(compileCache, { recursive: true, force: true }));
+}, 0);
+afterAll(() => rmSync(compileCache, { recursive: true, force: true }), 0);
 
 // Guides are independent (each its own sandbox and folders), so they run side by side; the blocks
 // of one guide run in order. Most of a block's time is spent waiting on child processes.
@@ -78,25 +104,22 @@ describe.concurrent.each(guides)('docs/%s', (guide) => {
     TZ: 'UTC',
     NODE_COMPILE_CACHE: compileCache,
   };
-  let sandbox: ChildProcess | undefined;
+  let sandbox: { stop(): Promise<void> } | undefined;
 
+  // No timeouts (0): setting up is two in-process commands, and a block's pass does not depend on time.
   beforeAll(async () => {
     for (const dir of [work, config, binDir]) mkdirSync(dir, { recursive: true });
     writeFileSync(join(binDir, 'opcli'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
     chmodSync(join(binDir, 'opcli'), 0o755);
     sandbox = await startSandbox(env, work);
-    const login = await run(process.execPath, [BIN, 'auth', 'login', '--client-credentials'], { cwd: work, env });
-    if (login.code !== 0) throw new Error(`logging in to the sandbox failed:\n${login.output}`);
-  });
+    const login = await runOpcli(['auth', 'login', '--client-credentials'], { cwd: work, env });
+    if (login.code !== 0) throw new Error(`logging in to the sandbox failed:\n${login.stderr}`);
+  }, 0);
 
   afterAll(async () => {
-    if (sandbox && sandbox.exitCode === null) {
-      const exited = new Promise((r) => sandbox?.once('exit', r));
-      sandbox.kill('SIGTERM');
-      await exited;
-    }
+    await sandbox?.stop();
     folder.cleanup();
-  });
+  }, 0);
 
   for (const [n, block] of blocks.entries()) {
     it.sequential(`block ${n + 1} (line ${block.line}) runs as written`, async () => {
@@ -105,6 +128,6 @@ describe.concurrent.each(guides)('docs/%s', (guide) => {
       const { code, output } = await run('bash', [script], { cwd: work, env });
       const failure = blockFailure(`docs/${guide}`, block, code, output);
       expect(failure, failure).toBeUndefined();
-    });
+    }, 0);
   }
 });

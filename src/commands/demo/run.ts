@@ -10,8 +10,9 @@ import { steps as authSteps, finalSteps as authFinalSteps } from './steps-auth.j
 import { steps as claimsSteps } from './steps-claims.js';
 import { steps as giftcardSteps } from './steps-giftcard.js';
 import { steps as ordersSteps } from './steps-orders.js';
-import type { RunCli, TourContext, TourStep } from './tour.js';
-import { followRedirects, quote, tee } from './tour-io.js';
+import type { RunCli, StartSandbox, TourCommand, TourContext, TourStep } from './tour.js';
+import { followRedirects, tee } from './tour-io.js';
+import { shellQuote } from '../../text/shell-quote.js';
 import { CredentialStore } from '../../config/credentials.js';
 import { writeSandboxProfile } from '../../config/sandbox-profile.js';
 import { SettingsStore } from '../../config/settings.js';
@@ -28,10 +29,16 @@ const foundationSteps: TourStep[] = [
   },
 ];
 
-/** Runs every tour step against an in-process sandbox with a temporary config folder. */
-export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Deps): Promise<void> {
+/**
+ * Runs every tour step against an in-process sandbox with a temporary config folder; returns the
+ * commands it ran, each with its exit code. A command that ends otherwise than its step expects
+ * stops the tour with an error.
+ */
+export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbox?: StartSandbox }, deps: Deps): Promise<TourCommand[]> {
   const chalk = await colors(deps, 'stderr');
-  const sandbox = await startSandbox({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
+  const sandbox = await (opts.startSandbox ?? startSandbox)({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
+  const commands: TourCommand[] = [];
+  let step = '';
   const configDir = mkdtempSync(join(tmpdir(), 'opcli-demo-'));
   const env = { ...deps.env, OPCLI_CONFIG_DIR: configDir, OPCLI_PROFILE: undefined, OPCLI_TOKEN: undefined, OPCLI_BASE_URL: undefined };
   // Narration and the echoed commands fit the terminal, broken at word boundaries.
@@ -43,10 +50,11 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Dep
     configDir,
     say,
     async run(argv, options = {}) {
-      const line = wrapText(['opcli', ...argv.map(quote)].join(' '), width - 6).split('\n');
+      const line = wrapText(['opcli', ...argv.map(shellQuote)].join(' '), width - 6).split('\n');
       deps.err(`\n${chalk.bold.green('$')} ${line.map((l) => chalk.bold(l)).join(' \\\n    ')}\n`);
       let stdout = '';
       let stderr = '';
+      const seen = sandbox.requests.at(-1)?.seq ?? 0;
       const child = createDeps({
         stdin: Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []),
         stdout: tee(
@@ -77,7 +85,8 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Dep
       });
       const code = await opts.runCli(argv, child);
       const expected = options.expectCode ?? 0;
-      if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.join(' ')}\` exited ${code}, expected ${expected}.`);
+      commands.push({ step, argv, expected, code, stdout, stderr, received: sandbox.requests.filter((r) => r.seq > seen) });
+      if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.map(shellQuote).join(' ')}\` exited ${code}, expected ${expected}.`);
       return { code, stdout, stderr };
     },
   };
@@ -86,11 +95,13 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli }, deps: Dep
     say(`Temporary config folder: ${configDir}`);
     await writeSandboxProfile(sandbox, await SettingsStore.open(configDir), await CredentialStore.open(configDir), 'default');
     const all = [...foundationSteps, ...authSteps, ...ordersSteps, ...claimsSteps, ...giftcardSteps, ...authFinalSteps];
-    for (const [i, step] of all.entries()) {
-      deps.err(`\n${chalk.bold.underline(`Step ${i + 1} of ${all.length}: ${step.title}`)}\n`);
-      await step.run(ctx);
+    for (const [i, { title, run }] of all.entries()) {
+      step = title;
+      deps.err(`\n${chalk.bold.underline(`Step ${i + 1} of ${all.length}: ${title}`)}\n`);
+      await run(ctx);
     }
     deps.err(`\n${chalk.bold('The tour is over.')}\nStart your own sandbox with \`opcli sandbox --write-profile default\`.\n`);
+    return commands;
   } finally {
     await sandbox.close();
     if (opts.keep) deps.err(`Config folder kept: ${configDir}\n`);

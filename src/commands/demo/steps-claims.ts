@@ -1,8 +1,33 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
 import type { TourStep } from './tour.js';
 
-/** Tour steps of the claims commands: one claim, then a small journaled batch with its progress line. */
+/** The customers of the batch: none is step 8's, so no row looks like the claim filed there. */
+const BATCH_CUSTOMERS = ['Bob Baker', 'Carol Chen', 'Dave Diaz', 'Erin Evans', 'Frank Fox'];
+
+/**
+ * The batch's rows: the template's example row once per customer, with the customer's e-mail and
+ * name and a price of its own; the third row's price is `badPrice` when given (a typo to fix).
+ */
+function batchCsv(templateCsv: string, badPrice?: string): string {
+  const [header, example] = parse(templateCsv) as [string[], string[]];
+  const at = (column: string) => header.indexOf(column);
+  const rows = BATCH_CUSTOMERS.map((name, i) => {
+    const [first, last] = name.split(' ') as [string, string];
+    const row = [...example];
+    row[at('customer.email')] = `${first.toLowerCase()}@example.com`;
+    row[at('shippingAddress.firstName')] = first;
+    row[at('shippingAddress.lastName')] = last;
+    row[at('item.details')] = `Batch row ${i + 1}`;
+    row[at('item.price')] = i === 2 && badPrice !== undefined ? badPrice : `${101 + i}.00`;
+    return row;
+  });
+  return stringify([header, ...rows]);
+}
+
+/** Tour steps of the claims commands: one claim, then a small journaled batch, fixed and resumed. */
 export const steps: TourStep[] = [
   {
     title: 'File one warranty claim',
@@ -21,21 +46,23 @@ export const steps: TourStep[] = [
     title: 'File a batch from a spreadsheet, resumably',
     async run(ctx) {
       ctx.say(
-        '`claims template --csv` prints the columns (the field paths) and an example row; the tour writes five rows like it to claims.csv, one of them with a bad price.',
+        '`claims template --csv` prints the columns (the field paths) and an example row; the tour writes a row like it for each of five other customers to claims.csv, one with a typo in its price.',
       );
       const template = await ctx.run(['claims', 'template', '--csv']);
-      const [header, example] = template.stdout.trimEnd().split('\n') as [string, string];
-      const rows = [1, 2, 3, 4, 5].map((i) =>
-        example.replace('Pump stopped working after 3 months', `Batch row ${i}`).replace('249.99', i === 3 ? 'n/a' : `${100 + i}.00`),
-      );
       const csv = join(ctx.configDir, 'claims.csv');
-      writeFileSync(csv, `${header}\n${rows.join('\n')}\n`);
+      writeFileSync(csv, batchCsv(template.stdout, 'n/a'));
       ctx.say('--validate-only reads every row and sends nothing: the bad row is named with its line and field.');
       await ctx.run(['claims', 'file', '--from', 'claims.csv', '--validate-only'], { expectCode: 3 });
-      ctx.say('Each row is journaled in claims.csv.journal.jsonl before it is sent; on a terminal a progress line runs on stderr.');
-      await ctx.run(['claims', 'file', '--from', 'claims.csv', '--concurrency', '2', '--out', 'results.csv'], { expectCode: 3 });
-      ctx.say('The same command again sends nothing twice: filed rows are skipped, the invalid row is reported again.');
-      await ctx.run(['claims', 'file', '--from', 'claims.csv'], { expectCode: 3 });
+      ctx.say(
+        'Each row is journaled in claims.csv.journal.jsonl before it is sent; on a terminal a progress line runs on stderr. The four valid rows are filed; the bad one is not sent, so the run exits 3.',
+      );
+      const fileBatch = ['claims', 'file', '--from', 'claims.csv', '--concurrency', '2', '--out', 'results.csv'];
+      await ctx.run(fileBatch, { expectCode: 3 });
+      ctx.say(
+        'The tour corrects the price on line 4. The same command again sends nothing twice: the four filed rows are skipped, and only the corrected row is sent.',
+      );
+      writeFileSync(csv, batchCsv(template.stdout));
+      await ctx.run(fileBatch);
     },
   },
 ];

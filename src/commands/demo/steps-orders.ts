@@ -3,7 +3,7 @@ import type { TourStep } from './tour.js';
 /** Tour steps of the orders, variants, session and api commands (run after login). */
 export const steps: TourStep[] = [
   {
-    title: 'List orders, one page and then all of them',
+    title: 'List orders: one page, then across pages up to a --limit',
     async run(ctx) {
       ctx.say('One page: a table on a terminal, tab-separated lines in a pipe; the footer shows the next command.');
       await ctx.run(['orders', 'list', '--size', '5']);

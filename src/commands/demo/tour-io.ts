@@ -1,4 +1,4 @@
-/** The tour's plumbing: streams that keep and pass on a step's output, a browser's redirects, shell quoting. */
+/** The tour's plumbing: streams that keep and pass on a step's output, a browser's redirects. */
 import { Writable } from 'node:stream';
 import { displayWidth } from '../../text/width.js';
 import { wrapText } from '../../text/wrap.js';
@@ -66,9 +66,4 @@ function packLine(line: string, width: number): string {
   }
   if (current !== '') lines.push(current);
   return lines.join('\n');
-}
-
-/** Quotes an argument for the echoed command line, as a POSIX shell reads it. */
-export function quote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,5 +1,5 @@
 import type { Deps } from '../../core/deps.js';
-import type { Sandbox } from '../../sandbox/types.js';
+import type { ReceivedRequest, Sandbox, SandboxOptions } from '../../sandbox/types.js';
 
 /** Runs opcli with `argv` and returns the exit code: cli.ts's runCli, given to the demo when its group loads. */
 export type RunCli = (argv: string[], deps: Deps) => Promise<number>;
@@ -20,4 +20,21 @@ export interface TourContext {
 export interface TourStep {
   title: string;
   run(ctx: TourContext): Promise<void>;
+}
+
+/** Starts the tour's sandbox: the sandbox's own `startSandbox`, or a test's, which keeps it to read what it received. */
+export type StartSandbox = (options: SandboxOptions) => Promise<Sandbox>;
+
+/**
+ * One command the tour ran: in which step, the exit code it was meant to end with and the one it
+ * did, what it printed and the requests the sandbox received while it ran.
+ */
+export interface TourCommand {
+  step: string;
+  argv: string[];
+  expected: number;
+  code: number;
+  stdout: string;
+  stderr: string;
+  received: ReceivedRequest[];
 }

@@ -3,6 +3,7 @@ import { PaginationError } from '../../api/page-walk.js';
 import { ExitCode, InterruptedError, OpcliError } from '../../core/errors.js';
 import { count } from '../../text/count.js';
 import { safeLine } from '../../text/safe.js';
+import { shellQuote } from '../../text/shell-quote.js';
 import { type ListProgress, type ListResult, pagePosition } from '../../orders/list.js';
 
 export interface FooterInput {
@@ -52,11 +53,6 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   return lines;
 }
 
-/** Shell-quotes an argument for a command line the user can paste. */
-function quote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The flags of `orders list` a resume command repeats. */
 export interface ResumeFlags {
   all: boolean;
@@ -66,6 +62,8 @@ export interface ResumeFlags {
   pageButtons?: number;
   columns?: string[];
   format?: string;
+  /** The field list of --json or --jsonl. */
+  fields?: string[];
   csvRaw?: boolean;
 }
 
@@ -81,9 +79,10 @@ export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cu
   if (opts.rateText !== undefined && (opts.all || remaining !== undefined)) argv.push('--rate', opts.rateText);
   if (opts.columns) argv.push('--columns', opts.columns.join(','));
   if (opts.format) argv.push(`--${opts.format}`);
+  if (opts.format && opts.fields) argv.push(opts.fields.join(','));
   if (opts.csvRaw) argv.push('--csv-raw');
   argv.push('--cursor', cursor);
-  return argv.map(quote).join(' ');
+  return argv.map(shellQuote).join(' ');
 }
 
 /**
