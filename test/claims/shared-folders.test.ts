@@ -4,12 +4,11 @@
  * service, and what --dry-run says. The two-user cases create a second OS user (the suite runs as
  * root in CI) and are skipped, with the reason printed, where that is not possible.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, lchownSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { type OsUser, osUsersWhy, otherOsUser } from '../os-users.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { claimBodies, row, writeCsv, writeRows, claimsSuite } from './fixtures.js';
@@ -19,27 +18,8 @@ let dir: string;
 const { env } = claimsSuite((s) => ({ sandbox, dir } = s));
 
 /** The second OS user, when this run can make one (root, useradd present). */
-let other: { name: string; uid: number; gid: number } | undefined;
-const twoUsersWhy =
-  typeof process.getuid !== 'function' || process.getuid() !== 0
-    ? 'not running as root'
-    : spawnSync('useradd', ['--help']).error
-      ? 'useradd is missing'
-      : undefined;
-const twoUsers = twoUsersWhy === undefined;
-
-beforeAll(() => {
-  if (!twoUsers) {
-    console.warn(`two-user cases of test/claims/shared-folders.test.ts skipped: ${twoUsersWhy}`);
-    return;
-  }
-  const name = `opcli-other-${randomBytes(3).toString('hex')}`;
-  execFileSync('useradd', ['-M', name]);
-  other = { name, uid: Number(execFileSync('id', ['-u', name], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', name], { encoding: 'utf8' })) };
-});
-afterAll(() => {
-  if (other) execFileSync('userdel', [other.name]);
-});
+const otherUser = otherOsUser('opcli-other', 'two-user cases of test/claims/shared-folders.test.ts skipped');
+const twoUsers = osUsersWhy === undefined;
 
 /** The input and its default journal, in this test's folder (real paths). */
 function batch(n = 3): { input: string; journal: string } {
@@ -58,6 +38,7 @@ function precious(): { path: string; text: string } {
 
 /** Gives a file (or a link itself) to the other user, when there is one. */
 function plantAsOther(path: string, link = false): void {
+  const other = otherUser();
   if (!other) return;
   if (link) lchownSync(path, other.uid, other.gid);
   else chownSync(path, other.uid, other.gid);
@@ -94,7 +75,7 @@ describe('a link planted in place of a batch file', () => {
 describe('batch files created first by someone else, or that others can write', () => {
   it.skipIf(!twoUsers)('a journal or --out created 0666 by another user is refused, naming the user; their files stay as they were', async () => {
     const { input, journal } = batch();
-    const who = other as NonNullable<typeof other>;
+    const who = otherUser() as OsUser;
     writeFileSync(journal, '');
     chmodSync(journal, 0o666);
     plantAsOther(journal);
@@ -239,7 +220,7 @@ describe('a journal names its service and store', () => {
 describe('the journal lock', () => {
   it.skipIf(!twoUsers)('a lock another user left is refused at once, naming the user, the process, the host and when, and how to clear it', async () => {
     const { input, journal } = batch();
-    const who = other as NonNullable<typeof other>;
+    const who = otherUser() as OsUser;
     const lock = `${journal}.lock`;
     mkdirSync(lock, { mode: 0o700 });
     writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: 1, host: hostname(), token: 'theirs', at: '2026-11-27T09:00:00.000Z' }));

@@ -6,42 +6,23 @@
  * kill, so a regression fails the test instead of hanging the suite. The planted files belong to a
  * second OS user where this run can make one (root, useradd), else to this user (said once).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { claimBodies, claimsSuite } from '../claims/fixtures.js';
 import { aliceClaim, fixture, giftcardSuite } from '../giftcard/fixture.js';
 import { runBinary, runOpcli } from '../helpers.js';
+import { otherOsUser } from '../os-users.js';
 
 /** A generous kill for a run that hangs without the fix (before the test's own time-out): the test fails rather than hangs. */
 const HANG_KILL_MS = 45_000;
 /** The time-out of a test that may wait for that kill. */
 const HANG_TEST_MS = 120_000;
 
-let other: { name: string; uid: number } | undefined;
-const twoUsersWhy =
-  typeof process.getuid !== 'function' || process.getuid() !== 0
-    ? 'not running as root'
-    : spawnSync('useradd', ['--help']).error
-      ? 'useradd is missing'
-      : undefined;
-
-beforeAll(() => {
-  if (twoUsersWhy) {
-    console.warn(`test/config/hostile-locks.test.ts plants the locks as this user, not another: ${twoUsersWhy}`);
-    return;
-  }
-  const name = `opcli-team-${randomBytes(3).toString('hex')}`;
-  execFileSync('useradd', ['-M', name]);
-  other = { name, uid: Number(execFileSync('id', ['-u', name], { encoding: 'utf8' })) };
-});
-afterAll(() => {
-  if (other) execFileSync('userdel', [other.name]);
-});
+const otherUser = otherOsUser('opcli-team', 'test/config/hostile-locks.test.ts plants the locks as this user, not another');
 
 let shared = '';
 beforeEach(() => {
@@ -52,6 +33,7 @@ afterEach(() => rmSync(shared, { recursive: true, force: true }));
 
 /** Gives a planted file or folder to the other member (the folder's group stays), when there is one. */
 function asOther(path: string): void {
+  const other = otherUser();
   if (other) lchownSync(path, other.uid, -1);
 }
 

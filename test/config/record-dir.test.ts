@@ -4,7 +4,7 @@
  * do unseen. The cases run as OS users the test creates (the suite runs as root in CI) and are
  * skipped, with the reason printed, elsewhere.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
+import { createOsGroup, createOsUser, type OsUser, osUsersWhy, removeOsGroup, removeOsUser } from '../os-users.js';
 import { claimBodies, claimsSuite, results, row, writeCsv } from '../claims/fixtures.js';
 import { createHash } from 'node:crypto';
 
@@ -21,45 +22,25 @@ const { env } = claimsSuite((s) => {
   ({ sandbox, dir } = s);
 });
 
-const why =
-  typeof process.getuid !== 'function' || process.getuid() !== 0
-    ? 'not running as root'
-    : spawnSync('useradd', ['--help']).error
-      ? 'useradd is missing'
-      : undefined;
+const why = osUsersWhy;
 
-/** A user the test made: carol, outside the team; bob, in the team's group. */
-interface OsUser {
-  name: string;
-  uid: number;
-  gid: number;
-}
 let carol: OsUser | undefined;
 let bob: OsUser | undefined;
 let team: { name: string; gid: number } | undefined;
 const folders: string[] = [];
-
-function makeUser(prefix: string, groups: string[] = []): OsUser {
-  const name = `${prefix}-${randomBytes(3).toString('hex')}`;
-  execFileSync('useradd', ['-M', ...(groups.length ? ['-G', groups.join(',')] : []), name]);
-  const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }));
-  return { name, uid: id('-u'), gid: id('-g') };
-}
 
 beforeAll(() => {
   if (why) {
     console.warn(`two-user cases of test/config/record-dir.test.ts skipped: ${why}`);
     return;
   }
-  const name = `opcli-team-${randomBytes(3).toString('hex')}`;
-  execFileSync('groupadd', [name]);
-  team = { name, gid: Number(execFileSync('getent', ['group', name], { encoding: 'utf8' }).split(':')[2]) };
-  carol = makeUser('opcli-carol');
-  bob = makeUser('opcli-bob', [name]);
+  team = createOsGroup('opcli-team');
+  carol = createOsUser('opcli-carol');
+  bob = createOsUser('opcli-bob', [team.name]);
 });
 afterAll(() => {
-  for (const u of [carol, bob]) if (u) execFileSync('userdel', [u.name]);
-  if (team) execFileSync('groupdel', [team.name]);
+  for (const u of [carol, bob]) removeOsUser(u);
+  if (team) removeOsGroup(team);
   for (const f of folders) rmSync(f, { recursive: true, force: true });
 });
 

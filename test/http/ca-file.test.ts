@@ -6,13 +6,13 @@
  * SIGTERM) or took gigabytes. The runs that could hang are the built binary with a generous kill.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { BIN, runBinary, runOpcli, tempConfigDir } from '../helpers.js';
+import { type OsUser, osUsersWhy, otherOsUser } from '../os-users.js';
 
 /** A generous kill for a run that hangs without the fix (before the test's own time-out): the test fails rather than hangs. */
 const HANG_KILL_MS = 45_000;
@@ -86,29 +86,11 @@ describe.runIf(process.platform !== 'win32')('who may own and write a CA file', 
   });
 
   describe('owned by another user (an OS user the test creates)', () => {
-    let other: { name: string; uid: number; gid: number } | undefined;
-    const why =
-      typeof process.getuid !== 'function' || process.getuid() !== 0
-        ? 'not running as root'
-        : spawnSync('useradd', ['--help']).error
-          ? 'useradd is missing'
-          : undefined;
-    beforeAll(() => {
-      if (why) {
-        console.warn(`two-user case of test/http/ca-file.test.ts skipped: ${why}`);
-        return;
-      }
-      const name = `opcli-ca-${randomBytes(3).toString('hex')}`;
-      execFileSync('useradd', ['-M', name]);
-      const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }));
-      other = { name, uid: id('-u'), gid: id('-g') };
-    });
-    afterAll(() => {
-      if (other) execFileSync('userdel', [other.name]);
-    });
+    const otherUser = otherOsUser('opcli-ca', 'two-user case of test/http/ca-file.test.ts skipped');
+    const why = osUsersWhy;
 
     it.skipIf(why !== undefined)("another user's, mode 0666 or 0644: refused, naming the owner; root's 0644 is trusted by every user", async () => {
-      const who = other as NonNullable<typeof other>;
+      const who = otherUser() as OsUser;
       const theirs = caFile('theirs.pem', 0o666);
       chownSync(theirs, who.uid, who.gid);
       const run = await listWith(theirs);

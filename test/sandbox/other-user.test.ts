@@ -4,10 +4,10 @@
  * admin secret from the owner's profile. Needs root to create that user (CI runs as root); skipped
  * with the reason printed elsewhere.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { type OsUser, osUsersWhy, otherOsUser } from '../os-users.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { profileSuite } from '../helpers.js';
 
@@ -15,26 +15,7 @@ let sandbox: Sandbox;
 let dir: string;
 profileSuite((s) => ({ sandbox, dir } = s));
 
-let other: { name: string; uid: number; gid: number } | undefined;
-const twoUsersWhy =
-  typeof process.getuid !== 'function' || process.getuid() !== 0
-    ? 'not running as root'
-    : spawnSync('useradd', ['--help']).error
-      ? 'useradd is missing'
-      : undefined;
-
-beforeAll(() => {
-  if (twoUsersWhy !== undefined) {
-    console.warn(`two-user cases of test/sandbox/other-user.test.ts skipped: ${twoUsersWhy}`);
-    return;
-  }
-  const name = `opcli-other-${randomBytes(3).toString('hex')}`;
-  execFileSync('useradd', ['-M', name]);
-  other = { name, uid: Number(execFileSync('id', ['-u', name], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', name], { encoding: 'utf8' })) };
-});
-afterAll(() => {
-  if (other) execFileSync('userdel', [other.name]);
-});
+const otherUser = otherOsUser('opcli-other', 'two-user cases of test/sandbox/other-user.test.ts skipped');
 
 /** What the other user's program prints: the admin API's answer without the secret, and reading the owner's credentials. */
 const probe = `
@@ -49,8 +30,8 @@ http.get(process.argv[1] + '/__admin/state', (res) => {
 });`;
 
 describe('another local user', () => {
-  it.skipIf(twoUsersWhy !== undefined)('gets 401 from the admin API, no secret in it, and cannot read the admin secret from the profile', async () => {
-    const who = other as NonNullable<typeof other>;
+  it.skipIf(osUsersWhy !== undefined)('gets 401 from the admin API, no secret in it, and cannot read the admin secret from the profile', async () => {
+    const who = otherUser() as OsUser;
     // Asynchronously: the sandbox answers from this process's event loop.
     const res = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
