@@ -4,6 +4,9 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 
 /** Why this run cannot create OS users (undefined: it can). */
@@ -64,4 +67,29 @@ export function otherOsUser(prefix: string, skipped: string): () => OsUser | und
 /** Removes a group `createOsGroup` made. */
 export function removeOsGroup(group: { name: string } | undefined): void {
   if (group) execFileSync('groupdel', [group.name]);
+}
+
+let nodeCopy: string | undefined;
+
+/**
+ * A Node executable `user` can run: this process's own, or else a copy in a folder anyone can read
+ * (npm exec keeps the Node 22 and 24 of CI under root's ~/.npm, which another user cannot reach).
+ */
+export function nodeFor(user: OsUser): string {
+  if (spawnSync(process.execPath, ['-e', '0'], { uid: user.uid, gid: user.gid }).status === 0) return process.execPath;
+  if (nodeCopy === undefined) {
+    const folder = mkdtempSync(join(tmpdir(), 'opcli-node-'));
+    chmodSync(folder, 0o755);
+    nodeCopy = join(folder, 'node');
+    copyFileSync(process.execPath, nodeCopy);
+    chmodSync(nodeCopy, 0o755);
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  }
+  return nodeCopy;
+}
+
+/** Why `user` cannot run the built binary at `bin` (a clone in a folder only root can read), or undefined. */
+export function binaryUnreachable(user: OsUser, node: string, bin: string): string | undefined {
+  const r = spawnSync(node, [bin, '--version'], { uid: user.uid, gid: user.gid, encoding: 'utf8' });
+  return r.status === 0 ? undefined : `${user.name} cannot run ${bin}: ${(r.stderr || String(r.error)).split('\n')[0]}`;
 }

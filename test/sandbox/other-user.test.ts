@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type OsUser, osUsersWhy, otherOsUser } from '../os-users.js';
+import { nodeFor, type OsUser, osUsersWhy, otherOsUser } from '../os-users.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { profileSuite } from '../helpers.js';
 
@@ -35,7 +35,7 @@ describe('another local user', () => {
     // Asynchronously: the sandbox answers from this process's event loop.
     const res = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
-        process.execPath,
+        nodeFor(who),
         ['-e', probe, sandbox.url, join(dir, 'credentials.json')],
         { uid: who.uid, gid: who.gid, encoding: 'utf8', cwd: '/' },
         (error, stdout, stderr) => resolve({ status: error ? 1 : 0, stdout, stderr }),
