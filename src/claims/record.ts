@@ -13,7 +13,7 @@
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
  * intents in one write and one fdatasync per group, alongside the journal's.
  */
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fstatSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
@@ -23,6 +23,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
 import { sealText, tailHash } from '../core/record-chain.js';
+import { syncFolder, syncWritten } from '../core/record-durable.js';
 import { lineAtSync } from './file-lines.js';
 import {
   batchIntentLine,
@@ -173,7 +174,8 @@ export class ClaimRecord {
     if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
     this.intact = !tolerate;
     if (!writing) return;
-    if (fstatSync(fd).size === 0) this.pending.push(headerLine(this.store, new Date().toISOString()));
+    const created = fstatSync(fd).size === 0;
+    if (created) this.pending.push(headerLine(this.store, new Date().toISOString()));
     const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.index.lines);
     if (torn && this.index.unterminated) {
       // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
@@ -188,6 +190,8 @@ export class ClaimRecord {
       this.writeNow(`\n${aside}\n`);
     }
     if (this.pending.length) this.writeNow('');
+    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/core/record-durable.ts).
+    if (created) syncFolder(this.place.dir);
   }
 
   /** An intent as read, its run's details filled in. */
@@ -214,7 +218,7 @@ export class ClaimRecord {
   importLines(lines: (IntentLine | OutcomeLine)[], done?: { journal: string; entries: number }, now = Date.now()): void {
     const marker = done ? `${JSON.stringify({ v: 1, type: 'imported', at: this.stamp(now), journal: done.journal, entries: done.entries })}\n` : '';
     this.writeNow(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
-    fdatasyncSync(this.fd as number);
+    syncWritten(this.fd as number);
     if (done) this.imported.add(done.journal);
   }
 
@@ -276,7 +280,7 @@ export class ClaimRecord {
    */
   intents(lines: NewIntent[], now = Date.now()): void {
     this.writeIntents(lines, now, true);
-    fdatasyncSync(this.fd as number);
+    syncWritten(this.fd as number);
   }
 
   /** `intents` for a batch: written at once, the fdatasync in the thread pool (the event loop goes on sending). */
@@ -349,7 +353,7 @@ export class ClaimRecord {
   flush(): void {
     if (this.fd === undefined) return;
     this.writeNow('');
-    fdatasyncSync(this.fd);
+    syncWritten(this.fd);
   }
 
   /** Whether the lock was taken by another run meanwhile. */

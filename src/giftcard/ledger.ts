@@ -1,6 +1,6 @@
 /**
  * The issuance ledger: an append-only JSONL file in the config folder (0600), written under a
- * cross-process lock. Every issuance writes an `attempt` record before any money is sent, then an
+ * cross-process lock. Every issuance writes an `attempt` record, synced to disk, before any money is sent, then an
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
@@ -16,6 +16,7 @@ import { claimIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
 import { creditWeight, endAttempt } from '../core/record-outcome.js';
 import { authorName, sealText, tailHash } from '../core/record-chain.js';
+import { syncWritten } from '../core/record-durable.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -221,7 +222,8 @@ export class Ledger {
   }
 
   /**
-   * Appends one record (call inside withLock). The file is created 0600 and never reached through a
+   * Appends one record (call inside withLock), durable when it returns: an attempt is on disk
+   * before any money is sent, as a claim's intent is. The file is created 0600 and never reached through a
    * link (O_NOFOLLOW): a planted link must not make opcli append the record of a payment elsewhere.
    * A last line left without its newline by an interrupted write is ended first, and set aside by
    * a record naming it, so it stays a torn line (an uncertain action) and not garbage mid-file.
@@ -237,6 +239,8 @@ export class Ledger {
       if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
       // Who writes it and the hash of the line before it (src/core/record-chain.ts), read under the lock.
       writeSync(fd, sealText(line, tailHash(fd)).text);
+      // On disk (and a new file's name in its folder) before the request it announces can move money (src/core/record-durable.ts).
+      syncWritten(fd, size === 0 ? this.dir : undefined);
       keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       closeSync(fd);

@@ -32,14 +32,14 @@ export function findFile(candidates: string[]): string | undefined {
 }
 
 /** The tools each fixture needs, with the Debian package that brings them. */
-const PACKAGES: Record<string, string> = { nginx: 'nginx', squid: 'squid', openssl: 'openssl' };
+const PACKAGES: Record<string, string> = { nginx: 'nginx', squid: 'squid', openssl: 'openssl', strace: 'strace' };
 
 /**
  * Why tests needing these tools cannot run here (undefined when they can). Under CI (`CI` set, as
  * `.ci/run` sets it) a missing tool throws instead: `.ci/run` installs them, so a skip there would
  * hide a broken install.
  */
-export function missingInfra(...tools: Array<'nginx' | 'squid' | 'openssl'>): string | undefined {
+export function missingInfra(...tools: Array<'nginx' | 'squid' | 'openssl' | 'strace'>): string | undefined {
   const missing = tools.filter((tool) => !findTool(tool));
   if (missing.length === 0) return undefined;
   const reason = `${missing.join(', ')} not installed (apt-get install --no-install-recommends ${missing.map((t) => PACKAGES[t]).join(' ')}); .ci/run installs them`;
