@@ -13,7 +13,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     // A worker keeps the modules it loaded from one test file to the next instead of loading src/,
-    // zod, commander and vitest again for each of the 61 files: about a quarter of the suite's CPU.
+    // zod, commander and vitest again for each file (what it saved: docs/benchmarks.md#the-test-suite).
     // The price: a test file must leave nothing behind (servers closed, timers cleared, process
     // listeners removed, globals restored), which every file does today.
     isolate: false,

@@ -3,9 +3,10 @@
 // Why: esbuild splits code by which entry points (main.js, and each `import()`) reach it, so the
 // modules that main.js imports statically land in ~30 small chunks, one per combination of command
 // groups that also use them. main.js loads all of them on every run, and Node's ES module loader
-// pays per file (resolve, read, compile cache, link): ~0.2 ms each, a tenth of a one-off's time over
-// the bare fetch script (bench/startup.mjs). Rollup would put them in main's chunk because they
-// are loaded anyway when an `import()` runs; esbuild does not know that, so this step does it.
+// pays per file (resolve, read, compile cache, link), a share of a one-off's time over the bare
+// fetch script (bench/startup.mjs; docs/benchmarks.md#figures-behind-the-code). Rollup would put
+// them in main's chunk because they are loaded anyway when an `import()` runs; esbuild does not
+// know that, so this step does it.
 //
 // How: a second esbuild pass bundles those chunks into core.js, in the order main.js imports them
 // (so modules run in the same order), re-exporting every name each of them exported, renamed

@@ -27,8 +27,8 @@
  *    test/sandbox/quick-start.test.ts.
  *
  * CommonJS on purpose: an ES module entry costs Node its ESM loader and a facade per built-in it
- * imports (node:fs runs its lazy getters), ~10% of `node -e 0` on every `--help`; require() does
- * not. The bundle itself is ESM and is loaded with import() only for real work.
+ * imports (node:fs runs its lazy getters) on every `--help` (docs/benchmarks.md#figures-behind-the-code);
+ * require() does not. The bundle itself is ESM and is loaded with import() only for real work.
  */
 'use strict';
 const { readFileSync } = require('node:fs');
@@ -59,8 +59,7 @@ if (only === '--version' || only === '-V') {
 /**
  * The flags of duty 2 (docs/benchmarks.md#memory-of-long-runs; bench/orders-list.mjs and
  * bench/claims-batch.mjs measure them). --max-semi-space-size=4, a smaller young generation, keeps
- * the memory of a long run flat and small for any size: the peak RSS of `orders list --all` over
- * 100,000 orders from ~110 to ~81 MiB at no measurable CPU cost, for ~40 ms of a second process.
+ * the memory of a long run flat and small for any size, for the start of a second process.
  * --liftoff-only has V8 compile the WebAssembly HTTP parser of undici, the one HTTP engine
  * (src/http/transport.ts), with its baseline compiler alone. src/http/undici.ts sets the same flag
  * at run time, before undici loads, for every run; the child gets it from its start as well.

@@ -10,9 +10,10 @@ import * as z from 'zod';
 import { ORDER_FIELD_NAMES } from './order-fields.js';
 
 /**
- * A schema built on its first use rather than at import: building all of them cost a one-off
- * command ~13 ms at start-up, and a command uses a few. The value behaves as the schema (every
- * property and method is the built schema's; `instanceof` holds), so callers and types do not change.
+ * A schema built on its first use rather than at import: building all of them cost every one-off
+ * command at start-up (docs/benchmarks.md#figures-behind-the-code), and a command uses a few. The
+ * value behaves as the schema (every property and method is the built schema's; `instanceof`
+ * holds), so callers and types do not change.
  */
 export function lazy<T extends object>(build: () => T): T {
   let real: T | undefined;

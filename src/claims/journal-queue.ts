@@ -128,10 +128,9 @@ export class GroupCommit {
    * another), but the next group's write does not
    * wait for the last group's fdatasync: up to MAX_SYNCS run at once, each covering what was
    * written before it started, and their waiters are released in order. A row is thus ready about
-   * one write and one fdatasync after it was queued, not up to two of each (one after another, a
-   * row waited 3.8 ms on average from queued to durable on a busy 2-core machine, of which its own
-   * fdatasync was 1.0 ms). Syncs run off the main thread, so the batch plans and sends while they
-   * last; the write is the main thread's (writeGroup).
+   * one write and one fdatasync after it was queued, not up to two of each
+   * (docs/benchmarks.md#figures-behind-the-code). Syncs run off the main thread, so the batch plans
+   * and sends while they last; the write is the main thread's (writeGroup).
    */
   private async flushLoop(wait = true): Promise<void> {
     // Let this turn queue its entries first: one write for all of them.
@@ -175,11 +174,11 @@ export class GroupCommit {
    * Appends one group. A short write (the kernel may stop part way on a full disk) is continued,
    * never left torn. The write is made on the main thread: it copies a few kilobytes into the page
    * cache, and handing it to the thread pool cost more than the copy (a wake-up of a pool thread and
-   * one of the event loop per group, ~1,400 groups a 10,000-row batch): 8 % of the wall time and
-   * 12 % of the CPU of a batch (docs/benchmarks.md). The fdatasync stays in the pool. When the
-   * kernel throttles writers (another program filling the page cache with dirty pages), a write
-   * can block for a long time, and the main thread would stop reading answers meanwhile: the first
-   * write that takes over SLOW_WRITE_MS moves every later write to the thread pool for the run.
+   * one of the event loop per group; docs/benchmarks.md#figures-behind-the-code). The fdatasync
+   * stays in the pool. When the kernel throttles writers (another program filling the page cache
+   * with dirty pages), a write can block for a long time, and the main thread would stop reading
+   * answers meanwhile: the first write that takes over SLOW_WRITE_MS moves every later write to the
+   * thread pool for the run.
    */
   private async writeGroup(bytes: Buffer): Promise<void> {
     let rest = bytes;

@@ -1,7 +1,7 @@
 /**
- * Reading an append-only JSONL record of actions that moved money (the gift card ledger; later the
- * record of business actions), where a line that cannot be read must never be skipped in silence: a
- * skipped line could be the record of a payment, and skipping it would pay again. Every line is
+ * Reading an append-only JSONL record of actions that moved money (the gift card ledger and the
+ * record of claims), where a line that cannot be read must never be skipped in silence: a skipped
+ * line could be the record of a payment, and skipping it would pay again. Every line is
  * read by a schema; a line that fails is classed by what happened to it, so the message can say what
  * to do:
  *

@@ -37,8 +37,8 @@ export function sleepOn(timers: Timers): (ms: number, signal?: AbortSignal) => P
  * The clock and sleeps the pacing of many requests goes by (src/http/adaptive.ts). A strict limiter
  * such as nginx's `limit_req` without burst refuses a request that comes a millisecond early, and at
  * 40/s a timer that fires a millisecond late costs 4 % of the rate: the wall clock (`Date.now`, whole
- * milliseconds) and a plain timer (up to 1.7 ms early after a busy turn, so the wait ends in another
- * timer that is rounded up to a millisecond) are too coarse for that.
+ * milliseconds) and a plain timer (early after a busy turn, so the wait ends in another timer that
+ * is rounded up to a millisecond; docs/benchmarks.md#figures-behind-the-code) are too coarse for that.
  */
 export interface PaceClock {
   /** Milliseconds since the epoch, to a fraction of a millisecond. */
@@ -61,8 +61,8 @@ const EXACT_TURNS_MS = 1;
 /**
  * A sleep that ends when `timers.now()` reaches its time, not before and hardly after: a timer for all
  * but the last millisecond (set again when it fires early), then turns of the event loop (I/O is still
- * served between them) until the time. The turns cost about half a millisecond of CPU a sleep
- * (docs/benchmarks.md, the exact pacing). Aborting `signal` rejects with its reason.
+ * served between them) until the time. What the turns cost in CPU: docs/benchmarks.md#current-figures
+ * (at a strict limiter). Aborting `signal` rejects with its reason.
  */
 export function sleepExactOn(timers: FineTimers): (ms: number, signal?: AbortSignal) => Promise<void> {
   return (ms, signal) =>

@@ -1,8 +1,9 @@
 /**
  * The HTTP core: one keep-alive connection pool (undici's Agent; see transport.ts), JSON bodies,
- * bearer tokens, the retry policy of the method, a shared pause after a 429 (so a batch slows down
- * as a whole), and redacted traces. What a failure or an error answer means for the request is
- * decided in fate.ts and answer.ts; the request itself is built in outgoing.ts.
+ * bearer tokens, the retry policy of the method, a pause after a 429 that every unpaced request of
+ * the client waits out (a batch's requests are paced by its limiter instead, which pauses them all
+ * itself: adaptive.ts), and redacted traces. What a failure or an error answer means for the
+ * request is decided in fate.ts and answer.ts; the request itself is built in outgoing.ts.
  */
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
@@ -137,7 +138,7 @@ export class HttpClient {
   private transport?: Transport;
   /** The statuses that mean "not processed" for a POST to the base URL's origin (the profile's gateway); elsewhere only 421 and 429. */
   private readonly notProcessed: ReadonlySet<number>;
-  /** Epoch ms before which no request is sent (set by a 429's Retry-After, shared by all callers). */
+  /** Epoch ms before which no unpaced request is sent (set by a 429's wait; a request with a limiter waits for its limiter instead). */
   private pauseUntil = 0;
   private readonly tracer?: Tracer;
   /** The last URL a request without a query resolved, and the text it came from (`resolveOnce`). */

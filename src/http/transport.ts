@@ -205,9 +205,9 @@ export class Transport {
       };
       // undici parses HTTP with llhttp built to WebAssembly, compiled when the first connection
       // opens. By default V8 compiles it twice, the second time with its optimising compiler in the
-      // background: for a one-off that doubled the process's CPU and added ~35 MiB of peak memory
-      // for a parser that reads a few kilobytes. Liftoff alone (what the bin shim passes to long
-      // runs) compiles it once (docs/benchmarks.md#figures-of-27-november-2026-one-http-engine).
+      // background, which a one-off paid for in CPU and peak memory, for a parser that reads a few
+      // kilobytes. Liftoff alone (what the bin shim passes to long runs) compiles it once
+      // (docs/benchmarks.md#figures-behind-the-code).
       setFlagsFromString('--liftoff-only');
       // The proxy code is loaded only when a request goes through a proxy: a direct one-off does
       // not load its module (bench/startup.mjs, the one-off against the bare fetch script).
@@ -268,9 +268,8 @@ interface RequestController {
  * One request's exchange, as undici's dispatch handler: collects the body up to `maxBytes`, applies
  * the deadline and the caller's abort, and settles with the answer or a failure that says whether
  * the request was written. An object of closures over one scope, not a class instance: with the
- * handler as a class (`Exchange`, 58307fa) the peak RSS of `orders list --all` over 100,000 orders
- * grew from ~81 to ~98 MiB (bench/orders-list.mjs; docs/benchmarks.md#memory-of-long-runs) while the
- * JS heap's peak stayed ~22 MB (--trace-gc): the growth is outside the heap, and keeping the body's
+ * handler as a class (`Exchange`, 58307fa) the peak RSS of `orders list --all` grew outside the JS
+ * heap (bench/orders-list.mjs; docs/benchmarks.md#figures-behind-the-code), and keeping the body's
  * chunks out of it (emptying them at the end) did not help; only this shape did.
  */
 function exchange(

@@ -117,7 +117,8 @@ export async function fetchPage(deps: PagerEnv, query: PageRequest, options: Pag
  * Fetches one page as fetchPage does, and leaves its body as text until `read()`. A listing that
  * fetches pages ahead keeps each waiting page as one string: parsed early, its thousands of objects
  * lived through young-generation collections, were moved to the old generation and stayed there
- * until a full collection (Node 24, 100,000 orders: the peak RSS over 100 MiB in 5 of 200 runs).
+ * until a full collection, which took `orders list --all` past its 100 MiB goal on Node 24
+ * (docs/benchmarks.md#figures-behind-the-code).
  */
 export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
   const http = await deps.http();
