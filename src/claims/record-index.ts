@@ -10,6 +10,7 @@
  */
 import { closeSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
+import { HEX64 } from '../core/record-fields.js';
 import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../core/record-lines.js';
 import { authorName, ChainCheck } from '../core/record-chain.js';
 import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
@@ -17,7 +18,6 @@ import { eachLineSync } from './file-lines.js';
 import { KeyTable } from './key-table.js';
 import {
   type DiskIntent,
-  HEX64,
   type IntentLine,
   parseLineText,
   parseRecordLine,

@@ -21,17 +21,17 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/reco
 import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
+import { HEX64 } from '../core/record-fields.js';
 import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
 import { sealText, tailHash } from '../core/record-chain.js';
 import { syncFolder, syncWritten } from '../core/record-durable.js';
+import { claimMayExist } from '../core/record-outcome.js';
 import { lineAtSync } from './file-lines.js';
 import {
   batchIntentLine,
   type DiskIntent,
-  HEX64,
   headerLine,
   type IntentLine,
-  MAY_EXIST,
   type NewIntent,
   type OutcomeLine,
   outcomeLine,
@@ -50,7 +50,6 @@ export { RecordDamagedError } from './record-index.js';
 export {
   describeHit,
   type IntentLine,
-  MAY_EXIST,
   type NewIntent,
   newIssuance,
   type OutcomeLine,
@@ -259,7 +258,7 @@ export class ClaimRecord {
     const intent = this.lineAt(at) as IntentLine | undefined;
     if (!intent || intent.key === key) return undefined;
     const hit = this.lookup(intent.key);
-    return hit && MAY_EXIST.has(hit.state) ? { ...hit, intent } : undefined;
+    return hit && claimMayExist(hit.state) ? { ...hit, intent } : undefined;
   }
 
   /** Every readable line of the file, in order (for history, and the outcome of a hit). */

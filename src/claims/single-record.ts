@@ -7,13 +7,14 @@
 import { resolve } from 'node:path';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { ExitCode, OpcliError, PlainExit } from '../core/errors.js';
+import { claimMayExist } from '../core/record-outcome.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { recordPlace } from '../config/record-dir.js';
 import type { OfflineClaim } from '../schemas.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { serviceOrigin } from './journal.js';
 import { itemWords } from './plan.js';
-import { ClaimRecord, describeHit, MAY_EXIST, newIssuance, type RecordHit, stateWords } from './record.js';
+import { ClaimRecord, describeHit, newIssuance, type RecordHit, stateWords } from './record.js';
 import { classifyFailure } from './send.js';
 
 /** How long a single claim waits for the record's lock (a batch filing for the same store holds it). */
@@ -36,7 +37,7 @@ export class DuplicateClaimError extends OpcliError {}
 function refuseHeld(record: ClaimRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): void {
   if (force) return;
   const same = record.lookup(key);
-  if (same && MAY_EXIST.has(same.state)) {
+  if (same && claimMayExist(same.state)) {
     const uncertain = same.state !== 'filed';
     throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
       exitCode: ExitCode.partial,
