@@ -9,9 +9,8 @@
  * million claims is read at every batch's start.
  */
 import { closeSync } from 'node:fs';
-import { ExitCode, OpcliError } from '../core/errors.js';
 import { HEX64 } from '../core/record-fields.js';
-import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../core/record-lines.js';
+import { type DamagedLine, DamagedRecordFileError, readRecordLine, settleSetAside } from '../core/record-lines.js';
 import { authorName, ChainCheck } from '../core/record-chain.js';
 import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
 import { eachLineSync } from './file-lines.js';
@@ -211,19 +210,15 @@ export class RecordIndex {
   }
 }
 
-/** A record that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
-export class RecordDamagedError extends OpcliError {
+/** A record of claims that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
+export class RecordDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(
-      `The record of claims ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a line opcli cannot read could be a claim already filed, and filing without it could file it twice.`,
-      {
-        exitCode: ExitCode.usage,
-        hint:
-          lines[0]?.kind === 'newer'
-            ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
-            : 'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
-        details: { record: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
-      },
-    );
+    super(path, lines, {
+      what: 'record of claims',
+      risk: 'a line opcli cannot read could be a claim already filed, and filing without it could file it twice',
+      repair:
+        'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
+      detailsKey: 'record',
+    });
   }
 }

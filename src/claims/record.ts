@@ -22,7 +22,7 @@ import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../core/record-fields.js';
-import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
+import { blockingDamage, type DamagedLine, TORN_REASON } from '../core/record-lines.js';
 import { sealText, tailHash } from '../core/record-chain.js';
 import { syncFolder, syncWritten } from '../core/record-durable.js';
 import { claimMayExist } from '../core/record-outcome.js';
@@ -184,7 +184,7 @@ export class ClaimRecord {
         at: new Date().toISOString(),
         user: osUser(),
         line: torn.line,
-        reason: 'was cut short by an interrupted write',
+        reason: TORN_REASON,
       });
       this.writeNow(`\n${aside}\n`);
     }
