@@ -12,7 +12,7 @@ import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { JournalReader, PriorOutcome } from './journal.js';
-import { type ClaimRecord, describeHit, type NewIntent, newIssuance, stateWords } from './record.js';
+import { type ClaimRecord, describeHit, type NewIntent, newFilingId, stateWords } from './record.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
@@ -79,7 +79,7 @@ export class Planner {
   private readonly contents = new OccurrenceCounter();
   private readonly schema = compiled(OfflineClaim);
   /** This run's id: a row's filing in the record is `<run>.<line>`. */
-  private readonly run = newIssuance();
+  private readonly run = newFilingId();
 
   constructor(
     private readonly journal: JournalReader,

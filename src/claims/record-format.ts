@@ -33,7 +33,7 @@ const Header = z.object({
 /** A claim about to be sent (durable before it leaves). */
 const DiskIntent = z.object({
   v: z.literal(1),
-  /** One id per filing, shared by its intent and outcome. */
+  /** The filing's id, shared by its intent and outcome (`issuance` on disk: the name 0.2.0 wrote; newFilingId). */
   issuance: z.string(),
   /** The claim's content key (identity.ts: its robust content hashed, with its occurrence in its file). */
   key: z.string(),
@@ -175,8 +175,8 @@ export function strongest(hits: (RecordHit | undefined)[]): RecordHit | undefine
   return best;
 }
 
-/** A new id for one filing. */
-export function newIssuance(): string {
+/** A new id for one filing (an intent's `issuance` field). */
+export function newFilingId(): string {
   return randomBytes(9).toString('hex');
 }
 
@@ -208,6 +208,6 @@ export function parseLineText(text: string | undefined): RecordLine | undefined 
 }
 
 /** A `set-aside` line (JSON, no newline): the record's line `line` was damaged, and why; its claim stays uncertain. */
-export function setAsideLine(a: { issuance?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
-  return JSON.stringify({ v: 1, issuance: a.issuance, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
+export function setAsideLine(a: { filing?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
+  return JSON.stringify({ v: 1, issuance: a.filing, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
 }

@@ -49,7 +49,7 @@ export class RecordIndex {
     torn: new Uint32Array(n),
     /** standingFlags of the key (src/core/record-outcome.ts). */
     flags: new Uint8Array(n),
-    /** attemptHash of its latest attempt's issuance. */
+    /** attemptHash of its latest attempt's filing id. */
     attempt: new Uint32Array(n),
   }));
   private readonly sims = new KeyTable(256, (n) => ({ offset: new Float64Array(n) }));
@@ -123,10 +123,10 @@ export class RecordIndex {
   }
 
   /** A new attempt of a key: its intent at `offset`, or a torn or set-aside line naming it (`tornLine`). */
-  private mark(key: string, state: 'sending' | 'torn', issuance: string | undefined, offset: number, tornLine = 0): void {
+  private mark(key: string, state: 'sending' | 'torn', filing: string | undefined, offset: number, tornLine = 0): void {
     const i = this.table.slot(key);
     const before = this.table.fresh ? undefined : this.standingAt(i);
-    const after = startAttempt(before, state, attemptHash(issuance ?? ''), claimWeight);
+    const after = startAttempt(before, state, attemptHash(filing ?? ''), claimWeight);
     if (after === before) return;
     this.put(i, after);
     const c = this.table.columns;

@@ -51,7 +51,7 @@ export {
   describeHit,
   type IntentLine,
   type NewIntent,
-  newIssuance,
+  newFilingId,
   type OutcomeLine,
   parseRecordLine,
   type ReadLine,
@@ -179,7 +179,7 @@ export class ClaimRecord {
     if (torn && this.index.unterminated) {
       // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
       const aside = setAsideLine({
-        issuance: torn.issuance,
+        filing: torn.issuance,
         key: torn.key,
         at: new Date().toISOString(),
         user: osUser(),
@@ -304,9 +304,9 @@ export class ClaimRecord {
         text += batchIntentLine(l as NewIntent & { run: string }, at);
         continue;
       }
-      const { issuance, key, ...rest } = l;
+      const { issuance: filing, key, ...rest } = l;
       // The id and key first: a line cut short still names its claim (src/core/record-lines.ts).
-      const intent = { v: 1 as const, issuance, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
+      const intent = { v: 1 as const, issuance: filing, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
     }
