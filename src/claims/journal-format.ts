@@ -6,6 +6,7 @@
  * `sending` entry and its outcome), so it writes the JSON by hand, quoting only the free text.
  */
 import { randomBytes } from 'node:crypto';
+import { quoteField } from '../core/record-fields.js';
 import type { FieldIssue } from '../schemas.js';
 
 /**
@@ -113,16 +114,8 @@ export const statusCode = (status: unknown): number | undefined => STATUS_CODE.g
 /** The status of a `statusCode`. */
 export const statusOfCode = (code: number): JournalStatus => STATUS_CODES[code - 1] as JournalStatus;
 
-/** A key as the journal keeps it: hex, at least 64 bits. */
-export const HEX64 = /^[0-9a-f]{16}/;
-
-/** Outcomes under which a claim exists or may exist: a row that looks like one of these is held. */
-export const CLAIM_MAY_EXIST: ReadonlySet<JournalStatus> = new Set(['filed', 'uncertain', 'sending']);
-
 /** An entry as a caller gives it: the journal adds the date, and a `sending` entry's claim as JSON text. */
 export type NewEntry = Omit<JournalEntry, 'at' | 'claim'>;
-
-const quote = (text: string | undefined, name: string) => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
 
 /**
  * One entry as its journal line, with its newline: the fields in a fixed order, `at` (an ISO date,
@@ -131,10 +124,10 @@ const quote = (text: string | undefined, name: string) => (text === undefined ? 
 export function entryLine(entry: NewEntry, at: string, claimJson?: string): string {
   const { key, line, status, sim, tag, sourceOrderId, reason, errors } = entry;
   const optional =
-    quote(sim, 'sim') +
+    quoteField(sim, 'sim') +
     (tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`) +
-    quote(sourceOrderId, 'sourceOrderId') +
-    quote(reason, 'reason') +
+    quoteField(sourceOrderId, 'sourceOrderId') +
+    quoteField(reason, 'reason') +
     (errors === undefined ? '' : `,"errors":${JSON.stringify(errors)}`);
   return `{"key":${JSON.stringify(key)},"line":${JSON.stringify(line)},"status":${JSON.stringify(status)}${optional},"at":"${at}"${claimJson ? `,"claim":${claimJson}` : ''}}\n`;
 }

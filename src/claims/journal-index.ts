@@ -4,9 +4,10 @@
  * and for each "looks like" fingerprint the key of the last row sent with it. The entries
  * themselves stay in the file and are read back by offset when a message needs them.
  */
-import { CLAIM_MAY_EXIST, HEX64, type JournalStatus, statusCode, statusOfCode } from './journal-format.js';
+import { HEX64 } from '../core/record-fields.js';
+import { type JournalStatus, statusCode, statusOfCode } from './journal-format.js';
 import { half, KeyTable } from './key-table.js';
-import { actOn, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
+import { actOn, claimMayExist, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
 
 /** What the journal remembers of a row from earlier runs. */
 export interface PriorOutcome {
@@ -111,6 +112,6 @@ export class SimilarIndex {
 export function rememberSimilar(prior: PriorIndex, similar: SimilarIndex, sim: string, key: string): void {
   similar.set(sim, key, (existing) => {
     const p = prior.get(existing);
-    return p !== undefined && CLAIM_MAY_EXIST.has(p.status) && existing !== key.slice(0, 16);
+    return p !== undefined && claimMayExist(p.status) && existing !== key.slice(0, 16);
   });
 }

@@ -7,11 +7,11 @@
 import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { UsageError } from '../core/errors.js';
+import { HEX64 } from '../core/record-fields.js';
 import { MAX_LINE_BYTES } from '../core/record-lines.js';
 import { eachLine } from './file-lines.js';
 import {
   describeService,
-  HEX64,
   JOURNAL_HEADER,
   type JournalEntry,
   type JournalService,

@@ -21,9 +21,10 @@ import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { OpcliError } from '../core/errors.js';
 import { formatDuration } from '../core/flags.js';
+import { claimMayExist } from '../core/record-outcome.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { lineAt } from './file-lines.js';
-import { CLAIM_MAY_EXIST, entryLine, headerLine, type JournalEntry, type NewEntry, NO_SERVICE, newJournalId } from './journal-format.js';
+import { entryLine, headerLine, type JournalEntry, type NewEntry, NO_SERVICE, newJournalId } from './journal-format.js';
 import type { PriorIndex, PriorOutcome, SimilarIndex } from './journal-index.js';
 import { GroupCommit, type JournalIo, NotJournaled } from './journal-queue.js';
 import { type JournalBinding, type ReadJournal, emptyRead, readJournal, tellAbout } from './journal-read.js';
@@ -105,7 +106,7 @@ export class JournalReader {
     if (!sim) return undefined;
     const key = this.similar.get(sim);
     const prior = key ? this.prior.get(key) : undefined;
-    return prior && CLAIM_MAY_EXIST.has(prior.status) && prior.sendOffset >= 0 ? prior : undefined;
+    return prior && claimMayExist(prior.status) && prior.sendOffset >= 0 ? prior : undefined;
   }
 
   /**

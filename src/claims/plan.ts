@@ -5,13 +5,14 @@
  * or held because it looks like a claim that exists.
  */
 import { ApiError } from '../core/errors.js';
+import { claimMayExist } from '../core/record-outcome.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { JournalReader, PriorOutcome } from './journal.js';
-import { type ClaimRecord, describeHit, MAY_EXIST as MAY_EXIST_IN_RECORD, type NewIntent, newIssuance, stateWords } from './record.js';
+import { type ClaimRecord, describeHit, type NewIntent, newFilingId, stateWords } from './record.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
@@ -73,14 +74,12 @@ export function isStoreMismatch(error: unknown): boolean {
   return info.texts.some((t) => /store_mismatch|storeid|not the store|store (does not|doesn't) match|another store|different store/i.test(t));
 }
 
-const MAY_EXIST = new Set(['filed', 'uncertain', 'sending']);
-
 /** Plans the rows of one run; the occurrence counts live as long as the run. */
 export class Planner {
   private readonly contents = new OccurrenceCounter();
   private readonly schema = compiled(OfflineClaim);
   /** This run's id: a row's filing in the record is `<run>.<line>`. */
-  private readonly run = newIssuance();
+  private readonly run = newFilingId();
 
   constructor(
     private readonly journal: JournalReader,
@@ -158,7 +157,7 @@ export class Planner {
   private async earlier(row: SourceRow, claim: OfflineClaim, id: Identity, prior: PriorOutcome | undefined): Promise<NotToSend | undefined> {
     if (!prior) return undefined;
     const keyColumn = this.options.keyColumn;
-    if (keyColumn !== undefined && prior.tag !== id.tag && MAY_EXIST.has(prior.status)) {
+    if (keyColumn !== undefined && prior.tag !== id.tag && claimMayExist(prior.status)) {
       const earlier = await this.journal.entryAt(prior.sendOffset);
       const changes = differences(earlier?.claim, claim);
       const when = earlier?.at ? ` on ${earlier.at.slice(0, 10)}` : '';
@@ -208,7 +207,7 @@ export class Planner {
         hit.intent.journal === this.options.provenance?.journal &&
         hit.intent.journalId !== undefined &&
         hit.intent.journalId === this.journal.id;
-      if (hit && MAY_EXIST_IN_RECORD.has(hit.state) && !retrying && !neverLeft) {
+      if (hit && claimMayExist(hit.state) && !retrying && !neverLeft) {
         const from = hit.intent ? ` from ${hit.intent.source === 'prompt' ? 'the prompt' : hit.intent.source}` : '';
         return held(
           row,

@@ -9,6 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { quoteField } from '../core/record-fields.js';
 import { claimWeight, rankOf } from '../core/record-outcome.js';
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
@@ -32,7 +33,7 @@ const Header = z.object({
 /** A claim about to be sent (durable before it leaves). */
 const DiskIntent = z.object({
   v: z.literal(1),
-  /** One id per filing, shared by its intent and outcome. */
+  /** The filing's id, shared by its intent and outcome (`issuance` on disk: the name 0.2.0 wrote; newFilingId). */
   issuance: z.string(),
   /** The claim's content key (identity.ts: its robust content hashed, with its occurrence in its file). */
   key: z.string(),
@@ -143,27 +144,19 @@ export type RecordState = 'sending' | RecordStatus | 'torn';
 /** The states, in the order the index numbers them (1 + the index). */
 export const STATES: readonly RecordState[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent', 'torn'];
 
-/** States under which the claim exists or may exist: the same claim (or a similar one) is held. */
-export const MAY_EXIST: ReadonlySet<RecordState> = new Set(['sending', 'filed', 'uncertain', 'torn']);
-
-/** A key as the record indexes it: hex, at least 64 bits. */
-export const HEX64 = /^[0-9a-f]{16}/;
-
 /** The first line of a record, with its newline. */
 export function headerLine(store: RecordStore, created: string): string {
   return `${JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created })}\n`;
 }
 
-const quote = (text: string | undefined, name: string) => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
-
 /** A batch row's intent (its run line says who filed it and from where), with its newline; the id and key first, so a line cut short still names its claim. */
 export function batchIntentLine(l: NewIntent & { run: string }, at: string): string {
-  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quote(l.sim, 'sim')}${quote(l.email, 'email')}${quote(l.item, 'item')}}\n`;
+  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quoteField(l.sim, 'sim')}${quoteField(l.email, 'email')}${quoteField(l.item, 'item')}}\n`;
 }
 
 /** An outcome line, with its newline. */
 export function outcomeLine(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, at: string): string {
-  return `{"v":1,"issuance":${JSON.stringify(o.issuance)},"key":${JSON.stringify(o.key)},"type":"outcome","at":"${at}","status":"${o.status}"${quote(o.sourceOrderId, 'sourceOrderId')}${quote(o.error, 'error')}}\n`;
+  return `{"v":1,"issuance":${JSON.stringify(o.issuance)},"key":${JSON.stringify(o.key)},"type":"outcome","at":"${at}","status":"${o.status}"${quoteField(o.sourceOrderId, 'sourceOrderId')}${quoteField(o.error, 'error')}}\n`;
 }
 
 /** What the record says of a key: its state and, when one was read, its intent and outcome. */
@@ -182,8 +175,8 @@ export function strongest(hits: (RecordHit | undefined)[]): RecordHit | undefine
   return best;
 }
 
-/** A new id for one filing. */
-export function newIssuance(): string {
+/** A new id for one filing (an intent's `issuance` field). */
+export function newFilingId(): string {
   return randomBytes(9).toString('hex');
 }
 
@@ -215,6 +208,6 @@ export function parseLineText(text: string | undefined): RecordLine | undefined 
 }
 
 /** A `set-aside` line (JSON, no newline): the record's line `line` was damaged, and why; its claim stays uncertain. */
-export function setAsideLine(a: { issuance?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
-  return JSON.stringify({ v: 1, issuance: a.issuance, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
+export function setAsideLine(a: { filing?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
+  return JSON.stringify({ v: 1, issuance: a.filing, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
 }

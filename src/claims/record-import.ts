@@ -57,13 +57,13 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
   const key = e.tag ? hashOfRobust(robustJson(claim)) : e.key;
   if (record.has(key)) return undefined;
   const at = typeof e.at === 'string' ? e.at : new Date().toISOString();
-  const issuance = `import.${e.key.slice(0, 16)}.${e.line}`;
+  const filing = `import.${e.key.slice(0, 16)}.${e.line}`;
   const filed = prior.status === 'filed';
   const detail = filed ? await journal.priorDetail(prior) : {};
   return [
     {
       v: 1,
-      issuance,
+      issuance: filing,
       key,
       type: 'intent',
       at,
@@ -79,7 +79,7 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
     },
     {
       v: 1,
-      issuance,
+      issuance: filing,
       key,
       type: 'outcome',
       at,

@@ -9,15 +9,14 @@
  * million claims is read at every batch's start.
  */
 import { closeSync } from 'node:fs';
-import { ExitCode, OpcliError } from '../core/errors.js';
-import { type DamagedLine, describeDamaged, readRecordLine, settleSetAside } from '../core/record-lines.js';
+import { HEX64 } from '../core/record-fields.js';
+import { type DamagedLine, DamagedRecordFileError, readRecordLine, settleSetAside } from '../core/record-lines.js';
 import { authorName, ChainCheck } from '../core/record-chain.js';
 import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
 import { eachLineSync } from './file-lines.js';
 import { KeyTable } from './key-table.js';
 import {
   type DiskIntent,
-  HEX64,
   type IntentLine,
   parseLineText,
   parseRecordLine,
@@ -50,7 +49,7 @@ export class RecordIndex {
     torn: new Uint32Array(n),
     /** standingFlags of the key (src/core/record-outcome.ts). */
     flags: new Uint8Array(n),
-    /** attemptHash of its latest attempt's issuance. */
+    /** attemptHash of its latest attempt's filing id. */
     attempt: new Uint32Array(n),
   }));
   private readonly sims = new KeyTable(256, (n) => ({ offset: new Float64Array(n) }));
@@ -124,10 +123,10 @@ export class RecordIndex {
   }
 
   /** A new attempt of a key: its intent at `offset`, or a torn or set-aside line naming it (`tornLine`). */
-  private mark(key: string, state: 'sending' | 'torn', issuance: string | undefined, offset: number, tornLine = 0): void {
+  private mark(key: string, state: 'sending' | 'torn', filing: string | undefined, offset: number, tornLine = 0): void {
     const i = this.table.slot(key);
     const before = this.table.fresh ? undefined : this.standingAt(i);
-    const after = startAttempt(before, state, attemptHash(issuance ?? ''), claimWeight);
+    const after = startAttempt(before, state, attemptHash(filing ?? ''), claimWeight);
     if (after === before) return;
     this.put(i, after);
     const c = this.table.columns;
@@ -211,19 +210,15 @@ export class RecordIndex {
   }
 }
 
-/** A record that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
-export class RecordDamagedError extends OpcliError {
+/** A record of claims that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
+export class RecordDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(
-      `The record of claims ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a line opcli cannot read could be a claim already filed, and filing without it could file it twice.`,
-      {
-        exitCode: ExitCode.usage,
-        hint:
-          lines[0]?.kind === 'newer'
-            ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
-            : 'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
-        details: { record: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
-      },
-    );
+    super(path, lines, {
+      what: 'record of claims',
+      risk: 'a line opcli cannot read could be a claim already filed, and filing without it could file it twice',
+      repair:
+        'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
+      detailsKey: 'record',
+    });
   }
 }

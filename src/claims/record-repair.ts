@@ -38,6 +38,6 @@ export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: 
     setAside: (d, reason, at) =>
       d.line === 1
         ? headerLine(store, new Date(now()).toISOString()).slice(0, -1)
-        : setAsideLine({ issuance: d.issuance ?? `damaged-line-${d.line}`, key: d.key ?? 'unknown', at, user: osUser(), line: d.line, reason }),
+        : setAsideLine({ filing: d.issuance ?? `damaged-line-${d.line}`, key: d.key ?? 'unknown', at, user: osUser(), line: d.line, reason }),
   };
 }

@@ -21,17 +21,17 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/reco
 import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { blockingDamage, type DamagedLine } from '../core/record-lines.js';
+import { HEX64 } from '../core/record-fields.js';
+import { blockingDamage, type DamagedLine, TORN_REASON } from '../core/record-lines.js';
 import { sealText, tailHash } from '../core/record-chain.js';
 import { syncFolder, syncWritten } from '../core/record-durable.js';
+import { claimMayExist } from '../core/record-outcome.js';
 import { lineAtSync } from './file-lines.js';
 import {
   batchIntentLine,
   type DiskIntent,
-  HEX64,
   headerLine,
   type IntentLine,
-  MAY_EXIST,
   type NewIntent,
   type OutcomeLine,
   outcomeLine,
@@ -50,9 +50,8 @@ export { RecordDamagedError } from './record-index.js';
 export {
   describeHit,
   type IntentLine,
-  MAY_EXIST,
   type NewIntent,
-  newIssuance,
+  newFilingId,
   type OutcomeLine,
   parseRecordLine,
   type ReadLine,
@@ -180,12 +179,12 @@ export class ClaimRecord {
     if (torn && this.index.unterminated) {
       // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
       const aside = setAsideLine({
-        issuance: torn.issuance,
+        filing: torn.issuance,
         key: torn.key,
         at: new Date().toISOString(),
         user: osUser(),
         line: torn.line,
-        reason: 'was cut short by an interrupted write',
+        reason: TORN_REASON,
       });
       this.writeNow(`\n${aside}\n`);
     }
@@ -259,7 +258,7 @@ export class ClaimRecord {
     const intent = this.lineAt(at) as IntentLine | undefined;
     if (!intent || intent.key === key) return undefined;
     const hit = this.lookup(intent.key);
-    return hit && MAY_EXIST.has(hit.state) ? { ...hit, intent } : undefined;
+    return hit && claimMayExist(hit.state) ? { ...hit, intent } : undefined;
   }
 
   /** Every readable line of the file, in order (for history, and the outcome of a hit). */
@@ -305,9 +304,9 @@ export class ClaimRecord {
         text += batchIntentLine(l as NewIntent & { run: string }, at);
         continue;
       }
-      const { issuance, key, ...rest } = l;
+      const { issuance: filing, key, ...rest } = l;
       // The id and key first: a line cut short still names its claim (src/core/record-lines.ts).
-      const intent = { v: 1 as const, issuance, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
+      const intent = { v: 1 as const, issuance: filing, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
     }

@@ -7,13 +7,14 @@
 import { resolve } from 'node:path';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { ExitCode, OpcliError, PlainExit } from '../core/errors.js';
+import { claimMayExist } from '../core/record-outcome.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { recordPlace } from '../config/record-dir.js';
 import type { OfflineClaim } from '../schemas.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { serviceOrigin } from './journal.js';
 import { itemWords } from './plan.js';
-import { ClaimRecord, describeHit, MAY_EXIST, newIssuance, type RecordHit, stateWords } from './record.js';
+import { ClaimRecord, describeHit, newFilingId, type RecordHit, stateWords } from './record.js';
 import { classifyFailure } from './send.js';
 
 /** How long a single claim waits for the record's lock (a batch filing for the same store holds it). */
@@ -36,7 +37,7 @@ export class DuplicateClaimError extends OpcliError {}
 function refuseHeld(record: ClaimRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): void {
   if (force) return;
   const same = record.lookup(key);
-  if (same && MAY_EXIST.has(same.state)) {
+  if (same && claimMayExist(same.state)) {
     const uncertain = same.state !== 'filed';
     throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
       exitCode: ExitCode.partial,
@@ -95,7 +96,7 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
   if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
   const record = await ClaimRecord.open({ place, store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
-  const issuance = newIssuance();
+  const filing = newFilingId();
   // The lock is held until the outcome is written: each line names the hash of the one before it
   // (src/core/record-chain.ts), so no other run may append between the intent and the outcome.
   try {
@@ -103,7 +104,7 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
     record.intents(
       [
         {
-          issuance,
+          issuance: filing,
           key,
           profile: profile?.name ?? 'default',
           source: opts.source,
@@ -120,12 +121,12 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
       result = await send();
     } catch (error) {
       record.outcome(
-        { issuance, key, status: classifyFailure(error).status, error: error instanceof Error ? error.message.split('\n')[0] : undefined },
+        { issuance: filing, key, status: classifyFailure(error).status, error: error instanceof Error ? error.message.split('\n')[0] : undefined },
         deps.now(),
       );
       throw error;
     }
-    record.outcome({ issuance, key, status: 'filed', sourceOrderId: result.sourceOrderId }, deps.now());
+    record.outcome({ issuance: filing, key, status: 'filed', sourceOrderId: result.sourceOrderId }, deps.now());
     return result;
   } finally {
     record.close();

@@ -17,6 +17,7 @@
  *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
+import { ExitCode, OpcliError } from './errors.js';
 import { ChainCheck } from './record-chain.js';
 
 /** Why a line cannot be read. */
@@ -24,6 +25,9 @@ export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain'
 
 /** The longest line a record or journal may hold (1 MiB): opcli's own lines are a few hundred bytes. */
 export const MAX_LINE_BYTES = 1024 * 1024;
+
+/** What happened to a torn line, after "line N" / "Line N of the ledger": its action is uncertain. */
+export const TORN_REASON = 'was cut short by an interrupted write';
 
 /** A line that cannot be read, with what can still be told about it. */
 export interface DamagedLine {
@@ -153,7 +157,7 @@ export function describeDamage(d: DamagedLine): string {
     case 'nul':
       return `line ${d.line} holds NUL bytes (what a crash or a full disk leaves when the data never reached the disk)`;
     case 'torn':
-      return `line ${d.line} was cut short by an interrupted write`;
+      return `line ${d.line} ${TORN_REASON}`;
     case 'long':
       return `line ${d.line} is longer than ${MAX_LINE_BYTES / (1024 * 1024)} MiB, which no record opcli writes is`;
     case 'garbage':
@@ -172,4 +176,32 @@ export function describeDamaged(lines: DamagedLine[]): string {
     .map((d) => d.line)
     .join(', ');
   return `${describeDamage(first)}${rest.length ? ` (and ${rest.length} more line(s): ${named}${rest.length > 5 ? ', …' : ''})` : ''}`;
+}
+
+/** How one record names itself in the error that stops a command on a damaged line. */
+export interface DamagedFileWords {
+  /** "record of claims", "gift card ledger". */
+  what: string;
+  /** Why nothing was sent: "a line opcli cannot read could be …, and … without it could … twice". */
+  risk: string;
+  /** What to do, for damage a repair can set aside. */
+  repair: string;
+  /** The name of the file's path in the error's JSON details. */
+  detailsKey: string;
+}
+
+/** A record of actions that cannot be read safely: nothing may be filed or paid until it is repaired (exit 2). */
+export class DamagedRecordFileError extends OpcliError {
+  constructor(
+    readonly path: string,
+    readonly lines: DamagedLine[],
+    words: DamagedFileWords,
+  ) {
+    super(`The ${words.what} ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: ${words.risk}.`, {
+      exitCode: ExitCode.usage,
+      hint:
+        lines[0]?.kind === 'newer' ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.' : words.repair,
+      details: { [words.detailsKey]: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
+    });
+  }
 }

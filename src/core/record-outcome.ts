@@ -75,6 +75,9 @@ export function claimWeight(state: string): Weight {
   return state === 'rejected' || state === 'not_sent' ? 'none' : 'maybe';
 }
 
+/** Whether a claim in this state exists or may exist (filed, sent or cut short, uncertain): the same claim, or a similar one, is held. */
+export const claimMayExist = (state: string): boolean => claimWeight(state) !== 'none';
+
 /** A gift card issuance's outcome (undefined: an attempt with none yet), weighed. */
 export function creditWeight(status: string | undefined): Weight {
   if (status === 'issued') return 'done';

@@ -11,7 +11,7 @@ import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs'
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
 import { UsageError } from './errors.js';
 import { rechain } from './record-chain.js';
-import { blockingDamage, type DamagedLine, describeDamage, readRecordLines } from './record-lines.js';
+import { blockingDamage, type DamagedLine, describeDamage, readRecordLines, TORN_REASON } from './record-lines.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -35,7 +35,7 @@ export interface RepairTarget {
 /** What a repair did, or would do. */
 export interface RepairPlan {
   /** The file repaired. */
-  ledger: string;
+  path: string;
   /** The damaged lines that are set aside. */
   lines: DamagedLine[];
   /** Where the damaged file is kept (after the repair). */
@@ -52,7 +52,7 @@ export function planRepairOf(target: RepairTarget): RepairPlan {
       'Upgrade opcli (npm install -g opcli) to read them.',
     );
   }
-  return { ledger: target.path, lines };
+  return { path: target.path, lines };
 }
 
 function writeNew(path: string, text: string, what: string, shared?: SharedFolder): void {
@@ -68,9 +68,9 @@ function writeNew(path: string, text: string, what: string, shared?: SharedFolde
 /**
  * Sets the damaged lines aside under the file's lock: the file is kept whole at `<file>.damaged-<time>`,
  * then replaced (atomically, by a rename) with each damaged line turned into a `set-aside` line.
- * `tornReason`: the reason a torn line gets (it was already uncertain).
+ * A torn line gets TORN_REASON (it was already uncertain).
  */
-export async function repairFile(target: RepairTarget, env: { now(): number }, tornReason: string): Promise<RepairPlan> {
+export async function repairFile(target: RepairTarget, env: { now(): number }): Promise<RepairPlan> {
   return target.withLock(async () => {
     const plan = planRepairOf(target);
     if (plan.lines.length === 0) {
@@ -83,7 +83,7 @@ export async function repairFile(target: RepairTarget, env: { now(): number }, t
     const set = text.split('\n').map((line, i) => {
       const d = byLine.get(i + 1);
       if (!d) return line;
-      const reason = d.kind === 'torn' ? tornReason : `was set aside by \`${target.command}\` (${describeDamage(d).replace(/^line \d+ /, '')})`;
+      const reason = d.kind === 'torn' ? TORN_REASON : `was set aside by \`${target.command}\` (${describeDamage(d).replace(/^line \d+ /, '')})`;
       return target.setAside(d, reason, at);
     });
     // A line set aside has another hash: the lines after it are chained again (src/core/record-chain.ts).

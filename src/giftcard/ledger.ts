@@ -11,9 +11,8 @@ import { withFileLock } from '../config/lock.js';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { bufferReader, checkWitness, keepWitnessOf } from '../core/record-witness.js';
-import { OpcliError } from '../core/errors.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, type DamagedLine, describeDamaged, readRecordLines } from '../core/record-lines.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, readRecordLines, TORN_REASON } from '../core/record-lines.js';
 import { creditWeight, endAttempt } from '../core/record-outcome.js';
 import { authorName, sealText, tailHash } from '../core/record-chain.js';
 import { syncWritten } from '../core/record-durable.js';
@@ -122,6 +121,7 @@ export interface Issuance {
 }
 
 export { hostName, osUser } from '../config/user-name.js';
+export { TORN_REASON } from '../core/record-lines.js';
 
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger {
@@ -319,9 +319,6 @@ export function ledgerFor(configDir: string, profile: { recordDir?: string } | u
   );
 }
 
-/** Why a torn line's action is uncertain, in the words of a refusal: "Line 3 of the ledger … was cut short …". */
-export const TORN_REASON = 'was cut short by an interrupted write';
-
 /** A ledger line whose action is unknown: torn, or set aside. Its key (when it could be read) is held as `uncertain`. */
 export interface UncertainLine {
   line: number;
@@ -332,22 +329,15 @@ export interface UncertainLine {
 }
 
 /** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
-export class LedgerDamagedError extends OpcliError {
-  constructor(
-    readonly path: string,
-    readonly lines: DamagedLine[],
-  ) {
-    super(
-      `The gift card ledger ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: a record opcli cannot read could be a payment, and paying without it could pay twice.`,
-      {
-        exitCode: 2,
-        hint:
-          lines[0]?.kind === 'newer'
-            ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.'
-            : `Run \`opcli giftcard repair\` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.`,
-        details: { ledger: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
-      },
-    );
+export class LedgerDamagedError extends DamagedRecordFileError {
+  constructor(path: string, lines: DamagedLine[]) {
+    super(path, lines, {
+      what: 'gift card ledger',
+      risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
+      repair:
+        'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
+      detailsKey: 'ledger',
+    });
   }
 }
 

@@ -1,14 +1,13 @@
 /**
- * `giftcard repair`: sets the damaged lines of the ledger aside so money can move again, without
- * forgetting them (src/core/record-repair.ts does it for every record of actions). No prompt, no print.
+ * The gift card ledger as a file `giftcard repair` can set damaged lines aside in
+ * (src/core/record-repair.ts does it for every record of actions).
  */
-import { planRepairOf, type RepairPlan, type RepairTarget, repairFile } from '../core/record-repair.js';
-import { type Ledger, LedgerRecord, type SetAsideRecord, TORN_REASON } from './ledger.js';
-
-export type { RepairPlan } from '../core/record-repair.js';
+import { osUser } from '../config/user-name.js';
+import type { RepairTarget } from '../core/record-repair.js';
+import { type Ledger, LedgerRecord, type SetAsideRecord } from './ledger.js';
 
 /** The ledger as a file to repair. */
-function target(ledger: Ledger, user: string): RepairTarget {
+export function ledgerRepairTarget(ledger: Ledger): RepairTarget {
   return {
     path: ledger.path,
     what: 'gift card ledger',
@@ -25,24 +24,11 @@ function target(ledger: Ledger, user: string): RepairTarget {
         issuance: d.issuance ?? `damaged-line-${d.line}`,
         key: d.key ?? 'unknown',
         at,
-        user,
+        user: osUser(),
         line: d.line,
         reason,
       };
       return JSON.stringify(LedgerRecord.parse(record));
     },
   };
-}
-
-/** The damaged lines the repair would set aside (none when the ledger reads cleanly); refuses lines of a newer opcli. */
-export function planRepair(ledger: Ledger): RepairPlan {
-  return planRepairOf(target(ledger, ''));
-}
-
-/**
- * Sets the damaged lines aside under the ledger's lock: the file is kept whole at `<ledger>.damaged-<time>`,
- * then replaced (atomically, by a rename) with each damaged line turned into a `set-aside` record.
- */
-export async function repairLedger(ledger: Ledger, env: { now(): number; user: string }): Promise<RepairPlan> {
-  return repairFile(target(ledger, env.user), env, TORN_REASON);
 }

@@ -3,16 +3,10 @@ import { serviceOrigin } from '../../claims/journal.js';
 import { recordRepairTarget } from '../../claims/record-repair.js';
 import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../core/deps.js';
-import { ExitCode, PlainExit, UsageError } from '../../core/errors.js';
-import * as output from '../../core/output.js';
-import { describeDamage } from '../../core/record-lines.js';
-import { planRepairOf, repairFile } from '../../core/record-repair.js';
+import { type RepairOptions, runRepair } from '../repair-verb.js';
 
 /** Flag values of `claims repair`. */
-export interface ClaimsRepairOptions {
-  yes: boolean;
-  json: boolean;
-}
+export type ClaimsRepairOptions = RepairOptions;
 
 /** Registers `claims repair`. */
 export function register(group: Command, deps: Deps): void {
@@ -51,31 +45,18 @@ export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> 
     { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null },
     deps.now,
   );
-  const plan = planRepairOf(target);
-  const lines = (p: typeof plan) => p.lines.map((d) => ({ line: d.line, kind: d.kind, what: describeDamage(d) }));
-  if (plan.lines.length === 0) {
-    if (opts.json) output.printJson(deps, { record: plan.ledger, repaired: false, lines: [] });
-    else deps.err(`The record of claims ${plan.ledger} has no damaged line: nothing to repair.\n`);
-    return;
-  }
-  if (!opts.json) {
-    deps.err(`The record of claims ${plan.ledger} has ${plan.lines.length} damaged line(s):\n`);
-    for (const d of plan.lines) deps.err(`  ${describeDamage(d)}${d.key ? '; the claim it names stays held as uncertain' : ''}\n`);
-  }
-  if (!opts.yes) {
-    if (!deps.canPrompt()) {
-      throw new UsageError(
-        'Repairing the record of claims sets lines aside and needs a confirmation, but nobody can answer a prompt here.',
-        'Pass --yes to repair.',
-      );
-    }
-    const ok = await (await deps.prompter()).confirm({
-      message: "Have you checked the store's orders around the time of the damage, and set these lines aside?",
-      default: false,
-    });
-    if (!ok) throw new PlainExit('Nothing was changed.', ExitCode.declined);
-  }
-  const done = await repairFile(target, deps, 'was cut short by an interrupted write');
-  if (opts.json) output.printJson(deps, { record: done.ledger, repaired: true, copy: done.copy, lines: lines(done) });
-  else deps.err(`Set ${done.lines.length} line(s) aside; the damaged file is kept as ${done.copy}. \`opcli claims file\` works again.\n`);
+  await runRepair(
+    target,
+    {
+      what: 'record of claims',
+      short: 'record of claims',
+      jsonKey: 'record',
+      jsonLineKey: false,
+      held: () => '; the claim it names stays held as uncertain',
+      question: "Have you checked the store's orders around the time of the damage, and set these lines aside?",
+      worksAgain: '`opcli claims file`',
+    },
+    opts,
+    deps,
+  );
 }

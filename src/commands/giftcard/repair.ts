@@ -1,17 +1,9 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../core/deps.js';
-import { ExitCode, PlainExit, UsageError } from '../../core/errors.js';
 import { recordPlace } from '../../config/record-dir.js';
-import { Ledger, osUser } from '../../giftcard/ledger.js';
-import * as repair from '../../giftcard/repair.js';
-import * as output from '../../core/output.js';
-import { describeDamage } from '../../core/record-lines.js';
-
-/** Flag values of `giftcard repair`. */
-export interface RepairOptions {
-  yes: boolean;
-  json: boolean;
-}
+import { Ledger } from '../../giftcard/ledger.js';
+import { ledgerRepairTarget } from '../../giftcard/repair.js';
+import { type RepairOptions, runRepair } from '../repair-verb.js';
 
 /** Registers `giftcard repair`. */
 export function register(group: Command, deps: Deps): void {
@@ -43,28 +35,18 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
   const ledger = new Ledger(recordPlace(deps.configDir(), await deps.profile()));
-  const plan = repair.planRepair(ledger);
-  const lines = (p: typeof plan) => p.lines.map((d) => ({ line: d.line, kind: d.kind, key: d.key ?? null, what: describeDamage(d) }));
-  if (plan.lines.length === 0) {
-    if (opts.json) output.printJson(deps, { ledger: plan.ledger, repaired: false, lines: [] });
-    else deps.err(`The gift card ledger ${plan.ledger} has no damaged line: nothing to repair.\n`);
-    return;
-  }
-  if (!opts.json) {
-    deps.err(`The gift card ledger ${plan.ledger} has ${plan.lines.length} damaged line(s):\n`);
-    for (const d of plan.lines) deps.err(`  ${describeDamage(d)}${d.key ? `; it names ${d.key.split('|').pop()}, which stays held as uncertain` : ''}\n`);
-  }
-  if (!opts.yes) {
-    if (!deps.canPrompt()) {
-      throw new UsageError('Repairing the ledger sets lines aside and needs a confirmation, but nobody can answer a prompt here.', 'Pass --yes to repair.');
-    }
-    const ok = await (await deps.prompter()).confirm({
-      message: 'Have you checked the payments made around the time of the damage at the provider, and set these lines aside?',
-      default: false,
-    });
-    if (!ok) throw new PlainExit('Nothing was changed.', ExitCode.declined);
-  }
-  const done = await repair.repairLedger(ledger, { now: deps.now, user: osUser() });
-  if (opts.json) output.printJson(deps, { ledger: done.ledger, repaired: true, copy: done.copy, lines: lines(done) });
-  else deps.err(`Set ${done.lines.length} line(s) aside; the damaged file is kept as ${done.copy}. \`opcli giftcard issue\` works again.\n`);
+  await runRepair(
+    ledgerRepairTarget(ledger),
+    {
+      what: 'gift card ledger',
+      short: 'ledger',
+      jsonKey: 'ledger',
+      jsonLineKey: true,
+      held: (key) => `; it names ${key.split('|').pop()}, which stays held as uncertain`,
+      question: 'Have you checked the payments made around the time of the damage at the provider, and set these lines aside?',
+      worksAgain: '`opcli giftcard issue`',
+    },
+    opts,
+    deps,
+  );
 }
