@@ -211,7 +211,7 @@ export function requireClient(profile: ResolvedProfile): { clientId: string; cli
     const missing = [!profile.clientId && 'client-id', !profile.clientSecret && 'client-secret'].filter(Boolean).join(' and ');
     throw new UsageError(
       `Profile "${profile.name}" has no ${missing}.`,
-      `Run \`opcli config set client-id svc_app_…\` and \`opcli config set client-secret --stdin\`, or set OPCLI_CLIENT_ID / OPCLI_CLIENT_SECRET.`,
+      `Run \`opcli config set client-id svc_app_…\` and \`opcli config set client-secret --stdin\`, or set OPCLI_CLIENT_ID / OPCLI_CLIENT_SECRET. If \`opcli sandbox --write-profile ${profile.name}\` is starting, run this again once it prints its URLs.`,
     );
   }
   const refused = clientSecretRefusal(profile.clientSecretOrigin, originOf(profile.baseUrl), originContext(profile));

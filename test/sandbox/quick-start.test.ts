@@ -29,6 +29,17 @@ function otherProcess(): ChildProcess {
   return child;
 }
 
+/** Resolves once `done()` holds, checked every 5 ms. */
+function until(done: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      if (!done()) return;
+      clearInterval(timer);
+      resolve();
+    }, 5);
+  });
+}
+
 describe('the quick start pasted as one block', () => {
   test('sandbox --write-profile default in the background, then auth login and orders list at once: both succeed', async () => {
     const dir = folder();
@@ -42,7 +53,11 @@ describe('the quick start pasted as one block', () => {
           sandbox.kill('SIGTERM');
         }),
     );
-    // No sleep: the login starts while the sandbox is still starting.
+    // No sleep: the login starts while the sandbox is still starting. What a shell gives a pasted
+    // block, and no more: the `&` process runs first, so its first act (the shim's marker) comes
+    // before a second Node reaches its profile. A loaded machine can delay one process past the
+    // other's start-up; the test waits for that first act rather than for time to pass.
+    await until(() => existsSync(join(dir, 'sandbox-starting.default.json')) || existsSync(join(dir, 'credentials.json')));
     const login = await runBinary(['auth', 'login', '--client-credentials', '--store-id', 'store_1001'], { env });
     expect(login.stderr).not.toContain('has no client-id');
     expect(login.code).toBe(0);
