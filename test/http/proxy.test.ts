@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { writeRows } from '../claims/fixtures.js';
-import { runOpcli, tempConfigDir } from '../helpers.js';
+import { runBinary, runOpcli, tempConfigDir } from '../helpers.js';
 import { deadProxy, makeCa, missingInfra, type Nginx, type Squid, startNginx, startSquid, type TestCa } from '../infra/index.js';
 
 const missing = missingInfra('squid', 'nginx', 'openssl');
@@ -82,6 +82,20 @@ describe.skipIf(missing)('through a forward proxy (squid)', () => {
       });
     }
   }
+
+  // The bundle, not src/: the proxy agent is a chunk of its own loaded on first use, which the
+  // in-process tests (importing src/) never load.
+  test('built binary: HTTPS_PROXY, orders list goes through squid', async () => {
+    const before = squid.accessLog().filter(tunnelsTo(gateway.url)).length;
+    const r = await runBinary(['orders', 'list', '--size', '2', '--json'], {
+      env: env(gateway.url, { HTTPS_PROXY: squid.url, OPCLI_PROXY_LOOPBACK: '1' }),
+    });
+    expect(r.stderr).not.toMatch(/Error|Warning/);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toHaveLength(2);
+    const log = await squid.waitForAccessLog(before + 1, tunnelsTo(gateway.url));
+    expect(log.at(-1)).toMatchObject({ status: 200, result: 'TCP_TUNNEL' });
+  });
 
   test('a claims batch goes through the proxy: every row filed, squid logged the tunnel', async () => {
     const rows = join(config.dir, 'rows.csv');
