@@ -5,6 +5,7 @@
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { blockingDamage, describeDamage } from '../core/record-lines.js';
 import { claimWeight, endAttempt } from '../core/record-outcome.js';
+import { earlierPlaces } from '../config/record-dir.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine } from './record.js';
 
 /** One filing as history shows it. */
@@ -42,17 +43,23 @@ function settleOutcome(outcomes: Map<string, OutcomeLine>, r: OutcomeLine): void
   if (after !== before) outcomes.set(r.issuance, r);
 }
 
-/** The filings of the record (oldest first), filtered, with the lines it could not read (named, never dropped in silence). */
+/**
+ * The filings of the record (oldest first), filtered, with the lines it could not read (named, never
+ * dropped in silence). The places the record lived before (an earlier record-dir, the config folder)
+ * are read too, as every command that files reads them (src/config/record-dir.ts).
+ */
 export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFilter): Promise<{ path: string; rows: ClaimHistoryRow[]; damaged: string[] }> {
   // A damaged record is still listed (its damage named): history is how the damage is looked into.
   const reader = await ClaimRecord.open({ ...open, lock: undefined, tolerateDamage: true });
+  const earlier = earlierPlaces(open.place).map((place) => ClaimRecord.openSync({ ...open, place, tolerateDamage: true }));
   try {
     const intents: IntentLine[] = [];
     const outcomes = new Map<string, OutcomeLine>();
-    for (const r of reader.all()) {
+    for (const r of [...earlier, reader].flatMap((record) => [...record.all()])) {
       if (r.type === 'intent') intents.push(r);
       else if (r.type === 'outcome') settleOutcome(outcomes, r);
     }
+    intents.sort((a, b) => a.at.localeCompare(b.at));
     const matches = filingFilter(filter);
     const rows: ClaimHistoryRow[] = [];
     for (const i of intents) {
@@ -74,10 +81,13 @@ export async function readClaimHistory(open: OpenRecord, filter: ClaimHistoryFil
       };
       if (matches(row)) rows.push(row);
     }
-    const damaged = blockingDamage(reader.damaged).map(describeDamage);
+    const damaged = [...earlier, reader].flatMap((record) =>
+      blockingDamage(record.damaged).map((d) => (record === reader ? '' : `${record.path}: `) + describeDamage(d)),
+    );
     return { path: reader.path, rows, damaged };
   } finally {
     reader.close();
+    for (const record of earlier) record.close();
   }
 }
 

@@ -410,6 +410,12 @@ describe('a record that moved (record-dir set, changed or unset)', () => {
       copyFileSync(join(dir, 'three.csv'), join(dir, 'three (1).csv'));
       const again = await runOpcli(['claims', 'file', '--from', join(dir, 'three (1).csv'), '--jsonl'], { env: env() });
       expect(results(again.stdout).map((r) => r.status)).toEqual(['held']);
+      // History reads every place as filing does: the three claims filed in the config folder and the
+      // first record-dir are listed from the second, oldest first.
+      const history = await runOpcli(['claims', 'history', '--json'], { env: env() });
+      expect(history.code).toBe(0);
+      const listed = (JSON.parse(history.stdout) as { claims: { status: string; item?: string }[] }).claims;
+      expect(listed.map((c) => c.status)).toEqual(['filed', 'filed', 'filed']);
       // And with record-dir unset, back in the config folder.
       expect((await runOpcli(['config', 'unset', 'record-dir'], { env: env() })).code).toBe(0);
       copyFileSync(join(dir, 'three.csv'), join(dir, 'three (2).csv'));
