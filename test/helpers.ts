@@ -85,10 +85,12 @@ export interface SpawnResult {
 /** Runs the built binary (`bin/opcli.cjs`) as a subprocess. */
 export function runBinary(
   argv: string[],
-  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number; wrap?: [string, ...string[]] } = {},
 ): Promise<SpawnResult> {
+  // `wrap`: a program that runs the binary (strace and its flags): `wrap… node bin/opcli.cjs argv…`.
+  const [command, ...args] = options.wrap ? [...options.wrap, process.execPath] : [process.execPath];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...argv], {
+    const child = spawn(command, [...args, BIN, ...argv], {
       cwd: options.cwd ?? ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -113,6 +115,17 @@ export function runBinary(
       if (error.code !== 'EPIPE') reject(error);
     });
     child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Resolves once `done()` holds, checked every 5 ms: waiting for an event another process causes, not for time. */
+export function until(done: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      if (!done()) return;
+      clearInterval(timer);
+      resolve();
+    }, 5);
   });
 }
 

@@ -4,11 +4,11 @@
  * file or socket in the trace, so no fd has to be followed through open and close; `-f` follows the
  * libuv threads (an async fdatasync runs there) and the child the shim may start.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, ROOT } from './helpers.js';
+import { runBinary } from './helpers.js';
 import { missingInfra } from './infra/process.js';
 
 /** One system call: its name, its fd as strace names it (`21</tmp/x/ledger.jsonl>`), its text, and where it started and ended in the trace. */
@@ -51,20 +51,8 @@ export async function traceOpcli(argv: string[], env: Record<string, string>): P
   const temp = mkdtempSync(join(tmpdir(), 'opcli-strace-'));
   const out = join(temp, 'trace');
   try {
-    const args = ['-f', '-qq', '-yy', '-s', '4096', '-e', `trace=${CALLS}`, '-o', out, process.execPath, BIN, ...argv];
-    const child = spawn('strace', args, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c) => {
-      stderr += c.toString();
-    });
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('close', resolve);
-    });
+    const wrap: [string, ...string[]] = ['strace', '-f', '-qq', '-yy', '-s', '4096', '-e', `trace=${CALLS}`, '-o', out];
+    const { code, stdout, stderr } = await runBinary(argv, { env, wrap, timeoutMs: 120_000 });
     return { code, stdout, stderr, calls: parseTrace(readFileSync(out, 'utf8')) };
   } finally {
     rmSync(temp, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runOpcli } from '../helpers.js';
+import { runOpcli, until } from '../helpers.js';
 import { heldSandbox } from './fixtures.js';
 
 function claimFlags(email: string): string[] {
@@ -16,17 +16,6 @@ function claimFlags(email: string): string[] {
     ...['--signature', '', '--sales-channel', 'IN_STORE', '--claim-category', 'WARRANTY', '--issue-type', 'DEFECTIVE_ITEM'],
     ...['--resolution', 'RESHIP'],
   ];
-}
-
-/** Resolves once `done()` holds, checking every 5 ms. */
-function until(done: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setInterval(() => {
-      if (!done()) return;
-      clearInterval(timer);
-      resolve();
-    }, 5);
-  });
 }
 
 it('a claim whose answer is out keeps the record locked; a second claim waits and is recorded after its outcome', async () => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { WAIT_LIMIT_MS } from '../../src/config/sandbox-starting.js';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { BIN, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { BIN, runBinary, runOpcli, sandboxProfile, tempConfigDir, until } from '../helpers.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -27,17 +27,6 @@ function otherProcess(): ChildProcess {
   const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   cleanups.push(() => child.kill());
   return child;
-}
-
-/** Resolves once `done()` holds, checked every 5 ms. */
-function until(done: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setInterval(() => {
-      if (!done()) return;
-      clearInterval(timer);
-      resolve();
-    }, 5);
-  });
 }
 
 describe('the quick start pasted as one block', () => {
