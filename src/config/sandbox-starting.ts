@@ -7,10 +7,10 @@
  * profile NAME that finds the marker of a live process waits for it, up to WAIT_LIMIT_MS, then
  * reads the profile as written, or says the sandbox is still starting.
  */
-import { closeSync, constants, lstatSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { OpcliError } from '../core/errors.js';
-import { ensurePrivateDir } from './private-file.js';
+import { ensurePrivateDir, readCheckedFile } from './private-file.js';
 
 /** How long a command waits for a starting sandbox to write its profile. */
 export const WAIT_LIMIT_MS = 20_000;
@@ -39,15 +39,16 @@ export function markSandboxStarting(dir: string, profile: string, now: number): 
 function starter(dir: string, profile: string, now: number): number | undefined {
   const path = markerPath(dir, profile);
   try {
-    const st = lstatSync(path);
-    if (!st.isFile() || st.size > 200) return undefined;
-    const { pid, at } = JSON.parse(readFileSync(path, 'utf8')) as { pid?: unknown; at?: unknown };
+    // Read the one way (private-file.ts): a link, a FIFO or a big file is no marker.
+    const text = readCheckedFile(path, 'sandbox marker', { maxBytes: 200 });
+    if (text === undefined) return undefined;
+    const { pid, at } = JSON.parse(text) as { pid?: unknown; at?: unknown };
     if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
     if (typeof at !== 'number' || now - at > STALE_MS) return undefined;
     process.kill(pid, 0);
     return pid;
   } catch (error) {
-    // EPERM: the process lives (as another user); anything else: no marker, unreadable, or no such process.
+    // EPERM: the process lives (as another user); anything else: no marker, not a private regular file, or no such process.
     return (error as NodeJS.ErrnoException).code === 'EPERM' ? Number.NaN : undefined;
   }
 }
