@@ -33,7 +33,7 @@ export function lineHash(line: string | Buffer): string {
 const TAIL = /^,"uid":(\d+|null),"prev":"([0-9a-f]{64})"\}$/;
 
 /** The uid a line names and the hash it chains to (undefined: a line without them, as 0.2.0 wrote). */
-export function chainOf(line: string): { uid: number | null; prev: string } | undefined {
+function chainOf(line: string): { uid: number | null; prev: string } | undefined {
   // Only the line's end is looked at (a regex anchored at the end alone would try every position).
   const at = line.lastIndexOf(',"uid":');
   const m = at < 0 ? null : TAIL.exec(line.slice(at));
@@ -47,7 +47,7 @@ export function myUid(): number | null {
 }
 
 /** One JSON line (no newline) with its author and chain after the line whose hash is `prev`. */
-export function sealLine(json: string, prev: string, uid: number | null = myUid()): string {
+function sealLine(json: string, prev: string, uid: number | null = myUid()): string {
   return `${json.slice(0, -1)},"uid":${uid},"prev":"${prev}"}`;
 }
 

@@ -34,7 +34,7 @@ function witnessPath(configDir: string, path: string): string {
 }
 
 /** The witness kept for a record file, if any. */
-export function readWitness(configDir: string, path: string): Witness | undefined {
+function readWitness(configDir: string, path: string): Witness | undefined {
   const text = readPrivateFile(witnessPath(configDir, path), 'record witness');
   if (text === undefined) return undefined;
   try {
@@ -80,7 +80,7 @@ export const fdReader =
   };
 
 /** The hash of the last non-blank line ending at or before byte `end` (undefined: no line there). */
-export function lineHashBefore(read: ReadAt, end: number): string | undefined {
+function lineHashBefore(read: ReadAt, end: number): string | undefined {
   let tail = Buffer.alloc(0);
   let at = end;
   while (at > 0) {
@@ -96,7 +96,7 @@ export function lineHashBefore(read: ReadAt, end: number): string | undefined {
 }
 
 /** A record that is not what its reader saw last: nothing may move until it is restored or accepted (exit 2). */
-export class RecordWitnessError extends OpcliError {}
+class RecordWitnessError extends OpcliError {}
 
 /** What a record to check is: its words, the command that accepts it, and its state now (undefined size: the file is gone). */
 export interface WitnessCheck {
@@ -133,7 +133,7 @@ export function checkWitness(c: WitnessCheck): void {
 }
 
 /** Remembers a record as it is now: its size and the hash of its last line (size 0: empty or gone). */
-export function keepWitness(configDir: string, path: string, size: number, read: ReadAt, now = Date.now()): void {
+function keepWitness(configDir: string, path: string, size: number, read: ReadAt, now = Date.now()): void {
   const hash = lineHashBefore(read, size);
   // An empty or vanished record accepted as it is: size 0 still names the place it lived.
   const at = new Date(now).toISOString();

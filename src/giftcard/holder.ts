@@ -17,10 +17,10 @@ import type { CreditRequest } from './chain-plan.js';
  * amount, code, expires_on) and says a card carries the customer's e-mail; where the answer
  * carries it, it is read from the first of these fields that holds a string.
  */
-export const HOLDER_FIELDS = ['customer_email', 'email', 'recipient_email'] as const;
+const HOLDER_FIELDS = ['customer_email', 'email', 'recipient_email'] as const;
 
 /** The e-mail of the card's holder as the provider answered it, or undefined when the answer does not say. */
-export function cardHolder(card: GiftCard): string | undefined {
+function cardHolder(card: GiftCard): string | undefined {
   const fields = card as Record<string, unknown>;
   for (const name of HOLDER_FIELDS) {
     const value = fields[name];
@@ -30,7 +30,7 @@ export function cardHolder(card: GiftCard): string | undefined {
 }
 
 /** Whether the card is known to be the e-mail's (true), known to be someone else's (false), or does not say (undefined). */
-export function holdsEmail(card: GiftCard, email: string): boolean | undefined {
+function holdsEmail(card: GiftCard, email: string): boolean | undefined {
   const holder = cardHolder(card);
   return holder === undefined ? undefined : emailIdentity(holder) === emailIdentity(email);
 }

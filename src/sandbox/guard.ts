@@ -11,7 +11,7 @@ import type { Ctx, Reply } from './http.js';
 import { isJsonContentType, json } from './http.js';
 
 /** The host names of this machine a sandbox answers to. */
-export const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /** A new admin secret for one run of a sandbox. */
 export function newAdminSecret(): string {
