@@ -122,7 +122,7 @@ describe('a 0.2.0 batch run again after the upgrade', () => {
  * `.fails` goes.
  */
 describe('a 0.2.0 batch met first through a copy (open in issue 40)', () => {
-  it.fails.each(finished.map((s) => [fromFile(s.argv), s.argv] as const))(
+  it.fails.each(batches.map((s) => [fromFile(s.argv), s.argv] as const))(
     '%s copied in reverse order and run before the original: nothing sent',
     async (file, argv) => {
       const res = await rerun(argv, reversedCopy(up, file, `sorted-${file}`));
