@@ -1,78 +1,78 @@
 /**
- * Issue 40, "upgrade without refiling": the batches opcli 0.2.0 filed (its own build, its journals:
- * test/fixtures/0.2.0) run again by today's built binary send no claim, whether the same file or a
- * copy in another order; the rows a kill -9 left in flight stay uncertain; `claims history` lists
- * what 0.2.0 filed.
+ * Issue 40, "upgrade without refiling": the batches an earlier opcli filed (its own build, its
+ * journals: test/fixtures/0.2.0 with format version 3, test/fixtures/journal-v2 with version 2) run
+ * again by today's built binary send no claim, whether the same file or a copy in another order; the
+ * rows a kill -9 left in flight stay uncertain; `claims history` lists what the old version filed.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { actions, fromFile, journalOf, opcli, reversedCopy, rowResults, serverClaim, stepsOf, type Upgraded, upgradeSuite } from './fixture.js';
+import { actions, fromFile, oldFiles, opcli, reversedCopy, rowResults, type Upgraded, upgradeSuite } from './fixture.js';
 
-let sandbox: Sandbox;
-let up: Upgraded;
-upgradeSuite((s) => ({ sandbox, up } = s));
+const SETS = [
+  { old: oldFiles('0.2.0'), finished: ['batch-done.csv', 'batch-done.jsonl'] },
+  { old: oldFiles('journal-v2'), finished: ['batch-done.csv'] },
+];
 
-const batches = stepsOf('batch');
-const finished = batches.filter((s) => ![...journalOf(fromFile(s.argv)).values()].some((e) => e.status === 'sending'));
-const killed = batches.filter((s) => !finished.includes(s));
+describe.each(SETS)('the batches of $old.name run again after the upgrade', ({ old, finished: finishedFiles }) => {
+  let sandbox: Sandbox;
+  let up: Upgraded;
+  upgradeSuite(old, (s) => ({ sandbox, up } = s));
 
-/** Runs a 0.2.0 batch command line again with today's binary, results as JSON lines. */
-async function rerun(argv: string[], from = fromFile(argv)) {
-  const res = await opcli(up, [...argv.map((a) => (a === fromFile(argv) ? from : a)), '--jsonl']);
-  return { ...res, rows: rowResults(res.stdout) };
-}
+  const batches = old.stepsOf('batch');
+  const finished = batches.filter((s) => ![...old.journalOf(fromFile(s.argv)).values()].some((e) => e.status === 'sending'));
+  const killed = batches.filter((s) => !finished.includes(s));
+  const cases = (steps: typeof batches) => steps.map((s) => [fromFile(s.argv), s.argv] as const);
 
-describe('a 0.2.0 batch run again after the upgrade', () => {
+  /** Runs an old batch command line again with today's binary (on the file `from`), results as JSON lines. */
+  async function rerun(argv: string[], from = fromFile(argv)) {
+    const res = await opcli(up, [...argv.map((a) => (a === fromFile(argv) ? from : a)), '--jsonl']);
+    return { ...res, rows: rowResults(res.stdout) };
+  }
+
   it('the fixtures hold finished batches and one killed with rows in flight', () => {
-    expect(finished.map((s) => fromFile(s.argv))).toEqual(['batch-done.csv', 'batch-done.jsonl']);
+    expect(finished.map((s) => fromFile(s.argv))).toEqual(finishedFiles);
     expect(killed.map((s) => fromFile(s.argv))).toEqual(['batch-killed.csv']);
   });
 
-  it.each(finished.map((s) => [fromFile(s.argv), s.argv] as const))(
-    '%s, the same file: every row settled earlier with the claim 0.2.0 filed, nothing sent',
-    async (file, argv) => {
-      const res = await rerun(argv);
-      expect(res.code, res.stderr).toBe(0);
-      const journal = journalOf(file);
-      expect(res.rows).toHaveLength(journal.size);
-      for (const row of res.rows) {
-        expect(row).toMatchObject({ status: 'filed', earlier: true, sourceOrderId: journal.get(row.line)?.sourceOrderId });
-        // The claim the 0.2.0 sandbox held under that id is this file's row.
-        expect(serverClaim(row.sourceOrderId)).toMatch(new RegExp(`row ${row.line - (file.endsWith('.csv') ? 1 : 0)}$`));
-      }
-      expect(actions(sandbox)).toEqual([]);
-      // Run a second time, the answer is the same and still nothing is sent.
-      const again = await rerun(argv);
-      expect(again.code, again.stderr).toBe(0);
-      expect(again.rows).toEqual(res.rows);
-      expect(actions(sandbox)).toEqual([]);
-    },
-  );
+  it.each(cases(finished))('%s, the same file: every row settled earlier with the claim it filed, nothing sent', async (file, argv) => {
+    const res = await rerun(argv);
+    expect(res.code, res.stderr).toBe(0);
+    const journal = old.journalOf(file);
+    expect(res.rows).toHaveLength(journal.size);
+    for (const row of res.rows) {
+      expect(row).toMatchObject({ status: 'filed', earlier: true, sourceOrderId: journal.get(row.line)?.sourceOrderId });
+      // The claim the old sandbox held under that id is this file's row.
+      expect(old.serverClaim(row.sourceOrderId)).toMatch(new RegExp(`row ${row.line - (file.endsWith('.csv') ? 1 : 0)}$`));
+    }
+    expect(actions(sandbox)).toEqual([]);
+    // Run a second time, the answer is the same and still nothing is sent.
+    const again = await rerun(argv);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.rows).toEqual(res.rows);
+    expect(actions(sandbox)).toEqual([]);
+  });
 
-  it.each(finished.map((s) => [fromFile(s.argv), s.argv] as const))(
-    '%s, then a copy in reverse order: every row of the copy held as filed, nothing sent',
-    async (file, argv) => {
-      expect((await rerun(argv)).code).toBe(0);
-      const res = await rerun(argv, reversedCopy(up, file, `sorted-${file}`));
-      expect(res.code, res.stderr).toBe(3);
-      expect(res.rows).toHaveLength(journalOf(file).size);
-      for (const row of res.rows) {
-        expect(row.status).toBe('held');
-        expect(row.error).toContain(`already filed from ${join(up.batches, file)}`);
-      }
-      expect(actions(sandbox)).toEqual([]);
-    },
-  );
+  it.each(cases(finished))('%s, then a copy in reverse order: every row of the copy held as filed, nothing sent', async (file, argv) => {
+    expect((await rerun(argv)).code).toBe(0);
+    const res = await rerun(argv, reversedCopy(up, file, `sorted-${file}`));
+    expect(res.code, res.stderr).toBe(3);
+    expect(res.rows).toHaveLength(old.journalOf(file).size);
+    for (const row of res.rows) {
+      expect(row.status).toBe('held');
+      expect(row.error).toContain(`already filed from ${join(up.batches, file)}`);
+    }
+    expect(actions(sandbox)).toEqual([]);
+  });
 
-  it.each(killed.map((s) => [fromFile(s.argv), s.argv] as const))(
-    '%s, killed by 0.2.0: answered rows settled, rows in flight uncertain and not resent, twice; then a reversed copy is held',
+  it.each(cases(killed))(
+    '%s, killed: answered rows settled, rows in flight uncertain and not resent, twice; then a reversed copy is held',
     async (file, argv) => {
-      const journal = journalOf(file);
+      const journal = old.journalOf(file);
       const inFlight = [...journal].filter(([, e]) => e.status === 'sending').map(([line]) => line);
       expect(inFlight.length).toBeGreaterThan(0);
       for (let run = 0; run < 2; run++) {
-        // The first run also reclaims the lock 0.2.0's killed run left beside the journal.
+        // The first run also reclaims the lock the killed run left beside the journal.
         const res = await rerun(argv);
         expect(res.code, res.stderr).toBe(3);
         expect(res.rows).toHaveLength(journal.size);
@@ -92,46 +92,41 @@ describe('a 0.2.0 batch run again after the upgrade', () => {
     },
   );
 
-  it('claims history lists every row 0.2.0 filed or left in flight, once its batch was run again', async () => {
+  it('claims history lists every row the old version filed or left in flight, once its batch was run again', async () => {
     for (const step of batches) await rerun(step.argv);
     const res = await opcli(up, ['claims', 'history', '--json']);
     expect(res.code, res.stderr).toBe(0);
     const listed: { status: string; sourceOrderId?: string; source: string; line: number }[] = JSON.parse(res.stdout).claims;
     const expected = batches.flatMap((s) =>
-      [...journalOf(fromFile(s.argv))].map(([line, e]) => ({
+      [...old.journalOf(fromFile(s.argv))].map(([line, e]) => ({
         source: join(up.batches, fromFile(s.argv)),
         line,
         status: e.status === 'filed' ? 'filed' : 'uncertain',
         sourceOrderId: e.sourceOrderId,
       })),
     );
-    const key = (c: { source: string; line: number }) => `${c.source}:${c.line}`;
-    expect(
-      listed.map((c) => ({ source: c.source, line: c.line, status: c.status, sourceOrderId: c.sourceOrderId })).sort((a, b) => key(a).localeCompare(key(b))),
-    ).toEqual(expected.sort((a, b) => key(a).localeCompare(key(b))));
+    const byPlace = (a: { source: string; line: number }, b: { source: string; line: number }) => a.source.localeCompare(b.source) || a.line - b.line;
+    expect(listed.map((c) => ({ source: c.source, line: c.line, status: c.status, sourceOrderId: c.sourceOrderId })).sort(byPlace)).toEqual(
+      expected.sort(byPlace),
+    );
     expect(actions(sandbox)).toEqual([]);
   });
-});
 
-/*
- * Not met on main at 345a85f (issue 40): 0.2.0 kept one journal per input file and no record of
- * the store, and today's opcli reads a journal into the record of claims only when a run opens that
- * journal. A copy of a 0.2.0 batch run before the original is run again is therefore filed a second
- * time, and `claims history` shows nothing of 0.2.0 until each batch is run again. `it.fails` keeps
- * these two as tests that must flip once the upgrade reads 0.2.0's journals on its own: then the
- * `.fails` goes.
- */
-describe('a 0.2.0 batch met first through a copy (open in issue 40)', () => {
-  it.fails.each(batches.map((s) => [fromFile(s.argv), s.argv] as const))(
-    '%s copied in reverse order and run before the original: nothing sent',
-    async (file, argv) => {
-      const res = await rerun(argv, reversedCopy(up, file, `sorted-${file}`));
-      expect(actions(sandbox)).toEqual([]);
-      expect(res.code).toBe(3);
-    },
-  );
+  /*
+   * Not met on main at 345a85f (issue 40): the old versions kept one journal per input file and no
+   * record of the store, and today's opcli reads a journal into the record of claims only when a run
+   * opens that journal. A copy of an old batch run before the original is run again is therefore
+   * filed a second time, and `claims history` shows nothing of the old version until each batch is
+   * run again. `it.fails` keeps these as tests that must flip once the upgrade reads the old journals
+   * on its own: then the `.fails` goes.
+   */
+  it.fails.each(cases(batches))('open in issue 40: %s copied in reverse order and run before the original sends nothing', async (file, argv) => {
+    const res = await rerun(argv, reversedCopy(up, file, `sorted-${file}`));
+    expect(actions(sandbox)).toEqual([]);
+    expect(res.code).toBe(3);
+  });
 
-  it.fails('claims history lists what 0.2.0 filed before any batch is run again', async () => {
+  it.fails('open in issue 40: claims history lists what the old version filed before any batch is run again', async () => {
     const res = await opcli(up, ['claims', 'history', '--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout).claims.length).toBeGreaterThan(0);

@@ -1,9 +1,9 @@
 /**
- * The files opcli 0.2.0 left behind (test/fixtures/0.2.0, made by 0.2.0's own build with
- * test/fixtures/make-0.2.0.mjs), laid out as a user who upgrades has them: copied into a temporary
- * folder with the modes 0.2.0 gave them, 0.2.0's sandbox origin replaced by this test's sandbox's
- * (the same service, on another loopback port), and the credentials the fixtures leave out set
- * through today's CLI. The tests look only at what the built binary prints and what the sandbox
+ * The files an earlier opcli left behind (test/fixtures/<set>, made by that version's own build with
+ * test/fixtures/make-upgrade-fixtures.mjs), laid out as a user who upgrades has them: copied into a
+ * temporary folder with the modes it gave them, its sandbox's origin replaced by this test's
+ * sandbox's (the same service, on another loopback port), and the credentials the fixtures leave out
+ * set through today's CLI. The tests look only at what the built binary prints and what the sandbox
  * received: never at the record's code, so they hold whatever shape the record takes.
  */
 import { chmodSync, cpSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
@@ -12,9 +12,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { ROOT, runBinary, runOpcli, tempConfigDir } from '../helpers.js';
 
-export const FIXTURE = join(ROOT, 'test', 'fixtures', '0.2.0');
-
-/** One command 0.2.0 ran: a batch, a single claim, an issuance, or a setting. */
+/** One command the old version ran: a batch, a single claim, an issuance, or a setting. */
 export interface Step {
   kind: 'setup' | 'batch' | 'single' | 'issue';
   name: string;
@@ -32,9 +30,42 @@ interface Manifest {
   server: { claims: { sourceOrderId: string; details: string }[] };
 }
 
-export const manifest: Manifest = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8'));
+/**
+ * A set of old files: `0.2.0` (the release: journals of format version 3, the gift card ledger) or
+ * `journal-v2` (the last build that wrote journals of format version 2, unreleased), and what its
+ * manifest says of them.
+ */
+export function oldFiles(name: '0.2.0' | 'journal-v2') {
+  const dir = join(ROOT, 'test', 'fixtures', name);
+  const manifest: Manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+  return {
+    name,
+    dir,
+    manifest,
+    /** The commands of one kind the old version ran to make the files, in order. */
+    stepsOf: (kind: Step['kind']): Step[] => manifest.steps.filter((s) => s.kind === kind),
+    /**
+     * What the old journal of `file` says of each row, by line: its last status and sourceOrderId
+     * (the journal's documented lines, docs/guides/batch-claims.md; a torn last line skipped).
+     */
+    journalOf(file: string): Map<number, { status: string; sourceOrderId?: string }> {
+      const out = new Map<number, { status: string; sourceOrderId?: string }>();
+      for (const text of readFileSync(join(dir, 'batches', `${file}.journal.jsonl`), 'utf8').split('\n')) {
+        try {
+          const e = JSON.parse(text);
+          if (typeof e.line === 'number') out.set(e.line, { status: e.status, sourceOrderId: e.sourceOrderId });
+        } catch {}
+      }
+      return out;
+    },
+    /** The claim the old sandbox held with this sourceOrderId (its item.details names the file and row). */
+    serverClaim: (sourceOrderId: string | undefined): string | undefined => manifest.server.claims.find((c) => c.sourceOrderId === sourceOrderId)?.details,
+  };
+}
 
-/** A config folder and a batch folder as 0.2.0 left them, pointing at `sandbox`. */
+export type OldFiles = ReturnType<typeof oldFiles>;
+
+/** A config folder and a batch folder as the old version left them, pointing at `sandbox`. */
 export interface Upgraded {
   config: string;
   batches: string;
@@ -44,29 +75,30 @@ export interface Upgraded {
   secrets: string[];
 }
 
-/** Files 0.2.0 wrote that name its sandbox's origin (paths as the manifest gives them): the profile's URLs and each journal's header. */
+/** Old files that name the old sandbox's origin (paths as the manifest gives them): the profile's URLs and each journal's header. */
 function namesTheOrigin(path: string): boolean {
   return path === 'config/settings.json' || path.endsWith('.journal.jsonl');
 }
 
-/** Copies the fixtures into `root` as 0.2.0 left them, its origin replaced by `origin`. */
-function layOut(root: string, origin: string): void {
-  for (const part of ['config', 'batches']) cpSync(join(FIXTURE, part), join(root, part), { recursive: true });
+/** Copies the old files into `root` as they were left, their origin replaced by `origin`. */
+function layOut(old: OldFiles, root: string, origin: string): void {
+  const { manifest } = old;
+  for (const part of ['config', 'batches']) cpSync(join(old.dir, part), join(root, part), { recursive: true });
   const made = new Date(manifest.made);
   for (const [path, mode] of Object.entries(manifest.modes)) {
     const file = join(root, ...path.split('/'));
     if (namesTheOrigin(path)) writeFileSync(file, readFileSync(file, 'utf8').replaceAll(manifest.origin, origin));
     chmodSync(file, Number.parseInt(mode, 8));
-    // Untouched since 0.2.0 ran: the lock its killed batch left is as old as the kill.
+    // Untouched since the old version ran: the lock its killed batch left is as old as the kill.
     utimesSync(file, made, made);
   }
 }
 
 /**
- * One sandbox for the file, and per test a fresh copy of 0.2.0's folders, logged in (client
- * credentials) with the provider token set, and the sandbox's request log emptied after that.
+ * One sandbox for the file (or describe block), and per test a fresh copy of the old folders, logged
+ * in (client credentials) with the provider token set, and the sandbox's request log emptied after that.
  */
-export function upgradeSuite(bind: (s: { sandbox: Sandbox; up: Upgraded }) => void): void {
+export function upgradeSuite(old: OldFiles, bind: (s: { sandbox: Sandbox; up: Upgraded }) => void): void {
   let sandbox: Sandbox;
   let cleanup = () => {};
   beforeAll(async () => {
@@ -80,7 +112,7 @@ export function upgradeSuite(bind: (s: { sandbox: Sandbox; up: Upgraded }) => vo
     cleanup = temp.cleanup;
     // Its real path: opcli names files by theirs (macOS's temporary folder is behind a link).
     const root = realpathSync(temp.dir);
-    layOut(root, new URL(sandbox.url).origin);
+    layOut(old, root, new URL(sandbox.url).origin);
     const up = {
       config: join(root, 'config'),
       batches: join(root, 'batches'),
@@ -124,34 +156,9 @@ export function reversedCopy(up: Upgraded, name: string, copy: string): string {
   return copy;
 }
 
-/** The commands of one kind 0.2.0 ran to make the fixtures, in order. */
-export function stepsOf(kind: Step['kind']): Step[] {
-  return manifest.steps.filter((s) => s.kind === kind);
-}
-
 /** The batch file a `claims file --from` command line names. */
 export function fromFile(argv: string[]): string {
   return argv[argv.indexOf('--from') + 1] as string;
-}
-
-/**
- * What 0.2.0's journal of `file` says of each row, by line: its last status and sourceOrderId (the
- * journal's documented lines, docs/guides/batch-claims.md; a torn last line skipped).
- */
-export function journalOf(file: string): Map<number, { status: string; sourceOrderId?: string }> {
-  const out = new Map<number, { status: string; sourceOrderId?: string }>();
-  for (const text of readFileSync(join(FIXTURE, 'batches', `${file}.journal.jsonl`), 'utf8').split('\n')) {
-    try {
-      const e = JSON.parse(text);
-      if (typeof e.line === 'number') out.set(e.line, { status: e.status, sourceOrderId: e.sourceOrderId });
-    } catch {}
-  }
-  return out;
-}
-
-/** The claim the 0.2.0 sandbox held with this sourceOrderId (its item.details names the file and row). */
-export function serverClaim(sourceOrderId: string | undefined): string | undefined {
-  return manifest.server.claims.find((c) => c.sourceOrderId === sourceOrderId)?.details;
 }
 
 /** Parses --jsonl output: each row's result, without the summary line. */

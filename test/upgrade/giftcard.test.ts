@@ -6,13 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { actions, opcli, stepsOf, type Upgraded, upgradeSuite } from './fixture.js';
+import { actions, oldFiles, opcli, type Upgraded, upgradeSuite } from './fixture.js';
 
 let sandbox: Sandbox;
 let up: Upgraded;
-upgradeSuite((s) => ({ sandbox, up } = s));
+const old = oldFiles('0.2.0');
+upgradeSuite(old, (s) => ({ sandbox, up } = s));
 
-const issues = stepsOf('issue');
+const issues = old.stepsOf('issue');
 /** The value of `flag` in a command line. */
 const flag = (argv: string[], name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
 /** The issuance 0.2.0 killed after its trigger left: the one whose command waited for it. */

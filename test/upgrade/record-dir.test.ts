@@ -9,11 +9,12 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { actions, fromFile, journalOf, opcli, reversedCopy, rowResults, stepsOf, type Upgraded, upgradeSuite } from './fixture.js';
+import { actions, fromFile, oldFiles, opcli, reversedCopy, rowResults, type Upgraded, upgradeSuite } from './fixture.js';
 
 let sandbox: Sandbox;
 let up: Upgraded;
-upgradeSuite((s) => ({ sandbox, up } = s));
+const old = oldFiles('0.2.0');
+upgradeSuite(old, (s) => ({ sandbox, up } = s));
 
 /** A team folder beside the upgraded config folder (group-shared, as the store credit guide makes it), set as record-dir. */
 async function adoptRecordDir(): Promise<string> {
@@ -26,7 +27,7 @@ async function adoptRecordDir(): Promise<string> {
 }
 
 describe('record-dir set after the upgrade from 0.2.0', () => {
-  it.each(stepsOf('issue').map((s) => [s.name, s.argv] as const))(
+  it.each(old.stepsOf('issue').map((s) => [s.name, s.argv] as const))(
     '%s run again: held from the ledger 0.2.0 left in the config folder, nothing sent',
     async (_name, argv) => {
       await adoptRecordDir();
@@ -39,7 +40,7 @@ describe('record-dir set after the upgrade from 0.2.0', () => {
 
   it("a 0.2.0 batch run again reaches the team's record: a teammate's re-sorted copy is held, nothing sent", async () => {
     const team = await adoptRecordDir();
-    const [step] = stepsOf('batch');
+    const [step] = old.stepsOf('batch');
     const argv = step?.argv ?? [];
     const file = fromFile(argv);
     const rerun = await opcli(up, [...argv, '--jsonl']);
@@ -56,7 +57,7 @@ describe('record-dir set after the upgrade from 0.2.0', () => {
       const res = await runBinary(['claims', 'file', '--from', copy, '--jsonl'], { env });
       expect(res.code, res.stderr).toBe(3);
       const rows = rowResults(res.stdout);
-      expect(rows).toHaveLength(journalOf(file).size);
+      expect(rows).toHaveLength(old.journalOf(file).size);
       for (const row of rows) expect(row.error).toContain(`already filed from ${join(up.batches, file)}`);
       expect(actions(sandbox)).toEqual([]);
     } finally {
