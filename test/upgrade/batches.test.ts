@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { actions, fromFile, oldFiles, opcli, reversedCopy, rowResults, type Upgraded, upgradeSuite } from './fixture.js';
+import { results } from '../claims/fixtures.js';
+import { actions, fromFile, oldFiles, opcli, reversedCopy, type Upgraded, upgradeSuite } from './fixture.js';
 
 const SETS = [
   { old: oldFiles('0.2.0'), finished: ['batch-done.csv', 'batch-done.jsonl'] },
@@ -27,7 +28,7 @@ describe.each(SETS)('the batches of $old.name run again after the upgrade', ({ o
   /** Runs an old batch command line again with today's binary (on the file `from`), results as JSON lines. */
   async function rerun(argv: string[], from = fromFile(argv)) {
     const res = await opcli(up, [...argv.map((a) => (a === fromFile(argv) ? from : a)), '--jsonl']);
-    return { ...res, rows: rowResults(res.stdout) };
+    return { ...res, rows: results(res.stdout) };
   }
 
   it('the fixtures hold finished batches and one killed with rows in flight', () => {

@@ -160,12 +160,3 @@ export function reversedCopy(up: Upgraded, name: string, copy: string): string {
 export function fromFile(argv: string[]): string {
   return argv[argv.indexOf('--from') + 1] as string;
 }
-
-/** Parses --jsonl output: each row's result, without the summary line. */
-export function rowResults(stdout: string): { line: number; status: string; sourceOrderId?: string; error?: string; earlier?: boolean }[] {
-  return stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .filter((r) => !('summary' in r));
-}

@@ -8,8 +8,9 @@ import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
+import { results } from '../claims/fixtures.js';
 import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { actions, fromFile, oldFiles, opcli, reversedCopy, rowResults, type Upgraded, upgradeSuite } from './fixture.js';
+import { actions, fromFile, oldFiles, opcli, reversedCopy, type Upgraded, upgradeSuite } from './fixture.js';
 
 let sandbox: Sandbox;
 let up: Upgraded;
@@ -45,7 +46,7 @@ describe('record-dir set after the upgrade from 0.2.0', () => {
     const file = fromFile(argv);
     const rerun = await opcli(up, [...argv, '--jsonl']);
     expect(rerun.code, rerun.stderr).toBe(0);
-    expect(rowResults(rerun.stdout).every((r) => r.status === 'filed' && r.earlier)).toBe(true);
+    expect(results(rerun.stdout).every((r) => r.status === 'filed' && r.earlier)).toBe(true);
 
     // A teammate: another config folder, the same store, the same record-dir, a copy of the file.
     const mate = tempConfigDir();
@@ -56,7 +57,7 @@ describe('record-dir set after the upgrade from 0.2.0', () => {
       copyFileSync(join(up.batches, reversedCopy(up, file, `sorted-${file}`)), copy);
       const res = await runBinary(['claims', 'file', '--from', copy, '--jsonl'], { env });
       expect(res.code, res.stderr).toBe(3);
-      const rows = rowResults(res.stdout);
+      const rows = results(res.stdout);
       expect(rows).toHaveLength(old.journalOf(file).size);
       for (const row of rows) expect(row.error).toContain(`already filed from ${join(up.batches, file)}`);
       expect(actions(sandbox)).toEqual([]);
