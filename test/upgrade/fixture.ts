@@ -7,6 +7,7 @@
  * received: never at the record's code, so they hold whatever shape the record takes.
  */
 import { chmodSync, cpSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
+import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
@@ -85,12 +86,17 @@ function layOut(old: OldFiles, root: string, origin: string): void {
   const { manifest } = old;
   for (const part of ['config', 'batches']) cpSync(join(old.dir, part), join(root, part), { recursive: true });
   const made = new Date(manifest.made);
+  // The lock a killed run left names a pid and a host (the machine that made the set, which may be
+  // this one). It dates from before this machine started, as after a reboot or on another computer:
+  // no process running now can be its owner, whatever its pid, so the rerun's outcome does not depend
+  // on which processes happen to run here.
+  const beforeBoot = new Date(Math.min(made.getTime(), Date.now() - uptime() * 1000 - 3_600_000));
   for (const [path, mode] of Object.entries(manifest.modes)) {
     const file = join(root, ...path.split('/'));
     if (namesTheOrigin(path)) writeFileSync(file, readFileSync(file, 'utf8').replaceAll(manifest.origin, origin));
     chmodSync(file, Number.parseInt(mode, 8));
-    // Untouched since the old version ran: the lock its killed batch left is as old as the kill.
-    utimesSync(file, made, made);
+    const time = path.includes('.lock') ? beforeBoot : made;
+    utimesSync(file, time, time);
   }
 }
 
