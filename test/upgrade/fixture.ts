@@ -59,6 +59,20 @@ export function oldFiles(name: '0.2.0' | 'journal-v2') {
       }
       return out;
     },
+    /**
+     * What the old gift card ledger says of the issuance `argv` ran (its claim, or its order for a
+     * bonus): the outcome's status and path, or `attempt` and null when it has none.
+     */
+    outcomeOf(argv: string[]): { status: string; path: string | null } {
+      const lines = readFileSync(join(dir, 'config', 'giftcard-ledger.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean);
+      const records = lines.map((l) => JSON.parse(l));
+      const claim = flagOf(argv, '--claim');
+      const attempt = records.find((r) => r.type === 'attempt' && (claim ? r.claimId === claim : r.bonus && r.orderNumber === flagOf(argv, '--order')));
+      const outcome = records.findLast((r) => r.type === 'outcome' && r.issuance === attempt?.issuance);
+      return outcome ? { status: outcome.status, path: outcome.path ?? null } : { status: 'attempt', path: null };
+    },
     /** The claim the old sandbox held with this sourceOrderId (its item.details names the file and row). */
     serverClaim: (sourceOrderId: string | undefined): string | undefined => manifest.server.claims.find((c) => c.sourceOrderId === sourceOrderId)?.details,
   };
@@ -162,7 +176,12 @@ export function reversedCopy(up: Upgraded, name: string, copy: string): string {
   return copy;
 }
 
+/** The value of `flag` in a command line, or undefined. */
+export function flagOf(argv: string[], flag: string): string | undefined {
+  return argv.includes(flag) ? argv[argv.indexOf(flag) + 1] : undefined;
+}
+
 /** The batch file a `claims file --from` command line names. */
 export function fromFile(argv: string[]): string {
-  return argv[argv.indexOf('--from') + 1] as string;
+  return flagOf(argv, '--from') as string;
 }

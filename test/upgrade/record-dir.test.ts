@@ -28,13 +28,14 @@ async function adoptRecordDir(): Promise<string> {
 }
 
 describe('record-dir set after the upgrade from 0.2.0', () => {
-  it.each(old.stepsOf('issue').map((s) => [s.name, s.argv] as const))(
+  const paidOrMayHave = old.stepsOf('issue').filter((s) => old.outcomeOf(s.argv).status !== 'failed');
+  it.each(paidOrMayHave.map((s) => [s.name, s.argv] as const))(
     '%s run again: held from the ledger 0.2.0 left in the config folder, nothing sent',
     async (_name, argv) => {
       await adoptRecordDir();
       const res = await opcli(up, argv);
       expect(res.code, res.stderr).toBe(3);
-      expect(res.stderr).toMatch(/was already issued|has no recorded outcome/);
+      expect(res.stderr).toMatch(/was already issued|has no recorded outcome|ended with an unknown outcome/);
       expect(actions(sandbox)).toEqual([]);
     },
   );
