@@ -14,7 +14,7 @@ import { actions, fromFile, oldFiles, opcli, reversedCopy, type Upgraded, upgrad
 
 const SETS = [
   { old: oldFiles('0.2.0'), finished: ['batch-done.csv', 'batch-done.jsonl'], mixed: ['batch-mixed.csv'] },
-  { old: oldFiles('journal-v2'), finished: ['batch-done.csv'], mixed: [] },
+  { old: oldFiles('journal-v2'), finished: ['batch-done.csv'], mixed: ['batch-mixed.csv'] },
 ];
 
 /** The `row N` of a claim body the sandbox received (item.details is `<file> row N`). */
