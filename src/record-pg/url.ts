@@ -41,8 +41,10 @@ export function parseRecordUrl(raw: string, source: string): RecordUrl {
     url = new URL(value);
   } catch {}
   if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    // What does not parse is not echoed at all: it may be a password pasted in the wrong place.
+    const got = url ? `got "${maskRecordUrl(value)}"` : 'got something that is not a URL';
     throw new UsageError(
-      `${source}: expected a postgres:// or postgresql:// URL, ${example}, got "${maskRecordUrl(value)}".`,
+      `${source}: expected a postgres:// or postgresql:// URL, ${example}, ${got}.`,
       'The URL is the one psql takes; the password is better left out (PGPASSWORD or ~/.pgpass give it).',
     );
   }
