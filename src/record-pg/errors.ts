@@ -39,7 +39,7 @@ function sqlStateWords(code: string, server: string, target: RecordTarget): stri
   if (code === '3D000') return `database "${target.database}" does not exist`;
   if (code === '57014') return `a statement was cancelled after ${LIMITS.statementMs / 1000} s (statement_timeout) or on request`;
   if (code === '57P01' || code === '57P02' || code === '57P03') return `the server is shutting down or starting up (${server})`;
-  if (code === '42501') return `permission denied (${server}): ask whoever administers the database to run \`opcli record setup --member ${target.user}\``;
+  if (code === '42501') return `${server}: ask whoever administers the database to run \`opcli record setup --member ${target.user}\``;
   if (code.startsWith('08')) return `the connection failed (${server})`;
   if (code.startsWith('53')) return `the server is out of resources (${server})`;
   return undefined;

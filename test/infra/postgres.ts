@@ -14,7 +14,7 @@
  * `durable: true` keeps every default, for a benchmark that must pay for each commit as a real server does.
  */
 import { type SpawnOptions, spawn } from 'node:child_process';
-import { chownSync, realpathSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createOsUser, type OsUser, removeOsUser } from '../os-users.js';
 import { freePort } from './ports.js';
@@ -25,6 +25,8 @@ export interface PostgresOptions {
   durable?: boolean;
   /** More `-c name=value` settings for the server. */
   settings?: Record<string, string>;
+  /** Offer TLS with this certificate and key (a `makeCa()` result fits); copied into the cluster's folder, owned by its user. */
+  tls?: { certFile: string; keyFile: string };
 }
 
 export interface Postgres {
@@ -142,7 +144,21 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   ]);
   if (init.code !== 0) await fail(`initdb failed:\n${init.stderr}${init.stdout}`);
 
+  const tls: Record<string, string> = {};
+  if (options.tls) {
+    // PostgreSQL reads its key only when it is the server user's and no one else's.
+    for (const [name, from] of [
+      ['server.crt', options.tls.certFile],
+      ['server.key', options.tls.keyFile],
+    ] as const) {
+      copyFileSync(from, join(dir, name));
+      chmodSync(join(dir, name), 0o600);
+      if (owner) chownSync(join(dir, name), owner.uid, owner.gid);
+    }
+    Object.assign(tls, { ssl: 'on', ssl_cert_file: join(dir, 'server.crt'), ssl_key_file: join(dir, 'server.key') });
+  }
   const settings: Record<string, string> = {
+    ...tls,
     listen_addresses: '127.0.0.1',
     unix_socket_directories: dir,
     max_connections: '60',
