@@ -5,8 +5,10 @@
  * one line that names it and says rerunning is safe.
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runOpcli } from '../helpers.js';
+import { ROOT, runBinary, runOpcli } from '../helpers.js';
 import { blackhole, deadPort, missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 
 const missing = missingInfra('pg_ctl');
@@ -175,5 +177,21 @@ describe.skipIf(missing)('record setup', () => {
     } finally {
       await hole.close();
     }
+  });
+
+  test('the built binary: node-postgres and the SQL files come from the bundle, in a chunk no start-up chunk imports', async () => {
+    const { database, members } = await fresh(1);
+    const run = await runBinary(
+      ['record', 'setup', '--json', '--url', `postgresql://${pg.superuser}@127.0.0.1:${pg.port}/${database}`, '--member', members[0]!.name],
+      {
+        env: { PGPASSWORD: pg.superuserPassword, OPCLI_CONFIG_DIR: pg.dir },
+      },
+    );
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toMatchObject({ schemaVersion: 1, applied: [{ version: 1, name: 'record' }], members: [members[0]!.name] });
+    const chunks = join(ROOT, 'dist', 'chunks');
+    const driver = readdirSync(chunks).filter((f) => f.endsWith('.js') && readFileSync(join(chunks, f), 'utf8').includes('SCRAM-SERVER-FIRST-MESSAGE'));
+    expect(driver).toHaveLength(1);
+    for (const start of [join(ROOT, 'dist', 'main.js'), join(chunks, 'core.js')]) expect(readFileSync(start, 'utf8')).not.toContain(driver[0]);
   });
 });
