@@ -88,3 +88,27 @@ describe('record-url', () => {
     );
   });
 });
+
+describe('a profile whose record is in PostgreSQL', () => {
+  it('never falls back to the file record: commands that read or write the record stop, saying so', async () => {
+    for (const [key, value] of [
+      ['base-url', 'https://api.example.com'],
+      ['store-id', 'st_1'],
+    ]) {
+      expect((await runOpcli(['config', 'set', key as string, value as string], { env: env() })).code).toBe(0);
+    }
+    expect((await runOpcli(['config', 'set', 'record-url', '--stdin'], { env: env(), stdin: WITH_PASSWORD })).code).toBe(0);
+    for (const argv of [
+      ['claims', 'history'],
+      ['giftcard', 'history'],
+    ]) {
+      const run = await runOpcli(argv, { env: env() });
+      expect(run.code, argv.join(' ')).toBe(1);
+      expect(run.stderr).toContain(
+        'Error: The record of this profile is in PostgreSQL (postgresql://alice@db.example.com:5432/opcli?sslmode=verify-full), which this opcli can set up',
+      );
+      expect(run.stderr).not.toContain(PASSWORD);
+      expect(existsSync(join(dir, 'giftcard-ledger.jsonl'))).toBe(false);
+    }
+  });
+});
