@@ -41,7 +41,9 @@ Examples:
   $ opcli record setup --url 'postgresql://admin@10.0.0.5/opcli?sslmode=verify-ca&sslrootcert=/etc/ssl/db-ca.pem' --member support_team
   $ opcli record setup --url postgresql://admin@db.example.com/opcli --json
 
-Then each member, once: opcli config set record-url postgresql://alice@db.example.com/opcli
+Then each member, once:
+  $ opcli config set record-url postgresql://alice@db.example.com/opcli
+
 Exit codes: 0 done, 1 the database failed (one line: which, and whether rerunning is safe), 2 usage.`,
     )
     .action(async (flags: { url: string; member?: string[]; json?: boolean }) =>
