@@ -67,7 +67,7 @@ export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): {
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65_535)
     throw new UsageError(`The record URL ${shown}: port "${portText}" is not a port number (1 to 65535).`);
-  const user = decodeURIComponent(url.username) || param('user', 'PGUSER') || userInfo().username;
+  const user = decodeURIComponent(url.username) || param('user', 'PGUSER') || osUserName(env);
   const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || param('dbname', 'PGDATABASE') || user;
   const socket = host.startsWith('/');
   const sslmode = sslModeOf(param('sslmode', 'PGSSLMODE'), socket || isLoopbackHost(host), shown);
@@ -107,6 +107,15 @@ export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): {
     keepAlive: true,
   };
   return { target, config };
+}
+
+/** libpq's default role: the operating system's user name (USER or USERNAME where the system has no entry for this user). */
+function osUserName(env: Record<string, string | undefined>): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.USERNAME ?? 'postgres';
+  }
 }
 
 /** `[::1]` for an IPv6 address, the name or address as it is otherwise. */

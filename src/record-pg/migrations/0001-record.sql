@@ -90,11 +90,14 @@ CREATE TABLE opcli.notes (
   author name NOT NULL DEFAULT current_user
 );
 
--- A file record copied in by `opcli record import`, once (its rows keep their filing ids, so a second import adds nothing).
+-- A file record copied in by `opcli record import`: its first `lines` lines are in (a file that grew
+-- since is imported from there on, in a row of its own). Its rows keep their filing ids, so a second
+-- import adds nothing.
 CREATE TABLE opcli.imports (
-  file_id text PRIMARY KEY,
+  file_id text NOT NULL,
   path text NOT NULL,
   lines integer NOT NULL CHECK (lines >= 0),
+  PRIMARY KEY (file_id, lines),
   at timestamptz NOT NULL,
   recorded_at timestamptz NOT NULL DEFAULT now(),
   author name NOT NULL DEFAULT current_user
