@@ -100,7 +100,7 @@ describe('a profile whose record is in PostgreSQL', () => {
     expect((await runOpcli(['config', 'set', 'record-url', '--stdin'], { env: env(), stdin: WITH_PASSWORD })).code).toBe(0);
     for (const argv of [
       ['claims', 'history'],
-      ['giftcard', 'history'],
+      ['--verbose', 'giftcard', 'history'],
     ]) {
       const run = await runOpcli(argv, { env: env() });
       expect(run.code, argv.join(' ')).toBe(1);
