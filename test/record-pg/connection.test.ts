@@ -13,6 +13,7 @@ import { connectionSettings, LIMITS } from '../../src/record-pg/connection.js';
 import { openRecordDatabase } from '../../src/record-pg/database.js';
 import { setupRecord } from '../../src/record-pg/setup.js';
 import { parseRecordUrl } from '../../src/record-pg/url.js';
+import { runOpcli, tempConfigDir } from '../helpers.js';
 import { makeCa, missingInfra, type Postgres, startPostgres, type TestCa } from '../infra/index.js';
 
 const ctx = (env: Record<string, string | undefined> = {}) => ({ env: { HOME: '/nonexistent', ...env }, cwd: '/' });
@@ -187,6 +188,38 @@ describe.skipIf(missing)('a member opening the record', () => {
     } finally {
       await record.close();
       await pg.restart();
+    }
+  });
+
+  test('opcli record check: ready over verified TLS with the stored password; no record-url is exit 2; a wrong password one line', async () => {
+    const { dir, cleanup } = tempConfigDir();
+    try {
+      const env = { OPCLI_CONFIG_DIR: dir, HOME: '/nonexistent' };
+      const none = await runOpcli(['record', 'check'], { env });
+      expect(none).toMatchObject({ code: 2, stderr: expect.stringContaining('Profile "default" has no record-url: its record is in files.') });
+
+      const url = `postgresql://${member.name}:${encodeURIComponent(member.password)}@127.0.0.1:${pg.port}/${database}?sslmode=verify-full&sslrootcert=${encodeURIComponent(ca.caFile)}`;
+      expect((await runOpcli(['config', 'set', 'record-url', '--stdin'], { env, stdin: url })).code).toBe(0);
+      const ready = await runOpcli(['record', 'check', '--json'], { env });
+      expect(ready.stderr).toBe('');
+      expect(JSON.parse(ready.stdout)).toMatchObject({
+        database: { host: '127.0.0.1', port: pg.port, database },
+        role: member.name,
+        tls: true,
+        sslmode: 'verify-full',
+        schemaVersion: 1,
+      });
+
+      const wrong = await runOpcli(['--verbose', 'record', 'check'], {
+        env: { ...env, OPCLI_RECORD_URL: `postgresql://${member.name}:not-it-${member.password}@127.0.0.1:${pg.port}/${database}` },
+      });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr.split('\n')[0]).toBe(
+        `Error: Record database 127.0.0.1:${pg.port}/${database}: the server refused the password of role "${member.name}" (taken from OPCLI_RECORD_URL); nothing was written or sent; rerunning is safe`,
+      );
+      expect(wrong.stderr).not.toContain(member.password);
+    } finally {
+      cleanup();
     }
   });
 });
