@@ -140,7 +140,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
     '--auth-local=trust',
     '--auth-host=scram-sha-256',
     '--encoding=UTF8',
-    '--locale=C.UTF-8',
+    '--locale=C',
   ]);
   if (init.code !== 0) await fail(`initdb failed:\n${init.stderr}${init.stdout}`);
 
