@@ -7,7 +7,10 @@
  * Exactly once across computers is optimistic concurrency on the unique key: a caller reads the
  * attempts of a key, decides, and inserts attempt `seen + 1`. When another member inserted that
  * attempt in between, the database refuses the second insert (unique violation) and `insertIntent`
- * answers `taken`: the caller reads again and decides again; it never sends on a `taken`.
+ * answers `taken`: the caller reads again and decides again; it never sends on a `taken`. When the
+ * insert fails any other way (the connection lost, the server stopped), the intent may or may not
+ * be committed: the request must not leave, and the attempt is settled the way the file record
+ * settles one: the batch's journal, which never said `sending`, proves it did not leave.
  */
 import type { ClientBase } from 'pg';
 
