@@ -10,6 +10,7 @@
  * without a bound: connecting (connect_timeout, 0 included, is at most what is given, 10 s by
  * default), each statement (30 s, cancelled by the server) and each answer (the client gives up 5 s
  * after that, for a server that stopped answering).
+ * CHOICE (docs/spec-choices.md#record-database-connection): libpq's rules, and opcli's TLS and time bounds.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';

@@ -11,6 +11,7 @@
  * insert fails any other way (the connection lost, the server stopped), the intent may or may not
  * be committed: the request must not leave, and the attempt is settled the way the file record
  * settles one: the batch's journal, which never said `sending`, proves it did not leave.
+ * CHOICE (docs/spec-choices.md#record-attempts): one attempt of one key, under the unique key.
  */
 import type { ClientBase } from 'pg';
 

@@ -5,6 +5,7 @@
  * without it, the credential store keeps the password, and every message shows the URL masked.
  * No library here (config reads this on every run): src/record-pg/connection.ts turns the URL into
  * node-postgres's settings, only when a record is opened.
+ * CHOICE (docs/spec-choices.md#record-in-postgresql): the password apart from the URL.
  */
 import { UsageError } from '../core/errors.js';
 
