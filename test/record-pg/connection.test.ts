@@ -150,6 +150,12 @@ describe.skipIf(missing)('a member opening the record', () => {
     await expect(wrong).rejects.not.toThrow(/wrong-pw-123456/);
   });
 
+  test('no password anywhere (URL, PGPASSWORD, ~/.pgpass): one line saying where one is looked for', async () => {
+    await expect(open({ url: memberUrl().url })).rejects.toThrow(
+      `Record database 127.0.0.1:${pg.port}/${database}: the server asked for a password for role "${member.name}" and none was found (URL, PGPASSWORD, ~/.pgpass); nothing was written or sent; rerunning is safe`,
+    );
+  });
+
   test('~/.pgpass gives the password when the URL and PGPASSWORD do not', async () => {
     const home = mkdtempSync(join(tmpdir(), 'opcli-pgpass-'));
     try {
