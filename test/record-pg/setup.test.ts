@@ -127,6 +127,21 @@ describe.skipIf(missing)('record setup', () => {
     expect(members.map((m) => m.name)).toContain(rows[0]);
   });
 
+  test('an administrator who is not a superuser, only the database’s owner (as on a managed PostgreSQL), sets it up', async () => {
+    const { database, members } = await fresh(1);
+    const admin = { name: `owner_${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(6).toString('hex')}` };
+    await pg.admin(`CREATE ROLE ${admin.name} LOGIN PASSWORD '${admin.password}' NOSUPERUSER; ALTER DATABASE ${database} OWNER TO ${admin.name}`);
+    const url = `postgresql://${admin.name}@127.0.0.1:${pg.port}/${database}`;
+    const run = await runOpcli(['record', 'setup', '--url', url, '--member', members[0]!.name], {
+      env: { PGPASSWORD: admin.password, OPCLI_CONFIG_DIR: pg.dir },
+    });
+    expect(run.stderr).not.toContain('Error');
+    expect(run.code).toBe(0);
+    expect(await pg.admin("SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'opcli'", database)).toBe(`${admin.name}\n`);
+    const refused = await pg.psql('DELETE FROM opcli.intents', { user: members[0]!.name, password: members[0]!.password, database });
+    expect(refused.stderr).toContain('permission denied for table intents');
+  });
+
   test('a role that cannot be a member is refused, and nothing is created', async () => {
     const { database } = await fresh(0);
     const unknown = await setup(database, ['--member', 'nobody_here']);
