@@ -50,6 +50,39 @@ CREATE TABLE IF NOT EXISTS opcli.schema_version (
   applied_by name NOT NULL DEFAULT current_user
 );`;
 
+/** A string as an SQL literal ('it''s'), for a script a person reviews and runs with psql. */
+const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * What `migrate` does, as one script for an administrator to review and run with psql (`record setup
+ * --print-sql`): from schema version `from` to SCHEMA_VERSION, then the grants to `members`, in one
+ * transaction under the same lock, stopping with nothing changed when the database is not at `from`.
+ * Unlike `migrate`, it cannot refuse a member that is a superuser or the owner: it never connects.
+ */
+export function setupScript(from: number, members: readonly string[]): string {
+  const pending = MIGRATIONS.filter((m) => m.version > from);
+  return [
+    `-- opcli's team record: from schema version ${from} to ${SCHEMA_VERSION}, and the grants to the members named.`,
+    '\\set ON_ERROR_STOP on',
+    'BEGIN;',
+    `SELECT pg_advisory_xact_lock(${SETUP_LOCK});`,
+    BOOTSTRAP,
+    `DO $check$ BEGIN
+  IF (SELECT coalesce(max(version), 0) FROM opcli.schema_version) <> ${from} THEN
+    RAISE EXCEPTION 'the record is not at schema version ${from}: nothing was changed (opcli record setup finds the version itself)';
+  END IF;
+END $check$;`,
+    ...pending.flatMap((m) => [
+      `-- migration ${m.version} (${m.name})`,
+      m.sql,
+      `INSERT INTO opcli.schema_version (version, name) VALUES (${m.version}, ${literal(m.name)});`,
+    ]),
+    ...members.map((member) => `SELECT opcli.grant_member(${literal(member)});`),
+    'COMMIT;',
+    '',
+  ].join('\n');
+}
+
 /** The schema's version in this database: 0 when it has no record yet. */
 export async function schemaVersion(client: ClientBase): Promise<number> {
   const exists = await client.query<{ t: string | null }>("SELECT to_regclass('opcli.schema_version')::text AS t");

@@ -4,6 +4,7 @@
  * the unique key deciding between two members, and a database that cannot be reached failing in
  * one line that names it and says rerunning is safe.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -140,6 +141,31 @@ describe.skipIf(missing)('record setup', () => {
     expect(await pg.admin("SELECT nspowner::regrole::text FROM pg_namespace WHERE nspname = 'opcli'", database)).toBe(`${admin.name}\n`);
     const refused = await pg.psql('DELETE FROM opcli.intents', { user: members[0]!.name, password: members[0]!.password, database });
     expect(refused.stderr).toContain('permission denied for table intents');
+  });
+
+  test('--print-sql: the script psql runs does what setup does, once; run again on a record past its version, it changes nothing', async () => {
+    const { database, members } = await fresh(1);
+    const printed = await runOpcli(['record', 'setup', '--print-sql', '--member', members[0]!.name], { env: { OPCLI_CONFIG_DIR: pg.dir } });
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toMatch(/^-- opcli's team record: from schema version 0 to 1/);
+    const psql = () =>
+      spawnSync(join(pg.binDir, 'psql'), ['-X', '-q', '-h', '127.0.0.1', '-p', String(pg.port), '-U', pg.superuser, '-d', database, '-f', '-'], {
+        input: printed.stdout,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, PGPASSWORD: pg.superuserPassword, PGSSLMODE: 'disable' },
+      });
+    const applied = psql();
+    expect(applied.stderr).toBe('');
+    expect(applied.status).toBe(0);
+    const again = psql();
+    expect(again.status).toBe(3);
+    expect(again.stderr).toContain('the record is not at schema version 0: nothing was changed');
+    const setup2 = await setup(database, ['--json']);
+    expect(JSON.parse(setup2.stdout)).toMatchObject({ previousVersion: 1, applied: [], members: [members[0]!.name] });
+    const refused = await pg.psql('TRUNCATE opcli.outcomes', { user: members[0]!.name, password: members[0]!.password, database });
+    expect(refused.stderr).toContain('permission denied for table outcomes');
+    const misuse = await runOpcli(['record', 'setup', '--print-sql', '--url', 'postgresql://a@h/db'], { env: { OPCLI_CONFIG_DIR: pg.dir } });
+    expect(misuse).toMatchObject({ code: 2, stderr: expect.stringContaining('--print-sql connects nowhere: it takes no --url and no --json.') });
   });
 
   test('a role that cannot be a member is refused, and nothing is created', async () => {
