@@ -59,14 +59,22 @@ export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionConte
     pool,
     async withClient(fn, rerun) {
       let client: PoolClient | undefined;
+      // A connection lost while it is checked out emits 'error' on the client, not the pool: without
+      // a listener that is an uncaught exception; the statement's own rejection carries the failure.
+      const lost = (): void => {};
+      let failed: unknown;
       try {
         client = await pool.connect();
+        client.on('error', lost);
         return await fn(client);
       } catch (error) {
+        failed = error;
         if (error instanceof OpcliError && !(error instanceof RecordDatabaseError)) throw error;
         throw databaseError(error, target, rerun);
       } finally {
-        client?.release();
+        client?.off('error', lost);
+        // A connection that failed is closed rather than handed to the next statement.
+        client?.release(failed instanceof Error ? failed : undefined);
       }
     },
     close: () => pool.end().catch(() => {}),
