@@ -11,7 +11,7 @@
  *    runs again in a child process with V8 start-up flags (LEAN_FLAGS): V8 sizes its heap when the
  *    process starts, so no code inside the bundle can set them. OPCLI_LEAN=1 marks the child; the
  *    shim relays SIGINT/SIGTERM over the IPC channel and exits with the child's code; the child
- *    kills itself when the channel closes (src/cli/main.ts). test/bin/shim.test.ts ("long streaming
+ *    kills itself when the channel closes (src/cli/main.ts). SIGHUP (and SIGBREAK on Windows) are relayed too. test/bin/shim.test.ts ("long streaming
  *    runs"), test/main/signals.test.ts (the relay, through the built binary).
  * 3. Node's compile cache (22.1+) under $XDG_CACHE_HOME/opcli: enabled before the bundle is
  *    compiled, or it saves nothing. test/bin/shim.test.ts ("compile cache").
@@ -90,14 +90,14 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
     if (child.connected) child.send({ opcliSignal: signal });
     else child.kill(signal);
   };
-  process.on('SIGINT', pass('SIGINT'));
-  process.on('SIGTERM', pass('SIGTERM'));
+  // SIGHUP: the terminal closed (on Windows, the console window); SIGBREAK: Ctrl-Break on Windows.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', ...(process.platform === 'win32' ? ['SIGBREAK'] : [])]) process.on(signal, pass(signal));
   child.on('error', (error) => {
     console.error(`opcli could not start: ${error.message}`);
     process.exitCode = 1;
   });
   child.on('exit', (code, signal) => {
-    process.exitCode = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+    process.exitCode = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : signal === 'SIGHUP' ? 129 : 1);
   });
   answered = true;
 }

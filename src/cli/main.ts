@@ -24,26 +24,48 @@ function interrupt(): void {
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 }
 const terminate = () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' }));
+/** Set once the terminal went away: nobody reads stdout or stderr any more. */
+let hungUp = false;
+/**
+ * The terminal went away (SIGHUP: a closed terminal or SSH session; on Windows also a closed
+ * console window, and SIGBREAK, Ctrl-Break): stop as for SIGTERM, so a batch writes its state and
+ * exits 130. Windows ends the process itself some seconds after a console closes; the journal
+ * holds each row before it is sent, so a rerun finds whatever was in flight.
+ */
+function hangUp(): void {
+  hungUp = true;
+  terminate();
+}
+/** The signals that stop a run, each with what it does. */
+const STOPS: [NodeJS.Signals, () => void][] = [
+  ['SIGINT', interrupt],
+  ['SIGTERM', terminate],
+  ['SIGHUP', hangUp],
+  ...(process.platform === 'win32' ? [['SIGBREAK', hangUp] as [NodeJS.Signals, () => void]] : []),
+];
 if (underShim && process.channel) {
   // Under the shim, signals come over the IPC channel, once each; the copy of a terminal's Ctrl-C
-  // that reaches this process directly is ignored, so one press never counts twice.
-  process.on('SIGINT', () => {});
-  process.on('SIGTERM', () => {});
+  // (or hang-up) that reaches this process directly is ignored, so one press never counts twice.
+  for (const [signal] of STOPS) process.on(signal, () => {});
   process.on('message', (message: { opcliSignal?: string }) => {
-    if (message?.opcliSignal === 'SIGINT') interrupt();
-    else if (message?.opcliSignal === 'SIGTERM') terminate();
+    STOPS.find(([signal]) => signal === message?.opcliSignal)?.[1]();
   });
   // The channel closes only when the shim dies (kill -9): die the same way at once, so a batch
   // stops filing exactly as it would have without the second process.
   process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
   process.channel.unref();
 } else {
-  process.on('SIGINT', interrupt);
-  process.on('SIGTERM', terminate);
+  for (const [signal, stop] of STOPS) process.on(signal, stop);
 }
 /** Set once the command returned, or when opcli exits on purpose before that. */
 let finished = false;
+// After a hang-up the terminal's streams fail (EIO): nobody is left to read them, and the run
+// still finishes its state (the journal), so the failures are ignored.
+process.stderr.on('error', (error) => {
+  if (!hungUp) throw error;
+});
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (hungUp) return;
   // The reader went away (`opcli orders list | head`): stop quietly.
   if (error.code === 'EPIPE') {
     finished = true;

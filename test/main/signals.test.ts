@@ -178,6 +178,30 @@ describe('whole-process stops', () => {
     for (const line of lines) JSON.parse(line);
   });
 
+  it('SIGHUP (the terminal closed) ends a claims batch as Ctrl-C does: its state journaled, the summary, exit 130 (issue 43 row 5)', async () => {
+    const csv = claimsCsv(200);
+    sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
+    let sent = false;
+    // claims file --from runs in the shim's child: the hang-up reaches the shim and is relayed.
+    const r = await watch(['claims', 'file', '--from', csv, '--jsonl', '--concurrency', '2'], (seen, child) => {
+      if (!sent && seen.stdout.split('\n').length > 6) {
+        sent = true;
+        child.kill('SIGHUP');
+      }
+    });
+    expect(sent).toBe(true);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/Filed \d+ claim/);
+    const last = new Map<string, string>();
+    for (const line of readFileSync(`${csv}.journal.jsonl`, 'utf8').trim().split('\n')) {
+      const entry = JSON.parse(line);
+      last.set(entry.key, entry.status);
+    }
+    expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
+    expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
+    expect(sandbox.counters.claimsCreated).toBeLessThan(200);
+  });
+
   it('`opcli orders list --all | head -1` exits quietly when the reader goes away', async () => {
     const script = `"${process.execPath}" "${BIN}" orders list --all --size 20 --jsonl | head -1; echo "opcli exit \${PIPESTATUS[0]}" >&2`;
     const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
