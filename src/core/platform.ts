@@ -36,6 +36,8 @@ export function shellQuote(path: string, platform: NodeJS.Platform = process.pla
 export interface ShellAdvice {
   /** Removes a folder and what it holds (a lock). */
   removeFolder(path: string): string;
+  /** Creates a folder and its parents. */
+  makeFolder(path: string): string;
   /** Creates a folder (and its parents) only you can use. */
   makePrivateFolder(path: string): string;
   /** Shows who owns a file or folder. */
@@ -52,6 +54,8 @@ export function shellAdvice(platform: NodeJS.Platform = process.platform): Shell
   if (platform === 'win32') {
     return {
       removeFolder: (path) => `Remove-Item -Recurse -Force ${q(path)}`,
+      makeFolder: (path) => `New-Item -ItemType Directory -Force ${q(path)}`,
+      // A folder in your profile (%APPDATA%, %USERPROFILE%) inherits an access list that admits you alone.
       makePrivateFolder: (path) => `New-Item -ItemType Directory -Force ${q(path)}`,
       showOwner: (path) => `Get-Acl ${q(path)} | Format-List Owner,AccessToString`,
       moveAside: (path) => `Move-Item ${q(path)} ${q(`${path}.bak`)}`,
@@ -60,6 +64,7 @@ export function shellAdvice(platform: NodeJS.Platform = process.platform): Shell
   }
   return {
     removeFolder: (path) => `rm -r ${q(path)}`,
+    makeFolder: (path) => `mkdir -p ${q(path)}`,
     makePrivateFolder: (path) => `mkdir -p -m 700 ${q(path)}`,
     showOwner: (path) => `ls -ld ${q(path)}`,
     moveAside: (path) => `mv ${q(path)} ${q(`${path}.bak`)}`,
