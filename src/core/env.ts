@@ -1,5 +1,4 @@
-/** What a run reads from its environment besides a profile: limits of the HTTP client, CI, the config folder. */
-import { isAbsolute } from 'node:path';
+/** What a run reads from its environment besides a profile: limits of the HTTP client, CI (the config folder: src/config/config-home.ts). */
 import { UsageError } from './errors.js';
 
 /** The HTTP client's limits: a test's overrides, else the OPCLI_HTTP_* variables (checked, each named in its error). */
@@ -44,16 +43,4 @@ function positiveEnv(value: string | undefined, name: string, unit: string): num
 /** CI is set by every common CI system; there, nobody can answer a prompt. */
 export function isCI(env: Record<string, string | undefined>): boolean {
   return !!env.CI && env.CI !== 'false' && env.CI !== '0';
-}
-
-/**
- * The config folder of a run: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. A relative
- * XDG_CONFIG_HOME is ignored, as the XDG Base Directory spec says (it would put the secrets in
- * whatever folder the command runs from).
- */
-export function configDirOf(env: Record<string, string | undefined>): string {
-  if (env.OPCLI_CONFIG_DIR) return env.OPCLI_CONFIG_DIR;
-  const home = env.HOME || env.USERPROFILE || '.';
-  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`;
-  return `${xdg}/opcli`;
 }
