@@ -1,5 +1,6 @@
 /** What a run reads from its environment besides a profile: limits of the HTTP client, CI (the config folder: src/config/config-home.ts). */
 import { UsageError } from './errors.js';
+import { shellAdvice } from './platform.js';
 
 /** The HTTP client's limits: a test's overrides, else the OPCLI_HTTP_* variables (checked, each named in its error). */
 export function httpLimits(env: Record<string, string | undefined>, overrides: { timeoutMs?: number; maxRetries?: number; maxRetryAfterMs?: number } = {}) {
@@ -16,7 +17,8 @@ export function httpLimits(env: Record<string, string | undefined>, overrides: {
 /** A whole-number OPCLI_* variable; anything else is a usage error naming it (not silently ignored). */
 function numberEnv(value: string | undefined, name: string, unit?: string): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (value.trim() === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a whole number.`);
+  if (value.trim() === '')
+    throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`${shellAdvice().unsetEnv(name)}\`) or give it a whole number.`);
   if (!/^\d+$/.test(value.trim()))
     throw new UsageError(
       `${name} "${value}" is not a whole number.`,

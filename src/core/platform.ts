@@ -46,6 +46,12 @@ export interface ShellAdvice {
   moveAside(path: string): string;
   /** Shows whether a process runs, and which program it is. */
   showProcess(pid: number): string;
+  /** Shows where a link leads. */
+  showLink(path: string): string;
+  /** Removes an environment variable from the shell's session. */
+  unsetEnv(name: string): string;
+  /** Creates a folder a team shares: its members may write it, nobody else. */
+  makeTeamFolder(path: string): string;
 }
 
 /** The commands of `platform`'s usual shell, each a complete line a person can paste. */
@@ -60,6 +66,10 @@ export function shellAdvice(platform: NodeJS.Platform = process.platform): Shell
       showOwner: (path) => `Get-Acl ${q(path)} | Format-List Owner,AccessToString`,
       moveAside: (path) => `Move-Item ${q(path)} ${q(`${path}.bak`)}`,
       showProcess: (pid) => `Get-Process -Id ${pid}`,
+      showLink: (path) => `Get-Item ${q(path)} | Format-List FullName,LinkType,Target`,
+      unsetEnv: (name) => `Remove-Item Env:${name}`,
+      makeTeamFolder: (path) =>
+        `New-Item -ItemType Directory ${q(path)}; icacls ${q(path)} /inheritance:r /grant:r "<team>:(OI)(CI)M" "$env:USERNAME:(OI)(CI)F"`,
     };
   }
   return {
@@ -69,5 +79,8 @@ export function shellAdvice(platform: NodeJS.Platform = process.platform): Shell
     showOwner: (path) => `ls -ld ${q(path)}`,
     moveAside: (path) => `mv ${q(path)} ${q(`${path}.bak`)}`,
     showProcess: (pid) => `ps -p ${pid} -o pid,lstart,command`,
+    showLink: (path) => `ls -l ${q(path)}`,
+    unsetEnv: (name) => `unset ${name}`,
+    makeTeamFolder: (path) => `mkdir -m 2770 ${q(path)} && chgrp <team> ${q(path)}`,
   };
 }
