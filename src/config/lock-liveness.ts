@@ -1,5 +1,5 @@
 /**
- * Where the platform does not say when a process started (Windows, macOS: process-start.ts knows
+ * CHOICE (docs/spec-choices.md#lock-owners): where the platform does not say when a process started (Windows, macOS: process-start.ts knows
  * Linux's /proc only), a pid alone cannot tell a lock's owner from a process that reused its pid,
  * which Windows does within seconds. There the owner answers on an endpoint named by a random token
  * of its process, a Windows named pipe (`\\.\pipe\opcli-<token>`) or elsewhere a Unix socket in

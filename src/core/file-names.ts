@@ -1,5 +1,5 @@
 /**
- * Whether two names in one folder name one file, by the rules of the platform's usual disks, for
+ * CHOICE (docs/spec-choices.md#file-names): whether two names in one folder name one file, by the rules of the platform's usual disks, for
  * files that do not exist yet (an existing file is known by its device and inode instead). The
  * rules, from the file systems' own documentation:
  * - Windows (NTFS, FAT, ReFS): letter case is not told apart; the Win32 layer drops trailing dots
