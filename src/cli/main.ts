@@ -2,7 +2,9 @@
 import { isatty } from 'node:tty';
 import { runCli } from './program.js';
 import { childEnv } from '../core/child-env.js';
+import { configDirOf, earlierConfigDirOf } from '../config/config-home.js';
 import { createDeps } from '../core/deps.js';
+import { platformEnv } from '../core/platform.js';
 import { ExitCode } from '../core/errors.js';
 
 const argv = process.argv.slice(2);
@@ -95,6 +97,15 @@ const forChildren = childEnv(env);
 for (const name of Object.keys(process.env)) if (!(name in forChildren)) delete process.env[name];
 Object.assign(process.env, forChildren);
 
+// On Windows the config folder may still be where opcli kept it before: moved once, before anything
+// reads it (src/config/config-move.ts, loaded only there).
+const view = platformEnv(env);
+const earlierConfigDir = earlierConfigDirOf(view);
+const configDir =
+  earlierConfigDir === undefined
+    ? undefined
+    : (await import('../config/config-move.js')).settleConfigDir(configDirOf(view), earlierConfigDir, (line) => process.stderr.write(`${line}\n`));
+
 const deps = createDeps({
   stdin: () => process.stdin,
   stdout: process.stdout,
@@ -103,6 +114,7 @@ const deps = createDeps({
   stdoutIsTTY: !!process.stdout.isTTY,
   stderrIsTTY: !!process.stderr.isTTY,
   env,
+  configDir,
   cwd: process.cwd(),
   signal: controller.signal,
   stopNow: now.signal,

@@ -5,7 +5,7 @@ import { CredentialStore } from '../config/credentials.js';
 import { pickProfileName, type ResolvedProfile, requireKnownProfile, resolveProfile } from '../config/profile.js';
 import { untilSandboxWrote } from '../config/sandbox-starting.js';
 import { SettingsStore } from '../config/settings.js';
-import { configDirOf, earlierConfigDirOf, settleConfigDir } from '../config/config-home.js';
+import { configDirOf } from '../config/config-home.js';
 import { httpLimits, isCI } from './env.js';
 import { HttpClient, type TokenSource } from '../http/client.js';
 import { readProxyConfig, routeFor } from '../http/proxy.js';
@@ -89,6 +89,8 @@ export interface DepsInit {
   cwd: string;
   /** The operating system to follow (default: the one running). */
   platform?: NodeJS.Platform;
+  /** The config folder of the run when the entry settled it (on Windows, after the one-time move: src/config/config-move.ts). */
+  configDir?: string;
   signal?: AbortSignal;
   /** Aborted on a second Ctrl-C. */
   stopNow?: AbortSignal;
@@ -228,7 +230,6 @@ export function createDeps(init: DepsInit): Deps {
   // A test that brings its own clock paces on it too (virtual time); a real run on the finer clock.
   const injected = init.timers !== undefined || init.now !== undefined || init.sleep !== undefined;
   let httpClient: HttpClient | undefined;
-  let configDir: string | undefined;
   const deps: Deps = {
     io,
     env,
@@ -253,11 +254,7 @@ export function createDeps(init: DepsInit): Deps {
     debug: (text) => {
       if (globals.verbose) io.stderr.write(escapeInvisible(redactor.redact(`${text}\n`)));
     },
-    // Settled once per run: on Windows the first use may move the folder from where it was before.
-    configDir: () => {
-      configDir ??= settleConfigDir(configDirOf(env, platform), earlierConfigDirOf(env, platform), (line) => io.stderr.write(`${line}\n`));
-      return configDir;
-    },
+    configDir: () => init.configDir ?? configDirOf(env, platform),
     settings: once(() => SettingsStore.open(deps.configDir())),
     credentials: once(() => CredentialStore.open(deps.configDir(), (line) => io.stderr.write(`${line}\n`))),
     profile: once(() => readProfile(deps)),

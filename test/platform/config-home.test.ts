@@ -3,13 +3,19 @@
  * ~/.config/opcli on Linux and macOS), `config path` in native separators, and the one-time move on
  * Windows from the earlier place that loses nothing: the move itself runs here on Linux folders.
  */
+import { execFile as execFileCallback } from 'node:child_process';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { configDirOf, earlierConfigDirOf, settleConfigDir } from '../../src/config/config-home.js';
+import { configDirOf, earlierConfigDirOf } from '../../src/config/config-home.js';
+import { settleConfigDir } from '../../src/config/config-move.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { claimBodies, results, writeRows } from '../claims/fixtures.js';
-import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+
+const run = async (file: string, args: string[]) => (await promisify(execFileCallback)(file, args, { encoding: 'utf8' })).stdout;
 
 describe('where the config folder is', () => {
   it('on Windows: %APPDATA%\\opcli, else under %USERPROFILE%; XDG_CONFIG_HOME and OPCLI_CONFIG_DIR first; all in Windows separators', () => {
@@ -106,6 +112,33 @@ describe('the one-time move from the earlier place', () => {
     // Once moved, nothing more happens.
     expect(settleConfigDir(dir, earlier, (l) => notices.push(l))).toBe(dir);
     expect(notices).toHaveLength(1);
+    await expectHeld(csv, dir);
+  });
+
+  it('eight opcli processes starting at once move the folder once, and every one uses the new place', async () => {
+    const csv = await fileTwo(earlier);
+    const before = readdirSync(earlier).sort();
+    // The move as each run does it, in processes of their own (bundled from src/ by the build's esbuild).
+    const script = join(root, 'settle.mjs');
+    const source = `import { settleConfigDir } from ${JSON.stringify(join(ROOT, 'src', 'config', 'config-move.ts'))};
+      const notes = [];
+      const used = settleConfigDir(process.argv[2], process.argv[3], (line) => notes.push(line));
+      process.stdout.write(JSON.stringify({ used, notes }));`;
+    await build({
+      stdin: { contents: source, resolveDir: ROOT, loader: 'ts' },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: script,
+      logLevel: 'silent',
+    });
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, () => run(process.execPath, [script, dir, earlier]).then((out) => JSON.parse(out) as { used: string; notes: string[] })),
+    );
+    expect(runs.map((r) => r.used)).toEqual(Array(8).fill(dir));
+    expect(runs.flatMap((r) => r.notes)).toEqual([`Moved opcli's config folder from ${earlier} to ${dir}, its place on Windows.`]);
+    expect(existsSync(earlier)).toBe(false);
+    expect(readdirSync(dir).sort()).toEqual(before);
     await expectHeld(csv, dir);
   });
 
