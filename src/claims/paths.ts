@@ -39,9 +39,17 @@ function idOf(path: string): string {
 
 /**
  * The real path of an existing file: the system's own (realpath(3), GetFinalPathNameByHandle on
- * Windows), which also undoes short 8.3 names and a name's case there.
+ * Windows), which also undoes short 8.3 names and a name's case there; Node's own walk of the links
+ * where the system's fails for another reason than a missing file (a RAM disk on Windows).
  */
-const realPath = (path: string) => realpathSync.native(path);
+function realPath(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+    return realpathSync(path);
+  }
+}
 
 /** Where a path really leads: its real file, or for a file still to be created, its real folder + name. */
 function target(path: string, flag: string, platform: NodeJS.Platform, shown = path): Target {
