@@ -9,7 +9,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { build } from 'esbuild';
 import { acquireFileLock } from '../../src/config/lock.js';
+import { ROOT } from '../helpers.js';
 
 let dir: string;
 let other: ChildProcess | undefined;
@@ -78,6 +80,40 @@ describe('a lock whose owner pid is now another live process', () => {
       expect(error.message).toContain(`remove the lock: \`rm -r ${join(dir, 'ledger.lock')}\``);
     } finally {
       held.release();
+    }
+  });
+
+  it('an owner killed with kill -9 stops answering: once its pid names another live process, its lock is taken over', async () => {
+    // A holder in a process of its own, taking the lock as on Windows (bundled from src/ by the build's esbuild).
+    const script = join(dir, 'hold.mjs');
+    const source = `import { acquireFileLock } from ${JSON.stringify(join(ROOT, 'src', 'config', 'lock.ts'))};
+      await acquireFileLock(process.argv[2], 'ledger', { platform: 'win32' });
+      process.stdout.write('held\\n');
+      setInterval(() => {}, 1000);`;
+    await build({
+      stdin: { contents: source, resolveDir: ROOT, loader: 'ts' },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: script,
+      logLevel: 'silent',
+    });
+    const holder = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => holder.stdout?.once('data', () => resolve()));
+      const record = owner('ledger');
+      expect(record).toMatchObject({ pid: holder.pid, live: expect.stringMatching(/^[0-9a-f]{32}$/) });
+      // Alive and answering: kept.
+      await expect(acquireFileLock(dir, 'ledger', { waitMs: 0, platform: 'win32' })).rejects.toThrow(`pid ${holder.pid}`);
+      holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.once('exit', resolve));
+      // Windows gives the pid to another process: the record now names a live pid that is not opcli.
+      writeFileSync(join(dir, 'ledger.lock', 'owner'), JSON.stringify({ ...record, pid: anotherProcess() }));
+      const lock = await acquireFileLock(dir, 'ledger', { waitMs: 0, platform: 'win32' });
+      expect(owner('ledger').pid).toBe(process.pid);
+      lock.release();
+    } finally {
+      holder.kill('SIGKILL');
     }
   });
 
