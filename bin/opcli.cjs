@@ -98,6 +98,12 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
   });
   child.on('exit', (code, signal) => {
     process.exitCode = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : signal === 'SIGHUP' ? 129 : 1);
+    // The terminal is gone (the child ended by the hang-up for it: src/cli/main.ts): so does the shim,
+    // rather than have Node abort restoring a terminal that no longer exists (nodejs/node#51519).
+    if (signal === 'SIGHUP' && process.platform !== 'win32') {
+      process.removeAllListeners('SIGHUP');
+      process.kill(process.pid, 'SIGHUP');
+    }
   });
   answered = true;
 }

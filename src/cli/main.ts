@@ -38,6 +38,19 @@ function hangUp(): void {
   hungUp = true;
   terminate();
 }
+/** The standard streams that were a terminal when opcli started. */
+const terminalAtStart = [0, 1, 2].filter((fd) => isatty(fd));
+/**
+ * After a hang-up, once the run has written its state: when the terminal is gone (a hung-up
+ * terminal answers no terminal request, so isatty turns false), end by the hang-up signal itself.
+ * A normal exit would have Node restore the gone terminal's settings and abort (nodejs/node#51519,
+ * fixed by nodejs/node#58200 in later versions): a core dump or a crash report for a clean stop.
+ */
+function endIfTerminalGone(): void {
+  if (process.platform === 'win32' || !terminalAtStart.some((fd) => !isatty(fd))) return;
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+}
 /** The signals that stop a run, each with what it does. */
 const STOPS: [NodeJS.Signals, () => void][] = [
   ['SIGINT', interrupt],
@@ -122,3 +135,4 @@ const deps = createDeps({
 
 process.exitCode = await runCli(argv, deps);
 finished = true;
+if (hungUp) endIfTerminalGone();
