@@ -38,8 +38,8 @@ function hangUp(): void {
   hungUp = true;
   terminate();
 }
-/** The standard streams that were a terminal when opcli started. */
-const terminalAtStart = [0, 1, 2].filter((fd) => isatty(fd));
+/** Whether standard input was a terminal when opcli started (stdout and stderr keep theirs in `isTTY`). */
+const stdinIsTTY = isatty(0);
 /**
  * After a hang-up, once the run has written its state: when the terminal is gone (a hung-up
  * terminal answers no terminal request, so isatty turns false), end by the hang-up signal itself.
@@ -47,7 +47,8 @@ const terminalAtStart = [0, 1, 2].filter((fd) => isatty(fd));
  * fixed by nodejs/node#58200 in later versions): a core dump or a crash report for a clean stop.
  */
 function endIfTerminalGone(): void {
-  if (process.platform === 'win32' || !terminalAtStart.some((fd) => !isatty(fd))) return;
+  const atStart = [stdinIsTTY, !!process.stdout.isTTY, !!process.stderr.isTTY];
+  if (process.platform === 'win32' || !atStart.some((was, fd) => was && !isatty(fd))) return;
   process.removeAllListeners('SIGHUP');
   process.kill(process.pid, 'SIGHUP');
 }
@@ -123,7 +124,7 @@ const deps = createDeps({
   stdin: () => process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
-  stdinIsTTY: isatty(0),
+  stdinIsTTY,
   stdoutIsTTY: !!process.stdout.isTTY,
   stderrIsTTY: !!process.stderr.isTTY,
   env,

@@ -69,7 +69,7 @@ export function shellAdvice(platform: NodeJS.Platform = process.platform): Shell
       showLink: (path) => `Get-Item ${q(path)} | Format-List FullName,LinkType,Target`,
       unsetEnv: (name) => `Remove-Item Env:${name}`,
       makeTeamFolder: (path) =>
-        `New-Item -ItemType Directory ${q(path)}; icacls ${q(path)} /inheritance:r /grant:r "<team>:(OI)(CI)M" "$env:USERNAME:(OI)(CI)F"`,
+        `New-Item -ItemType Directory ${q(path)}; icacls ${q(path)} /inheritance:r /grant:r "<team>:(OI)(CI)M" "\${env:USERNAME}:(OI)(CI)F"`,
     };
   }
   return {
