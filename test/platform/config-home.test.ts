@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configDirOf, earlierConfigDirOf } from '../../src/config/config-home.js';
 import { settleConfigDir } from '../../src/config/config-move.js';
+import { moveWitnesses, rememberPlace, witnessedPaths } from '../../src/core/record-witness.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { claimBodies, results, writeRows } from '../claims/fixtures.js';
 import { ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
@@ -54,6 +55,27 @@ describe('where the config folder is', () => {
       expect(files.settings).toBe(`${dir.replaceAll('/', '\\')}\\settings.json`);
       const linux = await runOpcli(['config', 'path', '--json'], { env: { OPCLI_CONFIG_DIR: dir }, platform: 'linux' });
       expect(JSON.parse(linux.stdout).settings).toBe(join(dir, 'settings.json'));
+    } finally {
+      cleanup();
+    }
+  });
+});
+
+describe('witnesses follow the folder', () => {
+  it("only the witnesses of records inside the moved folder are re-keyed; a team folder's stay as they are", () => {
+    const { dir: config, cleanup } = tempConfigDir();
+    try {
+      const from = join(config, 'old-place');
+      const team = join(config, 'team');
+      for (const path of [join(from, 'giftcard-ledger.jsonl'), join(from, 'claims-record-ab.jsonl'), join(team, 'giftcard-ledger.jsonl')])
+        rememberPlace(config, path);
+      moveWitnesses(config, from);
+      expect(witnessedPaths(config).sort()).toEqual(
+        [join(config, 'claims-record-ab.jsonl'), join(config, 'giftcard-ledger.jsonl'), join(team, 'giftcard-ledger.jsonl')].sort(),
+      );
+      // Again (a run after a crash): nothing changes.
+      moveWitnesses(config, from);
+      expect(witnessedPaths(config)).toHaveLength(3);
     } finally {
       cleanup();
     }
