@@ -11,9 +11,9 @@
  *    runs again in a child process with V8 start-up flags (LEAN_FLAGS): V8 sizes its heap when the
  *    process starts, so no code inside the bundle can set them. OPCLI_LEAN=1 marks the child; the
  *    shim relays SIGINT/SIGTERM over the IPC channel and exits with the child's code; the child
- *    kills itself when the channel closes (src/cli/main.ts). test/bin/shim.test.ts ("long streaming
+ *    kills itself when the channel closes (src/cli/main.ts). SIGHUP (and SIGBREAK on Windows) are relayed too. test/bin/shim.test.ts ("long streaming
  *    runs"), test/main/signals.test.ts (the relay, through the built binary).
- * 3. Node's compile cache (22.1+) under $XDG_CACHE_HOME/opcli: enabled before the bundle is
+ * 3. Node's compile cache (22.1+) under $XDG_CACHE_HOME/opcli (%LOCALAPPDATA%\opcli on Windows): enabled before the bundle is
  *    compiled, or it saves nothing. test/bin/shim.test.ts ("compile cache").
  * 4. `--verbose` turns on source maps, so a stack trace names src/ lines; only then, since reading
  *    the maps costs start-up time.
@@ -90,14 +90,20 @@ if (!answered && streaming && !process.env.OPCLI_LEAN && !process.execArgv.some(
     if (child.connected) child.send({ opcliSignal: signal });
     else child.kill(signal);
   };
-  process.on('SIGINT', pass('SIGINT'));
-  process.on('SIGTERM', pass('SIGTERM'));
+  // SIGHUP: the terminal closed (on Windows, the console window); SIGBREAK: Ctrl-Break on Windows.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', ...(process.platform === 'win32' ? ['SIGBREAK'] : [])]) process.on(signal, pass(signal));
   child.on('error', (error) => {
     console.error(`opcli could not start: ${error.message}`);
     process.exitCode = 1;
   });
   child.on('exit', (code, signal) => {
-    process.exitCode = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : 1);
+    process.exitCode = code ?? (signal === 'SIGINT' ? 130 : signal === 'SIGTERM' ? 143 : signal === 'SIGHUP' ? 129 : 1);
+    // The terminal is gone (the child ended by the hang-up for it: src/cli/main.ts): so does the shim,
+    // rather than have Node abort restoring a terminal that no longer exists (nodejs/node#51519).
+    if (signal === 'SIGHUP' && process.platform !== 'win32') {
+      process.removeAllListeners('SIGHUP');
+      process.kill(process.pid, 'SIGHUP');
+    }
   });
   answered = true;
 }
@@ -108,8 +114,10 @@ function enableCompileCache() {
   if (typeof module.enableCompileCache !== 'function' || process.env.NODE_COMPILE_CACHE) return;
   // Never fatal: an unwritable cache folder only means no cache.
   try {
+    // As gh: $XDG_CACHE_HOME, else %LOCALAPPDATA% on Windows (a cache stays on the machine, not in the roaming profile), else ~/.cache.
     const home = process.env.HOME || process.env.USERPROFILE;
-    const base = process.env.XDG_CACHE_HOME || (home ? `${home}/.cache` : undefined);
+    const windows = process.platform === 'win32' ? process.env.LOCALAPPDATA : undefined;
+    const base = process.env.XDG_CACHE_HOME || windows || (home ? join(home, '.cache') : undefined);
     if (!base) return;
     // The folders are made here, one level at a time, and only below a folder that exists and is
     // writable: Node's own (recursive) creation spins forever under an unwritable base such as
@@ -125,7 +133,7 @@ function enableCompileCache() {
     accessSync(base, constants.W_OK);
     let dir = base;
     for (const part of ['opcli', 'compile-cache']) {
-      dir = `${dir}/${part}`;
+      dir = join(dir, part);
       try {
         mkdirSync(dir, { mode: 0o700 });
       } catch (error) {
@@ -138,7 +146,7 @@ function enableCompileCache() {
   }
 }
 
-/** Duty 6. The config folder as src/core/env.ts (configDirOf) finds it; the mark as src/config/sandbox-starting.ts writes it. */
+/** Duty 6. The config folder as src/config/config-home.ts (configDirOf) finds it; the mark as src/config/sandbox-starting.ts writes it. */
 function markSandboxStarting() {
   const at = argv.indexOf('--write-profile');
   const name = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--write-profile='))?.slice(16);
@@ -148,8 +156,12 @@ function markSandboxStarting() {
     const env = process.env;
     const { isAbsolute } = require('node:path');
     const home = env.HOME || env.USERPROFILE || '.';
-    const dir = env.OPCLI_CONFIG_DIR || `${env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`}/opcli`;
+    const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : undefined;
+    const appData = process.platform === 'win32' ? env.APPDATA || (env.USERPROFILE && join(env.USERPROFILE, 'AppData', 'Roaming')) : undefined;
+    const dir = env.OPCLI_CONFIG_DIR || join(xdg || appData || join(home, '.config'), 'opcli');
     const fs = require('node:fs');
+    // On Windows the bundle first moves the folder from its earlier place (src/config/config-home.ts): no mark before that.
+    if (appData && !env.OPCLI_CONFIG_DIR && !xdg && !fs.existsSync(dir) && fs.existsSync(join(home, '.config', 'opcli'))) return;
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const c = fs.constants;
     const fd = fs.openSync(join(dir, `sandbox-starting.${name}.json`), c.O_WRONLY | c.O_CREAT | c.O_TRUNC | (c.O_NOFOLLOW ?? 0), 0o600);

@@ -10,6 +10,7 @@ import { constants, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { checkFileStats, UnsafePathError } from '../config/private-file.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
+import { shellAdvice } from '../core/platform.js';
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -40,7 +41,7 @@ function linkError(path: string, role: BatchFileRole): UnsafePathError {
   return new UnsafePathError(
     path,
     `The ${role.what} ${path} is a symbolic link${to}: opcli does not follow links for batch files, since anyone who can write in that folder could point one at a file of yours. Nothing was sent.`,
-    `Check who made it (\`ls -l ${path}\`) and remove it, ${elsewhere(role)}`,
+    `Check who made it (\`${shellAdvice().showLink(path)}\`) and remove it, ${elsewhere(role)}`,
   );
 }
 

@@ -38,6 +38,8 @@ import type { IO } from '../core/ports.js';
 export interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
   io: Pick<IO, 'stdin'>;
   cwd: string;
+  /** The platform whose rules say when two file names are one file (default: the one running). */
+  platform?: NodeJS.Platform;
   configDir(): string;
   profile(): Promise<ResolvedProfile>;
   /** The clock and sleeps the limiter paces the requests by. */
@@ -111,7 +113,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     throw new UsageError('A batch from standard input needs --journal PATH: the journal is what makes a rerun safe.', 'Pass --journal claims.journal.jsonl.');
   }
   // Every path is checked before anything is read, sent or written.
-  const paths = resolveBatchPaths(opts, deps.cwd);
+  const paths = resolveBatchPaths(opts, deps.cwd, deps.platform);
   const { storeId, service, profile } = await readProfile(deps);
   const recording = opts.validateOnly
     ? undefined

@@ -9,6 +9,8 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
 import { UsageError } from '../core/errors.js';
+import { sameFileName, sameNameRule } from '../core/file-names.js';
+import { shellAdvice } from '../core/platform.js';
 import { type BatchFileRole, checkBatchPath, JOURNAL_ROLE, RESULTS_ROLE } from './batch-files.js';
 
 export interface BatchPaths {
@@ -24,15 +26,38 @@ interface Target {
   real: string;
   /** `dev:ino` when the file exists. */
   id?: string;
+  /** A file still to be created: its folder's `dev:ino` and its name there. */
+  folder?: string;
+  name?: string;
+}
+
+/** `dev:ino` of an existing path, exact (Windows' file ids pass 2^53). */
+function idOf(path: string): string {
+  const st = statSync(path, { bigint: true });
+  return `${st.dev}:${st.ino}`;
+}
+
+/**
+ * The real path of an existing file: the system's own (realpath(3), GetFinalPathNameByHandle on
+ * Windows), which also undoes short 8.3 names and a name's case there; Node's own walk of the links
+ * where the system's fails for another reason than a missing file (a RAM disk on Windows).
+ */
+function realPath(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+    return realpathSync(path);
+  }
 }
 
 /** Where a path really leads: its real file, or for a file still to be created, its real folder + name. */
-function target(path: string, flag: string, shown = path): Target {
+function target(path: string, flag: string, platform: NodeJS.Platform, shown = path): Target {
   try {
-    const real = realpathSync(path);
+    const real = realPath(path);
     const st = statSync(real);
     if (st.isDirectory()) throw new UsageError(`${flag} ${shown} is a folder; expected a file.`);
-    return { real, id: `${st.dev}:${st.ino}` };
+    return { real, id: idOf(real) };
   } catch (error) {
     if (error instanceof UsageError) throw error;
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`${flag} ${shown}: ${(error as Error).message}.`);
@@ -46,35 +71,49 @@ function target(path: string, flag: string, shown = path): Target {
   }
   const folder = dirname(name);
   if (!existsSync(folder)) {
-    throw new UsageError(`${flag} ${shown}: the folder ${folder} does not exist.`, `Create it first (mkdir -p ${folder}) or pass another path to ${flag}.`);
+    throw new UsageError(
+      `${flag} ${shown}: the folder ${folder} does not exist.`,
+      `Create it first (${shellAdvice(platform).makeFolder(folder)}) or pass another path to ${flag}.`,
+    );
   }
-  return { real: resolvePath(realpathSync(folder), basename(name)) };
+  const realFolder = realPath(folder);
+  return { real: resolvePath(realFolder, basename(name)), folder: idOf(realFolder), name: basename(name) };
 }
 
 /** A file opcli writes: checked where it is (a link there is refused, not followed), in its folder's real path. */
 function written(path: string, role: BatchFileRole): string {
   checkBatchPath(path, role);
-  return resolvePath(realpathSync(dirname(path)), basename(path));
+  return resolvePath(realPath(dirname(path)), basename(path));
 }
 
-function same(a: Target, b: Target): boolean {
-  return a.id !== undefined && b.id !== undefined ? a.id === b.id : a.real === b.real;
+/**
+ * Whether two targets are one file: existing, by device and inode; one existing and one not, never
+ * (on a disk where the names were one, both would exist); neither existing, by their folders' ids
+ * and their names compared as the platform's disks do (src/core/file-names.ts).
+ */
+function same(a: Target, b: Target, platform: NodeJS.Platform): boolean {
+  if (a.id !== undefined || b.id !== undefined) return a.id === b.id;
+  return a.folder === b.folder && sameFileName(a.name as string, b.name as string, platform);
 }
 
 /**
  * Resolves --from, --journal and --out against `cwd` and refuses any two that are one file. The
  * default journal sits beside the input's real file, so every name of one input shares one journal.
  */
-export function resolveBatchPaths(opts: { from: string; journal?: string; out?: string; validateOnly: boolean }, cwd: string): BatchPaths {
+export function resolveBatchPaths(
+  opts: { from: string; journal?: string; out?: string; validateOnly: boolean },
+  cwd: string,
+  platform: NodeJS.Platform = process.platform,
+): BatchPaths {
   const named: { flag: string; path: string; at: Target }[] = [];
   let input: Target | undefined;
   if (opts.from !== '-') {
     const path = resolvePath(cwd, opts.from);
     try {
-      const real = realpathSync(path);
+      const real = realPath(path);
       const st = statSync(real);
       if (!st.isFile()) throw new UsageError(`${opts.from} is not a file.`);
-      input = { real, id: `${st.dev}:${st.ino}` };
+      input = { real, id: idOf(real) };
     } catch (error) {
       if (error instanceof UsageError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
@@ -84,21 +123,25 @@ export function resolveBatchPaths(opts: { from: string; journal?: string; out?: 
   }
   let journal: Target | undefined;
   if (!opts.validateOnly) {
-    journal = opts.journal ? target(resolvePath(cwd, opts.journal), '--journal', opts.journal) : target(`${input?.real}.journal.jsonl`, '--journal');
+    journal = opts.journal
+      ? target(resolvePath(cwd, opts.journal), '--journal', platform, opts.journal)
+      : target(`${input?.real}.journal.jsonl`, '--journal', platform);
     named.push({ flag: '--journal', path: opts.journal ?? journal.real, at: journal });
   }
   let out: Target | undefined;
   if (opts.out) {
-    out = target(resolvePath(cwd, opts.out), '--out', opts.out);
+    out = target(resolvePath(cwd, opts.out), '--out', platform, opts.out);
     named.push({ flag: '--out', path: opts.out, at: out });
   }
   for (let i = 0; i < named.length; i++) {
     for (let j = i + 1; j < named.length; j++) {
       const a = named[i] as (typeof named)[number];
       const b = named[j] as (typeof named)[number];
-      if (same(a.at, b.at)) {
+      if (same(a.at, b.at, platform)) {
+        // Two names of a file still to be created: say the rule that makes them one.
+        const rule = a.at.id === undefined && a.at.real !== b.at.real ? ` (${sameNameRule(platform)})` : '';
         throw new UsageError(
-          `${b.flag} ${b.path} is the same file as ${a.flag} ${a.path}${a.at.real !== resolvePath(cwd, a.path) ? ` (${a.at.real})` : ''}: nothing was sent or written.`,
+          `${b.flag} ${b.path} is the same file as ${a.flag} ${a.path}${a.at.real !== resolvePath(cwd, a.path) ? ` (${a.at.real})` : ''}${rule}: nothing was sent or written.`,
           'The input, the journal and the results file must be three different files.',
         );
       }

@@ -2,7 +2,9 @@
 import { isatty } from 'node:tty';
 import { runCli } from './program.js';
 import { childEnv } from '../core/child-env.js';
+import { configDirOf, earlierConfigDirOf } from '../config/config-home.js';
 import { createDeps } from '../core/deps.js';
+import { platformEnv } from '../core/platform.js';
 import { ExitCode } from '../core/errors.js';
 
 const argv = process.argv.slice(2);
@@ -24,26 +26,62 @@ function interrupt(): void {
   controller.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
 }
 const terminate = () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' }));
+/** Set once the terminal went away: nobody reads stdout or stderr any more. */
+let hungUp = false;
+/**
+ * The terminal went away (SIGHUP: a closed terminal or SSH session; on Windows also a closed
+ * console window, and SIGBREAK, Ctrl-Break): stop as for SIGTERM, so a batch writes its state and
+ * exits 130. Windows ends the process itself some seconds after a console closes; the journal
+ * holds each row before it is sent, so a rerun finds whatever was in flight.
+ */
+function hangUp(): void {
+  hungUp = true;
+  terminate();
+}
+/** Whether standard input was a terminal when opcli started (stdout and stderr keep theirs in `isTTY`). */
+const stdinIsTTY = isatty(0);
+/**
+ * After a hang-up, once the run has written its state: when the terminal is gone (a hung-up
+ * terminal answers no terminal request, so isatty turns false), end by the hang-up signal itself.
+ * A normal exit would have Node restore the gone terminal's settings and abort (nodejs/node#51519,
+ * fixed by nodejs/node#58200 in later versions): a core dump or a crash report for a clean stop.
+ */
+function endIfTerminalGone(): void {
+  const atStart = [stdinIsTTY, !!process.stdout.isTTY, !!process.stderr.isTTY];
+  if (process.platform === 'win32' || !atStart.some((was, fd) => was && !isatty(fd))) return;
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+}
+/** The signals that stop a run, each with what it does. */
+const STOPS: [NodeJS.Signals, () => void][] = [
+  ['SIGINT', interrupt],
+  ['SIGTERM', terminate],
+  ['SIGHUP', hangUp],
+  ...(process.platform === 'win32' ? [['SIGBREAK', hangUp] as [NodeJS.Signals, () => void]] : []),
+];
 if (underShim && process.channel) {
   // Under the shim, signals come over the IPC channel, once each; the copy of a terminal's Ctrl-C
-  // that reaches this process directly is ignored, so one press never counts twice.
-  process.on('SIGINT', () => {});
-  process.on('SIGTERM', () => {});
+  // (or hang-up) that reaches this process directly is ignored, so one press never counts twice.
+  for (const [signal] of STOPS) process.on(signal, () => {});
   process.on('message', (message: { opcliSignal?: string }) => {
-    if (message?.opcliSignal === 'SIGINT') interrupt();
-    else if (message?.opcliSignal === 'SIGTERM') terminate();
+    STOPS.find(([signal]) => signal === message?.opcliSignal)?.[1]();
   });
   // The channel closes only when the shim dies (kill -9): die the same way at once, so a batch
   // stops filing exactly as it would have without the second process.
   process.on('disconnect', () => process.kill(process.pid, 'SIGKILL'));
   process.channel.unref();
 } else {
-  process.on('SIGINT', interrupt);
-  process.on('SIGTERM', terminate);
+  for (const [signal, stop] of STOPS) process.on(signal, stop);
 }
 /** Set once the command returned, or when opcli exits on purpose before that. */
 let finished = false;
+// After a hang-up the terminal's streams fail (EIO): nobody is left to read them, and the run
+// still finishes its state (the journal), so the failures are ignored.
+process.stderr.on('error', (error) => {
+  if (!hungUp) throw error;
+});
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (hungUp) return;
   // The reader went away (`opcli orders list | head`): stop quietly.
   if (error.code === 'EPIPE') {
     finished = true;
@@ -73,14 +111,24 @@ const forChildren = childEnv(env);
 for (const name of Object.keys(process.env)) if (!(name in forChildren)) delete process.env[name];
 Object.assign(process.env, forChildren);
 
+// On Windows the config folder may still be where opcli kept it before: moved once, before anything
+// reads it (src/config/config-move.ts, loaded only there).
+const view = platformEnv(env);
+const earlierConfigDir = earlierConfigDirOf(view);
+const configDir =
+  earlierConfigDir === undefined
+    ? undefined
+    : (await import('../config/config-move.js')).settleConfigDir(configDirOf(view), earlierConfigDir, (line) => process.stderr.write(`${line}\n`));
+
 const deps = createDeps({
   stdin: () => process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
-  stdinIsTTY: isatty(0),
+  stdinIsTTY,
   stdoutIsTTY: !!process.stdout.isTTY,
   stderrIsTTY: !!process.stderr.isTTY,
   env,
+  configDir,
   cwd: process.cwd(),
   signal: controller.signal,
   stopNow: now.signal,
@@ -88,3 +136,4 @@ const deps = createDeps({
 
 process.exitCode = await runCli(argv, deps);
 finished = true;
+if (hungUp) endIfTerminalGone();

@@ -1,4 +1,5 @@
 import { UsageError } from '../core/errors.js';
+import { shellAdvice } from '../core/platform.js';
 
 /**
  * Reads one OPCLI_* variable that carries a credential or a name: surrounding whitespace (a pasted
@@ -8,7 +9,7 @@ export function envValue(env: Record<string, string | undefined>, name: string, 
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = raw.trim();
-  if (value === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a value.`);
+  if (value === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`${shellAdvice().unsetEnv(name)}\`) or give it a value.`);
   if (value !== raw) warnings.push(`Warning: ${name} had spaces or a line break around it; they were removed.`);
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
     throw new UsageError(

@@ -3,6 +3,8 @@ import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, utimesSync, writeF
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../core/errors.js';
+import { shellAdvice } from '../core/platform.js';
+import { answering, answers } from './lock-liveness.js';
 import { readCheckedFile, UnsafePathError } from './private-file.js';
 import { hasExited, processStart, processStartedAt } from './process-start.js';
 import { describeUid } from './user-name.js';
@@ -26,6 +28,8 @@ interface Owner {
   at?: string;
   /** When the owner process started (process-start.ts), where the platform says: tells it from a process that reuses its pid. */
   start?: string;
+  /** Where the platform does not say: the token of the owner process, which answers on its endpoint while it runs (lock-liveness.ts). */
+  live?: string;
 }
 
 interface Seen {
@@ -47,10 +51,17 @@ function describeHolder(seen: Seen): string {
   return o ? `${who}, pid ${o.pid} on host ${o.host}, ${when}` : `${who} (no owner record could be read), ${when}`;
 }
 
-/** Who holds the lock at `path` and the way out when that run is gone: what every "held by" message says. */
-function holderAndWayOut(seen: Seen, path: string): string {
-  const run = seen.owner ? `no opcli runs as pid ${seen.owner.pid} on host ${seen.owner.host}` : 'no opcli run holds it';
-  return `${describeHolder(seen)}; if ${run}, remove the lock: \`rm -r ${path}\``;
+/**
+ * Who holds the lock at `path` and the way out when that run is gone, in the platform's commands:
+ * what every "held by" message says.
+ */
+function holderAndWayOut(seen: Seen, path: string, platform: NodeJS.Platform): string {
+  const advice = shellAdvice(platform);
+  const o = seen.owner;
+  const run = o
+    ? `no opcli runs as pid ${o.pid} on host ${o.host}${o.host === hostname() ? ` (check: \`${advice.showProcess(o.pid)}\`)` : ''}`
+    : 'no opcli run holds it';
+  return `${describeHolder(seen)}; if ${run}, remove the lock: \`${advice.removeFolder(path)}\``;
 }
 
 /** An owner record is a few hundred bytes; anything bigger is not one. */
@@ -127,17 +138,19 @@ function readOwner(path: string): Owner | undefined {
   } catch (error) {
     if (!(error instanceof UnsafePathError)) return undefined;
     const problem = error.message.replace(/^The /, 'the ').replace(/: refused(, not read)?\.$/, '.');
+    const advice = shellAdvice();
     throw new UnsafePathError(
       path,
       `The lock ${path} cannot be used: ${problem}`,
-      `If no opcli run holds it, remove the lock: \`rm -r ${path}\` (check who made it first: \`ls -la ${path}\`).`,
+      `If no opcli run holds it, remove the lock: \`${advice.removeFolder(path)}\` (check who made it first: \`${advice.showOwner(path)}\`).`,
     );
   }
   try {
     const owner = JSON.parse(text ?? '') as Owner;
     if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') {
       const at = typeof owner.at === 'string' ? owner.at : undefined;
-      return { pid: owner.pid, host: owner.host, token: owner.token, at, start: typeof owner.start === 'string' ? owner.start : undefined };
+      const start = typeof owner.start === 'string' ? owner.start : undefined;
+      return { pid: owner.pid, host: owner.host, token: owner.token, at, start, live: typeof owner.live === 'string' ? owner.live : undefined };
     }
   } catch {}
   return undefined;
@@ -154,17 +167,19 @@ function processIsAlive(pid: number): boolean {
 }
 
 /**
- * Whether the owner of a lock on this machine may still be running: its pid answers and, where the
- * kernel says when processes started (Linux), it is the very process that wrote the record: the
- * start recorded matches, or (a record without one: an older opcli's, or planted) it started before
- * the record was written. pid 1 (init) is never an opcli run unless its recorded start matches (a
- * container's only process); pid 0 and below name process groups, never an owner.
+ * Whether the owner of a lock on this machine may still be running: its pid answers and it is the
+ * very process that wrote the record: where the kernel says when processes started (Linux), the
+ * start recorded matches; where it does not (Windows, macOS), the owner answers on its token's
+ * endpoint (lock-liveness.ts); a record with neither (an older opcli's, or planted) counts when its
+ * process started before the record was written. pid 1 (init) is never an opcli run unless its
+ * recorded start matches (a container's only process); pid 0 and below name process groups.
  */
-function ownerMayRun(seen: Seen & { owner: Owner }): boolean {
-  const { pid, start } = seen.owner;
+async function ownerMayRun(seen: Seen & { owner: Owner }): Promise<boolean> {
+  const { pid, start, live } = seen.owner;
   if (pid <= 0 || !processIsAlive(pid)) return false;
   const now = processStart(pid);
   if (start !== undefined && now !== undefined) return start === now;
+  if (live !== undefined) return answers(live);
   if (pid === 1) return false;
   const startedAt = processStartedAt(pid);
   const written = seen.writtenMs ?? seen.mtimeMs;
@@ -173,8 +188,8 @@ function ownerMayRun(seen: Seen & { owner: Owner }): boolean {
 }
 
 /** A lock is abandoned when its owner on this machine is gone; otherwise when it is old. */
-function isAbandoned(seen: Seen, now: number): boolean {
-  if (seen.owner && seen.owner.host === hostname()) return !ownerMayRun(seen as Seen & { owner: Owner });
+async function isAbandoned(seen: Seen, now: number): Promise<boolean> {
+  if (seen.owner && seen.owner.host === hostname()) return !(await ownerMayRun(seen as Seen & { owner: Owner }));
   return now - seen.mtimeMs > STALE_MS;
 }
 
@@ -199,18 +214,18 @@ function removeAtomically(path: string, token: string): void {
  * at `path` is still the very one judged abandoned. Nobody else can replace that lock while the gate
  * is held (only its dead owner or a gate holder could remove it), so the check stays true.
  */
-function reclaim(path: string, seen: Seen, me: Owner, shared = false): void {
+async function reclaim(path: string, seen: Seen, me: Owner, shared = false): Promise<void> {
   const gate = `${path}.reclaim`;
   const gateOwner = { ...me, token: newToken() };
   if (!tryCreate(gate, gateOwner, shared)) {
     // A gate left by a process killed in the few milliseconds it holds one.
     const gateSeen = inspect(gate);
-    if (gateSeen && isAbandoned(gateSeen, Date.now())) removeAtomically(gate, newToken());
+    if (gateSeen && (await isAbandoned(gateSeen, Date.now()))) removeAtomically(gate, newToken());
     return;
   }
   try {
     const now = inspect(path);
-    if (now && sameLock(now, seen) && isAbandoned(now, Date.now())) removeAtomically(path, gateOwner.token);
+    if (now && sameLock(now, seen) && (await isAbandoned(now, Date.now()))) removeAtomically(path, gateOwner.token);
   } finally {
     removeAtomically(gate, gateOwner.token);
   }
@@ -236,18 +251,20 @@ export interface AcquireOptions {
   busy?: (holder: string) => OpcliError;
   /** The folder is a team's shared record folder (record-dir): a teammate's lock is waited for like one's own. */
   shared?: boolean;
+  /**
+   * The platform whose rules the lock follows (default: the one running): a process start time is
+   * recorded only where the kernel gives one (Linux), an endpoint answered elsewhere, and the way out
+   * is in its shell's commands. A test on Linux passes another.
+   */
+  platform?: NodeJS.Platform;
 }
 
 /**
- * Takes the cross-process lock `<dir>/<name>.lock` and keeps it until `release()`, for a holder that
- * keeps it longer than one call (`withFileLock` is the usual way). The lock is a folder created
- * atomically with an owner record (process id, host, a unique token). A lock whose owner process on
- * this machine is gone is reclaimed at once; one from another machine after it has not been touched
- * for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
+ * Waits until the lock at `path` is taken for `me`: a free lock is created, an abandoned one
+ * reclaimed, a live one waited for until the deadline (then the busy error, with the way out).
  */
-export async function acquireFileLock(dir: string, name: string, options: AcquireOptions = {}): Promise<HeldLock> {
+async function take(dir: string, name: string, me: Owner, options: AcquireOptions & { platform: NodeJS.Platform }): Promise<void> {
   const path = join(dir, `${name}.lock`);
-  const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString(), start: processStart(process.pid) };
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
   const deadline = Date.now() + waitMs;
   for (;;) {
@@ -255,7 +272,7 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
     try {
       // Checked first: a planted link in the lock's place is refused, never renamed over or followed.
       seen = inspect(path);
-      if (seen === undefined && tryCreate(path, me, options.shared)) break;
+      if (seen === undefined && tryCreate(path, me, options.shared)) return;
       seen ??= inspect(path);
       if (seen === undefined) continue;
       const uid = myUid();
@@ -264,18 +281,20 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
         throw new UnsafePathError(
           path,
           `The lock ${path} belongs to another user: ${describeHolder(seen)}. opcli does not wait for or remove another user's lock.`,
-          `If nothing of theirs is running on it, ask them (or root) to remove it: \`rm -r ${path}\`. Check why someone else can write in ${dir}.`,
+          `If nothing of theirs is running on it, ask them (or root) to remove it: \`${shellAdvice(options.platform).removeFolder(path)}\`. Check why someone else can write in ${dir}.`,
         );
       }
-      if (isAbandoned(seen, Date.now())) {
-        reclaim(path, seen, me, options.shared);
+      if (await isAbandoned(seen, Date.now())) {
+        await reclaim(path, seen, me, options.shared);
         if (inspect(path) === undefined) continue;
       }
     } catch (error) {
       throw error instanceof OpcliError ? error : lockError(dir, name, error);
     }
     if (Date.now() >= deadline) {
-      const holder = seen ? holderAndWayOut(seen, path) : `another process; if no opcli run holds it, remove the lock: \`rm -r ${path}\``;
+      const holder = seen
+        ? holderAndWayOut(seen, path, options.platform)
+        : `another process; if no opcli run holds it, remove the lock: \`${shellAdvice(options.platform).removeFolder(path)}\``;
       if (options.busy) throw options.busy(holder);
       throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
         hint: 'Try again in a moment, once that run has finished.',
@@ -283,7 +302,23 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
     }
     await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
   }
+}
 
+/**
+ * Takes the cross-process lock `<dir>/<name>.lock` and keeps it until `release()`, for a holder that
+ * keeps it longer than one call (`withFileLock` is the usual way). The lock is a folder created
+ * atomically with an owner record: process id, host, a unique token, and what tells the owner from a
+ * process that reuses its pid (its start time on Linux, elsewhere the token it answers on). A lock
+ * whose owner process on this machine is gone is reclaimed at once; one from another machine after
+ * it has not been touched for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
+ */
+export async function acquireFileLock(dir: string, name: string, options: AcquireOptions = {}): Promise<HeldLock> {
+  const platform = options.platform ?? process.platform;
+  const path = join(dir, `${name}.lock`);
+  const start = platform === 'linux' ? processStart(process.pid) : undefined;
+  const live = start === undefined ? await answering() : undefined;
+  const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString(), start, live };
+  await take(dir, name, me, { ...options, platform });
   let lost = false;
   const stillMine = () => inspect(path)?.owner?.token === me.token;
   const refresh = setInterval(() => {

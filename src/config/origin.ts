@@ -7,6 +7,7 @@
  * (docs/guides/configuration.md#what-each-credential-is-bound-to).
  */
 import { AuthError } from '../core/errors.js';
+import { shellAdvice } from '../core/platform.js';
 
 /** The origin credentials are bound to (`https://api.example.com`, `http://127.0.0.1:8080`); undefined for no URL or a bad one. */
 export function originOf(url: string | URL | undefined): string | undefined {
@@ -40,7 +41,7 @@ function whence(source: 'env' | 'profile' | undefined): string {
 
 /** How to go back to the old server, depending on where the new base URL came from. */
 function goBack(bound: string, source: 'env' | 'profile' | undefined): string {
-  return source === 'env' ? `unset OPCLI_BASE_URL to use ${bound} again` : `\`opcli config set base-url ${bound}\` to use it again`;
+  return source === 'env' ? `\`${shellAdvice().unsetEnv('OPCLI_BASE_URL')}\` to use ${bound} again` : `\`opcli config set base-url ${bound}\` to use it again`;
 }
 
 const label = (profile: string) => (profile === 'default' ? '' : ` --profile ${profile}`);

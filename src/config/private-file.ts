@@ -7,6 +7,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import { closeSync, constants, fchmodSync, fchownSync, fstatSync, mkdirSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
+import { shellAdvice } from '../core/platform.js';
 import { describeUid } from './user-name.js';
 
 /** A config file or folder that opcli refuses to use: exit 2, with what to check. */
@@ -107,7 +108,7 @@ export function ensureSharedDir(dir: string): SharedFolder {
       throw new UnsafePathError(
         dir,
         `The record folder ${dir} (record-dir) does not exist.`,
-        `Create it for the team, e.g. \`mkdir -m 2770 ${dir} && chgrp <team> ${dir}\`, or correct record-dir / OPCLI_RECORD_DIR.`,
+        `Create it for the team, e.g. \`${shellAdvice().makeTeamFolder(dir)}\`, or correct record-dir / OPCLI_RECORD_DIR.`,
       );
     }
     throw unreadable(dir, 'record folder', error);
@@ -137,7 +138,7 @@ export function checkFileStats(st: Stats, path: string, what: string, shared?: S
     throw new UnsafePathError(
       path,
       `The ${what} ${path} is ${fileKind(st)}, not a regular file: refused.`,
-      `Check who put it there; move it aside (\`mv ${path} ${path}.bak\`) and try again.`,
+      `Check who put it there; move it aside (\`${shellAdvice().moveAside(path)}\`) and try again.`,
     );
   }
   // Windows reports neither owners nor meaningful modes: only the link and file-type checks apply.

@@ -3,6 +3,7 @@ import type Conf from 'conf';
 import type { z } from 'zod';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { fieldIssues } from '../core/field-issues.js';
+import { shellAdvice } from '../core/platform.js';
 import { assertPrivateFile, ensurePrivateDir, MAX_CONFIG_BYTES, readPrivateFile } from './private-file.js';
 
 /** A settings or credentials file that cannot be used as it is: exit 2, never overwritten. */
@@ -10,7 +11,7 @@ export class DamagedFileError extends OpcliError {
   constructor(path: string, what: string, problem: string, cause?: unknown) {
     super(`The ${what} file ${path} is damaged: ${problem}.`, {
       exitCode: ExitCode.usage,
-      hint: `opcli does not overwrite it. Restore it from a backup or fix it by hand, or move it aside to start afresh: \`mv ${path} ${path}.bak\`.`,
+      hint: `opcli does not overwrite it. Restore it from a backup or fix it by hand, or move it aside to start afresh: \`${shellAdvice().moveAside(path)}\`.`,
       details: { path },
       cause,
     });

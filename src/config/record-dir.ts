@@ -5,6 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { shellAdvice } from '../core/platform.js';
 import { acceptWitness, witnessedPaths } from '../core/record-witness.js';
 import { ensurePrivateDir, ensureSharedDir, readPrivateFile, type SharedFolder, UnsafePathError } from './private-file.js';
 import type { ResolvedProfile } from './profile.js';
@@ -69,7 +70,7 @@ function checkTeamFolder(dir: string): void {
   throw new UnsafePathError(
     dir,
     `The record folder ${dir} (record-dir) ${why}: opcli keeps its record of claims and payments only in a folder owned by you or root and shared through one of your groups.`,
-    `Ask an administrator to create the team's folder (\`mkdir -m 2770 ${dir} && chgrp <team> ${dir}\`, as root or as you) and to add you to its group, or correct record-dir / OPCLI_RECORD_DIR.`,
+    `Ask an administrator to create the team's folder (\`${shellAdvice().makeTeamFolder(dir)}\`, as root or as you) and to add you to its group, or correct record-dir / OPCLI_RECORD_DIR.`,
   );
 }
 

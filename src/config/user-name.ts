@@ -1,26 +1,34 @@
-/** Who runs opcli, and a uid as a person reads it: the user name from the password database, with the number. */
-import { readFileSync } from 'node:fs';
+/**
+ * Who runs opcli, and a uid as a person reads it: the user name as the operating system gives it
+ * (its user database: /etc/passwd, LDAP or NIS through NSS on Linux, Directory Services on macOS,
+ * where /etc/passwd lists only system accounts), with the number.
+ */
+import { execFileSync } from 'node:child_process';
 import { hostname, userInfo } from 'node:os';
 
-/** "alice (uid 1001)", or "uid 1001" when no name is known (no /etc/passwd entry, Windows, a container). */
+/** "alice (uid 1001)", or "uid 1001" when no name is known (no such user, Windows, a container). */
 export function describeUid(uid: number): string {
   const name = userName(uid);
   return name ? `${name} (uid ${uid})` : `uid ${uid}`;
 }
 
-/** The user name of `uid` from /etc/passwd, or undefined. Names come from a system file, still made printable. */
+/** A user name as opcli shows it: printable, short. Names come from the system, still checked. */
+const NAME = /^[\w.@-]{1,64}$/;
+
+/**
+ * The user name of `uid` from the operating system, or undefined: this process's own from
+ * os.userInfo(); another user's from id(1) (`id -un <uid>`, in POSIX and on macOS), which asks the
+ * same database; only in messages, so the few milliseconds are spent only when one is shown.
+ */
 export function userName(uid: number): string | undefined {
-  let text: string;
+  let name: string | undefined;
   try {
-    text = readFileSync('/etc/passwd', 'utf8');
+    if (typeof process.getuid === 'function' && uid === process.getuid()) name = userInfo().username;
+    else name = execFileSync('/usr/bin/id', ['-un', String(uid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 2_000, env: {} }).trim();
   } catch {
     return undefined;
   }
-  for (const line of text.split('\n')) {
-    const [name, , id] = line.split(':');
-    if (name && id !== undefined && Number(id) === uid && /^[\w.@-]{1,64}$/.test(name)) return name;
-  }
-  return undefined;
+  return name && NAME.test(name) ? name : undefined;
 }
 
 /** The OS user running opcli (who filed the claim or issued the credit). */

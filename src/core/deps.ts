@@ -5,9 +5,11 @@ import { CredentialStore } from '../config/credentials.js';
 import { pickProfileName, type ResolvedProfile, requireKnownProfile, resolveProfile } from '../config/profile.js';
 import { untilSandboxWrote } from '../config/sandbox-starting.js';
 import { SettingsStore } from '../config/settings.js';
-import { configDirOf, httpLimits, isCI } from './env.js';
+import { configDirOf } from '../config/config-home.js';
+import { httpLimits, isCI } from './env.js';
 import { HttpClient, type TokenSource } from '../http/client.js';
 import { readProxyConfig, routeFor } from '../http/proxy.js';
+import { platformEnv } from './platform.js';
 import { createInquirerPrompter } from './prompter.js';
 import { Redactor } from './redact.js';
 import { escapeInvisible } from '../text/safe.js';
@@ -25,8 +27,11 @@ export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, sta
  */
 export interface Deps {
   io: IO;
+  /** The environment, read by the platform's rules (src/core/platform.ts: names in any case on Windows). */
   env: Record<string, string | undefined>;
   cwd: string;
+  /** The operating system whose rules paths, folders and hints follow (a test passes another). */
+  platform: NodeJS.Platform;
   globals: Globals;
   redactor: Redactor;
   /** Aborted on Ctrl-C. */
@@ -82,6 +87,10 @@ export interface DepsInit {
   stderrIsTTY?: boolean;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** The operating system to follow (default: the one running). */
+  platform?: NodeJS.Platform;
+  /** The config folder of the run when the entry settled it (on Windows, after the one-time move: src/config/config-move.ts). */
+  configDir?: string;
   signal?: AbortSignal;
   /** Aborted on a second Ctrl-C. */
   stopNow?: AbortSignal;
@@ -115,8 +124,7 @@ function once<T>(make: () => Promise<T>): () => Promise<T> {
 }
 
 /** The streams of a run and what is known about them (stdin is read from its function on first use). */
-function createIO(init: DepsInit): IO {
-  const env = init.env;
+function createIO(init: DepsInit, env: Record<string, string | undefined>): IO {
   const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
   const stdoutIsTTY = init.stdoutIsTTY ?? false;
   const stderrIsTTY = init.stderrIsTTY ?? false;
@@ -212,8 +220,9 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
 
 /** Builds the dependencies of one run. */
 export function createDeps(init: DepsInit): Deps {
-  const env = init.env;
-  const io = createIO(init);
+  const platform = init.platform ?? process.platform;
+  const env = platformEnv(init.env, platform);
+  const io = createIO(init, env);
   const redactor = new Redactor();
   const globals: Globals = { verbose: false, input: true, accessible: false };
   const timers = init.timers ?? realTimers;
@@ -226,6 +235,7 @@ export function createDeps(init: DepsInit): Deps {
     io,
     env,
     cwd: init.cwd,
+    platform,
     globals,
     redactor,
     signal: init.signal ?? new AbortController().signal,
@@ -245,7 +255,7 @@ export function createDeps(init: DepsInit): Deps {
     debug: (text) => {
       if (globals.verbose) io.stderr.write(escapeInvisible(redactor.redact(`${text}\n`)));
     },
-    configDir: () => configDirOf(env),
+    configDir: () => init.configDir ?? configDirOf(env, platform),
     settings: once(() => SettingsStore.open(deps.configDir())),
     credentials: once(() => CredentialStore.open(deps.configDir(), (line) => io.stderr.write(`${line}\n`))),
     profile: once(() => readProfile(deps)),

@@ -1,6 +1,6 @@
-/** What a run reads from its environment besides a profile: limits of the HTTP client, CI, the config folder. */
-import { isAbsolute } from 'node:path';
+/** What a run reads from its environment besides a profile: limits of the HTTP client, CI (the config folder: src/config/config-home.ts). */
 import { UsageError } from './errors.js';
+import { shellAdvice } from './platform.js';
 
 /** The HTTP client's limits: a test's overrides, else the OPCLI_HTTP_* variables (checked, each named in its error). */
 export function httpLimits(env: Record<string, string | undefined>, overrides: { timeoutMs?: number; maxRetries?: number; maxRetryAfterMs?: number } = {}) {
@@ -17,7 +17,8 @@ export function httpLimits(env: Record<string, string | undefined>, overrides: {
 /** A whole-number OPCLI_* variable; anything else is a usage error naming it (not silently ignored). */
 function numberEnv(value: string | undefined, name: string, unit?: string): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (value.trim() === '') throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`unset ${name}\`) or give it a whole number.`);
+  if (value.trim() === '')
+    throw new UsageError(`${name} is set but holds only whitespace.`, `Unset it (\`${shellAdvice().unsetEnv(name)}\`) or give it a whole number.`);
   if (!/^\d+$/.test(value.trim()))
     throw new UsageError(
       `${name} "${value}" is not a whole number.`,
@@ -44,16 +45,4 @@ function positiveEnv(value: string | undefined, name: string, unit: string): num
 /** CI is set by every common CI system; there, nobody can answer a prompt. */
 export function isCI(env: Record<string, string | undefined>): boolean {
   return !!env.CI && env.CI !== 'false' && env.CI !== '0';
-}
-
-/**
- * The config folder of a run: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else ~/.config/opcli. A relative
- * XDG_CONFIG_HOME is ignored, as the XDG Base Directory spec says (it would put the secrets in
- * whatever folder the command runs from).
- */
-export function configDirOf(env: Record<string, string | undefined>): string {
-  if (env.OPCLI_CONFIG_DIR) return env.OPCLI_CONFIG_DIR;
-  const home = env.HOME || env.USERPROFILE || '.';
-  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : `${home}/.config`;
-  return `${xdg}/opcli`;
 }

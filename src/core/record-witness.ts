@@ -12,8 +12,8 @@
  * every place the record has lived (record-dir.ts reads them all).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, writeSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { ExitCode, OpcliError } from './errors.js';
 import { lineHash } from './record-chain.js';
@@ -137,8 +137,12 @@ function keepWitness(configDir: string, path: string, size: number, read: ReadAt
   const hash = lineHashBefore(read, size);
   // An empty or vanished record accepted as it is: size 0 still names the place it lived.
   const at = new Date(now).toISOString();
-  const w: Witness = hash === undefined ? { path: resolve(path), size: 0, hash: '', at } : { path: resolve(path), size, hash, at };
-  const target = witnessPath(configDir, path);
+  writeWitness(configDir, hash === undefined ? { path: resolve(path), size: 0, hash: '', at } : { path: resolve(path), size, hash, at });
+}
+
+/** Writes a witness whole (a new file renamed over the old one). */
+function writeWitness(configDir: string, w: Witness): void {
+  const target = witnessPath(configDir, w.path);
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
   const temp = `${target}.${randomUUID()}`;
   const fd = openPrivateFile(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 'record witness') as number;
@@ -149,6 +153,42 @@ function keepWitness(configDir: string, path: string, size: number, read: ReadAt
     closeSync(fd);
   }
   renameSync(temp, target);
+}
+
+/**
+ * After the config folder `configDir` moved here from `from` (src/config/config-home.ts): each
+ * witness of a record that lived in `from` is kept again under the record's path here, so the move
+ * reads as no change. Idempotent: a witness already moved is left alone.
+ */
+export function moveWitnesses(configDir: string, from: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(join(configDir, FOLDER));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    let w: Witness | undefined;
+    try {
+      w = JSON.parse(readPrivateFile(join(configDir, FOLDER, name), 'record witness') ?? '') as Witness;
+    } catch {
+      continue;
+    }
+    const inside = typeof w?.path === 'string' ? relative(resolve(from), w.path) : '..';
+    if (inside.startsWith('..') || isAbsolute(inside)) continue;
+    writeWitness(configDir, { ...w, path: resolve(configDir, inside) });
+    rmSync(join(configDir, FOLDER, name), { force: true });
+  }
+}
+
+/**
+ * Names `path` as a place the record has lived, when no witness does yet (a witness of size 0:
+ * nothing to check, but record-dir.ts reads the place): a record left in a folder opcli no longer uses.
+ */
+export function rememberPlace(configDir: string, path: string, now = Date.now()): void {
+  if (readWitness(configDir, path)) return;
+  writeWitness(configDir, { path: resolve(path), size: 0, hash: '', at: new Date(now).toISOString() });
 }
 
 /** Accepts a record as it is now (a repair): what was seen of it becomes what it holds, or nothing when it is gone. */

@@ -244,7 +244,7 @@ describe('the journal lock', () => {
     const res = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '0s'], { env: env() });
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(
-      `Its lock is held by user root (uid 0), pid ${process.pid} on host ${hostname()}, since 2026-11-27T09:30:00.000Z; if no opcli runs as pid ${process.pid} on host ${hostname()}, remove the lock: \`rm -r ${lock}\`.`,
+      `Its lock is held by user root (uid 0), pid ${process.pid} on host ${hostname()}, since 2026-11-27T09:30:00.000Z; if no opcli runs as pid ${process.pid} on host ${hostname()} (check: \`ps -p ${process.pid} -o pid,lstart,command\`), remove the lock: \`rm -r ${lock}\`.`,
     );
     expect(sandbox.requests).toEqual([]);
   });

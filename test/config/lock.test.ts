@@ -98,7 +98,9 @@ describe('a lock whose owner cannot be the process its pid names', () => {
     const path = plantOwner(dir, 'live', { pid: process.pid, at: new Date().toISOString() });
     const refused = acquireFileLock(dir, 'live', { waitMs: 0 });
     await expect(refused).rejects.toThrow(`pid ${process.pid} on host ${hostname()}`);
-    await expect(refused).rejects.toThrow(`if no opcli runs as pid ${process.pid} on host ${hostname()}, remove the lock: \`rm -r ${path}\``);
+    await expect(refused).rejects.toThrow(
+      `if no opcli runs as pid ${process.pid} on host ${hostname()} (check: \`ps -p ${process.pid} -o pid,lstart,command\`), remove the lock: \`rm -r ${path}\``,
+    );
   });
 
   describe.runIf(process.platform === 'linux')('on Linux, by when the process started', () => {

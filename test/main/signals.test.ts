@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { BIN, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { BIN, sandboxProfile, tempConfigDir, until } from '../helpers.js';
+import { hasScript } from '../pty.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -177,6 +178,61 @@ describe('whole-process stops', () => {
     expect(lines.length).toBeLessThan(2000);
     for (const line of lines) JSON.parse(line);
   });
+
+  it('SIGHUP (the terminal closed) ends a claims batch as Ctrl-C does: its state journaled, the summary, exit 130 (issue 43 row 5)', async () => {
+    const csv = claimsCsv(200);
+    sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
+    let sent = false;
+    // claims file --from runs in the shim's child: the hang-up reaches the shim and is relayed.
+    const r = await watch(['claims', 'file', '--from', csv, '--jsonl', '--concurrency', '2'], (seen, child) => {
+      if (!sent && seen.stdout.split('\n').length > 6) {
+        sent = true;
+        child.kill('SIGHUP');
+      }
+    });
+    expect(sent).toBe(true);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/Filed \d+ claim/);
+    const last = new Map<string, string>();
+    for (const line of readFileSync(`${csv}.journal.jsonl`, 'utf8').trim().split('\n')) {
+      const entry = JSON.parse(line);
+      last.set(entry.key, entry.status);
+    }
+    expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
+    expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
+    expect(sandbox.counters.claimsCreated).toBeLessThan(200);
+  });
+
+  it.runIf(hasScript)(
+    'closing the terminal (its pty goes away) mid-batch: the hang-up is handled, writes to the gone terminal ignored, state journaled, ended by the hang-up',
+    async () => {
+      const csv = claimsCsv(200);
+      sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
+      const exitFile = join(dir, 'exit-code');
+      const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
+      // The shell passes the hang-up on to its job, as an interactive shell does, then writes down
+      // opcli's exit status (a wait cut short by the trap is waited again).
+      const opcli = [process.execPath, BIN, 'claims', 'file', '--from', csv, '--concurrency', '2'].map(quote).join(' ');
+      const command = `trap 'kill -HUP $pid' HUP; ${opcli} & pid=$!; wait $pid; status=$?; while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done; echo $status > ${quote(exitFile)}`;
+      const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm', OPCLI_CONFIG_DIR: dir } });
+      terminal.stdout.resume();
+      await until(() => sandbox.counters.claimsCreated >= 4);
+      // The terminal emulator closes: its side of the pty is gone.
+      terminal.kill('SIGKILL');
+      await until(() => existsSync(exitFile) && readFileSync(exitFile, 'utf8').endsWith('\n'));
+      // With its terminal gone, opcli ends by the hang-up once its state is written (128 + SIGHUP to the
+      // shell), never by Node's abort restoring a terminal that no longer exists (134, nodejs/node#51519).
+      expect(readFileSync(exitFile, 'utf8').trim()).toBe('129');
+      const last = new Map<string, string>();
+      for (const line of readFileSync(`${csv}.journal.jsonl`, 'utf8').trim().split('\n')) {
+        const entry = JSON.parse(line);
+        last.set(entry.key, entry.status);
+      }
+      expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
+      expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
+      expect(sandbox.counters.claimsCreated).toBeLessThan(200);
+    },
+  );
 
   it('`opcli orders list --all | head -1` exits quietly when the reader goes away', async () => {
     const script = `"${process.execPath}" "${BIN}" orders list --all --size 20 --jsonl | head -1; echo "opcli exit \${PIPESTATUS[0]}" >&2`;

@@ -1,3 +1,4 @@
+import { posix, win32 } from 'node:path';
 import type { Command } from 'commander';
 import type { Deps } from '../../core/deps.js';
 
@@ -13,8 +14,10 @@ export function register(group: Command, deps: Deps): void {
 
 /** Prints where opcli keeps its files. */
 export async function run(opts: { json: boolean }, deps: Deps): Promise<void> {
-  const dir = deps.configDir();
-  const files = { dir, settings: `${dir}/settings.json`, credentials: `${dir}/credentials.json` };
+  // In the platform's separators (Windows takes both; OPCLI_CONFIG_DIR may mix them), as a person pastes them there.
+  const { join, normalize } = deps.platform === 'win32' ? win32 : posix;
+  const dir = deps.platform === 'win32' ? normalize(deps.configDir()) : deps.configDir();
+  const files = { dir, settings: join(dir, 'settings.json'), credentials: join(dir, 'credentials.json') };
   if (opts.json) deps.out(`${JSON.stringify(files, null, 2)}\n`);
   else deps.out(`${dir}\n`);
 }
