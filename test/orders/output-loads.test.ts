@@ -96,11 +96,11 @@ test('a one-off --json on a pipe loads no width tables, no settings writer and n
   expect(loaded(csv.chunks, 'quoted_match')).toBe(true);
 });
 
-test('a one-off --json whose settings, credentials and page pass the checks generated from the schemas loads no zod', async () => {
+test('a one-off --json whose settings, credentials and page pass the checks compiled from the schemas loads no zod', async () => {
   const r = await loads(['orders', 'list', '--size', '5', '--json'], 'zod');
   expect(r.code).toBe(0);
   expect(JSON.parse(r.stdout)).toHaveLength(5);
-  // zod's chunk names its classes ("$ZodObject"); the generated checks (bin/gen-checks.mjs) vouched for
+  // zod's chunk names its classes ("$ZodObject"); the checks compiled from the schemas (src/core/schema-checks.ts) vouched for
   // the files, the query and the page, so nothing needed the schemas.
   expect(loaded(r.chunks, '$ZodObject')).toBe(false);
   // A table reads every record's fields, so it checks them with OrderRecord: the marker is found where zod loads.
