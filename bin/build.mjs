@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// Bundles src/ into dist/ with Rolldown: ESM, code splitting (each command group is its own chunk,
-// loaded on use; the code every run loads is one chunk, `core`), every library inlined so the
-// published package has no runtime dependencies.
+// Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
+// loaded on use), every library inlined so the published package has no runtime dependencies.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { build } from 'rolldown';
+import { build } from 'esbuild';
+import { mergeStartupChunks } from './merge-chunks.mjs';
 
 const execFileAsync = promisify(execFile);
 
@@ -18,22 +18,9 @@ const execFileAsync = promisify(execFile);
  * fails when one never applied.
  */
 const applied = new Map();
-
-/** A plugin that gives `pkg`'s imports of a module matching `source` the module `code` instead. */
-function swap(name, pkg, source, code) {
-  const id = `\0opcli-${name}`;
-  const inside = new RegExp(`node_modules[\\\\/]${pkg}[\\\\/]`);
-  return {
-    name,
-    resolveId(specifier, importer) {
-      if (!source.test(specifier) || !importer || !inside.test(importer)) return undefined;
-      applied.set(name, (applied.get(name) ?? 0) + 1);
-      return id;
-    },
-    load(loading) {
-      return loading === id ? code() : undefined;
-    },
-  };
+function hit(name, result) {
+  applied.set(name, (applied.get(name) ?? 0) + 1);
+  return result;
 }
 
 /**
@@ -41,12 +28,20 @@ function swap(name, pkg, source, code) {
  * uses; loading it (and net, dgram, ...) costs every start-up. Give commander a proxy that
  * requires the real module only if it is ever touched.
  */
-const lazyChildProcessForCommander = swap(
-  'lazy-child-process-for-commander',
-  'commander',
-  /^(node:)?child_process$/,
-  () => "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
-);
+const lazyChildProcessForCommander = {
+  name: 'lazy-child-process-for-commander',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      /node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? hit('lazy-child-process-for-commander', { path: 'child_process', namespace: 'lazy-builtin' })
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
+      contents: "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * conf writes atomically through `atomically`, which registers its temp-file cleanup with
@@ -54,12 +49,18 @@ const lazyChildProcessForCommander = swap(
  * each Ctrl-C twice and took the echo for a second press. opcli handles SIGINT and SIGTERM itself
  * and always leaves through process 'exit', so the cleanup only needs that event.
  */
-const whenExitOnExitOnly = swap(
-  'when-exit-on-exit-only',
-  'atomically',
-  /^when-exit$/,
-  () => "export default function whenExit(callback) { process.once('exit', callback); return () => process.off('exit', callback); }",
-);
+const whenExitOnExitOnly = {
+  name: 'when-exit-on-exit-only',
+  setup(b) {
+    b.onResolve({ filter: /^when-exit$/ }, (args) =>
+      /node_modules[\\/]atomically[\\/]/.test(args.importer) ? hit('when-exit-on-exit-only', { path: 'when-exit', namespace: 'opcli-shim' }) : undefined,
+    );
+    b.onLoad({ filter: /^when-exit$/, namespace: 'opcli-shim' }, () => ({
+      contents: "export default function whenExit(callback) { process.once('exit', callback); return () => process.off('exit', callback); }",
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * conf imports ajv (and ajv-formats) at load time for JSON-schema validation, which it only uses
@@ -67,14 +68,20 @@ const whenExitOnExitOnly = swap(
  * of code that every command reading the config paid for at start-up. They are replaced by a stub
  * that fails loudly if conf ever does try to validate.
  */
-const confWithoutAjv = swap(
-  'conf-without-ajv',
-  'conf',
-  /^ajv(-formats)?([\\/].*)?$/,
-  () =>
-    "const refuse = () => { throw new Error('opcli is built without conf schema validation (ajv); validate with zod instead'); };" +
-    'export class Ajv2020 { constructor() { refuse(); } } export default { default: refuse };',
-);
+const confWithoutAjv = {
+  name: 'conf-without-ajv',
+  setup(b) {
+    b.onResolve({ filter: /^ajv(-formats)?([\\/].*)?$/ }, (args) =>
+      /node_modules[\\/]conf[\\/]/.test(args.importer) ? hit('conf-without-ajv', { path: args.path, namespace: 'opcli-no-ajv' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'opcli-no-ajv' }, () => ({
+      contents:
+        "const refuse = () => { throw new Error('opcli is built without conf schema validation (ajv); validate with zod instead'); };" +
+        'export class Ajv2020 { constructor() { refuse(); } } export default { default: refuse };',
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * undici's HTTP/2 client requires node:http2 when it loads, to read header-name constants, though
@@ -83,29 +90,45 @@ const confWithoutAjv = swap(
  * Node that builds (the same values in every Node: they are HTTP/2's names and error codes), and the
  * real module only if it ever calls anything else.
  */
-const lazyHttp2ForUndici = swap('lazy-http2-for-undici', 'undici', /^(node:)?http2$/, async () => {
-  const { constants } = await import('node:http2');
-  return (
-    `const constants = ${JSON.stringify(constants)}; let real;` +
-    "module.exports = new Proxy({ constants }, { get: (own, key) => (key === 'constants' ? own.constants : (real ??= require('node:http2'))[key]) });"
-  );
-});
+const lazyHttp2ForUndici = {
+  name: 'lazy-http2-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      /node_modules[\\/]undici[\\/]/.test(args.importer) ? hit('lazy-http2-for-undici', { path: 'http2', namespace: 'lazy-http2' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-http2' }, async () => {
+      const { constants } = await import('node:http2');
+      return {
+        contents:
+          `const constants = ${JSON.stringify(constants)}; let real;` +
+          "module.exports = new Proxy({ constants }, { get: (own, key) => (key === 'constants' ? own.constants : (real ??= require('node:http2'))[key]) });",
+        loader: 'js',
+      };
+    });
+  },
+};
 
 /**
  * undici calls `assert(condition)` on its request path; node:assert (with its diff printer and
  * colour helpers) is loaded only when a condition fails, which then throws the same AssertionError.
  */
-const lazyAssertForUndici = swap(
-  'lazy-assert-for-undici',
-  'undici',
-  /^(node:)?assert$/,
-  () =>
-    "let real; const load = () => (real ??= require('node:assert'));" +
-    'function assert(value, message) { if (!value) load()(value, message); }' +
-    // Called directly (no proxy on the request path); any other member is looked up on the real module.
-    'Object.setPrototypeOf(assert, new Proxy(Function.prototype, { get: (proto, key, self) => (key in proto ? Reflect.get(proto, key, self) : load()[key]) }));' +
-    'module.exports = assert;',
-);
+const lazyAssertForUndici = {
+  name: 'lazy-assert-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
+      /node_modules[\\/]undici[\\/]/.test(args.importer) ? hit('lazy-assert-for-undici', { path: 'assert', namespace: 'lazy-assert' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-assert' }, () => ({
+      contents:
+        "let real; const load = () => (real ??= require('node:assert'));" +
+        'function assert(value, message) { if (!value) load()(value, message); }' +
+        // Called directly (no proxy on the request path); any other member is looked up on the real module.
+        'Object.setPrototypeOf(assert, new Proxy(Function.prototype, { get: (proto, key, self) => (key in proto ? Reflect.get(proto, key, self) : load()[key]) }));' +
+        'module.exports = assert;',
+      loader: 'js',
+    }));
+  },
+};
 
 /**
  * The start-up checks (src/core/schema-checks.ts) as ajv's standalone code of the same compile, so a
@@ -114,44 +137,27 @@ const lazyAssertForUndici = swap(
  */
 const standaloneSchemaChecks = {
   name: 'standalone-schema-checks',
-  load: {
-    filter: { id: /[\\/]src[\\/]core[\\/]schema-checks\.ts$/ },
-    async handler(id) {
+  setup(b) {
+    const module = /[\\/]src[\\/]core[\\/]schema-checks\.ts$/;
+    b.onLoad({ filter: module }, async (args) => {
       const dir = mkdtempSync(join(tmpdir(), 'opcli-checks-'));
       try {
-        const file = join(dir, 'checks.mjs');
-        await build({ input: id, platform: 'node', logLevel: 'warn', output: { file, format: 'esm' } });
-        const { standaloneChecks } = await import(pathToFileURL(file).href);
-        return standaloneChecks();
+        const out = join(dir, 'checks.mjs');
+        await build({
+          entryPoints: [args.path],
+          outfile: out,
+          bundle: true,
+          format: 'esm',
+          platform: 'node',
+          logLevel: 'warning',
+          banner: { js: REQUIRE_LINE },
+        });
+        const { standaloneChecks } = await import(pathToFileURL(out).href);
+        return { contents: standaloneChecks(), loader: 'js' };
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
-    },
-  },
-};
-
-/**
- * The modules dist/main.js loads on every run: those it imports statically, directly or through
- * each other, read from the module graph once it is complete. The code splitting group `core`
- * below takes them all into one chunk: left to the automatic splitting they land in a chunk per
- * set of command groups that also use them, and Node's ES module loader pays per file
- * (docs/benchmarks.md#figures-behind-the-code).
- */
-const ENTRY = resolve('src/cli/main.ts');
-const startup = new Set();
-const startupModules = {
-  name: 'startup-modules',
-  buildEnd() {
-    const visit = (id) => {
-      if (startup.has(id)) return;
-      startup.add(id);
-      for (const dep of this.getModuleInfo(id)?.importedIds ?? []) visit(dep);
-    };
-    const entry = [...this.getModuleIds()].find((id) => resolve(id) === ENTRY);
-    visit(entry);
-    // The entry itself stays in dist/main.js: its code runs the command.
-    startup.delete(entry);
-    if (startup.size < 50) throw new Error(`build: only ${startup.size} modules found loaded at start-up from ${ENTRY}`);
+    });
   },
 };
 
@@ -164,35 +170,56 @@ const patches = {
   'lazy-assert-for-undici': 'undici',
 };
 
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
-const { output } = await build({
-  input: { main: 'src/cli/main.ts', 'help-pages': 'src/cli/help-pages.ts' },
+/** The first line of every output file: a `require` for the CommonJS code inside the bundle. */
+const REQUIRE_LINE = "const require=process.getBuiltinModule('node:module').createRequire(import.meta.url);";
+
+/**
+ * esbuild puts the banner on every file, but only the one holding its runtime (`__require`) calls
+ * `require`; on each other file it cost a createRequire() per module loaded (~36 for a one-off).
+ * The line is blanked, not removed, so the source maps still match.
+ */
+function keepRequireWhereUsed(outputs) {
+  for (const file of Object.keys(outputs).filter((f) => f.endsWith('.js'))) {
+    const text = readFileSync(file, 'utf8');
+    if (!text.startsWith(`${REQUIRE_LINE}\n`)) throw new Error(`build: ${file} does not start with the require line`);
+    if (!/\brequire\b/.test(text.slice(REQUIRE_LINE.length))) writeFileSync(file, text.slice(REQUIRE_LINE.length));
+  }
+}
+
+/** How every output file is written, by this build and by the merge of the start-up chunks (bin/merge-chunks.mjs). */
+const OUTPUT = {
+  format: 'esm',
   platform: 'node',
-  transform: { target: 'node20.19' },
-  logLevel: 'warn',
-  // The checks' own bundle (standaloneSchemaChecks) takes seconds by design: no timing notice for it.
-  checks: { pluginTimings: false },
-  plugins: [standaloneSchemaChecks, startupModules, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
-  output: {
-    dir: 'dist',
-    format: 'esm',
-    entryFileNames: '[name].js',
-    chunkFileNames: 'chunks/[name]-[hash].js',
-    minify: true,
-    codeSplitting: { groups: [{ name: 'core', test: (id) => startup.has(id) }] },
-    // Linked maps (dist/**/*.map): only read when source maps are enabled, which the bin shim does
-    // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up. The npm
-    // tarball leaves them out (CONTRIBUTING.md, "The package").
-    sourcemap: true,
-    sourcemapExcludeSources: true,
-    // The bundled libraries' licences are in THIRD_PARTY_NOTICES (npm run docs).
-    comments: { legal: false },
-  },
+  target: 'node20.19',
+  minify: true,
+  legalComments: 'linked',
+  // Linked maps (dist/**/*.map): only read when source maps are enabled, which the bin shim does
+  // for --verbose, so a stack trace names src/ lines without slowing an ordinary start-up. The npm
+  // tarball leaves them out (CONTRIBUTING.md, "The package").
+  sourcemap: 'linked',
+  sourcesContent: false,
+};
+
+rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+const result = await build({
+  ...OUTPUT,
+  metafile: true,
+  entryPoints: { main: 'src/cli/main.ts', 'help-pages': 'src/cli/help-pages.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  // CommonJS libraries inside an ES module bundle still call require() for Node built-ins; only the
+  // files that use it keep this line (see keepRequireWhereUsed below).
+  banner: { js: REQUIRE_LINE },
+  logLevel: 'warning',
+  plugins: [standaloneSchemaChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });
+keepRequireWhereUsed(result.metafile.outputs);
+await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js', OUTPUT);
 // A patch that never applied while its library is in the bundle means the library changed: stop.
 // A patch whose library is no longer bundled at all is only dead code here: say so.
-const bundled = (pkg) =>
-  output.some((chunk) => chunk.type === 'chunk' && chunk.moduleIds.some((id) => new RegExp(`node_modules[\\\\/]${pkg}[\\\\/]`).test(id)));
+const bundled = (pkg) => Object.keys(result.metafile.inputs).some((file) => file.includes(`node_modules/${pkg}/`));
 const missed = Object.entries(patches).filter(([name, pkg]) => !applied.has(name) && bundled(pkg));
 for (const [name, pkg] of Object.entries(patches)) {
   if (!applied.has(name) && !bundled(pkg)) console.warn(`build: ${pkg} is no longer bundled; remove the patch ${name} from bin/build.mjs.`);

@@ -142,8 +142,9 @@ test('a one-off loads its own command group and no other', async () => {
 test('the code every run needs is one file besides the entry, not a chunk per set of command groups using it', async () => {
   // Node's module loader costs about as much per file as per 10 KiB of code (bench/startup.mjs): the
   // build puts everything main.js imports statically (the CLI, commander, the config readers, the
-  // HTTP client and undici) in one chunk. A run that loads no command group (an unknown command)
-  // loads that chunk, the entry and the bundler's own runtime (a file of well under 1 KiB) alone.
+  // HTTP client and undici) in one chunk (bin/merge-chunks.mjs). A run that loads no command group
+  // (an unknown command) loads that chunk and the entry alone (a bundler's runtime helpers of under
+  // 1 KiB aside, should they ever be a file of their own).
   const none = await loads(['no-such-command'], 'core-none');
   expect(none.code).toBe(2);
   const files = [...new Set(none.chunks)];
