@@ -116,6 +116,7 @@ describe('long streaming runs restart with start-up flags', () => {
     [['claims', 'file', '--from', 'claims.csv', '-h']],
     [['claims', 'file', '--claim-id', 'C1']],
     [['giftcard', 'history']],
+    [['__complete', 'orders', 'list', '--all', '']],
   ])('%j runs in one process', (argv) => {
     expect(started(argv)).toHaveLength(1);
   });
