@@ -2,10 +2,12 @@
 // Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
 // loaded on use), every library inlined so the published package has no runtime dependencies.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { generateChecks } from './gen-checks.mjs';
 import { mergeStartupChunks } from './merge-chunks.mjs';
 
 const execFileAsync = promisify(execFile);
@@ -129,14 +131,33 @@ const lazyAssertForUndici = {
 };
 
 /**
- * The start-up checks (src/core/schema-checks.ts, which says false to everything) replaced by predicates
- * generated from the zod schemas (bin/gen-checks.mjs), so a one-off reading files and a page that
- * pass them never loads zod.
+ * The start-up checks (src/core/schema-checks.ts) as ajv's standalone code of the same compile, so a
+ * one-off whose files and page pass them loads neither zod nor ajv. The module is bundled into a
+ * temporary file and run here (Node does not import TypeScript) to call its `standaloneChecks()`.
  */
-const generatedChecks = {
-  name: 'generated-checks',
+const standaloneSchemaChecks = {
+  name: 'standalone-schema-checks',
   setup(b) {
-    b.onLoad({ filter: /[\\/]src[\\/]core[\\/]schema-checks\.ts$/ }, async () => ({ contents: await generateChecks(), loader: 'js' }));
+    const module = /[\\/]src[\\/]core[\\/]schema-checks\.ts$/;
+    b.onLoad({ filter: module }, async (args) => {
+      const dir = mkdtempSync(join(tmpdir(), 'opcli-checks-'));
+      try {
+        const out = join(dir, 'checks.mjs');
+        await build({
+          entryPoints: [args.path],
+          outfile: out,
+          bundle: true,
+          format: 'esm',
+          platform: 'node',
+          logLevel: 'warning',
+          banner: { js: REQUIRE_LINE },
+        });
+        const { standaloneChecks } = await import(pathToFileURL(out).href);
+        return { contents: standaloneChecks(), loader: 'js' };
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
   },
 };
 
@@ -194,7 +215,7 @@ const result = await build({
   // The record's migrations are numbered SQL files (src/record-pg/migrations/), bundled as text.
   loader: { '.sql': 'text' },
   logLevel: 'warning',
-  plugins: [generatedChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
+  plugins: [standaloneSchemaChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });
 keepRequireWhereUsed(result.metafile.outputs);
 await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js', OUTPUT);

@@ -10,16 +10,13 @@
 //
 // How: a second esbuild pass bundles those chunks into core.js, in the order main.js imports them
 // (so modules run in the same order), re-exporting every name each of them exported, renamed
-// `<n>_<name>` by chunk. Every file that imported one of them (main.js and the lazily loaded chunks)
-// then imports the renamed names from core.js instead. Each module is still instantiated once.
-// The new import statements go on the file's first line (the banner line, empty or holding the
-// `require` line) and the old ones are blanked with spaces, so the rest of the file keeps its
-// columns and its source map stays right.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+// `m<n>_<name>` by chunk. Then esbuild bundles every other file again on its own, with each import
+// of a merged chunk resolved to a module that re-exports that chunk's names from core.js (and every
+// other import left as it is): esbuild, not text matching, rewrites the imports, and carries each
+// file's source map through. Each module is still instantiated once.
+import { rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
-
-const IMPORT = /import(?:\{([^}]*)\})?(?:from)?"(\.{1,2}\/[^"]+\.js)";/g;
 
 /** The chunks main.js loads statically, directly or through each other, in main.js's import order. */
 function startupChunks(metafile, entry) {
@@ -35,31 +32,54 @@ function startupChunks(metafile, entry) {
   return order;
 }
 
-/** A file's own import line rewritten to take the merged chunks' names from `core`. */
-function rewriteImports(file, text, merged, coreFile) {
+/** A relative import path from `fromDir` to `file`, as an ES module names it. */
+function importPath(fromDir, file) {
+  const to = relative(fromDir, file).replaceAll('\\', '/');
+  return to.startsWith('.') ? to : `./${to}`;
+}
+
+/**
+ * Writes `file` again through esbuild, its imports of a merged chunk taken from `coreFile` under the
+ * merged names; everything else it imports stays a file of its own.
+ */
+async function pointAtCore(file, merged, exportsOf, coreFile, options) {
   const fromDir = dirname(file);
-  const coreNames = [];
-  let imported = false;
-  // The imports are the start of the second line (the first is the banner's).
-  const lineEnd = text.indexOf('\n');
-  const head = /^(?:import[^;]*;)*/.exec(text.slice(lineEnd + 1))[0];
-  const rewritten = head.replace(IMPORT, (statement, names, path) => {
-    const target = join(fromDir, path);
-    const index = merged.indexOf(target);
-    if (index < 0) return statement;
-    imported = true;
-    if (names)
-      for (const spec of names.split(',')) {
-        const [name, local = name] = spec.split(' as ');
-        coreNames.push(`m${index}_${name} as ${local}`);
-      }
-    return ' '.repeat(statement.length);
+  const { metafile } = await build({
+    metafile: true,
+    ...options,
+    entryPoints: [file],
+    outfile: file,
+    allowOverwrite: true,
+    bundle: true,
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'point-at-core',
+        setup(b) {
+          b.onResolve({ filter: /^\.{1,2}\// }, (args) => {
+            if (args.kind === 'entry-point') return undefined;
+            const index = merged.indexOf(relative(process.cwd(), join(args.resolveDir, args.path)));
+            if (index < 0) return { path: args.path, external: true };
+            return { path: String(index), namespace: 'merged-chunk' };
+          });
+          b.onLoad({ filter: /.*/, namespace: 'merged-chunk' }, (args) => {
+            const index = Number(args.path);
+            const names = exportsOf(merged[index]);
+            const from = JSON.stringify(importPath(fromDir, coreFile));
+            return {
+              contents: names.length ? `export { ${names.map((name) => `m${index}_${name} as ${name}`).join(', ')} } from ${from};` : `import ${from};`,
+              resolveDir: fromDir,
+              loader: 'js',
+            };
+          });
+        },
+      },
+    ],
   });
-  if (!imported) return text;
-  let to = relative(fromDir, coreFile);
-  if (!to.startsWith('.')) to = `./${to}`;
-  const line = coreNames.length ? `import{${coreNames.join(',')}}from"${to}";` : `import"${to}";`;
-  return text.slice(0, lineEnd) + line + text.slice(lineEnd, lineEnd + 1) + rewritten + text.slice(lineEnd + 1 + head.length);
+  const left = Object.values(metafile.outputs).flatMap((o) =>
+    o.imports.filter((dep) => merged.some((chunk) => dep.path.endsWith(chunk.slice(chunk.lastIndexOf('/'))))),
+  );
+  if (left.length) throw new Error(`build: ${file} still imports ${left[0].path}, merged into ${coreFile}`);
 }
 
 /**
@@ -99,15 +119,9 @@ export async function mergeStartupChunks(metafile, entry, coreFile, options) {
       },
     ],
   });
+  const exportsOf = (chunk) => metafile.outputs[chunk].exports;
   for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith('.js') && !merged.includes(f))) {
-    const text = readFileSync(file, 'utf8');
-    const next = rewriteImports(file, text, merged, coreFile);
-    if (next !== text) writeFileSync(file, next);
-  }
-  for (const file of Object.keys(metafile.outputs).filter((f) => f.endsWith('.js') && !merged.includes(f))) {
-    const text = readFileSync(file, 'utf8');
-    const left = merged.find((chunk) => text.includes(`/${chunk.slice(chunk.lastIndexOf('/') + 1)}"`));
-    if (left) throw new Error(`build: ${file} still names ${left}, merged into ${coreFile}`);
+    if (metafile.outputs[file].imports.some((dep) => merged.includes(dep.path))) await pointAtCore(file, merged, exportsOf, coreFile, options);
   }
   for (const file of merged) {
     rmSync(file);

@@ -68,7 +68,9 @@ const LEAN_FLAGS = ['--max-semi-space-size=4', '--liftoff-only'];
 const has = (flag) => argv.some((a) => a === flag || a.startsWith(`${flag}=`));
 /** `--limit N`: a small limit is a one-off, not worth a second process. */
 const limit = Number(argv.find((_, i) => argv[i - 1] === '--limit') ?? argv.find((a) => a.startsWith('--limit='))?.slice(8));
+// `opcli __complete …` (TAB in a shell) only names the words of such a run: it is never one.
 const streaming =
+  argv[0] !== '__complete' &&
   !has('--help') &&
   !argv.includes('-h') &&
   ((argv.includes('orders') && argv.includes('list') && (has('--all') || limit >= 5000)) ||

@@ -51,7 +51,7 @@ export async function traceOpcli(argv: string[], env: Record<string, string>): P
   const temp = mkdtempSync(join(tmpdir(), 'opcli-strace-'));
   const out = join(temp, 'trace');
   try {
-    const wrap: [string, ...string[]] = ['strace', '-f', '-qq', '-yy', '-s', '4096', '-e', `trace=${CALLS}`, '-o', out];
+    const wrap: [string, ...string[]] = ['strace', '-f', '-qq', '-yy', '-s', '1048576', '-e', `trace=${CALLS}`, '-o', out];
     const { code, stdout, stderr } = await runBinary(argv, { env, wrap, timeoutMs: 120_000 });
     return { code, stdout, stderr, calls: parseTrace(readFileSync(out, 'utf8')) };
   } finally {

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import type { Deps } from '../core/deps.js';
 import { VERSION } from './version.js';
 import { completeValues } from '../commands/completion/hints.js';
@@ -50,12 +50,29 @@ Examples:
 Exit codes: 0 ok, 1 failed, 2 usage or validation, 3 some batch rows failed, 4 log in needed, 130 interrupted.
 Learn more: opcli <command> --help`;
 
+/** The global options, declared once: the program takes them, and the scans of argv below skip their values. */
+function globalOptions(): Option[] {
+  return [
+    new Option('-p, --profile <name>', 'settings profile to use (default: OPCLI_PROFILE, then the current profile, then "default")'),
+    new Option('--verbose', 'trace HTTP exchanges on stderr, secrets redacted'),
+    new Option('--no-input', 'never prompt; fail with the flag to pass instead'),
+    new Option('--no-color', 'no colour (also NO_COLOR)'),
+    new Option(
+      '--progress <mode>',
+      'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (also OPCLI_PROGRESS)',
+    ),
+  ];
+}
+
+/** The global options that take a value (`-p`, `--profile`, `--progress`): the next word is theirs. */
+const TAKES_VALUE = new Set(globalOptions().flatMap((o) => (o.required ? [o.short, o.long] : [])));
+
 /** The first word that names a command, skipping global options and their values. */
 export function commandWord(argv: string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') return argv[i + 1];
-    if (arg === '-p' || arg === '--profile' || arg === '--progress') {
+    if (TAKES_VALUE.has(arg)) {
       i++;
       continue;
     }
@@ -81,14 +98,6 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
   program
     .version(VERSION, '-V, --version', 'print the version')
     .description('The command line for the order-protection and claims API.')
-    .option('-p, --profile <name>', 'settings profile to use (default: OPCLI_PROFILE, then the current profile, then "default")')
-    .option('--verbose', 'trace HTTP exchanges on stderr, secrets redacted')
-    .option('--no-input', 'never prompt; fail with the flag to pass instead')
-    .option('--no-color', 'no colour (also NO_COLOR)')
-    .option(
-      '--progress <mode>',
-      'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (also OPCLI_PROGRESS)',
-    )
     .helpOption('-h, --help', 'show help')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError('(add --help for usage)')
@@ -111,7 +120,8 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
         } else write(`Error: ${text.replace(/^error:\s*/i, '')}`);
       },
     });
-  completeValues(program, { '--progress': async () => PROGRESS_MODES });
+  for (const option of globalOptions()) program.addOption(option);
+  completeValues(program, { '--profile': 'profiles', '--progress': async () => PROGRESS_MODES });
   program.hook('preAction', async () => {
     const o = program.opts<{ profile?: string; verbose?: boolean; input?: boolean; color?: boolean; progress?: string }>();
     deps.globals.profile = o.profile;
@@ -148,7 +158,7 @@ export function rewriteHelp(argv: string[]): string[] {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '--') return argv;
-    if (arg === '-p' || arg === '--profile' || arg === '--progress') {
+    if (TAKES_VALUE.has(arg)) {
       i++;
       continue;
     }
@@ -185,6 +195,14 @@ function wantsJson(argv: string[]): boolean {
 
 /** Runs opcli with `argv` (without node and script) and returns the exit code. Never exits the process. */
 export async function runCli(input: string[], deps: Deps): Promise<number> {
+  // The shells' completion shims (cobra's hidden command): the words are the line being completed, not options to parse.
+  if (input[0] === '__complete') {
+    try {
+      return await (await import('../commands/completion/complete.js')).complete(input.slice(1), deps);
+    } finally {
+      await deps.dispose();
+    }
+  }
   const argv = rewriteHelp(input);
   // The wrapper (wrap-ansi, string-width) loads only when something may need it: help, or a terminal.
   let wrap: Wrap | undefined;

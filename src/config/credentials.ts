@@ -7,7 +7,7 @@ import { ConfFileStore } from './read-file.js';
 export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js';
 
 // Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
-// (and zod) is loaded by a write or by a file the check generated from it (src/core/schema-checks.ts) cannot vouch for.
+// (and zod) is loaded by a write or by a file the check compiled from it (src/core/schema-checks.ts) cannot vouch for.
 const schemas = () => import('./credentials-schema.js');
 
 /**

@@ -18,7 +18,7 @@ export class DamagedFileError extends OpcliError {
   }
 }
 
-/** A check generated from the schema (src/core/schema-checks.ts): true only when the schema certainly returns the value unchanged. */
+/** A check compiled from the schema (src/core/schema-checks.ts): true only when the schema certainly returns the value unchanged. */
 export type QuickCheck = (raw: unknown) => boolean;
 
 /** The quick check could not vouch for a file and its schema is not loaded yet (see ConfFileStore). */
@@ -55,7 +55,7 @@ function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: s
  * One JSON file of the config folder (settings.json, credentials.json). Reads are opcli's own: the
  * file is opened without following a link and checked with the private-file rules (a regular file
  * you own that others cannot write, in a folder only you can write), its text is read from that
- * same descriptor and checked against the zod schema (after a quick check generated from it at
+ * same descriptor and checked against the zod schema (after a quick check compiled from it at
  * build time, src/core/schema-checks.ts, that passes only what the schema certainly returns unchanged;
  * the schema, and zod with it, is loaded only for a write or a file the quick check cannot vouch
  * for), so a file that is not JSON, not an object or not the schema is a DamagedFileError naming

@@ -5,7 +5,7 @@ import type { ProfileSettings, SettingsFile } from './settings-schema.js';
 export type { ProfileSettings } from './settings-schema.js';
 
 // Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
-// (and zod) is loaded by a write or by a file the check generated from it (src/core/schema-checks.ts) cannot vouch for.
+// (and zod) is loaded by a write or by a file the check compiled from it (src/core/schema-checks.ts) cannot vouch for.
 const schemas = () => import('./settings-schema.js');
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */

@@ -18,7 +18,7 @@ import { safeText } from '../text/safe.js';
 /**
  * Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the
  * schemas, loaded only when a page needs them (a table's records, or a page or query the checks
- * generated from them, src/core/schema-checks.ts, cannot vouch for): `orders list --json` over pages a
+ * compiled from them, src/core/schema-checks.ts, cannot vouch for): `orders list --json` over pages a
  * server answers as the spec shows never loads zod.
  */
 const schemas = () => import('../schemas.js');
@@ -57,7 +57,7 @@ function retriedHere(error: unknown): boolean {
  * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
  */
 export async function checkPage(body: unknown, records: boolean): Promise<OrdersPage> {
-  // The schema runs only when the generated check is not sure: it decides and names the problem.
+  // The schema runs only when the compiled check is not sure: it decides and names the problem.
   const shell = ordersPageShell(body) ? undefined : (await schemas()).OrdersPageShell.safeParse(body);
   const OrderRecord = records ? (await schemas()).OrderRecord : undefined;
   const edges = (body as { edges?: unknown } | null)?.edges;

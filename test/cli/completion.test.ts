@@ -2,8 +2,8 @@
  * Completion as a user gets it: the script `opcli completion <shell>` prints is loaded into the real
  * shell, and TAB is pressed on a command line (bash through COMP_WORDS and the function `complete`
  * registered, zsh with its completion builtins stood in for, fish with `complete -C`, PowerShell
- * with TabExpansion2). `opcli` on PATH is the built binary, so profile names come from a real
- * `opcli completion --list-profiles` against the test's config folder.
+ * with TabExpansion2). `opcli` on PATH is the built binary: each TAB runs a real `opcli __complete`
+ * against the test's config folder.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -290,17 +290,14 @@ describe('the command tree in the scripts', () => {
   const complete = (text: string, line: string) => bashComplete(text, [line])[0] ?? [];
 
   it('completes every command, verb and flag the command tree has', async () => {
-    const { buildTree } = await import('../../src/commands/completion/tree.js');
     const { Command } = await import('commander');
     const text = await script('bash');
     const deps = (await runOpcli(['--version'])).deps;
-    const tree = await buildTree(deps);
     expect(complete(text, 'opcli ')).toEqual(GROUPS.map((g) => g.name).sort());
     for (const group of GROUPS) {
       const program = new Command();
       await (await group.load()).register(program, deps);
       const verbs = (program.commands[0] as InstanceType<typeof Command>).commands;
-      expect(Object.keys(tree.commands[group.name]?.verbs ?? {})).toEqual(verbs.map((v) => v.name()));
       if (verbs.length) expect(complete(text, `opcli ${group.name} `)).toEqual(verbs.map((v) => v.name()).sort());
       for (const verb of verbs) {
         const flags = complete(text, `opcli ${group.name} ${verb.name()} --`);
@@ -312,23 +309,28 @@ describe('the command tree in the scripts', () => {
     expect(complete(text, 'opcli --verbose claims t')).toEqual(['template']);
   });
 
-  it('completes setting keys, and lists profile names for the scripts', async () => {
+  it('completes setting keys, and answers the shims with profile names', async () => {
     const { SETTING_KEYS } = await import('../../src/config/setting-keys.js');
     expect(complete(await script('bash'), 'opcli config get ')).toEqual(SETTING_KEYS.map((k) => k.key).sort());
-    const listed = await runOpcli(['completion', '--list-profiles'], { env });
-    expect(listed).toMatchObject({ code: 0, stdout: 'prod\nstaging\n', stderr: '' });
+    const listed = await runOpcli(['__complete', 'profiles', 'use', ''], { env });
+    expect(listed).toMatchObject({ code: 0, stdout: 'prod\nstaging\n:4\n', stderr: '' });
   });
 
-  it('prints a PowerShell script that registers a native completer for opcli with the same table', async () => {
+  it("answers in cobra's protocol: a candidate a line, then the directive (4: no file names; 0: the shell's file names)", async () => {
+    const ask = async (...words: string[]) => (await runOpcli(['__complete', ...words], { env })).stdout;
+    expect(await ask('claims', 'file', '--issue-type', 'ST')).toBe('STOLEN\n:4\n');
+    expect(await ask('claims', 'file', '--issue-type=ST')).toBe('STOLEN\n:4\n');
+    expect(await ask('-p', 'staging', 'claims', 'file', '--from', '')).toBe(':0\n');
+    expect(await ask('orders', 'list', '--size', '')).toBe(':4\n');
+    // --help among the words is a word of the line, not a request for help.
+    expect(await ask('orders', '--help', 'l')).toBe('list\n:4\n');
+    expect(await ask()).toBe(`${GROUPS.map((g) => `${g.name}\n`).join('')}:4\n`);
+  });
+
+  it('prints a PowerShell script that registers a native completer asking opcli __complete', async () => {
     const text = await script('powershell');
     expect(text).toContain('Register-ArgumentCompleter -Native -CommandName opcli -ScriptBlock');
-    const json = /\$t = '(.*)' \| ConvertFrom-Json/.exec(text)?.[1];
-    const table = JSON.parse(json ?? 'null');
-    expect(table.values['claims/file']['--issue-type']).toEqual([...ISSUE_TYPES]);
-    expect(table.values['claims/file']['--from']).toBe('@files');
-    expect(table.globalValues['--profile']).toBe('@profiles');
-    expect(table.words['profiles/use']).toBe('@profiles');
-    expect(table.words['/']).toEqual(GROUPS.map((g) => g.name));
+    expect(text).toContain('opcli __complete');
     expect((await runOpcli(['completion', 'pwsh'])).stdout).toBe(text);
   });
 

@@ -3,7 +3,7 @@ import { getAtPath } from '../../config/settings.js';
 import type { Deps } from '../../core/deps.js';
 import { OpcliError } from '../../core/errors.js';
 import { mask } from '../../core/redact.js';
-import { requireKey } from './keys.js';
+import { keyArgument, requireKey } from './keys.js';
 import { profileName } from './set.js';
 
 export interface GetOptions {
@@ -16,7 +16,7 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('get')
     .description('Print one setting of the active profile (secrets masked unless --reveal)')
-    .argument('<key>', 'setting name')
+    .addArgument(keyArgument())
     .option('--reveal', 'print a secret in full')
     .addHelpText('after', '\nExamples:\n  $ opcli config get base-url\n  $ opcli --profile staging config get store-id')
     .action(async (key: string, flags: { reveal?: boolean }) => run({ key, reveal: !!flags.reveal }, deps));

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../core/deps.js';
 import { UsageError } from '../../core/errors.js';
-import { requireKey } from './keys.js';
+import { keyArgument, requireKey } from './keys.js';
 import { parseValue } from './values.js';
 import { pickProfileName, requireKnownProfile } from '../../config/profile.js';
 import { writeSetting } from '../../config/write-setting.js';
@@ -20,7 +20,7 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('set')
     .description('Set a setting of the active profile')
-    .argument('<key>', 'setting name, e.g. base-url')
+    .addArgument(keyArgument('setting name, e.g. base-url'))
     .argument('[value]', 'the value (a secret: use --stdin or --from-file, or leave it out to be asked)')
     .option('--stdin', 'read the value from standard input (keeps secrets out of `ps` and shell history)')
     .option('--from-file <path>', 'read the value from a file (one trailing line break is dropped)')

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../core/deps.js';
-import { requireKey } from './keys.js';
+import { keyArgument, requireKey } from './keys.js';
 import { profileName } from './set.js';
 import { writeSetting } from '../../config/write-setting.js';
 
@@ -9,7 +9,7 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('unset')
     .description('Remove a setting from the active profile')
-    .argument('<key>', 'setting name')
+    .addArgument(keyArgument())
     .addHelpText('after', '\nExamples:\n  $ opcli config unset trigger-id')
     .action(async (key: string) => run({ key }, deps));
 }

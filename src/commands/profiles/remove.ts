@@ -1,6 +1,7 @@
-import type { Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import { ProfileName } from '../../config/settings-schema.js';
 import type { Deps } from '../../core/deps.js';
+import { completesWith } from '../completion/hints.js';
 import { ExitCode, OpcliError, PlainExit, UsageError } from '../../core/errors.js';
 
 /** Registers `profiles remove`. */
@@ -8,7 +9,7 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('remove')
     .description('Delete a profile: its settings and its stored credentials (run `auth logout` first to revoke them)')
-    .argument('<name>', 'profile name')
+    .addArgument(completesWith(new Argument('<name>', 'profile name'), 'profiles'))
     .option('-y, --yes', 'do not ask for confirmation')
     .addHelpText('after', '\nExamples:\n  $ opcli --profile old auth logout && opcli profiles remove old --yes')
     .action(async (name: string, flags: { yes?: boolean }) => run({ name, yes: !!flags.yes }, deps));

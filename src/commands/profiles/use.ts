@@ -1,6 +1,7 @@
-import type { Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import { ProfileName } from '../../config/settings-schema.js';
 import type { Deps } from '../../core/deps.js';
+import { completesWith } from '../completion/hints.js';
 import { UsageError } from '../../core/errors.js';
 
 /** Registers `profiles use`. */
@@ -8,7 +9,7 @@ export function register(group: Command, deps: Deps): void {
   group
     .command('use')
     .description('Make a profile the one used when --profile and OPCLI_PROFILE are not given')
-    .argument('<name>', 'profile name')
+    .addArgument(completesWith(new Argument('<name>', 'profile name'), 'profiles'))
     .addHelpText('after', '\nExamples:\n  $ opcli profiles use staging')
     .action(async (name: string) => run({ name }, deps));
 }
