@@ -3,7 +3,8 @@
 // output, files) and what the sandbox received, and throws to fail. To add one, write a function
 // and add it to CASES. A case marked `knownBroken` is a bug of today's opcli on Windows: it is
 // expected to fail, and the run fails when it passes, so the mark is removed once the fix lands.
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 
 /** Three claims of the batch guide (docs/guides/batch-claims.md), with their required columns only. */
@@ -111,28 +112,54 @@ async function envNameCase(t) {
 }
 
 /**
- * Issue 43 row 3: the credentials lock of a run that ended an hour ago, whose pid Windows has since
- * given to another live process (here a Windows Node that only waits), is not held forever: the
- * login takes the lock and succeeds.
+ * Issue 43 row 3: a batch is killed while it holds its locks (its claim sent, the answer not yet
+ * back), and Windows gives its pid to another live process (here a Windows Node that only waits:
+ * the pid in each lock's owner record is made that process's). The same command again takes the
+ * locks instead of waiting for a run that is gone, and does not send the uncertain claim again.
  */
 async function reusedPidLock(t) {
+  writeFileSync(t.path('slow.csv'), csv(row('erin@example.com', 'Lamp')));
   const where = await t.opcli(['config', 'path', '--json']);
   expectRun(where, 0);
-  const dir = t.machine.linuxPath(JSON.parse(where.stdout).dir);
-  const lock = join(dir, 'credentials.lock');
+  const configDir = t.machine.linuxPath(JSON.parse(where.stdout).dir);
+  await t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+  const before = await t.claimsSent();
+  // OPCLI_LEAN=1 marks the shim's own child (bin/opcli.cjs, duty 2): the batch runs in this one process.
+  const batch = t.launchOpcli(['claims', 'file', '--from', 'slow.csv'], { env: { OPCLI_LEAN: '1' } });
+  let ended;
+  batch.exited.then((run) => (ended = run));
+  while ((await t.claimsSent()) === before) {
+    expect(!ended, 'expected the batch to send its claim and wait for the answer', ended);
+    await sleep(100);
+  }
+  batch.kill();
+  await batch.exited;
+  await t.sandbox.admin('/faults', { method: 'PUT', body: [] });
   const other = await t.otherProcess();
   try {
-    // The lock as the crashed run left it: its owner record (src/config/lock.ts) and times an hour old.
-    const hourAgo = new Date(Date.now() - 3_600_000);
-    mkdirSync(lock);
-    writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: other.pid, host: other.host, token: 'a1b2c3d4e5f6a7b8c9', at: hourAgo.toISOString() }));
-    utimesSync(join(lock, 'owner'), hourAgo, hourAgo);
-    utimesSync(lock, hourAgo, hourAgo);
-    expectRun(await t.opcli(['auth', 'login', '--client-credentials']), 0);
+    const owners = [t.path('.'), configDir].flatMap(lockOwners);
+    expect(owners.length > 0, `expected the killed batch to leave its locks in ${t.path('.')} or ${configDir}`);
+    for (const owner of owners) reusePid(owner, other.pid);
+    const rerun = await t.opcli(['claims', 'file', '--from', 'slow.csv']);
+    expectRun(rerun, 3, { stderr: [/1 uncertain/] });
+    expect((await t.claimsSent()) === before + 1, 'expected the uncertain claim not sent again', rerun);
   } finally {
     other.stop();
-    rmSync(lock, { recursive: true, force: true });
   }
+}
+
+/** The owner records of the locks (folders named *.lock) in `dir` and below. */
+function lockOwners(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name.endsWith('.lock') && existsSync(join(e.parentPath, e.name, 'owner')))
+    .map((e) => join(e.parentPath, e.name, 'owner'));
+}
+
+/** The owner record made to name `pid`, everything else (its time included) as the run wrote it. */
+function reusePid(ownerFile, pid) {
+  const { atime, mtime } = statSync(ownerFile);
+  writeFileSync(ownerFile, JSON.stringify({ ...JSON.parse(readFileSync(ownerFile, 'utf8')), pid }));
+  utimesSync(ownerFile, atime, mtime);
 }
 
 /** Issue 43 row 6: PowerShell 5.1's `opcli claims template --csv > claims.csv` writes UTF-16LE; the file is read. */
@@ -171,7 +198,7 @@ export const CASES = [
   { name: 'a gift card, and the same claim again is held', run: giftCard },
   { name: 'issue 43 row 1: --journal Run.jsonl --out run.jsonl is refused', run: journalAndOutCase, knownBroken: 'issue 43 row 1 (branch i-plat)' },
   { name: 'issue 43 row 2: opcli_profile is OPCLI_PROFILE', run: envNameCase, knownBroken: 'issue 43 row 2 (branch i-plat)' },
-  { name: 'issue 43 row 3: a lock whose pid was reused is taken', run: reusedPidLock, knownBroken: 'issue 43 row 3 (branch i-plat)' },
+  { name: 'issue 43 row 3: the locks of a killed batch whose pid was reused are taken', run: reusedPidLock, knownBroken: 'issue 43 row 3 (branch i-plat)' },
   { name: 'issue 43 row 4: the config folder is %APPDATA%\\opcli', run: configInAppData, knownBroken: 'issue 43 row 4 (branch i-plat)' },
   { name: 'issue 43 row 6: a UTF-16LE CSV from PowerShell is read', run: utf16Template, knownBroken: 'issue 43 row 6 (branch i-csv)' },
 ];

@@ -6,7 +6,8 @@
 //
 // Usage: node test/windows/smoke.mjs [opcli-X.Y.Z.tgz]   (without a tarball it packs one; .ci/run
 // passes the tarball of its pack smoke test). Needs Debian's wine and wine64 (.ci/run installs them).
-// OPCLI_KEEP_WINE=1 keeps the temporary folder (the prefixes, each run's output files).
+// OPCLI_KEEP_WINE=1 keeps the temporary folder (the prefixes, each run's output files);
+// OPCLI_WINDOWS_NODE=22 runs only the versions that start with 22.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,8 @@ const started = performance.now();
 let failed = 0;
 try {
   const opcli = unpack(process.argv[2] ? resolve(process.argv[2]) : pack());
-  for (const version of VERSIONS) failed += await runVersion(version, opcli);
+  const only = process.env.OPCLI_WINDOWS_NODE;
+  for (const version of VERSIONS.filter((v) => !only || v.startsWith(only))) failed += await runVersion(version, opcli);
 } finally {
   if (process.env.OPCLI_KEEP_WINE) console.log(`kept ${work}`);
   else rmSync(work, { recursive: true, force: true });
@@ -75,28 +77,32 @@ async function runVersion(version, opcli) {
 
 /** What a case is given: opcli on the Windows machine, its files, the sandbox's admin API. */
 function context(machine, exe, opcli, info, files) {
-  const admin = async (path) => {
-    const res = await fetch(`${info.url}/__admin${path}`, { headers: { authorization: `Bearer ${info.adminSecret}` } });
-    if (!res.ok) throw new Error(`GET /__admin${path}: ${res.status}`);
+  const admin = async (path, { method = 'GET', body } = {}) => {
+    const headers = { authorization: `Bearer ${info.adminSecret}`, 'content-type': 'application/json' };
+    const res = await fetch(`${info.url}/__admin${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} /__admin${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
+  const claimsSent = async () => (await admin('/requests?path=/v1/claims')).filter((r) => r.method === 'POST').length;
   return {
     machine,
     sandbox: { info, admin },
     path: (name) => join(files, name),
-    /** `opcli <args>` as a Windows user runs it, in the case's folder. */
+    /** `opcli <args>` as a Windows user runs it, in the case's folder, to its end. */
     opcli: (args, options = {}) => machine.node(exe, [opcli, ...args], { cwd: files, ...options }),
+    /** `opcli <args>` started and left running: `exited`, `kill()`. */
+    launchOpcli: (args, options = {}) => machine.launch(exe, [opcli, ...args], { cwd: files, ...options }),
     /** `node.exe <args>`: Windows Node itself, for what a case needs to know of the machine. */
     node: (args) => machine.node(exe, args, { cwd: files }),
     /** How many claims the sandbox has received so far. */
-    claimsSent: async () => (await admin('/requests?path=/v1/claims')).filter((r) => r.method === 'POST').length,
+    claimsSent,
     /** Another live Windows process (a Node that waits): its pid and host, and `stop()`. */
     async otherProcess() {
       const file = join(files, `other-${Date.now()}.json`);
       const script = `require('fs').writeFileSync(${JSON.stringify(windowsPath(file))}, JSON.stringify({ pid: process.pid, host: require('os').hostname() })); setInterval(() => {}, 1e9);`;
-      const proc = machine.start(exe, ['-e', script], { cwd: files });
+      const proc = machine.launch(exe, ['-e', script], { cwd: files });
       while (!existsSync(file) || readFileSync(file, 'utf8') === '') await new Promise((r) => setTimeout(r, 50));
-      return { ...JSON.parse(readFileSync(file, 'utf8')), stop: proc.stop };
+      return { ...JSON.parse(readFileSync(file, 'utf8')), stop: proc.kill };
     },
   };
 }

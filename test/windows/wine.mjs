@@ -74,27 +74,33 @@ export function windowsMachine(root) {
       return join(prefix, 'dosdevices', `${m[1].toLowerCase()}:`, m[2].replaceAll('\\', '/'));
     },
     /**
-     * Runs `node.exe <args>` in `cwd` and resolves with its exit code and what it wrote. Its
-     * standard output and error are files: Windows Node under Wine cannot write to a pipe (`Error:
-     * open EBADF` at the first console.log). Standard input is `stdin`'s file, or none.
+     * Starts `node.exe <args>` in `cwd`; `exited` resolves with its exit code and what it wrote, and
+     * `kill()` ends it at once, as Task Manager's "End task" does. Its standard output and error are
+     * files: Windows Node under Wine cannot write to a pipe (`Error: open EBADF` at the first
+     * console.log). Standard input is `stdin`'s file, or none.
      */
-    async node(exe, args, { cwd, env = {}, stdin } = {}) {
+    launch(exe, args, { cwd, env = {}, stdin } = {}) {
       runs += 1;
       const out = join(root, `run-${runs}.out`);
       const err = join(root, `run-${runs}.err`);
       const fds = [stdin ? openSync(stdin, 'r') : 'ignore', openSync(out, 'w'), openSync(err, 'w')];
       const child = spawn(WINE, [exe, '--require', windowsPath(PRELOAD), ...args], { cwd, env: wineEnv(prefix, env), stdio: fds });
-      const hang = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
-      const [code, signal] = await new Promise((resolve) => child.on('exit', (c, s) => resolve([c, s])));
-      clearTimeout(hang);
-      for (const fd of fds) if (typeof fd === 'number') closeSync(fd);
-      const result = { code, stdout: readFileSync(out, 'utf8'), stderr: readFileSync(err, 'utf8') };
-      return signal ? { ...result, code: null, stderr: `${result.stderr}\n(killed by ${signal}: no end after ${HANG_MS / 1000} s)` } : result;
+      let hung = false;
+      const hang = setTimeout(() => {
+        hung = true;
+        child.kill('SIGKILL');
+      }, HANG_MS);
+      const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : code))).then((code) => {
+        clearTimeout(hang);
+        for (const fd of fds) if (typeof fd === 'number') closeSync(fd);
+        const result = { code, stdout: readFileSync(out, 'utf8'), stderr: readFileSync(err, 'utf8') };
+        return hung ? { ...result, stderr: `${result.stderr}\n(killed: no end after ${HANG_MS / 1000} s)` } : result;
+      });
+      return { exited, kill: () => child.kill('SIGKILL') };
     },
-    /** Starts `node.exe <args>` and leaves it running; `stop()` ends it. */
-    start(exe, args, { cwd } = {}) {
-      const child = spawn(WINE, [exe, ...args], { cwd, env: wineEnv(prefix), stdio: 'ignore' });
-      return { stop: () => child.kill('SIGKILL') };
+    /** Runs `node.exe <args>` to its end (see `launch`). */
+    node(exe, args, options) {
+      return this.launch(exe, args, options).exited;
     },
     /** Ends every process of this machine and its wineserver. */
     close() {
