@@ -181,6 +181,32 @@ async function utf16Template(t) {
   );
 }
 
+/**
+ * Issue 43 row 9: a second batch on a file another run is filing is refused, and the way out it
+ * names is Windows' own (PowerShell's Remove-Item), not POSIX advice (`rm -r`, `chmod`, `mkdir -m`).
+ */
+async function heldByHint(t) {
+  writeFileSync(t.path('busy.csv'), csv(row('finn@example.com', 'Radio')));
+  await t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+  const before = await t.claimsSent();
+  const first = t.launchOpcli(['claims', 'file', '--from', 'busy.csv']);
+  try {
+    let ended;
+    first.exited.then((run) => (ended = run));
+    while ((await t.claimsSent()) === before) {
+      expect(!ended, 'expected the first batch to send its claim and wait for the answer', ended);
+      await sleep(100);
+    }
+    const second = await t.opcli(['claims', 'file', '--from', 'busy.csv']);
+    expectRun(second, 1, { stderr: [/is using the journal/, /Remove-Item/] });
+    expect(!/`(rm|chmod|mkdir) /.test(second.stderr), 'expected no POSIX command in the advice', second);
+  } finally {
+    first.kill();
+    await first.exited;
+    await t.sandbox.admin('/faults', { method: 'PUT', body: [] });
+  }
+}
+
 /** Issue 43 row 4: the config folder is in %APPDATA%, as gh keeps its own, and `config path` prints it with Windows' separators. */
 async function configInAppData(t) {
   const appData = await t.node(['-e', 'console.log(process.env.APPDATA)']);
@@ -200,5 +226,6 @@ export const CASES = [
   { name: 'issue 43 row 2: opcli_profile is OPCLI_PROFILE', run: envNameCase, knownBroken: 'issue 43 row 2 (branch i-plat)' },
   { name: 'issue 43 row 3: the locks of a killed batch whose pid was reused are taken', run: reusedPidLock, knownBroken: 'issue 43 row 3 (branch i-plat)' },
   { name: 'issue 43 row 4: the config folder is %APPDATA%\\opcli', run: configInAppData, knownBroken: 'issue 43 row 4 (branch i-plat)' },
+  { name: 'issue 43 row 9: a held journal names the way out in PowerShell', run: heldByHint, knownBroken: 'issue 43 row 9 (branch i-plat)' },
   { name: 'issue 43 row 6: a UTF-16LE CSV from PowerShell is read', run: utf16Template, knownBroken: 'issue 43 row 6 (branch i-csv)' },
 ];
