@@ -61,9 +61,9 @@ export function windowsMachine(root) {
   const env = wineEnv(prefix);
   // Persistent for 30 s after its last process: alive between two runs, gone soon after a killed rig.
   execFileSync(WINESERVER, ['-p30'], { env, stdio: 'ignore' });
-  execFileSync(WINEBOOT, ['--init'], { env, stdio: 'ignore' });
+  execFileSync(WINEBOOT, ['--init'], { env, stdio: 'ignore', timeout: HANG_MS });
   // The registry's Windows version, non-interactively (winecfg's -v needs no display).
-  execFileSync(WINECFG, ['-v', 'win10'], { env, stdio: 'ignore' });
+  execFileSync(WINECFG, ['-v', 'win10'], { env, stdio: 'ignore', timeout: HANG_MS });
   let runs = 0;
   return {
     prefix,
@@ -105,7 +105,7 @@ export function windowsMachine(root) {
     /** Ends every process of this machine and its wineserver. */
     close() {
       try {
-        execFileSync(WINESERVER, ['-k'], { env, stdio: 'ignore' });
+        execFileSync(WINESERVER, ['-k'], { env, stdio: 'ignore', timeout: HANG_MS });
       } catch {
         // no server left
       }
