@@ -2,7 +2,8 @@
 // Windows Node under Wine against a sandbox on Linux. A case checks what a user sees (exit code,
 // output, files) and what the sandbox received, and throws to fail. To add one, write a function
 // and add it to CASES. A case marked `knownBroken` is a bug of today's opcli on Windows: it is
-// expected to fail, and the run fails when it passes, so the mark is removed once the fix lands.
+// expected to fail, and the run fails when it passes, so the mark is removed once the fix lands;
+// `today` is how it fails today (as the issue says): a case failing another way fails the run too.
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -222,10 +223,40 @@ export const CASES = [
   { name: 'a profile: config set, client secret from a file, login, gift card setup', run: profile },
   { name: 'a batch of 3 claims, and its rerun sends nothing', run: batch },
   { name: 'a gift card, and the same claim again is held', run: giftCard },
-  { name: 'issue 43 row 1: --journal Run.jsonl --out run.jsonl is refused', run: journalAndOutCase, knownBroken: 'issue 43 row 1 (branch i-plat)' },
-  { name: 'issue 43 row 2: opcli_profile is OPCLI_PROFILE', run: envNameCase, knownBroken: 'issue 43 row 2 (branch i-plat)' },
-  { name: 'issue 43 row 3: the locks of a killed batch whose pid was reused are taken', run: reusedPidLock, knownBroken: 'issue 43 row 3 (branch i-plat)' },
-  { name: 'issue 43 row 4: the config folder is %APPDATA%\\opcli', run: configInAppData, knownBroken: 'issue 43 row 4 (branch i-plat)' },
-  { name: 'issue 43 row 9: a held journal names the way out in PowerShell', run: heldByHint, knownBroken: 'issue 43 row 9 (branch i-plat)' },
-  { name: 'issue 43 row 6: a UTF-16LE CSV from PowerShell is read', run: utf16Template, knownBroken: 'issue 43 row 6 (branch i-csv)' },
+  {
+    name: 'issue 43 row 1: --journal Run.jsonl --out run.jsonl is refused',
+    run: journalAndOutCase,
+    knownBroken: 'issue 43 row 1 (branch i-plat)',
+    today: /Filed 1 claim/,
+  },
+  {
+    name: 'issue 43 row 2: opcli_profile is OPCLI_PROFILE',
+    run: envNameCase,
+    knownBroken: 'issue 43 row 2 (branch i-plat)',
+    today: /"sourceOrderId":"ord_000001"/,
+  },
+  {
+    name: 'issue 43 row 3: the locks of a killed batch whose pid was reused are taken',
+    run: reusedPidLock,
+    knownBroken: 'issue 43 row 3 (branch i-plat)',
+    today: /is using the journal/,
+  },
+  {
+    name: 'issue 43 row 4: the config folder is %APPDATA%\\opcli',
+    run: configInAppData,
+    knownBroken: 'issue 43 row 4 (branch i-plat)',
+    today: /got C:\\users\\[^\\]+\/\.config\/opcli$/m,
+  },
+  {
+    name: 'issue 43 row 9: a held journal names the way out in PowerShell',
+    run: heldByHint,
+    knownBroken: 'issue 43 row 9 (branch i-plat)',
+    today: /remove the lock: `rm -r /,
+  },
+  {
+    name: 'issue 43 row 6: a UTF-16LE CSV from PowerShell is read',
+    run: utf16Template,
+    knownBroken: 'issue 43 row 6 (branch i-csv)',
+    today: /unknown columns "\uFFFD\uFFFDc\\x00u\\x00/,
+  },
 ];
