@@ -95,6 +95,34 @@ async function giftCard(t) {
   expect((await t.sandbox.admin('/requests?path=/provider')).length === provider, 'expected nothing sent to the provider the second time', again);
 }
 
+/**
+ * Ctrl-C in the middle of a batch, as on Linux: the claim in flight is uncertain, the run exits 130,
+ * and the same command again files the row not sent yet without sending the uncertain one again.
+ */
+async function ctrlC(t) {
+  writeFileSync(t.path('stop.csv'), csv(row('gus@example.com', 'Fan'), row('hal@example.com', 'Iron')));
+  await t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+  const before = await t.claimsSent();
+  const batch = t.launchOpcli(['claims', 'file', '--from', 'stop.csv', '--concurrency', '1']);
+  try {
+    let ended;
+    batch.exited.then((run) => (ended = run));
+    while ((await t.claimsSent()) === before) {
+      expect(!ended, 'expected the batch to send its first claim and wait for the answer', ended);
+      await sleep(100);
+    }
+    batch.interrupt();
+    expectRun(await batch.exited, 130);
+  } finally {
+    batch.kill();
+    await t.sandbox.admin('/faults', { method: 'PUT', body: [] });
+  }
+  expect((await t.claimsSent()) === before + 1, 'expected the second row not sent after Ctrl-C');
+  const rerun = await t.opcli(['claims', 'file', '--from', 'stop.csv']);
+  expectRun(rerun, 3, { stderr: [/^Filed 1 claim/m, /1 uncertain/] });
+  expect((await t.claimsSent()) === before + 2, 'expected the rerun to send the second row only', rerun);
+}
+
 /** Issue 43 row 1: `--journal Run.jsonl --out run.jsonl` name one file on Windows: refused, nothing sent. */
 async function journalAndOutCase(t) {
   writeFileSync(t.path('c.csv'), csv(row('dan@example.com', 'Kettle')));
@@ -223,6 +251,7 @@ export const CASES = [
   { name: 'a profile: config set, client secret from a file, login, gift card setup', run: profile },
   { name: 'a batch of 3 claims, and its rerun sends nothing', run: batch },
   { name: 'a gift card, and the same claim again is held', run: giftCard },
+  { name: 'Ctrl-C mid-batch: exit 130, and the rerun sends only what was not sent', run: ctrlC },
   {
     name: 'issue 43 row 1: --journal Run.jsonl --out run.jsonl is refused',
     run: journalAndOutCase,

@@ -74,8 +74,8 @@ export function windowsMachine(root) {
       return join(prefix, 'dosdevices', `${m[1].toLowerCase()}:`, m[2].replaceAll('\\', '/'));
     },
     /**
-     * Starts `node.exe <args>` in `cwd`; `exited` resolves with its exit code and what it wrote, and
-     * `kill()` ends it at once, as Task Manager's "End task" does. Its standard output and error are
+     * Starts `node.exe <args>` in `cwd`; `exited` resolves with its exit code and what it wrote,
+     * `kill()` ends it at once, as Task Manager's "End task" does, and `interrupt()` presses Ctrl-C. Its standard output and error are
      * files: Windows Node under Wine cannot write to a pipe (`Error: open EBADF` at the first
      * console.log). Standard input is `stdin`'s file, or none.
      */
@@ -96,7 +96,8 @@ export function windowsMachine(root) {
         const result = { code, stdout: readFileSync(out, 'utf8'), stderr: readFileSync(err, 'utf8') };
         return hung ? { ...result, stderr: `${result.stderr}\n(killed: no end after ${HANG_MS / 1000} s)` } : result;
       });
-      return { exited, kill: () => child.kill('SIGKILL') };
+      // SIGINT reaches the Windows process as Ctrl-C (Wine raises CTRL_C_EVENT, Node's SIGINT).
+      return { exited, kill: () => child.kill('SIGKILL'), interrupt: () => child.kill('SIGINT') };
     },
     /** Runs `node.exe <args>` to its end (see `launch`). */
     node(exe, args, options) {
