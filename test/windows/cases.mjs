@@ -95,27 +95,37 @@ async function giftCard(t) {
   expect((await t.sandbox.admin('/requests?path=/provider')).length === provider, 'expected nothing sent to the provider the second time', again);
 }
 
+/** The sandbox holds the answer to the next claim for 10 minutes (a fault rule): a run waits on it, its locks held. */
+function holdNextClaim(t) {
+  return t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+}
+
+/** Waits until the sandbox has received the claim of `batch` (a launched run), held by a fault: more than `before` claims. */
+async function claimInFlight(t, batch, before) {
+  let ended;
+  batch.exited.then((run) => (ended = run));
+  while ((await t.claimsSent()) === before) {
+    expect(!ended, 'expected the batch to send a claim and wait for its answer', ended);
+    await sleep(100);
+  }
+}
+
 /**
  * Ctrl-C in the middle of a batch, as on Linux: the claim in flight is uncertain, the run exits 130,
  * and the same command again files the row not sent yet without sending the uncertain one again.
  */
 async function ctrlC(t) {
   writeFileSync(t.path('stop.csv'), csv(row('gus@example.com', 'Fan'), row('hal@example.com', 'Iron')));
-  await t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+  await holdNextClaim(t);
   const before = await t.claimsSent();
   const batch = t.launchOpcli(['claims', 'file', '--from', 'stop.csv', '--concurrency', '1']);
   try {
-    let ended;
-    batch.exited.then((run) => (ended = run));
-    while ((await t.claimsSent()) === before) {
-      expect(!ended, 'expected the batch to send its first claim and wait for the answer', ended);
-      await sleep(100);
-    }
+    await claimInFlight(t, batch, before);
     batch.interrupt();
     expectRun(await batch.exited, 130);
   } finally {
     batch.kill();
-    await t.sandbox.admin('/faults', { method: 'PUT', body: [] });
+    await t.sandbox.admin('/faults', { method: 'PUT', body: [] }); // no more faults
   }
   expect((await t.claimsSent()) === before + 1, 'expected the second row not sent after Ctrl-C');
   const rerun = await t.opcli(['claims', 'file', '--from', 'stop.csv']);
@@ -151,19 +161,17 @@ async function reusedPidLock(t) {
   const where = await t.opcli(['config', 'path', '--json']);
   expectRun(where, 0);
   const configDir = t.machine.linuxPath(JSON.parse(where.stdout).dir);
-  await t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+  await holdNextClaim(t);
   const before = await t.claimsSent();
   // OPCLI_LEAN=1 marks the shim's own child (bin/opcli.cjs, duty 2): the batch runs in this one process.
   const batch = t.launchOpcli(['claims', 'file', '--from', 'slow.csv'], { env: { OPCLI_LEAN: '1' } });
-  let ended;
-  batch.exited.then((run) => (ended = run));
-  while ((await t.claimsSent()) === before) {
-    expect(!ended, 'expected the batch to send its claim and wait for the answer', ended);
-    await sleep(100);
+  try {
+    await claimInFlight(t, batch, before);
+  } finally {
+    batch.kill();
+    await batch.exited;
+    await t.sandbox.admin('/faults', { method: 'PUT', body: [] }); // no more faults
   }
-  batch.kill();
-  await batch.exited;
-  await t.sandbox.admin('/faults', { method: 'PUT', body: [] });
   const other = await t.otherProcess();
   try {
     const owners = [t.path('.'), configDir].flatMap(lockOwners);
@@ -216,23 +224,18 @@ async function utf16Template(t) {
  */
 async function heldByHint(t) {
   writeFileSync(t.path('busy.csv'), csv(row('finn@example.com', 'Radio')));
-  await t.sandbox.admin('/faults', { method: 'PUT', body: [{ method: 'POST', path: '/v1/claims', latencyMs: 600_000, count: 1 }] });
+  await holdNextClaim(t);
   const before = await t.claimsSent();
   const first = t.launchOpcli(['claims', 'file', '--from', 'busy.csv']);
   try {
-    let ended;
-    first.exited.then((run) => (ended = run));
-    while ((await t.claimsSent()) === before) {
-      expect(!ended, 'expected the first batch to send its claim and wait for the answer', ended);
-      await sleep(100);
-    }
+    await claimInFlight(t, first, before);
     const second = await t.opcli(['claims', 'file', '--from', 'busy.csv']);
     expectRun(second, 1, { stderr: [/is using the journal/, /Remove-Item/] });
     expect(!/`(rm|chmod|mkdir) /.test(second.stderr), 'expected no POSIX command in the advice', second);
   } finally {
     first.kill();
     await first.exited;
-    await t.sandbox.admin('/faults', { method: 'PUT', body: [] });
+    await t.sandbox.admin('/faults', { method: 'PUT', body: [] }); // no more faults
   }
 }
 

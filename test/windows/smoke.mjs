@@ -62,13 +62,14 @@ async function runVersion(version, opcli) {
   mkdirSync(files);
   console.log(`== Windows Node ${version} under Wine`);
   const machine = windowsMachine(dir);
-  const { child, info } = await startSandbox([], join(dir, 'sandbox-config'));
-  const t = context(machine, exe, opcli, info, files);
+  let sandbox;
   let failed = 0;
   try {
+    sandbox = await startSandbox([], join(dir, 'sandbox-config'));
+    const t = context(machine, exe, opcli, sandbox.info, files);
     for (const c of CASES) failed += await runCase(c, t);
   } finally {
-    child.kill();
+    sandbox?.child.kill();
     machine.close();
   }
   console.log(`Windows Node ${version}: ${CASES.length - failed} of ${CASES.length} as expected in ${seconds(since)}`);
