@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileS
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 
-/** Three claims of the batch guide (docs/guides/batch-claims.md), with their required columns only. */
+/** The required columns of a claims file (docs/guides/batch-claims.md); a valid row for each customer and item, and a file of rows. */
 const HEADER =
   'customer.email,item.name,item.price,item.details,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
 const row = (email, item) =>
