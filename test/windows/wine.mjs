@@ -43,12 +43,16 @@ export function windowsNode(version, cacheDir) {
   return exe;
 }
 
-/** Wine's environment: the prefix, no debug chatter, no Mono or Gecko installers (nobody is there to answer them). */
+/**
+ * Wine's environment: the prefix, no debug chatter, no Mono or Gecko installers (nobody is there to
+ * answer them), and TMPDIR beside the prefix, where wineserver makes its socket folder (else a
+ * /tmp/wine-XXXXXX left behind by every machine).
+ */
 function wineEnv(prefix, extra = {}) {
   const env = {};
   // Nothing of the Linux run's opcli or Node settings reaches the Windows one.
   for (const [name, value] of Object.entries(process.env)) if (!/^(OPCLI_|NODE_|XDG_)/i.test(name)) env[name] = value;
-  return { ...env, WINEPREFIX: prefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=', ...extra };
+  return { ...env, WINEPREFIX: prefix, TMPDIR: join(prefix, '..', 'tmp'), WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=', ...extra };
 }
 
 /**
@@ -58,6 +62,7 @@ function wineEnv(prefix, extra = {}) {
 export function windowsMachine(root) {
   const prefix = join(root, 'prefix');
   mkdirSync(prefix);
+  mkdirSync(join(root, 'tmp'));
   const env = wineEnv(prefix);
   // Persistent for 30 s after its last process: alive between two runs, gone soon after a killed rig.
   execFileSync(WINESERVER, ['-p30'], { env, stdio: 'ignore' });
