@@ -1,6 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The record's migrations are numbered SQL files imported as text, as bin/build.mjs bundles them.
+  plugins: [
+    {
+      name: 'sql-as-text',
+      transform: (code: string, id: string) => (id.endsWith('.sql') ? { code: `export default ${JSON.stringify(code)};`, map: null } : undefined),
+    },
+  ],
   test: {
     include: ['test/**/*.test.ts'],
     // Timeouts catch a hang, never a slow machine: no test's pass may depend on how long it took. On

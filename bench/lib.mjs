@@ -97,16 +97,19 @@ export function cpuSeconds(pid) {
 }
 
 /**
- * The real-infrastructure fixtures of test/infra (nginx, squid, a CA), bundled from source by esbuild
- * into a temporary module and imported; undefined, with the reason printed, where nginx is missing.
+ * The real-infrastructure fixtures of test/infra (nginx, squid, PostgreSQL, a CA), bundled from source
+ * by esbuild into a temporary module and imported; undefined, with the reason printed, where nginx is
+ * missing. The module is written under node_modules/.cache, where the packages it leaves out (the
+ * PostgreSQL fixture's OS users import vitest) resolve.
  */
 export async function loadInfra() {
   const { buildSync } = await import('esbuild');
-  const { rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+  const { mkdirSync, rmSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { pathToFileURL } = await import('node:url');
-  const out = join(tmpdir(), `opcli-bench-infra-${process.pid}.mjs`);
+  const cache = join(root, 'node_modules', '.cache');
+  mkdirSync(cache, { recursive: true });
+  const out = join(cache, `opcli-bench-infra-${process.pid}.mjs`);
   buildSync({
     entryPoints: [`${root}test/infra/index.ts`],
     bundle: true,

@@ -191,6 +191,8 @@ const result = await build({
   // CommonJS libraries inside an ES module bundle still call require() for Node built-ins; only the
   // files that use it keep this line (see keepRequireWhereUsed below).
   banner: { js: REQUIRE_LINE },
+  // The record's migrations are numbered SQL files (src/record-pg/migrations/), bundled as text.
+  loader: { '.sql': 'text' },
   logLevel: 'warning',
   plugins: [generatedChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
 });

@@ -35,6 +35,8 @@ async function loadCli(root) {
       platform: 'node',
       target: 'node20.19',
       banner: { js: "import{createRequire as __opcliRequire}from'node:module';const require=__opcliRequire(import.meta.url);" },
+      // As bin/build.mjs: the record's SQL migrations are text.
+      loader: { '.sql': 'text' },
       logLevel: 'warning',
     });
     return await import(pathToFileURL(join(dir, 'cli.mjs')).href);
@@ -196,6 +198,7 @@ async function thirdPartyNotices(root) {
     outdir: join(root, '.notices-out'),
     write: false,
     metafile: true,
+    loader: { '.sql': 'text' },
     logLevel: 'silent',
   });
   const dirs = new Set();

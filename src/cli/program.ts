@@ -25,6 +25,7 @@ export const GROUPS: Group[] = [
   { name: 'session', description: 'Verify embedded-app session tokens', load: () => import('../commands/session/index.js') },
   { name: 'claims', description: 'File warranty claims, one or in batches from CSV/JSONL', load: () => import('../commands/claims/index.js') },
   { name: 'giftcard', description: 'Issue store credit through the gift card provider chain', load: () => import('../commands/giftcard/index.js') },
+  { name: 'record', description: "Set up a team's record of claims and credits in PostgreSQL", load: () => import('../commands/record/index.js') },
   { name: 'api', description: 'Make an authenticated request to any endpoint', load: () => import('../commands/api/index.js') },
   { name: 'config', description: 'Read and write profile settings', load: () => import('../commands/config/index.js') },
   { name: 'profiles', description: 'List, select and remove profiles', load: () => import('../commands/profiles/index.js') },

@@ -39,6 +39,8 @@ export const ProfileSecrets = lazy(() =>
     providerTokenOrigin: z.string().optional(),
     /** The admin secret of the local sandbox this profile points at (written by `opcli sandbox --write-profile`). */
     sandboxAdminSecret: z.string().optional(),
+    /** The password of the profile's record-url (src/record-pg/url.ts), never in the settings file. */
+    recordPassword: z.string().optional(),
     token: StoredToken.optional(),
   }),
 );

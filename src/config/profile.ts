@@ -5,6 +5,7 @@ import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from 
 import { envValue } from './env-value.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 import type { ProfileSettings } from './settings.js';
+import { parseRecordUrl, type RecordUrl } from '../record-pg/url.js';
 
 // src/http/proxy.ts and src/http/trust.ts read their variables through it.
 export { envValue };
@@ -30,6 +31,11 @@ export interface ResolvedProfile {
   storeId?: string;
   /** The record folder (OPCLI_RECORD_DIR, else the `record-dir` setting); none: the config folder. */
   recordDir?: string;
+  /**
+   * The team's record in PostgreSQL (OPCLI_RECORD_URL, else the `record-url` setting): the URL without
+   * its password, the password given with it (OPCLI_RECORD_URL's, else the credential store's), and where that came from.
+   */
+  record?: RecordUrl & { passwordSource?: string };
   /** The `not-processed-statuses` setting: statuses that mean a POST was not processed (besides 421 and 429). */
   notProcessedStatuses?: number[];
   /** OPCLI_TOKEN: a bearer token used as it is, instead of stored credentials. */
@@ -43,6 +49,7 @@ export interface ResolvedProfile {
   /** Where each overridable value came from, for `auth status` and `config list`. */
   sources: {
     recordDir?: 'env' | 'profile';
+    recordUrl?: 'env' | 'profile';
     baseUrl?: 'env' | 'profile';
     clientId?: 'env' | 'profile';
     clientSecret?: 'env' | 'profile';
@@ -128,6 +135,22 @@ function envRecordDir(env: Record<string, string | undefined>, warnings: string[
   return value;
 }
 
+/** The record in PostgreSQL: OPCLI_RECORD_URL (its password its own), else the `record-url` setting with the stored password. */
+function recordOf(
+  env: Record<string, string | undefined>,
+  warnings: string[],
+  stored: string | undefined,
+  storedPassword: string | undefined,
+): ResolvedProfile['record'] {
+  const value = envValue(env, 'OPCLI_RECORD_URL', warnings);
+  if (value !== undefined) {
+    const record = parseRecordUrl(value, 'OPCLI_RECORD_URL');
+    return { ...record, passwordSource: record.password === undefined ? undefined : 'OPCLI_RECORD_URL' };
+  }
+  if (stored === undefined) return undefined;
+  return { url: stored, password: storedPassword, passwordSource: storedPassword === undefined ? undefined : 'the stored record-url' };
+}
+
 /** OPCLI_BASE_URL: an http(s) URL, or a usage error naming the variable. */
 function envBaseUrl(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
   const value = envValue(env, 'OPCLI_BASE_URL', warnings);
@@ -163,6 +186,7 @@ export function resolveProfile(
   const envClientSecret = envValue(env, 'OPCLI_CLIENT_SECRET', warnings);
   const envToken = envValue(env, 'OPCLI_TOKEN', warnings);
   const envRecord = envRecordDir(env, warnings);
+  const record = recordOf(env, warnings, s.recordUrl, secrets.recordPassword);
   const baseUrl = envBase || s.baseUrl;
   const clientSecret = envClientSecret || secrets.clientSecret;
   return {
@@ -178,6 +202,7 @@ export function resolveProfile(
     scopes: s.scopes ?? [],
     storeId: s.storeId,
     recordDir: envRecord || s.recordDir,
+    record,
     notProcessedStatuses: s.notProcessedStatuses,
     envToken,
     provider: {
@@ -188,6 +213,7 @@ export function resolveProfile(
     network: { proxy: s.proxy, noProxy: s.noProxy, proxyLoopback: s.proxyLoopback, caFile: s.caFile },
     sources: {
       recordDir: envRecord ? 'env' : s.recordDir ? 'profile' : undefined,
+      recordUrl: env.OPCLI_RECORD_URL?.trim() ? 'env' : s.recordUrl ? 'profile' : undefined,
       baseUrl: envBase ? 'env' : s.baseUrl ? 'profile' : undefined,
       clientId: envClientId ? 'env' : s.clientId ? 'profile' : undefined,
       clientSecret: envClientSecret ? 'env' : secrets.clientSecret ? 'profile' : undefined,

@@ -8,6 +8,8 @@ import { dirname, join, resolve } from 'node:path';
 import { acceptWitness, witnessedPaths } from '../core/record-witness.js';
 import { ensurePrivateDir, ensureSharedDir, readPrivateFile, type SharedFolder, UnsafePathError } from './private-file.js';
 import type { ResolvedProfile } from './profile.js';
+import { OpcliError } from '../core/errors.js';
+import { maskRecordUrl } from '../record-pg/url.js';
 import { describeUid } from './user-name.js';
 
 /** The folder of the record and ledger; `shared` when it is a team's record-dir. */
@@ -20,8 +22,24 @@ export interface RecordPlace {
   earlier?: boolean;
 }
 
-/** The record folder for a profile (none readable: the config folder), checked: a private folder, or a shared one no outsider can write. */
-export function recordPlace(configDir: string, profile: Pick<ResolvedProfile, 'recordDir'> | undefined): RecordPlace {
+/**
+ * The record folder for a profile (none readable: the config folder), checked: a private folder, or
+ * a shared one no outsider can write. A profile whose record is in PostgreSQL (record-url) has no
+ * record folder: it never falls back to a file, and until the database backend of the record is in
+ * place, a command that would read or write the record stops before anything is sent.
+ */
+export function recordPlace(
+  configDir: string,
+  profile: (Pick<ResolvedProfile, 'recordDir'> & Partial<Pick<ResolvedProfile, 'record'>>) | undefined,
+): RecordPlace {
+  if (profile?.record) {
+    throw new OpcliError(
+      `The record of this profile is in PostgreSQL (${maskRecordUrl(profile.record.url)}), which this opcli can set up (\`opcli record setup\`) but not yet file claims or pay credits against; nothing was read or sent.`,
+      {
+        hint: 'Unset record-url (`opcli config unset record-url`, and OPCLI_RECORD_URL) to keep the record in files here, or wait for the opcli that writes the record to the database.',
+      },
+    );
+  }
   if (!profile?.recordDir) {
     ensurePrivateDir(configDir);
     return { dir: configDir, configDir };

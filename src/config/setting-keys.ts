@@ -5,6 +5,7 @@ import { UsageError } from '../core/errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';
+import { parseRecordUrl } from '../record-pg/url.js';
 import { PROGRESS_MODES } from '../text/progress-modes.js';
 
 /** Where a configurable value is kept and how it is checked. */
@@ -15,6 +16,11 @@ export interface SettingKey {
   secret?: boolean;
   /** Path inside ProfileSettings (or the secret's name in the credential store). */
   path: readonly string[];
+  /**
+   * A URL whose password is kept apart: `parse` gives `{ url, password }`, the URL (without it) goes
+   * to `path` and the password to this secret of the credential store (none: removed).
+   */
+  passwordSecret?: 'recordPassword';
   parse: (raw: string) => unknown;
 }
 
@@ -83,6 +89,14 @@ export const SETTING_KEYS: SettingKey[] = [
     description: 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
     path: ['recordDir'],
     parse: recordDirValue,
+  },
+  {
+    key: 'record-url',
+    description:
+      "the team's record of claims and credits in PostgreSQL, postgresql://USER@HOST/DATABASE (OPCLI_RECORD_URL wins; a password in it goes to the credential store)",
+    path: ['recordUrl'],
+    passwordSecret: 'recordPassword',
+    parse: (raw) => parseRecordUrl(raw, 'record-url'),
   },
   { key: 'proxy', description: 'proxy for every request, http://host:port (wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)', path: ['proxy'], parse: proxyUrl },
   { key: 'no-proxy', description: 'hosts reached without the proxy, as NO_PROXY lists them (wins over NO_PROXY)', path: ['noProxy'], parse: text },

@@ -14,6 +14,8 @@ export const ProfileSettings = lazy(() =>
     storeId: z.string().optional(),
     /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record of claims and the gift card ledger (default: the config folder). */
     recordDir: z.string().optional(),
+    /** The team's record in PostgreSQL (src/record-pg/url.ts): a postgres:// URL without its password (kept in the credential store). */
+    recordUrl: z.string().optional(),
     /** A proxy for every request of the profile, winning over HTTPS_PROXY and the like (docs/http.md#proxies). */
     proxy: z.string().optional(),
     /** Hosts reached without the proxy, as NO_PROXY lists them; wins over NO_PROXY. */

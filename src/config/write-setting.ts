@@ -34,6 +34,14 @@ export async function writeSetting(
 ): Promise<string[]> {
   const { settings, credentials } = stores;
   const current = settings.getProfile(profile);
+  if (key.passwordSecret) {
+    // The URL without its password to the settings, the password (or none) to the credential store.
+    const { url, password } = (value ?? {}) as { url?: string; password?: string };
+    const name = key.passwordSecret;
+    if (password !== undefined || credentials.read(profile)[name] !== undefined) await credentials.update(profile, (cur) => ({ ...cur, [name]: password }));
+    settings.updateProfile(profile, patchAtPath(key.path, url));
+    return [];
+  }
   if (key.secret) {
     const name = key.path[0] as 'clientSecret' | 'providerToken';
     const binding: Partial<ProfileSecrets> =

@@ -153,6 +153,7 @@ async function readProfile(deps: Deps): Promise<ResolvedProfile> {
   redactor.add(profile.clientSecret);
   redactor.add(profile.envToken);
   redactor.add(profile.provider.token);
+  redactor.add(profile.record?.password);
   redactor.add(secrets.token?.accessToken);
   redactor.add(secrets.token?.refreshToken);
   return profile;

@@ -6,7 +6,7 @@
  * failed test never leaves a gateway or proxy behind.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,15 +32,27 @@ export function findFile(candidates: string[]): string | undefined {
 }
 
 /** The tools each fixture needs, with the Debian package that brings them. */
-const PACKAGES: Record<string, string> = { nginx: 'nginx', squid: 'squid', openssl: 'openssl', strace: 'strace' };
+const PACKAGES: Record<string, string> = { nginx: 'nginx', squid: 'squid', openssl: 'openssl', strace: 'strace', pg_ctl: 'postgresql' };
+
+/** Debian keeps each PostgreSQL major version's programs in /usr/lib/postgresql/<major>/bin, off PATH: newest first. */
+export function postgresBinDirs(): string[] {
+  let majors: string[] = [];
+  try {
+    majors = readdirSync('/usr/lib/postgresql').filter((name) => /^\d+$/.test(name));
+  } catch {}
+  return majors.sort((a, b) => Number(b) - Number(a)).map((major) => join('/usr/lib/postgresql', major, 'bin'));
+}
+
+/** Where a tool lives off PATH. */
+const toolDirs = (tool: string): string[] => (tool === 'pg_ctl' ? postgresBinDirs() : []);
 
 /**
  * Why tests needing these tools cannot run here (undefined when they can). Under CI (`CI` set, as
  * `.ci/run` sets it) a missing tool throws instead: `.ci/run` installs them, so a skip there would
  * hide a broken install.
  */
-export function missingInfra(...tools: Array<'nginx' | 'squid' | 'openssl' | 'strace'>): string | undefined {
-  const missing = tools.filter((tool) => !findTool(tool));
+export function missingInfra(...tools: Array<'nginx' | 'squid' | 'openssl' | 'strace' | 'pg_ctl'>): string | undefined {
+  const missing = tools.filter((tool) => !findTool(tool, toolDirs(tool)));
   if (missing.length === 0) return undefined;
   const reason = `${missing.join(', ')} not installed (apt-get install --no-install-recommends ${missing.map((t) => PACKAGES[t]).join(' ')}); .ci/run installs them`;
   if (process.env.CI) throw new Error(`real-infrastructure tests need ${reason}`);
@@ -108,11 +120,11 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 /**
- * A watchdog for a daemon: a shell that checks every second that the test process is still alive
+ * A watchdog for a daemon (one spawnDaemon started, or a postmaster pg_ctl started): a shell that checks every second that the test process is still alive
  * and, once it is not (a worker killed with SIGKILL runs no exit handler), stops the daemon's
  * process group as stop() would and removes its folder. It ends by itself when the daemon does.
  */
-function watch(pid: number, dir: string): void {
+export function watchDaemon(pid: number, dir: string): void {
   const remove = process.env.OPCLI_KEEP_INFRA === '1' ? '' : 'rm -rf "$1"';
   const script = `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done
 kill -0 ${pid} 2>/dev/null || exit 0
@@ -164,7 +176,7 @@ export function spawnDaemon(cmd: string, args: string[], cwd: string): Daemon {
   });
   if (!child.pid) throw new Error(`could not start ${cmd}`);
   const pid = child.pid;
-  watch(pid, cwd);
+  watchDaemon(pid, cwd);
   return {
     pid,
     exited,

@@ -5,6 +5,7 @@ import type { Deps } from '../../core/deps.js';
 import { mask } from '../../core/redact.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { outputMode, printJson, printTable } from '../../core/output.js';
+import { maskRecordUrl } from '../../record-pg/url.js';
 
 /** The fields of a setting in `--json` (docs/json.md). */
 export const SETTING_FIELDS = ['key', 'value', 'source', 'description'];
@@ -24,7 +25,17 @@ const ENV_OVERRIDES: Record<string, string> = {
   'base-url': 'OPCLI_BASE_URL',
   'client-id': 'OPCLI_CLIENT_ID',
   'client-secret': 'OPCLI_CLIENT_SECRET',
+  'record-url': 'OPCLI_RECORD_URL',
 };
+
+/** A URL whose password is kept apart (record-url): shown with `***` where a password is, from the environment or the credential store. */
+function shownUrl(text: string, storedPassword: boolean): string {
+  const masked = maskRecordUrl(text);
+  if (!storedPassword || !URL.canParse(masked)) return masked;
+  const url = new URL(masked);
+  if (!url.password) url.password = '***';
+  return url.href;
+}
 
 /** Prints key, value and where it comes from. */
 export async function run(opts: { json: boolean; fields?: string[] }, deps: Deps): Promise<void> {
@@ -37,9 +48,11 @@ export async function run(opts: { json: boolean; fields?: string[] }, deps: Deps
     const stored = key.secret ? secrets[key.path[0] as 'clientSecret' | 'providerToken'] : getAtPath(settings, key.path);
     const value = envValue || stored;
     const text = value === undefined ? undefined : Array.isArray(value) ? value.join(',') : String(value);
+    const shown =
+      text === undefined ? undefined : key.secret ? mask(text) : key.passwordSecret ? shownUrl(text, !envValue && !!secrets[key.passwordSecret]) : text;
     return {
       key: key.key,
-      value: text !== undefined && key.secret ? mask(text) : text,
+      value: shown,
       source: envValue ? `env ${envName}` : stored !== undefined ? 'profile' : undefined,
       description: key.description,
     };

@@ -61,6 +61,15 @@ export async function run(opts: SetOptions, deps: Deps): Promise<void> {
   }
   deps.redactor.add(key.secret ? raw : undefined);
   const value = parseValue(key, raw ?? '');
+  if (key.passwordSecret) {
+    const password = (value as { password?: string }).password;
+    deps.redactor.add(password);
+    if (password && opts.value !== undefined) {
+      deps.err(
+        `Warning: the password in the URL can be seen by other users of this computer (\`ps\`) and stays in your shell history; \`opcli config set ${key.key} --stdin\` keeps it out, or leave it out and use PGPASSWORD or ~/.pgpass.\n`,
+      );
+    }
+  }
   const profile = await profileName(deps);
   const settingsStore = await deps.settings();
   if (!settingsStore.listProfiles().includes(profile) && !(await deps.credentials()).profiles().includes(profile)) {

@@ -1,0 +1,201 @@
+/**
+ * From a record URL to node-postgres's connection settings, the libpq way (the rules psql users
+ * know, https://www.postgresql.org/docs/current/libpq-connect.html): what the URL names wins, then
+ * PGHOST, PGPORT, PGDATABASE, PGUSER, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, PGCONNECT_TIMEOUT,
+ * then libpq's defaults; the password is the one stored with the URL, else PGPASSWORD, else the
+ * password file (~/.pgpass, %APPDATA%\postgresql\pgpass.conf, PGPASSFILE) read by the pgpass library.
+ *
+ * opcli's own rules on top: a host that is not this machine gets TLS with the server's certificate
+ * verified (sslmode verify-full) unless the URL or PGSSLMODE says otherwise; and nothing waits
+ * without a bound: connecting (connect_timeout, 0 included, is at most what is given, 10 s by
+ * default), each statement (30 s, cancelled by the server) and each answer (the client gives up 5 s
+ * after that, for a server that stopped answering).
+ * CHOICE (docs/spec-choices.md#record-database-connection): libpq's rules, and opcli's TLS and time bounds.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { PoolConfig } from 'pg';
+import { UsageError } from '../core/errors.js';
+import { isLoopbackHost } from '../http/proxy.js';
+import { readPemBundle } from '../http/trust.js';
+import type { RecordUrl } from './url.js';
+import { maskRecordUrl } from './url.js';
+
+/** How long a connection may take, a statement may run, and an answer may be awaited, in milliseconds. */
+export const LIMITS = { connectMs: 10_000, statementMs: 30_000, answerGraceMs: 5_000, lockMs: 10_000, idleInTransactionMs: 60_000 };
+
+/** The URL parameters understood (libpq's names); any other is refused, as libpq refuses it. */
+const PARAMS = new Set(['host', 'port', 'dbname', 'user', 'sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'connect_timeout', 'application_name', 'options']);
+const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
+type SslMode = (typeof SSL_MODES)[number];
+
+/** Where a record database is, as every message names it (never with its password). */
+export interface RecordTarget {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  /** `db.example.com:5432/opcli` (a socket folder for a unix socket). */
+  label: string;
+  sslmode: SslMode;
+  /** Where the password comes from, for the error when the server refuses it: the URL's source, PGPASSWORD, the password file, nowhere. */
+  passwordFrom: string;
+  connectMs: number;
+}
+
+/** What resolving a URL needs from the outside: the run's environment and folder. */
+export interface ConnectionContext {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Where the URL's password came from: `the stored record-url` (the credential store), `OPCLI_RECORD_URL`, `--url`. */
+  passwordSource?: string;
+}
+
+/** The target and node-postgres's pool settings for `record`; a usage error names a parameter that cannot be right. */
+export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): { target: RecordTarget; config: PoolConfig } {
+  const { env } = ctx;
+  const url = new URL(record.url);
+  const shown = maskRecordUrl(record.url);
+  for (const name of url.searchParams.keys()) {
+    if (!PARAMS.has(name)) {
+      throw new UsageError(`The record URL ${shown} has the parameter "${name}", which opcli does not use.`, `Known parameters: ${[...PARAMS].join(', ')}.`);
+    }
+  }
+  const param = (name: string, variable: string): string | undefined => url.searchParams.get(name) || env[variable] || undefined;
+  const host = decodeURIComponent(url.hostname.replace(/^\[|\]$/g, '')) || param('host', 'PGHOST') || 'localhost';
+  const portText = url.port || param('port', 'PGPORT') || '5432';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535)
+    throw new UsageError(`The record URL ${shown}: port "${portText}" is not a port number (1 to 65535).`);
+  const user = decodeURIComponent(url.username) || param('user', 'PGUSER') || osUserName(env);
+  const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || param('dbname', 'PGDATABASE') || user;
+  const socket = host.startsWith('/');
+  const sslmode = sslModeOf(param('sslmode', 'PGSSLMODE'), socket || isLoopbackHost(host), shown);
+  const connectMs = connectTimeoutOf(param('connect_timeout', 'PGCONNECT_TIMEOUT'), shown);
+  const passwordFrom = record.password !== undefined ? (ctx.passwordSource ?? 'the URL') : env.PGPASSWORD !== undefined ? 'PGPASSWORD' : 'the password file';
+  const target: RecordTarget = {
+    host,
+    port,
+    database,
+    user,
+    label: socket ? `${host} port ${port}/${database}` : `${hostLabel(host)}:${port}/${database}`,
+    sslmode,
+    passwordFrom,
+    connectMs,
+  };
+  const config: PoolConfig = {
+    host,
+    port,
+    user,
+    database,
+    password: passwordFor(record.password, target, env, (found) => {
+      target.passwordFrom = found ? 'the password file' : 'nowhere';
+    }),
+    ssl: tlsSettings(
+      sslmode,
+      host,
+      { root: param('sslrootcert', 'PGSSLROOTCERT'), cert: param('sslcert', 'PGSSLCERT'), key: param('sslkey', 'PGSSLKEY') },
+      ctx,
+    ),
+    application_name: url.searchParams.get('application_name') ?? 'opcli',
+    options: url.searchParams.get('options') ?? undefined,
+    connectionTimeoutMillis: connectMs,
+    statement_timeout: LIMITS.statementMs,
+    lock_timeout: LIMITS.lockMs,
+    idle_in_transaction_session_timeout: LIMITS.idleInTransactionMs,
+    query_timeout: LIMITS.statementMs + LIMITS.answerGraceMs,
+    keepAlive: true,
+  };
+  return { target, config };
+}
+
+/** libpq's default role: the operating system's user name (USER or USERNAME where the system has no entry for this user). */
+function osUserName(env: Record<string, string | undefined>): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.USERNAME ?? 'postgres';
+  }
+}
+
+/** `[::1]` for an IPv6 address, the name or address as it is otherwise. */
+function hostLabel(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** sslmode as libpq reads it; by default none on this machine, and verify-full anywhere else. */
+function sslModeOf(raw: string | undefined, local: boolean, shown: string): SslMode {
+  if (raw === undefined) return local ? 'disable' : 'verify-full';
+  if (!(SSL_MODES as readonly string[]).includes(raw)) {
+    throw new UsageError(
+      `The record URL ${shown}: sslmode "${raw}" is not one of ${SSL_MODES.join(', ')}.`,
+      'verify-full checks the server is the one named; it is the default for a server on another machine.',
+    );
+  }
+  return raw as SslMode;
+}
+
+/** connect_timeout in seconds as libpq reads it (at least 2), bounded: 0 (libpq: wait forever) is the default. */
+function connectTimeoutOf(raw: string | undefined, shown: string): number {
+  if (raw === undefined) return LIMITS.connectMs;
+  const seconds = Number(raw);
+  if (!Number.isInteger(seconds) || seconds < 0) throw new UsageError(`The record URL ${shown}: connect_timeout "${raw}" is not a whole number of seconds.`);
+  return seconds === 0 ? LIMITS.connectMs : Math.max(2, seconds) * 1000;
+}
+
+/** libpq's own files for certificates: ~/.postgresql (%APPDATA%\postgresql on Windows). */
+function libpqFile(name: string, env: Record<string, string | undefined>): string {
+  const dir = process.platform === 'win32' ? join(env.APPDATA ?? homedir(), 'postgresql') : join(env.HOME ?? homedir(), '.postgresql');
+  return join(dir, name);
+}
+
+/**
+ * node-postgres's `ssl` for an sslmode, with libpq's meanings: disable, none; allow, prefer and
+ * require, encrypted without a check of the certificate (node-postgres cannot fall back to a plain
+ * connection: a server without TLS is an error that names sslmode=disable); verify-ca, the chain
+ * only; verify-full, the chain and the name. The CAs are sslrootcert's (`system`: Node's own), else
+ * libpq's ~/.postgresql/root.crt when it exists, else Node's own.
+ */
+function tlsSettings(mode: SslMode, host: string, files: { root?: string; cert?: string; key?: string }, ctx: ConnectionContext): PoolConfig['ssl'] {
+  if (mode === 'disable' || host.startsWith('/')) return false;
+  const defaultRoot = libpqFile('root.crt', ctx.env);
+  const rootFile = files.root ?? (existsSync(defaultRoot) ? defaultRoot : undefined);
+  const ca = rootFile && rootFile !== 'system' ? readPemBundle(rootFile, files.root ? 'sslrootcert' : '~/.postgresql/root.crt', ctx.cwd) : undefined;
+  const client = files.cert && files.key ? { cert: readClientFile(files.cert, 'sslcert', ctx.cwd), key: readClientFile(files.key, 'sslkey', ctx.cwd) } : {};
+  // libpq: require with a root certificate given checks the chain, as verify-ca does.
+  const verify = mode === 'verify-full' || mode === 'verify-ca' || (mode === 'require' && files.root !== undefined);
+  if (!verify) return { rejectUnauthorized: false, ...client };
+  return { rejectUnauthorized: true, ...(ca ? { ca } : {}), ...client, ...(mode === 'verify-full' ? {} : { checkServerIdentity: () => undefined }) };
+}
+
+/** A client certificate or key file's text, or a usage error naming the parameter. */
+function readClientFile(path: string, what: string, cwd: string): string {
+  try {
+    return readFileSync(resolve(cwd, path), 'utf8');
+  } catch (error) {
+    throw new UsageError(`The record URL's ${what} file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
+  }
+}
+
+/**
+ * The password node-postgres asks for when the server wants one: the URL's (or the stored one),
+ * else PGPASSWORD, else the password file's line for this host, port, database and user (pgpass
+ * ignores a file others can read, as libpq does); `found` says whether the file had one.
+ */
+function passwordFor(
+  given: string | undefined,
+  target: RecordTarget,
+  env: Record<string, string | undefined>,
+  found: (inFile: boolean) => void,
+): () => Promise<string> {
+  // node-postgres takes undefined as "no password" (its types say string only).
+  return async (): Promise<string> => {
+    if (given !== undefined) return given;
+    if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
+    const { fromPasswordFile } = await import('./password-file.js');
+    const password = await fromPasswordFile(target, env);
+    found(password !== undefined);
+    return password as string;
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Opening the team's record in PostgreSQL: node-postgres (`pg`) is imported here, on first use, so
+ * a run that has no postgres:// record never loads it (docs/benchmarks.md, bench/startup.mjs). A
+ * member's record is a pool whose first connection checks the schema: made by `record setup` of
+ * this opcli's version, and this role a member of it.
+ */
+import type { Client, Pool, PoolClient } from 'pg';
+import { OpcliError } from '../core/errors.js';
+import { type ConnectionContext, connectionSettings, type RecordTarget } from './connection.js';
+import { databaseError, RecordDatabaseError } from './errors.js';
+import { SCHEMA_VERSION, schemaVersion } from './migrate.js';
+import type { RecordUrl } from './url.js';
+
+/** What opening a record database says when it fails before anything was written. */
+export const NOTHING_WRITTEN = 'nothing was written or sent; rerunning is safe';
+
+/** node-postgres, loaded once. */
+async function driver(): Promise<typeof import('pg')> {
+  const loaded = await import('pg');
+  return (loaded as unknown as { default?: typeof import('pg') }).default ?? loaded;
+}
+
+/** One connection (for `record setup`): connected, or the one-line error naming the database. */
+export async function connectOne(record: RecordUrl, ctx: ConnectionContext, rerun: string): Promise<{ client: Client; target: RecordTarget }> {
+  const { target, config } = connectionSettings(record, ctx);
+  const pg = await driver();
+  const client = new pg.Client(config);
+  // A connection lost while idle is reported by the next query; without a listener it would crash the process.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw databaseError(error, target, rerun);
+  }
+  return { client, target };
+}
+
+/** A member's record database: a pool, its target, and close(). */
+export interface RecordDatabase {
+  target: RecordTarget;
+  pool: Pool;
+  /** Runs `fn` on one connection of the pool, given back afterwards; a failure becomes the one-line error with `rerun`. */
+  withClient<T>(fn: (client: PoolClient) => Promise<T>, rerun: string): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a member's record: the pool, and a first connection that checks the schema's version and
+ * that this role may write the record. Every failure is one line naming the database.
+ */
+export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionContext, options: { max?: number } = {}): Promise<RecordDatabase> {
+  const { target, config } = connectionSettings(record, ctx);
+  const pg = await driver();
+  const pool = new pg.Pool({ ...config, max: options.max ?? 4, idleTimeoutMillis: 30_000 });
+  pool.on('error', () => {});
+  const database: RecordDatabase = {
+    target,
+    pool,
+    async withClient(fn, rerun) {
+      let client: PoolClient | undefined;
+      try {
+        client = await pool.connect();
+        return await fn(client);
+      } catch (error) {
+        if (error instanceof OpcliError && !(error instanceof RecordDatabaseError)) throw error;
+        throw databaseError(error, target, rerun);
+      } finally {
+        client?.release();
+      }
+    },
+    close: () => pool.end().catch(() => {}),
+  };
+  try {
+    await database.withClient((client) => checkSchema(client, target), NOTHING_WRITTEN);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+/** The schema is this opcli's, and the role may add to it; else what to do, naming the database. */
+async function checkSchema(client: PoolClient, target: RecordTarget): Promise<void> {
+  const version = await schemaVersion(client);
+  const where = `Record database ${target.label}`;
+  if (version === 0) {
+    throw new RecordDatabaseError(
+      `${where} holds no opcli record yet: whoever administers it runs \`opcli record setup --url URL --member ${target.user}\` once; ${NOTHING_WRITTEN}.`,
+      target,
+    );
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new RecordDatabaseError(
+      `${where} holds a record of schema version ${version}, newer than this opcli knows (${SCHEMA_VERSION}): upgrade opcli; ${NOTHING_WRITTEN}.`,
+      target,
+    );
+  }
+  if (version < SCHEMA_VERSION) {
+    throw new RecordDatabaseError(
+      `${where} holds a record of schema version ${version}; this opcli needs ${SCHEMA_VERSION}: whoever administers it runs \`opcli record setup\` with this opcli; ${NOTHING_WRITTEN}.`,
+      target,
+    );
+  }
+  const may = await client.query<{ insert: boolean }>("SELECT has_column_privilege('opcli.intents', 'key', 'INSERT') AS insert");
+  if (!may.rows[0]?.insert) {
+    throw new RecordDatabaseError(
+      `${where}: role "${target.user}" may not add to the record: whoever administers it runs \`opcli record setup --url URL --member ${target.user}\`; ${NOTHING_WRITTEN}.`,
+      target,
+    );
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The database half of `opcli record import` (issue 42): rows read from a file record (by the record
+ * module's own readers, whatever the file's format) written into the team's record once. One file
+ * (or the lines it gained since its last import) is one transaction under an advisory lock, so two
+ * members importing at once, or an import cut short, never leave half a file or a row twice:
+ *
+ * - an intent already there (its filing id) is skipped; a new one takes the next free attempt of its
+ *   key, after those already there: an attempt of another computer's file is kept beside it, never
+ *   dropped for having the same number;
+ * - an outcome or a note already there (the same attempt, status or kind, and time) is skipped;
+ * - opcli.imports says how many lines of the file are in, so the same file imported again adds
+ *   nothing, and a file that grew adds only its new lines.
+ *
+ * Set-based: each chunk is one statement a table, its rows passed as one JSON parameter
+ * (jsonb_to_recordset), never SQL built from the rows.
+ */
+import type { ClientBase } from 'pg';
+import type { IntentRow, OutcomeRow } from './queries.js';
+
+/** A batch run of a claims record. */
+export interface RunRow {
+  run: string;
+  origin: string;
+  storeId: string;
+  source: string;
+  journal?: string;
+  journalId?: string;
+  osUser?: string;
+  host?: string;
+  profile?: string;
+  at: string;
+}
+
+/** A warning, a set-aside entry or a note. */
+export interface NoteRow {
+  kind: 'warning' | 'set-aside' | 'note';
+  filing?: string;
+  origin: string;
+  storeId: string;
+  key?: string;
+  message: string;
+  osUser?: string;
+  at: string;
+  detail?: Record<string, unknown>;
+}
+
+/** Rows of a file, in its order (an outcome after its intent, an intent after its run). */
+export interface ImportChunk {
+  runs?: RunRow[];
+  intents?: Omit<IntentRow, 'attempt'>[];
+  outcomes?: OutcomeRow[];
+  notes?: NoteRow[];
+}
+
+/** Which file: a stable id (its header, hashed), where it was read, and how many of its lines the chunks cover. */
+export interface ImportedFile {
+  fileId: string;
+  path: string;
+  lines: number;
+}
+
+/** What an import added (nothing when the file's lines were all in already). */
+export interface ImportCounts {
+  alreadyIn: number;
+  runs: number;
+  intents: number;
+  outcomes: number;
+  notes: number;
+}
+
+/** The advisory lock every import takes: imports are rare, so they go one at a time. */
+const IMPORT_LOCK = 0x6f70636c6a;
+
+const RUNS = `INSERT INTO opcli.runs (run, origin, store_id, source, journal, journal_id, os_user, host, profile, at)
+  SELECT run, origin, "storeId", source, journal, "journalId", "osUser", host, profile, at
+    FROM jsonb_to_recordset($1::jsonb) AS t(run text, origin text, "storeId" text, source text, journal text, "journalId" text,
+                                             "osUser" text, host text, profile text, at timestamptz)
+  ON CONFLICT (run) DO NOTHING`;
+
+const INTENTS = `WITH incoming AS (
+    SELECT DISTINCT ON (t.filing) t.*
+      FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (kind text, origin text, "storeId" text, key text, filing text, at timestamptz,
+             run text, source text, line integer, "osUser" text, host text, profile text, similarity text, "customerEmail" text,
+             "customerId" text, item text, "amountCents" bigint, currency text, forced boolean, detail jsonb)) WITH ORDINALITY
+           AS t(kind, origin, "storeId", key, filing, at, run, source, line, "osUser", host, profile, similarity, "customerEmail",
+                "customerId", item, "amountCents", currency, forced, detail, ord)
+     WHERE NOT EXISTS (SELECT 1 FROM opcli.intents x WHERE x.filing = t.filing)
+     ORDER BY t.filing, t.ord)
+  INSERT INTO opcli.intents (kind, origin, store_id, key, attempt, filing, at, run, source, line, os_user, host, profile, similarity,
+                             customer_email, customer_id, item, amount_cents, currency, forced, detail)
+  SELECT i.kind, i.origin, i."storeId", i.key,
+         coalesce((SELECT max(x.attempt) FROM opcli.intents x
+                    WHERE x.origin = i.origin AND x.store_id = i."storeId" AND x.kind = i.kind AND x.key = i.key), 0)
+           + row_number() OVER (PARTITION BY i.origin, i."storeId", i.kind, i.key ORDER BY i.ord),
+         i.filing, i.at, i.run, i.source, i.line, i."osUser", i.host, i.profile, i.similarity, i."customerEmail", i."customerId", i.item,
+         i."amountCents", i.currency, coalesce(i.forced, false), coalesce(i.detail, '{}')
+    FROM incoming i ORDER BY i.ord`;
+
+const OUTCOMES = `INSERT INTO opcli.outcomes (filing, status, at, source_order_id, card_id, path, error, detail)
+  SELECT DISTINCT ON (t.filing, t.status, t.at) t.filing, t.status, t.at, t."sourceOrderId", t."cardId", t.path, t.error, coalesce(t.detail, '{}')
+    FROM jsonb_to_recordset($1::jsonb) AS t(filing text, status text, at timestamptz, "sourceOrderId" text, "cardId" text, path text,
+                                             error text, detail jsonb)
+   WHERE NOT EXISTS (SELECT 1 FROM opcli.outcomes o WHERE o.filing = t.filing AND o.status = t.status AND o.at = t.at)`;
+
+const NOTES = `INSERT INTO opcli.notes (kind, filing, origin, store_id, key, message, os_user, at, detail)
+  SELECT DISTINCT ON (t.kind, t.filing, t.key, t.at, t.message) t.kind, t.filing, t.origin, t."storeId", t.key, t.message, t."osUser", t.at,
+         coalesce(t.detail, '{}')
+    FROM jsonb_to_recordset($1::jsonb) AS t(kind text, filing text, origin text, "storeId" text, key text, message text, "osUser" text,
+                                             at timestamptz, detail jsonb)
+   WHERE NOT EXISTS (SELECT 1 FROM opcli.notes n WHERE n.kind = t.kind AND n.filing IS NOT DISTINCT FROM t.filing
+                       AND n.key IS NOT DISTINCT FROM t.key AND n.at = t.at AND n.message = t.message)`;
+
+/** How many lines of a file are in the record already (0: none). */
+export async function importedLines(client: ClientBase, fileId: string): Promise<number> {
+  const result = await client.query<{ lines: number }>('SELECT coalesce(max(lines), 0)::int AS lines FROM opcli.imports WHERE file_id = $1', [fileId]);
+  return result.rows[0]?.lines ?? 0;
+}
+
+/**
+ * Imports one file in one transaction: `chunks(alreadyIn)` gives the rows of the lines after the
+ * first `alreadyIn` (every line when 0). Nothing is written when all `file.lines` are in already.
+ */
+export async function importRecord(client: ClientBase, file: ImportedFile, chunks: (alreadyIn: number) => AsyncIterable<ImportChunk>): Promise<ImportCounts> {
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
+    const alreadyIn = await importedLines(client, file.fileId);
+    const counts: ImportCounts = { alreadyIn, runs: 0, intents: 0, outcomes: 0, notes: 0 };
+    if (alreadyIn >= file.lines) {
+      await client.query('ROLLBACK');
+      return counts;
+    }
+    const add = async (sql: string, rows: unknown[] | undefined) => (rows?.length ? ((await client.query(sql, [JSON.stringify(rows)])).rowCount ?? 0) : 0);
+    for await (const chunk of chunks(alreadyIn)) {
+      counts.runs += await add(RUNS, chunk.runs);
+      counts.intents += await add(INTENTS, chunk.intents);
+      counts.outcomes += await add(OUTCOMES, chunk.outcomes);
+      counts.notes += await add(NOTES, chunk.notes);
+    }
+    await client.query('INSERT INTO opcli.imports (file_id, path, lines, at) VALUES ($1, $2, $3, now())', [file.fileId, file.path, file.lines]);
+    await client.query('COMMIT');
+    return counts;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The questions the record of business actions asks, as parameterized statements on the schema of
+ * src/record-pg/migrations/ (each served by an index there), and the two ways it grows: an attempt's
+ * intent and an outcome. What a key's rows mean (done, maybe, none) stays the one rule of
+ * src/core/record-outcome.ts, applied by the caller to what these return.
+ *
+ * Exactly once across computers is optimistic concurrency on the unique key: a caller reads the
+ * attempts of a key, decides, and inserts attempt `seen + 1`. When another member inserted that
+ * attempt in between, the database refuses the second insert (unique violation) and `insertIntent`
+ * answers `taken`: the caller reads again and decides again; it never sends on a `taken`. When the
+ * insert fails any other way (the connection lost, the server stopped), the intent may or may not
+ * be committed: the request must not leave, and the attempt is settled the way the file record
+ * settles one: the batch's journal, which never said `sending`, proves it did not leave.
+ * CHOICE (docs/spec-choices.md#record-attempts): one attempt of one key, under the unique key.
+ */
+import type { ClientBase } from 'pg';
+
+/** What a claim or credit attempt records, as the columns of opcli.intents name it. */
+export interface IntentRow {
+  kind: 'claim' | 'credit';
+  /** The service API's origin, and its store ('' for none). */
+  origin: string;
+  storeId: string;
+  key: string;
+  attempt: number;
+  /** The attempt's id, shared with its outcomes (the file record's `issuance`). */
+  filing: string;
+  /** When the client wrote it (ISO 8601). */
+  at: string;
+  run?: string;
+  source?: string;
+  line?: number;
+  osUser?: string;
+  host?: string;
+  profile?: string;
+  similarity?: string;
+  customerEmail?: string;
+  customerId?: string;
+  item?: string;
+  amountCents?: number;
+  currency?: string;
+  forced?: boolean;
+  /** What else the kind records (a credit's order number, name, shop, first path…). */
+  detail?: Record<string, unknown>;
+}
+
+/** An outcome of an attempt. */
+export interface OutcomeRow {
+  filing: string;
+  status: 'filed' | 'rejected' | 'uncertain' | 'not_sent' | 'issued' | 'failed';
+  at: string;
+  sourceOrderId?: string;
+  cardId?: string;
+  path?: string;
+  error?: string;
+  detail?: Record<string, unknown>;
+}
+
+/** An attempt as read back: its intent, who wrote it and when the server took it, and its outcomes in order. */
+export interface Attempt extends IntentRow {
+  author: string;
+  recordedAt: string;
+  outcomes: (OutcomeRow & { author: string; recordedAt: string })[];
+}
+
+const INTENT_COLUMNS = [
+  'kind',
+  'origin',
+  'store_id',
+  'key',
+  'attempt',
+  'filing',
+  'at',
+  'run',
+  'source',
+  'line',
+  'os_user',
+  'host',
+  'profile',
+  'similarity',
+  'customer_email',
+  'customer_id',
+  'item',
+  'amount_cents',
+  'currency',
+  'forced',
+  'detail',
+] as const;
+
+/** The SQLSTATE of a unique violation. */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * Inserts attempt `row.attempt` of its key, committed when the statement returns (autocommit, or
+ * the caller's transaction); `taken` when that attempt of the key (or its filing id) exists already.
+ */
+export async function insertIntent(client: ClientBase, row: IntentRow): Promise<'inserted' | 'taken'> {
+  const values = [
+    row.kind,
+    row.origin,
+    row.storeId,
+    row.key,
+    row.attempt,
+    row.filing,
+    row.at,
+    row.run ?? null,
+    row.source ?? null,
+    row.line ?? null,
+    row.osUser ?? null,
+    row.host ?? null,
+    row.profile ?? null,
+    row.similarity ?? null,
+    row.customerEmail ?? null,
+    row.customerId ?? null,
+    row.item ?? null,
+    row.amountCents ?? null,
+    row.currency ?? null,
+    row.forced ?? false,
+    row.detail ?? {},
+  ];
+  const placeholders = INTENT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
+  try {
+    await client.query(`INSERT INTO opcli.intents (${INTENT_COLUMNS.join(', ')}) VALUES (${placeholders})`, values);
+    return 'inserted';
+  } catch (error) {
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'taken';
+    throw error;
+  }
+}
+
+/** Appends an outcome to its attempt (the attempt must exist: the foreign key says so). */
+export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promise<void> {
+  await client.query('INSERT INTO opcli.outcomes (filing, status, at, source_order_id, card_id, path, error, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
+    row.filing,
+    row.status,
+    row.at,
+    row.sourceOrderId ?? null,
+    row.cardId ?? null,
+    row.path ?? null,
+    row.error ?? null,
+    row.detail ?? {},
+  ]);
+}
+
+/** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters. */
+const ATTEMPTS = `SELECT i.kind, i.origin, i.store_id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile,
+       i.similarity, i.customer_email, i.customer_id, i.item, i.amount_cents, i.currency, i.forced, i.detail, i.author, i.recorded_at,
+       coalesce((SELECT json_agg(json_build_object('filing', o.filing, 'status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id,
+                 'cardId', o.card_id, 'path', o.path, 'error', o.error, 'detail', o.detail, 'author', o.author, 'recordedAt', o.recorded_at) ORDER BY o.id)
+                 FROM opcli.outcomes o WHERE o.filing = i.filing), '[]') AS outcomes
+  FROM opcli.intents i`;
+
+/** The statements of the record's questions, each with the index that serves it (test/record-pg/queries.test.ts checks the plans). */
+export const QUESTIONS = {
+  /** Every attempt of one key: intents_one_attempt. */
+  byKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = $3 AND i.key = $4 ORDER BY i.attempt`,
+  /** Claims for the same customer and item under other keys: intents_by_similarity. */
+  bySimilarity: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.similarity = $3 ORDER BY i.at`,
+  /** What one customer was filed or paid: intents_by_customer. */
+  byCustomer: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.customer_email = $3 ORDER BY i.at`,
+  /** Credits of the same amount to the same customer since a time, under other keys (the 30-day hold): intents_credit_hold. */
+  creditHold: `${ATTEMPTS} WHERE i.kind = 'credit' AND i.origin = $1 AND i.store_id = $2 AND i.customer_email = $3 AND i.amount_cents = $4
+    AND i.currency = $5 AND i.at >= $6 AND i.key <> $7 ORDER BY i.at`,
+  /** The rows of one source file, and of one run of it: intents_by_source. */
+  bySource: `${ATTEMPTS} WHERE i.source = $1 AND ($2::text IS NULL OR i.run = $2) ORDER BY i.run, i.line`,
+} as const;
+
+interface AttemptRecordRow {
+  kind: IntentRow['kind'];
+  origin: string;
+  store_id: string;
+  key: string;
+  attempt: number;
+  filing: string;
+  at: Date;
+  run: string | null;
+  source: string | null;
+  line: number | null;
+  os_user: string | null;
+  host: string | null;
+  profile: string | null;
+  similarity: string | null;
+  customer_email: string | null;
+  customer_id: string | null;
+  item: string | null;
+  amount_cents: string | null;
+  currency: string | null;
+  forced: boolean;
+  detail: Record<string, unknown>;
+  author: string;
+  recorded_at: Date;
+  outcomes: (Omit<Attempt['outcomes'][number], 'at' | 'recordedAt'> & { at: string; recordedAt: string })[];
+}
+
+/** The object without its absent (undefined or null) members. */
+function present<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as T;
+}
+
+/** A row as the record's readers take it: times as ISO 8601, absent values left out, amounts as numbers. */
+function attemptOf(r: AttemptRecordRow): Attempt {
+  const entries = {
+    kind: r.kind,
+    origin: r.origin,
+    storeId: r.store_id,
+    key: r.key,
+    attempt: r.attempt,
+    filing: r.filing,
+    at: r.at.toISOString(),
+    run: r.run,
+    source: r.source,
+    line: r.line,
+    osUser: r.os_user,
+    host: r.host,
+    profile: r.profile,
+    similarity: r.similarity,
+    customerEmail: r.customer_email,
+    customerId: r.customer_id,
+    item: r.item,
+    amountCents: r.amount_cents === null ? undefined : Number(r.amount_cents),
+    currency: r.currency,
+    forced: r.forced,
+    detail: r.detail,
+    author: r.author,
+    recordedAt: r.recorded_at.toISOString(),
+    outcomes: r.outcomes.map((o) => present({ ...o, at: new Date(o.at).toISOString(), recordedAt: new Date(o.recordedAt).toISOString() })),
+  };
+  return present(entries) as unknown as Attempt;
+}
+
+/** Asks one of QUESTIONS with its parameters. */
+export async function ask(client: ClientBase, question: keyof typeof QUESTIONS, params: unknown[]): Promise<Attempt[]> {
+  const result = await client.query<AttemptRecordRow>(QUESTIONS[question], params);
+  return result.rows.map(attemptOf);
+}

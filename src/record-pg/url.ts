@@ -1,0 +1,76 @@
+/**
+ * The `record-url` of a team's record in PostgreSQL (issue 42), as `config set`, OPCLI_RECORD_URL and
+ * `record setup --url` take it: a libpq connection URI (`postgres://` or `postgresql://`, the forms
+ * psql takes). The password is split off as soon as the URL is read: the settings file keeps the URL
+ * without it, the credential store keeps the password, and every message shows the URL masked.
+ * No library here (config reads this on every run): src/record-pg/connection.ts turns the URL into
+ * node-postgres's settings, only when a record is opened.
+ * CHOICE (docs/spec-choices.md#record-in-postgresql): the password apart from the URL.
+ */
+import { UsageError } from '../core/errors.js';
+
+/** A record URL read: the URL without its password, the password (decoded) when the URL held one. */
+export interface RecordUrl {
+  /** `postgresql://user@host:port/database?…` with no password. */
+  url: string;
+  password?: string;
+}
+
+/** The URL as messages show it: a password replaced by `***`. */
+export function maskRecordUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = '***';
+    if (url.searchParams.has('password')) url.searchParams.set('password', '***');
+    return url.href;
+  } catch {
+    // Never echo what did not parse as it is: it may hold a password.
+    return raw.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+/**
+ * Reads a record URL, or a usage error naming `source` (the setting, the variable, the flag) and
+ * what is expected. Several hosts (`host1,host2`), which libpq tries in turn, are refused: the
+ * client opcli uses connects to one.
+ */
+export function parseRecordUrl(raw: string, source: string): RecordUrl {
+  const value = raw.trim();
+  const example = 'such as postgresql://alice@db.example.com:5432/opcli';
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
+    // What does not parse is not echoed at all: it may be a password pasted in the wrong place.
+    const got = url ? `got "${maskRecordUrl(value)}"` : 'got something that is not a URL';
+    throw new UsageError(
+      `${source}: expected a postgres:// or postgresql:// URL, ${example}, ${got}.`,
+      'The URL is the one psql takes; the password is better left out (PGPASSWORD or ~/.pgpass give it).',
+    );
+  }
+  if (url.host.includes(',')) {
+    throw new UsageError(
+      `${source}: "${maskRecordUrl(value)}" names several hosts; opcli connects to one.`,
+      'Name the primary server (or the address your provider gives for it).',
+    );
+  }
+  if (url.hash) throw new UsageError(`${source}: "${maskRecordUrl(value)}" has a #fragment, which a database URL cannot hold.`, `Give the URL ${example}.`);
+  let password: string | undefined;
+  try {
+    password = url.password ? decodeURIComponent(url.password) : undefined;
+  } catch {
+    throw new UsageError(
+      `${source}: the password in the URL is not valid percent-encoding.`,
+      'Encode reserved characters in it as %XX, or give it in PGPASSWORD instead.',
+    );
+  }
+  url.password = '';
+  // libpq also takes the password as a parameter (`?password=…`): split off the same way.
+  const param = url.searchParams.get('password');
+  if (param !== null) {
+    url.searchParams.delete('password');
+    password ??= param || undefined;
+  }
+  return { url: url.href, password };
+}
