@@ -258,32 +258,22 @@ export const CASES = [
   {
     name: 'issue 43 row 1: --journal Run.jsonl --out run.jsonl is refused',
     run: journalAndOutCase,
-    knownBroken: 'issue 43 row 1 (branch i-plat)',
-    today: /Filed 1 claim/,
   },
   {
     name: 'issue 43 row 2: opcli_profile is OPCLI_PROFILE',
     run: envNameCase,
-    knownBroken: 'issue 43 row 2 (branch i-plat)',
-    today: /"sourceOrderId":"ord_000001"/,
   },
   {
     name: 'issue 43 row 3: the locks of a killed batch whose pid was reused are taken',
     run: reusedPidLock,
-    knownBroken: 'issue 43 row 3 (branch i-plat)',
-    today: /is using the journal/,
   },
   {
     name: 'issue 43 row 4: the config folder is %APPDATA%\\opcli',
     run: configInAppData,
-    knownBroken: 'issue 43 row 4 (branch i-plat)',
-    today: /got C:\\users\\[^\\]+\/\.config\/opcli$/m,
   },
   {
     name: 'issue 43 row 9: a held journal names the way out in PowerShell',
     run: heldByHint,
-    knownBroken: 'issue 43 row 9 (branch i-plat)',
-    today: /remove the lock: `rm -r /,
   },
   {
     name: 'issue 43 row 6: a UTF-16LE CSV from PowerShell is read',
