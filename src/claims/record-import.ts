@@ -4,7 +4,7 @@
  * too. Once per journal: the record names each journal it took in. No prompt, no print.
  */
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
-import { LineSplitter, READ_CHUNK } from './file-lines.js';
+import { LineSplitter, READ_CHUNK } from '../record/file-lines.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import type { Journal } from './journal.js';
 import { itemWords } from './plan.js';

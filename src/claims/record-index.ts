@@ -2,19 +2,19 @@
  * The record of claims read into an index of byte offsets (key-table.ts tables): the last state of
  * each key with the offsets of its intent and outcome, and for each similarity fingerprint the
  * offset of the intent of the last claim sent with it. The lines themselves stay in the file and
- * are read back by offset (record.ts). Reading finds the damaged lines too (src/core/record-lines.ts):
+ * are read back by offset (record.ts). Reading finds the damaged lines too (src/record/damage.ts):
  * what a command that files refuses, and what `claims repair` sets aside.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a record of a
  * million claims is read at every batch's start.
  */
 import { closeSync } from 'node:fs';
-import { HEX64 } from '../core/record-fields.js';
-import { type DamagedLine, DamagedRecordFileError, readRecordLine, settleSetAside } from '../core/record-lines.js';
-import { authorName, ChainCheck } from '../core/record-chain.js';
-import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
-import { eachLineSync } from './file-lines.js';
-import { KeyTable } from './key-table.js';
+import { HEX64 } from '../record/fields.js';
+import { type DamagedLine, DamagedRecordFileError, readRecordLine, settleSetAside } from '../record/damage.js';
+import { authorName, ChainCheck } from '../record/chain.js';
+import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
+import { eachLineSync } from '../record/file-lines.js';
+import { KeyTable } from '../record/key-table.js';
 import {
   type DiskIntent,
   type IntentLine,
@@ -47,7 +47,7 @@ export class RecordIndex {
     offset: new Float64Array(n),
     outcome: new Float64Array(n),
     torn: new Uint32Array(n),
-    /** standingFlags of the key (src/core/record-outcome.ts). */
+    /** standingFlags of the key (src/record/outcome.ts). */
     flags: new Uint8Array(n),
     /** attemptHash of its latest attempt's filing id. */
     attempt: new Uint32Array(n),
@@ -109,7 +109,7 @@ export class RecordIndex {
     }
   }
 
-  /** The standing of the key in slot `i` (src/core/record-outcome.ts). */
+  /** The standing of the key in slot `i` (src/record/outcome.ts). */
   private standingAt(i: number): Standing<RecordState> {
     const c = this.table.columns;
     return { state: STATES[(c.state[i] as number) - 1] as RecordState, attempt: c.attempt[i] as number, ...fromFlags(c.flags[i] as number) };
@@ -157,7 +157,7 @@ export class RecordIndex {
     const run = i.run === undefined ? undefined : this.runs.get(i.run);
     return {
       ...i,
-      // The author as the OS names the uid the line gives, never its own `user` text alone (src/core/record-chain.ts).
+      // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
       user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
       host: i.host ?? run?.host ?? '?',
       profile: i.profile ?? run?.profile ?? '?',
@@ -195,7 +195,7 @@ export class RecordIndex {
     if (i < 0) return undefined;
     const c = this.table.columns;
     return {
-      // An outcome belongs to its attempt (src/core/record-outcome.ts): filed is final, a later attempt's refusal leaves an earlier one uncertain.
+      // An outcome belongs to its attempt (src/record/outcome.ts): filed is final, a later attempt's refusal leaves an earlier one uncertain.
       state: actOn(this.standingAt(i), 'uncertain', claimWeight),
       intentAt: (c.offset[i] as number) - 1,
       outcomeAt: (c.outcome[i] as number) - 1,

@@ -6,7 +6,7 @@
  * before its request leaves, then an `outcome`; a command that files consults it first, under the
  * record's lock, so the same claim copied into another file, pasted twice or run twice from
  * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/core/record-lines.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
+ * (src/record/damage.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
  * it under its lock, reading lines back by offset, and writing; the lines' format is
  * record-format.ts; the index of offsets, record-index.ts.
  *
@@ -18,15 +18,15 @@ import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
+import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { HEX64 } from '../core/record-fields.js';
-import { blockingDamage, type DamagedLine, TORN_REASON } from '../core/record-lines.js';
-import { sealText, tailHash } from '../core/record-chain.js';
-import { syncFolder, syncWritten } from '../core/record-durable.js';
-import { claimMayExist } from '../core/record-outcome.js';
-import { lineAtSync } from './file-lines.js';
+import { HEX64 } from '../record/fields.js';
+import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
+import { sealText, tailHash } from '../record/chain.js';
+import { syncFolder, syncWritten } from '../record/durable.js';
+import { claimMayExist } from '../record/outcome.js';
+import { lineAtSync } from '../record/file-lines.js';
 import {
   batchIntentLine,
   type DiskIntent,
@@ -65,7 +65,7 @@ export {
   stateWords,
 } from './record-format.js';
 
-/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/core/record-witness.ts). */
+/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/record/witness.ts). */
 const WORDS = { what: 'record of claims', repair: 'opcli claims repair' };
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
@@ -189,7 +189,7 @@ export class ClaimRecord {
       this.writeNow(`\n${aside}\n`);
     }
     if (this.pending.length) this.writeNow('');
-    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/core/record-durable.ts).
+    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
   }
 
@@ -305,7 +305,7 @@ export class ClaimRecord {
         continue;
       }
       const { issuance: filing, key, ...rest } = l;
-      // The id and key first: a line cut short still names its claim (src/core/record-lines.ts).
+      // The id and key first: a line cut short still names its claim (src/record/damage.ts).
       const intent = { v: 1 as const, issuance: filing, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
@@ -341,7 +341,7 @@ export class ClaimRecord {
     this.pending = [];
     if (!all) return;
     const fd = this.fd as number;
-    // Each line names who wrote it and the hash of the line before it (src/core/record-chain.ts): the
+    // Each line names who wrote it and the hash of the line before it (src/record/chain.ts): the
     // file's last line is read back under the lock, so a line another run appended is chained to.
     const bytes = Buffer.from(sealText(all, tailHash(fd)).text, 'utf8');
     let done = 0;

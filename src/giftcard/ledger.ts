@@ -10,12 +10,12 @@ import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { bufferReader, checkWitness, keepWitnessOf } from '../core/record-witness.js';
+import { bufferReader, checkWitness, keepWitnessOf } from '../record/witness.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, readRecordLines, TORN_REASON } from '../core/record-lines.js';
-import { creditWeight, endAttempt } from '../core/record-outcome.js';
-import { authorName, sealText, tailHash } from '../core/record-chain.js';
-import { syncWritten } from '../core/record-durable.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, readRecordLines, TORN_REASON } from '../record/damage.js';
+import { creditWeight, endAttempt } from '../record/outcome.js';
+import { authorName, sealText, tailHash } from '../record/chain.js';
+import { syncWritten } from '../record/durable.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -40,7 +40,7 @@ const Common = {
   key: z.string(),
   at: z.string(),
   user: z.string(),
-  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
   uid: z.number().int().nullable().optional(),
 };
 
@@ -121,7 +121,7 @@ export interface Issuance {
 }
 
 export { hostName, osUser } from '../config/user-name.js';
-export { TORN_REASON } from '../core/record-lines.js';
+export { TORN_REASON } from '../record/damage.js';
 
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger {
@@ -156,7 +156,7 @@ export class Ledger {
   }
 
   /**
-   * Every record, oldest first, and the lines that cannot be read, classed (src/core/record-lines.ts):
+   * Every record, oldest first, and the lines that cannot be read, classed (src/record/damage.ts):
    * never silently dropped. The file is never read through a link, nor from a folder or file
    * another user owns or can write: a planted ledger could hide an earlier credit and let the same
    * claim be paid twice.
@@ -181,7 +181,7 @@ export class Ledger {
       },
       (r) => (r.type === 'set-aside' ? r.line : undefined),
     );
-    // The author as the OS names the uid the line gives (src/core/record-chain.ts), never its `user` text alone.
+    // The author as the OS names the uid the line gives (src/record/chain.ts), never its `user` text alone.
     for (const r of read.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     return { records: read.records, damaged: read.damaged };
   }
@@ -199,7 +199,7 @@ export class Ledger {
     const records = [...before.records, ...own];
     const blocking = blockingDamage(damaged);
     if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-    // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/core/record-witness.ts).
+    // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
     if (this.place.configDir) {
       const bytes = Buffer.from(text ?? '');
       const size = text === undefined ? undefined : bytes.length;
@@ -237,9 +237,9 @@ export class Ledger {
       const size = fstatSync(fd).size;
       const last = Buffer.alloc(1);
       if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
-      // Who writes it and the hash of the line before it (src/core/record-chain.ts), read under the lock.
+      // Who writes it and the hash of the line before it (src/record/chain.ts), read under the lock.
       writeSync(fd, sealText(line, tailHash(fd)).text);
-      // On disk (and a new file's name in its folder) before the request it announces can move money (src/core/record-durable.ts).
+      // On disk (and a new file's name in its folder) before the request it announces can move money (src/record/durable.ts).
       syncWritten(fd, size === 0 ? this.dir : undefined);
       keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
@@ -264,7 +264,7 @@ export class Ledger {
     return `${JSON.stringify(record)}\n`;
   }
 
-  /** Accepts the ledger as it is now here and where it lived before (a repair): src/core/record-witness.ts. */
+  /** Accepts the ledger as it is now here and where it lived before (a repair): src/record/witness.ts. */
   acceptAsItIs(): void {
     acceptAsItIs(this.place, LEDGER_FILE, 'gift card ledger');
   }
@@ -281,7 +281,7 @@ export class Ledger {
 
   /**
    * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
-   * src/core/record-outcome.ts: an attempt's first outcome settles it and a later one may only raise
+   * src/record/outcome.ts: an attempt's first outcome settles it and a later one may only raise
    * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
    * with an id already used is not a new attempt and does not replace the first.
    */
@@ -301,7 +301,7 @@ export class Ledger {
   }
 }
 
-/** An outcome line applied to its issuance (src/core/record-outcome.ts). */
+/** An outcome line applied to its issuance (src/record/outcome.ts). */
 function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
   const before = { state: entry.outcome?.status as string | undefined, settled: entry.outcome !== undefined, earlierMaybe: false };
   if (endAttempt(before, r.status, undefined, creditWeight) !== before) entry.outcome = r;

@@ -1,9 +1,9 @@
 /**
  * The gift card ledger as a file `giftcard repair` can set damaged lines aside in
- * (src/core/record-repair.ts does it for every record of actions).
+ * (src/record/repair.ts does it for every record of actions).
  */
 import { osUser } from '../config/user-name.js';
-import type { RepairTarget } from '../core/record-repair.js';
+import type { RepairTarget } from '../record/repair.js';
 import { type Ledger, LedgerRecord, type SetAsideRecord } from './ledger.js';
 
 /** The ledger as a file to repair. */

@@ -1,6 +1,6 @@
 /**
  * The journal and the record of claims read their files in chunks of 256 KiB, split into lines on
- * bytes (src/claims/file-lines.ts): a line that straddles two reads is read whole, its offset is
+ * bytes (src/record/file-lines.ts): a line that straddles two reads is read whole, its offset is
  * right, and a damaged line after the first read is still named by its line number. A line longer
  * than any opcli writes is refused by its number, without holding it.
  */
@@ -9,10 +9,10 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { LONG_HEAD, LineSplitter, type OnLine } from '../../src/claims/file-lines.js';
+import { LONG_HEAD, LineSplitter, type OnLine } from '../../src/record/file-lines.js';
 import { Journal } from '../../src/claims/journal.js';
 import { ClaimRecord, RecordDamagedError, recordFileName } from '../../src/claims/record.js';
-import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/core/record-lines.js';
+import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/record/damage.js';
 import { tempConfigDir } from '../helpers.js';
 
 let dir: string;

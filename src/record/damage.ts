@@ -17,8 +17,8 @@
  *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
-import { ExitCode, OpcliError } from './errors.js';
-import { ChainCheck } from './record-chain.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { ChainCheck } from './chain.js';
 
 /** Why a line cannot be read. */
 export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';

@@ -15,8 +15,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
-import { ExitCode, OpcliError } from './errors.js';
-import { lineHash } from './record-chain.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { lineHash } from './chain.js';
 
 /** What a person last saw of one record file. */
 export interface Witness {

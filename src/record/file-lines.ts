@@ -8,7 +8,7 @@
  */
 import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { MAX_LINE_BYTES } from '../core/record-lines.js';
+import { MAX_LINE_BYTES } from './damage.js';
 
 /** How much of the file one read takes. */
 export const READ_CHUNK = 256 * 1024;
