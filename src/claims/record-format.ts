@@ -206,8 +206,3 @@ export function parseLineText(text: string | undefined): RecordLine | undefined 
     return undefined;
   }
 }
-
-/** A `set-aside` line (JSON, no newline): the record's line `line` was damaged, and why; its claim stays uncertain. */
-export function setAsideLine(a: { filing?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
-  return JSON.stringify({ v: 1, issuance: a.filing, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
-}

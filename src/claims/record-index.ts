@@ -10,8 +10,9 @@
  */
 import { closeSync } from 'node:fs';
 import { HEX64 } from '../record/fields.js';
-import { type DamagedLine, DamagedRecordFileError, readRecordLine, settleSetAside } from '../record/damage.js';
-import { authorName, ChainCheck } from '../record/chain.js';
+import { type DamagedLine, DamagedRecordFileError, LineCheck } from '../record/damage.js';
+import { readLog } from '../record/log.js';
+import { authorName } from '../record/chain.js';
 import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
 import { KeyTable } from '../record/key-table.js';
@@ -66,47 +67,24 @@ export class RecordIndex {
 
   /** Reads every line of the file open as `fd` into the index; returns the damaged ones. */
   read(fd: number): DamagedLine[] {
-    const damaged: DamagedLine[] = [];
-    const setAside = new Set<number>();
-    const chain = new ChainCheck();
-    const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
-      this.lines++;
-      if (long) {
-        damaged.push({ line: this.lines, kind: 'long' });
-        return;
-      }
-      const text = buffer.toString('utf8', start, end);
-      if (!text.trim()) return;
-      const read = readRecordLine(text, this.lines, !complete, RECORD_VERSION, parseRecordLine);
-      const broken = chain.take(text, this.lines, complete);
-      if ('damaged' in read) damaged.push(read.damaged);
-      else {
-        const r = read.record;
-        if (broken) damaged.push({ ...broken, ...('key' in r ? { key: r.key } : {}), ...('issuance' in r ? { issuance: r.issuance } : {}) });
-        this.take(r, offset, damaged, setAside);
-      }
-    });
-    this.unterminated = !ended.endsWithNewline;
-    settleSetAside(damaged, setAside);
-    for (const d of damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', d.issuance, -1, d.line);
-    return damaged;
+    const check = new LineCheck(RECORD_VERSION, parseRecordLine, (r) => (r.type === 'set-aside' ? r.line : undefined));
+    const read = readLog(fd, check, (r, offset, line) => this.take(r, offset, line, check.damaged));
+    this.lines = read.lines;
+    this.unterminated = read.unterminated;
+    for (const d of read.damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', d.issuance, -1, d.line);
+    return read.damaged;
   }
 
   /** One line that was read: a header checked, runs and imports remembered, claims indexed. */
-  private take(r: RecordLine, offset: number, damaged: DamagedLine[], setAside: Set<number>): void {
+  private take(r: RecordLine, offset: number, line: number, damaged: DamagedLine[]): void {
     if (r.type === 'header') {
-      if (this.lines !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) {
-        damaged.push({ line: this.lines, kind: 'garbage' });
-      }
+      if (line !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) damaged.push({ line, byte: offset, kind: 'garbage' });
       return;
     }
-    if (this.lines === 1) damaged.push({ line: 1, kind: 'garbage' });
+    if (line === 1) damaged.push({ line: 1, byte: 0, kind: 'garbage' });
     if (r.type === 'imported') this.imported.add(r.journal);
     else if (r.type === 'run') this.runs.set(r.run, r);
-    else {
-      if (r.type === 'set-aside') setAside.add(r.line);
-      this.note(r, offset);
-    }
+    else this.note(r, offset);
   }
 
   /** The standing of the key in slot `i` (src/record/outcome.ts). */

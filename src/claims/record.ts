@@ -13,17 +13,16 @@
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
  * intents in one write and one fdatasync per group, alongside the journal's.
  */
-import { closeSync, constants, fdatasync, fstatSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
-import { openPrivateFile } from '../config/private-file.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
-import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
-import { sealText, tailHash } from '../record/chain.js';
+import { blockingDamage, type DamagedLine } from '../record/damage.js';
+import { appendSealed, endTornLine, openLog } from '../record/log.js';
 import { syncFolder, syncWritten } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
 import { lineAtSync } from '../record/file-lines.js';
@@ -36,7 +35,6 @@ import {
   type OutcomeLine,
   outcomeLine,
   parseLineText,
-  setAsideLine,
   strongest,
   type ReadLine,
   type RecordHit,
@@ -158,8 +156,7 @@ export class ClaimRecord {
   private readonly earlier: ClaimRecord[] = [];
 
   private load(writing: boolean, tolerate: boolean): void {
-    const flags = writing ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND : constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-    const fd = openPrivateFile(this.path, flags, 'record of claims', 0o600, this.place.shared);
+    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, writing);
     if (fd === undefined) {
       if (!tolerate) checkWitnessOf(this.place.configDir, this.path, undefined, WORDS);
       return;
@@ -175,19 +172,9 @@ export class ClaimRecord {
     if (!writing) return;
     const created = fstatSync(fd).size === 0;
     if (created) this.pending.push(headerLine(this.store, new Date().toISOString()));
-    const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.index.lines);
-    if (torn && this.index.unterminated) {
-      // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
-      const aside = setAsideLine({
-        filing: torn.issuance,
-        key: torn.key,
-        at: new Date().toISOString(),
-        user: osUser(),
-        line: torn.line,
-        reason: TORN_REASON,
-      });
-      this.writeNow(`\n${aside}\n`);
-    }
+    // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
+    const torn = endTornLine({ damaged, lines: this.index.lines, unterminated: this.index.unterminated }, new Date().toISOString(), osUser());
+    if (torn) this.writeNow(torn);
     if (this.pending.length) this.writeNow('');
     // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
@@ -263,7 +250,7 @@ export class ClaimRecord {
 
   /** Every readable line of the file, in order (for history, and the outcome of a hit). */
   *all(): Generator<ReadLine> {
-    const fd = openPrivateFile(this.path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), 'record of claims', 0o600, this.place.shared);
+    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, false);
     if (fd !== undefined) yield* this.index.readAll(fd);
   }
 
@@ -340,12 +327,8 @@ export class ClaimRecord {
     const all = this.pending.join('') + text;
     this.pending = [];
     if (!all) return;
-    const fd = this.fd as number;
-    // Each line names who wrote it and the hash of the line before it (src/record/chain.ts): the
-    // file's last line is read back under the lock, so a line another run appended is chained to.
-    const bytes = Buffer.from(sealText(all, tailHash(fd)).text, 'utf8');
-    let done = 0;
-    while (done < bytes.length) done += writeSync(fd, bytes, done);
+    // Each line names who wrote it and the hash of the line before it, read back under the lock (src/record/log.ts).
+    appendSealed(this.fd as number, all);
   }
 
   /** Writes what is queued and makes it durable. */

@@ -4,20 +4,23 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
-import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { bufferReader, checkWitness, keepWitnessOf } from '../record/witness.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, readRecordLines, TORN_REASON } from '../record/damage.js';
-import { creditWeight, endAttempt } from '../record/outcome.js';
-import { authorName, sealText, tailHash } from '../record/chain.js';
+import { authorName } from '../record/chain.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
 import { syncWritten } from '../record/durable.js';
+import { appendSealed, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
+import { creditWeight, endAttempt } from '../record/outcome.js';
+import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
+
+/** The ledger in the words of a refusal. */
+const WORDS = { what: 'gift card ledger', repair: 'opcli giftcard repair' };
 
 /** How the credit reached the customer. */
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
@@ -162,28 +165,14 @@ export class Ledger {
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    return this.parse(this.readText());
-  }
-
-  private readText(): string | undefined {
     ensureRecordDir(this.place);
-    return readPrivateFile(this.path, 'gift card ledger', this.place.shared);
-  }
-
-  private parse(text: string | undefined): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    if (text === undefined) return { records: [], damaged: [] };
-    const read = readRecordLines(
-      text,
-      1,
-      (value) => {
-        const parsed = LedgerRecord.safeParse(value);
-        return parsed.success ? parsed.data : undefined;
-      },
-      (r) => (r.type === 'set-aside' ? r.line : undefined),
-    );
-    // The author as the OS names the uid the line gives (src/record/chain.ts), never its `user` text alone.
-    for (const r of read.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-    return { records: read.records, damaged: read.damaged };
+    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
+    if (fd === undefined) return { records: [], damaged: [] };
+    try {
+      return readLedger(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /**
@@ -194,74 +183,47 @@ export class Ledger {
   readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
     const earlier = this.earlier.map((e) => e.readIntact());
     const before = { records: earlier.flatMap((e) => e.records), uncertain: earlier.flatMap((e) => e.uncertain) };
-    const text = this.readText();
-    const { records: own, damaged } = this.parse(text);
-    const records = [...before.records, ...own];
-    const blocking = blockingDamage(damaged);
-    if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-    // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
-    if (this.place.configDir) {
-      const bytes = Buffer.from(text ?? '');
-      const size = text === undefined ? undefined : bytes.length;
-      checkWitness({
-        configDir: this.place.configDir,
-        path: this.path,
-        what: 'gift card ledger',
-        repair: 'opcli giftcard repair',
-        size,
-        read: bufferReader(bytes),
-      });
+    ensureRecordDir(this.place);
+    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
+    let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
+    try {
+      if (fd !== undefined) own = readLedger(fd);
+      const blocking = blockingDamage(own.damaged);
+      if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+      // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
+      checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
-    const setAside: UncertainLine[] = records
+    const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
-    const torn: UncertainLine[] = damaged
+    const torn: UncertainLine[] = own.damaged
       .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
       .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
-    return { records, uncertain: [...before.uncertain, ...torn, ...setAside] };
+    return { records: [...before.records, ...own.records], uncertain: [...before.uncertain, ...torn, ...setAside] };
   }
 
   /**
    * Appends one record (call inside withLock), durable when it returns: an attempt is on disk
-   * before any money is sent, as a claim's intent is. The file is created 0600 and never reached through a
-   * link (O_NOFOLLOW): a planted link must not make opcli append the record of a payment elsewhere.
-   * A last line left without its newline by an interrupted write is ended first, and set aside by
-   * a record naming it, so it stays a torn line (an uncertain action) and not garbage mid-file.
+   * before any money is sent, as a claim's intent is. A last line left without its newline by an
+   * interrupted write is ended first, and set aside by a line naming it (src/record/log.ts), so it
+   * stays a torn line (an uncertain action) and not garbage mid-file.
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    let line = `${JSON.stringify(fields)}\n`;
     ensureRecordDir(this.place);
-    const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger', 0o600, this.place.shared) as number;
+    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, true) as number;
     try {
       const size = fstatSync(fd).size;
-      const last = Buffer.alloc(1);
-      if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
-      // Who writes it and the hash of the line before it (src/record/chain.ts), read under the lock.
-      writeSync(fd, sealText(line, tailHash(fd)).text);
+      const torn = size > 0 && !endsWithNewline(fd, size) ? endTornLine(readLedger(fd).read, record.at, record.user) : '';
+      appendSealed(fd, `${torn}${JSON.stringify(fields)}\n`);
       // On disk (and a new file's name in its folder) before the request it announces can move money (src/record/durable.ts).
       syncWritten(fd, size === 0 ? this.dir : undefined);
       keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       closeSync(fd);
     }
-  }
-
-  /** The set-aside record of the torn last line, or nothing when the line names no action (it stays garbage, and blocks). */
-  private setAsideLine(next: LedgerRecord): string {
-    const torn = this.read().damaged.find((d) => d.kind === 'torn');
-    if (!torn?.key || torn.issuance === undefined) return '';
-    const record: SetAsideRecord = {
-      v: 1,
-      type: 'set-aside',
-      issuance: torn.issuance,
-      key: torn.key,
-      at: next.at,
-      user: next.user,
-      line: torn.line,
-      reason: TORN_REASON,
-    };
-    return `${JSON.stringify(record)}\n`;
   }
 
   /** Accepts the ledger as it is now here and where it lived before (a repair): src/record/witness.ts. */
@@ -299,6 +261,27 @@ export class Ledger {
     }
     return [...byId.values()];
   }
+}
+
+/** Whether the file open as `fd`, of `size` bytes, ends with a newline (its last write was whole). */
+function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a;
+}
+
+/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */
+function readLedger(fd: number): { records: LedgerRecord[]; damaged: DamagedLine[]; read: LogRead } {
+  const records: LedgerRecord[] = [];
+  const check = new LineCheck(
+    1,
+    (v) => LedgerRecord.safeParse(v).data,
+    (r) => (r.type === 'set-aside' ? r.line : undefined),
+  );
+  const read = readLog(fd, check, (r) => {
+    if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+    records.push(r);
+  });
+  return { records, damaged: read.damaged, read };
 }
 
 /** An outcome line applied to its issuance (src/record/outcome.ts). */
