@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { claimIdentity, orderIdentity } from '../core/identity.js';
+import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
 import { syncWritten } from '../record/durable.js';
 import { appendSealed, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
 import { creditWeight, endAttempt } from '../record/outcome.js';
+import { IndexedRecord, type RecordClient } from '../record/store.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
@@ -176,32 +177,43 @@ export class Ledger {
   }
 
   /**
-   * The records, for a command about to move money: any line that cannot be read stops it
-   * (LedgerDamagedError, exit 2), except a torn line; a torn line and every line set aside (by a
-   * later write, or by `giftcard repair`) are returned as `uncertain` actions.
+   * The records that hold a new credit for `key` back, for a command about to move money: every line
+   * of the same claim or order (by identity, any scope), and with `email` every line of the credits
+   * to the same customer, each group in the ledger's order; here and where the ledger lived before.
+   * They are read through the ledger's index (src/record/store.ts), not by reading every line. Any
+   * line that cannot be read stops it (LedgerDamagedError, exit 2), except a torn line; a torn line
+   * naming the key and every line set aside (by a later write, or by `giftcard repair`) are returned
+   * as `uncertain` actions.
    */
-  readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
-    const earlier = this.earlier.map((e) => e.readIntact());
-    const before = { records: earlier.flatMap((e) => e.records), uncertain: earlier.flatMap((e) => e.uncertain) };
+  heldAgainst(key?: string, email?: string): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
+    const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
     ensureRecordDir(this.place);
     const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
     let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
     try {
-      if (fd !== undefined) own = readLedger(fd);
-      const blocking = blockingDamage(own.damaged);
-      if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+      if (fd !== undefined) {
+        own = IndexedRecord.ask(fd, this.path, this.place.configDir ?? this.dir, LEDGER_LINES, (q) => {
+          const blocking = blockingDamage(q.damaged);
+          if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+          return { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };
+        });
+      }
       // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
       checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
+    for (const r of own.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
     const torn: UncertainLine[] = own.damaged
       .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
       .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
-    return { records: [...before.records, ...own.records], uncertain: [...before.uncertain, ...torn, ...setAside] };
+    return {
+      records: [...earlier.flatMap((e) => e.records), ...own.records],
+      uncertain: [...earlier.flatMap((e) => e.uncertain), ...torn, ...setAside],
+    };
   }
 
   /**
@@ -261,6 +273,22 @@ export class Ledger {
     }
     return [...byId.values()];
   }
+}
+
+/** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
+const LEDGER_LINES: RecordClient<LedgerRecord> = {
+  terms: 'giftcard-ledger-1',
+  version: 1,
+  parse: (v) => LedgerRecord.safeParse(v).data,
+  setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
+  termsOf: (r) => (r.type === 'attempt' ? [`key:${keyParts(r.key).what}`, `customer:${emailIdentity(r.email)}`] : [`key:${keyParts(r.key).what}`]),
+};
+
+/** The lines of `key`'s claim or order, and with `email` those of every credit to that customer, in the ledger's order. */
+function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string | undefined): LedgerRecord[] {
+  const terms = new Set([`key:${keyParts(key).what}`]);
+  if (email) for (const r of q.find(`customer:${emailIdentity(email)}`)) terms.add(`key:${keyParts(r.key).what}`);
+  return q.find(...terms);
 }
 
 /** Whether the file open as `fd`, of `size` bytes, ends with a newline (its last write was whole). */

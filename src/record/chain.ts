@@ -117,6 +117,16 @@ export class ChainCheck {
   /** The hash of the last line once the chain has begun. */
   private last: string | undefined;
 
+  /** `after`: the hash of the line a read goes on from, once the chain has begun there (a read of the part an index does not cover). */
+  constructor(after?: string) {
+    this.last = after;
+  }
+
+  /** Whether the chain has begun by the lines taken so far. */
+  get begun(): boolean {
+    return this.last !== undefined;
+  }
+
   /** The next line is not checked against this one (a line too long to read, whose hash is unknown); the chain goes on from it. */
   skip(): void {
     this.unknown = true;

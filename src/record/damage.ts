@@ -104,14 +104,18 @@ export function readRecordLine<T>(
  */
 export class LineCheck<T> {
   readonly damaged: DamagedLine[] = [];
-  private readonly chain = new ChainCheck();
+  readonly chain: ChainCheck;
   private readonly setAside = new Set<number>();
 
+  /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
   constructor(
     private readonly version: number,
     private readonly parse: (value: unknown) => T | undefined,
     private readonly setAsideOf: (record: T) => number | undefined = () => undefined,
-  ) {}
+    after?: string,
+  ) {
+    this.chain = new ChainCheck(after);
+  }
 
   /** Line `number` (1-based), starting at byte `byte`; `complete`: a newline follows it; `long`: over MAX_LINE_BYTES, not read. Its record, or undefined. */
   take(text: string, number: number, byte: number, complete: boolean, long = false): T | undefined {

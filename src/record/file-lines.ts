@@ -50,6 +50,12 @@ export class LineSplitter {
 
   constructor(private readonly limit = MAX_LINE_BYTES) {}
 
+  /** Reads on from byte `offset` of the file (the start of a line), before the first chunk. */
+  startAt(offset: number): void {
+    this.size = offset;
+    this.lineOffset = offset;
+  }
+
   /** Bytes held for the unfinished line: never more than the limit. */
   get buffered(): number {
     return this.pending + (this.head?.length ?? 0);
@@ -113,9 +119,10 @@ export async function eachLine(handle: FileHandle, onLine: OnLine): Promise<Line
   }
 }
 
-/** Every line of a file open as `fd`, read on the main thread. */
-export function eachLineSync(fd: number, onLine: OnLine): LinesRead {
+/** Every line of a file open as `fd` from byte `from` (the start of a line), read on the main thread. */
+export function eachLineSync(fd: number, onLine: OnLine, from = 0): LinesRead {
   const lines = new LineSplitter();
+  lines.startAt(from);
   for (;;) {
     const chunk = Buffer.allocUnsafe(READ_CHUNK);
     const got = readSync(fd, chunk, 0, READ_CHUNK, lines.size);

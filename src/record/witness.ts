@@ -80,7 +80,7 @@ export const fdReader =
   };
 
 /** The hash of the last non-blank line ending at or before byte `end` (undefined: no line there). */
-function lineHashBefore(read: ReadAt, end: number): string | undefined {
+export function lineHashBefore(read: ReadAt, end: number): string | undefined {
   let tail = Buffer.alloc(0);
   let at = end;
   while (at > 0) {
