@@ -192,7 +192,7 @@ export class Ledger {
     let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
     try {
       if (fd !== undefined) {
-        own = IndexedRecord.ask(fd, this.path, this.place.configDir ?? this.dir, LEDGER_LINES, (q) => {
+        own = IndexedRecord.ask(fd, this.path, this.place.configDir, LEDGER_LINES, (q) => {
           const blocking = blockingDamage(q.damaged);
           if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
           return { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };

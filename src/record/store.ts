@@ -49,12 +49,17 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   }
 
   /**
-   * Asks `question` of the record open as `fd` (the caller closes it), its index (kept in `home`)
-   * brought up to date first. When a line the index names is not the line it indexed (a line before
+   * Asks `question` of the record open as `fd` (the caller closes it), its index (kept in `home`,
+   * the reader's config folder; none: the record read whole) brought up to date first. When a line the index names is not the line it indexed (a line before
    * it was removed or rewritten: the index cannot know), the index is dropped and the record read
    * whole, so its damage is found and named (the chain breaks there) before any answer is given.
    */
-  static ask<T, R>(fd: number, path: string, home: string, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
+  static ask<T, R>(fd: number, path: string, home: string | undefined, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
+    if (home === undefined) {
+      // No config folder of the reader's own to keep an index in: read whole, as a record always was.
+      const whole = readTail(fd, client, undefined);
+      return question(new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged));
+    }
     try {
       return question(IndexedRecord.open(fd, path, home, client));
     } catch (error) {

@@ -95,6 +95,7 @@ describe('the ledger index', () => {
   });
 
   it('is kept in the reader’s own config folder, beside the witness, not beside a shared ledger', () => {
+    n = 0;
     const records = mkdtempSync(join(tmpdir(), 'opcli-ledger-shared-'));
     try {
       const ledger = new Ledger({ dir: records, configDir: dir });
@@ -102,6 +103,13 @@ describe('the ledger index', () => {
       ledger.heldAgainst(issuanceKey({ claimId: 'C-1', orderNumber: '1001', bonus: false }, scope), 'ann@example.com');
       expect(readdirSync(records).sort()).toEqual([LEDGER_FILE]);
       expect(readdirSync(dir)).toContain('record-index');
+      // A ledger read with no config folder of the reader's own is read whole, and no index is written anywhere.
+      const bare = new Ledger(records);
+      expect(bare.heldAgainst(issuanceKey({ claimId: 'c‐1', orderNumber: '1001', bonus: false }, scope), 'x@example.com').records.map(line)).toEqual([
+        'i-1 attempt',
+        'i-1 outcome',
+      ]);
+      expect(readdirSync(records).sort()).toEqual([LEDGER_FILE]);
     } finally {
       rmSync(records, { recursive: true, force: true });
     }
