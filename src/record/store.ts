@@ -79,16 +79,24 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
       index.reset();
       from = undefined;
     }
-    const tail = readTail(fd, client, from);
+    // A long read hands its terms to the index as it goes (a bounded memory), while every line so far reads cleanly.
+    let unwritable = false;
+    const write = (entries: [string, number][], covered: Covered): boolean => {
+      if (unwritable) return false;
+      try {
+        if (entries.length || !from || covered.size !== from.size) index.add(entries, covered);
+        return true;
+      } catch {
+        unwritable = true;
+        return false;
+      }
+    };
+    const tail = readTail(fd, client, from, write);
     if (blockingDamage(tail.damaged).length > 0) return new IndexedRecord(fd, client, index, tail.damaged);
-    try {
-      if (tail.entries.length || !from || tail.covered.size !== from.size) index.add(tail.entries, tail.covered);
-      return new IndexedRecord(fd, client, index, tail.damaged);
-    } catch {
-      // An index that cannot be written (a read-only folder): the record read whole, its lines held in memory for this answer.
-      const whole = from ? readTail(fd, client, undefined) : tail;
-      return new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged);
-    }
+    if (write(tail.entries, tail.covered)) return new IndexedRecord(fd, client, index, tail.damaged);
+    // An index that cannot be written (a read-only folder): the record read whole, its lines held in memory for this answer.
+    const whole = readTail(fd, client, undefined);
+    return new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged);
   }
 
   /** The lines that hold any of `terms`, in the record's order. */
@@ -138,11 +146,15 @@ function inMemory(entries: [string, number][]): TermLookup {
   return { find: (term) => byTerm.get(term) ?? [] };
 }
 
+/** How many terms a long read holds before it hands them to the index. */
+const FLUSH_ENTRIES = 100_000;
+
 /** The lines of the record after `from` (the whole file without it): their terms, damage, and how far they read cleanly. */
 function readTail<T>(
   fd: number,
   client: RecordClient<T>,
   from: Covered | undefined,
+  flush?: (entries: [string, number][], covered: Covered) => boolean,
 ): { entries: [string, number][]; damaged: DamagedLine[]; covered: Covered } {
   const check = new LineCheck(
     client.version,
@@ -165,6 +177,7 @@ function readTail<T>(
       covered.lines = line;
       if (text.trim()) covered.last = lineHash(text);
       covered.chained = check.chain.begun;
+      if (flush && entries.length >= FLUSH_ENTRIES && check.damaged.length === 0 && flush(entries, { ...covered })) entries.length = 0;
     },
     covered.size,
   );

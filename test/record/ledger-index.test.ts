@@ -167,6 +167,36 @@ describe('the ledger index', () => {
     }
   });
 
+  it('a long first read hands its terms to the index as it goes; damage past them stops the read there, and the index resumes from the last clean line once it is set aside', async () => {
+    // 40,000 credits, 80,000 lines and 120,000 terms written through the record module (the index takes 100,000 terms at a time).
+    const { appendSealed, openLog } = await import('../../src/record/log.js');
+    const { closeSync } = await import('node:fs');
+    const keyOf = (claim: string) => issuanceKey({ claimId: claim, orderNumber: '1001', bonus: false }, scope);
+    const fd = openLog({ dir }, LEDGER_FILE, 'gift card ledger', true) as number;
+    let text = '';
+    for (let i = 0; i < 40_000; i++) {
+      const common = { v: 1, issuance: `h${i}`, key: keyOf(`H-${i}`), at, user: 'alice' };
+      text += `${JSON.stringify({ ...common, type: 'attempt', claimId: `H-${i}`, orderNumber: '1001', bonus: false, amountCents: 500, amount: '5.00', email: `c${i % 5000}@example.com`, name: 'C', profile: 'default', firstPath: 'trigger', forced: false, host: 'h' })}\n`;
+      text += `${JSON.stringify({ ...common, type: 'outcome', status: 'issued', triggerPosted: true, possibleDoubleCredit: false, notes: [] })}\n`;
+      if (i === 39_000) text += 'not a record\n';
+    }
+    appendSealed(fd, text);
+    closeSync(fd);
+    const ledger = new Ledger({ dir, configDir: dir });
+    expect(() => ledger.heldAgainst(keyOf('H-3'), 'c3@example.com')).toThrow(/line 78003 is not a record opcli can read/);
+    // The clean lines before the damage are indexed: the state covers them, not the line after.
+    const [id] = readdirSync(join(dir, 'record-index'));
+    const state = JSON.parse(readFileSync(join(dir, 'record-index', id as string, 'state.json'), 'utf8'));
+    expect(state.lines).toBeGreaterThan(60_000);
+    expect(state.lines).toBeLessThan(78_003);
+    // Set aside by the repair, the ledger reads on from there and answers as a whole read does.
+    const { repairFile } = await import('../../src/record/repair.js');
+    const { ledgerRepairTarget } = await import('../../src/giftcard/repair.js');
+    await repairFile(ledgerRepairTarget(ledger), { now: () => Date.parse(at) });
+    expect(held(ledger, keyOf('H-39999'), 'c4999@example.com')).toEqual(wholeRead(ledger, keyOf('H-39999'), 'c4999@example.com'));
+    expect(held(ledger, keyOf('H-3'), 'c3@example.com')).toHaveLength(16);
+  }, 60_000);
+
   it('a torn last line after the covered part is an uncertain action naming its claim', () => {
     const ledger = new Ledger({ dir, configDir: dir });
     append(ledger, { claim: 'C-1', email: 'ann@example.com', cents: 500, status: 'issued' });
