@@ -103,12 +103,13 @@ export class TermIndex {
     }
   }
 
-  /**
-   * Adds the terms of lines read past the covered part and moves the covered part to `covered`. The
-   * buckets are on disk before the state that counts them (a crash leaves the state behind, never ahead).
-   */
-  add(entries: [term: string, offset: number][], covered: Covered): void {
-    const state: State = this.state ?? { v: 1, record: resolve(this.record), size: 0, lines: 0, chained: false, buckets: new Array(BUCKETS).fill(0) };
+  /** Bucket lengths written past the state (`write`), and the buckets to sync before the next state counts them. */
+  private written: number[] | undefined;
+  private readonly unsynced = new Set<number>();
+
+  /** Writes the terms of lines read past the covered part to their buckets; no state counts them until `commit`. */
+  write(entries: [term: string, offset: number][]): void {
+    const lengths = (this.written ??= [...(this.state?.buckets ?? new Array(BUCKETS).fill(0))]);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const byBucket = new Map<number, Buffer[]>();
     for (const [term, offset] of entries) {
@@ -120,9 +121,22 @@ export class TermIndex {
       list.push(entry);
       byBucket.set(h >>> 24, list);
     }
-    const buckets = [...state.buckets];
-    for (const [b, list] of byBucket) buckets[b] = appendBucket(join(this.dir, bucketName(b)), buckets[b] as number, Buffer.concat(list));
-    const next: State = { ...state, ...covered, buckets };
+    for (const [b, list] of byBucket) {
+      lengths[b] = appendBucket(join(this.dir, bucketName(b)), lengths[b] as number, Buffer.concat(list));
+      this.unsynced.add(b);
+    }
+  }
+
+  /**
+   * Moves the covered part to `covered`, counting what `write` wrote: the buckets are synced before
+   * the state that counts them is written (a crash leaves the state behind, never ahead).
+   */
+  commit(covered: Covered): void {
+    const buckets = this.written ?? this.state?.buckets ?? new Array(BUCKETS).fill(0);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    for (const b of this.unsynced) syncFile(join(this.dir, bucketName(b)));
+    this.unsynced.clear();
+    const next: State = { v: 1, record: resolve(this.record), ...covered, buckets: [...buckets] };
     const temp = join(this.dir, `state.json.${process.pid}`);
     const fd = openPrivateFile(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 'record index') as number;
     try {
@@ -135,24 +149,40 @@ export class TermIndex {
     this.state = next;
   }
 
+  /** `write` then `commit`. */
+  add(entries: [term: string, offset: number][], covered: Covered): void {
+    this.write(entries);
+    this.commit(covered);
+  }
+
   /** Forgets the index: the next read rebuilds it from the record. */
   reset(): void {
     this.state = undefined;
+    this.written = undefined;
+    this.unsynced.clear();
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
 const bucketName = (b: number): string => `b${b.toString(16).padStart(2, '0')}`;
 
-/** Writes `bytes` after the first `length` bytes of a bucket (dropping what a crash left past them) and syncs it; its new length. */
+/** Writes `bytes` after the first `length` bytes of a bucket (over what a crash left past them); its new length. */
 function appendBucket(path: string, length: number, bytes: Buffer): number {
   const fd = openPrivateFile(path, constants.O_RDWR | constants.O_CREAT, 'record index') as number;
   try {
     if (fstatSync(fd).size < length) throw new Error(`${path} is shorter than its index state`);
     let done = 0;
     while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, length + done);
-    fdatasyncSync(fd);
     return length + bytes.length;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function syncFile(path: string): void {
+  const fd = openPrivateFile(path, constants.O_RDWR, 'record index') as number;
+  try {
+    fdatasyncSync(fd);
   } finally {
     closeSync(fd);
   }

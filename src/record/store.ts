@@ -79,12 +79,15 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
       index.reset();
       from = undefined;
     }
-    // A long read hands its terms to the index as it goes (a bounded memory), while every line so far reads cleanly.
+    // A long read hands its terms to the index as it goes (memory bounded by FLUSH_ENTRIES); the state
+    // counts them once the read ends, or up to the last line that read cleanly when damage follows.
     let unwritable = false;
-    const write = (entries: [string, number][], covered: Covered): boolean => {
+    let clean: Covered | undefined;
+    const write = (entries: [string, number][], covered?: Covered): boolean => {
       if (unwritable) return false;
       try {
-        if (entries.length || !from || covered.size !== from.size) index.add(entries, covered);
+        index.write(entries);
+        if (covered) clean = covered;
         return true;
       } catch {
         unwritable = true;
@@ -92,8 +95,21 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
       }
     };
     const tail = readTail(fd, client, from, write);
-    if (blockingDamage(tail.damaged).length > 0) return new IndexedRecord(fd, client, index, tail.damaged);
-    if (write(tail.entries, tail.covered)) return new IndexedRecord(fd, client, index, tail.damaged);
+    const commit = (covered: Covered): boolean => {
+      if (unwritable) return false;
+      try {
+        if (!from || covered.size !== from.size || index.covered !== from) index.commit(covered);
+        return true;
+      } catch {
+        unwritable = true;
+        return false;
+      }
+    };
+    if (blockingDamage(tail.damaged).length > 0) {
+      if (clean) commit(clean);
+      return new IndexedRecord(fd, client, index, tail.damaged);
+    }
+    if (write(tail.entries) && commit(tail.covered)) return new IndexedRecord(fd, client, index, tail.damaged);
     // An index that cannot be written (a read-only folder): the record read whole, its lines held in memory for this answer.
     const whole = readTail(fd, client, undefined);
     return new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged);
