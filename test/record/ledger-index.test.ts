@@ -197,6 +197,26 @@ describe('the ledger index', () => {
     expect(held(ledger, keyOf('H-3'), 'c3@example.com')).toHaveLength(16);
   }, 60_000);
 
+  it("a bucket shorter than its state says (a crash lost its write), or one cut to nothing: the index is rebuilt and the answer is the whole read's", () => {
+    for (const cut of ['half', 'empty'] as const) {
+      rmSync(dir, { recursive: true, force: true });
+      n = 0;
+      const ledger = new Ledger({ dir, configDir: dir });
+      for (const claim of ['C-1', 'C-2', 'C-3']) append(ledger, { claim, email: 'ann@example.com', cents: 500, status: 'issued' });
+      const key = issuanceKey({ claimId: 'C-2', orderNumber: '1001', bonus: false }, scope);
+      const expected = wholeRead(ledger, key, 'ann@example.com');
+      expect(held(ledger, key, 'ann@example.com')).toEqual(expected);
+      const [id] = readdirSync(join(dir, 'record-index'));
+      const folder = join(dir, 'record-index', id as string);
+      for (const name of readdirSync(folder).filter((f) => /^b[0-9a-f]{2}$/.test(f))) {
+        const bytes = readFileSync(join(folder, name));
+        writeFileSync(join(folder, name), cut === 'half' ? bytes.subarray(0, Math.floor(bytes.length / 2)) : Buffer.alloc(0));
+      }
+      expect(held(ledger, key, 'ann@example.com'), cut).toEqual(expected);
+      expect(expected).toHaveLength(6);
+    }
+  });
+
   it('a torn last line after the covered part is an uncertain action naming its claim', () => {
     const ledger = new Ledger({ dir, configDir: dir });
     append(ledger, { claim: 'C-1', email: 'ann@example.com', cents: 500, status: 'issued' });
