@@ -50,9 +50,10 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
 
   /**
    * Asks `question` of the record open as `fd` (the caller closes it), its index (kept in `home`,
-   * the reader's config folder; none: the record read whole) brought up to date first. When a line the index names is not the line it indexed (a line before
-   * it was removed or rewritten: the index cannot know), the index is dropped and the record read
-   * whole, so its damage is found and named (the chain breaks there) before any answer is given.
+   * the reader's config folder; none: the record read whole) brought up to date first. When a line
+   * the index names is not the line it indexed (a line before it was removed or rewritten: the index
+   * cannot know), the index is dropped and the record read whole, so its damage is found and named
+   * (the chain breaks there) before any answer is given.
    */
   static ask<T, R>(fd: number, path: string, home: string | undefined, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
     if (home === undefined) {
@@ -98,7 +99,7 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
     const commit = (covered: Covered): boolean => {
       if (unwritable) return false;
       try {
-        if (!from || covered.size !== from.size || index.covered !== from) index.commit(covered);
+        if (!from || covered.size !== from.size) index.commit(covered);
         return true;
       } catch {
         unwritable = true;
