@@ -83,7 +83,7 @@ export interface OpenRecord {
 export class ClaimRecord {
   readonly path: string;
   /** The record read into an index of offsets. */
-  private readonly index: RecordIndex;
+  private index: RecordIndex;
   private fd: number | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
@@ -208,9 +208,18 @@ export class ClaimRecord {
     if (done) this.imported.add(done.journal);
   }
 
-  /** Whether the record holds anything for a key (no read of the file). */
+  /** Reads the file into the index again: lines imported from journals (`importLines`) are written, not indexed. */
+  reindex(): void {
+    const fd = this.fd ?? this.readFd;
+    if (fd === undefined) return;
+    const index = new RecordIndex(this.store);
+    index.read(fd);
+    this.index = index;
+  }
+
+  /** Whether the record holds anything for a key, here or where it lived before (no read of the file). */
   has(key: string): boolean {
-    return this.index.has(key);
+    return [this, ...this.earlier].some((r) => r.index.has(key));
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
