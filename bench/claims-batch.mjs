@@ -59,10 +59,17 @@ const CONCURRENCY = Number(process.argv[6] ?? 16);
 const work = mkdtempSync(join(tmpdir(), 'opcli-claims-bench-'));
 const configDir = join(work, 'config');
 
-/** Removes the record of claims from the config folder (it would hold every row of the last run). */
+/**
+ * Removes the record of claims from the config folder (it would hold every row of the last run), and
+ * what this person kept of it: its witness (a record gone since they wrote it stops the next run) and
+ * any index of records.
+ */
 function forgetClaims() {
   if (!existsSync(configDir)) return;
-  for (const name of readdirSync(configDir)) if (name.startsWith('claims-record-')) rmSync(join(configDir, name), { recursive: true, force: true });
+  for (const name of readdirSync(configDir)) {
+    if (name.startsWith('claims-record-') || name === 'record-witness' || name === 'record-index')
+      rmSync(join(configDir, name), { recursive: true, force: true });
+  }
 }
 
 const HEADER = [

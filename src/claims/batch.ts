@@ -7,6 +7,7 @@
  * files nothing twice and loses nothing. This file opens the stages and turns the run into an exit.
  */
 import { createReadStream } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
 import { CHECK_UNCERTAIN_ROWS } from '../core/claim-check.js';
@@ -20,7 +21,7 @@ import { resolveBatchPaths } from './paths.js';
 import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
 import type { SendPorts, SendResult } from './pipeline-ports.js';
-import { importJournal } from './record-import.js';
+import { importBeside, importJournal } from './record-import.js';
 import { hostName, osUser } from '../giftcard/ledger.js';
 import { type PlanOptions, Planner, storeMismatch } from './plan.js';
 import { detectFormat, openSource, type SourceRow } from './reader.js';
@@ -138,7 +139,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
   try {
     // The record of claims for this store, under its lock for the run: a damaged one stops here, before anything is sent.
     if (recording) record = await ClaimRecord.open({ ...recording, lock: { waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS } });
-    if (record && journal) await importEarlier(record, journal, provenance.profile, view);
+    if (record && journal) await importEarlier(record, journal, provenance.profile, view, { folder: paths.input && dirname(paths.input), service });
     const limiter = journal && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, ...deps.pace });
     const tally = new BatchTally(deps.now, limiter);
     const reporter = view.report(source, { out: paths.out, verb: opts.validateOnly ? 'validate' : 'send' }, () => tally.progress());
@@ -178,9 +179,26 @@ function estimateTotal(path: string, format: string, tally: BatchTally): void {
 }
 
 /** A journal of an earlier version is read into the record of claims once; the person is told how many claims it brought. */
-async function importEarlier(record: ClaimRecord, journal: Journal, profile: string, view: BatchView): Promise<void> {
+async function importEarlier(
+  record: ClaimRecord,
+  journal: Journal,
+  profile: string,
+  view: BatchView,
+  beside: { folder?: string; service: JournalService },
+): Promise<void> {
   // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
   const taken = await importJournal(record, journal, profile, osUser(), hostName());
+  // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
+  if (beside.folder) {
+    const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, (text) =>
+      view.notice(text),
+    );
+    if (others > 0) record.reindex();
+    if (others > 0)
+      view.notice(
+        `Notice: the record of claims ${record.path} now holds the ${count(others)} claim${others === 1 ? '' : 's'} the journals beside ${beside.folder} show filed or possibly filed, so a copy of their files does not file them again.\n`,
+      );
+  }
   if (taken > 0)
     view.notice(
       `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal.path} shows filed or possibly filed, so a copy of this file does not file them again.\n`,

@@ -3,8 +3,8 @@
  * latest outcome, filtered. No print: the verb renders the rows.
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
-import { blockingDamage, describeDamage } from '../core/record-lines.js';
-import { claimWeight, endAttempt } from '../core/record-outcome.js';
+import { blockingDamage, describeDamage } from '../record/damage.js';
+import { claimWeight, endAttempt } from '../record/outcome.js';
 import { earlierPlaces } from '../config/record-dir.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine } from './record.js';
 
@@ -35,7 +35,7 @@ export interface ClaimHistoryFilter {
   since?: number;
 }
 
-/** Keeps an outcome line as its filing's outcome by the one rule (src/core/record-outcome.ts): a later line never undoes `filed`. */
+/** Keeps an outcome line as its filing's outcome by the one rule (src/record/outcome.ts): a later line never undoes `filed`. */
 function settleOutcome(outcomes: Map<string, OutcomeLine>, r: OutcomeLine): void {
   const had = outcomes.get(r.issuance);
   const before = had ? { state: had.status, settled: true, earlierMaybe: false } : { state: 'sending', settled: false, earlierMaybe: false };

@@ -7,7 +7,7 @@
  */
 import { hash } from 'node:crypto';
 import { emailIdentity, idIdentity } from '../core/identity.js';
-import { KeyTable } from './key-table.js';
+import { KeyTable } from '../record/key-table.js';
 
 /** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
 const DIGITS = /^\+?\d+$/;

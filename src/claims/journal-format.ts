@@ -6,7 +6,7 @@
  * `sending` entry and its outcome), so it writes the JSON by hand, quoting only the free text.
  */
 import { randomBytes } from 'node:crypto';
-import { quoteField } from '../core/record-fields.js';
+import { quoteField } from '../record/fields.js';
 import type { FieldIssue } from '../schemas.js';
 
 /**

@@ -4,10 +4,10 @@
  * and for each "looks like" fingerprint the key of the last row sent with it. The entries
  * themselves stay in the file and are read back by offset when a message needs them.
  */
-import { HEX64 } from '../core/record-fields.js';
+import { HEX64 } from '../record/fields.js';
 import { type JournalStatus, statusCode, statusOfCode } from './journal-format.js';
-import { half, KeyTable } from './key-table.js';
-import { actOn, claimMayExist, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
+import { half, KeyTable } from '../record/key-table.js';
+import { actOn, claimMayExist, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
 
 /** What the journal remembers of a row from earlier runs. */
 export interface PriorOutcome {
@@ -30,7 +30,7 @@ export class PriorIndex {
     /** 1 + the byte offset of its last `sending` entry (0: none). */
     sendOffset: new Float64Array(n),
     tag: new Uint32Array(n),
-    /** standingFlags (src/core/record-outcome.ts). */
+    /** standingFlags (src/record/outcome.ts). */
     flags: new Uint8Array(n),
   }));
 
@@ -40,7 +40,7 @@ export class PriorIndex {
 
   /**
    * Records an entry of a key: a `sending` entry starts an attempt (and sets the content), an outcome
-   * settles it, by the one rule of src/core/record-outcome.ts (a filed row stays filed).
+   * settles it, by the one rule of src/record/outcome.ts (a filed row stays filed).
    */
   set(key: string, status: JournalStatus, offset: number, tag?: number): void {
     const code = statusCode(status);

@@ -7,9 +7,9 @@
 import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { UsageError } from '../core/errors.js';
-import { HEX64 } from '../core/record-fields.js';
-import { MAX_LINE_BYTES } from '../core/record-lines.js';
-import { eachLine } from './file-lines.js';
+import { HEX64 } from '../record/fields.js';
+import { MAX_LINE_BYTES } from '../record/damage.js';
+import { eachLine } from '../record/file-lines.js';
 import {
   describeService,
   JOURNAL_HEADER,

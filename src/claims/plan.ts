@@ -5,7 +5,7 @@
  * or held because it looks like a claim that exists.
  */
 import { ApiError } from '../core/errors.js';
-import { claimMayExist } from '../core/record-outcome.js';
+import { claimMayExist } from '../record/outcome.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';

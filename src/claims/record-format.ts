@@ -1,6 +1,6 @@
 /**
  * The record of claims' lines: what each kind holds (zod schemas: a line that does not parse is
- * damaged, src/core/record-lines.ts), the record's file name for a store, and the text of the lines
+ * damaged, src/record/damage.ts), the record's file name for a store, and the text of the lines
  * opcli writes. No file access here (record.ts reads and writes the file, record-index.ts indexes it).
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch row's intent
@@ -9,8 +9,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { quoteField } from '../core/record-fields.js';
-import { claimWeight, rankOf } from '../core/record-outcome.js';
+import { quoteField } from '../record/fields.js';
+import { claimWeight, rankOf } from '../record/outcome.js';
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
 export const RECORD_VERSION = 1;
@@ -54,7 +54,7 @@ const DiskIntent = z.object({
   email: z.string().optional(),
   item: z.string().optional(),
   forced: z.boolean().optional(),
-  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
   uid: z.number().int().nullable().optional(),
 });
 
@@ -205,9 +205,4 @@ export function parseLineText(text: string | undefined): RecordLine | undefined 
   } catch {
     return undefined;
   }
-}
-
-/** A `set-aside` line (JSON, no newline): the record's line `line` was damaged, and why; its claim stays uncertain. */
-export function setAsideLine(a: { filing?: string; key?: string; at: string; user: string; line: number; reason: string }): string {
-  return JSON.stringify({ v: 1, issuance: a.filing, key: a.key, type: 'set-aside', at: a.at, user: a.user, line: a.line, reason: a.reason });
 }

@@ -4,9 +4,11 @@
  * too. Once per journal: the record names each journal it took in. No prompt, no print.
  */
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
-import { LineSplitter, READ_CHUNK } from './file-lines.js';
+import { LineSplitter, READ_CHUNK } from '../record/file-lines.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
-import type { Journal } from './journal.js';
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { JournalReader, type JournalService } from './journal.js';
 import { itemWords } from './plan.js';
 import type { ClaimRecord, IntentLine, OutcomeLine } from './record.js';
 import type { OfflineClaim } from '../schemas.js';
@@ -32,7 +34,7 @@ interface SendingEntry {
 /** Who takes the journal in: the profile, the user and the host its intents are recorded under. */
 interface Importer {
   record: ClaimRecord;
-  journal: Journal;
+  journal: JournalReader;
   profile: string;
   user: string;
   host: string;
@@ -95,7 +97,7 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
  * journal's own index says which) into `record`, unless it was read in before or the record holds
  * them already. Returns how many were taken in.
  */
-export async function importJournal(record: ClaimRecord, journal: Journal, profile: string, user: string, host: string): Promise<number> {
+export async function importJournal(record: ClaimRecord, journal: JournalReader, profile: string, user: string, host: string): Promise<number> {
   if (journal.priorEntries === 0 || record.imported.has(journal.path)) return 0;
   const by: Importer = { record, journal, profile, user, host };
   // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
@@ -132,5 +134,43 @@ export async function importJournal(record: ClaimRecord, journal: Journal, profi
     await handle.close();
   }
   record.importLines(pending, { journal: journal.path, entries: taken });
+  return taken;
+}
+
+/**
+ * The journals beside the input (`*.journal.jsonl` in `folder`: where every version put a file's
+ * journal), each read into the record once as `importJournal` reads the run's own, so a copy of a
+ * file an earlier version filed is held even when the copy runs before the original does. A journal
+ * that cannot be read (damaged, a link, another user's) is passed over with a notice: its rows are
+ * then protected only when its own file runs, as before.
+ */
+export async function importBeside(
+  record: ClaimRecord,
+  folder: string,
+  by: { service: JournalService; profile: string; user: string; host: string },
+  notice: (text: string) => void,
+): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return 0;
+  }
+  let taken = 0;
+  for (const name of names.filter((n) => n.endsWith('.journal.jsonl')).sort()) {
+    const path = resolve(join(folder, name));
+    if (record.imported.has(path)) continue;
+    let reader: JournalReader | undefined;
+    try {
+      reader = await JournalReader.snapshot(path, { service: by.service });
+      taken += await importJournal(record, reader, by.profile, by.user, by.host);
+    } catch (error) {
+      notice(
+        `Notice: the journal ${path} beside the input cannot be read (${(error as Error).message.split('\n')[0]}): a copy of its file is held only once that file runs again.\n`,
+      );
+    } finally {
+      await reader?.closeReader();
+    }
+  }
   return taken;
 }

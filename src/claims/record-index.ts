@@ -2,19 +2,20 @@
  * The record of claims read into an index of byte offsets (key-table.ts tables): the last state of
  * each key with the offsets of its intent and outcome, and for each similarity fingerprint the
  * offset of the intent of the last claim sent with it. The lines themselves stay in the file and
- * are read back by offset (record.ts). Reading finds the damaged lines too (src/core/record-lines.ts):
+ * are read back by offset (record.ts). Reading finds the damaged lines too (src/record/damage.ts):
  * what a command that files refuses, and what `claims repair` sets aside.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a record of a
  * million claims is read at every batch's start.
  */
 import { closeSync } from 'node:fs';
-import { HEX64 } from '../core/record-fields.js';
-import { type DamagedLine, DamagedRecordFileError, readRecordLine, settleSetAside } from '../core/record-lines.js';
-import { authorName, ChainCheck } from '../core/record-chain.js';
-import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../core/record-outcome.js';
-import { eachLineSync } from './file-lines.js';
-import { KeyTable } from './key-table.js';
+import { HEX64 } from '../record/fields.js';
+import { type DamagedLine, DamagedRecordFileError, LineCheck } from '../record/damage.js';
+import { readLog } from '../record/log.js';
+import { authorName } from '../record/chain.js';
+import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
+import { eachLineSync } from '../record/file-lines.js';
+import { KeyTable } from '../record/key-table.js';
 import {
   type DiskIntent,
   type IntentLine,
@@ -47,7 +48,7 @@ export class RecordIndex {
     offset: new Float64Array(n),
     outcome: new Float64Array(n),
     torn: new Uint32Array(n),
-    /** standingFlags of the key (src/core/record-outcome.ts). */
+    /** standingFlags of the key (src/record/outcome.ts). */
     flags: new Uint8Array(n),
     /** attemptHash of its latest attempt's filing id. */
     attempt: new Uint32Array(n),
@@ -66,50 +67,27 @@ export class RecordIndex {
 
   /** Reads every line of the file open as `fd` into the index; returns the damaged ones. */
   read(fd: number): DamagedLine[] {
-    const damaged: DamagedLine[] = [];
-    const setAside = new Set<number>();
-    const chain = new ChainCheck();
-    const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
-      this.lines++;
-      if (long) {
-        damaged.push({ line: this.lines, kind: 'long' });
-        return;
-      }
-      const text = buffer.toString('utf8', start, end);
-      if (!text.trim()) return;
-      const read = readRecordLine(text, this.lines, !complete, RECORD_VERSION, parseRecordLine);
-      const broken = chain.take(text, this.lines, complete);
-      if ('damaged' in read) damaged.push(read.damaged);
-      else {
-        const r = read.record;
-        if (broken) damaged.push({ ...broken, ...('key' in r ? { key: r.key } : {}), ...('issuance' in r ? { issuance: r.issuance } : {}) });
-        this.take(r, offset, damaged, setAside);
-      }
-    });
-    this.unterminated = !ended.endsWithNewline;
-    settleSetAside(damaged, setAside);
-    for (const d of damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', d.issuance, -1, d.line);
-    return damaged;
+    const check = new LineCheck(RECORD_VERSION, parseRecordLine, (r) => (r.type === 'set-aside' ? r.line : undefined));
+    const read = readLog(fd, check, (r, offset, line) => this.take(r, offset, line, check.damaged));
+    this.lines = read.lines;
+    this.unterminated = read.unterminated;
+    for (const d of read.damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', d.issuance, -1, d.line);
+    return read.damaged;
   }
 
   /** One line that was read: a header checked, runs and imports remembered, claims indexed. */
-  private take(r: RecordLine, offset: number, damaged: DamagedLine[], setAside: Set<number>): void {
+  private take(r: RecordLine, offset: number, line: number, damaged: DamagedLine[]): void {
     if (r.type === 'header') {
-      if (this.lines !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) {
-        damaged.push({ line: this.lines, kind: 'garbage' });
-      }
+      if (line !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) damaged.push({ line, byte: offset, kind: 'garbage' });
       return;
     }
-    if (this.lines === 1) damaged.push({ line: 1, kind: 'garbage' });
+    if (line === 1) damaged.push({ line: 1, byte: 0, kind: 'garbage' });
     if (r.type === 'imported') this.imported.add(r.journal);
     else if (r.type === 'run') this.runs.set(r.run, r);
-    else {
-      if (r.type === 'set-aside') setAside.add(r.line);
-      this.note(r, offset);
-    }
+    else this.note(r, offset);
   }
 
-  /** The standing of the key in slot `i` (src/core/record-outcome.ts). */
+  /** The standing of the key in slot `i` (src/record/outcome.ts). */
   private standingAt(i: number): Standing<RecordState> {
     const c = this.table.columns;
     return { state: STATES[(c.state[i] as number) - 1] as RecordState, attempt: c.attempt[i] as number, ...fromFlags(c.flags[i] as number) };
@@ -157,7 +135,7 @@ export class RecordIndex {
     const run = i.run === undefined ? undefined : this.runs.get(i.run);
     return {
       ...i,
-      // The author as the OS names the uid the line gives, never its own `user` text alone (src/core/record-chain.ts).
+      // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
       user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
       host: i.host ?? run?.host ?? '?',
       profile: i.profile ?? run?.profile ?? '?',
@@ -195,7 +173,7 @@ export class RecordIndex {
     if (i < 0) return undefined;
     const c = this.table.columns;
     return {
-      // An outcome belongs to its attempt (src/core/record-outcome.ts): filed is final, a later attempt's refusal leaves an earlier one uncertain.
+      // An outcome belongs to its attempt (src/record/outcome.ts): filed is final, a later attempt's refusal leaves an earlier one uncertain.
       state: actOn(this.standingAt(i), 'uncertain', claimWeight),
       intentAt: (c.offset[i] as number) - 1,
       outcomeAt: (c.outcome[i] as number) - 1,

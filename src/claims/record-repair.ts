@@ -1,16 +1,17 @@
 /**
  * The record of claims as a file `claims repair` can set damaged lines aside in
- * (src/core/record-repair.ts does it for every record of actions).
+ * (src/record/repair.ts does it for every record of actions).
  */
 import { join } from 'node:path';
 import { acquireFileLock } from '../config/lock.js';
 import { acceptAsItIs, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { osUser } from '../config/user-name.js';
-import type { RepairTarget } from '../core/record-repair.js';
+import type { RepairTarget } from '../record/repair.js';
 import { ClaimRecord } from './record.js';
-import { headerLine, parseRecordLine, type RecordStore, recordFileName, setAsideLine } from './record-format.js';
+import { headerLine, parseRecordLine, type RecordStore, recordFileName } from './record-format.js';
+import { setAsideLine } from '../record/log.js';
 
-/** The record of a store as a file `claims repair` can set damaged lines aside in (src/core/record-repair.ts). */
+/** The record of a store as a file `claims repair` can set damaged lines aside in (src/record/repair.ts). */
 export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: () => number): RepairTarget {
   const path = join(place.dir, recordFileName(store));
   return {
@@ -35,9 +36,6 @@ export function recordRepairTarget(place: RecordPlace, store: RecordStore, now: 
     },
     parse: parseRecordLine,
     accept: () => acceptAsItIs(place, recordFileName(store), 'record of claims'),
-    setAside: (d, reason, at) =>
-      d.line === 1
-        ? headerLine(store, new Date(now()).toISOString()).slice(0, -1)
-        : setAsideLine({ filing: d.issuance ?? `damaged-line-${d.line}`, key: d.key ?? 'unknown', at, user: osUser(), line: d.line, reason }),
+    setAside: (d, reason, at) => (d.line === 1 ? headerLine(store, new Date(now()).toISOString()).slice(0, -1) : setAsideLine(d, reason, at, osUser())),
   };
 }

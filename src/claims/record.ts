@@ -6,27 +6,26 @@
  * before its request leaves, then an `outcome`; a command that files consults it first, under the
  * record's lock, so the same claim copied into another file, pasted twice or run twice from
  * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/core/record-lines.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
+ * (src/record/damage.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
  * it under its lock, reading lines back by offset, and writing; the lines' format is
  * record-format.ts; the index of offsets, record-index.ts.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
  * intents in one write and one fdatasync per group, alongside the journal's.
  */
-import { closeSync, constants, fdatasync, fstatSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
-import { openPrivateFile } from '../config/private-file.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { checkWitnessOf, keepWitnessOf } from '../core/record-witness.js';
+import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { HEX64 } from '../core/record-fields.js';
-import { blockingDamage, type DamagedLine, TORN_REASON } from '../core/record-lines.js';
-import { sealText, tailHash } from '../core/record-chain.js';
-import { syncFolder, syncWritten } from '../core/record-durable.js';
-import { claimMayExist } from '../core/record-outcome.js';
-import { lineAtSync } from './file-lines.js';
+import { HEX64 } from '../record/fields.js';
+import { blockingDamage, type DamagedLine } from '../record/damage.js';
+import { appendSealed, endTornLine, openLog } from '../record/log.js';
+import { syncFolder, syncWritten } from '../record/durable.js';
+import { claimMayExist } from '../record/outcome.js';
+import { lineAtSync } from '../record/file-lines.js';
 import {
   batchIntentLine,
   type DiskIntent,
@@ -36,7 +35,6 @@ import {
   type OutcomeLine,
   outcomeLine,
   parseLineText,
-  setAsideLine,
   strongest,
   type ReadLine,
   type RecordHit,
@@ -65,7 +63,7 @@ export {
   stateWords,
 } from './record-format.js';
 
-/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/core/record-witness.ts). */
+/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/record/witness.ts). */
 const WORDS = { what: 'record of claims', repair: 'opcli claims repair' };
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
@@ -85,7 +83,7 @@ export interface OpenRecord {
 export class ClaimRecord {
   readonly path: string;
   /** The record read into an index of offsets. */
-  private readonly index: RecordIndex;
+  private index: RecordIndex;
   private fd: number | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
@@ -158,8 +156,7 @@ export class ClaimRecord {
   private readonly earlier: ClaimRecord[] = [];
 
   private load(writing: boolean, tolerate: boolean): void {
-    const flags = writing ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND : constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-    const fd = openPrivateFile(this.path, flags, 'record of claims', 0o600, this.place.shared);
+    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, writing);
     if (fd === undefined) {
       if (!tolerate) checkWitnessOf(this.place.configDir, this.path, undefined, WORDS);
       return;
@@ -175,21 +172,11 @@ export class ClaimRecord {
     if (!writing) return;
     const created = fstatSync(fd).size === 0;
     if (created) this.pending.push(headerLine(this.store, new Date().toISOString()));
-    const torn = damaged.find((d) => d.kind === 'torn' && d.line === this.index.lines);
-    if (torn && this.index.unterminated) {
-      // The last line was cut short: ended, and set aside by a line naming it, so it stays uncertain.
-      const aside = setAsideLine({
-        filing: torn.issuance,
-        key: torn.key,
-        at: new Date().toISOString(),
-        user: osUser(),
-        line: torn.line,
-        reason: TORN_REASON,
-      });
-      this.writeNow(`\n${aside}\n`);
-    }
+    // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
+    const torn = endTornLine({ damaged, lines: this.index.lines, unterminated: this.index.unterminated }, new Date().toISOString(), osUser());
+    if (torn) this.writeNow(torn);
     if (this.pending.length) this.writeNow('');
-    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/core/record-durable.ts).
+    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
   }
 
@@ -221,9 +208,18 @@ export class ClaimRecord {
     if (done) this.imported.add(done.journal);
   }
 
-  /** Whether the record holds anything for a key (no read of the file). */
+  /** Reads the file into the index again: lines imported from journals (`importLines`) are written, not indexed. */
+  reindex(): void {
+    const fd = this.fd ?? this.readFd;
+    if (fd === undefined) return;
+    const index = new RecordIndex(this.store);
+    index.read(fd);
+    this.index = index;
+  }
+
+  /** Whether the record holds anything for a key, here or where it lived before (no read of the file). */
   has(key: string): boolean {
-    return this.index.has(key);
+    return [this, ...this.earlier].some((r) => r.index.has(key));
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
@@ -263,7 +259,7 @@ export class ClaimRecord {
 
   /** Every readable line of the file, in order (for history, and the outcome of a hit). */
   *all(): Generator<ReadLine> {
-    const fd = openPrivateFile(this.path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), 'record of claims', 0o600, this.place.shared);
+    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, false);
     if (fd !== undefined) yield* this.index.readAll(fd);
   }
 
@@ -305,7 +301,7 @@ export class ClaimRecord {
         continue;
       }
       const { issuance: filing, key, ...rest } = l;
-      // The id and key first: a line cut short still names its claim (src/core/record-lines.ts).
+      // The id and key first: a line cut short still names its claim (src/record/damage.ts).
       const intent = { v: 1 as const, issuance: filing, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
@@ -340,12 +336,8 @@ export class ClaimRecord {
     const all = this.pending.join('') + text;
     this.pending = [];
     if (!all) return;
-    const fd = this.fd as number;
-    // Each line names who wrote it and the hash of the line before it (src/core/record-chain.ts): the
-    // file's last line is read back under the lock, so a line another run appended is chained to.
-    const bytes = Buffer.from(sealText(all, tailHash(fd)).text, 'utf8');
-    let done = 0;
-    while (done < bytes.length) done += writeSync(fd, bytes, done);
+    // Each line names who wrote it and the hash of the line before it, read back under the lock (src/record/log.ts).
+    appendSealed(this.fd as number, all);
   }
 
   /** Writes what is queued and makes it durable. */

@@ -7,7 +7,7 @@
 import { resolve } from 'node:path';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { ExitCode, OpcliError, PlainExit } from '../core/errors.js';
-import { claimMayExist } from '../core/record-outcome.js';
+import { claimMayExist } from '../record/outcome.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { recordPlace } from '../config/record-dir.js';
 import type { OfflineClaim } from '../schemas.js';
@@ -98,7 +98,7 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   const record = await ClaimRecord.open({ place, store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
   const filing = newFilingId();
   // The lock is held until the outcome is written: each line names the hash of the one before it
-  // (src/core/record-chain.ts), so no other run may append between the intent and the outcome.
+  // (src/record/chain.ts), so no other run may append between the intent and the outcome.
   try {
     refuseHeld(record, key, sim, claim, opts.force);
     record.intents(

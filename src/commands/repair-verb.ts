@@ -1,13 +1,13 @@
 /**
  * What `claims repair` and `giftcard repair` share: show a record's damaged lines, confirm, and set
- * them aside (src/core/record-repair.ts), in the words of the record each repairs.
+ * them aside (src/record/repair.ts), in the words of the record each repairs.
  */
 import type { Deps } from '../core/deps.js';
 import { ExitCode, PlainExit, UsageError } from '../core/errors.js';
 import * as output from '../core/output.js';
-import type { DamagedLine } from '../core/record-lines.js';
-import { describeDamage } from '../core/record-lines.js';
-import { planRepairOf, type RepairTarget, repairFile } from '../core/record-repair.js';
+import type { DamagedLine } from '../record/damage.js';
+import { describeDamage } from '../record/damage.js';
+import { planRepairOf, type RepairTarget, repairFile } from '../record/repair.js';
 
 /** Flag values of a repair verb. */
 export interface RepairOptions {

@@ -9,12 +9,12 @@
  * two on different drives), this run keeps the old folder and says so, and the next run tries again.
  * When both hold files, the new one is used; the old one is left as it is, named in a notice, and its
  * records stay places the record has lived (read, never written: src/config/record-dir.ts). Each
- * record's witness (src/core/record-witness.ts) names its file by path: it follows the folder, from a
+ * record's witness (src/record/witness.ts) names its file by path: it follows the folder, from a
  * mark inside it that the rename carries along, so a crash after the rename is finished by the next run.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { moveWitnesses, rememberPlace } from '../core/record-witness.js';
+import { moveWitnesses, rememberPlace } from '../record/witness.js';
 import { readCheckedFile } from './private-file.js';
 
 /** The mark a move leaves inside the folder until every witness has followed it: the folder it came from. */

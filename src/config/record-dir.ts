@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { shellAdvice } from '../core/platform.js';
-import { acceptWitness, witnessedPaths } from '../core/record-witness.js';
+import { acceptWitness, witnessedPaths } from '../record/witness.js';
 import { ensurePrivateDir, ensureSharedDir, readPrivateFile, type SharedFolder, UnsafePathError } from './private-file.js';
 import type { ResolvedProfile } from './profile.js';
 import { OpcliError } from '../core/errors.js';
@@ -17,7 +17,7 @@ import { describeUid } from './user-name.js';
 export interface RecordPlace {
   dir: string;
   shared?: SharedFolder;
-  /** The config folder of the person running opcli (where the record's witness is kept: src/core/record-witness.ts). */
+  /** The config folder of the person running opcli (where the record's witness is kept: src/record/witness.ts). */
   configDir?: string;
   /** A place the record lived before: read, never created or written. */
   earlier?: boolean;
@@ -78,7 +78,7 @@ function checkTeamFolder(dir: string): void {
  * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived, read as well
  * so that moving it (setting, changing or unsetting record-dir) forgets no claim and no payment:
  * the config folder, and every folder this config folder keeps a witness of (a record read or
- * written there: src/core/record-witness.ts). A folder that is gone is still listed: its witness
+ * written there: src/record/witness.ts). A folder that is gone is still listed: its witness
  * then stops money until the record is put back or accepted as gone (`repair`).
  */
 export function earlierPlaces(place: RecordPlace): RecordPlace[] {

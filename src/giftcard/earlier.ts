@@ -34,9 +34,9 @@ export function earlierRecords(
   prepared: Omit<HeldCredit, 'what'>,
   now: number,
 ): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
-  const { records, uncertain } = ledger.readIntact();
-  const issuances = ledger.issuances(records);
   const { req, key, currency } = prepared;
+  const { records, uncertain } = ledger.heldAgainst(key, req.email || undefined);
+  const issuances = ledger.issuances(records);
   return {
     same: blockingIssuances(issuances, key),
     torn: uncertainLines(uncertain, key),

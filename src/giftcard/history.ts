@@ -4,7 +4,7 @@
  */
 import { OpcliError } from '../core/errors.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, describeDamage } from '../core/record-lines.js';
+import { blockingDamage, describeDamage } from '../record/damage.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
 import { twoPathsWarning } from './holder.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';

@@ -141,7 +141,7 @@ export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   const { settings, profile, ledger } = env;
   // Nothing to ask when no path could issue, or when the ledger cannot be read: say so first.
   const paths = profilePaths(settings, profile.baseUrl);
-  ledger.readIntact();
+  ledger.heldAgainst();
   const currency = settings.currency ?? DEFAULT_CURRENCY;
   const scope = { shopUrl: settings.shopUrl, storeId: profile.storeId };
   const known = (ids: KnownIds) => {

@@ -4,20 +4,24 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
-import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { bufferReader, checkWitness, keepWitnessOf } from '../core/record-witness.js';
-import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, readRecordLines, TORN_REASON } from '../core/record-lines.js';
-import { creditWeight, endAttempt } from '../core/record-outcome.js';
-import { authorName, sealText, tailHash } from '../core/record-chain.js';
-import { syncWritten } from '../core/record-durable.js';
+import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
+import { authorName } from '../record/chain.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
+import { syncWritten } from '../record/durable.js';
+import { appendSealed, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
+import { creditWeight, endAttempt } from '../record/outcome.js';
+import { IndexedRecord, type RecordClient } from '../record/store.js';
+import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
+
+/** The ledger in the words of a refusal. */
+const WORDS = { what: 'gift card ledger', repair: 'opcli giftcard repair' };
 
 /** How the credit reached the customer. */
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
@@ -40,7 +44,7 @@ const Common = {
   key: z.string(),
   at: z.string(),
   user: z.string(),
-  /** Who wrote the line, as the OS numbers users (src/core/record-chain.ts; none in lines of 0.2.0). */
+  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
   uid: z.number().int().nullable().optional(),
 };
 
@@ -121,7 +125,7 @@ export interface Issuance {
 }
 
 export { hostName, osUser } from '../config/user-name.js';
-export { TORN_REASON } from '../core/record-lines.js';
+export { TORN_REASON } from '../record/damage.js';
 
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger {
@@ -156,90 +160,77 @@ export class Ledger {
   }
 
   /**
-   * Every record, oldest first, and the lines that cannot be read, classed (src/core/record-lines.ts):
+   * Every record, oldest first, and the lines that cannot be read, classed (src/record/damage.ts):
    * never silently dropped. The file is never read through a link, nor from a folder or file
    * another user owns or can write: a planted ledger could hide an earlier credit and let the same
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    return this.parse(this.readText());
-  }
-
-  private readText(): string | undefined {
     ensureRecordDir(this.place);
-    return readPrivateFile(this.path, 'gift card ledger', this.place.shared);
-  }
-
-  private parse(text: string | undefined): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    if (text === undefined) return { records: [], damaged: [] };
-    const read = readRecordLines(
-      text,
-      1,
-      (value) => {
-        const parsed = LedgerRecord.safeParse(value);
-        return parsed.success ? parsed.data : undefined;
-      },
-      (r) => (r.type === 'set-aside' ? r.line : undefined),
-    );
-    // The author as the OS names the uid the line gives (src/core/record-chain.ts), never its `user` text alone.
-    for (const r of read.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-    return { records: read.records, damaged: read.damaged };
+    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
+    if (fd === undefined) return { records: [], damaged: [] };
+    try {
+      return readLedger(fd);
+    } finally {
+      closeSync(fd);
+    }
   }
 
   /**
-   * The records, for a command about to move money: any line that cannot be read stops it
-   * (LedgerDamagedError, exit 2), except a torn line; a torn line and every line set aside (by a
-   * later write, or by `giftcard repair`) are returned as `uncertain` actions.
+   * The records that hold a new credit for `key` back, for a command about to move money: every line
+   * of the same claim or order (by identity, any scope), and with `email` every line of the credits
+   * to the same customer, each group in the ledger's order; here and where the ledger lived before.
+   * They are read through the ledger's index (src/record/store.ts), not by reading every line. Any
+   * line that cannot be read stops it (LedgerDamagedError, exit 2), except a torn line; a torn line
+   * naming the key and every line set aside (by a later write, or by `giftcard repair`) are returned
+   * as `uncertain` actions.
    */
-  readIntact(): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
-    const earlier = this.earlier.map((e) => e.readIntact());
-    const before = { records: earlier.flatMap((e) => e.records), uncertain: earlier.flatMap((e) => e.uncertain) };
-    const text = this.readText();
-    const { records: own, damaged } = this.parse(text);
-    const records = [...before.records, ...own];
-    const blocking = blockingDamage(damaged);
-    if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-    // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/core/record-witness.ts).
-    if (this.place.configDir) {
-      const bytes = Buffer.from(text ?? '');
-      const size = text === undefined ? undefined : bytes.length;
-      checkWitness({
-        configDir: this.place.configDir,
-        path: this.path,
-        what: 'gift card ledger',
-        repair: 'opcli giftcard repair',
-        size,
-        read: bufferReader(bytes),
-      });
+  heldAgainst(key?: string, email?: string): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
+    const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
+    ensureRecordDir(this.place);
+    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
+    let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
+    try {
+      if (fd !== undefined) {
+        own = IndexedRecord.ask(fd, this.path, this.place.configDir, LEDGER_LINES, (q) => {
+          const blocking = blockingDamage(q.damaged);
+          if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+          return { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };
+        });
+      }
+      // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
+      checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
-    const setAside: UncertainLine[] = records
+    for (const r of own.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+    const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
-    const torn: UncertainLine[] = damaged
+    const torn: UncertainLine[] = own.damaged
       .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
       .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
-    return { records, uncertain: [...before.uncertain, ...torn, ...setAside] };
+    return {
+      records: [...earlier.flatMap((e) => e.records), ...own.records],
+      uncertain: [...earlier.flatMap((e) => e.uncertain), ...torn, ...setAside],
+    };
   }
 
   /**
    * Appends one record (call inside withLock), durable when it returns: an attempt is on disk
-   * before any money is sent, as a claim's intent is. The file is created 0600 and never reached through a
-   * link (O_NOFOLLOW): a planted link must not make opcli append the record of a payment elsewhere.
-   * A last line left without its newline by an interrupted write is ended first, and set aside by
-   * a record naming it, so it stays a torn line (an uncertain action) and not garbage mid-file.
+   * before any money is sent, as a claim's intent is. A last line left without its newline by an
+   * interrupted write is ended first, and set aside by a line naming it (src/record/log.ts), so it
+   * stays a torn line (an uncertain action) and not garbage mid-file.
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    let line = `${JSON.stringify(fields)}\n`;
     ensureRecordDir(this.place);
-    const fd = openPrivateFile(this.path, constants.O_RDWR | constants.O_CREAT | constants.O_APPEND, 'gift card ledger', 0o600, this.place.shared) as number;
+    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, true) as number;
     try {
       const size = fstatSync(fd).size;
-      const last = Buffer.alloc(1);
-      if (size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a) line = `\n${this.setAsideLine(record)}${line}`;
-      // Who writes it and the hash of the line before it (src/core/record-chain.ts), read under the lock.
-      writeSync(fd, sealText(line, tailHash(fd)).text);
-      // On disk (and a new file's name in its folder) before the request it announces can move money (src/core/record-durable.ts).
+      const torn = size > 0 && !endsWithNewline(fd, size) ? endTornLine(readLedger(fd).read, record.at, record.user) : '';
+      appendSealed(fd, `${torn}${JSON.stringify(fields)}\n`);
+      // On disk (and a new file's name in its folder) before the request it announces can move money (src/record/durable.ts).
       syncWritten(fd, size === 0 ? this.dir : undefined);
       keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
@@ -247,24 +238,7 @@ export class Ledger {
     }
   }
 
-  /** The set-aside record of the torn last line, or nothing when the line names no action (it stays garbage, and blocks). */
-  private setAsideLine(next: LedgerRecord): string {
-    const torn = this.read().damaged.find((d) => d.kind === 'torn');
-    if (!torn?.key || torn.issuance === undefined) return '';
-    const record: SetAsideRecord = {
-      v: 1,
-      type: 'set-aside',
-      issuance: torn.issuance,
-      key: torn.key,
-      at: next.at,
-      user: next.user,
-      line: torn.line,
-      reason: TORN_REASON,
-    };
-    return `${JSON.stringify(record)}\n`;
-  }
-
-  /** Accepts the ledger as it is now here and where it lived before (a repair): src/core/record-witness.ts. */
+  /** Accepts the ledger as it is now here and where it lived before (a repair): src/record/witness.ts. */
   acceptAsItIs(): void {
     acceptAsItIs(this.place, LEDGER_FILE, 'gift card ledger');
   }
@@ -281,7 +255,7 @@ export class Ledger {
 
   /**
    * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
-   * src/core/record-outcome.ts: an attempt's first outcome settles it and a later one may only raise
+   * src/record/outcome.ts: an attempt's first outcome settles it and a later one may only raise
    * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
    * with an id already used is not a new attempt and does not replace the first.
    */
@@ -301,7 +275,44 @@ export class Ledger {
   }
 }
 
-/** An outcome line applied to its issuance (src/core/record-outcome.ts). */
+/** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
+const LEDGER_LINES: RecordClient<LedgerRecord> = {
+  terms: 'giftcard-ledger-1',
+  version: 1,
+  parse: (v) => LedgerRecord.safeParse(v).data,
+  setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
+  termsOf: (r) => (r.type === 'attempt' ? [`key:${keyParts(r.key).what}`, `customer:${emailIdentity(r.email)}`] : [`key:${keyParts(r.key).what}`]),
+};
+
+/** The lines of `key`'s claim or order, and with `email` those of every credit to that customer, in the ledger's order. */
+function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string | undefined): LedgerRecord[] {
+  const terms = new Set([`key:${keyParts(key).what}`]);
+  if (email) for (const r of q.find(`customer:${emailIdentity(email)}`)) terms.add(`key:${keyParts(r.key).what}`);
+  return q.find(...terms);
+}
+
+/** Whether the file open as `fd`, of `size` bytes, ends with a newline (its last write was whole). */
+function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a;
+}
+
+/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */
+function readLedger(fd: number): { records: LedgerRecord[]; damaged: DamagedLine[]; read: LogRead } {
+  const records: LedgerRecord[] = [];
+  const check = new LineCheck(
+    1,
+    (v) => LedgerRecord.safeParse(v).data,
+    (r) => (r.type === 'set-aside' ? r.line : undefined),
+  );
+  const read = readLog(fd, check, (r) => {
+    if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+    records.push(r);
+  });
+  return { records, damaged: read.damaged, read };
+}
+
+/** An outcome line applied to its issuance (src/record/outcome.ts). */
 function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
   const before = { state: entry.outcome?.status as string | undefined, settled: entry.outcome !== undefined, earlierMaybe: false };
   if (endAttempt(before, r.status, undefined, creditWeight) !== before) entry.outcome = r;

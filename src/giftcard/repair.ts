@@ -1,10 +1,11 @@
 /**
  * The gift card ledger as a file `giftcard repair` can set damaged lines aside in
- * (src/core/record-repair.ts does it for every record of actions).
+ * (src/record/repair.ts does it for every record of actions).
  */
 import { osUser } from '../config/user-name.js';
-import type { RepairTarget } from '../core/record-repair.js';
-import { type Ledger, LedgerRecord, type SetAsideRecord } from './ledger.js';
+import type { RepairTarget } from '../record/repair.js';
+import { setAsideLine } from '../record/log.js';
+import { type Ledger, LedgerRecord } from './ledger.js';
 
 /** The ledger as a file to repair. */
 export function ledgerRepairTarget(ledger: Ledger): RepairTarget {
@@ -17,18 +18,6 @@ export function ledgerRepairTarget(ledger: Ledger): RepairTarget {
     damaged: () => ledger.read().damaged,
     parse: (v) => LedgerRecord.safeParse(v).data,
     accept: () => ledger.acceptAsItIs(),
-    setAside: (d, reason, at) => {
-      const record: SetAsideRecord = {
-        v: 1,
-        type: 'set-aside',
-        issuance: d.issuance ?? `damaged-line-${d.line}`,
-        key: d.key ?? 'unknown',
-        at,
-        user: osUser(),
-        line: d.line,
-        reason,
-      };
-      return JSON.stringify(LedgerRecord.parse(record));
-    },
+    setAside: (d, reason, at) => setAsideLine(d, reason, at, osUser()),
   };
 }

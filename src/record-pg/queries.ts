@@ -2,7 +2,7 @@
  * The questions the record of business actions asks, as parameterized statements on the schema of
  * src/record-pg/migrations/ (each served by an index there), and the two ways it grows: an attempt's
  * intent and an outcome. What a key's rows mean (done, maybe, none) stays the one rule of
- * src/core/record-outcome.ts, applied by the caller to what these return.
+ * src/record/outcome.ts, applied by the caller to what these return.
  *
  * Exactly once across computers is optimistic concurrency on the unique key: a caller reads the
  * attempts of a key, decides, and inserts attempt `seen + 1`. When another member inserted that

@@ -22,7 +22,7 @@ describe('PriorIndex (the compact index of earlier outcomes)', () => {
     for (let i = 1; i < 50_000; i += 3) index.set(key(i), 'rejected', i * 100 + 1);
     expect(index.size).toBe(50_000);
     for (let i = 0; i < 50_000; i++) {
-      // A filed row stays filed whatever follows (src/core/record-outcome.ts); a sending row takes its outcome.
+      // A filed row stays filed whatever follows (src/record/outcome.ts); a sending row takes its outcome.
       const want =
         i % 3 === 0 ? { status: 'filed', offset: i * 100 } : i % 3 === 1 ? { status: 'rejected', offset: i * 100 + 1 } : { status: 'sending', offset: i * 100 };
       expect(index.get(key(i))).toMatchObject(want);

@@ -1,6 +1,6 @@
 /**
  * The journal and the record of claims read their files in chunks of 256 KiB, split into lines on
- * bytes (src/claims/file-lines.ts): a line that straddles two reads is read whole, its offset is
+ * bytes (src/record/file-lines.ts): a line that straddles two reads is read whole, its offset is
  * right, and a damaged line after the first read is still named by its line number. A line longer
  * than any opcli writes is refused by its number, without holding it.
  */
@@ -9,10 +9,10 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { LONG_HEAD, LineSplitter, type OnLine } from '../../src/claims/file-lines.js';
+import { LONG_HEAD, LineSplitter, type OnLine } from '../../src/record/file-lines.js';
 import { Journal } from '../../src/claims/journal.js';
 import { ClaimRecord, RecordDamagedError, recordFileName } from '../../src/claims/record.js';
-import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/core/record-lines.js';
+import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/record/damage.js';
 import { tempConfigDir } from '../helpers.js';
 
 let dir: string;
@@ -223,9 +223,12 @@ describe('a line longer than any opcli writes', () => {
     const opened = () => ClaimRecord.openSync({ place: { dir }, store });
     expect(opened).toThrow(RecordDamagedError);
     expect(opened).toThrow(`The record of claims ${path} cannot be read: line 2 is longer than 1 MiB, which no record opcli writes is.`);
+    // The one damage policy names the line and the byte it starts at (issue 40): the header's length.
+    const headerBytes = readFileSync(path, 'utf8').indexOf('\n') + 1;
+    expect(opened).toThrow(`Line 2 starts at byte ${headerBytes} of the file.`);
     const tolerant = ClaimRecord.openSync({ place: { dir }, store, tolerateDamage: true });
     try {
-      expect(tolerant.damaged).toEqual([{ line: 2, kind: 'long' }]);
+      expect(tolerant.damaged).toEqual([{ line: 2, byte: headerBytes, kind: 'long' }]);
       expect([...tolerant.all()].map((r) => r.type)).toEqual(['header', 'outcome']);
     } finally {
       tolerant.close();
@@ -241,10 +244,10 @@ describe('a line longer than any opcli writes', () => {
     );
   });
 
-  it('in the gift card ledger (read whole): a damaged line named by its number', () => {
+  it('in a record read from text (a repaired file checked): a damaged line named by its number and byte', () => {
     const long = `{"v":1,"issuance":"a","key":"k","x":"${'x'.repeat(MAX_LINE_BYTES)}"}`;
     const read = readRecordLines(`${long}\n{"v":1}\n`, 1, (v) => v);
-    expect(read.damaged).toEqual([{ line: 1, kind: 'long' }]);
+    expect(read.damaged).toEqual([{ line: 1, byte: 0, kind: 'long' }]);
     expect(describeDamage({ line: 1, kind: 'long' })).toBe('line 1 is longer than 1 MiB, which no record opcli writes is');
   });
 });

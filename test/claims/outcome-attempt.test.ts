@@ -1,5 +1,5 @@
 /**
- * An outcome belongs to its attempt (src/core/record-outcome.ts): `filed` is final for its key, and a
+ * An outcome belongs to its attempt (src/record/outcome.ts): `filed` is final for its key, and a
  * later line of another attempt (a `rejected` of a copy filed on purpose) cannot undo it, in the
  * batch, in `claims history` and in the journal alike.
  */

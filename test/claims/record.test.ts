@@ -62,7 +62,7 @@ describe('batches and the record of claims', () => {
     const path = join(dir, 'claims.csv');
     writeCsv(path, [row(1), row(2)]);
     expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
-    // Before this version there was no record: only the journal knew (and no witness of a record: src/core/record-witness.ts).
+    // Before this version there was no record: only the journal knew (and no witness of a record: src/record/witness.ts).
     for (const name of recordFiles(dir)) rmSync(join(dir, name));
     rmSync(join(dir, 'record-witness'), { recursive: true });
     const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });

@@ -1,5 +1,5 @@
 /**
- * A team's record-dir (src/config/record-dir.ts, src/core/record-chain.ts, src/core/record-witness.ts):
+ * A team's record-dir (src/config/record-dir.ts, src/record/chain.ts, src/record/witness.ts):
  * whose folder it may be, who wrote each line, and what a teammate who can write the folder cannot
  * do unseen. The cases run as OS users the test creates (the suite runs as root in CI) and are
  * skipped, with the reason printed, elsewhere.

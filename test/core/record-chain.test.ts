@@ -1,11 +1,11 @@
 /**
- * The chain of a record's lines (src/core/record-chain.ts) and the rule of outcomes
- * (src/core/record-outcome.ts), as properties over families of records.
+ * The chain of a record's lines (src/record/chain.ts) and the rule of outcomes
+ * (src/record/outcome.ts), as properties over families of records.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ChainCheck, NO_LINE, rechain, sealText } from '../../src/core/record-chain.js';
-import { actOn, claimWeight, endAttempt, type Standing, startAttempt } from '../../src/core/record-outcome.js';
+import { ChainCheck, NO_LINE, rechain, sealText } from '../../src/record/chain.js';
+import { actOn, claimWeight, endAttempt, type Standing, startAttempt } from '../../src/record/outcome.js';
 
 /** The chain damage of a file's text, by line number. */
 function breaks(text: string): number[] {

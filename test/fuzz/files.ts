@@ -186,7 +186,7 @@ export function batchGenerators(): FileGenerator[] {
           argv: ['claims', 'file', '--from', path, '--journal', join(ctx.inputs, '..', 'journal.jsonl')],
           // And so does the record of the claims it files (in the config folder otherwise).
           env: { OPCLI_RECORD_DIR: join(ctx.inputs, '..', 'records') },
-          // Filing the valid rows leaves the record's witness in the config folder (src/core/record-witness.ts).
+          // Filing the valid rows leaves the record's witness in the config folder (src/record/witness.ts).
           writes: /^record-witness(\/|$)/,
           mentions: [`row ${row}`, `line ${row}`, `line ${row + 1}`, `:${row}`, `:${row + 1}`],
           // A batch files its valid rows and reports the others (exit 3, documented): the spoiled

@@ -139,7 +139,7 @@ describe('giftcard repair', () => {
     const r = await f.run(['giftcard', 'repair', '--yes', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const done = JSON.parse(r.stdout);
-    // Line 4 is a copy of line 2: it does not follow line 3 (src/core/record-chain.ts), so it is set aside too.
+    // Line 4 is a copy of line 2: it does not follow line 3 (src/record/chain.ts), so it is set aside too.
     expect(done.lines.map((l: { line: number; kind: string }) => `${l.line}:${l.kind}`)).toEqual(['3:garbage', '4:chain', '5:nul']);
     expect(readFileSync(done.copy, 'utf8')).toBe(damaged);
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');

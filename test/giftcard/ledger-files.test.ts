@@ -84,7 +84,7 @@ describe('the ledger file', () => {
   });
 });
 
-describe('an outcome belongs to its attempt (src/core/record-outcome.ts)', () => {
+describe('an outcome belongs to its attempt (src/record/outcome.ts)', () => {
   it('a `failed` appended after `issued`, well chained: nothing changes, the claim is held and history still says issued', async () => {
     fx = await fixture({ unset: ['trigger-id'] });
     expect((await fx.run(aliceClaim('C-L90'))).code).toBe(0);

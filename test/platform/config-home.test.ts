@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configDirOf, earlierConfigDirOf } from '../../src/config/config-home.js';
 import { settleConfigDir } from '../../src/config/config-move.js';
-import { moveWitnesses, rememberPlace, witnessedPaths } from '../../src/core/record-witness.js';
+import { moveWitnesses, rememberPlace, witnessedPaths } from '../../src/record/witness.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { claimBodies, results, writeRows } from '../claims/fixtures.js';
 import { ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';

@@ -9,9 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
-import { UsageError } from './errors.js';
-import { rechain } from './record-chain.js';
-import { blockingDamage, type DamagedLine, describeDamage, readRecordLines, TORN_REASON } from './record-lines.js';
+import { UsageError } from '../core/errors.js';
+import { rechain } from './chain.js';
+import { blockingDamage, type DamagedLine, describeDamage, readRecordLines, TORN_REASON } from './damage.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -86,7 +86,7 @@ export async function repairFile(target: RepairTarget, env: { now(): number }): 
       const reason = d.kind === 'torn' ? TORN_REASON : `was set aside by \`${target.command}\` (${describeDamage(d).replace(/^line \d+ /, '')})`;
       return target.setAside(d, reason, at);
     });
-    // A line set aside has another hash: the lines after it are chained again (src/core/record-chain.ts).
+    // A line set aside has another hash: the lines after it are chained again (src/record/chain.ts).
     let repaired = rechain(set).join('\n');
     if (!repaired.endsWith('\n')) repaired += '\n';
     const copy = `${target.path}.damaged-${at.replace(/[:.]/g, '-')}`;

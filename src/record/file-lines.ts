@@ -8,7 +8,7 @@
  */
 import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { MAX_LINE_BYTES } from '../core/record-lines.js';
+import { MAX_LINE_BYTES } from './damage.js';
 
 /** How much of the file one read takes. */
 export const READ_CHUNK = 256 * 1024;
@@ -49,6 +49,12 @@ export class LineSplitter {
   size = 0;
 
   constructor(private readonly limit = MAX_LINE_BYTES) {}
+
+  /** Reads on from byte `offset` of the file (the start of a line), before the first chunk. */
+  startAt(offset: number): void {
+    this.size = offset;
+    this.lineOffset = offset;
+  }
 
   /** Bytes held for the unfinished line: never more than the limit. */
   get buffered(): number {
@@ -113,9 +119,10 @@ export async function eachLine(handle: FileHandle, onLine: OnLine): Promise<Line
   }
 }
 
-/** Every line of a file open as `fd`, read on the main thread. */
-export function eachLineSync(fd: number, onLine: OnLine): LinesRead {
+/** Every line of a file open as `fd` from byte `from` (the start of a line), read on the main thread. */
+export function eachLineSync(fd: number, onLine: OnLine, from = 0): LinesRead {
   const lines = new LineSplitter();
+  lines.startAt(from);
   for (;;) {
     const chunk = Buffer.allocUnsafe(READ_CHUNK);
     const got = readSync(fd, chunk, 0, READ_CHUNK, lines.size);

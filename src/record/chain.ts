@@ -117,6 +117,23 @@ export class ChainCheck {
   /** The hash of the last line once the chain has begun. */
   private last: string | undefined;
 
+  /** `after`: the hash of the line a read goes on from, once the chain has begun there (a read of the part an index does not cover). */
+  constructor(after?: string) {
+    this.last = after;
+  }
+
+  /** Whether the chain has begun by the lines taken so far. */
+  get begun(): boolean {
+    return this.last !== undefined;
+  }
+
+  /** The next line is not checked against this one (a line too long to read, whose hash is unknown); the chain goes on from it. */
+  skip(): void {
+    this.unknown = true;
+  }
+
+  private unknown = false;
+
   /** Takes the next non-blank line; returns the damage when it breaks the chain. `complete`: a newline follows it (a torn last line is not checked). */
   take(line: string | Buffer, number: number, complete = true): { line: number; kind: 'chain' } | undefined {
     const text = typeof line === 'string' ? line : line.toString('utf8');
@@ -125,6 +142,10 @@ export class ChainCheck {
     if (this.last !== undefined) broken = complete && (c === undefined || c.prev !== this.last);
     else if (c) broken = complete && c.prev !== this.legacy.copy().digest('hex');
     else this.legacy.update(text).update('\n');
+    if (this.unknown) {
+      this.unknown = false;
+      broken = false;
+    }
     if (c || this.last !== undefined) this.last = lineHash(text);
     return broken ? { line: number, kind: 'chain' } : undefined;
   }

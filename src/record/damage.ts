@@ -17,8 +17,8 @@
  *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
-import { ExitCode, OpcliError } from './errors.js';
-import { ChainCheck } from './record-chain.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { ChainCheck } from './chain.js';
 
 /** Why a line cannot be read. */
 export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';
@@ -33,6 +33,8 @@ export const TORN_REASON = 'was cut short by an interrupted write';
 export interface DamagedLine {
   /** 1-based line number. */
   line: number;
+  /** Where the line starts in the file (bytes from its start). */
+  byte?: number;
   kind: DamageKind;
   /** For a torn line: the key and the id of the action it recorded, read from its beginning. */
   key?: string;
@@ -95,39 +97,73 @@ export function readRecordLine<T>(
 }
 
 /**
- * Splits `text` into records parsed by `parse` (undefined: the line does not fit the schema) and
- * damaged lines, classed. `version` is the format this opcli writes; `setAsideOf` gives the line a
- * record sets aside (a torn line that a later write ended with a newline), which stays `torn`.
+ * The one damage policy, applied line by line as a record is read (from a file open as an fd, or
+ * from text): each line parsed by `parse`, classed when it cannot be, and checked against the chain
+ * (src/record/chain.ts). `setAsideOf` gives the line a record sets aside (a torn line that a later
+ * write ended with a newline), which stays `torn`; `end()` settles them.
  */
+export class LineCheck<T> {
+  readonly damaged: DamagedLine[] = [];
+  readonly chain: ChainCheck;
+  private readonly setAside = new Set<number>();
+
+  /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
+  constructor(
+    private readonly version: number,
+    private readonly parse: (value: unknown) => T | undefined,
+    private readonly setAsideOf: (record: T) => number | undefined = () => undefined,
+    after?: string,
+  ) {
+    this.chain = new ChainCheck(after);
+  }
+
+  /** Line `number` (1-based), starting at byte `byte`; `complete`: a newline follows it; `long`: over MAX_LINE_BYTES, not read. Its record, or undefined. */
+  take(text: string, number: number, byte: number, complete: boolean, long = false): T | undefined {
+    if (long) {
+      this.damaged.push({ line: number, byte, kind: 'long' });
+      // Its hash cannot be known: the next line is not held to it.
+      this.chain.skip();
+      return undefined;
+    }
+    if (!text.trim()) return undefined;
+    const read = readRecordLine(text, number, !complete, this.version, this.parse);
+    const broken = this.chain.take(text, number, complete);
+    if ('damaged' in read) {
+      this.damaged.push({ ...read.damaged, byte });
+      return undefined;
+    }
+    if (broken) this.damaged.push({ ...broken, byte, ...named(read.record) });
+    const aside = this.setAsideOf(read.record);
+    if (aside !== undefined) this.setAside.add(aside);
+    return read.record;
+  }
+
+  /** The damaged lines, once every line was taken. */
+  end(): DamagedLine[] {
+    settleSetAside(this.damaged, this.setAside);
+    return this.damaged;
+  }
+}
+
+/** Splits `text` into records parsed by `parse` and damaged lines, classed by LineCheck. */
 export function readRecordLines<T>(
   text: string,
   version: number,
   parse: (value: unknown) => T | undefined,
-  setAsideOf: (record: T) => number | undefined = () => undefined,
+  setAsideOf?: (record: T) => number | undefined,
 ): ReadLines<T> {
   const lines = text.split('\n');
   const unterminated = text.length > 0 && !text.endsWith('\n');
-  const lastIndex = unterminated ? lines.length - 1 : -1;
+  const check = new LineCheck(version, parse, setAsideOf);
   const records: T[] = [];
-  const damaged: DamagedLine[] = [];
-  const chain = new ChainCheck();
+  let byte = 0;
   lines.forEach((line, i) => {
     // Characters, not bytes: a line of more characters certainly has more bytes.
-    if (line.length > MAX_LINE_BYTES) {
-      damaged.push({ line: i + 1, kind: 'long' });
-      chain.take(line, i + 1, false);
-      return;
-    }
-    if (!line.trim()) return;
-    const read = readRecordLine(line, i + 1, i === lastIndex, version, parse);
-    const broken = chain.take(line, i + 1, i !== lastIndex);
-    if ('record' in read) {
-      records.push(read.record);
-      if (broken) damaged.push({ ...broken, ...named(read.record) });
-    } else damaged.push(read.damaged);
+    const r = check.take(line, i + 1, byte, !unterminated || i < lines.length - 1, line.length > MAX_LINE_BYTES);
+    if (r !== undefined) records.push(r);
+    byte += Buffer.byteLength(line) + 1;
   });
-  settleSetAside(damaged, new Set(records.map(setAsideOf).filter((n) => n !== undefined)));
-  return { records, damaged, unterminated };
+  return { records, damaged: check.end(), unterminated };
 }
 
 /** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */
@@ -197,11 +233,13 @@ export class DamagedRecordFileError extends OpcliError {
     readonly lines: DamagedLine[],
     words: DamagedFileWords,
   ) {
-    super(`The ${words.what} ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: ${words.risk}.`, {
+    const first = lines[0];
+    const at = first?.byte === undefined ? '' : ` Line ${first.line} starts at byte ${first.byte} of the file.`;
+    super(`The ${words.what} ${path} cannot be read: ${describeDamaged(lines)}. Nothing was sent: ${words.risk}.${at}`, {
       exitCode: ExitCode.usage,
       hint:
         lines[0]?.kind === 'newer' ? 'Upgrade opcli to the version that wrote it (npm install -g opcli), or use that version on this computer.' : words.repair,
-      details: { [words.detailsKey]: path, lines: lines.map((d) => ({ line: d.line, kind: d.kind })) },
+      details: { [words.detailsKey]: path, lines: lines.map((d) => ({ line: d.line, byte: d.byte, kind: d.kind })) },
     });
   }
 }

@@ -15,8 +15,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
-import { ExitCode, OpcliError } from './errors.js';
-import { lineHash } from './record-chain.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { lineHash } from './chain.js';
 
 /** What a person last saw of one record file. */
 export interface Witness {
@@ -80,7 +80,7 @@ export const fdReader =
   };
 
 /** The hash of the last non-blank line ending at or before byte `end` (undefined: no line there). */
-function lineHashBefore(read: ReadAt, end: number): string | undefined {
+export function lineHashBefore(read: ReadAt, end: number): string | undefined {
   let tail = Buffer.alloc(0);
   let at = end;
   while (at > 0) {

@@ -1,0 +1,72 @@
+/**
+ * A record of business actions as a file: every client (the record of claims, the gift card ledger)
+ * opens, reads and appends its file here, so the file's rules hold once. Opened as a private file
+ * (src/config/private-file.ts: no link followed, yours alone); read line by line under the one damage
+ * policy (damage.ts LineCheck), each record handed over with its byte offset, so an index keeps
+ * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
+ * last line (chain.ts), read back under the lock. What makes an append durable is durable.ts.
+ */
+import { constants, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { openPrivateFile } from '../config/private-file.js';
+import type { RecordPlace } from '../config/record-dir.js';
+import { sealText, tailHash } from './chain.js';
+import { type DamagedLine, type LineCheck, TORN_REASON } from './damage.js';
+import { eachLineSync } from './file-lines.js';
+
+/** What reading a record file found besides its records. */
+export interface LogRead {
+  damaged: DamagedLine[];
+  /** Lines read (the last one's number). */
+  lines: number;
+  /** The file does not end with a newline: its last line was cut short, and the next append ends it first. */
+  unterminated: boolean;
+  size: number;
+}
+
+/**
+ * Opens the record file `name` of a place: to append (created 0600 when missing) or to read
+ * (undefined: no file yet). `what` names it in a refusal ("record of claims").
+ */
+export function openLog(place: RecordPlace, name: string, what: string, writing: boolean): number | undefined {
+  const flags = writing ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND : constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+  return openPrivateFile(join(place.dir, name), flags, what, 0o600, place.shared);
+}
+
+/** Reads every line of the record open as `fd` through `check`; each record goes to `take` with its byte offset and line number. */
+export function readLog<T>(fd: number, check: LineCheck<T>, take: (record: T, offset: number, line: number) => void): LogRead {
+  let n = 0;
+  const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
+    n++;
+    const record = check.take(long ? '' : buffer.toString('utf8', start, end), n, offset, complete, long);
+    if (record !== undefined) take(record, offset, n);
+  });
+  return { damaged: check.end(), lines: n, unterminated: !ended.endsWithNewline, size: ended.size };
+}
+
+/** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
+export function appendSealed(fd: number, text: string): void {
+  const bytes = Buffer.from(sealText(text, tailHash(fd)).text, 'utf8');
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done);
+}
+
+/**
+ * A `set-aside` line (JSON, no newline): line `d.line` of the record was damaged, and why; the action
+ * its beginning names stays uncertain. The id and key come first, as in every line (damage.ts).
+ */
+export function setAsideLine(d: Pick<DamagedLine, 'line' | 'key' | 'issuance'>, reason: string, at: string, user: string): string {
+  const issuance = d.issuance ?? `damaged-line-${d.line}`;
+  return JSON.stringify({ v: 1, issuance, key: d.key ?? 'unknown', type: 'set-aside', at, user, line: d.line, reason });
+}
+
+/**
+ * What ends a torn last line before the next append (nothing when the file ends with a newline): a
+ * newline, and the set-aside line naming it, so it reads as a torn line (an uncertain action) and
+ * not as garbage mid-file.
+ */
+export function endTornLine(read: Pick<LogRead, 'damaged' | 'lines' | 'unterminated'>, at: string, user: string): string {
+  if (!read.unterminated) return '';
+  const torn = read.damaged.find((d) => d.kind === 'torn' && d.line === read.lines);
+  return torn ? `\n${setAsideLine(torn, TORN_REASON, at, user)}\n` : '\n';
+}

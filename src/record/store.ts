@@ -1,0 +1,202 @@
+/**
+ * The questions a record of business actions answers, and the file's way of answering them from its
+ * index (index-file.ts) rather than by reading every line. A client (the gift card ledger; the
+ * record of claims next) gives its lines' schema, the line a set-aside names, and the terms each
+ * line is found by (its key, its customer); every question is then one an index answers, as a
+ * `WHERE term = $1` on an indexed column would in the PostgreSQL storage (issue 42).
+ *
+ * Reading: the part of the file the index covers was read, checked and indexed before (by this
+ * person: the index is theirs); the lines after it are read now under the one damage policy
+ * (damage.ts), chained on from the last covered line, and indexed when they read cleanly. A file
+ * the index no longer matches is read whole, as it always was, and indexed again.
+ */
+import { fstatSync, readSync } from 'node:fs';
+import { lineHash } from './chain.js';
+import { blockingDamage, type DamagedLine, LineCheck } from './damage.js';
+import { eachLineSync, lineAtSync } from './file-lines.js';
+import { type Covered, TermIndex, termHash } from './index-file.js';
+import { fdReader, lineHashBefore } from './witness.js';
+
+/** What a client of the record gives: its lines' schema, the line a set-aside names, and the terms a line is found by. */
+export interface RecordClient<T> {
+  /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
+  terms: string;
+  version: number;
+  parse(value: unknown): T | undefined;
+  setAsideOf(record: T): number | undefined;
+  termsOf(record: T): string[];
+}
+
+/** The questions every storage of the record answers (the file here; PostgreSQL next). */
+export interface RecordQuestions<T> {
+  /** The lines that hold any of `terms` (a key, a customer), oldest first. */
+  find(...terms: string[]): T[];
+  /** The lines that cannot be read: a torn last line (an uncertain action), or damage that stops money (blockingDamage). */
+  readonly damaged: DamagedLine[];
+}
+
+/** A record file open as `fd`, its index brought up to date: questions by term read only the lines that answer them. */
+export class IndexedRecord<T> implements RecordQuestions<T> {
+  readonly damaged: DamagedLine[];
+
+  private constructor(
+    private readonly fd: number,
+    private readonly client: RecordClient<T>,
+    private readonly index: TermLookup,
+    damaged: DamagedLine[],
+  ) {
+    this.damaged = damaged;
+  }
+
+  /**
+   * Asks `question` of the record open as `fd` (the caller closes it), its index (kept in `home`,
+   * the reader's config folder; none: the record read whole) brought up to date first. When a line
+   * the index names is not the line it indexed (a line before it was removed or rewritten: the index
+   * cannot know), the index is dropped and the record read whole, so its damage is found and named
+   * (the chain breaks there) before any answer is given.
+   */
+  static ask<T, R>(fd: number, path: string, home: string | undefined, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
+    if (home === undefined) {
+      // No config folder of the reader's own to keep an index in: read whole, as a record always was.
+      const whole = readTail(fd, client, undefined);
+      return question(new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged));
+    }
+    try {
+      return question(IndexedRecord.open(fd, path, home, client));
+    } catch (error) {
+      if (!(error instanceof IndexMismatch)) throw error;
+    }
+    new TermIndex(home, path, client.terms).reset();
+    return question(IndexedRecord.open(fd, path, home, client));
+  }
+
+  /** Reads what the index does not cover yet, and indexes it when it reads cleanly. */
+  private static open<T>(fd: number, path: string, home: string, client: RecordClient<T>): IndexedRecord<T> {
+    const index = new TermIndex(home, path, client.terms);
+    const size = fstatSync(fd).size;
+    let from = index.covered;
+    if (from && !(from.chained && from.size <= size && lineHashBefore(fdReader(fd), from.size) === from.last)) {
+      // Repaired, replaced, cut or of 0.2.0's lines only: read whole and indexed again.
+      index.reset();
+      from = undefined;
+    }
+    // A long read hands its terms to the index as it goes (memory bounded by FLUSH_ENTRIES); the state
+    // counts them once the read ends, or up to the last line that read cleanly when damage follows.
+    let unwritable = false;
+    let clean: Covered | undefined;
+    const write = (entries: [string, number][], covered?: Covered): boolean => {
+      if (unwritable) return false;
+      try {
+        index.write(entries);
+        if (covered) clean = covered;
+        return true;
+      } catch {
+        unwritable = true;
+        return false;
+      }
+    };
+    const tail = readTail(fd, client, from, write);
+    const commit = (covered: Covered): boolean => {
+      if (unwritable) return false;
+      try {
+        if (!from || covered.size !== from.size) index.commit(covered);
+        return true;
+      } catch {
+        unwritable = true;
+        return false;
+      }
+    };
+    if (blockingDamage(tail.damaged).length > 0) {
+      if (clean) commit(clean);
+      return new IndexedRecord(fd, client, index, tail.damaged);
+    }
+    if (write(tail.entries) && commit(tail.covered)) return new IndexedRecord(fd, client, index, tail.damaged);
+    // An index that cannot be written (a read-only folder): the record read whole, its lines held in memory for this answer.
+    const whole = readTail(fd, client, undefined);
+    return new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged);
+  }
+
+  /** The lines that hold any of `terms`, in the record's order. */
+  find(...terms: string[]): T[] {
+    const byOffset = new Map<number, string>();
+    for (const term of terms) for (const offset of this.index.find(term) ?? mismatch()) byOffset.set(offset, term);
+    const records: T[] = [];
+    for (const [offset, term] of [...byOffset].sort((a, b) => a[0] - b[0])) {
+      const record = this.lineAt(offset);
+      const held = record === undefined ? [] : this.client.termsOf(record);
+      // The line holds a term of the entry's hash (another term may share it), or the record changed under the index.
+      if (!held.some((t) => termHash(t) === termHash(term))) mismatch();
+      if (held.some((t) => terms.includes(t))) records.push(record as T);
+    }
+    return records;
+  }
+
+  /** The record whose line starts at `offset` (undefined: no line starts there, or it does not parse). */
+  private lineAt(offset: number): T | undefined {
+    const before = Buffer.alloc(1);
+    if (offset > 0 && (readSync(this.fd, before, 0, 1, offset - 1) !== 1 || before[0] !== 0x0a)) return undefined;
+    const text = lineAtSync(this.fd, offset);
+    try {
+      return text === undefined ? undefined : this.client.parse(JSON.parse(text));
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The index names a line that is not the one it indexed. */
+class IndexMismatch extends Error {}
+
+const mismatch = (): never => {
+  throw new IndexMismatch('the record changed under its index');
+};
+
+/** Where a term's lines are: the index, or (when it cannot be written) the lines just read, in memory. */
+interface TermLookup {
+  find(term: string): number[] | undefined;
+}
+
+/** The lines read, by term: the answer when the index could not be written. */
+function inMemory(entries: [string, number][]): TermLookup {
+  const byTerm = new Map<string, number[]>();
+  for (const [term, offset] of entries) byTerm.set(term, [...(byTerm.get(term) ?? []), offset]);
+  return { find: (term) => byTerm.get(term) ?? [] };
+}
+
+/** How many terms a long read holds before it hands them to the index. */
+const FLUSH_ENTRIES = 100_000;
+
+/** The lines of the record after `from` (the whole file without it): their terms, damage, and how far they read cleanly. */
+function readTail<T>(
+  fd: number,
+  client: RecordClient<T>,
+  from: Covered | undefined,
+  flush?: (entries: [string, number][], covered: Covered) => boolean,
+): { entries: [string, number][]; damaged: DamagedLine[]; covered: Covered } {
+  const check = new LineCheck(
+    client.version,
+    (v) => client.parse(v),
+    (r) => client.setAsideOf(r),
+    from?.last,
+  );
+  const entries: [string, number][] = [];
+  const covered: Covered = from ? { ...from } : { size: 0, lines: 0, chained: false };
+  let line = covered.lines;
+  eachLineSync(
+    fd,
+    (buffer, start, end, offset, complete, long) => {
+      line++;
+      const text = long ? '' : buffer.toString('utf8', start, end);
+      const record = check.take(text, line, offset, complete, long);
+      if (!complete) return;
+      if (record !== undefined) for (const term of client.termsOf(record)) entries.push([term, offset]);
+      covered.size = offset + (end - start) + 1;
+      covered.lines = line;
+      if (text.trim()) covered.last = lineHash(text);
+      covered.chained = check.chain.begun;
+      if (flush && entries.length >= FLUSH_ENTRIES && check.damaged.length === 0 && flush(entries, { ...covered })) entries.length = 0;
+    },
+    covered.size,
+  );
+  return { entries, damaged: check.end(), covered };
+}
