@@ -3,6 +3,7 @@ import type { Deps } from '../../core/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { printJson } from '../../core/output.js';
 import { maskRecordUrl, parseRecordUrl } from '../../record-pg/url.js';
+import { textProblem } from '../../text/flag-text.js';
 
 export interface SetupOptions {
   url?: string;
@@ -19,6 +20,10 @@ function collectMembers(value: string, previous: string[] = []): string[] {
     .map((r) => r.trim())
     .filter(Boolean);
   if (roles.length === 0) throw new UsageError('--member needs a role name.', 'Name a database role, such as --member alice.');
+  for (const role of roles) {
+    const problem = textProblem(role);
+    if (problem) throw new UsageError(`--member ${JSON.stringify(role)} ${problem}.`, 'Name a database role, such as --member alice.');
+  }
   return [...new Set([...previous, ...roles])];
 }
 
