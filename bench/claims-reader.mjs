@@ -3,8 +3,8 @@
 // claim rows (src/claims/reader.ts) and each row checked and keyed (src/claims/plan.ts, with an empty
 // journal), the CPU per row of the process (user+sys, so the GC's and the compiler's threads count).
 // Its baseline, in the same run: csv-parse alone with `columns: true` over the same file, as a
-// hand-written script reads it. Goal: read + check + key <= 1.5x csv-parse alone (2.2-2.5x before the
-// records were split by hand; the batch's whole goal, 0.15 ms CPU per row, is bench/claims-batch.mjs's).
+// hand-written script reads it. Goal: read + check + key <= 1.5x csv-parse alone (the batch's whole
+// goal, 0.25 ms CPU per row, is bench/claims-batch.mjs's).
 // Usage: node bench/claims-reader.mjs [rows=100000] [runs=5]
 // CLAIMS_READER_BASE=/other/worktree also measures that worktree's src/ (say main's), alternating
 // runs with this one's, for a before/after at the same load.
