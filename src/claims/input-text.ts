@@ -20,7 +20,7 @@ export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be';
 export const SAVE_AS_UTF8 =
   'Save it as UTF-8 and run again: in Excel, File > Save As > "CSV UTF-8 (Comma delimited) (*.csv)"; in Numbers or LibreOffice, export it as CSV with the character set Unicode (UTF-8). Nothing was sent.';
 
-/** The encoding a file's first bytes name, and the length of its byte order mark. */
+/** The encoding a file's first bytes name, and its name in messages. */
 interface Sniffed {
   encoding: TextEncoding;
   name: string;

@@ -53,7 +53,7 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
     throw error;
   }
   const names = header.cells.map((h) => h.trim());
-  const fields = checkHeader(names, options, header);
+  const fields = checkHeader(names, options, header, delimiter);
   const keyIndex = options.keyColumn === undefined ? -1 : names.indexOf(options.keyColumn);
   // Each column's place in the claim, worked out once: the objects above the field and its name.
   const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
@@ -252,7 +252,7 @@ function headerCellAt(header: Header, column: number): string {
  * Every column must name a claim field (or be the --key column); required fields need a column
  * (storeId may come from the profile). The --key column, when not a claim field, maps to undefined.
  */
-function checkHeader(header: string[], options: OpenOptions, raw: Header): (ClaimField | undefined)[] {
+function checkHeader(header: string[], options: OpenOptions, raw: Header, delimiter: string): (ClaimField | undefined)[] {
   const at = `${options.label} line ${count(raw.line)}`;
   if (options.keyColumn !== undefined && !header.includes(options.keyColumn)) {
     throw new UsageError(
@@ -269,7 +269,7 @@ function checkHeader(header: string[], options: OpenOptions, raw: Header): (Clai
     const named = listCut(unknown.map((i) => `${quoteInput(header[i], 60)} (${headerCellAt(raw, i + 1)})`));
     throw new UsageError(
       `${at}: unknown column${unknown.length > 1 ? 's' : ''} ${named}; columns are claim field paths such as customer.email or item.price.`,
-      'Run `opcli claims template --csv` to see every column.',
+      `The columns were split on the ${SEPARATOR_NAMES[delimiter] ?? JSON.stringify(delimiter)}${options.delimiter === undefined ? ', told from the header; --delimiter gives another separator' : ''}. Run \`opcli claims template --csv\` to see every column.`,
     );
   }
   const seen = new Map<string, number>();

@@ -114,6 +114,7 @@ describe('a CSV from a European Excel (row 7)', () => {
     const told = await runOpcli(['claims', 'file', '--from', path, '--validate-only'], { env: env() });
     expect(told.code).toBe(2);
     expect(told.stderr).toContain('unknown column "customer.email|customer.phoneNumber|');
+    expect(told.stderr).toContain('The columns were split on the comma (,), told from the header; --delimiter gives another separator.');
     const res = await runOpcli(['claims', 'file', '--from', path, '--delimiter', '|'], { env: env() });
     expect(res.stderr).toContain('Filed 1 claim');
     expect(res.code).toBe(0);
