@@ -37,7 +37,7 @@ const ROW_HINT =
  * Line numbers are the file's: csv-parse counts the CR and the LF of a line end inside a quoted
  * cell as two lines, and such a CRLF is read as one line feed, as it is between records.
  */
-export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<string>, delimiter: string, read: Read): AsyncGenerator<CsvRecord[]> {
+export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer>, delimiter: string, read: Read): AsyncGenerator<CsvRecord[]> {
   const queue: CsvRecord[] = [];
   const parser = parse({
     bom: true,
@@ -82,7 +82,7 @@ export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<string
         if (queue.length) yield queue.splice(0);
         break;
       }
-      await write(Buffer.from(next.value));
+      await write(next.value);
     }
   } finally {
     // Stops reading the file: a break ends the run without reading the rest.
@@ -115,7 +115,9 @@ function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: I
     }
     parsedLines = info.lines;
     const lines = info.lines - read.crlf;
-    Object.assign(read, { line: lines, end: info.bytes, empty: info.empty_lines });
+    read.line = lines;
+    read.end = info.bytes;
+    read.empty = info.empty_lines;
     if (header) {
       header = false;
       return null;

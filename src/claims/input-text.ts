@@ -8,6 +8,7 @@
  * before its first row is read (`checkFileText`), so such a file sends nothing; standard input is
  * checked as it is read.
  */
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../core/errors.js';
@@ -37,19 +38,23 @@ function sniff(head: Buffer, label: string): Sniffed {
   // Text never holds NUL: zero bytes among the first are the other half of UTF-16 (or UTF-32) characters.
   const zero = head.subarray(0, 512).indexOf(0);
   if (zero !== -1) throw refuse(`UTF-16${zero % 2 === 1 ? 'LE' : 'BE'} or UTF-32 without a byte order mark (byte ${count(zero)} is zero)`);
-  return { encoding: 'utf-8', name: 'UTF-8' };
+  return UTF8;
 }
 
-/** A chunk of a file's text, and whether the CSV parser's byte positions (UTF-8) are the file's. */
+const UTF8: Sniffed = { encoding: 'utf-8', name: 'UTF-8' };
+
+/** A file's text as UTF-8, chunk by chunk, and whether the CSV parser's byte positions are the file's. */
 export interface TextChunks {
-  chunks: AsyncGenerator<string>;
+  /** UTF-8 bytes of whole characters: a chunk never ends inside one. */
+  chunks: AsyncGenerator<Buffer>;
   /** False for UTF-16: the text is handed on as UTF-8, whose byte offsets are not the file's. */
   fileBytes: boolean;
 }
 
 /**
- * The text of `input`, chunk by chunk, decoded from the encoding its first bytes name. A UTF-8 byte
- * order mark is kept in the text (csv-parse's `bom` skips it and counts its bytes); UTF-16's is not.
+ * The text of `input`, chunk by chunk, as UTF-8 from the encoding its first bytes name. UTF-8 is
+ * handed on as read, its byte order mark kept (csv-parse's `bom` skips it and counts its bytes), each
+ * chunk checked by Node's `isUtf8`; UTF-16 is decoded by TextDecoder, its byte order mark dropped.
  */
 export async function decodeText(input: Readable, label: string): Promise<TextChunks> {
   const source = input[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
@@ -74,36 +79,75 @@ export async function decodeText(input: Readable, label: string): Promise<TextCh
     input.destroy();
     throw error;
   }
-  async function* chunks(): AsyncGenerator<string> {
-    const decoder = new TextDecoder(sniffed.encoding, { fatal: true, ignoreBOM: sniffed.encoding === 'utf-8' });
+  async function* chunks(): AsyncGenerator<Buffer> {
     const where = { bytes: 0, lines: 1 };
-    const decode = (chunk: Buffer, end: boolean) => {
-      try {
-        return decoder.decode(chunk, { stream: !end });
-      } catch {
-        throw notDecodable(chunk, where, sniffed, label);
-      }
-    };
+    const take = sniffed.encoding === 'utf-8' ? utf8Text(where, label) : utf16Text(sniffed, where, label);
     try {
-      if (head.length) yield decode(head, ended);
-      where.bytes += head.length;
-      where.lines += lineEnds(head, sniffed.encoding);
-      if (ended) return;
+      let chunk: Buffer = head;
+      let end = ended;
       for (;;) {
+        const text = take(chunk, end);
+        if (text.length) yield text;
+        if (end) return;
         const next = await source.next();
-        if (next.done) break;
-        const chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
-        yield decode(chunk, false);
-        where.bytes += chunk.length;
-        where.lines += lineEnds(chunk, sniffed.encoding);
+        chunk = next.done ? Buffer.alloc(0) : typeof next.value === 'string' ? Buffer.from(next.value) : next.value;
+        end = next.done === true;
       }
-      const rest = decode(Buffer.alloc(0), true);
-      if (rest) yield rest;
     } finally {
       input.destroy();
     }
   }
   return { chunks: chunks(), fileBytes: sniffed.encoding === 'utf-8' };
+}
+
+/** Where the text read so far ends: its bytes in the file, and the line the next byte is on. */
+interface Where {
+  bytes: number;
+  lines: number;
+}
+
+/** Takes a chunk of the file (`end`: its last) and hands on the UTF-8 of its whole characters; refuses one that does not decode. */
+type Take = (chunk: Buffer, end: boolean) => Buffer;
+
+/**
+ * UTF-8 checked as it comes, without decoding it: the chunk up to its last whole character (a lead
+ * byte 110xxxxx, 1110xxxx or 11110xxx opens a character of 2, 3 or 4 bytes: RFC 3629), the rest
+ * kept for the next chunk.
+ */
+function utf8Text(where: Where, label: string): Take {
+  let carry: Buffer | undefined;
+  return (chunk, end) => {
+    const data = carry?.length ? Buffer.concat([carry, chunk]) : chunk;
+    let cut = data.length;
+    for (let i = data.length - 1; !end && i >= Math.max(0, data.length - 3); i--) {
+      const b = data[i] as number;
+      if ((b & 0xc0) === 0x80) continue;
+      if (i + (b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1) > data.length) cut = i;
+      break;
+    }
+    const text = data.subarray(0, cut);
+    carry = data.subarray(cut);
+    if (!isUtf8(text)) throw notDecodable(text, where, UTF8, label);
+    where.bytes += text.length;
+    where.lines += lineEnds(text, 'utf-8');
+    return text;
+  };
+}
+
+/** UTF-16 decoded by TextDecoder (fatal: an unpaired surrogate is refused), handed on as UTF-8. */
+function utf16Text(sniffed: Sniffed, where: Where, label: string): Take {
+  const decoder = new TextDecoder(sniffed.encoding, { fatal: true });
+  return (chunk, end) => {
+    let text: string;
+    try {
+      text = decoder.decode(chunk, { stream: !end });
+    } catch {
+      throw notDecodable(chunk, where, sniffed, label);
+    }
+    where.bytes += chunk.length;
+    where.lines += lineEnds(chunk, sniffed.encoding);
+    return Buffer.from(text);
+  };
 }
 
 /** The line feeds of a chunk (in UTF-16, a 0x0A byte may be half of another character: counted when aligned). */
@@ -117,13 +161,11 @@ function lineEnds(chunk: Buffer, encoding: TextEncoding): number {
 
 /**
  * The refusal of a chunk that does not decode: where its first bad byte is, found by decoding it
- * again without `fatal` (the first U+FFFD that the file does not hold as a character). Bytes that
- * continue a character begun in the chunk before are skipped.
+ * again without `fatal` (the first U+FFFD that the file does not hold as a character).
  */
-function notDecodable(chunk: Buffer, where: { bytes: number; lines: number }, sniffed: Sniffed, label: string): UsageError {
-  let skip = 0;
-  if (sniffed.encoding === 'utf-8') while (skip < 3 && ((chunk[skip] as number) & 0xc0) === 0x80) skip++;
-  else skip = where.bytes % 2;
+function notDecodable(chunk: Buffer, where: Where, sniffed: Sniffed, label: string): UsageError {
+  // UTF-8 comes here in whole characters; a UTF-16 chunk may begin with the second byte of one.
+  const skip = sniffed.encoding === 'utf-8' ? 0 : where.bytes % 2;
   const text = new TextDecoder(sniffed.encoding, { ignoreBOM: true }).decode(chunk.subarray(skip));
   const genuine = Buffer.from('\ufffd', sniffed.encoding === 'utf-8' ? 'utf8' : 'utf16le');
   if (sniffed.encoding === 'utf-16be') genuine.swap16();

@@ -33,6 +33,8 @@ interface Header {
 
 const HEADER_HINT =
   'The header names the columns, one claim field each (`opcli claims template --csv` prints them): check that this is the claims file and that its lines end with newlines. Nothing was sent.';
+
+/** Opens a CSV batch: its text decoded, its header read and checked before this resolves; the rows are read as they are pulled. */
 export async function openCsv(input: Readable, options: OpenOptions): Promise<RowSource> {
   const { chunks, fileBytes } = await decodeText(input, options.label);
   const head = await readHead(chunks);
@@ -44,16 +46,18 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
     );
   }
   let delimiter: string;
-  let header: Header;
+  let names: string[];
+  let fields: (ClaimField | undefined)[];
   try {
     delimiter = options.delimiter ?? detectSeparator(head.header.text, options);
-    header = readHeader(head.header, delimiter, fileBytes, options.label);
+    const header = readHeader(head.header, delimiter, fileBytes, options.label);
+    names = header.cells.map((h) => h.trim());
+    fields = checkHeader(names, options, header, delimiter);
   } catch (error) {
+    // Stops reading the file.
     await chunks.return(undefined);
     throw error;
   }
-  const names = header.cells.map((h) => h.trim());
-  const fields = checkHeader(names, options, header, delimiter);
   const keyIndex = options.keyColumn === undefined ? -1 : names.indexOf(options.keyColumn);
   // Each column's place in the claim, worked out once: the objects above the field and its name.
   const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
@@ -105,7 +109,7 @@ function setIn(target: Record<string, unknown>, parents: string[], leaf: string,
   node[leaf] = value;
 }
 
-/** The header's line as read before the parser starts: its text (cut at the limit when longer), line, first byte, and whether it ended. */
+/** The header's line as read before the parser starts: its text (cut at the limit when longer), line, first byte, and whether it is whole. */
 interface HeadLine {
   text: string;
   bytes: Buffer;
@@ -119,16 +123,16 @@ interface HeadLine {
  * header cell holds a line break), or until the header passes the length limit. Everything read is
  * kept in `read`, for the parser to read again from the file's first byte.
  */
-async function readHead(chunks: AsyncGenerator<string>): Promise<{ read: Buffer[]; header?: HeadLine }> {
+async function readHead(chunks: AsyncGenerator<Buffer>): Promise<{ read: Buffer[]; header?: HeadLine }> {
   const read: Buffer[] = [];
-  let text = Buffer.alloc(0);
+  let text: Buffer = Buffer.alloc(0);
   let start = -1;
   let line = 1;
   let i = 0;
   for (;;) {
     const next = await chunks.next();
     if (!next.done) {
-      const chunk = Buffer.from(next.value);
+      const chunk = next.value;
       read.push(chunk);
       text = text.length ? Buffer.concat([text, chunk]) : chunk;
     }

@@ -77,7 +77,8 @@ async function* jsonLines(input: Readable, label: string): AsyncGenerator<{ text
   let byte = 0;
   try {
     for await (const chunk of chunks) {
-      buffer += chunk;
+      // Whole characters: each chunk reads alone.
+      buffer += chunk.toString('utf8');
       let from = 0;
       for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', from)) {
         const text = buffer.slice(from, nl);
@@ -140,7 +141,7 @@ function depthIssue(parsed: unknown): FieldIssue | undefined {
 /** A .json file: an array of claims (or one claim). Read whole: JSON arrays are for small batches. */
 export async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGenerator<SourceRow>> {
   const parts: string[] = [];
-  for await (const chunk of (await decodeText(input, options.label)).chunks) parts.push(chunk);
+  for await (const chunk of (await decodeText(input, options.label)).chunks) parts.push(chunk.toString('utf8'));
   const text = parts.join('').replace(/^\ufeff/, '');
   let parsed: unknown;
   try {

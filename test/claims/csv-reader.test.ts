@@ -89,4 +89,22 @@ describe('the CSV reader', () => {
       { numRuns: 300 },
     );
   });
+
+  test('a byte that is not UTF-8, anywhere in any chunks, is refused at its line and byte', async () => {
+    const body = fc.array(fc.stringMatching(/^[ab,\n é\u{1F600}]{0,6}$/u), { maxLength: 12 }).map((cells) => cells.join(''));
+    const bad = fc.constantFrom(0x80, 0xbf, 0xc0, 0xe9, 0xf0, 0xff);
+    await fc.assert(
+      fc.asyncProperty(body, fc.nat(), bad, fc.array(fc.nat({ max: 1_200 }), { maxLength: 4 }), async (t, at, byte, cuts) => {
+        const text = Buffer.from(HEADER + t);
+        // At a character's start, so that the byte is the first that is wrong.
+        const starts = [...Buffer.from(HEADER + t).keys()].filter((i) => ((text[i] as number) & 0xc0) !== 0x80 && i >= HEADER.length);
+        const offset = starts.length ? (starts[at % starts.length] as number) : text.length;
+        const bytes = Buffer.concat([text.subarray(0, offset), Buffer.from([byte]), Buffer.from('x'), text.subarray(offset)]);
+        const line = 1 + text.subarray(0, offset).toString().split('\n').length - 1;
+        const rows = await read(bytes, cuts);
+        expect(rows.at(-1)).toEqual({ error: expect.stringContaining(`x.csv line ${line}: byte ${offset.toLocaleString('en-US')} (0x`) });
+      }),
+      { numRuns: 200 },
+    );
+  });
 });
