@@ -9,6 +9,9 @@ import { count } from '../text/count.js';
 import { excerpt } from '../text/excerpt.js';
 import { CSV_LIMITS } from './row-source.js';
 
+/** How much text is parsed before its rows are handed on. */
+const SLICE = 8_192;
+
 /** One record: its cells, the line it begins on and the line it ends on. */
 export interface CsvRecord {
   record: string[];
@@ -46,14 +49,23 @@ export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer
     relax_column_count: true,
     skip_empty_lines: true,
     max_record_size: CSV_LIMITS.recordChars,
-    on_record: recordTaker(queue, read),
   });
   let failure: unknown;
   parser.on('error', (error) => {
     failure ??= error;
   });
-  // Nothing is pushed to the parser's readable side; keep it flowing so writes complete.
-  parser.resume();
+  // Each record is taken as csv-parse pushes it (flowing, nothing buffered: the 'data' event comes
+  // within the push), so the parser's info is the record's. Its on_record would build an info object
+  // a record, which lives long enough to grow the old generation of a long batch (docs/benchmarks.md).
+  const take = recordTaker(queue, read);
+  parser.on('data', (record: string[]) => {
+    if (failure) return;
+    try {
+      take(record, parser.info);
+    } catch (error) {
+      failure = error;
+    }
+  });
   let fed = 0;
   const write = (chunk?: Buffer) =>
     new Promise<void>((resolve) => {
@@ -70,9 +82,16 @@ export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer
       });
     });
   try {
-    for (const chunk of first) await write(chunk);
+    let pending = first;
     for (;;) {
-      if (queue.length) yield queue.splice(0);
+      for (const chunk of pending) {
+        // A slice at a time: the rows of a whole chunk, held while each is checked and sent, would
+        // live long enough to reach the old generation, which would grow until a full GC.
+        for (let at = 0; at < chunk.length && !failure; at += SLICE) {
+          await write(chunk.subarray(at, at + SLICE));
+          if (queue.length) yield queue.splice(0);
+        }
+      }
       if (failure) break;
       failure = runaway(fed, parser.info, read);
       if (failure) break;
@@ -82,7 +101,7 @@ export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer
         if (queue.length) yield queue.splice(0);
         break;
       }
-      await write(next.value);
+      pending = [next.value];
     }
   } finally {
     // Stops reading the file: a break ends the run without reading the rest.
@@ -93,10 +112,11 @@ export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer
 }
 
 /**
- * csv-parse's `on_record`: each record queued with the lines it spans, as the file counts them; the
- * first record, the header (read before the parser starts), skipped; a row over the cell limit refused.
+ * Takes each record with the parser's info as it is pushed: queued with the lines it spans, as the
+ * file counts them; the first record, the header (read before the parser starts), skipped; a row
+ * over the cell limit refused.
  */
-function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: Info) => null {
+function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: Info) => void {
   // csv-parse's count of lines at the last record's end, and whether the header is still to come.
   let parsedLines = 0;
   let header = true;
@@ -120,7 +140,7 @@ function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: I
     read.empty = info.empty_lines;
     if (header) {
       header = false;
-      return null;
+      return;
     }
     if (record.length > CSV_LIMITS.columns) {
       throw new CsvReadError(
@@ -130,7 +150,6 @@ function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: I
       );
     }
     queue.push({ record, line: lines - breaks, lines });
-    return null;
   };
 }
 

@@ -9,7 +9,7 @@
  * checked as it is read.
  */
 import { isUtf8 } from 'node:buffer';
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { UsageError } from '../core/errors.js';
 import { count } from '../text/count.js';
@@ -81,7 +81,7 @@ export async function decodeText(input: Readable, label: string): Promise<TextCh
   }
   async function* chunks(): AsyncGenerator<Buffer> {
     const where = { bytes: 0, lines: 1 };
-    const take = sniffed.encoding === 'utf-8' ? utf8Text(where, label) : utf16Text(sniffed, where, label);
+    const take = takerFor(sniffed, where, label);
     try {
       let chunk: Buffer = head;
       let end = ended;
@@ -109,6 +109,11 @@ interface Where {
 /** Takes a chunk of the file (`end`: its last) and hands on the UTF-8 of its whole characters; refuses one that does not decode. */
 type Take = (chunk: Buffer, end: boolean) => Buffer;
 
+/** The taker of an encoding's text. */
+function takerFor(sniffed: Sniffed, where: Where, label: string): Take {
+  return sniffed.encoding === 'utf-8' ? utf8Text(where, label) : utf16Text(sniffed, where, label);
+}
+
 /**
  * UTF-8 checked as it comes, without decoding it: the chunk up to its last whole character (a lead
  * byte 110xxxxx, 1110xxxx or 11110xxx opens a character of 2, 3 or 4 bytes: RFC 3629), the rest
@@ -126,7 +131,8 @@ function utf8Text(where: Where, label: string): Take {
       break;
     }
     const text = data.subarray(0, cut);
-    carry = data.subarray(cut);
+    // A copy: the chunk's buffer may be read into again.
+    carry = Buffer.from(data.subarray(cut));
     if (!isUtf8(text)) throw notDecodable(text, where, UTF8, label);
     where.bytes += text.length;
     where.lines += lineEnds(text, 'utf-8');
@@ -185,11 +191,23 @@ function notDecodable(chunk: Buffer, where: Where, sniffed: Sniffed, label: stri
 
 /**
  * Reads a whole file as a batch reads it, before any row is read: a file opcli cannot decode is
- * refused with nothing sent, wherever its first bad byte is.
+ * refused with nothing sent, wherever its first bad byte is. One buffer is read into again and
+ * again: the check allocates nothing per chunk.
  */
 export async function checkFileText(path: string, label: string): Promise<void> {
-  const { chunks } = await decodeText(createReadStream(path, { highWaterMark: 256 * 1024 }), label);
-  for await (const _ of chunks) {
-    // Decoding is the check.
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    let take: Take | undefined;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      const chunk = buffer.subarray(0, bytesRead);
+      // The first read holds the byte order mark unless the file is shorter than 4 bytes: it is then whole.
+      take ??= takerFor(sniff(chunk, label), { bytes: 0, lines: 1 }, label);
+      take(chunk, bytesRead === 0);
+      if (bytesRead === 0) return;
+    }
+  } finally {
+    await handle.close();
   }
 }
