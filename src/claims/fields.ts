@@ -142,7 +142,11 @@ function spreadsheetDate(field: Pick<SchemaField, 'format'>, text: string): { va
     return missing ? { issue: `${quoteInput(text)} is not a date that exists: ${missing}` } : { value: `${text}${DATE_ONLY_TIME}` };
   }
   const dm = DAY_MONTH.exec(text);
-  if (!dm) return undefined;
+  if (!dm) {
+    // A date-time's shape (its day, its time and zone) is the schema's to check; anything else is told both forms.
+    if (/^\d{4}-\d{2}-\d{2}T/.test(text)) return undefined;
+    return { issue: `expected a date such as 2024-05-01, or an ISO 8601 date-time with a time zone such as 2024-05-01T10:00:00Z, got ${quoteInput(text)}` };
+  }
   const [a, b] = [Number(dm[1]), Number(dm[2])];
   const year = (dm[3] as string).length === 2 ? `20${dm[3]}` : (dm[3] as string);
   const iso = (month: number, day: number) => `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;

@@ -143,7 +143,7 @@ describe('dates as spreadsheets write them (row 8)', () => {
 
   it('a day/month form is refused naming the column and the form to use, and nothing is sent', async () => {
     const path = join(dir, 'claims.csv');
-    const dates = ['05/01/2024', '13.01.2024', '2024-02-30', '1/5/24 10:00'];
+    const dates = ['05/01/2024', '13.01.2024', '2024-02-30', '1/5/24 10:00', 'yesterday'];
     writeFileSync(
       path,
       sheet(
@@ -161,6 +161,9 @@ describe('dates as spreadsheets write them (row 8)', () => {
     );
     expect(res.stderr).toContain('line 4: invalid, not sent\n  warranty.dateOfPurchase: "2024-02-30" is not a date that exists: February 2024 has 29 days');
     expect(res.stderr).toContain('line 5: invalid, not sent\n  warranty.dateOfPurchase: "1/5/24 10:00" does not say which number');
+    expect(res.stderr).toContain(
+      'line 6: invalid, not sent\n  warranty.dateOfPurchase: expected a date such as 2024-05-01, or an ISO 8601 date-time with a time zone such as 2024-05-01T10:00:00Z, got "yesterday"',
+    );
     nothingSent();
   });
 
