@@ -1,8 +1,9 @@
 /**
- * The text of a batch file in the encodings people save it in. UTF-8 (with or without a byte order
- * mark) and UTF-16, little- or big-endian, told by its byte order mark (Windows PowerShell 5.1's `>`
- * and Excel's "Unicode Text" write UTF-16LE) are decoded by Node's TextDecoder (the WHATWG Encoding
- * Standard), strictly: a byte that is not part of a character is refused, never turned into U+FFFD.
+ * The text of a batch file in the encodings people save it in: UTF-8 (with or without a byte order
+ * mark), checked by Node's `isUtf8`, and UTF-16, little- or big-endian, told by its byte order mark
+ * (Windows PowerShell 5.1's `>` and Excel's "Unicode Text" write UTF-16LE), decoded by Node's
+ * TextDecoder (the WHATWG Encoding Standard). Strictly: a byte that is not part of a character is
+ * refused, never turned into U+FFFD.
  * An encoding opcli does not read (UTF-32, UTF-16 without its mark, a legacy code page such as
  * Windows-1252) is refused naming it, with how to save the file as UTF-8. A file is checked whole
  * before its first row is read (`checkFileText`), so such a file sends nothing; standard input is
@@ -15,10 +16,10 @@ import { UsageError } from '../core/errors.js';
 import { count } from '../text/count.js';
 
 /** The encodings opcli reads, as TextDecoder names them. */
-export type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be';
+type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be';
 
 /** What to do about a file in an encoding opcli does not read. */
-export const SAVE_AS_UTF8 =
+const SAVE_AS_UTF8 =
   'Save it as UTF-8 and run again: in Excel, File > Save As > "CSV UTF-8 (Comma delimited) (*.csv)"; in Numbers or LibreOffice, export it as CSV with the character set Unicode (UTF-8). Nothing was sent.';
 
 /** The encoding a file's first bytes name, and its name in messages. */
