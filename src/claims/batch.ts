@@ -24,7 +24,7 @@ import type { SendPorts, SendResult } from './pipeline-ports.js';
 import { importBeside, importJournal } from './record-import.js';
 import { hostName, osUser } from '../giftcard/ledger.js';
 import { type PlanOptions, Planner, storeMismatch } from './plan.js';
-import { detectFormat, openSource, type SourceRow } from './reader.js';
+import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResult } from './results.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
@@ -51,6 +51,8 @@ export interface BatchOptions {
   /** A path, or "-" for standard input. */
   from: string;
   format?: string;
+  /** `--delimiter`: the CSV's separator (told from its header otherwise). */
+  delimiter?: string;
   /** Upper bound of requests in flight; the limiter finds the server's real limit under it. */
   concurrency: number;
   /** `--rate`: upper bound of requests started per second. */
@@ -107,6 +109,7 @@ async function readProfile(deps: Pick<BatchPorts, 'profile'>): Promise<{ storeId
 /** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
 export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: BatchView): Promise<void> {
   const format = detectFormat(opts.from, opts.format);
+  if (opts.delimiter !== undefined && format !== 'csv') throw new UsageError(`--delimiter applies to a CSV file; this input is ${format.toUpperCase()}.`);
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
     throw new UsageError(`--concurrency must be a whole number from 1 to 64, got ${opts.concurrency}.`);
   }
@@ -121,8 +124,15 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     : { place: recordPlace(deps.configDir(), profile), store: { origin: service.origin, storeId: service.storeId } };
   const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default', journal: paths.journal };
   const binding = { service, notice: (text: string) => view.notice(text) };
+  // A file opcli cannot decode is refused before its first row is read, wherever its first bad byte is.
+  if (paths.input) await checkFileText(paths.input, opts.from);
   const input = openInput(opts.from, paths.input, deps);
-  const source = await openSource(input.stream, format, { defaultStoreId: storeId, label: input.label, keyColumn: opts.key });
+  const source = await openSource(input.stream, format, {
+    defaultStoreId: storeId,
+    label: input.label,
+    keyColumn: opts.key,
+    delimiter: opts.delimiter,
+  });
   if (opts.dryRun && !opts.validateOnly) {
     const record = await ClaimRecord.open(recording as OpenRecord);
     try {

@@ -1,241 +1,217 @@
 /**
- * The records of a batch's CSV text (after csv-guard.ts: LF line ends), pulled chunk by chunk.
- * Plain records (cells split by commas, quoted cells with `""` for a quote, newlines inside quotes)
- * are split here by hand; from the first record that is anything else (a quote inside an unquoted
- * cell, text after a closing quote, a quote never closed, a lone CR), the rest of the text goes to
- * csv-parse, which reads it, and fails on it, exactly as it would have read the whole file.
+ * The records of a batch's CSV, streamed by csv-parse within the limits of a claims file (its
+ * `max_record_size`, and the length of a row in the file, its number of cells), with the lines an
+ * editor shows, and the error of a CSV that breaks at a line.
  *
- * Fast path (docs/benchmarks.md#figures-behind-the-code, bench/claims-reader.mjs): this runs over
- * every character of a batch, and splitting plain records here costs a fraction of csv-parse's CPU.
+ * Memory path (docs/benchmarks.md#figures-behind-the-code, bench/claims-batch.mjs: the peak RSS of
+ * --validate-only over 1,000,000 rows): records are taken from the parser's 'data' event, not its
+ * on_record, and a slice of text is parsed at a time.
  */
-import type { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { type CsvError, type Info, parse } from 'csv-parse';
+import { UsageError } from '../core/errors.js';
 import { count } from '../text/count.js';
 import { excerpt } from '../text/excerpt.js';
-import { type CsvGuard, CsvReadError } from './csv-guard.js';
+import { CSV_LIMITS } from './row-source.js';
 
+/** How much text is parsed before its rows are handed on. */
+const SLICE = 8_192;
+
+/** One record: its cells, the line it begins on and the line it ends on. */
 export interface CsvRecord {
   record: string[];
-  /** The line the record begins on. */
   line: number;
-  /** The line the record ends on. */
   lines: number;
 }
 
-const QUOTE = 34;
-const COMMA = 44;
-const LF = 10;
-const CR = 13;
-
-/**
- * Splits plain records off the text as it comes; `take` returns the text it leaves to csv-parse
- * (from the record where it stopped on) once it meets one that is not plain. csv-parse is given the
- * lines before that record as empty lines (which it skips and counts), so the line numbers in its
- * records and messages are the file's.
- */
-export class PlainCsv {
-  /** The start of a record not yet complete, kept for the next chunk (the file's start with its byte order mark, while nothing was taken). */
-  private carry = '';
-  /** The line `carry` begins on. */
-  private line = 1;
-  /** How many characters of `carry` are not text: the byte order mark opening the file (csv-parse's `bom: true`). */
-  private skip = -1;
-
-  constructor(private readonly queue: CsvRecord[]) {}
-
-  /** Splits the records of `chunk` (the last one when `end`); the text left to csv-parse, when there is some. */
-  take(chunk: string, end: boolean): string | undefined {
-    const text = this.carry + chunk;
-    if (this.skip < 0) {
-      if (text === '' && !end) return undefined;
-      this.skip = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-    }
-    const n = text.length;
-    let i = this.skip;
-    let line = this.line;
-    while (i < n) {
-      // An empty line is skipped (csv-parse's skip_empty_lines).
-      if (text.charCodeAt(i) === LF) {
-        i++;
-        line++;
-        continue;
-      }
-      const next = this.record(text, i, line, end);
-      if (next === -1) break;
-      if (next === -2) {
-        // Not plain: csv-parse reads on from this record (the whole text, when nothing was taken yet).
-        this.carry = '';
-        return line === 1 ? text : `${'\n'.repeat(line - 1)}${text.slice(i)}`;
-      }
-      line = (this.queue[this.queue.length - 1] as CsvRecord).lines + 1;
-      i = next;
-    }
-    if (i === this.skip) this.carry = text;
-    else {
-      this.carry = text.slice(i);
-      this.skip = 0;
-    }
-    this.line = line;
-    return undefined;
-  }
-
-  /**
-   * One record from `start`: queued, and the index after its line end returned; -1 when the text
-   * ends before it does (not `end`), -2 when it is not plain.
-   */
-  private record(text: string, start: number, line: number, end: boolean): number {
-    const n = text.length;
-    const cells: string[] = [];
-    let inner = 0;
-    let i = start;
-    for (;;) {
-      let c = text.charCodeAt(i);
-      if (c === QUOTE) {
-        // A quoted cell: up to the quote not followed by another; `""` is one quote.
-        let value = '';
-        let from = i + 1;
-        for (let j = from; ; j++) {
-          if (j >= n) return end ? -2 : -1;
-          c = text.charCodeAt(j);
-          if (c === LF) inner++;
-          else if (c === CR) return -2;
-          else if (c === QUOTE) {
-            if (j + 1 >= n && !end) return -1;
-            if (text.charCodeAt(j + 1) === QUOTE) {
-              value += text.slice(from, j + 1);
-              from = j + 2;
-              j++;
-              continue;
-            }
-            cells.push(value + text.slice(from, j));
-            i = j + 1;
-            break;
-          }
-        }
-        if (i >= n) return this.done(cells, line, inner, n);
-        c = text.charCodeAt(i);
-        if (c !== COMMA && c !== LF) return -2;
-      } else {
-        let j = i;
-        for (; j < n; j++) {
-          c = text.charCodeAt(j);
-          if (c === COMMA || c === LF) break;
-          if (c === QUOTE || c === CR) return -2;
-        }
-        if (j >= n && !end) return -1;
-        cells.push(text.slice(i, j));
-        i = j;
-        if (j >= n) return this.done(cells, line, inner, n);
-      }
-      // `c` is the comma or line end after the cell.
-      i++;
-      if (c === LF) return this.done(cells, line, inner, i);
-      if (i >= n && !end) return -1;
-    }
-  }
-
-  private done(record: string[], line: number, inner: number, next: number): number {
-    this.queue.push({ record, line, lines: line + inner });
-    return next;
+/** The CSV breaks at `line`: rows before it were read, nothing from it on. */
+export class CsvReadError extends UsageError {
+  constructor(
+    message: string,
+    readonly line: number | undefined,
+    hint = 'Fix the file (an unclosed quote is the usual cause) and run the same command again; rows already filed are skipped.',
+  ) {
+    super(message, hint);
   }
 }
 
+const ROW_HINT =
+  'A row holds one claim: check the file around that line (an unclosed quote runs on to the end of the file). Rows before it were read; fix it and run the same command again: rows already filed are skipped.';
+
 /**
- * csv-parse with the batch's options, its records queued as they are parsed; `write` resolves once
- * a chunk is parsed, `end` once the text ends. The first error is kept in `failure`.
+ * The records of the CSV, pulled chunk by chunk: each chunk's records come out together (one step
+ * per chunk rather than per row), and before any error that follows them, so the rows before a
+ * break are sent and reported. The first record, the header, was read before the parser started (reader-csv.ts) and is skipped here.
+ * Line numbers are the file's: csv-parse counts the CR and the LF of a line end inside a quoted
+ * cell as two lines, and such a CRLF is read as one line feed, as it is between records.
  */
-export function csvParser(queue: CsvRecord[]) {
-  const state: { failure: unknown } = { failure: undefined };
+export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer>, delimiter: string, read: Read): AsyncGenerator<CsvRecord[]> {
+  const queue: CsvRecord[] = [];
   const parser = parse({
     bom: true,
+    delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
     skip_empty_lines: true,
-    on_record: (record: string[], info: { lines: number }) => {
-      // `lines` is the record's last line; newlines inside its cells say where it began.
-      let inner = 0;
-      for (const cell of record) if (cell.includes('\n')) inner += cell.split('\n').length - 1;
-      queue.push({ record, line: info.lines - inner, lines: info.lines });
-      return null;
-    },
+    max_record_size: CSV_LIMITS.recordChars,
   });
+  let failure: unknown;
   parser.on('error', (error) => {
-    state.failure ??= error;
+    failure ??= error;
   });
-  // Nothing is pushed to the parser's readable side; keep it flowing so writes complete.
-  parser.resume();
-  const write = (chunk?: string) =>
+  // Each record is taken as csv-parse pushes it (flowing, nothing buffered: the 'data' event comes
+  // within the push), so the parser's info is the record's. Its on_record would build an info object
+  // a record, which lives long enough to grow the old generation of a long batch.
+  const take = recordTaker(queue, read);
+  parser.on('data', (record: string[]) => {
+    if (failure) return;
+    try {
+      take(record, parser.info);
+    } catch (error) {
+      failure = error;
+    }
+  });
+  let fed = 0;
+  const write = (chunk?: Buffer) =>
     new Promise<void>((resolve) => {
-      const done = (error?: Error | null) => {
-        if (error) state.failure ??= error;
-        resolve();
-      };
-      if (parser.destroyed) return resolve();
+      if (parser.destroyed || failure) return resolve();
       if (chunk === undefined) {
         parser.once('error', () => resolve());
         parser.end(() => resolve());
-      } else parser.write(chunk, done);
+        return;
+      }
+      fed += chunk.length;
+      parser.write(chunk, (error) => {
+        if (error) failure ??= error;
+        resolve();
+      });
     });
-  return { state, write, destroy: () => parser.destroy() };
+  try {
+    let pending = first;
+    for (;;) {
+      for (const chunk of pending) {
+        // A slice at a time: the rows of a whole chunk, held while each is checked and sent, would
+        // live long enough to reach the old generation, which would grow until a full GC.
+        for (let at = 0; at < chunk.length && !failure; at += SLICE) {
+          await write(chunk.subarray(at, at + SLICE));
+          if (queue.length) yield queue.splice(0);
+        }
+      }
+      if (failure) break;
+      failure = runaway(fed, parser.info, read);
+      if (failure) break;
+      const next = await chunks.next();
+      if (next.done) {
+        await write();
+        if (queue.length) yield queue.splice(0);
+        break;
+      }
+      pending = [next.value];
+    }
+  } finally {
+    // Stops reading the file: a break ends the run without reading the rest.
+    parser.destroy();
+    await chunks.return(undefined);
+  }
+  if (failure) throw csvError(failure, read);
 }
 
 /**
- * The records of a CSV, pulled chunk by chunk: each chunk's records come out of this generator
- * together (one step of an async generator per chunk rather than per row), and before any error that
- * follows them: a stream async iterator would drop the records still buffered when the parser fails
- * (say, on an unclosed quote near the end), and those rows would be neither sent nor reported. Only
- * one chunk's records are held at a time, and the next chunk is read only once they are taken.
+ * Takes each record with the parser's info as it is pushed: queued with the lines it spans, as the
+ * file counts them; the first record, the header (read before the parser starts), skipped; a row
+ * over the cell limit refused.
  */
-export async function* csvRecords(input: Readable, label: string, guard: CsvGuard): AsyncGenerator<CsvRecord[]> {
-  const queue: CsvRecord[] = [];
-  const plain = new PlainCsv(queue);
-  // csv-parse, from the first record that is not plain on.
-  let parser: ReturnType<typeof csvParser> | undefined;
-  let lastLine = 0;
-  const feed = async (chunk: string | undefined) => {
-    if (parser) return parser.write(chunk);
-    const rest = plain.take(chunk ?? '', chunk === undefined);
-    if (rest === undefined) return;
-    parser = csvParser(queue);
-    await parser.write(rest);
-    if (chunk === undefined && !parser.state.failure) await parser.write();
-  };
-  const drain = function* () {
-    if (queue.length === 0) return;
-    lastLine = (queue[queue.length - 1] as CsvRecord).lines;
-    yield queue.splice(0);
-  };
-  input.setEncoding('utf8');
-  const text = input.pipe(guard);
-  input.on('error', (error) => text.destroy(error));
-  try {
-    for await (const chunk of text as AsyncIterable<string>) {
-      await feed(chunk);
-      yield* drain();
-      if (parser?.state.failure || guard.failure) break;
+function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: Info) => void {
+  // csv-parse's count of lines at the last record's end, and whether the header is still to come.
+  let parsedLines = 0;
+  let header = true;
+  return (record, info) => {
+    let breaks = info.lines - parsedLines - 1 - (info.empty_lines - read.empty);
+    if (breaks > 0) {
+      // A cell spans lines: its CRLFs become line feeds, and are one line each.
+      for (let i = 0; i < record.length; i++) {
+        const cell = record[i] as string;
+        if (!cell.includes('\r')) continue;
+        const pairs = cell.split('\r\n').length - 1;
+        read.crlf += pairs;
+        breaks -= pairs;
+        record[i] = cell.replace(/\r\n?/g, '\n');
+      }
     }
-    if (!parser?.state.failure && !guard.failure) await feed(undefined);
-    yield* drain();
-  } finally {
-    // Stops reading the file: a record over the limits ends the run without reading the rest.
-    input.unpipe(text);
-    input.destroy();
-    text.destroy();
-    parser?.destroy();
-  }
-  if (parser?.state.failure) throw csvError(parser.state.failure, label, lastLine);
-  if (guard.failure) throw guard.failure;
+    parsedLines = info.lines;
+    const lines = info.lines - read.crlf;
+    read.line = lines;
+    read.end = info.bytes;
+    read.empty = info.empty_lines;
+    if (header) {
+      header = false;
+      return;
+    }
+    if (record.length > CSV_LIMITS.columns) {
+      throw new CsvReadError(
+        `${read.label} line ${count(lines - breaks)}: the row has more than ${count(CSV_LIMITS.columns)} cells, the limit for a claims file (it has ${count(record.length)}).`,
+        lines - breaks,
+        ROW_HINT,
+      );
+    }
+    queue.push({ record, line: lines - breaks, lines });
+  };
 }
 
-/** The line where the file breaks: for an unclosed quote, where the row that opened it begins. */
-export function csvError(error: unknown, label: string, lastRecordLine: number): Error {
-  const e = error as { code?: string; message?: string; lines?: number; index?: number };
+/**
+ * A row whose text in the file passed twice the length limit: csv-parse's limit counts the text of
+ * its cells, which a row of empty cells (commas) never passes, so its length is bounded here.
+ */
+function runaway(fed: number, info: Info, read: Read): CsvReadError | undefined {
+  const empty = info.empty_lines - read.empty;
+  if (fed - read.end - 2 * empty <= 2 * CSV_LIMITS.recordChars) return undefined;
+  const line = read.line + 1 + empty;
+  const byte = read.fileBytes ? `, from byte ${count(read.end)}` : '';
+  return new CsvReadError(
+    `${read.label} line ${count(line)}: the row is longer than ${count(CSV_LIMITS.recordChars)} characters, the limit for one row of a claims file (it runs on past ${count(2 * CSV_LIMITS.recordChars)} bytes${byte}).`,
+    line,
+    ROW_HINT,
+  );
+}
+
+/** Where the records read so far ended, for the messages of a break. */
+export interface Read {
+  label: string;
+  /** The last record's last line, as the file counts it, and the quoted CRLFs csv-parse counted twice before it. */
+  line: number;
+  crlf: number;
+  /** The byte after the last record, and csv-parse's count of empty lines then. */
+  end: number;
+  empty: number;
+  /** The parser's bytes are the file's (UTF-8). */
+  fileBytes: boolean;
+}
+
+/**
+ * A csv-parse error as the line where the file breaks: for an unclosed quote, where the row that
+ * opened it begins; for a row over the length limit, where it passed it.
+ */
+export function csvError(error: unknown, read: Read): Error {
+  if (error instanceof CsvReadError) return error;
+  const e = error as CsvError & { lines?: number; index?: number; bytes?: number; empty_lines?: number };
   // csv-parse's codes start with CSV_, but for INVALID_OPENING_QUOTE.
-  if (typeof e?.code === 'string' && /^(CSV_|INVALID_)/.test(e.code)) {
-    const line = e.code === 'CSV_QUOTE_NOT_CLOSED' ? lastRecordLine + 1 : e.lines;
-    const column = e.code !== 'CSV_QUOTE_NOT_CLOSED' && typeof e.index === 'number' ? `, column ${count(e.index + 1)}` : '';
-    // csv-parse quotes the whole cell in some messages: cut to a readable length.
-    const what = e.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quote opened in the row starting here is never closed' : excerpt(e.message ?? e.code);
-    return new CsvReadError(`${label}${line ? ` line ${count(line)}${column}` : ''}: the CSV cannot be read: ${what}`, line);
+  if (typeof e?.code !== 'string' || !/^(CSV_|INVALID_)/.test(e.code)) return error as Error;
+  const { label } = read;
+  const line = e.code === 'CSV_QUOTE_NOT_CLOSED' ? read.line + 1 : typeof e.lines === 'number' ? e.lines - read.crlf : undefined;
+  if (e.code === 'CSV_MAX_RECORD_SIZE' && line !== undefined) {
+    const start = read.line + 1 + (typeof e.empty_lines === 'number' ? e.empty_lines - read.empty : 0);
+    const column = (e.index ?? 0) + 1;
+    // The byte where the limit was passed, counted from where its cell began: exact for unquoted cells.
+    const cellStart = column > 1 && typeof e.bytes === 'number' ? e.bytes + 1 : read.end;
+    const before = Math.max(0, cellStart - read.end - (column - 1));
+    const byte = read.fileBytes ? `, byte ${count(cellStart + Math.max(0, CSV_LIMITS.recordChars - before))}` : '';
+    return new CsvReadError(
+      `${label} line ${count(start)}: the row is longer than ${count(CSV_LIMITS.recordChars)} characters, the limit for one row of a claims file (reached at line ${count(line)}, column ${count(column)}${byte}).`,
+      start,
+      ROW_HINT,
+    );
   }
-  return error as Error;
+  const column = e.code !== 'CSV_QUOTE_NOT_CLOSED' && typeof e.index === 'number' ? `, column ${count(e.index + 1)}` : '';
+  // csv-parse quotes the whole cell in some messages: cut to a readable length.
+  const what = e.code === 'CSV_QUOTE_NOT_CLOSED' ? 'a quote opened in the row starting here is never closed' : excerpt(e.message ?? e.code);
+  return new CsvReadError(`${label}${line ? ` line ${count(line)}${column}` : ''}: the CSV cannot be read: ${what}`, line);
 }

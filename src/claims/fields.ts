@@ -3,6 +3,7 @@
  * dotted paths (the CSV column names), kinds for coercion (src/input/schema.ts), whether they are
  * required, and the flag name of `claims file`; the coercion of text (CSV cells, flags) into them.
  */
+import { missingDate } from '../core/field-issues.js';
 import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
 import { OfflineClaim } from '../schemas.js';
@@ -121,22 +122,69 @@ function enumValue(field: ClaimField, text: string): string {
   return byLower.get(text.toLowerCase()) ?? text;
 }
 
+/** A date without a time, as a spreadsheet writes a date cell: `2024-05-01`. */
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** A date of numbers whose day and month only the writer's locale orders: `05/01/2024`, `1.5.24`, `05-01-2024 10:00`. */
+const DAY_MONTH = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?=$|[ T])/;
+
+/**
+ * CHOICE (docs/spec-choices.md#dates-without-a-time): a date alone is sent as noon UTC of that day,
+ * the one time that is the same calendar day in every time zone from UTC-11 to UTC+11.
+ */
+export const DATE_ONLY_TIME = 'T12:00:00Z';
+
+/** A date-time field's date as spreadsheets write it: a date alone made a date-time, a day-month form refused; undefined for any other text. */
+function spreadsheetDate(field: Pick<SchemaField, 'format'>, text: string): { value?: string; issue?: string } | undefined {
+  if (field.format !== 'datetime') return undefined;
+  const date = DATE_ONLY.exec(text);
+  if (date) {
+    const missing = missingDate(Number(date[1]), Number(date[2]), Number(date[3]), date[2]);
+    return missing ? { issue: `${quoteInput(text)} is not a date that exists: ${missing}` } : { value: `${text}${DATE_ONLY_TIME}` };
+  }
+  const dm = DAY_MONTH.exec(text);
+  if (!dm) {
+    // A date-time's shape (its day, its time and zone) is the schema's to check; anything else is told both forms.
+    if (/^\d{4}-\d{2}-\d{2}T/.test(text)) return undefined;
+    return { issue: `expected a date such as 2024-05-01, or an ISO 8601 date-time with a time zone such as 2024-05-01T10:00:00Z, got ${quoteInput(text)}` };
+  }
+  const [a, b] = [Number(dm[1]), Number(dm[2])];
+  const year = (dm[3] as string).length === 2 ? `20${dm[3]}` : (dm[3] as string);
+  const iso = (month: number, day: number) => `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+  const readings = [
+    !missingDate(Number(year), b, a) && `${iso(b, a)} (day ${a}, month ${b})`,
+    a !== b && !missingDate(Number(year), a, b) && `${iso(a, b)} (month ${a}, day ${b})`,
+  ].filter(Boolean);
+  return {
+    issue: `${quoteInput(text)} does not say which number is the day and which the month: write the date as year-month-day${readings.length ? `, such as ${readings.join(' or ')}` : ' (2024-05-01)'}`,
+  };
+}
+
 const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
+
+/** A decimal written with a comma for its point, as a European spreadsheet writes it: `249,99`. */
+const DECIMAL_COMMA = /^[+-]?(\d+,\d*|,\d+)$/;
+
+/** How the text of a file is read: `decimalComma` in a file whose separator is the semicolon (European spreadsheets). */
+export interface TextOptions {
+  decimalComma?: boolean;
+}
 
 /**
  * Turns a text value (a CSV cell, a flag) into the field's type. Returns `undefined` for an empty
  * cell of a field that is left out when empty; an issue when the text is not of the field's kind.
  */
-export function coerceText(field: ClaimField, text: string): { value?: unknown; issue?: CoercionIssue } {
-  const trimmed = text.trim();
+export function coerceText(field: ClaimField, text: string, options: TextOptions = {}): { value?: unknown; issue?: CoercionIssue } {
+  let trimmed = text.trim();
   if (trimmed === '') return field.required && field.acceptsEmpty ? { value: '' } : {};
   switch (field.type) {
     case 'number': {
+      if (options.decimalComma && DECIMAL_COMMA.test(trimmed)) trimmed = trimmed.replace(',', '.');
       const n = Number(trimmed);
       if (!DECIMAL_RE.test(trimmed) || !Number.isFinite(n)) {
         const full = /^[+-]?(\d+(\.\d*)?|\.\d+)e[+-]?\d+$/i.test(trimmed) && Number.isFinite(n) ? `; write it out in full (${n})` : '';
-        return { issue: { path: field.key, message: `expected a number, got ${quoteInput(trimmed)} (decimal notation, such as 49.99${full})` } };
+        const comma = options.decimalComma ? ' or 49,99, with no thousands separator' : '';
+        return { issue: { path: field.key, message: `expected a number, got ${quoteInput(trimmed)} (decimal notation, such as 49.99${comma}${full})` } };
       }
       const precision = decimalPrecisionProblem(trimmed);
       if (precision) return { issue: { path: field.key, message: `${quoteInput(trimmed)} ${precision}: give it to the precision you mean` } };
@@ -169,6 +217,8 @@ export function coerceText(field: ClaimField, text: string): { value?: unknown; 
       // Case-insensitive for people typing in a spreadsheet; the schema checks the value.
       return { value: enumValue(field, trimmed) };
     default: {
+      const date = spreadsheetDate(field, trimmed);
+      if (date) return date.issue ? { issue: { path: field.key, message: date.issue } } : { value: date.value };
       const damage = spreadsheetDamage(field, trimmed);
       if (damage) return { issue: { path: field.key, message: damage } };
       // Spreadsheets leave stray spaces around values; none of the claim's strings needs them.

@@ -8,6 +8,7 @@ import { inexactNumber, MAX_JSON_DEPTH, nestsTooDeep } from '../core/json-text.j
 import type { FieldIssue } from '../schemas.js';
 import { count } from '../text/count.js';
 import { jsonProblem } from '../text/excerpt.js';
+import { decodeText } from './input-text.js';
 import { CLAIM_FIELDS, coerceText, FIELD_BY_KEY, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { applyDefaults, CSV_LIMITS, type OpenOptions, type SourceRow } from './row-source.js';
 
@@ -20,6 +21,13 @@ export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   for (const field of CLAIM_FIELDS) {
     if (field.type === 'string') {
       const v = getPath(value, field.path);
+      if (field.format === 'datetime' && typeof v === 'string') {
+        // A date alone, or a day-month form, as a CSV cell's.
+        const { value: date, issue } = coerceText(field, v);
+        if (issue) issues.push(issue);
+        else if (date !== v.trim() && date !== undefined) setPath(value, field.path, date);
+        continue;
+      }
       const damage = typeof v === 'string' ? spreadsheetDamage(field, v.trim()) : undefined;
       if (damage) issues.push({ path: field.key, message: damage });
       continue;
@@ -63,13 +71,14 @@ function objectRow(seq: number, line: number, parsed: unknown, options: OpenOpti
  */
 async function* jsonLines(input: Readable, label: string): AsyncGenerator<{ text: string; line: number; byte: number }> {
   const max = CSV_LIMITS.recordChars;
-  input.setEncoding('utf8');
+  const { chunks } = await decodeText(input, label);
   let buffer = '';
   let line = 1;
   let byte = 0;
   try {
-    for await (const chunk of input as AsyncIterable<string>) {
-      buffer += chunk;
+    for await (const chunk of chunks) {
+      // Whole characters: each chunk reads alone.
+      buffer += chunk.toString('utf8');
       let from = 0;
       for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n', from)) {
         const text = buffer.slice(from, nl);
@@ -131,11 +140,9 @@ function depthIssue(parsed: unknown): FieldIssue | undefined {
 
 /** A .json file: an array of claims (or one claim). Read whole: JSON arrays are for small batches. */
 export async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGenerator<SourceRow>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  const text = Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/^\ufeff/, '');
+  const parts: string[] = [];
+  for await (const chunk of (await decodeText(input, options.label)).chunks) parts.push(chunk.toString('utf8'));
+  const text = parts.join('').replace(/^\ufeff/, '');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -10,9 +10,11 @@ import { openCsv } from './reader-csv.js';
 import { jsonlRows, jsonRows } from './reader-json.js';
 import type { InputFormat, OpenOptions, RowSource } from './row-source.js';
 
-export { CsvReadError } from './csv-guard.js';
+export { CsvReadError } from './csv-records.js';
 export { coerceObject } from './reader-json.js';
 export { CSV_LIMITS, INPUT_FORMATS, type InputFormat, type OpenOptions, type RowSource, type SourceRow } from './row-source.js';
+
+export { checkFileText } from './input-text.js';
 
 /** Picks the format from the flag or the file name; a usage error when neither tells. */
 export function detectFormat(from: string, flag: string | undefined): InputFormat {

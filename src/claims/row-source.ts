@@ -29,6 +29,8 @@ export interface RowSource {
   format: InputFormat;
   /** The CSV header; undefined for JSONL and JSON. */
   header?: string[];
+  /** The CSV's separator (told from its header, or `--delimiter`): the results file (`--out`) uses it too. */
+  delimiter?: string;
   /** What a position is called in messages: "line" or "item". */
   unit: 'line' | 'item';
   rows: AsyncGenerator<SourceRow>;
@@ -41,6 +43,8 @@ export interface OpenOptions {
   keyColumn?: string;
   /** Name of the input in messages. */
   label: string;
+  /** `--delimiter`: the CSV's separator; told from the header when not given. */
+  delimiter?: string;
 }
 
 /**

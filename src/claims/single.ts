@@ -113,7 +113,11 @@ function words(field: ClaimField): string {
 
 /** A prompt's question: the field in words and what it takes, as the batch's messages say it. */
 function label(field: ClaimField): string {
-  const what = field.acceptsEmpty ? 'an http:// or https:// URL, or empty' : expectedValue(field);
+  const what = field.acceptsEmpty
+    ? 'an http:// or https:// URL, or empty'
+    : field.format === 'datetime'
+      ? 'a date such as 2024-05-01, or a date-time with its zone such as 2024-05-01T10:00:00Z'
+      : expectedValue(field);
   return `${words(field)} (${what}):`;
 }
 

@@ -104,17 +104,22 @@ const FORMATS = new Set(['datetime', 'email', 'url', 'duration']);
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
+/** Why a year, month and day name no date that exists ("there is no month 13"), or undefined. */
+export function missingDate(year: number, month: number, day: number, monthText = String(month)): string | undefined {
+  if (month < 1 || month > 12) return `there is no month ${monthText}`;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day < 1 || day > days) return `${MONTHS[month - 1]} ${year} has ${days} days`;
+  return undefined;
+}
+
 /** Why a date-time written in the right shape names a day that does not exist, or undefined. */
 function impossibleDate(field: MessageField, text: string): string | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})(T.*)$/.exec(text);
   if (!m) return undefined;
   // The shape is right when the same text with a real date passes.
   if (!field.schema.safeParse(`2000-01-01${m[4]}`).success) return undefined;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (month < 1 || month > 12) return `${quoteInput(text)} is not a date that exists: there is no month ${m[2]}`;
-  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (day < 1 || day > days) return `${quoteInput(text)} is not a date that exists: ${MONTHS[month - 1]} ${year} has ${days} days`;
-  return undefined;
+  const missing = missingDate(Number(m[1]), Number(m[2]), Number(m[3]), m[2]);
+  return missing && `${quoteInput(text)} is not a date that exists: ${missing}`;
 }
 
 function explainEnum(field: MessageField, got: string): string {

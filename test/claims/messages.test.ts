@@ -87,7 +87,12 @@ const KINDS: { kind: string; fields: ClaimField[]; value: fc.Arbitrary<string> }
       .record({ y: fc.integer({ min: 2001, max: 2030 }), m: fc.constantFrom(2, 4, 6, 9, 11), d: fc.constant(31) })
       .map(({ y, m, d }) => `${y}-${String(m).padStart(2, '0')}-${d}T10:00:00Z`),
   },
-  { kind: 'not a date-time', fields: [field('warranty.dateOfPurchase')], value: fc.constantFrom('yesterday', '2024-05-01', '01/05/2024 10:00') },
+  // A date alone (2024-05-01) is a date-time's day (issue 43); one without its zone, or in day/month order, is not.
+  {
+    kind: 'not a date-time',
+    fields: [field('warranty.dateOfPurchase')],
+    value: fc.constantFrom('yesterday', '2024-05-01 10:00', '01/05/2024 10:00', '05/01/2024', '2024-02-30'),
+  },
   { kind: 'not an e-mail address', fields: [field('customer.email')], value: fc.stringMatching(/^[a-z]{1,8}(\.[a-z]{1,5})?$/) },
   { kind: 'not a duration', fields: [field('warranty.warrantyPeriod')], value: fc.constantFrom('one year', '12 months', 'P', '1Y') },
 ];

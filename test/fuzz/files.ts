@@ -190,10 +190,17 @@ export function batchGenerators(): FileGenerator[] {
           writes: /^record-witness(\/|$)/,
           mentions: [`row ${row}`, `line ${row}`, `line ${row + 1}`, `:${row}`, `:${row + 1}`],
           // A batch files its valid rows and reports the others (exit 3, documented): the spoiled
-          // row, and only it, must not be sent.
-          code: 3,
+          // row, and only it, must not be sent. A file that is not UTF-8 is refused whole before a
+          // row is read (exit 2, nothing sent: docs/guides/batch-claims.md#what-the-reader-detects).
+          code: cls === 'invalid-utf8' ? 2 : 3,
           sent: (bodies: string[]) =>
-            bodies.length === 2 && !bodies.some((b) => b.includes(`"SKU-${row}"`)) ? [] : [`sent ${bodies.length} rows, expected the 2 valid ones`],
+            cls === 'invalid-utf8'
+              ? bodies.length === 0
+                ? []
+                : [`sent ${bodies.length} rows of a file that is not UTF-8, expected none`]
+              : bodies.length === 2 && !bodies.some((b) => b.includes(`"SKU-${row}"`))
+                ? []
+                : [`sent ${bodies.length} rows, expected the 2 valid ones`],
           prepare: () => {
             mkdirSync(join(ctx.inputs, '..', 'records'), { recursive: true, mode: 0o700 });
             writeFileSync(path, bytes);

@@ -1,6 +1,6 @@
 /**
  * Where a batch's per-row results go: one JSON line per row on stdout (--jsonl) and the results CSV
- * (--out: the input's columns plus status, sourceOrderId and error). A slow reader holds the batch
+ * (--out: the input's columns plus status, sourceOrderId and error, with the input's separator). A slow reader holds the batch
  * back; a stream that fails (a full disk under --out) stops it instead of losing rows.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -38,6 +38,8 @@ export class ResultsFile {
   constructor(
     private readonly path: string,
     private readonly header: string[] | undefined,
+    /** The input CSV's separator: the results open in the spreadsheet the input came from. */
+    private readonly delimiter = ',',
   ) {}
 
   /**
@@ -68,7 +70,7 @@ export class ResultsFile {
   private async write(cells: string[]): Promise<void> {
     if (!this.out) return;
     try {
-      await writeWithBackpressure(this.out, stringify([cells]));
+      await writeWithBackpressure(this.out, stringify([cells], { delimiter: this.delimiter }));
     } catch (error) {
       throw this.failed(error);
     }

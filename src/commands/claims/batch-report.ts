@@ -39,7 +39,7 @@ export class BatchReporter implements BatchReport {
     private readonly options: ReportOptions,
     progress: () => BatchProgress,
   ) {
-    if (options.out) this.out = new ResultsFile(options.out, source.header);
+    if (options.out) this.out = new ResultsFile(options.out, source.header, source.delimiter);
     // --progress: a redrawn line on a terminal (not under --json), plain sentences in a log, or none.
     const style = progressStyle(deps);
     if (style === 'plain' || (style === 'line' && !options.json)) {

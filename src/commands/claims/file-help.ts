@@ -30,6 +30,12 @@ Examples:
   $ opcli claims file --from claims.csv --rate 40/s                    # when you know the server's budget
   $ opcli claims file --from claims.csv --retry-uncertain             # once the dashboard shows none of the uncertain rows
   $ opcli claims file --from claims.csv --key rma                     # rows known by your own id column
+  $ opcli claims file --from export.csv --delimiter '|'               # a separator other than , ; or tab
+
+A CSV may be UTF-8 or UTF-16 with its byte order mark (Windows PowerShell's \`>\` writes UTF-16); its
+separator (comma, semicolon or tab) is told from the header, or given with --delimiter; in a
+semicolon file a price may have a decimal comma (249,99). A date alone (2024-05-01) is sent as noon
+UTC that day; a day/month form such as 05/01/2024 is refused (write 2024-01-05 or 2024-05-01).
 
 A batch journals every row in <input>.journal.jsonl before sending it. A row is known by its content
 (the parsed claim, in a form a spreadsheet re-save does not change, plus its count among identical

@@ -36,6 +36,7 @@ export const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'error
 
 const BATCH_ONLY = [
   'format',
+  'delimiter',
   'journal',
   'lockWait',
   'retryUncertain',
@@ -58,6 +59,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--data <file|->', 'one claim as JSON (a file, or - for stdin); flags override its fields')
     .option('--from <file|->', 'file a batch: .csv, .jsonl or .json (- for stdin, with --format)')
     .option('--format <format>', 'input format for --from: csv, jsonl or json (default: from the extension)')
+    .option('--delimiter <char>', "the CSV's separator: one character, or tab (default: comma, semicolon or tab, told from the header)")
     .option('--concurrency <n>', 'most requests in flight at once; fewer while the server refuses (batch, 1-64)', '16')
     .option('--rate <n/s>', 'most requests started per second, e.g. 40/s or 600/m (batch; default: as the server allows)')
     .option('--wait-for-service <duration>', 'when the service is down, wait up to this long for it (asking with a GET) instead of stopping, e.g. 10m (batch)')
@@ -110,6 +112,7 @@ function fileOptions(flags: Record<string, unknown>): FileOptions {
     data: flags.data as string | undefined,
     from: flags.from as string | undefined,
     format: flags.format as string | undefined,
+    delimiter: flags.delimiter === undefined ? undefined : parseDelimiter(String(flags.delimiter)),
     concurrency: Number(flags.concurrency),
     rate: flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate'),
     journal: flags.journal as string | undefined,
@@ -130,9 +133,22 @@ function fileOptions(flags: Record<string, unknown>): FileOptions {
   };
 }
 
+/** `--delimiter`: one character (`;`, `|`), or `tab` (or `\t` as typed in a shell without $'\t'). */
+function parseDelimiter(text: string): string {
+  if (text === '') throw new UsageError('--delimiter needs a value; it was given empty.');
+  const value = text.toLowerCase() === 'tab' || text === '\\t' ? '\t' : text;
+  if ([...value].length !== 1 || value === '"' || value === '\n' || value === '\r') {
+    throw new UsageError(
+      `--delimiter must be one character (such as ';' or '|') or tab, got ${JSON.stringify(text)}.`,
+      "For example: --delimiter ';' or --delimiter tab.",
+    );
+  }
+  return value;
+}
+
 /** Flags that cannot go together (one claim's flags with --from, a batch's without it) are a usage error. */
 function checkCombination(opts: FileOptions, flags: Record<string, unknown>, command: Command): void {
-  for (const k of ['from', 'data', 'format', 'journal', 'out', 'key'] as const) {
+  for (const k of ['from', 'data', 'format', 'delimiter', 'journal', 'out', 'key'] as const) {
     if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
   }
   if (opts.from) {
