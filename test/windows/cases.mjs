@@ -278,7 +278,5 @@ export const CASES = [
   {
     name: 'issue 43 row 6: a UTF-16LE CSV from PowerShell is read',
     run: utf16Template,
-    knownBroken: 'issue 43 row 6 (branch i-csv)',
-    today: /unknown columns "\uFFFD\uFFFDc\\x00u\\x00/,
   },
 ];
