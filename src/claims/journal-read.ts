@@ -186,6 +186,7 @@ export class SectionScan {
     if (!text.trim()) return;
     const e = parse(text);
     const key = () => ENTRY_START.exec(text)?.[1];
+    // CHOICE (docs/spec-choices.md#damaged-journal-lines): a torn last line is passed over; any other unreadable line stops the run until `repair`.
     if (text.includes('\u0000')) this.damage(offset, 'nul');
     else if (e === undefined || (e.journal === JOURNAL_HEADER.journal && !complete)) this.damage(offset, complete ? 'garbage' : 'torn', { key: key() });
     else if (e.journal === JOURNAL_HEADER.journal) this.header(e, offset);
