@@ -54,6 +54,37 @@ describe('a damaged journal', () => {
     expect(clean.stderr).toContain(`The journal ${journal} has no damaged line: nothing to repair.`);
   });
 
+  it("a damaged first line is set aside as a header of the profile's store, so the rows after it stay filed; a newer format is never set aside", async () => {
+    const input = join(dir, 'claims.csv');
+    writeRows(input, 2);
+    expect((await runOpcli(['claims', 'file', '--from', input], { env: env() })).code).toBe(0);
+    const journal = `${input}.journal.jsonl`;
+    const lines = readFileSync(journal, 'utf8').split('\n');
+    const header = JSON.parse(lines[0] as string);
+    writeFileSync(journal, ['\u0000\u0000\u0000', ...lines.slice(1)].join('\n'));
+    const stopped = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(stopped.code).toBe(2);
+    expect(stopped.stderr).toContain('line 1 holds NUL bytes');
+    const repaired = await runOpcli(['claims', 'repair', '--journal', journal, '--yes'], { env: env() });
+    expect(repaired.code).toBe(0);
+    expect(repaired.stderr).toContain('Set 1 line(s) aside');
+    expect(JSON.parse(readFileSync(journal, 'utf8').split('\n')[0] as string)).toMatchObject({ journal: 'opcli claims', version: 3, service: header.service });
+    const again = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('not sent again: 2 filed');
+    expect(claimBodies(sandbox)).toHaveLength(2);
+
+    writeFileSync(journal, `${JSON.stringify({ ...header, version: 4 })}\n${lines.slice(1).join('\n')}`);
+    const newer = await runOpcli(['claims', 'file', '--from', input], { env: env() });
+    expect(newer.code).toBe(2);
+    expect(newer.stderr).toContain('line 1 was written by a newer version of opcli (format 4)');
+    expect(newer.stderr).toContain('Upgrade opcli');
+    const refused = await runOpcli(['claims', 'repair', '--journal', journal, '--yes'], { env: env() });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('written by a newer version of opcli');
+    expect(claimBodies(sandbox)).toHaveLength(2);
+  });
+
   it('a torn last line is passed over by the run after it and by every later run (the next run sets it aside)', async () => {
     const input = join(dir, 'claims.csv');
     writeRows(input, 2);
