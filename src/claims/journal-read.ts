@@ -45,7 +45,7 @@ export interface ReadJournal {
   legacyOwner?: JournalService;
   /** The file's id: its first header's `id`, else its `created` (a journal of 0.2.0); undefined for a new journal. */
   id?: string;
-  /** The lines that cannot be read (only torn ones unless the read tolerates damage: `repair`). */
+  /** The lines that cannot be read: only torn ones once the read returns (any other stops it). */
   damaged: DamagedLine[];
   /** Lines read (the last one's number). */
   lines: number;
@@ -66,7 +66,7 @@ export const emptyRead = (): ReadJournal => ({
 });
 
 /** How a damaged journal names itself in the error that stops a run (damage.ts DamagedRecordFileError). */
-export function journalWords(path: string): DamagedFileWords {
+function journalWords(path: string): DamagedFileWords {
   return {
     what: 'journal',
     risk: 'a line opcli cannot read could be the record of a row already filed, and a run without it could file that row twice',
@@ -86,16 +86,16 @@ const ENTRY_START = /^\{"key":"([0-9a-f]{16,})"/;
  * service: its entries count for any service, as before, since the file passed the checks of
  * batch-files.ts: yours, writable by you alone; a notice says so).
  * A journal of opcli 0.1.0 (keys that depended on line numbers) is refused; a line that cannot be
- * read stops the read (DamagedRecordFileError) unless `tolerate` (what `repair` reads), never taken
+ * read stops the read (DamagedRecordFileError; `journalDamage` lists them for `repair`), never taken
  * for "nothing filed yet". Lines are split on bytes, so each entry's offset is known for `priorDetail`.
  */
-export async function readJournal(handle: FileHandle, path: string, service: JournalService, tolerate = false): Promise<ReadJournal> {
+export async function readJournal(handle: FileHandle, path: string, service: JournalService): Promise<ReadJournal> {
   let read = await readSections(handle, path, service);
   // The older format's entries belong to the service of the first run of this format that used the
   // journal (its header follows them): when that is another service, they are read again as foreign.
   if (read.legacyOwner && read.legacyEntries > 0 && !sameService(read.legacyOwner, service)) read = await readSections(handle, path, service, read.legacyOwner);
   const blocking = blockingDamage(read.damaged);
-  if (blocking.length && !tolerate) throw new DamagedRecordFileError(path, blocking, journalWords(path));
+  if (blocking.length) throw new DamagedRecordFileError(path, blocking, journalWords(path));
   return read;
 }
 
