@@ -1,8 +1,9 @@
 /**
  * The batch journal: an append-only JSONL file beside the input that records, for each row key, that
  * its request is about to be sent (made durable BEFORE the request leaves) and then its outcome.
- * A torn last line (kill -9 mid-write) is ignored on read. A lock file keeps two runs from using one
- * journal at once.
+ * Its lines are read under the one damage policy of a record of actions (journal-read.ts): a torn
+ * last line (kill -9 mid-write) is passed over, and the next run ends it with a `set-aside` line
+ * naming it (src/record/log.ts endTornLine). A lock file keeps two runs from using one journal at once.
  *
  * A journal is bound to the service and store its rows were filed with: each section starts with a
  * header line naming them (JournalHeader), and only the sections of this run's service and store
@@ -19,15 +20,20 @@
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
-import { OpcliError } from '../core/errors.js';
+import { OpcliError, UsageError } from '../core/errors.js';
 import { formatDuration } from '../core/flags.js';
 import { claimMayExist } from '../record/outcome.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { lineAt } from '../record/file-lines.js';
-import { entryLine, headerLine, type JournalEntry, type NewEntry, NO_SERVICE, newJournalId } from './journal-format.js';
+import { endTornLine, setAsideLine } from '../record/log.js';
+import type { RepairTarget } from '../record/repair.js';
+import { openPrivateFile } from '../config/private-file.js';
+import { closeSync, constants } from 'node:fs';
+import { osUser } from '../config/user-name.js';
+import { entryLine, headerLine, type JournalEntry, type JournalService, type NewEntry, NO_SERVICE, newJournalId } from './journal-format.js';
 import type { PriorIndex, PriorOutcome, SimilarIndex } from './journal-index.js';
 import { GroupCommit, type JournalIo, NotJournaled } from './journal-queue.js';
-import { type JournalBinding, type ReadJournal, emptyRead, readJournal, tellAbout } from './journal-read.js';
+import { type JournalBinding, type ReadJournal, emptyRead, journalDamage, journalLine, readJournal, tellAbout } from './journal-read.js';
 
 export {
   describeService,
@@ -136,6 +142,53 @@ export class JournalReader {
   }
 }
 
+/** Takes the lock of the journal at `path` (beside it), waiting up to `lockWaitMs` for a run that holds it. */
+function lockJournal(path: string, lockWaitMs: number): Promise<HeldLock> {
+  return acquireFileLock(dirname(path), basename(path), {
+    waitMs: lockWaitMs,
+    busy: (holder) =>
+      new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}. Its lock is held by ${holder}.`, {
+        hint: `${
+          lockWaitMs === 0
+            ? 'This run does not wait (--lock-wait 0s): run it again once the other has finished, or pass --lock-wait 10m to wait for it.'
+            : `This run waited ${formatDuration(lockWaitMs)} (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.`
+        } Two runs on one journal could file a row twice, so opcli refuses.`,
+      }),
+  });
+}
+
+/**
+ * The journal at `path` as a file `claims repair --journal` sets damaged lines aside in
+ * (src/record/repair.ts, as for every record of actions); a damaged first line becomes a header of
+ * `service`, so the entries after it count for this store again.
+ */
+export function journalRepairTarget(path: string, service: JournalService, now: () => number): RepairTarget {
+  return {
+    path,
+    what: 'journal',
+    command: `opcli claims repair --journal ${path}`,
+    withLock: async (fn) => {
+      const lock = await lockJournal(path, 0);
+      try {
+        return await fn();
+      } finally {
+        lock.release();
+      }
+    },
+    damaged: () => {
+      const fd = openPrivateFile(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0), 'journal');
+      if (fd === undefined) throw new UsageError(`There is no journal at ${path}.`, 'Pass the path the error named: --journal PATH.');
+      try {
+        return journalDamage(fd, path);
+      } finally {
+        closeSync(fd);
+      }
+    },
+    parse: journalLine,
+    setAside: (d, reason, at) => (d.line === 1 ? headerLine(service, new Date(now()).toISOString()).slice(0, -1) : setAsideLine(d, reason, at, osUser())),
+  };
+}
+
 /** A journal open for a run: locked, read, and appended to through its group commit. */
 export class Journal extends JournalReader {
   private readonly handle: FileHandle;
@@ -175,24 +228,14 @@ export class Journal extends JournalReader {
     const service = binding.service ?? NO_SERVICE;
     // Created (exclusively, 0600) or checked before its lock is taken, so the lock sits beside a real file of yours.
     await (await openBatchFile(path, JOURNAL_ROLE, 'append')).handle.close();
-    const lock = await acquireFileLock(dirname(path), basename(path), {
-      waitMs: lockWaitMs,
-      busy: (holder) =>
-        new OpcliError(`Another \`opcli claims file\` run is using the journal ${path}. Its lock is held by ${holder}.`, {
-          hint: `${
-            lockWaitMs === 0
-              ? 'This run does not wait (--lock-wait 0s): run it again once the other has finished, or pass --lock-wait 10m to wait for it.'
-              : `This run waited ${formatDuration(lockWaitMs)} (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.`
-          } Two runs on one journal could file a row twice, so opcli refuses.`,
-        }),
-    });
+    const lock = await lockJournal(path, lockWaitMs);
     try {
       const { handle, stats } = await openBatchFile(path, JOURNAL_ROLE, 'append');
       try {
         const read = await readJournal(handle, path, service);
         tellAbout(read, path, binding, stats, true);
-        // A torn last line must not swallow the next line.
-        let text = read.endsWithNewline ? '' : '\n';
+        // A torn last line must not swallow the next line, nor read as damage once a newline ends it.
+        let text = endTornLine({ ...read, unterminated: !read.endsWithNewline }, new Date().toISOString(), osUser());
         if (!read.lastIsOurs) {
           read.id ??= newJournalId();
           text += headerLine(service, new Date().toISOString(), read.id.startsWith('created ') ? undefined : read.id);

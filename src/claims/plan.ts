@@ -116,6 +116,8 @@ export class Planner {
             sim: recordSim,
             email: claim.customer.email,
             item: itemWords(claim),
+            // Under --key the row's key is its value's hash, not the content's: kept, with its content tag, for a resume that asks the record.
+            ...(this.options.keyColumn === undefined ? {} : { row: id.key, tag: id.tag }),
           }
         : undefined;
     return { send: true, key: id.key, claim, sim, tag: id.tag, robust, intent };

@@ -54,6 +54,14 @@ const DiskIntent = z.object({
   email: z.string().optional(),
   item: z.string().optional(),
   forced: z.boolean().optional(),
+  /**
+   * A batch row's key in its run when it is not `key`: the hash of its --key value (identity.ts
+   * userKeyHash), which `key` (the content's) is not. With `tag`, what a batch's resume asks the
+   * record by (issue 40: resume from the record, not from the journal).
+   */
+  row: z.string().optional(),
+  /** Under --key: the 32-bit tag of the row's content (identity.ts contentTag), to tell a changed row under one key. */
+  tag: z.number().int().nonnegative().optional(),
   /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
   uid: z.number().int().nullable().optional(),
 });
@@ -151,7 +159,7 @@ export function headerLine(store: RecordStore, created: string): string {
 
 /** A batch row's intent (its run line says who filed it and from where), with its newline; the id and key first, so a line cut short still names its claim. */
 export function batchIntentLine(l: NewIntent & { run: string }, at: string): string {
-  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quoteField(l.sim, 'sim')}${quoteField(l.email, 'email')}${quoteField(l.item, 'item')}}\n`;
+  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quoteField(l.sim, 'sim')}${quoteField(l.email, 'email')}${quoteField(l.item, 'item')}${quoteField(l.row, 'row')}${l.tag === undefined ? '' : `,"tag":${l.tag}`}}\n`;
 }
 
 /** An outcome line, with its newline. */

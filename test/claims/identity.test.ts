@@ -2,7 +2,7 @@
  * "Never twice": every way a person edits a batch file (delete, insert, reorder, re-sort, columns,
  * newlines, quoting, a spreadsheet re-save) is followed by a rerun that sends nothing new.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
@@ -170,6 +170,36 @@ describe('a spreadsheet round trip', () => {
 });
 
 describe('--key COLUMN', () => {
+  it('a batch row under --key is recorded in the record of claims with its key and content tag, what a resume asks the record by', async () => {
+    const path = join(dir, 'claims.csv');
+    const columns = ['rma', ...COLUMNS];
+    write(
+      path,
+      columns,
+      [1, 2].map((i) => ({ ...row(i), rma: `RMA-${i}` })),
+    );
+    expect((await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() })).code).toBe(0);
+    const journal = readFileSync(`${path}.journal.jsonl`, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"status":"sending"'))
+      .map((l) => JSON.parse(l));
+    const recordIntents = () =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((n) => /claims-record-[0-9a-f]{16}\.jsonl$/.test(n))
+        .flatMap((n) => readFileSync(join(dir, n), 'utf8').split('\n'))
+        .filter((l) => l.includes('"type":"intent"'))
+        .map((l) => JSON.parse(l));
+    const intents = recordIntents();
+    expect(intents.map((i) => i.row).sort()).toEqual([userKeyHash('RMA-1'), userKeyHash('RMA-2')].sort());
+    for (const i of intents) expect(i.tag).toBe(journal.find((e) => e.key === i.row)?.tag);
+    // Without --key the row's key is the content's (`key`): nothing more is written.
+    writeCsv(path, [row(3)]);
+    expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
+    const plain = recordIntents().filter((i) => i.line === 2 && i.row === undefined);
+    expect(plain).toHaveLength(1);
+    expect(plain[0].tag).toBeUndefined();
+  });
+
   it("identifies rows by the user's id (not sent), refuses a filed id with changed content, and names empty, repeated and damaged ids", async () => {
     const path = join(dir, 'claims.csv');
     const columns = ['rma', ...COLUMNS];

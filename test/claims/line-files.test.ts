@@ -57,7 +57,7 @@ describe('the journal over more than one read', () => {
     const path = join(dir, 'j.jsonl');
     bigJournal(path);
     appendFileSync(path, `{"key":"${key(0)}","line":1,"sta\n${JSON.stringify({ key: key(-1), line: 9, status: 'filed', at })}\n`);
-    await expect(Journal.open(path, 0)).rejects.toThrow(`The journal ${path} cannot be read: line ${ENTRIES + 2} is not JSON.`);
+    await expect(Journal.open(path, 0)).rejects.toThrow(`The journal ${path} cannot be read: line ${ENTRIES + 2} is not a record opcli can read.`);
   });
 
   it('writes entries whose free text needs quoting as JSON that reads back the same', async () => {
@@ -239,9 +239,7 @@ describe('a line longer than any opcli writes', () => {
     const path = join(dir, 'j.jsonl');
     writeFileSync(path, `${JSON.stringify({ journal: 'opcli claims', version: 3, created: at, service: { origin: null, storeId: null } })}\n`);
     appendLong(path, 3, JSON.stringify({ key: key(2), line: 3, status: 'filed', at }));
-    await expect(Journal.open(path, 0)).rejects.toThrow(
-      `The journal ${path} cannot be read: line 2 is longer than 1 MiB, which no journal line opcli writes is.`,
-    );
+    await expect(Journal.open(path, 0)).rejects.toThrow(`The journal ${path} cannot be read: line 2 is longer than 1 MiB, which no record opcli writes is.`);
   });
 
   it('in a record read from text (a repaired file checked): a damaged line named by its number and byte', () => {

@@ -226,7 +226,7 @@ describe('journals that cannot be read', () => {
     writeFileSync(journal, [...lines.slice(0, 2), '{"key": garbage', ...lines.slice(2)].join('\n'));
     const res = await runOpcli(['claims', 'file', '--from', input], { env: env() });
     expect(res.code).toBe(2);
-    expect(res.stderr).toContain(`The journal ${journal} cannot be read: line 3 is not JSON.`);
+    expect(res.stderr).toContain(`The journal ${journal} cannot be read: line 3 is not a record opcli can read.`);
     writeFileSync(journal, `${lines.join('\n')}{"key":"ab`);
     const torn = await runOpcli(['claims', 'file', '--from', input], { env: env() });
     expect(torn.code).toBe(0);
@@ -234,7 +234,7 @@ describe('journals that cannot be read', () => {
     writeFileSync(journal, 'hello\n');
     const foreign = await runOpcli(['claims', 'file', '--from', input], { env: env() });
     expect(foreign.code).toBe(2);
-    expect(foreign.stderr).toContain('line 1 is not JSON');
+    expect(foreign.stderr).toContain('line 1 is not a record opcli can read');
     expect(claimBodies(sandbox)).toHaveLength(3);
   });
 });
