@@ -342,7 +342,7 @@ describe('faults during a batch', () => {
       time.onQuiet(undefined),
     );
     const elapsed = time.now() - started;
-    expect(res.code).toBe(3);
+    expect(res.code, res.stderr).toBe(3);
     const rows = results(res.stdout);
     // Every row ends filed, rejected or uncertain, once.
     expect(rows.map((r) => r.line)).toEqual(Array.from({ length: 60 }, (_, i) => i + 2));
