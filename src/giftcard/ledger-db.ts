@@ -22,6 +22,7 @@
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import type { ResolvedProfile } from '../config/profile.js';
+import { earlierPlaces } from '../config/record-dir.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
 import { type Attempt, ask, insertIntent, insertOutcome } from '../record-pg/queries.js';
@@ -31,6 +32,7 @@ import {
   groupIssuances,
   type Held,
   type Issuance,
+  Ledger,
   LedgerRecord,
   ledgerFor,
   type OutcomeRecord,
@@ -56,8 +58,12 @@ export async function openLedger(
   ctx: Omit<ConnectionContext, 'passwordSource'>,
 ): Promise<CreditLedger> {
   if (!profile?.record) return ledgerFor(configDir, profile);
+  // CHOICE (docs/spec-choices.md#record-places): the ledger files of this config folder and of every
+  // place the record lived before are still read, never written, so that moving to the database
+  // forgets no credit paid before it (whether or not `record import` copied them in).
+  const before = [{ dir: configDir, configDir, earlier: true }, ...earlierPlaces({ dir: configDir, configDir })].map((place) => new Ledger(place));
   const database = await openRecordDatabase(profile.record, { ...ctx, passwordSource: profile.record.passwordSource }, { max: 2 });
-  return new DatabaseLedger(database);
+  return new DatabaseLedger(database, before);
 }
 
 /** The shop and store of a credit key (`shop:…|store:…|claim:…`): the intent's origin and store_id. */
@@ -75,13 +81,20 @@ export class DatabaseLedger implements CreditLedger {
   /** The highest attempt of each key this run has read: the next one it writes is one more. */
   private readonly seen = new Map<string, number>();
 
-  constructor(private readonly database: RecordDatabase) {
+  /** `earlier`: the ledger files of the places the record lived before, read and never written. */
+  constructor(
+    private readonly database: RecordDatabase,
+    private readonly earlier: Ledger[] = [],
+  ) {
     this.path = `record database ${database.target.label}`;
   }
 
   /** The attempts of `key` (and with `hold`, the customer's credits of the same amount since `hold.since` under other keys), as ledger records. */
   async heldAgainst(key?: string, email?: string, hold?: { amountCents: number; currency: string; since: number }): Promise<Held> {
-    if (key === undefined) return { records: [], uncertain: [] };
+    // A ledger file of before that cannot be read stops money here too (LedgerDamagedError, exit 2).
+    const before = this.earlier.map((e) => e.heldAgainst(key, email));
+    const earlier = { records: before.flatMap((b) => b.records), uncertain: before.flatMap((b) => b.uncertain) };
+    if (key === undefined) return earlier;
     const { origin, storeId } = scopeOf(key);
     const attempts = await this.database.withClient(async (client) => {
       const same = await ask(client, 'byKey', [origin, storeId, 'credit', key]);
@@ -92,7 +105,7 @@ export class DatabaseLedger implements CreditLedger {
       return [...same, ...similar];
     }, NOTHING_SENT);
     this.seen.set(key, Math.max(0, ...attempts.filter((a) => a.key === key).map((a) => a.attempt)));
-    return { records: attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, [])), uncertain: [] };
+    return { records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))], uncertain: earlier.uncertain };
   }
 
   issuances(records: LedgerRecord[]): Issuance[] {
@@ -189,7 +202,7 @@ export class DatabaseLedger implements CreditLedger {
 
   /** Every credit in the record, a page at a time in the order the server took them, with its outcomes and warnings. */
   async readAll(): Promise<{ records: LedgerRecord[]; damaged: [] }> {
-    const records: LedgerRecord[] = [];
+    const records: LedgerRecord[] = this.earlier.flatMap((e) => e.read().records);
     let after = 0;
     for (;;) {
       const page = await this.database.withClient(async (client) => {

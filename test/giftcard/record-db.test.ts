@@ -201,6 +201,26 @@ describe.skipIf(missing)('store credit with the record in PostgreSQL', () => {
     }
   });
 
+  it('a credit paid before record-url was set is still held, and listed; `giftcard repair` looks at that ledger file', async () => {
+    const fx = await fixture({ unset: ['trigger-id'] });
+    const { env: memberEnv } = await record();
+    const env = memberEnv(0);
+    expect((await fx.run(aliceClaim('C-8001'))).code).toBe(0);
+    const held = await fx.run(aliceClaim('c-8001'), { env });
+    expect(held.code, held.stderr).toBe(3);
+    expect(held.stderr).toMatch(/Store credit for claim c-8001 was already issued \(recorded as "C-8001"/);
+    expect(moneyCalls(fx)).toHaveLength(1);
+    const history = JSON.parse((await fx.run(['giftcard', 'history', '--json'], { env })).stdout);
+    expect(history.issuances.map((i: { claimId: string; status: string }) => `${i.claimId} ${i.status}`)).toEqual(['C-8001 issued']);
+    // A new claim goes to the database, and is listed after the file's.
+    expect((await fx.run(aliceClaim('C-8002', [], '12.00'), { env })).code).toBe(0);
+    const both = JSON.parse((await fx.run(['giftcard', 'history', '--json'], { env })).stdout);
+    expect(both.issuances.map((i: { claimId: string }) => i.claimId)).toEqual(['C-8001', 'C-8002']);
+    expect(ledgerLines(fx.dir).filter((l) => l.type === 'attempt')).toHaveLength(1);
+    const repair = await fx.run(['giftcard', 'repair', '--yes'], { env });
+    expect(repair.code, repair.stderr).toBe(0);
+  });
+
   it('a database that cannot be reached: one line naming it, exit 1, nothing sent', async () => {
     const fx = await fixture({ unset: ['trigger-id'] });
     const port = await deadPort();
