@@ -1,25 +1,15 @@
-/**
- * Store credit exactly once with the team's record in PostgreSQL (issue 42), against a real
- * database (test/infra/postgres.ts) and the sandbox: the exactly-once cases run against both
- * backends (the file ledger and the database) with the same assertions; eight parallel issuances
- * of one claim from two computers (two config folders, two HOMEs, two member roles) pay once; a
- * database that is unreachable sends nothing; one stopped (`pg_ctl stop -m immediate`) between an
- * attempt and its outcome leaves the credit held as uncertain, so the rerun pays nothing.
- */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ResolvedProfile } from '../../src/config/profile.js';
 import { issuanceKey, LEDGER_FILE, type LedgerRecord } from '../../src/giftcard/ledger.js';
 import { openLedger } from '../../src/giftcard/ledger-db.js';
 import { parseRecordUrl } from '../../src/record-pg/url.js';
-import { setupRecord } from '../../src/record-pg/setup.js';
 import { runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { deadPort, missingInfra, type Postgres, startPostgres } from '../infra/index.js';
+import { deadPort, missingInfra, type Postgres } from '../infra/index.js';
 import { pollUntil } from '../infra/process.js';
-import { aliceClaim, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
+import { aliceClaim, type Fixture, fixture, giftcardSuite, ledgerLines, type TeamRecord, teamRecord } from './fixture.js';
 
 const missing = missingInfra('pg_ctl');
 giftcardSuite();
@@ -29,30 +19,14 @@ const moneyCalls = (f: Fixture) => f.providerCalls().filter((c) => !c.startsWith
 
 describe.skipIf(missing)('store credit with the record in PostgreSQL', () => {
   let pg: Postgres;
-  const members = [0, 1].map((i) => ({ name: `desk${i}_${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` }));
+  let members: TeamRecord['members'];
 
-  beforeAll(async () => {
-    pg = await startPostgres();
-    for (const m of members) await pg.admin(`CREATE ROLE ${m.name} LOGIN PASSWORD '${m.password}'`);
-  });
-  afterAll(async () => {
-    await pg?.stop();
-  });
-
-  /** A new database with the record set up for both members: the env of member `i` (OPCLI_RECORD_URL with its password). */
-  async function record(): Promise<{ database: string; env: (i: number) => Record<string, string> }> {
-    const database = `gc_${randomBytes(4).toString('hex')}`;
-    await pg.admin(`CREATE DATABASE ${database}`);
-    await setupRecord(
-      { url: `postgresql://${pg.superuser}@127.0.0.1:${pg.port}/${database}`, password: pg.superuserPassword },
-      members.map((m) => m.name),
-      { env: {}, cwd: '/' },
-    );
-    const env = (i: number) => ({
-      OPCLI_RECORD_URL: `postgresql://${members[i]!.name}:${members[i]!.password}@127.0.0.1:${pg.port}/${database}`,
-      HOME: '/nonexistent',
-    });
-    return { database, env };
+  /** A new database holding the team's record (fixture.ts teamRecord), on this file's PostgreSQL. */
+  async function record(): Promise<TeamRecord> {
+    const team = await teamRecord();
+    pg = team.pg;
+    members = team.members;
+    return team;
   }
 
   /** The sandbox and profile, and the env that puts the ledger in the backend under test. */
@@ -223,6 +197,7 @@ describe.skipIf(missing)('store credit with the record in PostgreSQL', () => {
 
   it('a database that cannot be reached: one line naming it, exit 1, nothing sent', async () => {
     const fx = await fixture({ unset: ['trigger-id'] });
+    await record();
     const port = await deadPort();
     const r = await fx.run(aliceClaim('C-5001'), {
       env: { OPCLI_RECORD_URL: `postgresql://${members[0]!.name}:${members[0]!.password}@127.0.0.1:${port}/x`, HOME: '/nonexistent' },
