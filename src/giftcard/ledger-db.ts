@@ -122,7 +122,13 @@ export class DatabaseLedger implements CreditLedger {
       try {
         return await fn();
       } catch (error) {
-        if (!(error instanceof AttemptTaken) || i >= MAX_RETAKES) throw error;
+        if (!(error instanceof AttemptTaken)) throw error;
+        if (i >= MAX_RETAKES) {
+          throw new OpcliError(
+            `Record database ${this.database.target.label}: other members took the attempt this credit was about to write ${MAX_RETAKES + 1} times in a row; nothing was sent.`,
+            { hint: 'See `opcli giftcard history` for what they wrote; run the command again once they are done.' },
+          );
+        }
       }
     }
   }
