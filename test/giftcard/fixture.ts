@@ -3,7 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, expect } from 'vitest';
+import type { ResolvedProfile } from '../../src/config/profile.js';
+import { openLedger } from '../../src/giftcard/ledger-db.js';
 import { setupRecord } from '../../src/record-pg/setup.js';
+import { parseRecordUrl } from '../../src/record-pg/url.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { manualClock, startSandbox } from '../../src/sandbox/index.js';
@@ -99,6 +102,21 @@ export function giftcardSuite(options: { scanSecrets?: boolean } = {}): void {
     server = undefined;
     await (await pg)?.stop();
   });
+}
+
+/**
+ * What a fixture's ledger holds, as ledger records, oldest first: its file's lines, or what the team's
+ * record database gives back for them (read as member 0, src/giftcard/ledger-db.ts): one assertion for both backends.
+ */
+export async function recordedLines(fx: Fixture): Promise<Record<string, unknown>[]> {
+  if (!fx.record) return ledgerLines(fx.dir);
+  const env = fx.record.env(0);
+  const ledger = await openLedger(fx.dir, { record: parseRecordUrl(env.OPCLI_RECORD_URL as string, 'OPCLI_RECORD_URL') } as ResolvedProfile, { env, cwd: '/' });
+  try {
+    return (await ledger.readAll()).records;
+  } finally {
+    await ledger.close();
+  }
 }
 
 /** The ledger's records in `dir`, oldest first. */
