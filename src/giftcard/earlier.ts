@@ -28,7 +28,7 @@ export function creditWhat(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
 export class DuplicateIssuanceError extends OpcliError {}
 
-/** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
+/** The earlier records that hold a new credit back, by why. */
 export interface EarlierRecords {
   same: Issuance[];
   torn: UncertainLine[];

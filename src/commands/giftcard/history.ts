@@ -46,8 +46,9 @@ Examples:
   $ opcli giftcard history --verify
 
 The ledger is shared by every profile of this config folder, and with record-url by every member of
-the team's record in PostgreSQL (docs/guides/team-record.md): an issuance is known by the provider's shop, the service's store and the claim (or order) however its id
-is written, and each entry names the profile that issued it. --claim C-1001 lists c-1001 and C‐1001 too.
+the team's record in PostgreSQL (docs/guides/team-record.md): an issuance is known by the provider's
+shop, the service's store and the claim (or order) however its id is written, and each entry names
+the profile that issued it. --claim C-1001 lists c-1001 and C‐1001 too.
 On a terminal each issuance is a wrapped block (the status and amount never cut); a pipe gets one
 tab-separated line each.
 Exit codes: 0, or 3 when --verify finds a possible double credit (a late trigger credit, or a claim
