@@ -3,7 +3,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { orderLabel } from '../core/identity.js';
 import type { CreditRequest } from './chain-plan.js';
 import { emailIdentity } from '../core/identity.js';
-import { type AttemptRecord, type Issuance, issuanceKey, keyParts, type Ledger, sameKey, sameScope, type UncertainLine } from './ledger.js';
+import { type AttemptRecord, type CreditLedger, type Issuance, issuanceKey, keyParts, sameKey, sameScope, type UncertainLine } from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';
 import { shellQuote } from '../text/shell-quote.js';
 
@@ -28,14 +28,18 @@ export function creditWhat(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
 export class DuplicateIssuanceError extends OpcliError {}
 
+/** The earlier records that hold a new credit back, by why. */
+export interface EarlierRecords {
+  same: Issuance[];
+  torn: UncertainLine[];
+  similar: Issuance[];
+}
+
 /** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
-export function earlierRecords(
-  ledger: Ledger,
-  prepared: Omit<HeldCredit, 'what'>,
-  now: number,
-): { same: Issuance[]; torn: UncertainLine[]; similar: Issuance[] } {
+export async function earlierRecords(ledger: CreditLedger, prepared: Omit<HeldCredit, 'what'>, now: number): Promise<EarlierRecords> {
   const { req, key, currency } = prepared;
-  const { records, uncertain } = ledger.heldAgainst(key, req.email || undefined);
+  const hold = { amountCents: req.amountCents, currency, since: now - SIMILAR_WINDOW_MS };
+  const { records, uncertain } = await ledger.heldAgainst(key, req.email || undefined, hold);
   const issuances = ledger.issuances(records);
   return {
     same: blockingIssuances(issuances, key),
@@ -59,7 +63,7 @@ export function recordText(i: Issuance): string {
  * failed), a torn line naming it, or a similar credit (same customer and amount within 30 days
  * under another id), unless forced.
  */
-export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared: HeldCredit, ledgerPath: string, force: boolean): void {
+export function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: string, force: boolean): void {
   const { same, torn, similar } = held;
   if (force) return;
   const { req, what } = prepared;
@@ -110,17 +114,17 @@ export function refuseEarlier(held: ReturnType<typeof earlierRecords>, prepared:
  * ledger holds it already or a torn line names it: a person is not asked the remaining questions in
  * vain. A similar credit needs the amount and e-mail, so it is checked once they are known.
  */
-export function refuseKnownId(
-  ledger: Ledger,
+export async function refuseKnownId(
+  ledger: CreditLedger,
   ids: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>,
   scope: { shopUrl?: string; storeId?: string },
   currency: string,
-): void {
+): Promise<void> {
   const trimmed = { claimId: ids.bonus ? undefined : ids.claimId?.trim(), orderNumber: ids.orderNumber.trim(), bonus: ids.bonus };
   const key = issuanceKey(trimmed, scope);
   // Amount, e-mail and name are not asked yet: the refusal of the same id reads none of them.
   const req: CreditRequest = { ...trimmed, issuance: '', amountCents: 0, email: '', name: '', currency };
-  const held = { ...earlierRecords(ledger, { req, key, currency }, 0), similar: [] };
+  const held = { ...(await earlierRecords(ledger, { req, key, currency }, 0)), similar: [] };
   refuseEarlier(held, { req, key, what: creditWhat(trimmed), currency }, ledger.path, false);
 }
 

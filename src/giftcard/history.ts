@@ -8,7 +8,7 @@ import { blockingDamage, describeDamage } from '../record/damage.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
 import { twoPathsWarning } from './holder.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
-import { type Issuance, keyParts, type Ledger } from './ledger.js';
+import { type CreditLedger, type Issuance, keyParts } from './ledger.js';
 import type { ProviderClient, ProviderSettings } from './provider.js';
 
 /** One issuance as `history` shows it. */
@@ -119,7 +119,7 @@ export function historyRows(issuances: Issuance[], filter: HistoryFilter, curren
  * warning as it is found.
  */
 export async function verifyIssuances(
-  ledger: Ledger,
+  ledger: CreditLedger,
   issuances: Issuance[],
   filter: HistoryFilter,
   env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
@@ -207,11 +207,11 @@ export interface HistoryEnv {
  * (verifyIssuances); `doubles` are the possible double credits among what was verified.
  */
 export async function readHistory(
-  ledger: Ledger,
+  ledger: CreditLedger,
   filter: HistoryFilter,
   env: HistoryEnv,
 ): Promise<{ rows: HistoryRow[]; verified: VerifyResult[]; doubles: VerifyResult[] }> {
-  const { records, damaged } = ledger.read();
+  const { records, damaged } = await ledger.readAll();
   if (damaged.length) {
     const said = damaged.slice(0, 5).map(describeDamage).join('; ');
     const stops = blockingDamage(damaged).length > 0;
@@ -223,7 +223,7 @@ export async function readHistory(
       }`,
     );
   }
-  const all = ledger.issuances([...ledger.earlierRecords(), ...records]);
+  const all = ledger.issuances(records);
   let currency = DEFAULT_CURRENCY;
   let verified: VerifyResult[] = [];
   if (env.provider) {

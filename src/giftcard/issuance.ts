@@ -24,7 +24,7 @@ import {
   runChain,
 } from './chain.js';
 import { orderLabel } from '../core/identity.js';
-import { issuanceKey, type Ledger } from './ledger.js';
+import { type CreditLedger, issuanceKey } from './ledger.js';
 import { creditWhat, DuplicateIssuanceError, historyCommand, earlierRecords, recordText, refuseEarlier, refuseKnownId } from './earlier.js';
 import { DEFAULT_CURRENCY, DEFAULT_MAX_CENTS, formatCents, formatMoney, parseAmount } from './money.js';
 import { formatSeconds, type ProviderClient, ProviderRefusedError, type ProviderSettings } from './provider.js';
@@ -110,14 +110,14 @@ export interface FieldLimits {
   currency: string;
   maxCents: number;
   /** Refuses (exit 3, as prepare would) a claim or order the ledger already holds: call it before asking more. */
-  known(ids: KnownIds): void;
+  known(ids: KnownIds): Promise<void>;
 }
 
 /** What preparing an issuance needs from outside. */
 export interface PrepareEnv {
   settings: ProviderSettings;
   profile: IssueProfile;
-  ledger: Ledger;
+  ledger: CreditLedger;
   now(): number;
   /**
    * The fields, with the missing ones asked for (or a usage error naming their flags): called once
@@ -141,11 +141,11 @@ export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   const { settings, profile, ledger } = env;
   // Nothing to ask when no path could issue, or when the ledger cannot be read: say so first.
   const paths = profilePaths(settings, profile.baseUrl);
-  ledger.heldAgainst();
+  await ledger.heldAgainst();
   const currency = settings.currency ?? DEFAULT_CURRENCY;
   const scope = { shopUrl: settings.shopUrl, storeId: profile.storeId };
-  const known = (ids: KnownIds) => {
-    if (!env.force && !env.dryRun) refuseKnownId(ledger, ids, scope, currency);
+  const known = async (ids: KnownIds) => {
+    if (!env.force && !env.dryRun) await refuseKnownId(ledger, ids, scope, currency);
   };
   const input = issueInput(await env.fields({ currency, maxCents: maxCents(settings), known }));
   checkCeiling(input.amountCents, settings, profile.name, env.allowLarge);
@@ -160,7 +160,7 @@ export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   const what = creditWhat(req);
   for (const note of plan.notes) env.notice(note);
   const unchecked = { req, plan, key, what, currency, profile, settings, earlier: 0 };
-  const held = earlierRecords(ledger, unchecked, env.now());
+  const held = await earlierRecords(ledger, unchecked, env.now());
   if (!env.dryRun) refuseEarlier(held, unchecked, ledger.path, env.force);
   return { ...unchecked, earlier: held.same.length + held.torn.length + held.similar.length };
 }
@@ -197,7 +197,7 @@ export { DuplicateIssuanceError, recordText };
 /** What the issuance needs from outside. */
 export interface IssueEnv {
   client: ProviderClient;
-  ledger: Ledger;
+  ledger: CreditLedger;
   timing: ChainTiming;
   now(): number;
   sleep(ms: number): Promise<void>;
@@ -227,8 +227,8 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Iss
   const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
   await ledger.withLock(async () => {
     // A ledger line that cannot be read stops it here too (exit 2).
-    refuseEarlier(earlierRecords(ledger, prepared, env.now()), prepared, ledger.path, env.force);
-    ledger.append({
+    refuseEarlier(await earlierRecords(ledger, prepared, env.now()), prepared, ledger.path, env.force);
+    await ledger.append({
       ...common,
       at: stamp(),
       type: 'attempt',

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
 import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
+import { emailIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
 import { syncWritten } from '../record/durable.js';
@@ -17,6 +17,9 @@ import { appendSealed, endTornLine, type LogRead, openLog, readLog } from '../re
 import { creditWeight, endAttempt } from '../record/outcome.js';
 import { IndexedRecord, type RecordClient } from '../record/store.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
+import { keyParts } from './key.js';
+
+export { issuanceKey, keyParts, sameKey, sameScope } from './key.js';
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
@@ -127,8 +130,33 @@ export interface Issuance {
 export { hostName, osUser } from '../config/user-name.js';
 export { TORN_REASON } from '../record/damage.js';
 
+/** What the ledger holds against a new credit: its records, and the lines whose action is unknown. */
+export interface Held {
+  records: LedgerRecord[];
+  uncertain: UncertainLine[];
+}
+
+/**
+ * The ledger as the issuance and history use it, whatever holds it: this file (Ledger), or the
+ * team's record in PostgreSQL (ledger-db.ts). `hold` lets a storage that can ask for the similar
+ * credits alone (the 30-day hold, an indexed query) do so; the file reads the customer's lines.
+ */
+export interface CreditLedger {
+  /** Where the ledger is, in words: a file's path, or the database (host, port, database). */
+  readonly path: string;
+  heldAgainst(key?: string, email?: string, hold?: { amountCents: number; currency: string; since: number }): Held | Promise<Held>;
+  issuances(records: LedgerRecord[]): Issuance[];
+  /** Runs `fn`, which reads, decides and appends an attempt, so that no two runs append one key's attempt on the same reading. */
+  withLock<T>(fn: () => Promise<T>): Promise<T>;
+  append(record: LedgerRecord): void | Promise<void>;
+  appendLocked(record: LedgerRecord): Promise<void>;
+  /** Every record (here and where the ledger lived before), and the lines that cannot be read. */
+  readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }>;
+  close(): Promise<void>;
+}
+
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
-export class Ledger {
+export class Ledger implements CreditLedger {
   readonly path: string;
   private readonly place: RecordPlace;
   /**
@@ -185,7 +213,7 @@ export class Ledger {
    * naming the key and every line set aside (by a later write, or by `giftcard repair`) are returned
    * as `uncertain` actions.
    */
-  heldAgainst(key?: string, email?: string): { records: LedgerRecord[]; uncertain: UncertainLine[] } {
+  heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
     ensureRecordDir(this.place);
     const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
@@ -248,31 +276,45 @@ export class Ledger {
     await this.withLock(async () => this.append(record));
   }
 
+  /** Every record, the earlier places' first, and the damaged lines of this one. */
+  async readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }> {
+    const earlier = this.earlierRecords();
+    const { records, damaged } = this.read();
+    return { records: [...earlier, ...records], damaged };
+  }
+
+  async close(): Promise<void> {}
+
   /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
   earlierRecords(): LedgerRecord[] {
     return this.earlier.flatMap((e) => e.read().records);
   }
 
-  /**
-   * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
-   * src/record/outcome.ts: an attempt's first outcome settles it and a later one may only raise
-   * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
-   * with an id already used is not a new attempt and does not replace the first.
-   */
+  /** Records grouped by issuance (groupIssuances): by default every record, here and where the ledger lived before. */
   issuances(records = [...this.earlierRecords(), ...this.read().records]): Issuance[] {
-    const byId = new Map<string, Issuance>();
-    for (const r of records) {
-      if (r.type === 'attempt') {
-        if (!byId.has(r.issuance)) byId.set(r.issuance, { attempt: r, warnings: [] });
-      } else if (r.type !== 'set-aside') {
-        const entry = byId.get(r.issuance);
-        if (!entry) continue;
-        if (r.type === 'outcome') settleIssuance(entry, r);
-        else entry.warnings.push(r);
-      }
-    }
-    return [...byId.values()];
+    return groupIssuances(records);
   }
+}
+
+/**
+ * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
+ * src/record/outcome.ts: an attempt's first outcome settles it and a later one may only raise
+ * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
+ * with an id already used is not a new attempt and does not replace the first.
+ */
+export function groupIssuances(records: LedgerRecord[]): Issuance[] {
+  const byId = new Map<string, Issuance>();
+  for (const r of records) {
+    if (r.type === 'attempt') {
+      if (!byId.has(r.issuance)) byId.set(r.issuance, { attempt: r, warnings: [] });
+    } else if (r.type !== 'set-aside') {
+      const entry = byId.get(r.issuance);
+      if (!entry) continue;
+      if (r.type === 'outcome') settleIssuance(entry, r);
+      else entry.warnings.push(r);
+    }
+  }
+  return [...byId.values()];
 }
 
 /** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
@@ -350,35 +392,4 @@ export class LedgerDamagedError extends DamagedRecordFileError {
       detailsKey: 'ledger',
     });
   }
-}
-
-/**
- * The key that may be paid once: the claim (or the order, for a bonus credit) in one provider shop
- * and one service store, the id as its identity. The same shop is the same money whatever the
- * profile, so profiles that point at one shop and store share a key, and a sandbox profile never
- * blocks the real one.
- */
-export function issuanceKey(input: { claimId?: string; orderNumber: string; bonus: boolean }, scope: { shopUrl?: string; storeId?: string }): string {
-  const what = input.bonus ? `bonus:${orderIdentity(input.orderNumber)}` : `claim:${claimIdentity(input.claimId ?? '')}`;
-  return `shop:${(scope.shopUrl ?? '-').trim().toLowerCase()}|store:${scope.storeId ?? '-'}|${what}`;
-}
-
-/** A key split into its scope (none for an old unscoped key) and what it pays for, by identity: `claim:c-2001`. */
-export function keyParts(key: string): { scope?: string; what: string } {
-  const m = /^(?:(shop:[^|]*\|store:[^|]*)\|)?(claim|bonus):([\s\S]*)$/.exec(key);
-  if (!m) return { what: key };
-  const id = m[2] === 'bonus' ? orderIdentity(m[3] as string) : claimIdentity(m[3] as string);
-  return { scope: m[1], what: `${m[2]}:${id}` };
-}
-
-/** Whether two keys are one scope (an old unscoped key is every scope). */
-export function sameScope(a: { scope?: string }, b: { scope?: string }): boolean {
-  return a.scope === undefined || b.scope === undefined || a.scope === b.scope;
-}
-
-/** Whether a recorded key is the same claim or order as `key`, by identity (an old unscoped key matches any scope). */
-export function sameKey(recorded: string, key: string): boolean {
-  const r = keyParts(recorded);
-  const k = keyParts(key);
-  return r.what === k.what && sameScope(r, k);
 }

@@ -58,6 +58,8 @@ export interface OutcomeRow {
 
 /** An attempt as read back: its intent, who wrote it and when the server took it, and its outcomes in order. */
 export interface Attempt extends IntentRow {
+  /** The row's place in the record: later rows have larger ids (a reader pages on it). */
+  id: number;
   author: string;
   recordedAt: string;
   outcomes: (OutcomeRow & { author: string; recordedAt: string })[];
@@ -143,7 +145,7 @@ export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promis
 }
 
 /** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters. */
-const ATTEMPTS = `SELECT i.kind, i.origin, i.store_id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile,
+const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile,
        i.similarity, i.customer_email, i.customer_id, i.item, i.amount_cents, i.currency, i.forced, i.detail, i.author, i.recorded_at,
        coalesce((SELECT json_agg(json_build_object('filing', o.filing, 'status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id,
                  'cardId', o.card_id, 'path', o.path, 'error', o.error, 'detail', o.detail, 'author', o.author, 'recordedAt', o.recorded_at) ORDER BY o.id)
@@ -163,9 +165,12 @@ export const QUESTIONS = {
     AND i.currency = $5 AND i.at >= $6 AND i.key <> $7 ORDER BY i.at`,
   /** The rows of one source file, and of one run of it: intents_by_source. */
   bySource: `${ATTEMPTS} WHERE i.source = $1 AND ($2::text IS NULL OR i.run = $2) ORDER BY i.run, i.line`,
+  /** Every attempt of one kind after a row, a page at a time (history): the primary key. */
+  kindAfter: `${ATTEMPTS} WHERE i.kind = $1 AND i.id > $2 ORDER BY i.id LIMIT $3`,
 } as const;
 
 interface AttemptRecordRow {
+  id: string;
   kind: IntentRow['kind'];
   origin: string;
   store_id: string;
@@ -200,6 +205,7 @@ function present<T extends object>(value: T): T {
 /** A row as the record's readers take it: times as ISO 8601, absent values left out, amounts as numbers. */
 function attemptOf(r: AttemptRecordRow): Attempt {
   const entries = {
+    id: Number(r.id),
     kind: r.kind,
     origin: r.origin,
     storeId: r.store_id,

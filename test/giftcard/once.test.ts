@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { displayWidth } from '../../src/text/width.js';
 import { runBinary, scriptedPrompter } from '../helpers.js';
-import { type Fixture, fixture, giftcardSuite, ledgerLines, aliceClaim } from './fixture.js';
+import { aliceClaim, BACKENDS, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 
 let fx: Fixture | undefined;
 giftcardSuite();
@@ -25,79 +25,82 @@ function carolBonus(order: string, amount = '5', extra: string[] = []): string[]
 /** Requests that move money, as "METHOD path". */
 const moneyCalls = (f: Fixture) => f.providerCalls().filter((c) => !c.startsWith('GET'));
 
-describe('the same claim or order, however it is written', () => {
-  it('c-2001 and C‐2001 (U+2010) after C-2001 are held with the earlier record, exit 3, nothing sent; --force pays', async () => {
-    fx = await fixture({ unset: ['trigger-id'] });
-    const first = await fx.run([...alice('C-2001'), '--json']);
-    expect(first.code, first.stderr).toBe(0);
-    const card = JSON.parse(first.stdout).cardId as string;
-    expect(moneyCalls(fx)).toHaveLength(1);
+// The file ledger and the team's record in PostgreSQL (fixture.ts BACKENDS): the same commands, the same assertions.
+for (const ledger of BACKENDS) {
+  describe(`the same claim or order, however it is written (${ledger} ledger)`, () => {
+    it('c-2001 and C‐2001 (U+2010) after C-2001 are held with the earlier record, exit 3, nothing sent; --force pays', async () => {
+      fx = await fixture({ unset: ['trigger-id'], ledger });
+      const first = await fx.run([...alice('C-2001'), '--json']);
+      expect(first.code, first.stderr).toBe(0);
+      const card = JSON.parse(first.stdout).cardId as string;
+      expect(moneyCalls(fx)).toHaveLength(1);
 
-    for (const variant of ['c-2001', 'C\u20102001', ' C\u22122001 ', 'Ｃ－２００１']) {
-      const r = await fx.run(alice(variant));
-      expect(r.code, `${variant}: ${r.stderr}`).toBe(3);
-      expect(r.stderr).toMatch(/Store credit for claim .* was already issued \(recorded as "C-2001": the same id written differently\)/);
-      // The earlier record: when, who, which profile, how much, to whom, which card.
-      expect(r.stderr).toMatch(
-        /\(\d{4}-\d\d-\d\dT[\d:.]+Z by \S+ with profile "default": 25\.00 USD to alice@example\.com for claim C-2001, order #1001, issued via credit-api-top-up/,
-      );
-      expect(r.stderr).toContain(`(card ${card})`);
-      expect(r.stderr).toMatch(/--force/);
-    }
-    expect(moneyCalls(fx)).toHaveLength(1);
-    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+      for (const variant of ['c-2001', 'C\u20102001', ' C\u22122001 ', 'Ｃ－２００１']) {
+        const r = await fx.run(alice(variant));
+        expect(r.code, `${variant}: ${r.stderr}`).toBe(3);
+        expect(r.stderr).toMatch(/Store credit for claim .* was already issued \(recorded as "C-2001": the same id written differently\)/);
+        // The earlier record: when, who, which profile, how much, to whom, which card.
+        expect(r.stderr).toMatch(
+          /\(\d{4}-\d\d-\d\dT[\d:.]+Z by \S+ with profile "default": 25\.00 USD to alice@example\.com for claim C-2001, order #1001, issued via credit-api-top-up/,
+        );
+        expect(r.stderr).toContain(`(card ${card})`);
+        expect(r.stderr).toMatch(/--force/);
+      }
+      expect(moneyCalls(fx)).toHaveLength(1);
+      expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
 
-    // The issue's three payments, now only on purpose: --force.
-    for (const variant of ['c-2001', 'C\u20102001']) expect((await fx.run(alice(variant, ['--force']))).code).toBe(0);
-    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(3);
+      // The issue's three payments, now only on purpose: --force.
+      for (const variant of ['c-2001', 'C\u20102001']) expect((await fx.run(alice(variant, ['--force']))).code).toBe(0);
+      expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(3);
 
-    const verify = await fx.run(['giftcard', 'history', '--verify']);
-    expect(verify.code).toBe(3);
-    expect(verify.stderr).toMatch(/: 2 possible double credit\(s\)/);
-    expect(verify.stdout.match(/POSSIBLE DOUBLE CREDIT/g)).toHaveLength(2);
+      const verify = await fx.run(['giftcard', 'history', '--verify']);
+      expect(verify.code).toBe(3);
+      expect(verify.stderr).toMatch(/: 2 possible double credit\(s\)/);
+      expect(verify.stdout.match(/POSSIBLE DOUBLE CREDIT/g)).toHaveLength(2);
 
-    const listed = await fx.run(['giftcard', 'history', '--claim', 'C-2001']);
-    expect(listed.code).toBe(0);
-    expect(listed.stdout.trim().split('\n')).toHaveLength(3);
-    for (const written of ['claim C-2001\t', 'claim c-2001\t', 'claim C\u20102001\t']) expect(listed.stdout).toContain(written);
-    const json = JSON.parse((await fx.run(['giftcard', 'history', '--claim', 'c\u20112001', '--json'])).stdout);
-    expect(json.issuances.map((i: { duplicateOf: string | null }) => i.duplicateOf === null)).toEqual([true, false, false]);
+      const listed = await fx.run(['giftcard', 'history', '--claim', 'C-2001']);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout.trim().split('\n')).toHaveLength(3);
+      for (const written of ['claim C-2001\t', 'claim c-2001\t', 'claim C\u20102001\t']) expect(listed.stdout).toContain(written);
+      const json = JSON.parse((await fx.run(['giftcard', 'history', '--claim', 'c\u20112001', '--json'])).stdout);
+      expect(json.issuances.map((i: { duplicateOf: string | null }) => i.duplicateOf === null)).toEqual([true, false, false]);
+    });
+
+    it('two processes at once, one typing C-2101 and the other c‐2101: one pays, the other is held (exit 3)', async () => {
+      fx = await fixture({ unset: ['trigger-id'], ledger });
+      const env = { ...fx.env, CI: '1' };
+      const [a, b] = await Promise.all([runBinary(alice('C-2101'), { env }), runBinary(alice('c\u20102101'), { env })]);
+      expect([a.code, b.code].sort(), a.stderr + b.stderr).toEqual([0, 3]);
+      const held = a.code === 3 ? a : b;
+      expect(held.stderr).toMatch(/recorded as "(C-2101|c‐2101)": the same id written differently\) (has no recorded outcome|\()/);
+      expect(moneyCalls(fx)).toHaveLength(1);
+      expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
+    });
+
+    it('--bonus --order "#1003" after --order 1003 is held; the card says "order #1003", never "##1003"', async () => {
+      fx = await fixture({ unset: ['trigger-id'], ledger });
+      expect((await fx.run(carolBonus('1003'))).code).toBe(0);
+      const again = await fx.run(carolBonus('#1003'));
+      expect(again.code).toBe(3);
+      expect(again.stderr).toMatch(/Store credit for bonus credit for order #1003 was already issued \(recorded as "1003"/);
+      expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(1);
+
+      const hashed = await fx.run(carolBonus('#1004', '7.50'));
+      expect(hashed.code, hashed.stderr).toBe(0);
+      expect(hashed.stderr).toMatch(/Issued 7\.50 USD for bonus credit for order #1004 to Carol Example/);
+      const posts = fx.sandbox.requests.filter((q) => q.path === '/provider/v2/gift-cards/issue/').map((q) => JSON.parse(q.body));
+      expect(posts).toHaveLength(2);
+      const card = posts[1];
+      expect(card.email_details.subject).toBe('Bonus Store Credit for Order #1004');
+      expect(card.email_details.body).toContain('for your order #1004.');
+      expect(card.gift_card.note).toMatch(/^Bonus store credit; order #1004;/);
+      expect(JSON.stringify(posts)).not.toContain('##');
+      const held = await fx.run(carolBonus('1004', '7.50'));
+      expect(held.code).toBe(3);
+      expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(2);
+    });
   });
-
-  it('two processes at once, one typing C-2101 and the other c‐2101: one pays, the other is held (exit 3)', async () => {
-    fx = await fixture({ unset: ['trigger-id'] });
-    const env = { ...fx.env, CI: '1' };
-    const [a, b] = await Promise.all([runBinary(alice('C-2101'), { env }), runBinary(alice('c\u20102101'), { env })]);
-    expect([a.code, b.code].sort(), a.stderr + b.stderr).toEqual([0, 3]);
-    const held = a.code === 3 ? a : b;
-    expect(held.stderr).toMatch(/recorded as "(C-2101|c‐2101)": the same id written differently\) (has no recorded outcome|\()/);
-    expect(moneyCalls(fx)).toHaveLength(1);
-    expect(fx.sandbox.counters.creditsPosted.creditApiTopUp).toBe(1);
-  });
-
-  it('--bonus --order "#1003" after --order 1003 is held; the card says "order #1003", never "##1003"', async () => {
-    fx = await fixture({ unset: ['trigger-id'] });
-    expect((await fx.run(carolBonus('1003'))).code).toBe(0);
-    const again = await fx.run(carolBonus('#1003'));
-    expect(again.code).toBe(3);
-    expect(again.stderr).toMatch(/Store credit for bonus credit for order #1003 was already issued \(recorded as "1003"/);
-    expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(1);
-
-    const hashed = await fx.run(carolBonus('#1004', '7.50'));
-    expect(hashed.code, hashed.stderr).toBe(0);
-    expect(hashed.stderr).toMatch(/Issued 7\.50 USD for bonus credit for order #1004 to Carol Example/);
-    const posts = fx.sandbox.requests.filter((q) => q.path === '/provider/v2/gift-cards/issue/').map((q) => JSON.parse(q.body));
-    expect(posts).toHaveLength(2);
-    const card = posts[1];
-    expect(card.email_details.subject).toBe('Bonus Store Credit for Order #1004');
-    expect(card.email_details.body).toContain('for your order #1004.');
-    expect(card.gift_card.note).toMatch(/^Bonus store credit; order #1004;/);
-    expect(JSON.stringify(posts)).not.toContain('##');
-    const held = await fx.run(carolBonus('1004', '7.50'));
-    expect(held.code).toBe(3);
-    expect(fx.sandbox.counters.creditsPosted.creditApiIssue).toBe(2);
-  });
-});
+}
 
 describe('a similar credit is held', () => {
   /** An attempt and its outcome for Alice, `daysAgo` days before now, as an earlier run recorded them. */
@@ -168,43 +171,45 @@ describe('a similar credit is held', () => {
   });
 });
 
-describe('amounts', () => {
-  it('an amount above max-amount (default 1,000.00) is refused with exit 2 naming the setting; --allow-large and a raised ceiling go on', async () => {
-    fx = await fixture({ unset: ['trigger-id'] });
-    const slip = await fx.run(alice('C-4001', [], '25000'));
-    expect(slip.code).toBe(2);
-    expect(slip.stderr).toMatch(/The amount 25,000\.00 USD is above the ceiling of profile "default" \(setting max-amount: 1,000\.00 USD, the default\)/);
-    expect(slip.stderr).toMatch(/--allow-large/);
-    expect(slip.stderr).toMatch(/opcli config set max-amount/);
-    expect(fx.sandbox.requests).toHaveLength(0);
+for (const ledger of BACKENDS) {
+  describe(`amounts (${ledger} ledger)`, () => {
+    it('an amount above max-amount (default 1,000.00) is refused with exit 2 naming the setting; --allow-large and a raised ceiling go on', async () => {
+      fx = await fixture({ unset: ['trigger-id'], ledger });
+      const slip = await fx.run(alice('C-4001', [], '25000'));
+      expect(slip.code).toBe(2);
+      expect(slip.stderr).toMatch(/The amount 25,000\.00 USD is above the ceiling of profile "default" \(setting max-amount: 1,000\.00 USD, the default\)/);
+      expect(slip.stderr).toMatch(/--allow-large/);
+      expect(slip.stderr).toMatch(/opcli config set max-amount/);
+      expect(fx.sandbox.requests).toHaveLength(0);
 
-    // On a terminal the confirmation shows the amount grouped; no says nothing is paid.
-    const prompter = scriptedPrompter({ 'Issue 25,000.00 USD to Alice Example': false });
-    const asked = await fx.run(
-      alice('C-4001', ['--allow-large'], '25000').filter((a) => a !== '--yes'),
-      { tty: true, prompter, env: { NO_COLOR: '1' } },
-    );
-    expect(asked.code).toBe(1);
-    expect(asked.stderr).toMatch(/^ {2}Amount +25,000\.00 USD$/m);
-    expect(moneyCalls(fx)).toEqual([]);
+      // On a terminal the confirmation shows the amount grouped; no says nothing is paid.
+      const prompter = scriptedPrompter({ 'Issue 25,000.00 USD to Alice Example': false });
+      const asked = await fx.run(
+        alice('C-4001', ['--allow-large'], '25000').filter((a) => a !== '--yes'),
+        { tty: true, prompter, env: { NO_COLOR: '1' } },
+      );
+      expect(asked.code).toBe(1);
+      expect(asked.stderr).toMatch(/^ {2}Amount +25,000\.00 USD$/m);
+      expect(moneyCalls(fx)).toEqual([]);
 
-    const large = await fx.run(alice('C-4001', ['--allow-large'], '25000'));
-    expect(large.code, large.stderr).toBe(0);
-    expect(large.stderr).toMatch(/Issued 25,000\.00 USD for claim C-4001/);
-    expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(25_010);
+      const large = await fx.run(alice('C-4001', ['--allow-large'], '25000'));
+      expect(large.code, large.stderr).toBe(0);
+      expect(large.stderr).toMatch(/Issued 25,000\.00 USD for claim C-4001/);
+      expect(fx.sandbox.loyaltyCard('cust_1001')?.balance).toBe(25_010);
 
-    expect((await fx.run(['config', 'set', 'max-amount', '50,000'])).code).toBe(0);
-    expect((await fx.run(['config', 'get', 'max-amount'])).stdout.trim()).toBe('50000.00');
-    expect((await fx.run(alice('C-4002', [], '30000'))).code).toBe(0);
-    const over = await fx.run(alice('C-4003', [], '50000.01'));
-    expect(over.code).toBe(2);
-    expect(over.stderr).toMatch(/setting max-amount: 50,000\.00 USD\)/);
+      expect((await fx.run(['config', 'set', 'max-amount', '50,000'])).code).toBe(0);
+      expect((await fx.run(['config', 'get', 'max-amount'])).stdout.trim()).toBe('50000.00');
+      expect((await fx.run(alice('C-4002', [], '30000'))).code).toBe(0);
+      const over = await fx.run(alice('C-4003', [], '50000.01'));
+      expect(over.code).toBe(2);
+      expect(over.stderr).toMatch(/setting max-amount: 50,000\.00 USD\)/);
 
-    const bad = await fx.run(['config', 'set', 'max-amount', 'lots']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/max-amount: expected an amount above zero/);
+      const bad = await fx.run(['config', 'set', 'max-amount', 'lots']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/max-amount: expected an amount above zero/);
+    });
   });
-});
+}
 
 describe('giftcard history on a terminal', () => {
   it.each([80, 120])('at %i columns never cuts the status or the amount, and the double-credit flag has its own line', async (columns) => {

@@ -8,6 +8,7 @@ import { orderLabel } from '../../core/identity.js';
 import { textProblem } from '../../text/flag-text.js';
 import { safeLine, safeText } from '../../text/safe.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
+import { openLedger } from '../../giftcard/ledger-db.js';
 import { groupAmount } from '../../giftcard/money.js';
 import { providerClient } from '../../giftcard/provider.js';
 import * as output from '../../core/output.js';
@@ -44,9 +45,10 @@ Examples:
   $ opcli giftcard history --json claimId,amount,currency,status
   $ opcli giftcard history --verify
 
-The ledger is shared by every profile of this config folder (not by other OS users or computers): an
-issuance is known by the provider's shop, the service's store and the claim (or order) however its id
-is written, and each entry names the profile that issued it. --claim C-1001 lists c-1001 and C‐1001 too.
+The ledger is shared by every profile of this config folder, and with record-url by every member of
+the team's record in PostgreSQL (docs/guides/team-record.md): an issuance is known by the provider's
+shop, the service's store and the claim (or order) however its id is written, and each entry names
+the profile that issued it. --claim C-1001 lists c-1001 and C‐1001 too.
 On a terminal each issuance is a wrapped block (the status and amount never cut); a pipe gets one
 tab-separated line each.
 Exit codes: 0, or 3 when --verify finds a possible double credit (a late trigger credit, or a claim
@@ -98,18 +100,21 @@ function checkFilter(flag: string, value: string | undefined): void {
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */
 export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
-  const ledger = ledgerMod.ledgerFor(deps.configDir(), await deps.profile());
-  const { rows, verified, doubles } = await history.readHistory(
-    ledger,
-    { claim: opts.claim, order: opts.order },
-    {
-      provider: opts.verify ? () => providerClient(deps) : undefined,
-      now: deps.now,
-      user: ledgerMod.osUser(),
-      notice: (message) => deps.err(`Warning: ${safeText(message)}\n`),
-      warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`),
-    },
-  );
+  const ledger = await openLedger(deps.configDir(), await deps.profile(), { env: deps.env, cwd: deps.cwd });
+  const read = history
+    .readHistory(
+      ledger,
+      { claim: opts.claim, order: opts.order },
+      {
+        provider: opts.verify ? () => providerClient(deps) : undefined,
+        now: deps.now,
+        user: ledgerMod.osUser(),
+        notice: (message) => deps.err(`Warning: ${safeText(message)}\n`),
+        warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`),
+      },
+    )
+    .finally(() => ledger.close());
+  const { rows, verified, doubles } = await read;
   if (opts.json) {
     const issuances = rows.map((row) => pickFields(row, opts.fields));
     output.printJson(deps, opts.verify ? { ledger: ledger.path, issuances, verify: verified } : { ledger: ledger.path, issuances });

@@ -34,8 +34,8 @@ export async function completeFields(fields: IssueFields & AskFlags, deps: Deps,
   const ceiling = { maxCents: limits.maxCents, allowLarge: fields.allowLarge };
   const isEmail = (v: string) => EmailAddress.safeParse(v.trim()).success;
   const f = { ...fields };
-  const knownIds = () => {
-    if (f.bonus ? f.order?.trim() : f.claim?.trim()) known({ claimId: f.claim?.trim(), orderNumber: f.order?.trim() ?? '', bonus: f.bonus });
+  const knownIds = async () => {
+    if (f.bonus ? f.order?.trim() : f.claim?.trim()) await known({ claimId: f.claim?.trim(), orderNumber: f.order?.trim() ?? '', bonus: f.bonus });
   };
   const missing = [...(!f.bonus && !f.claim?.trim() ? ['claim'] : []), ...REQUIRED.filter((k) => !f[k]?.trim())];
   if (missing.length && !deps.canPrompt()) {
@@ -46,17 +46,17 @@ export async function completeFields(fields: IssueFields & AskFlags, deps: Deps,
         : 'Pass --claim for a claim resolved with store credit, or --bonus for a bonus credit on an order. See `opcli giftcard issue --help`.',
     );
   }
-  knownIds();
+  await knownIds();
   if (missing.length) {
     const prompter = await deps.prompter();
     const required = (what: string) => (v: string) => (v.trim() ? answerProblem(v, what) : `${what} is needed`);
     if (missing.includes('claim')) {
       f.claim = await prompter.input({ message: 'Claim id (the claim resolved with store credit):', validate: required('the claim id') });
-      knownIds();
+      await knownIds();
     }
     if (missing.includes('order')) {
       f.order = await prompter.input({ message: 'Order number (shown on the card as the reference):', validate: required('the order number') });
-      if (f.bonus) knownIds();
+      if (f.bonus) await knownIds();
     }
     if (missing.includes('amount')) {
       f.amount = await prompter.input({

@@ -7,6 +7,7 @@ import { completeFields } from './issue-input.js';
 import * as render from './issue-render.js';
 import * as service from '../../giftcard/issuance.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
+import { openLedger } from '../../giftcard/ledger-db.js';
 import { providerClient } from '../../giftcard/provider.js';
 
 export type { IssueOptions } from './issue-flags.js';
@@ -65,7 +66,23 @@ the customer may have been paid twice (read the message); 1 also when you declin
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
-  const ledger = ledgerMod.ledgerFor(deps.configDir(), profile);
+  const ledger = await openLedger(deps.configDir(), profile, { env: deps.env, cwd: deps.cwd });
+  try {
+    await issueWith(ledger, opts, deps, client, settings, profile);
+  } finally {
+    await ledger.close();
+  }
+}
+
+/** The issuance against an open ledger (a file, or the team's record database). */
+async function issueWith(
+  ledger: ledgerMod.CreditLedger,
+  opts: IssueOptions,
+  deps: Deps,
+  client: Awaited<ReturnType<typeof providerClient>>['client'],
+  settings: Awaited<ReturnType<typeof providerClient>>['settings'],
+  profile: Awaited<ReturnType<Deps['profile']>>,
+): Promise<void> {
   const prepared = await service.prepare({
     settings,
     profile,

@@ -34,7 +34,10 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 
 /** Shows the damaged lines, confirms, and sets them aside. */
 export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
-  const ledger = new Ledger(recordPlace(deps.configDir(), await deps.profile()));
+  const profile = await deps.profile();
+  // With the record in PostgreSQL (record-url), the ledger file still read is the config folder's (src/giftcard/ledger-db.ts).
+  const configDir = deps.configDir();
+  const ledger = new Ledger(profile.record ? { dir: configDir, configDir } : recordPlace(configDir, profile));
   await runRepair(
     ledgerRepairTarget(ledger),
     {

@@ -1,0 +1,324 @@
+/**
+ * The gift card ledger's second backend: the team's record in PostgreSQL (issue 42), for a profile
+ * with a record-url. The same issuance code and rules as the file ledger (ledger.ts), the storage
+ * differs:
+ *
+ * - an attempt is an intent row (kind `credit`), committed before any request that can move money
+ *   leaves, as attempt `seen + 1` of its key under the unique constraint (src/record-pg/queries.ts):
+ *   when another member (another computer) took that attempt since this one read the key, the
+ *   insert is refused and the whole decision is made again on a fresh reading (`withLock`), which
+ *   then finds the other member's attempt and holds this one. No file lock anywhere;
+ * - an outcome is a row of its attempt; a warning a note of it. Where a key stands is still the one
+ *   rule of src/record/outcome.ts, applied by groupIssuances to the rows read back;
+ * - the same claim or order is found by its key (intents_one_attempt), the 30-day hold of a similar
+ *   credit by intents_credit_hold: indexed queries, never a read of the whole record;
+ * - a database that fails fails safe: no attempt committed, no request (the error is thrown before
+ *   the chain starts); an outcome that cannot be written leaves the attempt without one, which every
+ *   later run holds as uncertain. One line names the database and says whether rerunning is safe.
+ *
+ * CHOICE (docs/spec-choices.md#ledger-key): a credit's intent is scoped by the provider shop
+ * (`origin`) and the service store (`store_id`) of its key, as the file ledger scopes its key.
+ */
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { emailIdentity } from '../core/identity.js';
+import type { ResolvedProfile } from '../config/profile.js';
+import { earlierPlaces } from '../config/record-dir.js';
+import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
+import type { ConnectionContext } from '../record-pg/connection.js';
+import { type Attempt, ask, insertIntent, insertOutcome } from '../record-pg/queries.js';
+import {
+  type AttemptRecord,
+  type CreditLedger,
+  groupIssuances,
+  type Held,
+  type Issuance,
+  Ledger,
+  LedgerRecord,
+  ledgerFor,
+  type OutcomeRecord,
+  type WarningRecord,
+} from './ledger.js';
+
+/** Nothing of this credit left: what a failure before the attempt was committed says. */
+const NOTHING_SENT = 'nothing was sent; rerunning is safe';
+
+/** How often one run decides again after other members took the attempt it was about to write. */
+const MAX_RETAKES = 20;
+
+/** How many attempts history reads a page. */
+const PAGE = 1000;
+
+/** Another member committed the attempt this run was about to write: read again and decide again. */
+class AttemptTaken extends Error {}
+
+/** The ledger a profile uses: the team's record in PostgreSQL when it has a record-url, else the file ledger (ledgerFor). */
+export async function openLedger(
+  configDir: string,
+  profile: ResolvedProfile | undefined,
+  ctx: Omit<ConnectionContext, 'passwordSource'>,
+): Promise<CreditLedger> {
+  if (!profile?.record) return ledgerFor(configDir, profile);
+  // CHOICE (docs/spec-choices.md#record-places): the ledger files of this config folder and of every
+  // place the record lived before are still read, never written, so that moving to the database
+  // forgets no credit paid before it (whether or not `record import` copied them in).
+  const before = [{ dir: configDir, configDir, earlier: true }, ...earlierPlaces({ dir: configDir, configDir })].map((place) => new Ledger(place));
+  const database = await openRecordDatabase(profile.record, { ...ctx, passwordSource: profile.record.passwordSource }, { max: 2 });
+  return new DatabaseLedger(database, before);
+}
+
+/** The shop and store of a credit key (`shop:…|store:…|claim:…`): the intent's origin and store_id. */
+function scopeOf(key: string): { origin: string; storeId: string } {
+  const m = /^shop:([^|]*)\|store:([^|]*)\|/.exec(key);
+  return { origin: m?.[1] ?? '-', storeId: m?.[2] ?? '-' };
+}
+
+/** What an attempt row keeps beside its columns: the ledger attempt's own fields. */
+type AttemptDetail = Pick<AttemptRecord, 'claimId' | 'orderNumber' | 'bonus' | 'amount' | 'email' | 'name' | 'shopUrl' | 'firstPath' | 'user'>;
+
+/** The ledger in the team's record database. */
+export class DatabaseLedger implements CreditLedger {
+  readonly path: string;
+  /** The highest attempt of each key this run has read: the next one it writes is one more. */
+  private readonly seen = new Map<string, number>();
+
+  /** `earlier`: the ledger files of the places the record lived before, read and never written. */
+  constructor(
+    private readonly database: RecordDatabase,
+    private readonly earlier: Ledger[] = [],
+  ) {
+    this.path = `record database ${database.target.label}`;
+  }
+
+  /** The attempts of `key` (and with `hold`, the customer's credits of the same amount since `hold.since` under other keys), as ledger records. */
+  async heldAgainst(key?: string, email?: string, hold?: { amountCents: number; currency: string; since: number }): Promise<Held> {
+    // A ledger file of before that cannot be read stops money here too (LedgerDamagedError, exit 2).
+    const before = this.earlier.map((e) => e.heldAgainst(key, email));
+    const earlier = { records: before.flatMap((b) => b.records), uncertain: before.flatMap((b) => b.uncertain) };
+    if (key === undefined) return earlier;
+    const { origin, storeId } = scopeOf(key);
+    const attempts = await this.database.withClient(async (client) => {
+      const same = await ask(client, 'byKey', [origin, storeId, 'credit', key]);
+      const similar =
+        email && hold
+          ? await ask(client, 'creditHold', [origin, storeId, emailIdentity(email), hold.amountCents, hold.currency, new Date(hold.since).toISOString(), key])
+          : [];
+      return [...same, ...similar];
+    }, NOTHING_SENT);
+    this.seen.set(key, Math.max(0, ...attempts.filter((a) => a.key === key).map((a) => a.attempt)));
+    return { records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))], uncertain: earlier.uncertain };
+  }
+
+  issuances(records: LedgerRecord[]): Issuance[] {
+    return groupIssuances(records);
+  }
+
+  /**
+   * Runs `fn` (read, decide, append the attempt) until its attempt is committed or it refuses: when
+   * another member took the attempt in between, the database refused the insert and `fn` runs again
+   * on a fresh reading, which holds this credit by the other's attempt.
+   */
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    for (let i = 0; ; i++) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (!(error instanceof AttemptTaken)) throw error;
+        if (i >= MAX_RETAKES) {
+          throw new OpcliError(
+            `Record database ${this.database.target.label}: other members took the attempt this credit was about to write ${MAX_RETAKES + 1} times in a row; nothing was sent.`,
+            { hint: 'See `opcli giftcard history` for what they wrote; run the command again once they are done.' },
+          );
+        }
+      }
+    }
+  }
+
+  async append(record: LedgerRecord): Promise<void> {
+    const r = LedgerRecord.parse(record);
+    const { origin, storeId } = scopeOf(r.key);
+    if (r.type === 'attempt') return this.appendAttempt(r, origin, storeId);
+    const rerun = unwritten(r);
+    await this.database.withClient(async (client) => {
+      if (r.type === 'outcome') {
+        const { status, path, cardId, error, at, ...rest } = r;
+        const detail = {
+          balanceCents: rest.balanceCents,
+          triggerPosted: rest.triggerPosted,
+          watch: rest.watch,
+          possibleDoubleCredit: rest.possibleDoubleCredit,
+          notes: rest.notes,
+          user: rest.user,
+        };
+        await insertOutcome(client, { filing: r.issuance, status, at, path, cardId, error, detail });
+      } else if (r.type === 'warning') {
+        await client.query(
+          'INSERT INTO opcli.notes (kind, filing, origin, store_id, key, message, os_user, at, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          ['warning', r.issuance, origin, storeId, r.key, r.message, r.user, r.at, { cardId: r.cardId, balanceCents: r.balanceCents }],
+        );
+      } else {
+        throw new OpcliError('internal: a set-aside line belongs to a ledger file, not to the record database', { exitCode: ExitCode.failed });
+      }
+    }, rerun);
+  }
+
+  /** Commits the attempt as the next of its key; AttemptTaken when another member committed that one first. */
+  private async appendAttempt(r: AttemptRecord, origin: string, storeId: string): Promise<void> {
+    const attempt = (this.seen.get(r.key) ?? 0) + 1;
+    const detail: AttemptDetail = {
+      claimId: r.claimId,
+      orderNumber: r.orderNumber,
+      bonus: r.bonus,
+      amount: r.amount,
+      email: r.email,
+      name: r.name,
+      shopUrl: r.shopUrl,
+      firstPath: r.firstPath,
+      user: r.user,
+    };
+    const answer = await this.database.withClient(
+      (client) =>
+        insertIntent(client, {
+          kind: 'credit',
+          origin,
+          storeId,
+          key: r.key,
+          attempt,
+          filing: r.issuance,
+          at: r.at,
+          osUser: r.user,
+          host: r.host,
+          profile: r.profile,
+          customerEmail: emailIdentity(r.email),
+          customerId: r.customerId,
+          amountCents: r.amountCents,
+          currency: r.currency,
+          forced: r.forced,
+          detail,
+        }),
+      // The statement may have committed before the connection failed: nothing was sent, but a rerun may find the attempt and hold the credit as uncertain.
+      'nothing was sent; the attempt may have been recorded, so a rerun may hold this credit until `opcli giftcard history` shows it was not paid (then --force)',
+    );
+    if (answer === 'taken') throw new AttemptTaken();
+    this.seen.set(r.key, attempt);
+  }
+
+  async appendLocked(record: LedgerRecord): Promise<void> {
+    await this.append(record);
+  }
+
+  /** Every credit in the record, a page at a time in the order the server took them, with its outcomes and warnings. */
+  async readAll(): Promise<{ records: LedgerRecord[]; damaged: [] }> {
+    const records: LedgerRecord[] = this.earlier.flatMap((e) => e.read().records);
+    let after = 0;
+    for (;;) {
+      const page = await this.database.withClient(async (client) => {
+        const attempts = await ask(client, 'kindAfter', ['credit', after, PAGE]);
+        const warnings = attempts.length ? (await client.query<WarningRow>(NOTES_OF, [attempts.map((a) => a.filing)])).rows : [];
+        return { attempts, warnings };
+      }, NOTHING_WRITTEN);
+      for (const a of page.attempts)
+        records.push(
+          ...recordsOf(
+            a,
+            page.warnings.filter((w) => w.filing === a.filing),
+          ),
+        );
+      if (page.attempts.length < PAGE) return { records, damaged: [] };
+      after = page.attempts[page.attempts.length - 1]?.id ?? after;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.database.close();
+  }
+}
+
+/** What was not written and what a rerun does, in words: a credit issued whose outcome is lost says it was issued. */
+function unwritten(r: LedgerRecord): string {
+  const rerun = 'a rerun holds this credit (its attempt stays without an outcome) and sends nothing; `opcli giftcard history` shows it';
+  if (r.type === 'outcome' && r.status === 'issued') {
+    return `the credit was issued${r.cardId ? ` (card ${r.cardId})` : ''} but its outcome was not written (issuance ${r.issuance}): ${rerun}; do not issue it again`;
+  }
+  const what = r.type === 'outcome' ? `the outcome "${r.status}"` : `the ${r.type}`;
+  return `${what} of issuance ${r.issuance} was not written: ${rerun}`;
+}
+
+/** The warnings of some attempts, oldest first. */
+const NOTES_OF = `SELECT filing, message, os_user, at, detail, author FROM opcli.notes WHERE kind = 'warning' AND filing = ANY($1) ORDER BY id`;
+
+interface WarningRow {
+  filing: string;
+  message: string;
+  os_user: string | null;
+  at: Date;
+  detail: { cardId?: string; balanceCents?: number };
+  author: string;
+}
+
+/**
+ * An attempt row, its outcomes and warnings, as the ledger's records. The user shown is the one the
+ * attempt names (its OS user); the database role that wrote each row (its author) is the record's
+ * own, not the client's word. A row opcli cannot read stops every issuance, as a damaged ledger line does.
+ */
+function recordsOf(a: Attempt, warnings: WarningRow[]): LedgerRecord[] {
+  const d = a.detail as Partial<AttemptDetail>;
+  const common = { v: 1 as const, issuance: a.filing, key: a.key, user: a.osUser ?? d.user ?? a.author };
+  const attempt = {
+    ...common,
+    type: 'attempt',
+    at: a.at,
+    claimId: d.claimId,
+    orderNumber: d.orderNumber,
+    bonus: d.bonus,
+    amountCents: a.amountCents,
+    amount: d.amount,
+    currency: a.currency,
+    email: d.email,
+    name: d.name,
+    customerId: a.customerId,
+    profile: a.profile ?? '',
+    shopUrl: d.shopUrl,
+    storeId: a.storeId === '-' ? undefined : a.storeId,
+    firstPath: d.firstPath,
+    forced: a.forced ?? false,
+    host: a.host ?? '',
+  };
+  const outcomes = a.outcomes.map((o) => {
+    const od = (o.detail ?? {}) as Partial<OutcomeRecord>;
+    return {
+      ...common,
+      user: od.user ?? o.author,
+      type: 'outcome',
+      at: o.at,
+      status: o.status,
+      path: o.path,
+      cardId: o.cardId,
+      balanceCents: od.balanceCents,
+      triggerPosted: od.triggerPosted ?? false,
+      watch: od.watch,
+      possibleDoubleCredit: od.possibleDoubleCredit ?? false,
+      error: o.error,
+      notes: od.notes ?? [],
+    };
+  });
+  const notes = warnings.map((w) => ({
+    ...common,
+    user: w.os_user ?? w.author,
+    type: 'warning',
+    kind: 'possible-double-credit',
+    at: w.at.toISOString(),
+    message: w.message,
+    cardId: w.detail.cardId,
+    balanceCents: w.detail.balanceCents,
+  }));
+  return [attempt, ...outcomes, ...notes].map((r) => {
+    const parsed = LedgerRecord.safeParse(r);
+    if (!parsed.success) {
+      throw new OpcliError(`The record database holds a credit row opcli cannot read (issuance ${a.filing}); nothing was sent.`, {
+        exitCode: ExitCode.usage,
+        hint: 'Whoever administers the database compares the row with `opcli giftcard history` of a known-good opcli; a row written by another program is not a credit opcli may act on.',
+      });
+    }
+    return parsed.data as AttemptRecord | OutcomeRecord | WarningRecord;
+  });
+}
