@@ -26,8 +26,8 @@ export interface RecordPlace {
 /**
  * The record folder for a profile (none readable: the config folder), checked: a private folder, or
  * a shared one no outsider can write. A profile whose record is in PostgreSQL (record-url) has no
- * record folder: it never falls back to a file, and until the database backend of the record is in
- * place, a command that would read or write the record stops before anything is sent.
+ * record folder: it never falls back to a file. Store credit has its database backend; until claims
+ * have theirs, a command that would read or write the record of claims stops before anything is sent.
  */
 export function recordPlace(
   configDir: string,
@@ -35,9 +35,9 @@ export function recordPlace(
 ): RecordPlace {
   if (profile?.record) {
     throw new OpcliError(
-      `The record of this profile is in PostgreSQL (${maskRecordUrl(profile.record.url)}), which this opcli can set up (\`opcli record setup\`) but not yet file claims or pay credits against; nothing was read or sent.`,
+      `The record of this profile is in PostgreSQL (${maskRecordUrl(profile.record.url)}), where this opcli pays store credit but does not yet file claims; nothing was read or sent.`,
       {
-        hint: 'Unset record-url (`opcli config unset record-url`, and OPCLI_RECORD_URL) to keep the record in files here, or wait for the opcli that writes the record to the database.',
+        hint: 'Unset record-url (`opcli config unset record-url`, and OPCLI_RECORD_URL) to file claims with the record in files here, or wait for the opcli that files claims against the database.',
       },
     );
   }

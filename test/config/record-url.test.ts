@@ -102,7 +102,7 @@ describe('a profile whose record is in PostgreSQL', () => {
     const claims = await runOpcli(['claims', 'history'], { env: env() });
     expect(claims.code).toBe(1);
     expect(claims.stderr).toContain(
-      'Error: The record of this profile is in PostgreSQL (postgresql://alice@db.example.com:5432/opcli?sslmode=verify-full), which this opcli can set up',
+      'Error: The record of this profile is in PostgreSQL (postgresql://alice@db.example.com:5432/opcli?sslmode=verify-full), where this opcli pays store credit but does not yet file claims; nothing was read or sent.',
     );
     expect(claims.stderr).not.toContain(PASSWORD);
     // The gift card ledger reads the database (src/giftcard/ledger-db.ts): one that cannot be reached
