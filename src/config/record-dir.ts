@@ -87,6 +87,14 @@ export function earlierPlaces(place: RecordPlace): RecordPlace[] {
   const here = resolve(place.dir);
   const dirs = new Set([resolve(configDir), ...witnessedPaths(configDir).map((p) => dirname(p))]);
   dirs.delete(here);
+  // Two names of one folder (letter case on Windows and macOS, a link) are one place: it is read once.
+  const seen = new Set([folderIdentity(here)]);
+  for (const dir of dirs) {
+    const id = folderIdentity(dir);
+    if (id === undefined) continue;
+    if (seen.has(id)) dirs.delete(dir);
+    seen.add(id);
+  }
   return [...dirs].map((dir) => {
     if (dir === resolve(configDir)) return { dir, configDir, earlier: true };
     let exists = true;
@@ -100,6 +108,16 @@ export function earlierPlaces(place: RecordPlace): RecordPlace[] {
     checkTeamFolder(dir);
     return { dir, shared, configDir, earlier: true };
   });
+}
+
+/** A folder's device and inode, which every name of it shares; undefined when it is gone. */
+function folderIdentity(dir: string): string | undefined {
+  try {
+    const st = statSync(dir, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Checks the folder again before a write (a private one is created when missing); a place the record lived before is only read. */
