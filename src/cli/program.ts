@@ -1,5 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
-import type { Deps } from '../core/deps.js';
+import type { Deps } from './deps.js';
 import { VERSION } from './version.js';
 import { completeValues } from '../commands/completion/hints.js';
 import { resolveDisplay } from './display.js';

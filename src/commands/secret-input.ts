@@ -4,7 +4,7 @@
  * that earns a warning naming the safer forms.
  */
 import { type Stats, readFileSync, statSync } from 'node:fs';
-import type { Deps } from '../core/deps.js';
+import type { Deps } from '../cli/deps.js';
 import { UsageError } from '../core/errors.js';
 import { readStdinText } from '../core/stdin.js';
 

@@ -1,5 +1,5 @@
 /**
- * The shapes of the outside world that modules below src/core/deps.ts take (the prompter, the progress
+ * The shapes of the outside world that modules below src/cli/deps.ts take (the prompter, the progress
  * layer): the streams, the global options, a question asker. Nothing here imports a module of
  * opcli's but the progress modes, so taking these types closes no import circle.
  */
@@ -53,4 +53,14 @@ export interface DisplayPorts {
   io: IO;
   env: Record<string, string | undefined>;
   now(): number;
+}
+
+/** What printing reads and writes of the run (src/core/output.ts): the streams, COLUMNS and TERM, stdout and stderr. */
+export interface Printer {
+  io: IO;
+  env: Record<string, string | undefined>;
+  /** Writes data to stdout. */
+  out(text: string): void;
+  /** Writes a notice to stderr, redacted. */
+  err(text: string): void;
 }

@@ -79,7 +79,7 @@ export function safeLine(value: unknown): string {
  * DEL, C1, format characters and U+2028/U+2029 as `\uXXXX` escapes, C0 kept: for JSON text (what
  * JSON.stringify leaves raw; the document still parses to exactly the same values) and for opcli's
  * own styled lines (colour and progress sequences are C0). Every write to stderr, and to stdout on a
- * terminal, passes through it (src/core/deps.ts): a path that forgot safeText still shows no bidi control.
+ * terminal, passes through it (src/cli/deps.ts): a path that forgot safeText still shows no bidi control.
  */
 export function escapeInvisible(text: string): string {
   return text.replace(UNSAFE_JSON, jsonEscape);

@@ -178,7 +178,7 @@ describe('tables fit the terminal', () => {
 
   test('a stream that knows its columns is believed over COLUMNS', async () => {
     const { PassThrough, Readable } = await import('node:stream');
-    const { createDeps } = await import('../../src/core/deps.js');
+    const { createDeps } = await import('../../src/cli/deps.js');
     const { runCli } = await import('../../src/cli/program.js');
     const stdout = Object.assign(new PassThrough(), { columns: 60 });
     let out = '';

@@ -1,5 +1,5 @@
 /** How `opcli api` shows an answer: the head on stderr, the body on stdout. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { safeLine, safeText } from '../../text/safe.js';
 
 /** Prints the status line and headers (--include) on stderr, made safe. */

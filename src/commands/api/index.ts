@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { register as registerRequest } from './request.js';
 
 /** `opcli api`: an authenticated raw request, like `gh api`. */

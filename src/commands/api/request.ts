@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import * as api from './raw-request.js';
 import type { ApiRequestInit } from './raw-request.js';
 import { ApiError, RedirectError, UsageError } from '../../core/errors.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { type LoginRequest, login, type RedirectQuestion } from '../../auth/login.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { parseDuration } from '../../core/flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';

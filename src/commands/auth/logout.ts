@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type LogoutResult, logout, profileLabel } from '../../auth/logout.js';
 import { allProfiles } from '../../auth/status.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { printJson } from '../../core/output.js';
 
 export interface LogoutOptions {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { loginStatus, relativeTime } from '../../auth/describe.js';
 import { createTokenSource } from '../../oauth/token-source.js';
 import { printJson } from '../../core/output.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { AuthError } from '../../core/errors.js';
 import { statusPairs } from '../../auth/describe.js';
 import { profileStatuses } from '../../auth/status.js';

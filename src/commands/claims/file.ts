@@ -4,7 +4,7 @@ import type { RowResult } from '../../claims/results.js';
 import { INPUT_FORMATS } from '../../claims/row-source.js';
 import { CLAIM_FIELDS } from '../../claims/fields.js';
 import type { FieldFlags } from '../../claims/single.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { parseDuration, parseRate } from '../../core/flags.js';
 import { jsonFields } from '../../core/json-fields.js';

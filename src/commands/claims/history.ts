@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readClaimHistory } from '../../claims/history.js';
 import { serviceOrigin } from '../../claims/journal.js';
 import { recordPlace } from '../../config/record-dir.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';

@@ -11,7 +11,7 @@
  */
 import { type Command, Help, type Option } from 'commander';
 import { buildProgram, commandWord, GROUPS } from '../../cli/program.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { argumentHint, type ValueHint, valueHint } from './hints.js';
 
 /** cobra's ShellCompDirective bits that opcli uses, as the shims read them. */

@@ -1,5 +1,5 @@
 import { Argument, type Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { completesWith } from './hints.js';
 import { completionShim, SHELLS } from './shims.js';

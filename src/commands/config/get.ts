@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { getAtPath } from '../../config/settings.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { OpcliError } from '../../core/errors.js';
 import { mask } from '../../core/redact.js';
 import { keyArgument, requireKey } from './keys.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { register as registerGet } from './get.js';
 import { register as registerList } from './list.js';
 import { register as registerPath } from './path.js';

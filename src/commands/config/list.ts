@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { getAtPath } from '../../config/settings.js';
 import { SETTING_KEYS } from '../../config/setting-keys.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { mask } from '../../core/redact.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { outputMode, printJson, printTable } from '../../core/output.js';

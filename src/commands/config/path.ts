@@ -1,6 +1,6 @@
 import { posix, win32 } from 'node:path';
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 
 /** Registers `config path`. */
 export function register(group: Command, deps: Deps): void {

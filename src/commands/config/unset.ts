@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { keyArgument, requireKey } from './keys.js';
 import { profileName } from './set.js';
 import { writeSetting } from '../../config/write-setting.js';

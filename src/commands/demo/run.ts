@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { createDeps, type Deps } from '../../core/deps.js';
+import { createDeps, type Deps } from '../../cli/deps.js';
 import { OpcliError } from '../../core/errors.js';
 import { colors, terminalWidth } from '../../core/output.js';
 import { wrapText } from '../../text/wrap.js';

@@ -1,4 +1,4 @@
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import type { ReceivedRequest, Sandbox, SandboxOptions } from '../../sandbox/types.js';
 
 /** Runs opcli with `argv` and returns the exit code: cli.ts's runCli, given to the demo when its group loads. */

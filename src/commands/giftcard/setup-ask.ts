@@ -1,5 +1,5 @@
 /** The questions of `giftcard setup` on a terminal, in plain words; Enter keeps the current value. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { findSettingKey } from '../../config/setting-keys.js';
 import { getAtPath } from '../../config/settings.js';
 import { DEFAULT_CURRENCY } from '../../giftcard/money.js';

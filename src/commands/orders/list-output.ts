@@ -4,7 +4,7 @@
  * The CSV and table writers (list-table.ts) load the table and width libraries; JSON, JSONL and a
  * pipe never pay for them.
  */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { presentColumns, cellText } from './columns.js';
 import type { OrderWriter } from '../../orders/list.js';
 import { pickFields } from '../../core/json-fields.js';

@@ -1,6 +1,6 @@
 /** What the writers of `orders list` share (list-output.ts for JSON and pipes, list-table.ts for CSV and the table). */
 import { once } from 'node:events';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 
 export interface WriterOptions {
   /** `--columns`: the columns, in order, for the table, TSV and CSV. */

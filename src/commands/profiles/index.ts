@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { register as registerList } from './list.js';
 import { register as registerRemove } from './remove.js';
 import { register as registerUse } from './use.js';

@@ -1,6 +1,6 @@
 import { Argument, type Command } from 'commander';
 import { ProfileName } from '../../config/settings-schema.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { completesWith } from '../completion/hints.js';
 import { ExitCode, OpcliError, PlainExit, UsageError } from '../../core/errors.js';
 

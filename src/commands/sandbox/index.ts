@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { parseDuration, parseRate, parseWholeNumber } from '../../core/flags.js';
 import { completeValues } from '../completion/hints.js';

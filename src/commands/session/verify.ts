@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { isFieldList, type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { outputMode, printJson, printRecord } from '../../core/output.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { isOutcomeUncertain, OpcliError, UsageError } from '../../core/errors.js';
 import { addBodyVerb, printAnswer, printDryRun } from '../body-verb.js';
 import { fieldKinds } from '../../input/flags.js';
