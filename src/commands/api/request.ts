@@ -8,9 +8,9 @@ import { printBody, printHead } from './answer.js';
 import { collectHeader, collectQuery, type HeaderPair, headerRecord, METHODS, methodAndPath, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
 import { warnTypedSecrets } from './secret-args.js';
 import { readSecretFile } from '../secret-input.js';
-import { orderPages } from '../../api/paginate.js';
+import { createPageLimiter, orderPages } from '../../orders/pages.js';
 import { readDataText } from '../../input/data.js';
-import { createPageLimiter } from '../../orders/rate.js';
+
 import { count, createProgress } from '../../text/progress.js';
 
 /** The request, and how to read its body and show its answer. */

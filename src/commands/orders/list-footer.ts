@@ -1,10 +1,10 @@
 /** The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next. */
-import { PaginationError } from '../../api/page-walk.js';
+import { PaginationError } from '../../orders/pages.js';
 import { ExitCode, InterruptedError, OpcliError } from '../../core/errors.js';
 import { count } from '../../text/count.js';
 import { safeLine } from '../../text/safe.js';
 import { shellQuote } from '../../text/shell-quote.js';
-import { type ListProgress, type ListResult, pagePosition } from '../../orders/list.js';
+import { type ListProgress, type ListResult, pagePosition } from '../../orders/pages.js';
 
 export interface FooterInput {
   follow: boolean;

@@ -6,7 +6,7 @@
  */
 import type { Deps } from '../../cli/deps.js';
 import { presentColumns, cellText } from './columns.js';
-import type { OrderWriter } from '../../orders/list.js';
+import type { OrderWriter } from '../../orders/pages.js';
 import { pickFields } from '../../core/json-fields.js';
 import { escapeInvisible, safeLine } from '../../text/safe.js';
 import { type WriterOptions, write } from './list-write.js';

@@ -1,7 +1,7 @@
 /** The `orders list` writers that need the table and CSV libraries: --csv and the terminal table, and the --columns check. */
 import type { Deps } from '../../cli/deps.js';
 import { amountText, DEFAULT_ORDER_COLUMNS, MONEY_COLUMNS, ORDER_COLUMNS, presentColumns, WHOLE_COLUMNS } from './columns.js';
-import type { OrderWriter } from '../../orders/list.js';
+import type { OrderWriter } from '../../orders/pages.js';
 import { type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
 import type { OrderRecord } from '../../schemas.js';
 import { safeText } from '../../text/safe.js';

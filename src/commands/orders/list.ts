@@ -4,7 +4,7 @@ import { InterruptedError } from '../../core/errors.js';
 import { parseWholeNumber } from '../../core/flags.js';
 import { type ListFlags, type ListOptions, listOptions } from './list-flags.js';
 import { footerLines, progressLine, resumeCommand, stopped } from './list-footer.js';
-import { listOrders } from '../../orders/list.js';
+import { listOrders } from '../../orders/pages.js';
 import { colors } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { createOrderWriter } from './list-output.js';
