@@ -10,14 +10,13 @@ import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
 import { expectedValue, fieldMessage, missingMessage } from '../core/field-issues.js';
 import { garbledText } from '../input/issues.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { isStoreMismatch, storeMismatch } from './plan.js';
 import { validateClaim } from './validate.js';
 import { fileRecorded, singleSource } from './single-record.js';
 import { UnreachableError } from './outage.js';
 import { unreachableFailure } from './send.js';
-
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
 

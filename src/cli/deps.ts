@@ -15,8 +15,6 @@ import { Redactor } from '../core/redact.js';
 import { escapeInvisible } from '../text/safe.js';
 import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from '../core/timers.js';
 import type { Globals, IO, Prompter } from '../core/ports.js';
-import { VERSION } from './version.js';
-
 export { isCI } from '../core/env.js';
 export type { Globals, IO, Prompter } from '../core/ports.js';
 export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, startDeadline, type Timers } from '../core/timers.js';
@@ -278,3 +276,8 @@ export function createDeps(init: DepsInit): Deps {
   };
   return deps;
 }
+
+import pkg from '../../package.json' with { type: 'json' };
+
+/** opcli's version, from package.json (bundled at build time). */
+export const VERSION: string = pkg.version;

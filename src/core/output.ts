@@ -180,7 +180,7 @@ export async function renderTable(
 ): Promise<{ text: string; dropped: number[] }> {
   const [{ default: Table }, { displayWidth, truncate }, { wrapText }] = await Promise.all([
     import('cli-table3'),
-    import('../text/width.js'),
+    import('../text/wrap.js'),
     import('../text/wrap.js'),
   ]);
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
@@ -242,7 +242,7 @@ export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T
 export async function printRecord(deps: Printer, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
   if (mode === 'table') {
     const chalk = await colors(deps);
-    const { truncate } = await import('../text/width.js');
+    const { truncate } = await import('../text/wrap.js');
     const width = Math.max(...pairs.map(([k]) => k.length));
     const room = Math.max(10, terminalWidth(deps) - width - 2);
     for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cell(v)), room)}\n`);

@@ -4,7 +4,6 @@
  * opcli's but the progress modes, so taking these types closes no import circle.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { ProgressMode } from '../text/progress-modes.js';
 
 /** The three streams with what is known about them. stderr output is always redacted. */
 export interface IO {
@@ -64,3 +63,7 @@ export interface Printer {
   /** Writes a notice to stderr, redacted. */
   err(text: string): void;
 }
+
+/** The values of `--progress` and of the `progress` setting (src/text/progress.ts draws them); a leaf module, so the settings schema can take them. */
+export const PROGRESS_MODES = ['auto', 'plain', 'none'] as const;
+export type ProgressMode = (typeof PROGRESS_MODES)[number];

@@ -4,10 +4,9 @@ import { completeValues } from '../commands/completion/hints.js';
 import type { z } from 'zod';
 import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import type { FieldIssue } from '../schemas.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
 import { quoteInput } from '../text/excerpt.js';
-
 /** A top-level body field and the flag that sets it. */
 export interface FieldKind extends SchemaField {
   /** The field's name in the body. */

@@ -1,6 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { codeFromRedirect, parsePastedRedirect } from '../../src/oauth/callback.js';
-import { challengeS256, createState, createVerifier } from '../../src/oauth/pkce.js';
+import { codeFromRedirect, parsePastedRedirect, challengeS256, createState, createVerifier } from '../../src/oauth/callback.js';
 import { parseFlags } from '../../src/commands/auth/index.js';
 
 describe('PKCE', () => {

@@ -8,7 +8,7 @@ import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../aut
 import { relativeTime, statusPairs, loginStatus } from '../../auth/describe.js';
 import { printJson } from '../../core/output.js';
 import { readSecret } from '../secret-input.js';
-import { readStdinText } from '../../core/stdin.js';
+import { readStdinText } from '../../input/data.js';
 import { openInBrowser } from '../../oauth/browser.js';
 import { profileStatuses, allProfiles } from '../../auth/status.js';
 import { originOf } from '../../config/origin.js';

@@ -15,7 +15,7 @@ import { completesWith } from '../completion/hints.js';
 import { ZodError } from 'zod';
 import { isSafeForCredentials } from '../../http/client.js';
 import { Currency } from '../../schemas.js';
-import { textProblem } from '../../text/flag-text.js';
+import { textProblem } from '../../text/safe.js';
 
 /** `opcli config`: read and write the active profile's settings. */
 export function register(program: Command, deps: Deps): void {

@@ -10,14 +10,11 @@ import { listOrders, type OrderWriter, PaginationError, type ListProgress, type 
 import { colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
-import { textProblem } from '../../text/flag-text.js';
-import { escapeInvisible, safeLine, safeText } from '../../text/safe.js';
+import { textProblem, escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
 import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
 import { count } from '../../text/count.js';
-import { shellQuote } from '../../text/shell-quote.js';
-
 /** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
   list: async () => ({ register: registerList }),

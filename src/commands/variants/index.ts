@@ -4,11 +4,9 @@ import { isOutcomeUncertain, OpcliError, UsageError } from '../../core/errors.js
 import { addBodyVerb, printAnswer, printDryRun } from '../body-verb.js';
 import { fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
-import { textProblem } from '../../text/flag-text.js';
-import { safeLine } from '../../text/safe.js';
+import { textProblem, safeLine } from '../../text/safe.js';
 import { PATHS } from '../../api/service.js';
-import { buildBody } from '../../input/body.js';
-import { readDataObject } from '../../input/data.js';
+import { buildBody, readDataObject } from '../../input/data.js';
 
 /** `opcli variants`: create product variants. */
 export function register(program: Command, deps: Deps): void {
