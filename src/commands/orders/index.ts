@@ -217,7 +217,7 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
 
 // Writers of `orders list`: each takes the orders of one page as it arrives, so --jsonl, --json,
 // --csv and pipes stream with flat memory; only the terminal table waits for the end to align.
-// The CSV and table writers (list-table.ts) load the table and width libraries; JSON, JSONL and a
+// The CSV and table writers load the table and width libraries; JSON, JSONL and a
 // pipe never pay for them.
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
@@ -348,7 +348,7 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
   };
 }
 
-// What the writers of `orders list` share (list-output.ts for JSON and pipes, list-table.ts for CSV and the table).
+// What the writers of `orders list` share (JSON and pipes, CSV and the table).
 
 export interface WriterOptions {
   /** `--columns`: the columns, in order, for the table, TSV and CSV. */
