@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { type Deps, VERSION } from './deps.js';
-import { completeValues } from '../commands/completion/hints.js';
+import { completeValues } from '../core/flags.js';
 import { resolveDisplay } from './display.js';
 import { PROGRESS_MODES } from '../text/progress.js';
 import { UsageError } from '../core/errors.js';

@@ -1,7 +1,7 @@
 import { Argument, type Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
-import { completesWith } from './hints.js';
+import { completesWith } from '../../core/flags.js';
 
 /** Registers `opcli completion`. (`opcli __complete`, which the shims call, is answered by complete.ts.) */
 export function register(program: Command, deps: Deps): void {

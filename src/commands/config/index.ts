@@ -11,7 +11,7 @@ import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js
 import { outputMode, printJson, printTable } from '../../core/output.js';
 import { maskRecordUrl } from '../../record-pg/url.js';
 import { posix, win32 } from 'node:path';
-import { completesWith } from '../completion/hints.js';
+import { completesWith } from '../../core/flags.js';
 import { ZodError } from 'zod';
 import { isSafeForCredentials } from '../../http/client.js';
 import { Currency } from '../../schemas.js';

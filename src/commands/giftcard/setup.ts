@@ -2,7 +2,7 @@ import * as setup from '../../giftcard/setup.js';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
-import { completeValues } from '../completion/hints.js';
+import { completeValues } from '../../core/flags.js';
 import { askSettings, type SetupKey } from './setup-ask.js';
 import { check } from './setup-check.js';
 import { CURRENCY_CODES } from '../../schemas.js';

@@ -4,7 +4,7 @@ import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js
 import { outputMode, printJson, printTable } from '../../core/output.js';
 import { pickProfileName } from '../../config/profile.js';
 import { ProfileName } from '../../config/settings-schema.js';
-import { completesWith } from '../completion/hints.js';
+import { completesWith } from '../../core/flags.js';
 import { UsageError, ExitCode, OpcliError, PlainExit } from '../../core/errors.js';
 
 /** `opcli profiles`: named sets of settings and credentials. */
