@@ -1,6 +1,7 @@
 /** The values of `auth login`'s flags, checked before anything is sent. */
 import { ValidationError, UsageError } from '../core/errors.js';
 import { textProblem } from '../text/safe.js';
+
 /** `--scopes`: names separated by commas or spaces, without duplicates. */
 export function parseScopes(raw: string): string[] {
   const problem = /[\r\u0000-\u0008\u000b-\u001f\u007f-\u009f\uFFFD]/.test(raw) ? textProblem(raw.replace(/[\r]/g, '\u0001')) : undefined;

@@ -18,6 +18,7 @@ import { startCallbackServer } from '../oauth/loopback.js';
 import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
+
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
   /** Scopes to ask for; undefined: the profile's (browser) or every granted one (client credentials). */

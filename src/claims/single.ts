@@ -17,6 +17,7 @@ import { validateClaim } from './validate.js';
 import { fileRecorded, singleSource } from './single-record.js';
 import { UnreachableError } from './outage.js';
 import { unreachableFailure } from './send.js';
+
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
 

@@ -7,6 +7,7 @@ import { type Stats, readFileSync, statSync } from 'node:fs';
 import type { Deps } from '../cli/deps.js';
 import { UsageError } from '../core/errors.js';
 import { readStdinText } from '../input/data.js';
+
 // A secret, a token or a redirect URL is far below this; a bigger file is the wrong file.
 const MAX_SECRET_FILE_BYTES = 64 * 1024;
 

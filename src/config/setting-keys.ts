@@ -7,6 +7,7 @@ import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';
 import { parseRecordUrl } from '../record-pg/url.js';
 import { PROGRESS_MODES } from '../core/ports.js';
+
 /** Where a configurable value is kept and how it is checked. */
 export interface SettingKey {
   key: string;

@@ -1,10 +1,12 @@
 /** The ledger's earlier records against a new store credit: the same claim or order, a torn line naming it, a similar credit. */
 import { ExitCode, OpcliError } from '../core/errors.js';
-import { orderLabel, emailIdentity } from '../core/identity.js';
+import { orderLabel } from '../core/identity.js';
 import type { CreditRequest } from './chain-plan.js';
+import { emailIdentity } from '../core/identity.js';
 import { type AttemptRecord, type Issuance, issuanceKey, keyParts, type Ledger, sameKey, sameScope, type UncertainLine } from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';
 import { shellQuote } from '../text/safe.js';
+
 /** The credit the ledger is searched for: its request, ledger key, words ("claim C-1") and currency. */
 export interface HeldCredit {
   req: CreditRequest;

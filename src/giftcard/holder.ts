@@ -8,8 +8,10 @@
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import type { GiftCard } from '../schemas.js';
-import { safeLine, shellQuote } from '../text/safe.js';
+import { safeLine } from '../text/safe.js';
+import { shellQuote } from '../text/safe.js';
 import type { CreditRequest } from './chain-plan.js';
+
 /**
  * CHOICE (docs/spec-choices.md#loyalty-card-holder): the spec lists a lookup's fields (gift_card_id,
  * amount, code, expires_on) and says a card carries the customer's e-mail; where the answer

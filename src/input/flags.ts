@@ -6,6 +6,7 @@ import type { FieldIssue } from '../schemas.js';
 import { textProblem } from '../text/safe.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
 import { quoteInput } from '../text/excerpt.js';
+
 /** A top-level body field and the flag that sets it. */
 export interface FieldKind extends SchemaField {
   /** The field's name in the body. */

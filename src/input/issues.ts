@@ -7,6 +7,7 @@ import { ValidationError } from '../core/errors.js';
 import { bodyIssues, type FieldIssue } from '../core/field-issues.js';
 import { textProblem } from '../text/safe.js';
 import { fieldKinds } from './flags.js';
+
 /**
  * Text no one typed on purpose anywhere in a body (control characters, U+FFFD, blank), by field
  * path, into nested objects and lists. `mayBeEmpty` names the paths where "" is a value (a claim's

@@ -12,6 +12,7 @@ import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { displayWidth } from '../../src/text/wrap.js';
 import { capturedStreams, runOpcli } from '../helpers.js';
+
 /** The tour run in-process, piped (as in a log), keeping its sandbox to read what it received. */
 async function pipedTour(): Promise<{ commands: TourCommand[]; sandbox: Sandbox; stdout: string; stderr: string }> {
   const streams = capturedStreams();

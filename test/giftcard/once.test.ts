@@ -10,6 +10,7 @@ import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
 import { displayWidth } from '../../src/text/wrap.js';
 import { runBinary, scriptedPrompter } from '../helpers.js';
 import { type Fixture, fixture, giftcardSuite, ledgerLines, aliceClaim } from './fixture.js';
+
 let fx: Fixture | undefined;
 giftcardSuite();
 

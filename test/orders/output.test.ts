@@ -8,6 +8,7 @@ import type { Sandbox } from '../../src/sandbox/types.js';
 import { displayWidth } from '../../src/text/wrap.js';
 import { profileSuite, type RunOptions, runOpcli } from '../helpers.js';
 import { page, runAgainst } from './scripted.js';
+
 const HOSTILE = 'Ann\u001b]0;PWNED\u0007\u001b[2J Lee\r\u009b31m';
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 

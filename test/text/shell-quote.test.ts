@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { shellQuote } from '../../src/text/safe.js';
+
 const shells = ['sh', 'bash', 'zsh'].filter((s) => spawnSync(s, ['-c', 'true']).status === 0);
 
 /** The arguments `shell` receives for the quoted words, NUL-terminated (no shell word holds a NUL). */

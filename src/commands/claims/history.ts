@@ -1,4 +1,3 @@
-import * as output from '../../core/output.js';
 import type { Command } from 'commander';
 import { readClaimHistory } from '../../claims/history.js';
 import { serviceOrigin } from '../../claims/journal.js';
@@ -6,8 +5,10 @@ import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
+import * as output from '../../core/output.js';
 import { EmailAddress } from '../../schemas.js';
-import { textProblem, safeLine } from '../../text/safe.js';
+import { textProblem } from '../../text/safe.js';
+import { safeLine } from '../../text/safe.js';
 import { wrapText } from '../../text/wrap.js';
 import { byClaim, type ClaimEntry, type ClaimEvent } from './history-claims.js';
 

@@ -13,6 +13,7 @@ import { type Command, Help, type Option } from 'commander';
 import { buildProgram, commandWord, GROUPS } from '../../cli/program.js';
 import type { Deps } from '../../cli/deps.js';
 import { argumentHint, type ValueHint, valueHint } from '../../core/flags.js';
+
 /** cobra's ShellCompDirective bits that opcli uses, as the shims read them. */
 export const DIRECTIVE = { files: 0, error: 1, noFileComp: 4 } as const;
 

@@ -1,15 +1,16 @@
-import * as history from '../../giftcard/history.js';
-import * as ledgerMod from '../../giftcard/ledger.js';
-import * as output from '../../core/output.js';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { OpcliError, UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
+import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { orderLabel } from '../../core/identity.js';
-import { textProblem, safeLine, safeText } from '../../text/safe.js';
+import { textProblem } from '../../text/safe.js';
+import { safeLine, safeText } from '../../text/safe.js';
+import * as ledgerMod from '../../giftcard/ledger.js';
 import { groupAmount } from '../../giftcard/money.js';
 import { providerClient } from '../../giftcard/provider.js';
+import * as output from '../../core/output.js';
 import { colors, terminalWidth } from '../../core/output.js';
 import { wrapText } from '../../text/wrap.js';
 

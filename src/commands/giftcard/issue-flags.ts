@@ -3,6 +3,7 @@ import { UsageError } from '../../core/errors.js';
 import { textProblem } from '../../text/safe.js';
 import { parseDuration } from '../../core/flags.js';
 import { jsonFields } from '../../core/json-fields.js';
+
 /** The fields as typed (flags or answers), not yet parsed. */
 export interface IssueFields {
   claim?: string;

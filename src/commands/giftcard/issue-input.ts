@@ -7,11 +7,13 @@
 import type { Deps } from '../../cli/deps.js';
 import { UsageError, ValidationError } from '../../core/errors.js';
 import type { FieldLimits, TypedFields } from '../../giftcard/issuance.js';
-import { safeLine, shellQuote } from '../../text/safe.js';
+import { safeLine } from '../../text/safe.js';
+import { shellQuote } from '../../text/safe.js';
 import { answerProblem, type IssueFields, type IssueOptions } from './issue-flags.js';
 import { suggestEmail } from '../../giftcard/email.js';
 import { formatMoney, parseAmount } from '../../giftcard/money.js';
 import { EmailAddress } from '../../schemas.js';
+
 const REQUIRED = ['order', 'amount', 'email', 'name'] as const;
 
 function emailProblem(value: string, isEmail: (v: string) => boolean): true | string {

@@ -5,6 +5,7 @@ import { getAtPath } from '../../config/settings.js';
 import { DEFAULT_CURRENCY } from '../../giftcard/money.js';
 import { normaliseValues } from '../../giftcard/setup.js';
 import { parseValue } from '../config/index.js';
+
 /**
  * The settings `setup` writes, in the order it asks for them, each with its question in plain words;
  * short, so that the question and its value in parentheses fit an 80-column line.

@@ -15,6 +15,7 @@ import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
 import { count } from '../../text/count.js';
+
 /** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
   list: async () => ({ register: registerList }),
