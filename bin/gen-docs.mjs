@@ -24,7 +24,7 @@ async function loadCli(root) {
     await build({
       stdin: {
         contents:
-          "export { GROUPS, buildProgram } from './src/cli/program.ts'; export { createDeps } from './src/core/deps.ts'; export { VERSION } from './src/cli/version.ts';",
+          "export { GROUPS, buildProgram } from './src/cli/program.ts'; export { createDeps } from './src/cli/deps.ts'; export { VERSION } from './src/cli/deps.ts';",
         resolveDir: root,
         loader: 'ts',
         sourcefile: 'docs-entry.ts',

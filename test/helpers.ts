@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { runCli } from '../src/cli/program.js';
-import { type Deps, type DepsInit, createDeps, type Prompter } from '../src/core/deps.js';
+import { type Deps, type DepsInit, createDeps, type Prompter } from '../src/cli/deps.js';
 import type { Sandbox, SandboxOptions } from '../src/sandbox/types.js';
 
 export const ROOT = join(import.meta.dirname, '..');

@@ -38,7 +38,7 @@ export const PATHS = {
 /**
  * The API's endpoints as typed calls over the HTTP core; answers are checked with the shared
  * schemas. The token and revoke calls live in src/oauth/endpoints.ts (they take the profile's base URL
- * explicitly, for `--all`), and the order list's paging in src/orders/pager.ts.
+ * explicitly, for `--all`), and the order list's paging in src/orders/pages.ts.
  */
 export function createServiceApi(http: HttpClient) {
   return {

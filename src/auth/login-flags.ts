@@ -1,6 +1,6 @@
 /** The values of `auth login`'s flags, checked before anything is sent. */
 import { ValidationError, UsageError } from '../core/errors.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 
 /** `--scopes`: names separated by commas or spaces, without duplicates. */
 export function parseScopes(raw: string): string[] {

@@ -12,12 +12,11 @@ import { ApiError, AuthError, UsageError, ValidationError } from '../core/errors
 import type { HttpClient } from '../http/client.js';
 import type { Redactor } from '../core/redact.js';
 import { AccessToken } from '../schemas.js';
-import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError } from '../oauth/callback.js';
+import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError, challengeS256, createState, createVerifier } from '../oauth/callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from '../oauth/loopback.js';
 import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
-import { challengeS256, createState, createVerifier } from '../oauth/pkce.js';
 import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
 
 /** How to log in, as the verb parsed it. */

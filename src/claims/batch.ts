@@ -22,7 +22,7 @@ import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
 import type { SendPorts, SendResult } from './pipeline-ports.js';
 import { importBeside, importJournal } from './record-import.js';
-import { hostName, osUser } from '../giftcard/ledger.js';
+import { hostName, osUser } from '../config/user-name.js';
 import { type PlanOptions, Planner, storeMismatch } from './plan.js';
 import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResult } from './results.js';

@@ -10,7 +10,7 @@ import type { FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
 import { expectedValue, fieldMessage, missingMessage } from '../core/field-issues.js';
 import { garbledText } from '../input/issues.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { isStoreMismatch, storeMismatch } from './plan.js';
 import { validateClaim } from './validate.js';

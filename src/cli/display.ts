@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pickProfileName } from '../config/profile.js';
 import { SettingsStore } from '../config/settings.js';
-import type { Deps } from '../core/deps.js';
+import type { Deps } from './deps.js';
 import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 import { PROGRESS_MODES, type ProgressMode } from '../text/progress.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { runCli } from './program.js';
-import { createDeps } from '../core/deps.js';
+import { createDeps } from './deps.js';
 
 async function render(words: string[], configDir: string): Promise<string> {
   let out = '';

@@ -3,7 +3,7 @@ import { isatty } from 'node:tty';
 import { runCli } from './program.js';
 import { childEnv } from '../core/child-env.js';
 import { configDirOf, earlierConfigDirOf } from '../config/config-home.js';
-import { createDeps } from '../core/deps.js';
+import { createDeps } from './deps.js';
 import { platformEnv } from '../core/platform.js';
 import { ExitCode } from '../core/errors.js';
 

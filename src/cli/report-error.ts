@@ -1,4 +1,4 @@
-import type { Deps } from '../core/deps.js';
+import type { Deps } from './deps.js';
 import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from '../core/errors.js';
 import { colors } from '../core/output.js';
 import { count } from '../text/count.js';

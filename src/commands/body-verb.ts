@@ -4,7 +4,7 @@
  * and how they end (the server's answer as JSON with --json, else one line on stderr).
  */
 import type { Command } from 'commander';
-import type { Deps } from '../core/deps.js';
+import type { Deps } from '../cli/deps.js';
 import { addBodyCommand, type BodyCommand } from '../input/flags.js';
 import { printJson } from '../core/output.js';
 

@@ -2,7 +2,7 @@
  * What `claims repair` and `giftcard repair` share: show a record's damaged lines, confirm, and set
  * them aside (src/record/repair.ts), in the words of the record each repairs.
  */
-import type { Deps } from '../core/deps.js';
+import type { Deps } from '../cli/deps.js';
 import { ExitCode, PlainExit, UsageError } from '../core/errors.js';
 import * as output from '../core/output.js';
 import type { DamagedLine } from '../record/damage.js';

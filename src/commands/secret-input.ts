@@ -4,9 +4,9 @@
  * that earns a warning naming the safer forms.
  */
 import { type Stats, readFileSync, statSync } from 'node:fs';
-import type { Deps } from '../core/deps.js';
+import type { Deps } from '../cli/deps.js';
 import { UsageError } from '../core/errors.js';
-import { readStdinText } from '../core/stdin.js';
+import { readStdinText } from '../input/data.js';
 
 // A secret, a token or a redirect URL is far below this; a bigger file is the wrong file.
 const MAX_SECRET_FILE_BYTES = 64 * 1024;

@@ -1,12 +1,12 @@
 /** The keys `opcli config set` accepts, where each is kept and how its value is checked. */
-import { isAbsolute } from 'node:path';
 import * as z from 'zod';
+import { isAbsolute } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { parseProxyUrl } from '../http/proxy.js';
 import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';
 import { parseRecordUrl } from '../record-pg/url.js';
-import { PROGRESS_MODES } from '../text/progress-modes.js';
+import { PROGRESS_MODES } from '../core/ports.js';
 
 /** Where a configurable value is kept and how it is checked. */
 export interface SettingKey {

@@ -1,7 +1,7 @@
 /** The zod schemas of the settings file (the keys `opcli config set` accepts are in setting-keys.ts). */
 import * as z from 'zod';
 import { lazy } from '../schemas.js';
-import { PROGRESS_MODES } from '../text/progress-modes.js';
+import { PROGRESS_MODES } from '../core/ports.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 
 /** Non-secret settings of one profile. Secrets live in the credential store. */

@@ -1,4 +1,4 @@
-import type { Deps } from './deps.js';
+import type { Printer } from './ports.js';
 import { UsageError } from './errors.js';
 import { safeLine } from '../text/safe.js';
 
@@ -6,14 +6,14 @@ import { safeLine } from '../text/safe.js';
 export type OutputMode = 'json' | 'jsonl' | 'table' | 'plain';
 
 /** Picks the output mode from the flags and whether stdout is a terminal. */
-export function outputMode(deps: Deps, flags: { json?: boolean; jsonl?: boolean }): OutputMode {
+export function outputMode(deps: Printer, flags: { json?: boolean; jsonl?: boolean }): OutputMode {
   if (flags.json) return 'json';
   if (flags.jsonl) return 'jsonl';
   return deps.io.stdoutIsTTY ? 'table' : 'plain';
 }
 
 /** Prints one JSON document on stdout. */
-export function printJson(deps: Deps, value: unknown): void {
+export function printJson(deps: Printer, value: unknown): void {
   deps.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
@@ -38,7 +38,7 @@ export interface TableOptions {
 }
 
 /** The width of the terminal a stream writes to: its `columns`, else COLUMNS, else 80. */
-export function terminalWidth(deps: Deps, stream: 'stdout' | 'stderr' = 'stdout'): number {
+export function terminalWidth(deps: Printer, stream: 'stdout' | 'stderr' = 'stdout'): number {
   const columns = (deps.io[stream] as { columns?: number }).columns;
   if (typeof columns === 'number' && columns > 0) return columns;
   const env = Number(deps.env.COLUMNS);
@@ -180,7 +180,7 @@ export async function renderTable(
 ): Promise<{ text: string; dropped: number[] }> {
   const [{ default: Table }, { displayWidth, truncate }, { wrapText }] = await Promise.all([
     import('cli-table3'),
-    import('../text/width.js'),
+    import('../text/wrap.js'),
     import('../text/wrap.js'),
   ]);
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
@@ -208,7 +208,7 @@ export async function renderTable(
  * cells cut with …, ASCII borders with TERM=dumb); on a pipe, tab-separated lines with every
  * column. Every cell is made safe: server text never reaches the terminal raw.
  */
-export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[], mode: OutputMode, options: TableOptions = {}): Promise<void> {
+export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T[], mode: OutputMode, options: TableOptions = {}): Promise<void> {
   const chosen = options.columns ? chooseColumns(columns, options.columns) : undefined;
   if (mode === 'table') {
     const shown = chosen ?? columns.filter((c) => c.default !== false);
@@ -239,10 +239,10 @@ export async function printTable<T>(deps: Deps, columns: Column<T>[], rows: T[],
 }
 
 /** Prints label/value pairs: aligned on a terminal, tab-separated on a pipe; values made safe. */
-export async function printRecord(deps: Deps, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
+export async function printRecord(deps: Printer, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
   if (mode === 'table') {
     const chalk = await colors(deps);
-    const { truncate } = await import('../text/width.js');
+    const { truncate } = await import('../text/wrap.js');
     const width = Math.max(...pairs.map(([k]) => k.length));
     const room = Math.max(10, terminalWidth(deps) - width - 2);
     for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cell(v)), room)}\n`);
@@ -264,7 +264,7 @@ export function csvCell(value: unknown, raw = false): string {
 }
 
 /** A chalk instance for stdout: colour only on a terminal without NO_COLOR. */
-export async function colors(deps: Deps, stream: 'stdout' | 'stderr' = 'stdout') {
+export async function colors(deps: Printer, stream: 'stdout' | 'stderr' = 'stdout') {
   const { Chalk } = await import('chalk');
   const on = stream === 'stdout' ? deps.io.colorStdout : deps.io.colorStderr;
   return new Chalk({ level: on ? 1 : 0 });

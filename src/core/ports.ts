@@ -1,10 +1,9 @@
 /**
- * The shapes of the outside world that modules below src/core/deps.ts take (the prompter, the progress
+ * The shapes of the outside world that modules below src/cli/deps.ts take (the prompter, the progress
  * layer): the streams, the global options, a question asker. Nothing here imports a module of
  * opcli's but the progress modes, so taking these types closes no import circle.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { ProgressMode } from '../text/progress-modes.js';
 
 /** The three streams with what is known about them. stderr output is always redacted. */
 export interface IO {
@@ -54,3 +53,17 @@ export interface DisplayPorts {
   env: Record<string, string | undefined>;
   now(): number;
 }
+
+/** What printing reads and writes of the run (src/core/output.ts): the streams, COLUMNS and TERM, stdout and stderr. */
+export interface Printer {
+  io: IO;
+  env: Record<string, string | undefined>;
+  /** Writes data to stdout. */
+  out(text: string): void;
+  /** Writes a notice to stderr, redacted. */
+  err(text: string): void;
+}
+
+/** The values of `--progress` and of the `progress` setting (src/text/progress.ts draws them); a leaf module, so the settings schema can take them. */
+export const PROGRESS_MODES = ['auto', 'plain', 'none'] as const;
+export type ProgressMode = (typeof PROGRESS_MODES)[number];

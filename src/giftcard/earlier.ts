@@ -5,7 +5,7 @@ import type { CreditRequest } from './chain-plan.js';
 import { emailIdentity } from '../core/identity.js';
 import { type AttemptRecord, type CreditLedger, type Issuance, issuanceKey, keyParts, sameKey, sameScope, type UncertainLine } from './ledger.js';
 import { formatMoney, groupAmount } from './money.js';
-import { shellQuote } from '../text/shell-quote.js';
+import { shellQuote } from '../text/safe.js';
 
 /** The credit the ledger is searched for: its request, ledger key, words ("claim C-1") and currency. */
 export interface HeldCredit {

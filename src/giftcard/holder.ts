@@ -9,7 +9,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import type { GiftCard } from '../schemas.js';
 import { safeLine } from '../text/safe.js';
-import { shellQuote } from '../text/shell-quote.js';
+import { shellQuote } from '../text/safe.js';
 import type { CreditRequest } from './chain-plan.js';
 
 /**

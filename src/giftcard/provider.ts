@@ -7,7 +7,7 @@
  */
 import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
-import { realTimers, startDeadline, type Timers } from '../core/deps.js';
+import { realTimers, startDeadline, type Timers } from '../core/timers.js';
 import type { HttpClient } from '../http/client.js';
 import type { Redactor } from '../core/redact.js';
 import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../core/errors.js';

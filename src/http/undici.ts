@@ -1,5 +1,5 @@
 /**
- * undici's whole index, for the demo tour's plain `request()` (src/commands/demo/tour-io.ts, which
+ * undici's whole index, for the demo tour's plain `request()` (src/commands/demo/index.ts, which
  * loads this module only when the tour runs). The HTTP core never loads it: src/http/transport.ts
  * imports undici's `Agent` module alone.
  */

@@ -1,12 +1,15 @@
-/** Reading a `--data` argument: a JSON file, `-` for standard input, or (for `opcli api`) inline JSON. */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { decimalPrecisionProblem } from '../core/flags.js';
 import { inexactNumber, MAX_JSON_DEPTH, nestsTooDeep } from '../core/json-text.js';
 import type { IO } from '../core/ports.js';
-import { readStdinText } from '../core/stdin.js';
 import { excerpt, jsonProblem } from '../text/excerpt.js';
+import type { z } from 'zod';
+import { type FieldKind, fieldsFromFlags } from './flags.js';
+import { validateBody } from './issues.js';
+
+/** Reading a `--data` argument: a JSON file, `-` for standard input, or (for `opcli api`) inline JSON. */
 
 /** What reading --data takes: standard input and the directory a relative path is read from. */
 export interface DataPorts {
@@ -99,4 +102,30 @@ function parseDataDocument(text: string, source: string, example = '{"currency":
 export async function readDataObject(deps: DataPorts, value: string, example?: string): Promise<Record<string, unknown>> {
   const { text, source } = await readDataText(deps, value);
   return parseDataDocument(text, source, example);
+}
+
+/** Reads all of standard input as text; refuses a terminal, where nothing would arrive. */
+export async function readStdinText(deps: { io: Pick<IO, 'stdin' | 'stdinIsTTY'> }): Promise<string> {
+  if (deps.io.stdinIsTTY)
+    throw new UsageError('--stdin reads from a pipe, but standard input is a terminal.', 'Pipe the value in, e.g. `printf %s "$VALUE" | opcli …`.');
+  const chunks: Buffer[] = [];
+  for await (const chunk of deps.io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+// Request bodies from `--data` plus field flags, validated before anything is sent (--dry-run prints in src/commands/body-verb.ts).
+
+/** Reads --data (a path, `-`, or an already read object), lays the flags over it and validates the result with `schema`. */
+export async function buildBody<S extends z.ZodObject>(
+  deps: DataPorts,
+  schema: S,
+  kinds: FieldKind[],
+  data: string | Record<string, unknown> | undefined,
+  flags: Record<string, unknown>,
+  what: string,
+  fixed: Record<string, unknown> = {},
+): Promise<z.infer<S>> {
+  const base = typeof data === 'string' ? await readDataObject(deps, data) : (data ?? {});
+  const { fields, issues } = fieldsFromFlags(flags, kinds);
+  return validateBody(schema, { ...base, ...fields, ...fixed }, what, issues);
 }

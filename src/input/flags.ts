@@ -1,10 +1,9 @@
 /** One flag per field of a request body (Order, ProductVariant), derived from the shared schemas. */
 import type { Command } from 'commander';
-import { completeValues } from '../commands/completion/hints.js';
+import { completeValues, DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import type { z } from 'zod';
-import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import type { FieldIssue } from '../schemas.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
 import { quoteInput } from '../text/excerpt.js';
 

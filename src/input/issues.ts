@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { ValidationError } from '../core/errors.js';
 import { bodyIssues, type FieldIssue } from '../core/field-issues.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 import { fieldKinds } from './flags.js';
 
 /**

@@ -10,7 +10,7 @@ import { ApiError, OpcliError, ValidationError } from '../core/errors.js';
 import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';
-import { fetchPage, type PagerEnv } from './pager.js';
+import { fetchPage, type PagerEnv } from './pages.js';
 
 /** CHOICE (docs/spec-choices.md#page-size): the page size used while looking for the current record (the spec gives no maximum). */
 export const FIND_PAGE_SIZE = 100;

@@ -3,11 +3,11 @@
  * and fault delays, the rate-limit bucket, session tokens, recorded request times) reads this.
  * The wall clock by default; tests pass a manual clock and move it forward instead of sleeping.
  */
-import type { Timers } from '../core/deps.js';
+import type { Timers } from '../core/timers.js';
 
 export type TimerHandle = unknown;
 
-/** The same shape as a run's timers (src/core/deps.ts), so one manual clock can drive opcli and the sandbox. */
+/** The same shape as a run's timers (src/cli/deps.ts), so one manual clock can drive opcli and the sandbox. */
 export type SandboxClock = Timers;
 
 /** Real time and real timers. Timers do not keep the process alive on their own. */

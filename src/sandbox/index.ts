@@ -3,8 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFaults } from './faults.js';
 import { newAdminSecret, ownOrigins } from './guard.js';
-import { createRecorder } from './recorder.js';
-import { createSandboxServer } from './server.js';
+import { createRecorder, createSandboxServer } from './server.js';
 import { mintSessionToken } from './session.js';
 import { createState, giftCardView, type SandboxState, zeroCounters } from './state.js';
 import { orderAt } from './orders.js';
@@ -13,7 +12,6 @@ import { createRateLimiter } from './rate-limit.js';
 import { orderIndex } from './seed.js';
 import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
-
 export { REQUIRED_SCOPES } from './auth.js';
 export { type ManualClock, manualClock, type SandboxClock, wallClock } from './clock.js';
 export { GRANTED_SCOPES, REGISTERED_REDIRECT_URI } from './seed.js';

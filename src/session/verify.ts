@@ -5,7 +5,7 @@
 import type { ServiceApi } from '../api/service.js';
 import { ApiError, OpcliError, UsageError } from '../core/errors.js';
 import { parseRetryAfter } from '../http/retry.js';
-import { textProblem } from '../text/flag-text.js';
+import { textProblem } from '../text/safe.js';
 
 /** The spec's advice for a refused session token (Errors table). */
 export const RELOAD_MESSAGE = 'the session token is expired or was already used: ask the merchant to reload the app';

@@ -11,10 +11,8 @@
  */
 import type { DisplayPorts } from '../core/ports.js';
 import { safeLine } from './safe.js';
-
 export { count } from './count.js';
-
-export { PROGRESS_MODES, type ProgressMode } from './progress-modes.js';
+export { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 
 /** How progress is drawn in this run: a redrawn line, plain sentences, or not at all. */
 export type ProgressStyle = 'line' | 'plain' | 'none';

@@ -79,7 +79,7 @@ export function safeLine(value: unknown): string {
  * DEL, C1, format characters and U+2028/U+2029 as `\uXXXX` escapes, C0 kept: for JSON text (what
  * JSON.stringify leaves raw; the document still parses to exactly the same values) and for opcli's
  * own styled lines (colour and progress sequences are C0). Every write to stderr, and to stdout on a
- * terminal, passes through it (src/core/deps.ts): a path that forgot safeText still shows no bidi control.
+ * terminal, passes through it (src/cli/deps.ts): a path that forgot safeText still shows no bidi control.
  */
 export function escapeInvisible(text: string): string {
   return text.replace(UNSAFE_JSON, jsonEscape);
@@ -88,4 +88,36 @@ export function escapeInvisible(text: string): string {
 /** Whether a string holds anything `safeText` would change. */
 export function isSafeText(text: string): boolean {
   return safeText(text) === text;
+}
+
+/**
+ * What cannot be part of a value a person typed on purpose: control characters (C0 but tab and
+ * newline, DEL, C1), U+FFFD (what bytes that were not UTF-8 decode to) and lone surrogates.
+ */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why a text value given on the command line cannot be what was meant, or undefined when it can be. */
+export function textProblem(value: string): string | undefined {
+  if (value === '') return 'is empty (leave the flag out to send no value)';
+  if (value.trim() === '') return 'is blank';
+  if (CONTROL.test(value)) return 'holds a control character';
+  if (value.includes('\uFFFD')) return 'holds U+FFFD, the mark of bytes that were not UTF-8 (check the encoding it was typed or pasted in)';
+  if (LONE_SURROGATE.test(value)) return 'is not valid Unicode';
+  return undefined;
+}
+
+// A value made one word for a POSIX shell (sh, bash, zsh), so a hint such as
+// `opcli giftcard history --order '#1007'` runs as pasted: `#` would start a comment, a space would
+// split the word, `$` and backquotes would expand. Plain words stay as typed; anything else is put
+// in single quotes, inside which a POSIX shell treats every character literally but the quote
+// itself, written as '\'' (close, an escaped quote, reopen).
+
+/** A word of characters that never need quoting (no `=` first: zsh expands `=word` to a path). */
+const PLAIN = /^[A-Za-z0-9_@%+:,./-][A-Za-z0-9_@%+=:,./-]*$/;
+
+/** `value` as one shell word that arrives intact when pasted into sh, bash or zsh. */
+export function shellQuote(value: string): string {
+  if (PLAIN.test(value)) return value;
+  return `'${value.replace(/'/g, `'\\''`)}'`;
 }

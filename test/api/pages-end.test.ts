@@ -2,10 +2,10 @@
  * Pagination that ends (issue 38 row 9): a server that keeps answering `hasNextPage: true`, with the
  * same endCursor or with more records than its totalCount, stops `opcli api --paginate` and
  * `orders list --all` with exit 1 and an error naming it; what was printed before stays. The rule
- * (src/api/page-walk.ts) is also checked over families of honest and hostile servers.
+ * (src/orders/pages.ts) is also checked over families of honest and hostile servers.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { PaginationError, pageWalk } from '../../src/api/page-walk.js';
+import { PaginationError, pageWalk } from '../../src/orders/pages.js';
 import { tempConfigDir } from '../helpers.js';
 import { type Answer, page, runAgainst } from '../orders/scripted.js';
 

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { pendingPath } from '../../src/auth/pending.js';
-import type { Prompter } from '../../src/core/deps.js';
+import type { Prompter } from '../../src/cli/deps.js';
 import { manualClock, type Sandbox } from '../../src/sandbox/index.js';
 import { authSuite, get, leakedSecrets, locationOf, opcli, portRefuses, printed, secrets, tokenRequests } from './util.js';
 
@@ -194,7 +194,7 @@ describe('browser login (authorization code + PKCE)', () => {
 
   test('--no-browser prints the link and opens nothing; on a terminal the user pastes the redirect address', async () => {
     const { PassThrough, Readable } = await import('node:stream');
-    const { createDeps } = await import('../../src/core/deps.js');
+    const { createDeps } = await import('../../src/cli/deps.js');
     const { runCli } = await import('../../src/cli/program.js');
     const stderr = new PassThrough();
     const stdout = new PassThrough();

@@ -1,8 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { expect, test } from 'vitest';
-import { finalSteps, steps } from '../../src/commands/demo/steps-auth.js';
-import type { TourContext } from '../../src/commands/demo/tour.js';
-import { createDeps } from '../../src/core/deps.js';
+import { authFinalSteps as finalSteps, authSteps as steps, type TourContext } from '../../src/commands/demo/index.js';
+import { createDeps } from '../../src/cli/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { authSuite, get, locationOf } from './util.js';

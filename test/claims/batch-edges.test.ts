@@ -9,7 +9,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { fileHandlePrototype, runOpcli } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, heldSandbox, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';

@@ -11,7 +11,7 @@ import { PassThrough, Readable } from 'node:stream';
 import type { RowSource, SourceRow } from '../../src/claims/reader.js';
 import { emptyCounts } from '../../src/claims/results.js';
 import { batchView } from '../../src/commands/claims/batch-view.js';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import { capturedStreams, runOpcli } from '../helpers.js';
 import { claimBodies, claimsSuite, row, writeCsv, writeRows } from './fixtures.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fc } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { CLAIM_FIELDS, type ClaimField } from '../../src/claims/fields.js';
-import type { Prompter } from '../../src/core/deps.js';
+import type { Prompter } from '../../src/cli/deps.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { claimBodies, claimsSuite, row, writeCsv } from './fixtures.js';

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { commandWord, GROUPS } from '../../src/cli/program.js';
-import { displayWidth } from '../../src/text/width.js';
+import { displayWidth } from '../../src/text/wrap.js';
 import { BIN, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 
 describe('the program', () => {

@@ -6,12 +6,11 @@
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { runTour } from '../../src/commands/demo/run.js';
-import type { TourCommand } from '../../src/commands/demo/tour.js';
-import { createDeps } from '../../src/core/deps.js';
+import { runTour, type TourCommand } from '../../src/commands/demo/index.js';
+import { createDeps } from '../../src/cli/deps.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { displayWidth } from '../../src/text/width.js';
+import { displayWidth } from '../../src/text/wrap.js';
 import { capturedStreams, runOpcli } from '../helpers.js';
 
 /** The tour run in-process, piped (as in a log), keeping its sandbox to read what it received. */

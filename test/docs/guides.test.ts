@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import { BIN, ROOT, capturedStreams, runOpcli, tempConfigDir } from '../helpers.js';
 import { blockFailure, blockScript, shBlocks } from './blocks.js';
 

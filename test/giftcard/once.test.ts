@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';
-import { displayWidth } from '../../src/text/width.js';
+import { displayWidth } from '../../src/text/wrap.js';
 import { runBinary, scriptedPrompter } from '../helpers.js';
 import { aliceClaim, BACKENDS, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';
 

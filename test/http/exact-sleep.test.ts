@@ -5,7 +5,7 @@
  */
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import { type FineTimers, realPaceClock, sleepExactOn } from '../../src/core/timers.js';
 
 /** A loop: timers fire `skew(n)` ms off their time (the n-th timer set); each turn of immediates takes `turnMs`. */

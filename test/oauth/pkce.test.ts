@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { codeFromRedirect, parsePastedRedirect } from '../../src/oauth/callback.js';
-import { challengeS256, createState, createVerifier } from '../../src/oauth/pkce.js';
-import { parseFlags } from '../../src/commands/auth/login.js';
+import { codeFromRedirect, parsePastedRedirect, challengeS256, createState, createVerifier } from '../../src/oauth/callback.js';
+import { parseFlags } from '../../src/commands/auth/index.js';
 
 describe('PKCE', () => {
   test('S256 challenge of the RFC 7636 Appendix B verifier', () => {

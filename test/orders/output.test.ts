@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/types.js';
-import { displayWidth } from '../../src/text/width.js';
+import { displayWidth } from '../../src/text/wrap.js';
 import { profileSuite, type RunOptions, runOpcli } from '../helpers.js';
 import { page, runAgainst } from './scripted.js';
 
@@ -178,7 +178,7 @@ describe('tables fit the terminal', () => {
 
   test('a stream that knows its columns is believed over COLUMNS', async () => {
     const { PassThrough, Readable } = await import('node:stream');
-    const { createDeps } = await import('../../src/core/deps.js');
+    const { createDeps } = await import('../../src/cli/deps.js');
     const { runCli } = await import('../../src/cli/program.js');
     const stdout = Object.assign(new PassThrough(), { columns: 60 });
     let out = '';

@@ -6,7 +6,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { expect, test } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { profileSuite, runOpcli } from '../helpers.js';
 

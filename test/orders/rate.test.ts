@@ -10,8 +10,8 @@
  */
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { createDeps } from '../../src/core/deps.js';
-import { fetchPage } from '../../src/orders/pager.js';
+import { createDeps } from '../../src/cli/deps.js';
+import { fetchPage } from '../../src/orders/pages.js';
 import type { RateLimit } from '../../src/sandbox/rate-limit.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { profileSuite, ROOT, runOpcli } from '../helpers.js';

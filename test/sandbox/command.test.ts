@@ -1,7 +1,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import { afterEach, describe, expect, test } from 'vitest';
 import { runCli } from '../../src/cli/program.js';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import { admin, call } from './client.js';
 import { capturedStreams, runOpcli, tempConfigDir } from '../helpers.js';
 

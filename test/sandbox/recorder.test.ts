@@ -1,5 +1,5 @@
 import { describe, expect, test, vi } from 'vitest';
-import { createRecorder } from '../../src/sandbox/recorder.js';
+import { createRecorder } from '../../src/sandbox/server.js';
 
 const request = (i: number) => ({ at: i, method: 'POST', path: '/v1/claims/offline', query: {}, headers: {}, body: `{"n":${i}}` });
 

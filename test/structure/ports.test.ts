@@ -12,7 +12,7 @@ const MAY_TAKE_DEPS = [
   'src/commands/',
   'src/cli/program.ts',
   'src/cli/main.ts',
-  'src/core/deps.ts',
+  'src/cli/deps.ts',
   'src/cli/report-error.ts',
   'src/core/output.ts',
   'src/cli/display.ts',
@@ -26,13 +26,13 @@ const NOT_YET: string[] = [];
 /** The methods of `Deps` that print or ask. */
 const TERMINAL_METHODS = new Set(['out', 'err', 'prompter']);
 
-/** Whether a module specifier, seen from `file`, names src/core/deps.ts. */
+/** Whether a module specifier, seen from `file`, names src/cli/deps.ts. */
 function isDeps(file: string, specifier: string): boolean {
   if (!specifier.startsWith('.')) return false;
   const target = relative(root, join(root, dirname(file), specifier))
     .split('\\')
     .join('/');
-  return target === 'src/core/deps.js' || target === 'src/core/deps.ts' || target === 'src/core/deps';
+  return target === 'src/cli/deps.js' || target === 'src/cli/deps.ts' || target === 'src/cli/deps';
 }
 
 /** Where a file takes the `Deps` type or calls a printing or prompting method, as `file:line what`. */
@@ -50,7 +50,7 @@ function terminalReach(file: string): string[] {
             : bindings
               ? ['* (the whole module, Deps with it)']
               : [];
-        for (const name of names) if (name === 'Deps' || name.startsWith('*')) at(node, `imports ${name} from src/core/deps.ts`);
+        for (const name of names) if (name === 'Deps' || name.startsWith('*')) at(node, `imports ${name} from src/cli/deps.ts`);
       }
     }
     if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
@@ -83,7 +83,7 @@ describe('services below src/commands/', () => {
 
   it('finds what it forbids (a file that takes Deps and prints is reported)', () => {
     // The check itself, on the verbs that may do both: it must see them, or it sees nothing anywhere.
-    expect(terminalReach('src/commands/body-verb.ts').join('\n')).toMatch(/imports Deps from src\/core\/deps\.ts[\s\S]*calls \.(out|err)\(/);
+    expect(terminalReach('src/commands/body-verb.ts').join('\n')).toMatch(/imports Deps from src\/cli\/deps\.ts[\s\S]*calls \.(out|err)\(/);
   });
 
   it('keeps no stale entry in the list of services not yet moved', () => {

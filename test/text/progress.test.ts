@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, test } from 'vitest';
-import { createDeps } from '../../src/core/deps.js';
+import { createDeps } from '../../src/cli/deps.js';
 import { createProgress } from '../../src/text/progress.js';
 
 function depsAt(tty: boolean) {

@@ -1,8 +1,8 @@
 /** shellQuote: any value, pasted into a real POSIX shell (sh, and bash, zsh where installed), arrives as one intact argument. */
-import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
+import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
-import { shellQuote } from '../../src/text/shell-quote.js';
+import { shellQuote } from '../../src/text/safe.js';
 
 const shells = ['sh', 'bash', 'zsh'].filter((s) => spawnSync(s, ['-c', 'true']).status === 0);
 

@@ -1,7 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { csvCell, fitWidths, renderTable } from '../../src/core/output.js';
-import { displayWidth, truncate } from '../../src/text/width.js';
-import { wrapProse, wrapText } from '../../src/text/wrap.js';
+import { displayWidth, truncate, wrapProse, wrapText } from '../../src/text/wrap.js';
 
 describe('width, truncation and wrapping', () => {
   test('wide characters and emoji take two columns; truncation never splits a grapheme', () => {

@@ -5,7 +5,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { HttpClient } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
-import { textProblem } from '../../text/flag-text.js';
+import { textProblem } from '../../text/safe.js';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'] as const;
 

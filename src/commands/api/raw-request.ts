@@ -1,7 +1,7 @@
 /**
  * `opcli api` below the verb: which paths carry the token, the --data text read as JSON, and one
- * request sent (the HTTP core refuses a redirect rather than following it). The pages of `--paginate` are in
- * paginate.ts. No prompt and no print: the verb shows each answer's head and body.
+ * request sent (the HTTP core refuses a redirect rather than following it). The pages of `--paginate` are
+ * walked in src/orders/pages.ts (orderPages). No prompt and no print: the verb shows each answer's head and body.
  */
 import { UsageError } from '../../core/errors.js';
 import type { HttpClient } from '../../http/client.js';

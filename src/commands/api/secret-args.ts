@@ -5,7 +5,7 @@
  * prints, and each earns the warning every secret given as an argument gets: other users see
  * arguments in `ps` and the shell keeps them in its history (docs/http.md#secrets-in-arguments).
  */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { SECRET_KEYS } from '../../core/redact.js';
 import { warnSecretArgument } from '../secret-input.js';
 import { SECRET_HEADER } from './args.js';

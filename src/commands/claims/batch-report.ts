@@ -5,7 +5,7 @@
  */
 import type { RowSource, SourceRow } from '../../claims/reader.js';
 import type { BatchProgress, BatchReport, RowResult } from '../../claims/results.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { ResultsFile, writeWithBackpressure } from './batch-output.js';
 import { problemText } from './batch-rows.js';
 import { InOrder } from './batch-order.js';

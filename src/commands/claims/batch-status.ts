@@ -4,7 +4,7 @@
  * terminal, a plain sentence every 10 s elsewhere (--progress). No formatting per row.
  */
 import type { BatchProgress } from '../../claims/results.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { count as formatCount } from '../../text/count.js';
 import { createProgress, lineWidth, type Progress } from '../../text/progress.js';
 

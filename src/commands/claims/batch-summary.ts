@@ -1,7 +1,7 @@
 /** The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows. */
 import type { BatchSummary } from '../../claims/results.js';
 import { CHECK_UNCERTAIN_ROWS } from '../../core/claim-check.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { count, counted } from '../../text/count.js';
 
 /**

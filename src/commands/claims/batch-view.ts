@@ -1,6 +1,6 @@
 /** How `claims file --from` shows a batch on this terminal: the report, the summary, notices on stderr. */
 import type { BatchView } from '../../claims/results.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { BatchReporter } from './batch-report.js';
 import { summarize } from './batch-summary.js';
 

@@ -1,7 +1,7 @@
 /** `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it. */
 import { flattenClaim } from '../../claims/fields.js';
 import { type AskField, type FieldFlags, fileSingle } from '../../claims/single.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import type { OfflineClaim } from '../../schemas.js';
 import { printJson } from '../../core/output.js';
 import { safeLine } from '../../text/safe.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 
 /** Each verb's module, loaded only when the verb is built: `claims template` does not load the batch pipeline of `claims file`. */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { journalRepairTarget, serviceOrigin } from '../../claims/journal.js';
 import { recordRepairTarget } from '../../claims/record-repair.js';
 import { recordPlace } from '../../config/record-dir.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
 /** Flag values of `claims repair`. */

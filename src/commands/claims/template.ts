@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
 import { exampleClaim } from '../../claims/example.js';
 import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 
 export interface TemplateOptions {

@@ -7,12 +7,12 @@
  * shell completes file names itself.
  *
  * Only the group named on the line is loaded (its verbs and flags as registered), so a new verb,
- * flag or hint (hints.ts) completes without anyone editing a list.
+ * flag or hint (src/core/flags.ts) completes without anyone editing a list.
  */
 import { type Command, Help, type Option } from 'commander';
 import { buildProgram, commandWord, GROUPS } from '../../cli/program.js';
-import type { Deps } from '../../core/deps.js';
-import { argumentHint, type ValueHint, valueHint } from './hints.js';
+import type { Deps } from '../../cli/deps.js';
+import { argumentHint, type ValueHint, valueHint } from '../../core/flags.js';
 
 /** cobra's ShellCompDirective bits that opcli uses, as the shims read them. */
 export const DIRECTIVE = { files: 0, error: 1, noFileComp: 4 } as const;

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { OpcliError, UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { orderLabel } from '../../core/identity.js';
-import { textProblem } from '../../text/flag-text.js';
+import { textProblem } from '../../text/safe.js';
 import { safeLine, safeText } from '../../text/safe.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
 import { openLedger } from '../../giftcard/ledger-db.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { register as registerHistory } from './history.js';
 import { register as registerIssue } from './issue.js';
 import { register as registerRepair } from './repair.js';

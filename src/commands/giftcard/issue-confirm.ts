@@ -1,5 +1,5 @@
 /** The confirmation of `giftcard issue`: asked on a terminal, and where nobody can answer, a usage error naming --yes. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { ExitCode, PlainExit, UsageError } from '../../core/errors.js';
 import type { PreparedIssue } from '../../giftcard/issuance.js';
 import { formatMoney } from '../../giftcard/money.js';

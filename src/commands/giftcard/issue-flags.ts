@@ -1,6 +1,6 @@
 /** The flags of `giftcard issue`: each text value checked before anything is asked or sent, the waits parsed. */
 import { UsageError } from '../../core/errors.js';
-import { textProblem } from '../../text/flag-text.js';
+import { textProblem } from '../../text/safe.js';
 import { parseDuration } from '../../core/flags.js';
 import { jsonFields } from '../../core/json-fields.js';
 

@@ -4,11 +4,11 @@
  * the remaining questions. An e-mail whose domain looks misspelt is asked about when someone is
  * there to answer; under --yes or without a terminal it is refused unless --email-confirmed.
  */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError, ValidationError } from '../../core/errors.js';
 import type { FieldLimits, TypedFields } from '../../giftcard/issuance.js';
 import { safeLine } from '../../text/safe.js';
-import { shellQuote } from '../../text/shell-quote.js';
+import { shellQuote } from '../../text/safe.js';
 import { answerProblem, type IssueFields, type IssueOptions } from './issue-flags.js';
 import { suggestEmail } from '../../giftcard/email.js';
 import { formatMoney, parseAmount } from '../../giftcard/money.js';

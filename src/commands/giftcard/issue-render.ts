@@ -1,5 +1,5 @@
 /** What `giftcard issue` shows: the summary to confirm, the dry run, and the issued card. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { type ChainResult, describePath, type DryRunStep } from '../../giftcard/chain.js';
 import { maskCode } from '../../giftcard/format.js';
 import { formatCents, formatMoney } from '../../giftcard/money.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { ExitCode, InterruptedError, PlainExit } from '../../core/errors.js';
 import { type IssueFlags, type IssueOptions, parseFlags } from './issue-flags.js';
 import { confirmIssue } from './issue-confirm.js';

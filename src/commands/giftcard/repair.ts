@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { recordPlace } from '../../config/record-dir.js';
 import { Ledger } from '../../giftcard/ledger.js';
 import { ledgerRepairTarget } from '../../giftcard/repair.js';

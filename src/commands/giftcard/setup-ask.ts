@@ -1,10 +1,10 @@
 /** The questions of `giftcard setup` on a terminal, in plain words; Enter keeps the current value. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { findSettingKey } from '../../config/setting-keys.js';
 import { getAtPath } from '../../config/settings.js';
 import { DEFAULT_CURRENCY } from '../../giftcard/money.js';
 import { normaliseValues } from '../../giftcard/setup.js';
-import { parseValue } from '../config/values.js';
+import { parseValue } from '../config/index.js';
 
 /**
  * The settings `setup` writes, in the order it asks for them, each with its question in plain words;

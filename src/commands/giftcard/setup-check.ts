@@ -1,5 +1,5 @@
 /** `giftcard setup --check` on screen: one row per check, and exit 1 when one failed. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { OpcliError } from '../../core/errors.js';
 import { providerClient } from '../../giftcard/provider.js';
 import { checkProvider } from '../../giftcard/setup.js';

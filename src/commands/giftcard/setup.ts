@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
-import { completeValues } from '../completion/hints.js';
+import { completeValues } from '../../core/flags.js';
 import { askSettings, type SetupKey } from './setup-ask.js';
 import { check } from './setup-check.js';
 import * as setup from '../../giftcard/setup.js';
 import { CURRENCY_CODES } from '../../schemas.js';
 import { readSecret } from '../secret-input.js';
-import { profileName } from '../config/set.js';
-import { parseValue } from '../config/values.js';
+import { profileName } from '../config/index.js';
+import { parseValue } from '../config/index.js';
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
 export interface SetupOptions {

@@ -1,5 +1,5 @@
 /** What `orders update` shows: the dry run with its per-field diff, and the one-line summary. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { safeLine, safeText } from '../../text/safe.js';
 import type { FieldChange, UpdatePlan } from '../../orders/update.js';
 

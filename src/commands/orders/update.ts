@@ -1,5 +1,6 @@
+import * as render from './update-output.js';
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { parseWholeNumber } from '../../core/flags.js';
 import { fieldKinds, fieldsFromFlags } from '../../input/flags.js';
@@ -8,9 +9,8 @@ import { addBodyVerb, printAnswer } from '../body-verb.js';
 import { PATHS } from '../../api/service.js';
 import { readDataObject } from '../../input/data.js';
 import { planUpdate, sendUpdate } from '../../orders/update.js';
-import { textProblem } from '../../text/flag-text.js';
+import { textProblem } from '../../text/safe.js';
 import { count, createProgress } from '../../text/progress.js';
-import * as render from './update-output.js';
 
 export interface UpdateOptions {
   sourceOrderId: string;

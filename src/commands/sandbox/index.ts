@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
-import { parseDuration, parseRate, parseWholeNumber } from '../../core/flags.js';
-import { completeValues } from '../completion/hints.js';
+import { parseDuration, parseRate, parseWholeNumber, completeValues } from '../../core/flags.js';
 import { ProfileName } from '../../config/settings-schema.js';
 import { run, type SandboxCommandOptions } from './run.js';
 

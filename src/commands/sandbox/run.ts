@@ -1,5 +1,5 @@
 /** `opcli sandbox`: start the built-in emulator, print how to reach it, run until interrupted. */
-import type { Deps } from '../../core/deps.js';
+import type { Deps } from '../../cli/deps.js';
 import { assertReplaceableBySandbox, writeSandboxProfile } from '../../config/sandbox-profile.js';
 import { markSandboxStarting } from '../../config/sandbox-starting.js';
 import { type Sandbox, startSandbox } from '../../sandbox/index.js';

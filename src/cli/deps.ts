@@ -6,20 +6,18 @@ import { pickProfileName, type ResolvedProfile, requireKnownProfile, resolveProf
 import { untilSandboxWrote } from '../config/sandbox-starting.js';
 import { SettingsStore } from '../config/settings.js';
 import { configDirOf } from '../config/config-home.js';
-import { httpLimits, isCI } from './env.js';
+import { httpLimits, isCI } from '../core/env.js';
 import { HttpClient, type TokenSource } from '../http/client.js';
 import { readProxyConfig, routeFor } from '../http/proxy.js';
-import { platformEnv } from './platform.js';
-import { createInquirerPrompter } from './prompter.js';
-import { Redactor } from './redact.js';
+import { platformEnv } from '../core/platform.js';
+import { createInquirerPrompter } from '../core/prompter.js';
+import { Redactor } from '../core/redact.js';
 import { escapeInvisible } from '../text/safe.js';
-import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from './timers.js';
-import type { Globals, IO, Prompter } from './ports.js';
-import { VERSION } from '../cli/version.js';
-
-export { isCI } from './env.js';
-export type { Globals, IO, Prompter } from './ports.js';
-export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, startDeadline, type Timers } from './timers.js';
+import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from '../core/timers.js';
+import type { Globals, IO, Prompter } from '../core/ports.js';
+export { isCI } from '../core/env.js';
+export type { Globals, IO, Prompter } from '../core/ports.js';
+export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, startDeadline, type Timers } from '../core/timers.js';
 
 /**
  * Everything a command uses from the outside world, handed in rather than reached for, created
@@ -278,3 +276,8 @@ export function createDeps(init: DepsInit): Deps {
   };
   return deps;
 }
+
+import pkg from '../../package.json' with { type: 'json' };
+
+/** opcli's version, from package.json (bundled at build time). */
+export const VERSION: string = pkg.version;
