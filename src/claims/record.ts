@@ -13,7 +13,7 @@
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
  * intents in one write and one fdatasync per group, alongside the journal's.
  */
-import { closeSync, fdatasync, fstatSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
@@ -25,7 +25,9 @@ import { blockingDamage, type DamagedLine } from '../record/damage.js';
 import { appendSealed, endTornLine, openLog } from '../record/log.js';
 import { syncFolder, syncWritten } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
-import { lineAtSync } from '../record/file-lines.js';
+import { eachLineSync, lineAtSync } from '../record/file-lines.js';
+import { authorName } from '../record/chain.js';
+import { IndexedRecord, IndexMismatch } from '../record/store.js';
 import {
   batchIntentLine,
   type DiskIntent,
@@ -38,11 +40,12 @@ import {
   strongest,
   type ReadLine,
   type RecordHit,
+  type RecordLine,
   type RecordStore,
   recordFileName,
   type RunLine,
 } from './record-format.js';
-import { RecordDamagedError, RecordIndex } from './record-index.js';
+import { CLAIM_LINES, RecordDamagedError, standingOfKey } from './record-index.js';
 
 export { RecordDamagedError } from './record-index.js';
 export {
@@ -77,13 +80,15 @@ export interface OpenRecord {
 }
 
 /**
- * The record of one store, read into an index of byte offsets: the last state of each key, and for
- * each similarity fingerprint the intent of the last claim that may exist with it.
+ * The record of one store, asked by key, by similarity fingerprint and by customer through its
+ * index (src/record/store.ts; the terms: record-index.ts): the lines that answer are read, no others.
  */
 export class ClaimRecord {
   readonly path: string;
-  /** The record read into an index of offsets. */
-  private index: RecordIndex;
+  /** The record's questions (undefined: no file yet). */
+  private q: IndexedRecord<RecordLine> | undefined;
+  /** Batch runs by id, as asked or started (a few per day). */
+  private readonly runs = new Map<string, RunLine>();
   private fd: number | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
@@ -97,7 +102,6 @@ export class ClaimRecord {
     private readonly lock: HeldLock | undefined,
   ) {
     this.path = join(place.dir, recordFileName(store));
-    this.index = new RecordIndex(store);
   }
 
   /** The record's lock name in its folder. */
@@ -163,38 +167,71 @@ export class ClaimRecord {
     }
     if (writing) this.fd = fd;
     else this.readFd = fd;
-    const damaged = this.index.read(fd);
+    this.q = IndexedRecord.open(fd, this.path, this.place.configDir, CLAIM_LINES);
+    const damaged = [...this.q.damaged, ...this.foreignHeader(fd)];
     this.damaged = damaged;
     const blocking = blockingDamage(damaged);
     if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
     if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
     this.intact = !tolerate;
     if (!writing) return;
-    const created = fstatSync(fd).size === 0;
+    const size = fstatSync(fd).size;
+    const created = size === 0;
     if (created) this.pending.push(headerLine(this.store, new Date().toISOString()));
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    const torn = endTornLine({ damaged, lines: this.index.lines, unterminated: this.index.unterminated }, new Date().toISOString(), osUser());
+    const unterminated = !created && !endsWithNewline(fd, size);
+    const lines = Math.max(0, ...damaged.filter((d) => d.kind === 'torn').map((d) => d.line));
+    const torn = endTornLine({ damaged, lines, unterminated }, new Date().toISOString(), osUser());
     if (torn) this.writeNow(torn);
     if (this.pending.length) this.writeNow('');
     // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
   }
 
+  /** Line 1 when it is the header of another store's record (a file copied or renamed): damage. */
+  private foreignHeader(fd: number): DamagedLine[] {
+    const first = parseLineText(lineAtSync(fd, 0));
+    const mine = first?.type !== 'header' || (first.origin === this.store.origin && first.storeId === this.store.storeId);
+    return mine ? [] : [{ line: 1, byte: 0, kind: 'garbage' }];
+  }
+
+  /** The lines that hold any of `terms`. A record changed under its index is read whole again: damage found then stops a command that files. */
+  private find(...terms: string[]): RecordLine[] {
+    if (!this.q) return [];
+    try {
+      return this.q.find(...terms);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch)) throw error;
+    }
+    this.q = this.q.rebuilt();
+    const blocking = blockingDamage(this.q.damaged);
+    if (blocking.length) throw new RecordDamagedError(this.path, blocking);
+    return this.q.find(...terms);
+  }
+
   /** An intent as read, its run's details filled in. */
   private resolve(i: DiskIntent): IntentLine {
-    return this.index.resolve(i);
+    let run = i.run === undefined ? undefined : this.runs.get(i.run);
+    if (i.run !== undefined && !run) {
+      run = this.find(`run:${i.run}`).findLast((r): r is RunLine => r.type === 'run' && r.run === i.run);
+      if (run) this.runs.set(i.run, run);
+    }
+    return resolveIntent(i, run);
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */
   startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
-    this.index.runs.set(run, line);
+    this.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
   }
 
+  private importedHere: Set<string> | undefined;
+
   /** Journals already read into the record (absolute paths). */
   get imported(): Set<string> {
-    return this.index.imported;
+    this.importedHere ??= new Set(this.find('imported').flatMap((r) => (r.type === 'imported' ? [r.journal] : [])));
+    return this.importedHere;
   }
 
   /**
@@ -208,18 +245,15 @@ export class ClaimRecord {
     if (done) this.imported.add(done.journal);
   }
 
-  /** Reads the file into the index again: lines imported from journals (`importLines`) are written, not indexed. */
+  /** Brings the index up to the file again: lines imported from journals (`importLines`) are written, not indexed. */
   reindex(): void {
     const fd = this.fd ?? this.readFd;
-    if (fd === undefined) return;
-    const index = new RecordIndex(this.store);
-    index.read(fd);
-    this.index = index;
+    if (fd !== undefined) this.q = IndexedRecord.open(fd, this.path, this.place.configDir, CLAIM_LINES);
   }
 
-  /** Whether the record holds anything for a key, here or where it lived before (no read of the file). */
+  /** Whether the record holds anything for a key, here or where it lived before. */
   has(key: string): boolean {
-    return [this, ...this.earlier].some((r) => r.index.has(key));
+    return [this, ...this.earlier].some((r) => r.lookupHere(key) !== undefined);
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
@@ -230,12 +264,8 @@ export class ClaimRecord {
   private lookupHere(key: string): RecordHit | undefined {
     const mine = this.written.get(key);
     if (mine) return mine;
-    const found = this.index.get(key);
-    if (!found) return undefined;
-    const { state, intentAt, outcomeAt, tornLine } = found;
-    const intent = intentAt >= 0 ? (this.lineAt(intentAt) as IntentLine | undefined) : undefined;
-    const outcome = state !== 'sending' && outcomeAt >= 0 ? (this.lineAt(outcomeAt) as OutcomeLine | undefined) : undefined;
-    return { state, intent, tornLine: tornLine || undefined, outcome };
+    const torn = this.damaged.find((d) => d.kind === 'torn' && d.key === key);
+    return standingOfKey(this.find(`key:${key}`), torn, (i) => this.resolve(i));
   }
 
   /** The last claim that may exist with this similarity fingerprint and another key, or undefined (here first, then where the record lived before). */
@@ -249,24 +279,30 @@ export class ClaimRecord {
 
   private similarHere(sim: string | undefined, key: string): RecordHit | undefined {
     if (!sim || !HEX64.test(sim)) return undefined;
-    const at = this.index.similarAt(sim);
-    if (at < 0) return undefined;
-    const intent = this.lineAt(at) as IntentLine | undefined;
-    if (!intent || intent.key === key) return undefined;
+    const last = this.find(`sim:${sim}`).findLast((r) => r.type === 'intent' && r.sim === sim);
+    if (last?.type !== 'intent' || last.key === key) return undefined;
+    const intent = this.resolve(last);
     const hit = this.lookup(intent.key);
     return hit && claimMayExist(hit.state) ? { ...hit, intent } : undefined;
   }
 
-  /** Every readable line of the file, in order (for history, and the outcome of a hit). */
+  /** Every readable line of the file, in order (for history), intents resolved; `run` lines are remembered on the way. */
   *all(): Generator<ReadLine> {
     const fd = openLog(this.place, recordFileName(this.store), WORDS.what, false);
-    if (fd !== undefined) yield* this.index.readAll(fd);
-  }
-
-  private lineAt(offset: number): ReadLine | undefined {
-    const fd = this.fd ?? this.readFd;
-    const r = fd === undefined ? undefined : parseLineText(lineAtSync(fd, offset));
-    return r?.type === 'intent' ? this.resolve(r) : r;
+    if (fd === undefined) return;
+    const lines: string[] = [];
+    try {
+      eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
+        if (end > start && !long) lines.push(buffer.toString('utf8', start, end));
+      });
+    } finally {
+      closeSync(fd);
+    }
+    for (const line of lines) {
+      const r = parseLineText(line);
+      if (r?.type === 'run') this.runs.set(r.run, r);
+      if (r) yield r.type === 'intent' ? this.resolve(r) : r;
+    }
   }
 
   /**
@@ -387,4 +423,24 @@ export class ClaimRecord {
       this.lock?.release();
     }
   }
+}
+
+/** An intent with its run's details filled in. */
+function resolveIntent(i: DiskIntent, run: RunLine | undefined): IntentLine {
+  return {
+    ...i,
+    // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
+    user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
+    host: i.host ?? run?.host ?? '?',
+    profile: i.profile ?? run?.profile ?? '?',
+    source: i.source ?? run?.source ?? '?',
+    journal: i.journal ?? run?.journal,
+    journalId: run?.journalId,
+  };
+}
+
+/** Whether the file open as `fd`, `size` bytes long, ends with a newline. */
+function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
 }

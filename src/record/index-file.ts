@@ -90,14 +90,29 @@ export class TermIndex {
     const b = h >>> 24;
     const length = state.buckets[b] as number;
     if (length === 0) return [];
+    const bytes = this.bucket(b, length);
+    if (bytes === undefined) return undefined;
+    const offsets = new Set<number>();
+    for (let at = 0; at + ENTRY <= length; at += ENTRY) if (bytes.readUInt32LE(at) === h) offsets.add(bytes.readDoubleLE(at + 4));
+    return [...offsets].sort((a, b) => a - b);
+  }
+
+  /** Buckets read, kept for the next question (a batch asks of every row): at most the index's size. */
+  private readonly buckets = new Map<number, Buffer>();
+
+  /** The first `length` bytes of bucket `b` (undefined: the bucket is shorter). */
+  private bucket(b: number, length: number): Buffer | undefined {
+    const kept = this.buckets.get(b);
+    if (kept && kept.length === length) return kept;
     const fd = openPrivateFile(join(this.dir, bucketName(b)), constants.O_RDONLY, 'record index');
     if (fd === undefined) return undefined;
     try {
       const bytes = Buffer.alloc(length);
-      if (readSync(fd, bytes, 0, length, 0) < length) return undefined;
-      const offsets = new Set<number>();
-      for (let at = 0; at + ENTRY <= length; at += ENTRY) if (bytes.readUInt32LE(at) === h) offsets.add(bytes.readDoubleLE(at + 4));
-      return [...offsets].sort((a, b) => a - b);
+      let done = 0;
+      for (let n = 1; done < length && n > 0; done += n) n = readSync(fd, bytes, done, length - done, done);
+      if (done < length) return undefined;
+      this.buckets.set(b, bytes);
+      return bytes;
     } finally {
       closeSync(fd);
     }
@@ -158,6 +173,7 @@ export class TermIndex {
   /** Forgets the index: the next read rebuilds it from the record. */
   reset(): void {
     this.state = undefined;
+    this.buckets.clear();
     this.written = undefined;
     this.unsynced.clear();
     rmSync(this.dir, { recursive: true, force: true });
