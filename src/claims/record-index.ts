@@ -10,10 +10,25 @@
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
-import { type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
+import { authorName } from '../record/chain.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
 import { actOn, attemptHash, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
-import type { RecordClient } from '../record/store.js';
-import { type IntentLine, type OutcomeLine, parseRecordLine, RECORD_VERSION, type RecordHit, type RecordLine, type RecordState } from './record-format.js';
+import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
+import { lineAtSync } from '../record/file-lines.js';
+import {
+  type DiskIntent,
+  type IntentLine,
+  type OutcomeLine,
+  parseRecordLine,
+  RECORD_VERSION,
+  type RecordHit,
+  type RecordLine,
+  type RecordState,
+  type RunLine,
+  parseLineText,
+  type ReadLine,
+  type RecordStore,
+} from './record-format.js';
 
 /** The terms a line of the record is found by. */
 export function claimTerms(r: RecordLine): string[] {
@@ -73,6 +88,96 @@ export function standingOfKey(lines: readonly RecordLine[], torn: DamagedLine | 
   if (!s) return undefined;
   const state = actOn(s, 'uncertain', claimWeight);
   return { state, intent: intent && resolve(intent), tornLine, outcome: state === 'sending' ? undefined : outcome };
+}
+
+/** An intent with its run's details filled in. */
+export function resolveIntent(i: DiskIntent, run: RunLine | undefined): IntentLine {
+  return {
+    ...i,
+    // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
+    user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
+    host: i.host ?? run?.host ?? '?',
+    profile: i.profile ?? run?.profile ?? '?',
+    source: i.source ?? run?.source ?? '?',
+    journal: i.journal ?? run?.journal,
+    journalId: run?.journalId,
+  };
+}
+
+/** The questions the record of claims open as `fd` answers from its index (src/record/store.ts). */
+export class ClaimQuestions {
+  private q: IndexedRecord<RecordLine>;
+  /** Batch runs by id, as asked, read or started (a few per day). */
+  readonly runs = new Map<string, RunLine>();
+  private journals: Set<string> | undefined;
+  /** The lines that cannot be read, found as the index was brought up to date. */
+  readonly damaged: DamagedLine[];
+
+  /** `changed`: damage found when the record, changed under its index, was read whole again (it may throw). */
+  constructor(
+    private readonly fd: number,
+    private readonly path: string,
+    private readonly home: string | undefined,
+    store: RecordStore,
+    private readonly changed: (blocking: DamagedLine[]) => void,
+  ) {
+    this.q = IndexedRecord.open(fd, path, home, CLAIM_LINES);
+    // Line 1 of another store's record (a file copied or renamed) is damage.
+    const first = parseLineText(lineAtSync(fd, 0));
+    const foreign = first?.type === 'header' && (first.origin !== store.origin || first.storeId !== store.storeId);
+    this.damaged = [...this.q.damaged, ...(foreign ? [{ line: 1, byte: 0, kind: 'garbage' as const }] : [])];
+  }
+
+  /** Brings the index up to the file again (lines this run imported are written, not yet indexed). */
+  reopen(): void {
+    this.q = IndexedRecord.open(this.fd, this.path, this.home, CLAIM_LINES);
+  }
+
+  /** The lines that hold any of `terms`; a record changed under its index is read whole again first. */
+  private find(...terms: string[]): RecordLine[] {
+    try {
+      return this.q.find(...terms);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch)) throw error;
+    }
+    this.q = this.q.rebuilt();
+    const blocking = blockingDamage(this.q.damaged);
+    if (blocking.length) this.changed(blocking);
+    return this.q.find(...terms);
+  }
+
+  /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`), in order, intents resolved. */
+  linesOf(...terms: string[]): ReadLine[] {
+    return this.find(...terms).map((r) => (r.type === 'intent' ? this.resolve(r) : r));
+  }
+
+  /** An intent as read, its run's details filled in. */
+  resolve(i: DiskIntent): IntentLine {
+    let run = i.run === undefined ? undefined : this.runs.get(i.run);
+    if (i.run !== undefined && !run) {
+      run = this.find(`run:${i.run}`).findLast((r): r is RunLine => r.type === 'run' && r.run === i.run);
+      if (run) this.runs.set(i.run, run);
+    }
+    return resolveIntent(i, run);
+  }
+
+  /** Journals already read into the record (absolute paths). */
+  get imported(): Set<string> {
+    this.journals ??= new Set(this.find('imported').flatMap((r) => (r.type === 'imported' ? [r.journal] : [])));
+    return this.journals;
+  }
+
+  /** What the record holds for a key, a torn last line among `damaged` included. */
+  hitOf(key: string, damaged: DamagedLine[]): RecordHit | undefined {
+    const torn = damaged.find((d) => d.kind === 'torn' && d.key === key);
+    return standingOfKey(this.find(`key:${key}`), torn, (i) => this.resolve(i));
+  }
+
+  /** The intent of the last claim sent with a similarity fingerprint. */
+  lastIntentOf(sim: string): IntentLine | undefined {
+    const last = this.find(`sim:${sim}`).findLast((r) => r.type === 'intent' && r.sim === sim);
+    return last?.type === 'intent' ? this.resolve(last) : undefined;
+  }
 }
 
 /** A record of claims that cannot be read safely: nothing may be filed until it is repaired (exit 2). */

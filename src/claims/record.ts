@@ -13,7 +13,7 @@
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
  * intents in one write and one fdatasync per group, alongside the journal's.
  */
-import { closeSync, fdatasync, fstatSync, readSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
@@ -22,15 +22,12 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { appendSealed, endTornLine, openLog } from '../record/log.js';
+import { appendSealed, endsWithNewline, endTornLine, openLog } from '../record/log.js';
 import { syncFolder, syncWritten } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
-import { eachLineSync, lineAtSync } from '../record/file-lines.js';
-import { authorName } from '../record/chain.js';
-import { IndexedRecord, IndexMismatch } from '../record/store.js';
+import { eachLineSync } from '../record/file-lines.js';
 import {
   batchIntentLine,
-  type DiskIntent,
   headerLine,
   type IntentLine,
   type NewIntent,
@@ -40,12 +37,11 @@ import {
   strongest,
   type ReadLine,
   type RecordHit,
-  type RecordLine,
   type RecordStore,
   recordFileName,
   type RunLine,
 } from './record-format.js';
-import { CLAIM_LINES, RecordDamagedError, standingOfKey } from './record-index.js';
+import { ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
 
 export { RecordDamagedError } from './record-index.js';
 export {
@@ -86,9 +82,7 @@ export interface OpenRecord {
 export class ClaimRecord {
   readonly path: string;
   /** The record's questions (undefined: no file yet). */
-  private q: IndexedRecord<RecordLine> | undefined;
-  /** Batch runs by id, as asked or started (a few per day). */
-  private readonly runs = new Map<string, RunLine>();
+  private q: ClaimQuestions | undefined;
   private fd: number | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
@@ -167,8 +161,15 @@ export class ClaimRecord {
     }
     if (writing) this.fd = fd;
     else this.readFd = fd;
-    this.q = IndexedRecord.open(fd, this.path, this.place.configDir, CLAIM_LINES);
-    const damaged = [...this.q.damaged, ...this.foreignHeader(fd)];
+    this.q = new ClaimQuestions(fd, this.path, this.place.configDir, this.store, (blocking) => {
+      // The record changed under its index and, read whole again, has damage: it stops a command that files.
+      if (this.intact) {
+        this.intact = false;
+        throw new RecordDamagedError(this.path, blocking);
+      }
+      this.damaged.push(...blocking);
+    });
+    const damaged = this.q.damaged;
     this.damaged = damaged;
     const blocking = blockingDamage(damaged);
     if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
@@ -188,50 +189,16 @@ export class ClaimRecord {
     if (created) syncFolder(this.place.dir);
   }
 
-  /** Line 1 when it is the header of another store's record (a file copied or renamed): damage. */
-  private foreignHeader(fd: number): DamagedLine[] {
-    const first = parseLineText(lineAtSync(fd, 0));
-    const mine = first?.type !== 'header' || (first.origin === this.store.origin && first.storeId === this.store.storeId);
-    return mine ? [] : [{ line: 1, byte: 0, kind: 'garbage' }];
-  }
-
-  /** The lines that hold any of `terms`. A record changed under its index is read whole again: damage found then stops a command that files. */
-  private find(...terms: string[]): RecordLine[] {
-    if (!this.q) return [];
-    try {
-      return this.q.find(...terms);
-    } catch (error) {
-      if (!(error instanceof IndexMismatch)) throw error;
-    }
-    this.q = this.q.rebuilt();
-    const blocking = blockingDamage(this.q.damaged);
-    if (blocking.length) throw new RecordDamagedError(this.path, blocking);
-    return this.q.find(...terms);
-  }
-
-  /** An intent as read, its run's details filled in. */
-  private resolve(i: DiskIntent): IntentLine {
-    let run = i.run === undefined ? undefined : this.runs.get(i.run);
-    if (i.run !== undefined && !run) {
-      run = this.find(`run:${i.run}`).findLast((r): r is RunLine => r.type === 'run' && r.run === i.run);
-      if (run) this.runs.set(i.run, run);
-    }
-    return resolveIntent(i, run);
-  }
-
   /** Starts a batch run: its `run` line is written before its first intents. */
   startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
-    this.runs.set(run, line);
+    this.q?.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
   }
 
-  private importedHere: Set<string> | undefined;
-
   /** Journals already read into the record (absolute paths). */
   get imported(): Set<string> {
-    this.importedHere ??= new Set(this.find('imported').flatMap((r) => (r.type === 'imported' ? [r.journal] : [])));
-    return this.importedHere;
+    return this.q?.imported ?? new Set();
   }
 
   /**
@@ -242,13 +209,12 @@ export class ClaimRecord {
     const marker = done ? `${JSON.stringify({ v: 1, type: 'imported', at: this.stamp(now), journal: done.journal, entries: done.entries })}\n` : '';
     this.writeNow(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
     syncWritten(this.fd as number);
-    if (done) this.imported.add(done.journal);
+    if (done) this.q?.imported.add(done.journal);
   }
 
   /** Brings the index up to the file again: lines imported from journals (`importLines`) are written, not indexed. */
   reindex(): void {
-    const fd = this.fd ?? this.readFd;
-    if (fd !== undefined) this.q = IndexedRecord.open(fd, this.path, this.place.configDir, CLAIM_LINES);
+    this.q?.reopen();
   }
 
   /** Whether the record holds anything for a key, here or where it lived before. */
@@ -264,8 +230,7 @@ export class ClaimRecord {
   private lookupHere(key: string): RecordHit | undefined {
     const mine = this.written.get(key);
     if (mine) return mine;
-    const torn = this.damaged.find((d) => d.kind === 'torn' && d.key === key);
-    return standingOfKey(this.find(`key:${key}`), torn, (i) => this.resolve(i));
+    return this.q?.hitOf(key, this.damaged);
   }
 
   /** The last claim that may exist with this similarity fingerprint and another key, or undefined (here first, then where the record lived before). */
@@ -278,31 +243,38 @@ export class ClaimRecord {
   }
 
   private similarHere(sim: string | undefined, key: string): RecordHit | undefined {
-    if (!sim || !HEX64.test(sim)) return undefined;
-    const last = this.find(`sim:${sim}`).findLast((r) => r.type === 'intent' && r.sim === sim);
-    if (last?.type !== 'intent' || last.key === key) return undefined;
-    const intent = this.resolve(last);
+    const intent = sim && HEX64.test(sim) ? this.q?.lastIntentOf(sim) : undefined;
+    if (!intent || intent.key === key) return undefined;
     const hit = this.lookup(intent.key);
     return hit && claimMayExist(hit.state) ? { ...hit, intent } : undefined;
   }
 
-  /** Every readable line of the file, in order (for history), intents resolved; `run` lines are remembered on the way. */
-  *all(): Generator<ReadLine> {
-    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, false);
-    if (fd === undefined) return;
-    const lines: string[] = [];
+  /** Every readable line of the file, in order (history), intents resolved, handed to `take` as it is read: `run` lines are remembered on the way. */
+  eachLine(take: (r: ReadLine) => void): void {
+    const q = this.q;
+    const fd = q && openLog(this.place, recordFileName(this.store), WORDS.what, false);
+    if (fd === undefined || !q) return;
     try {
       eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
-        if (end > start && !long) lines.push(buffer.toString('utf8', start, end));
+        const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
+        if (r?.type === 'run') q.runs.set(r.run, r);
+        if (r) take(r.type === 'intent' ? q.resolve(r) : r);
       });
     } finally {
       closeSync(fd);
     }
-    for (const line of lines) {
-      const r = parseLineText(line);
-      if (r?.type === 'run') this.runs.set(r.run, r);
-      if (r) yield r.type === 'intent' ? this.resolve(r) : r;
-    }
+  }
+
+  /** Every readable line, in order, gathered (a small record's read: history streams with `eachLine`). */
+  all(): ReadLine[] {
+    const lines: ReadLine[] = [];
+    this.eachLine((r) => lines.push(r));
+    return lines;
+  }
+
+  /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`: record-index.ts), in order, intents resolved. */
+  linesOf(...terms: string[]): ReadLine[] {
+    return this.q?.linesOf(...terms) ?? [];
   }
 
   /**
@@ -340,7 +312,7 @@ export class ClaimRecord {
       // The id and key first: a line cut short still names its claim (src/record/damage.ts).
       const intent = { v: 1 as const, issuance: filing, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
-      if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
+      if (remember) this.written.set(key, { state: 'sending', intent: resolveIntent(intent, undefined) });
     }
     this.writeNow(text);
   }
@@ -423,24 +395,4 @@ export class ClaimRecord {
       this.lock?.release();
     }
   }
-}
-
-/** An intent with its run's details filled in. */
-function resolveIntent(i: DiskIntent, run: RunLine | undefined): IntentLine {
-  return {
-    ...i,
-    // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
-    user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
-    host: i.host ?? run?.host ?? '?',
-    profile: i.profile ?? run?.profile ?? '?',
-    source: i.source ?? run?.source ?? '?',
-    journal: i.journal ?? run?.journal,
-    journalId: run?.journalId,
-  };
-}
-
-/** Whether the file open as `fd`, `size` bytes long, ends with a newline. */
-function endsWithNewline(fd: number, size: number): boolean {
-  const last = Buffer.alloc(1);
-  return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
 }
