@@ -133,17 +133,30 @@ export class ClaimQuestions {
     this.q = IndexedRecord.open(this.fd, this.path, this.home, CLAIM_LINES);
   }
 
-  /** The lines that hold any of `terms`; a record changed under its index is read whole again first. */
+  /** The damage found when the record, changed under its index, was read whole again. */
+  private broken: DamagedLine[] = [];
+
+  /**
+   * The lines that hold any of `terms`; a record changed under its index is read whole again first.
+   * Damage found then is handed to `changed` at every question (a command that files stops); a
+   * reader that goes on gets only what the index covers before the damage.
+   */
   private find(...terms: string[]): RecordLine[] {
+    if (this.broken.length) this.changed(this.broken);
     try {
       return this.q.find(...terms);
     } catch (error) {
       if (!(error instanceof IndexMismatch)) throw error;
     }
     this.q = this.q.rebuilt();
-    const blocking = blockingDamage(this.q.damaged);
-    if (blocking.length) this.changed(blocking);
-    return this.q.find(...terms);
+    this.broken = blockingDamage(this.q.damaged);
+    if (this.broken.length) this.changed(this.broken);
+    try {
+      return this.q.find(...terms);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch) || !this.broken.length) throw error;
+      return [];
+    }
   }
 
   /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`), in order, intents resolved. */

@@ -163,11 +163,9 @@ export class ClaimRecord {
     else this.readFd = fd;
     this.q = new ClaimQuestions(fd, this.path, this.place.configDir, this.store, (blocking) => {
       // The record changed under its index and, read whole again, has damage: it stops a command that files.
-      if (this.intact) {
-        this.intact = false;
-        throw new RecordDamagedError(this.path, blocking);
-      }
-      this.damaged.push(...blocking);
+      this.intact = false;
+      if (!tolerate) throw new RecordDamagedError(this.path, blocking);
+      this.damaged.push(...blocking.filter((d) => !this.damaged.includes(d)));
     });
     const damaged = this.q.damaged;
     this.damaged = damaged;
