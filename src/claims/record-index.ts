@@ -1,190 +1,195 @@
 /**
- * The record of claims read into an index of byte offsets (key-table.ts tables): the last state of
- * each key with the offsets of its intent and outcome, and for each similarity fingerprint the
- * offset of the intent of the last claim sent with it. The lines themselves stay in the file and
- * are read back by offset (record.ts). Reading finds the damaged lines too (src/record/damage.ts):
- * what a command that files refuses, and what `claims repair` sets aside.
+ * The record of claims as a client of the record's index (src/record/store.ts, index-file.ts): the
+ * terms each line is found by, and what a key's lines say of it. A question by key, by similarity
+ * fingerprint, by customer or by order reads the few lines that answer it, never the whole record;
+ * the terms are SQL-shaped (`WHERE key = $1`) so the PostgreSQL storage (issue 42) answers the same.
  *
- * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a record of a
- * million claims is read at every batch's start.
+ * Terms: `key:<content key>` (intents, outcomes, set-aside lines), `sim:<fingerprint>` and
+ * `customer:<e-mail identity>` (intents), `order:<sourceOrderId identity>` (outcomes), `run:<id>`
+ * (a batch run's line), `header` and `imported` (the header, and the journals read in).
  */
-import { closeSync } from 'node:fs';
+import { emailIdentity, idIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
-import { type DamagedLine, DamagedRecordFileError, LineCheck } from '../record/damage.js';
-import { readLog } from '../record/log.js';
 import { authorName } from '../record/chain.js';
-import { actOn, attemptHash, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
-import { eachLineSync } from '../record/file-lines.js';
-import { KeyTable } from '../record/key-table.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
+import { actOn, attemptHash, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
+import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
+import { lineAtSync } from '../record/file-lines.js';
 import {
   type DiskIntent,
   type IntentLine,
-  parseLineText,
+  type OutcomeLine,
   parseRecordLine,
-  type ReadLine,
   RECORD_VERSION,
+  type RecordHit,
   type RecordLine,
   type RecordState,
-  type RecordStore,
   type RunLine,
-  STATES,
+  parseLineText,
+  type ReadLine,
+  type RecordStore,
 } from './record-format.js';
 
-/** Where the index found a key: its state, and the offsets of its lines (-1: none). */
-export interface IndexedKey {
-  state: RecordState;
-  /** The offset of its intent (-1: none; a torn line's claim has none). */
-  intentAt: number;
-  /** The offset of its outcome (-1: none yet). */
-  outcomeAt: number;
-  /** The record's line of a torn or set-aside entry (0: none). */
-  tornLine: number;
+/** The terms a line of the record is found by. */
+export function claimTerms(r: RecordLine): string[] {
+  if (r.type === 'header' || r.type === 'imported') return [r.type];
+  if (r.type === 'run') return [`run:${r.run}`];
+  if (!HEX64.test(r.key)) return [];
+  const terms = [`key:${r.key}`];
+  if (r.type === 'intent') {
+    if (r.sim && HEX64.test(r.sim)) terms.push(`sim:${r.sim}`);
+    if (r.email) terms.push(`customer:${emailIdentity(r.email)}`);
+  } else if (r.type === 'outcome' && r.sourceOrderId) terms.push(`order:${orderTerm(r.sourceOrderId)}`);
+  return terms;
 }
 
-/** The index of one record file, and what reading it found besides. */
-export class RecordIndex {
-  private readonly table = new KeyTable(256, (n) => ({
-    state: new Uint8Array(n),
-    offset: new Float64Array(n),
-    outcome: new Float64Array(n),
-    torn: new Uint32Array(n),
-    /** standingFlags of the key (src/record/outcome.ts). */
-    flags: new Uint8Array(n),
-    /** attemptHash of its latest attempt's filing id. */
-    attempt: new Uint32Array(n),
-  }));
-  private readonly sims = new KeyTable(256, (n) => ({ offset: new Float64Array(n) }));
-  /** The batch runs of the record, by id (a few per day: small). */
-  readonly runs = new Map<string, RunLine>();
-  /** Journals already read into the record (absolute paths). */
-  readonly imported = new Set<string>();
-  /** Lines read. */
-  lines = 0;
-  /** The file does not end with a newline (its last line was cut short). */
-  unterminated = false;
+/** An order id as `--order` compares it. */
+export const orderTerm = (id: string): string => idIdentity(id).replace(/^#+ ?/, '');
 
-  constructor(private readonly store: RecordStore) {}
+/** The record of claims as a client of the index: its lines' schema, the line a set-aside names, and the terms above. */
+export const CLAIM_LINES: RecordClient<RecordLine> = {
+  terms: 'claims-record-1',
+  version: RECORD_VERSION,
+  parse: parseRecordLine,
+  setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
+  termsOf: claimTerms,
+  isHeader: (r) => r.type === 'header',
+};
 
-  /** Reads every line of the file open as `fd` into the index; returns the damaged ones. */
-  read(fd: number): DamagedLine[] {
-    const check = new LineCheck(RECORD_VERSION, parseRecordLine, (r) => (r.type === 'set-aside' ? r.line : undefined));
-    const read = readLog(fd, check, (r, offset, line) => this.take(r, offset, line, check.damaged));
-    this.lines = read.lines;
-    this.unterminated = read.unterminated;
-    for (const d of read.damaged) if (d.kind === 'torn' && d.key && HEX64.test(d.key)) this.mark(d.key, 'torn', d.issuance, -1, d.line);
-    return read.damaged;
-  }
-
-  /** One line that was read: a header checked, runs and imports remembered, claims indexed. */
-  private take(r: RecordLine, offset: number, line: number, damaged: DamagedLine[]): void {
-    if (r.type === 'header') {
-      if (line !== 1 || r.origin !== this.store.origin || r.storeId !== this.store.storeId) damaged.push({ line, byte: offset, kind: 'garbage' });
-      return;
+/**
+ * What a key's lines (oldest first, as the index finds them) and a torn last line naming it say of
+ * the key, by the one rule of attempts and outcomes (src/record/outcome.ts): a filed claim stays
+ * filed, a later attempt's refusal leaves an earlier one uncertain. Undefined: nothing for the key.
+ */
+export function standingOfKey(lines: readonly RecordLine[], torn: DamagedLine | undefined, resolve: (i: IntentLine) => IntentLine): RecordHit | undefined {
+  let s: Standing<RecordState> | undefined;
+  let intent: IntentLine | undefined;
+  let outcome: OutcomeLine | undefined;
+  let tornLine: number | undefined;
+  const start = (state: 'sending' | 'torn', filing: string | undefined, line: IntentLine | undefined, at?: number): void => {
+    const after = startAttempt(s, state, attemptHash(filing ?? ''), claimWeight);
+    if (after === s) return;
+    s = after;
+    intent = line;
+    outcome = undefined;
+    if (at) tornLine = at;
+  };
+  for (const r of lines) {
+    if (r.type === 'intent') start('sending', r.issuance, r as IntentLine);
+    else if (r.type === 'set-aside') start('torn', r.issuance, undefined, r.line);
+    else if (r.type === 'outcome' && s) {
+      const after = endAttempt(s, r.status, attemptHash(r.issuance), claimWeight) as Standing<RecordState>;
+      if (after === s) continue;
+      if (after.state !== s.state) outcome = r;
+      s = after;
     }
-    if (line === 1) damaged.push({ line: 1, byte: 0, kind: 'garbage' });
-    if (r.type === 'imported') this.imported.add(r.journal);
-    else if (r.type === 'run') this.runs.set(r.run, r);
-    else this.note(r, offset);
+  }
+  if (torn) start('torn', torn.issuance, undefined, torn.line);
+  if (!s) return undefined;
+  const state = actOn(s, 'uncertain', claimWeight);
+  return { state, intent: intent && resolve(intent), tornLine, outcome: state === 'sending' ? undefined : outcome };
+}
+
+/** An intent with its run's details filled in. */
+export function resolveIntent(i: DiskIntent, run: RunLine | undefined): IntentLine {
+  return {
+    ...i,
+    // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
+    user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
+    host: i.host ?? run?.host ?? '?',
+    profile: i.profile ?? run?.profile ?? '?',
+    source: i.source ?? run?.source ?? '?',
+    journal: i.journal ?? run?.journal,
+    journalId: run?.journalId,
+  };
+}
+
+/** The questions the record of claims open as `fd` answers from its index (src/record/store.ts). */
+export class ClaimQuestions {
+  private q: IndexedRecord<RecordLine>;
+  /** Batch runs by id, as asked, read or started (a few per day). */
+  readonly runs = new Map<string, RunLine>();
+  private journals: Set<string> | undefined;
+  /** The lines that cannot be read, found as the index was brought up to date. */
+  readonly damaged: DamagedLine[];
+
+  /** `changed`: damage found when the record, changed under its index, was read whole again (it may throw). */
+  constructor(
+    private readonly fd: number,
+    private readonly path: string,
+    private readonly home: string | undefined,
+    store: RecordStore,
+    private readonly changed: (blocking: DamagedLine[]) => void,
+  ) {
+    this.q = IndexedRecord.open(fd, path, home, CLAIM_LINES);
+    // Line 1 of another store's record (a file copied or renamed) is damage.
+    const first = parseLineText(lineAtSync(fd, 0));
+    const foreign = first?.type === 'header' && (first.origin !== store.origin || first.storeId !== store.storeId);
+    this.damaged = [...this.q.damaged, ...(foreign ? [{ line: 1, byte: 0, kind: 'garbage' as const }] : [])];
   }
 
-  /** The standing of the key in slot `i` (src/record/outcome.ts). */
-  private standingAt(i: number): Standing<RecordState> {
-    const c = this.table.columns;
-    return { state: STATES[(c.state[i] as number) - 1] as RecordState, attempt: c.attempt[i] as number, ...fromFlags(c.flags[i] as number) };
+  /** Brings the index up to the file again (lines this run imported are written, not yet indexed). */
+  reopen(): void {
+    this.q = IndexedRecord.open(this.fd, this.path, this.home, CLAIM_LINES);
   }
 
-  private put(i: number, s: Standing<RecordState>): void {
-    const c = this.table.columns;
-    c.state[i] = STATES.indexOf(s.state) + 1;
-    c.flags[i] = standingFlags(s);
-    c.attempt[i] = s.attempt as number;
+  /** The damage found when the record, changed under its index, was read whole again. */
+  private broken: DamagedLine[] = [];
+
+  /**
+   * The lines that hold any of `terms`; a record changed under its index is read whole again first.
+   * Damage found then is handed to `changed` at every question (a command that files stops); a
+   * reader that goes on gets only what the index covers before the damage.
+   */
+  private find(...terms: string[]): RecordLine[] {
+    if (this.broken.length) this.changed(this.broken);
+    try {
+      return this.q.find(...terms);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch)) throw error;
+    }
+    this.q = this.q.rebuilt();
+    this.broken = blockingDamage(this.q.damaged);
+    if (this.broken.length) this.changed(this.broken);
+    try {
+      return this.q.find(...terms);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch) || !this.broken.length) throw error;
+      return [];
+    }
   }
 
-  /** A new attempt of a key: its intent at `offset`, or a torn or set-aside line naming it (`tornLine`). */
-  private mark(key: string, state: 'sending' | 'torn', filing: string | undefined, offset: number, tornLine = 0): void {
-    const i = this.table.slot(key);
-    const before = this.table.fresh ? undefined : this.standingAt(i);
-    const after = startAttempt(before, state, attemptHash(filing ?? ''), claimWeight);
-    if (after === before) return;
-    this.put(i, after);
-    const c = this.table.columns;
-    if (offset >= 0 || state === 'torn') c.offset[i] = offset + 1;
-    c.outcome[i] = 0;
-    if (tornLine) c.torn[i] = tornLine;
-  }
-
-  /** Indexes a claim's line at `offset`: an intent, an outcome, or a line set aside. */
-  note(r: Exclude<RecordLine, { type: 'header' | 'imported' | 'run' }>, offset: number): void {
-    if (!HEX64.test(r.key)) return;
-    if (r.type === 'intent') {
-      this.mark(r.key, 'sending', r.issuance, offset);
-      if (r.sim && HEX64.test(r.sim)) this.sims.columns.offset[this.sims.slot(r.sim)] = offset + 1;
-    } else if (r.type === 'outcome') {
-      const i = this.table.find(r.key);
-      if (i < 0) return;
-      const before = this.standingAt(i);
-      const after = endAttempt(before, r.status, attemptHash(r.issuance), claimWeight) as Standing<RecordState>;
-      if (after === before) return;
-      this.put(i, after);
-      if (after.state !== before.state) this.table.columns.outcome[i] = offset + 1;
-    } else this.mark(r.key, 'torn', r.issuance, -1, r.line);
+  /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`), in order, intents resolved. */
+  linesOf(...terms: string[]): ReadLine[] {
+    return this.find(...terms).map((r) => (r.type === 'intent' ? this.resolve(r) : r));
   }
 
   /** An intent as read, its run's details filled in. */
   resolve(i: DiskIntent): IntentLine {
-    const run = i.run === undefined ? undefined : this.runs.get(i.run);
-    return {
-      ...i,
-      // The author as the OS names the uid the line gives, never its own `user` text alone (src/record/chain.ts).
-      user: authorName(i.uid ?? run?.uid, i.user ?? run?.user ?? '?'),
-      host: i.host ?? run?.host ?? '?',
-      profile: i.profile ?? run?.profile ?? '?',
-      source: i.source ?? run?.source ?? '?',
-      journal: i.journal ?? run?.journal,
-      journalId: run?.journalId,
-    };
-  }
-
-  /** Every readable line of the file open as `fd` (closed once read), in order, intents resolved; `run` lines are remembered on the way. */
-  *readAll(fd: number): Generator<ReadLine> {
-    const lines: string[] = [];
-    try {
-      eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
-        if (end > start && !long) lines.push(buffer.toString('utf8', start, end));
-      });
-    } finally {
-      closeSync(fd);
+    let run = i.run === undefined ? undefined : this.runs.get(i.run);
+    if (i.run !== undefined && !run) {
+      run = this.find(`run:${i.run}`).findLast((r): r is RunLine => r.type === 'run' && r.run === i.run);
+      if (run) this.runs.set(i.run, run);
     }
-    for (const line of lines) {
-      const r = parseLineText(line);
-      if (r?.type === 'run') this.runs.set(r.run, r);
-      if (r) yield r.type === 'intent' ? this.resolve(r) : r;
-    }
+    return resolveIntent(i, run);
   }
 
-  /** Whether the index holds anything for a key. */
-  has(key: string): boolean {
-    return this.table.find(key) >= 0;
+  /** Journals already read into the record (absolute paths). */
+  get imported(): Set<string> {
+    this.journals ??= new Set(this.find('imported').flatMap((r) => (r.type === 'imported' ? [r.journal] : [])));
+    return this.journals;
   }
 
-  /** What the index holds for a key (undefined: nothing). */
-  get(key: string): IndexedKey | undefined {
-    const i = this.table.find(key);
-    if (i < 0) return undefined;
-    const c = this.table.columns;
-    return {
-      // An outcome belongs to its attempt (src/record/outcome.ts): filed is final, a later attempt's refusal leaves an earlier one uncertain.
-      state: actOn(this.standingAt(i), 'uncertain', claimWeight),
-      intentAt: (c.offset[i] as number) - 1,
-      outcomeAt: (c.outcome[i] as number) - 1,
-      tornLine: c.torn[i] as number,
-    };
+  /** What the record holds for a key, a torn last line among `damaged` included. */
+  hitOf(key: string, damaged: DamagedLine[]): RecordHit | undefined {
+    const torn = damaged.find((d) => d.kind === 'torn' && d.key === key);
+    return standingOfKey(this.find(`key:${key}`), torn, (i) => this.resolve(i));
   }
 
-  /** The offset of the intent of the last claim sent with a similarity fingerprint (-1: none). */
-  similarAt(sim: string): number {
-    const i = this.sims.find(sim);
-    return i < 0 ? -1 : (this.sims.columns.offset[i] as number) - 1;
+  /** The intent of the last claim sent with a similarity fingerprint. */
+  lastIntentOf(sim: string): IntentLine | undefined {
+    const last = this.find(`sim:${sim}`).findLast((r) => r.type === 'intent' && r.sim === sim);
+    return last?.type === 'intent' ? this.resolve(last) : undefined;
   }
 }
 

@@ -22,13 +22,12 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { appendSealed, endTornLine, openLog } from '../record/log.js';
+import { appendSealed, endsWithNewline, endTornLine, openLog } from '../record/log.js';
 import { syncFolder, syncWritten } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
-import { lineAtSync } from '../record/file-lines.js';
+import { eachLineSync } from '../record/file-lines.js';
 import {
   batchIntentLine,
-  type DiskIntent,
   headerLine,
   type IntentLine,
   type NewIntent,
@@ -42,7 +41,7 @@ import {
   recordFileName,
   type RunLine,
 } from './record-format.js';
-import { RecordDamagedError, RecordIndex } from './record-index.js';
+import { ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
 
 export { RecordDamagedError } from './record-index.js';
 export {
@@ -77,13 +76,13 @@ export interface OpenRecord {
 }
 
 /**
- * The record of one store, read into an index of byte offsets: the last state of each key, and for
- * each similarity fingerprint the intent of the last claim that may exist with it.
+ * The record of one store, asked by key, by similarity fingerprint and by customer through its
+ * index (src/record/store.ts; the terms: record-index.ts): the lines that answer are read, no others.
  */
 export class ClaimRecord {
   readonly path: string;
-  /** The record read into an index of offsets. */
-  private index: RecordIndex;
+  /** The record's questions (undefined: no file yet). */
+  private q: ClaimQuestions | undefined;
   private fd: number | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
@@ -97,7 +96,6 @@ export class ClaimRecord {
     private readonly lock: HeldLock | undefined,
   ) {
     this.path = join(place.dir, recordFileName(store));
-    this.index = new RecordIndex(store);
   }
 
   /** The record's lock name in its folder. */
@@ -163,38 +161,42 @@ export class ClaimRecord {
     }
     if (writing) this.fd = fd;
     else this.readFd = fd;
-    const damaged = this.index.read(fd);
+    this.q = new ClaimQuestions(fd, this.path, this.place.configDir, this.store, (blocking) => {
+      // The record changed under its index and, read whole again, has damage: it stops a command that files.
+      this.intact = false;
+      if (!tolerate) throw new RecordDamagedError(this.path, blocking);
+      this.damaged.push(...blocking.filter((d) => !this.damaged.includes(d)));
+    });
+    const damaged = this.q.damaged;
     this.damaged = damaged;
     const blocking = blockingDamage(damaged);
     if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
     if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
     this.intact = !tolerate;
     if (!writing) return;
-    const created = fstatSync(fd).size === 0;
+    const size = fstatSync(fd).size;
+    const created = size === 0;
     if (created) this.pending.push(headerLine(this.store, new Date().toISOString()));
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    const torn = endTornLine({ damaged, lines: this.index.lines, unterminated: this.index.unterminated }, new Date().toISOString(), osUser());
+    const unterminated = !created && !endsWithNewline(fd, size);
+    const lines = Math.max(0, ...damaged.filter((d) => d.kind === 'torn').map((d) => d.line));
+    const torn = endTornLine({ damaged, lines, unterminated }, new Date().toISOString(), osUser());
     if (torn) this.writeNow(torn);
     if (this.pending.length) this.writeNow('');
     // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
   }
 
-  /** An intent as read, its run's details filled in. */
-  private resolve(i: DiskIntent): IntentLine {
-    return this.index.resolve(i);
-  }
-
   /** Starts a batch run: its `run` line is written before its first intents. */
   startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
-    this.index.runs.set(run, line);
+    this.q?.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
   }
 
   /** Journals already read into the record (absolute paths). */
   get imported(): Set<string> {
-    return this.index.imported;
+    return this.q?.imported ?? new Set();
   }
 
   /**
@@ -205,21 +207,17 @@ export class ClaimRecord {
     const marker = done ? `${JSON.stringify({ v: 1, type: 'imported', at: this.stamp(now), journal: done.journal, entries: done.entries })}\n` : '';
     this.writeNow(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
     syncWritten(this.fd as number);
-    if (done) this.imported.add(done.journal);
+    if (done) this.q?.imported.add(done.journal);
   }
 
-  /** Reads the file into the index again: lines imported from journals (`importLines`) are written, not indexed. */
+  /** Brings the index up to the file again: lines imported from journals (`importLines`) are written, not indexed. */
   reindex(): void {
-    const fd = this.fd ?? this.readFd;
-    if (fd === undefined) return;
-    const index = new RecordIndex(this.store);
-    index.read(fd);
-    this.index = index;
+    this.q?.reopen();
   }
 
-  /** Whether the record holds anything for a key, here or where it lived before (no read of the file). */
+  /** Whether the record holds anything for a key, here or where it lived before. */
   has(key: string): boolean {
-    return [this, ...this.earlier].some((r) => r.index.has(key));
+    return [this, ...this.earlier].some((r) => r.lookupHere(key) !== undefined);
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
@@ -230,12 +228,7 @@ export class ClaimRecord {
   private lookupHere(key: string): RecordHit | undefined {
     const mine = this.written.get(key);
     if (mine) return mine;
-    const found = this.index.get(key);
-    if (!found) return undefined;
-    const { state, intentAt, outcomeAt, tornLine } = found;
-    const intent = intentAt >= 0 ? (this.lineAt(intentAt) as IntentLine | undefined) : undefined;
-    const outcome = state !== 'sending' && outcomeAt >= 0 ? (this.lineAt(outcomeAt) as OutcomeLine | undefined) : undefined;
-    return { state, intent, tornLine: tornLine || undefined, outcome };
+    return this.q?.hitOf(key, this.damaged);
   }
 
   /** The last claim that may exist with this similarity fingerprint and another key, or undefined (here first, then where the record lived before). */
@@ -248,25 +241,38 @@ export class ClaimRecord {
   }
 
   private similarHere(sim: string | undefined, key: string): RecordHit | undefined {
-    if (!sim || !HEX64.test(sim)) return undefined;
-    const at = this.index.similarAt(sim);
-    if (at < 0) return undefined;
-    const intent = this.lineAt(at) as IntentLine | undefined;
+    const intent = sim && HEX64.test(sim) ? this.q?.lastIntentOf(sim) : undefined;
     if (!intent || intent.key === key) return undefined;
     const hit = this.lookup(intent.key);
     return hit && claimMayExist(hit.state) ? { ...hit, intent } : undefined;
   }
 
-  /** Every readable line of the file, in order (for history, and the outcome of a hit). */
-  *all(): Generator<ReadLine> {
-    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, false);
-    if (fd !== undefined) yield* this.index.readAll(fd);
+  /** Every readable line of the file, in order (history), intents resolved, handed to `take` as it is read: `run` lines are remembered on the way. */
+  eachLine(take: (r: ReadLine) => void): void {
+    const q = this.q;
+    const fd = q && openLog(this.place, recordFileName(this.store), WORDS.what, false);
+    if (fd === undefined || !q) return;
+    try {
+      eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
+        const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
+        if (r?.type === 'run') q.runs.set(r.run, r);
+        if (r) take(r.type === 'intent' ? q.resolve(r) : r);
+      });
+    } finally {
+      closeSync(fd);
+    }
   }
 
-  private lineAt(offset: number): ReadLine | undefined {
-    const fd = this.fd ?? this.readFd;
-    const r = fd === undefined ? undefined : parseLineText(lineAtSync(fd, offset));
-    return r?.type === 'intent' ? this.resolve(r) : r;
+  /** Every readable line, in order, gathered (a small record's read: history streams with `eachLine`). */
+  all(): ReadLine[] {
+    const lines: ReadLine[] = [];
+    this.eachLine((r) => lines.push(r));
+    return lines;
+  }
+
+  /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`: record-index.ts), in order, intents resolved. */
+  linesOf(...terms: string[]): ReadLine[] {
+    return this.q?.linesOf(...terms) ?? [];
   }
 
   /**
@@ -304,7 +310,7 @@ export class ClaimRecord {
       // The id and key first: a line cut short still names its claim (src/record/damage.ts).
       const intent = { v: 1 as const, issuance: filing, key, type: 'intent' as const, at, ...(rest.run === undefined ? { user, host } : {}), ...rest };
       text += `${JSON.stringify(intent)}\n`;
-      if (remember) this.written.set(key, { state: 'sending', intent: this.resolve(intent) });
+      if (remember) this.written.set(key, { state: 'sending', intent: resolveIntent(intent, undefined) });
     }
     this.writeNow(text);
   }

@@ -17,6 +17,63 @@ export function printJson(deps: Printer, value: unknown): void {
   deps.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+// Output that streams: a command listing millions of rows writes them as they come, in chunks, and
+// never builds the whole text (a string of gigabytes cannot exist: "Invalid string length").
+// JsonArrayWriter writes exactly what printJson prints for `{ ...head, [key]: items }`, one item at a time.
+
+/** How much text is gathered before one write to stdout. */
+const CHUNK = 64 * 1024;
+
+/** Text for stdout gathered into chunks of CHUNK characters. */
+export class OutBuffer {
+  private text = '';
+  /** Something was written. */
+  wrote = false;
+
+  constructor(private readonly deps: Pick<Printer, 'out'>) {}
+
+  write(text: string): void {
+    this.text += text;
+    this.wrote = true;
+    if (this.text.length >= CHUNK) this.flush();
+  }
+
+  private flush(): void {
+    if (this.text) this.deps.out(this.text);
+    this.text = '';
+  }
+
+  /** Writes what is gathered, with `last` after it when anything was written. */
+  end(last = ''): void {
+    if (this.wrote) this.text += last;
+    this.flush();
+  }
+}
+
+/** `{ ...head, [key]: [items] }` as printJson prints it, each item written as it is given. */
+export class JsonArrayWriter {
+  private readonly out: OutBuffer;
+  private count = 0;
+
+  constructor(deps: Pick<Printer, 'out'>, head: Record<string, unknown>, key: string) {
+    this.out = new OutBuffer(deps);
+    let text = '{';
+    for (const [k, v] of Object.entries(head)) if (v !== undefined) text += `\n  ${JSON.stringify(k)}: ${indent(JSON.stringify(v, null, 2), '  ')},`;
+    this.out.write(`${text}\n  ${JSON.stringify(key)}: [`);
+  }
+
+  item(value: unknown): void {
+    this.out.write(`${this.count++ === 0 ? '' : ','}\n    ${indent(JSON.stringify(value, null, 2), '    ')}`);
+  }
+
+  end(): void {
+    this.out.write(this.count === 0 ? ']\n}\n' : '\n  ]\n}\n');
+    this.out.end();
+  }
+}
+
+const indent = (text: string, by: string): string => text.replaceAll('\n', `\n${by}`);
+
 export interface Column<T> {
   header: string;
   value: (row: T) => unknown;

@@ -4,7 +4,7 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { closeSync, fstatSync, readSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
@@ -13,7 +13,7 @@ import { emailIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
 import { syncWritten } from '../record/durable.js';
-import { appendSealed, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
+import { appendSealed, endsWithNewline, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
 import { creditWeight, endAttempt } from '../record/outcome.js';
 import { IndexedRecord, type RecordClient } from '../record/store.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
@@ -331,12 +331,6 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   const terms = new Set([`key:${keyParts(key).what}`]);
   if (email) for (const r of q.find(`customer:${emailIdentity(email)}`)) terms.add(`key:${keyParts(r.key).what}`);
   return q.find(...terms);
-}
-
-/** Whether the file open as `fd`, of `size` bytes, ends with a newline (its last write was whole). */
-function endsWithNewline(fd: number, size: number): boolean {
-  const last = Buffer.alloc(1);
-  return readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a;
 }
 
 /** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */

@@ -24,6 +24,8 @@ import { syncFolder } from './durable.js';
 
 /** How many bucket files an index has. */
 const BUCKETS = 256;
+/** How many bytes of buckets one index keeps in memory between questions. */
+const KEPT_BYTES = 32 * 1024 * 1024;
 /** One entry: a 32-bit term hash and a 64-bit float offset. */
 const ENTRY = 12;
 
@@ -90,17 +92,41 @@ export class TermIndex {
     const b = h >>> 24;
     const length = state.buckets[b] as number;
     if (length === 0) return [];
+    const bytes = this.bucket(b, length);
+    if (bytes === undefined) return undefined;
+    const offsets = new Set<number>();
+    for (let at = 0; at + ENTRY <= length; at += ENTRY) if (bytes.readUInt32LE(at) === h) offsets.add(bytes.readDoubleLE(at + 4));
+    return [...offsets].sort((a, b) => a - b);
+  }
+
+  /** Buckets read, kept for the next question (a batch asks of every row), up to KEPT_BYTES in all. */
+  private readonly buckets = new Map<number, Buffer>();
+  private keptBytes = 0;
+
+  /** The first `length` bytes of bucket `b` (undefined: the bucket is shorter). */
+  private bucket(b: number, length: number): Buffer | undefined {
+    const kept = this.buckets.get(b);
+    if (kept && kept.length === length) return kept;
     const fd = openPrivateFile(join(this.dir, bucketName(b)), constants.O_RDONLY, 'record index');
     if (fd === undefined) return undefined;
     try {
       const bytes = Buffer.alloc(length);
-      if (readSync(fd, bytes, 0, length, 0) < length) return undefined;
-      const offsets = new Set<number>();
-      for (let at = 0; at + ENTRY <= length; at += ENTRY) if (bytes.readUInt32LE(at) === h) offsets.add(bytes.readDoubleLE(at + 4));
-      return [...offsets].sort((a, b) => a - b);
+      let done = 0;
+      for (let n = 1; done < length && n > 0; done += n) n = readSync(fd, bytes, done, length - done, done);
+      if (done < length) return undefined;
+      // Past the bound (a history asking of keys all over a record of millions), the kept buckets are let go.
+      if (this.keptBytes + length > KEPT_BYTES) this.forget();
+      this.keptBytes += length - (this.buckets.get(b)?.length ?? 0);
+      this.buckets.set(b, bytes);
+      return bytes;
     } finally {
       closeSync(fd);
     }
+  }
+
+  private forget(): void {
+    this.buckets.clear();
+    this.keptBytes = 0;
   }
 
   /** Bucket lengths written past the state (`write`), and the buckets to sync before the next state counts them. */
@@ -158,6 +184,7 @@ export class TermIndex {
   /** Forgets the index: the next read rebuilds it from the record. */
   reset(): void {
     this.state = undefined;
+    this.forget();
     this.written = undefined;
     this.unsynced.clear();
     rmSync(this.dir, { recursive: true, force: true });

@@ -6,7 +6,7 @@
  * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
  * last line (chain.ts), read back under the lock. What makes an append durable is durable.ts.
  */
-import { constants, writeSync } from 'node:fs';
+import { constants, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { openPrivateFile } from '../config/private-file.js';
 import type { RecordPlace } from '../config/record-dir.js';
@@ -69,4 +69,10 @@ export function endTornLine(read: Pick<LogRead, 'damaged' | 'lines' | 'untermina
   if (!read.unterminated) return '';
   const torn = read.damaged.find((d) => d.kind === 'torn' && d.line === read.lines);
   return torn ? `\n${setAsideLine(torn, TORN_REASON, at, user)}\n` : '\n';
+}
+
+/** Whether the file open as `fd`, `size` bytes long, ends with a newline (or is empty): its last write was whole. */
+export function endsWithNewline(fd: number, size: number): boolean {
+  const last = Buffer.alloc(1);
+  return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
 }

@@ -25,6 +25,8 @@ export interface RecordClient<T> {
   parse(value: unknown): T | undefined;
   setAsideOf(record: T): number | undefined;
   termsOf(record: T): string[];
+  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
+  isHeader?(record: T): boolean;
 }
 
 /** The questions every storage of the record answers (the file here; PostgreSQL next). */
@@ -37,41 +39,51 @@ export interface RecordQuestions<T> {
 
 /** A record file open as `fd`, its index brought up to date: questions by term read only the lines that answer them. */
 export class IndexedRecord<T> implements RecordQuestions<T> {
-  readonly damaged: DamagedLine[];
-
   private constructor(
     private readonly fd: number,
+    private readonly where: { path: string; home: string | undefined },
     private readonly client: RecordClient<T>,
     private readonly index: TermLookup,
-    damaged: DamagedLine[],
-  ) {
-    this.damaged = damaged;
-  }
+    readonly damaged: DamagedLine[],
+  ) {}
 
   /**
-   * Asks `question` of the record open as `fd` (the caller closes it), its index (kept in `home`,
-   * the reader's config folder; none: the record read whole) brought up to date first. When a line
-   * the index names is not the line it indexed (a line before it was removed or rewritten: the index
-   * cannot know), the index is dropped and the record read whole, so its damage is found and named
-   * (the chain breaks there) before any answer is given.
+   * The record open as `fd` (the caller closes it), its index (kept in `home`, the reader's config
+   * folder; none: the record read whole) brought up to date first. When a line the index names is
+   * not the line it indexed (a line before it was removed or rewritten: the index cannot know), the
+   * index is dropped and the record read whole, so its damage is found and named (the chain breaks
+   * there, `damaged`) before any answer is given.
    */
-  static ask<T, R>(fd: number, path: string, home: string | undefined, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
+  static open<T>(fd: number, path: string, home: string | undefined, client: RecordClient<T>): IndexedRecord<T> {
     if (home === undefined) {
       // No config folder of the reader's own to keep an index in: read whole, as a record always was.
       const whole = readTail(fd, client, undefined);
-      return question(new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged));
+      return new IndexedRecord(fd, { path, home }, client, inMemory(whole.entries), whole.damaged);
     }
+    return IndexedRecord.brought(fd, path, home, client);
+  }
+
+  /** `question` asked of the record open as `fd` (IndexedRecord.open); asked again of the record read whole when its index no longer matches it. */
+  static ask<T, R>(fd: number, path: string, home: string | undefined, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
+    const q = IndexedRecord.open(fd, path, home, client);
     try {
-      return question(IndexedRecord.open(fd, path, home, client));
+      return question(q);
     } catch (error) {
-      if (!(error instanceof IndexMismatch)) throw error;
+      if (!(error instanceof IndexMismatch) || home === undefined) throw error;
     }
-    new TermIndex(home, path, client.terms).reset();
-    return question(IndexedRecord.open(fd, path, home, client));
+    return question(q.rebuilt());
+  }
+
+  /** The record read whole and indexed again (after an IndexMismatch): its damage is in `damaged`. */
+  rebuilt(): IndexedRecord<T> {
+    const { path, home } = this.where;
+    if (home === undefined) return this;
+    new TermIndex(home, path, this.client.terms).reset();
+    return IndexedRecord.brought(this.fd, path, home, this.client);
   }
 
   /** Reads what the index does not cover yet, and indexes it when it reads cleanly. */
-  private static open<T>(fd: number, path: string, home: string, client: RecordClient<T>): IndexedRecord<T> {
+  private static brought<T>(fd: number, path: string, home: string, client: RecordClient<T>): IndexedRecord<T> {
     const index = new TermIndex(home, path, client.terms);
     const size = fstatSync(fd).size;
     let from = index.covered;
@@ -108,12 +120,12 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
     };
     if (blockingDamage(tail.damaged).length > 0) {
       if (clean) commit(clean);
-      return new IndexedRecord(fd, client, index, tail.damaged);
+      return new IndexedRecord(fd, { path, home }, client, index, tail.damaged);
     }
-    if (write(tail.entries) && commit(tail.covered)) return new IndexedRecord(fd, client, index, tail.damaged);
+    if (write(tail.entries) && commit(tail.covered)) return new IndexedRecord(fd, { path, home }, client, index, tail.damaged);
     // An index that cannot be written (a read-only folder): the record read whole, its lines held in memory for this answer.
     const whole = readTail(fd, client, undefined);
-    return new IndexedRecord(fd, client, inMemory(whole.entries), whole.damaged);
+    return new IndexedRecord(fd, { path, home }, client, inMemory(whole.entries), whole.damaged);
   }
 
   /** The lines that hold any of `terms`, in the record's order. */
@@ -144,8 +156,8 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   }
 }
 
-/** The index names a line that is not the one it indexed. */
-class IndexMismatch extends Error {}
+/** The index names a line that is not the one it indexed: ask again of `rebuilt()`. */
+export class IndexMismatch extends Error {}
 
 const mismatch = (): never => {
   throw new IndexMismatch('the record changed under its index');
@@ -187,7 +199,11 @@ function readTail<T>(
     (buffer, start, end, offset, complete, long) => {
       line++;
       const text = long ? '' : buffer.toString('utf8', start, end);
-      const record = check.take(text, line, offset, complete, long);
+      let record = check.take(text, line, offset, complete, long);
+      if (record !== undefined && client.isHeader && client.isHeader(record) !== (line === 1)) {
+        check.damaged.push({ line, byte: offset, kind: 'garbage' });
+        record = undefined;
+      }
       if (!complete) return;
       if (record !== undefined) for (const term of client.termsOf(record)) entries.push([term, offset]);
       covered.size = offset + (end - start) + 1;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readClaimHistory } from '../../claims/history.js';
+import { type ClaimEntry, type ClaimEvent, openClaimHistory } from '../../claims/history.js';
 import { serviceOrigin } from '../../claims/journal.js';
 import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
@@ -10,7 +10,6 @@ import { EmailAddress } from '../../schemas.js';
 import { textProblem } from '../../text/safe.js';
 import { safeLine } from '../../text/safe.js';
 import { wrapText } from '../../text/wrap.js';
-import { byClaim, type ClaimEntry, type ClaimEvent } from './history-claims.js';
 
 /** Flag values of `claims history`. */
 export interface ClaimsHistoryOptions {
@@ -87,43 +86,52 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
     });
 }
 
-/** Prints the claims the record holds for the profile's store. */
+/** Prints the claims the record holds for the profile's store, each as it is read (a record of millions streams). */
 export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
-  const {
-    path,
-    rows: filings,
-    damaged,
-  } = await readClaimHistory(
-    { place: recordPlace(deps.configDir(), profile), store: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null } },
-    {},
-  );
-  // One entry per claim, its attempts inside; a claim is shown when one of its attempts passes the filters.
-  const rows = byClaim(filings, { order: opts.order, email: opts.email, since: opts.since });
-  for (const d of damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
-  if (opts.json) {
-    output.printJson(deps, { record: path, claims: rows.map((row) => pickFields(row, opts.fields)) });
-    return;
+  const history = openClaimHistory({
+    place: recordPlace(deps.configDir(), profile),
+    store: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null },
+  });
+  try {
+    const { path } = history;
+    for (const d of history.damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
+    const filter = { order: opts.order, email: opts.email, since: opts.since };
+    if (opts.json) {
+      const json = new output.JsonArrayWriter(deps, { record: path }, 'claims');
+      history.each(filter, (c) => json.item(pickFields(c, opts.fields)));
+      json.end();
+      return;
+    }
+    const print = printer(deps);
+    let count = 0;
+    history.each(filter, (c) => print(c, count++ === 0));
+    print.end();
+    if (count === 0) {
+      const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;
+      deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
+    }
+  } finally {
+    history.close();
   }
-  const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;
-  if (rows.length === 0) {
-    deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
-    return;
-  }
+}
+
+/** How each claim is printed: a tab-separated line to a pipe, a wrapped block on a terminal (blocks apart by a blank line). */
+function printer(deps: Deps): ((r: ClaimEntry, first: boolean) => void) & { end: () => void } {
+  const out = new output.OutBuffer(deps);
   const from = (r: ClaimEvent) => `${r.source}${r.line ? ` line ${r.line}` : ''}`;
-  if (output.outputMode(deps, {}) !== 'table') {
-    for (const r of rows) {
-      deps.out(
+  const pipe = output.outputMode(deps, {}) !== 'table';
+  const width = pipe ? 0 : output.terminalWidth(deps);
+  const print = (r: ClaimEntry, first: boolean): void => {
+    if (pipe) {
+      out.write(
         `${[r.at, r.status, r.sourceOrderId ?? '', r.email ?? '', r.item ?? '', r.profile, r.user, from(r)].map((v) => safeLine(v).replace(/\t/g, ' ')).join('\t')}\n`,
       );
+      return;
     }
-    return;
-  }
-  const width = output.terminalWidth(deps);
-  const blocks = rows.map((r) => {
-    const first = `${r.at.slice(0, 16).replace('T', ' ')} UTC  ${r.status}${r.sourceOrderId ? `  order ${safeLine(r.sourceOrderId)}` : ''}${r.forced ? '  (forced)' : ''}`;
+    const head = `${r.at.slice(0, 16).replace('T', ' ')} UTC  ${r.status}${r.sourceOrderId ? `  order ${safeLine(r.sourceOrderId)}` : ''}${r.forced ? '  (forced)' : ''}`;
     const lines = [
-      first,
+      head,
       `    ${safeLine(r.email ?? '?')} · ${safeLine(r.item ?? '?')}`,
       `    from ${safeLine(from(r))} · profile ${safeLine(r.profile)} · user ${safeLine(r.user)} on ${safeLine(r.host)}`,
       ...(r.error && r.status !== 'filed' ? [`    ${safeLine(r.error)}`] : []),
@@ -131,7 +139,7 @@ export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void>
         ? [`    ${r.events.length} attempts: ${r.events.map((e) => `${e.status.replace('_', ' ')} ${e.at.slice(0, 16).replace('T', ' ')}`).join(', ')}`]
         : []),
     ];
-    return lines.map((l) => wrapText(l, width, { hard: true })).join('\n');
-  });
-  deps.out(`${blocks.join('\n\n')}\n`);
+    out.write(`${first ? '' : '\n\n'}${lines.map((l) => wrapText(l, width, { hard: true })).join('\n')}`);
+  };
+  return Object.assign(print, { end: () => out.end(pipe ? '' : '\n') });
 }

@@ -115,9 +115,14 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
     )
     .finally(() => ledger.close());
   const { rows, verified, doubles } = await read;
-  if (opts.json) {
+  if (opts.json && opts.verify) {
     const issuances = rows.map((row) => pickFields(row, opts.fields));
-    output.printJson(deps, opts.verify ? { ledger: ledger.path, issuances, verify: verified } : { ledger: ledger.path, issuances });
+    output.printJson(deps, { ledger: ledger.path, issuances, verify: verified });
+  } else if (opts.json) {
+    // Written item by item: the text of a ledger of a year is never one string.
+    const json = new output.JsonArrayWriter(deps, { ledger: ledger.path }, 'issuances');
+    for (const row of rows) json.item(pickFields(row, opts.fields));
+    json.end();
   } else {
     if (rows.length === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
     else if (output.outputMode(deps, {}) === 'table') deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
