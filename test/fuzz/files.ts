@@ -186,8 +186,9 @@ export function batchGenerators(): FileGenerator[] {
           argv: ['claims', 'file', '--from', path, '--journal', join(ctx.inputs, '..', 'journal.jsonl')],
           // And so does the record of the claims it files (in the config folder otherwise).
           env: { OPCLI_RECORD_DIR: join(ctx.inputs, '..', 'records') },
-          // Filing the valid rows leaves the record's witness in the config folder (src/record/witness.ts).
-          writes: /^record-witness(\/|$)/,
+          // Filing the valid rows leaves the record's witness (src/record/witness.ts) and the reader's
+          // own index of the record (src/record/store.ts) in the config folder.
+          writes: /^record-(witness|index)(\/|$)/,
           mentions: [`row ${row}`, `line ${row}`, `line ${row + 1}`, `:${row}`, `:${row + 1}`],
           // A batch files its valid rows and reports the others (exit 3, documented): the spoiled
           // row, and only it, must not be sent. A file that is not UTF-8 is refused whole before a
