@@ -7,10 +7,10 @@
  */
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
+import { nestsTooDeep } from '../core/json-text.js';
 import type { Redactor } from '../core/redact.js';
 import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './answer.js';
-import { readBody } from './body.js';
 import { classifyFailure, mayRepeat } from './fate.js';
 import { buildRequest, isSafeForCredentials, Tracer } from './outgoing.js';
 import type { Route } from './proxy.js';
@@ -121,6 +121,22 @@ export const DEFAULT_NOT_PROCESSED = [429] as const;
 export const HTTP_LIMITS = { maxBodyBytes: 64 * 1024 * 1024, maxSmallBodyBytes: 1024 * 1024, deadlineMs: 120_000 } as const;
 
 const WALL_TIMERS: WireTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
+
+/**
+ * An answer's body as the HTTP client reads it: JSON when the content type says so and it parses,
+ * else the text. JSON nested deeper than opcli reads stays text: every walk of a parsed answer
+ * (printing, redaction, error reading) recurses, and a hostile server must not overflow the stack.
+ */
+export function readBody(text: string, headers: Record<string, string>): unknown {
+  if (!text || !/json/i.test(headers['content-type'] ?? '')) return text;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return nestsTooDeep(value) ? text : value;
+}
 
 /** One request's run through the retry loop: its URL, token, attempts so far. */
 interface Run {

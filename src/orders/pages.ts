@@ -15,8 +15,7 @@ import { ApiError, ExitCode, InterruptedError, NetworkError, OpcliError } from '
 import { ordersPageShell, ordersQuery } from '../core/schema-checks.js';
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
-import { readBody } from '../http/body.js';
-import { clause, type HttpClient, wouldRecur } from '../http/client.js';
+import { clause, type HttpClient, readBody, wouldRecur } from '../http/client.js';
 import { backoffDelay, formatWait, shouldRetryStatus } from '../http/retry.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { safeLine, safeText } from '../text/safe.js';
