@@ -161,6 +161,10 @@ class ClaimStream {
       if (this.open.get(g.key) === g) {
         if (!this.linesOf || this.queue.length - this.head <= this.window) break;
         this.whole(g, this.linesOf([`key:${g.key}`]));
+      } else if (this.linesOf && g.attempts.some((a) => !a.outcome)) {
+        // Closed by a later attempt's filing while an earlier one has no outcome yet: that outcome may
+        // come later in the record (a filing of the earlier attempt closes the claim there instead).
+        this.closedWhole(g, this.linesOf([`key:${g.key}`]));
       }
       this.hand(g);
       this.head++;
@@ -195,6 +199,14 @@ class ClaimStream {
     if (claim.length) g.attempts = claim;
     this.open.delete(g.key);
     if (rest.length) this.open.set(g.key, this.insert({ key: g.key, attempts: rest }));
+  }
+
+  /** `whole` for a claim already closed: the key's open claim, if the read has begun one, stays open. */
+  private closedWhole(g: Gathering, lines: ReadLine[]): void {
+    const open = this.open.get(g.key);
+    this.whole(g, lines);
+    if (open) this.open.set(g.key, open);
+    else this.open.delete(g.key);
   }
 
   /** Hands over the claim `g` begins (up to its first filed attempt), when one attempt passes the filter; what follows waits as the key's next claim. */
