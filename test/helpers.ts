@@ -16,6 +16,12 @@ import type { Sandbox, SandboxOptions } from '../src/sandbox/types.js';
 export const ROOT = join(import.meta.dirname, '..');
 export const BIN = join(ROOT, 'bin', 'opcli.cjs');
 
+/** Bundles a TypeScript `source` that imports the project's modules into one script at `outfile`, for a test to run as its own process. */
+export async function bundleScript(source: string, outfile: string): Promise<void> {
+  const { build } = await import('esbuild');
+  await build({ stdin: { contents: source, resolveDir: ROOT, loader: 'ts' }, bundle: true, platform: 'node', format: 'esm', outfile, logLevel: 'silent' });
+}
+
 /** A fresh private config folder; removed by the returned cleanup. */
 export function tempConfigDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'opcli-test-'));

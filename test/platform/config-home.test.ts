@@ -5,7 +5,6 @@
  */
 import { execFile as execFileCallback } from 'node:child_process';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -14,7 +13,7 @@ import { settleConfigDir } from '../../src/config/config-move.js';
 import { moveWitnesses, rememberPlace, witnessedPaths } from '../../src/record/witness.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { claimBodies, results, writeRows } from '../claims/fixtures.js';
-import { ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { bundleScript, ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 
 const run = async (file: string, args: string[]) => (await promisify(execFileCallback)(file, args, { encoding: 'utf8' })).stdout;
 
@@ -146,14 +145,7 @@ describe('the one-time move from the earlier place', () => {
       const notes = [];
       const used = settleConfigDir(process.argv[2], process.argv[3], (line) => notes.push(line));
       process.stdout.write(JSON.stringify({ used, notes }));`;
-    await build({
-      stdin: { contents: source, resolveDir: ROOT, loader: 'ts' },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      outfile: script,
-      logLevel: 'silent',
-    });
+    await bundleScript(source, script);
     const runs = await Promise.all(
       Array.from({ length: 8 }, () => run(process.execPath, [script, dir, earlier]).then((out) => JSON.parse(out) as { used: string; notes: string[] })),
     );

@@ -9,9 +9,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { build } from 'esbuild';
 import { acquireFileLock } from '../../src/config/lock.js';
-import { ROOT } from '../helpers.js';
+import { bundleScript, ROOT } from '../helpers.js';
 
 let dir: string;
 let other: ChildProcess | undefined;
@@ -90,14 +89,7 @@ describe('a lock whose owner pid is now another live process', () => {
       await acquireFileLock(process.argv[2], 'ledger', { platform: 'win32' });
       process.stdout.write('held\\n');
       setInterval(() => {}, 1000);`;
-    await build({
-      stdin: { contents: source, resolveDir: ROOT, loader: 'ts' },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      outfile: script,
-      logLevel: 'silent',
-    });
+    await bundleScript(source, script);
     const holder = spawn(process.execPath, [script, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve) => holder.stdout?.once('data', () => resolve()));
