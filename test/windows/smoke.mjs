@@ -90,7 +90,15 @@ function context(machine, exe, opcli, info, files) {
     sandbox: { info, admin },
     path: (name) => join(files, name),
     /** `opcli <args>` as a Windows user runs it, in the case's folder, to its end. */
-    opcli: (args, options = {}) => machine.node(exe, [opcli, ...args], { cwd: files, ...options }),
+    opcli: async (args, options = {}) => {
+      const run = await machine.node(exe, [opcli, ...args], { cwd: files, ...options });
+      // opcli never fails without a word; a Windows process that ends non-zero having written nothing
+      // at all is Wine's fault (seen once after the Ctrl-C case). It runs once more; the cases check
+      // what the sandbox received, so a request sent twice would still fail them.
+      if (run.code === 0 || run.stdout !== '' || run.stderr !== '') return run;
+      console.log(`     rig: the Windows process ended with code ${run.code} and no output (Wine); run once more`);
+      return machine.node(exe, [opcli, ...args], { cwd: files, ...options });
+    },
     /** `opcli <args>` started and left running: `exited`, `kill()`. */
     launchOpcli: (args, options = {}) => machine.launch(exe, [opcli, ...args], { cwd: files, ...options }),
     /** `node.exe <args>`: Windows Node itself, for what a case needs to know of the machine. */
