@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // What one request costs a one-off, by transport: a fresh Node process sends one GET to a local
 // server and prints the JSON, through (a) node:http with a keep-alive agent, (b) Node's built-in
-// fetch (undici shipped inside Node: nothing to load from disk), (c) the undici package bundled by
-// esbuild (as dist/ would carry it), Agent + request. Each process reports its own CPU time
+// fetch (undici shipped inside Node: nothing to load from disk), the undici package bundled by
+// esbuild (as dist/ would carry it): (c) its Agent module alone through dispatch(), as opcli's
+// transport loads it, (d) its index (the public entry), Agent + request. Each process reports its own CPU time
 // (process.cpuUsage at exit: start-up included); the cases run interleaved, medians printed,
 // with `node -e 0` as the floor.
 // Usage: node bench/transport-oneoff.mjs [runs=20]
@@ -39,7 +40,19 @@ process.stdout.write(JSON.stringify(JSON.parse(text)) + '\\n'); agent.destroy();
   'built-in fetch': `${report}const res = await fetch(process.env.URL, { headers: { accept: 'application/json' }, redirect: 'manual' });
 process.stdout.write(JSON.stringify(JSON.parse(await res.text())) + '\\n');
 `,
-  'bundled undici Agent': `${report}import { Agent } from 'undici';
+  // What opcli's transport loads: undici's Agent module alone (src/http/transport.ts), through dispatch().
+  'bundled Agent module': `${report}import Agent from 'undici/lib/dispatcher/agent.js';
+const agent = new Agent({ connections: 16 });
+const u = new URL(process.env.URL);
+const text = await new Promise((resolve, reject) => {
+  const chunks = [];
+  agent.dispatch({ origin: u.origin, path: u.pathname + u.search, method: 'GET', headers: { accept: 'application/json' } }, {
+    onRequestStart() {}, onResponseStart() {}, onResponseData: (_c, chunk) => chunks.push(chunk), onResponseEnd: () => resolve(Buffer.concat(chunks).toString()), onResponseError: (_c, e) => reject(e),
+  });
+});
+process.stdout.write(JSON.stringify(JSON.parse(text)) + '\\n'); await agent.close();
+`,
+  'bundled undici index': `${report}import { Agent } from 'undici';
 const agent = new Agent({ connections: 16 });
 const u = new URL(process.env.URL);
 const res = await agent.request({ origin: u.origin, path: u.pathname + u.search, method: 'GET', headers: { accept: 'application/json' } });

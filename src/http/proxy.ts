@@ -4,7 +4,9 @@
  * them); `no-proxy` or NO_PROXY lists hosts reached directly (names and their subdomains, `*.`
  * and `.` prefixes, ports, IP addresses and CIDR ranges); loopback is reached directly unless
  * `proxy-loopback` says otherwise. Read from the run's environment (deps.env), never process.env,
- * which main.ts has cleared of proxy passwords.
+ * which main.ts has cleared of proxy passwords. What this adds to undici's `EnvHttpProxyAgent`,
+ * which reads the same variables: ALL_PROXY, CIDR ranges, the loopback rule and the reason a route
+ * was taken; the requests themselves go through undici's `ProxyAgent` (src/http/transport.ts).
  */
 import { BlockList, isIP } from 'node:net';
 import { envValue } from '../config/profile.js';
@@ -29,10 +31,10 @@ export interface ProxyChoice {
 
 interface NoProxyEntry {
   text: string;
-  /** A host name (lower case, no leading dot) or an IP address (IPv6 without brackets). */
+  /** A host name (lower case, no leading dot): it and its subdomains. */
   host?: string;
-  /** A CIDR range. */
-  range?: BlockList;
+  /** An IP address or a CIDR range. */
+  addresses?: BlockList;
   port?: number;
 }
 
@@ -103,34 +105,24 @@ const HOST_LABELS = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a
 
 /** One NO_PROXY entry, or undefined when it can match no host (the caller warns). */
 function parseNoProxyEntry(raw: string): NoProxyEntry | undefined {
-  let text = raw.toLowerCase();
-  let port: number | undefined;
+  const lower = raw.toLowerCase();
   // [v6]:port, host:port (one colon), v4:port; a bare IPv6 address has several colons.
-  const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  if (bracket) {
-    text = bracket[1] ?? '';
-    if (bracket[2] !== undefined) port = Number(bracket[2]);
-  } else {
-    const hostPort = /^([^:]+):(\d+)$/.exec(text);
-    if (hostPort) {
-      text = hostPort[1] ?? '';
-      port = Number(hostPort[2]);
-    }
-  }
+  const split = /^\[([^\]]+)\](?::(\d+))?$/.exec(lower) ?? /^([^:]+):(\d+)$/.exec(lower);
+  const text = split ? (split[1] ?? '') : lower;
+  const port = split?.[2] === undefined ? undefined : Number(split[2]);
   if (port !== undefined && (port < 1 || port > 65535)) return undefined;
-  if (text.includes('/')) {
-    const [address = '', bits = ''] = text.split('/');
-    const family = isIP(address);
-    const prefix = Number(bits);
-    if (!family || !/^\d+$/.test(bits) || prefix > (family === 4 ? 32 : 128)) return undefined;
-    const range = new BlockList();
-    range.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
-    return { text: raw, range, port };
+  const [address = '', bits] = text.split('/');
+  const family = isIP(address);
+  if (family) {
+    const max = family === 4 ? 32 : 128;
+    const prefix = bits === undefined ? max : /^\d+$/.test(bits) ? Number(bits) : Number.NaN;
+    if (!(prefix <= max)) return undefined;
+    const addresses = new BlockList();
+    addresses.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
+    return { text: raw, addresses, port };
   }
-  if (isIP(text)) return { text: raw, host: text, port };
   const host = text.replace(/^\*?\./, '');
-  if (!HOST_LABELS.test(host)) return undefined;
-  return { text: raw, host, port };
+  return HOST_LABELS.test(host) ? { text: raw, host, port } : undefined;
 }
 
 /**
@@ -191,13 +183,9 @@ export function isLoopbackHost(hostname: string): boolean {
 
 function matches(entry: NoProxyEntry, host: string, port: number): boolean {
   if (entry.port !== undefined && entry.port !== port) return false;
-  if (entry.range) {
-    const family = isIP(host);
-    return family !== 0 && entry.range.check(host, family === 4 ? 'ipv4' : 'ipv6');
-  }
-  if (!entry.host) return false;
-  if (isIP(entry.host) === 6 && isIP(host) === 6) return new URL(`http://[${entry.host}]`).hostname === new URL(`http://[${host}]`).hostname;
-  return host === entry.host || host.endsWith(`.${entry.host}`);
+  if (!entry.addresses) return host === entry.host || host.endsWith(`.${entry.host}`);
+  const family = isIP(host);
+  return family !== 0 && entry.addresses.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** How a request to `url` is sent: the proxy for its scheme, or directly, with the reason. */
@@ -213,9 +201,4 @@ export function routeFor(config: ProxyConfig, url: URL): Route {
   const entry = config.noProxy.find((e) => matches(e, host, port));
   if (entry) return { reason: `direct (${config.noProxySource} matched "${entry.text}")` };
   return { proxy, reason: `through the proxy ${proxy.shown} (${proxy.source})` };
-}
-
-/** Whether any proxy is configured (the proxy code is then loaded; a run without one never loads it). */
-export function hasProxy(config: ProxyConfig): boolean {
-  return config.http !== undefined || config.https !== undefined;
 }

@@ -2,9 +2,10 @@
  * The wire under the HTTP core: the bundled undici's Agent, the design card's HTTP library, for
  * every request (one-offs, `orders list`, claims batches), through `dispatch()` with a handler of
  * its own: no stream per response body and no promise per read. Fast path (bench/startup.mjs, the
- * one-off; bench/claims-batch.mjs): undici's `Agent` module is imported alone, not its index, and
- * statically, so the bundle keeps it in one chunk with this file; only the proxy agent and the
- * certificate probe load on use (figures: docs/benchmarks.md#current-figures).
+ * one-off): undici's `Agent` module is imported alone, statically, not from undici's index (its
+ * public entry, which loads fetch, WebSocket, the cache and the mocks with it); the index, for its
+ * `ProxyAgent`, and the certificate probe load on use, only behind a proxy or after a certificate
+ * error (figures: docs/benchmarks.md#figures-behind-the-code).
  *
  * It keeps undici's timeout meanings (connect, headers, body idle), never follows redirects, keeps
  * connections alive, refuses headers HTTP does not allow before sending anything, and gives a
@@ -209,10 +210,9 @@ export class Transport {
       // kilobytes. Liftoff alone (what the bin shim passes to long runs) compiles it once
       // (docs/benchmarks.md#figures-behind-the-code).
       setFlagsFromString('--liftoff-only');
-      // The proxy code is loaded only when a request goes through a proxy: a direct one-off does
-      // not load its module (bench/startup.mjs, the one-off against the bare fetch script).
+      // undici's index, for its ProxyAgent, is loaded only when a request goes through a proxy.
       pool = proxy
-        ? import('./proxy-agent.js').then(({ ProxyAgent }) => new ProxyAgent({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions }))
+        ? import('./undici.js').then(({ ProxyAgent }) => new ProxyAgent({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions }))
         : Promise.resolve(new Agent({ ...common, connect: tlsOptions }));
       this.pools.set(key, pool);
     }

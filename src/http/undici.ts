@@ -1,11 +1,8 @@
 /**
- * undici's whole index, for the demo tour's plain `request()` (src/commands/demo/index.ts, which
- * loads this module only when the tour runs). The HTTP core never loads it: src/http/transport.ts
- * imports undici's `Agent` module alone.
+ * undici's index, its public entry, in a module of its own so that it loads on use: for the
+ * `ProxyAgent` of a request that goes through a proxy (src/http/transport.ts) and the demo tour's
+ * `request()`. A one-off without a proxy never loads it (ARCHITECTURE.md, the HTTP transport's fast
+ * path). Names re-exported from an ES module: bundled, `import('undici')` of the CommonJS package
+ * would give its `default` alone.
  */
-import * as undici from 'undici';
-
-/** undici's index (async for its callers, which load this module on use). */
-export async function loadUndici(): Promise<typeof import('undici')> {
-  return undici;
-}
+export { ProxyAgent, request } from 'undici';

@@ -13,7 +13,6 @@ import { writeSandboxProfile } from '../../config/sandbox-profile.js';
 import { SettingsStore } from '../../config/settings.js';
 import { startSandbox } from '../../sandbox/index.js';
 import type { ReceivedRequest, Sandbox, SandboxOptions } from '../../sandbox/types.js';
-import { loadUndici } from '../../http/undici.js';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 
@@ -187,7 +186,7 @@ export function tee(target: Writable, sink: (text: string) => void, width: numbe
 
 /** GETs a URL and follows redirects by hand (to loopback only), as a browser would. */
 export async function followRedirects(start: string): Promise<void> {
-  const { request } = await loadUndici();
+  const { request } = await import('../../http/undici.js');
   let url = start;
   for (let hop = 0; hop < 5; hop++) {
     const res = await request(url, { method: 'GET' });
