@@ -12,9 +12,8 @@ import { ExitCode, InterruptedError, PlainExit, UsageError, ValidationError } fr
 import { parseDuration } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';
-import { type ChainResult, describePath, type DryRunStep } from '../../giftcard/chain.js';
 import * as service from '../../giftcard/issuance.js';
-import type { FieldLimits, PreparedIssue, TypedFields } from '../../giftcard/issuance.js';
+import { type ChainResult, describePath, type DryRunStep, type FieldLimits, type PreparedIssue, type TypedFields } from '../../giftcard/issuance.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
 import { formatCents, formatMoney, parseAmount } from '../../giftcard/money.js';
@@ -401,8 +400,8 @@ function aligned(lines: [string, string][]): string {
   return lines.map(([label, value]) => `  ${label.padEnd(width)}  ${safeLine(value)}`).join('\n');
 }
 
-/** Prints the requests a real run would send (stdout), or them as JSON. */
-async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps: DryRunStep[]; earlier: number }, json: boolean): Promise<void> {
+/** Prints the requests a real run would send (stdout), or them as JSON, and how many earlier records would hold it. */
+async function dryRun(deps: Deps, prepared: PreparedIssue, steps: DryRunStep[], json: boolean): Promise<void> {
   const amount = formatMoney(prepared.req.amountCents, prepared.currency);
   if (json) {
     output.printJson(deps, {
@@ -410,15 +409,17 @@ async function dryRun(deps: Deps, prepared: PreparedIssue, plan: { steps: DryRun
       firstPath: prepared.plan.first,
       amount: formatCents(prepared.req.amountCents),
       currency: prepared.currency,
-      earlierIssuances: plan.earlier,
-      requests: plan.steps,
+      earlierIssuances: prepared.earlier,
+      requests: steps,
     });
     return;
   }
   deps.err(`Dry run: nothing is sent and nothing is recorded. ${amount}; first path: ${describePath(prepared.plan.first)}.\n`);
-  if (plan.earlier)
-    deps.err(`Note: the ledger holds ${plan.earlier} earlier record(s) for ${prepared.what} or a similar credit; a real run would be held without --force.\n`);
-  for (const [i, step] of plan.steps.entries()) {
+  if (prepared.earlier)
+    deps.err(
+      `Note: the ledger holds ${prepared.earlier} earlier record(s) for ${prepared.what} or a similar credit; a real run would be held without --force.\n`,
+    );
+  for (const [i, step] of steps.entries()) {
     deps.out(`${i + 1}. ${step.when}\n   ${step.request.method} ${step.request.url}\n`);
     for (const [h, v] of Object.entries(step.request.headers)) deps.out(`   ${h}: ${v}\n`);
     if (step.request.body !== undefined) deps.out(`   ${JSON.stringify(step.request.body)}\n`);
