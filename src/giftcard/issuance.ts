@@ -71,7 +71,6 @@ export interface PreparedIssue {
   key: string;
   /** "claim C-1" or "bonus credit for order #1001". */
   what: string;
-  currency: string;
   profile: IssueProfile;
   settings: ProviderSettings;
   /** How many earlier records of the ledger name this claim or order, or a similar credit (what a dry run reports). */
@@ -170,7 +169,7 @@ export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   const key = issuanceKey(req, scope);
   const what = creditWhat(req);
   for (const note of plan.notes) env.notice(note);
-  const unchecked = { req, plan, key, what, currency, profile, settings, earlier: 0 };
+  const unchecked = { req, plan, key, what, profile, settings, earlier: 0 };
   const held = await earlierRecords(ledger, unchecked, env.now());
   if (!env.dryRun) refuseEarlier(held, unchecked, ledger.path, env.force);
   return { ...unchecked, earlier: held.same.length + held.torn.length + held.similar.length };
@@ -184,7 +183,7 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
       ? `the trigger workflow, then the credit API if it does not post within ${formatSeconds(timing.triggerWaitMs)}`
       : describePath(plan.first);
   return [
-    ['Amount', formatMoney(req.amountCents, prepared.currency)],
+    ['Amount', formatMoney(req.amountCents, req.currency)],
     ['Customer', req.name],
     ['E-mail', req.email],
     ['Customer id', req.customerId ?? '(none: a new gift card is created)'],
@@ -385,12 +384,11 @@ function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: ProviderClient
   return steps;
 }
 
-/** The credit the ledger is searched for: its request, ledger key, words ("claim C-1") and currency. */
+/** The credit the ledger is searched for: its request, ledger key and words ("claim C-1"). */
 interface HeldCredit {
   req: CreditRequest;
   key: string;
   what: string;
-  currency: string;
 }
 
 /** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
@@ -413,16 +411,42 @@ interface EarlierRecords {
   similar: Issuance[];
 }
 
-/** What the ledger holds against a new credit: the same claim or order, torn lines naming it, and similar credits. */
+/** CHOICE (docs/spec-choices.md#similar-credits): how far back a credit of the same amount to the same customer holds a new one. */
+const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * What the ledger holds against a new credit. `same`: earlier issuances of the same claim or order
+ * by identity that were issued, uncertain, or have no outcome (still running, or the process died
+ * mid-way); a `failed` outcome proves nothing was paid. `torn`: torn or set-aside lines (uncertain
+ * actions) naming it. `similar`: issuances that look like this one under another claim or order:
+ * the same customer (by e-mail identity), the same amount and currency, in the same shop and store,
+ * within SIMILAR_WINDOW_MS before `now`, and not failed.
+ */
 async function earlierRecords(ledger: CreditLedger, prepared: Omit<HeldCredit, 'what'>, now: number): Promise<EarlierRecords> {
-  const { req, key, currency } = prepared;
-  const hold = { amountCents: req.amountCents, currency, since: now - SIMILAR_WINDOW_MS };
+  const { req, key } = prepared;
+  const hold = { amountCents: req.amountCents, currency: req.currency, since: now - SIMILAR_WINDOW_MS };
   const { records, uncertain } = await ledger.heldAgainst(key, req.email || undefined, hold);
-  const issuances = ledger.issuances(records);
+  const issuances = ledger.issuances(records).filter((i) => i.outcome?.status !== 'failed');
+  const parts = keyParts(key);
+  const email = emailIdentity(req.email);
+  const similar = (a: AttemptRecord) => {
+    const k = keyParts(a.key);
+    const at = Date.parse(a.at);
+    return (
+      k.what !== parts.what &&
+      sameScope(k, parts) &&
+      a.amountCents === req.amountCents &&
+      // A record from before currencies were recorded was in the profile's currency.
+      (a.currency ?? req.currency) === req.currency &&
+      emailIdentity(a.email) === email &&
+      Number.isFinite(at) &&
+      now - at <= SIMILAR_WINDOW_MS
+    );
+  };
   return {
-    same: blockingIssuances(issuances, key),
-    torn: uncertainLines(uncertain, key),
-    similar: similarIssuances(issuances, { key, email: req.email, amountCents: req.amountCents, currency }, now, currency),
+    same: issuances.filter((i) => sameKey(i.attempt.key, key)),
+    torn: uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key)),
+    similar: issuances.filter((i) => similar(i.attempt)),
   };
 }
 
@@ -478,7 +502,7 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
   const like = similar[similar.length - 1];
   if (like) {
     throw new DuplicateIssuanceError(
-      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, prepared.currency)} to ${req.email} for ${req.bonus ? what : `${what}, order ${orderLabel(req.orderNumber)}`}\nNothing was sent.`,
+      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${req.bonus ? what : `${what}, order ${orderLabel(req.orderNumber)}`}\nNothing was sent.`,
       {
         exitCode: ExitCode.partial,
         hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
@@ -502,65 +526,13 @@ async function refuseKnownId(
   const key = issuanceKey(trimmed, scope);
   // Amount, e-mail and name are not asked yet: the refusal of the same id reads none of them.
   const req: CreditRequest = { ...trimmed, issuance: '', amountCents: 0, email: '', name: '', currency };
-  const held = { ...(await earlierRecords(ledger, { req, key, currency }, 0)), similar: [] };
-  refuseEarlier(held, { req, key, what: creditWhat(trimmed), currency }, ledger.path, false);
-}
-
-/**
- * Earlier issuances that block a new one for the same key: issued, uncertain, or an attempt with no
- * outcome (still running, or the process died mid-way). A `failed` outcome proves nothing was paid.
- */
-function blockingIssuances(issuances: Issuance[], key: string): Issuance[] {
-  return issuances.filter((i) => sameKey(i.attempt.key, key) && i.outcome?.status !== 'failed');
-}
-
-/** CHOICE (docs/spec-choices.md#similar-credits): how far back a credit of the same amount to the same customer holds a new one. */
-const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
-
-/**
- * Earlier issuances that look like this one under another claim or order: the same customer (by
- * e-mail identity), the same amount and currency, in the same shop and store, within
- * SIMILAR_WINDOW_MS before `now`, and not failed.
- */
-function similarIssuances(
-  issuances: Issuance[],
-  credit: { key: string; email: string; amountCents: number; currency: string },
-  now: number,
-  defaultCurrency: string,
-): Issuance[] {
-  const key = keyParts(credit.key);
-  const email = emailIdentity(credit.email);
-  return issuances.filter((i) => {
-    const a = i.attempt;
-    const at = Date.parse(a.at);
-    const k = keyParts(a.key);
-    return (
-      i.outcome?.status !== 'failed' &&
-      k.what !== key.what &&
-      sameScope(k, key) &&
-      a.amountCents === credit.amountCents &&
-      (a.currency ?? defaultCurrency) === credit.currency &&
-      emailIdentity(a.email) === email &&
-      Number.isFinite(at) &&
-      now - at <= SIMILAR_WINDOW_MS
-    );
-  });
-}
-
-/** Torn or set-aside ledger lines (uncertain actions) whose key is the same claim or order as `key`. */
-function uncertainLines(uncertain: UncertainLine[], key: string): UncertainLine[] {
-  return uncertain.filter((d) => d.key !== undefined && sameKey(d.key, key));
+  const held = { ...(await earlierRecords(ledger, { req, key }, 0)), similar: [] };
+  refuseEarlier(held, { req, key, what: creditWhat(trimmed) }, ledger.path, false);
 }
 
 /** What the issuance needs from outside. */
-interface IssueEnv {
-  client: ProviderClient;
+interface IssueEnv extends Omit<ChainEnv, 'settings'> {
   ledger: CreditLedger;
-  timing: ChainTiming;
-  now(): number;
-  sleep(ms: number): Promise<void>;
-  /** Progress in plain words. */
-  say(text: string): void;
   /** Removes secrets from text that goes to the ledger. */
   redact(text: string): string;
   aborted(): boolean;
@@ -569,17 +541,12 @@ interface IssueEnv {
   force: boolean;
 }
 
-/** A finished issuance. */
-export interface IssueOutcome extends ChainResult {
-  notes: string[];
-}
-
 /**
  * Records the attempt (refusing a duplicate under the ledger's lock), runs the chain and records
  * the outcome. A refusal before any money moved is recorded `failed`; anything after a request that
  * may have moved money is `uncertain`. Throws InterruptedError on Ctrl-C, after recording.
  */
-export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<IssueOutcome> {
+export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<ChainResult> {
   const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
   const stamp = () => new Date(env.now()).toISOString();
   const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
@@ -595,7 +562,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Iss
       bonus: req.bonus,
       amountCents: req.amountCents,
       amount: formatCents(req.amountCents),
-      currency: prepared.currency,
+      currency: req.currency,
       email: req.email,
       name: req.name,
       customerId: req.customerId,
@@ -609,7 +576,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Iss
   });
 
   const progress = { moneyMayHaveMoved: false, triggerPosted: false, notes: [] as string[] };
-  const chainEnv: ChainEnv = { client: env.client, settings: prepared.settings, timing: env.timing, now: env.now, sleep: env.sleep, say: env.say };
+  const chainEnv: ChainEnv = { ...env, settings: prepared.settings };
   let result: ChainResult;
   try {
     result = await runChain(req, plan, chainEnv, progress);

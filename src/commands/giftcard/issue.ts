@@ -222,7 +222,7 @@ async function issueWith(
   if (!opts.yes) await confirmIssue(deps, prepared, summary);
   else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
-  let result: service.IssueOutcome;
+  let result: ChainResult;
   try {
     result = await service.issue(prepared, {
       client,
@@ -388,7 +388,7 @@ async function confirmIssue(deps: Deps, prepared: PreparedIssue, summary: string
   }
   deps.err(`About to issue store credit:\n${summary}\n`);
   const { req } = prepared;
-  const what = `${formatMoney(req.amountCents, prepared.currency)} to ${req.name} <${req.email}>`;
+  const what = `${formatMoney(req.amountCents, req.currency)} to ${req.name} <${req.email}>`;
   const ok = await (await deps.prompter()).confirm({ message: `Issue ${what}?`, default: false });
   // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C), nothing recorded.
   if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.declined);
@@ -402,13 +402,13 @@ function aligned(lines: [string, string][]): string {
 
 /** Prints the requests a real run would send (stdout), or them as JSON, and how many earlier records would hold it. */
 async function dryRun(deps: Deps, prepared: PreparedIssue, steps: DryRunStep[], json: boolean): Promise<void> {
-  const amount = formatMoney(prepared.req.amountCents, prepared.currency);
+  const amount = formatMoney(prepared.req.amountCents, prepared.req.currency);
   if (json) {
     output.printJson(deps, {
       dryRun: true,
       firstPath: prepared.plan.first,
       amount: formatCents(prepared.req.amountCents),
-      currency: prepared.currency,
+      currency: prepared.req.currency,
       earlierIssuances: prepared.earlier,
       requests: steps,
     });
@@ -439,7 +439,8 @@ async function issued(
   result: ChainResult,
   options: { json: boolean; fields?: string[]; showCode: boolean },
 ): Promise<void> {
-  const { req, currency } = prepared;
+  const { req } = prepared;
+  const { currency } = req;
   const code = options.showCode ? result.card.code : maskCode(result.card.code);
   if (!options.showCode) deps.redactor.add(result.card.code);
   if (options.json) {
