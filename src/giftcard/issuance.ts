@@ -46,6 +46,8 @@ import {
   providerNameProblem,
 } from './provider.js';
 
+// Preparing: everything known and checked before a person confirms; nothing sent or recorded.
+
 /** The fields as typed (flags or answers), each required one given. */
 export interface TypedFields {
   claim?: string;
@@ -198,6 +200,8 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
 export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming): DryRunStep[] {
   return dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing);
 }
+
+// The plan: which of the spec's paths a profile and a request allow, and the bodies each sends.
 
 /** The name of the service, which the card's e-mail names as its creator. */
 const SERVICE_NAME = 'Order Protection';
@@ -384,6 +388,8 @@ function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: ProviderClient
   return steps;
 }
 
+// The earlier-credit check: what the ledger holds against a new credit, refused with exit 3.
+
 /** The credit the ledger is searched for: its request, ledger key and words ("claim C-1"). */
 interface HeldCredit {
   req: CreditRequest;
@@ -530,6 +536,8 @@ async function refuseKnownId(
   refuseEarlier(held, { req, key, what: creditWhat(trimmed) }, ledger.path, false);
 }
 
+// Issuing: the attempt recorded, the chain run, the outcome recorded.
+
 /** What the issuance needs from outside. */
 interface IssueEnv extends Omit<ChainEnv, 'settings'> {
   ledger: CreditLedger;
@@ -667,6 +675,8 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
     exitCode,
   });
 }
+
+// The chain: trigger, credit API, native gift card, in the spec's order.
 
 /** What the chain did, for the ledger and the output. */
 export interface ChainResult {
@@ -919,6 +929,8 @@ function flagDouble(req: CreditRequest, result: ChainResult, card: GiftCard): vo
   if (card.gift_card_id === result.card.gift_card_id) result.balanceCents = numberToCents(card.amount);
   result.warnings.push(doubleCreditWarning(req, card.gift_card_id));
 }
+
+// The card-holder check: whose loyalty card it is, read from the provider's answer.
 
 /**
  * CHOICE (docs/spec-choices.md#loyalty-card-holder): the spec lists a lookup's fields (gift_card_id,

@@ -14,10 +14,10 @@ import { jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';
 import * as service from '../../giftcard/issuance.js';
 import { type ChainResult, describePath, type DryRunStep, type FieldLimits, type PreparedIssue, type TypedFields } from '../../giftcard/issuance.js';
-import * as ledgerMod from '../../giftcard/ledger.js';
+import { hostName, osUser } from '../../giftcard/ledger.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
 import { formatCents, formatMoney, parseAmount } from '../../giftcard/money.js';
-import { type ProviderClient, type ProviderSettings, providerClient } from '../../giftcard/provider.js';
+import { providerClient } from '../../giftcard/provider.js';
 import { EmailAddress } from '../../schemas.js';
 import { safeLine, shellQuote, textProblem } from '../../text/safe.js';
 
@@ -183,72 +183,63 @@ the customer may have been paid twice (read the message); 1 also when you declin
     });
 }
 
-/** Prepares the issuance (asking for missing fields), confirms it, issues it and renders the outcome. */
+/**
+ * Prepares the issuance against the ledger (a file, or the team's record database), asking for
+ * missing fields; confirms it, issues it and renders the outcome.
+ */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
   const ledger = await openLedger(deps.configDir(), profile, { env: deps.env, cwd: deps.cwd });
   try {
-    await issueWith(ledger, opts, deps, client, settings, profile);
+    const prepared = await service.prepare({
+      settings,
+      profile,
+      ledger,
+      now: deps.now,
+      fields: (limits) => completeFields(opts, deps, limits),
+      notice: (note) => deps.err(`Note: ${note}\n`),
+      allowLarge: opts.allowLarge,
+      force: opts.force,
+      dryRun: opts.dryRun,
+    });
+    const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
+    if (opts.dryRun) return dryRun(deps, prepared, service.planDryRun(prepared, client, timing), opts.json);
+
+    const summary = aligned(service.summaryLines(prepared, timing));
+    if (!opts.yes) await confirmIssue(deps, prepared, summary);
+    else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
+
+    let result: ChainResult;
+    try {
+      result = await service.issue(prepared, {
+        client,
+        ledger,
+        timing,
+        now: deps.now,
+        sleep: (ms) => deps.sleep(ms, deps.signal),
+        say: (text) => {
+          if (!opts.json) deps.err(`${text}\n`);
+        },
+        redact: (text) => deps.redactor.redact(text),
+        aborted: () => deps.signal.aborted,
+        user: osUser(),
+        host: hostName(),
+        force: opts.force,
+      });
+    } catch (error) {
+      if (!(error instanceof service.IssuanceFailedError)) throw error;
+      for (const note of error.notes) deps.err(`Note: ${note}\n`);
+      if (!error.interrupted) throw error;
+      deps.err(`${error.message}\n`);
+      throw new InterruptedError();
+    }
+    await issued(deps, prepared, result, { json: opts.json, fields: opts.jsonFields, showCode: opts.showCode });
+    // CHOICE (docs/spec-choices.md#possible-double-credit-exits-3): the last thing on the screen, and the exit code says: attention.
+    if (result.possibleDoubleCredit) throw new PlainExit(result.warnings.map((w) => `WARNING: ${w}`).join('\n'), ExitCode.partial);
   } finally {
     await ledger.close();
   }
-}
-
-/** The issuance against an open ledger (a file, or the team's record database). */
-async function issueWith(
-  ledger: ledgerMod.CreditLedger,
-  opts: IssueOptions,
-  deps: Deps,
-  client: ProviderClient,
-  settings: ProviderSettings,
-  profile: Awaited<ReturnType<Deps['profile']>>,
-): Promise<void> {
-  const prepared = await service.prepare({
-    settings,
-    profile,
-    ledger,
-    now: deps.now,
-    fields: (limits) => completeFields(opts, deps, limits),
-    notice: (note) => deps.err(`Note: ${note}\n`),
-    allowLarge: opts.allowLarge,
-    force: opts.force,
-    dryRun: opts.dryRun,
-  });
-  const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
-  if (opts.dryRun) return dryRun(deps, prepared, service.planDryRun(prepared, client, timing), opts.json);
-
-  const summary = aligned(service.summaryLines(prepared, timing));
-  if (!opts.yes) await confirmIssue(deps, prepared, summary);
-  else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
-
-  let result: ChainResult;
-  try {
-    result = await service.issue(prepared, {
-      client,
-      ledger,
-      timing,
-      now: deps.now,
-      sleep: (ms) => deps.sleep(ms, deps.signal),
-      say: (text) => {
-        if (!opts.json) deps.err(`${text}\n`);
-      },
-      redact: (text) => deps.redactor.redact(text),
-      aborted: () => deps.signal.aborted,
-      user: ledgerMod.osUser(),
-      host: ledgerMod.hostName(),
-      force: opts.force,
-    });
-  } catch (error) {
-    if (!(error instanceof service.IssuanceFailedError)) throw error;
-    for (const note of error.notes) deps.err(`Note: ${note}\n`);
-    if (!error.interrupted) throw error;
-    deps.err(`${error.message}\n`);
-    throw new InterruptedError();
-  }
-  await issued(deps, prepared, result, { json: opts.json, fields: opts.jsonFields, showCode: opts.showCode });
-  // CHOICE (docs/spec-choices.md#possible-double-credit-exits-3): the last thing on the screen, and the exit code says: attention.
-  if (result.possibleDoubleCredit) throw new PlainExit(result.warnings.map((w) => `WARNING: ${w}`).join('\n'), ExitCode.partial);
 }
 
 const REQUIRED = ['order', 'amount', 'email', 'name'] as const;
