@@ -196,11 +196,6 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
   ];
 }
 
-/** The requests a real run would send, in order, for --dry-run. */
-export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming): DryRunStep[] {
-  return dryRunSteps(prepared.plan, prepared.req, client, prepared.settings, timing);
-}
-
 // The plan: which of the spec's paths a profile and a request allow, and the bodies each sends.
 
 /** The name of the service, which the card's e-mail names as its creator. */
@@ -352,12 +347,14 @@ export interface DryRunStep {
   request: PlannedRequest;
 }
 
-/** The requests the chain would send, in order, the token masked. */
-function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: ProviderClient, settings: ProviderSettings, timing: ChainTiming): DryRunStep[] {
-  const bodies = requestBodies(req, settings);
+/** The requests a real run would send, in order, for --dry-run, the token masked. */
+export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timing: ChainTiming): DryRunStep[] {
+  const { plan, req } = prepared;
+  const bodies = requestBodies(req, prepared.settings);
+  // The provider's URLs exist only where the credit API is configured (the trigger needs it too).
+  const lookup = plan.creditApi && req.customerId ? client.plan('GET', client.lookupUrl(req.customerId)) : undefined;
   const steps: DryRunStep[] = [];
-  if (plan.trigger && req.customerId) {
-    const lookup = client.plan('GET', client.lookupUrl(req.customerId));
+  if (plan.trigger && lookup) {
     steps.push({ when: "read the loyalty card's balance before", request: lookup });
     steps.push({ when: 'run the trigger workflow', request: client.plan('POST', client.triggerUrl(), bodies.trigger, 'trigger') });
     steps.push({
@@ -367,20 +364,21 @@ function dryRunSteps(plan: ChainPlan, req: CreditRequest, client: ProviderClient
   }
   if (plan.creditApi) {
     const prefix = plan.trigger ? 'if the trigger did not post in time: ' : '';
-    if (req.customerId) {
-      steps.push({ when: `${prefix}look for the customer's loyalty card`, request: client.plan('GET', client.lookupUrl(req.customerId)) });
+    const issue = client.plan('POST', client.issueUrl(), bodies.issue);
+    if (lookup) {
+      steps.push({ when: `${prefix}look for the customer's loyalty card`, request: lookup });
       steps.push({
         when: `${prefix}if the customer has a loyalty card, add to it`,
         request: client.plan('PUT', client.topUpUrl('{gift_card_id}', true), bodies.topUp),
       });
-      steps.push({ when: `${prefix}otherwise create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
+      steps.push({ when: `${prefix}otherwise create a gift card`, request: issue });
     } else {
-      steps.push({ when: `${prefix}create a gift card`, request: client.plan('POST', client.issueUrl(), bodies.issue) });
+      steps.push({ when: `${prefix}create a gift card`, request: issue });
     }
-    if (plan.trigger && req.customerId) {
+    if (plan.trigger && lookup) {
       steps.push({
         when: `after a fallback: watch the loyalty card for up to ${formatSeconds(timing.lateCheckMs)} for a late trigger credit`,
-        request: client.plan('GET', client.lookupUrl(req.customerId)),
+        request: lookup,
       });
     }
   }
