@@ -22,14 +22,8 @@ import { EmailAddress } from '../../schemas.js';
 import { safeLine, shellQuote, textProblem } from '../../text/safe.js';
 
 /** Flag values of `giftcard issue`: the fields as typed (the missing ones asked later), then how to issue. */
-export interface IssueOptions {
-  claim?: string;
+export interface IssueOptions extends Partial<TypedFields> {
   bonus: boolean;
-  order?: string;
-  amount?: string;
-  email?: string;
-  name?: string;
-  customerId?: string;
   yes: boolean;
   /** The e-mail is right as typed, even where its domain looks misspelt. */
   emailConfirmed: boolean;
