@@ -627,20 +627,13 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
   return result;
 }
 
-/** An issuance that did not finish, with what was recorded and the notes gathered on the way. */
+/** An issuance that did not finish (its message says what was recorded), with the notes gathered on the way. */
 export class IssuanceFailedError extends OpcliError {
-  readonly status: 'failed' | 'uncertain';
   readonly notes: string[];
   /** Ended by Ctrl-C (exit 130). */
   readonly interrupted: boolean;
-  constructor(
-    message: string,
-    status: 'failed' | 'uncertain',
-    notes: string[],
-    options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean },
-  ) {
+  constructor(message: string, notes: string[], options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean }) {
     super(message, options);
-    this.status = status;
     this.notes = notes;
     this.interrupted = !!options.interrupted;
   }
@@ -653,7 +646,6 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
       status === 'uncertain'
         ? `Interrupted after a request that moves money was sent: store credit for ${what} may have been issued; recorded as uncertain in the ledger.`
         : `Interrupted before any money was sent for ${what}; recorded as failed in the ledger.`,
-      status,
       notes,
       { exitCode: ExitCode.interrupted, interrupted: true, cause: error },
     );
@@ -661,13 +653,13 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
   const message = error instanceof Error ? error.message : String(error);
   const hint = error instanceof OpcliError ? error.hint : undefined;
   if (status === 'uncertain') {
-    return new IssuanceFailedError(`Store credit for ${what} may or may not have been issued: ${message}`, status, notes, {
+    return new IssuanceFailedError(`Store credit for ${what} may or may not have been issued: ${message}`, notes, {
       hint: `${hint ? `${hint}\n` : ''}Recorded as uncertain in the ledger. Check the customer's card at the provider before anything else; \`${historyCommand(prepared.req)}\` shows the record, and --force issues again only when you are sure nothing was paid.`,
       cause: error,
     });
   }
   const exitCode = error instanceof OpcliError ? error.exitCode : ExitCode.failed;
-  return new IssuanceFailedError(`${message}\nNothing was issued for ${what}; recorded as failed in the ledger.`, status, notes, {
+  return new IssuanceFailedError(`${message}\nNothing was issued for ${what}; recorded as failed in the ledger.`, notes, {
     hint,
     cause: error,
     exitCode,
