@@ -5,8 +5,8 @@
 import { OpcliError } from '../core/errors.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
 import { blockingDamage, describeDamage } from '../record/damage.js';
-import { doubleCreditWarning, lateCreditSeen } from './chain.js';
-import { twoPathsWarning } from './holder.js';
+import { doubleCreditWarning, lateCreditSeen } from './issuance.js';
+import { twoPathsWarning } from './issuance.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
 import { type CreditLedger, type Issuance, keyParts } from './ledger.js';
 import type { ProviderClient, ProviderSettings } from './provider.js';

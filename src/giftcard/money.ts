@@ -53,18 +53,15 @@ export function numberToCents(amount: number): number {
 /** CHOICE (docs/spec-choices.md#provider-currency): the spec gives the provider's amounts no currency; a profile names it, else USD. */
 export const DEFAULT_CURRENCY = 'USD';
 
-/** Cents grouped by thousands, as people read them: 2500000 → "25,000.00" (no ICU: see src/text/count.ts). */
-export function groupCents(cents: number): string {
-  const plain = formatCents(cents);
-  return plain.replace(/\B(?=(\d{3})+\.)/g, ',');
-}
-
-/** Cents with their currency, as people read money: 2500000, "USD" → "25,000.00 USD". */
+/** Cents with their currency, grouped by thousands as people read money: 2500000, "USD" → "25,000.00 USD". */
 export function formatMoney(cents: number, currency: string): string {
-  return `${groupCents(cents)} ${currency}`;
+  return `${groupAmount(formatCents(cents))} ${currency}`;
 }
 
-/** A recorded amount ("25000.00", as the ledger keeps it) grouped for people, or as it is when it is not one. */
+/**
+ * A recorded amount ("25000.00", as the ledger keeps it) grouped by thousands for people (no ICU:
+ * see src/text/count.ts), or as it is when it is not one.
+ */
 export function groupAmount(amount: string): string {
   return /^-?\d+\.\d{2}$/.test(amount) ? amount.replace(/\B(?=(\d{3})+\.)/g, ',') : amount;
 }

@@ -9,7 +9,7 @@ import { findSettingKey, type SettingKey } from '../config/setting-keys.js';
 import { writeSetting } from '../config/write-setting.js';
 import { AuthError, UsageError } from '../core/errors.js';
 import { TriggerId } from '../schemas.js';
-import { describePath, planChain } from './chain.js';
+import { describePath, planChain } from './issuance.js';
 import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVIDER_ADVICE, nativeUrlProblem } from './provider.js';
 
 /** Setting names (as `config set` knows them) to raw values. */

@@ -5,8 +5,8 @@
  * card) and `history --verify` found "0 possible double credit(s)".
  */
 import { describe, expect, it } from 'vitest';
-import { type ChainEnv, type ChainProgress, type CreditRequest, planChain, runChain } from '../../src/giftcard/chain.js';
-import { CardHolderMismatchError, UnknownHolderError } from '../../src/giftcard/holder.js';
+import { type ChainEnv, type ChainProgress, type CreditRequest, planChain, runChain } from '../../src/giftcard/issuance.js';
+import { CardHolderMismatchError, UnknownHolderError } from '../../src/giftcard/issuance.js';
 import { ledgerFor } from '../../src/giftcard/ledger.js';
 import type { ProviderClient, ProviderSettings } from '../../src/giftcard/provider.js';
 import type { GiftCard } from '../../src/schemas.js';

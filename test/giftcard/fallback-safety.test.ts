@@ -7,7 +7,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ChainEnv, type ChainProgress, type CreditRequest, planChain, runChain } from '../../src/giftcard/chain.js';
+import { type ChainEnv, type ChainProgress, type CreditRequest, planChain, runChain } from '../../src/giftcard/issuance.js';
 import type { ProviderClient, ProviderSettings } from '../../src/giftcard/provider.js';
 import type { GiftCard } from '../../src/schemas.js';
 import { aliceClaim, type Fixture, fixture, giftcardSuite, ledgerLines } from './fixture.js';

@@ -1,14 +1,81 @@
+/**
+ * `opcli giftcard setup`: the provider settings from flags, or asked on a terminal in plain words
+ * (Enter keeps the current value), written once each is checked, then tested (`--check` only tests).
+ */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
-import { UsageError } from '../../core/errors.js';
+import { findSettingKey } from '../../config/setting-keys.js';
+import { getAtPath } from '../../config/settings.js';
+import { OpcliError, UsageError } from '../../core/errors.js';
 import { completeValues } from '../../core/flags.js';
-import { askSettings, type SetupKey } from './setup-ask.js';
-import { check } from './setup-check.js';
+import * as output from '../../core/output.js';
+import { DEFAULT_CURRENCY } from '../../giftcard/money.js';
+import { providerClient } from '../../giftcard/provider.js';
 import * as setup from '../../giftcard/setup.js';
 import { CURRENCY_CODES } from '../../schemas.js';
+import { parseValue, profileName } from '../config/index.js';
 import { readSecret } from '../secret-input.js';
-import { profileName } from '../config/index.js';
-import { parseValue } from '../config/index.js';
+
+/**
+ * The settings `setup` writes, in the order it asks for them, each with its question in plain words;
+ * short, so that the question and its value in parentheses fit an 80-column line.
+ */
+const SETUP_QUESTIONS = {
+  'provider-name': 'Provider name, one word (e.g. giftly):',
+  'provider-api-url': 'Provider API address (e.g. https://api.giftly.example):',
+  'provider-token': 'Credit API token (hidden as you type):',
+  'shop-url': 'Store domain at the provider (e.g. shop.example):',
+  'trigger-id': 'Trigger workflow id, or its execute URL',
+  'trigger-url': 'Trigger execute URL, without the id:',
+  'native-url': 'Storefront gift card address, last fallback',
+  currency: 'Currency of the amounts you issue:',
+} as const;
+/** The settings a person may leave empty: the question says what Enter does (keep the stored value, or skip). */
+const OPTIONAL = new Set<string>(['trigger-id', 'native-url']);
+type SetupKey = keyof typeof SETUP_QUESTIONS;
+
+/** Asks for each provider setting and answers the values that changed, as typed. */
+async function askSettings(deps: Deps, profile: string): Promise<Record<string, string>> {
+  const settings = (await deps.settings()).getProfile(profile) ?? {};
+  const secrets = (await deps.credentials()).read(profile);
+  const prompter = await deps.prompter();
+  const values: Record<string, string> = {};
+  deps.err(`Gift card provider settings for profile "${profile}". Enter keeps the value in parentheses.\n`);
+  for (const [name, question] of Object.entries(SETUP_QUESTIONS)) {
+    const key = findSettingKey(name);
+    if (!key) continue;
+    // A whole execute URL pasted for the trigger id already gave the trigger URL.
+    if (name === 'trigger-url' && values['trigger-id'] && setup.normaliseValues({ 'trigger-id': values['trigger-id'] }).values['trigger-url']) continue;
+    const validate = (v: string) => {
+      if (!v) return true;
+      try {
+        parseValue(key, setup.normaliseValues({ [name]: v }).values[name] as string);
+        return true;
+      } catch (error) {
+        return error instanceof Error ? error.message : 'invalid value';
+      }
+    };
+    if (key.secret) {
+      const keep = secrets.providerToken ? ' Enter keeps the stored one.' : '';
+      const answer = await prompter.password({ message: `${question}${keep}`, validate });
+      if (answer) {
+        deps.redactor.add(answer);
+        values[name] = answer;
+      }
+      continue;
+    }
+    const stored = getAtPath(settings, key.path);
+    const current = typeof stored === 'string' ? stored : undefined;
+    // An optional setting says what Enter does: keep what is stored, or skip it.
+    const message = OPTIONAL.has(name) ? `${question} (Enter ${current ? 'keeps the stored one' : 'to skip'}):` : question;
+    // The currency shows its default (USD) when none is stored; Enter then keeps the default, nothing is written.
+    const shown = current ?? (name === 'currency' ? DEFAULT_CURRENCY : undefined);
+    const answer = (await prompter.input({ message, default: shown, validate })).trim();
+    // Kept as typed: the caller normalises every value once and says what it changed.
+    if (answer && answer !== shown) values[name] = answer;
+  }
+  return values;
+}
 
 /** Flag values of `giftcard setup`: settings to write (undefined: keep) and whether to check. */
 export interface SetupOptions {
@@ -83,8 +150,8 @@ Exit codes: 0 saved (and the check passed); 1 a check failed; 2 a value is not v
         deps,
       );
     });
-  const setup = group.commands.find((c) => c.name() === 'setup');
-  if (setup) completeValues(setup, { '--currency': CURRENCY_CODES });
+  const command = group.commands.find((c) => c.name() === 'setup');
+  if (command) completeValues(command, { '--currency': CURRENCY_CODES });
 }
 
 /** Writes the given (or asked) settings, then checks them unless told not to. */
@@ -120,4 +187,31 @@ export async function run(opts: SetupOptions, deps: Deps): Promise<void> {
   }
   if (opts.check) await check(opts.json, deps);
   else if (changes.length) deps.err('Test them with `opcli giftcard setup --check`.\n');
+}
+
+/** Tests the provider settings without issuing anything; exit 1 when a check fails. */
+async function check(json: boolean, deps: Deps): Promise<void> {
+  const { client, settings } = await providerClient(deps, 10_000);
+  const { baseUrl } = await deps.profile();
+  const { rows, firstPath } = await setup.checkProvider(client, settings, baseUrl);
+  const failed = rows.filter((r) => r.result === 'failed');
+  if (json) output.printJson(deps, { ok: failed.length === 0, firstPath, checks: rows });
+  else {
+    await output.printTable(
+      deps,
+      [
+        { header: 'CHECK', value: (r) => r.check },
+        { header: 'RESULT', value: (r) => r.result },
+        // Wrapped, never cut: the error below points to these details.
+        { header: 'DETAIL', value: (r) => r.detail, wrap: true },
+      ],
+      rows,
+      output.outputMode(deps, {}),
+    );
+    deps.err(`First path for a customer with a known id: ${firstPath}.\n`);
+  }
+  if (failed.length)
+    throw new OpcliError(`${failed.length} provider check(s) failed: ${failed.map((f) => f.check).join(', ')}.`, {
+      hint: 'See the details above: each says what can cause it and what to do.',
+    });
 }
