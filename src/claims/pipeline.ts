@@ -26,6 +26,7 @@ import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js
 import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
+import type { Durable } from './record-open.js';
 import type { NetworkError } from '../core/errors.js';
 import { whenAborted } from '../core/timers.js';
 
@@ -205,12 +206,14 @@ export class SendPipeline {
   }
 
   /** Once the journal's group and the record's intents are durable, the rows become ready (or, on failure, are not sent). */
-  private whenDurable(sending: Promise<void>, recorded: Promise<void>, items: Ready[]): void {
+  private whenDurable(sending: Promise<void>, recorded: Promise<Durable>, items: Ready[]): void {
     Promise.all([sending, recorded]).then(
-      () => {
+      ([, taken]) => {
         for (const item of items) {
           this.window.synced();
-          this.offer(item);
+          const why = item.plan.intent && taken?.get(item.plan.intent.issuance);
+          if (why) void this.takenByAnother(item, why);
+          else this.offer(item);
         }
       },
       (error) => {
@@ -231,6 +234,16 @@ export class SendPipeline {
     this.drain();
     // Also wakes a feeder waiting for room: it must see the failure and stop, or the batch never ends.
     void this.notSent(item, unwritten ? JOURNAL_UNWRITTEN_REASON : JOURNAL_FAILED_REASON);
+  }
+
+  /** A row whose intent another member's run committed first (the record database): held, never sent; the journal settles it not_sent. */
+  private takenByAnother(item: Ready, why: string): Promise<void> | undefined {
+    item.recorded = false;
+    this.leftWindow();
+    this.ports.journal.note({ key: item.plan.key, line: item.row.line, status: 'not_sent', reason: why });
+    const output = this.report(item.row, { line: item.row.line, status: 'held', error: why });
+    this.window.endIfDone();
+    return output;
   }
 
   /** A row became durable: to a waiting worker, to the queue, or (stopping) settled not_sent. */
