@@ -89,12 +89,12 @@ export const CLAIM_QUESTIONS = {
   /** What became of each row of a run, by line (a batch resumed, here or on another computer): intents_by_run. */
   byRun: `${ATTEMPTS} WHERE i.run = $1 AND i.kind = 'claim' AND ($2::int IS NULL OR i.line = $2) ORDER BY i.line, i.attempt`,
   /** What became of a --key row (its key's hash), in any run of the store: intents_by_row_key. */
-  byRowKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.detail->>'row' = $3 ORDER BY i.attempt, i.id`,
+  byRowKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.detail ? 'row' AND i.detail->>'row' = $3 ORDER BY i.attempt, i.id`,
   /** The keys one customer's claims were filed under: intents_by_customer. */
   keysOfCustomer: `SELECT DISTINCT key FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND customer_email = $3 AND kind = 'claim'`,
   /** The keys of the claims filed as one order: outcomes_by_order. */
   keysOfOrder: `SELECT DISTINCT i.key FROM opcli.outcomes o JOIN opcli.intents i ON i.filing = o.filing
-    WHERE o.detail->>'order' = $3 AND i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim'`,
+    WHERE o.detail ? 'order' AND o.detail->>'order' = $3 AND i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim'`,
 } as const;
 
 /**
