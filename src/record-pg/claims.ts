@@ -82,8 +82,9 @@ const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source
 export const CLAIM_QUESTIONS = {
   /** Every attempt of one key: intents_one_attempt. */
   byKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = $3 ORDER BY i.attempt`,
-  /** The key of the last claim with a similarity fingerprint: intents_by_similarity. */
-  lastOfSimilarity: `SELECT key FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND similarity = $3 AND kind = 'claim' ORDER BY id DESC LIMIT 1`,
+  /** Every attempt of the key of the last claim with a similarity fingerprint, in one round trip: intents_by_similarity, then intents_one_attempt. */
+  lastOfSimilarity: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = (SELECT s.key FROM opcli.intents s
+    WHERE s.origin = $1 AND s.store_id = $2 AND s.similarity = $3 AND s.kind = 'claim' ORDER BY s.id DESC LIMIT 1) ORDER BY i.attempt`,
   /** The highest attempt of some keys: intents_one_attempt. */
   maxAttempts: `SELECT key, max(attempt) AS attempt FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND key = ANY($3) GROUP BY key`,
   /** What became of each row of a run, by line (a batch resumed, here or on another computer): intents_by_run. */
@@ -131,6 +132,11 @@ interface Scope {
 /** A store as the database keys it: its origin and store ('-' for none, so the unique key holds: as the file names it). */
 export function scopeOf(store: RecordStore): Scope {
   return { origin: store.origin ?? '-', storeId: store.storeId ?? '-' };
+}
+
+/** Where a key stands, from its attempt rows, by the one rule (src/record/outcome.ts through standingOfKey). */
+function standingOf(rows: AttemptRow[]): RecordHit | undefined {
+  return standingOfKey(rows.flatMap(linesOf), undefined, (i) => i);
 }
 
 /** An attempt row as the file record's lines: its intent, then its outcomes. */
@@ -231,14 +237,16 @@ export class DatabaseClaimRecord {
 
   /** The attempts of one key, as the database has them. */
   private async attemptsOf(key: string): Promise<AttemptRow[]> {
-    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byKey, [this.scope.origin, this.scope.storeId, key])).rows);
+    // A prepared statement (named): a batch asks it of every row, parsed and planned once per connection.
+    const values = [this.scope.origin, this.scope.storeId, key];
+    return this.ask(async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-by-key', text: CLAIM_QUESTIONS.byKey, values })).rows);
   }
 
   /** Where a key stands in the database (undefined: never filed), by the one rule. */
   private async hitOf(key: string, remember: boolean): Promise<RecordHit | undefined> {
     const rows = await this.attemptsOf(key);
     if (remember) this.remember(key, Math.max(0, ...rows.map((r) => r.attempt)));
-    return standingOfKey(rows.flatMap(linesOf), undefined, (i) => i);
+    return standingOf(rows);
   }
 
   private remember(key: string, attempt: number): void {
@@ -260,11 +268,12 @@ export class DatabaseClaimRecord {
   /** The last claim that may exist with this similarity fingerprint and another key (the database first, then the earlier files). */
   async similar(sim: string | undefined, key: string): Promise<RecordHit | undefined> {
     if (!sim || !HEX64.test(sim)) return undefined;
-    const last = await this.ask(
-      async (c) => (await c.query<{ key: string }>(CLAIM_QUESTIONS.lastOfSimilarity, [this.scope.origin, this.scope.storeId, sim])).rows[0],
+    const values = [this.scope.origin, this.scope.storeId, sim];
+    const rows = await this.ask(
+      async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-similar', text: CLAIM_QUESTIONS.lastOfSimilarity, values })).rows,
     );
-    if (last && last.key !== key) {
-      const hit = await this.hitOf(last.key, false);
+    if (rows.length && rows[0]?.key !== key) {
+      const hit = standingOf(rows);
       if (hit?.intent && claimMayExist(hit.state)) return hit;
     }
     return this.earlier?.similar(sim, key);

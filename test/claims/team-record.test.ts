@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { missingInfra } from '../infra/index.js';
+import { deadPort, missingInfra } from '../infra/index.js';
 import { type TeamRecord, teamRecord } from '../giftcard/fixture.js';
 import { claimBodies, duplicates, heldSandbox, results, rowOf, writeRows } from './fixtures.js';
 
@@ -220,6 +220,35 @@ describe.skipIf(missing)('claims with the record in PostgreSQL: two members, no 
       await held.close();
     }
   }, 60_000);
+});
+
+describe('a record database that cannot be reached', () => {
+  it('claims file (one claim and a batch) stops before anything is sent: exit 1, one line naming it, never the password; no file record is made', async () => {
+    const sandbox = await startSandbox();
+    const config = tempConfigDir();
+    try {
+      await sandboxProfile(sandbox, config.dir);
+      const port = await deadPort();
+      const env = { OPCLI_CONFIG_DIR: config.dir, HOME: '/nonexistent', OPCLI_RECORD_URL: `postgresql://alice:pw-secret-42@127.0.0.1:${port}/team` };
+      const path = join(config.dir, 'claims.csv');
+      writeRows(path, 3);
+      const template = (await runOpcli(['claims', 'template', '--json'], { env })).stdout;
+      for (const argv of [
+        ['claims', 'file', '--from', path],
+        ['claims', 'file', '--data', '-'],
+      ]) {
+        const res = await runOpcli(argv, { env, stdin: template });
+        expect(res.code, res.stderr).toBe(1);
+        expect(res.stderr).toContain(`Error: Record database 127.0.0.1:${port}/team: connection refused`);
+        expect(res.stderr).not.toContain('pw-secret-42');
+      }
+      expect(claimBodies(sandbox)).toEqual([]);
+      expect(readdirSync(config.dir).filter((f) => f.startsWith('claims-record-'))).toEqual([]);
+    } finally {
+      await sandbox.close();
+      config.cleanup();
+    }
+  });
 });
 
 describe.skipIf(missing)('the record database stopped in the middle of a batch (pg_ctl stop -m immediate)', () => {

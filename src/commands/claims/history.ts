@@ -57,7 +57,8 @@ Examples:
   $ opcli claims history --json sourceOrderId,status,at
 
 The record of claims holds every claim opcli filed for this store (the API's origin and store id), from
-every profile, input file and journal of this config folder, or of the shared record-dir. Each claim is
+every profile, input file and journal of this config folder, of the shared record-dir, or of the team's
+PostgreSQL database (record-url: every member's claims). Each claim is
 listed once with its latest state; its attempts (a row not sent by one run and filed by the next) are
 its events (--json: "events"). A claim whose request left but whose answer was never recorded is
 "uncertain": it may exist; look for it in the merchant dashboard, since the API cannot look a claim up.
