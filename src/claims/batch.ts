@@ -23,7 +23,7 @@ import { SendPipeline } from './pipeline.js';
 import type { SendPorts, SendResult } from './pipeline-ports.js';
 import { importBeside, importJournal } from './record-import.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { recordPlace } from '../config/record-dir.js';
+import { type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { type PlanOptions, Planner, storeMismatch } from './plan.js';
 import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResult } from './results.js';
@@ -123,9 +123,10 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
   const paths = resolveBatchPaths(opts, deps.cwd, deps.platform);
   const { storeId, service, profile } = await readProfile(deps);
   const store = { origin: service.origin, storeId: service.storeId };
+  // The record's folder is checked before anything is read or written (a validation reads no record).
   const place = opts.validateOnly ? undefined : recordPlace(deps.configDir(), profile);
   const openRecord = (lock?: { waitMs: number }) =>
-    openClaimsRecord(place ?? recordPlace(deps.configDir(), profile), profile, { env: deps.env ?? process.env, cwd: deps.cwd }, { store, lock });
+    openClaimsRecord(place as RecordPlace, profile, { env: deps.env ?? process.env, cwd: deps.cwd }, { store, lock });
   const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default', journal: paths.journal };
   const binding = { service, notice: (text: string) => view.notice(text) };
   // A file opcli cannot decode is refused before its first row is read, wherever its first bad byte is.

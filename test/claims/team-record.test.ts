@@ -72,6 +72,10 @@ describe.skipIf(missing)('claims with the record in PostgreSQL: two members, no 
       expect(results(first.stdout).map((r) => r.status)).toEqual(Array(6).fill('filed'));
       const copy = join(b.dir, 'copy of claims.csv');
       copyFileSync(path, copy);
+      // A dry run from the other member already says so, and sends nothing.
+      const dry = await runOpcli(['claims', 'file', '--from', copy, '--dry-run'], { env: b.env });
+      expect(dry.code).toBe(3);
+      expect(dry.stderr).toContain('Dry run of 6 rows: 0 would be sent, 0 would be refused (invalid), 6 would be held');
       const second = await runOpcli(['claims', 'file', '--from', copy, '--jsonl'], { env: b.env });
       expect(second.code).toBe(3);
       for (const r of results(second.stdout)) {

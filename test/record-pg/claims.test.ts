@@ -135,7 +135,10 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
     );
     const samples: Record<keyof typeof CLAIM_QUESTIONS, [unknown[], string[]]> = {
       byKey: [[ORIGIN, 'st_1', 'bulk-key-4'], ['intents_one_attempt']],
-      lastOfSimilarity: [[ORIGIN, 'st_1', 'sim-7'], ['intents_by_similarity', 'intents_one_attempt']],
+      lastOfSimilarity: [
+        [ORIGIN, 'st_1', 'sim-7'],
+        ['intents_by_similarity', 'intents_one_attempt'],
+      ],
       maxAttempts: [[ORIGIN, 'st_1', ['bulk-key-4', 'bulk-key-7']], ['intents_one_attempt']],
       byRun: [['bulk-run-7', null], ['intents_by_run']],
       byRowKey: [[ORIGIN, 'st_1', 'row-10'], ['intents_by_row_key']],
