@@ -14,7 +14,7 @@ import type { OfflineClaim } from '../schemas.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { serviceOrigin } from './journal.js';
 import { itemWords } from './plan.js';
-import { describeHit, newFilingId, type RecordHit, stateWords } from './record.js';
+import { ClaimRecord, describeHit, newFilingId, type RecordHit, stateWords } from './record.js';
 import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
 import { classifyFailure } from './send.js';
 
@@ -93,14 +93,18 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   // A first look without the lock: nobody is asked to confirm a claim that would be refused.
   const ctx = { env: deps.env ?? process.env, cwd: deps.cwd };
   const peek = await openClaimsRecord(place, profile, ctx, { store });
+  // The team's database takes no lock: the record that looked files too (one connection, not two).
+  const reuse = !(peek instanceof ClaimRecord);
   try {
     await refuseHeld(peek, key, sim, claim, opts.force);
-  } finally {
+    if (!reuse) await peek.close();
+    // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
+    if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
+  } catch (error) {
     await peek.close();
+    throw error;
   }
-  // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
-  if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
-  const record = await openClaimsRecord(place, profile, ctx, { store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
+  const record = reuse ? peek : await openClaimsRecord(place, profile, ctx, { store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
   let filing = newFilingId();
   // The lock is held until the outcome is written: each line names the hash of the one before it
   // (src/record/chain.ts), so no other run may append between the intent and the outcome.
