@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
-import { BIN, ROOT, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
+import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { deadPort, missingInfra } from '../infra/index.js';
 import { type TeamRecord, teamRecord } from '../giftcard/fixture.js';
 import { claimBodies, duplicates, heldSandbox, results, rowOf, writeRows } from './fixtures.js';
@@ -151,6 +151,25 @@ describe.skipIf(missing)('claims with the record in PostgreSQL: two members, no 
       local.cleanup();
     }
   });
+
+  it('eight `claims file --data` of one claim at once, four from each member (built binary): one is filed, seven are refused (exit 3)', async () => {
+    const team = await teamRecord();
+    const [a, b] = [await member(sandbox, team, 0), await member(sandbox, team, 1)];
+    try {
+      sandbox.resetLog();
+      const template = JSON.parse((await runOpcli(['claims', 'template', '--json'], { env: a.env })).stdout);
+      const data = join(a.dir, 'claim.json');
+      writeFileSync(data, JSON.stringify({ ...template, item: { ...template.item, details: 'eight at once' } }));
+      const runs = await Promise.all(Array.from({ length: 8 }, (_, i) => runBinary(['claims', 'file', '--data', data], { env: (i % 2 ? b : a).env })));
+      expect(runs.map((r) => r.code).sort(), runs.map((r) => r.stderr).join('\n')).toEqual([0, 3, 3, 3, 3, 3, 3, 3]);
+      for (const r of runs.filter((x) => x.code === 3)) expect(r.stderr).toMatch(/This claim was already (filed|sent \(outcome uncertain\))/);
+      expect(claimBodies(sandbox)).toHaveLength(1);
+      expect(await intents(team, "attempt || ''")).toEqual(['1']);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+    }
+  }, 60_000);
 
   it('a batch killed with kill -9 on one member and run on the other: the rows in flight stay uncertain (held), none is sent twice', async () => {
     const team = await teamRecord();
