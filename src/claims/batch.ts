@@ -14,9 +14,10 @@ import { CHECK_UNCERTAIN_ROWS } from '../core/claim-check.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../core/errors.js';
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
-import { recordPlace } from '../config/record-dir.js';
+import { type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
-import { ClaimRecord, type OpenRecord } from './record.js';
+import { ClaimRecord } from './record.js';
+import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
 import { resolveBatchPaths } from './paths.js';
 import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
@@ -45,6 +46,8 @@ export interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sl
   profile(): Promise<ResolvedProfile>;
   /** The clock and sleeps the limiter paces the requests by. */
   pace: PaceClock;
+  /** The environment a record database's credentials are read from (PGPASSWORD, ~/.pgpass: src/record-pg/connection.ts). */
+  env?: RecordContext['env'];
 }
 
 export interface BatchOptions {
@@ -119,9 +122,11 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
   // Every path is checked before anything is read, sent or written.
   const paths = resolveBatchPaths(opts, deps.cwd, deps.platform);
   const { storeId, service, profile } = await readProfile(deps);
-  const recording = opts.validateOnly
-    ? undefined
-    : { place: recordPlace(deps.configDir(), profile), store: { origin: service.origin, storeId: service.storeId } };
+  const store = { origin: service.origin, storeId: service.storeId };
+  // The record's folder is checked before anything is read or written (a validation reads no record).
+  const place = opts.validateOnly ? undefined : recordPlace(deps.configDir(), profile);
+  const openRecord = (lock?: { waitMs: number }) =>
+    openClaimsRecord(place as RecordPlace, profile, { env: deps.env ?? process.env, cwd: deps.cwd }, { store, lock });
   const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default', journal: paths.journal };
   const binding = { service, notice: (text: string) => view.notice(text) };
   // A file opcli cannot decode is refused before its first row is read, wherever its first bad byte is.
@@ -134,22 +139,24 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     delimiter: opts.delimiter,
   });
   if (opts.dryRun && !opts.validateOnly) {
-    const record = await ClaimRecord.open(recording as OpenRecord);
+    const record = await openRecord();
     try {
       await planAll(opts, paths, source, deps, view, storeId, binding, record);
     } finally {
-      record.close();
+      await record.close();
       input.stream.destroy?.();
     }
     return;
   }
   // An unusable journal is refused before the results file is created.
   const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string, opts.lockWaitMs, {}, binding);
-  let record: ClaimRecord | undefined;
+  let record: ClaimsRecord | undefined;
   try {
-    // The record of claims for this store, under its lock for the run: a damaged one stops here, before anything is sent.
-    if (recording) record = await ClaimRecord.open({ ...recording, lock: { waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS } });
-    if (record && journal) await importEarlier(record, journal, provenance.profile, view, { folder: paths.input && dirname(paths.input), service });
+    // The record of claims for this store, under its lock for the run (a file): a damaged one stops here, before anything is sent.
+    if (!opts.validateOnly) record = await openRecord({ waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS });
+    // A journal of an earlier version is read into a file record (the team's database takes files by `opcli record import`).
+    if (record instanceof ClaimRecord && journal)
+      await importEarlier(record, journal, provenance.profile, view, { folder: paths.input && dirname(paths.input), service });
     const limiter = journal && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, ...deps.pace });
     const tally = new BatchTally(deps.now, limiter);
     const reporter = view.report(source, { out: paths.out, verb: opts.validateOnly ? 'validate' : 'send' }, () => tally.progress());
@@ -216,7 +223,7 @@ async function importEarlier(
 }
 
 /** What the planner of a run and of a dry run share: the batch's flags, the token's store, the per-row report, the record. */
-function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow: boolean, record: ClaimRecord | undefined): PlanOptions {
+function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow: boolean, record: ClaimsRecord | undefined): PlanOptions {
   return {
     keyColumn: opts.key,
     allowSimilar: opts.allowSimilar,
@@ -229,7 +236,7 @@ function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow:
 }
 
 /** Closes the journal and the record, their last fdatasyncs together; the first failure is thrown once both are closed. */
-async function closeBoth(journal: Journal | undefined, record: ClaimRecord | undefined): Promise<void> {
+async function closeBoth(journal: Journal | undefined, record: ClaimsRecord | undefined): Promise<void> {
   const closed = await Promise.allSettled([journal?.close(), record?.closeDurable()]);
   const failed = closed.find((c) => c.status === 'rejected');
   if (failed) throw failed.reason;
@@ -248,7 +255,7 @@ async function planAll(
   view: BatchView,
   storeId: string | undefined,
   binding: { service: JournalService; notice: (text: string) => void },
-  record: ClaimRecord,
+  record: ClaimsRecord,
 ): Promise<void> {
   const journal: JournalReader = await Journal.snapshot(paths.journal as string, binding);
   let interrupted = false;

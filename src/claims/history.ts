@@ -244,6 +244,16 @@ function settle(had: OutcomeLine | undefined, r: OutcomeLine): OutcomeLine {
   return endAttempt<string>(before, r.status, undefined, claimWeight) === before ? (had as OutcomeLine) : r;
 }
 
+/** One claim's attempts, each its intent and outcome lines (as the team's database reads them: src/record-pg/claims.ts), as history lists it. */
+export function claimEntry(attempts: ReadLine[][]): { rows: ClaimHistoryRow[]; entry: ClaimEntry } {
+  const rows = attempts.map(([intent, ...lines]) => {
+    let outcome: OutcomeLine | undefined;
+    for (const l of lines) if (l.type === 'outcome') outcome = settle(outcome, l);
+    return rowOf({ intent: intent as IntentLine, outcome, seq: 0 });
+  });
+  return { rows, entry: entry(rows) };
+}
+
 function rowOf({ intent: i, outcome: o }: Attempt): ClaimHistoryRow {
   return {
     key: i.key,

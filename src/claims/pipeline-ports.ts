@@ -4,7 +4,7 @@ import type { RequestLimiter } from '../http/adaptive.js';
 import type { NetworkError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Journal } from './journal.js';
-import type { ClaimRecord } from './record.js';
+import type { ClaimsRecord } from './record-open.js';
 import type { BatchReport, BatchTally, BatchView } from './results.js';
 
 /** What the run came to, for the verdict (batch.ts). */
@@ -42,7 +42,7 @@ export interface SendPorts {
   stopNow: AbortSignal;
   journal: Journal;
   /** The record of claims for the store, when the run keeps one. */
-  record?: ClaimRecord;
+  record?: ClaimsRecord;
   limiter: RequestLimiter;
   /** The batch's counts, which the display reads. */
   tally: BatchTally;

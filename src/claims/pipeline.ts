@@ -26,6 +26,7 @@ import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js
 import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
+import type { Durable } from './record-open.js';
 import type { NetworkError } from '../core/errors.js';
 import { whenAborted } from '../core/timers.js';
 
@@ -34,6 +35,7 @@ const OUTAGE_REASON = 'the batch stopped before this row was sent: the service i
 const JOURNAL_FAILED_REASON = 'not sent: the journal could not be made durable before it; the next run reports it uncertain, but it never left';
 const JOURNAL_UNWRITTEN_REASON = 'not sent: the journal could not be written before it; the next run sends it';
 const SEND_BUG_REASON = 'opcli failed while sending it';
+const RECORD_FAILED_REASON = 'not sent: its intent could not be made durable in the record of claims; the next run sends it';
 
 /** Runs a batch's rows through check, key, record, send, settle and report; prints the summary through the view. */
 export class SendPipeline {
@@ -205,16 +207,24 @@ export class SendPipeline {
   }
 
   /** Once the journal's group and the record's intents are durable, the rows become ready (or, on failure, are not sent). */
-  private whenDurable(sending: Promise<void>, recorded: Promise<void>, items: Ready[]): void {
-    Promise.all([sending, recorded]).then(
-      () => {
+  private whenDurable(sending: Promise<void>, recorded: Promise<Durable>, items: Ready[]): void {
+    // Which of the two failed: the record's failure leaves the journal's `sending` entry settled not_sent below.
+    let recordFailed = false;
+    const recordedOrSays = recorded.catch((error) => {
+      recordFailed = true;
+      throw error;
+    });
+    Promise.all([sending, recordedOrSays]).then(
+      ([, taken]) => {
         for (const item of items) {
           this.window.synced();
-          this.offer(item);
+          const why = item.plan.intent && taken?.get(item.plan.intent.issuance);
+          if (why) void this.takenByAnother(item, why);
+          else this.offer(item);
         }
       },
       (error) => {
-        for (const item of items) this.notDurable(item, error);
+        for (const item of items) this.notDurable(item, error, recordFailed);
       },
     );
   }
@@ -224,13 +234,23 @@ export class SendPipeline {
    * written `sending` line reads as uncertain next time (the journal cannot tell), a line never
    * written leaves the row to the next run.
    */
-  private notDurable(item: Ready, error: unknown): void {
+  private notDurable(item: Ready, error: unknown, recordFailed = false): void {
     this.window.synced();
     const unwritten = error instanceof NotJournaled;
     this.fail(unwritten ? error.failure : error);
     this.drain();
     // Also wakes a feeder waiting for room: it must see the failure and stop, or the batch never ends.
-    void this.notSent(item, unwritten ? JOURNAL_UNWRITTEN_REASON : JOURNAL_FAILED_REASON);
+    void this.notSent(item, unwritten ? JOURNAL_UNWRITTEN_REASON : recordFailed ? RECORD_FAILED_REASON : JOURNAL_FAILED_REASON);
+  }
+
+  /** A row whose intent another member's run committed first (the record database): held, never sent; the journal settles it not_sent. */
+  private takenByAnother(item: Ready, why: string): Promise<void> | undefined {
+    item.recorded = false;
+    this.leftWindow();
+    this.ports.journal.note({ key: item.plan.key, line: item.row.line, status: 'not_sent', reason: why });
+    const output = this.report(item.row, { line: item.row.line, status: 'held', error: why });
+    this.window.endIfDone();
+    return output;
   }
 
   /** A row became durable: to a waiting worker, to the queue, or (stopping) settled not_sent. */

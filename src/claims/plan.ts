@@ -12,7 +12,8 @@ import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import type { JournalReader, PriorOutcome } from './journal.js';
-import { type ClaimRecord, describeHit, type NewIntent, newFilingId, stateWords } from './record.js';
+import { describeHit, type NewIntent, newFilingId, stateWords } from './record.js';
+import type { ClaimsRecord } from './record-open.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
 import { validateClaim } from './validate.js';
@@ -32,7 +33,7 @@ export interface PlanOptions {
   /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
   allowDuplicates?: boolean;
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
-  record?: ClaimRecord;
+  record?: ClaimsRecord;
   /** What this run's intents record: the input file and the profile. */
   provenance?: { source: string; profile: string; journal?: string };
 }
@@ -195,15 +196,17 @@ export class Planner {
       );
     }
     if (record && !allowDuplicates) {
-      const hit = record.lookup(recordKey);
+      const hit = await record.lookup(recordKey);
       const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
       // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
       // A row of this journal whose intent is in the record but not in the journal never left (it
       // waits for both to be durable): a run killed between the two writes. Only the same file can
       // say so: a journal deleted and made again (another id) knows nothing of the rows in flight.
+      // The same holds when the journal settled it not_sent: a record database lost before it
+      // acknowledged the group's commit (src/record-pg/claims.ts) may have kept the intent.
       const neverLeft =
-        !prior &&
+        (!prior || prior.status === 'not_sent') &&
         hit?.state === 'sending' &&
         hit.intent?.journal !== undefined &&
         hit.intent.journal === this.options.provenance?.journal &&
@@ -223,7 +226,7 @@ export class Planner {
     if (prior || allowSimilar || keyColumn !== undefined || repeatAllowed) return undefined;
     const like = this.journal.similarTo(sim);
     if (like) return { send: false, result: await this.held(row, claim, like) };
-    const recorded = allowDuplicates ? undefined : record?.similar(recordSim, recordKey);
+    const recorded = allowDuplicates ? undefined : await record?.similar(recordSim, recordKey);
     if (!recorded) return undefined;
     return held(
       row,

@@ -15,10 +15,14 @@ import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { serviceOrigin } from './journal.js';
 import { itemWords } from './plan.js';
 import { ClaimRecord, describeHit, newFilingId, type RecordHit, stateWords } from './record.js';
+import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
 import { classifyFailure } from './send.js';
 
 /** How long a single claim waits for the record's lock (a batch filing for the same store holds it). */
 const RECORD_LOCK_WAIT_MS = 15_000;
+
+/** How often one claim is decided again after other members took the attempt it was about to write (the record database). */
+const MAX_RETAKES = 20;
 
 /** What a single claim is checked and recorded with. */
 export interface SingleRecordOptions {
@@ -34,9 +38,9 @@ export interface SingleRecordOptions {
 export class DuplicateClaimError extends OpcliError {}
 
 /** Refuses the claim when the record holds it or a similar one (unless forced). */
-function refuseHeld(record: ClaimRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): void {
+async function refuseHeld(record: ClaimsRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): Promise<void> {
   if (force) return;
-  const same = record.lookup(key);
+  const same = await record.lookup(key);
   if (same && claimMayExist(same.state)) {
     const uncertain = same.state !== 'filed';
     throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
@@ -47,7 +51,7 @@ function refuseHeld(record: ClaimRecord, key: string, sim: string | undefined, c
       details: held(same),
     });
   }
-  const like = record.similar(sim, key);
+  const like = await record.similar(sim, key);
   if (like) {
     throw new DuplicateClaimError(
       `A claim for the same customer and item was already ${stateWords(like.state)} ${describeHit(like)}: earlier ${like.intent?.email ?? '?'}, ${like.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}. Nothing was sent.`,
@@ -77,7 +81,7 @@ function held(hit: RecordHit): Record<string, unknown> {
 export async function fileRecorded<T extends { sourceOrderId: string }>(
   claim: OfflineClaim,
   profile: ResolvedProfile | undefined,
-  deps: { configDir(): string; now(): number },
+  deps: { configDir(): string; now(): number; cwd: string; env?: RecordContext['env'] },
   opts: SingleRecordOptions,
   send: () => Promise<T>,
 ): Promise<T> {
@@ -87,35 +91,42 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   const key = hashOfRobust(robust);
   const sim = recordSimilarity(claim);
   // A first look without the lock: nobody is asked to confirm a claim that would be refused.
-  const peek = await ClaimRecord.open({ place, store });
+  const ctx = { env: deps.env ?? process.env, cwd: deps.cwd };
+  const peek = await openClaimsRecord(place, profile, ctx, { store });
+  // The team's database takes no lock: the record that looked files too (one connection, not two).
+  const reuse = !(peek instanceof ClaimRecord);
   try {
-    refuseHeld(peek, key, sim, claim, opts.force);
-  } finally {
-    peek.close();
+    await refuseHeld(peek, key, sim, claim, opts.force);
+    if (!reuse) await peek.close();
+    // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
+    if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
+  } catch (error) {
+    await peek.close();
+    throw error;
   }
-  // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C).
-  if (opts.confirm && !(await opts.confirm())) throw new PlainExit('Nothing was sent.', ExitCode.declined);
-  const record = await ClaimRecord.open({ place, store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
-  const filing = newFilingId();
+  const record = reuse ? peek : await openClaimsRecord(place, profile, ctx, { store, lock: { waitMs: RECORD_LOCK_WAIT_MS } });
+  let filing = newFilingId();
   // The lock is held until the outcome is written: each line names the hash of the one before it
   // (src/record/chain.ts), so no other run may append between the intent and the outcome.
   try {
-    refuseHeld(record, key, sim, claim, opts.force);
-    record.intents(
-      [
-        {
-          issuance: filing,
-          key,
-          profile: profile?.name ?? 'default',
-          source: opts.source,
-          sim,
-          email: claim.customer.email,
-          item: itemWords(claim),
-          forced: opts.force || undefined,
-        },
-      ],
-      deps.now(),
-    );
+    // The record database takes no lock: an attempt another member committed first is read, and decided on, again.
+    for (let tries = 0; ; tries++, filing = newFilingId()) {
+      await refuseHeld(record, key, sim, claim, opts.force);
+      const intent = {
+        issuance: filing,
+        key,
+        profile: profile?.name ?? 'default',
+        source: opts.source,
+        sim,
+        email: claim.customer.email,
+        item: itemWords(claim),
+        forced: opts.force || undefined,
+      };
+      const taken = await record.intents([intent], deps.now());
+      if (!taken?.size) break;
+      if (tries >= MAX_RETAKES)
+        throw new OpcliError(`Other members filed this claim's attempt ${tries + 1} times in a row; nothing was sent.`, { exitCode: ExitCode.partial });
+    }
     let result: T;
     try {
       result = await send();
@@ -129,7 +140,7 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
     record.outcome({ issuance: filing, key, status: 'filed', sourceOrderId: result.sourceOrderId }, deps.now());
     return result;
   } finally {
-    record.close();
+    await record.close();
   }
 }
 

@@ -9,8 +9,6 @@ import { shellAdvice } from '../core/platform.js';
 import { acceptWitness, witnessedPaths } from '../record/witness.js';
 import { ensurePrivateDir, ensureSharedDir, readPrivateFile, type SharedFolder, UnsafePathError } from './private-file.js';
 import type { ResolvedProfile } from './profile.js';
-import { OpcliError } from '../core/errors.js';
-import { maskRecordUrl } from '../record-pg/url.js';
 import { describeUid } from './user-name.js';
 
 /** The folder of the record and ledger; `shared` when it is a team's record-dir. */
@@ -26,21 +24,14 @@ export interface RecordPlace {
 /**
  * The record folder for a profile (none readable: the config folder), checked: a private folder, or
  * a shared one no outsider can write. A profile whose record is in PostgreSQL (record-url) has no
- * record folder: it never falls back to a file. Store credit has its database backend; until claims
- * have theirs, a command that would read or write the record of claims stops before anything is sent.
+ * record folder: it never falls back to a file, and the config folder is the place its record lived
+ * before (read, never written: src/giftcard/ledger-db.ts, src/record-pg/claims.ts).
  */
 export function recordPlace(
   configDir: string,
   profile: (Pick<ResolvedProfile, 'recordDir'> & Partial<Pick<ResolvedProfile, 'record'>>) | undefined,
 ): RecordPlace {
-  if (profile?.record) {
-    throw new OpcliError(
-      `The record of this profile is in PostgreSQL (${maskRecordUrl(profile.record.url)}), where this opcli pays store credit but does not yet file claims; nothing was read or sent.`,
-      {
-        hint: 'Unset record-url (`opcli config unset record-url`, and OPCLI_RECORD_URL) to file claims with the record in files here, or wait for the opcli that files claims against the database.',
-      },
-    );
-  }
+  if (profile?.record) return { dir: configDir, configDir, earlier: true };
   if (!profile?.recordDir) {
     ensurePrivateDir(configDir);
     return { dir: configDir, configDir };

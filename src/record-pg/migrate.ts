@@ -8,6 +8,7 @@
 import type { ClientBase } from 'pg';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import record0001 from './migrations/0001-record.sql';
+import claimQuestions0002 from './migrations/0002-claim-questions.sql';
 
 /** One numbered SQL file. */
 export interface Migration {
@@ -17,7 +18,10 @@ export interface Migration {
 }
 
 /** Every migration, in order; the last one's version is the schema this opcli reads and writes. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'record', sql: record0001 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'record', sql: record0001 },
+  { version: 2, name: 'claim-questions', sql: claimQuestions0002 },
+];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** The advisory lock of setup: "opcli" as a number, the same in every opcli. */

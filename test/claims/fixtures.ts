@@ -1,9 +1,24 @@
 /** Shared fixtures of the claims tests: claim rows, CSV files, and the claims a sandbox received. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { stringify } from 'csv-stringify/sync';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { type ManualClock, manualClock, type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
 import { sandboxProfile, tempConfigDir } from '../helpers.js';
+import { missingInfra } from '../infra/index.js';
+import { type TeamRecord, teamRecord } from '../giftcard/fixture.js';
+
+/** Where the record of claims is: the file record in the config folder, or the team's PostgreSQL (src/record-pg/claims.ts). */
+export type RecordBackend = 'file' | 'database';
+/** The backends a suite runs against: the database only where PostgreSQL is installed (test/infra/postgres.ts). */
+export const RECORD_BACKENDS: RecordBackend[] = missingInfra('pg_ctl') ? ['file'] : ['file', 'database'];
+
+/** A describe block's title for a backend. */
+export const onBackend = (backend: RecordBackend): string => (backend === 'file' ? 'the record of claims in files' : 'the record of claims in PostgreSQL');
+
+/** The file record's files in a folder: none may exist when the record is the database. */
+export function recordFiles(folder: string): string[] {
+  return readdirSync(folder).filter((n) => /^claims-record-[0-9a-f]{16}\.jsonl$/.test(n));
+}
 
 export const COLUMNS = [
   'customer.email',
@@ -130,10 +145,12 @@ export function journalByLine(path: string): Map<number, { status: string; sourc
  */
 export function claimsSuite(
   bind: (s: { sandbox: Sandbox; dir: string }) => void,
-  options: { reset?: (sandbox: Sandbox) => void; sandbox?: () => SandboxOptions } = {},
+  options: { reset?: (sandbox: Sandbox) => void; sandbox?: () => SandboxOptions; record?: RecordBackend } = {},
 ) {
   let sandbox: Sandbox;
   let dir = '';
+  /** With the record in PostgreSQL: a database of its own for each test (fixture.ts teamRecord), the first member's role. */
+  let team: TeamRecord | undefined;
   let cleanup = () => {};
   let claimsBefore = 0;
   beforeAll(async () => {
@@ -150,14 +167,22 @@ export function claimsSuite(
     sandbox.setFaults([]);
     options.reset?.(sandbox);
     claimsBefore = sandbox.claims.length;
+    if (options.record === 'database') team = await teamRecord();
     bind({ sandbox, dir });
   });
-  afterEach(() => cleanup());
+  afterEach(() => {
+    // A test whose record is the database wrote no file record: its commands really used the database.
+    if (team) expect(recordFiles(dir), 'a file record beside the database').toEqual([]);
+    team = undefined;
+    cleanup();
+  });
   return {
     /** Claims the sandbox created during this test. */
     created: () => sandbox.claims.slice(claimsBefore),
     /** The environment of a run against this test's config folder. */
-    env: (extra: Record<string, string> = {}) => ({ OPCLI_CONFIG_DIR: dir, ...extra }),
+    env: (extra: Record<string, string> = {}) => ({ OPCLI_CONFIG_DIR: dir, ...team?.env(0), ...extra }),
+    /** The team's record of this test (the database backend). */
+    team: () => team,
   };
 }
 

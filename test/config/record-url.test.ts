@@ -3,7 +3,7 @@
  * password, the password to the credential store, and neither `config get`, `config list`, a
  * warning nor an error ever shows it.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveProfile } from '../../src/config/profile.js';
@@ -91,7 +91,7 @@ describe('record-url', () => {
 });
 
 describe('a profile whose record is in PostgreSQL', () => {
-  it('never falls back to the file record: commands that read or write the record stop, saying so', async () => {
+  it('never falls back to the file record: a database that cannot be reached stops claims and credit in one line', async () => {
     for (const [key, value] of [
       ['base-url', 'https://api.example.com'],
       ['store-id', 'st_1'],
@@ -99,12 +99,14 @@ describe('a profile whose record is in PostgreSQL', () => {
       expect((await runOpcli(['config', 'set', key as string, value as string], { env: env() })).code).toBe(0);
     }
     expect((await runOpcli(['config', 'set', 'record-url', '--stdin'], { env: env(), stdin: WITH_PASSWORD })).code).toBe(0);
-    const claims = await runOpcli(['claims', 'history'], { env: env() });
+    // The record of claims reads the database too (src/record-pg/claims.ts): no file record is read or made.
+    const dead = await deadPort();
+    const at = `postgresql://alice:${encodeURIComponent(PASSWORD)}@127.0.0.1:${dead}/opcli`;
+    const claims = await runOpcli(['claims', 'history'], { env: env({ OPCLI_RECORD_URL: at, HOME: '/nonexistent' }) });
     expect(claims.code).toBe(1);
-    expect(claims.stderr).toContain(
-      'Error: The record of this profile is in PostgreSQL (postgresql://alice@db.example.com:5432/opcli?sslmode=verify-full), where this opcli pays store credit but does not yet file claims; nothing was read or sent.',
-    );
+    expect(claims.stderr).toContain(`Error: Record database 127.0.0.1:${dead}/opcli: connection refused`);
     expect(claims.stderr).not.toContain(PASSWORD);
+    expect(readdirSync(dir).filter((f) => f.startsWith('claims-record-'))).toEqual([]);
     // The gift card ledger reads the database (src/giftcard/ledger-db.ts): one that cannot be reached
     // (on loopback: tests send nothing elsewhere) stops it in one line, and no ledger file is read or made.
     const port = await deadPort();

@@ -213,7 +213,7 @@ describe.skipIf(missing)('a member opening the record', () => {
         role: member.name,
         tls: true,
         sslmode: 'verify-full',
-        schemaVersion: 1,
+        schemaVersion: 2,
       });
 
       const wrong = await runOpcli(['--verbose', 'record', 'check'], {

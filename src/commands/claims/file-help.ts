@@ -42,7 +42,8 @@ A batch journals every row in <input>.journal.jsonl before sending it. A row is 
 rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
 rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
 one (same e-mail and item) is held (exit 3) until you pass --allow-similar. The record of claims
-(one per store, shared by every file, journal and profile) holds a row filed from another file or a
+(one per store, shared by every file, journal and profile; with record-url, by the whole team in its
+PostgreSQL database) holds a row filed from another file or a
 copy, and the second copy of a row repeated in a file, until --allow-duplicates; one claim (--data,
 flags, prompts) it holds is refused (exit 3) until --force; on a terminal one claim is shown and
 confirmed first (--yes skips). A journal counts only for the service and store its header names. The journal and --out are never written through a link,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { type ClaimEntry, type ClaimEvent, openClaimHistory } from '../../claims/history.js';
+import type { ClaimEntry, ClaimEvent } from '../../claims/history.js';
+import { openClaimsHistory } from '../../claims/record-open.js';
 import { serviceOrigin } from '../../claims/journal.js';
-import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
@@ -57,7 +57,8 @@ Examples:
   $ opcli claims history --json sourceOrderId,status,at
 
 The record of claims holds every claim opcli filed for this store (the API's origin and store id), from
-every profile, input file and journal of this config folder, or of the shared record-dir. Each claim is
+every profile, input file and journal of this config folder, of the shared record-dir, or of the team's
+PostgreSQL database (record-url: every member's claims). Each claim is
 listed once with its latest state; its attempts (a row not sent by one run and filed by the next) are
 its events (--json: "events"). A claim whose request left but whose answer was never recorded is
 "uncertain": it may exist; look for it in the merchant dashboard, since the API cannot look a claim up.
@@ -89,30 +90,28 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
 /** Prints the claims the record holds for the profile's store, each as it is read (a record of millions streams). */
 export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
-  const history = openClaimHistory({
-    place: recordPlace(deps.configDir(), profile),
-    store: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null },
-  });
+  const store = { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null };
+  const history = await openClaimsHistory(deps.configDir(), profile, { env: deps.env, cwd: deps.cwd }, store);
   try {
     const { path } = history;
     for (const d of history.damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
     const filter = { order: opts.order, email: opts.email, since: opts.since };
     if (opts.json) {
       const json = new output.JsonArrayWriter(deps, { record: path }, 'claims');
-      history.each(filter, (c) => json.item(pickFields(c, opts.fields)));
+      await history.each(filter, (c) => json.item(pickFields(c, opts.fields)));
       json.end();
       return;
     }
     const print = printer(deps);
     let count = 0;
-    history.each(filter, (c) => print(c, count++ === 0));
+    await history.each(filter, (c) => print(c, count++ === 0));
     print.end();
     if (count === 0) {
       const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;
       deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
     }
   } finally {
-    history.close();
+    await history.close();
   }
 }
 

@@ -1,0 +1,501 @@
+/**
+ * The record of claims' second backend: the team's record in PostgreSQL (issue 42), for a profile
+ * with a record-url. The same client code as the file record (src/claims/record.ts: the planner,
+ * the send pipeline, a single claim) asks it the same questions; the storage differs:
+ *
+ * - an intent is a row of opcli.intents (kind `claim`) committed before its request leaves, as
+ *   attempt `seen + 1` of its key under the unique constraint (origin, store_id, kind, key,
+ *   attempt): a batch's group of intents is one transaction (one commit for the group, as the
+ *   file's one fdatasync), inserted with ON CONFLICT DO NOTHING. An intent the database did not
+ *   insert is an attempt another member took since this run read the key: it is read again and
+ *   held, never sent (`Taken`). No file lock anywhere: concurrency is the constraint's;
+ * - transactions are chained (one at a time, in order): a run's row is committed before its
+ *   intents, an intent before its outcome, and the attempt numbers a run gives follow what it read;
+ * - an outcome is a row of its attempt, written with the next group's transaction (or at the end);
+ * - where a key stands is still the one rule of src/record/outcome.ts (standingOfKey over the
+ *   key's rows); the questions are indexed queries: by key (intents_one_attempt), by similarity
+ *   (intents_by_similarity), by customer (intents_by_customer), by order (outcomes_by_order), by
+ *   run and line (intents_by_source) and by a --key row's key (intents_by_row_key, 0002);
+ * - a database that fails fails safe: a group whose transaction did not commit is not sent (its
+ *   rows not_sent), every later question fails with the same one line naming the database
+ *   (src/record-pg/errors.ts), and nothing falls back to a file;
+ * - CHOICE (docs/spec-choices.md#record-places): the file record of the config folder, and of every
+ *   place it lived before, is still read (never written) so that moving to the database forgets no
+ *   claim filed before it.
+ */
+import { hostName, osUser } from '../config/user-name.js';
+import { emailIdentity } from '../core/identity.js';
+import { HEX64 } from '../record/fields.js';
+import { claimMayExist } from '../record/outcome.js';
+import type { ClaimRecord } from '../claims/record.js';
+import { type IntentLine, type NewIntent, type OutcomeLine, type ReadLine, type RecordHit, type RecordStore, strongest } from '../claims/record-format.js';
+import { orderTerm, standingOfKey } from '../claims/record-index.js';
+import type { ConnectionContext } from './connection.js';
+import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
+import type { ClientBase } from 'pg';
+
+/** Intents another member committed first, by filing id: why each row is held (it was never sent). */
+export type Taken = Map<string, string>;
+
+/** What a rerun does after the database failed mid-run, in the words of the one line. */
+export const RERUN_AFTER_FAILURE =
+  'rows whose intent was not committed were not sent; rerunning the same command once the database is back is safe (rows sent already are held or skipped, never filed twice)';
+
+/** What a rerun does when the outcomes of claims sent could not be written. */
+const OUTCOMES_UNWRITTEN =
+  'the outcome of claims already sent was not written: a rerun from another computer holds them as uncertain (`opcli claims history` shows them), one from here skips them';
+
+/** How many keys' read attempts are remembered until their intent is written (a batch reads at most its window ahead). */
+const SEEN_LIMIT = 50_000;
+
+/** How many attempts a question reads a page (history). */
+const PAGE = 1000;
+
+/** A row of the record's questions: an intent with its outcomes (opcli.outcomes, in order). */
+interface AttemptRow {
+  id: string;
+  key: string;
+  attempt: number;
+  filing: string;
+  at: Date;
+  run: string | null;
+  source: string | null;
+  line: number | null;
+  os_user: string | null;
+  host: string | null;
+  profile: string | null;
+  similarity: string | null;
+  item: string | null;
+  forced: boolean;
+  detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number };
+  author: string;
+  outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
+}
+
+const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile, i.similarity, i.item,
+       i.forced, i.detail, i.author,
+       coalesce((SELECT json_agg(json_build_object('status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id, 'error', o.error) ORDER BY o.id)
+                 FROM opcli.outcomes o WHERE o.filing = i.filing), '[]') AS outcomes
+  FROM opcli.intents i`;
+
+/** The questions of the record of claims, each served by an index (test/record-pg/claims.test.ts checks the plans). */
+export const CLAIM_QUESTIONS = {
+  /** Every attempt of one key: intents_one_attempt. */
+  byKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = $3 ORDER BY i.attempt`,
+  /** Every attempt of the key of the last claim with a similarity fingerprint, in one round trip: intents_by_similarity, then intents_one_attempt. */
+  lastOfSimilarity: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = (SELECT s.key FROM opcli.intents s
+    WHERE s.origin = $1 AND s.store_id = $2 AND s.similarity = $3 AND s.kind = 'claim' ORDER BY s.id DESC LIMIT 1) ORDER BY i.attempt`,
+  /** The highest attempt of some keys: intents_one_attempt. */
+  maxAttempts: `SELECT key, max(attempt) AS attempt FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND key = ANY($3) GROUP BY key`,
+  /** What became of each row of a run, by line (a batch resumed, here or on another computer): intents_by_run. */
+  byRun: `${ATTEMPTS} WHERE i.run = $1 AND i.kind = 'claim' AND ($2::int IS NULL OR i.line = $2) ORDER BY i.line, i.attempt`,
+  /** What became of a --key row (its key's hash), in any run of the store: intents_by_row_key. */
+  byRowKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.detail ? 'row' AND i.detail->>'row' = $3 ORDER BY i.attempt, i.id`,
+  /** The keys one customer's claims were filed under: intents_by_customer. */
+  keysOfCustomer: `SELECT DISTINCT key FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND customer_email = $3 AND kind = 'claim'`,
+  /** The keys of the claims filed as one order: outcomes_by_order. */
+  keysOfOrder: `SELECT DISTINCT i.key FROM opcli.outcomes o JOIN opcli.intents i ON i.filing = o.filing
+    WHERE o.detail ? 'order' AND o.detail->>'order' = $3 AND i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim'`,
+} as const;
+
+/**
+ * Every attempt of the store's claims (of `keys` only, when given), claim by claim: a claim is the
+ * attempts of one key up to the one that was filed, and claims come in the order of their first
+ * attempt (the order `claims history` lists them from a file). Read through a cursor, a page at a time.
+ */
+function claimsInOrder(keys: boolean): string {
+  return `WITH a AS (
+    SELECT i.id, i.key, i.attempt, EXISTS (SELECT 1 FROM opcli.outcomes o WHERE o.filing = i.filing AND o.status = 'filed') AS filed
+      FROM opcli.intents i WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim'${keys ? ' AND i.key = ANY($3)' : ''}
+  ), c AS (
+    SELECT a.id, a.key, a.attempt,
+           coalesce(sum(CASE WHEN a.filed THEN 1 ELSE 0 END) OVER (PARTITION BY a.key ORDER BY a.attempt ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS claim
+      FROM a
+  ), d AS (SELECT c.id, c.attempt, c.key, c.claim, min(c.id) OVER (PARTITION BY c.key, c.claim) AS first FROM c)
+  ${ATTEMPTS} JOIN d ON d.id = i.id ORDER BY d.first, d.attempt`;
+}
+
+/** A run's details, kept for its rows. */
+interface RunDetails {
+  profile: string;
+  source: string;
+  journal?: string;
+  journalId?: string;
+}
+
+/** Where the record is and who writes it: the store, and this computer's user and host. */
+interface Scope {
+  origin: string;
+  storeId: string;
+}
+
+/** A store as the database keys it: its origin and store ('-' for none, so the unique key holds: as the file names it). */
+export function scopeOf(store: RecordStore): Scope {
+  return { origin: store.origin ?? '-', storeId: store.storeId ?? '-' };
+}
+
+/** Where a key stands, from its attempt rows, by the one rule (src/record/outcome.ts through standingOfKey). */
+function standingOf(rows: AttemptRow[]): RecordHit | undefined {
+  return standingOfKey(rows.flatMap(linesOf), undefined, (i) => i);
+}
+
+/** An attempt row as the file record's lines: its intent, then its outcomes. */
+function linesOf(r: AttemptRow): ReadLine[] {
+  const intent: IntentLine = {
+    v: 1,
+    issuance: r.filing,
+    key: r.key,
+    type: 'intent',
+    at: new Date(r.at).toISOString(),
+    ...(r.run === null ? {} : { run: r.run }),
+    user: r.os_user ?? r.author,
+    host: r.host ?? '?',
+    profile: r.profile ?? '?',
+    source: r.source ?? '?',
+    ...(r.line === null ? {} : { line: r.line }),
+    ...(r.detail.journal === undefined ? {} : { journal: r.detail.journal }),
+    ...(r.detail.journalId === undefined ? {} : { journalId: r.detail.journalId }),
+    ...(r.similarity === null ? {} : { sim: r.similarity }),
+    ...(r.detail.email === undefined ? {} : { email: r.detail.email }),
+    ...(r.item === null ? {} : { item: r.item }),
+    ...(r.forced ? { forced: true } : {}),
+    ...(r.detail.row === undefined ? {} : { row: r.detail.row }),
+    ...(r.detail.tag === undefined ? {} : { tag: r.detail.tag }),
+  };
+  const outcomes: OutcomeLine[] = r.outcomes.map((o) => ({
+    v: 1,
+    issuance: r.filing,
+    key: r.key,
+    type: 'outcome',
+    at: new Date(o.at).toISOString(),
+    status: o.status,
+    ...(o.sourceOrderId === null ? {} : { sourceOrderId: o.sourceOrderId }),
+    ...(o.error === null ? {} : { error: o.error }),
+  }));
+  return [intent, ...outcomes];
+}
+
+/** The record of claims of one store in the team's database. */
+export class DatabaseClaimRecord {
+  readonly path: string;
+  private readonly scope: Scope;
+  /** The highest attempt of each key this process read, until it writes the next one (bounded: SEEN_LIMIT). */
+  private readonly seen = new Map<string, number>();
+  private readonly runs = new Map<string, RunDetails>();
+  /** A run's row, written by the next transaction (before its intents). */
+  private pendingRuns: { run: string; at: string; details: RunDetails }[] = [];
+  private pendingOutcomes: { filing: string; status: OutcomeLine['status']; at: string; sourceOrderId?: string; error?: string }[] = [];
+  /** The transactions, one after the other. */
+  private chain: Promise<unknown> = Promise.resolve();
+  /** The first failure of the database: every later write and question fails with it. */
+  private failure: unknown;
+  private readonly user = osUser();
+  private readonly host = hostName();
+
+  /** `earlier`: the file record of the config folder and the places it lived before, read and never written. */
+  private constructor(
+    private readonly database: RecordDatabase,
+    store: RecordStore,
+    private readonly earlier: ClaimRecord | undefined,
+  ) {
+    this.scope = scopeOf(store);
+    this.path = `record database ${database.target.label}`;
+  }
+
+  /** Opens the record (the pool, the schema checked): a failure is one line naming the database, nothing written. */
+  static async open(
+    record: NonNullable<Parameters<typeof openRecordDatabase>[0]>,
+    ctx: ConnectionContext,
+    store: RecordStore,
+    earlier: ClaimRecord | undefined,
+  ): Promise<DatabaseClaimRecord> {
+    try {
+      const database = await openRecordDatabase(record, ctx, { max: 2 });
+      return new DatabaseClaimRecord(database, store, earlier);
+    } catch (error) {
+      earlier?.close();
+      throw error;
+    }
+  }
+
+  /** Starts a batch run: its row is committed with (before) its first intents. */
+  startRun(run: string, details: RunDetails & { journal?: string; journalId?: string }, now = Date.now()): void {
+    this.runs.set(run, details);
+    this.pendingRuns.push({ run, at: new Date(now).toISOString(), details });
+  }
+
+  /** Runs one question on a connection; a failure becomes (and stays) the one line. */
+  private async ask<T>(fn: (client: ClientBase) => Promise<T>, rerun = RERUN_AFTER_FAILURE): Promise<T> {
+    if (this.failure !== undefined) throw this.failure;
+    try {
+      return await this.database.withClient(fn, rerun);
+    } catch (error) {
+      this.failure ??= error;
+      throw error;
+    }
+  }
+
+  /** The attempts of one key, as the database has them. */
+  private async attemptsOf(key: string): Promise<AttemptRow[]> {
+    // A prepared statement (named): a batch asks it of every row, parsed and planned once per connection.
+    const values = [this.scope.origin, this.scope.storeId, key];
+    return this.ask(async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-by-key', text: CLAIM_QUESTIONS.byKey, values })).rows);
+  }
+
+  /** Where a key stands in the database (undefined: never filed), by the one rule. */
+  private async hitOf(key: string, remember: boolean): Promise<RecordHit | undefined> {
+    const rows = await this.attemptsOf(key);
+    if (remember) this.remember(key, Math.max(0, ...rows.map((r) => r.attempt)));
+    return standingOf(rows);
+  }
+
+  private remember(key: string, attempt: number): void {
+    this.seen.delete(key);
+    this.seen.set(key, attempt);
+    if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.keys().next().value as string);
+  }
+
+  /** Whether the record holds anything for a key, here or in the files it lived in before. */
+  async has(key: string): Promise<boolean> {
+    return (await this.lookup(key)) !== undefined;
+  }
+
+  /** What the record holds for a content key (undefined: never filed from anywhere): the strongest of the database's and the earlier files' answers. */
+  async lookup(key: string): Promise<RecordHit | undefined> {
+    return strongest([await this.hitOf(key, true), this.earlier?.lookup(key)]);
+  }
+
+  /** The last claim that may exist with this similarity fingerprint and another key (the database first, then the earlier files). */
+  async similar(sim: string | undefined, key: string): Promise<RecordHit | undefined> {
+    if (!sim || !HEX64.test(sim)) return undefined;
+    const values = [this.scope.origin, this.scope.storeId, sim];
+    const rows = await this.ask(
+      async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-similar', text: CLAIM_QUESTIONS.lastOfSimilarity, values })).rows,
+    );
+    if (rows.length && rows[0]?.key !== key) {
+      const hit = standingOf(rows);
+      if (hit?.intent && claimMayExist(hit.state)) return hit;
+    }
+    return this.earlier?.similar(sim, key);
+  }
+
+  /** One claim's intent, committed before it returns: only then may its request leave. A filing in `Taken` must not be sent. */
+  intents(lines: NewIntent[], now = Date.now()): Promise<Taken> {
+    return this.intentsDurable(lines, now);
+  }
+
+  /**
+   * A group of intents (and the outcomes and run rows queued before them) in one transaction,
+   * committed when the promise resolves: the rows not in `Taken` may be sent.
+   */
+  intentsDurable(lines: NewIntent[], now = Date.now()): Promise<Taken> {
+    const at = new Date(now).toISOString();
+    return this.transaction((client) => this.insertIntents(client, lines, at));
+  }
+
+  /** Queues an outcome (written with the next group, or by close). */
+  outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
+    this.pendingOutcomes.push({ filing: o.issuance, status: o.status, at: new Date(now).toISOString(), sourceOrderId: o.sourceOrderId, error: o.error });
+  }
+
+  /** Runs `fn` in a transaction after the ones before it, with the queued run rows and outcomes first. */
+  private transaction<T>(fn: (client: ClientBase) => Promise<T>, rerun = RERUN_AFTER_FAILURE): Promise<T> {
+    const runs = this.pendingRuns;
+    const outcomes = this.pendingOutcomes;
+    this.pendingRuns = [];
+    this.pendingOutcomes = [];
+    const next = this.chain.then(() =>
+      this.ask(async (client) => {
+        await client.query('BEGIN');
+        try {
+          await this.insertRuns(client, runs);
+          await insertOutcomes(client, outcomes);
+          const result = await fn(client);
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {});
+          throw error;
+        }
+      }, rerun),
+    );
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  private async insertRuns(client: ClientBase, runs: { run: string; at: string; details: RunDetails }[]): Promise<void> {
+    for (const { run, at, details } of runs) {
+      await client.query(
+        'INSERT INTO opcli.runs (run, origin, store_id, source, journal, journal_id, os_user, host, profile, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+        [
+          run,
+          this.scope.origin,
+          this.scope.storeId,
+          details.source,
+          details.journal ?? null,
+          details.journalId ?? null,
+          this.user,
+          this.host,
+          details.profile,
+          at,
+        ],
+      );
+    }
+  }
+
+  /** The group's intents as attempt `seen + 1` of their keys; those the unique key refused are read again and returned. */
+  private async insertIntents(client: ClientBase, lines: NewIntent[], at: string): Promise<Taken> {
+    if (lines.length === 0) return new Map();
+    const { origin, storeId } = this.scope;
+    const unseen = [...new Set(lines.filter((l) => !this.seen.has(l.key)).map((l) => l.key))];
+    // A key this run did not read (--allow-duplicates, --force, or read too long ago): its attempt follows the highest there is now.
+    if (unseen.length) {
+      const max = await client.query<{ key: string; attempt: number }>(CLAIM_QUESTIONS.maxAttempts, [origin, storeId, unseen]);
+      const found = new Map(max.rows.map((r) => [r.key, r.attempt]));
+      for (const key of unseen) this.remember(key, found.get(key) ?? 0);
+    }
+    const cols = {
+      key: [] as string[],
+      attempt: [] as number[],
+      filing: [] as string[],
+      run: [] as (string | null)[],
+      source: [] as (string | null)[],
+      line: [] as (number | null)[],
+      profile: [] as (string | null)[],
+      sim: [] as (string | null)[],
+      email: [] as (string | null)[],
+      item: [] as (string | null)[],
+      forced: [] as boolean[],
+      detail: [] as string[],
+    };
+    const next = new Map<string, number>();
+    for (const l of lines) {
+      const attempt = (next.get(l.key) ?? this.seen.get(l.key) ?? 0) + 1;
+      next.set(l.key, attempt);
+      const run = l.run === undefined ? undefined : this.runs.get(l.run);
+      cols.key.push(l.key);
+      cols.attempt.push(attempt);
+      cols.filing.push(l.issuance);
+      cols.run.push(l.run ?? null);
+      cols.source.push(l.source ?? run?.source ?? null);
+      cols.line.push(l.line ?? null);
+      cols.profile.push(l.profile ?? run?.profile ?? null);
+      cols.sim.push(l.sim ?? null);
+      cols.email.push(l.email === undefined ? null : emailIdentity(l.email));
+      cols.item.push(l.item ?? null);
+      cols.forced.push(!!l.forced);
+      cols.detail.push(JSON.stringify({ email: l.email, journal: l.journal ?? run?.journal, journalId: run?.journalId, row: l.row, tag: l.tag }));
+    }
+    const inserted = await client.query<{ filing: string }>(
+      `INSERT INTO opcli.intents (kind, origin, store_id, at, os_user, host, key, attempt, filing, run, source, line, profile, similarity, customer_email, item, forced, detail)
+       SELECT 'claim', $1::text, $2::text, $3::timestamptz, $4::text, $5::text, * FROM unnest($6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[],
+              $14::text[], $15::text[], $16::boolean[], $17::jsonb[])
+       ON CONFLICT DO NOTHING RETURNING filing`,
+      [origin, storeId, at, this.user, this.host, ...Object.values(cols)],
+    );
+    for (const [key, attempt] of next) this.seen.set(key, attempt);
+    if (inserted.rows.length === lines.length) return new Map();
+    const done = new Set(inserted.rows.map((r) => r.filing));
+    const taken: Taken = new Map();
+    for (const l of lines) {
+      if (done.has(l.issuance)) continue;
+      this.seen.delete(l.key);
+      taken.set(l.issuance, 'another member filed the same claim at the same time; not sent');
+    }
+    return taken;
+  }
+
+  /** `close`: a batch's end. */
+  closeDurable(): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * Writes the queued outcomes (and run rows) and closes the pool. After a failure of the database
+   * nothing more is tried: the first failure is the one the run reports.
+   */
+  async close(): Promise<void> {
+    try {
+      if (this.failure === undefined && (this.pendingOutcomes.length || this.pendingRuns.length)) {
+        await this.transaction(async () => undefined, OUTCOMES_UNWRITTEN);
+      } else await this.chain;
+    } finally {
+      this.earlier?.close();
+      await this.database.close();
+    }
+  }
+
+  /** What became of each row of a run (by line: one line's attempts only), from the database: a batch's resume asks this. */
+  async rowsOfRun(run: string, line?: number): Promise<ReadLine[]> {
+    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byRun, [run, line ?? null])).rows.flatMap(linesOf));
+  }
+
+  /** Every attempt of a --key row (its key's hash, the intents' `row`), in any run of the store: a --key batch's resume asks this. */
+  async rowsOfRowKey(row: string): Promise<ReadLine[]> {
+    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byRowKey, [this.scope.origin, this.scope.storeId, row])).rows.flatMap(linesOf));
+  }
+
+  /**
+   * Every attempt of the store's claims, claim by claim in the order of their first attempt (the
+   * keys of one customer or one order only, when asked), handed to `take` a claim at a time: read
+   * through a cursor in a read-only snapshot, so history streams a record of millions.
+   */
+  async eachClaim(filter: { email?: string; order?: string }, take: (attempts: ReadLine[][]) => void): Promise<void> {
+    const { origin, storeId } = this.scope;
+    await this.ask(async (client) => {
+      let keys: string[] | undefined;
+      if (filter.email !== undefined || filter.order !== undefined) {
+        const question = filter.email !== undefined ? CLAIM_QUESTIONS.keysOfCustomer : CLAIM_QUESTIONS.keysOfOrder;
+        const term = filter.email !== undefined ? emailIdentity(filter.email) : orderTerm(filter.order as string);
+        keys = (await client.query<{ key: string }>(question, [origin, storeId, term])).rows.map((r) => r.key);
+        if (keys.length === 0) return;
+      }
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        await client.query(`DECLARE claims NO SCROLL CURSOR FOR ${claimsInOrder(!!keys)}`, keys ? [origin, storeId, keys] : [origin, storeId]);
+        let claim: ReadLine[][] = [];
+        let claimKey: string | undefined;
+        let filed = false;
+        for (;;) {
+          const page = await client.query<AttemptRow>(`FETCH ${PAGE} FROM claims`);
+          for (const r of page.rows) {
+            // A new claim: another key, or the attempt after the one that was filed.
+            if (claim.length && (r.key !== claimKey || filed)) {
+              take(claim);
+              claim = [];
+            }
+            claimKey = r.key;
+            filed = r.outcomes.some((o) => o.status === 'filed');
+            claim.push(linesOf(r));
+          }
+          if (page.rows.length < PAGE) break;
+        }
+        if (claim.length) take(claim);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      }
+    }, NOTHING_WRITTEN);
+  }
+}
+
+/** The queued outcomes, in one statement. */
+async function insertOutcomes(
+  client: ClientBase,
+  outcomes: { filing: string; status: OutcomeLine['status']; at: string; sourceOrderId?: string; error?: string }[],
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  await client.query(
+    `INSERT INTO opcli.outcomes (filing, status, at, source_order_id, error, detail)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::jsonb[])`,
+    [
+      outcomes.map((o) => o.filing),
+      outcomes.map((o) => o.status),
+      outcomes.map((o) => o.at),
+      outcomes.map((o) => o.sourceOrderId ?? null),
+      outcomes.map((o) => o.error ?? null),
+      outcomes.map((o) => JSON.stringify(o.sourceOrderId ? { order: orderTerm(o.sourceOrderId) } : {})),
+    ],
+  );
+}
