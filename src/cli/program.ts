@@ -66,20 +66,22 @@ function globalOptions(): Option[] {
 /** The global options that take a value (`-p`, `--profile`, `--progress`): the next word is theirs. */
 const TAKES_VALUE = new Set(globalOptions().flatMap((o) => (o.required ? [o.short, o.long] : [])));
 
-/** The first word that names a command, skipping global options and their values. */
-export function commandWord(argv: string[]): string | undefined {
+/** Where the first word that is not a global option (nor one's value) stands, `--` included; -1 when none. */
+function firstWord(argv: string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '--') return argv[i + 1];
-    if (TAKES_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith('-')) continue;
-    if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-')) ?? 'help';
-    return arg;
+    if (TAKES_VALUE.has(arg)) i++;
+    else if (arg === '--' || !arg.startsWith('-')) return i;
   }
-  return undefined;
+  return -1;
+}
+
+/** The first word that names a command, skipping global options and their values. */
+export function commandWord(argv: string[]): string | undefined {
+  const at = firstWord(argv);
+  if (argv[at] === '--') return argv[at + 1];
+  if (argv[at] === 'help') return argv.slice(at + 1).find((a) => !a.startsWith('-')) ?? 'help';
+  return argv[at];
 }
 
 /** The word after the command group's: the verb that runs, or undefined. */
@@ -154,17 +156,8 @@ function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
 
 /** `help orders list` → `orders list --help`, so the help of a verb is shown, not its group's. */
 export function rewriteHelp(argv: string[]): string[] {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--') return argv;
-    if (TAKES_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith('-')) continue;
-    return arg === 'help' ? [...argv.slice(0, i), ...argv.slice(i + 1), '--help'] : argv;
-  }
-  return argv;
+  const at = firstWord(argv);
+  return argv[at] === 'help' ? [...argv.slice(0, at), ...argv.slice(at + 1), '--help'] : argv;
 }
 
 /**

@@ -18,6 +18,7 @@ import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js'
 import { clause, type HttpClient, readBody, wouldRecur } from '../http/client.js';
 import { backoffDelay, formatWait, shouldRetryStatus } from '../http/retry.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
+import { count } from '../text/count.js';
 import { safeLine, safeText } from '../text/safe.js';
 
 /**
@@ -289,6 +290,13 @@ export interface ListProgress {
   written: number;
   pages: number;
   total?: number;
+}
+
+/** The progress line of a run that follows pages: orders (of the total), pages and the rate so far. */
+export function progressLine(p: ListProgress, seconds: number): string {
+  const rate = seconds > 0 ? ` · ${count(Math.round(p.written / seconds))} orders/s` : '';
+  const total = p.total !== undefined ? ` of ${count(p.total)}` : '';
+  return `${count(p.written)}${total} orders · ${count(p.pages)} page${p.pages === 1 ? '' : 's'}${rate}`;
 }
 
 export interface ListResult {

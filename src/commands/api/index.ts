@@ -7,9 +7,9 @@ import { ApiError, RedirectError, UsageError } from '../../core/errors.js';
 import { collectHeader, collectQuery, type HeaderPair, headerRecord, METHODS, methodAndPath, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
 import { warnTypedSecrets } from './secret-args.js';
 import { readSecretFile } from '../secret-input.js';
-import { createPageLimiter, orderPages } from '../../orders/pages.js';
+import { createPageLimiter, orderPages, progressLine } from '../../orders/pages.js';
 import { readDataText } from '../../input/data.js';
-import { count, createProgress } from '../../text/progress.js';
+import { createProgress } from '../../text/progress.js';
 import { safeLine, safeText } from '../../text/safe.js';
 
 /** `opcli api`: an authenticated raw request, like `gh api`. */
@@ -149,10 +149,7 @@ async function runRequest(opts: ApiOptions, deps: Deps): Promise<void> {
         last = page;
         nodes += (page.edges ?? []).length;
         pages++;
-        progress.update(() => {
-          const seconds = (deps.now() - started) / 1000;
-          return `${count(nodes)} orders · ${count(pages)} page${pages === 1 ? '' : 's'}${seconds > 0 ? ` · ${count(Math.round(nodes / seconds))} orders/s` : ''}`;
-        });
+        progress.update(() => progressLine({ written: nodes, pages }, (deps.now() - started) / 1000));
       }
     } finally {
       progress.done();

@@ -6,8 +6,8 @@ import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
 import { parseWholeNumber, parseRate } from '../../core/flags.js';
-import { listOrders, type OrderWriter, PaginationError, type ListProgress, type ListResult, pagePosition } from '../../orders/pages.js';
-import { colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
+import { listOrders, type OrderWriter, PaginationError, progressLine, type ListResult, pagePosition } from '../../orders/pages.js';
+import { cellText, colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { textProblem, escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
@@ -383,13 +383,6 @@ export function presentColumns(orders: OrderRecord[]): string[] {
   return ORDER_COLUMNS.filter((k) => orders.some((o) => (o as Record<string, unknown>)[k] !== undefined));
 }
 
-/** A field's text in a tab-separated line: empty when absent, JSON for an object. */
-export function cellText(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
 /** The money columns: right-aligned with two decimals on a terminal, never cut. */
 export const MONEY_COLUMNS: readonly string[] = ['premiumPaid', 'total', 'discountTotal', 'shippingCost', 'tax', 'subtotal', 'shippingCostTax'];
 
@@ -412,13 +405,6 @@ export interface FooterInput {
   limit?: number;
   /** The command that continues from a cursor. */
   resume(cursor: string, remaining?: number): string;
-}
-
-/** The progress line of a run that follows pages: orders (of the total), pages and the rate so far. */
-export function progressLine(p: ListProgress, seconds: number): string {
-  const rate = seconds > 0 ? ` · ${count(Math.round(p.written / seconds))} orders/s` : '';
-  const total = p.total !== undefined ? ` of ${count(p.total)}` : '';
-  return `${count(p.written)}${total} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`;
 }
 
 /** The footer's lines, plain text (the verb dims them). */
