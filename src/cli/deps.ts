@@ -15,9 +15,7 @@ import { Redactor } from '../core/redact.js';
 import { escapeInvisible } from '../text/safe.js';
 import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from '../core/timers.js';
 import type { Globals, IO, Prompter } from '../core/ports.js';
-export { isCI } from '../core/env.js';
-export type { Globals, IO, Prompter } from '../core/ports.js';
-export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, startDeadline, type Timers } from '../core/timers.js';
+export type { Prompter } from '../core/ports.js';
 
 /**
  * Everything a command uses from the outside world, handed in rather than reached for, created
