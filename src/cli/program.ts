@@ -4,6 +4,7 @@ import { completeValues } from '../core/flags.js';
 import { resolveDisplay } from './display.js';
 import { PROGRESS_MODES } from '../text/progress.js';
 import { UsageError } from '../core/errors.js';
+import { terminalWidth } from '../core/output.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
@@ -105,13 +106,13 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     .exitOverride()
     .configureOutput({
       // Help (and its Examples, Required, Exit codes prose) wrapped to the terminal at word boundaries.
-      writeOut: (s) => deps.out(wrap ? wrap.wrapProse(s, helpWidth(deps, 'stdout')) : s),
+      writeOut: (s) => deps.out(wrap ? wrap.wrapProse(s, terminalWidth(deps, 'stdout')) : s),
       writeErr: (s) => {
         if (json && s.startsWith('(add --help')) return;
-        deps.err(json || !wrap ? s : wrap.wrapProse(s, helpWidth(deps, 'stderr')));
+        deps.err(json || !wrap ? s : wrap.wrapProse(s, terminalWidth(deps, 'stderr')));
       },
-      getOutHelpWidth: () => helpWidth(deps, 'stdout'),
-      getErrHelpWidth: () => helpWidth(deps, 'stderr'),
+      getOutHelpWidth: () => terminalWidth(deps, 'stdout'),
+      getErrHelpWidth: () => terminalWidth(deps, 'stderr'),
       // One prefix for every error: commander's own ("error: unknown option") gets opcli's "Error:",
       // and under --json it becomes the one JSON error object.
       outputError: (text, write) => {
@@ -145,15 +146,6 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
 
 type Wrap = typeof import('../text/wrap.js');
 
-/** The width help is wrapped to: the terminal's, else COLUMNS, else 80 (what a pipe or a file gets). */
-function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
-  const tty = stream === 'stdout' ? deps.io.stdoutIsTTY : deps.io.stderrIsTTY;
-  const columns = tty ? (deps.io[stream] as { columns?: number }).columns : undefined;
-  if (columns && columns > 0) return columns;
-  const env = Number(deps.env.COLUMNS);
-  return Number.isInteger(env) && env >= 20 ? env : 80;
-}
-
 /** `help orders list` → `orders list --help`, so the help of a verb is shown, not its group's. */
 export function rewriteHelp(argv: string[]): string[] {
   const at = firstWord(argv);
@@ -169,7 +161,7 @@ function wrapNotices(deps: Deps, w: Wrap): void {
   if (!deps.io.stderrIsTTY) return;
   const err = deps.err;
   deps.err = (text) => {
-    const width = helpWidth(deps, 'stderr');
+    const width = terminalWidth(deps, 'stderr');
     err(
       text
         .split('\n')

@@ -6,7 +6,7 @@ import { OpcliError } from '../core/errors.js';
 import { shellAdvice } from '../core/platform.js';
 import { realTimers, sleepOn, type Timers } from '../core/timers.js';
 import { answering, answers } from './lock-liveness.js';
-import { readCheckedFile, UnsafePathError } from './private-file.js';
+import { myUid, readCheckedFile, UnsafePathError } from './private-file.js';
 import { hasExited, processStart, processStartedAt } from './process-start.js';
 import { describeUid } from './user-name.js';
 
@@ -41,8 +41,6 @@ interface Seen {
   /** When the owner record was written (its file's mtime; the folder's is touched while held). */
   writtenMs?: number;
 }
-
-const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 
 /** Who holds a lock, for a person: "user alice (uid 1001), pid 4242 on host build-1, since 2026-…Z". */
 function describeHolder(seen: Seen): string {

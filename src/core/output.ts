@@ -94,12 +94,15 @@ export interface TableOptions {
   columns?: string[];
 }
 
-/** The width of the terminal a stream writes to: its `columns`, else COLUMNS, else 80. */
-export function terminalWidth(deps: Printer, stream: 'stdout' | 'stderr' = 'stdout'): number {
+/**
+ * The width of the terminal a stream writes to, for tables, help and progress alike: the stream's
+ * `columns` (a terminal knows them), else COLUMNS when it is a width (20 or more), else 80.
+ */
+export function terminalWidth(deps: Pick<Printer, 'io' | 'env'>, stream: 'stdout' | 'stderr' = 'stdout'): number {
   const columns = (deps.io[stream] as { columns?: number }).columns;
   if (typeof columns === 'number' && columns > 0) return columns;
   const env = Number(deps.env.COLUMNS);
-  return Number.isInteger(env) && env > 0 ? env : 80;
+  return Number.isInteger(env) && env >= 20 ? env : 80;
 }
 
 /** A value's text in a cell: empty when absent, JSON for an object. */
