@@ -81,11 +81,6 @@ export function flattenHeaders(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-/** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /** Whole seconds, never below 1, for Retry-After. */
 export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
