@@ -191,7 +191,7 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
     redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
   }
   // The trust module is loaded only when a CA file is named: it imports node:tls and node:http
-  // (whose ES module facade loads Node's own fetch), a third of a one-off's CPU (bench/startup.mjs;
+  // (whose ES module facade loads Node's own fetch), a large share of a one-off's CPU (bench/startup.mjs;
   // ARCHITECTURE.md, the HTTP transport's fast path).
   const ca =
     profile.network.caFile || env.OPCLI_CA_FILE !== undefined

@@ -294,7 +294,7 @@ export async function createCsvWriter(deps: Deps, options: WriterOptions): Promi
   // to a terminal.
   const shown = raw && !deps.io.stdoutIsTTY ? (v: string) => v : safeText;
   // csv-stringify is loaded for CSV alone: the verb's module is on every one-off's start-up path
-  // (a --json one-off loaded its 11 KB for nothing; bench/startup.mjs).
+  // (a --json one-off loaded it for nothing; bench/startup.mjs).
   const { stringify } = await import('csv-stringify/sync');
   let header = true;
   const flush = async (orders: OrderRecord[]) => {
