@@ -31,29 +31,8 @@ function describe(kind: FieldKind): string {
   return `${kind.name}${takes.startsWith('a value') ? '' : `: ${takes}`}${kind.optional ? '' : ' (required)'}`;
 }
 
-/** What a command that sends a body declares: its name, what it does, its one argument, and the body it takes. */
-export interface BodyCommand {
-  name: string;
-  description: string;
-  argument: [name: string, description: string];
-  /** What the --data file holds: `order fields`. */
-  holds: string;
-  kinds: FieldKind[];
-}
-
-/** Adds a command that sends a body: its argument, `--data` (a JSON file, or - for stdin) and one flag per field. */
-export function addBodyCommand(group: Command, spec: BodyCommand): Command {
-  const cmd = group
-    .command(spec.name)
-    .description(spec.description)
-    .argument(...spec.argument)
-    .option('--data <file>', `a JSON file with ${spec.holds}, or - to read standard input; flags override it`);
-  addFieldFlags(cmd, spec.kinds);
-  return cmd;
-}
-
 /** Declares one flag per field on a command. */
-function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
+export function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
   for (const kind of kinds) {
     if (kind.type === 'boolean') {
       cmd.option(`--${kind.flag}`, describe(kind));
