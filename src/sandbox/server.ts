@@ -176,9 +176,9 @@ export function createSandboxServer(parts: Parts): Server {
 
 /**
  * A recorder keeping at most `max` requests, dropping the oldest. Dropping them one at a time would
- * move the whole log on every request once it is full (200,000 entries by default: the sandbox
- * fell from ~20,000 to ~3,000 requests a second); they are dropped in slices of max/8 instead, and
- * before every read, so a reader sees at most `max` and the log holds at most max + max/8.
+ * move the whole log on every request once it is full (200,000 entries by default), which slowed
+ * the sandbox many times over; they are dropped in slices of max/8 instead, and before every read,
+ * so a reader sees at most `max` and the log holds at most max + max/8.
  */
 export function createRecorder(max: number) {
   const entries: ReceivedRequest[] = [];
