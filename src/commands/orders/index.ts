@@ -88,7 +88,7 @@ Pages follow cursors, so at most two requests are in flight (the page in hand an
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const format = opts.format ?? (deps.io.stdoutIsTTY ? 'table' : 'plain');
   const follow = opts.all || opts.limit !== undefined;
-  const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw, fields: opts.fields });
+  const writer = await createOrderWriter(deps, format, opts);
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
   // Data written to a terminal shares the screen with the progress line: the line is taken off first.
@@ -156,7 +156,9 @@ export interface ListOptions {
   /** --rate as written, for the resume command. */
   rateText?: string;
   format?: 'json' | 'jsonl' | 'csv';
+  /** `--columns`: the columns, in order. */
   columns?: string[];
+  /** `--csv-raw`: no formula guard in CSV cells. */
   csvRaw?: boolean;
   /** `--json FIELDS` or `--jsonl FIELDS`: only these fields of each order. */
   fields?: string[];
@@ -351,14 +353,8 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
 
 // What the writers of `orders list` share (JSON and pipes, CSV and the table).
 
-export interface WriterOptions {
-  /** `--columns`: the columns, in order, for the table, TSV and CSV. */
-  columns?: string[];
-  /** `--csv-raw`: no formula guard in CSV cells. */
-  csvRaw?: boolean;
-  /** `--json FIELDS` / `--jsonl FIELDS`: only these fields of each record. */
-  fields?: string[];
-}
+/** What the writers take of the options: --columns (for the table, TSV and CSV), --csv-raw, and the fields of --json or --jsonl. */
+export type WriterOptions = Pick<ListOptions, 'columns' | 'csvRaw' | 'fields'>;
 
 /** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */
 export async function write(deps: Deps, text: string): Promise<void> {
@@ -438,19 +434,8 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   return lines;
 }
 
-/** The flags of `orders list` a resume command repeats. */
-export interface ResumeFlags {
-  all: boolean;
-  /** --rate as the user wrote it (a resume keeps the same budget). */
-  rateText?: string;
-  size?: number;
-  pageButtons?: number;
-  columns?: string[];
-  format?: string;
-  /** The field list of --json or --jsonl. */
-  fields?: string[];
-  csvRaw?: boolean;
-}
+/** The flags of `orders list` a resume command repeats (--rate as the user wrote it: a resume keeps the same budget). */
+export type ResumeFlags = Pick<ListOptions, 'all' | 'rateText' | 'size' | 'pageButtons' | 'columns' | 'format' | 'fields' | 'csvRaw'>;
 
 /** The command line that continues from `cursor` with the same flags. */
 export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cursor: string, remaining?: number): string {
