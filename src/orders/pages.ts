@@ -18,7 +18,7 @@ import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js'
 import { clause, type HttpClient, type HttpRequest, readBody, wouldRecur } from '../http/client.js';
 import { backoffDelay, formatWait, shouldRetryStatus } from '../http/retry.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
-import { count } from '../text/count.js';
+import { count, counted } from '../text/count.js';
 import { safeLine, safeText } from '../text/safe.js';
 
 /**
@@ -296,7 +296,7 @@ export interface ListProgress {
 export function progressLine(p: ListProgress, seconds: number): string {
   const rate = seconds > 0 ? ` · ${count(Math.round(p.written / seconds))} orders/s` : '';
   const total = p.total !== undefined ? ` of ${count(p.total)}` : '';
-  return `${count(p.written)}${total} orders · ${count(p.pages)} page${p.pages === 1 ? '' : 's'}${rate}`;
+  return `${count(p.written)}${total} orders · ${counted(p.pages, 'page')}${rate}`;
 }
 
 export interface ListResult {

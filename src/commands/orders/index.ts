@@ -14,7 +14,7 @@ import { textProblem, escapeInvisible, safeLine, safeText, shellQuote } from '..
 import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
-import { count } from '../../text/count.js';
+import { count, counted } from '../../text/count.js';
 
 /** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
@@ -413,7 +413,7 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   const total = last.totalCount;
   if (input.follow) {
     const stopped = next ? ` (stopped at --limit ${input.limit})` : '';
-    lines.push(`${count(written)} of ${count(total)} orders in ${count(pages)} page${pages === 1 ? '' : 's'}${stopped}.`);
+    lines.push(`${count(written)} of ${count(total)} orders in ${counted(pages, 'page')}${stopped}.`);
   } else {
     const pos = pagePosition(last);
     const where =
