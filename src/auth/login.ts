@@ -15,7 +15,7 @@ import { AccessToken } from '../schemas.js';
 import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError, challengeS256, createState, createVerifier } from '../oauth/callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
 import { startCallbackServer } from '../oauth/loopback.js';
-import { bindingOf, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
+import { bindingOf, clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
 
@@ -302,20 +302,9 @@ async function loginClientCredentials(env: LoginEnv, req: LoginRequest): Promise
   const storeId = req.storeId ?? profile.storeId;
   if (!storeId)
     throw new UsageError('--client-credentials needs the store to log in to.', 'Pass --store-id <id>, or set it once with `opcli config set store-id <id>`.');
-  const { clientId, clientSecret, oauth, started } = await tokenClient(env, profile);
   let token: StoredToken;
   try {
-    const response = await oauth.token(
-      {
-        grant_type: 'client_credentials',
-        client_id: clientId,
-        client_secret: clientSecret,
-        store_id: storeId,
-        ...(req.scopes ? { scopes: req.scopes } : {}),
-      },
-      env.signal,
-    );
-    token = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: req.scopes };
+    token = await clientCredentials(env, profile, { storeId, scopes: req.scopes }, env.signal);
   } catch (error) {
     if (error instanceof ApiError && /not installed/i.test(oauthDescription(error))) {
       throw new AuthError(

@@ -15,9 +15,7 @@ import { Redactor } from '../core/redact.js';
 import { escapeInvisible } from '../text/safe.js';
 import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from '../core/timers.js';
 import type { Globals, IO, Prompter } from '../core/ports.js';
-export { isCI } from '../core/env.js';
-export type { Globals, IO, Prompter } from '../core/ports.js';
-export { abortableSleep, type Deadline, type PaceClock, realTimers, sleepOn, startDeadline, type Timers } from '../core/timers.js';
+export type { Prompter } from '../core/ports.js';
 
 /**
  * Everything a command uses from the outside world, handed in rather than reached for, created
@@ -193,7 +191,7 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
     redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
   }
   // The trust module is loaded only when a CA file is named: it imports node:tls and node:http
-  // (whose ES module facade loads Node's own fetch), a third of a one-off's CPU (bench/startup.mjs;
+  // (whose ES module facade loads Node's own fetch), a large share of a one-off's CPU (bench/startup.mjs;
   // ARCHITECTURE.md, the HTTP transport's fast path).
   const ca =
     profile.network.caFile || env.OPCLI_CA_FILE !== undefined

@@ -4,6 +4,7 @@ import { completeValues } from '../core/flags.js';
 import { resolveDisplay } from './display.js';
 import { PROGRESS_MODES } from '../text/progress.js';
 import { UsageError } from '../core/errors.js';
+import { terminalWidth } from '../core/output.js';
 
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
@@ -66,20 +67,22 @@ function globalOptions(): Option[] {
 /** The global options that take a value (`-p`, `--profile`, `--progress`): the next word is theirs. */
 const TAKES_VALUE = new Set(globalOptions().flatMap((o) => (o.required ? [o.short, o.long] : [])));
 
-/** The first word that names a command, skipping global options and their values. */
-export function commandWord(argv: string[]): string | undefined {
+/** Where the first word that is not a global option (nor one's value) stands, `--` included; -1 when none. */
+function firstWord(argv: string[]): number {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '--') return argv[i + 1];
-    if (TAKES_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith('-')) continue;
-    if (arg === 'help') return argv.slice(i + 1).find((a) => !a.startsWith('-')) ?? 'help';
-    return arg;
+    if (TAKES_VALUE.has(arg)) i++;
+    else if (arg === '--' || !arg.startsWith('-')) return i;
   }
-  return undefined;
+  return -1;
+}
+
+/** The first word that names a command, skipping global options and their values. */
+export function commandWord(argv: string[]): string | undefined {
+  const at = firstWord(argv);
+  if (argv[at] === '--') return argv[at + 1];
+  if (argv[at] === 'help') return argv.slice(at + 1).find((a) => !a.startsWith('-')) ?? 'help';
+  return argv[at];
 }
 
 /** The word after the command group's: the verb that runs, or undefined. */
@@ -103,13 +106,13 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
     .exitOverride()
     .configureOutput({
       // Help (and its Examples, Required, Exit codes prose) wrapped to the terminal at word boundaries.
-      writeOut: (s) => deps.out(wrap ? wrap.wrapProse(s, helpWidth(deps, 'stdout')) : s),
+      writeOut: (s) => deps.out(wrap ? wrap.wrapProse(s, terminalWidth(deps, 'stdout')) : s),
       writeErr: (s) => {
         if (json && s.startsWith('(add --help')) return;
-        deps.err(json || !wrap ? s : wrap.wrapProse(s, helpWidth(deps, 'stderr')));
+        deps.err(json || !wrap ? s : wrap.wrapProse(s, terminalWidth(deps, 'stderr')));
       },
-      getOutHelpWidth: () => helpWidth(deps, 'stdout'),
-      getErrHelpWidth: () => helpWidth(deps, 'stderr'),
+      getOutHelpWidth: () => terminalWidth(deps, 'stdout'),
+      getErrHelpWidth: () => terminalWidth(deps, 'stderr'),
       // One prefix for every error: commander's own ("error: unknown option") gets opcli's "Error:",
       // and under --json it becomes the one JSON error object.
       outputError: (text, write) => {
@@ -143,28 +146,10 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
 
 type Wrap = typeof import('../text/wrap.js');
 
-/** The width help is wrapped to: the terminal's, else COLUMNS, else 80 (what a pipe or a file gets). */
-function helpWidth(deps: Deps, stream: 'stdout' | 'stderr'): number {
-  const tty = stream === 'stdout' ? deps.io.stdoutIsTTY : deps.io.stderrIsTTY;
-  const columns = tty ? (deps.io[stream] as { columns?: number }).columns : undefined;
-  if (columns && columns > 0) return columns;
-  const env = Number(deps.env.COLUMNS);
-  return Number.isInteger(env) && env >= 20 ? env : 80;
-}
-
 /** `help orders list` → `orders list --help`, so the help of a verb is shown, not its group's. */
 export function rewriteHelp(argv: string[]): string[] {
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--') return argv;
-    if (TAKES_VALUE.has(arg)) {
-      i++;
-      continue;
-    }
-    if (arg.startsWith('-')) continue;
-    return arg === 'help' ? [...argv.slice(0, i), ...argv.slice(i + 1), '--help'] : argv;
-  }
-  return argv;
+  const at = firstWord(argv);
+  return argv[at] === 'help' ? [...argv.slice(0, at), ...argv.slice(at + 1), '--help'] : argv;
 }
 
 /**
@@ -176,7 +161,7 @@ function wrapNotices(deps: Deps, w: Wrap): void {
   if (!deps.io.stderrIsTTY) return;
   const err = deps.err;
   deps.err = (text) => {
-    const width = helpWidth(deps, 'stderr');
+    const width = terminalWidth(deps, 'stderr');
     err(
       text
         .split('\n')

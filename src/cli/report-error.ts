@@ -1,6 +1,6 @@
 import type { Deps } from './deps.js';
 import { ExitCode, exitCodeFor, InterruptedError, OpcliError, PlainExit, ValidationError } from '../core/errors.js';
-import { colors } from '../core/output.js';
+import { colors, terminalWidth } from '../core/output.js';
 import { count } from '../text/count.js';
 import { excerpt } from '../text/excerpt.js';
 import { safeText } from '../text/safe.js';
@@ -35,8 +35,7 @@ export async function reportError(error: unknown, deps: Deps, options: ReportOpt
     return code;
   }
   const chalk = await colors(deps, 'stderr');
-  const width = (deps.io.stderr as { columns?: number }).columns;
-  const wrap = (text: string) => (deps.io.stderrIsTTY && width ? wrapText(text, width) : text);
+  const wrap = (text: string) => (deps.io.stderrIsTTY ? wrapText(text, terminalWidth(deps, 'stderr')) : text);
   if (aborted) {
     deps.err(`${chalk.yellow(abortWords(error))}\n`);
     return ExitCode.interrupted;

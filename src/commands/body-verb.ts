@@ -5,10 +5,17 @@
  */
 import type { Command } from 'commander';
 import type { Deps } from '../cli/deps.js';
-import { addBodyCommand, type BodyCommand } from '../input/flags.js';
+import { addFieldFlags, type FieldKind } from '../input/flags.js';
 import { printJson } from '../core/output.js';
 
-export interface BodyVerb extends BodyCommand {
+/** A verb that sends one body: its name, what it does, its one argument, the body it takes and its --dry-run and --json. */
+export interface BodyVerb {
+  name: string;
+  description: string;
+  argument: [name: string, description: string];
+  /** What the --data file holds: `order fields`. */
+  holds: string;
+  kinds: FieldKind[];
   /** What --dry-run shows. */
   dryRun: string;
   /** What --json prints. */
@@ -17,20 +24,22 @@ export interface BodyVerb extends BodyCommand {
   options?: (cmd: Command) => void;
 }
 
-/** Registers a body verb with its flags; the caller adds the help text and the action. */
+/** Registers a body verb with its flags (--data, a JSON file or - for stdin, and one per field); the caller adds the help text and the action. */
 export function addBodyVerb(group: Command, spec: BodyVerb): Command {
-  const cmd = addBodyCommand(group, spec);
+  const cmd = group
+    .command(spec.name)
+    .description(spec.description)
+    .argument(...spec.argument)
+    .option('--data <file>', `a JSON file with ${spec.holds}, or - to read standard input; flags override it`);
+  addFieldFlags(cmd, spec.kinds);
   spec.options?.(cmd);
   return cmd.option('--dry-run', spec.dryRun).option('--json', spec.json);
 }
 
 /** Prints the server's answer as JSON (--json), or `done` as a notice on stderr. */
 export async function printAnswer(deps: Deps, json: boolean, answer: unknown, done: string): Promise<void> {
-  if (!json) {
-    deps.err(`${done}\n`);
-    return;
-  }
-  printJson(deps, answer);
+  if (json) printJson(deps, answer);
+  else deps.err(`${done}\n`);
 }
 
 /** Prints the request a command would send: method, path and body; nothing is sent. */

@@ -4,8 +4,9 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { OpcliError } from '../core/errors.js';
 import { shellAdvice } from '../core/platform.js';
+import { realTimers, sleepOn, type Timers } from '../core/timers.js';
 import { answering, answers } from './lock-liveness.js';
-import { readCheckedFile, UnsafePathError } from './private-file.js';
+import { myUid, readCheckedFile, UnsafePathError } from './private-file.js';
 import { hasExited, processStart, processStartedAt } from './process-start.js';
 import { describeUid } from './user-name.js';
 
@@ -40,8 +41,6 @@ interface Seen {
   /** When the owner record was written (its file's mtime; the folder's is touched while held). */
   writtenMs?: number;
 }
-
-const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 
 /** Who holds a lock, for a person: "user alice (uid 1001), pid 4242 on host build-1, since 2026-…Z". */
 function describeHolder(seen: Seen): string {
@@ -214,18 +213,18 @@ function removeAtomically(path: string, token: string): void {
  * at `path` is still the very one judged abandoned. Nobody else can replace that lock while the gate
  * is held (only its dead owner or a gate holder could remove it), so the check stays true.
  */
-async function reclaim(path: string, seen: Seen, me: Owner, shared = false): Promise<void> {
+async function reclaim(path: string, seen: Seen, me: Owner, now: () => number, shared = false): Promise<void> {
   const gate = `${path}.reclaim`;
   const gateOwner = { ...me, token: newToken() };
   if (!tryCreate(gate, gateOwner, shared)) {
     // A gate left by a process killed in the few milliseconds it holds one.
     const gateSeen = inspect(gate);
-    if (gateSeen && (await isAbandoned(gateSeen, Date.now()))) removeAtomically(gate, newToken());
+    if (gateSeen && (await isAbandoned(gateSeen, now()))) removeAtomically(gate, newToken());
     return;
   }
   try {
-    const now = inspect(path);
-    if (now && sameLock(now, seen) && (await isAbandoned(now, Date.now()))) removeAtomically(path, gateOwner.token);
+    const current = inspect(path);
+    if (current && sameLock(current, seen) && (await isAbandoned(current, now()))) removeAtomically(path, gateOwner.token);
   } finally {
     removeAtomically(gate, gateOwner.token);
   }
@@ -257,16 +256,23 @@ export interface AcquireOptions {
    * is in its shell's commands. A test on Linux passes another.
    */
   platform?: NodeJS.Platform;
+  /**
+   * The clock and timers the wait goes by (default: the wall clock): a run passes its own
+   * (`deps.timers`), so a test waits on virtual time. The holder's touch of its lock (REFRESH_MS) is
+   * for other machines reading the file's age, so it stays on real time.
+   */
+  timers?: Timers;
 }
 
 /**
  * Waits until the lock at `path` is taken for `me`: a free lock is created, an abandoned one
  * reclaimed, a live one waited for until the deadline (then the busy error, with the way out).
  */
-async function take(dir: string, name: string, me: Owner, options: AcquireOptions & { platform: NodeJS.Platform }): Promise<void> {
+async function take(dir: string, name: string, me: Owner, options: AcquireOptions & { platform: NodeJS.Platform; timers: Timers }): Promise<void> {
   const path = join(dir, `${name}.lock`);
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
-  const deadline = Date.now() + waitMs;
+  const { now } = options.timers;
+  const deadline = now() + waitMs;
   for (;;) {
     let seen: Seen | undefined;
     try {
@@ -284,14 +290,14 @@ async function take(dir: string, name: string, me: Owner, options: AcquireOption
           `If nothing of theirs is running on it, ask them (or root) to remove it: \`${shellAdvice(options.platform).removeFolder(path)}\`. Check why someone else can write in ${dir}.`,
         );
       }
-      if (await isAbandoned(seen, Date.now())) {
-        await reclaim(path, seen, me, options.shared);
+      if (await isAbandoned(seen, now())) {
+        await reclaim(path, seen, me, now, options.shared);
         if (inspect(path) === undefined) continue;
       }
     } catch (error) {
       throw error instanceof OpcliError ? error : lockError(dir, name, error);
     }
-    if (Date.now() >= deadline) {
+    if (now() >= deadline) {
       const holder = seen
         ? holderAndWayOut(seen, path, options.platform)
         : `another process; if no opcli run holds it, remove the lock: \`${shellAdvice(options.platform).removeFolder(path)}\``;
@@ -300,7 +306,7 @@ async function take(dir: string, name: string, me: Owner, options: AcquireOption
         hint: 'Try again in a moment, once that run has finished.',
       });
     }
-    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    await sleepOn(options.timers)(10 + Math.random() * 40);
   }
 }
 
@@ -318,7 +324,7 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
   const start = platform === 'linux' ? processStart(process.pid) : undefined;
   const live = start === undefined ? await answering() : undefined;
   const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString(), start, live };
-  await take(dir, name, me, { ...options, platform });
+  await take(dir, name, me, { ...options, platform, timers: options.timers ?? realTimers });
   let lost = false;
   const stillMine = () => inspect(path)?.owner?.token === me.token;
   const refresh = setInterval(() => {

@@ -44,7 +44,8 @@ function goBack(bound: string, source: 'env' | 'profile' | undefined): string {
   return source === 'env' ? `\`${shellAdvice().unsetEnv('OPCLI_BASE_URL')}\` to use ${bound} again` : `\`opcli config set base-url ${bound}\` to use it again`;
 }
 
-const label = (profile: string) => (profile === 'default' ? '' : ` --profile ${profile}`);
+/** What a command for `profile` says after `opcli`: nothing for the default profile, else ` --profile NAME`. */
+export const profileFlag = (profile: string) => (profile === 'default' ? '' : ` --profile ${profile}`);
 
 /** What a refusal names: the profile, where the base URL in force came from. */
 export interface OriginContext {
@@ -64,12 +65,12 @@ export function loginRefusal(bound: string | undefined, target: string | undefin
   if (bound === undefined) {
     return new AuthError(
       `The login of profile "${ctx.profile}" was stored by an older opcli without the server that issued it, and the profile has no base-url setting to tie it to; ${there}. Nothing was sent.`,
-      `Log in again: \`opcli${label(ctx.profile)} auth login\` (or, if the login is for ${target}, \`opcli${label(ctx.profile)} config set base-url ${target}\`).`,
+      `Log in again: \`opcli${profileFlag(ctx.profile)} auth login\` (or, if the login is for ${target}, \`opcli${profileFlag(ctx.profile)} config set base-url ${target}\`).`,
     );
   }
   return new AuthError(
     `The login of profile "${ctx.profile}" was issued by ${bound}, but ${there}. opcli sends a token only to the server that issued it, so nothing was sent.`,
-    `Log in to ${target}: \`opcli${label(ctx.profile)} auth login\` (or \`opcli${label(ctx.profile)} auth logout\` first to end the old login); or ${goBack(bound, ctx.baseUrlSource)}.`,
+    `Log in to ${target}: \`opcli${profileFlag(ctx.profile)} auth login\` (or \`opcli${profileFlag(ctx.profile)} auth logout\` first to end the old login); or ${goBack(bound, ctx.baseUrlSource)}.`,
   );
 }
 
@@ -78,7 +79,7 @@ export function clientSecretRefusal(bound: string | undefined, target: string | 
   if (bound === undefined || target === undefined || bound === target) return undefined;
   return new AuthError(
     `The client secret of profile "${ctx.profile}" was stored for ${bound}, but the base URL is now ${target}${whence(ctx.baseUrlSource)}. opcli sends it only to the server it was stored for, so nothing was sent.`,
-    `Store the secret of the app at ${target}: \`opcli${label(ctx.profile)} config set client-secret --stdin\` (or set OPCLI_CLIENT_SECRET for one run), then \`opcli${label(ctx.profile)} auth login\`; or ${goBack(bound, ctx.baseUrlSource)}.`,
+    `Store the secret of the app at ${target}: \`opcli${profileFlag(ctx.profile)} config set client-secret --stdin\` (or set OPCLI_CLIENT_SECRET for one run), then \`opcli${profileFlag(ctx.profile)} auth login\`; or ${goBack(bound, ctx.baseUrlSource)}.`,
   );
 }
 

@@ -24,7 +24,8 @@ export class UnsafePathError extends OpcliError {
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** O_NONBLOCK: a planted FIFO must not hang the open; it is then refused as not a regular file. */
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
-const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
+/** This process's uid; undefined on Windows, which has none. */
+export const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 
 /**
  * Who may own a file opcli reads: `me` (the config files, the record), `me-or-root` (a CA bundle:

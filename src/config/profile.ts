@@ -6,6 +6,7 @@ import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 import type { ProfileSettings } from './settings.js';
 import { parseRecordUrl, type RecordUrl } from '../record-pg/url.js';
 import { shellAdvice } from '../core/platform.js';
+import { closest } from '../core/field-issues.js';
 
 /**
  * CHOICE (docs/spec-choices.md#default-scopes): the scopes a browser login asks for when neither
@@ -85,39 +86,13 @@ function namedExplicitly(flag: string | undefined, env: Record<string, string | 
  */
 export function requireKnownProfile(name: string, known: string[], flag: string | undefined, env: Record<string, string | undefined>): void {
   if (known.includes(name) || env.OPCLI_BASE_URL || !namedExplicitly(flag, env)) return;
-  const near = closest(name, known);
+  const [near] = closest(name, known, 1);
   throw new UsageError(
     `no profile named ${name}${near ? `; did you mean ${near}?` : '.'}`,
     known.length
       ? `Profiles: ${known.join(', ')}. Create one with \`opcli --profile ${name} config set base-url URL\`.`
       : `No profiles yet. Create one with \`opcli --profile ${name} config set base-url URL\` or \`opcli sandbox --write-profile ${name}\`.`,
   );
-}
-
-/** The known name within edit distance 2 (or a third of the name) of `name`, if any. */
-function closest(name: string, known: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
-  for (const k of known) {
-    const d = editDistance(name.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
-}
-
-/** Damerau-Levenshtein distance (adjacent swaps count once: defualt → default is 1). */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const row = d[i] as number[];
-      const prev = d[i - 1] as number[];
-      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
-    }
-  }
-  return (d[a.length] as number[])[b.length] as number;
 }
 
 /** OPCLI_RECORD_DIR: an absolute path, or a usage error naming the variable. */

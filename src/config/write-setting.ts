@@ -6,7 +6,7 @@
  * apply. No print: the warnings come back to the caller.
  */
 import type { CredentialStore, ProfileSecrets } from './credentials.js';
-import { originOf, tokenUrlOf } from './origin.js';
+import { originOf, profileFlag, tokenUrlOf } from './origin.js';
 import { patchAtPath, type SettingsStore } from './settings.js';
 import type { SettingKey } from './setting-keys.js';
 
@@ -17,8 +17,6 @@ export interface SettingStores {
   /** OPCLI_BASE_URL when set: a client secret stored while it is in force is bound to it. */
   envBaseUrl?: string;
 }
-
-const label = (profile: string) => (profile === 'default' ? '' : ` --profile ${profile}`);
 
 /**
  * Writes `value` (undefined removes it) for `key` in `profile`; returns warnings about credentials
@@ -77,7 +75,7 @@ export async function writeSetting(
     }
     if (next !== undefined) {
       const now = credentials.read(profile);
-      const p = label(profile);
+      const p = profileFlag(profile);
       const tokenOrigin = now.token?.origin;
       if (moves === 'base' && tokenOrigin && tokenOrigin !== next) {
         warnings.push(

@@ -24,25 +24,25 @@ export function fieldIssues(error: z.ZodError): FieldIssue[] {
   });
 }
 
-/** Levenshtein distance between two short strings. */
+/** Edit distance of two short strings, adjacent swaps counting once (optimal string alignment: defualt → default and UDS → USD are 1). */
 export function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] as number;
-    prev[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j] as number;
-      prev[j] = Math.min(up + 1, (prev[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const row = d[i] as number[];
+      const prev = d[i - 1] as number[];
+      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
     }
   }
-  return prev[b.length] as number;
+  return (d[a.length] as number[])[b.length] as number;
 }
 
 /** Codes used most, offered first among equally close suggestions. */
 const COMMON = ['USD', 'EUR', 'GBP', 'CAD', 'AUD', 'JPY', 'CHF', 'CNY', 'SEK', 'NZD', 'MXN', 'INR', 'BRL'];
 
-/** The closest of `candidates` to `value` (at most `max`, distance at most 2), common ones first. */
+/** The closest of `candidates` to `value` (at most `max`, distance at most 2), common ones first: what every "did you mean" offers. */
 export function closest(value: string, candidates: readonly string[], max = 3): string[] {
   const upper = value.toUpperCase();
   const scored = candidates

@@ -94,15 +94,19 @@ export interface TableOptions {
   columns?: string[];
 }
 
-/** The width of the terminal a stream writes to: its `columns`, else COLUMNS, else 80. */
-export function terminalWidth(deps: Printer, stream: 'stdout' | 'stderr' = 'stdout'): number {
+/**
+ * The width of the terminal a stream writes to, for tables, help and progress alike: the stream's
+ * `columns` (a terminal knows them), else COLUMNS when it is a width (20 or more), else 80.
+ */
+export function terminalWidth(deps: Pick<Printer, 'io' | 'env'>, stream: 'stdout' | 'stderr' = 'stdout'): number {
   const columns = (deps.io[stream] as { columns?: number }).columns;
   if (typeof columns === 'number' && columns > 0) return columns;
   const env = Number(deps.env.COLUMNS);
-  return Number.isInteger(env) && env > 0 ? env : 80;
+  return Number.isInteger(env) && env >= 20 ? env : 80;
 }
 
-function cell(value: unknown): string {
+/** A value's text in a cell: empty when absent, JSON for an object. */
+export function cellText(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
@@ -153,16 +157,12 @@ export function fitColumns(natural: number[], max: number, whole: boolean[] = []
   if (!whole.some(Boolean)) return { kept, widths: fitWidths(natural, max), dropped: [] };
   const dropped: number[] = [];
   for (;;) {
-    const widths = kept.map((i) => natural[i] as number);
-    while (tableWidth(widths) > max) {
-      let widest = -1;
-      for (let k = 0; k < widths.length; k++) {
-        const w = widths[k] as number;
-        if (!whole[kept[k] as number] && w > MIN_CUT && (widest < 0 || w > (widths[widest] as number))) widest = k;
-      }
-      if (widest < 0) break;
-      widths[widest] = (widths[widest] as number) - 1;
-    }
+    const widths = shrink(
+      kept.map((i) => natural[i] as number),
+      max,
+      MIN_CUT,
+      (k) => !whole[kept[k] as number],
+    );
     if (tableWidth(widths) <= max) return { kept, widths, dropped };
     if (kept.length === 1) return { kept, widths: fitWidths(widths, max), dropped };
     const at = [...kept].reverse().find((i) => !whole[i]) ?? (kept.at(-1) as number);
@@ -174,35 +174,24 @@ export function fitColumns(natural: number[], max: number, whole: boolean[] = []
 
 /** Widths that fit `max` columns, each column shrinking (to 3 at least), none left out. */
 export function fitWidths(natural: number[], max: number): number[] {
-  const widths = [...natural];
-  const total = () => widths.reduce((a, b) => a + b, 0) + 3 * widths.length + 1;
-  while (total() > max) {
+  return shrink([...natural], max, 3);
+}
+
+/** Takes a character at a time off the widest column `cuttable` allows, down to `min`, until the table fits `max` or none can give more. */
+function shrink(widths: number[], max: number, min: number, cuttable: (k: number) => boolean = () => true): number[] {
+  while (tableWidth(widths) > max) {
     let widest = -1;
-    for (let i = 0; i < widths.length; i++) if ((widths[i] as number) > 3 && (widest < 0 || (widths[i] as number) > (widths[widest] as number))) widest = i;
+    for (let k = 0; k < widths.length; k++) {
+      const w = widths[k] as number;
+      if (cuttable(k) && w > min && (widest < 0 || w > (widths[widest] as number))) widest = k;
+    }
     if (widest < 0) break;
     widths[widest] = (widths[widest] as number) - 1;
   }
   return widths;
 }
 
-/** cli-table3's border characters: box drawing, or plain ASCII for TERM=dumb. */
-const BOX = {
-  top: '─',
-  'top-mid': '┬',
-  'top-left': '┌',
-  'top-right': '┐',
-  bottom: '─',
-  'bottom-mid': '┴',
-  'bottom-left': '└',
-  'bottom-right': '┘',
-  left: '│',
-  'left-mid': '├',
-  mid: '─',
-  'mid-mid': '┼',
-  right: '│',
-  'right-mid': '┤',
-  middle: '│',
-};
+/** Borders for TERM=dumb, in plain ASCII (elsewhere cli-table3's own box-drawing characters). */
 const ASCII = {
   top: '-',
   'top-mid': '+',
@@ -235,11 +224,7 @@ export async function renderTable(
   max: number,
   options: { ascii?: boolean; bold?: (s: string) => string; right?: boolean[]; whole?: boolean[]; wrap?: boolean[] } = {},
 ): Promise<{ text: string; dropped: number[] }> {
-  const [{ default: Table }, { displayWidth, truncate }, { wrapText }] = await Promise.all([
-    import('cli-table3'),
-    import('../text/wrap.js'),
-    import('../text/wrap.js'),
-  ]);
+  const [{ default: Table }, { displayWidth, truncate, wrapText }] = await Promise.all([import('cli-table3'), import('../text/wrap.js')]);
   const natural = head.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const { kept, widths, dropped } = fitColumns(natural, max, options.whole);
   // A wrapped cell becomes several lines of its column (cli-table3 draws a cell's lines one under another).
@@ -250,7 +235,7 @@ export async function renderTable(
     head: kept.map((at, k) => truncate(head[at] ?? '', widths[k] as number)).map((h) => bold(h)),
     colWidths: widths.map((w) => w + 2),
     colAligns: kept.map((at) => (options.right?.[at] ? 'right' : 'left')),
-    chars: options.ascii ? ASCII : BOX,
+    chars: options.ascii ? ASCII : {},
     truncate: '…',
     wordWrap: false,
     // No colours from cli-table3 itself: the caller's chalk decides (NO_COLOR, pipes).
@@ -271,7 +256,7 @@ export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T
     const shown = chosen ?? columns.filter((c) => c.default !== false);
     const chalk = await colors(deps);
     const head = shown.map((c) => safeLine(c.header));
-    const body = rows.map((row) => shown.map((c) => safeLine(cell(c.value(row)))));
+    const body = rows.map((row) => shown.map((c) => safeLine(cellText(c.value(row)))));
     const width = terminalWidth(deps);
     const table = await renderTable(head, body, width, {
       ascii: deps.env.TERM === 'dumb',
@@ -291,7 +276,7 @@ export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T
   }
   const shown = chosen ?? columns;
   let text = '';
-  for (const row of rows) text += `${shown.map((c) => safeLine(cell(c.value(row)))).join('\t')}\n`;
+  for (const row of rows) text += `${shown.map((c) => safeLine(cellText(c.value(row)))).join('\t')}\n`;
   deps.out(text);
 }
 
@@ -302,10 +287,10 @@ export async function printRecord(deps: Printer, pairs: [string, unknown][], mod
     const { truncate } = await import('../text/wrap.js');
     const width = Math.max(...pairs.map(([k]) => k.length));
     const room = Math.max(10, terminalWidth(deps) - width - 2);
-    for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cell(v)), room)}\n`);
+    for (const [k, v] of pairs) deps.out(`${chalk.bold(k.padEnd(width))}  ${truncate(safeLine(cellText(v)), room)}\n`);
     return;
   }
-  for (const [k, v] of pairs) deps.out(`${k}\t${safeLine(cell(v))}\n`);
+  for (const [k, v] of pairs) deps.out(`${k}\t${safeLine(cellText(v))}\n`);
 }
 
 /**
@@ -314,7 +299,7 @@ export async function printRecord(deps: Printer, pairs: [string, unknown][], mod
  * it (numbers are left alone). `raw` (--csv-raw) turns the guard off. Quoting is left to the CSV writer.
  */
 export function csvCell(value: unknown, raw = false): string {
-  const text = cell(value);
+  const text = cellText(value);
   // A number is data, not a formula: -5 stays -5.
   if (raw || typeof value === 'number') return text;
   return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;

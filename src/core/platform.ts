@@ -3,6 +3,7 @@
  * names environment variables and what a person types there to act on a file. Each function takes
  * the platform (default: the one running), so a test on Linux checks Windows' and macOS' rules.
  */
+import { shellQuote as posixQuote } from '../text/safe.js';
 
 /**
  * The environment as the platform reads it. On Windows a name is found whatever its case
@@ -26,10 +27,10 @@ export function platformEnv(env: Record<string, string | undefined>, platform: N
   });
 }
 
-/** A path quoted for the shell people use there (PowerShell on Windows, a POSIX shell elsewhere) when it needs quoting. */
+/** A path quoted for the shell people use there (PowerShell on Windows, a POSIX shell elsewhere: text/safe.ts) when it needs quoting. */
 export function shellQuote(path: string, platform: NodeJS.Platform = process.platform): string {
-  if (/^[\w@%+=:,./\\-]+$/.test(path) && (platform === 'win32' || !path.includes('\\'))) return path;
-  return platform === 'win32' ? `'${path.replaceAll("'", "''")}'` : `'${path.replaceAll("'", "'\\''")}'`;
+  if (platform !== 'win32') return posixQuote(path);
+  return /^[\w@%+=:,./\\-]+$/.test(path) ? path : `'${path.replaceAll("'", "''")}'`;
 }
 
 /** What to type to act on files and processes: PowerShell's commands on Windows, POSIX commands elsewhere. */

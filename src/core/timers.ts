@@ -105,9 +105,6 @@ const fineTimers: FineTimers = {
 /** The pacing clock of a real run. */
 export const realPaceClock: PaceClock = { now: fineTimers.now, sleep: sleepOn(fineTimers), sleepExact: sleepExactOn(fineTimers) };
 
-/** Sleeps on the wall clock, waking early (with an AbortError) when the signal aborts. */
-export const abortableSleep = sleepOn(realTimers);
-
 /** A time limit on a piece of work, kept by a run's timers (see `startDeadline`). */
 export interface Deadline {
   /** Aborts when the time is up (with a TimeoutError-like reason) or when the parent signal aborts. */

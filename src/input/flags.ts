@@ -6,6 +6,7 @@ import type { FieldIssue } from '../schemas.js';
 import { textProblem } from '../text/safe.js';
 import { kebab, type SchemaField, schemaFields } from './schema.js';
 import { quoteInput } from '../text/excerpt.js';
+import { expectedValue } from '../core/field-issues.js';
 
 /** A top-level body field and the flag that sets it. */
 export interface FieldKind extends SchemaField {
@@ -23,51 +24,15 @@ export function fieldKinds(schema: z.ZodObject): FieldKind[] {
   return schemaFields(schema).map((field) => ({ ...field, name: field.key, flag: SINGULAR[field.key] ?? kebab(field.key) }));
 }
 
+/** A field flag's help: what the field takes, in the words of its error messages (core/field-issues.ts). */
 function describe(kind: FieldKind): string {
-  const req = kind.optional ? '' : ' (required)';
-  switch (kind.type) {
-    case 'number':
-      return `${kind.name}: a number${req}`;
-    case 'integer':
-      return `${kind.name}: a whole number of 0 or more${req}`;
-    case 'boolean':
-      return `${kind.name}: true when given${req}`;
-    case 'array':
-      return `${kind.name}: repeat the flag for each item${req}`;
-    case 'enum':
-      return kind.values && kind.values.length <= 10
-        ? `${kind.name}: one of ${kind.values.join(', ')}${req}`
-        : `${kind.name}: a ${kind.values?.[0]?.length === 3 ? 'three-letter code such as USD' : 'listed value'}${req}`;
-    default:
-      if (kind.format === 'datetime') return `${kind.name}: ISO 8601 date-time with a zone, e.g. 2024-05-01T12:00:00Z${kind.nullable ? ', or null' : ''}${req}`;
-      if (kind.format === 'email') return `${kind.name}: an e-mail address${req}`;
-      return `${kind.name}${req}`;
-  }
-}
-
-/** What a command that sends a body declares: its name, what it does, its one argument, and the body it takes. */
-export interface BodyCommand {
-  name: string;
-  description: string;
-  argument: [name: string, description: string];
-  /** What the --data file holds: `order fields`. */
-  holds: string;
-  kinds: FieldKind[];
-}
-
-/** Adds a command that sends a body: its argument, `--data` (a JSON file, or - for stdin) and one flag per field. */
-export function addBodyCommand(group: Command, spec: BodyCommand): Command {
-  const cmd = group
-    .command(spec.name)
-    .description(spec.description)
-    .argument(...spec.argument)
-    .option('--data <file>', `a JSON file with ${spec.holds}, or - to read standard input; flags override it`);
-  addFieldFlags(cmd, spec.kinds);
-  return cmd;
+  const takes = kind.type === 'boolean' ? 'true when given' : kind.type === 'array' ? 'repeat the flag for each item' : expectedValue(kind);
+  // A plain text field ("a value") is told by its name alone.
+  return `${kind.name}${takes.startsWith('a value') ? '' : `: ${takes}`}${kind.optional ? '' : ' (required)'}`;
 }
 
 /** Declares one flag per field on a command. */
-function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
+export function addFieldFlags(cmd: Command, kinds: FieldKind[]): void {
   for (const kind of kinds) {
     if (kind.type === 'boolean') {
       cmd.option(`--${kind.flag}`, describe(kind));

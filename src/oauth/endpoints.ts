@@ -1,5 +1,5 @@
 import type { StoredToken } from '../config/credentials.js';
-import { originOf, tokenUrlOf } from '../config/origin.js';
+import { originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
 import { type ResolvedProfile, requireClient } from '../config/profile.js';
 import { ApiError, AuthError, RedirectError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
@@ -51,10 +51,32 @@ export async function tokenClient(env: { redactor: Redactor; http(): Promise<Htt
     // The callers check the login's origin first; this is the last guard (a hand-edited file) before the secret is sent.
     throw new AuthError(
       `The token endpoint stored with the login of profile "${profile.name}" (${originOf(tokenUrl) ?? tokenUrl}) is not on the base URL's origin (${originOf(profile.baseUrl) ?? 'none'}); nothing was sent.`,
-      `Log in again: \`opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login\`.`,
+      `Log in again: \`opcli${profileFlag(profile.name)} auth login\`.`,
     );
   }
   return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl, tokenUrl), started: env.now() };
+}
+
+/**
+ * The client-credentials grant of `profile` for `storeId` (a login, or its renewal: the same grant
+ * again, with the login's scope filter `scopes`, not the scopes granted last time), as the token to store.
+ */
+export async function clientCredentials(
+  env: Parameters<typeof tokenClient>[0],
+  profile: ResolvedProfile,
+  grant: { storeId: string; scopes?: string[]; tokenUrl?: string },
+  signal: AbortSignal,
+): Promise<StoredToken> {
+  const { storeId, scopes } = grant;
+  const { clientId, clientSecret, oauth, started } = await tokenClient(env, profile, grant.tokenUrl);
+  const body = {
+    grant_type: 'client_credentials' as const,
+    client_id: clientId,
+    client_secret: clientSecret,
+    store_id: storeId,
+    ...(scopes ? { scopes } : {}),
+  };
+  return { ...toStoredToken(await oauth.token(body, signal), 'client_credentials', started, storeId), requestedScopes: scopes };
 }
 
 /** Where a new login from `profile` is bound: the base URL's origin and its token endpoint. */

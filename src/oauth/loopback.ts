@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { UsageError } from '../core/errors.js';
+import { escapeHtml } from '../text/safe.js';
 
 /** The path of the redirect URI, as the app registers it (`http://127.0.0.1/callback`, any port). */
 export const CALLBACK_PATH = '/callback';
@@ -114,8 +115,4 @@ function page(title: string, message: string): string {
 <style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#222}</style></head>
 <body><h1>${escapeHtml(title)}</h1><p id="message">${escapeHtml(message)}</p></body></html>
 `;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

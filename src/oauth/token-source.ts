@@ -4,7 +4,7 @@ import { originContext, type ResolvedProfile } from '../config/profile.js';
 import { ApiError, AuthError, NetworkError } from '../core/errors.js';
 import type { HttpClient, TokenSource } from '../http/client.js';
 import type { Redactor } from '../core/redact.js';
-import { oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './endpoints.js';
+import { clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './endpoints.js';
 
 /** CHOICE (docs/spec-choices.md#refresh-margin): a token that expires within this margin is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -240,24 +240,12 @@ async function rerunClientCredentials(
       'The client-credentials token has expired and the store it was for is unknown.',
       'Run `opcli auth login --client-credentials --store-id <id>`.',
     );
-  const { clientId, clientSecret, oauth, started } = await tokenClient(deps, profile, bound.tokenUrl);
-  let response: Awaited<ReturnType<typeof oauth.token>>;
+  let next: StoredToken;
   try {
-    response = await oauth.token(
-      {
-        grant_type: 'client_credentials',
-        client_id: clientId,
-        client_secret: clientSecret,
-        store_id: storeId,
-        // The same grant as the login: its scope filter, not the scopes granted last time.
-        ...(token.requestedScopes ? { scopes: token.requestedScopes } : {}),
-      },
-      deps.signal,
-    );
+    next = { ...(await clientCredentials(deps, profile, { storeId, scopes: token.requestedScopes, tokenUrl: bound.tokenUrl }, deps.signal)), ...bound };
   } catch (error) {
     throw tokenRefusal(error, profile, `The client-credentials grant for store ${storeId}`);
   }
-  const next = { ...toStoredToken(response, 'client_credentials', started, storeId), requestedScopes: token.requestedScopes, ...bound };
   deps.redactor.add(next.accessToken);
   store.writeLocked(profile.name, (cur) => ({ ...cur, token: next }));
   deps.debug('auth: a new client-credentials token is stored');

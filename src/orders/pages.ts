@@ -15,9 +15,10 @@ import { ApiError, ExitCode, InterruptedError, NetworkError, OpcliError } from '
 import { ordersPageShell, ordersQuery } from '../core/schema-checks.js';
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
-import { clause, type HttpClient, readBody, wouldRecur } from '../http/client.js';
+import { clause, type HttpClient, type HttpRequest, readBody, wouldRecur } from '../http/client.js';
 import { backoffDelay, formatWait, shouldRetryStatus } from '../http/retry.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
+import { count, counted } from '../text/count.js';
 import { safeLine, safeText } from '../text/safe.js';
 
 /**
@@ -291,6 +292,13 @@ export interface ListProgress {
   total?: number;
 }
 
+/** The progress line of a run that follows pages: orders (of the total), pages and the rate so far. */
+export function progressLine(p: ListProgress, seconds: number): string {
+  const rate = seconds > 0 ? ` · ${count(Math.round(p.written / seconds))} orders/s` : '';
+  const total = p.total !== undefined ? ` of ${count(p.total)}` : '';
+  return `${count(p.written)}${total} orders · ${counted(p.pages, 'page')}${rate}`;
+}
+
 export interface ListResult {
   written: number;
   pages: number;
@@ -398,15 +406,8 @@ export function pagePosition(page: OrdersPage): { current?: number; total?: numb
 
 // `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them.
 
-/** The request `opcli api` built: the path as typed, its query, whether the token goes, its `-H` headers. */
-export interface RawPageRequest {
-  path: string;
-  /** The path without its query string, as errors name it. */
-  pathOnly: string;
-  query: Record<string, string>;
-  auth: boolean;
-  headers: Record<string, string>;
-}
+/** The request `opcli api` built: the path as typed (`url`) and without its query string (`pathOnly`, as errors name it), its query, whether the token goes, its `-H` headers. */
+export type RawPageRequest = Pick<HttpRequest, 'url' | 'auth' | 'headers'> & { pathOnly: string; query: Record<string, string> };
 
 /** One page as it came (unknown fields kept), with the answer's status line and headers. */
 export interface RawPageAnswer {
@@ -425,7 +426,7 @@ export async function* orderPages(http: HttpClient, req: RawPageRequest, signal:
   let cursor = req.query.cursor;
   const walk = pageWalk(cursor);
   for (;;) {
-    const res = await http.request({ method: 'GET', url: req.path, query: { ...req.query, cursor }, auth: req.auth, headers: req.headers, signal, limiter });
+    const res = await http.request({ method: 'GET', url: req.url, query: { ...req.query, cursor }, auth: req.auth, headers: req.headers, signal, limiter });
     const checked = (await schemas()).OrdersPage.safeParse(res.body);
     if (!checked.success) {
       throw new OpcliError(

@@ -11,6 +11,7 @@ import { ORDER_FIELDS, Order, type OrderRecord } from '../schemas.js';
 import { fieldKinds } from '../input/flags.js';
 import { validateBody } from '../input/issues.js';
 import { fetchPage, type PagerEnv } from './pages.js';
+import { counted } from '../text/count.js';
 
 /** CHOICE (docs/spec-choices.md#page-size): the page size used while looking for the current record (the spec gives no maximum). */
 export const FIND_PAGE_SIZE = 100;
@@ -144,7 +145,7 @@ export async function planUpdate(
   const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress, onNotice: input.onNotice });
   if (!found.record) {
     throw new OpcliError(
-      `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${found.pages} page${found.pages === 1 ? '' : 's'} of the list has that sourceOrderId. Nothing was sent.`,
+      `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${counted(found.pages, 'page')} of the list has that sourceOrderId. Nothing was sent.`,
       {
         hint: 'Check the id with `opcli orders list --all` (ids are case-sensitive). An update keeps every field you do not give, so it needs the current record; --replace skips that lookup but ERASES every field you leave out, so use it only with the complete order (every field) in --data.',
       },

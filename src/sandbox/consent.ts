@@ -1,7 +1,7 @@
 /** The consent page: GET /v1/oauth/authorize shows Approve / Deny, the decision redirects with a code. */
 import { randomBytes } from 'node:crypto';
 import type { Ctx, Reply } from './http.js';
-import { escapeHtml } from './http.js';
+import { escapeHtml } from '../text/safe.js';
 import { ungrantedScopes } from './oauth.js';
 import { APP_NAME, STORE_NAME } from './seed.js';
 import type { PendingAuthorization, SandboxState } from './state.js';

@@ -2,19 +2,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { fieldIssues } from '../schemas.js';
+import type { ReceivedRequest } from './types.js';
 
-/** What a handler sees of one request: method, path, query, headers and the raw body. */
-export interface Ctx {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  /** Lower-cased header names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  body: string;
-  /** Path parameters captured by the route. */
-  params: string[];
-  ip: string;
-}
+/** What a handler sees of one request: what the recorder keeps of it, the route's path parameters and the client's address. */
+export type Ctx = Pick<ReceivedRequest, 'method' | 'path' | 'query' | 'headers' | 'body'> & { params: string[]; ip: string };
 
 /** What a handler answers; the server writes it (or a fault replaces it). */
 export interface Reply {
@@ -79,11 +70,6 @@ export function flattenHeaders(req: IncomingMessage): Record<string, string> {
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
-}
-
-/** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** Whole seconds, never below 1, for Retry-After. */

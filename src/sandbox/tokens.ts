@@ -2,14 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { CREDENTIAL_PREFIXES } from '../schemas.js';
 import type { SandboxState } from './state.js';
-
-export interface IssuedTokens {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token?: string;
-  scope: string;
-}
+import type { IssuedTokens } from './types.js';
 
 function random(): string {
   return randomBytes(24).toString('base64url');

@@ -13,6 +13,7 @@ export interface ReceivedRequest {
   /** Path without the query string, e.g. `/v1/claims/offline`. */
   path: string;
   query: Record<string, string>;
+  /** Lower-cased header names; repeated headers joined with ", ". */
   headers: Record<string, string>;
   /** Raw body text ('' when none). */
   body: string;
@@ -107,6 +108,15 @@ export interface SandboxOptions {
   latencyMs?: number;
 }
 
+/** A token pair as the token endpoint answers it (RFC 6749 5.1). */
+export interface IssuedTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+  scope: string;
+}
+
 /** What a seeded customer of the provider looks like. */
 export interface SandboxCustomer {
   customerId: string;
@@ -149,27 +159,14 @@ export interface Sandbox {
   requests: ReceivedRequest[];
   /** Replace the fault rules. */
   setFaults(rules: FaultRule[]): void;
-  /** Change settings at run time. */
-  configure(settings: {
-    accessTokenTtl?: number;
-    triggerDelayMs?: number | null;
-    autoApprove?: boolean;
-    /** null removes the limit. */
-    rateLimit?: RateLimit | null;
-    latencyMs?: number;
-    providerErrorShape?: ProviderErrorShape;
-    unknownCustomer?: UnknownCustomerAnswer;
-  }): void;
+  /** Change settings at run time (a rate limit of null removes the limit). */
+  configure(
+    settings: Pick<SandboxOptions, 'accessTokenTtl' | 'triggerDelayMs' | 'autoApprove' | 'rateLimit' | 'latencyMs' | 'providerErrorShape' | 'unknownCustomer'>,
+  ): void;
   /** Mint a session token (JWT) for the seeded store and merchant, valid 60 s, single use. */
   mintSessionToken(options?: { expiresInSeconds?: number }): string;
   /** Issue a token pair directly (as the token endpoint would), for tests that need a logged-in state. */
-  issueTokens(options?: { scopes?: string[]; accessTokenTtl?: number }): {
-    access_token: string;
-    refresh_token: string;
-    expires_in: number;
-    scope: string;
-    token_type: 'Bearer';
-  };
+  issueTokens(options?: { scopes?: string[]; accessTokenTtl?: number }): Required<IssuedTokens>;
   /** Whether an access token is currently valid (not expired, not revoked). */
   isAccessTokenValid(token: string): boolean;
   /** The loyalty card of a customer, or undefined. */

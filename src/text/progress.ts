@@ -10,6 +10,7 @@
  * Callers hand it the text (or a function giving it); it decides whether and how it is shown.
  */
 import type { DisplayPorts } from '../core/ports.js';
+import { terminalWidth } from '../core/output.js';
 import { safeLine } from './safe.js';
 export { count } from './count.js';
 export { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
@@ -45,10 +46,9 @@ export interface Progress {
 
 const NONE: Progress = { style: 'none', update() {}, clear() {}, done() {} };
 
-/** The terminal's width for a redrawn line (the stream's columns, else COLUMNS, else 80), less one. */
+/** The terminal's width for a redrawn line (core/output.ts `terminalWidth`), less one so the cursor stays on it. */
 export function lineWidth(deps: DisplayPorts): number {
-  const columns = (deps.io.stderr as { columns?: number }).columns ?? Number(deps.env.COLUMNS);
-  return Number.isInteger(columns) && columns > 20 ? columns - 1 : 79;
+  return terminalWidth(deps, 'stderr') - 1;
 }
 
 /** Progress on `deps`' stderr in the run's style (see `progressStyle`); a redrawn line at most every `intervalMs`. */

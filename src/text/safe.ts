@@ -121,3 +121,8 @@ export function shellQuote(value: string): string {
   if (PLAIN.test(value)) return value;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
+
+/** Escapes text for HTML element content and attribute values (the login's callback page, the sandbox's consent page). */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireFileLock } from '../../src/config/lock.js';
 import { processStart } from '../../src/config/process-start.js';
+import { virtualTime } from '../virtual-time.js';
 
 /** A lock folder as another opcli process would have left it: its owner record names `pid` on this host. */
 function plantLock(dir: string, name: string, pid: number): void {
@@ -141,5 +142,54 @@ describe('a lock whose owner cannot be the process its pid names', () => {
       expect(owner.start).toBe(processStart(process.pid));
       lock.release();
     });
+  });
+});
+
+describe("waiting for a lock, on virtual time (the run's timers)", () => {
+  it('a waiter takes the lock only once its holder lets go, within a poll of the release, however long that is', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+    for (const releaseAfter of [40, 1_000, 3_000]) {
+      const vt = virtualTime();
+      try {
+        const holder = await acquireFileLock(dir, 'held', { waitMs: 0 });
+        const start = vt.now();
+        let released = false;
+        vt.onQuiet(() => {
+          if (!released && vt.now() - start >= releaseAfter) {
+            released = true;
+            holder.release();
+          }
+        });
+        const waiter = await acquireFileLock(dir, 'held', { waitMs: 60_000, timers: vt.clock });
+        const took = vt.now() - start;
+        expect(released).toBe(true);
+        // Polls are 10-50 ms apart: the release is seen at the latest two polls after the moment it was due.
+        expect(took).toBeGreaterThanOrEqual(releaseAfter);
+        expect(took).toBeLessThanOrEqual(releaseAfter + 100);
+        waiter.release();
+      } finally {
+        vt.stop();
+      }
+    }
+  });
+
+  it('a waiter gives up once its wait has passed, naming the wait, and never before', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'opcli-lock-'));
+    const holder = await acquireFileLock(dir, 'busy', { waitMs: 0 });
+    try {
+      for (const waitMs of [0, 1_000, 5_000]) {
+        const vt = virtualTime();
+        try {
+          const start = vt.now();
+          await expect(acquireFileLock(dir, 'busy', { waitMs, timers: vt.clock })).rejects.toThrow(`did not release it in ${waitMs / 1000} s`);
+          expect(vt.now() - start).toBeGreaterThanOrEqual(waitMs);
+          expect(vt.now() - start).toBeLessThanOrEqual(waitMs + 50);
+        } finally {
+          vt.stop();
+        }
+      }
+    } finally {
+      holder.release();
+    }
   });
 });

@@ -4,12 +4,22 @@ import type { Deps } from '../../cli/deps.js';
 import { resolve } from 'node:path';
 import type { ApiRequestInit } from './raw-request.js';
 import { ApiError, RedirectError, UsageError } from '../../core/errors.js';
-import { collectHeader, collectQuery, type HeaderPair, headerRecord, METHODS, methodAndPath, parsePath, refuseLeavingBase, SECRET_HEADER } from './args.js';
-import { warnTypedSecrets } from './secret-args.js';
+import {
+  collectHeader,
+  collectQuery,
+  type HeaderPair,
+  headerRecord,
+  METHODS,
+  methodAndPath,
+  parsePath,
+  refuseLeavingBase,
+  SECRET_HEADER,
+  warnTypedSecrets,
+} from './args.js';
 import { readSecretFile } from '../secret-input.js';
-import { createPageLimiter, orderPages } from '../../orders/pages.js';
-import { readDataText } from '../../input/data.js';
-import { count, createProgress } from '../../text/progress.js';
+import { createPageLimiter, orderPages, progressLine } from '../../orders/pages.js';
+import { parseJsonText, readDataText } from '../../input/data.js';
+import { createProgress } from '../../text/progress.js';
 import { safeLine, safeText } from '../../text/safe.js';
 
 /** `opcli api`: an authenticated raw request, like `gh api`. */
@@ -115,7 +125,7 @@ async function runRequest(opts: ApiOptions, deps: Deps): Promise<void> {
   let json: unknown;
   if (opts.data !== undefined) {
     const { text, source } = await readDataText(deps, opts.data, { inline: true });
-    json = api.parseJsonBody(text, source);
+    json = parseJsonText(text, source, 'Pass JSON inline, as @file.json, or - for standard input.');
   }
   warnTypedSecrets(deps, {
     headers: opts.typedHeaders ?? [],
@@ -149,10 +159,7 @@ async function runRequest(opts: ApiOptions, deps: Deps): Promise<void> {
         last = page;
         nodes += (page.edges ?? []).length;
         pages++;
-        progress.update(() => {
-          const seconds = (deps.now() - started) / 1000;
-          return `${count(nodes)} orders · ${count(pages)} page${pages === 1 ? '' : 's'}${seconds > 0 ? ` · ${count(Math.round(nodes / seconds))} orders/s` : ''}`;
-        });
+        progress.update(() => progressLine({ written: nodes, pages }, (deps.now() - started) / 1000));
       }
     } finally {
       progress.done();
@@ -161,7 +168,8 @@ async function runRequest(opts: ApiOptions, deps: Deps): Promise<void> {
     return;
   }
   try {
-    show(await api.sendRequest(http, req, deps.signal));
+    // A non-2xx answer throws ApiError (a 3xx its RedirectError), each with the answer's head.
+    show(await http.request({ ...req, signal: deps.signal }));
   } catch (error) {
     // The answer's head (--include) and an error's body are shown as they came, then the error.
     // A redirect's body is not the answer: only its head is shown (--include).

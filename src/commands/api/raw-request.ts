@@ -1,32 +1,17 @@
 /**
- * `opcli api` below the verb: which paths carry the token, the --data text read as JSON, and one
- * request sent (the HTTP core refuses a redirect rather than following it). The pages of `--paginate` are
- * walked in src/orders/pages.ts (orderPages). No prompt and no print: the verb shows each answer's head and body.
+ * `opcli api` below the verb: which paths carry the token, and the request the HTTP core sends (it
+ * refuses a redirect rather than following it). The pages of `--paginate` are walked in
+ * src/orders/pages.ts (orderPages). No prompt and no print: the verb shows each answer's head and body.
  */
 import { UsageError } from '../../core/errors.js';
-import type { HttpClient } from '../../http/client.js';
+import type { HttpRequest } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
-import { parseJsonText } from '../../input/data.js';
 
 /** Endpoints whose requests carry no Authorization header (spec, Authentication rule 6). */
 const UNAUTHENTICATED = ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/session/verify'];
 
-/** A request as `opcli api` sends it. */
-export interface ApiRequest {
-  method: Method;
-  /** As given (below the base URL), with any query string. */
-  path: string;
-  /** The path without its query string: what errors name and the checks compare. */
-  pathOnly: string;
-  query: Record<string, string>;
-  json?: unknown;
-  /** Whether the bearer token goes with it. */
-  auth: boolean;
-  /** An endpoint whose answers are small (the token, revoke and session-verify endpoints). */
-  small: boolean;
-  /** `-H` headers, by lower-case name. */
-  headers: Record<string, string>;
-}
+/** A request as `opcli api` sends it, with the path without its query string (what errors name and the checks compare). */
+export type ApiRequest = HttpRequest & { pathOnly: string; query: Record<string, string>; headers: Record<string, string> };
 
 /** What the verb asked for. */
 export interface ApiRequestInit {
@@ -72,35 +57,13 @@ export function apiRequest(init: ApiRequestInit, json: unknown): ApiRequest {
   if (init.paginate && (init.method !== 'GET' || endpoint !== '/v1/orders')) throw new UsageError('--paginate follows the cursors of GET /v1/orders only.');
   return {
     method: init.method,
-    path: init.path,
+    url: init.path,
     pathOnly,
     query: Object.fromEntries(init.query),
     json,
     auth: init.auth && !UNAUTHENTICATED.includes(endpoint),
-    small: UNAUTHENTICATED.includes(endpoint),
+    // The token, revoke and session-verify endpoints answer small bodies.
+    smallAnswer: UNAUTHENTICATED.includes(endpoint),
     headers: init.headers ?? {},
   };
-}
-
-/** The text of --data as JSON; `source` names where it came from (--data, a file, standard input). */
-export function parseJsonBody(text: string, source: string): unknown {
-  return parseJsonText(text, source, 'Pass JSON inline, as @file.json, or - for standard input.');
-}
-
-/** Sends one request. A non-2xx answer throws ApiError (a 3xx its RedirectError), each with the answer's head. */
-export async function sendRequest(
-  http: HttpClient,
-  req: ApiRequest,
-  signal: AbortSignal,
-): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
-  return http.request({
-    method: req.method,
-    url: req.path,
-    query: req.query,
-    json: req.json,
-    auth: req.auth,
-    smallAnswer: req.small,
-    headers: req.headers,
-    signal,
-  });
 }

@@ -11,7 +11,7 @@ import { readSecret } from '../secret-input.js';
 import { readStdinText } from '../../input/data.js';
 import { openInBrowser } from '../../oauth/browser.js';
 import { profileStatuses, allProfiles } from '../../auth/status.js';
-import { originOf } from '../../config/origin.js';
+import { originOf, profileFlag } from '../../config/origin.js';
 import { createTokenSource } from '../../oauth/token-source.js';
 import { type LogoutResult, logout, profileLabel } from '../../auth/logout.js';
 
@@ -230,7 +230,7 @@ async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
         : elsewhere
           ? `Profile "${first.profile}" is logged in at ${first.issuedBy}, not at its base URL ${first.baseUrl}: that login is not sent there.`
           : `Profile "${first.profile}" is not logged in.`,
-      `Run \`opcli${first.profile === 'default' ? '' : ` --profile ${first.profile}`} auth login\`.`,
+      `Run \`opcli${profileFlag(first.profile)} auth login\`.`,
     );
   }
 }

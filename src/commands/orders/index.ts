@@ -6,15 +6,15 @@ import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
 import { parseWholeNumber, parseRate } from '../../core/flags.js';
-import { listOrders, type OrderWriter, PaginationError, type ListProgress, type ListResult, pagePosition } from '../../orders/pages.js';
-import { colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
+import { listOrders, type OrderWriter, PaginationError, progressLine, type ListResult, pagePosition } from '../../orders/pages.js';
+import { cellText, colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { textProblem, escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
 import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
-import { count } from '../../text/count.js';
+import { count, counted } from '../../text/count.js';
 
 /** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
@@ -88,7 +88,7 @@ Pages follow cursors, so at most two requests are in flight (the page in hand an
 export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   const format = opts.format ?? (deps.io.stdoutIsTTY ? 'table' : 'plain');
   const follow = opts.all || opts.limit !== undefined;
-  const writer = await createOrderWriter(deps, format, { columns: opts.columns, csvRaw: opts.csvRaw, fields: opts.fields });
+  const writer = await createOrderWriter(deps, format, opts);
   const records = format === 'table' || format === 'plain' || format === 'csv';
   const progress = follow ? createProgress(deps) : undefined;
   // Data written to a terminal shares the screen with the progress line: the line is taken off first.
@@ -156,7 +156,9 @@ export interface ListOptions {
   /** --rate as written, for the resume command. */
   rateText?: string;
   format?: 'json' | 'jsonl' | 'csv';
+  /** `--columns`: the columns, in order. */
   columns?: string[];
+  /** `--csv-raw`: no formula guard in CSV cells. */
   csvRaw?: boolean;
   /** `--json FIELDS` or `--jsonl FIELDS`: only these fields of each order. */
   fields?: string[];
@@ -294,7 +296,7 @@ export async function createCsvWriter(deps: Deps, options: WriterOptions): Promi
   // to a terminal.
   const shown = raw && !deps.io.stdoutIsTTY ? (v: string) => v : safeText;
   // csv-stringify is loaded for CSV alone: the verb's module is on every one-off's start-up path
-  // (a --json one-off loaded its 11 KB for nothing; bench/startup.mjs).
+  // (a --json one-off loaded it for nothing; bench/startup.mjs).
   const { stringify } = await import('csv-stringify/sync');
   let header = true;
   const flush = async (orders: OrderRecord[]) => {
@@ -351,14 +353,8 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
 
 // What the writers of `orders list` share (JSON and pipes, CSV and the table).
 
-export interface WriterOptions {
-  /** `--columns`: the columns, in order, for the table, TSV and CSV. */
-  columns?: string[];
-  /** `--csv-raw`: no formula guard in CSV cells. */
-  csvRaw?: boolean;
-  /** `--json FIELDS` / `--jsonl FIELDS`: only these fields of each record. */
-  fields?: string[];
-}
+/** What the writers take of the options: --columns (for the table, TSV and CSV), --csv-raw, and the fields of --json or --jsonl. */
+export type WriterOptions = Pick<ListOptions, 'columns' | 'csvRaw' | 'fields'>;
 
 /** Writes to stdout in one chunk, waiting for the stream to drain so memory stays flat. */
 export async function write(deps: Deps, text: string): Promise<void> {
@@ -381,13 +377,6 @@ export const DEFAULT_ORDER_COLUMNS = ['sourceOrderId', 'sourceOrderNumber', 'cur
 /** The columns a record set carries: sourceOrderId, then the spec's Order fields in its order. */
 export function presentColumns(orders: OrderRecord[]): string[] {
   return ORDER_COLUMNS.filter((k) => orders.some((o) => (o as Record<string, unknown>)[k] !== undefined));
-}
-
-/** A field's text in a tab-separated line: empty when absent, JSON for an object. */
-export function cellText(value: unknown): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
 }
 
 /** The money columns: right-aligned with two decimals on a terminal, never cut. */
@@ -414,13 +403,6 @@ export interface FooterInput {
   resume(cursor: string, remaining?: number): string;
 }
 
-/** The progress line of a run that follows pages: orders (of the total), pages and the rate so far. */
-export function progressLine(p: ListProgress, seconds: number): string {
-  const rate = seconds > 0 ? ` · ${count(Math.round(p.written / seconds))} orders/s` : '';
-  const total = p.total !== undefined ? ` of ${count(p.total)}` : '';
-  return `${count(p.written)}${total} orders · ${p.pages} page${p.pages === 1 ? '' : 's'}${rate}`;
-}
-
 /** The footer's lines, plain text (the verb dims them). */
 export function footerLines(result: ListResult, input: FooterInput): string[] {
   const last = result.last;
@@ -431,7 +413,7 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   const total = last.totalCount;
   if (input.follow) {
     const stopped = next ? ` (stopped at --limit ${input.limit})` : '';
-    lines.push(`${count(written)} of ${count(total)} orders in ${count(pages)} page${pages === 1 ? '' : 's'}${stopped}.`);
+    lines.push(`${count(written)} of ${count(total)} orders in ${counted(pages, 'page')}${stopped}.`);
   } else {
     const pos = pagePosition(last);
     const where =
@@ -452,19 +434,8 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
   return lines;
 }
 
-/** The flags of `orders list` a resume command repeats. */
-export interface ResumeFlags {
-  all: boolean;
-  /** --rate as the user wrote it (a resume keeps the same budget). */
-  rateText?: string;
-  size?: number;
-  pageButtons?: number;
-  columns?: string[];
-  format?: string;
-  /** The field list of --json or --jsonl. */
-  fields?: string[];
-  csvRaw?: boolean;
-}
+/** The flags of `orders list` a resume command repeats (--rate as the user wrote it: a resume keeps the same budget). */
+export type ResumeFlags = Pick<ListOptions, 'all' | 'rateText' | 'size' | 'pageButtons' | 'columns' | 'format' | 'fields' | 'csvRaw'>;
 
 /** The command line that continues from `cursor` with the same flags. */
 export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cursor: string, remaining?: number): string {
