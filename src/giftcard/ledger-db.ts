@@ -25,7 +25,8 @@ import type { ResolvedProfile } from '../config/profile.js';
 import { earlierPlaces } from '../config/record-dir.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
-import { type Attempt, ask, insertIntent, insertOutcome } from '../record-pg/queries.js';
+import type { NoteRow } from '../record-pg/import.js';
+import { type Attempt, ask, type IntentRow, insertIntent, insertOutcome, type OutcomeRow } from '../record-pg/queries.js';
 import {
   type AttemptRecord,
   type CreditLedger,
@@ -67,7 +68,7 @@ export async function openLedger(
 }
 
 /** The shop and store of a credit key (`shop:…|store:…|claim:…`): the intent's origin and store_id. */
-function scopeOf(key: string): { origin: string; storeId: string } {
+export function scopeOf(key: string): { origin: string; storeId: string } {
   const m = /^shop:([^|]*)\|store:([^|]*)\|/.exec(key);
   return { origin: m?.[1] ?? '-', storeId: m?.[2] ?? '-' };
 }
@@ -135,25 +136,15 @@ export class DatabaseLedger implements CreditLedger {
 
   async append(record: LedgerRecord): Promise<void> {
     const r = LedgerRecord.parse(record);
-    const { origin, storeId } = scopeOf(r.key);
-    if (r.type === 'attempt') return this.appendAttempt(r, origin, storeId);
+    if (r.type === 'attempt') return this.appendAttempt(r);
     const rerun = unwritten(r);
     await this.database.withClient(async (client) => {
-      if (r.type === 'outcome') {
-        const { status, path, cardId, error, at, ...rest } = r;
-        const detail = {
-          balanceCents: rest.balanceCents,
-          triggerPosted: rest.triggerPosted,
-          watch: rest.watch,
-          possibleDoubleCredit: rest.possibleDoubleCredit,
-          notes: rest.notes,
-          user: rest.user,
-        };
-        await insertOutcome(client, { filing: r.issuance, status, at, path, cardId, error, detail });
-      } else if (r.type === 'warning') {
+      if (r.type === 'outcome') await insertOutcome(client, outcomeRow(r));
+      else if (r.type === 'warning') {
+        const n = warningRow(r);
         await client.query(
           'INSERT INTO opcli.notes (kind, filing, origin, store_id, key, message, os_user, at, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          ['warning', r.issuance, origin, storeId, r.key, r.message, r.user, r.at, { cardId: r.cardId, balanceCents: r.balanceCents }],
+          [n.kind, n.filing, n.origin, n.storeId, n.key, n.message, n.osUser, n.at, n.detail],
         );
       } else {
         throw new OpcliError('internal: a set-aside line belongs to a ledger file, not to the record database', { exitCode: ExitCode.failed });
@@ -162,39 +153,10 @@ export class DatabaseLedger implements CreditLedger {
   }
 
   /** Commits the attempt as the next of its key; AttemptTaken when another member committed that one first. */
-  private async appendAttempt(r: AttemptRecord, origin: string, storeId: string): Promise<void> {
+  private async appendAttempt(r: AttemptRecord): Promise<void> {
     const attempt = (this.seen.get(r.key) ?? 0) + 1;
-    const detail: AttemptDetail = {
-      claimId: r.claimId,
-      orderNumber: r.orderNumber,
-      bonus: r.bonus,
-      amount: r.amount,
-      email: r.email,
-      name: r.name,
-      shopUrl: r.shopUrl,
-      firstPath: r.firstPath,
-      user: r.user,
-    };
     const answer = await this.database.withClient(
-      (client) =>
-        insertIntent(client, {
-          kind: 'credit',
-          origin,
-          storeId,
-          key: r.key,
-          attempt,
-          filing: r.issuance,
-          at: r.at,
-          osUser: r.user,
-          host: r.host,
-          profile: r.profile,
-          customerEmail: emailIdentity(r.email),
-          customerId: r.customerId,
-          amountCents: r.amountCents,
-          currency: r.currency,
-          forced: r.forced,
-          detail,
-        }),
+      (client) => insertIntent(client, { ...attemptRow(r), attempt }),
       // The statement may have committed before the connection failed: nothing was sent, but a rerun may find the attempt and hold the credit as uncertain.
       'nothing was sent; the attempt may have been recorded, so a rerun may hold this credit until `opcli giftcard history` shows it was not paid (then --force)',
     );
@@ -241,6 +203,57 @@ function unwritten(r: LedgerRecord): string {
   }
   const what = r.type === 'outcome' ? `the outcome "${r.status}"` : `the ${r.type}`;
   return `${what} of issuance ${r.issuance} was not written: ${rerun}`;
+}
+
+/** A ledger attempt as the intent row of its credit (the attempt's number is the writer's to choose). */
+export function attemptRow(r: AttemptRecord): Omit<IntentRow, 'attempt'> {
+  const detail: AttemptDetail = {
+    claimId: r.claimId,
+    orderNumber: r.orderNumber,
+    bonus: r.bonus,
+    amount: r.amount,
+    email: r.email,
+    name: r.name,
+    shopUrl: r.shopUrl,
+    firstPath: r.firstPath,
+    user: r.user,
+  };
+  return {
+    kind: 'credit',
+    ...scopeOf(r.key),
+    key: r.key,
+    filing: r.issuance,
+    at: r.at,
+    osUser: r.user,
+    host: r.host,
+    profile: r.profile,
+    customerEmail: emailIdentity(r.email),
+    customerId: r.customerId,
+    amountCents: r.amountCents,
+    currency: r.currency,
+    forced: r.forced,
+    detail,
+  };
+}
+
+/** A ledger outcome as the outcome row of its attempt. */
+export function outcomeRow(r: OutcomeRecord): OutcomeRow {
+  const { status, path, cardId, error, at } = r;
+  const detail = {
+    balanceCents: r.balanceCents,
+    triggerPosted: r.triggerPosted,
+    watch: r.watch,
+    possibleDoubleCredit: r.possibleDoubleCredit,
+    notes: r.notes,
+    user: r.user,
+  };
+  return { filing: r.issuance, status, at, path, cardId, error, detail };
+}
+
+/** A warning (a possible double credit found later) as a note of its attempt. */
+export function warningRow(r: WarningRecord): NoteRow & { filing: string; key: string } {
+  const detail = { cardId: r.cardId, balanceCents: r.balanceCents };
+  return { kind: 'warning', filing: r.issuance, ...scopeOf(r.key), key: r.key, message: r.message, osUser: r.user, at: r.at, detail };
 }
 
 /** The warnings of some attempts, oldest first. */
