@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { JournalReader, type JournalService } from '../claims/journal.js';
+import { JournalReader, type JournalService, LOCK_WAIT_MS } from '../claims/journal.js';
 import { ClaimRecord, RecordDamagedError, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
 import { importJournal } from '../claims/record-import.js';
 import type { RecordPlace } from '../config/record-dir.js';
@@ -294,4 +294,50 @@ export async function readImportSources(place: RecordPlace, journals: string[], 
     if (found) sources.push(found);
   }
   return sources;
+}
+
+/** A journal read into this computer's record of claims: how many of its claims it holds, and how many were new to the record. */
+export interface JournalTaken {
+  path: string;
+  held: number;
+  added: number;
+}
+
+/**
+ * The named journals read into the record of claims of `place` (a profile without a record-url), as
+ * a batch run reads the journals beside its input (importJournal), so `claims history` lists what
+ * 0.2.0 filed and a copy of those files is held. Every journal is read (and refused when damaged)
+ * before the record is written; `dryRun` counts what would be added and writes nothing.
+ */
+export async function journalsIntoRecord(
+  place: RecordPlace,
+  journals: string[],
+  ctx: ImportContext,
+  dryRun: boolean,
+): Promise<{ record: string; taken: JournalTaken[] }> {
+  const read: { path: string; keys: string[] }[] = [];
+  for (const journal of journals) {
+    const found = await journalSource(resolve(journal), ctx);
+    read.push({ path: found?.file.path ?? resolve(journal), keys: found?.chunks.flatMap((c) => (c.intents ?? []).map((i) => i.key)) ?? [] });
+  }
+  const store = { origin: ctx.service.origin, storeId: ctx.service.storeId };
+  const record = dryRun ? ClaimRecord.openSync({ place, store }) : await ClaimRecord.open({ place, store, lock: { waitMs: LOCK_WAIT_MS } });
+  const taken: JournalTaken[] = [];
+  try {
+    for (const { path, keys } of read) {
+      if (dryRun) {
+        taken.push({ path, held: keys.length, added: record.imported.has(path) ? 0 : keys.filter((k) => !record.has(k)).length });
+        continue;
+      }
+      const reader = await JournalReader.snapshot(path, { service: ctx.service });
+      try {
+        taken.push({ path, held: keys.length, added: await importJournal(record, reader, ctx.service.profile, osUser(), hostName()) });
+      } finally {
+        await reader.closeReader();
+      }
+    }
+  } finally {
+    record.close();
+  }
+  return { record: record.path, taken };
 }

@@ -38,14 +38,19 @@ copied. Each file goes in as one transaction: importing again, from this compute
 holding a copy, adds nothing, and a file that grew adds only what is new. Afterwards no member
 files a claim or pays a credit again that the file record shows filed, paid or possibly sent.
 
+Without a record-url, the journals named are read into the record of claims of this computer (or
+of its record-dir), as a batch run reads the journals beside its input: opcli 0.2.0 kept a batch's
+claims only there, so \`claims history\` lists them once they are read in. Nothing is sent.
+
 Examples:
   $ opcli record import --dry-run
   $ opcli record import
   $ opcli record import ~/claims/november.csv.journal.jsonl ~/claims/december.csv.journal.jsonl
   $ opcli record import --record-dir /mnt/team/opcli-record --json
+  $ opcli record import claims.csv.journal.jsonl     # no record-url: into this computer's record of claims
 
 Exit codes: 0 copied (or nothing new), 1 the database failed (one line: which, and that rerunning
-is safe), 2 usage, no record-url, or a file that cannot be read (nothing was copied).
+is safe), 2 usage, no record-url and no journal, or a file that cannot be read (nothing was copied).
 Guide: docs/guides/team-record.md ("Moving a team onto it").`,
     )
     .action(async (journals: string[], flags: { recordDir?: string; dryRun?: boolean; json?: boolean }) =>
@@ -80,21 +85,28 @@ interface Copied {
 /** Reads every file, then copies each in its own transaction (rolled back with --dry-run), and says what it added. */
 export async function run(opts: ImportOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
-  if (!profile.record) {
+  if (!profile.record && opts.journals.length === 0) {
     throw new UsageError(
       `Profile "${profile.name}" has no record-url: there is no database to import into.`,
-      'Set the database your administrator gave you first: `opcli config set record-url postgresql://YOU@HOST/DATABASE` (docs/guides/team-record.md).',
+      'Set the database your administrator gave you first: `opcli config set record-url postgresql://YOU@HOST/DATABASE` (docs/guides/team-record.md); or name the batch journals to read into the record of claims here.',
     );
   }
   checkJournals(opts.journals);
-  const place = placeOf(opts.recordDir ?? profile.recordDir, deps.configDir());
-  const { readImportSources } = await import('../../record-pg/import-files.js');
+  const { readImportSources, journalsIntoRecord } = await import('../../record-pg/import-files.js');
   const { serviceOrigin } = await import('../../claims/journal.js');
-  const sources = await readImportSources(place, opts.journals, {
+  const ctx = {
     service: { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null, profile: profile.name },
     scope: issuanceKey({ orderNumber: '', bonus: true }, { shopUrl: profile.provider.shopUrl, storeId: profile.storeId }).replace(/\|bonus:$/, ''),
-    notice: (text) => deps.err(safeText(text)),
-  });
+    notice: (text: string) => deps.err(safeText(text)),
+  };
+  if (!profile.record) {
+    // No database: the journals go into this computer's record of claims, as a batch run reads them.
+    const { recordPlace } = await import('../../config/record-dir.js');
+    const place = opts.recordDir === undefined ? recordPlace(deps.configDir(), profile) : placeOf(opts.recordDir, deps.configDir());
+    return reportFile(opts, deps, await journalsIntoRecord(place, opts.journals, ctx, opts.dryRun));
+  }
+  const place = placeOf(opts.recordDir ?? profile.recordDir, deps.configDir());
+  const sources = await readImportSources(place, opts.journals, ctx);
   const { openRecordDatabase } = await import('../../record-pg/database.js');
   const { importRecord } = await import('../../record-pg/import.js');
   const database = await openRecordDatabase(profile.record, { env: deps.env, cwd: deps.cwd, passwordSource: profile.record.passwordSource }, { max: 1 });
@@ -142,6 +154,21 @@ function report(opts: ImportOptions, deps: Deps, target: { label: string; host: 
     deps.out(
       `  ${c.kind} ${safeLine(c.path)}: ${none ? `nothing new (its ${c.held.intents} ${what[0]} are in already)` : `${verb} ${runs}${what.map((w, i) => `${n[i]} ${w}`).join(', ')}`}\n`,
     );
+  }
+  if (opts.dryRun) deps.err('Nothing was written: run the same command without --dry-run to copy it.\n');
+}
+
+/** What reading journals into the record of claims of this computer did, as text or JSON. */
+function reportFile(opts: ImportOptions, deps: Deps, done: { record: string; taken: { path: string; held: number; added: number }[] }): void {
+  if (opts.json) {
+    const files = done.taken.map((t) => ({ kind: 'journal', path: t.path, held: { claims: t.held }, added: { claims: t.added } }));
+    printJson(deps, { record: done.record, dryRun: opts.dryRun, files });
+    return;
+  }
+  deps.out(`${opts.dryRun ? 'Dry run (nothing written): into' : 'Into'} the record of claims ${safeLine(done.record)}:\n`);
+  for (const t of done.taken) {
+    const what = t.added ? `${opts.dryRun ? 'would add' : 'added'} ${t.added} of its ${t.held} claims` : `nothing new (its ${t.held} claims are in already)`;
+    deps.out(`  journal ${safeLine(t.path)}: ${what}\n`);
   }
   if (opts.dryRun) deps.err('Nothing was written: run the same command without --dry-run to copy it.\n');
 }
