@@ -4,7 +4,7 @@
  */
 import { OpcliError } from '../core/errors.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, describeDamage } from '../record/damage.js';
+import { blockingDamage, type DamagedLine, describeDamage } from '../record/damage.js';
 import { doubleCreditWarning, lateCreditSeen } from './chain.js';
 import { twoPathsWarning } from './holder.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
@@ -83,32 +83,68 @@ export function repeatedPayments(issuances: Issuance[]): Map<string, string> {
 /** The ledger's issuances that match the filter, as rows. `currency` names amounts recorded without one. */
 export function historyRows(issuances: Issuance[], filter: HistoryFilter, currency = DEFAULT_CURRENCY): HistoryRow[] {
   const repeats = repeatedPayments(issuances);
-  return issuances
-    .filter((i) => matches(i, filter))
-    .map((i) => ({
-      at: i.attempt.at,
-      issuance: i.attempt.issuance,
-      claimId: i.attempt.claimId ?? null,
-      orderNumber: i.attempt.orderNumber,
-      bonus: i.attempt.bonus,
-      amount: i.attempt.amount,
-      currency: i.attempt.currency ?? currency,
-      email: i.attempt.email,
-      name: i.attempt.name,
-      customerId: i.attempt.customerId ?? null,
-      status: i.outcome?.status ?? 'attempt',
-      path: i.outcome?.path ?? null,
-      cardId: i.outcome?.cardId ?? null,
-      balance: i.outcome?.balanceCents !== undefined ? formatCents(i.outcome.balanceCents) : null,
-      possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0 || repeats.has(i.attempt.issuance),
-      duplicateOf: repeats.get(i.attempt.issuance) ?? null,
-      user: i.attempt.user,
-      profile: i.attempt.profile,
-      shopUrl: i.attempt.shopUrl ?? null,
-      forced: i.attempt.forced,
-      error: i.outcome?.error ?? null,
-      warnings: i.warnings.map((w) => w.message),
-    }));
+  return issuances.filter((i) => matches(i, filter)).map((i) => historyRow(i, repeats, currency));
+}
+
+/** One issuance as a row: `repeats` are the repeated payments among its claim's issuances (repeatedPayments). */
+function historyRow(i: Issuance, repeats: Map<string, string>, currency: string): HistoryRow {
+  return {
+    at: i.attempt.at,
+    issuance: i.attempt.issuance,
+    claimId: i.attempt.claimId ?? null,
+    orderNumber: i.attempt.orderNumber,
+    bonus: i.attempt.bonus,
+    amount: i.attempt.amount,
+    currency: i.attempt.currency ?? currency,
+    email: i.attempt.email,
+    name: i.attempt.name,
+    customerId: i.attempt.customerId ?? null,
+    status: i.outcome?.status ?? 'attempt',
+    path: i.outcome?.path ?? null,
+    cardId: i.outcome?.cardId ?? null,
+    balance: i.outcome?.balanceCents !== undefined ? formatCents(i.outcome.balanceCents) : null,
+    possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0 || repeats.has(i.attempt.issuance),
+    duplicateOf: repeats.get(i.attempt.issuance) ?? null,
+    user: i.attempt.user,
+    profile: i.attempt.profile,
+    shopUrl: i.attempt.shopUrl ?? null,
+    forced: i.attempt.forced,
+    error: i.outcome?.error ?? null,
+    warnings: i.warnings.map((w) => w.message),
+  };
+}
+
+/**
+ * The ledger's issuances that match the filter, as rows handed to `take` as the ledger is read
+ * (CreditLedger.eachIssuance): the rows and their order are historyRows', memory a claim's. Damaged
+ * lines are said through `notice` once the ledger was read.
+ */
+export async function streamHistory(
+  ledger: CreditLedger,
+  filter: HistoryFilter,
+  env: Pick<HistoryEnv, 'notice'> & { currency?: string },
+  take: (row: HistoryRow) => void,
+): Promise<void> {
+  const currency = env.currency ?? DEFAULT_CURRENCY;
+  const { damaged } = await ledger.eachIssuance(
+    (i, same) => take(historyRow(i, repeatedPayments(same), currency)),
+    (a) => matches({ attempt: a, warnings: [] }, filter),
+  );
+  noticeDamage(ledger, damaged, env.notice);
+}
+
+/** Damaged ledger lines in words: skipped here, not removed, and what `giftcard issue` does about them. */
+function noticeDamage(ledger: CreditLedger, damaged: DamagedLine[], notice: (message: string) => void): void {
+  if (!damaged.length) return;
+  const said = damaged.slice(0, 5).map(describeDamage).join('; ');
+  const stops = blockingDamage(damaged).length > 0;
+  notice(
+    `${ledger.path}: ${said}${damaged.length > 5 ? `; and ${damaged.length - 5} more` : ''}. Skipped here, not removed; ${
+      stops
+        ? '`giftcard issue` pays nothing until `opcli giftcard repair` sets them aside.'
+        : 'the claim or order of a line cut short counts as uncertain: `giftcard issue` holds it.'
+    }`,
+  );
 }
 
 /**
@@ -212,17 +248,7 @@ export async function readHistory(
   env: HistoryEnv,
 ): Promise<{ rows: HistoryRow[]; verified: VerifyResult[]; doubles: VerifyResult[] }> {
   const { records, damaged } = await ledger.readAll();
-  if (damaged.length) {
-    const said = damaged.slice(0, 5).map(describeDamage).join('; ');
-    const stops = blockingDamage(damaged).length > 0;
-    env.notice(
-      `${ledger.path}: ${said}${damaged.length > 5 ? `; and ${damaged.length - 5} more` : ''}. Skipped here, not removed; ${
-        stops
-          ? '`giftcard issue` pays nothing until `opcli giftcard repair` sets them aside.'
-          : 'the claim or order of a line cut short counts as uncertain: `giftcard issue` holds it.'
-      }`,
-    );
-  }
+  noticeDamage(ledger, damaged, env.notice);
   const all = ledger.issuances(records);
   let currency = DEFAULT_CURRENCY;
   let verified: VerifyResult[] = [];

@@ -19,6 +19,7 @@
  * CHOICE (docs/spec-choices.md#ledger-key): a credit's intent is scoped by the provider shop
  * (`origin`) and the service store (`store_id`) of its key, as the file ledger scopes its key.
  */
+import { existsSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import type { ResolvedProfile } from '../config/profile.js';
@@ -186,6 +187,48 @@ export class DatabaseLedger implements CreditLedger {
           ),
         );
       if (page.attempts.length < PAGE) return { records, damaged: [] };
+      after = page.attempts[page.attempts.length - 1]?.id ?? after;
+    }
+  }
+
+  /**
+   * CreditLedger.eachIssuance for the database: the ledger files of before first (as Ledger reads
+   * them), then the credits a page at a time in the order the server took them (keyset on the
+   * primary key), each page's claims asked once for all their attempts (intents_one_attempt) and
+   * the lines of the files of before of each claim (their index), so memory is a page's.
+   */
+  async eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want: (a: AttemptRecord) => boolean = () => true): Promise<{ damaged: [] }> {
+    for (const e of this.earlier) await e.eachIssuance(take, want);
+    // The files of before, asked by claim only when there are any (a member who never had a file ledger has none).
+    const earlier = this.earlier.filter((e) => existsSync(e.path));
+    let after = 0;
+    for (;;) {
+      const page = await this.database.withClient(async (client) => {
+        const attempts = await ask(client, 'kindAfter', ['credit', after, PAGE]);
+        const keys = [...new Set(attempts.map((a) => a.key))].map((key) => ({ key, ...scopeOf(key) }));
+        const claims = keys.length
+          ? await ask(client, 'keysOf', [keys.map((k) => k.origin), keys.map((k) => k.storeId), 'credit', keys.map((k) => k.key)])
+          : [];
+        const warnings = claims.length ? (await client.query<WarningRow>(NOTES_OF, [claims.map((a) => a.filing)])).rows : [];
+        return { attempts, claims, warnings };
+      }, NOTHING_WRITTEN);
+      const byKey = new Map<string, LedgerRecord[]>();
+      for (const a of page.claims) {
+        const records = recordsOf(
+          a,
+          page.warnings.filter((w) => w.filing === a.filing),
+        );
+        byKey.set(a.key, [...(byKey.get(a.key) ?? []), ...records]);
+      }
+      for (const a of page.attempts) {
+        const [attempt] = recordsOf(a, []);
+        if (attempt?.type !== 'attempt' || !want(attempt)) continue;
+        const before = earlier.flatMap((e) => e.heldAgainst(a.key).records);
+        const same = groupIssuances([...before, ...(byKey.get(a.key) ?? [])]);
+        const own = same.find((i) => i.attempt.issuance === a.filing);
+        if (own) take(own, same);
+      }
+      if (page.attempts.length < PAGE) return { damaged: [] };
       after = page.attempts[page.attempts.length - 1]?.id ?? after;
     }
   }

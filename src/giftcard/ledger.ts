@@ -15,7 +15,7 @@ import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TO
 import { syncWritten } from '../record/durable.js';
 import { appendSealed, endsWithNewline, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
 import { creditWeight, endAttempt } from '../record/outcome.js';
-import { IndexedRecord, type RecordClient } from '../record/store.js';
+import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 import { keyParts } from './key.js';
 
@@ -152,6 +152,13 @@ export interface CreditLedger {
   appendLocked(record: LedgerRecord): Promise<void>;
   /** Every record (here and where the ledger lived before), and the lines that cannot be read. */
   readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }>;
+  /**
+   * Every issuance whose attempt `want` takes, in the ledger's order (where it lived before first),
+   * handed to `take` with the issuances of the same claim or order (all a repeated payment is judged
+   * against: history.ts repeatedPayments), as the record is read: memory bounded by a page and one
+   * claim's lines, never the ledger. The lines of this ledger that cannot be read are returned.
+   */
+  eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want?: (a: AttemptRecord) => boolean): Promise<{ damaged: DamagedLine[] }>;
   close(): Promise<void>;
 }
 
@@ -283,6 +290,59 @@ export class Ledger implements CreditLedger {
     return { records: [...earlier, ...records], damaged };
   }
 
+  /**
+   * CreditLedger.eachIssuance for the file: each place's file read line by line under the damage
+   * policy, and for each attempt the lines of its claim or order asked of every place's index
+   * (src/record/store.ts). A file with damage that stops money, or no config folder of the reader's
+   * to keep an index in, is asked through an index of its terms held in memory instead.
+   */
+  async eachIssuance(
+    take: (issuance: Issuance, same: Issuance[]) => void,
+    want: (a: AttemptRecord) => boolean = () => true,
+  ): Promise<{ damaged: DamagedLine[] }> {
+    const open = [...this.earlier, this].flatMap((ledger) => {
+      ensureRecordDir(ledger.place);
+      const fd = openLog(ledger.place, LEDGER_FILE, WORDS.what, false);
+      return fd === undefined ? [] : [{ ledger, fd, q: undefined as IndexedRecord<LedgerRecord> | undefined }];
+    });
+    const question = (o: (typeof open)[number]): IndexedRecord<LedgerRecord> => {
+      if (o.q) return o.q;
+      o.q = IndexedRecord.open(o.fd, o.ledger.path, o.ledger.place.configDir, LEDGER_LINES);
+      // Lines after damage are not in the index: the file's terms are held in memory instead.
+      if (blockingDamage(o.q.damaged).length) o.q = IndexedRecord.open(o.fd, o.ledger.path, undefined, LEDGER_LINES);
+      return o.q;
+    };
+    const sameClaim = (what: string): LedgerRecord[] =>
+      open.flatMap((o) => {
+        let lines: LedgerRecord[];
+        try {
+          lines = question(o).find(what);
+        } catch (error) {
+          if (!(error instanceof IndexMismatch)) throw error;
+          o.q = question(o).rebuilt();
+          lines = question(o).find(what);
+        }
+        for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+        return lines;
+      });
+    let damaged: DamagedLine[] = [];
+    try {
+      for (const o of open) {
+        const read = readLedgerEach(o.fd, (r) => {
+          if (r.type !== 'attempt' || !want(r)) return;
+          const same = groupIssuances(sameClaim(`key:${keyParts(r.key).what}`));
+          const own = same.find((i) => i.attempt.issuance === r.issuance);
+          // An attempt line repeating an id used before is not a new attempt (groupIssuances): only the first is handed over.
+          if (own && sameAttempt(own.attempt, r)) take(own, same);
+        });
+        if (o.ledger === this) damaged = read.damaged;
+      }
+    } finally {
+      for (const o of open) closeSync(o.fd);
+    }
+    return { damaged };
+  }
+
   async close(): Promise<void> {}
 
   /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
@@ -336,16 +396,26 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
 /** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */
 function readLedger(fd: number): { records: LedgerRecord[]; damaged: DamagedLine[]; read: LogRead } {
   const records: LedgerRecord[] = [];
+  const read = readLedgerEach(fd, (r) => records.push(r));
+  return { records, damaged: read.damaged, read };
+}
+
+/** `readLedger`, each record handed to `take` as it is read rather than gathered. */
+function readLedgerEach(fd: number, take: (r: LedgerRecord) => void): LogRead {
   const check = new LineCheck(
     1,
     (v) => LedgerRecord.safeParse(v).data,
     (r) => (r.type === 'set-aside' ? r.line : undefined),
   );
-  const read = readLog(fd, check, (r) => {
+  return readLog(fd, check, (r) => {
     if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-    records.push(r);
+    take(r);
   });
-  return { records, damaged: read.damaged, read };
+}
+
+/** Whether two attempt lines are the same line read twice (by the stream and by its claim's index). */
+function sameAttempt(a: AttemptRecord, b: AttemptRecord): boolean {
+  return a.at === b.at && a.key === b.key && a.host === b.host && a.amountCents === b.amountCents;
 }
 
 /** An outcome line applied to its issuance (src/record/outcome.ts). */

@@ -101,6 +101,7 @@ function checkFilter(flag: string, value: string | undefined): void {
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */
 export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
   const ledger = await openLedger(deps.configDir(), await deps.profile(), { env: deps.env, cwd: deps.cwd });
+  if (!opts.verify) return streamRows(opts, deps, ledger).finally(() => ledger.close());
   const read = history
     .readHistory(
       ledger,
@@ -127,22 +128,7 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
     if (rows.length === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
     else if (output.outputMode(deps, {}) === 'table') deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
     else {
-      await output.printTable(
-        deps,
-        [
-          { header: 'TIME', value: (r) => history.formatTime(r.at, opts.utc) },
-          { header: 'FOR', value: (r) => (r.bonus ? `bonus order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}`) },
-          { header: 'AMOUNT', value: (r) => `${groupAmount(r.amount)} ${r.currency}` },
-          { header: 'E-MAIL', value: (r) => r.email },
-          { header: 'STATUS', value: (r) => (r.possibleDoubleCredit ? `${r.status}, POSSIBLE DOUBLE CREDIT` : r.status) },
-          { header: 'PATH', value: (r) => r.path ?? '' },
-          { header: 'CARD', value: (r) => r.cardId ?? '' },
-          { header: 'PROFILE', value: (r) => r.profile },
-          { header: 'USER', value: (r) => r.user },
-        ],
-        rows,
-        'plain',
-      );
+      await output.printTable(deps, plainColumns(opts.utc), rows, 'plain');
     }
     if (opts.verify) {
       deps.err(
@@ -157,6 +143,59 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       hint: 'Check those cards at the provider and take back the extra credit where the customer was paid twice.',
     });
   }
+}
+
+/** How many rows a pipe is written at a time. */
+const PIPE_ROWS = 1000;
+
+/**
+ * History without --verify, as the ledger is read (history.streamHistory): --json item by item and a
+ * pipe's lines a page at a time, so a ledger of a year is never held whole; a terminal's blocks are
+ * aligned on all the rows shown, so they are gathered first (a person's screen, not a year's export).
+ */
+async function streamRows(opts: HistoryOptions, deps: Deps, ledger: ledgerMod.CreditLedger): Promise<void> {
+  const notice = (message: string) => deps.err(`Warning: ${safeText(message)}\n`);
+  const filter = { claim: opts.claim, order: opts.order };
+  if (opts.json) {
+    const json = new output.JsonArrayWriter(deps, { ledger: ledger.path }, 'issuances');
+    await history.streamHistory(ledger, filter, { notice }, (row) => json.item(pickFields(row, opts.fields)));
+    json.end();
+    return;
+  }
+  const terminal = output.outputMode(deps, {}) === 'table';
+  let rows: HistoryRow[] = [];
+  let count = 0;
+  // The batch is taken before printing: the plain table is written before printTable's first await, in order.
+  const flush = (): Promise<void> => {
+    const batch = rows;
+    rows = [];
+    return batch.length ? output.printTable(deps, plainColumns(opts.utc), batch, 'plain') : Promise.resolve();
+  };
+  const pending: Promise<void>[] = [];
+  await history.streamHistory(ledger, filter, { notice }, (row) => {
+    count++;
+    rows.push(row);
+    if (!terminal && rows.length >= PIPE_ROWS) pending.push(flush());
+  });
+  await Promise.all(pending);
+  if (count === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
+  else if (terminal) deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
+  else await flush();
+}
+
+/** A pipe's columns, tab-separated, in this order. */
+function plainColumns(utc: boolean): output.Column<HistoryRow>[] {
+  return [
+    { header: 'TIME', value: (r) => history.formatTime(r.at, utc) },
+    { header: 'FOR', value: (r) => (r.bonus ? `bonus order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}`) },
+    { header: 'AMOUNT', value: (r) => `${groupAmount(r.amount)} ${r.currency}` },
+    { header: 'E-MAIL', value: (r) => r.email },
+    { header: 'STATUS', value: (r) => (r.possibleDoubleCredit ? `${r.status}, POSSIBLE DOUBLE CREDIT` : r.status) },
+    { header: 'PATH', value: (r) => r.path ?? '' },
+    { header: 'CARD', value: (r) => r.cardId ?? '' },
+    { header: 'PROFILE', value: (r) => r.profile },
+    { header: 'USER', value: (r) => r.user },
+  ];
 }
 
 /**
