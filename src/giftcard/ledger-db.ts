@@ -98,16 +98,22 @@ export class DatabaseLedger implements CreditLedger {
     const earlier = { records: before.flatMap((b) => b.records), uncertain: before.flatMap((b) => b.uncertain) };
     if (key === undefined) return earlier;
     const { origin, storeId } = scopeOf(key);
-    const attempts = await this.database.withClient(async (client) => {
+    const { attempts, setAside } = await this.database.withClient(async (client) => {
       const same = await ask(client, 'byKey', [origin, storeId, 'credit', key]);
       const similar =
         email && hold
           ? await ask(client, 'creditHold', [origin, storeId, emailIdentity(email), hold.amountCents, hold.currency, new Date(hold.since).toISOString(), key])
           : [];
-      return [...same, ...similar];
+      // A ledger line set aside (torn, or repaired) that `record import` copied: its credit stays uncertain on every computer.
+      const aside = await client.query<{ filing: string | null; detail: { line?: number; reason?: string } }>(SET_ASIDE_OF, [origin, storeId, key]);
+      return { attempts: [...same, ...similar], setAside: aside.rows };
     }, NOTHING_SENT);
     this.seen.set(key, Math.max(0, ...attempts.filter((a) => a.key === key).map((a) => a.attempt)));
-    return { records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))], uncertain: earlier.uncertain };
+    const uncertain = setAside.map((n) => ({ line: n.detail.line ?? 0, key, issuance: n.filing ?? undefined, reason: n.detail.reason ?? 'was set aside' }));
+    return {
+      records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))],
+      uncertain: [...earlier.uncertain, ...uncertain],
+    };
   }
 
   issuances(records: LedgerRecord[]): Issuance[] {
@@ -205,10 +211,21 @@ export class DatabaseLedger implements CreditLedger {
     for (;;) {
       const page = await this.database.withClient(async (client) => {
         const attempts = await ask(client, 'kindAfter', ['credit', after, PAGE]);
-        const keys = [...new Set(attempts.map((a) => a.key))].map((key) => ({ key, ...scopeOf(key) }));
-        const claims = keys.length
-          ? await ask(client, 'keysOf', [keys.map((k) => k.origin), keys.map((k) => k.storeId), 'credit', keys.map((k) => k.key)])
+        // Most claims are paid once: only the keys with other attempts (counted on the index) are read again whole.
+        const once = new Map<string, number>();
+        for (const a of attempts) once.set(a.key, (once.get(a.key) ?? 0) + 1);
+        const keys = [...once.keys()].map((key) => ({ key, ...scopeOf(key) }));
+        const counted = keys.length
+          ? (await client.query<{ key: string; n: number }>(ATTEMPTS_OF_KEYS, [keys.map((k) => k.origin), keys.map((k) => k.storeId), keys.map((k) => k.key)]))
+              .rows
           : [];
+        const all = new Map(counted.map((c) => [c.key, c.n]));
+        const more = keys.filter((k) => (all.get(k.key) ?? 0) > (once.get(k.key) ?? 0));
+        const again = new Set(more.map((k) => k.key));
+        const claims = [
+          ...attempts.filter((a) => !again.has(a.key)),
+          ...(more.length ? await ask(client, 'keysOf', [more.map((k) => k.origin), more.map((k) => k.storeId), 'credit', more.map((k) => k.key)]) : []),
+        ];
         const warnings = claims.length ? (await client.query<WarningRow>(NOTES_OF, [claims.map((a) => a.filing)])).rows : [];
         return { attempts, claims, warnings };
       }, NOTHING_WRITTEN);
@@ -298,6 +315,13 @@ export function warningRow(r: WarningRecord): NoteRow & { filing: string; key: s
   const detail = { cardId: r.cardId, balanceCents: r.balanceCents };
   return { kind: 'warning', filing: r.issuance, ...scopeOf(r.key), key: r.key, message: r.message, osUser: r.user, at: r.at, detail };
 }
+
+/** How many credit attempts each of some keys has (intents_one_attempt). */
+const ATTEMPTS_OF_KEYS = `SELECT i.key, count(*)::int AS n FROM opcli.intents i JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(origin, store_id, key)
+  ON i.origin = k.origin AND i.store_id = k.store_id AND i.kind = 'credit' AND i.key = k.key GROUP BY i.key`;
+
+/** The set-aside notes of a key (notes_by_key). */
+const SET_ASIDE_OF = `SELECT filing, detail FROM opcli.notes WHERE kind = 'set-aside' AND origin = $1 AND store_id = $2 AND key = $3 ORDER BY id`;
 
 /** The warnings of some attempts, oldest first. */
 const NOTES_OF = `SELECT filing, message, os_user, at, detail, author FROM opcli.notes WHERE kind = 'warning' AND filing = ANY($1) ORDER BY id`;

@@ -14,7 +14,7 @@ import { closeSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { JournalReader, type JournalService, LOCK_WAIT_MS } from '../claims/journal.js';
-import { ClaimRecord, RecordDamagedError, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
+import { ClaimRecord, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
 import { importJournal } from '../claims/record-import.js';
 import type { RecordPlace } from '../config/record-dir.js';
 import { hostName, osUser } from '../config/user-name.js';
@@ -22,7 +22,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import { attemptRow, outcomeRow, scopeOf, warningRow } from '../giftcard/ledger-db.js';
 import { keyParts, Ledger, LedgerDamagedError, type LedgerRecord } from '../giftcard/ledger.js';
-import { blockingDamage, type DamagedLine } from '../record/damage.js';
+import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
 import { lineAtSync } from '../record/file-lines.js';
 import { openLog } from '../record/log.js';
 import type { ImportChunk, ImportedFile, NoteRow } from './import.js';
@@ -74,9 +74,26 @@ function defined(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }
 
-/** A torn line that no set-aside line names yet: which action it was is unknown until a repair sets it aside. */
-function tornUnsettled(damaged: DamagedLine[], setAside: Set<number>): DamagedLine[] {
-  return damaged.filter((d) => d.kind === 'torn' && !setAside.has(d.line));
+/**
+ * The set-aside lines the next append would write for the torn last line no set-aside line names
+ * yet (src/record/log.ts endTornLine): its action, named by the line's beginning, is uncertain, and
+ * goes into the database as such. Its time is the import's: the file's line count keeps a second
+ * import of the same lines from adding it again.
+ */
+function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: number }[]) {
+  const named = new Set(lines.flatMap((l) => (l.type === 'set-aside' && l.line !== undefined ? [l.line] : [])));
+  return damaged
+    .filter((d) => d.kind === 'torn' && !named.has(d.line))
+    .map((d) => ({
+      v: 1 as const,
+      issuance: d.issuance ?? `damaged-line-${d.line}`,
+      key: d.key ?? 'unknown',
+      type: 'set-aside' as const,
+      at: new Date().toISOString(),
+      user: osUser(),
+      line: d.line,
+      reason: TORN_REASON,
+    }));
 }
 
 /** The lines of a record of claims as rows: runs, intents (kind claim), outcomes, set-aside notes. */
@@ -140,15 +157,12 @@ function setAsideNote(
   };
 }
 
-/** Every line of a record of claims, read as history reads it; a damaged line (and a torn one no repair set aside yet) stops here. */
+/** Every line of a record of claims, read as history reads it (a torn last line as the set-aside line the next append writes); a damaged line stops here. */
 function readClaimRecord(place: RecordPlace, store: RecordStore): { lines: ReadLine[]; path: string } {
   const record = ClaimRecord.openSync({ place, store });
   try {
     const lines = record.all();
-    const setAside = new Set(lines.flatMap((l) => (l.type === 'set-aside' ? [l.line] : [])));
-    const torn = tornUnsettled(record.damaged, setAside);
-    if (torn.length) throw new RecordDamagedError(record.path, torn);
-    return { lines, path: record.path };
+    return { lines: [...lines, ...tornSetAside(record.damaged, lines)], path: record.path };
   } finally {
     record.close();
   }
@@ -204,13 +218,14 @@ export function canonicalKey(key: string, scope: string): string {
   return parts.what.startsWith('claim:') || parts.what.startsWith('bonus:') ? `${parts.scope ?? scope}|${parts.what}` : key;
 }
 
-/** The gift card ledger of a folder as a source (none when it has no line); a damaged line, or a torn one not yet set aside, stops here. */
+/** The gift card ledger of a folder as a source (none when it has no line; a torn last line as the set-aside line the next append writes); a damaged line stops here. */
 function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefined {
   const ledger = new Ledger(place);
-  const { records, damaged } = ledger.read();
-  const setAside = new Set(records.flatMap((r) => (r.type === 'set-aside' ? [r.line] : [])));
-  const stops = [...blockingDamage(damaged), ...tornUnsettled(damaged, setAside)].sort((a, b) => a.line - b.line);
+  const read = ledger.read();
+  const { damaged } = read;
+  const stops = blockingDamage(damaged);
   if (stops.length) throw new LedgerDamagedError(ledger.path, stops);
+  const records: LedgerRecord[] = [...read.records, ...tornSetAside(damaged, read.records)];
   const first = records[0];
   if (!first) return undefined;
   const rows = ledgerRows(records, scope);

@@ -158,6 +158,34 @@ describe.skipIf(missing)('record import of a file record into PostgreSQL', () =>
     expect(await count(database, 'SELECT count(*) FROM opcli.imports')).toBe(0);
   });
 
+  it('a last line cut short (a crash while paying) is copied as an uncertain credit: its claim is then held on every computer', async () => {
+    const { database, member } = await teamDatabase();
+    const ledger = join(up.config, 'giftcard-ledger.jsonl');
+    writeFileSync(
+      ledger,
+      `${readFileSync(ledger, 'utf8')}{"v":1,"issuance":"torn-1","key":"shop:sandbox-store.example|store:store_1001|claim:c-1010","at":"2026-12`,
+    );
+    const res = await importer(member(0), ['--json']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(JSON.parse(res.stdout).files[0].added.notes).toBe(1);
+    expect((await pg.admin("SELECT key || ' ' || message FROM opcli.notes WHERE kind = 'set-aside'", database)).trim()).toBe(
+      'shop:sandbox-store.example|store:store_1001|claim:c-1010 line 14 was cut short by an interrupted write',
+    );
+    const again = await importer(member(0), ['--json']);
+    expect(JSON.parse(again.stdout).files[0].added.notes).toBe(0);
+    const other = tempConfigDir();
+    try {
+      await sandboxProfile(sandbox, other.dir);
+      sandbox.resetLog();
+      const argv = ['giftcard', 'issue', '--claim', 'C-1010', '--order', '1010', '--amount', '9.00', '--email', 'fay@example.com', '--name', 'Fay', '--yes'];
+      const held = await runBinary(argv, { env: { ...member(1), OPCLI_CONFIG_DIR: other.dir, CI: '1' } });
+      expect(held.code, held.stderr).toBe(3);
+      expect(actions(sandbox)).toEqual([]);
+    } finally {
+      other.cleanup();
+    }
+  });
+
   it('without a record-url, a journal that is not there: exit 2, nothing read', async () => {
     const none = await runBinary(['record', 'import'], { env: up.env, cwd: up.batches });
     expect(none.code).toBe(2);
