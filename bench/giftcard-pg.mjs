@@ -7,13 +7,16 @@
 // ratios: the empty database against the file ledger (what a team pays for the database: a process
 // that loads `pg`, connects and checks the schema), and the full database against the empty one
 // (goal <= 1.2x: the questions stay indexed). test/infra's PostgreSQL with fsync on, on loopback.
+// Then `giftcard history --json` (stdout to /dev/null) over the full database and the empty one: wall
+// time and peak RSS (streamed a keyset page at a time: flat memory is the goal); with HISTORY_BEFORE_BIN
+// (another build's bin shim, main's), the same for that build, for a before/after on the same database.
 // Usage: node bench/giftcard-pg.mjs [claims=1000000] [credits=365000] [runs=15]   (build first: node bin/build.mjs)
 import { randomBytes } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bin, loadInfra, requireBuild, startSandbox } from './lib.mjs';
+import { bin, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
 const CLAIMS = Number(process.argv[2] ?? 1_000_000);
 const CREDITS = Number(process.argv[3] ?? 365_000);
@@ -66,6 +69,23 @@ function issue(configDir, env, claim, cents) {
   const ms = performance.now() - t;
   if (r.status !== 0) throw new Error(`giftcard issue ${claim} exited ${r.status}: ${r.stderr}`);
   return ms;
+}
+
+/** `giftcard history --json` of a build's shim to /dev/null: wall seconds and the peak RSS (MiB) of its largest process. */
+async function history(shim, configDir, env) {
+  const nul = openSync('/dev/null', 'w');
+  const t = performance.now();
+  const child = spawn(process.execPath, [shim, 'giftcard', 'history', '--json'], {
+    env: { ...process.env, OPCLI_CONFIG_DIR: configDir, NO_COLOR: '1', HOME: '/nonexistent', ...env },
+    stdio: ['ignore', nul, 'pipe'],
+  });
+  const stop = watchPeakRss(child);
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const code = await new Promise((r) => child.once('exit', r));
+  const { largestKiB } = stop();
+  if (code !== 0) throw new Error(`giftcard history --json exited ${code}: ${err}`);
+  return { s: (performance.now() - t) / 1000, mib: largestKiB / 1024 };
 }
 
 requireBuild();
@@ -123,6 +143,13 @@ try {
   console.log(
     `  database, ${CLAIMS.toLocaleString('en')} claims and ${CREDITS.toLocaleString('en')} credits: ${m.full.toFixed(0)} ms (${ratio.toFixed(2)}x the empty database, goal <= ${GOAL}x: ${ratio <= GOAL ? 'met' : 'NOT met'})`,
   );
+  for (const [label, shim] of [['this build', bin], ...(process.env.HISTORY_BEFORE_BIN ? [['before', process.env.HISTORY_BEFORE_BIN]] : [])]) {
+    const none = await history(shim, cases.empty.dir, cases.empty.env);
+    const full = await history(shim, cases.full.dir, cases.full.env);
+    console.log(
+      `  giftcard history --json (${label}) over ${CREDITS.toLocaleString('en')} credits: ${full.s.toFixed(1)} s, peak RSS ${full.mib.toFixed(0)} MiB (empty database: ${none.s.toFixed(2)} s, ${none.mib.toFixed(0)} MiB); load ${loadavg()[0].toFixed(2)}`,
+    );
+  }
 } finally {
   for (const child of sandboxes) child.kill();
   await pg.stop();

@@ -7,7 +7,9 @@
 // - `claims file --from` a 10-row CSV, one `giftcard issue`, `claims history --email` of one customer;
 // - the first command on the long record builds the reader's index (src/record/index-file.ts): printed apart;
 // - then the record grown to HUGE claims (2,000,000): the peak RSS and wall time of `claims history --json`
-//   (stdout to /dev/null), against the same on the empty record: constant memory is the goal.
+//   (stdout to /dev/null), against the same on the empty record: constant memory is the goal;
+// - `giftcard history --json` and `giftcard history` to a pipe over the ledger of CREDITS credits: the
+//   same figures, its first run (which builds the ledger's index) and the next.
 // Usage: node bench/record-history.mjs [claims=1000000] [credits=365000] [runs=5] [huge=2000000]   (build first: node bin/build.mjs)
 // RECORD_BENCH_BIN=path: another build's bin shim (main's, for a before/after on the same records).
 import { spawn, spawnSync } from 'node:child_process';
@@ -122,17 +124,17 @@ const commands = (i) => ({
   email: (dir) => opcli(dir, ['claims', 'history', '--email', 'cust7@example.com', '--json']),
 });
 
-/** `claims history --json` to /dev/null: wall seconds and the peak RSS (MiB) of its process tree's largest process. */
-async function historyJson(dir) {
+/** `claims history --json` (or `argv`) to /dev/null: wall seconds and the peak RSS (MiB) of its process tree's largest process. */
+async function historyJson(dir, argv = ['claims', 'history', '--json']) {
   const nul = openSync('/dev/null', 'w');
   const t = process.hrtime.bigint();
-  const child = spawn(process.execPath, [BIN, 'claims', 'history', '--json'], { env: env(dir), stdio: ['ignore', nul, 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...argv], { env: env(dir), stdio: ['ignore', nul, 'pipe'] });
   const stop = watchPeakRss(child);
   let err = '';
   child.stderr.on('data', (d) => (err += d));
   const code = await new Promise((r) => child.once('exit', r));
   const { largestKiB } = stop();
-  if (code !== 0) throw new Error(`claims history --json exited ${code}: ${err}`);
+  if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}: ${err}`);
   return { s: Number(process.hrtime.bigint() - t) / 1e9, mib: largestKiB / 1024 };
 }
 
@@ -203,6 +205,17 @@ try {
   console.log(
     `  claims history --json over ${Math.max(HUGE, CLAIMS).toLocaleString('en')} claims: ${big.s.toFixed(1)} s, peak RSS ${big.mib.toFixed(0)} MiB (empty record: ${small.s.toFixed(2)} s, ${small.mib.toFixed(0)} MiB); load ${loadavg()[0].toFixed(2)}`,
   );
+  for (const argv of [
+    ['giftcard', 'history', '--json'],
+    ['giftcard', 'history'],
+  ]) {
+    const none = await historyJson(empty, argv);
+    const once = await historyJson(long, argv);
+    const next = await historyJson(long, argv);
+    console.log(
+      `  ${argv.join(' ')} over ${CREDITS.toLocaleString('en')} credits: ${next.s.toFixed(1)} s, peak RSS ${next.mib.toFixed(0)} MiB (first run ${once.s.toFixed(1)} s, ${once.mib.toFixed(0)} MiB; empty ledger: ${none.s.toFixed(2)} s, ${none.mib.toFixed(0)} MiB); load ${loadavg()[0].toFixed(2)}`,
+    );
+  }
   rmSync(entry, { force: true });
 } finally {
   for (const child of sandboxes) child.kill();

@@ -120,6 +120,11 @@ const configDir =
     ? undefined
     : (await import('../config/config-move.js')).settleConfigDir(configDirOf(view), earlierConfigDir, (line) => process.stderr.write(`${line}\n`));
 
+// A pipe is written blocking, as a file is: a command that streams (a history of a year, `orders list
+// --all`) then waits for the reader instead of queueing its whole output in memory when the reader is
+// slower (libuv queues what a non-blocking pipe cannot take at once). A terminal and a file are unchanged.
+(process.stdout as unknown as { _handle?: { setBlocking?: (on: boolean) => void } })._handle?.setBlocking?.(true);
+
 const deps = createDeps({
   stdin: () => process.stdin,
   stdout: process.stdout,

@@ -19,7 +19,7 @@ export function printJson(deps: Printer, value: unknown): void {
 
 // Output that streams: a command listing millions of rows writes them as they come, in chunks, and
 // never builds the whole text (a string of gigabytes cannot exist: "Invalid string length").
-// JsonArrayWriter writes exactly what printJson prints for `{ ...head, [key]: items }`, one item at a time.
+// JsonArrayWriter writes exactly what printJson prints for `{ ...head, [key]: items, ...after }`, one item at a time.
 
 /** How much text is gathered before one write to stdout. */
 const CHUNK = 64 * 1024;
@@ -66,8 +66,11 @@ export class JsonArrayWriter {
     this.out.write(`${this.count++ === 0 ? '' : ','}\n    ${indent(JSON.stringify(value, null, 2), '    ')}`);
   }
 
-  end(): void {
-    this.out.write(this.count === 0 ? ']\n}\n' : '\n  ]\n}\n');
+  /** Ends the array, then `after`'s members (printJson's text for `{ ...head, [key]: items, ...after }`). */
+  end(after: Record<string, unknown> = {}): void {
+    let text = this.count === 0 ? ']' : '\n  ]';
+    for (const [k, v] of Object.entries(after)) if (v !== undefined) text += `,\n  ${JSON.stringify(k)}: ${indent(JSON.stringify(v, null, 2), '  ')}`;
+    this.out.write(`${text}\n}\n`);
     this.out.end();
   }
 }

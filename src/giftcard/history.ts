@@ -4,11 +4,10 @@
  */
 import { OpcliError } from '../core/errors.js';
 import { claimIdentity, orderIdentity } from '../core/identity.js';
-import { blockingDamage, describeDamage } from '../record/damage.js';
-import { doubleCreditWarning, lateCreditSeen } from './issuance.js';
-import { twoPathsWarning } from './issuance.js';
+import { blockingDamage, type DamagedLine, describeDamage } from '../record/damage.js';
+import { doubleCreditWarning, lateCreditSeen, twoPathsWarning } from './issuance.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
-import { type CreditLedger, type Issuance, keyParts } from './ledger.js';
+import { type AttemptRecord, type CreditLedger, type Issuance, keyParts, type OutcomeRecord } from './ledger.js';
 import type { ProviderClient, ProviderSettings } from './provider.js';
 
 /** One issuance as `history` shows it. */
@@ -83,109 +82,182 @@ export function repeatedPayments(issuances: Issuance[]): Map<string, string> {
 /** The ledger's issuances that match the filter, as rows. `currency` names amounts recorded without one. */
 export function historyRows(issuances: Issuance[], filter: HistoryFilter, currency = DEFAULT_CURRENCY): HistoryRow[] {
   const repeats = repeatedPayments(issuances);
-  return issuances
-    .filter((i) => matches(i, filter))
-    .map((i) => ({
-      at: i.attempt.at,
-      issuance: i.attempt.issuance,
-      claimId: i.attempt.claimId ?? null,
-      orderNumber: i.attempt.orderNumber,
-      bonus: i.attempt.bonus,
-      amount: i.attempt.amount,
-      currency: i.attempt.currency ?? currency,
-      email: i.attempt.email,
-      name: i.attempt.name,
-      customerId: i.attempt.customerId ?? null,
-      status: i.outcome?.status ?? 'attempt',
-      path: i.outcome?.path ?? null,
-      cardId: i.outcome?.cardId ?? null,
-      balance: i.outcome?.balanceCents !== undefined ? formatCents(i.outcome.balanceCents) : null,
-      possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0 || repeats.has(i.attempt.issuance),
-      duplicateOf: repeats.get(i.attempt.issuance) ?? null,
-      user: i.attempt.user,
-      profile: i.attempt.profile,
-      shopUrl: i.attempt.shopUrl ?? null,
-      forced: i.attempt.forced,
-      error: i.outcome?.error ?? null,
-      warnings: i.warnings.map((w) => w.message),
-    }));
+  return issuances.filter((i) => matches(i, filter)).map((i) => historyRow(i, repeats, currency));
+}
+
+/** One issuance as a row: `repeats` are the repeated payments among its claim's issuances (repeatedPayments). */
+function historyRow(i: Issuance, repeats: Map<string, string>, currency: string): HistoryRow {
+  return {
+    at: i.attempt.at,
+    issuance: i.attempt.issuance,
+    claimId: i.attempt.claimId ?? null,
+    orderNumber: i.attempt.orderNumber,
+    bonus: i.attempt.bonus,
+    amount: i.attempt.amount,
+    currency: i.attempt.currency ?? currency,
+    email: i.attempt.email,
+    name: i.attempt.name,
+    customerId: i.attempt.customerId ?? null,
+    status: i.outcome?.status ?? 'attempt',
+    path: i.outcome?.path ?? null,
+    cardId: i.outcome?.cardId ?? null,
+    balance: i.outcome?.balanceCents !== undefined ? formatCents(i.outcome.balanceCents) : null,
+    possibleDoubleCredit: !!i.outcome?.possibleDoubleCredit || i.warnings.length > 0 || repeats.has(i.attempt.issuance),
+    duplicateOf: repeats.get(i.attempt.issuance) ?? null,
+    user: i.attempt.user,
+    profile: i.attempt.profile,
+    shopUrl: i.attempt.shopUrl ?? null,
+    forced: i.attempt.forced,
+    error: i.outcome?.error ?? null,
+    warnings: i.warnings.map((w) => w.message),
+  };
 }
 
 /**
- * Re-reads the loyalty card of every matching issuance that fell back from the trigger, appends a
- * warning record for each late trigger credit found, and for each credit paid by two paths (the
- * trigger posted, a fallback paid, and the card watched is not known to be the e-mail's: the
- * trigger's credit may be on another card), and says what it found. `warn` gets each new
- * warning as it is found.
+ * The ledger's issuances that match the filter, as rows handed to `take` as the ledger is read
+ * (CreditLedger.eachIssuance): the rows and their order are historyRows', memory a claim's. Damaged
+ * lines are said through `notice` once the ledger was read.
  */
-export async function verifyIssuances(
+export async function streamHistory(
   ledger: CreditLedger,
-  issuances: Issuance[],
+  filter: HistoryFilter,
+  env: Pick<HistoryEnv, 'notice'> & { currency?: string },
+  take: (row: HistoryRow) => void,
+): Promise<void> {
+  const currency = env.currency ?? DEFAULT_CURRENCY;
+  const { damaged } = await ledger.eachIssuance(
+    (i, same) => take(historyRow(i, repeatedPayments(same), currency)),
+    (a) => matches({ attempt: a, warnings: [] }, filter),
+  );
+  noticeDamage(ledger, damaged, env.notice);
+}
+
+/** Damaged ledger lines in words: skipped here, not removed, and what `giftcard issue` does about them. */
+function noticeDamage(ledger: CreditLedger, damaged: DamagedLine[], notice: (message: string) => void): void {
+  if (!damaged.length) return;
+  const said = damaged.slice(0, 5).map(describeDamage).join('; ');
+  const stops = blockingDamage(damaged).length > 0;
+  notice(
+    `${ledger.path}: ${said}${damaged.length > 5 ? `; and ${damaged.length - 5} more` : ''}. Skipped here, not removed; ${
+      stops
+        ? '`giftcard issue` pays nothing until `opcli giftcard repair` sets them aside.'
+        : 'the claim or order of a line cut short counts as uncertain: `giftcard issue` holds it.'
+    }`,
+  );
+}
+
+/**
+ * Re-reads the loyalty card of one issuance that fell back from the trigger (`laterCents`: what this
+ * ledger put on the same card after it, which is no late trigger credit), appends a warning record
+ * when a late trigger credit is found, or when the credit was paid by two paths (the trigger posted,
+ * a fallback paid, and the card watched is not known to be the e-mail's: the trigger's credit may be
+ * on another card), and says what it found. `warn` gets each new warning as it is found.
+ */
+async function verifyOne(
+  ledger: CreditLedger,
+  entry: Issuance,
+  laterCents: number,
+  env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
+): Promise<VerifyResult> {
+  const o = entry.outcome as OutcomeRecord;
+  const watch = o.watch as NonNullable<OutcomeRecord['watch']>;
+  const base = { issuance: entry.attempt.issuance, key: entry.attempt.key, cardId: watch.cardId };
+  if (o.possibleDoubleCredit || entry.warnings.length) return { ...base, result: 'possible-double-credit', message: 'flagged earlier' };
+  try {
+    const card = await env.client.lookup(watch.customerId);
+    const late = card && lateCreditSeen(watch, card, entry.attempt.amountCents, laterCents);
+    const currency = entry.attempt.currency ?? env.currency;
+    const message = late
+      ? doubleCreditWarning({ amountCents: entry.attempt.amountCents, customerId: watch.customerId, currency }, card.gift_card_id)
+      : twoPathsWarning(entry.attempt, o, card);
+    if (!message) return { ...base, result: 'ok', message: `balance ${card ? formatCents(numberToCents(card.amount)) : 'none'}: no late trigger credit` };
+    const record = {
+      v: 1 as const,
+      issuance: entry.attempt.issuance,
+      key: entry.attempt.key,
+      at: new Date(env.now()).toISOString(),
+      user: env.user,
+      type: 'warning' as const,
+      kind: 'possible-double-credit' as const,
+      message,
+      ...(card ? { cardId: card.gift_card_id, balanceCents: numberToCents(card.amount) } : {}),
+    };
+    await ledger.appendLocked(record);
+    entry.warnings.push(record);
+    env.warn(message);
+    return { ...base, cardId: card?.gift_card_id ?? base.cardId, result: 'possible-double-credit', message };
+  } catch (error) {
+    if (!(error instanceof OpcliError)) throw error;
+    return { ...base, result: 'error', message: error.message };
+  }
+}
+
+/** A credit that fell back from the trigger, to re-read: its place among the issuances and the credits on its card up to it. */
+interface Watched {
+  entry: Issuance;
+  /** The credits issued onto the watched card, counted up to and with this issuance (those after it are the total less this). */
+  before: number;
+}
+
+/**
+ * What verifyIssuances checks, gathered in one pass of the ledger (CreditLedger.eachIssuance): each
+ * repeated payment of a claim or order, as it is met; each credit to re-read, with what was put on
+ * its card before it; the card totals, so the credits later on a watched card are known at the end.
+ * Memory: what is to be verified, never the ledger.
+ */
+async function gatherVerify(
+  ledger: CreditLedger,
+  filter: HistoryFilter,
+): Promise<{ repeats: VerifyResult[]; watched: Watched[]; onCard: Map<string, number> }> {
+  const repeats: VerifyResult[] = [];
+  const watched: Watched[] = [];
+  const onCard = new Map<string, number>();
+  await ledger.eachIssuance((entry, same) => {
+    const o = entry.outcome;
+    if (o?.status === 'issued' && o.cardId && onCard.has(o.cardId)) onCard.set(o.cardId, (onCard.get(o.cardId) ?? 0) + entry.attempt.amountCents);
+    if (!matches(entry, filter)) return;
+    const firstId = repeatedPayments(same).get(entry.attempt.issuance);
+    if (firstId) {
+      repeats.push(repeatResult(entry, same.find((i) => i.attempt.issuance === firstId)?.attempt, firstId));
+      return;
+    }
+    if (!o?.watch || o.status !== 'issued') return;
+    const card = o.watch.cardId;
+    if (card && !onCard.has(card)) onCard.set(card, 0);
+    watched.push({ entry, before: card ? (onCard.get(card) ?? 0) : 0 });
+  });
+  return { repeats, watched, onCard };
+}
+
+/** A claim or order paid again, in words. */
+function repeatResult(entry: Issuance, first: AttemptRecord | undefined, firstId: string): VerifyResult {
+  const a = entry.attempt;
+  const what = a.bonus ? `order ${a.orderNumber}` : `claim ${a.claimId}`;
+  const was = first ? (first.bonus ? `order ${first.orderNumber}` : `claim ${first.claimId}`) : 'the same id';
+  return {
+    issuance: a.issuance,
+    key: a.key,
+    cardId: entry.outcome?.cardId ?? null,
+    result: 'possible-double-credit',
+    message: `${what} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${was} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
+  };
+}
+
+/**
+ * verifyIssuances as the ledger is read (gatherVerify), then each credit to re-read re-read in the
+ * ledger's order: the same results, in the same order, and the same warnings appended.
+ */
+export async function verifyStreamed(
+  ledger: CreditLedger,
   filter: HistoryFilter,
   env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
 ): Promise<VerifyResult[]> {
-  const verified: VerifyResult[] = [];
-  // The same claim or order paid again, however its id was written: a double credit whatever the cards say.
-  const repeats = repeatedPayments(issuances);
-  for (const entry of issuances) {
-    const firstId = repeats.get(entry.attempt.issuance);
-    if (!firstId || !matches(entry, filter)) continue;
-    const a = entry.attempt;
-    const first = issuances.find((i) => i.attempt.issuance === firstId)?.attempt;
-    const what = a.bonus ? `order ${a.orderNumber}` : `claim ${a.claimId}`;
-    const was = first ? (first.bonus ? `order ${first.orderNumber}` : `claim ${first.claimId}`) : 'the same id';
-    verified.push({
-      issuance: a.issuance,
-      key: a.key,
-      cardId: entry.outcome?.cardId ?? null,
-      result: 'possible-double-credit',
-      message: `${what} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${was} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
-    });
-  }
-  for (const [index, entry] of issuances.entries()) {
-    const o = entry.outcome;
-    if (!matches(entry, filter) || !o?.watch || o.status !== 'issued' || repeats.has(entry.attempt.issuance)) continue;
-    const watch = o.watch;
-    const base = { issuance: entry.attempt.issuance, key: entry.attempt.key, cardId: watch.cardId };
-    if (o.possibleDoubleCredit || entry.warnings.length) {
-      verified.push({ ...base, result: 'possible-double-credit', message: 'flagged earlier' });
-      continue;
-    }
-    // Credits this ledger put on the same card later are not late trigger credits.
-    const laterCents = issuances
-      .slice(index + 1)
-      .filter((l) => l.outcome?.status === 'issued' && watch.cardId && l.outcome.cardId === watch.cardId)
-      .reduce((sum, l) => sum + l.attempt.amountCents, 0);
-    try {
-      const card = await env.client.lookup(watch.customerId);
-      const late = card && lateCreditSeen(watch, card, entry.attempt.amountCents, laterCents);
-      const currency = entry.attempt.currency ?? env.currency;
-      const message = late
-        ? doubleCreditWarning({ amountCents: entry.attempt.amountCents, customerId: watch.customerId, currency }, card.gift_card_id)
-        : twoPathsWarning(entry.attempt, o, card);
-      if (message) {
-        const record = {
-          v: 1 as const,
-          issuance: entry.attempt.issuance,
-          key: entry.attempt.key,
-          at: new Date(env.now()).toISOString(),
-          user: env.user,
-          type: 'warning' as const,
-          kind: 'possible-double-credit' as const,
-          message,
-          ...(card ? { cardId: card.gift_card_id, balanceCents: numberToCents(card.amount) } : {}),
-        };
-        await ledger.appendLocked(record);
-        entry.warnings.push(record);
-        verified.push({ ...base, cardId: card?.gift_card_id ?? base.cardId, result: 'possible-double-credit', message });
-        env.warn(message);
-      } else {
-        verified.push({ ...base, result: 'ok', message: `balance ${card ? formatCents(numberToCents(card.amount)) : 'none'}: no late trigger credit` });
-      }
-    } catch (error) {
-      if (!(error instanceof OpcliError)) throw error;
-      verified.push({ ...base, result: 'error', message: error.message });
-    }
+  const { repeats, watched, onCard } = await gatherVerify(ledger, filter);
+  const verified = [...repeats];
+  for (const { entry, before } of watched) {
+    const watch = entry.outcome?.watch as NonNullable<OutcomeRecord['watch']>;
+    const later = watch.cardId ? (onCard.get(watch.cardId) ?? 0) - before : 0;
+    verified.push(await verifyOne(ledger, entry, later, env));
   }
   return verified;
 }
@@ -200,38 +272,6 @@ export interface HistoryEnv {
   notice(message: string): void;
   /** Each possible double credit --verify finds, as it is found. */
   warn(message: string): void;
-}
-
-/**
- * Reads the ledger's issuances that match the filter and, given a provider, verifies them
- * (verifyIssuances); `doubles` are the possible double credits among what was verified.
- */
-export async function readHistory(
-  ledger: CreditLedger,
-  filter: HistoryFilter,
-  env: HistoryEnv,
-): Promise<{ rows: HistoryRow[]; verified: VerifyResult[]; doubles: VerifyResult[] }> {
-  const { records, damaged } = await ledger.readAll();
-  if (damaged.length) {
-    const said = damaged.slice(0, 5).map(describeDamage).join('; ');
-    const stops = blockingDamage(damaged).length > 0;
-    env.notice(
-      `${ledger.path}: ${said}${damaged.length > 5 ? `; and ${damaged.length - 5} more` : ''}. Skipped here, not removed; ${
-        stops
-          ? '`giftcard issue` pays nothing until `opcli giftcard repair` sets them aside.'
-          : 'the claim or order of a line cut short counts as uncertain: `giftcard issue` holds it.'
-      }`,
-    );
-  }
-  const all = ledger.issuances(records);
-  let currency = DEFAULT_CURRENCY;
-  let verified: VerifyResult[] = [];
-  if (env.provider) {
-    const { client, settings } = await env.provider();
-    currency = settings.currency ?? DEFAULT_CURRENCY;
-    verified = await verifyIssuances(ledger, all, filter, { client, now: env.now, user: env.user, currency, warn: env.warn });
-  }
-  return { rows: historyRows(all, filter, currency), verified, doubles: verified.filter((v) => v.result === 'possible-double-credit') };
 }
 
 /** An ISO time as a person reads it: local with its offset, or UTC. */

@@ -19,13 +19,15 @@
  * CHOICE (docs/spec-choices.md#ledger-key): a credit's intent is scoped by the provider shop
  * (`origin`) and the service store (`store_id`) of its key, as the file ledger scopes its key.
  */
+import { existsSync } from 'node:fs';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { earlierPlaces } from '../config/record-dir.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
-import { type Attempt, ask, insertIntent, insertOutcome } from '../record-pg/queries.js';
+import type { NoteRow } from '../record-pg/import.js';
+import { type Attempt, ask, type IntentRow, insertIntent, insertOutcome, type OutcomeRow } from '../record-pg/queries.js';
 import {
   type AttemptRecord,
   type CreditLedger,
@@ -67,7 +69,7 @@ export async function openLedger(
 }
 
 /** The shop and store of a credit key (`shop:…|store:…|claim:…`): the intent's origin and store_id. */
-function scopeOf(key: string): { origin: string; storeId: string } {
+export function scopeOf(key: string): { origin: string; storeId: string } {
   const m = /^shop:([^|]*)\|store:([^|]*)\|/.exec(key);
   return { origin: m?.[1] ?? '-', storeId: m?.[2] ?? '-' };
 }
@@ -96,16 +98,22 @@ export class DatabaseLedger implements CreditLedger {
     const earlier = { records: before.flatMap((b) => b.records), uncertain: before.flatMap((b) => b.uncertain) };
     if (key === undefined) return earlier;
     const { origin, storeId } = scopeOf(key);
-    const attempts = await this.database.withClient(async (client) => {
+    const { attempts, setAside } = await this.database.withClient(async (client) => {
       const same = await ask(client, 'byKey', [origin, storeId, 'credit', key]);
       const similar =
         email && hold
           ? await ask(client, 'creditHold', [origin, storeId, emailIdentity(email), hold.amountCents, hold.currency, new Date(hold.since).toISOString(), key])
           : [];
-      return [...same, ...similar];
+      // A ledger line set aside (torn, or repaired) that `record import` copied: its credit stays uncertain on every computer.
+      const aside = await client.query<{ filing: string | null; detail: { line?: number; reason?: string } }>(SET_ASIDE_OF, [origin, storeId, key]);
+      return { attempts: [...same, ...similar], setAside: aside.rows };
     }, NOTHING_SENT);
     this.seen.set(key, Math.max(0, ...attempts.filter((a) => a.key === key).map((a) => a.attempt)));
-    return { records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))], uncertain: earlier.uncertain };
+    const uncertain = setAside.map((n) => ({ line: n.detail.line ?? 0, key, issuance: n.filing ?? undefined, reason: n.detail.reason ?? 'was set aside' }));
+    return {
+      records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))],
+      uncertain: [...earlier.uncertain, ...uncertain],
+    };
   }
 
   issuances(records: LedgerRecord[]): Issuance[] {
@@ -135,25 +143,15 @@ export class DatabaseLedger implements CreditLedger {
 
   async append(record: LedgerRecord): Promise<void> {
     const r = LedgerRecord.parse(record);
-    const { origin, storeId } = scopeOf(r.key);
-    if (r.type === 'attempt') return this.appendAttempt(r, origin, storeId);
+    if (r.type === 'attempt') return this.appendAttempt(r);
     const rerun = unwritten(r);
     await this.database.withClient(async (client) => {
-      if (r.type === 'outcome') {
-        const { status, path, cardId, error, at, ...rest } = r;
-        const detail = {
-          balanceCents: rest.balanceCents,
-          triggerPosted: rest.triggerPosted,
-          watch: rest.watch,
-          possibleDoubleCredit: rest.possibleDoubleCredit,
-          notes: rest.notes,
-          user: rest.user,
-        };
-        await insertOutcome(client, { filing: r.issuance, status, at, path, cardId, error, detail });
-      } else if (r.type === 'warning') {
+      if (r.type === 'outcome') await insertOutcome(client, outcomeRow(r));
+      else if (r.type === 'warning') {
+        const n = warningRow(r);
         await client.query(
           'INSERT INTO opcli.notes (kind, filing, origin, store_id, key, message, os_user, at, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          ['warning', r.issuance, origin, storeId, r.key, r.message, r.user, r.at, { cardId: r.cardId, balanceCents: r.balanceCents }],
+          [n.kind, n.filing, n.origin, n.storeId, n.key, n.message, n.osUser, n.at, n.detail],
         );
       } else {
         throw new OpcliError('internal: a set-aside line belongs to a ledger file, not to the record database', { exitCode: ExitCode.failed });
@@ -162,39 +160,10 @@ export class DatabaseLedger implements CreditLedger {
   }
 
   /** Commits the attempt as the next of its key; AttemptTaken when another member committed that one first. */
-  private async appendAttempt(r: AttemptRecord, origin: string, storeId: string): Promise<void> {
+  private async appendAttempt(r: AttemptRecord): Promise<void> {
     const attempt = (this.seen.get(r.key) ?? 0) + 1;
-    const detail: AttemptDetail = {
-      claimId: r.claimId,
-      orderNumber: r.orderNumber,
-      bonus: r.bonus,
-      amount: r.amount,
-      email: r.email,
-      name: r.name,
-      shopUrl: r.shopUrl,
-      firstPath: r.firstPath,
-      user: r.user,
-    };
     const answer = await this.database.withClient(
-      (client) =>
-        insertIntent(client, {
-          kind: 'credit',
-          origin,
-          storeId,
-          key: r.key,
-          attempt,
-          filing: r.issuance,
-          at: r.at,
-          osUser: r.user,
-          host: r.host,
-          profile: r.profile,
-          customerEmail: emailIdentity(r.email),
-          customerId: r.customerId,
-          amountCents: r.amountCents,
-          currency: r.currency,
-          forced: r.forced,
-          detail,
-        }),
+      (client) => insertIntent(client, { ...attemptRow(r), attempt }),
       // The statement may have committed before the connection failed: nothing was sent, but a rerun may find the attempt and hold the credit as uncertain.
       'nothing was sent; the attempt may have been recorded, so a rerun may hold this credit until `opcli giftcard history` shows it was not paid (then --force)',
     );
@@ -228,6 +197,59 @@ export class DatabaseLedger implements CreditLedger {
     }
   }
 
+  /**
+   * CreditLedger.eachIssuance for the database: the ledger files of before first (as Ledger reads
+   * them), then the credits a page at a time in the order the server took them (keyset on the
+   * primary key), each page's claims asked once for all their attempts (intents_one_attempt) and
+   * the lines of the files of before of each claim (their index), so memory is a page's.
+   */
+  async eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want: (a: AttemptRecord) => boolean = () => true): Promise<{ damaged: [] }> {
+    for (const e of this.earlier) await e.eachIssuance(take, want);
+    // The files of before, asked by claim only when there are any (a member who never had a file ledger has none).
+    const earlier = this.earlier.filter((e) => existsSync(e.path));
+    let after = 0;
+    for (;;) {
+      const page = await this.database.withClient(async (client) => {
+        const attempts = await ask(client, 'kindAfter', ['credit', after, PAGE]);
+        // Most claims are paid once: only the keys with other attempts (counted on the index) are read again whole.
+        const once = new Map<string, number>();
+        for (const a of attempts) once.set(a.key, (once.get(a.key) ?? 0) + 1);
+        const keys = [...once.keys()].map((key) => ({ key, ...scopeOf(key) }));
+        const counted = keys.length
+          ? (await client.query<{ key: string; n: number }>(ATTEMPTS_OF_KEYS, [keys.map((k) => k.origin), keys.map((k) => k.storeId), keys.map((k) => k.key)]))
+              .rows
+          : [];
+        const all = new Map(counted.map((c) => [c.key, c.n]));
+        const more = keys.filter((k) => (all.get(k.key) ?? 0) > (once.get(k.key) ?? 0));
+        const again = new Set(more.map((k) => k.key));
+        const claims = [
+          ...attempts.filter((a) => !again.has(a.key)),
+          ...(more.length ? await ask(client, 'keysOf', [more.map((k) => k.origin), more.map((k) => k.storeId), 'credit', more.map((k) => k.key)]) : []),
+        ];
+        const warnings = claims.length ? (await client.query<WarningRow>(NOTES_OF, [claims.map((a) => a.filing)])).rows : [];
+        return { attempts, claims, warnings };
+      }, NOTHING_WRITTEN);
+      const byKey = new Map<string, LedgerRecord[]>();
+      for (const a of page.claims) {
+        const records = recordsOf(
+          a,
+          page.warnings.filter((w) => w.filing === a.filing),
+        );
+        byKey.set(a.key, [...(byKey.get(a.key) ?? []), ...records]);
+      }
+      for (const a of page.attempts) {
+        const [attempt] = recordsOf(a, []);
+        if (attempt?.type !== 'attempt' || !want(attempt)) continue;
+        const before = earlier.flatMap((e) => e.heldAgainst(a.key).records);
+        const same = groupIssuances([...before, ...(byKey.get(a.key) ?? [])]);
+        const own = same.find((i) => i.attempt.issuance === a.filing);
+        if (own) take(own, same);
+      }
+      if (page.attempts.length < PAGE) return { damaged: [] };
+      after = page.attempts[page.attempts.length - 1]?.id ?? after;
+    }
+  }
+
   close(): Promise<void> {
     return this.database.close();
   }
@@ -242,6 +264,64 @@ function unwritten(r: LedgerRecord): string {
   const what = r.type === 'outcome' ? `the outcome "${r.status}"` : `the ${r.type}`;
   return `${what} of issuance ${r.issuance} was not written: ${rerun}`;
 }
+
+/** A ledger attempt as the intent row of its credit (the attempt's number is the writer's to choose). */
+export function attemptRow(r: AttemptRecord): Omit<IntentRow, 'attempt'> {
+  const detail: AttemptDetail = {
+    claimId: r.claimId,
+    orderNumber: r.orderNumber,
+    bonus: r.bonus,
+    amount: r.amount,
+    email: r.email,
+    name: r.name,
+    shopUrl: r.shopUrl,
+    firstPath: r.firstPath,
+    user: r.user,
+  };
+  return {
+    kind: 'credit',
+    ...scopeOf(r.key),
+    key: r.key,
+    filing: r.issuance,
+    at: r.at,
+    osUser: r.user,
+    host: r.host,
+    profile: r.profile,
+    customerEmail: emailIdentity(r.email),
+    customerId: r.customerId,
+    amountCents: r.amountCents,
+    currency: r.currency,
+    forced: r.forced,
+    detail,
+  };
+}
+
+/** A ledger outcome as the outcome row of its attempt. */
+export function outcomeRow(r: OutcomeRecord): OutcomeRow {
+  const { status, path, cardId, error, at } = r;
+  const detail = {
+    balanceCents: r.balanceCents,
+    triggerPosted: r.triggerPosted,
+    watch: r.watch,
+    possibleDoubleCredit: r.possibleDoubleCredit,
+    notes: r.notes,
+    user: r.user,
+  };
+  return { filing: r.issuance, status, at, path, cardId, error, detail };
+}
+
+/** A warning (a possible double credit found later) as a note of its attempt. */
+export function warningRow(r: WarningRecord): NoteRow & { filing: string; key: string } {
+  const detail = { cardId: r.cardId, balanceCents: r.balanceCents };
+  return { kind: 'warning', filing: r.issuance, ...scopeOf(r.key), key: r.key, message: r.message, osUser: r.user, at: r.at, detail };
+}
+
+/** How many credit attempts each of some keys has (intents_one_attempt). */
+const ATTEMPTS_OF_KEYS = `SELECT i.key, count(*)::int AS n FROM opcli.intents i JOIN unnest($1::text[], $2::text[], $3::text[]) AS k(origin, store_id, key)
+  ON i.origin = k.origin AND i.store_id = k.store_id AND i.kind = 'credit' AND i.key = k.key GROUP BY i.key`;
+
+/** The set-aside notes of a key (notes_by_key). */
+const SET_ASIDE_OF = `SELECT filing, detail FROM opcli.notes WHERE kind = 'set-aside' AND origin = $1 AND store_id = $2 AND key = $3 ORDER BY id`;
 
 /** The warnings of some attempts, oldest first. */
 const NOTES_OF = `SELECT filing, message, os_user, at, detail, author FROM opcli.notes WHERE kind = 'warning' AND filing = ANY($1) ORDER BY id`;

@@ -15,7 +15,7 @@ import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TO
 import { syncWritten } from '../record/durable.js';
 import { appendSealed, endsWithNewline, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
 import { creditWeight, endAttempt } from '../record/outcome.js';
-import { IndexedRecord, type RecordClient } from '../record/store.js';
+import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 
 // The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
@@ -183,6 +183,13 @@ export interface CreditLedger {
   appendLocked(record: LedgerRecord): Promise<void>;
   /** Every record (here and where the ledger lived before), and the lines that cannot be read. */
   readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }>;
+  /**
+   * Every issuance whose attempt `want` takes, in the ledger's order (where it lived before first),
+   * handed to `take` with the issuances of the same claim or order (all a repeated payment is judged
+   * against: history.ts repeatedPayments), as the record is read: memory bounded by a page and one
+   * claim's lines, never the ledger. The lines of this ledger that cannot be read are returned.
+   */
+  eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want?: (a: AttemptRecord) => boolean): Promise<{ damaged: DamagedLine[] }>;
   close(): Promise<void>;
 }
 
@@ -314,6 +321,59 @@ export class Ledger implements CreditLedger {
     return { records: [...earlier, ...records], damaged };
   }
 
+  /**
+   * CreditLedger.eachIssuance for the file: each place's file read line by line under the damage
+   * policy, and for each attempt the lines of its claim or order asked of every place's index
+   * (src/record/store.ts). A file with damage that stops money, or no config folder of the reader's
+   * to keep an index in, is asked through an index of its terms held in memory instead.
+   */
+  async eachIssuance(
+    take: (issuance: Issuance, same: Issuance[]) => void,
+    want: (a: AttemptRecord) => boolean = () => true,
+  ): Promise<{ damaged: DamagedLine[] }> {
+    const open = [...this.earlier, this].flatMap((ledger) => {
+      ensureRecordDir(ledger.place);
+      const fd = openLog(ledger.place, LEDGER_FILE, WORDS.what, false);
+      return fd === undefined ? [] : [{ ledger, fd, q: undefined as IndexedRecord<LedgerRecord> | undefined }];
+    });
+    const question = (o: (typeof open)[number]): IndexedRecord<LedgerRecord> => {
+      if (o.q) return o.q;
+      o.q = IndexedRecord.open(o.fd, o.ledger.path, o.ledger.place.configDir, LEDGER_LINES);
+      // Lines after damage are not in the index: the file's terms are held in memory instead.
+      if (blockingDamage(o.q.damaged).length) o.q = IndexedRecord.open(o.fd, o.ledger.path, undefined, LEDGER_LINES);
+      return o.q;
+    };
+    const sameClaim = (what: string): LedgerRecord[] =>
+      open.flatMap((o) => {
+        let lines: LedgerRecord[];
+        try {
+          lines = question(o).find(what);
+        } catch (error) {
+          if (!(error instanceof IndexMismatch)) throw error;
+          o.q = question(o).rebuilt();
+          lines = question(o).find(what);
+        }
+        return lines;
+      });
+    let damaged: DamagedLine[] = [];
+    const window = new ClaimWindow(take, want, (what) => {
+      const lines = sameClaim(`key:${what}`);
+      for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+      return lines;
+    });
+    try {
+      for (const o of open) readLedgerEach(o.fd, (r) => window.count(r));
+      for (const o of open) {
+        const read = readLedgerEach(o.fd, (r) => window.add(r));
+        if (o.ledger === this) damaged = read.damaged;
+      }
+      window.end();
+    } finally {
+      for (const o of open) closeSync(o.fd);
+    }
+    return { damaged };
+  }
+
   async close(): Promise<void> {}
 
   /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
@@ -367,16 +427,144 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
 /** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */
 function readLedger(fd: number): { records: LedgerRecord[]; damaged: DamagedLine[]; read: LogRead } {
   const records: LedgerRecord[] = [];
+  const read = readLedgerEach(fd, (r) => records.push(r));
+  return { records, damaged: read.damaged, read };
+}
+
+/** `readLedger`, each record handed to `take` as it is read rather than gathered. */
+function readLedgerEach(fd: number, take: (r: LedgerRecord) => void): LogRead {
   const check = new LineCheck(
     1,
     (v) => LedgerRecord.safeParse(v).data,
     (r) => (r.type === 'set-aside' ? r.line : undefined),
   );
-  const read = readLog(fd, check, (r) => {
+  return readLog(fd, check, (r) => {
     if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-    records.push(r);
+    take(r);
   });
-  return { records, damaged: read.damaged, read };
+}
+
+/**
+ * `window`: attempts that may wait for the rest of their claim's lines before one is answered from
+ * the index instead; `held`: lines held for claims still open before they are dropped and those
+ * claims answered from the index. (Tests make them small to walk the index's way.)
+ */
+export const CLAIM_WINDOW = { window: 10_000, held: 200_000 };
+
+/** A claim or order's identity hashed to 32 bits (FNV-1a): what the first pass counts lines by. */
+function claimHash(what: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < what.length; i++) h = Math.imul(h ^ what.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * The ledger's issuances handed over in its order, each with the issuances of its claim or order,
+ * as claims history streams claims (src/claims/history.ts): a first pass counts each claim's lines
+ * (by a 32-bit hash of its identity: a collision only makes a claim wait for the other's lines);
+ * the second holds each claim's lines until its last one was read, and hands over each attempt
+ * once its claim is whole and every attempt before it was handed over. An attempt that waited
+ * CLAIM_WINDOW.window attempts, or whose claim's lines were dropped to keep at most CLAIM_WINDOW.held lines, is answered
+ * from the index (`fromIndex`) instead: memory is bounded by the window, never the ledger.
+ */
+class ClaimWindow {
+  private readonly total = new Map<number, number>();
+  private readonly seen = new Map<number, number>();
+  private readonly lines = new Map<string, LedgerRecord[]>();
+  /** Attempts handed over or waiting, per claim: a whole claim with none waiting is let go. */
+  private readonly waiting = new Map<string, number>();
+  private readonly dropped = new Set<string>();
+  private queue: AttemptRecord[] = [];
+  private head = 0;
+  private held = 0;
+
+  constructor(
+    private readonly take: (issuance: Issuance, same: Issuance[]) => void,
+    private readonly want: (a: AttemptRecord) => boolean,
+    private readonly fromIndex: (what: string) => LedgerRecord[],
+  ) {}
+
+  /** The first pass: one more line of its claim. */
+  count(r: LedgerRecord): void {
+    const h = claimHash(keyParts(r.key).what);
+    this.total.set(h, (this.total.get(h) ?? 0) + 1);
+  }
+
+  /** The second pass: a line, in the ledger's order. */
+  add(r: LedgerRecord): void {
+    const what = keyParts(r.key).what;
+    const h = claimHash(what);
+    const seen = (this.seen.get(h) ?? 0) + 1;
+    // A claim read whole is forgotten by both counts (undefined === undefined: whole).
+    if (seen === this.total.get(h)) {
+      this.seen.delete(h);
+      this.total.delete(h);
+    } else this.seen.set(h, seen);
+    if (!this.dropped.has(what)) {
+      const lines = this.lines.get(what);
+      if (lines) lines.push(r);
+      else this.lines.set(what, [r]);
+      this.held++;
+    }
+    if (r.type === 'attempt' && this.want(r)) {
+      this.queue.push(r);
+      this.waiting.set(what, (this.waiting.get(what) ?? 0) + 1);
+    }
+    this.drain(false);
+    this.letGo(what);
+    if (this.held > CLAIM_WINDOW.held) this.drop();
+  }
+
+  /** The end of the ledger: every attempt still waiting is handed over. */
+  end(): void {
+    this.drain(true);
+  }
+
+  private whole(what: string): boolean {
+    const h = claimHash(what);
+    return this.seen.get(h) === this.total.get(h) && !this.dropped.has(what);
+  }
+
+  /** Hands over the attempts at the head of the queue whose claim is whole (or that waited too long, or `all`). */
+  private drain(all: boolean): void {
+    while (this.head < this.queue.length) {
+      const a = this.queue[this.head] as AttemptRecord;
+      const what = keyParts(a.key).what;
+      const whole = this.whole(what);
+      if (!whole && !all && this.queue.length - this.head <= CLAIM_WINDOW.window) return;
+      const same = groupIssuances(whole ? (this.lines.get(what) ?? []) : this.fromIndex(what));
+      const own = same.find((i) => i.attempt.issuance === a.issuance);
+      // An attempt line repeating an id used before is not a new attempt (groupIssuances): only the first is handed over.
+      if (own && sameAttempt(own.attempt, a)) this.take(own, same);
+      this.head++;
+      this.waiting.set(what, (this.waiting.get(what) ?? 1) - 1);
+      this.letGo(what);
+      if (this.head > 4096 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+    }
+  }
+
+  /** Forgets the lines of a whole claim no attempt waits for. */
+  private letGo(what: string): void {
+    if (!this.whole(what) || (this.waiting.get(what) ?? 0) > 0) return;
+    this.held -= this.lines.get(what)?.length ?? 0;
+    this.lines.delete(what);
+    this.waiting.delete(what);
+  }
+
+  /** Too many lines held: every open claim's are dropped, and its attempts answered from the index. */
+  private drop(): void {
+    for (const what of this.lines.keys()) this.dropped.add(what);
+    this.lines.clear();
+    this.held = 0;
+  }
+}
+
+/** Whether two attempt lines are the same line read twice (by the stream and by its claim's index). */
+function sameAttempt(a: AttemptRecord, b: AttemptRecord): boolean {
+  return a.at === b.at && a.key === b.key && a.host === b.host && a.amountCents === b.amountCents;
 }
 
 /** An outcome line applied to its issuance (src/record/outcome.ts). */

@@ -119,8 +119,14 @@ export async function importedLines(client: ClientBase, fileId: string): Promise
 /**
  * Imports one file in one transaction: `chunks(alreadyIn)` gives the rows of the lines after the
  * first `alreadyIn` (every line when 0). Nothing is written when all `file.lines` are in already.
+ * `dryRun`: the same statements, rolled back: the counts say what an import would add.
  */
-export async function importRecord(client: ClientBase, file: ImportedFile, chunks: (alreadyIn: number) => AsyncIterable<ImportChunk>): Promise<ImportCounts> {
+export async function importRecord(
+  client: ClientBase,
+  file: ImportedFile,
+  chunks: (alreadyIn: number) => AsyncIterable<ImportChunk>,
+  options: { dryRun?: boolean } = {},
+): Promise<ImportCounts> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
@@ -138,7 +144,7 @@ export async function importRecord(client: ClientBase, file: ImportedFile, chunk
       counts.notes += await add(NOTES, chunk.notes);
     }
     await client.query('INSERT INTO opcli.imports (file_id, path, lines, at) VALUES ($1, $2, $3, now())', [file.fileId, file.path, file.lines]);
-    await client.query('COMMIT');
+    await client.query(options.dryRun ? 'ROLLBACK' : 'COMMIT');
     return counts;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

@@ -165,6 +165,9 @@ export const QUESTIONS = {
     AND i.currency = $5 AND i.at >= $6 AND i.key <> $7 ORDER BY i.at`,
   /** The rows of one source file, and of one run of it: intents_by_source. */
   bySource: `${ATTEMPTS} WHERE i.source = $1 AND ($2::text IS NULL OR i.run = $2) ORDER BY i.run, i.line`,
+  /** Every attempt of several keys (a page of history's claims), by (origin, store, key) arrays and the kind: intents_one_attempt. */
+  keysOf: `${ATTEMPTS} JOIN unnest($1::text[], $2::text[], $4::text[]) AS k(origin, store_id, key)
+    ON i.origin = k.origin AND i.store_id = k.store_id AND i.kind = $3 AND i.key = k.key ORDER BY i.id`,
   /** Every attempt of one kind after a row, a page at a time (history): the primary key. */
   kindAfter: `${ATTEMPTS} WHERE i.kind = $1 AND i.id > $2 ORDER BY i.id LIMIT $3`,
 } as const;

@@ -138,6 +138,7 @@ describe.skipIf(missing)('the record’s statements', () => {
       byCustomer: [[ORIGIN, 'st_1', 'c7@example.com'], 'intents_by_customer'],
       creditHold: [[ORIGIN, 'st_1', 'c8@example.com', 4000, 'USD', '2026-06-01T00:00:00Z', 'key-8'], 'intents_credit_hold'],
       bySource: [['/data/batch-7.csv', 'run-7'], 'intents_by_source'],
+      keysOf: [[[ORIGIN, ORIGIN], ['st_1', 'st_2'], 'credit', ['key-4', 'key-8']], 'intents_one_attempt'],
       kindAfter: [['credit', 30000, 1000], 'intents_pkey'],
     };
     for (const [question, [params, index]] of Object.entries(samples)) {

@@ -157,8 +157,9 @@ describe.each(SETS)('the batches of $old.name run again after the upgrade', ({ o
    * Met since issue 40's first step (the old versions kept one journal per input file and no record of
    * the store): a batch run reads the journals beside its input into the record of claims, so a copy
    * of an old batch (here in the same folder, as `cp claims.csv "claims (1).csv"`) run before the
-   * original is held. `claims history` before any batch runs again still shows nothing of the old
-   * version: it does not know where the old journals are (`it.fails` below keeps that open).
+   * original is held. Before any batch runs again, nothing says where the old journals are (0.2.0
+   * kept a batch's claims only beside its input, no setting names them): `claims history` says so,
+   * and `record import` of the journals reads them in (below).
    */
   it.each(cases(filedOrInFlight))('%s copied in reverse order and run before the original sends nothing', async (file, argv) => {
     const res = await rerun(argv, reversedCopy(up, file, `sorted-${file}`));
@@ -166,9 +167,42 @@ describe.each(SETS)('the batches of $old.name run again after the upgrade', ({ o
     expect(res.code).toBe(3);
   });
 
-  it.fails('open in issue 40: claims history lists what the old version filed before any batch is run again', async () => {
-    const res = await opcli(up, ['claims', 'history', '--json']);
-    expect(res.code, res.stderr).toBe(0);
-    expect(JSON.parse(res.stdout).claims.length).toBeGreaterThan(0);
+  it('claims history before any batch runs again names where 0.2.0 kept them; `record import` of the journals lists them, sending nothing', async () => {
+    const before = await opcli(up, ['claims', 'history', '--json']);
+    expect(before.code, before.stderr).toBe(0);
+    expect(JSON.parse(before.stdout).claims).toEqual([]);
+    expect(before.stderr).toContain(
+      'Batches filed by opcli 0.2.0 are kept only in the journal beside each input file (FILE.journal.jsonl): `opcli record import FILE.journal.jsonl` reads one into this record, sending nothing.',
+    );
+    const journals = [...filedOrInFlight, ...mixed].map((s) => `${fromFile(s.argv)}.journal.jsonl`);
+    const dry = await opcli(up, ['record', 'import', '--dry-run', ...journals]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse((await opcli(up, ['claims', 'history', '--json'])).stdout).claims).toEqual([]);
+    const imported = await opcli(up, ['record', 'import', '--json', ...journals]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const expected = [...filedOrInFlight, ...mixed].flatMap((s) =>
+      [...old.journalOf(fromFile(s.argv))]
+        .filter(([, e]) => e.status !== 'rejected' && e.status !== 'not_sent')
+        .map(([line, e]) => ({
+          source: join(up.batches, fromFile(s.argv)),
+          line,
+          status: e.status === 'filed' ? 'filed' : 'uncertain',
+          sourceOrderId: e.sourceOrderId,
+        })),
+    );
+    expect(JSON.parse(imported.stdout).files.reduce((n: number, f: { added: { claims: number } }) => n + f.added.claims, 0)).toBe(expected.length);
+    expect(dry.stdout).toContain(`journal ${join(up.batches, journals[0]!)}: would add`);
+    const after = await opcli(up, ['claims', 'history', '--json']);
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).not.toContain('0.2.0');
+    const listed: { status: string; sourceOrderId?: string; source: string; line: number }[] = JSON.parse(after.stdout).claims;
+    const byPlace = (a: { source: string; line: number }, b: { source: string; line: number }) => a.source.localeCompare(b.source) || a.line - b.line;
+    expect(listed.map((c) => ({ source: c.source, line: c.line, status: c.status, sourceOrderId: c.sourceOrderId })).sort(byPlace)).toEqual(
+      expected.sort(byPlace),
+    );
+    // Imported twice: nothing new.
+    const again = await opcli(up, ['record', 'import', '--json', ...journals]);
+    for (const f of JSON.parse(again.stdout).files) expect(f.added.claims).toBe(0);
+    expect(actions(sandbox)).toEqual([]);
   });
 });

@@ -87,6 +87,13 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
     });
 }
 
+/**
+ * What an empty history adds: opcli 0.2.0 kept a batch's claims only in the journal beside its input
+ * file, which no setting names (test/fixtures/0.2.0/README.md), so no command can find them on its own.
+ */
+export const OLD_JOURNALS =
+  'Batches filed by opcli 0.2.0 are kept only in the journal beside each input file (FILE.journal.jsonl): `opcli record import FILE.journal.jsonl` reads one into this record, sending nothing.';
+
 /** Prints the claims the record holds for the profile's store, each as it is read (a record of millions streams). */
 export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
@@ -96,20 +103,22 @@ export async function run(opts: ClaimsHistoryOptions, deps: Deps): Promise<void>
     const { path } = history;
     for (const d of history.damaged) deps.err(`Warning: the record of claims ${path}: ${d}; \`opcli claims repair\` sets it aside.\n`);
     const filter = { order: opts.order, email: opts.email, since: opts.since };
+    const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;
+    let count = 0;
     if (opts.json) {
       const json = new output.JsonArrayWriter(deps, { record: path }, 'claims');
-      await history.each(filter, (c) => json.item(pickFields(c, opts.fields)));
+      await history.each(filter, (c) => {
+        count++;
+        json.item(pickFields(c, opts.fields));
+      });
       json.end();
-      return;
+    } else {
+      const print = printer(deps);
+      await history.each(filter, (c) => print(c, count++ === 0));
+      print.end();
+      if (count === 0) deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
     }
-    const print = printer(deps);
-    let count = 0;
-    await history.each(filter, (c) => print(c, count++ === 0));
-    print.end();
-    if (count === 0) {
-      const filtered = opts.order !== undefined || opts.email !== undefined || opts.since !== undefined;
-      deps.err(`No claims recorded${filtered ? ' for this filter' : ''} (${path}).\n`);
-    }
+    if (count === 0 && !filtered) deps.err(`${OLD_JOURNALS}\n`);
   } finally {
     await history.close();
   }

@@ -9,7 +9,7 @@ import { textProblem } from '../../text/safe.js';
 import { safeLine, safeText } from '../../text/safe.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
-import { groupAmount } from '../../giftcard/money.js';
+import { DEFAULT_CURRENCY, groupAmount } from '../../giftcard/money.js';
 import { providerClient } from '../../giftcard/provider.js';
 import * as output from '../../core/output.js';
 import { colors, terminalWidth } from '../../core/output.js';
@@ -98,58 +98,31 @@ function checkFilter(flag: string, value: string | undefined): void {
     );
 }
 
-/** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits. */
+/** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits first. */
 export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
   const ledger = await openLedger(deps.configDir(), await deps.profile(), { env: deps.env, cwd: deps.cwd });
-  const read = history
-    .readHistory(
-      ledger,
-      { claim: opts.claim, order: opts.order },
-      {
-        provider: opts.verify ? () => providerClient(deps) : undefined,
-        now: deps.now,
-        user: ledgerMod.osUser(),
-        notice: (message) => deps.err(`Warning: ${safeText(message)}\n`),
-        warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`),
-      },
-    )
-    .finally(() => ledger.close());
-  const { rows, verified, doubles } = await read;
-  if (opts.json && opts.verify) {
-    const issuances = rows.map((row) => pickFields(row, opts.fields));
-    output.printJson(deps, { ledger: ledger.path, issuances, verify: verified });
-  } else if (opts.json) {
-    // Written item by item: the text of a ledger of a year is never one string.
-    const json = new output.JsonArrayWriter(deps, { ledger: ledger.path }, 'issuances');
-    for (const row of rows) json.item(pickFields(row, opts.fields));
-    json.end();
-  } else {
-    if (rows.length === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
-    else if (output.outputMode(deps, {}) === 'table') deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
-    else {
-      await output.printTable(
-        deps,
-        [
-          { header: 'TIME', value: (r) => history.formatTime(r.at, opts.utc) },
-          { header: 'FOR', value: (r) => (r.bonus ? `bonus order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}`) },
-          { header: 'AMOUNT', value: (r) => `${groupAmount(r.amount)} ${r.currency}` },
-          { header: 'E-MAIL', value: (r) => r.email },
-          { header: 'STATUS', value: (r) => (r.possibleDoubleCredit ? `${r.status}, POSSIBLE DOUBLE CREDIT` : r.status) },
-          { header: 'PATH', value: (r) => r.path ?? '' },
-          { header: 'CARD', value: (r) => r.cardId ?? '' },
-          { header: 'PROFILE', value: (r) => r.profile },
-          { header: 'USER', value: (r) => r.user },
-        ],
-        rows,
-        'plain',
-      );
-    }
+  let verify: Verified | undefined;
+  try {
     if (opts.verify) {
-      deps.err(
-        `Verified ${verified.length} issuance(s) (claims or orders paid more than once, and credits that fell back from the trigger): ${doubles.length} possible double credit(s).\n`,
+      const { client, settings } = await providerClient(deps);
+      const currency = settings.currency ?? DEFAULT_CURRENCY;
+      const verified = await history.verifyStreamed(
+        ledger,
+        { claim: opts.claim, order: opts.order },
+        { client, now: deps.now, user: ledgerMod.osUser(), currency, warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`) },
       );
-      for (const v of verified) if (v.result === 'error') deps.err(`Could not check ${safeLine(v.key)}: ${safeText(v.message)}\n`);
+      verify = { verified, currency };
     }
+    await streamRows(opts, deps, ledger, verify);
+  } finally {
+    await ledger.close();
+  }
+  const doubles = verify?.verified.filter((v) => v.result === 'possible-double-credit') ?? [];
+  if (verify && !opts.json) {
+    deps.err(
+      `Verified ${verify.verified.length} issuance(s) (claims or orders paid more than once, and credits that fell back from the trigger): ${doubles.length} possible double credit(s).\n`,
+    );
+    for (const v of verify.verified) if (v.result === 'error') deps.err(`Could not check ${safeLine(v.key)}: ${safeText(v.message)}\n`);
   }
   if (doubles.length) {
     throw new OpcliError(`${doubles.length} issuance(s) show a possible double credit: the customer may have been paid twice.`, {
@@ -157,6 +130,65 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       hint: 'Check those cards at the provider and take back the extra credit where the customer was paid twice.',
     });
   }
+}
+
+/** What --verify found, and the currency of amounts recorded without one (the provider's settings). */
+interface Verified {
+  verified: history.VerifyResult[];
+  currency: string;
+}
+
+/** How many rows a pipe is written at a time. */
+const PIPE_ROWS = 1000;
+
+/**
+ * History without --verify, as the ledger is read (history.streamHistory): --json item by item and a
+ * pipe's lines a page at a time, so a ledger of a year is never held whole; a terminal's blocks are
+ * aligned on all the rows shown, so they are gathered first (a person's screen, not a year's export).
+ */
+async function streamRows(opts: HistoryOptions, deps: Deps, ledger: ledgerMod.CreditLedger, verify?: Verified): Promise<void> {
+  const env = { notice: (message: string) => deps.err(`Warning: ${safeText(message)}\n`), currency: verify?.currency };
+  const filter = { claim: opts.claim, order: opts.order };
+  if (opts.json) {
+    const json = new output.JsonArrayWriter(deps, { ledger: ledger.path }, 'issuances');
+    await history.streamHistory(ledger, filter, env, (row) => json.item(pickFields(row, opts.fields)));
+    json.end(verify ? { verify: verify.verified } : {});
+    return;
+  }
+  const terminal = output.outputMode(deps, {}) === 'table';
+  let rows: HistoryRow[] = [];
+  let count = 0;
+  // The batch is taken before printing: the plain table is written before printTable's first await, in order.
+  const flush = (): Promise<void> => {
+    const batch = rows;
+    rows = [];
+    return batch.length ? output.printTable(deps, plainColumns(opts.utc), batch, 'plain') : Promise.resolve();
+  };
+  const pending: Promise<void>[] = [];
+  await history.streamHistory(ledger, filter, env, (row) => {
+    count++;
+    rows.push(row);
+    if (!terminal && rows.length >= PIPE_ROWS) pending.push(flush());
+  });
+  await Promise.all(pending);
+  if (count === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
+  else if (terminal) deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
+  else await flush();
+}
+
+/** A pipe's columns, tab-separated, in this order. */
+function plainColumns(utc: boolean): output.Column<HistoryRow>[] {
+  return [
+    { header: 'TIME', value: (r) => history.formatTime(r.at, utc) },
+    { header: 'FOR', value: (r) => (r.bonus ? `bonus order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}`) },
+    { header: 'AMOUNT', value: (r) => `${groupAmount(r.amount)} ${r.currency}` },
+    { header: 'E-MAIL', value: (r) => r.email },
+    { header: 'STATUS', value: (r) => (r.possibleDoubleCredit ? `${r.status}, POSSIBLE DOUBLE CREDIT` : r.status) },
+    { header: 'PATH', value: (r) => r.path ?? '' },
+    { header: 'CARD', value: (r) => r.cardId ?? '' },
+    { header: 'PROFILE', value: (r) => r.profile },
+    { header: 'USER', value: (r) => r.user },
+  ];
 }
 
 /**

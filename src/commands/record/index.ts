@@ -4,6 +4,7 @@ import { UsageError } from '../../core/errors.js';
 import { printJson, outputMode, printRecord } from '../../core/output.js';
 import { maskRecordUrl, parseRecordUrl } from '../../record-pg/url.js';
 import { textProblem } from '../../text/safe.js';
+import { register as registerImport } from './import.js';
 
 /** `opcli record`: the team's record of business actions in PostgreSQL (docs/guides/team-record.md). */
 export function register(program: Command, deps: Deps): void {
@@ -17,11 +18,13 @@ Examples:
   $ PGPASSWORD=… opcli record setup --url postgresql://admin@db.example.com/opcli --member alice --member bob
   $ opcli config set record-url postgresql://alice@db.example.com/opcli
   $ opcli record check
+  $ opcli record import --dry-run
 
 Guide: docs/guides/team-record.md`,
     );
   registerSetup(group, deps);
   registerCheck(group, deps);
+  registerImport(group, deps);
 }
 
 export interface SetupOptions {

@@ -1,0 +1,358 @@
+/**
+ * The file half of `opcli record import` (issue 42): what a file record holds, read by the record
+ * module's own readers and turned into the rows of the team's record (import.ts writes them). The
+ * sources are a record folder's records of claims (one a store), its gift card ledger (0.2.0's lines
+ * and today's read alike), and batch journals named by the person importing (format 2 or 3: read into
+ * a record of claims of their own in a temporary folder, the way a batch run reads them,
+ * src/claims/record-import.ts, so a journal's rows are the rows a record holds).
+ *
+ * Every file is read, and every damaged line refused (the file, its line and byte), before a row is
+ * written anywhere: an import that stops leaves nothing behind.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { JournalReader, type JournalService, LOCK_WAIT_MS } from '../claims/journal.js';
+import { ClaimRecord, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
+import { importJournal } from '../claims/record-import.js';
+import type { RecordPlace } from '../config/record-dir.js';
+import { hostName, osUser } from '../config/user-name.js';
+import { ExitCode, OpcliError } from '../core/errors.js';
+import { emailIdentity } from '../core/identity.js';
+import { attemptRow, outcomeRow, scopeOf, warningRow } from '../giftcard/ledger-db.js';
+import { keyParts, Ledger, LedgerDamagedError, type LedgerRecord } from '../giftcard/ledger.js';
+import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
+import { lineAtSync } from '../record/file-lines.js';
+import { openLog } from '../record/log.js';
+import type { ImportChunk, ImportedFile, NoteRow } from './import.js';
+import type { IntentRow } from './queries.js';
+
+/** Rows a statement at most (each chunk is one statement a table). */
+const SLICE = 2_000;
+
+/** One file to import: what it is, the rows it holds, in the order they may be written. */
+export interface ImportSource {
+  kind: 'claims record' | 'gift card ledger' | 'journal';
+  file: ImportedFile;
+  /** How many rows of each table the file holds (an import adds those the database lacks). */
+  held: { runs: number; intents: number; outcomes: number; notes: number };
+  chunks: ImportChunk[];
+}
+
+/** Who imports, for the journals: the profile's service, and the scope of a ledger key written before keys named their shop and store. */
+export interface ImportContext {
+  service: JournalService & { profile: string };
+  /** `shop:…|store:…` of the profile. */
+  scope: string;
+  notice(text: string): void;
+}
+
+/** A stable id of a file: its first line (a header, or its first action, each with its own time and id) hashed. */
+function fileIdOf(kind: string, firstLine: string): string {
+  return `${kind}:${createHash('sha256').update(firstLine).digest('hex').slice(0, 32)}`;
+}
+
+/** The rows in slices of SLICE, runs first, then intents, outcomes and notes (each references what came before). */
+function sliced(rows: Required<ImportChunk>): ImportChunk[] {
+  const chunks: ImportChunk[] = [];
+  for (const table of ['runs', 'intents', 'outcomes', 'notes'] as const) {
+    const all = rows[table] as unknown[];
+    for (let i = 0; i < all.length; i += SLICE) chunks.push({ [table]: all.slice(i, i + SLICE) });
+  }
+  return chunks;
+}
+
+/** A file's rows as a source. */
+function source(kind: ImportSource['kind'], file: ImportedFile, rows: Required<ImportChunk>): ImportSource {
+  const held = { runs: rows.runs.length, intents: rows.intents.length, outcomes: rows.outcomes.length, notes: rows.notes.length };
+  return { kind, file, held, chunks: sliced(rows) };
+}
+
+/** The object without its undefined members (a row's detail). */
+function defined(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}
+
+/**
+ * The set-aside lines the next append would write for the torn last line no set-aside line names
+ * yet (src/record/log.ts endTornLine): its action, named by the line's beginning, is uncertain, and
+ * goes into the database as such. Its time is the import's: the file's line count keeps a second
+ * import of the same lines from adding it again.
+ */
+function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: number }[]) {
+  const named = new Set(lines.flatMap((l) => (l.type === 'set-aside' && l.line !== undefined ? [l.line] : [])));
+  return damaged
+    .filter((d) => d.kind === 'torn' && !named.has(d.line))
+    .map((d) => ({
+      v: 1 as const,
+      issuance: d.issuance ?? `damaged-line-${d.line}`,
+      key: d.key ?? 'unknown',
+      type: 'set-aside' as const,
+      at: new Date().toISOString(),
+      user: osUser(),
+      line: d.line,
+      reason: TORN_REASON,
+    }));
+}
+
+/** The lines of a record of claims as rows: runs, intents (kind claim), outcomes, set-aside notes. */
+export function claimRows(lines: ReadLine[], store: RecordStore): Required<ImportChunk> {
+  const origin = store.origin ?? '';
+  const storeId = store.storeId ?? '';
+  const rows: Required<ImportChunk> = { runs: [], intents: [], outcomes: [], notes: [] };
+  const filings = new Set<string>();
+  for (const r of lines) {
+    if (r.type === 'run') {
+      rows.runs.push({ ...r, origin, storeId, osUser: r.user, journalId: r.journalId });
+    } else if (r.type === 'intent') {
+      filings.add(r.issuance);
+      const intent: Omit<IntentRow, 'attempt'> = {
+        kind: 'claim',
+        origin,
+        storeId,
+        key: r.key,
+        filing: r.issuance,
+        at: r.at,
+        run: r.run,
+        source: r.source,
+        line: r.line,
+        osUser: r.user,
+        host: r.host,
+        profile: r.profile,
+        similarity: r.sim,
+        customerEmail: r.email === undefined ? undefined : emailIdentity(r.email),
+        item: r.item,
+        forced: r.forced,
+        detail: defined({ journal: r.journal, row: r.row, tag: r.tag }),
+      };
+      rows.intents.push(intent);
+    } else if (r.type === 'outcome') {
+      // An outcome of no intent here is read by no one (the record's readers pass it over): it is not copied.
+      if (filings.has(r.issuance)) rows.outcomes.push({ filing: r.issuance, status: r.status, at: r.at, sourceOrderId: r.sourceOrderId, error: r.error });
+    } else if (r.type === 'set-aside') {
+      rows.notes.push(setAsideNote(r, filings, origin, storeId));
+    }
+  }
+  return rows;
+}
+
+/** A set-aside line as a note: the action it names stays uncertain (its attempt, when this file holds it). */
+function setAsideNote(
+  r: { issuance: string; key: string; at: string; user: string; line: number; reason: string },
+  filings: Set<string>,
+  origin: string,
+  storeId: string,
+): NoteRow {
+  return {
+    kind: 'set-aside',
+    filing: filings.has(r.issuance) ? r.issuance : undefined,
+    origin,
+    storeId,
+    key: r.key === 'unknown' ? undefined : r.key,
+    message: `line ${r.line} ${r.reason}`,
+    osUser: r.user,
+    at: r.at,
+    detail: { line: r.line, reason: r.reason },
+  };
+}
+
+/** Every line of a record of claims, read as history reads it (a torn last line as the set-aside line the next append writes); a damaged line stops here. */
+function readClaimRecord(place: RecordPlace, store: RecordStore): { lines: ReadLine[]; path: string } {
+  const record = ClaimRecord.openSync({ place, store });
+  try {
+    const lines = record.all();
+    return { lines: [...lines, ...tornSetAside(record.damaged, lines)], path: record.path };
+  } finally {
+    record.close();
+  }
+}
+
+/** The store a record of claims names in its header (its line 1), opened the record's one way (src/record/log.ts); undefined when it names none. */
+function storeOfRecord(place: RecordPlace, name: string): RecordStore | undefined {
+  const fd = openLog(place, name, 'record of claims', false);
+  if (fd === undefined) return undefined;
+  try {
+    const header = JSON.parse(lineAtSync(fd, 0) ?? 'null') as { type?: unknown; origin?: unknown; storeId?: unknown } | null;
+    if (header?.type !== 'header') return undefined;
+    const text = (v: unknown) => (typeof v === 'string' ? v : null);
+    return { origin: text(header.origin), storeId: text(header.storeId) };
+  } catch {
+    // Not a header: the record's own reader names the damage.
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The records of claims of a folder (`claims-record-<hash>.jsonl`), each with its store, as sources. */
+function claimRecords(place: RecordPlace): ImportSource[] {
+  const names = readdirSync(place.dir)
+    .filter((n) => /^claims-record-[0-9a-f]{16}\.jsonl$/.test(n))
+    .sort();
+  const sources: ImportSource[] = [];
+  for (const name of names) {
+    const store = storeOfRecord(place, name);
+    // A file whose name is not its header's store is not a record of claims opcli wrote: it is no one's to copy.
+    if (!store || recordFileName(store) !== name) {
+      throw new OpcliError(
+        `${join(place.dir, name)} is not a record of claims opcli can read (its first line names no store, or another one); nothing was copied.`,
+        {
+          exitCode: ExitCode.usage,
+          hint: 'Move it out of the folder, or run `opcli claims repair` with the profile of its store; then import again.',
+        },
+      );
+    }
+    const { lines, path } = readClaimRecord(place, store);
+    const header = lines.find((l) => l.type === 'header');
+    if (!header) continue;
+    const rows = claimRows(lines, store);
+    sources.push(source('claims record', { fileId: fileIdOf('claims', JSON.stringify(header)), path, lines: lines.length }, rows));
+  }
+  return sources;
+}
+
+/** A ledger key as the database holds it: its claim or order as its identity, scoped (a key of before scopes named none: the importing profile's). */
+export function canonicalKey(key: string, scope: string): string {
+  const parts = keyParts(key);
+  return parts.what.startsWith('claim:') || parts.what.startsWith('bonus:') ? `${parts.scope ?? scope}|${parts.what}` : key;
+}
+
+/** The gift card ledger of a folder as a source (none when it has no line; a torn last line as the set-aside line the next append writes); a damaged line stops here. */
+function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefined {
+  const ledger = new Ledger(place);
+  const read = ledger.read();
+  const { damaged } = read;
+  const stops = blockingDamage(damaged);
+  if (stops.length) throw new LedgerDamagedError(ledger.path, stops);
+  const records: LedgerRecord[] = [...read.records, ...tornSetAside(damaged, read.records)];
+  const first = records[0];
+  if (!first) return undefined;
+  const rows = ledgerRows(records, scope);
+  const { uid: _uid, ...firstFields } = first;
+  return source(
+    'gift card ledger',
+    { fileId: fileIdOf('ledger', JSON.stringify(firstFields)), path: ledger.path, lines: records.length + damaged.length },
+    rows,
+  );
+}
+
+/** The ledger's records as rows: attempts (kind credit), their outcomes and warnings, set-aside notes. */
+export function ledgerRows(records: LedgerRecord[], scope: string): Required<ImportChunk> {
+  const rows: Required<ImportChunk> = { runs: [], intents: [], outcomes: [], notes: [] };
+  const filings = new Set<string>();
+  for (const r of records) {
+    const key = canonicalKey(r.key, scope);
+    if (r.type === 'attempt') {
+      if (filings.has(r.issuance)) continue;
+      filings.add(r.issuance);
+      rows.intents.push(attemptRow({ ...r, key }));
+    } else if (r.type === 'outcome') {
+      // An outcome of no attempt here is read by no one (groupIssuances passes it over): it is not copied.
+      if (filings.has(r.issuance)) rows.outcomes.push(outcomeRow(r));
+    } else if (r.type === 'warning') {
+      if (filings.has(r.issuance)) rows.notes.push(warningRow({ ...r, key }));
+    } else {
+      const { origin, storeId } = scopeOf(key);
+      rows.notes.push(setAsideNote({ ...r, key }, filings, origin, storeId));
+    }
+  }
+  return rows;
+}
+
+/**
+ * A batch journal (format 2 or 3) as a source: read into a record of claims of its own in a temporary
+ * folder, as a batch run reads a journal into the record (importJournal: its filed rows and those
+ * that may have been sent, of this service's sections), then that record's lines. Its id is the
+ * journal's own (a journal made again has another), so importing it again adds nothing.
+ */
+async function journalSource(path: string, ctx: ImportContext): Promise<ImportSource | undefined> {
+  const reader = await JournalReader.snapshot(path, { service: ctx.service, notice: ctx.notice });
+  const dir = mkdtempSync(join(tmpdir(), 'opcli-import-'));
+  try {
+    const place = { dir, configDir: dir };
+    const store = { origin: ctx.service.origin, storeId: ctx.service.storeId };
+    const record = await ClaimRecord.open({ place, store, lock: { waitMs: 0 } });
+    try {
+      await importJournal(record, reader, ctx.service.profile, osUser(), hostName());
+    } finally {
+      record.close();
+    }
+    const { lines } = readClaimRecord(place, store);
+    const rows = claimRows(lines, store);
+    if (rows.intents.length === 0) return undefined;
+    return source(
+      'journal',
+      {
+        fileId: `journal:${reader.id ?? createHash('sha256').update(resolve(path)).digest('hex').slice(0, 32)}`,
+        path: reader.path,
+        lines: rows.intents.length + rows.outcomes.length,
+      },
+      rows,
+    );
+  } finally {
+    await reader.closeReader();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Everything a record folder and the named journals hold, read and checked before anything is
+ * written: the records of claims, the gift card ledger, then each journal, in that order.
+ */
+export async function readImportSources(place: RecordPlace, journals: string[], ctx: ImportContext): Promise<ImportSource[]> {
+  const sources = claimRecords(place);
+  const ledger = ledgerSource(place, ctx.scope);
+  if (ledger) sources.push(ledger);
+  for (const journal of journals) {
+    const found = await journalSource(resolve(journal), ctx);
+    if (found) sources.push(found);
+  }
+  return sources;
+}
+
+/** A journal read into this computer's record of claims: how many of its claims it holds, and how many were new to the record. */
+export interface JournalTaken {
+  path: string;
+  held: number;
+  added: number;
+}
+
+/**
+ * The named journals read into the record of claims of `place` (a profile without a record-url), as
+ * a batch run reads the journals beside its input (importJournal), so `claims history` lists what
+ * 0.2.0 filed and a copy of those files is held. Every journal is read (and refused when damaged)
+ * before the record is written; `dryRun` counts what would be added and writes nothing.
+ */
+export async function journalsIntoRecord(
+  place: RecordPlace,
+  journals: string[],
+  ctx: ImportContext,
+  dryRun: boolean,
+): Promise<{ record: string; taken: JournalTaken[] }> {
+  const read: { path: string; keys: string[] }[] = [];
+  for (const journal of journals) {
+    const found = await journalSource(resolve(journal), ctx);
+    read.push({ path: found?.file.path ?? resolve(journal), keys: found?.chunks.flatMap((c) => (c.intents ?? []).map((i) => i.key)) ?? [] });
+  }
+  const store = { origin: ctx.service.origin, storeId: ctx.service.storeId };
+  const record = dryRun ? ClaimRecord.openSync({ place, store }) : await ClaimRecord.open({ place, store, lock: { waitMs: LOCK_WAIT_MS } });
+  const taken: JournalTaken[] = [];
+  try {
+    for (const { path, keys } of read) {
+      if (dryRun) {
+        taken.push({ path, held: keys.length, added: record.imported.has(path) ? 0 : keys.filter((k) => !record.has(k)).length });
+        continue;
+      }
+      const reader = await JournalReader.snapshot(path, { service: ctx.service });
+      try {
+        taken.push({ path, held: keys.length, added: await importJournal(record, reader, ctx.service.profile, osUser(), hostName()) });
+      } finally {
+        await reader.closeReader();
+      }
+    }
+  } finally {
+    record.close();
+  }
+  return { record: record.path, taken };
+}
