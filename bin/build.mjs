@@ -43,6 +43,32 @@ const whenExitOnExitOnly = {
 };
 
 /**
+ * undici's HTTP/2 client requires node:http2 when it loads, to read header-name constants, though
+ * opcli never speaks HTTP/2 (its Agent is made without `allowH2`). node:http2 brings node:tls and
+ * a dozen internal modules with it into every run: without this patch a one-off costs 1.16x the CPU
+ * on Node 22 (docs/benchmarks.md#the-fast-path-item-by-item). undici is given the constants as they
+ * are in the Node that builds (the same values in every Node: they are HTTP/2's names and error
+ * codes), and the real module only if it ever calls anything else.
+ */
+const lazyHttp2ForUndici = {
+  name: 'lazy-http2-for-undici',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      /node_modules[\\/]undici[\\/]/.test(args.importer) ? hit('lazy-http2-for-undici', { path: 'http2', namespace: 'lazy-http2' }) : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-http2' }, async () => {
+      const { constants } = await import('node:http2');
+      return {
+        contents:
+          `const constants = ${JSON.stringify(constants)}; let real;` +
+          "module.exports = new Proxy({ constants }, { get: (own, key) => (key === 'constants' ? own.constants : (real ??= require('node:http2'))[key]) });",
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
  * The start-up checks (src/core/schema-checks.ts) as ajv's standalone code of the same compile, so a
  * one-off whose files and page pass them loads neither zod nor ajv. The module is bundled into a
  * temporary file and run here (Node does not import TypeScript) to call its `standaloneChecks()`.
@@ -76,6 +102,7 @@ const standaloneSchemaChecks = {
 /** Each patch and the library whose import it rewrites. */
 const patches = {
   'when-exit-on-exit-only': 'atomically',
+  'lazy-http2-for-undici': 'undici',
 };
 
 /** The first line of every output file: a `require` for the CommonJS code inside the bundle. */
@@ -109,7 +136,7 @@ const result = await build({
   // The record's migrations are numbered SQL files (src/record-pg/migrations/), bundled as text.
   loader: { '.sql': 'text' },
   logLevel: 'warning',
-  plugins: [standaloneSchemaChecks, whenExitOnExitOnly],
+  plugins: [standaloneSchemaChecks, whenExitOnExitOnly, lazyHttp2ForUndici],
 });
 await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js', OUTPUT);
 // A patch that never applied while its library is in the bundle means the library changed: stop.
