@@ -2,7 +2,7 @@
 // Bundles src/ into dist/ with esbuild: ESM, code splitting (each command group is its own chunk,
 // loaded on use), every library inlined so the published package has no runtime dependencies.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -13,35 +13,15 @@ import { mergeStartupChunks } from './merge-chunks.mjs';
 const execFileAsync = promisify(execFile);
 
 /**
- * Each patch below swaps one module for a smaller one. A library update that imports the module
- * another way would make the swap silently do nothing, so every patch counts its hits and the build
- * fails when one never applied.
+ * Each patch below swaps a module that a library imports for another. A library update that imports
+ * the module another way would make the swap silently do nothing, so every patch counts its hits and
+ * the build fails when one never applied.
  */
 const applied = new Map();
 function hit(name, result) {
   applied.set(name, (applied.get(name) ?? 0) + 1);
   return result;
 }
-
-/**
- * commander requires child_process at load time for executable subcommands, which opcli never
- * uses; loading it (and net, dgram, ...) costs every start-up. Give commander a proxy that
- * requires the real module only if it is ever touched.
- */
-const lazyChildProcessForCommander = {
-  name: 'lazy-child-process-for-commander',
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
-      /node_modules[\\/]commander[\\/]/.test(args.importer)
-        ? hit('lazy-child-process-for-commander', { path: 'child_process', namespace: 'lazy-builtin' })
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
-      contents: "let real; module.exports = new Proxy({}, { get: (_, key) => (real ??= require('node:child_process'))[key] });",
-      loader: 'js',
-    }));
-  },
-};
 
 /**
  * conf writes atomically through `atomically`, which registers its temp-file cleanup with
@@ -63,32 +43,12 @@ const whenExitOnExitOnly = {
 };
 
 /**
- * conf imports ajv (and ajv-formats) at load time for JSON-schema validation, which it only uses
- * when given a `schema`; opcli never passes one (zod checks every config file). The two are ~200 KB
- * of code that every command reading the config paid for at start-up. They are replaced by a stub
- * that fails loudly if conf ever does try to validate.
- */
-const confWithoutAjv = {
-  name: 'conf-without-ajv',
-  setup(b) {
-    b.onResolve({ filter: /^ajv(-formats)?([\\/].*)?$/ }, (args) =>
-      /node_modules[\\/]conf[\\/]/.test(args.importer) ? hit('conf-without-ajv', { path: args.path, namespace: 'opcli-no-ajv' }) : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'opcli-no-ajv' }, () => ({
-      contents:
-        "const refuse = () => { throw new Error('opcli is built without conf schema validation (ajv); validate with zod instead'); };" +
-        'export class Ajv2020 { constructor() { refuse(); } } export default { default: refuse };',
-      loader: 'js',
-    }));
-  },
-};
-
-/**
  * undici's HTTP/2 client requires node:http2 when it loads, to read header-name constants, though
  * opcli never speaks HTTP/2 (its Agent is made without `allowH2`). node:http2 brings node:tls and
- * a dozen internal modules with it into every run. undici is given the constants as they are in the
- * Node that builds (the same values in every Node: they are HTTP/2's names and error codes), and the
- * real module only if it ever calls anything else.
+ * a dozen internal modules with it into every run: without this patch a one-off costs 1.16x the CPU
+ * on Node 22 (docs/benchmarks.md#the-fast-path-item-by-item). undici is given the constants as they
+ * are in the Node that builds (the same values in every Node: they are HTTP/2's names and error
+ * codes), and the real module only if it ever calls anything else.
  */
 const lazyHttp2ForUndici = {
   name: 'lazy-http2-for-undici',
@@ -105,28 +65,6 @@ const lazyHttp2ForUndici = {
         loader: 'js',
       };
     });
-  },
-};
-
-/**
- * undici calls `assert(condition)` on its request path; node:assert (with its diff printer and
- * colour helpers) is loaded only when a condition fails, which then throws the same AssertionError.
- */
-const lazyAssertForUndici = {
-  name: 'lazy-assert-for-undici',
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?assert$/ }, (args) =>
-      /node_modules[\\/]undici[\\/]/.test(args.importer) ? hit('lazy-assert-for-undici', { path: 'assert', namespace: 'lazy-assert' }) : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'lazy-assert' }, () => ({
-      contents:
-        "let real; const load = () => (real ??= require('node:assert'));" +
-        'function assert(value, message) { if (!value) load()(value, message); }' +
-        // Called directly (no proxy on the request path); any other member is looked up on the real module.
-        'Object.setPrototypeOf(assert, new Proxy(Function.prototype, { get: (proto, key, self) => (key in proto ? Reflect.get(proto, key, self) : load()[key]) }));' +
-        'module.exports = assert;',
-      loader: 'js',
-    }));
   },
 };
 
@@ -163,28 +101,12 @@ const standaloneSchemaChecks = {
 
 /** Each patch and the library whose import it rewrites. */
 const patches = {
-  'lazy-child-process-for-commander': 'commander',
   'when-exit-on-exit-only': 'atomically',
-  'conf-without-ajv': 'conf',
   'lazy-http2-for-undici': 'undici',
-  'lazy-assert-for-undici': 'undici',
 };
 
 /** The first line of every output file: a `require` for the CommonJS code inside the bundle. */
 const REQUIRE_LINE = "const require=process.getBuiltinModule('node:module').createRequire(import.meta.url);";
-
-/**
- * esbuild puts the banner on every file, but only the one holding its runtime (`__require`) calls
- * `require`; on each other file it cost a createRequire() per module loaded (~36 for a one-off).
- * The line is blanked, not removed, so the source maps still match.
- */
-function keepRequireWhereUsed(outputs) {
-  for (const file of Object.keys(outputs).filter((f) => f.endsWith('.js'))) {
-    const text = readFileSync(file, 'utf8');
-    if (!text.startsWith(`${REQUIRE_LINE}\n`)) throw new Error(`build: ${file} does not start with the require line`);
-    if (!/\brequire\b/.test(text.slice(REQUIRE_LINE.length))) writeFileSync(file, text.slice(REQUIRE_LINE.length));
-  }
-}
 
 /** How every output file is written, by this build and by the merge of the start-up chunks (bin/merge-chunks.mjs). */
 const OUTPUT = {
@@ -209,15 +131,13 @@ const result = await build({
   bundle: true,
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
-  // CommonJS libraries inside an ES module bundle still call require() for Node built-ins; only the
-  // files that use it keep this line (see keepRequireWhereUsed below).
+  // CommonJS libraries inside an ES module bundle still call require() for Node built-ins.
   banner: { js: REQUIRE_LINE },
   // The record's migrations are numbered SQL files (src/record-pg/migrations/), bundled as text.
   loader: { '.sql': 'text' },
   logLevel: 'warning',
-  plugins: [standaloneSchemaChecks, lazyChildProcessForCommander, whenExitOnExitOnly, confWithoutAjv, lazyHttp2ForUndici, lazyAssertForUndici],
+  plugins: [standaloneSchemaChecks, whenExitOnExitOnly, lazyHttp2ForUndici],
 });
-keepRequireWhereUsed(result.metafile.outputs);
 await mergeStartupChunks(result.metafile, 'dist/main.js', 'dist/chunks/core.js', OUTPUT);
 // A patch that never applied while its library is in the bundle means the library changed: stop.
 // A patch whose library is no longer bundled at all is only dead code here: say so.

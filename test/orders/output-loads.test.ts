@@ -85,15 +85,10 @@ test('a one-off --json on a pipe loads no width tables, no settings writer and n
   expect(loaded(r.chunks, 'RGI_Emoji')).toBe(false);
   expect(loaded(r.chunks, '_ensureDirectory')).toBe(false);
   expect(loaded(r.chunks, 'ansi256')).toBe(false);
-  // csv-stringify (its option `quoted_match`) is for --csv alone.
-  expect(loaded(r.chunks, 'quoted_match')).toBe(false);
   // The same markers are found where the libraries are used: a check that can fail.
   const write = await loads(['config', 'set', 'base-url', sandbox.url], 'write');
   expect(write.code).toBe(0);
   expect(loaded(write.chunks, '_ensureDirectory')).toBe(true);
-  const csv = await loads(['orders', 'list', '--size', '3', '--csv'], 'csv');
-  expect(csv.code).toBe(0);
-  expect(loaded(csv.chunks, 'quoted_match')).toBe(true);
 });
 
 test('a one-off --json whose settings, credentials and page pass the checks compiled from the schemas loads no zod', async () => {

@@ -15,6 +15,7 @@ import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
 import { count, counted } from '../../text/count.js';
+import { stringify } from 'csv-stringify/sync';
 
 /** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
@@ -295,9 +296,6 @@ export async function createCsvWriter(deps: Deps, options: WriterOptions): Promi
   // terminal does: cells are made safe wherever they go. --csv-raw writes the exact text, except
   // to a terminal.
   const shown = raw && !deps.io.stdoutIsTTY ? (v: string) => v : safeText;
-  // csv-stringify is loaded for CSV alone: the verb's module is on every one-off's start-up path
-  // (a --json one-off loaded it for nothing; bench/startup.mjs).
-  const { stringify } = await import('csv-stringify/sync');
   let header = true;
   const flush = async (orders: OrderRecord[]) => {
     const text = stringify(orders as Record<string, unknown>[], {
