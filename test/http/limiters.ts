@@ -3,7 +3,7 @@
  * request's arrival whether it is within the limit, and answers with the headers its kind sends.
  * Also virtual time, and a batch driven through the limiter against one of them.
  */
-import { createAdaptiveLimiter, type Outcome } from '../../src/http/adaptive.js';
+import { createAdaptiveLimiter, type Outcome, type Permit } from '../../src/http/adaptive.js';
 
 /** Whether a request is accepted, and the headers of its answer. */
 export interface Decision {
@@ -188,7 +188,7 @@ export interface BatchRun {
 /**
  * `concurrency` workers file `rows` rows: each asks the limiter for a permit, reaches the server
  * after half the latency (the server decides on arrival), is answered after the other half; a
- * refused row asks for a permit again at once, as the HTTP client does (a 429 did nothing).
+ * refused row asks for a permit again at once with the refused one, as the HTTP client does (a 429 did nothing).
  */
 export async function runBatch(batch: Batch): Promise<BatchRun> {
   const clock = virtualTime();
@@ -207,8 +207,10 @@ export async function runBatch(batch: Batch): Promise<BatchRun> {
   const worker = async () => {
     while (next < batch.rows) {
       next++;
+      let refused: Permit | undefined;
       for (;;) {
-        const permit = await limiter.acquire();
+        const permit = await limiter.acquire(undefined, refused);
+        refused = permit;
         run.starts.push({ at: clock.now(), rate: limiter.snapshot().rate });
         run.peakInFlight = Math.max(run.peakInFlight, ++inFlight);
         permit.sent();
