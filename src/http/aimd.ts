@@ -95,14 +95,18 @@ export class AimdRate {
     if (!mark && this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
     if (start < this.decreasedAt + this.interval()) return false;
     if (mark && this.slowStart) this.leaveSlowStart(rate);
-    else if (mark) this.decrease(t, rate * BACKOFF_RATIO);
+    else if (mark) {
+      this.lastRefused = rate;
+      this.decrease(t, rate * BACKOFF_RATIO);
+    }
     if (mark) return false;
     const timeout = this.refusedInRow++ >= 1;
     const first = !this.edge;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
     if (first) this.ssthresh = 0;
-    if (this.resumed) this.ssthresh = rate / 2;
-    else if (timeout && this.ssthresh === 0) this.ssthresh = this.edge.before;
+    if (!timeout) this.ssthresh = 0;
+    else if (this.resumed) this.ssthresh = rate / 2;
+    else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
     this.resumed = false;
     // Past the edge a server accepts at its limit: what it accepted since (a round trip later), plus one, bounds it.
     const delivered = ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start);
@@ -112,7 +116,7 @@ export class AimdRate {
     return timeout;
   }
   private decrease(t: number, rate: number): void {
-    this.set(rate);
+    this.set(rate, t);
     this.slowStart = false;
     this.clean = 0;
     this.probed = 0;
