@@ -103,7 +103,6 @@ export class AimdRate {
     const timeout = this.refusedInRow++ >= 1;
     const first = !this.edge;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
-    if (first) this.ssthresh = 0;
     if (!timeout) this.ssthresh = 0;
     else if (this.resumed) this.ssthresh = rate / 2;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
