@@ -34,6 +34,7 @@ export class AimdRate {
   private resumed = false;
   private increasedAt = Number.NEGATIVE_INFINITY;
   private decreasedAt = Number.NEGATIVE_INFINITY;
+  private markedAt = Number.NEGATIVE_INFINITY;
   /** Answers accepted to requests sent since the last decrease; of them past the rate refused; refusals since the last of them. */
   private clean = 0;
   private probed = 0;
@@ -95,9 +96,12 @@ export class AimdRate {
     if (!mark && this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
     if (start < this.decreasedAt + this.interval()) return false;
     if (mark && this.slowStart) this.leaveSlowStart(rate);
-    else if (mark) {
+    else if (mark && t >= this.markedAt + this.srtt) {
+      // Once a round trip, and not a decrease: a refusal after it still counts.
+      this.markedAt = t;
       this.lastRefused = rate;
-      this.decrease(t, rate * BACKOFF_RATIO);
+      this.set(rate * BACKOFF_RATIO, t);
+      this.probed = 0;
     }
     if (mark) return false;
     const timeout = this.refusedInRow++ >= 1;

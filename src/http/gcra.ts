@@ -20,8 +20,21 @@ export class Gcra {
     readonly now: () => number,
     private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
   ) {}
+  /** The turn of the last request to ask: requests leave in the order they asked (a late timer never lets a later one pass). */
+  private turn: Promise<void> = Promise.resolve();
   /** Waits until a request conforms at the interval `intervalOf()` reads (ms) and lets it go; true if the spacing made it wait. */
   async wait(intervalOf: () => number, signal?: AbortSignal): Promise<boolean> {
+    const before = this.turn;
+    let done = () => {};
+    this.turn = new Promise<void>((resolve) => (done = resolve));
+    try {
+      await until(before, signal);
+      return await this.conform(intervalOf, signal);
+    } finally {
+      done();
+    }
+  }
+  private async conform(intervalOf: () => number, signal?: AbortSignal): Promise<boolean> {
     let waited = false;
     for (;;) {
       signal?.throwIfAborted();
@@ -29,14 +42,7 @@ export class Gcra {
       const interval = intervalOf();
       const fine = interval >= FINE_MS;
       if (fine && this.unwritten > 0) {
-        await new Promise<void>((resolve, reject) => {
-          const onAbort = () => reject(signal?.reason);
-          signal?.addEventListener('abort', onAbort, { once: true });
-          this.writeWaiters.push(() => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve();
-          });
-        });
+        await until(new Promise<void>((resolve) => this.writeWaiters.push(resolve)), signal);
         continue;
       }
       const due = Math.max(this.pausedUntil, this.last + interval);
@@ -61,4 +67,17 @@ export class Gcra {
     this.unwritten--;
     for (const wake of this.writeWaiters.splice(0)) wake();
   }
+}
+
+/** `promise`, or a rejection with the signal's reason when it aborts first. */
+function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
+  if (!signal) return promise;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }

@@ -149,6 +149,33 @@ describe('the batch limiter, rule by rule', () => {
     expect(s.limiter.snapshot().inFlight).toBe(0);
   });
 
+  it('lets requests go in the order they asked, whichever timer fires first (orders list waits on the page it asked for first)', async () => {
+    let t = 0;
+    const timers: { at: number; wake: () => void }[] = [];
+    const limiter = createAdaptiveLimiter({
+      maxConcurrency: 4,
+      maxRate: 10,
+      now: () => t,
+      // A timer list that fires the newest first: a later request's sleep may end before an earlier one's.
+      sleep: (ms) => new Promise<void>((wake) => timers.push({ at: t + ms, wake })),
+    });
+    (await limiter.acquire()).sent();
+    const order: string[] = [];
+    for (const name of ['first', 'second', 'third'])
+      void limiter.acquire().then((p) => {
+        order.push(name);
+        p.sent();
+      });
+    for (let i = 0; i < 20 && order.length < 3; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const timer = timers.pop();
+      if (!timer) continue;
+      t = Math.max(t, timer.at);
+      timer.wake();
+    }
+    expect(order).toEqual(['first', 'second', 'third']);
+  });
+
   it('lets the next request go only once the one before was written (or ended unwritten), the interval counted from the write', async () => {
     const s = stepped({ maxRate: 10 });
     const first = await s.limiter.acquire();

@@ -170,7 +170,7 @@ export interface Batch {
   /** After this many rows were filed, the server's limit becomes `changeTo`. */
   changeAfter?: number;
   changeTo?: number;
-  /** Seeds the timers' lateness. */
+  /** Seeds the timers' lateness (by the millisecond they are due in). */
   seed?: number;
 }
 
@@ -192,14 +192,17 @@ export interface BatchRun {
  */
 export async function runBatch(batch: Batch): Promise<BatchRun> {
   const clock = virtualTime();
-  const random = seeded(batch.seed ?? 44);
   const late = batch.lateMs ?? 0;
+  // How late the event loop is at each millisecond: every timer due in it fires that late, as Node's
+  // timers of one moment fire together (a per-timer draw would let racing waiters pick the least late).
+  const seed = batch.seed ?? 44;
+  const lateness = (at: number) => (late * (Math.imul(Math.floor(at) ^ seed, 2654435761) >>> 0)) / 2 ** 32;
   const server = batch.server(clock.now);
   const limiter = createAdaptiveLimiter({
     maxConcurrency: batch.concurrency,
     maxRate: batch.maxRate,
     now: clock.now,
-    sleep: (ms, signal) => clock.sleep(ms + random() * late, signal),
+    sleep: (ms, signal) => clock.sleep(ms + lateness(clock.now() + ms), signal),
   });
   const run: BatchRun = { acceptedAt: [], refusedAt: [], starts: [], peakInFlight: 0, snapshot: limiter.snapshot() };
   let next = 0;
