@@ -71,9 +71,9 @@ class StoppedBeforeSending extends Error {}
  */
 function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => void): RequestLimiter {
   return {
-    async acquire(): Promise<Permit> {
+    async acquire(_signal, retryOf): Promise<Permit> {
       try {
-        const permit = await limiter.acquire(stop);
+        const permit = await limiter.acquire(stop, retryOf);
         onLeave?.();
         return permit;
       } catch (error) {

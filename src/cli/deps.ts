@@ -239,7 +239,7 @@ export function createDeps(init: DepsInit): Deps {
     timers,
     now,
     sleep,
-    pace: injected ? { now, sleep, sleepExact: sleep } : realPaceClock,
+    pace: injected ? { now, sleep } : realPaceClock,
     // Bidi controls and invisible characters never reach a terminal raw, whatever path forgot safeText
     // (src/text/safe.ts); stdout to a pipe stays exact.
     out: (text) => {

@@ -34,76 +34,29 @@ export function sleepOn(timers: Timers): (ms: number, signal?: AbortSignal) => P
 }
 
 /**
- * The clock and sleeps the pacing of many requests goes by (src/http/adaptive.ts). A strict limiter
- * such as nginx's `limit_req` without burst refuses a request that comes a millisecond early, and at
- * 40/s a timer that fires a millisecond late costs 4 % of the rate: the wall clock (`Date.now`, whole
- * milliseconds) and a plain timer (early after a busy turn, so the wait ends in another timer that
- * is rounded up to a millisecond; docs/benchmarks.md#figures-behind-the-code) are too coarse for that.
+ * The clock and sleep the pacing of many requests goes by (src/http/adaptive.ts): the monotonic
+ * clock, finer than the wall clock's whole milliseconds, and plain timers. GCRA's due times are
+ * read on it (src/http/gcra.ts); a timer that fires late is not made up, and the rate controller
+ * settles the pace where the server's limit is.
  */
 export interface PaceClock {
   /** Milliseconds since the epoch, to a fraction of a millisecond. */
   now(): number;
-  /** A plain timer: for pauses, where a millisecond either way does not matter. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** Waits until exactly `ms` have passed on `now` (within a few microseconds). */
-  sleepExact(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** The clock `sleepExactOn` reads and the timers it sets; `setImmediate` runs a function after the I/O of this turn. */
-export interface FineTimers extends Timers {
-  setImmediate(fn: () => void): unknown;
-  clearImmediate(handle: unknown): void;
-}
-
-/** The last stretch of an exact sleep spent turning the event loop instead of on a timer (ms). */
-const EXACT_TURNS_MS = 1;
-
-/**
- * A sleep that ends when `timers.now()` reaches its time, not before and hardly after: a timer for all
- * but the last millisecond (set again when it fires early), then turns of the event loop (I/O is still
- * served between them) until the time. What the turns cost in CPU: docs/benchmarks.md#current-figures
- * (at a strict limiter). Aborting `signal` rejects with its reason.
- */
-export function sleepExactOn(timers: FineTimers): (ms: number, signal?: AbortSignal) => Promise<void> {
-  return (ms, signal) =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-      const until = timers.now() + ms;
-      let timer: unknown;
-      let turn: unknown;
-      const onAbort = () => {
-        if (timer !== undefined) timers.clearTimeout(timer);
-        if (turn !== undefined) timers.clearImmediate(turn);
-        reject(signal?.reason ?? new Error('aborted'));
-      };
-      const check = () => {
-        timer = turn = undefined;
-        const left = until - timers.now();
-        if (left <= 0) {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        } else if (left > EXACT_TURNS_MS) timer = timers.setTimeout(check, left - EXACT_TURNS_MS);
-        else turn = timers.setImmediate(check);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      check();
-    });
 }
 
 /** When the process started, on the epoch: read on the first pacing, not at start-up. */
 let origin: number | undefined;
 
-/** The real pacing clock: the monotonic clock counted from the process's start on the epoch. */
-const fineTimers: FineTimers = {
+/** The real pacing clock's timers: the monotonic clock counted from the process's start on the epoch. */
+const fineTimers: Timers = {
   now: () => (origin ??= performance.timeOrigin) + performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-  setImmediate: (fn) => setImmediate(fn),
-  clearImmediate: (handle) => clearImmediate(handle as NodeJS.Immediate),
 };
 
 /** The pacing clock of a real run. */
-export const realPaceClock: PaceClock = { now: fineTimers.now, sleep: sleepOn(fineTimers), sleepExact: sleepExactOn(fineTimers) };
+export const realPaceClock: PaceClock = { now: fineTimers.now, sleep: sleepOn(fineTimers) };
 
 /** A time limit on a piece of work, kept by a run's timers (see `startDeadline`). */
 export interface Deadline {

@@ -1,8 +1,8 @@
 /**
  * The HTTP core: one keep-alive connection pool (undici's Agent; see transport.ts), JSON bodies,
  * bearer tokens, the retry policy of the method, a pause after a 429 that every unpaced request of
- * the client waits out (a batch's requests are paced by its limiter instead, which pauses them all
- * itself: adaptive.ts), and redacted traces. What a failure or an error answer means for the
+ * the client waits out (a batch's requests are paced by its limiter instead, which holds the
+ * refused request's retry for its Retry-After and lowers the pace: adaptive.ts), and redacted traces. What a failure or an error answer means for the
  * request is decided in fate.ts and answer.ts; the request itself is built in outgoing.ts.
  */
 import type { z } from 'zod';
@@ -52,8 +52,8 @@ export interface HttpRequest {
   timeoutMs?: number;
   /**
    * Paces this request with an adaptive limiter (a batch shares one across its requests): every
-   * attempt waits for a permit and reports its answer; the limiter's pause replaces the client's
-   * own wait after a 429, and no notice is printed per 429 (the caller shows the limiter's state).
+   * attempt waits for a permit and reports its answer; the limiter's hold on the retry replaces the
+   * client's own wait after a 429, and no notice is printed per 429 (the caller shows the limiter's state).
    */
   limiter?: RequestLimiter;
   /**
@@ -247,8 +247,9 @@ export class HttpClient {
     const maxRetries = req.retry === 'never' ? 0 : (this.options.maxRetries ?? 4);
     const token = req.auth !== false ? await this.requireTokens().get(url) : undefined;
     const run: Run = { req, url, token, attempt: 0, maxRetries, refreshed: false };
+    let permit: Permit | undefined;
     for (;;) {
-      const permit = req.limiter ? await req.limiter.acquire(req.signal) : undefined;
+      permit = req.limiter ? await req.limiter.acquire(req.signal, permit) : undefined;
       if (!permit) await this.waitForPause(req.signal);
       let res: RawResponse;
       try {
@@ -306,7 +307,7 @@ export class HttpClient {
     if (!retryable || run.attempt >= run.maxRetries) return false;
     run.attempt++;
     if (paced) {
-      // The limiter pauses every request for Retry-After (or its own backoff) before the next permit.
+      // The limiter holds the retry's permit for Retry-After (the other requests go on at its lower pace).
       this.options.trace?.(`${req.method} ${url.pathname} answered ${res.status}; the limiter waits before trying again`);
       return true;
     }

@@ -14,7 +14,7 @@ import { PATHS } from '../api/service.js';
 import { ApiError, ExitCode, InterruptedError, NetworkError, OpcliError } from '../core/errors.js';
 import { ordersPageShell, ordersQuery } from '../core/schema-checks.js';
 import type { PaceClock } from '../core/timers.js';
-import { createAdaptiveLimiter, type RequestLimiter } from '../http/adaptive.js';
+import { createAdaptiveLimiter, type Permit, type RequestLimiter } from '../http/adaptive.js';
 import { clause, type HttpClient, type HttpRequest, readBody, wouldRecur } from '../http/client.js';
 import { backoffDelay, formatWait, shouldRetryStatus } from '../http/retry.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
@@ -229,8 +229,8 @@ export function pageWalk(start?: string): { check(page: WalkedPage): void } {
 // The pace of `orders list --all` / `--limit`: one adaptive limiter (src/http/adaptive.ts) for the
 // page requests of a run. Pages follow cursors, so at most two are in flight (the page in hand and
 // the one guessed ahead from pageCursors) and more slots could not help; what the limiter adds is
-// the rate: after a 429 or 503 it pauses (Retry-After when sent), then paces just under what the
-// server accepted, and RateLimit-* / X-RateLimit-* headers slow it before the budget runs out.
+// the rate (src/http/aimd.ts): a refused page is asked again after its Retry-After, the pace steps
+// down and finds the server's limit again, and a stated RateLimit-Policy sets it from the first page.
 
 /** Pages in flight at once: the page being asked for and the one guessed ahead. */
 export const PAGES_IN_FLIGHT = 2;
@@ -240,13 +240,14 @@ export const PAGES_IN_FLIGHT = 2;
  * for again, in the words the HTTP core used before pages were paced (stderr keeps its lines).
  */
 export function createPageLimiter(deps: { pace: PaceClock }, options: { rate?: number; onNotice?: (text: string) => void } = {}): RequestLimiter {
-  const { now, sleep, sleepExact } = deps.pace;
-  const inner = createAdaptiveLimiter({ maxConcurrency: PAGES_IN_FLIGHT, maxRate: options.rate, now, sleep, sleepExact });
+  const inner = createAdaptiveLimiter({ maxConcurrency: PAGES_IN_FLIGHT, maxRate: options.rate, ...deps.pace });
+  /** The limiter's permit behind each one handed out, for a retry's Retry-After. */
+  const inners = new WeakMap<Permit, Permit>();
   return {
     snapshot: () => inner.snapshot(),
-    async acquire(signal) {
-      const permit = await inner.acquire(signal);
-      return {
+    async acquire(signal, retryOf) {
+      const permit = await inner.acquire(signal, retryOf && inners.get(retryOf));
+      const outer: Permit = {
         sent: () => permit.sent(),
         done(outcome) {
           permit.done(outcome);
@@ -255,6 +256,8 @@ export function createPageLimiter(deps: { pace: PaceClock }, options: { rate?: n
           options.onNotice?.(`GET ${PATHS.orders} answered ${outcome.status}; retrying${wait > 0 ? ` in ${formatWait(wait)}` : ''}\n`);
         },
       };
+      inners.set(outer, permit);
+      return outer;
     },
   };
 }

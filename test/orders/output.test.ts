@@ -239,8 +239,10 @@ describe('footer and progress', () => {
   });
 
   test('--all on a terminal shows orders, pages, rate and total on stderr; nothing on a pipe', async () => {
+    // Time moves with every reading of the clock (the pacing reads it a few times a page): 50 ms a
+    // reading keeps this short run under the 10 s after which a pipe gets a plain progress sentence.
     let t = 0;
-    const now = () => (t += 250);
+    const now = () => (t += 50);
     const tty = await runOpcli(['orders', 'list', '--all', '--jsonl', '--size', '10'], { env, now, tty: true });
     expect(tty.code).toBe(0);
     expect(tty.stderr).toMatch(/\r\x1b\[2K\d+ of 45 orders · \d+ pages? · \d+ orders\/s/);

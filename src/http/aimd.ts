@@ -1,0 +1,147 @@
+/**
+ * The rate of a paced batch, from published designs (the rules: docs/http.md#rate-limits): TCP slow
+ * start (RFC 5681) and NewReno's one decrease a round trip (RFC 6582); AIMD with concurrency-limits'
+ * backoffRatio; BIC's binary search and max probing; BBR's delivery rate after DupThresh refusals;
+ * RFC 6298's back-off; HyStart's exit and ECN's mark on a spent budget; the AWS SDK's cap of twice the
+ * accepted rate. No I/O: every method takes the time (ms) it is told.
+ */
+/** concurrency-limits' `backoffRatio`: the rate after a refusal, as a share of the rate refused. */
+const BACKOFF_RATIO = 0.9;
+/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it, the step doubling every PROBE_ANSWERS past it. */
+const PLATEAU = 0.98;
+const BINARY_ANSWERS = 8;
+const EPOCH_ANSWERS = 150;
+const PROBE_ANSWERS = 30;
+/** Answers accepted at a rate before a refusal there costs a step of BACKOFF_RATIO rather than a halving. */
+const CLEAN_ANSWERS = 8;
+/** The AWS SDK's `minFillRate` (requests a second). */
+const MIN_RATE = 0.5;
+/** Slow start's first rate at most (requests a second), and RFC 5681's initial window (requests a round trip). */
+const INITIAL_RATE = 20;
+const INITIAL_WINDOW = 2;
+/** RFC 5681's DupThresh (refusals within a round trip: a spent burst) and RFC 6298's α (a new round trip's weight). */
+const DUP_THRESH = 3;
+const RTT_ALPHA = 1 / 8;
+
+export class AimdRate {
+  /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
+  rate: number | undefined;
+  lastRefused: number | undefined;
+  private srtt = 0;
+  private slowStart = true;
+  /** After a timeout, slow start again up to this (0: none). */
+  private ssthresh = 0;
+  private resumed = false;
+  private increasedAt = Number.NEGATIVE_INFINITY;
+  private decreasedAt = Number.NEGATIVE_INFINITY;
+  private markedAt = Number.NEGATIVE_INFINITY;
+  /** Answers accepted to requests sent since the last decrease; of them past the rate refused; refusals since the last of them. */
+  private clean = 0;
+  private probed = 0;
+  private refusedInRow = 0;
+  /** When the first answer came, the accepted answers of the last second, and the ceiling (a stated policy, `--rate`). */
+  private firstAnswer: number | undefined;
+  private readonly accepts: number[] = [];
+  private ceiling: number | undefined;
+  /** A run of refusals: its first refused request's send and answer times, what was accepted and refused since, the second before it. */
+  private edge: { start: number; at: number; accepted: number; refused: number; before: number } | undefined;
+  constructor(private readonly maxRate: number | undefined) {
+    this.ceiling = maxRate;
+    if (maxRate !== undefined) this.leaveSlowStart(maxRate);
+  }
+  interval(): number {
+    return this.rate === undefined ? 0 : 1000 / this.rate;
+  }
+  /** Any answer to a request sent at `start`, at `t`: the round trip, and the first rate. */
+  answered(start: number, t: number): void {
+    this.srtt = this.firstAnswer === undefined ? t - start : this.srtt + RTT_ALPHA * (t - start - this.srtt);
+    this.firstAnswer ??= t;
+    if (this.rate !== undefined) return;
+    this.set(Math.min(INITIAL_RATE, (INITIAL_WINDOW * 1000) / Math.max(1, this.srtt)));
+    this.increasedAt = t;
+  }
+  /** A request that failed without an answer: the first rate, if none yet. */
+  unanswered(): void {
+    if (this.rate === undefined) this.set(INITIAL_RATE);
+  }
+  /** An accepted answer to a request sent at `start`, at `t`; `limited`: the pace held work back. */
+  accepted(start: number, t: number, limited: boolean): void {
+    this.accepts.push(t);
+    if (this.edge && start >= this.edge.start) this.edge.accepted++;
+    if (start < this.decreasedAt) return;
+    this.refusedInRow = 0;
+    if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
+    if (this.rate === undefined || !limited) return;
+    if (this.slowStart || this.rate < this.ssthresh) {
+      // Twice the rate once a round trip: on the first answer to a request sent since the last doubling.
+      if (start < this.increasedAt) return;
+      this.increasedAt = t;
+      this.resumed = !this.slowStart;
+      this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
+      return;
+    }
+    const last = this.lastRefused ?? this.rate;
+    if (this.rate > last) this.probed++;
+    const step = ((1 - PLATEAU) * last * 2 ** Math.floor(this.probed / PROBE_ANSWERS)) / EPOCH_ANSWERS;
+    this.set(this.rate + Math.max(step, (PLATEAU * last - this.rate) / BINARY_ANSWERS), t);
+  }
+  private lastSecond(t: number): number {
+    const a = this.accepts;
+    while (a.length > 0 && (a[0] as number) <= t - 1000) a.shift();
+    return a.length;
+  }
+  /** A refusal (`mark`: a budget said to be spent) of a request sent at `start`, at `t`; true for a timeout. One sent within an interval of the last decrease was spaced by the rate before it. */
+  refused(start: number, t: number, mark = false): boolean {
+    const rate = this.rate ?? INITIAL_RATE;
+    if (!mark && this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    if (start < this.decreasedAt + this.interval()) return false;
+    if (mark && this.slowStart) this.leaveSlowStart(rate);
+    else if (mark && t >= this.markedAt + this.srtt) {
+      // Once a round trip, and not a decrease: a refusal after it still counts.
+      this.markedAt = t;
+      this.lastRefused = rate;
+      this.set(rate * BACKOFF_RATIO, t);
+      this.probed = 0;
+    }
+    if (mark) return false;
+    const timeout = this.refusedInRow++ >= 1;
+    const first = !this.edge;
+    this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
+    if (!timeout) this.ssthresh = 0;
+    else if (this.resumed) this.ssthresh = rate / 2;
+    else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
+    this.resumed = false;
+    // Past the edge a server accepts at its limit: what it accepted since (a round trip later), plus one, bounds it.
+    const delivered = ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start);
+    const limit = first || !(timeout || this.edge.refused >= DUP_THRESH) ? rate : delivered;
+    this.lastRefused = Math.max(MIN_RATE, Math.min(rate, limit));
+    this.decrease(t, Math.min(timeout ? limit : rate, rate * (this.slowStart || this.clean < CLEAN_ANSWERS ? 0.5 : BACKOFF_RATIO)));
+    return timeout;
+  }
+  private decrease(t: number, rate: number): void {
+    this.set(rate, t);
+    this.slowStart = false;
+    this.clean = 0;
+    this.probed = 0;
+    this.decreasedAt = t;
+  }
+  /** A stated policy of `rate` requests a second: the pace starts there, and never passes it. */
+  stated(rate: number): void {
+    const ceiling = Math.min(rate, this.maxRate ?? rate);
+    if (this.ceiling === ceiling) return;
+    this.ceiling = ceiling;
+    if (this.slowStart || this.rate === undefined || this.rate > ceiling) this.leaveSlowStart(ceiling);
+  }
+  /** Paces at `rate`, as if last refused there. */
+  private leaveSlowStart(rate: number): void {
+    this.slowStart = false;
+    this.lastRefused = rate;
+    this.set(rate);
+  }
+  /** Sets the rate: at most the ceiling and, once refused (at `t`), twice what the server accepted lately (the AWS SDK's cap). */
+  private set(rate: number, t?: number): void {
+    const since = t === undefined ? 0 : Math.min(1000, Math.max(1, t - (this.firstAnswer ?? t)));
+    const measured = t === undefined || this.lastRefused === undefined ? rate : Math.max(INITIAL_RATE, (2000 * this.lastSecond(t)) / since);
+    this.rate = Math.max(MIN_RATE, Math.min(rate, measured, this.ceiling ?? rate));
+  }
+}

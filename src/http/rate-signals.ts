@@ -1,0 +1,44 @@
+/**
+ * A server's rate signals in every form: `Retry-After` (RFC 9110), `RateLimit-Policy` and the combined
+ * `RateLimit` field (draft-ietf-httpapi-ratelimit-headers, before and from draft 07), `RateLimit-*`
+ * (drafts 00-02) and `X-RateLimit-*`.
+ */
+import { parseRetryAfter } from './retry.js';
+
+export interface RateSignals {
+  /** The pause a refusal asks for (ms), the rate a policy states (a second), the budget's size and what is left. */
+  retryAfterMs?: number;
+  policyRate?: number;
+  limit?: number;
+  remaining?: number;
+}
+
+const number = (text?: string) => (text !== undefined && /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : undefined);
+
+/** The `k=v` parameters of a structured field (split on `;` or `,`), keys in lower case, the first of each kept. */
+function params(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [, key = '', value = ''] of text.matchAll(/([^;,=\s]+)\s*=\s*([^;,]*)/g))
+    if (!out.has(key.toLowerCase())) out.set(key.toLowerCase(), value.trim());
+  return out;
+}
+
+/** The tightest rate of a policy's items: `100;w=60` (the quota first) or `"name";q=100;w=60`. */
+function policyRate(text = ''): number | undefined {
+  const rates = text.split(',').map((item) => (number(params(item).get('q')) ?? number(item.split(';')[0]) ?? 0) / (number(params(item).get('w')) ?? 1));
+  const valid = rates.filter((rate) => rate > 0 && Number.isFinite(rate));
+  return valid.length > 0 ? Math.min(...valid) : undefined;
+}
+
+/** Reads every rate signal of an answer's headers (names in lower case) at `now`; `maxRetryAfterMs` caps the pause. */
+export function readRateSignals(headers: Record<string, string> | undefined, now: number, maxRetryAfterMs: number): RateSignals {
+  if (!headers) return {};
+  const combined = params(headers.ratelimit ?? '');
+  return {
+    retryAfterMs: parseRetryAfter(headers['retry-after'], now, maxRetryAfterMs),
+    policyRate: policyRate(headers['ratelimit-policy']),
+    limit: number(combined.get('limit')) ?? number(headers['ratelimit-limit']) ?? number(headers['x-ratelimit-limit']),
+    remaining:
+      number(combined.get('remaining')) ?? number(combined.get('r')) ?? number(headers['ratelimit-remaining']) ?? number(headers['x-ratelimit-remaining']),
+  };
+}
