@@ -320,10 +320,15 @@ describe('faults during a batch', () => {
     writeRows(path, 60);
     sandbox.setFaults([
       { method: 'POST', path: '/v1/claims/offline', status: 429, retryAfter: 1, after: 10, count: 2 },
-      { method: 'POST', path: '/v1/claims/offline', status: 503, after: 15, count: 2 },
+      // A 503 and a timeout each close the outage gate until a probe and one row let through say
+      // the service is back: each comes alone, far from its twin, so the row let through never
+      // meets the second (that would stop the batch, exit 1, however the requests interleave).
+      { method: 'POST', path: '/v1/claims/offline', status: 503, after: 15, count: 1 },
+      { method: 'POST', path: '/v1/claims/offline', status: 503, after: 40, count: 1 },
       { method: 'POST', path: '/v1/claims/offline', phase: 'after', status: 500, after: 20, count: 2 },
       { method: 'POST', path: '/v1/claims/offline', phase: 'after', drop: true, after: 25, count: 2 },
-      { method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 1500, after: 30, count: 2 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 1500, after: 30, count: 1 },
+      { method: 'POST', path: '/v1/claims/offline', phase: 'after', latencyMs: 1500, after: 50, count: 1 },
     ]);
     // opcli's timeout runs on real timers, the sandbox's latency on the virtual clock: an answer held
     // for its latency stays held (the clock stands) until opcli has given up on it and journaled the
