@@ -32,6 +32,8 @@ import { type IntentLine, type NewIntent, type OutcomeLine, type ReadLine, type 
 import { orderTerm, standingOfKey } from '../claims/record-index.js';
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
+import type { RunRow } from './import.js';
+import type { IntentRow, OutcomeRow } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -80,8 +82,15 @@ const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source
 
 /** The questions of the record of claims, each served by an index (test/record-pg/claims.test.ts checks the plans). */
 export const CLAIM_QUESTIONS = {
-  /** Every attempt of one key: intents_one_attempt. */
-  byKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = $3 ORDER BY i.attempt`,
+  /**
+   * Every attempt of one key (intents_one_attempt), each row with the key's set-aside notes
+   * (notes_by_key: a file record's torn line `record import` copied), one row of nulls when the key
+   * has notes and no attempt.
+   */
+  byKey: `WITH n AS (SELECT json_agg(json_build_object('filing', n.filing, 'at', n.at, 'user', coalesce(n.os_user, n.author), 'detail', n.detail) ORDER BY n.id)
+      AS set_aside FROM opcli.notes n WHERE n.kind = 'set-aside' AND n.origin = $1 AND n.store_id = $2 AND n.key = $3)
+    SELECT a.*, n.set_aside FROM n LEFT JOIN LATERAL (${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = $3) a ON true
+     ORDER BY a.attempt`,
   /** Every attempt of the key of the last claim with a similarity fingerprint, in one round trip: intents_by_similarity, then intents_one_attempt. */
   lastOfSimilarity: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = (SELECT s.key FROM opcli.intents s
     WHERE s.origin = $1 AND s.store_id = $2 AND s.similarity = $3 AND s.kind = 'claim' ORDER BY s.id DESC LIMIT 1) ORDER BY i.attempt`,
@@ -116,7 +125,7 @@ function claimsInOrder(keys: boolean): string {
 }
 
 /** A run's details, kept for its rows. */
-interface RunDetails {
+export interface RunDetails {
   profile: string;
   source: string;
   journal?: string;
@@ -124,19 +133,99 @@ interface RunDetails {
 }
 
 /** Where the record is and who writes it: the store, and this computer's user and host. */
-interface Scope {
+export interface Scope {
   origin: string;
   storeId: string;
 }
 
-/** A store as the database keys it: its origin and store ('-' for none, so the unique key holds: as the file names it). */
+/** A store as the database keys it: its origin and store ('-' for none, so the unique key holds; as the gift card ledger's rows name it). */
 export function scopeOf(store: RecordStore): Scope {
   return { origin: store.origin ?? '-', storeId: store.storeId ?? '-' };
 }
 
-/** Where a key stands, from its attempt rows, by the one rule (src/record/outcome.ts through standingOfKey). */
-function standingOf(rows: AttemptRow[]): RecordHit | undefined {
-  return standingOfKey(rows.flatMap(linesOf), undefined, (i) => i);
+/** The object without its undefined members (a row's detail, as JSON would write it). */
+function defined(value: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
+}
+
+/** An intent as it is written or copied: a new one with its time and author, or a file record's line. */
+type ClaimIntent = NewIntent & { at: string; user: string; host: string; journalId?: string };
+
+/**
+ * The one layout of a claim's intent as a row of opcli.intents: the intents a run writes
+ * (insertIntents) and those `opcli record import` copies from a file record are the same rows, so
+ * every question (by key, similarity, customer, run and line, row key) finds both alike.
+ */
+export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails): Omit<IntentRow, 'attempt'> {
+  return {
+    kind: 'claim',
+    ...scope,
+    key: l.key,
+    filing: l.issuance,
+    at: l.at,
+    run: l.run,
+    source: l.source ?? run?.source,
+    line: l.line,
+    osUser: l.user,
+    host: l.host,
+    profile: l.profile ?? run?.profile,
+    similarity: l.sim,
+    customerEmail: l.email === undefined ? undefined : emailIdentity(l.email),
+    item: l.item,
+    forced: !!l.forced,
+    detail: defined({ email: l.email, journal: l.journal ?? run?.journal, journalId: l.journalId ?? run?.journalId, row: l.row, tag: l.tag }),
+  };
+}
+
+/** The one layout of a claim's outcome as a row of opcli.outcomes (its order as `claims history --order` compares it: outcomes_by_order). */
+export function claimOutcomeRow(o: Pick<OutcomeLine, 'issuance' | 'status' | 'at' | 'sourceOrderId' | 'error'>): OutcomeRow {
+  const detail = o.sourceOrderId ? { order: orderTerm(o.sourceOrderId) } : {};
+  return { filing: o.issuance, status: o.status, at: o.at, sourceOrderId: o.sourceOrderId, error: o.error, detail };
+}
+
+/** The one layout of a batch run as a row of opcli.runs. */
+export function claimRunRow(run: string, at: string, details: RunDetails & { user: string; host: string }, scope: Scope): RunRow {
+  const { source, journal, journalId, profile, user, host } = details;
+  return { run, ...scope, source, journal, journalId, osUser: user, host, profile, at };
+}
+
+/** A set-aside note of a key, as byKey gives it. */
+interface SetAsideRow {
+  filing: string | null;
+  at: string;
+  user: string;
+  detail: { line?: number; reason?: string; issuance?: string };
+}
+
+/** Where a key stands, from its attempt rows (and set-aside notes), by the one rule (src/record/outcome.ts through standingOfKey). */
+function standingOf(rows: AttemptRow[], setAside: SetAsideRow[] = [], key = ''): RecordHit | undefined {
+  return standingOfKey(withSetAside(rows.flatMap(linesOf), setAside, key), undefined, (i) => i);
+}
+
+/**
+ * The lines of a key with its set-aside notes as the file record's set-aside lines, each after the
+ * lines written before it: the action a note names (a torn line of the file it was copied from) is
+ * an attempt that may have been sent, as the file record holds it.
+ */
+function withSetAside(lines: ReadLine[], notes: SetAsideRow[], key: string): ReadLine[] {
+  if (notes.length === 0) return lines;
+  const merged = [...lines];
+  for (const [n, note] of notes.entries()) {
+    const at = new Date(note.at).toISOString();
+    const line: ReadLine = {
+      v: 1,
+      issuance: note.filing ?? note.detail.issuance ?? `set-aside-${n}`,
+      key,
+      type: 'set-aside',
+      at,
+      user: note.user,
+      line: note.detail.line ?? 1,
+      reason: note.detail.reason ?? 'set aside',
+    };
+    const after = merged.findIndex((l) => 'at' in l && l.at > at);
+    merged.splice(after === -1 ? merged.length : after, 0, line);
+  }
+  return merged;
 }
 
 /** An attempt row as the file record's lines: its intent, then its outcomes. */
@@ -184,7 +273,7 @@ export class DatabaseClaimRecord {
   private readonly runs = new Map<string, RunDetails>();
   /** A run's row, written by the next transaction (before its intents). */
   private pendingRuns: { run: string; at: string; details: RunDetails }[] = [];
-  private pendingOutcomes: { filing: string; status: OutcomeLine['status']; at: string; sourceOrderId?: string; error?: string }[] = [];
+  private pendingOutcomes: Pick<OutcomeLine, 'issuance' | 'status' | 'at' | 'sourceOrderId' | 'error'>[] = [];
   /** The transactions, one after the other. */
   private chain: Promise<unknown> = Promise.resolve();
   /** The first failure of the database: every later write and question fails with it. */
@@ -235,18 +324,21 @@ export class DatabaseClaimRecord {
     }
   }
 
-  /** The attempts of one key, as the database has them. */
-  private async attemptsOf(key: string): Promise<AttemptRow[]> {
+  /** The attempts of one key, and its set-aside notes, as the database has them. */
+  private async attemptsOf(key: string): Promise<{ rows: AttemptRow[]; setAside: SetAsideRow[] }> {
     // A prepared statement (named): a batch asks it of every row, parsed and planned once per connection.
     const values = [this.scope.origin, this.scope.storeId, key];
-    return this.ask(async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-by-key', text: CLAIM_QUESTIONS.byKey, values })).rows);
+    const rows = await this.ask(
+      async (c) => (await c.query<AttemptRow & { set_aside: SetAsideRow[] | null }>({ name: 'opcli-claims-by-key', text: CLAIM_QUESTIONS.byKey, values })).rows,
+    );
+    return { rows: rows.filter((r) => r.id !== null), setAside: rows[0]?.set_aside ?? [] };
   }
 
   /** Where a key stands in the database (undefined: never filed), by the one rule. */
   private async hitOf(key: string, remember: boolean): Promise<RecordHit | undefined> {
-    const rows = await this.attemptsOf(key);
+    const { rows, setAside } = await this.attemptsOf(key);
     if (remember) this.remember(key, Math.max(0, ...rows.map((r) => r.attempt)));
-    return standingOf(rows);
+    return standingOf(rows, setAside, key);
   }
 
   private remember(key: string, attempt: number): void {
@@ -295,7 +387,7 @@ export class DatabaseClaimRecord {
 
   /** Queues an outcome (written with the next group, or by close). */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
-    this.pendingOutcomes.push({ filing: o.issuance, status: o.status, at: new Date(now).toISOString(), sourceOrderId: o.sourceOrderId, error: o.error });
+    this.pendingOutcomes.push({ issuance: o.issuance, status: o.status, at: new Date(now).toISOString(), sourceOrderId: o.sourceOrderId, error: o.error });
   }
 
   /** Runs `fn` in a transaction after the ones before it, with the queued run rows and outcomes first. */
@@ -325,20 +417,10 @@ export class DatabaseClaimRecord {
 
   private async insertRuns(client: ClientBase, runs: { run: string; at: string; details: RunDetails }[]): Promise<void> {
     for (const { run, at, details } of runs) {
+      const r = claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope);
       await client.query(
         'INSERT INTO opcli.runs (run, origin, store_id, source, journal, journal_id, os_user, host, profile, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        [
-          run,
-          this.scope.origin,
-          this.scope.storeId,
-          details.source,
-          details.journal ?? null,
-          details.journalId ?? null,
-          this.user,
-          this.host,
-          details.profile,
-          at,
-        ],
+        [r.run, r.origin, r.storeId, r.source, r.journal ?? null, r.journalId ?? null, r.osUser ?? null, r.host ?? null, r.profile ?? null, r.at],
       );
     }
   }
@@ -372,19 +454,19 @@ export class DatabaseClaimRecord {
     for (const l of lines) {
       const attempt = (next.get(l.key) ?? this.seen.get(l.key) ?? 0) + 1;
       next.set(l.key, attempt);
-      const run = l.run === undefined ? undefined : this.runs.get(l.run);
-      cols.key.push(l.key);
+      const r = claimIntentRow({ ...l, at, user: this.user, host: this.host }, this.scope, l.run === undefined ? undefined : this.runs.get(l.run));
+      cols.key.push(r.key);
       cols.attempt.push(attempt);
-      cols.filing.push(l.issuance);
-      cols.run.push(l.run ?? null);
-      cols.source.push(l.source ?? run?.source ?? null);
-      cols.line.push(l.line ?? null);
-      cols.profile.push(l.profile ?? run?.profile ?? null);
-      cols.sim.push(l.sim ?? null);
-      cols.email.push(l.email === undefined ? null : emailIdentity(l.email));
-      cols.item.push(l.item ?? null);
-      cols.forced.push(!!l.forced);
-      cols.detail.push(JSON.stringify({ email: l.email, journal: l.journal ?? run?.journal, journalId: run?.journalId, row: l.row, tag: l.tag }));
+      cols.filing.push(r.filing);
+      cols.run.push(r.run ?? null);
+      cols.source.push(r.source ?? null);
+      cols.line.push(r.line ?? null);
+      cols.profile.push(r.profile ?? null);
+      cols.sim.push(r.similarity ?? null);
+      cols.email.push(r.customerEmail ?? null);
+      cols.item.push(r.item ?? null);
+      cols.forced.push(!!r.forced);
+      cols.detail.push(JSON.stringify(r.detail));
     }
     const inserted = await client.query<{ filing: string }>(
       `INSERT INTO opcli.intents (kind, origin, store_id, at, os_user, host, key, attempt, filing, run, source, line, profile, similarity, customer_email, item, forced, detail)
@@ -481,11 +563,9 @@ export class DatabaseClaimRecord {
 }
 
 /** The queued outcomes, in one statement. */
-async function insertOutcomes(
-  client: ClientBase,
-  outcomes: { filing: string; status: OutcomeLine['status']; at: string; sourceOrderId?: string; error?: string }[],
-): Promise<void> {
-  if (outcomes.length === 0) return;
+async function insertOutcomes(client: ClientBase, queued: Pick<OutcomeLine, 'issuance' | 'status' | 'at' | 'sourceOrderId' | 'error'>[]): Promise<void> {
+  if (queued.length === 0) return;
+  const outcomes = queued.map(claimOutcomeRow);
   await client.query(
     `INSERT INTO opcli.outcomes (filing, status, at, source_order_id, error, detail)
      SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::jsonb[])`,
@@ -495,7 +575,7 @@ async function insertOutcomes(
       outcomes.map((o) => o.at),
       outcomes.map((o) => o.sourceOrderId ?? null),
       outcomes.map((o) => o.error ?? null),
-      outcomes.map((o) => JSON.stringify(o.sourceOrderId ? { order: orderTerm(o.sourceOrderId) } : {})),
+      outcomes.map((o) => JSON.stringify(o.detail)),
     ],
   );
 }

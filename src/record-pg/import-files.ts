@@ -19,14 +19,13 @@ import { importJournal } from '../claims/record-import.js';
 import type { RecordPlace } from '../config/record-dir.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
-import { emailIdentity } from '../core/identity.js';
 import { attemptRow, outcomeRow, scopeOf, warningRow } from '../giftcard/ledger-db.js';
 import { keyParts, Ledger, LedgerDamagedError, type LedgerRecord } from '../giftcard/ledger.js';
 import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
 import { lineAtSync } from '../record/file-lines.js';
 import { openLog } from '../record/log.js';
 import type { ImportChunk, ImportedFile, NoteRow } from './import.js';
-import type { IntentRow } from './queries.js';
+import { claimIntentRow, claimOutcomeRow, claimRunRow, type RunDetails, scopeOf as claimScope } from './claims.js';
 
 /** Rows a statement at most (each chunk is one statement a table). */
 const SLICE = 2_000;
@@ -96,42 +95,28 @@ function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: numb
     }));
 }
 
-/** The lines of a record of claims as rows: runs, intents (kind claim), outcomes, set-aside notes. */
+/**
+ * The lines of a record of claims as rows: runs, intents (kind claim), outcomes, set-aside notes,
+ * each in the layout the record of claims writes its own (src/record-pg/claims.ts claimRunRow,
+ * claimIntentRow, claimOutcomeRow), so the database's questions find a copied claim as one filed there.
+ */
 export function claimRows(lines: ReadLine[], store: RecordStore): Required<ImportChunk> {
-  const origin = store.origin ?? '';
-  const storeId = store.storeId ?? '';
+  const scope = claimScope(store);
   const rows: Required<ImportChunk> = { runs: [], intents: [], outcomes: [], notes: [] };
   const filings = new Set<string>();
+  const runs = new Map<string, RunDetails>();
   for (const r of lines) {
     if (r.type === 'run') {
-      rows.runs.push({ ...r, origin, storeId, osUser: r.user, journalId: r.journalId });
+      runs.set(r.run, r);
+      rows.runs.push(claimRunRow(r.run, r.at, r, scope));
     } else if (r.type === 'intent') {
       filings.add(r.issuance);
-      const intent: Omit<IntentRow, 'attempt'> = {
-        kind: 'claim',
-        origin,
-        storeId,
-        key: r.key,
-        filing: r.issuance,
-        at: r.at,
-        run: r.run,
-        source: r.source,
-        line: r.line,
-        osUser: r.user,
-        host: r.host,
-        profile: r.profile,
-        similarity: r.sim,
-        customerEmail: r.email === undefined ? undefined : emailIdentity(r.email),
-        item: r.item,
-        forced: r.forced,
-        detail: defined({ journal: r.journal, row: r.row, tag: r.tag }),
-      };
-      rows.intents.push(intent);
+      rows.intents.push(claimIntentRow(r, scope, r.run === undefined ? undefined : runs.get(r.run)));
     } else if (r.type === 'outcome') {
       // An outcome of no intent here is read by no one (the record's readers pass it over): it is not copied.
-      if (filings.has(r.issuance)) rows.outcomes.push({ filing: r.issuance, status: r.status, at: r.at, sourceOrderId: r.sourceOrderId, error: r.error });
+      if (filings.has(r.issuance)) rows.outcomes.push(claimOutcomeRow(r));
     } else if (r.type === 'set-aside') {
-      rows.notes.push(setAsideNote(r, filings, origin, storeId));
+      rows.notes.push(setAsideNote(r, filings, scope.origin, scope.storeId));
     }
   }
   return rows;
@@ -153,7 +138,8 @@ function setAsideNote(
     message: `line ${r.line} ${r.reason}`,
     osUser: r.user,
     at: r.at,
-    detail: { line: r.line, reason: r.reason },
+    // The issuance the line names, when it names none of this file's attempts: the file record's set-aside line has it.
+    detail: defined({ line: r.line, reason: r.reason, issuance: filings.has(r.issuance) ? undefined : r.issuance }),
   };
 }
 

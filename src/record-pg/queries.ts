@@ -18,7 +18,7 @@ import type { ClientBase } from 'pg';
 /** What a claim or credit attempt records, as the columns of opcli.intents name it. */
 export interface IntentRow {
   kind: 'claim' | 'credit';
-  /** The service API's origin, and its store ('' for none). */
+  /** The service API's origin, and its store ('-' for none: claims/scopeOf, giftcard/ledger-db scopeOf). */
   origin: string;
   storeId: string;
   key: string;

@@ -8,7 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CLAIM_QUESTIONS, DatabaseClaimRecord } from '../../src/record-pg/claims.js';
+import type { ReadLine } from '../../src/claims/record-format.js';
 import { openRecordDatabase } from '../../src/record-pg/database.js';
+import { importRecord } from '../../src/record-pg/import.js';
+import { claimRows } from '../../src/record-pg/import-files.js';
 import { setupRecord } from '../../src/record-pg/setup.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 
@@ -115,6 +118,57 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
       } finally {
         await again.close();
       }
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('a file record copied by `record import` is answered as the database’s own rows, for a store without a store id', async () => {
+    const noStore = { origin: ORIGIN, storeId: null };
+    const [k1, k2, run] = [key(), key(), `run-${randomBytes(4).toString('hex')}`];
+    const sim = randomBytes(32).toString('hex');
+    const who = { user: 'ann', host: 'ann-laptop', profile: 'default' };
+    const lines: ReadLine[] = [
+      { v: 1, type: 'run', run, at: '2026-11-02T10:00:00.000Z', ...who, source: '/data/nov.csv', journal: '/data/nov.csv.journal.jsonl', journalId: 'j9' },
+      { v: 1, type: 'intent', issuance: `${run}.2`, key: k1, at: '2026-11-02T10:00:01.000Z', run, line: 2, ...who, source: '/data/nov.csv' },
+      { v: 1, type: 'outcome', issuance: `${run}.2`, key: k1, at: '2026-11-02T10:00:02.000Z', status: 'filed', sourceOrderId: 'SO-77' },
+    ];
+    Object.assign(lines[1]!, { sim, email: 'Eve@Example.com', item: 'Kettle', row: 'row-hash-9', tag: 3, journal: '/data/nov.csv.journal.jsonl' });
+    // A crash cut the record's last line short: the intent of k2, set aside, may have left.
+    lines.push({ v: 1, type: 'set-aside', issuance: 'torn-9', key: k2, at: '2026-11-02T10:05:00.000Z', user: 'ann', line: 5, reason: 'was cut short' });
+    const db = await openRecordDatabase(
+      { url: `postgresql://${members[0]!.name}@127.0.0.1:${pg.port}/${database}`, password: members[0]!.password },
+      { env: {}, cwd: '/' },
+      { max: 1 },
+    );
+    try {
+      const chunks = async function* () {
+        yield claimRows(lines, noStore);
+      };
+      await db.withClient((c) => importRecord(c, { fileId: `test:${run}`, path: '/tmp/record.jsonl', lines: lines.length }, chunks), 'rerun');
+    } finally {
+      await db.close();
+    }
+    const r = await DatabaseClaimRecord.open(
+      { url: `postgresql://${members[1]!.name}@127.0.0.1:${pg.port}/${database}`, password: members[1]!.password },
+      { env: {}, cwd: '/' },
+      noStore,
+      undefined,
+    );
+    try {
+      const hit = await r.lookup(k1);
+      expect(hit).toMatchObject({ state: 'filed', outcome: { sourceOrderId: 'SO-77' } });
+      expect(hit?.intent).toMatchObject({ email: 'Eve@Example.com', journal: '/data/nov.csv.journal.jsonl', journalId: 'j9', row: 'row-hash-9', tag: 3 });
+      expect((await r.similar(sim, key()))?.intent?.key).toBe(k1);
+      expect((await r.rowsOfRun(run, 2)).map((l) => l.type)).toEqual(['intent', 'outcome']);
+      expect((await r.rowsOfRowKey('row-hash-9')).map((l) => l.type)).toEqual(['intent', 'outcome']);
+      for (const filter of [{ email: 'eve@example.com' }, { order: 'so-77' }]) {
+        const found: string[] = [];
+        await r.eachClaim(filter, (attempts) => found.push(...attempts.flatMap((a) => a.map((l) => ('key' in l ? l.key : '')))));
+        expect(found, JSON.stringify(filter)).toContain(k1);
+      }
+      // Held as the file record holds a torn line: it may have been sent.
+      expect((await r.lookup(k2))?.state).toBe('torn');
     } finally {
       await r.close();
     }

@@ -7,14 +7,15 @@
  * sends nothing; a damaged line stops the import before anything is copied.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { setupRecord } from '../../src/record-pg/setup.js';
 import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
-import { actions, oldFiles, opcli, type Upgraded, upgradeSuite } from './fixture.js';
+import { results } from '../claims/fixtures.js';
+import { actions, flagOf, fromFile, type OldFiles, oldFiles, opcli, reversedCopy, type Upgraded, upgradeSuite } from './fixture.js';
 
 const missing = missingInfra('pg_ctl');
 const old = oldFiles('0.2.0');
@@ -22,11 +23,15 @@ const issues = old.stepsOf('issue');
 const refused = issues.filter((s) => old.outcomeOf(s.argv).status === 'failed');
 const held = issues.filter((s) => !refused.includes(s));
 
-describe.skipIf(missing)('record import of a file record into PostgreSQL', () => {
-  let sandbox: Sandbox;
-  let up: Upgraded;
-  upgradeSuite(old, (s) => ({ sandbox, up } = s));
+/** The item.details of each claim the sandbox received (`<file> row N`). */
+const sent = (sandbox: Sandbox) =>
+  sandbox.requests.filter((r) => r.method === 'POST' && r.path === '/v1/claims/offline').map((r) => JSON.parse(r.body).item.details as string);
 
+/**
+ * A PostgreSQL for the describe block it is called in (two member roles), and per test a new
+ * database holding the team's record: member `i`'s record-url, with a HOME without ~/.pgpass.
+ */
+function teamRecord(upOf: () => Upgraded) {
   let pg: Postgres;
   const members = [0, 1].map((i) => ({ name: `imp${i}_${randomBytes(3).toString('hex')}`, password: `pw-${randomBytes(8).toString('hex')}` }));
   beforeAll(async () => {
@@ -36,25 +41,166 @@ describe.skipIf(missing)('record import of a file record into PostgreSQL', () =>
   afterAll(async () => {
     await pg?.stop();
   });
+  return {
+    members,
+    pgAdmin: (sql: string, database?: string) => pg.admin(sql, database),
+    async teamDatabase(): Promise<{ database: string; member(i: number): Record<string, string> }> {
+      const database = `imp_${randomBytes(4).toString('hex')}`;
+      await pg.admin(`CREATE DATABASE ${database}`);
+      await setupRecord(
+        { url: `postgresql://${pg.superuser}@127.0.0.1:${pg.port}/${database}`, password: pg.superuserPassword },
+        members.map((m) => m.name),
+        { env: {}, cwd: '/' },
+      );
+      const member = (i: number) => ({
+        OPCLI_RECORD_URL: `postgresql://${members[i]!.name}:${members[i]!.password}@127.0.0.1:${pg.port}/${database}`,
+        HOME: '/nonexistent',
+      });
+      return { database, member };
+    },
+    count: async (database: string, sql: string) => Number(await pg.admin(sql, database)),
+    /** `record import` in the old config folder, as a member. */
+    importer: (env: Record<string, string>, argv: string[]) =>
+      runBinary(['record', 'import', ...argv], { env: { ...upOf().env, ...env }, cwd: upOf().batches }),
+  };
+}
 
-  /** A new database holding the team's record; member `i`'s record-url and a HOME without ~/.pgpass. */
-  async function teamDatabase(): Promise<{ database: string; member(i: number): Record<string, string> }> {
-    const database = `imp_${randomBytes(4).toString('hex')}`;
-    await pg.admin(`CREATE DATABASE ${database}`);
-    await setupRecord(
-      { url: `postgresql://${pg.superuser}@127.0.0.1:${pg.port}/${database}`, password: pg.superuserPassword },
-      members.map((m) => m.name),
-      { env: {}, cwd: '/' },
-    );
-    const member = (i: number) => ({
-      OPCLI_RECORD_URL: `postgresql://${members[i]!.name}:${members[i]!.password}@127.0.0.1:${pg.port}/${database}`,
-      HOME: '/nonexistent',
-    });
-    return { database, member };
+/** Each row of the old batches that was filed or may have been, as `claims history` lists it. */
+function filedOrInFlight(old: OldFiles, up: Upgraded) {
+  return old.stepsOf('batch').flatMap((s) =>
+    [...old.journalOf(fromFile(s.argv))]
+      .filter(([, e]) => e.status === 'filed' || e.status === 'sending')
+      .map(([line, e]) => ({
+        source: join(up.batches, fromFile(s.argv)),
+        line,
+        status: e.status === 'filed' ? 'filed' : 'uncertain',
+        sourceOrderId: e.sourceOrderId,
+      })),
+  );
+}
+
+/*
+ * The claims rows `record import` copies are the rows the record of claims writes itself
+ * (src/record-pg/claims.ts claimIntentRow): a member on another computer, with no journal and no
+ * shared folder, finds each by its key, so no batch the file record holds is filed twice.
+ */
+async function rerunEverywhere(old: OldFiles, sandbox: Sandbox, up: Upgraded, team: ReturnType<typeof teamRecord>): Promise<void> {
+  const { teamDatabase, importer, count } = team;
+  const batches = old.stepsOf('batch');
+  const inRecord = () => filedOrInFlight(old, up);
+  // Today's file record on the importing computer: a single claim (0.2.0 kept none), and every batch
+  // journal 0.2.0 left read into it, as a batch run again there reads them.
+  const journals = batches.map((s) => `${fromFile(s.argv)}.journal.jsonl`);
+  const singles = old.stepsOf('single');
+  for (const step of singles) {
+    const single = await opcli(up, step.argv);
+    expect(single.code, single.stderr).toBe(0);
   }
-  const count = async (database: string, sql: string) => Number(await pg.admin(sql, database));
-  /** The old config folder, as member 0. */
-  const importer = (env: Record<string, string>, argv: string[]) => runBinary(['record', 'import', ...argv], { env: { ...up.env, ...env }, cwd: up.batches });
+  expect((await opcli(up, ['record', 'import', ...journals])).code).toBe(0);
+  const fileHistory = await opcli(up, ['claims', 'history', '--json']);
+  expect(fileHistory.code, fileHistory.stderr).toBe(0);
+  // Then a crash while filing a row 0.2.0 never sent (batch-mixed's last): its intent cut short, the last line of the record.
+  const mixed = 'batch-mixed.csv';
+  const [tornLine, tornEntry] = [...old.journalOf(mixed)].findLast(([, e]) => e.status === 'not_sent')!;
+  const torn = readFileSync(join(old.dir, 'batches', `${mixed}.journal.jsonl`), 'utf8')
+    .split('\n')
+    .map((l) => (l ? JSON.parse(l) : {}))
+    .find((e) => e.line === tornLine)!.key as string;
+  expect(tornEntry.status).toBe('not_sent');
+  const record = readdirSync(up.config).find((n) => n.startsWith('claims-record-'))!;
+  appendFileSync(join(up.config, record), `{"v":1,"issuance":"torn-claim","key":"${torn}","type":"intent","at":"2026-12`);
+
+  // Imported with the journals named again: the rows they hold are in the record already, once.
+  const { database, member } = await teamDatabase();
+  const imported = await importer(member(0), ['--json', ...journals]);
+  expect(imported.code, imported.stderr).toBe(0);
+  // Every row 0.2.0 filed or left in flight, once, and today's single claim.
+  expect(await count(database, "SELECT count(*) FROM opcli.intents WHERE kind = 'claim'")).toBe(inRecord().length + singles.length);
+
+  const other = tempConfigDir();
+  try {
+    await sandboxProfile(sandbox, other.dir);
+    const env = { ...member(1), OPCLI_CONFIG_DIR: other.dir, CI: '1' };
+    const folder = join(other.dir, 'batches');
+    mkdirSync(folder);
+    /** A batch on member 2's computer: a copy of the file (no journal beside it), results as JSON lines. */
+    const rerun = async (argv: string[], file: string) => {
+      const res = await runBinary([...argv.map((a) => (a === fromFile(argv) ? join(folder, file) : a)), '--jsonl'], { env, cwd: folder });
+      return { ...res, rows: results(res.stdout) };
+    };
+    sandbox.resetLog();
+    let filedNow = 0;
+    for (const step of batches) {
+      const file = fromFile(step.argv);
+      const journal = old.journalOf(file);
+      copyFileSync(join(up.batches, file), join(folder, file));
+      const first = await rerun(step.argv, file);
+      expect(first.code, `${file}: ${first.stderr}`).toBe(3);
+      expect(first.rows.length, file).toBeGreaterThan(0);
+      for (const row of first.rows) {
+        const before = journal.get(row.line)?.status;
+        const what = `${file} line ${row.line}`;
+        if (before === 'filed') {
+          expect(row.status, what).toBe('held');
+          expect(row.error, what).toContain(`already filed from ${join(up.batches, file)}`);
+        } else if (before === 'sending') {
+          expect(row.status, what).toBe('held');
+          expect(row.error, what).toContain('already sent (outcome uncertain)');
+        } else if (file === mixed && row.line === tornLine) {
+          // The intent cut short on the importing computer may have left: uncertain, never sent again.
+          expect(row.status, what).toBe('held');
+          expect(row.error, what).toContain('uncertain');
+        } else expect(row.status, what).toBe('filed');
+      }
+      filedNow += first.rows.filter((r) => r.status === 'filed').length;
+      // A copy in another order: every row held (those filed just now too), nothing sent.
+      const copy = await rerun(step.argv, reversedCopy({ ...up, batches: folder }, file, `sorted-${file}`));
+      expect(copy.code, copy.stderr).toBe(3);
+      expect(copy.rows.map((r) => r.status)).toEqual(first.rows.map(() => 'held'));
+      expect(sent(sandbox)).toHaveLength(filedNow);
+    }
+    // The single claim today's opcli filed is held too.
+    for (const step of singles) {
+      const data = flagOf(step.argv, '--data')!;
+      copyFileSync(join(up.batches, data), join(folder, data));
+      const again = await runBinary(step.argv, { env, cwd: folder });
+      expect(again.code, again.stderr).toBe(3);
+      expect(again.stderr).toContain('already filed');
+    }
+    // Only rows 0.2.0 never filed (refused, or never sent) left, each once.
+    expect(sent(sandbox)).toHaveLength(filedNow);
+    expect(new Set(sent(sandbox)).size).toBe(filedNow);
+
+    // claims history on member 2 lists each imported claim once, as the file record listed it
+    // (the rows member 2 filed just now after them); by customer and by order too.
+    const history = await runBinary(['claims', 'history', '--json'], { env, cwd: folder });
+    expect(history.code, history.stderr).toBe(0);
+    const listed: { source: string; line: number; email: string; sourceOrderId?: string }[] = JSON.parse(history.stdout).claims;
+    const before: typeof listed = JSON.parse(fileHistory.stdout).claims;
+    expect(before).toHaveLength(inRecord().length + singles.length);
+    expect(listed.slice(0, before.length)).toEqual(before);
+    expect(listed.slice(before.length).every((c) => c.source.startsWith(folder))).toBe(true);
+    const one = before.find((c) => c.sourceOrderId)!;
+    for (const filter of [
+      ['--email', one.email.toUpperCase()],
+      ['--order', one.sourceOrderId!],
+    ]) {
+      const found = await runBinary(['claims', 'history', ...filter, '--json'], { env, cwd: folder });
+      expect(found.code, found.stderr).toBe(0);
+      expect(JSON.parse(found.stdout).claims, filter.join(' ')).toContainEqual(one);
+    }
+  } finally {
+    other.cleanup();
+  }
+}
+
+describe.skipIf(missing)('record import of a file record into PostgreSQL', () => {
+  let sandbox: Sandbox;
+  let up: Upgraded;
+  upgradeSuite(old, (s) => ({ sandbox, up } = s));
+
+  const team = teamRecord(() => up);
+  const { teamDatabase, count, importer, pgAdmin, members } = team;
 
   it('copies the ledger (0.2.0 lines and today’s) and named journals once: --dry-run says what, a second import adds nothing', async () => {
     // Today's opcli pays the credit 0.2.0's provider refused: the ledger then holds lines of both versions.
@@ -81,7 +227,7 @@ describe.skipIf(missing)('record import of a file record into PostgreSQL', () =>
     ]);
     expect(await count(database, "SELECT count(*) FROM opcli.intents WHERE kind = 'credit'")).toBe(8);
     expect(await count(database, "SELECT count(*) FROM opcli.outcomes WHERE status = 'uncertain'")).toBe(1 + 8);
-    expect((await pg.admin('SELECT DISTINCT author FROM opcli.intents', database)).trim()).toBe(members[0]!.name);
+    expect((await pgAdmin('SELECT DISTINCT author FROM opcli.intents', database)).trim()).toBe(members[0]!.name);
 
     const again = await importer(member(1), ['--json', ...journals]);
     expect(again.code, again.stderr).toBe(0);
@@ -138,9 +284,8 @@ describe.skipIf(missing)('record import of a file record into PostgreSQL', () =>
     }
   });
 
-  it.todo(
-    'after the import, every imported batch run again from another computer files nothing (claims on the database: `claims file` with a record-url refuses on this branch, src/config/record-dir.ts recordPlace)',
-  );
+  it('after the import, every imported batch and claim run again from another computer as another member files nothing twice', () =>
+    rerunEverywhere(old, sandbox, up, team));
 
   it('a damaged line stops the import naming the file, the line and its byte, before anything is copied', async () => {
     const { database, member } = await teamDatabase();
@@ -168,7 +313,7 @@ describe.skipIf(missing)('record import of a file record into PostgreSQL', () =>
     const res = await importer(member(0), ['--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout).files[0].added.notes).toBe(1);
-    expect((await pg.admin("SELECT key || ' ' || message FROM opcli.notes WHERE kind = 'set-aside'", database)).trim()).toBe(
+    expect((await pgAdmin("SELECT key || ' ' || message FROM opcli.notes WHERE kind = 'set-aside'", database)).trim()).toBe(
       'shop:sandbox-store.example|store:store_1001|claim:c-1010 line 14 was cut short by an interrupted write',
     );
     const again = await importer(member(0), ['--json']);
@@ -196,4 +341,15 @@ describe.skipIf(missing)('record import of a file record into PostgreSQL', () =>
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('batch-done.csv.journal.jsonl: no such journal.');
   });
+});
+
+describe.skipIf(missing)('record import of the journals of format 2 (test/fixtures/journal-v2)', () => {
+  const v2 = oldFiles('journal-v2');
+  let sandbox: Sandbox;
+  let up: Upgraded;
+  upgradeSuite(v2, (s) => ({ sandbox, up } = s));
+  const team = teamRecord(() => up);
+
+  it('after the import, every imported batch run again from another computer as another member files nothing twice', () =>
+    rerunEverywhere(v2, sandbox, up, team));
 });
