@@ -104,6 +104,7 @@ export const ARG_ALIASES: Record<string, string[]> = {
   token: ['session token'],
   method: ['method'],
   path: ['path'],
+  journals: ['journal'],
 };
 
 /**
