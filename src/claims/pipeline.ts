@@ -284,7 +284,6 @@ export class SendPipeline {
     const line = item.row.line;
     let gone = false;
     let settled = false;
-    this.inFlight.add(line);
     try {
       const outcome = await sendClaim(item.plan, item.row, this.ports.api, {
         tokenStore: this.opts.tokenStore,
@@ -293,6 +292,8 @@ export class SendPipeline {
         onLeave: () => {
           if (gone) return;
           gone = true;
+          // In flight from here on: a row still waiting for its turn when the batch stops never left.
+          this.inFlight.add(line);
           this.ports.tally.sent();
           this.leftWindow();
         },

@@ -5,7 +5,7 @@
  * docs/http.md#rate-limits. No I/O: the clock and sleep are injected (tests run in virtual time).
  */
 import { AimdRate } from './aimd.js';
-import { Gcra } from './gcra.js';
+import { Gcra, until } from './gcra.js';
 import { readRateSignals } from './rate-signals.js';
 
 /** Requests in flight at most (`--concurrency`), started a second at most (`--rate`), the clock, the longest Retry-After honoured (60 s). */
@@ -73,9 +73,21 @@ class Steering {
     this.control = new AimdRate(options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined);
   }
   /** Takes a slot: one in flight until the first answer gives the round trip. */
-  async take(): Promise<void> {
-    while (this.inFlight >= (this.control.rate === undefined ? 1 : this.max) || this.waiters.length > 0)
-      await new Promise<void>((resolve) => this.waiters.push(resolve));
+  /** A slot; waiting for one ends when `signal` aborts (a stopped batch: the request never left). */
+  async take(signal?: AbortSignal): Promise<void> {
+    while (this.inFlight >= (this.control.rate === undefined ? 1 : this.max) || this.waiters.length > 0) {
+      signal?.throwIfAborted();
+      let wake = () => {};
+      const woken = new Promise<void>((resolve) => {
+        wake = resolve;
+        this.waiters.push(resolve);
+      });
+      await until(woken, signal).catch((error) => {
+        const at = this.waiters.indexOf(wake);
+        if (at >= 0) this.waiters.splice(at, 1);
+        throw error;
+      });
+    }
     this.inFlight++;
   }
   release(): void {
@@ -145,7 +157,7 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       const until = retryOf && steer.held.get(retryOf);
       if (until !== undefined && until > now()) await sleep(until - now(), signal);
       signal?.throwIfAborted();
-      await steer.take();
+      await steer.take(signal);
       try {
         if (await gate.wait(() => control.interval(), signal)) steer.limitedAt = now();
       } catch (error) {

@@ -70,7 +70,7 @@ export class Gcra {
 }
 
 /** `promise`, or a rejection with the signal's reason when it aborts first. */
-function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
+export function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
   if (!signal) return promise;
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

@@ -229,3 +229,23 @@ describe('rate signals in every form a server sends them (a reset time is not on
     expect(defined).toEqual(expected);
   });
 });
+
+describe('a batch that stops', () => {
+  it('ends the wait of a request queued behind slow start when its signal aborts, and the slot it never took stays free', async () => {
+    const s = stepped({ maxConcurrency: 8 });
+    const first = await s.limiter.acquire();
+    first.sent();
+    const stop = new AbortController();
+    // Slow start lets no second request leave before the first is answered: this one queues.
+    const queued = s.limiter.acquire(stop.signal);
+    stop.abort(new Error('stopped'));
+    await expect(queued).rejects.toThrow('stopped');
+    first.done({ status: 200, headers: {} });
+    expect(s.limiter.snapshot().inFlight).toBe(0);
+    // The next request takes the freed slot at once: nothing waits for the aborted one.
+    const next = await s.limiter.acquire();
+    next.sent();
+    next.done({ status: 200, headers: {} });
+    expect(s.limiter.snapshot().inFlight).toBe(0);
+  });
+});
