@@ -120,8 +120,8 @@ class Steering {
     this.backoff = FIRST_BACKOFF_MS;
     // Limited by the pace: it holds a request back, or did within the last two intervals (RFC 7661).
     control.accepted(start, t, gate.waiting > 0 || t - this.limitedAt <= 2 * control.interval());
-    // A budget spent (not a bucket of one or two, always nearly spent): ECN's mark (RFC 3168).
-    if (signals.limit !== undefined && signals.limit > 2 && signals.remaining === 0) control.refused(start, t, true);
+    // A budget (not a bucket of one or two, always nearly spent): HyStart's exit, ECN's mark (RFC 3168).
+    if (signals.limit !== undefined && signals.limit > 2 && signals.remaining !== undefined) control.budget(start, t, signals.remaining, this.inFlight - 1);
   }
 }
 
@@ -167,18 +167,11 @@ export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter 
       return permitAt(steer, now());
     },
     snapshot(): LimiterSnapshot {
-      const next = Math.max(gate.pausedUntil, steer.heldUntil);
       const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
       const { answered, refused, inFlight } = steer;
-      return {
-        concurrency: control.rate === undefined ? 1 : steer.max,
-        inFlight,
-        rate: control.rate,
-        learnt,
-        answered,
-        refused,
-        pauseLeftMs: Math.max(0, next - now()),
-      };
+      const concurrency = control.rate === undefined ? 1 : steer.max;
+      const pauseLeftMs = Math.max(0, gate.pausedUntil - now(), steer.heldUntil - now());
+      return { concurrency, inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
     },
   };
 }

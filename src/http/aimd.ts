@@ -19,9 +19,10 @@ const MIN_RATE = 0.5;
 /** Slow start's first rate at most (requests a second), and RFC 5681's initial window (requests a round trip). */
 const INITIAL_RATE = 20;
 const INITIAL_WINDOW = 2;
-/** RFC 5681's DupThresh (refusals within a round trip: a spent burst) and RFC 6298's α (a new round trip's weight). */
+/** RFC 5681's DupThresh (refusals within a round trip: a spent burst), RFC 6298's α (a new round trip's weight), HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011: answers a reading of a budget needs to end slow start). */
 const DUP_THRESH = 3;
 const RTT_ALPHA = 1 / 8;
+const HYSTART_SAMPLES = 8;
 
 export class AimdRate {
   /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
@@ -39,10 +40,11 @@ export class AimdRate {
   private clean = 0;
   private probed = 0;
   private refusedInRow = 0;
-  /** When the first answer came, the accepted answers of the last second, and the ceiling (a stated policy, `--rate`). */
+  /** When the first answer came, the accepted answers of the last second, the ceiling (a stated policy, `--rate`), the budget read when it last stood high (when, what was left, answers accepted since). */
   private firstAnswer: number | undefined;
   private readonly accepts: number[] = [];
   private ceiling: number | undefined;
+  private drain = { t: 0, remaining: -1, accepted: 0 };
   /** A run of refusals: its first refused request's send and answer times, what was accepted and refused since, the second before it. */
   private edge: { start: number; at: number; accepted: number; refused: number; before: number } | undefined;
   constructor(private readonly maxRate: number | undefined) {
@@ -67,6 +69,7 @@ export class AimdRate {
   /** An accepted answer to a request sent at `start`, at `t`; `limited`: the pace held work back. */
   accepted(start: number, t: number, limited: boolean): void {
     this.accepts.push(t);
+    this.drain.accepted++;
     if (this.edge && start >= this.edge.start) this.edge.accepted++;
     if (start < this.decreasedAt) return;
     this.refusedInRow = 0;
@@ -90,20 +93,11 @@ export class AimdRate {
     while (a.length > 0 && (a[0] as number) <= t - 1000) a.shift();
     return a.length;
   }
-  /** A refusal (`mark`: a budget said to be spent) of a request sent at `start`, at `t`; true for a timeout. One sent within an interval of the last decrease was spaced by the rate before it. */
-  refused(start: number, t: number, mark = false): boolean {
+  /** A refusal of a request sent at `start`, at `t`; true for a timeout. One sent within an interval of the last decrease was spaced by the rate before it. */
+  refused(start: number, t: number): boolean {
     const rate = this.rate ?? INITIAL_RATE;
-    if (!mark && this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
     if (start < this.decreasedAt + this.interval()) return false;
-    if (mark && this.slowStart) this.leaveSlowStart(rate);
-    else if (mark && t >= this.markedAt + this.srtt) {
-      // Once a round trip, and not a decrease: a refusal after it still counts.
-      this.markedAt = t;
-      this.lastRefused = rate;
-      this.set(rate * BACKOFF_RATIO, t);
-      this.probed = 0;
-    }
-    if (mark) return false;
     const timeout = this.refusedInRow++ >= 1;
     const first = !this.edge;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
@@ -115,15 +109,28 @@ export class AimdRate {
     const delivered = ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start);
     const limit = first || !(timeout || this.edge.refused >= DUP_THRESH) ? rate : delivered;
     this.lastRefused = Math.max(MIN_RATE, Math.min(rate, limit));
-    this.decrease(t, Math.min(timeout ? limit : rate, rate * (this.slowStart || this.clean < CLEAN_ANSWERS ? 0.5 : BACKOFF_RATIO)));
-    return timeout;
-  }
-  private decrease(t: number, rate: number): void {
-    this.set(rate, t);
+    this.set(Math.min(timeout ? limit : rate, rate * (this.slowStart || this.clean < CLEAN_ANSWERS ? 0.5 : BACKOFF_RATIO)), t);
     this.slowStart = false;
     this.clean = 0;
     this.probed = 0;
     this.decreasedAt = t;
+    return timeout;
+  }
+  /** A budget with `remaining` left, `inFlight` in the air: HyStart's exit as they would spend it, at half the rate or the refill rate (what was accepted beyond what the budget lost since it fell, plus its rounding's one); ECN's mark once spent. */
+  budget(start: number, t: number, remaining: number, inFlight: number): void {
+    const d = remaining >= this.drain.remaining ? (this.drain = { t, remaining, accepted: 0 }) : this.drain;
+    if (this.slowStart && remaining <= inFlight && d.accepted >= HYSTART_SAMPLES)
+      this.leaveSlowStart(Math.max(MIN_RATE, (this.rate ?? 0) / 2, ((d.accepted - d.remaining + remaining + 1) * 1000) / Math.max(1, t - d.t)));
+    if (remaining > 0 || start < this.decreasedAt + this.interval()) return;
+    const rate = this.rate ?? INITIAL_RATE;
+    if (this.slowStart) this.leaveSlowStart(rate);
+    else if (t >= this.markedAt + this.srtt) {
+      // Once a round trip, and not a decrease: a refusal after it still counts.
+      this.markedAt = t;
+      this.lastRefused = rate;
+      this.set(rate * BACKOFF_RATIO, t);
+      this.probed = 0;
+    }
   }
   /** A stated policy of `rate` requests a second: the pace starts there, and never passes it. */
   stated(rate: number): void {

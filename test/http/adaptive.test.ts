@@ -130,6 +130,15 @@ describe('the batch limiter, rule by rule', () => {
     expect(small.limiter.snapshot().rate).toBe(80);
   });
 
+  it('a budget that falls in slow start ends it at the refill its answers show, before it runs out (HyStart)', async () => {
+    // 400/s behind a budget of 80 at 2 ms: slow start had reached 660/s when the budget ran out, a
+    // flight of 17 refused and held for Retry-After: 1 (0.37 of the limit).
+    const run = await runBatch({ server: (now) => tokenBucket(now, 400, 80, 'x'), rows: 600, latencyMs: 2, concurrency: 16 });
+    const seconds = ((run.acceptedAt[569] as number) - (run.acceptedAt[0] as number)) / 1000;
+    expect(570 / (seconds * 400 + 1)).toBeGreaterThanOrEqual(0.9);
+    expect(run.refusedAt.length).toBeLessThanOrEqual(12);
+  });
+
   it('treats 503 as a refusal and a lost connection as neither', async () => {
     const s = stepped();
     const p = await s.limiter.acquire();

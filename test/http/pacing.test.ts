@@ -27,13 +27,13 @@
  *
  * The goal (issue 44) is 0.9 and 2 % with these allowances. Of fast-check's 100 cases a family from
  * seed 44, this design (GCRA, slow start, AIMD with BIC's climb, BBR's delivery rate after a spent
- * burst, ECN's mark on a spent budget: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 91 for
- * nginx's strict leaky bucket, 74 for a stated policy, 70-74 for token buckets whose burst hides the
- * rate, 64-65 for the windows and about half for a limit that halves. It falls short where the
- * descent after a hidden burst or a full window misreads the limit for a round trip or two (a
- * window's quota reads as a burst), where a fixed window's Retry-After sends the held retries back
- * together when it opens, at a long round trip (a decrease a round trip is slow there), and where
- * the rate is high (a late timer is a lost interval: 0.8 of 500/s at half a millisecond late). So each
+ * burst, HyStart's exit and ECN's mark on a budget: src/http/aimd.ts) meets it in 100 for the slow 7/s
+ * API, 91 for nginx's strict leaky bucket, 86 for token buckets that send their budget's remaining, 74
+ * for a stated policy, 71-74 for token buckets that send no budget, 64-65 for the windows and about half
+ * for a limit that halves. It falls short where the descent after a hidden burst or a full window
+ * misreads the limit for a round trip or two (a window's quota reads as a burst), where a fixed
+ * window's Retry-After sends the held retries back together when it opens, at a long round trip (a
+ * decrease a round trip is slow there), and where the rate is high (a late timer is a lost interval: 0.8 of 500/s at half a millisecond late). So each
  * family asserts the bound this design reaches in all 100 (`reached`, the worst case's share and
  * refusals past the allowance, rounded down and up): raising them to the goal is the open part of
  * issue 44, and the tally printed after the run says how many cases meet it.
@@ -140,8 +140,14 @@ describe('pacing against families of server limiters (virtual time, properties)'
 
   it.each(['none', 'retry-after', 'combined', 'ietf', 'x'] as Announce[])('a token bucket announcing %s, any burst', async (announce) => {
     // Without headers the worst of 100 cases is 0.75 of the limit and 4.6 % past the flight; with
-    // Retry-After the retries it held come back together (down to 0.28), 2.5 %.
-    const reached = announce === 'none' ? { share: 0.74, refused: 0.05 } : { share: 0.27, refused: 0.03 };
+    // Retry-After alone the retries it held come back together (down to 0.28), 2.5 %; a budget's
+    // remaining ends slow start before it runs out (0.49 at worst, within 2 %).
+    const reached =
+      announce === 'none'
+        ? { share: 0.74, refused: 0.05 }
+        : announce === 'retry-after'
+          ? { share: 0.27, refused: 0.03 }
+          : { share: 0.49, refused: GOAL.refused };
     await fc.assert(
       fc.asyncProperty(rate, burst, latency, seed, async (limit, size, latencyMs, s) => {
         await check(
