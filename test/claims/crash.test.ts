@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { claimBodies, duplicates, heldSandbox, journalByLine, results, rowOf, writeRows } from './fixtures.js';
+import { claimBodies, duplicates, heldSandbox, batchByLine, results, rowOf, writeRows } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -76,7 +76,7 @@ describe('kill -9 in the middle of a batch (built binary)', () => {
       held.sandbox.setFaults([]);
 
       const journalPath = `${path}.journal.jsonl`;
-      const atKill = journalByLine(journalPath);
+      const atKill = batchByLine(journalPath);
       const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
       // The journal recorded each in-flight row before its request left.
       expect(inFlight.length).toBeGreaterThan(0);
@@ -135,18 +135,19 @@ describe('kill -9, then the journal deleted (built binary)', () => {
       expect((await run.exited).signal).toBe('SIGKILL');
       held.sandbox.setFaults([]);
       const journalPath = `${path}.journal.jsonl`;
-      const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+      const inFlight = [...batchByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
       expect(inFlight.length).toBeGreaterThan(0);
-      rmSync(journalPath);
+      rmSync(journalPath, { force: true });
 
       const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], { env: { OPCLI_CONFIG_DIR: held.dir } });
       expect(rerun.code).toBe(3);
       const rows = results(rerun.stdout);
-      // In flight at the kill: held as sent with an unknown outcome, never sent again.
+      // In flight at the kill: uncertain, never sent again. CHOICE (docs/spec-choices.md#the-same-batch):
+      // the journal gone, the record still names the batch, so they are its uncertain rows, no longer held as another file's.
       for (const line of inFlight) {
         const r = rows.find((x) => x.line === line);
-        expect(r?.status).toBe('held');
-        expect(r?.error).toContain('already sent (outcome uncertain)');
+        expect(r?.status).toBe('uncertain');
+        expect(r?.earlier).toBe(true);
       }
       expect(duplicates(claimBodies(held.sandbox))).toEqual([]);
     } finally {
@@ -170,7 +171,7 @@ describe('two reruns at once after a kill -9 (built binary)', () => {
       await signalWhen(killed, () => held.sandbox.claims.length >= 100, 'SIGKILL').finally(stopPump);
       expect((await killed.exited).signal).toBe('SIGKILL');
       const journalPath = `${path}.journal.jsonl`;
-      const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+      const inFlight = [...batchByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
 
       // Both reruns start with the clock standing: the one that takes the journal waits for its first
       // answers, so the other finds the journal taken. Neither is willing to wait (--lock-wait 0s): which
@@ -178,16 +179,17 @@ describe('two reruns at once after a kill -9 (built binary)', () => {
       const args = ['claims', 'file', '--from', path, '--concurrency', '4', '--lock-wait', '0s'];
       const runs = [runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } }), runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir } })] as const;
       const first = await Promise.race(runs);
-      expect(first.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journalPath}.`);
+      expect(first.stderr).toContain('Another opcli run is filing claims for this store');
       // Only now may the other finish.
       const stop = held.pump();
       const [a, b] = await Promise.all(runs).finally(stop);
       held.sandbox.setFaults([]);
-      const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
+      const refused = [a, b].filter((r) => r.stderr.includes('Another opcli run is filing claims for this store'));
       const proceeded = [a, b].filter((r) => !refused.includes(r));
       expect(refused).toHaveLength(1);
-      expect(refused[0]?.code).toBe(1);
-      expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
+      // The record's lock is the one lock of a batch (no journal is written): its refusal is exit 3, nothing sent.
+      expect(refused[0]?.code).toBe(3);
+      expect(refused[0]?.stderr).toContain('nothing was sent');
       expect(proceeded).toHaveLength(1);
       // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
       expect(proceeded[0]?.code).toBe(3);
