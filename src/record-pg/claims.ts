@@ -15,7 +15,10 @@
  * - where a key stands is still the one rule of src/record/outcome.ts (standingOfKey over the
  *   key's rows); the questions are indexed queries: by key (intents_one_attempt), by similarity
  *   (intents_by_similarity), by customer (intents_by_customer), by order (outcomes_by_order), by
- *   run and line (intents_by_source) and by a --key row's key (intents_by_row_key, 0002);
+ *   run and line (intents_by_source); a batch's resume asks by the batch's name and a row's key
+ *   (intents_by_batch_row, 0003) or its "looks like" fingerprint (intents_by_batch_like): the
+ *   intent's `detail` carries the batch's name, the --key row key, the fingerprint and the claim,
+ *   as the file record's intent line does (no journal is written on either backend);
  * - a database that fails fails safe: a group whose transaction did not commit is not sent (its
  *   rows not_sent), every later question fails with the same one line naming the database
  *   (src/record-pg/errors.ts), and nothing falls back to a file;
@@ -28,8 +31,17 @@ import { emailIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
 import { claimMayExist } from '../record/outcome.js';
 import type { ClaimRecord } from '../claims/record.js';
-import { type IntentLine, type NewIntent, type OutcomeLine, type ReadLine, type RecordHit, type RecordStore, strongest } from '../claims/record-format.js';
-import { orderTerm, standingOfKey } from '../claims/record-index.js';
+import {
+  type BatchRow,
+  type IntentLine,
+  type NewIntent,
+  type OutcomeLine,
+  type ReadLine,
+  type RecordHit,
+  type RecordStore,
+  strongest,
+} from '../claims/record-format.js';
+import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js';
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import type { ClientBase } from 'pg';
@@ -67,10 +79,14 @@ interface AttemptRow {
   similarity: string | null;
   item: string | null;
   forced: boolean;
-  detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number };
+  detail: { email?: string; journal?: string; row?: string; tag?: number; like?: string; claim?: unknown };
   author: string;
   outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
 }
+
+/** The intents of a batch ($3: its name) whose row key (--key's, else the content key) is `row`: the expressions of intents_by_batch_row. */
+const BATCH_ROW = (i: string, row: string) =>
+  `${i}.origin = $1 AND ${i}.store_id = $2 AND ${i}.kind = 'claim' AND ${i}.detail ? 'journal' AND ${i}.detail->>'journal' = $3 AND coalesce(${i}.detail->>'row', ${i}.key) = ${row}`;
 
 const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile, i.similarity, i.item,
        i.forced, i.detail, i.author,
@@ -87,10 +103,14 @@ export const CLAIM_QUESTIONS = {
     WHERE s.origin = $1 AND s.store_id = $2 AND s.similarity = $3 AND s.kind = 'claim' ORDER BY s.id DESC LIMIT 1) ORDER BY i.attempt`,
   /** The highest attempt of some keys: intents_one_attempt. */
   maxAttempts: `SELECT key, max(attempt) AS attempt FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND key = ANY($3) GROUP BY key`,
-  /** What became of each row of a run, by line (a batch resumed, here or on another computer): intents_by_run. */
-  byRun: `${ATTEMPTS} WHERE i.run = $1 AND i.kind = 'claim' AND ($2::int IS NULL OR i.line = $2) ORDER BY i.line, i.attempt`,
-  /** What became of a --key row (its key's hash), in any run of the store: intents_by_row_key. */
-  byRowKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.detail ? 'row' AND i.detail->>'row' = $3 ORDER BY i.attempt, i.id`,
+  /** What the earlier runs of a batch ($3: its name) did with a row ($4: its row key), here or on another computer: intents_by_batch_row. */
+  batchRow: `${ATTEMPTS} WHERE ${BATCH_ROW('i', '$4')} ORDER BY i.id`,
+  /** Every attempt of the rows of a batch that look like a row ($4: the fingerprint): intents_by_batch_like, then intents_by_batch_row. */
+  batchLike: `${ATTEMPTS} WHERE ${BATCH_ROW(
+    'i',
+    `ANY (SELECT coalesce(l.detail->>'row', l.key) FROM opcli.intents l
+    WHERE l.origin = $1 AND l.store_id = $2 AND l.kind = 'claim' AND l.detail ? 'like' AND l.detail->>'journal' = $3 AND l.detail->>'like' = $4)`,
+  )} ORDER BY i.id`,
   /** The keys one customer's claims were filed under: intents_by_customer. */
   keysOfCustomer: `SELECT DISTINCT key FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND customer_email = $3 AND kind = 'claim'`,
   /** The keys of the claims filed as one order: outcomes_by_order. */
@@ -120,7 +140,6 @@ interface RunDetails {
   profile: string;
   source: string;
   journal?: string;
-  journalId?: string;
 }
 
 /** Where the record is and who writes it: the store, and this computer's user and host. */
@@ -154,13 +173,14 @@ function linesOf(r: AttemptRow): ReadLine[] {
     source: r.source ?? '?',
     ...(r.line === null ? {} : { line: r.line }),
     ...(r.detail.journal === undefined ? {} : { journal: r.detail.journal }),
-    ...(r.detail.journalId === undefined ? {} : { journalId: r.detail.journalId }),
     ...(r.similarity === null ? {} : { sim: r.similarity }),
     ...(r.detail.email === undefined ? {} : { email: r.detail.email }),
     ...(r.item === null ? {} : { item: r.item }),
     ...(r.forced ? { forced: true } : {}),
     ...(r.detail.row === undefined ? {} : { row: r.detail.row }),
     ...(r.detail.tag === undefined ? {} : { tag: r.detail.tag }),
+    ...(r.detail.like === undefined ? {} : { like: r.detail.like }),
+    ...(r.detail.claim === undefined ? {} : { claim: r.detail.claim }),
   };
   const outcomes: OutcomeLine[] = r.outcomes.map((o) => ({
     v: 1,
@@ -219,7 +239,7 @@ export class DatabaseClaimRecord {
   }
 
   /** Starts a batch run: its row is committed with (before) its first intents. */
-  startRun(run: string, details: RunDetails & { journal?: string; journalId?: string }, now = Date.now()): void {
+  startRun(run: string, details: RunDetails, now = Date.now()): void {
     this.runs.set(run, details);
     this.pendingRuns.push({ run, at: new Date(now).toISOString(), details });
   }
@@ -327,18 +347,7 @@ export class DatabaseClaimRecord {
     for (const { run, at, details } of runs) {
       await client.query(
         'INSERT INTO opcli.runs (run, origin, store_id, source, journal, journal_id, os_user, host, profile, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        [
-          run,
-          this.scope.origin,
-          this.scope.storeId,
-          details.source,
-          details.journal ?? null,
-          details.journalId ?? null,
-          this.user,
-          this.host,
-          details.profile,
-          at,
-        ],
+        [run, this.scope.origin, this.scope.storeId, details.source, details.journal ?? null, null, this.user, this.host, details.profile, at],
       );
     }
   }
@@ -384,7 +393,7 @@ export class DatabaseClaimRecord {
       cols.email.push(l.email === undefined ? null : emailIdentity(l.email));
       cols.item.push(l.item ?? null);
       cols.forced.push(!!l.forced);
-      cols.detail.push(JSON.stringify({ email: l.email, journal: l.journal ?? run?.journal, journalId: run?.journalId, row: l.row, tag: l.tag }));
+      cols.detail.push(withClaim(JSON.stringify({ email: l.email, journal: l.journal ?? run?.journal, row: l.row, tag: l.tag, like: l.like }), l.claimJson));
     }
     const inserted = await client.query<{ filing: string }>(
       `INSERT INTO opcli.intents (kind, origin, store_id, at, os_user, host, key, attempt, filing, run, source, line, profile, similarity, customer_email, item, forced, detail)
@@ -403,6 +412,11 @@ export class DatabaseClaimRecord {
       taken.set(l.issuance, 'another member filed the same claim at the same time; not sent');
     }
     return taken;
+  }
+
+  /** The database takes no lock (concurrency is the unique constraint's): never lost. */
+  lost(): boolean {
+    return false;
   }
 
   /** `close`: a batch's end. */
@@ -425,14 +439,17 @@ export class DatabaseClaimRecord {
     }
   }
 
-  /** What became of each row of a run (by line: one line's attempts only), from the database: a batch's resume asks this. */
-  async rowsOfRun(run: string, line?: number): Promise<ReadLine[]> {
-    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byRun, [run, line ?? null])).rows.flatMap(linesOf));
-  }
-
-  /** Every attempt of a --key row (its key's hash, the intents' `row`), in any run of the store: a --key batch's resume asks this. */
-  async rowsOfRowKey(row: string): Promise<ReadLine[]> {
-    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byRowKey, [this.scope.origin, this.scope.storeId, row])).rows.flatMap(linesOf));
+  /**
+   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
+   * (one indexed question) or the last row of the batch with its "looks like" fingerprint whose claim
+   * exists or may exist (one more); the database first, then the files the record lived in before.
+   */
+  async batchRow(batch: string, by: { key: string } | { like: string }): Promise<BatchRow | undefined> {
+    const values = [this.scope.origin, this.scope.storeId, batch, 'key' in by ? by.key : by.like];
+    const [name, text] = 'key' in by ? ['opcli-claims-batch-row', CLAIM_QUESTIONS.batchRow] : ['opcli-claims-batch-like', CLAIM_QUESTIONS.batchLike];
+    const rows = await this.ask(async (c) => (await c.query<AttemptRow>({ name, text, values })).rows);
+    const found = 'key' in by ? batchRowOf(standingOf(rows)) : lastLike(rows, by.like);
+    return found ?? this.earlier?.batchRow(batch, by);
   }
 
   /**
@@ -478,6 +495,30 @@ export class DatabaseClaimRecord {
       }
     }, NOTHING_WRITTEN);
   }
+}
+
+/**
+ * The last row (by its last intent with the fingerprint `like`) whose claim exists or may exist, of
+ * the attempts of a batch's look-alike rows, as the file record answers (record-index.ts batchRow).
+ */
+function lastLike(rows: AttemptRow[], like: string): BatchRow | undefined {
+  const byRow = new Map<string, AttemptRow[]>();
+  for (const r of rows) {
+    const row = r.detail.row ?? r.key;
+    byRow.set(row, [...(byRow.get(row) ?? []), r]);
+  }
+  const last = (attempts: AttemptRow[]) => Math.max(...attempts.filter((a) => a.detail.like === like).map((a) => Number(a.id)));
+  for (const attempts of [...byRow.values()].sort((a, b) => last(b) - last(a))) {
+    const row = batchRowOf(standingOf(attempts));
+    if (row && claimMayExist(row.status)) return row;
+  }
+  return undefined;
+}
+
+/** An intent's detail (JSON text) with the row's claim (already JSON text, its robust form) spliced in last. */
+function withClaim(detail: string, claimJson: string | undefined): string {
+  if (!claimJson) return detail;
+  return `${detail.slice(0, -1)}${detail.length > 2 ? ',' : ''}"claim":${claimJson}}`;
 }
 
 /** The queued outcomes, in one statement. */

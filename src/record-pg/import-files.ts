@@ -13,8 +13,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { JournalReader, type JournalService, LOCK_WAIT_MS } from '../claims/journal.js';
-import { ClaimRecord, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
+import { JournalReader, type JournalService } from '../claims/journal.js';
+import { ClaimRecord, LOCK_WAIT_MS, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
 import { importJournal } from '../claims/record-import.js';
 import type { RecordPlace } from '../config/record-dir.js';
 import { hostName, osUser } from '../config/user-name.js';
@@ -124,7 +124,8 @@ export function claimRows(lines: ReadLine[], store: RecordStore): Required<Impor
         customerEmail: r.email === undefined ? undefined : emailIdentity(r.email),
         item: r.item,
         forced: r.forced,
-        detail: defined({ journal: r.journal, row: r.row, tag: r.tag }),
+        // What a batch's resume asks of the database (src/record-pg/claims.ts batchRow), as the file's intent holds it.
+        detail: defined({ journal: r.journal, row: r.row, tag: r.tag, like: r.like, claim: r.claim }),
       };
       rows.intents.push(intent);
     } else if (r.type === 'outcome') {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, scriptedPrompter, tempConfigDir } from '../helpers.js';
-import { claimBodies, claimsSuite, heldSandbox, onBackend, RECORD_BACKENDS, results, row, rowOf, writeCsv } from './fixtures.js';
+import { claimBodies, claimsSuite, heldSandbox, journalOf, onBackend, RECORD_BACKENDS, results, row, rowOf, writeCsv } from './fixtures.js';
 
 // The same claims with the record in files and in the team's PostgreSQL (fixtures.ts RECORD_BACKENDS).
 for (const record of RECORD_BACKENDS) {
@@ -52,9 +52,16 @@ for (const record of RECORD_BACKENDS) {
           ),
         );
         expect(res.stderr).toContain('--allow-duplicates files them');
-        // The same file with its journal gone (deleted, or a new journal path) is held by the record too.
-        rmSync(`${path}.journal.jsonl`);
-        const again = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+        // CHOICE (docs/spec-choices.md#the-same-batch): the same file is the same batch, its rows settled
+        // by the record (no journal file to delete); under a new --journal name it is another batch, held by the record.
+        const same = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+        expect(same.code).toBe(0);
+        expect(results(same.stdout).map((r) => [r.status, r.earlier])).toEqual([
+          ['filed', true],
+          ['filed', true],
+          ['filed', true],
+        ]);
+        const again = await runOpcli(['claims', 'file', '--from', path, '--journal', join(dir, 'other.journal.jsonl'), '--jsonl'], { env: env() });
         expect(again.code).toBe(3);
         expect(results(again.stdout).map((r) => r.status)).toEqual(['held', 'held', 'held']);
         expect(claimBodies(sandbox)).toHaveLength(3);
@@ -72,6 +79,7 @@ for (const record of RECORD_BACKENDS) {
           writeCsv(path, [row(1), row(2)]);
           expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
           // Before this version there was no record: only the journal knew (and no witness of a record: src/record/witness.ts).
+          journalOf(path);
           for (const name of recordFiles(dir)) rmSync(join(dir, name));
           rmSync(join(dir, 'record-witness'), { recursive: true });
           const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });
