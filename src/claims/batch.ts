@@ -111,8 +111,8 @@ async function readProfile(deps: Pick<BatchPorts, 'profile'>): Promise<{ storeId
   }
 }
 
-/** Runs a batch: validate-only, or send with the record of claims; `view` shows it (nothing here prints). */
-export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: BatchView): Promise<void> {
+/** The input's format, once the flags that depend on it and on each other are checked (exit 2). */
+function checkedFormat(opts: BatchOptions): ReturnType<typeof detectFormat> {
   const format = detectFormat(opts.from, opts.format);
   if (opts.delimiter !== undefined && format !== 'csv') throw new UsageError(`--delimiter applies to a CSV file; this input is ${format.toUpperCase()}.`);
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
@@ -124,6 +124,12 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
       'Pass --journal claims.journal.jsonl.',
     );
   }
+  return format;
+}
+
+/** Runs a batch: validate-only, or send with the record of claims; `view` shows it (nothing here prints). */
+export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: BatchView): Promise<void> {
+  const format = checkedFormat(opts);
   // Every path is checked before anything is read, sent or written.
   const paths = resolveBatchPaths(opts, deps.cwd, deps.platform);
   const { storeId, service, profile } = await readProfile(deps);
