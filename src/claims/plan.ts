@@ -11,7 +11,7 @@ import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
-import { type BatchRow, describeHit, type NewIntent, newFilingId, stateWords } from './record.js';
+import { type BatchRow, describeHit, type NewIntent, newFilingId, type RecordHit, stateWords } from './record.js';
 import type { ClaimsRecord } from './record-open.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
@@ -109,13 +109,18 @@ export class Planner {
     const robust = robustJson(claim);
     const id = this.identify(row, robust);
     if ('send' in id) return id;
-    const prior = await this.history.batchRow(this.history.batch, { key: id.key });
+    const recordKey = this.options.keyColumn === undefined ? id.key : hashOfRobust(robust);
+    const { record, allowDuplicates } = this.options;
+    // The batch's earlier runs and the record of claims are asked at once: with the team's database, one round trip's wait, not two.
+    const [prior, hit] = await Promise.all([
+      this.history.batchRow(this.history.batch, { key: id.key }),
+      record && !allowDuplicates ? record.lookup(recordKey) : undefined,
+    ]);
     const earlier = await this.earlier(row, claim, id, prior);
     if (earlier) return earlier;
-    const recordKey = this.options.keyColumn === undefined ? id.key : hashOfRobust(robust);
     const recordSim = recordSimilarity(claim);
     const sim = similarity(claim);
-    const duplicate = await this.duplicate(row, claim, id, { prior, recordKey, recordSim, sim });
+    const duplicate = await this.duplicate(row, claim, id, { prior, hit, recordKey, recordSim, sim });
     if (duplicate) return duplicate;
     const intent: NewIntent | undefined =
       this.options.record && this.options.provenance
@@ -193,9 +198,16 @@ export class Planner {
     row: SourceRow,
     claim: OfflineClaim,
     id: Identity,
-    found: { prior?: BatchRow; recordKey: string; recordSim: ReturnType<typeof recordSimilarity>; sim: ReturnType<typeof similarity> },
+    found: {
+      prior?: BatchRow;
+      /** What the record holds for the row's content key (asked unless --allow-duplicates). */
+      hit?: RecordHit;
+      recordKey: string;
+      recordSim: ReturnType<typeof recordSimilarity>;
+      sim: ReturnType<typeof similarity>;
+    },
   ): Promise<NotToSend | undefined> {
-    const { prior, recordKey, recordSim, sim } = found;
+    const { prior, hit, recordKey, recordSim, sim } = found;
     const { keyColumn, record, retryUncertain, allowSimilar } = this.options;
     const allowDuplicates = !!this.options.allowDuplicates;
     // CHOICE (docs/spec-choices.md#repeated-rows): a row repeated in one file is held from its second copy on, unless --allow-duplicates.
@@ -207,7 +219,6 @@ export class Planner {
       );
     }
     if (record && !allowDuplicates) {
-      const hit = await record.lookup(recordKey);
       const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
       // A row this batch sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
@@ -223,9 +234,12 @@ export class Planner {
     // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
     const repeatAllowed = id.repeatOf !== undefined && allowDuplicates;
     if (prior || allowSimilar || keyColumn !== undefined || repeatAllowed) return undefined;
-    const like = sim === undefined ? undefined : await this.history.batchRow(this.history.batch, { like: sim });
+    // The batch's look-alike and the record's are asked at once, the batch's answer first.
+    const [like, recorded] = await Promise.all([
+      sim === undefined ? undefined : this.history.batchRow(this.history.batch, { like: sim }),
+      allowDuplicates ? undefined : record?.similar(recordSim, recordKey),
+    ]);
     if (like) return { send: false, result: this.held(row, claim, like) };
-    const recorded = allowDuplicates ? undefined : await record?.similar(recordSim, recordKey);
     if (!recorded) return undefined;
     return held(
       row,

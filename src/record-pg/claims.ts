@@ -105,12 +105,10 @@ export const CLAIM_QUESTIONS = {
   maxAttempts: `SELECT key, max(attempt) AS attempt FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND key = ANY($3) GROUP BY key`,
   /** What the earlier runs of a batch ($3: its name) did with a row ($4: its row key), here or on another computer: intents_by_batch_row. */
   batchRow: `${ATTEMPTS} WHERE ${BATCH_ROW('i', '$4')} ORDER BY i.id`,
-  /** Every attempt of the rows of a batch that look like a row ($4: the fingerprint): intents_by_batch_like, then intents_by_batch_row. */
-  batchLike: `${ATTEMPTS} WHERE ${BATCH_ROW(
-    'i',
-    `ANY (SELECT coalesce(l.detail->>'row', l.key) FROM opcli.intents l
-    WHERE l.origin = $1 AND l.store_id = $2 AND l.kind = 'claim' AND l.detail ? 'like' AND l.detail->>'journal' = $3 AND l.detail->>'like' = $4)`,
-  )} ORDER BY i.id`,
+  /** The rows of a batch that look like a row ($4: the fingerprint), the last tried first: intents_by_batch_like (each row then asked as batchRow). */
+  batchLike: `SELECT coalesce(detail->>'row', key) AS row FROM opcli.intents
+    WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND detail ? 'like' AND detail->>'journal' = $3 AND detail->>'like' = $4
+    GROUP BY 1 ORDER BY max(id) DESC`,
   /** The keys one customer's claims were filed under: intents_by_customer. */
   keysOfCustomer: `SELECT DISTINCT key FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND customer_email = $3 AND kind = 'claim'`,
   /** The keys of the claims filed as one order: outcomes_by_order. */
@@ -230,7 +228,8 @@ export class DatabaseClaimRecord {
     earlier: ClaimRecord | undefined,
   ): Promise<DatabaseClaimRecord> {
     try {
-      const database = await openRecordDatabase(record, ctx, { max: 2 });
+      // Three connections: a group's transaction, and the planner's two questions of a row asked at once (plan.ts).
+      const database = await openRecordDatabase(record, ctx, { max: 3 });
       return new DatabaseClaimRecord(database, store, earlier);
     } catch (error) {
       earlier?.close();
@@ -445,11 +444,32 @@ export class DatabaseClaimRecord {
    * exists or may exist (one more); the database first, then the files the record lived in before.
    */
   async batchRow(batch: string, by: { key: string } | { like: string }): Promise<BatchRow | undefined> {
-    const values = [this.scope.origin, this.scope.storeId, batch, 'key' in by ? by.key : by.like];
-    const [name, text] = 'key' in by ? ['opcli-claims-batch-row', CLAIM_QUESTIONS.batchRow] : ['opcli-claims-batch-like', CLAIM_QUESTIONS.batchLike];
-    const rows = await this.ask(async (c) => (await c.query<AttemptRow>({ name, text, values })).rows);
-    const found = 'key' in by ? batchRowOf(standingOf(rows)) : lastLike(rows, by.like);
+    const found = 'key' in by ? await this.rowOfBatch(batch, by.key) : await this.lastLike(batch, by.like);
     return found ?? this.earlier?.batchRow(batch, by);
+  }
+
+  /** Where a row of a batch stands, by its row key: its attempts in the batch folded by the one rule. */
+  private async rowOfBatch(batch: string, row: string): Promise<BatchRow | undefined> {
+    const values = [this.scope.origin, this.scope.storeId, batch, row];
+    const rows = await this.ask(async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-batch-row', text: CLAIM_QUESTIONS.batchRow, values })).rows);
+    return batchRowOf(standingOf(rows));
+  }
+
+  /**
+   * The last row of a batch with the fingerprint `like` (by its last intent with it) whose claim
+   * exists or may exist, as the file record answers (record-index.ts batchRow): the rows are found
+   * first (usually none: one round trip), then each asked by its key until one may exist.
+   */
+  private async lastLike(batch: string, like: string): Promise<BatchRow | undefined> {
+    const values = [this.scope.origin, this.scope.storeId, batch, like];
+    const rows = await this.ask(
+      async (c) => (await c.query<{ row: string }>({ name: 'opcli-claims-batch-like', text: CLAIM_QUESTIONS.batchLike, values })).rows,
+    );
+    for (const { row } of rows) {
+      const found = await this.rowOfBatch(batch, row);
+      if (found && claimMayExist(found.status)) return found;
+    }
+    return undefined;
   }
 
   /**
@@ -495,24 +515,6 @@ export class DatabaseClaimRecord {
       }
     }, NOTHING_WRITTEN);
   }
-}
-
-/**
- * The last row (by its last intent with the fingerprint `like`) whose claim exists or may exist, of
- * the attempts of a batch's look-alike rows, as the file record answers (record-index.ts batchRow).
- */
-function lastLike(rows: AttemptRow[], like: string): BatchRow | undefined {
-  const byRow = new Map<string, AttemptRow[]>();
-  for (const r of rows) {
-    const row = r.detail.row ?? r.key;
-    byRow.set(row, [...(byRow.get(row) ?? []), r]);
-  }
-  const last = (attempts: AttemptRow[]) => Math.max(...attempts.filter((a) => a.detail.like === like).map((a) => Number(a.id)));
-  for (const attempts of [...byRow.values()].sort((a, b) => last(b) - last(a))) {
-    const row = batchRowOf(standingOf(attempts));
-    if (row && claimMayExist(row.status)) return row;
-  }
-  return undefined;
 }
 
 /** An intent's detail (JSON text) with the row's claim (already JSON text, its robust form) spliced in last. */

@@ -157,10 +157,7 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
       ],
       maxAttempts: [[ORIGIN, 'st_1', ['bulk-key-4', 'bulk-key-7']], ['intents_one_attempt']],
       batchRow: [[ORIGIN, 'st_1', '/data/batch-7.csv.journal.jsonl', 'row-10'], ['intents_by_batch_row']],
-      batchLike: [
-        [ORIGIN, 'st_1', '/data/batch-7.csv.journal.jsonl', 'like-7'],
-        ['intents_by_batch_like', 'intents_by_batch_row'],
-      ],
+      batchLike: [[ORIGIN, 'st_1', '/data/batch-7.csv.journal.jsonl', 'like-7'], ['intents_by_batch_like']],
       keysOfCustomer: [[ORIGIN, 'st_1', 'c7@example.com'], ['intents_by_customer']],
       keysOfOrder: [
         [ORIGIN, 'st_1', 'so-7'],
