@@ -74,7 +74,7 @@ for (const record of RECORD_BACKENDS) {
 
       // The database's side of the same: a journal of 0.2.0 is not copied into it by a run (`opcli record import` does), but read beside it.
       it.skipIf(record === 'file')(
-        "a journal of 0.2.0 at the batch's name is read beside the team's database: its rerun sends nothing the journal settled, and writes to no journal",
+        "a journal of 0.2.0 at the batch's name is read beside the team's database (its rerun sends nothing the journal settled, and writes to no journal), and once imported is the database's",
         async () => {
           const path = join(dir, 'claims.csv');
           writeCsv(path, [row(1), row(2)]);
@@ -92,6 +92,17 @@ for (const record of RECORD_BACKENDS) {
           expect(claimBodies(sandbox)).toHaveLength(2);
           expect(readFileSync(journal, 'utf8')).toBe(before);
           expect(await empty.pg.admin("SELECT count(*) FROM opcli.intents WHERE kind = 'claim'", empty.database)).toBe('0\n');
+          // Once `record import` copied it in, the database answers for the batch alone: the journal may go.
+          const imported = await runOpcli(['record', 'import', journal], { env: { ...env(), ...empty.env(0) } });
+          expect(imported.code, imported.stderr).toBe(0);
+          rmSync(journal);
+          const after = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: { ...env(), ...empty.env(0) } });
+          expect(after.code, after.stderr).toBe(0);
+          expect(results(after.stdout).map((r) => [r.status, r.earlier])).toEqual([
+            ['filed', true],
+            ['filed', true],
+          ]);
+          expect(claimBodies(sandbox)).toHaveLength(2);
         },
       );
 
