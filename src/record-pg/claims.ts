@@ -55,7 +55,7 @@ export const RERUN_AFTER_FAILURE =
 
 /** What a rerun does when the outcomes of claims sent could not be written. */
 const OUTCOMES_UNWRITTEN =
-  'the outcome of claims already sent was not written: a rerun from another computer holds them as uncertain (`opcli claims history` shows them), one from here skips them';
+  "the outcome of claims already sent was not written: a rerun reports them uncertain (`opcli claims history` shows them) and never sends them again on its own; this run's report says what the service answered";
 
 /** How many keys' read attempts are remembered until their intent is written (a batch reads at most its window ahead). */
 const SEEN_LIMIT = 50_000;
