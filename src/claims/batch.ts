@@ -1,10 +1,11 @@
 /**
  * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
- * stage once: read (reader.ts) → check and key (plan.ts, identity.ts) → record `sending`
- * (journal.ts) → send (send.ts) → record the outcome → report (the verb's BatchView, results.ts), with
- * the summary at the end. The send pipeline (pipeline.ts) journals rows ahead of the free slots and
- * sends over the one keep-alive HTTP pool; each row is durable before its request leaves, so a rerun
- * files nothing twice and loses nothing. This file opens the stages and turns the run into an exit.
+ * stage once: read (reader.ts) → check and key (plan.ts, identity.ts, and the record of claims: what
+ * this batch's earlier runs did) → record its intent (record.ts) → send (send.ts) → record the
+ * outcome → report (the verb's BatchView, results.ts), with the summary at the end. The send pipeline
+ * (pipeline.ts) records rows ahead of the free slots and sends over the one keep-alive HTTP pool; each
+ * row is durable before its request leaves, so a rerun files nothing twice and loses nothing. This
+ * file opens the stages and turns the run into an exit.
  */
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
@@ -15,14 +16,14 @@ import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '.
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { Journal, type JournalReader, type JournalService, LOCK_WAIT_MS, serviceOrigin } from './journal.js';
-import { ClaimRecord } from './record.js';
+import { JournalReader, type JournalService, serviceOrigin } from './journal.js';
+import { ClaimRecord, LOCK_WAIT_MS } from './record.js';
 import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
 import { resolveBatchPaths } from './paths.js';
 import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
 import type { SendPorts, SendResult } from './pipeline-ports.js';
-import { importBeside, importJournal } from './record-import.js';
+import { historyOf, importBeside, importJournal } from './record-import.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { type PlanOptions, Planner, storeMismatch } from './plan.js';
 import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
@@ -60,8 +61,9 @@ export interface BatchOptions {
   concurrency: number;
   /** `--rate`: upper bound of requests started per second. */
   rate?: number;
+  /** `--journal`: the batch's name (docs/spec-choices.md#the-same-batch; default: <input>.journal.jsonl). */
   journal?: string;
-  /** `--lock-wait`: how long to wait for another run holding the journal (default 5 s; 0 refuses at once). */
+  /** `--lock-wait`: how long to wait for another run holding the record's lock (default 5 s; 0 refuses at once). */
   lockWaitMs?: number;
   retryUncertain: boolean;
   validateOnly: boolean;
@@ -74,7 +76,7 @@ export interface BatchOptions {
   allowDuplicates?: boolean;
   /** `--wait-for-service`: how long an outage may last before the batch stops (default: it stops at once). */
   waitForServiceMs?: number;
-  /** `--dry-run`: read the journal and say what a real run would do with each row; send and journal nothing. */
+  /** `--dry-run`: ask the record and say what a real run would do with each row; send and record nothing. */
   dryRun?: boolean;
 }
 
@@ -109,16 +111,25 @@ async function readProfile(deps: Pick<BatchPorts, 'profile'>): Promise<{ storeId
   }
 }
 
-/** Runs a batch: validate-only, or send with the journal; `view` shows it (nothing here prints). */
-export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: BatchView): Promise<void> {
+/** The input's format, once the flags that depend on it and on each other are checked (exit 2). */
+function checkedFormat(opts: BatchOptions): ReturnType<typeof detectFormat> {
   const format = detectFormat(opts.from, opts.format);
   if (opts.delimiter !== undefined && format !== 'csv') throw new UsageError(`--delimiter applies to a CSV file; this input is ${format.toUpperCase()}.`);
   if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1 || opts.concurrency > 64) {
     throw new UsageError(`--concurrency must be a whole number from 1 to 64, got ${opts.concurrency}.`);
   }
   if (opts.from === '-' && !opts.journal && !opts.validateOnly) {
-    throw new UsageError('A batch from standard input needs --journal PATH: the journal is what makes a rerun safe.', 'Pass --journal claims.journal.jsonl.');
+    throw new UsageError(
+      'A batch from standard input needs --journal PATH: the name its runs are known by in the record of claims is what makes a rerun safe.',
+      'Pass --journal claims.journal.jsonl.',
+    );
   }
+  return format;
+}
+
+/** Runs a batch: validate-only, or send with the record of claims; `view` shows it (nothing here prints). */
+export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: BatchView): Promise<void> {
+  const format = checkedFormat(opts);
   // Every path is checked before anything is read, sent or written.
   const paths = resolveBatchPaths(opts, deps.cwd, deps.platform);
   const { storeId, service, profile } = await readProfile(deps);
@@ -148,23 +159,26 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     }
     return;
   }
-  // An unusable journal is refused before the results file is created.
-  const journal = opts.validateOnly ? undefined : await Journal.open(paths.journal as string, opts.lockWaitMs, {}, binding);
   let record: ClaimsRecord | undefined;
+  let journal: JournalReader | undefined;
   try {
-    // The record of claims for this store, under its lock for the run (a file): a damaged one stops here, before anything is sent.
+    // The record of claims for this store (a file: under its lock for the run, two runs at once take
+    // turns): a damaged or unreachable one stops here, before the results file is created and anything is sent.
     if (!opts.validateOnly) record = await openRecord({ waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS });
-    // A journal of an earlier version is read into a file record (the team's database takes files by `opcli record import`).
-    if (record instanceof ClaimRecord && journal)
-      await importEarlier(record, journal, provenance.profile, view, { folder: paths.input && dirname(paths.input), service });
-    const limiter = journal && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, ...deps.pace });
+    // A journal of an earlier version is read into a file record; the team's database takes files by
+    // `opcli record import`, so the resume reads one it finds at the batch's name beside the database's answers.
+    if (record instanceof ClaimRecord)
+      await importEarlier(record, paths.journal as string, provenance.profile, view, { folder: paths.input && dirname(paths.input), service });
+    else if (record) journal = await JournalReader.snapshot(paths.journal as string, binding);
+    const limiter = record && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, ...deps.pace });
     const tally = new BatchTally(deps.now, limiter);
     const reporter = view.report(source, { out: paths.out, verb: opts.validateOnly ? 'validate' : 'send' }, () => tally.progress());
     if (reporter.drawsProgress && input.path && format !== 'json') estimateTotal(input.path, format, tally);
     await reporter.start();
-    if (!journal || !limiter) await validateAll(source.rows, reporter, tally, deps, view, opts, storeId);
+    if (!record || !limiter) await validateAll(source.rows, reporter, tally, deps, view, opts, storeId);
     else {
-      const planner = new Planner(journal, { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
+      const batch = paths.journal as string;
+      const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
       const ports: SendPorts = {
         api: () => deps.api(),
         http: () => deps.http(),
@@ -172,8 +186,8 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
         sleep: deps.sleep,
         signal: deps.signal,
         stopNow: deps.stopNow,
-        journal,
         record,
+        batch,
         limiter,
         tally,
         report: reporter,
@@ -184,7 +198,8 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     }
   } finally {
     input.stream.destroy?.();
-    await closeBoth(journal, record);
+    await journal?.closeReader();
+    await record?.closeDurable();
   }
 }
 
@@ -195,30 +210,42 @@ function estimateTotal(path: string, format: string, tally: BatchTally): void {
     .catch(() => {});
 }
 
-/** A journal of an earlier version is read into the record of claims once; the person is told how many claims it brought. */
+/**
+ * A journal of an earlier version at the batch's name (`journal`), and the journals beside the input,
+ * are read into the record of claims once each; the person is told how many claims they brought.
+ */
 async function importEarlier(
   record: ClaimRecord,
-  journal: Journal,
+  journal: string,
   profile: string,
   view: BatchView,
   beside: { folder?: string; service: JournalService },
 ): Promise<void> {
   // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
-  const taken = await importJournal(record, journal, profile, osUser(), hostName());
+  // Read each run for its damage; its notices said once, on the run that reads it in.
+  const tell = record.imported.has(journal) ? undefined : (text: string) => view.notice(text);
+  const reader = await JournalReader.snapshot(journal, { service: beside.service, notice: tell });
+  let taken: number;
+  try {
+    taken = await importJournal(record, reader, profile, osUser(), hostName());
+  } finally {
+    await reader.closeReader();
+  }
   // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
   if (beside.folder) {
     const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, (text) =>
       view.notice(text),
     );
-    if (others > 0) record.reindex();
     if (others > 0)
       view.notice(
         `Notice: the record of claims ${record.path} now holds the ${count(others)} claim${others === 1 ? '' : 's'} the journals beside ${beside.folder} show filed or possibly filed, so a copy of their files does not file them again.\n`,
       );
   }
+  // What was read in is asked of next (the resume, the copies): the index is brought up to the file.
+  record.reindex();
   if (taken > 0)
     view.notice(
-      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal.path} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
+      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
     );
 }
 
@@ -235,17 +262,11 @@ function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow:
   };
 }
 
-/** Closes the journal and the record, their last fdatasyncs together; the first failure is thrown once both are closed. */
-async function closeBoth(journal: Journal | undefined, record: ClaimsRecord | undefined): Promise<void> {
-  const closed = await Promise.allSettled([journal?.close(), record?.closeDurable()]);
-  const failed = closed.find((c) => c.status === 'rejected');
-  if (failed) throw failed.reason;
-}
-
 /**
- * `--dry-run` of a batch: each row is checked and keyed against the journal (read, not written or
- * locked) as a real run would, and reported with what that run would do: sent, refused (invalid),
- * held, or skipped as settled earlier. Nothing is sent. Exit 3 when a real run would leave rows unfiled.
+ * `--dry-run` of a batch: each row is checked and keyed against the record of claims (read, not
+ * written or locked; and a journal of an earlier version it has not read in yet) as a real run would,
+ * and reported with what that run would do: sent, refused (invalid), held, or skipped as settled
+ * earlier. Nothing is sent. Exit 3 when a real run would leave rows unfiled.
  */
 async function planAll(
   opts: BatchOptions,
@@ -257,14 +278,14 @@ async function planAll(
   binding: { service: JournalService; notice: (text: string) => void },
   record: ClaimsRecord,
 ): Promise<void> {
-  const journal: JournalReader = await Journal.snapshot(paths.journal as string, binding);
+  const journal = await JournalReader.snapshot(paths.journal as string, binding);
   let interrupted = false;
   let fatal: unknown;
   const tally = new BatchTally(deps.now);
   const reporter = view.report(source, { out: paths.out, verb: 'plan' }, () => tally.progress());
   try {
     await reporter.start();
-    const planner = new Planner(journal, plannerOptions(opts, storeId, reporter.perRow, record));
+    const planner = new Planner(historyOf(record, paths.journal as string, journal), plannerOptions(opts, storeId, reporter.perRow, record));
     try {
       for await (const row of source.rows) {
         if (deps.signal.aborted) {
@@ -289,7 +310,7 @@ async function planAll(
   const rows = (n: number) => `${count(n)} row${n === 1 ? '' : 's'}`;
   view.notice(
     `Dry run of ${rows(c.done)}: ${count(c.valid)} would be sent, ${count(c.invalid)} would be refused (invalid), ${count(c.held)} would be held` +
-      `${earlier ? `, ${count(earlier)} settled by an earlier run would not be sent again (${count(c.filedEarlier)} filed, ${count(c.rejectedEarlier)} rejected, ${count(c.uncertainEarlier)} uncertain)` : ''}. Nothing was sent and the journal was not written.\n`,
+      `${earlier ? `, ${count(earlier)} settled by an earlier run would not be sent again (${count(c.filedEarlier)} filed, ${count(c.rejectedEarlier)} rejected, ${count(c.uncertainEarlier)} uncertain)` : ''}. Nothing was sent and nothing was recorded.\n`,
   );
   if (fatal) throw fatal;
   if (interrupted) throw new InterruptedError();
@@ -322,7 +343,7 @@ async function validateAll(
         break;
       }
       const checked = validateClaim(row.value, row.issues, schema);
-      // The checks a send makes before anything leaves, but the journal's.
+      // The checks a send makes before anything leaves, but the record's.
       const local = [
         ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),
         ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore
@@ -362,7 +383,7 @@ function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, v
     throw new OpcliError(`The batch stopped: ${(stopError as Error).message}`);
   }
   if (signal.aborted) {
-    view.notice('Interrupted: no new rows were sent; the rows in flight finished and are in the journal. Run the same command to go on.\n');
+    view.notice('Interrupted: no new rows were sent; the rows in flight finished and are in the record of claims. Run the same command to go on.\n');
     throw new InterruptedError();
   }
   if (readError) {

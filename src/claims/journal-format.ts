@@ -1,12 +1,8 @@
 /**
- * The batch journal's lines: what an entry and a header hold, and the entry's text as the journal
- * writes it. No file access here (journal-read.ts reads the file, journal-queue.ts writes it).
- *
- * Fast path (docs/benchmarks.md, bench/claims-batch.mjs): `entryLine` runs twice per claim row (its
- * `sending` entry and its outcome), so it writes the JSON by hand, quoting only the free text.
+ * The lines of a batch journal of opcli 0.2.0: what an entry and a header hold (a repaired first
+ * line becomes a header). No file access here (journal-read.ts reads the file).
  */
 import { randomBytes } from 'node:crypto';
-import { quoteField } from '../record/fields.js';
 import type { FieldIssue } from '../schemas.js';
 
 /**
@@ -113,21 +109,3 @@ const STATUS_CODE = new Map(STATUS_CODES.map((s, i) => [s, i + 1]));
 export const statusCode = (status: unknown): number | undefined => STATUS_CODE.get(status as JournalStatus);
 /** The status of a `statusCode`. */
 export const statusOfCode = (code: number): JournalStatus => STATUS_CODES[code - 1] as JournalStatus;
-
-/** An entry as a caller gives it: the journal adds the date, and a `sending` entry's claim as JSON text. */
-export type NewEntry = Omit<JournalEntry, 'at' | 'claim'>;
-
-/**
- * One entry as its journal line, with its newline: the fields in a fixed order, `at` (an ISO date,
- * nothing to escape) and the claim (already JSON text: its robust form) spliced in as they are.
- */
-export function entryLine(entry: NewEntry, at: string, claimJson?: string): string {
-  const { key, line, status, sim, tag, sourceOrderId, reason, errors } = entry;
-  const optional =
-    quoteField(sim, 'sim') +
-    (tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`) +
-    quoteField(sourceOrderId, 'sourceOrderId') +
-    quoteField(reason, 'reason') +
-    (errors === undefined ? '' : `,"errors":${JSON.stringify(errors)}`);
-  return `{"key":${JSON.stringify(key)},"line":${JSON.stringify(line)},"status":${JSON.stringify(status)}${optional},"at":"${at}"${claimJson ? `,"claim":${claimJson}` : ''}}\n`;
-}

@@ -1,21 +1,15 @@
 /**
- * The batch journal: an append-only JSONL file beside the input that records, for each row key, that
- * its request is about to be sent (made durable BEFORE the request leaves) and then its outcome.
- * Its lines are read under the one damage policy of a record of actions (journal-read.ts): a torn
- * last line (kill -9 mid-write) is passed over, and the next run ends it with a `set-aside` line
- * naming it (src/record/log.ts endTornLine). A lock file keeps two runs from using one journal at once.
+ * The batch journal of opcli 0.2.0 (v2/v3), read only: an append-only JSONL file beside the input
+ * that recorded, for each row key, that its request was about to be sent and then its outcome. This
+ * version writes no journal: a batch's rows are in the record of claims (record.ts), and a journal
+ * found at a batch's name is read into it once (record-import.ts). Its lines are read under the one
+ * damage policy of a record of actions (journal-read.ts), and `claims repair --journal` sets damaged
+ * lines aside (journalRepairTarget).
  *
  * A journal is bound to the service and store its rows were filed with: each section starts with a
  * header line naming them (JournalHeader), and only the sections of this run's service and store
  * count as proof that a row was filed. The file itself is opened as batch-files.ts says (no link
  * followed, yours, writable by you alone).
- *
- * This file owns opening, locking and the reader/writer objects; the lines' format is
- * journal-format.ts, reading them back journal-read.ts (into journal-index.ts), and the group
- * commit that makes them durable journal-queue.ts.
- *
- * Fast path (docs/benchmarks.md, bench/claims-batch.mjs): `record` and `note` run for every claim
- * row of a batch.
  */
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -25,14 +19,13 @@ import { formatDuration } from '../core/flags.js';
 import { claimMayExist } from '../record/outcome.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { lineAt } from '../record/file-lines.js';
-import { endTornLine, setAsideLine } from '../record/log.js';
+import { setAsideLine } from '../record/log.js';
 import type { RepairTarget } from '../record/repair.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { closeSync, constants } from 'node:fs';
 import { osUser } from '../config/user-name.js';
-import { entryLine, headerLine, type JournalEntry, type JournalService, type NewEntry, NO_SERVICE, newJournalId } from './journal-format.js';
+import { headerLine, type JournalEntry, type JournalService, NO_SERVICE } from './journal-format.js';
 import type { PriorIndex, PriorOutcome, SimilarIndex } from './journal-index.js';
-import { GroupCommit, type JournalIo, NotJournaled } from './journal-queue.js';
 import { type JournalBinding, type ReadJournal, emptyRead, journalDamage, journalLine, readJournal, tellAbout } from './journal-read.js';
 
 export {
@@ -45,17 +38,7 @@ export {
   serviceOrigin,
 } from './journal-format.js';
 export { type PriorOutcome, PriorIndex, SimilarIndex } from './journal-index.js';
-export { type JournalIo, NotJournaled } from './journal-queue.js';
 export type { JournalBinding } from './journal-read.js';
-
-/**
- * How long a second run waits for the journal before refusing, unless `claims file --lock-wait`
- * says otherwise. A run killed with kill -9 needs no wait: its lock names its process, and a dead
- * owner's lock is reclaimed at once.
- */
-export const LOCK_WAIT_MS = 5_000;
-/** How often, at most, `record` asks the file system whether the lock is still this run's. */
-const LOST_CHECK_MS = 200;
 
 /**
  * What earlier runs recorded, read from a journal: the outcomes of this service's sections and the
@@ -187,138 +170,4 @@ export function journalRepairTarget(path: string, service: JournalService, now: 
     parse: journalLine,
     setAside: (d, reason, at) => (d.line === 1 ? headerLine(service, new Date(now()).toISOString()).slice(0, -1) : setAsideLine(d, reason, at, osUser())),
   };
-}
-
-/** A journal open for a run: locked, read, and appended to through its group commit. */
-export class Journal extends JournalReader {
-  private readonly handle: FileHandle;
-  private readonly lock: HeldLock;
-  private lockLost = false;
-  private lockCheckedAt = 0;
-  private readonly lostController = new AbortController();
-  private readonly lostPoll: NodeJS.Timeout;
-  /** Aborted as soon as another run is seen to have taken the lock: no request may leave after. */
-  readonly lostSignal: AbortSignal = this.lostController.signal;
-  /** The group commit the entries go through. */
-  private readonly queue: GroupCommit;
-  /** The last millisecond formatted as an entry's `at`, and its text. */
-  private atMs = 0;
-  private atText = '';
-
-  private constructor(path: string, handle: FileHandle, read: ReadJournal, lock: HeldLock, io: JournalIo) {
-    super(path, handle, read);
-    this.queue = new GroupCommit(handle, path, io);
-    this.handle = handle;
-    this.lock = lock;
-    // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
-    this.lostPoll = setInterval(() => this.lost(), LOST_CHECK_MS);
-    this.lostPoll.unref();
-  }
-
-  /**
-   * Locks the journal, reads what earlier runs recorded, and opens it for appending. `path` is the
-   * journal itself (paths.ts: never a link), and the lock is taken beside it. A journal in another
-   * format or with a damaged line is refused (exit 2), and so is one that is a link, another user's,
-   * or writable by others (batch-files.ts). Entries recorded against another service or store
-   * (`binding.service`) are not taken as filed, and this run's entries get a header of their own.
-   * A run holding the lock is waited for up to `lockWaitMs` (0: refused at once). `io` replaces the
-   * clock, the writes and the syncs of a group (tests).
-   */
-  static async open(path: string, lockWaitMs: number = LOCK_WAIT_MS, io: JournalIo = {}, binding: JournalBinding = {}): Promise<Journal> {
-    const service = binding.service ?? NO_SERVICE;
-    // Created (exclusively, 0600) or checked before its lock is taken, so the lock sits beside a real file of yours.
-    await (await openBatchFile(path, JOURNAL_ROLE, 'append')).handle.close();
-    const lock = await lockJournal(path, lockWaitMs);
-    try {
-      const { handle, stats } = await openBatchFile(path, JOURNAL_ROLE, 'append');
-      try {
-        const read = await readJournal(handle, path, service);
-        tellAbout(read, path, binding, stats, true);
-        // A torn last line must not swallow the next line, nor read as damage once a newline ends it.
-        let text = endTornLine({ ...read, unterminated: !read.endsWithNewline }, new Date().toISOString(), osUser());
-        if (!read.lastIsOurs) {
-          read.id ??= newJournalId();
-          text += headerLine(service, new Date().toISOString(), read.id.startsWith('created ') ? undefined : read.id);
-        }
-        if (text) await handle.write(text);
-        return new Journal(path, handle, read, lock, io);
-      } catch (error) {
-        await handle.close().catch(() => {});
-        throw error;
-      }
-    } catch (error) {
-      lock.release();
-      throw error;
-    }
-  }
-
-  /**
-   * Whether another run took the journal's lock from this one (its lock was removed or replaced).
-   * Asked of the file system at most every LOST_CHECK_MS; once lost, always lost.
-   */
-  lost(): boolean {
-    if (this.lockLost) return true;
-    const now = Date.now();
-    if (now - this.lockCheckedAt >= LOST_CHECK_MS) {
-      this.lockCheckedAt = now;
-      this.lockLost = this.lock.lost();
-      if (this.lockLost) this.lostController.abort();
-    }
-    return this.lockLost;
-  }
-
-  /**
-   * Appends an entry. A `sending` entry resolves once it is fsync'd (with whatever else was queued):
-   * it must be durable before its request leaves. An outcome resolves once it is written: a process
-   * crash keeps written data, the next fsync (or close) makes it durable, and if a power loss ever
-   * dropped it the row would read as `sending`, that is uncertain, never resent silently. Syncing
-   * every outcome too doubled the fsyncs for no safety gained.
-   */
-  record(entry: NewEntry, claimJson?: string): Promise<void> {
-    if (this.queue.failure) return Promise.reject(new NotJournaled(this.queue.failure));
-    // No row leaves once another run may be reading this journal: it could send the same row.
-    if (entry.status === 'sending' && this.lost()) return Promise.reject(this.lostError());
-    return this.queue.add(entryLine(entry, this.at(), claimJson), entry.status === 'sending');
-  }
-
-  /** Appends an outcome without a promise per row: written with the next group; a failure surfaces in `flushed()`. */
-  note(entry: Omit<JournalEntry, 'at' | 'claim' | 'sim' | 'tag'>): void {
-    if (this.queue.failure) return;
-    this.queue.note(entryLine(entry, this.at()));
-  }
-
-  /** Now as an entry's `at`, formatted once per millisecond (a batch writes thousands of entries in one). */
-  private at(): string {
-    const now = Date.now();
-    if (now !== this.atMs) {
-      this.atMs = now;
-      this.atText = new Date(now).toISOString();
-    }
-    return this.atText;
-  }
-
-  /** Writes the entries queued so far now (and starts their sync), not at the end of the turn. */
-  commit(): void {
-    this.queue.commit();
-  }
-
-  /** Resolves once every entry queued so far is written; rejects when the journal could not be written. */
-  flushed(): Promise<void> {
-    return this.queue.flushed();
-  }
-
-  /** The error a run stops with once its lock was taken. */
-  lostError(): OpcliError {
-    return new OpcliError(`The lock on the journal ${this.path} was taken by another run; this run stopped sending.`, {
-      hint: 'Rows not yet sent were not sent. Let the other run finish, then run the same command again: filed rows are skipped.',
-    });
-  }
-
-  /** Writes what is queued, closes the file and releases the lock. */
-  async close(): Promise<void> {
-    await this.queue.end();
-    await this.handle.close().catch(() => {});
-    clearInterval(this.lostPoll);
-    this.lock.release();
-  }
 }

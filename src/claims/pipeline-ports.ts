@@ -3,13 +3,12 @@ import type { ServiceApi } from '../api/service.js';
 import type { RequestLimiter } from '../http/adaptive.js';
 import type { NetworkError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
-import type { Journal } from './journal.js';
 import type { ClaimsRecord } from './record-open.js';
 import type { BatchReport, BatchTally, BatchView } from './results.js';
 
 /** What the run came to, for the verdict (batch.ts). */
 export interface SendResult {
-  /** A failure that must end the run (the journal or a results file cannot be written, the lock lost). */
+  /** A failure that must end the run (the record or a results file cannot be written, the lock lost). */
   fatal?: unknown;
   /** A failure every row would meet (401, connection refused): the batch stopped sending. */
   stopError?: unknown;
@@ -40,9 +39,10 @@ export interface SendPorts {
   signal: AbortSignal;
   /** A second Ctrl-C: the summary at once. */
   stopNow: AbortSignal;
-  journal: Journal;
-  /** The record of claims for the store, when the run keeps one. */
-  record?: ClaimsRecord;
+  /** The record of claims for the store, open under its lock: each row's intent and outcome. */
+  record: ClaimsRecord;
+  /** The batch's name (docs/spec-choices.md#the-same-batch), for the summary. */
+  batch: string;
   limiter: RequestLimiter;
   /** The batch's counts, which the display reads. */
   tally: BatchTally;

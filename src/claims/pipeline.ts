@@ -6,43 +6,45 @@
  *   check    plan.ts          Planner.plan: valid, for the token's store
  *   key      plan.ts          identity, and what earlier runs did with it; a row not to send goes
  *                             straight to `report`                                SendPipeline.admit
- *   record   journal.ts       `sending`, durable (one fdatasync per group), and the intent in the
- *            record.ts        record of claims, before the request leaves          SendPipeline.makeDurable
+ *   record   record.ts        the intent in the record of claims, durable (one write and one
+ *                             fdatasync per group) before the request leaves      SendPipeline.makeDurable
  *   send     send.ts          the limiter's permit, POST /v1/claims/offline        SendPipeline.send
- *   settle   journal.ts       the outcome noted (filed, rejected, uncertain, not_sent), and in
- *            record.ts        the record of claims                                 SendPipeline.settle
+ *   settle   record.ts        the outcome (filed, rejected, uncertain, not_sent)   SendPipeline.settle
  *   report   results.ts       counted in the batch's tally, then shown by the verb's BatchReport
  *
- * The window (send-window.ts) holds the rows between `key` and `send`, journaled in groups ahead of the
+ * The window (send-window.ts) holds the rows between `key` and `send`, recorded in groups ahead of the
  * free slots (one fdatasync for most of a window) while the workers, one per `--concurrency` slot,
  * send the rows already durable. The outage watch (outage.ts) stands between `record` and `send`.
  */
 import { setMaxListeners } from 'node:events';
-import { NotJournaled } from './journal.js';
+import { OpcliError } from '../core/errors.js';
 import { OutageWatch, probeService } from './outage.js';
 import type { NotToSend, Planner, ToSend } from './plan.js';
+import type { NewIntent } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
 import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js';
 import type { RowResult } from './results.js';
 import { type SendOutcome, sendClaim } from './send.js';
 import { type Ready, SendWindow } from './send-window.js';
-import type { Durable } from './record-open.js';
 import type { NetworkError } from '../core/errors.js';
 import { whenAborted } from '../core/timers.js';
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
 const OUTAGE_REASON = 'the batch stopped before this row was sent: the service is down';
-const JOURNAL_FAILED_REASON = 'not sent: the journal could not be made durable before it; the next run reports it uncertain, but it never left';
-const JOURNAL_UNWRITTEN_REASON = 'not sent: the journal could not be written before it; the next run sends it';
+const RECORD_FAILED_REASON = 'not sent: the record of claims could not be made durable before it; it never left';
+/** How often, at most, the pipeline asks the file system whether the record's lock is still this run's. */
+const LOST_CHECK_MS = 200;
 const SEND_BUG_REASON = 'opcli failed while sending it';
-const RECORD_FAILED_REASON = 'not sent: its intent could not be made durable in the record of claims; the next run sends it';
 
 /** Runs a batch's rows through check, key, record, send, settle and report; prints the summary through the view. */
 export class SendPipeline {
   private readonly window: SendWindow;
   private readonly outage: OutageWatch;
-  /** Stops a row still waiting for the limiter: Ctrl-C, or the journal's lock taken by another run. */
+  /** Stops a row still waiting for the limiter: Ctrl-C, or the record's lock taken by another run. */
   private readonly stopSending: AbortSignal;
+  /** Aborted once another run is seen to have taken the record's lock: no request may leave after. */
+  private readonly lockTaken = new AbortController();
+  private lockCheckedAt = Number.NEGATIVE_INFINITY;
   /** Rows a worker holds (waiting for the limiter or in flight), by line: uncertain if the user stops now. */
   private readonly inFlight = new Set<number>();
   private readonly admitNow = () => this.makeDurable();
@@ -65,7 +67,7 @@ export class SendPipeline {
       signal: ports.signal,
       notice: (text) => ports.view.notice(text),
     });
-    this.stopSending = AbortSignal.any([ports.signal, ports.journal.lostSignal]);
+    this.stopSending = AbortSignal.any([ports.signal, this.lockTaken.signal]);
     // Every slot's row may wait on it at once (a paced start): one listener per slot is no leak, and
     // Node's warning past 10 (MaxListenersExceededWarning at --rate 200/s) would only alarm.
     setMaxListeners(opts.concurrency + 10, this.stopSending);
@@ -75,6 +77,9 @@ export class SendPipeline {
   async run(source: RowSource): Promise<SendResult> {
     const { signal, stopNow } = this.ports;
     const stopListening = whenAborted(signal, () => this.stop());
+    // Checked on a timer too, so a row waiting for the limiter (a long 429 pause) is stopped as well.
+    const lockPoll = setInterval(() => this.lockLost(), LOST_CHECK_MS);
+    lockPoll.unref();
     /** A second Ctrl-C: the summary now, the rows in flight listed as uncertain (their entries read as such next time). */
     let stopNowListening = () => {};
     const stoppedNow = new Promise<'now'>((resolve) => {
@@ -94,6 +99,7 @@ export class SendPipeline {
         return { stoppedNow: true };
       }
     } finally {
+      clearInterval(lockPoll);
       stopListening();
       stopNowListening();
       // No request reached the service, nothing else ended the run: one line says it (batch.ts), not a line per row.
@@ -107,10 +113,9 @@ export class SendPipeline {
     return { fatal: this.fatal, stopError: this.stopError, readError: this.readError, stoppedNow: false };
   }
 
-  /** The feeder and one worker per slot, until every row is settled and the journal written. */
+  /** The feeder and one worker per slot, until every row is settled. */
   private async work(rows: AsyncGenerator<SourceRow>): Promise<'done'> {
     await Promise.all([this.feed(rows), ...Array.from({ length: this.opts.concurrency }, () => this.worker())]);
-    await this.ports.journal.flushed().catch((error) => this.fail(error));
     return 'done';
   }
 
@@ -129,11 +134,11 @@ export class SendPipeline {
         if (output) await output;
       }
     } catch (error) {
-      // The journal or a results file cannot be written: stop; nothing more is sent.
+      // The record or a results file cannot be written: stop; nothing more is sent.
       this.fail(error);
     } finally {
-      // Rows still held are journaled as the window has room; when the batch stopped (or the journal
-      // failed) they are settled not_sent without a `sending` entry, so the next run sends them.
+      // Rows still held are recorded as the window has room; when the batch stopped (or the record
+      // failed) they are settled not_sent without an intent, so the next run sends them.
       this.makeDurable();
       this.window.fed();
       this.window.endIfDone();
@@ -172,8 +177,8 @@ export class SendPipeline {
   }
 
   /**
-   * Journals the held rows as `sending` in one group, as many as the window has room for; each
-   * becomes ready once durable. When the batch stops, they are settled not_sent instead.
+   * Records the held rows' intents in one group (one write, one fdatasync), as many as the window has
+   * room for; each becomes ready once durable. When the batch stops, they are settled not_sent instead.
    */
   private makeDurable(): void {
     if (this.stopped()) {
@@ -184,70 +189,51 @@ export class SendPipeline {
     if (group.length === 0) return;
     // The feeder may plan more.
     this.window.wake();
-    const { journal, record } = this.ports;
-    // The record of claims takes the group's intents in one write and one fdatasync, beside the journal's.
-    const intents = group.flatMap((item) => (item.plan.intent ? [item.plan.intent] : []));
-    const recorded = record && intents.length ? record.intentsDurable(intents) : Promise.resolve();
-    // The journal hands every entry of one group the same promise: one wait per run of entries sharing it, not one per row.
-    let sending: Promise<void> | undefined;
-    let items: Ready[] = [];
-    for (const item of group) {
-      const { row, plan } = item;
-      if (record) item.recorded = plan.intent !== undefined;
-      // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
-      const entry = journal.record({ key: plan.key, line: row.line, status: 'sending', sim: plan.sim, tag: plan.tag }, plan.robust);
-      if (entry !== sending && sending !== undefined) this.whenDurable(sending, recorded, items);
-      if (entry !== sending) items = [];
-      sending = entry;
-      items.push(item);
-    }
-    if (sending !== undefined) this.whenDurable(sending, recorded, items);
-    // Written and synced now: this runs at the end of a turn already (SendWindow.admitSoon).
-    journal.commit();
-  }
-
-  /** Once the journal's group and the record's intents are durable, the rows become ready (or, on failure, are not sent). */
-  private whenDurable(sending: Promise<void>, recorded: Promise<Durable>, items: Ready[]): void {
-    // Which of the two failed: the record's failure leaves the journal's `sending` entry settled not_sent below.
-    let recordFailed = false;
-    const recordedOrSays = recorded.catch((error) => {
-      recordFailed = true;
-      throw error;
+    // Durable before the request leaves: a crash from here on reads as uncertain, never as unsent.
+    const intents = group.map((item) => {
+      item.recorded = true;
+      return item.plan.intent as NewIntent;
     });
-    Promise.all([sending, recordedOrSays]).then(
-      ([, taken]) => {
-        for (const item of items) {
+    this.ports.record.intentsDurable(intents).then(
+      (taken) => {
+        for (const item of group) {
           this.window.synced();
-          const why = item.plan.intent && taken?.get(item.plan.intent.issuance);
+          const why = taken?.get(item.plan.intent?.issuance as string);
           if (why) void this.takenByAnother(item, why);
           else this.offer(item);
         }
       },
       (error) => {
-        for (const item of items) this.notDurable(item, error, recordFailed);
+        for (const item of group) this.notDurable(item, error);
       },
     );
   }
 
   /**
-   * The journal cannot be made durable: nothing more is sent. This row never left, and says so: a
-   * written `sending` line reads as uncertain next time (the journal cannot tell), a line never
-   * written leaves the row to the next run.
+   * The record cannot be made durable: nothing more is sent. This row never left, and says so: its
+   * outcome not_sent follows its intent, so the next run sends it (and reads it uncertain if that
+   * outcome could not be written either).
    */
-  private notDurable(item: Ready, error: unknown, recordFailed = false): void {
+  private notDurable(item: Ready, error: unknown): void {
     this.window.synced();
-    const unwritten = error instanceof NotJournaled;
-    this.fail(unwritten ? error.failure : error);
+    // The team's database says so in its own one line (src/record-pg/errors.ts); a file's failure is worded here.
+    this.fail(
+      error instanceof OpcliError
+        ? error
+        : new OpcliError(`Cannot write the record of claims ${this.ports.record.path}: ${(error as Error).message}`, {
+            hint: 'Free disk space, then run the same command again; rows after this one were not sent.',
+            cause: error,
+          }),
+    );
     this.drain();
     // Also wakes a feeder waiting for room: it must see the failure and stop, or the batch never ends.
-    void this.notSent(item, unwritten ? JOURNAL_UNWRITTEN_REASON : recordFailed ? RECORD_FAILED_REASON : JOURNAL_FAILED_REASON);
+    void this.notSent(item, RECORD_FAILED_REASON);
   }
 
-  /** A row whose intent another member's run committed first (the record database): held, never sent; the journal settles it not_sent. */
+  /** A row whose intent another member's run committed first (the record database): held, never sent, and no outcome of this run's. */
   private takenByAnother(item: Ready, why: string): Promise<void> | undefined {
     item.recorded = false;
     this.leftWindow();
-    this.ports.journal.note({ key: item.plan.key, line: item.row.line, status: 'not_sent', reason: why });
     const output = this.report(item.row, { line: item.row.line, status: 'held', error: why });
     this.window.endIfDone();
     return output;
@@ -312,23 +298,14 @@ export class SendPipeline {
       if (!settled) {
         this.outage.leave(undefined, false);
         if (!gone) this.leftWindow();
-        this.ports.journal.note({ key: item.plan.key, line, status: 'uncertain', reason: SEND_BUG_REASON });
         this.recordOutcome(item, 'uncertain', undefined, SEND_BUG_REASON);
       }
     }
   }
 
-  /** Journals a row's outcome (written with the next group, not awaited), then reports it. */
+  /** Records a row's outcome (written at the end of the turn, not awaited), then reports it. */
   private async settle(item: Ready, outcome: SendOutcome): Promise<void> {
     const r = outcome.result;
-    this.ports.journal.note({
-      key: item.plan.key,
-      line: item.row.line,
-      status: r.status as 'filed',
-      sourceOrderId: r.sourceOrderId,
-      reason: r.error,
-      errors: r.errors,
-    });
     this.recordOutcome(item, r.status as 'filed', r.sourceOrderId, r.error);
     if (outcome.stop) {
       this.stopError ??= outcome.error;
@@ -348,11 +325,11 @@ export class SendPipeline {
     return this.ports.report.add(row, result);
   }
 
-  /** The row's outcome in the record of claims (written with the next group of intents, or at the end). */
+  /** The row's outcome in the record of claims (`recorded`: its intent was written), at the end of the turn. */
   private recordOutcome(item: Ready, status: 'filed' | 'rejected' | 'uncertain' | 'not_sent', sourceOrderId?: string, error?: string): void {
     const intent = item.plan.intent;
     const record = this.ports.record;
-    if (!record || !intent || !item.recorded) return;
+    if (!intent || !item.recorded) return;
     try {
       record.outcome({ issuance: intent.issuance, key: intent.key, status, sourceOrderId, error });
     } catch (e) {
@@ -361,22 +338,22 @@ export class SendPipeline {
   }
 
   /**
-   * A row the batch stopped before sending (`journaled`: its `sending` entry was recorded): its
-   * outcome journaled so the next run sends it (unless the journal failed), and reported.
+   * A row the batch stopped before sending (`recorded`: its intent was written): its outcome
+   * recorded so the next run sends it, and reported.
    */
-  private notSent(item: Ready, reason = this.stopReason(), journaled = true): Promise<void> {
-    if (journaled) this.leftWindow();
+  private notSent(item: Ready, reason = this.stopReason(), recorded = true): Promise<void> {
+    if (recorded) this.leftWindow();
     else this.window.wake();
     return this.settle(item, { result: { line: item.row.line, status: 'not_sent', error: reason }, stop: false });
   }
 
-  /** A row left the window (its request left, or it was settled without leaving): held rows may be journaled. */
+  /** A row left the window (its request left, or it was settled without leaving): held rows may be recorded. */
   private leftWindow(): void {
     this.window.left();
     this.makeDurableIfLow();
   }
 
-  /** Every ready or held row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the journal true. */
+  /** Every ready or held row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the record true. */
   private drain(): void {
     const { journaled, planned } = this.window.drain();
     for (const item of journaled) void this.notSent(item);
@@ -401,11 +378,23 @@ export class SendPipeline {
     return this.outage.stopError ? OUTAGE_REASON : NOT_SENT_REASON;
   }
 
-  /** Another run took the journal: it may send any row this run has not journaled, so no more leave. */
+  /**
+   * Another run took the record's lock: it may send any row this run has not settled, so no more
+   * leave. Asked of the file system at most every LOST_CHECK_MS; once lost, always lost.
+   */
   private lockLost(): boolean {
-    const journal = this.ports.journal;
-    if (!journal.lost()) return false;
-    this.fail(journal.lostError());
+    if (this.lockTaken.signal.aborted) return true;
+    const now = performance.now();
+    if (now - this.lockCheckedAt < LOST_CHECK_MS) return false;
+    this.lockCheckedAt = now;
+    const record = this.ports.record;
+    if (!record.lost()) return false;
+    this.lockTaken.abort();
+    this.fail(
+      new OpcliError(`The lock on the record of claims ${record.path} was taken by another run; this run stopped sending.`, {
+        hint: 'Rows not yet sent were not sent. Let the other run finish, then run the same command again: filed rows are skipped.',
+      }),
+    );
     return true;
   }
 
@@ -415,7 +404,7 @@ export class SendPipeline {
   }
 
   private summarize(source: RowSource, inFlight: number[]): void {
-    const summary = this.ports.tally.summary({ unit: source.unit, journal: this.ports.journal.path, inFlight });
+    const summary = this.ports.tally.summary({ unit: source.unit, journal: this.ports.batch, inFlight });
     this.ports.view.summarize(summary);
   }
 }

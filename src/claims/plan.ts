@@ -11,8 +11,7 @@ import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage } from './fields.js';
 import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
-import type { JournalReader, PriorOutcome } from './journal.js';
-import { describeHit, type NewIntent, newFilingId, stateWords } from './record.js';
+import { type BatchRow, describeHit, type NewIntent, newFilingId, type RecordHit, stateWords } from './record.js';
 import type { ClaimsRecord } from './record-open.js';
 import type { SourceRow } from './reader.js';
 import type { RowResult } from './results.js';
@@ -38,14 +37,25 @@ export interface PlanOptions {
   provenance?: { source: string; profile: string; journal?: string };
 }
 
-/** A row to send, with what its `sending` journal entry records. */
+/**
+ * What the earlier runs of a batch did with a row: the record of claims (ClaimsRecord.batchRow, a file
+ * or the team's database), and a journal of 0.2.0 the record has not read in (a dry run, or the
+ * database, which takes journals by `opcli record import`), that journal too (record-import.ts).
+ */
+export interface BatchHistory {
+  /** The batch's name (docs/spec-choices.md#the-same-batch): the path its journal had, or --journal. */
+  readonly batch: string;
+  batchRow(batch: string, by: { key: string } | { like: string }): BatchRow | undefined | Promise<BatchRow | undefined>;
+}
+
+/** A row to send, with what its intent in the record of claims holds. */
 export interface ToSend {
   send: true;
   key: string;
   claim: OfflineClaim;
   sim?: string;
   tag?: number;
-  /** The claim in its robust form (JSON text), journaled with the `sending` entry for "looks like" messages. */
+  /** The claim in its robust form (JSON text), in its intent for "looks like" messages. */
   robust: string;
   /** Its intent in the record of claims (when the run keeps one). */
   intent?: NewIntent;
@@ -83,12 +93,12 @@ export class Planner {
   private readonly run = newFilingId();
 
   constructor(
-    private readonly journal: JournalReader,
+    private readonly history: BatchHistory,
     private readonly options: PlanOptions,
   ) {
     // Who files, from where, written once for the run (before its first intent) rather than on every row.
     const p = options.provenance;
-    if (p) options.record?.startRun(this.run, { ...p, journalId: journal.id });
+    if (p) options.record?.startRun(this.run, p);
   }
 
   /** Decides one row: check, then key, then what earlier runs and the record of claims say of it. */
@@ -99,13 +109,18 @@ export class Planner {
     const robust = robustJson(claim);
     const id = this.identify(row, robust);
     if ('send' in id) return id;
-    const prior = this.journal.priorOutcome(id.key);
+    const recordKey = this.options.keyColumn === undefined ? id.key : hashOfRobust(robust);
+    const { record, allowDuplicates } = this.options;
+    // The batch's earlier runs and the record of claims are asked at once: with the team's database, one round trip's wait, not two.
+    const [prior, hit] = await Promise.all([
+      this.history.batchRow(this.history.batch, { key: id.key }),
+      record && !allowDuplicates ? record.lookup(recordKey) : undefined,
+    ]);
     const earlier = await this.earlier(row, claim, id, prior);
     if (earlier) return earlier;
-    const recordKey = this.options.keyColumn === undefined ? id.key : hashOfRobust(robust);
     const recordSim = recordSimilarity(claim);
     const sim = similarity(claim);
-    const duplicate = await this.duplicate(row, claim, id, { prior, recordKey, recordSim, sim });
+    const duplicate = await this.duplicate(row, claim, id, { prior, hit, recordKey, recordSim, sim });
     if (duplicate) return duplicate;
     const intent: NewIntent | undefined =
       this.options.record && this.options.provenance
@@ -117,6 +132,8 @@ export class Planner {
             sim: recordSim,
             email: claim.customer.email,
             item: itemWords(claim),
+            like: sim,
+            claimJson: robust,
             // Under --key the row's key is its value's hash, not the content's: kept, with its content tag, for a resume that asks the record.
             ...(this.options.keyColumn === undefined ? {} : { row: id.key, tag: id.tag }),
           }
@@ -156,22 +173,21 @@ export class Planner {
     return { key: hash, tag: contentTag(hashOfRobust(robust)) };
   }
 
-  /** What this journal's earlier runs did with the row: a --key reused with other content is held; a settled row is not sent again. */
-  private async earlier(row: SourceRow, claim: OfflineClaim, id: Identity, prior: PriorOutcome | undefined): Promise<NotToSend | undefined> {
+  /** What this batch's earlier runs did with the row: a --key reused with other content is held; a settled row is not sent again. */
+  private async earlier(row: SourceRow, claim: OfflineClaim, id: Identity, prior: BatchRow | undefined): Promise<NotToSend | undefined> {
     if (!prior) return undefined;
     const keyColumn = this.options.keyColumn;
-    if (keyColumn !== undefined && prior.tag !== id.tag && claimMayExist(prior.status)) {
-      const earlier = await this.journal.entryAt(prior.sendOffset);
-      const changes = differences(earlier?.claim, claim);
-      const when = earlier?.at ? ` on ${earlier.at.slice(0, 10)}` : '';
+    if (keyColumn !== undefined && (prior.tag ?? 0) !== (id.tag ?? 0) && claimMayExist(prior.status)) {
+      const changes = differences(prior.claim, claim);
+      const when = prior.at ? ` on ${prior.at.slice(0, 10)}` : '';
       const verb = prior.status === 'filed' ? 'was filed' : 'was sent (outcome uncertain)';
-      return held(row, `${excerpt(row.userKey ?? '', 60)} ${verb}${when} from line ${earlier?.line ?? '?'} with different content${changes}; not sent`);
+      return held(row, `${excerpt(row.userKey ?? '', 60)} ${verb}${when} from line ${prior.line ?? '?'} with different content${changes}; not sent`);
     }
     // A row rejected earlier whose content changed under its --key is a fix: it is sent.
-    const settled = prior.status !== 'not_sent' && !(prior.status === 'rejected' && keyColumn !== undefined && prior.tag !== id.tag);
+    const settled = prior.status !== 'not_sent' && !(prior.status === 'rejected' && keyColumn !== undefined && (prior.tag ?? 0) !== (id.tag ?? 0));
     const unknown = prior.status === 'sending' || prior.status === 'uncertain';
     if (!settled || (unknown && this.options.retryUncertain)) return undefined;
-    const detail = this.options.perRow || unknown ? await this.journal.priorDetail(prior) : {};
+    const detail = prior;
     const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
     const error = unknown ? (detail.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : detail.reason;
     return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true } };
@@ -182,9 +198,16 @@ export class Planner {
     row: SourceRow,
     claim: OfflineClaim,
     id: Identity,
-    found: { prior?: PriorOutcome; recordKey: string; recordSim: ReturnType<typeof recordSimilarity>; sim: ReturnType<typeof similarity> },
+    found: {
+      prior?: BatchRow;
+      /** What the record holds for the row's content key (asked unless --allow-duplicates). */
+      hit?: RecordHit;
+      recordKey: string;
+      recordSim: ReturnType<typeof recordSimilarity>;
+      sim: ReturnType<typeof similarity>;
+    },
   ): Promise<NotToSend | undefined> {
-    const { prior, recordKey, recordSim, sim } = found;
+    const { prior, hit, recordKey, recordSim, sim } = found;
     const { keyColumn, record, retryUncertain, allowSimilar } = this.options;
     const allowDuplicates = !!this.options.allowDuplicates;
     // CHOICE (docs/spec-choices.md#repeated-rows): a row repeated in one file is held from its second copy on, unless --allow-duplicates.
@@ -196,23 +219,10 @@ export class Planner {
       );
     }
     if (record && !allowDuplicates) {
-      const hit = await record.lookup(recordKey);
       const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
-      // A row this journal sent without an answer and --retry-uncertain sends again: the record holds that same sending.
+      // A row this batch sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
-      // A row of this journal whose intent is in the record but not in the journal never left (it
-      // waits for both to be durable): a run killed between the two writes. Only the same file can
-      // say so: a journal deleted and made again (another id) knows nothing of the rows in flight.
-      // The same holds when the journal settled it not_sent: a record database lost before it
-      // acknowledged the group's commit (src/record-pg/claims.ts) may have kept the intent.
-      const neverLeft =
-        (!prior || prior.status === 'not_sent') &&
-        hit?.state === 'sending' &&
-        hit.intent?.journal !== undefined &&
-        hit.intent.journal === this.options.provenance?.journal &&
-        hit.intent.journalId !== undefined &&
-        hit.intent.journalId === this.journal.id;
-      if (hit && claimMayExist(hit.state) && !retrying && !neverLeft) {
+      if (hit && claimMayExist(hit.state) && !retrying) {
         const from = hit.intent ? ` from ${hit.intent.source === 'prompt' ? 'the prompt' : hit.intent.source}` : '';
         return held(
           row,
@@ -224,9 +234,12 @@ export class Planner {
     // A repeated row filed on purpose (--allow-duplicates) is not held for looking like its first copy.
     const repeatAllowed = id.repeatOf !== undefined && allowDuplicates;
     if (prior || allowSimilar || keyColumn !== undefined || repeatAllowed) return undefined;
-    const like = this.journal.similarTo(sim);
-    if (like) return { send: false, result: await this.held(row, claim, like) };
-    const recorded = allowDuplicates ? undefined : await record?.similar(recordSim, recordKey);
+    // The batch's look-alike and the record's are asked at once, the batch's answer first.
+    const [like, recorded] = await Promise.all([
+      sim === undefined ? undefined : this.history.batchRow(this.history.batch, { like: sim }),
+      allowDuplicates ? undefined : record?.similar(recordSim, recordKey),
+    ]);
+    if (like) return { send: false, result: this.held(row, claim, like) };
     if (!recorded) return undefined;
     return held(
       row,
@@ -234,14 +247,13 @@ export class Planner {
     );
   }
 
-  private async held(row: SourceRow, claim: OfflineClaim, like: PriorOutcome): Promise<RowResult> {
-    const earlier = await this.journal.entryAt(like.sendOffset);
-    const when = earlier?.at ? ` on ${earlier.at.slice(0, 10)}` : '';
+  private held(row: SourceRow, claim: OfflineClaim, like: BatchRow): RowResult {
+    const when = like.at ? ` on ${like.at.slice(0, 10)}` : '';
     const what = like.status === 'filed' ? 'the claim filed' : 'the claim sent (outcome uncertain)';
     return {
       line: row.line,
       status: 'held',
-      error: `looks like ${what} from line ${earlier?.line ?? '?'}${when}${differences(earlier?.claim, claim)}; not sent; --allow-similar files it`,
+      error: `looks like ${what} from line ${like.line ?? '?'}${when}${differences(like.claim, claim)}; not sent; --allow-similar files it`,
     };
   }
 }

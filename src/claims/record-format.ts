@@ -62,6 +62,10 @@ const DiskIntent = z.object({
   row: z.string().optional(),
   /** Under --key: the 32-bit tag of the row's content (identity.ts contentTag), to tell a changed row under one key. */
   tag: z.number().int().nonnegative().optional(),
+  /** A batch row's "looks like" fingerprint in its batch (identity.ts `similarity`: the e-mail and the item's name and sku). */
+  like: z.string().optional(),
+  /** A batch row's claim in its robust form (identity.ts), to show what differs when a changed or similar row turns up in its batch. */
+  claim: z.unknown().optional(),
   /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
   uid: z.number().int().nullable().optional(),
 });
@@ -90,7 +94,26 @@ export type DiskIntent = z.infer<typeof DiskIntent>;
 export type IntentLine = z.infer<typeof DiskIntent> & { user: string; host: string; profile: string; source: string; journalId?: string };
 
 /** What a command gives for an intent (the rest is filled in). */
-export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host'>;
+export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | 'user' | 'host' | 'claim'> & {
+  /** A batch row's claim as JSON text (its robust form), written as the intent's `claim`. */
+  claimJson?: string;
+};
+
+/**
+ * What the record says of one row of a batch (ClaimRecord.batchRow): the standing of its last attempt
+ * in the batch's earlier runs, and what that attempt's intent and outcome hold.
+ * sending: an intent without an outcome (the run stopped or was killed: it may have been sent).
+ */
+export interface BatchRow {
+  status: 'sending' | RecordStatus;
+  /** The input line, date, content tag (--key) and claim (robust form) of the attempt's intent. */
+  line?: number;
+  at?: string;
+  tag?: number;
+  claim?: unknown;
+  sourceOrderId?: string;
+  reason?: string;
+}
 
 /** filed: created; rejected and not_sent: nothing was created; uncertain: sent, fate unknown. */
 export const RecordStatus = z.enum(['filed', 'rejected', 'uncertain', 'not_sent']);
@@ -157,9 +180,13 @@ export function headerLine(store: RecordStore, created: string): string {
   return `${JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created })}\n`;
 }
 
-/** A batch row's intent (its run line says who filed it and from where), with its newline; the id and key first, so a line cut short still names its claim. */
+/**
+ * A batch row's intent (its run line says who filed it and from where), with its newline; the id and
+ * key first, so a line cut short still names its claim; its claim (`claimJson`: already JSON text,
+ * the robust form) last, spliced in as it is.
+ */
 export function batchIntentLine(l: NewIntent & { run: string }, at: string): string {
-  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quoteField(l.sim, 'sim')}${quoteField(l.email, 'email')}${quoteField(l.item, 'item')}${quoteField(l.row, 'row')}${l.tag === undefined ? '' : `,"tag":${l.tag}`}}\n`;
+  return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quoteField(l.sim, 'sim')}${quoteField(l.email, 'email')}${quoteField(l.item, 'item')}${quoteField(l.row, 'row')}${l.tag === undefined ? '' : `,"tag":${l.tag}`}${quoteField(l.like, 'like')}${l.claimJson ? `,"claim":${l.claimJson}` : ''}}\n`;
 }
 
 /** An outcome line, with its newline. */

@@ -9,8 +9,9 @@ import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { JournalReader, type JournalService } from './journal.js';
-import { itemWords } from './plan.js';
-import type { ClaimRecord, IntentLine, OutcomeLine } from './record.js';
+import { type BatchHistory, itemWords } from './plan.js';
+import { ClaimRecord, type IntentLine, type OutcomeLine } from './record.js';
+import type { ClaimsRecord } from './record-open.js';
 import type { OfflineClaim } from '../schemas.js';
 
 /** Lines written at a time (a journal of a million rows is not held in memory). */
@@ -28,6 +29,7 @@ interface SendingEntry {
   line?: unknown;
   at?: unknown;
   tag?: unknown;
+  sim?: unknown;
   claim?: unknown;
 }
 
@@ -42,7 +44,8 @@ interface Importer {
 
 /**
  * The intent and outcome that a journal line at `offset` stands for: its row's last `sending`
- * entry, in a section of this service, whose claim exists or may exist, and not in the record yet.
+ * entry, in a section of this service, that was not provably never sent (not_sent), with what a
+ * resume asks of the record (ClaimRecord.batchRow): its row key, content tag, fingerprint and claim.
  */
 async function importedLines(by: Importer, text: string, offset: number): Promise<[IntentLine, OutcomeLine] | undefined> {
   const { record, journal } = by;
@@ -54,14 +57,17 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
   }
   if (e?.status !== 'sending' || typeof e.key !== 'string' || typeof e.line !== 'number' || typeof e.claim !== 'object' || e.claim === null) return undefined;
   const prior = journal.priorOutcome(e.key);
-  if (!prior || prior.sendOffset !== offset || prior.status === 'rejected' || prior.status === 'not_sent') return undefined;
+  if (!prior || prior.sendOffset !== offset || prior.status === 'not_sent') return undefined;
+  // A row the record holds for this batch already (written by a run of this version, here or where the record lived before).
+  if (record.batchRow(journal.path, { key: e.key })) return undefined;
   const claim = e.claim as OfflineClaim;
-  const key = e.tag ? hashOfRobust(robustJson(claim)) : e.key;
-  if (record.has(key)) return undefined;
+  const tag = typeof e.tag === 'number' && e.tag > 0 ? e.tag : undefined;
+  const key = tag ? hashOfRobust(robustJson(claim)) : e.key;
   const at = typeof e.at === 'string' ? e.at : new Date().toISOString();
   const filing = `import.${e.key.slice(0, 16)}.${e.line}`;
   const filed = prior.status === 'filed';
-  const detail = filed ? await journal.priorDetail(prior) : {};
+  const settled = filed || prior.status === 'rejected';
+  const detail = await journal.priorDetail(prior);
   return [
     {
       v: 1,
@@ -78,6 +84,9 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
       sim: recordSimilarity(claim),
       email: typeof claim.customer?.email === 'string' ? claim.customer.email : undefined,
       item: claim.item ? itemWords(claim) : undefined,
+      ...(tag ? { row: e.key, tag } : {}),
+      like: typeof e.sim === 'string' ? e.sim : undefined,
+      claim,
     },
     {
       v: 1,
@@ -85,9 +94,9 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
       key,
       type: 'outcome',
       at,
-      status: filed ? 'filed' : 'uncertain',
+      status: settled ? (prior.status as 'filed' | 'rejected') : 'uncertain',
       sourceOrderId: detail.sourceOrderId,
-      error: filed ? undefined : 'recorded as sent without an answer by the journal it was read from',
+      error: settled ? detail.reason : (detail.reason ?? 'recorded as sent without an answer by the journal it was read from'),
     },
   ];
 }
@@ -98,7 +107,7 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
  * them already. Returns how many were taken in.
  */
 export async function importJournal(record: ClaimRecord, journal: JournalReader, profile: string, user: string, host: string): Promise<number> {
-  if (journal.priorEntries === 0 || record.imported.has(journal.path)) return 0;
+  if (record.imported.has(journal.path)) return 0;
   const by: Importer = { record, journal, profile, user, host };
   // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
   const opened = await openBatchFile(journal.path, JOURNAL_ROLE, 'read');
@@ -122,7 +131,8 @@ export async function importJournal(record: ClaimRecord, journal: JournalReader,
         const both = await importedLines(by, text, offset);
         if (!both) continue;
         pending.push(...both);
-        taken++;
+        // Counted for the notice: the claims it holds filed or possibly filed (a rejected row is read in for the resume alone).
+        if (both[1].status !== 'rejected') taken++;
         if (pending.length >= CHUNK) {
           record.importLines(pending);
           pending = [];
@@ -173,4 +183,26 @@ export async function importBeside(
     }
   }
   return taken;
+}
+
+/**
+ * What the earlier runs of the batch `batch` did with a row, for the planner (plan.ts): the record's
+ * answer (a file or the team's database), or over a journal of an earlier version the record has not
+ * read in (a dry run writes nothing; the database takes journals by `opcli record import`), that
+ * journal's for the rows the record does not hold.
+ */
+export function historyOf(record: ClaimsRecord, batch: string, journal?: JournalReader): BatchHistory {
+  const read = record instanceof ClaimRecord ? record.imported : undefined;
+  const unread = journal && journal.priorEntries > 0 && !read?.has(journal.path) ? journal : undefined;
+  if (!unread) return { batch, batchRow: (b, by) => record.batchRow(b, by) };
+  return {
+    batch,
+    async batchRow(b, by) {
+      const row = await record.batchRow(b, by);
+      const prior = row ? undefined : 'key' in by ? unread.priorOutcome(by.key) : unread.similarTo(by.like);
+      if (!prior) return row;
+      const sent = await unread.entryAt(prior.sendOffset);
+      return { status: prior.status, line: sent?.line, at: sent?.at, tag: prior.tag, claim: sent?.claim, ...(await unread.priorDetail(prior)) };
+    },
+  };
 }

@@ -5,14 +5,16 @@
  * the terms are SQL-shaped (`WHERE key = $1`) so the PostgreSQL storage (issue 42) answers the same.
  *
  * Terms: `key:<content key>` (intents, outcomes, set-aside lines), `sim:<fingerprint>` and
- * `customer:<e-mail identity>` (intents), `order:<sourceOrderId identity>` (outcomes), `run:<id>`
- * (a batch run's line), `header` and `imported` (the header, and the journals read in).
+ * `customer:<e-mail identity>` (intents), `row:<row key>` and `like:<fingerprint>` (a batch row's
+ * intent under --key, and its "looks like" fingerprint in its batch), `order:<sourceOrderId
+ * identity>` (outcomes), `run:<id>` (a batch run's line), `header` and `imported` (the header, and
+ * the journals read in).
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
-import { actOn, attemptHash, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
+import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
 import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
 import { lineAtSync } from '../record/file-lines.js';
 import {
@@ -28,6 +30,7 @@ import {
   parseLineText,
   type ReadLine,
   type RecordStore,
+  type BatchRow,
 } from './record-format.js';
 
 /** The terms a line of the record is found by. */
@@ -39,6 +42,8 @@ export function claimTerms(r: RecordLine): string[] {
   if (r.type === 'intent') {
     if (r.sim && HEX64.test(r.sim)) terms.push(`sim:${r.sim}`);
     if (r.email) terms.push(`customer:${emailIdentity(r.email)}`);
+    if (r.row && HEX64.test(r.row)) terms.push(`row:${r.row}`);
+    if (r.like && HEX64.test(r.like)) terms.push(`like:${r.like}`);
   } else if (r.type === 'outcome' && r.sourceOrderId) terms.push(`order:${orderTerm(r.sourceOrderId)}`);
   return terms;
 }
@@ -48,7 +53,7 @@ export const orderTerm = (id: string): string => idIdentity(id).replace(/^#+ ?/,
 
 /** The record of claims as a client of the index: its lines' schema, the line a set-aside names, and the terms above. */
 export const CLAIM_LINES: RecordClient<RecordLine> = {
-  terms: 'claims-record-1',
+  terms: 'claims-record-2',
   version: RECORD_VERSION,
   parse: parseRecordLine,
   setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
@@ -88,6 +93,14 @@ export function standingOfKey(lines: readonly RecordLine[], torn: DamagedLine | 
   if (!s) return undefined;
   const state = actOn(s, 'uncertain', claimWeight);
   return { state, intent: intent && resolve(intent), tornLine, outcome: state === 'sending' ? undefined : outcome };
+}
+
+/** A row's standing in its batch (ClaimsRecord.batchRow), from where its attempts in the batch stand: a torn intent may have been sent. */
+export function batchRowOf(hit: RecordHit | undefined): BatchRow | undefined {
+  if (!hit) return undefined;
+  const i = hit.intent;
+  const status = hit.state === 'torn' ? 'uncertain' : hit.state;
+  return { status, line: i?.line, at: i?.at, tag: i?.tag, claim: i?.claim, sourceOrderId: hit.outcome?.sourceOrderId, reason: hit.outcome?.error };
 }
 
 /** An intent with its run's details filled in. */
@@ -166,12 +179,27 @@ export class ClaimQuestions {
 
   /** An intent as read, its run's details filled in. */
   resolve(i: DiskIntent): IntentLine {
-    let run = i.run === undefined ? undefined : this.runs.get(i.run);
-    if (i.run !== undefined && !run) {
-      run = this.find(`run:${i.run}`).findLast((r): r is RunLine => r.type === 'run' && r.run === i.run);
-      if (run) this.runs.set(i.run, run);
+    return resolveIntent(i, i.run === undefined ? undefined : this.run(i.run));
+  }
+
+  /** A batch run's line, by its id. */
+  private run(id: string): RunLine | undefined {
+    let run = this.runs.get(id);
+    if (!run && !this.noRun.has(id)) {
+      run = this.find(`run:${id}`).findLast((r): r is RunLine => r.type === 'run' && r.run === id);
+      if (run) this.runs.set(id, run);
+      else this.noRun.add(id);
     }
-    return resolveIntent(i, run);
+    return run;
+  }
+
+  /** Run ids asked of and not found (an imported line's `import.…` id). */
+  private readonly noRun = new Set<string>();
+
+  /** The run of a batch row's filing id (`<run>.<line>`: plan.ts). */
+  private runOf(filing: string): RunLine | undefined {
+    const dot = filing.indexOf('.');
+    return dot > 0 ? this.run(filing.slice(0, dot)) : undefined;
   }
 
   /** Journals already read into the record (absolute paths). */
@@ -184,6 +212,41 @@ export class ClaimQuestions {
   hitOf(key: string, damaged: DamagedLine[]): RecordHit | undefined {
     const torn = damaged.find((d) => d.kind === 'torn' && d.key === key);
     return standingOfKey(this.find(`key:${key}`), torn, (i) => this.resolve(i));
+  }
+
+  /**
+   * What the earlier runs of the batch named `batch` (its journal's path: docs/spec-choices.md#the-same-batch)
+   * did with a row: by its row key (`key`: the content and its occurrence, or under --key the value's
+   * hash), or (`like`) the last row of the batch with that "looks like" fingerprint whose claim exists
+   * or may exist. Undefined: the batch never tried it.
+   */
+  batchRow(batch: string, by: { key: string } | { like: string }, damaged: DamagedLine[]): BatchRow | undefined {
+    if ('like' in by) {
+      const tried = new Set<string>();
+      const intents = this.find(`like:${by.like}`).filter((r): r is DiskIntent => r.type === 'intent' && r.like === by.like);
+      for (const i of intents.reverse()) {
+        const key = i.row ?? i.key;
+        if (tried.has(key) || this.resolve(i).journal !== batch) continue;
+        tried.add(key);
+        const row = this.batchRow(batch, { key }, damaged);
+        if (row && claimMayExist(row.status)) return row;
+      }
+      return undefined;
+    }
+    const lines = this.find(`key:${by.key}`, `row:${by.key}`);
+    const mine = lines.filter((r): r is DiskIntent => r.type === 'intent' && (r.row ?? r.key) === by.key && this.resolve(r).journal === batch);
+    if (mine.length === 0) return undefined;
+    const filings = new Set(mine.map((i) => i.issuance));
+    const keys = [...new Set(mine.map((i) => i.key))];
+    // Under --key the outcomes are found by the content's key, which the row key is not.
+    const all = keys.length === 1 && keys[0] === by.key ? lines : this.find(...keys.map((k) => `key:${k}`));
+    // An outcome of one of its intents, or a set-aside line of one of its runs' intents cut short.
+    const ofBatch = (filing: string | undefined) => filing !== undefined && (filings.has(filing) || this.runOf(filing)?.journal === batch);
+    const attempts = all.filter((r) =>
+      r.type === 'intent' ? filings.has(r.issuance) && (r.row ?? r.key) === by.key : (r.type === 'outcome' || r.type === 'set-aside') && ofBatch(r.issuance),
+    );
+    const torn = damaged.find((d) => d.kind === 'torn' && d.key !== undefined && keys.includes(d.key) && ofBatch(d.issuance));
+    return batchRowOf(standingOfKey(attempts, torn, (i) => i));
   }
 
   /** The intent of the last claim sent with a similarity fingerprint. */

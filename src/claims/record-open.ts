@@ -11,7 +11,7 @@ import type { ConnectionContext } from '../record-pg/connection.js';
 import { DatabaseClaimRecord, type Taken } from '../record-pg/claims.js';
 import { type ClaimEntry, type ClaimHistoryFilter, filingFilter, claimEntry, openClaimHistory } from './history.js';
 import { ClaimRecord } from './record.js';
-import type { NewIntent, OutcomeLine, RecordHit, RecordStore } from './record-format.js';
+import type { BatchRow, NewIntent, OutcomeLine, RecordHit, RecordStore } from './record-format.js';
 
 export type { Taken } from '../record-pg/claims.js';
 
@@ -29,10 +29,15 @@ type Answer<T> = T | Promise<T>;
 export interface ClaimsRecord {
   /** The file's path, or `record database HOST:PORT/DB` (never the password). */
   readonly path: string;
-  /** A batch run's provenance, written before its first intents. */
-  startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now?: number): void;
+  /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
+  startRun(run: string, details: { profile: string; source: string; journal?: string }, now?: number): void;
   /** What the record holds for a content key (undefined: never filed from anywhere). */
   lookup(key: string): Answer<RecordHit | undefined>;
+  /**
+   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
+   * or by its "looks like" fingerprint in the batch (undefined: the batch never tried it).
+   */
+  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
   /** The last claim that may exist with this similarity fingerprint and another key. */
   similar(sim: string | undefined, key: string): Answer<RecordHit | undefined>;
   /** One claim's intent, durable before it returns; the filings in `Taken` (another member's attempt first) must not be sent. */
@@ -41,6 +46,8 @@ export interface ClaimsRecord {
   intentsDurable(lines: NewIntent[], now?: number): Promise<Durable>;
   /** Queues an attempt's outcome. */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now?: number): void;
+  /** Whether another run took the record's lock since it was opened (the database takes none: never). */
+  lost(): boolean;
   /** Writes what is queued, durably, and closes. */
   closeDurable(): Promise<void>;
   /** Closes (the file: what is queued is written; the database: closeDurable writes it). */

@@ -11,7 +11,7 @@
  * record-format.ts; the index of offsets, record-index.ts.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
- * intents in one write and one fdatasync per group, alongside the journal's.
+ * intents in one write and one fdatasync per group, its outcomes in one write per turn.
  */
 import { closeSync, fdatasync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +27,7 @@ import { syncFolder, syncWritten } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
 import {
+  type BatchRow,
   batchIntentLine,
   headerLine,
   type IntentLine,
@@ -45,6 +46,7 @@ import { ClaimQuestions, RecordDamagedError, resolveIntent } from './record-inde
 
 export { RecordDamagedError } from './record-index.js';
 export {
+  type BatchRow,
   describeHit,
   type IntentLine,
   type NewIntent,
@@ -64,6 +66,13 @@ export {
 
 /** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/record/witness.ts). */
 const WORDS = { what: 'record of claims', repair: 'opcli claims repair' };
+
+/**
+ * How long a second run waits for the record's lock before refusing, unless `claims file --lock-wait`
+ * says otherwise. A run killed with kill -9 needs no wait: its lock names its process, and a dead
+ * owner's lock is reclaimed at once.
+ */
+export const LOCK_WAIT_MS = 5_000;
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
 export interface OpenRecord {
@@ -188,7 +197,7 @@ export class ClaimRecord {
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */
-  startRun(run: string, details: { profile: string; source: string; journal?: string; journalId?: string }, now = Date.now()): void {
+  startRun(run: string, details: { profile: string; source: string; journal?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
     this.q?.runs.set(run, line);
     this.pending.push(`${JSON.stringify(line)}\n`);
@@ -229,6 +238,19 @@ export class ClaimRecord {
     const mine = this.written.get(key);
     if (mine) return mine;
     return this.q?.hitOf(key, this.damaged);
+  }
+
+  /**
+   * The resume's question: what the earlier runs of the batch named `batch` did with a row, by its
+   * row key or by its "looks like" fingerprint in the batch (record-index.ts `batchRow`); here first,
+   * then where the record lived before. Undefined: the batch never tried it.
+   */
+  batchRow(batch: string, by: { key: string } | { like: string }): BatchRow | undefined {
+    for (const r of [this, ...this.earlier]) {
+      const row = r.q?.batchRow(batch, by, r.damaged);
+      if (row) return row;
+    }
+    return undefined;
   }
 
   /** The last claim that may exist with this similarity fingerprint and another key, or undefined (here first, then where the record lived before). */
@@ -315,10 +337,15 @@ export class ClaimRecord {
     this.writeNow(text);
   }
 
-  /** Queues an outcome (written with the next intents, or by `flush`/`close`). */
+  /**
+   * Queues an outcome, written at the end of the turn with the others settled in it (or with the next
+   * intents, or by `flush`/`close`), not synced: a process crash keeps it, and if a power cut dropped
+   * it the attempt would read as uncertain, never be resent on its own.
+   */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
     const at = this.stamp(now);
     this.pending.push(outcomeLine(o, at));
+    this.writeSoon();
     if (this.written.size === 0) return;
     const mine = this.written.get(o.key);
     if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: { v: 1, type: 'outcome', at, ...o } });
@@ -338,7 +365,26 @@ export class ClaimRecord {
     return this.stampText;
   }
 
+  /** Why the outcomes written at the end of a turn could not be (thrown by the next write or `close`). */
+  private writeFailure: unknown;
+  private writing = false;
+
+  private writeSoon(): void {
+    if (this.writing || this.fd === undefined) return;
+    this.writing = true;
+    setImmediate(() => {
+      this.writing = false;
+      if (this.fd === undefined || this.writeFailure !== undefined) return;
+      try {
+        this.writeNow('');
+      } catch (error) {
+        this.writeFailure = error;
+      }
+    });
+  }
+
   private writeNow(text: string): void {
+    if (this.writeFailure !== undefined) throw this.writeFailure;
     const all = this.pending.join('') + text;
     this.pending = [];
     if (!all) return;

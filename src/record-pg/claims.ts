@@ -15,7 +15,10 @@
  * - where a key stands is still the one rule of src/record/outcome.ts (standingOfKey over the
  *   key's rows); the questions are indexed queries: by key (intents_one_attempt), by similarity
  *   (intents_by_similarity), by customer (intents_by_customer), by order (outcomes_by_order), by
- *   run and line (intents_by_source) and by a --key row's key (intents_by_row_key, 0002);
+ *   run and line (intents_by_source); a batch's resume asks by the batch's name and a row's key
+ *   (intents_by_batch_row, 0003) or its "looks like" fingerprint (intents_by_batch_like): the
+ *   intent's `detail` carries the batch's name, the --key row key, the fingerprint and the claim,
+ *   as the file record's intent line does (no journal is written on either backend);
  * - a database that fails fails safe: a group whose transaction did not commit is not sent (its
  *   rows not_sent), every later question fails with the same one line naming the database
  *   (src/record-pg/errors.ts), and nothing falls back to a file;
@@ -28,8 +31,17 @@ import { emailIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
 import { claimMayExist } from '../record/outcome.js';
 import type { ClaimRecord } from '../claims/record.js';
-import { type IntentLine, type NewIntent, type OutcomeLine, type ReadLine, type RecordHit, type RecordStore, strongest } from '../claims/record-format.js';
-import { orderTerm, standingOfKey } from '../claims/record-index.js';
+import {
+  type BatchRow,
+  type IntentLine,
+  type NewIntent,
+  type OutcomeLine,
+  type ReadLine,
+  type RecordHit,
+  type RecordStore,
+  strongest,
+} from '../claims/record-format.js';
+import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js';
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import type { RunRow } from './import.js';
@@ -45,7 +57,7 @@ export const RERUN_AFTER_FAILURE =
 
 /** What a rerun does when the outcomes of claims sent could not be written. */
 const OUTCOMES_UNWRITTEN =
-  'the outcome of claims already sent was not written: a rerun from another computer holds them as uncertain (`opcli claims history` shows them), one from here skips them';
+  "the outcome of claims already sent was not written: a rerun reports them uncertain (`opcli claims history` shows them) and never sends them again on its own; this run's report says what the service answered";
 
 /** How many keys' read attempts are remembered until their intent is written (a batch reads at most its window ahead). */
 const SEEN_LIMIT = 50_000;
@@ -69,10 +81,14 @@ interface AttemptRow {
   similarity: string | null;
   item: string | null;
   forced: boolean;
-  detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number };
+  detail: { email?: string; journal?: string; row?: string; tag?: number; like?: string; claim?: unknown };
   author: string;
   outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
 }
+
+/** The intents of a batch ($3: its name) whose row key (--key's, else the content key) is `row`: the expressions of intents_by_batch_row. */
+const BATCH_ROW = (i: string, row: string) =>
+  `${i}.origin = $1 AND ${i}.store_id = $2 AND ${i}.kind = 'claim' AND ${i}.detail ? 'journal' AND ${i}.detail->>'journal' = $3 AND coalesce(${i}.detail->>'row', ${i}.key) = ${row}`;
 
 const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile, i.similarity, i.item,
        i.forced, i.detail, i.author,
@@ -96,10 +112,12 @@ export const CLAIM_QUESTIONS = {
     WHERE s.origin = $1 AND s.store_id = $2 AND s.similarity = $3 AND s.kind = 'claim' ORDER BY s.id DESC LIMIT 1) ORDER BY i.attempt`,
   /** The highest attempt of some keys: intents_one_attempt. */
   maxAttempts: `SELECT key, max(attempt) AS attempt FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND key = ANY($3) GROUP BY key`,
-  /** What became of each row of a run, by line (a batch resumed, here or on another computer): intents_by_run. */
-  byRun: `${ATTEMPTS} WHERE i.run = $1 AND i.kind = 'claim' AND ($2::int IS NULL OR i.line = $2) ORDER BY i.line, i.attempt`,
-  /** What became of a --key row (its key's hash), in any run of the store: intents_by_row_key. */
-  byRowKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.detail ? 'row' AND i.detail->>'row' = $3 ORDER BY i.attempt, i.id`,
+  /** What the earlier runs of a batch ($3: its name) did with a row ($4: its row key), here or on another computer: intents_by_batch_row. */
+  batchRow: `${ATTEMPTS} WHERE ${BATCH_ROW('i', '$4')} ORDER BY i.id`,
+  /** The rows of a batch that look like a row ($4: the fingerprint), the last tried first: intents_by_batch_like (each row then asked as batchRow). */
+  batchLike: `SELECT coalesce(detail->>'row', key) AS row FROM opcli.intents
+    WHERE origin = $1 AND store_id = $2 AND kind = 'claim' AND detail ? 'like' AND detail->>'journal' = $3 AND detail->>'like' = $4
+    GROUP BY 1 ORDER BY max(id) DESC`,
   /** The keys one customer's claims were filed under: intents_by_customer. */
   keysOfCustomer: `SELECT DISTINCT key FROM opcli.intents WHERE origin = $1 AND store_id = $2 AND customer_email = $3 AND kind = 'claim'`,
   /** The keys of the claims filed as one order: outcomes_by_order. */
@@ -129,7 +147,6 @@ export interface RunDetails {
   profile: string;
   source: string;
   journal?: string;
-  journalId?: string;
 }
 
 /** Where the record is and who writes it: the store, and this computer's user and host. */
@@ -149,14 +166,15 @@ function defined(value: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** An intent as it is written or copied: a new one with its time and author, or a file record's line. */
-type ClaimIntent = NewIntent & { at: string; user: string; host: string; journalId?: string };
+/** An intent to write: a run's (its claim as JSON text, claimJson) or a file record's read line (its claim parsed, claim). */
+type ClaimIntent = NewIntent & { at: string; user: string; host: string; journalId?: string; claim?: unknown };
 
 /**
  * The one layout of a claim's intent as a row of opcli.intents: the intents a run writes
  * (insertIntents) and those `opcli record import` copies from a file record are the same rows, so
  * every question (by key, similarity, customer, run and line, row key) finds both alike.
  */
-export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails): Omit<IntentRow, 'attempt'> {
+export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails & { journalId?: string }): Omit<IntentRow, 'attempt'> {
   return {
     kind: 'claim',
     ...scope,
@@ -173,7 +191,16 @@ export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails): 
     customerEmail: l.email === undefined ? undefined : emailIdentity(l.email),
     item: l.item,
     forced: !!l.forced,
-    detail: defined({ email: l.email, journal: l.journal ?? run?.journal, journalId: l.journalId ?? run?.journalId, row: l.row, tag: l.tag }),
+    // What a batch's resume asks of the database (batchRow), as the file's intent holds it.
+    detail: defined({
+      email: l.email,
+      journal: l.journal ?? run?.journal,
+      journalId: l.journalId ?? run?.journalId,
+      row: l.row,
+      tag: l.tag,
+      like: l.like,
+      claim: l.claim,
+    }),
   };
 }
 
@@ -184,7 +211,7 @@ export function claimOutcomeRow(o: Pick<OutcomeLine, 'issuance' | 'status' | 'at
 }
 
 /** The one layout of a batch run as a row of opcli.runs. */
-export function claimRunRow(run: string, at: string, details: RunDetails & { user: string; host: string }, scope: Scope): RunRow {
+export function claimRunRow(run: string, at: string, details: RunDetails & { user: string; host: string; journalId?: string }, scope: Scope): RunRow {
   const { source, journal, journalId, profile, user, host } = details;
   return { run, ...scope, source, journal, journalId, osUser: user, host, profile, at };
 }
@@ -243,13 +270,14 @@ function linesOf(r: AttemptRow): ReadLine[] {
     source: r.source ?? '?',
     ...(r.line === null ? {} : { line: r.line }),
     ...(r.detail.journal === undefined ? {} : { journal: r.detail.journal }),
-    ...(r.detail.journalId === undefined ? {} : { journalId: r.detail.journalId }),
     ...(r.similarity === null ? {} : { sim: r.similarity }),
     ...(r.detail.email === undefined ? {} : { email: r.detail.email }),
     ...(r.item === null ? {} : { item: r.item }),
     ...(r.forced ? { forced: true } : {}),
     ...(r.detail.row === undefined ? {} : { row: r.detail.row }),
     ...(r.detail.tag === undefined ? {} : { tag: r.detail.tag }),
+    ...(r.detail.like === undefined ? {} : { like: r.detail.like }),
+    ...(r.detail.claim === undefined ? {} : { claim: r.detail.claim }),
   };
   const outcomes: OutcomeLine[] = r.outcomes.map((o) => ({
     v: 1,
@@ -299,7 +327,8 @@ export class DatabaseClaimRecord {
     earlier: ClaimRecord | undefined,
   ): Promise<DatabaseClaimRecord> {
     try {
-      const database = await openRecordDatabase(record, ctx, { max: 2 });
+      // Three connections: a group's transaction, and the planner's two questions of a row asked at once (plan.ts).
+      const database = await openRecordDatabase(record, ctx, { max: 3 });
       return new DatabaseClaimRecord(database, store, earlier);
     } catch (error) {
       earlier?.close();
@@ -308,7 +337,7 @@ export class DatabaseClaimRecord {
   }
 
   /** Starts a batch run: its row is committed with (before) its first intents. */
-  startRun(run: string, details: RunDetails & { journal?: string; journalId?: string }, now = Date.now()): void {
+  startRun(run: string, details: RunDetails, now = Date.now()): void {
     this.runs.set(run, details);
     this.pendingRuns.push({ run, at: new Date(now).toISOString(), details });
   }
@@ -466,7 +495,7 @@ export class DatabaseClaimRecord {
       cols.email.push(r.customerEmail ?? null);
       cols.item.push(r.item ?? null);
       cols.forced.push(!!r.forced);
-      cols.detail.push(JSON.stringify(r.detail));
+      cols.detail.push(withClaim(JSON.stringify(r.detail), l.claimJson));
     }
     const inserted = await client.query<{ filing: string }>(
       `INSERT INTO opcli.intents (kind, origin, store_id, at, os_user, host, key, attempt, filing, run, source, line, profile, similarity, customer_email, item, forced, detail)
@@ -485,6 +514,11 @@ export class DatabaseClaimRecord {
       taken.set(l.issuance, 'another member filed the same claim at the same time; not sent');
     }
     return taken;
+  }
+
+  /** The database takes no lock (concurrency is the unique constraint's): never lost. */
+  lost(): boolean {
+    return false;
   }
 
   /** `close`: a batch's end. */
@@ -507,14 +541,38 @@ export class DatabaseClaimRecord {
     }
   }
 
-  /** What became of each row of a run (by line: one line's attempts only), from the database: a batch's resume asks this. */
-  async rowsOfRun(run: string, line?: number): Promise<ReadLine[]> {
-    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byRun, [run, line ?? null])).rows.flatMap(linesOf));
+  /**
+   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
+   * (one indexed question) or the last row of the batch with its "looks like" fingerprint whose claim
+   * exists or may exist (one more); the database first, then the files the record lived in before.
+   */
+  async batchRow(batch: string, by: { key: string } | { like: string }): Promise<BatchRow | undefined> {
+    const found = 'key' in by ? await this.rowOfBatch(batch, by.key) : await this.lastLike(batch, by.like);
+    return found ?? this.earlier?.batchRow(batch, by);
   }
 
-  /** Every attempt of a --key row (its key's hash, the intents' `row`), in any run of the store: a --key batch's resume asks this. */
-  async rowsOfRowKey(row: string): Promise<ReadLine[]> {
-    return this.ask(async (c) => (await c.query<AttemptRow>(CLAIM_QUESTIONS.byRowKey, [this.scope.origin, this.scope.storeId, row])).rows.flatMap(linesOf));
+  /** Where a row of a batch stands, by its row key: its attempts in the batch folded by the one rule. */
+  private async rowOfBatch(batch: string, row: string): Promise<BatchRow | undefined> {
+    const values = [this.scope.origin, this.scope.storeId, batch, row];
+    const rows = await this.ask(async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-batch-row', text: CLAIM_QUESTIONS.batchRow, values })).rows);
+    return batchRowOf(standingOf(rows));
+  }
+
+  /**
+   * The last row of a batch with the fingerprint `like` (by its last intent with it) whose claim
+   * exists or may exist, as the file record answers (record-index.ts batchRow): the rows are found
+   * first (usually none: one round trip), then each asked by its key until one may exist.
+   */
+  private async lastLike(batch: string, like: string): Promise<BatchRow | undefined> {
+    const values = [this.scope.origin, this.scope.storeId, batch, like];
+    const rows = await this.ask(
+      async (c) => (await c.query<{ row: string }>({ name: 'opcli-claims-batch-like', text: CLAIM_QUESTIONS.batchLike, values })).rows,
+    );
+    for (const { row } of rows) {
+      const found = await this.rowOfBatch(batch, row);
+      if (found && claimMayExist(found.status)) return found;
+    }
+    return undefined;
   }
 
   /**
@@ -560,6 +618,12 @@ export class DatabaseClaimRecord {
       }
     }, NOTHING_WRITTEN);
   }
+}
+
+/** An intent's detail (JSON text) with the row's claim (already JSON text, its robust form) spliced in last. */
+function withClaim(detail: string, claimJson: string | undefined): string {
+  if (!claimJson) return detail;
+  return `${detail.slice(0, -1)}${detail.length > 2 ? ',' : ''}"claim":${claimJson}}`;
 }
 
 /** The queued outcomes, in one statement. */

@@ -9,6 +9,7 @@ import type { ClientBase } from 'pg';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import record0001 from './migrations/0001-record.sql';
 import claimQuestions0002 from './migrations/0002-claim-questions.sql';
+import batchRows0003 from './migrations/0003-batch-rows.sql';
 
 /** One numbered SQL file. */
 export interface Migration {
@@ -21,6 +22,7 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'record', sql: record0001 },
   { version: 2, name: 'claim-questions', sql: claimQuestions0002 },
+  { version: 3, name: 'batch-rows', sql: batchRows0003 },
 ];
 export const SCHEMA_VERSION = MIGRATIONS.length;
 

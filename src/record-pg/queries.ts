@@ -9,8 +9,9 @@
  * attempt in between, the database refuses the second insert (unique violation) and `insertIntent`
  * answers `taken`: the caller reads again and decides again; it never sends on a `taken`. When the
  * insert fails any other way (the connection lost, the server stopped), the intent may or may not
- * be committed: the request must not leave, and the attempt is settled the way the file record
- * settles one: the batch's journal, which never said `sending`, proves it did not leave.
+ * be committed: the request must not leave, and the run reports it not sent; should the commit have
+ * happened after all, the next run reads an intent without an outcome, uncertain, and never resends
+ * it on its own (no journal is written to say otherwise: a batch's rows are the record's alone).
  * CHOICE (docs/spec-choices.md#record-attempts): one attempt of one key, under the unique key.
  */
 import type { ClientBase } from 'pg';

@@ -17,7 +17,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { type RunOptions, type RunResult, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { virtualTime } from '../virtual-time.js';
-import { claimBodies, duplicates, journalByLine, results, rowOf, summaryLine, writeRows, claimsSuite } from './fixtures.js';
+import { claimBodies, duplicates, batchByLine, results, rowOf, summaryLine, writeRows, claimsSuite } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -337,7 +337,7 @@ describe('faults during a batch', () => {
     const awaitingTimeout = () => {
       const held = claimRequests().filter((r) => r.status === 0);
       if (held.length === 0) return false;
-      const lines = journalByLine(journal);
+      const lines = batchByLine(journal);
       return held.some((r) => lines.get(rowOf(r.body) + 1)?.status === 'sending');
     };
     time.onQuiet(async () => {

@@ -2,7 +2,8 @@
  * Batch behaviours found in review: stable row keys across re-serialisation, a CSV that breaks
  * mid-file, bounded memory while one request is slow, strict numbers, and journal/report edges.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -18,12 +19,15 @@ let sandbox: Sandbox;
 let dir: string;
 const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s));
 
-/** Every journal entry, in order. */
-function journalEntries(path: string): { key: string; line: number; status: string; sourceOrderId?: string }[] {
-  return readFileSync(path, 'utf8')
+/** Every batch row's intent (`sending`) and outcome in the record of claims of `configDir`, in order, by attempt (`key`: its filing id). */
+function recordEntries(configDir: string): { key: string; line?: number; status: string; sourceOrderId?: string }[] {
+  const [name] = readdirSync(configDir).filter((n) => /^claims-record-[0-9a-f]+\.jsonl$/.test(n));
+  return readFileSync(join(configDir, name as string), 'utf8')
     .split('\n')
     .filter((l) => l.trim())
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l))
+    .filter((r) => r.type === 'intent' || r.type === 'outcome')
+    .map((r) => ({ key: r.issuance, line: r.line, status: r.type === 'intent' ? 'sending' : r.status, sourceOrderId: r.sourceOrderId }));
 }
 
 describe('row keys', () => {
@@ -230,7 +234,6 @@ describe('a results file that cannot be written', () => {
       path,
       Array.from({ length: 20 }, (_, i) => row(i + 1)),
     );
-    const journal = `${path}.journal.jsonl`;
     // The disk fills up under the results file once its header is written (/dev/full is not a regular file: refused).
     const proto = (await fileHandlePrototype()) as Pick<FileHandle, 'write' | 'writev'>;
     const full = () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
@@ -253,7 +256,7 @@ describe('a results file that cannot be written', () => {
     }
     expect(res.code).toBe(1);
     expect(res.stderr).toContain(`Cannot write the results file ${out}: ENOSPC`);
-    const entries = journalEntries(journal);
+    const entries = recordEntries(dir);
     const filedKeys = new Set(entries.filter((e) => e.status === 'filed').map((e) => e.key));
     expect(filedKeys.size).toBeGreaterThan(0);
     // Nothing follows a row's outcome.
@@ -270,32 +273,35 @@ describe('a results file that cannot be written', () => {
   });
 });
 
-describe('a journal that cannot be made durable (a full disk)', () => {
-  it('stops sending at the failed fdatasync; the rerun files every row once and names the rows whose answer was not journaled', async () => {
+describe('a record that cannot be made durable (a full disk)', () => {
+  it('stops sending at the failed fdatasync; the rerun files every row once and names the rows whose intent was not made durable', async () => {
     const path = join(dir, 'claims.csv');
     writeRows(path, 40);
-    const proto = await fileHandlePrototype();
-    const real = proto.datasync;
+    // Fault injection at node:fs's fdatasync (the record's group sync), its ESM binding synced to the spy.
+    const fsModule = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const real = fsModule.fdatasync;
     let calls = 0;
-    vi.spyOn(proto, 'datasync').mockImplementation(function (this: unknown) {
+    vi.spyOn(fsModule, 'fdatasync').mockImplementation(((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
       calls++;
-      // The header's sync, then a few groups, then the disk is full.
-      return calls === 5 ? Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' })) : real.call(this);
-    });
+      // A few groups, then the disk is full.
+      if (calls === 3) setImmediate(() => callback(Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), { code: 'ENOSPC' })));
+      else real(fd, callback);
+    }) as typeof fsModule.fdatasync);
+    syncBuiltinESMExports();
     const res = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '3', '--jsonl'], { env: env() });
     vi.restoreAllMocks();
+    syncBuiltinESMExports();
     expect(res.code).toBe(1);
-    expect(res.stderr).toMatch(/Cannot write the journal .*claims\.csv\.journal\.jsonl: ENOSPC: no space left on device/);
-    expect(res.stderr).toContain('Free disk space or pass --journal with a writable path');
+    expect(res.stderr).toMatch(/Cannot write the record of claims .*claims-record-[0-9a-f]+\.jsonl: ENOSPC: no space left on device/);
+    expect(res.stderr).toContain('Free disk space, then run the same command again');
     const firstRun = results(res.stdout);
     const notSent = firstRun.filter((r) => r.status === 'not_sent').map((r) => r.line);
     // The rows of the group whose fdatasync failed never left, and the first run says so.
     expect(notSent.length).toBeGreaterThan(0);
     // The failed group's rows say why; rows already durable and waiting for a worker say the batch stopped.
     const reasons = firstRun.filter((r) => r.status === 'not_sent').map((r) => r.error ?? '');
-    expect(reasons.some((e) => e.includes('the journal could not be made durable'))).toBe(true);
-    for (const e of reasons)
-      expect(e).toMatch(/the journal could not be made durable|the journal could not be written|the batch stopped before this row was sent/);
+    expect(reasons.some((e) => e.includes('the record of claims could not be made durable'))).toBe(true);
+    for (const e of reasons) expect(e).toMatch(/the record of claims could not be made durable|the batch stopped before this row was sent/);
     expect(firstRun.every((r) => r.status === 'filed' || r.status === 'not_sent')).toBe(true);
     const sentFirst = claimBodies(sandbox).length;
     expect(sentFirst).toBeLessThan(40);
@@ -305,20 +311,13 @@ describe('a journal that cannot be made durable (a full disk)', () => {
     const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
     const second = results(rerun.stdout);
     expect(second.map((r) => r.line)).toEqual(Array.from({ length: 40 }, (_, i) => i + 2));
-    const uncertain = second.filter((r) => r.status === 'uncertain').map((r) => r.line);
-    // The journal cannot tell a written-but-unsynced row from a sent one: uncertain, never resent; every
-    // one of them was reported by the first run, so nothing went unaccounted for. Rows planned but not
-    // yet journaled when the disk filled have no entry: the rerun files them.
-    expect(rerun.code).toBe(3);
-    expect(second.every((r) => r.status === 'filed' || r.status === 'uncertain')).toBe(true);
-    for (const line of uncertain) expect(firstRun.map((r) => r.line)).toContain(line);
-    const failedGroup = firstRun.filter((r) => r.error?.includes('the journal could not be made durable')).map((r) => r.line);
-    for (const line of failedGroup) expect(uncertain).toContain(line);
-    const unwritten = firstRun.filter((r) => r.error?.includes('the next run sends it')).map((r) => r.line);
-    for (const line of unwritten) expect(second.find((r) => r.line === line)?.status).toBe('filed');
-    const neverSent = notSent.filter((line) => uncertain.includes(line)).length;
-    expect(claimBodies(sandbox).length).toBe(40 - neverSent);
-    expect(created()).toHaveLength(40 - neverSent);
+    // The resume asks the record of claims, which holds each row the first run settled: the rows of the
+    // failed group never left and the record says so (not_sent), so the rerun files them, once each.
+    expect(rerun.code).toBe(0);
+    expect(second.every((r) => r.status === 'filed')).toBe(true);
+    for (const line of notSent) expect(second.find((r) => r.line === line)?.earlier).toBeFalsy();
+    expect(claimBodies(sandbox).length).toBe(40);
+    expect(created()).toHaveLength(40);
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
   });
 });
@@ -336,11 +335,11 @@ describe('the rows journaled ahead of the requests', () => {
     sandbox.setFaults([]);
     expect(res.code).toBe(0);
     expect(created()).toHaveLength(45);
-    // Walking the journal in order: rows journaled `sending` whose outcome is not yet written are
+    // Walking the record in order: rows whose intent is written and outcome not yet are
     // either in flight (at most 3) or journaled ahead (at most 3, the window): a crash can leave no more.
     let open = 0;
     let most = 0;
-    for (const e of journalEntries(`${path}.journal.jsonl`).slice(1)) {
+    for (const e of recordEntries(dir)) {
       open += e.status === 'sending' ? 1 : -1;
       most = Math.max(most, open);
     }

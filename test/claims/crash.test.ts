@@ -4,14 +4,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { teamRecord } from '../giftcard/fixture.js';
-import { claimBodies, duplicates, heldSandbox, journalByLine, onBackend, RECORD_BACKENDS, results, rowOf, writeRows } from './fixtures.js';
+import { type TeamRecord, teamRecord } from '../giftcard/fixture.js';
+import { batchLines, claimBodies, duplicates, heldSandbox, onBackend, RECORD_BACKENDS, results, rowOf, writeRows } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
 let cleanup: () => void;
 /** The record-url of the test's own database, when the record of claims is in PostgreSQL (fixtures.ts RECORD_BACKENDS). */
 let recordEnv: Record<string, string> = {};
+/** That database, for what it holds of a batch (fixtures.ts batchLines). */
+let team: TeamRecord | undefined;
 
 beforeAll(async () => {
   sandbox = await startSandbox();
@@ -66,7 +68,8 @@ function signalWhen(run: ReturnType<typeof startBatch>, ready: () => boolean, si
 for (const record of RECORD_BACKENDS) {
   describe(onBackend(record), () => {
     beforeEach(async () => {
-      recordEnv = record === 'database' ? (await teamRecord()).env(0) : {};
+      team = record === 'database' ? await teamRecord() : undefined;
+      recordEnv = team?.env(0) ?? {};
     });
 
     describe('kill -9 in the middle of a batch (built binary)', () => {
@@ -86,9 +89,9 @@ for (const record of RECORD_BACKENDS) {
           held.sandbox.setFaults([]);
 
           const journalPath = `${path}.journal.jsonl`;
-          const atKill = journalByLine(journalPath);
+          const atKill = await batchLines(journalPath, held.dir, team);
           const inFlight = [...atKill.entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
-          // The journal recorded each in-flight row before its request left.
+          // The record of claims holds each in-flight row's intent, written before its request left.
           expect(inFlight.length).toBeGreaterThan(0);
           const createdAtKill = claimBodies(held.sandbox).map(rowOf);
           for (const r of createdAtKill) expect(atKill.has(r + 1)).toBe(true);
@@ -112,8 +115,8 @@ for (const record of RECORD_BACKENDS) {
           const filed = rows.filter((r) => r.status === 'filed');
           expect(filed.length).toBe(total - inFlight.length);
           for (const r of filed) expect(ids.has(r.sourceOrderId as string)).toBe(true);
-          // Every row was sent at most once; a row never received was one journaled as in flight (the kill
-          // landed between its journal entry and its request), which is why such rows are uncertain.
+          // Every row was sent at most once; a row never received was one recorded as in flight (the kill
+          // landed between its intent and its request), which is why such rows are uncertain.
           const received = new Set(bodies.map(rowOf));
           expect(received.size).toBe(bodies.length);
           const neverReceived = Array.from({ length: total }, (_, i) => i + 1).filter((r) => !received.has(r));
@@ -147,24 +150,21 @@ for (const record of RECORD_BACKENDS) {
           expect((await run.exited).signal).toBe('SIGKILL');
           held.sandbox.setFaults([]);
           const journalPath = `${path}.journal.jsonl`;
-          const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+          const inFlight = [...(await batchLines(journalPath, held.dir, team)).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
           expect(inFlight.length).toBeGreaterThan(0);
-          rmSync(journalPath);
+          rmSync(journalPath, { force: true });
 
-          const receivedAtKill = new Set(claimBodies(held.sandbox).map(rowOf));
           const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '8', '--jsonl'], {
             env: { OPCLI_CONFIG_DIR: held.dir, ...recordEnv },
           });
           expect(rerun.code).toBe(3);
           const rows = results(rerun.stdout);
-          // In flight at the kill: held as sent with an unknown outcome, never sent again. With the
-          // database, a row whose journal entry was durable but whose intent was not yet committed
-          // never left (its request waits for both): the record does not know it, and it is filed now, once.
+          // In flight at the kill: uncertain, never sent again. CHOICE (docs/spec-choices.md#the-same-batch):
+          // the journal gone, the record still names the batch, so they are its uncertain rows, no longer held as another file's.
           for (const line of inFlight) {
             const r = rows.find((x) => x.line === line);
-            if (record === 'database' && r?.status === 'filed' && !receivedAtKill.has(line - 1)) continue;
-            expect(r?.status).toBe('held');
-            expect(r?.error).toContain('already sent (outcome uncertain)');
+            expect(r?.status).toBe('uncertain');
+            expect(r?.earlier).toBe(true);
           }
           expect(duplicates(claimBodies(held.sandbox))).toEqual([]);
         } finally {
@@ -174,8 +174,8 @@ for (const record of RECORD_BACKENDS) {
     });
 
     describe('two reruns at once after a kill -9 (built binary)', () => {
-      it("exactly one takes the dead run's journal; the other is refused; every row reaches the service once", async () => {
-        // Answers are held while the clock stands, so the rerun that takes the journal holds it for as
+      it("with files, exactly one takes the record's lock and the other is refused; with the database both run; every row reaches the service once", async () => {
+        // Answers are held while the clock stands, so the rerun that takes the lock holds it for as
         // long as the test wants, not for a guessed time.
         const held = await heldSandbox();
         try {
@@ -188,36 +188,44 @@ for (const record of RECORD_BACKENDS) {
           await signalWhen(killed, () => held.sandbox.claims.length >= 100, 'SIGKILL').finally(stopPump);
           expect((await killed.exited).signal).toBe('SIGKILL');
           const journalPath = `${path}.journal.jsonl`;
-          const inFlight = [...journalByLine(journalPath).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
+          const inFlight = [...(await batchLines(journalPath, held.dir, team)).entries()].filter(([, e]) => e.status === 'sending').map(([line]) => line);
 
-          // Both reruns start with the clock standing: the one that takes the journal waits for its first
-          // answers, so the other finds the journal taken. Neither is willing to wait (--lock-wait 0s): which
-          // one loses is a race, and the winner takes the dead run's lock at once whatever its wait.
+          // Both reruns start with the clock standing. Files: the one that takes the record's lock waits
+          // for its first answers, so the other finds it taken; neither is willing to wait (--lock-wait
+          // 0s): which one loses is a race, and the winner takes the dead run's lock at once whatever its
+          // wait. The database takes no lock: both run, and its unique key gives each row's attempt to one.
           const args = ['claims', 'file', '--from', path, '--concurrency', '4', '--lock-wait', '0s'];
           const runs = [
             runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir, ...recordEnv } }),
             runBinary(args, { env: { OPCLI_CONFIG_DIR: held.dir, ...recordEnv } }),
           ] as const;
-          const first = await Promise.race(runs);
-          expect(first.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journalPath}.`);
+          let stop = () => {};
+          if (record === 'file') {
+            const first = await Promise.race(runs);
+            expect(first.stderr).toContain('Another opcli run is filing claims for this store');
+          }
           // Only now may the other finish.
-          const stop = held.pump();
+          stop = held.pump();
           const [a, b] = await Promise.all(runs).finally(stop);
           held.sandbox.setFaults([]);
-          const refused = [a, b].filter((r) => r.stderr.includes(`Another \`opcli claims file\` run is using the journal ${journalPath}.`));
+          const refused = [a, b].filter((r) => r.stderr.includes('Another opcli run is filing claims for this store'));
           const proceeded = [a, b].filter((r) => !refused.includes(r));
-          expect(refused).toHaveLength(1);
-          expect(refused[0]?.code).toBe(1);
-          expect(refused[0]?.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
-          expect(proceeded).toHaveLength(1);
+          if (record === 'file') {
+            expect(refused).toHaveLength(1);
+            // The record's lock is the one lock of a batch (no journal is written): its refusal is exit 3, nothing sent.
+            expect(refused[0]?.code).toBe(3);
+            expect(refused[0]?.stderr).toContain('nothing was sent');
+          } else expect(refused).toHaveLength(0);
           // The rows in flight at the kill are uncertain (exit 3); every other row was filed.
-          expect(proceeded[0]?.code).toBe(3);
-          expect(proceeded[0]?.stderr).toContain('Uncertain from an earlier run');
+          for (const run of proceeded) {
+            expect(run.code).toBe(3);
+            expect(run.stderr).toContain('Uncertain from an earlier run');
+          }
           const bodies = claimBodies(held.sandbox);
           expect(duplicates(bodies)).toEqual([]);
           const received = new Set(bodies.map(rowOf));
           expect(received.size).toBe(bodies.length);
-          // Each row reached the service once, except rows journaled as in flight that the kill stopped before they left.
+          // Each row reached the service once, except rows recorded as in flight that the kill stopped before they left.
           for (let r = 1; r <= total; r++) if (!received.has(r)) expect(inFlight).toContain(r + 1);
           expect(received.size).toBeGreaterThanOrEqual(total - inFlight.length);
         } finally {

@@ -1,7 +1,7 @@
 /**
- * When a batch makes its rows durable: a row's `sending` line in the journal and its intent in the
- * record of claims are synced (fdatasync) before its request reaches the server, and the rows are
- * synced in groups as large as the window (--concurrency) allows, not a few rows each.
+ * When a batch makes its rows durable: a row's intent in the record of claims (its one line before
+ * the request; no journal is written) is synced (fdatasync) before its request reaches the server,
+ * and the rows are synced in groups as large as the window (--concurrency) allows, not a few rows each.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,10 +43,10 @@ function entries(call: Call): Record<string, unknown>[] {
 
 /**
  * From the system calls of a batch (the built binary under strace): when each claim request's first
- * byte was written to its socket, and which journal lines (`sending`, by row line) and record
- * intents (by key) a returned fdatasync of their file had made durable by then.
+ * byte was written to its socket, and which record intents (by row line) a returned fdatasync of
+ * their file had made durable by then.
  */
-function durability(calls: Call[], journal: string) {
+function durability(calls: Call[]) {
   const synced = (file: (path: string) => boolean) =>
     calls.flatMap((c, at) => ((c.name === 'fdatasync' || c.name === 'fsync') && file(fdPath(c.fd)) && /\)\s+= 0$/.test(c.text) ? [{ c, at }] : []));
   const writesTo = (file: (path: string) => boolean) => calls.filter((c) => WRITES.has(c.name) && file(fdPath(c.fd)));
@@ -65,34 +65,29 @@ function durability(calls: Call[], journal: string) {
   return {
     requests: requests.map((r) => ({
       line: Number(/row (\d+)/.exec(written(r))?.[1]) + 1,
-      sending: durableAt((p) => p === journal, r.start).filter((e) => e.status === 'sending'),
       intents: durableAt(isRecord, r.start).filter((e) => e.type === 'intent'),
     })),
-    syncs: { journal: synced((p) => p === journal).length, record: synced(isRecord).length },
+    syncs: { record: synced(isRecord).length },
   };
 }
 
 describe('the rows a batch makes durable before sending', () => {
-  it.skipIf(missing)("no claim reaches the server before its row's `sending` line and its intent are synced", async () => {
+  it.skipIf(missing)("no claim reaches the server before its row's intent is synced", async () => {
     const path = join(dir, 'claims.csv');
-    const journal = `${path}.journal.jsonl`;
     writeRows(path, 120);
     const res = await traceOpcli(['claims', 'file', '--from', path, '--concurrency', '8'], env());
     expect(res.code, res.stderr).toBe(0);
-    const { requests, syncs } = durability(res.calls, journal);
+    const { requests, syncs } = durability(res.calls);
     const early: string[] = [];
-    for (const { line, sending, intents } of requests) {
-      const entry = sending.find((e) => e.line === line);
-      if (!entry) early.push(`line ${line}: its sending line was not synced`);
-      else if (!intents.some((e) => e.key === entry.key)) early.push(`line ${line}: its intent was not synced`);
-    }
-    const shown = describeCalls(res.calls, (c) => c.name.includes('sync') || c.fd.includes('TCP') || fdPath(c.fd) === journal || isRecord(fdPath(c.fd)));
+    for (const { line, intents } of requests) if (!intents.some((e) => e.line === line)) early.push(`line ${line}: its intent was not synced`);
+    const shown = describeCalls(res.calls, (c) => c.name.includes('sync') || c.fd.includes('TCP') || isRecord(fdPath(c.fd)));
     expect(requests.length, shown).toBeGreaterThanOrEqual(120);
     expect(early, shown).toEqual([]);
     expect(created()).toHaveLength(120);
     expect(duplicates(claimBodies(sandbox))).toEqual([]);
-    expect(syncs.journal).toBeGreaterThan(0);
     expect(syncs.record).toBeGreaterThan(0);
+    // No journal is written beside the input: the row is written once, synced once.
+    expect(res.calls.some((c) => fdPath(c.fd).endsWith('.journal.jsonl'))).toBe(false);
   });
 
   it.skipIf(missing)('syncs each file about once per --concurrency rows, not once per few rows', async () => {
@@ -101,10 +96,9 @@ describe('the rows a batch makes durable before sending', () => {
     const res = await traceOpcli(['claims', 'file', '--from', path, '--concurrency', '8'], env());
     expect(res.code, res.stderr).toBe(0);
     expect(created()).toHaveLength(400);
-    const { syncs } = durability(res.calls, `${path}.journal.jsonl`);
+    const { syncs } = durability(res.calls);
     // 50 full groups of 8; a few more where a row was slow to leave, and the syncs at the start and end.
-    expect(syncs.journal).toBeGreaterThan(0);
-    expect(syncs.journal).toBeLessThanOrEqual(60);
+    expect(syncs.record).toBeGreaterThan(0);
     expect(syncs.record).toBeLessThanOrEqual(60);
   });
 });

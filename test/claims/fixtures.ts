@@ -1,5 +1,6 @@
 /** Shared fixtures of the claims tests: claim rows, CSV files, and the claims a sandbox received. */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { type ManualClock, manualClock, type Sandbox, type SandboxOptions, startSandbox } from '../../src/sandbox/index.js';
@@ -122,16 +123,29 @@ export function summaryLine(stdout: string): Record<string, unknown> | undefined
   return last ? (JSON.parse(last) as { summary?: Record<string, unknown> }).summary : undefined;
 }
 
-/** The last journal status of each line. */
-export function journalByLine(path: string): Map<number, { status: string; sourceOrderId?: string }> {
+/**
+ * What the record of claims in `configDir` holds of each input line of the batch named `batch` (its
+ * journal's path: docs/spec-choices.md#the-same-batch), by its last attempt: `sending` (an intent
+ * without an outcome: it may have been sent) or its outcome, as it reached the disk.
+ */
+export function batchByLine(batch: string, configDir = dirname(batch)): Map<number, { status: string; sourceOrderId?: string }> {
   const out = new Map<number, { status: string; sourceOrderId?: string }>();
-  for (const text of readFileSync(path, 'utf8').split('\n')) {
-    if (!text.trim()) continue;
-    try {
-      const e = JSON.parse(text);
-      out.set(e.line, e);
-    } catch {
-      // torn line
+  const runs = new Set<string>();
+  const lineOf = new Map<string, number>();
+  for (const name of readdirSync(configDir).filter((n) => /^claims-record-[0-9a-f]+\.jsonl$/.test(n))) {
+    for (const text of readFileSync(join(configDir, name), 'utf8').split('\n')) {
+      let r: { type?: string; run?: string; journal?: string; issuance?: string; line?: number; status?: string; sourceOrderId?: string };
+      try {
+        r = JSON.parse(text);
+      } catch {
+        continue; // a torn line
+      }
+      if (r.type === 'run' && r.journal === batch) runs.add(r.run as string);
+      else if (r.type === 'intent' && r.line !== undefined && (runs.has(r.run as string) || r.journal === batch)) {
+        lineOf.set(r.issuance as string, r.line);
+        out.set(r.line, { status: 'sending' });
+      } else if (r.type === 'outcome' && lineOf.has(r.issuance as string))
+        out.set(lineOf.get(r.issuance as string) as number, { status: r.status as string, sourceOrderId: r.sourceOrderId });
     }
   }
   return out;
@@ -209,4 +223,94 @@ export async function heldSandbox(): Promise<{ sandbox: Sandbox; clock: ManualCl
       config.cleanup();
     },
   };
+}
+
+/**
+ * batchByLine on either backend: the file record in `configDir`, or (`team`) what the team's record
+ * database holds of the batch's intents (their `detail` names the batch) and their last outcomes.
+ */
+export async function batchLines(batch: string, configDir: string, team?: TeamRecord): Promise<Map<number, { status: string; sourceOrderId?: string }>> {
+  if (!team) return batchByLine(batch, configDir);
+  const text = await team.pg.admin(
+    `SELECT i.line || ' ' || coalesce((SELECT o.status || ' ' || coalesce(o.source_order_id, '') FROM opcli.outcomes o WHERE o.filing = i.filing ORDER BY o.id DESC LIMIT 1), 'sending')
+       FROM opcli.intents i WHERE i.kind = 'claim' AND i.line IS NOT NULL AND i.detail->>'journal' = '${batch.replace(/'/g, "''")}' ORDER BY i.id`,
+    team.database,
+  );
+  const out = new Map<number, { status: string; sourceOrderId?: string }>();
+  for (const row of text.split('\n').filter((l) => l.trim())) {
+    const [line, status, sourceOrderId] = row.trim().split(' ');
+    out.set(Number(line), { status: status as string, ...(sourceOrderId ? { sourceOrderId } : {}) });
+  }
+  return out;
+}
+
+/**
+ * Writes `${input}.journal.jsonl` as opcli 0.2.0 wrote a batch's journal (a v3 header naming the
+ * record's service and store, then each row's `sending` entry and outcome), from what the record of
+ * claims in `configDir` holds of that batch: this version writes no journal, but reads one it finds.
+ */
+export function journalOf(input: string, configDir = dirname(input)): string {
+  const [name] = readdirSync(configDir).filter((n) => /^claims-record-[0-9a-f]+\.jsonl$/.test(n));
+  const records = readFileSync(join(configDir, name as string), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+  return writeJournal(input, records[0], records);
+}
+
+/** journalOf on either backend: the file record in `configDir`, or (`team`) the team's record database's intents and outcomes. */
+export async function journalOn(input: string, configDir: string, team?: TeamRecord): Promise<string> {
+  if (!team) return journalOf(input, configDir);
+  const text = await team.pg.admin(
+    `SELECT json_build_object('origin', i.origin, 'storeId', i.store_id, 'issuance', i.filing, 'key', i.key, 'row', i.detail->>'row', 'line', i.line,
+            'like', i.detail->>'like', 'tag', (i.detail->>'tag')::int, 'at', i.at, 'claim', i.detail->'claim', 'journal', i.detail->>'journal',
+            'outcomes', coalesce((SELECT json_agg(json_build_object('status', o.status, 'sourceOrderId', o.source_order_id, 'at', o.at) ORDER BY o.id)
+                                  FROM opcli.outcomes o WHERE o.filing = i.filing), '[]'))
+       FROM opcli.intents i WHERE i.kind = 'claim' ORDER BY i.id`,
+    team.database,
+  );
+  const intents = text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+  const records = intents.flatMap((i) => [
+    { ...i, type: 'intent', row: i.row ?? undefined, like: i.like ?? undefined, tag: i.tag ?? undefined },
+    ...i.outcomes.map((o: Record<string, unknown>) => ({ ...o, type: 'outcome', issuance: i.issuance, sourceOrderId: o.sourceOrderId ?? undefined })),
+  ]);
+  const first = intents[0] ?? {};
+  return writeJournal(input, { origin: first.origin, storeId: first.storeId === '-' ? null : first.storeId, created: first.at }, records);
+}
+
+/** The journal 0.2.0 would have written of the batch `${input}.journal.jsonl`, from a record's lines (a batch's intents: of its runs, or naming it). */
+// biome-ignore lint/suspicious/noExplicitAny: a record's lines as parsed JSON, file or database alike
+function writeJournal(input: string, header: { origin?: string; storeId?: string | null; created?: string }, records: Record<string, any>[]): string {
+  const path = `${input}.journal.jsonl`;
+  const runs = new Set(records.filter((r) => r.type === 'run' && r.journal === path).map((r) => r.run));
+  const rows = new Map<string, { key: string; line: number }>();
+  const lines = [
+    {
+      journal: 'opcli claims',
+      version: 3,
+      created: header.created,
+      id: 'f'.repeat(16),
+      service: { origin: header.origin, storeId: header.storeId, profile: 'default' },
+    },
+  ];
+  for (const r of records) {
+    if (r.type === 'intent' && (runs.has(r.run) || r.journal === path)) {
+      rows.set(r.issuance, { key: r.row ?? r.key, line: r.line });
+      lines.push({
+        key: r.row ?? r.key,
+        line: r.line,
+        status: 'sending',
+        ...(r.like ? { sim: r.like } : {}),
+        ...(r.tag ? { tag: r.tag } : {}),
+        at: r.at,
+        claim: r.claim,
+      } as never);
+    } else if (r.type === 'outcome' && rows.has(r.issuance))
+      lines.push({ ...rows.get(r.issuance), status: r.status, ...(r.sourceOrderId ? { sourceOrderId: r.sourceOrderId } : {}), at: r.at } as never);
+  }
+  writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`, { mode: 0o600 });
+  return path;
 }

@@ -9,7 +9,17 @@ import fc from 'fast-check';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
 import { coerceText, FIELD_BY_KEY, spreadsheetDamage } from '../../src/claims/fields.js';
-import { contentHash, hashOfRobust, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from '../../src/claims/identity.js';
+import {
+  contentHash,
+  contentTag,
+  hashOfRobust,
+  occurrenceKey,
+  recordSimilarity,
+  robustJson,
+  robustText,
+  similarity,
+  userKeyHash,
+} from '../../src/claims/identity.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';
@@ -179,10 +189,6 @@ describe('--key COLUMN', () => {
       [1, 2].map((i) => ({ ...row(i), rma: `RMA-${i}` })),
     );
     expect((await runOpcli(['claims', 'file', '--from', path, '--key', 'rma'], { env: env() })).code).toBe(0);
-    const journal = readFileSync(`${path}.journal.jsonl`, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"status":"sending"'))
-      .map((l) => JSON.parse(l));
     const recordIntents = () =>
       readdirSync(dir, { recursive: true, encoding: 'utf8' })
         .filter((n) => /claims-record-[0-9a-f]{16}\.jsonl$/.test(n))
@@ -191,7 +197,8 @@ describe('--key COLUMN', () => {
         .map((l) => JSON.parse(l));
     const intents = recordIntents();
     expect(intents.map((i) => i.row).sort()).toEqual([userKeyHash('RMA-1'), userKeyHash('RMA-2')].sort());
-    for (const i of intents) expect(i.tag).toBe(journal.find((e) => e.key === i.row)?.tag);
+    // The content tag is that of the content's key (the record's `key` under --key).
+    for (const i of intents) expect(i.tag).toBe(contentTag(i.key));
     // Without --key the row's key is the content's (`key`): nothing more is written.
     writeCsv(path, [row(3)]);
     expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
@@ -373,7 +380,7 @@ describe('the keys a journal and the record of claims hold', () => {
     );
   });
 
-  it('a batch journals the keys and look-alike fingerprints of every earlier version', async () => {
+  it('a batch records the keys and look-alike fingerprints of every earlier version', async () => {
     const path = join(dir, 'claims.csv');
     const repeated = row(1, { 'item.details': 'lid "cracked"\nbadly', 'shippingAddress.zip': '02139', 'item.price': '49.90' });
     writeCsv(path, [repeated, repeated, row(2, { 'item.images': 'https://x.example/a.png;https://x.example/b.png', 'customer.email': 'Bob@Example.com ' })], {
@@ -382,11 +389,13 @@ describe('the keys a journal and the record of claims hold', () => {
     });
     const res = await runOpcli(['claims', 'file', '--from', path, '--allow-duplicates'], { env: env() });
     expect(res.code).toBe(0);
-    const sending = readFileSync(`${path}.journal.jsonl`, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"sending"'))
-      .map((l) => JSON.parse(l) as { key: string; line: number; sim: string });
-    expect(sending.map(({ key, line, sim }) => ({ key, line, sim }))).toEqual([
+    // Each row's intent in the record of claims: its row key (`row`, else `key`), line and fingerprint in its batch (`like`).
+    const sending = readdirSync(dir)
+      .filter((n) => /^claims-record-[0-9a-f]{16}\.jsonl$/.test(n))
+      .flatMap((n) => readFileSync(join(dir, n), 'utf8').split('\n'))
+      .filter((l) => l.includes('"type":"intent"'))
+      .map((l) => JSON.parse(l) as { key: string; row?: string; line: number; like: string });
+    expect(sending.map(({ key, row, line, like }) => ({ key: row ?? key, line, sim: like }))).toEqual([
       { key: '5f4e87f8beca4d26a63cda569ebf3927', line: 2, sim: '97ce16b88f9d5e82' },
       { key: 'cd3f0964b94c9c34b2fabc7258190f43', line: 4, sim: '97ce16b88f9d5e82' },
       { key: '0f52964cb39db65924abc4d3ba8f7c0c', line: 6, sim: 'f8296d326025d756' },

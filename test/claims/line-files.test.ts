@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { LONG_HEAD, LineSplitter, type OnLine } from '../../src/record/file-lines.js';
-import { Journal } from '../../src/claims/journal.js';
+import { JournalReader } from '../../src/claims/journal.js';
+import { batchIntentLine, outcomeLine } from '../../src/claims/record-format.js';
+import { parseRecordLine } from '../../src/claims/record.js';
 import { ClaimRecord, RecordDamagedError, recordFileName } from '../../src/claims/record.js';
 import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/record/damage.js';
 import { tempConfigDir } from '../helpers.js';
@@ -40,7 +42,7 @@ describe('the journal over more than one read', () => {
     const path = join(dir, 'j.jsonl');
     bigJournal(path);
     expect(readFileSync(path).length).toBeGreaterThan(2 * 256 * 1024);
-    const journal = await Journal.open(path, 0);
+    const journal = await JournalReader.snapshot(path);
     try {
       expect(journal.priorEntries).toBe(ENTRIES);
       for (let i = 1; i <= ENTRIES; i++) {
@@ -49,7 +51,7 @@ describe('the journal over more than one read', () => {
         expect((await journal.priorDetail(prior as NonNullable<typeof prior>)).sourceOrderId).toBe(`ord_${i}`);
       }
     } finally {
-      await journal.close();
+      await journal.closeReader();
     }
   });
 
@@ -57,48 +59,42 @@ describe('the journal over more than one read', () => {
     const path = join(dir, 'j.jsonl');
     bigJournal(path);
     appendFileSync(path, `{"key":"${key(0)}","line":1,"sta\n${JSON.stringify({ key: key(-1), line: 9, status: 'filed', at })}\n`);
-    await expect(Journal.open(path, 0)).rejects.toThrow(`The journal ${path} cannot be read: line ${ENTRIES + 2} is not a record opcli can read.`);
+    await expect(JournalReader.snapshot(path)).rejects.toThrow(`The journal ${path} cannot be read: line ${ENTRIES + 2} is not a record opcli can read.`);
   });
 
-  it('writes entries whose free text needs quoting as JSON that reads back the same', async () => {
-    const path = join(dir, 'j.jsonl');
+  it("writes a batch row's intent and outcome whose free text needs quoting as JSON that reads back the same", () => {
     const reason = 'said "no"\\ on\nline 2\u2028 é 🙂 \u0001';
-    const journal = await Journal.open(path, 0);
-    try {
-      await journal.record({ key: key(1), line: 2, status: 'sending', sim: 'abcdef0123456789', tag: 4_000_000_000 }, '{"a":"b"}');
-      journal.note({ key: key(1), line: 2, status: 'rejected', reason, errors: [{ path: 'item.price', message: 'expected "1.5"' }] });
-      await journal.flushed();
-    } finally {
-      await journal.close();
-    }
-    const [, sending, outcome] = readFileSync(path, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    expect(sending).toEqual({
+    const at = '2026-12-07T10:00:00.000Z';
+    const intent = batchIntentLine(
+      {
+        issuance: 'r.2',
+        key: key(1),
+        run: 'r',
+        line: 2,
+        like: 'abcdef0123456789',
+        row: key(2),
+        tag: 4_000_000_000,
+        email: 'a"b@example.com',
+        claimJson: '{"a":"b"}',
+      },
+      at,
+    );
+    const outcome = outcomeLine({ issuance: 'r.2', key: key(1), status: 'rejected', error: reason }, at);
+    expect(parseRecordLine(JSON.parse(intent))).toEqual({
+      v: 1,
+      issuance: 'r.2',
       key: key(1),
+      type: 'intent',
+      at,
+      run: 'r',
       line: 2,
-      status: 'sending',
-      sim: 'abcdef0123456789',
+      email: 'a"b@example.com',
+      row: key(2),
       tag: 4_000_000_000,
-      at: expect.any(String),
+      like: 'abcdef0123456789',
       claim: { a: 'b' },
     });
-    expect(outcome).toEqual({
-      key: key(1),
-      line: 2,
-      status: 'rejected',
-      reason,
-      errors: [{ path: 'item.price', message: 'expected "1.5"' }],
-      at: expect.any(String),
-    });
-    const again = await Journal.open(path, 0);
-    try {
-      const prior = again.priorOutcome(key(1));
-      expect(await again.priorDetail(prior as NonNullable<typeof prior>)).toEqual({ sourceOrderId: undefined, reason });
-    } finally {
-      await again.close();
-    }
+    expect(parseRecordLine(JSON.parse(outcome))).toEqual({ v: 1, issuance: 'r.2', key: key(1), type: 'outcome', at, status: 'rejected', error: reason });
   });
 });
 
@@ -239,7 +235,9 @@ describe('a line longer than any opcli writes', () => {
     const path = join(dir, 'j.jsonl');
     writeFileSync(path, `${JSON.stringify({ journal: 'opcli claims', version: 3, created: at, service: { origin: null, storeId: null } })}\n`);
     appendLong(path, 3, JSON.stringify({ key: key(2), line: 3, status: 'filed', at }));
-    await expect(Journal.open(path, 0)).rejects.toThrow(`The journal ${path} cannot be read: line 2 is longer than 1 MiB, which no record opcli writes is.`);
+    await expect(JournalReader.snapshot(path)).rejects.toThrow(
+      `The journal ${path} cannot be read: line 2 is longer than 1 MiB, which no record opcli writes is.`,
+    );
   });
 
   it('in a record read from text (a repaired file checked): a damaged line named by its number and byte', () => {

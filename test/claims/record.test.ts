@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, scriptedPrompter, tempConfigDir } from '../helpers.js';
-import { claimBodies, claimsSuite, heldSandbox, onBackend, RECORD_BACKENDS, results, row, rowOf, writeCsv } from './fixtures.js';
+import { teamRecord } from '../giftcard/fixture.js';
+import { claimBodies, claimsSuite, heldSandbox, journalOf, journalOn, onBackend, RECORD_BACKENDS, results, row, rowOf, writeCsv } from './fixtures.js';
 
 // The same claims with the record in files and in the team's PostgreSQL (fixtures.ts RECORD_BACKENDS).
 for (const record of RECORD_BACKENDS) {
@@ -52,9 +53,16 @@ for (const record of RECORD_BACKENDS) {
           ),
         );
         expect(res.stderr).toContain('--allow-duplicates files them');
-        // The same file with its journal gone (deleted, or a new journal path) is held by the record too.
-        rmSync(`${path}.journal.jsonl`);
-        const again = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+        // CHOICE (docs/spec-choices.md#the-same-batch): the same file is the same batch, its rows settled
+        // by the record (no journal file to delete); under a new --journal name it is another batch, held by the record.
+        const same = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: env() });
+        expect(same.code).toBe(0);
+        expect(results(same.stdout).map((r) => [r.status, r.earlier])).toEqual([
+          ['filed', true],
+          ['filed', true],
+          ['filed', true],
+        ]);
+        const again = await runOpcli(['claims', 'file', '--from', path, '--journal', join(dir, 'other.journal.jsonl'), '--jsonl'], { env: env() });
         expect(again.code).toBe(3);
         expect(results(again.stdout).map((r) => r.status)).toEqual(['held', 'held', 'held']);
         expect(claimBodies(sandbox)).toHaveLength(3);
@@ -64,6 +72,40 @@ for (const record of RECORD_BACKENDS) {
         expect(claimBodies(sandbox)).toHaveLength(6);
       });
 
+      // The database's side of the same: a journal of 0.2.0 is not copied into it by a run (`opcli record import` does), but read beside it.
+      it.skipIf(record === 'file')(
+        "a journal of 0.2.0 at the batch's name is read beside the team's database (its rerun sends nothing the journal settled, and writes to no journal), and once imported is the database's",
+        async () => {
+          const path = join(dir, 'claims.csv');
+          writeCsv(path, [row(1), row(2)]);
+          expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
+          const journal = await journalOn(path, dir, team());
+          const before = readFileSync(journal, 'utf8');
+          // A team's database that never saw those rows (0.2.0 filed them before the team had one).
+          const empty = await teamRecord();
+          const rerun = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: { ...env(), ...empty.env(0) } });
+          expect(rerun.code, rerun.stderr).toBe(0);
+          expect(results(rerun.stdout).map((r) => [r.status, r.earlier])).toEqual([
+            ['filed', true],
+            ['filed', true],
+          ]);
+          expect(claimBodies(sandbox)).toHaveLength(2);
+          expect(readFileSync(journal, 'utf8')).toBe(before);
+          expect(await empty.pg.admin("SELECT count(*) FROM opcli.intents WHERE kind = 'claim'", empty.database)).toBe('0\n');
+          // Once `record import` copied it in, the database answers for the batch alone: the journal may go.
+          const imported = await runOpcli(['record', 'import', journal], { env: { ...env(), ...empty.env(0) } });
+          expect(imported.code, imported.stderr).toBe(0);
+          rmSync(journal);
+          const after = await runOpcli(['claims', 'file', '--from', path, '--jsonl'], { env: { ...env(), ...empty.env(0) } });
+          expect(after.code, after.stderr).toBe(0);
+          expect(results(after.stdout).map((r) => [r.status, r.earlier])).toEqual([
+            ['filed', true],
+            ['filed', true],
+          ]);
+          expect(claimBodies(sandbox)).toHaveLength(2);
+        },
+      );
+
       // File-only by nature: a journal of 0.2.0 is read into the file record; the team's database takes file records by `opcli record import`.
       it.skipIf(record === 'database')(
         'a journal of an earlier version is read into the record on its next run, so a copy of its file files nothing',
@@ -72,6 +114,7 @@ for (const record of RECORD_BACKENDS) {
           writeCsv(path, [row(1), row(2)]);
           expect((await runOpcli(['claims', 'file', '--from', path], { env: env() })).code).toBe(0);
           // Before this version there was no record: only the journal knew (and no witness of a record: src/record/witness.ts).
+          journalOf(path);
           for (const name of recordFiles(dir)) rmSync(join(dir, name));
           rmSync(join(dir, 'record-witness'), { recursive: true });
           const rerun = await runOpcli(['claims', 'file', '--from', path], { env: env() });

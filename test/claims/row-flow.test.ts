@@ -1,17 +1,17 @@
 /**
  * One claim row through the real send pipeline, its stages traced in call order at each module's
- * door (reader, planner, journal and record of claims, the API, the tally, the display): each stage
+ * door (reader, planner, record of claims, the API, the tally, the display): each stage
  * once, in order read → check → key → record → send → settle → report, none returned to.
  */
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
-import { Journal } from '../../src/claims/journal.js';
 import { SendPipeline } from '../../src/claims/pipeline.js';
 import { Planner } from '../../src/claims/plan.js';
 import { openSource } from '../../src/claims/reader.js';
 import { ClaimRecord } from '../../src/claims/record.js';
+import { historyOf } from '../../src/claims/record-import.js';
 import { recordPlace } from '../../src/config/record-dir.js';
 import { BatchTally } from '../../src/claims/results.js';
 import { batchView } from '../../src/commands/claims/batch-view.js';
@@ -49,13 +49,12 @@ it('one row passes read, check, key, record, send, settle and report, each once 
       yield next.value;
     }
   })();
-  const journal = await Journal.open(`${path}.journal.jsonl`);
   const record = await ClaimRecord.open({
     place: recordPlace(deps.configDir(), profile),
     store: { origin: null, storeId: profile.storeId ?? null },
     lock: { waitMs: 1000 },
   });
-  const planner = new Planner(journal, {
+  const planner = new Planner(historyOf(record, `${path}.journal.jsonl`), {
     allowSimilar: false,
     retryUncertain: false,
     perRow: true,
@@ -68,20 +67,15 @@ it('one row passes read, check, key, record, send, settle and report, each once 
     log('check and key', 'claims/plan.ts Planner.plan', row.line);
     return plan(row);
   };
-  const jRecord = journal.record.bind(journal);
-  journal.record = (entry, claim) => {
-    log('record', "claims/journal.ts record('sending')", entry.line);
-    return jRecord(entry, claim);
-  };
-  const jNote = journal.note.bind(journal);
-  journal.note = (entry) => {
-    log('settle', `claims/journal.ts note('${entry.status}')`, entry.line);
-    jNote(entry);
-  };
   const rIntents = record.intentsDurable.bind(record);
   record.intentsDurable = (lines, now) => {
     for (const l of lines) log('record', 'claims/record.ts intentsDurable', l.line);
     return rIntents(lines, now);
+  };
+  const rOutcome = record.outcome.bind(record);
+  record.outcome = (o, now) => {
+    log('settle', `claims/record.ts outcome('${o.status}')`, Number(o.issuance.split('.')[1]));
+    rOutcome(o, now);
   };
   const api = async () => {
     const real = await deps.api();
@@ -120,8 +114,8 @@ it('one row passes read, check, key, record, send, settle and report, each once 
       sleep: deps.sleep,
       signal: deps.signal,
       stopNow: deps.stopNow,
-      journal,
       record,
+      batch: `${path}.journal.jsonl`,
       limiter,
       tally,
       report,
@@ -130,11 +124,10 @@ it('one row passes read, check, key, record, send, settle and report, each once 
     planner,
   );
   const result = await pipeline.run(source);
-  await journal.close();
   await record.closeDurable();
   if (process.env.OPCLI_TRACE_ROW) console.log(`One row (line ${LINE}), in call order:\n${trace.join('\n')}`);
   expect(result.fatal).toBeUndefined();
-  // Consecutive calls of one stage (the journal and the record of claims, the tally and the display) are one stage.
+  // Consecutive calls of one stage (the tally and the display) are one stage.
   const order = stages.filter((s, i) => s !== stages[i - 1]);
   expect(order).toEqual(['read', 'check and key', 'record', 'send', 'settle', 'report']);
 });

@@ -2,7 +2,7 @@
  * Paths that must never collide, journals that cannot be read, outcomes that say what happened
  * (store mismatch, a request that never left) and Ctrl-C twice.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -13,17 +13,28 @@ import { acquireFileLock } from '../../src/config/lock.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { virtualTime } from '../virtual-time.js';
-import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite } from './fixtures.js';
+import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite, journalOf } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
 const { created, env } = claimsSuite((s) => ({ sandbox, dir } = s));
+
+/** The record of claims' path in the config folder, made by a batch of no rows (nothing sent). */
+async function recordOf(): Promise<string> {
+  const empty = join(dir, 'empty.csv');
+  writeRows(empty, 0);
+  expect((await runOpcli(['claims', 'file', '--from', empty], { env: env() })).code).toBe(0);
+  const [name] = readdirSync(dir).filter((n) => /^claims-record-[0-9a-f]+\.jsonl$/.test(n));
+  return join(dir, name as string);
+}
 
 describe('paths that must never collide', () => {
   it('--out, --journal and the input being one file (by any name) is exit 2, nothing sent, nothing overwritten', async () => {
     const input = join(dir, 'claims.csv');
     writeRows(input, 3);
     const journal = join(dir, 'j.jsonl');
+    // A journal an earlier version left under that name (this version writes none): never overwritten either.
+    writeFileSync(journal, '', { mode: 0o600 });
     const first = await runOpcli(['claims', 'file', '--from', input, '--journal', journal], { env: env() });
     expect(first.code).toBe(0);
     const inputText = readFileSync(input, 'utf8');
@@ -98,12 +109,12 @@ describe('paths that must never collide', () => {
   }, 30_000);
 });
 
-describe('a run whose journal lock another run takes', () => {
-  it('stops sending at once: rows waiting for the limiter are not_sent, nothing is sent twice, exit 1 naming the journal', async () => {
+describe("a run whose record's lock another run takes", () => {
+  it('stops sending at once: rows waiting for the limiter are not_sent, nothing is sent twice, exit 1 naming the record', async () => {
     const input = join(dir, 'claims.csv');
     writeRows(input, 200);
-    const journal = `${input}.journal.jsonl`;
-    const lock = `${journal}.lock`;
+    const record = await recordOf();
+    const lock = `${record.slice(0, -'.jsonl'.length)}.lock`;
     // Paced on virtual time so that rows wait for the limiter when the lock is taken: the clock stands
     // while the test takes it, until the run has seen (on its own timer) that the lock is gone.
     const time = virtualTime();
@@ -129,7 +140,7 @@ describe('a run whose journal lock another run takes', () => {
     });
     const res = await running;
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain(`The lock on the journal ${journal} was taken by another run; this run stopped sending.`);
+    expect(res.stderr).toContain(`The lock on the record of claims ${record} was taken by another run; this run stopped sending.`);
     const bodies = claimBodies(sandbox);
     expect(duplicates(bodies)).toEqual([]);
     // Far from all 200 rows went: the run stopped, and rows it had prepared were reported not_sent and not received.
@@ -145,26 +156,26 @@ describe('a run whose journal lock another run takes', () => {
   }, 30_000);
 });
 
-describe('--lock-wait (another run is using the journal)', () => {
+describe("--lock-wait (another run holds the record's lock)", () => {
   it('0s refuses at once, a duration waits for the other run and then files every row, and a bare number is exit 2; nothing is sent while refused', async () => {
     const input = join(dir, 'claims.csv');
     writeRows(input, 5);
-    const journal = `${input}.journal.jsonl`;
-    // Another live run (this process) holds the journal's lock.
-    const other = await acquireFileLock(dirname(journal), basename(journal));
+    const record = await recordOf();
+    // Another live run (this process) holds the record's lock: a batch's one lock (no journal is written).
+    const other = await acquireFileLock(dirname(record), basename(record).slice(0, -'.jsonl'.length));
     let released = false;
     try {
       const refused = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '0s'], { env: env() });
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(`Another \`opcli claims file\` run is using the journal ${journal}.`);
-      expect(refused.stderr).toContain('This run does not wait (--lock-wait 0s)');
-      expect(refused.stderr).toContain('Two runs on one journal could file a row twice, so opcli refuses.');
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toContain('Another opcli run is filing claims for this store');
+      expect(refused.stderr).toContain('nothing was sent');
+      expect(refused.stderr).toContain('--lock-wait waits longer');
       expect(claimBodies(sandbox)).toHaveLength(0);
 
-      // Any other duration is waited for, and said.
+      // Any other duration is waited for.
       const shortWait = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '40ms'], { env: env() });
-      expect(shortWait.code).toBe(1);
-      expect(shortWait.stderr).toContain('This run waited 40ms (--lock-wait): wait for the other to finish, or pass a longer --lock-wait such as 10m.');
+      expect(shortWait.code).toBe(3);
+      expect(shortWait.stderr).toContain('Another opcli run is filing claims for this store');
       expect(claimBodies(sandbox)).toHaveLength(0);
 
       const bare = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '5'], { env: env() });
@@ -176,17 +187,8 @@ describe('--lock-wait (another run is using the journal)', () => {
       expect(claimBodies(sandbox)).toHaveLength(0);
 
       // A run willing to wait starts while the lock is held, and goes on once the other run lets go.
-      // The journal is created just before its lock is asked for: its presence says the run got there.
-      rmSync(journal);
       const waiting = runOpcli(['claims', 'file', '--from', input, '--lock-wait', '10m', '--jsonl'], { env: env() });
-      await new Promise<void>((resolve) => {
-        const poll = setInterval(() => {
-          if (!existsSync(journal)) return;
-          clearInterval(poll);
-          resolve();
-        }, 2);
-      });
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      await new Promise((resolve) => setTimeout(resolve, 200));
       expect(claimBodies(sandbox)).toHaveLength(0);
       other.release();
       released = true;
@@ -221,7 +223,8 @@ describe('journals that cannot be read', () => {
     writeRows(input, 3);
     const first = await runOpcli(['claims', 'file', '--from', input], { env: env() });
     expect(first.code).toBe(0);
-    const journal = `${input}.journal.jsonl`;
+    // The journal 0.2.0 would have written of that run (this version writes none, but reads one it finds).
+    const journal = journalOf(input);
     const lines = readFileSync(journal, 'utf8').split('\n');
     writeFileSync(journal, [...lines.slice(0, 2), '{"key": garbage', ...lines.slice(2)].join('\n'));
     const res = await runOpcli(['claims', 'file', '--from', input], { env: env() });

@@ -4,14 +4,26 @@
  * service, and what --dry-run says. The two-user cases create a second OS user (the suite runs as
  * root in CI) and are skipped, with the reason printed, where that is not possible.
  */
-import { chmodSync, chownSync, lchownSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type OsUser, osUsersWhy, otherOsUser } from '../os-users.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { claimBodies, row, writeCsv, writeRows, claimsSuite } from './fixtures.js';
+import { claimBodies, row, writeCsv, writeRows, claimsSuite, journalOf } from './fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -120,7 +132,8 @@ describe('batch files created first by someone else, or that others can write', 
     const res = await runOpcli(['claims', 'file', '--from', input, '--out', out], { env: env() });
     expect(res.code).toBe(0);
     expect(statSync(out).mode & 0o777).toBe(0o600);
-    expect(statSync(journal).mode & 0o777).toBe(0o600);
+    // The journal is only read now (an earlier version's): left as it was.
+    expect(statSync(journal).mode & 0o777).toBe(0o644);
     expect(readFileSync(out, 'utf8')).toContain('status,sourceOrderId,error');
     expect(readFileSync(out, 'utf8')).not.toContain('old results');
   });
@@ -149,6 +162,8 @@ describe('a journal names its service and store', () => {
       const first = await runOpcli(['claims', 'file', '--from', input], { env: trial.env });
       expect(first.code).toBe(0);
       expect(claimBodies(trial.sandbox)).toHaveLength(3);
+      // The journal 0.2.0 would have written of the trial (this version writes none).
+      journalOf(input, trial.env.OPCLI_CONFIG_DIR);
       const header = JSON.parse(readFileSync(journal, 'utf8').split('\n')[0] as string);
       expect(header).toMatchObject({
         journal: 'opcli claims',
@@ -162,14 +177,13 @@ describe('a journal names its service and store', () => {
       expect(second.stderr).toContain(`holds 6 entries recorded against ${new URL(trial.sandbox.url).origin}, store store_1001 (profile default)`);
       expect(second.stderr).toContain('they are no proof that a row was filed here, so a row only they record is sent as new');
 
-      // Each service's section protects its own rows: neither files anything again. Once this
-      // service has its own section last, the other's entries are not mentioned again.
+      // Each service's record protects its own rows: neither files anything again. Once the journal
+      // was read in, its entries are not mentioned again.
       const third = await runOpcli(['claims', 'file', '--from', input], { env: env() });
       expect(third.code).toBe(0);
       expect(third.stderr).not.toContain('no proof');
       const back = await runOpcli(['claims', 'file', '--from', input], { env: trial.env });
       expect(back.code).toBe(0);
-      expect(back.stderr).toContain(`holds 6 entries recorded against ${new URL(sandbox.url).origin}`);
       expect(claimBodies(sandbox)).toHaveLength(3);
       expect(claimBodies(trial.sandbox)).toHaveLength(3);
     } finally {
@@ -182,6 +196,7 @@ describe('a journal names its service and store', () => {
     const trial = await secondSandbox();
     try {
       expect((await runOpcli(['claims', 'file', '--from', input], { env: trial.env })).code).toBe(0);
+      journalOf(input, trial.env.OPCLI_CONFIG_DIR);
     } finally {
       await trial.close();
     }
@@ -200,6 +215,7 @@ describe('a journal names its service and store', () => {
     const { input, journal } = batch(2);
     expect((await runOpcli(['claims', 'file', '--from', input], { env: env() })).code).toBe(0);
     expect(claimBodies(sandbox)).toHaveLength(2);
+    journalOf(input);
     // What opcli wrote before headers named the service.
     const lines = readFileSync(journal, 'utf8').split('\n');
     writeFileSync(journal, [JSON.stringify({ journal: 'opcli claims', version: 2, created: '2026-01-01T00:00:00.000Z' }), ...lines.slice(1)].join('\n'), {
@@ -217,11 +233,21 @@ describe('a journal names its service and store', () => {
   });
 });
 
-describe('the journal lock', () => {
+describe("the record's lock (a batch's one lock: no journal is written)", () => {
+  /** The lock of the record of claims in the config folder, the record made by a batch of no rows (nothing sent). */
+  async function recordLock(): Promise<string> {
+    const empty = join(dir, 'empty.csv');
+    writeRows(empty, 0);
+    expect((await runOpcli(['claims', 'file', '--from', empty], { env: env() })).code).toBe(0);
+    sandbox.resetLog();
+    const name = readdirSync(dir).find((n) => /^claims-record-[0-9a-f]+\.jsonl$/.test(n)) as string;
+    return join(dir, `${name.slice(0, -'.jsonl'.length)}.lock`);
+  }
+
   it.skipIf(!twoUsers)('a lock another user left is refused at once, naming the user, the process, the host and when, and how to clear it', async () => {
-    const { input, journal } = batch();
+    const { input } = batch();
     const who = otherUser() as OsUser;
-    const lock = `${journal}.lock`;
+    const lock = await recordLock();
     mkdirSync(lock, { mode: 0o700 });
     writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: 1, host: hostname(), token: 'theirs', at: '2026-11-27T09:00:00.000Z' }));
     plantAsOther(join(lock, 'owner'));
@@ -236,27 +262,27 @@ describe('the journal lock', () => {
   });
 
   it('a lock a live run of yours holds names that run', async () => {
-    const { input, journal } = batch();
-    writeFileSync(journal, '', { mode: 0o600 });
-    const lock = `${journal}.lock`;
+    const { input } = batch();
+    const lock = await recordLock();
     mkdirSync(lock, { mode: 0o700 });
     writeFileSync(join(lock, 'owner'), JSON.stringify({ pid: process.pid, host: hostname(), token: 'mine', at: '2026-11-27T09:30:00.000Z' }));
     const res = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '0s'], { env: env() });
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(3);
     expect(res.stderr).toContain(
-      `Its lock is held by user root (uid 0), pid ${process.pid} on host ${hostname()}, since 2026-11-27T09:30:00.000Z; if no opcli runs as pid ${process.pid} on host ${hostname()} (check: \`ps -p ${process.pid} -o pid,lstart,command\`), remove the lock: \`rm -r ${lock}\`.`,
+      `user root (uid 0), pid ${process.pid} on host ${hostname()}, since 2026-11-27T09:30:00.000Z; if no opcli runs as pid ${process.pid} on host ${hostname()} (check: \`ps -p ${process.pid} -o pid,lstart,command\`), remove the lock: \`rm -r ${lock}\``,
     );
     expect(sandbox.requests).toEqual([]);
   });
 });
 
 describe('--dry-run of a batch', () => {
-  it('says which rows a real run would send, refuse, hold or skip, in its words; sends nothing and leaves the journal as it was', async () => {
+  it('says which rows a real run would send, refuse, hold or skip, in its words; sends nothing and leaves the record as it was', async () => {
     const input = join(realpathSync(dir), 'claims.csv');
     const journal = `${input}.journal.jsonl`;
     writeCsv(input, [row(1), row(2)]);
     expect((await runOpcli(['claims', 'file', '--from', input], { env: env() })).code).toBe(0);
-    const before = readFileSync(journal, 'utf8');
+    const record = readdirSync(dir).find((n) => /^claims-record-[0-9a-f]+\.jsonl$/.test(n)) as string;
+    const before = readFileSync(join(dir, record), 'utf8');
     sandbox.resetLog();
     // Row 1 again (filed earlier), one like row 2 (same e-mail and item), a new one, an invalid one.
     writeCsv(input, [row(1), row(2, { 'item.details': 'row 2, again' }), row(3), row(4, { 'item.price': 'free' })]);
@@ -265,11 +291,12 @@ describe('--dry-run of a batch', () => {
     expect(res.stderr).toContain('line 3: would be held: looks like the claim filed from line 3');
     expect(res.stderr).toContain('line 5: would be refused: invalid, not sent');
     expect(res.stderr).toContain(
-      'Dry run of 4 rows: 1 would be sent, 1 would be refused (invalid), 1 would be held, 1 settled by an earlier run would not be sent again (1 filed, 0 rejected, 0 uncertain). Nothing was sent and the journal was not written.',
+      'Dry run of 4 rows: 1 would be sent, 1 would be refused (invalid), 1 would be held, 1 settled by an earlier run would not be sent again (1 filed, 0 rejected, 0 uncertain). Nothing was sent and nothing was recorded.',
     );
     expect(res.stderr).toContain('A real run would not file 2 rows.');
     expect(sandbox.requests).toEqual([]);
-    expect(readFileSync(journal, 'utf8')).toBe(before);
+    expect(readFileSync(join(dir, record), 'utf8')).toBe(before);
+    expect(existsSync(journal)).toBe(false);
 
     // The real run does what the dry run said.
     const real = await runOpcli(['claims', 'file', '--from', input], { env: env() });

@@ -14,7 +14,8 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { BIN, ROOT, runBinary, runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { deadPort, missingInfra } from '../infra/index.js';
 import { type TeamRecord, teamRecord } from '../giftcard/fixture.js';
-import { claimBodies, duplicates, heldSandbox, results, rowOf, writeRows } from './fixtures.js';
+import { stringify } from 'csv-stringify/sync';
+import { COLUMNS, claimBodies, duplicates, heldSandbox, results, row, rowOf, writeCsv, writeRows } from './fixtures.js';
 
 const missing = missingInfra('pg_ctl');
 
@@ -58,6 +59,59 @@ describe.skipIf(missing)('claims with the record in PostgreSQL: two members, no 
   });
   afterAll(async () => {
     await sandbox.close();
+  });
+
+  it("a batch's resume asks the database by the batch's name: from the other member at the same path, its filed rows are settled, a changed --key row is named, a look-alike row is held", async () => {
+    const team = await teamRecord();
+    const [a, b] = [await member(sandbox, team, 0), await member(sandbox, team, 1)];
+    const folder = mkdtempSync(join(tmpdir(), 'opcli-batch-'));
+    try {
+      sandbox.resetLog();
+      // Under --key: the rows are known by their rma, whoever runs the batch.
+      const keyed = join(folder, 'keyed.csv');
+      const columns = ['rma', ...COLUMNS];
+      const write = (rows: Record<string, string>[]) => writeFileSync(keyed, stringify([columns, ...rows.map((r) => columns.map((c) => r[c] ?? ''))]));
+      const rows = [1, 2, 3].map((i) => ({ ...row(i), rma: `RMA-000${i}` }));
+      write(rows);
+      expect((await runOpcli(['claims', 'file', '--from', keyed, '--key', 'rma'], { env: a.env })).code).toBe(0);
+      write([rows[2] as Record<string, string>, { ...rows[1], 'item.details': 'row 2, changed' }, rows[0] as Record<string, string>]);
+      const keyedAgain = await runOpcli(['claims', 'file', '--from', keyed, '--key', 'rma', '--jsonl'], { env: b.env });
+      expect(keyedAgain.code).toBe(3);
+      expect(results(keyedAgain.stdout).find((r) => r.line === 3)?.error).toMatch(
+        /^RMA-0002 was filed on \d{4}-\d{2}-\d{2} from line 3 with different content \(item\.details row 2 → row 2, changed\); not sent/,
+      );
+      expect(results(keyedAgain.stdout).map((r) => [r.line, r.status, r.earlier])).toEqual([
+        [2, 'filed', true],
+        [3, 'held', undefined],
+        [4, 'filed', true],
+      ]);
+      expect(claimBodies(sandbox)).toHaveLength(3);
+
+      // Without --key: a row added that looks like one the batch filed (the same customer and item) is held, naming its line.
+      const plain = join(folder, 'plain.csv');
+      writeCsv(plain, [row(11), row(12)]);
+      expect((await runOpcli(['claims', 'file', '--from', plain], { env: a.env })).code).toBe(0);
+      writeCsv(plain, [row(11), row(12), row(11, { 'item.details': 'row 11, again' })]);
+      const plainAgain = await runOpcli(['claims', 'file', '--from', plain, '--jsonl'], { env: b.env });
+      expect(plainAgain.code).toBe(3);
+      expect(results(plainAgain.stdout).find((r) => r.line === 4)?.error).toMatch(
+        /^looks like the claim filed from line 2 on \d{4}-\d{2}-\d{2} \(item\.details row 11 → row 11, again\); not sent; --allow-similar files it/,
+      );
+      expect(results(plainAgain.stdout).map((r) => [r.status, r.earlier])).toEqual([
+        ['filed', true],
+        ['filed', true],
+        ['held', undefined],
+      ]);
+      expect(claimBodies(sandbox)).toHaveLength(5);
+      // Each member's run asked the database: no journal and no file record was written anywhere.
+      expect(readdirSync(folder).sort()).toEqual(['keyed.csv', 'plain.csv']);
+      noRecordFile(a);
+      noRecordFile(b);
+    } finally {
+      a.cleanup();
+      b.cleanup();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('a batch filed from one and a copy of its file from the other: every row filed once; the copy is held, naming the first run', async () => {
@@ -317,7 +371,17 @@ describe.skipIf(missing)('the record database stopped in the middle of a batch (
       const lines = new Set((await intents(team, "line || ''")).map(Number));
       for (const r of received) expect(lines.has(r + 1)).toBe(true);
       const rerun = await runOpcli(['claims', 'file', '--from', path, '--concurrency', '4', '--jsonl'], { env: a.env });
-      expect(rerun.code, rerun.stderr).toBe(0);
+      // Rows in flight when the database stopped were answered, but their outcome could not be written
+      // (no journal holds it either): the rerun reports them uncertain from the earlier run, each one a
+      // row the sandbox received, and never resends them; every other row is filed.
+      const again = results(rerun.stdout);
+      const uncertain = again.filter((r) => r.status === 'uncertain');
+      for (const r of uncertain) {
+        expect(r.earlier).toBe(true);
+        expect(received).toContain(r.line - 1);
+      }
+      expect(again.filter((r) => r.status !== 'filed' && r.status !== 'uncertain')).toEqual([]);
+      expect(rerun.code, rerun.stderr).toBe(uncertain.length ? 3 : 0);
       const bodies = claimBodies(held.sandbox);
       expect(duplicates(bodies)).toEqual([]);
       expect(new Set(bodies.map(rowOf)).size).toBe(total);

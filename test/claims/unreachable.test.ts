@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { deadPort } from '../infra/ports.js';
-import { claimBodies, journalByLine, writeRows } from './fixtures.js';
+import { claimBodies, batchByLine, writeRows } from './fixtures.js';
 
 const ONE_LINE =
   /^Error: (No row was filed|The row was not filed|The claim was not filed): the service cannot be reached \(POST http:\/\/127\.0\.0\.1:\d+\/v1\/claims\/offline could not connect \(ECONNREFUSED\)\); nothing was sent, rerunning is safe\.\n$/;
@@ -51,7 +51,7 @@ describe('a service that refuses connections', () => {
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(ONE_LINE);
     expect(res.stdout).toBe('');
-    for (const entry of journalByLine(`${path}.journal.jsonl`).values()) expect(entry.status ?? 'not_sent').not.toBe('filed');
+    for (const entry of batchByLine(`${path}.journal.jsonl`).values()) expect(entry.status ?? 'not_sent').not.toBe('filed');
     // The service is back on the same address: the same command files every row, once.
     sandbox = await startSandbox({ port });
     await sandboxProfile(sandbox, dir);

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { BIN, sandboxProfile, tempConfigDir, until } from '../helpers.js';
 import { hasScript } from '../pty.js';
+import { batchByLine } from '../claims/fixtures.js';
 
 let sandbox: Sandbox;
 let dir: string;
@@ -77,13 +78,8 @@ describe('one Ctrl-C (a real SIGINT to the built binary) stops cleanly', () => {
     expect(r.code).toBe(130);
     expect(r.stderr).toContain('Interrupted: no new rows were sent');
     expect(r.stderr).toMatch(/Filed \d+ claim/);
-    // Every claim the sandbox created is journaled as filed; nothing is left "sending".
-    const journal = readFileSync(`${csv}.journal.jsonl`, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    const last = new Map<string, string>();
-    for (const e of journal) last.set(e.key, e.status);
+    // Every claim the sandbox created is recorded as filed in the record of claims; nothing is left "sending".
+    const last = new Map([...batchByLine(`${csv}.journal.jsonl`, dir)].map(([line, e]) => [line, e.status]));
     expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
     expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
     expect(sandbox.counters.claimsCreated).toBeLessThan(200);
@@ -196,11 +192,7 @@ describe('whole-process stops', () => {
     expect(sent).toBe(true);
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/Filed \d+ claim/);
-    const last = new Map<string, string>();
-    for (const line of readFileSync(`${csv}.journal.jsonl`, 'utf8').trim().split('\n')) {
-      const entry = JSON.parse(line);
-      last.set(entry.key, entry.status);
-    }
+    const last = new Map([...batchByLine(`${csv}.journal.jsonl`, dir)].map(([line, e]) => [line, e.status]));
     expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
     expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
     expect(sandbox.counters.claimsCreated).toBeLessThan(200);
@@ -226,11 +218,7 @@ describe('whole-process stops', () => {
       // With its terminal gone, opcli ends by the hang-up once its state is written (128 + SIGHUP to the
       // shell), never by Node's abort restoring a terminal that no longer exists (134, nodejs/node#51519).
       expect(readFileSync(exitFile, 'utf8').trim()).toBe('129');
-      const last = new Map<string, string>();
-      for (const line of readFileSync(`${csv}.journal.jsonl`, 'utf8').trim().split('\n')) {
-        const entry = JSON.parse(line);
-        last.set(entry.key, entry.status);
-      }
+      const last = new Map([...batchByLine(`${csv}.journal.jsonl`, dir)].map(([line, e]) => [line, e.status]));
       expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
       expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
       expect(sandbox.counters.claimsCreated).toBeLessThan(200);

@@ -11,15 +11,14 @@ describe('a command that never finishes (a bug)', () => {
   it('exits 1 with a message instead of a silent 0 when nothing is left to wait for', async () => {
     const { dir, cleanup } = tempConfigDir();
     try {
-      // Fault injection: every fdatasync returns a promise that never settles and holds nothing
+      // Fault injection: every fdatasync (node:fs's, the record's group sync) never calls back and holds nothing
       // open, so the batch waits for ever with an empty event loop (the bin shim's child inherits NODE_OPTIONS).
       const hook = join(dir, 'never-sync.mjs');
       writeFileSync(
         hook,
-        "import { open } from 'node:fs/promises';\n" +
-          "const probe = await open(process.execPath, 'r');\n" +
-          'Object.getPrototypeOf(probe).datasync = () => new Promise(() => {});\n' +
-          'await probe.close();\n',
+        "import { createRequire, syncBuiltinESMExports } from 'node:module';\n" +
+          "createRequire(import.meta.url)('node:fs').fdatasync = () => {};\n" +
+          'syncBuiltinESMExports();\n',
       );
       const csv = join(dir, 'claims.csv');
       writeFileSync(
@@ -27,7 +26,7 @@ describe('a command that never finishes (a bug)', () => {
         'customer.email,item.name,item.price,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,storeId,signature,salesChannel,claimCategory,issueType,resolution\n' +
           'c1@example.com,Kettle,10,2026-01-01T00:00:00Z,P1Y,A,B,1 Main St,Town,12345,US,store_1,,IN_STORE,WARRANTY,DAMAGED,RESHIP\n',
       );
-      // The token is never used: no request leaves before the journal entry is durable.
+      // The token is never used: no request leaves before the row's intent is durable.
       const env = {
         OPCLI_CONFIG_DIR: dir,
         OPCLI_BASE_URL: 'http://127.0.0.1:9',

@@ -5,7 +5,7 @@
  */
 import { execFile as execFileCallback } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configDirOf, earlierConfigDirOf } from '../../src/config/config-home.js';
@@ -110,10 +110,11 @@ describe('the one-time move from the earlier place', () => {
     return csv;
   }
 
-  /** The same rows again, their journal gone: the record must hold both (exit 3), nothing sent twice. */
+  /** The same rows again as another batch (another --journal name): the record must hold both (exit 3), nothing sent twice. */
   async function expectHeld(csv: string, config: string): Promise<void> {
-    rmSync(`${csv}.journal.jsonl`);
-    const again = await runOpcli(['claims', 'file', '--from', csv, '--jsonl'], { env: { OPCLI_CONFIG_DIR: config } });
+    const again = await runOpcli(['claims', 'file', '--from', csv, '--journal', `${csv}.other.journal.jsonl`, '--jsonl'], {
+      env: { OPCLI_CONFIG_DIR: config },
+    });
     expect(again.stderr).not.toContain('is gone');
     expect(again.code, again.stderr).toBe(3);
     expect(results(again.stdout).map((r) => r.status)).toEqual(['held', 'held']);

@@ -3,7 +3,7 @@
  * yet. The batch runs on Linux with Windows' or macOS' rules injected (`platform`); the rules
  * themselves are checked as properties over families of names.
  */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sameFileName } from '../../src/core/file-names.js';
@@ -44,7 +44,7 @@ describe('claims file: --journal Run.jsonl --out run.jsonl', () => {
     expect(claimBodies(sandbox)).toEqual([]);
   });
 
-  it('on Linux they are two files: the batch runs and writes both', async () => {
+  it('on Linux they are two files: the batch runs and writes the results (the journal is a name, no file)', async () => {
     writeRows(join(dir, 'c.csv'), 2);
     const r = await runOpcli(['claims', 'file', '--from', 'c.csv', '--journal', 'Run.jsonl', '--out', 'run.jsonl'], {
       env: env(),
@@ -52,7 +52,7 @@ describe('claims file: --journal Run.jsonl --out run.jsonl', () => {
       platform: 'linux',
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(existsSync(join(dir, 'Run.jsonl'))).toBe(true);
+    expect(existsSync(join(dir, 'Run.jsonl'))).toBe(false);
     expect(existsSync(join(dir, 'run.jsonl'))).toBe(true);
     expect(claimBodies(sandbox)).toHaveLength(2);
   });
@@ -61,6 +61,8 @@ describe('claims file: --journal Run.jsonl --out run.jsonl', () => {
     writeRows(join(dir, 'c.csv'), 1);
     const first = await runOpcli(['claims', 'file', '--from', 'c.csv', '--journal', 'Run.jsonl'], { env: env(), cwd: dir });
     expect(first.code).toBe(0);
+    // A journal an earlier version left under that name (this version writes none).
+    writeFileSync(join(dir, 'Run.jsonl'), '', { mode: 0o600 });
     const r = await runOpcli(['claims', 'file', '--from', 'c.csv', '--journal', 'Run.jsonl', '--out', 'run.jsonl'], {
       env: env(),
       cwd: dir,

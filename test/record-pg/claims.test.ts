@@ -89,31 +89,46 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
     }
   });
 
-  test('what became of each row of a run, by line and by a --key row key, with the run named first', async () => {
+  test("a batch's resume: what its earlier runs did with a row, by row key (a --key row's too) and by look-alike fingerprint, and never another batch's", async () => {
     const r = await open(0);
     const run = `run-${randomBytes(4).toString('hex')}`;
-    const [k1, k2] = [key(), key()];
+    const other = `run-${randomBytes(4).toString('hex')}`;
+    const [k1, k2, k3, k4] = [key(), key(), key(), key()];
+    const [like, lone] = ['d'.repeat(64), 'e'.repeat(64)];
+    const batch = '/data/claims.csv.journal.jsonl';
     try {
-      r.startRun(run, { profile: 'default', source: '/data/claims.csv', journal: '/data/claims.csv.journal.jsonl', journalId: 'j1' });
+      r.startRun(run, { profile: 'default', source: '/data/claims.csv', journal: batch });
+      r.startRun(other, { profile: 'default', source: '/data/other.csv', journal: '/data/other.csv.journal.jsonl' });
       expect(
         await r.intentsDurable([
-          { issuance: `${run}.2`, key: k1, run, line: 2 },
-          { issuance: `${run}.3`, key: k2, run, line: 3, row: 'row-key-hash', tag: 7 },
+          { issuance: `${run}.2`, key: k1, run, line: 2, like, claimJson: '{"customer":{"email":"a@example.com"}}' },
+          { issuance: `${run}.3`, key: k2, run, line: 3, row: 'f'.repeat(64), tag: 7, like },
+          { issuance: `${run}.4`, key: k3, run, line: 4, like: lone },
+          { issuance: `${other}.2`, key: k4, run: other, line: 2, like },
         ]),
       ).toEqual(new Map());
       r.outcome({ issuance: `${run}.2`, key: k1, status: 'filed', sourceOrderId: 'SO-9' });
+      r.outcome({ issuance: `${run}.4`, key: k3, status: 'rejected', error: 'invalid item' });
+      r.outcome({ issuance: `${other}.2`, key: k4, status: 'filed', sourceOrderId: 'SO-10' });
       await r.closeDurable();
       const again = await open(1);
       try {
-        const lines = await again.rowsOfRun(run);
-        expect(lines.map((l) => [l.type, 'line' in l ? l.line : undefined, 'status' in l ? l.status : undefined])).toEqual([
-          ['intent', 2, undefined],
-          ['outcome', undefined, 'filed'],
-          ['intent', 3, undefined],
-        ]);
-        expect(lines[0]).toMatchObject({ source: '/data/claims.csv', journal: '/data/claims.csv.journal.jsonl', journalId: 'j1', profile: 'default' });
-        expect((await again.rowsOfRun(run, 3)).map((l) => l.type)).toEqual(['intent']);
-        expect(await again.rowsOfRowKey('row-key-hash')).toMatchObject([{ type: 'intent', line: 3, row: 'row-key-hash', tag: 7 }]);
+        expect(await again.batchRow(batch, { key: k1 })).toMatchObject({
+          status: 'filed',
+          line: 2,
+          sourceOrderId: 'SO-9',
+          claim: { customer: { email: 'a@example.com' } },
+        });
+        // Under --key the row key is the value's hash, not the content key; its content tag comes back.
+        expect(await again.batchRow(batch, { key: 'f'.repeat(64) })).toMatchObject({ status: 'sending', line: 3, tag: 7 });
+        expect(await again.batchRow(batch, { key: k2 })).toBeUndefined();
+        expect(await again.batchRow(batch, { key: k3 })).toMatchObject({ status: 'rejected', reason: 'invalid item' });
+        // Another batch's rows are not this batch's.
+        expect(await again.batchRow(batch, { key: k4 })).toBeUndefined();
+        expect(await again.batchRow('/data/other.csv.journal.jsonl', { key: k4 })).toMatchObject({ status: 'filed', line: 2 });
+        // The last row that looks like it and may exist (line 3, sent without an answer); a rejected look-alike is no claim.
+        expect(await again.batchRow(batch, { like })).toMatchObject({ status: 'sending', line: 3 });
+        expect(await again.batchRow(batch, { like: lone })).toBeUndefined();
         expect((await again.lookup(k1))?.outcome?.sourceOrderId).toBe('SO-9');
       } finally {
         await again.close();
@@ -160,8 +175,8 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
       expect(hit).toMatchObject({ state: 'filed', outcome: { sourceOrderId: 'SO-77' } });
       expect(hit?.intent).toMatchObject({ email: 'Eve@Example.com', journal: '/data/nov.csv.journal.jsonl', journalId: 'j9', row: 'row-hash-9', tag: 3 });
       expect((await r.similar(sim, key()))?.intent?.key).toBe(k1);
-      expect((await r.rowsOfRun(run, 2)).map((l) => l.type)).toEqual(['intent', 'outcome']);
-      expect((await r.rowsOfRowKey('row-hash-9')).map((l) => l.type)).toEqual(['intent', 'outcome']);
+      // A batch's resume finds the copied row by the batch's name and its --key row key.
+      expect(await r.batchRow('/data/nov.csv.journal.jsonl', { key: 'row-hash-9' })).toMatchObject({ status: 'filed', tag: 3, sourceOrderId: 'SO-77' });
       for (const filter of [{ email: 'eve@example.com' }, { order: 'so-77' }]) {
         const found: string[] = [];
         await r.eachClaim(filter, (attempts) => found.push(...attempts.flatMap((a) => a.map((l) => ('key' in l ? l.key : '')))));
@@ -180,7 +195,8 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
        INSERT INTO opcli.intents (kind, origin, store_id, key, attempt, filing, at, source, run, line, similarity, customer_email, detail)
        SELECT 'claim', '${ORIGIN}', 'st_' || (n % 3), 'bulk-key-' || n, 1, 'bulk-' || n, timestamptz '2026-01-01' + n * interval '7 minutes',
               '/data/batch-' || (n % 200) || '.csv', 'bulk-run-' || (n % 500), n, 'sim-' || (n % 20000), 'c' || (n % 15000) || '@example.com',
-              CASE WHEN n % 5 = 0 THEN jsonb_build_object('row', 'row-' || n) ELSE '{}' END
+              jsonb_build_object('journal', '/data/batch-' || (n % 200) || '.csv.journal.jsonl', 'like', 'like-' || (n % 20000))
+                || CASE WHEN n % 5 = 0 THEN jsonb_build_object('row', 'row-' || n) ELSE '{}' END
          FROM generate_series(1, 60000) AS n;
        INSERT INTO opcli.outcomes (filing, status, at, source_order_id, detail)
        SELECT 'bulk-' || n, 'filed', now(), 'SO-' || n, jsonb_build_object('order', 'so-' || n) FROM generate_series(1, 60000, 2) AS n;
@@ -194,8 +210,8 @@ describe.skipIf(missing)('the record of claims in PostgreSQL', () => {
         ['intents_by_similarity', 'intents_one_attempt'],
       ],
       maxAttempts: [[ORIGIN, 'st_1', ['bulk-key-4', 'bulk-key-7']], ['intents_one_attempt']],
-      byRun: [['bulk-run-7', null], ['intents_by_run']],
-      byRowKey: [[ORIGIN, 'st_1', 'row-10'], ['intents_by_row_key']],
+      batchRow: [[ORIGIN, 'st_1', '/data/batch-7.csv.journal.jsonl', 'row-10'], ['intents_by_batch_row']],
+      batchLike: [[ORIGIN, 'st_1', '/data/batch-7.csv.journal.jsonl', 'like-7'], ['intents_by_batch_like']],
       keysOfCustomer: [[ORIGIN, 'st_1', 'c7@example.com'], ['intents_by_customer']],
       keysOfOrder: [
         [ORIGIN, 'st_1', 'so-7'],

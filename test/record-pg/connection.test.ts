@@ -213,7 +213,7 @@ describe.skipIf(missing)('a member opening the record', () => {
         role: member.name,
         tls: true,
         sslmode: 'verify-full',
-        schemaVersion: 2,
+        schemaVersion: 3,
       });
 
       const wrong = await runOpcli(['--verbose', 'record', 'check'], {

@@ -47,7 +47,7 @@ describe.skipIf(missing)('record setup', () => {
     const first = await setup(database, ['--member', members[0]!.name, '--member', members[1]!.name]);
     expect(first.stderr).not.toContain('Error');
     expect(first.code).toBe(0);
-    expect(first.stdout).toContain('Applied 1 (record), 2 (claim-questions)');
+    expect(first.stdout).toContain('Applied 1 (record), 2 (claim-questions), 3 (batch-rows)');
     expect(first.stdout).toContain(`Members (insert and read only): ${members[0]!.name}, ${members[1]!.name}`);
     expect(first.stderr).toContain(`opcli config set record-url postgresql://${members[0]!.name}@127.0.0.1:${pg.port}/${database}`);
 
@@ -55,14 +55,14 @@ describe.skipIf(missing)('record setup', () => {
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toEqual({
       database: { host: '127.0.0.1', port: pg.port, database, user: pg.superuser },
-      schemaVersion: 2,
-      previousVersion: 2,
+      schemaVersion: 3,
+      previousVersion: 3,
       applied: [],
       members: [members[0]!.name, members[1]!.name].sort(),
       droppedRoles: [],
     });
     expect(await pg.admin('SELECT version, name, applied_by FROM opcli.schema_version', database)).toBe(
-      `1|record|${pg.superuser}\n2|claim-questions|${pg.superuser}\n`,
+      `1|record|${pg.superuser}\n2|claim-questions|${pg.superuser}\n3|batch-rows|${pg.superuser}\n`,
     );
     expect(await pg.admin("SELECT count(*) FROM pg_tables WHERE schemaname = 'opcli'", database)).toBe('7\n');
   });
@@ -149,7 +149,7 @@ describe.skipIf(missing)('record setup', () => {
     const { database, members } = await fresh(1);
     const printed = await runOpcli(['record', 'setup', '--print-sql', '--member', members[0]!.name], { env: { OPCLI_CONFIG_DIR: pg.dir } });
     expect(printed.code).toBe(0);
-    expect(printed.stdout).toMatch(/^-- opcli's team record: from schema version 0 to 2/);
+    expect(printed.stdout).toMatch(/^-- opcli's team record: from schema version 0 to 3/);
     const psql = () =>
       spawnSync(join(pg.binDir, 'psql'), ['-X', '-q', '-h', '127.0.0.1', '-p', String(pg.port), '-U', pg.superuser, '-d', database, '-f', '-'], {
         input: printed.stdout,
@@ -163,7 +163,7 @@ describe.skipIf(missing)('record setup', () => {
     expect(again.status).toBe(3);
     expect(again.stderr).toContain('the record is not at schema version 0: nothing was changed');
     const setup2 = await setup(database, ['--json']);
-    expect(JSON.parse(setup2.stdout)).toMatchObject({ previousVersion: 2, applied: [], members: [members[0]!.name] });
+    expect(JSON.parse(setup2.stdout)).toMatchObject({ previousVersion: 3, applied: [], members: [members[0]!.name] });
     const refused = await pg.psql('TRUNCATE opcli.outcomes', { user: members[0]!.name, password: members[0]!.password, database });
     expect(refused.stderr).toContain('permission denied for table outcomes');
     const misuse = await runOpcli(['record', 'setup', '--print-sql', '--url', 'postgresql://a@h/db'], { env: { OPCLI_CONFIG_DIR: pg.dir } });
@@ -232,10 +232,11 @@ describe.skipIf(missing)('record setup', () => {
     );
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toMatchObject({
-      schemaVersion: 2,
+      schemaVersion: 3,
       applied: [
         { version: 1, name: 'record' },
         { version: 2, name: 'claim-questions' },
+        { version: 3, name: 'batch-rows' },
       ],
       members: [members[0]!.name],
     });

@@ -8,7 +8,8 @@ export const MAX_WAITING = 1_000;
 export class InOrder<T> {
   private readonly waiting = new Map<number, T>();
   private nextSeq = 0;
-  private draining = false;
+  /** The drain under way, if one is. */
+  private draining: Promise<void> | undefined;
   /** Readers waiting for `waiting` to shrink below MAX_WAITING. */
   private roomWaiters: (() => void)[] = [];
 
@@ -25,23 +26,34 @@ export class InOrder<T> {
     this.waiting.set(seq, item);
     // One drain at a time: a second one would write its rows while the first awaits a write.
     if (this.draining) return;
-    this.draining = true;
+    this.draining = this.drain();
     try {
-      for (let next = this.waiting.get(this.nextSeq); next !== undefined; next = this.waiting.get(this.nextSeq)) {
-        this.waiting.delete(this.nextSeq);
-        this.nextSeq++;
-        await this.emit(next);
-      }
+      await this.draining;
     } finally {
-      this.draining = false;
+      this.draining = undefined;
     }
     if (this.roomWaiters.length && this.waiting.size < MAX_WAITING) for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 
-  /** The end: anything still waiting (a gap cannot happen: every pulled row completes) goes out in order. */
+  private async drain(): Promise<void> {
+    for (let next = this.waiting.get(this.nextSeq); next !== undefined; next = this.waiting.get(this.nextSeq)) {
+      this.waiting.delete(this.nextSeq);
+      this.nextSeq++;
+      await this.emit(next);
+    }
+  }
+
+  /**
+   * The end: anything still waiting (a gap cannot happen: every pulled row completes) goes out in
+   * order, once a drain under way has ended (else the rows it had yet to write went out twice).
+   */
   async flush(): Promise<void> {
-    for (const seq of [...this.waiting.keys()].sort((a, b) => a - b)) await this.emit(this.waiting.get(seq) as T);
-    this.waiting.clear();
+    await this.draining?.catch(() => {});
+    for (const seq of [...this.waiting.keys()].sort((a, b) => a - b)) {
+      const item = this.waiting.get(seq) as T;
+      this.waiting.delete(seq);
+      await this.emit(item);
+    }
     for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 }

@@ -37,7 +37,8 @@ separator (comma, semicolon or tab) is told from the header, or given with --del
 semicolon file a price may have a decimal comma (249,99). A date alone (2024-05-01) is sent as noon
 UTC that day; a day/month form such as 05/01/2024 is refused (write 2024-01-05 or 2024-05-01).
 
-A batch journals every row in <input>.journal.jsonl before sending it. A row is known by its content
+A batch records every row in the record of claims before sending it, under the batch's name
+(<input>.journal.jsonl, or --journal): a rerun asks it what each row became. A row is known by its content
 (the parsed claim, in a form a spreadsheet re-save does not change, plus its count among identical
 rows), or by --key: edit, sort or re-save the file and run the same command again; rows filed,
 rejected or uncertain are not sent again, whatever their line. A new row that looks like a filed
@@ -46,12 +47,13 @@ one (same e-mail and item) is held (exit 3) until you pass --allow-similar. The 
 PostgreSQL database) holds a row filed from another file or a
 copy, and the second copy of a row repeated in a file, until --allow-duplicates; one claim (--data,
 flags, prompts) it holds is refused (exit 3) until --force; on a terminal one claim is shown and
-confirmed first (--yes skips). A journal counts only for the service and store its header names. The journal and --out are never written through a link,
-nor when another user owns them or others can write them (exit 2).
+confirmed first (--yes skips). A journal of 0.2.0 at the batch's name is read into the record once,
+and counts only for the service and store its header names. --out is never written through a link,
+nor when another user owns it or others can write it (exit 2).
 Requests are paced to the server's limit as learnt from its 429s (and Retry-After or RateLimit-*
 headers): --concurrency is the most in flight, --rate the most started per second. A 429 means
 nothing was created, so that row is asked again; a row whose answer was lost is never resent.
-Exit codes: 0 every row filed (now or earlier), 1 server down or journal/--out not writable,
+Exit codes: 0 every row filed (now or earlier), 1 server down or the record/--out not writable,
 2 unusable file, journal or flags, an unsafe journal, lock or --out, or two of --from/--journal/--out are one file (nothing sent),
 3 some rows invalid, rejected, held, uncertain or not sent, or the CSV breaks part-way after rows
 were sent; one claim the record of claims holds already (or a similar one: --force), or another run

@@ -63,8 +63,8 @@ export function register(group: Command, deps: Deps): void {
     .option('--concurrency <n>', 'most requests in flight at once; fewer while the server refuses (batch, 1-64)', '16')
     .option('--rate <n/s>', 'most requests started per second, e.g. 40/s or 600/m (batch; default: as the server allows)')
     .option('--wait-for-service <duration>', 'when the service is down, wait up to this long for it (asking with a GET) instead of stopping, e.g. 10m (batch)')
-    .option('--journal <path>', 'where the batch journal lives (default: <input>.journal.jsonl)')
-    .option('--lock-wait <duration>', 'how long to wait for another run using the journal before refusing, e.g. 10m; 0s refuses at once (batch)', '5s')
+    .option('--journal <path>', "the batch's name in the record of claims (default: <input>.journal.jsonl); a 0.2.0 journal there is read in once")
+    .option('--lock-wait <duration>', 'how long to wait for another run filing for this store before refusing, e.g. 10m; 0s refuses at once (batch)', '5s')
     .option(
       '--retry-uncertain',
       'resend rows whose earlier answer was lost; one that exists is filed twice, so first look for them in the merchant dashboard (claims history shows when each was sent)',
@@ -75,7 +75,7 @@ export function register(group: Command, deps: Deps): void {
     .option('--force', 'file one claim even when the record of claims shows it (or one for the same customer and item) filed already')
     .option('-y, --yes', 'file one claim without showing it for confirmation (scripts without a terminal are never asked)')
     .option('--validate-only', 'check every row of --from and send nothing')
-    .option('--dry-run', 'print the request and send nothing (with --from: say what a run would do with each row, from the journal)')
+    .option('--dry-run', 'print the request and send nothing (with --from: say what a run would do with each row, from the record of claims)')
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
     .option('--jsonl [fields]', 'one JSON result per row on stdout (batch); with fields (comma-separated), only those (docs/json.md)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
