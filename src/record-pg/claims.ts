@@ -81,7 +81,7 @@ interface AttemptRow {
   similarity: string | null;
   item: string | null;
   forced: boolean;
-  detail: { email?: string; journal?: string; row?: string; tag?: number; like?: string; claim?: unknown };
+  detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number; like?: string; claim?: unknown };
   author: string;
   outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
 }
@@ -270,6 +270,7 @@ function linesOf(r: AttemptRow): ReadLine[] {
     source: r.source ?? '?',
     ...(r.line === null ? {} : { line: r.line }),
     ...(r.detail.journal === undefined ? {} : { journal: r.detail.journal }),
+    ...(r.detail.journalId === undefined ? {} : { journalId: r.detail.journalId }),
     ...(r.similarity === null ? {} : { sim: r.similarity }),
     ...(r.detail.email === undefined ? {} : { email: r.detail.email }),
     ...(r.item === null ? {} : { item: r.item }),

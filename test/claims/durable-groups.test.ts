@@ -97,8 +97,10 @@ describe('the rows a batch makes durable before sending', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(created()).toHaveLength(400);
     const { syncs } = durability(res.calls);
-    // 50 full groups of 8; a few more where a row was slow to leave, and the syncs at the start and end.
+    // 50 full groups of 8; a few more where a row was slow to leave, the small groups of slow start's
+    // first round trips (1, 2, 4 rows: docs/http.md#rate-limits), and the syncs at the start and end.
+    // Far from the 400 of a sync a row.
     expect(syncs.record).toBeGreaterThan(0);
-    expect(syncs.record).toBeLessThanOrEqual(60);
+    expect(syncs.record).toBeLessThanOrEqual(72);
   });
 });
