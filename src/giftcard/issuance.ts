@@ -46,6 +46,9 @@ import {
   providerNameProblem,
 } from './provider.js';
 
+/** The fields that name a credit (what it is for, how much), in the order every `--json` listing of store credit prints them (docs/json.md). */
+export const CREDIT_FIELDS = ['issuance', 'claimId', 'orderNumber', 'bonus', 'amount', 'currency'] as const;
+
 // Preparing: everything known and checked before a person confirms; nothing sent or recorded.
 
 /** The fields as typed (flags or answers), each required one given. */

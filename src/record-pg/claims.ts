@@ -45,7 +45,7 @@ import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js'
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import type { RunRow } from './import.js';
-import type { IntentRow, OutcomeRow } from './queries.js';
+import type { IntentRecordRow, IntentRow, OutcomeRow } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -66,25 +66,13 @@ const SEEN_LIMIT = 50_000;
 const PAGE = 1000;
 
 /** A row of the record's questions: an intent with its outcomes (opcli.outcomes, in order). */
-interface AttemptRow {
-  id: string;
-  key: string;
-  attempt: number;
-  filing: string;
-  at: Date;
-  run: string | null;
-  source: string | null;
-  line: number | null;
-  os_user: string | null;
-  host: string | null;
-  profile: string | null;
-  similarity: string | null;
-  item: string | null;
-  forced: boolean;
+type AttemptRow = Pick<
+  IntentRecordRow,
+  'id' | 'key' | 'attempt' | 'filing' | 'at' | 'run' | 'source' | 'line' | 'os_user' | 'host' | 'profile' | 'similarity' | 'item' | 'forced' | 'author'
+> & {
   detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number; like?: string; claim?: unknown };
-  author: string;
   outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
-}
+};
 
 /** The intents of a batch ($3: its name) whose row key (--key's, else the content key) is `row`: the expressions of intents_by_batch_row. */
 const BATCH_ROW = (i: string, row: string) =>

@@ -173,7 +173,8 @@ export const QUESTIONS = {
   kindAfter: `${ATTEMPTS} WHERE i.kind = $1 AND i.id > $2 ORDER BY i.id LIMIT $3`,
 } as const;
 
-interface AttemptRecordRow {
+/** A row of opcli.intents as node-postgres returns it (bigint as text, timestamptz as Date). */
+export interface IntentRecordRow {
   id: string;
   kind: IntentRow['kind'];
   origin: string;
@@ -198,6 +199,10 @@ interface AttemptRecordRow {
   detail: Record<string, unknown>;
   author: string;
   recorded_at: Date;
+}
+
+/** An intent with its outcomes, as the record's questions select it. */
+interface AttemptRecordRow extends IntentRecordRow {
   outcomes: (Omit<Attempt['outcomes'][number], 'at' | 'recordedAt'> & { at: string; recordedAt: string })[];
 }
 

@@ -4,6 +4,7 @@ import { OpcliError, UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
+import { CREDIT_FIELDS } from '../../giftcard/issuance.js';
 import { orderLabel } from '../../core/identity.js';
 import { textProblem } from '../../text/safe.js';
 import { safeLine, safeText } from '../../text/safe.js';
@@ -65,12 +66,7 @@ or order paid more than once: check those cards).`,
 /** The fields of an issuance in `--json` (docs/json.md), in the order they are printed. */
 export const HISTORY_FIELDS: readonly (keyof HistoryRow)[] = [
   'at',
-  'issuance',
-  'claimId',
-  'orderNumber',
-  'bonus',
-  'amount',
-  'currency',
+  ...CREDIT_FIELDS,
   'email',
   'name',
   'customerId',

@@ -54,12 +54,7 @@ type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | '
 /** The fields of the issued card's JSON record, which `--json FIELDS` selects from (docs/json.md). */
 const ISSUED_FIELDS = [
   'status',
-  'issuance',
-  'claimId',
-  'orderNumber',
-  'bonus',
-  'amount',
-  'currency',
+  ...service.CREDIT_FIELDS,
   'customer',
   'profile',
   'path',
