@@ -11,10 +11,9 @@ import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
 import { LOCK_WAIT_MS } from '../../src/claims/record.js';
 import { acquireFileLock } from '../../src/config/lock.js';
-import type { Timers } from '../../src/core/timers.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { type VirtualTime, virtualTime } from '../virtual-time.js';
+import { virtualTime, virtualUntil } from '../virtual-time.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite, journalOf } from './fixtures.js';
 
 let sandbox: Sandbox;
@@ -157,28 +156,6 @@ describe("a run whose record's lock another run takes", () => {
     expect(readFileSync(join(lock, 'owner'), 'utf8')).toContain('another-run');
   }, 30_000);
 });
-
-/**
- * The run's timers on `time` until `over()`, the wall clock's from then on (its clock going on from
- * where virtual time stood). A wait for a lock passes in virtual time; the requests sent after it
- * are real loopback I/O, whose deadline (on the same timers) must not be jumped to while an answer
- * is on its way.
- */
-function virtualUntil(time: VirtualTime, over: () => boolean): Timers {
-  let handover: { virtual: number; real: number } | undefined;
-  const switched = () => {
-    if (!handover && over()) handover = { virtual: time.now(), real: Date.now() };
-    return handover;
-  };
-  return {
-    now: () => {
-      const h = switched();
-      return h ? h.virtual + (Date.now() - h.real) : time.now();
-    },
-    setTimeout: (fn, ms) => (switched() ? setTimeout(fn, ms) : time.clock.setTimeout(fn, ms)),
-    clearTimeout: (handle) => (typeof handle === 'number' ? time.clock.clearTimeout(handle) : clearTimeout(handle as NodeJS.Timeout)),
-  };
-}
 
 describe("--lock-wait (another run holds the record's lock)", () => {
   it('0s refuses at once, a duration waits for the other run and then files every row, and a bare number is exit 2; nothing is sent while refused', async () => {
