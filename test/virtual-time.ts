@@ -8,6 +8,7 @@
  * jump can only make an event look later than it was, never earlier: a sleep of N ms always lasts
  * N ms of virtual time, which is what the tests assert.
  */
+import type { Timers } from '../src/core/timers.js';
 import type { SandboxClock } from '../src/sandbox/index.js';
 
 interface Timer {
@@ -132,5 +133,27 @@ export function virtualTime(start: number = Date.now()): VirtualTime {
       stopped = true;
       wake?.();
     },
+  };
+}
+
+/**
+ * The run's timers on `time` until `over()`, the wall clock's from then on (its clock going on from
+ * where virtual time stood). A wait for a lock passes in virtual time; the requests sent after it
+ * are real loopback I/O, whose deadline (on the same timers) must not be jumped to while an answer
+ * is on its way.
+ */
+export function virtualUntil(time: VirtualTime, over: () => boolean): Timers {
+  let handover: { virtual: number; real: number } | undefined;
+  const switched = () => {
+    if (!handover && over()) handover = { virtual: time.now(), real: Date.now() };
+    return handover;
+  };
+  return {
+    now: () => {
+      const h = switched();
+      return h ? h.virtual + (Date.now() - h.real) : time.now();
+    },
+    setTimeout: (fn, ms) => (switched() ? setTimeout(fn, ms) : time.clock.setTimeout(fn, ms)),
+    clearTimeout: (handle) => (typeof handle === 'number' ? time.clock.clearTimeout(handle) : clearTimeout(handle as NodeJS.Timeout)),
   };
 }

@@ -13,12 +13,12 @@ import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
 import { CHECK_UNCERTAIN_ROWS } from '../core/claim-check.js';
 import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '../core/errors.js';
-import type { PaceClock } from '../core/timers.js';
+import type { PaceClock, Timers } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { JournalReader, type JournalService, serviceOrigin } from './journal.js';
 import { ClaimRecord, LOCK_WAIT_MS } from './record.js';
-import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
+import { type ClaimsRecord, type OpenClaims, openClaimsRecord, type RecordContext } from './record-open.js';
 import { resolveBatchPaths } from './paths.js';
 import { UnreachableError } from './outage.js';
 import { SendPipeline } from './pipeline.js';
@@ -47,6 +47,8 @@ export interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sl
   profile(): Promise<ResolvedProfile>;
   /** The clock and sleeps the limiter paces the requests by. */
   pace: PaceClock;
+  /** The timers a wait for the record's lock (--lock-wait) goes by (default: the wall clock). */
+  timers?: Timers;
   /** The environment a record database's credentials are read from (PGPASSWORD, ~/.pgpass: src/record-pg/connection.ts). */
   env?: RecordContext['env'];
 }
@@ -136,7 +138,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
   const store = { origin: service.origin, storeId: service.storeId };
   // The record's folder is checked before anything is read or written (a validation reads no record).
   const place = opts.validateOnly ? undefined : recordPlace(deps.configDir(), profile);
-  const openRecord = (lock?: { waitMs: number }) =>
+  const openRecord = (lock?: OpenClaims['lock']) =>
     openClaimsRecord(place as RecordPlace, profile, { env: deps.env ?? process.env, cwd: deps.cwd }, { store, lock });
   const provenance = { source: paths.input ?? `standard input (journal ${paths.journal})`, profile: profile?.name ?? 'default', journal: paths.journal };
   const binding = { service, notice: (text: string) => view.notice(text) };
@@ -164,7 +166,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
   try {
     // The record of claims for this store (a file: under its lock for the run, two runs at once take
     // turns): a damaged or unreachable one stops here, before the results file is created and anything is sent.
-    if (!opts.validateOnly) record = await openRecord({ waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS });
+    if (!opts.validateOnly) record = await openRecord({ waitMs: opts.lockWaitMs ?? LOCK_WAIT_MS, timers: deps.timers });
     // A journal of an earlier version is read into a file record; the team's database takes files by
     // `opcli record import`, so the resume reads one it finds at the batch's name beside the database's answers.
     if (record instanceof ClaimRecord)

@@ -10,7 +10,7 @@ import { type RecordPlace, recordPlace } from '../config/record-dir.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
 import { DatabaseClaimRecord, type Taken } from '../record-pg/claims.js';
 import { type ClaimEntry, type ClaimHistoryFilter, filingFilter, claimEntry, openClaimHistory } from './history.js';
-import { ClaimRecord } from './record.js';
+import { ClaimRecord, type OpenRecord } from './record.js';
 import type { BatchRow, NewIntent, OutcomeLine, RecordHit, RecordStore } from './record-format.js';
 
 export type { Taken } from '../record-pg/claims.js';
@@ -61,7 +61,7 @@ export type RecordContext = Omit<ConnectionContext, 'passwordSource'>;
 export interface OpenClaims {
   store: RecordStore;
   /** To file: the file record's lock is taken, waiting this long for another run (the database takes none). */
-  lock?: { waitMs: number };
+  lock?: OpenRecord['lock'];
 }
 
 /** The record of claims for a profile: the database with a record-url, else the file record in `place` (recordPlace: checked before anything else is read or written). */

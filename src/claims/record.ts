@@ -19,6 +19,7 @@ import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
+import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
@@ -78,8 +79,8 @@ export const LOCK_WAIT_MS = 5_000;
 export interface OpenRecord {
   place: RecordPlace;
   store: RecordStore;
-  /** Take the lock (to file): how long to wait for another run holding it. */
-  lock?: { waitMs: number };
+  /** Take the lock (to file): how long to wait for another run holding it, on the run's timers (default: the wall clock). */
+  lock?: { waitMs: number; timers?: Timers };
   /** Read a damaged record without refusing it (history, repair: never to file). */
   tolerateDamage?: boolean;
 }
@@ -122,6 +123,7 @@ export class ClaimRecord {
     const lock = options.lock
       ? await acquireFileLock(options.place.dir, ClaimRecord.lockName(options.store), {
           waitMs: options.lock.waitMs,
+          timers: options.lock.timers,
           shared: !!options.place.shared,
           busy: (holder) =>
             new OpcliError(`Another opcli run is filing claims for this store (${holder}); nothing was sent.`, {

@@ -9,10 +9,11 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
+import { LOCK_WAIT_MS } from '../../src/claims/record.js';
 import { acquireFileLock } from '../../src/config/lock.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/index.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';
-import { virtualTime } from '../virtual-time.js';
+import { virtualTime, virtualUntil } from '../virtual-time.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, writeRows, claimsSuite, journalOf } from './fixtures.js';
 
 let sandbox: Sandbox;
@@ -172,10 +173,18 @@ describe("--lock-wait (another run holds the record's lock)", () => {
       expect(refused.stderr).toContain('--lock-wait waits longer');
       expect(claimBodies(sandbox)).toHaveLength(0);
 
-      // Any other duration is waited for.
-      const shortWait = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '40ms'], { env: env() });
+      // Any other duration is waited for, all of it and no longer, on the run's clock (virtual time:
+      // 2 s, less than the default 5 s, so the flag is what decides).
+      const shortClock = virtualTime();
+      const shortStart = shortClock.now();
+      const shortWait = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '2s'], { env: env(), timers: shortClock.clock }).finally(() =>
+        shortClock.stop(),
+      );
+      const waited = shortClock.now() - shortStart;
       expect(shortWait.code).toBe(3);
       expect(shortWait.stderr).toContain('Another opcli run is filing claims for this store');
+      expect(waited).toBeGreaterThanOrEqual(2_000);
+      expect(waited).toBeLessThan(LOCK_WAIT_MS);
       expect(claimBodies(sandbox)).toHaveLength(0);
 
       const bare = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '5'], { env: env() });
@@ -186,13 +195,25 @@ describe("--lock-wait (another run holds the record's lock)", () => {
       expect(single.stderr).toContain('--lock-wait only apply to a batch (--from FILE).');
       expect(claimBodies(sandbox)).toHaveLength(0);
 
-      // A run willing to wait starts while the lock is held, and goes on once the other run lets go.
-      const waiting = runOpcli(['claims', 'file', '--from', input, '--lock-wait', '10m', '--jsonl'], { env: env() });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(claimBodies(sandbox)).toHaveLength(0);
-      other.release();
-      released = true;
-      const res = await waiting;
+      // A run willing to wait starts while the lock is held, and goes on once the other run lets go. On
+      // virtual time: the other run lets go once the waiting one has waited past the default wait (so
+      // only --lock-wait kept it waiting), when it is quiet: what it sent by then is what it sent while refused.
+      const time = virtualTime();
+      const start = time.now();
+      let sentWhileHeld = -1;
+      time.onQuiet(() => {
+        if (released || time.now() - start <= LOCK_WAIT_MS) return;
+        sentWhileHeld = claimBodies(sandbox).length;
+        other.release();
+        released = true;
+      });
+      const timers = virtualUntil(time, () => released);
+      const res = await runOpcli(['claims', 'file', '--from', input, '--lock-wait', '10m', '--jsonl'], { env: env(), timers }).finally(() => {
+        time.onQuiet(undefined);
+        time.stop();
+      });
+      expect(released).toBe(true);
+      expect(sentWhileHeld).toBe(0);
       expect(res.code).toBe(0);
       expect(results(res.stdout).map((r) => r.status)).toEqual(Array(5).fill('filed'));
       expect(claimBodies(sandbox).map(rowOf).sort()).toEqual([1, 2, 3, 4, 5]);
