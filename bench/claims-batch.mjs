@@ -32,7 +32,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { bin, root, clientCredentialsToken, cpuSeconds, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
+import { admin, bin, root, clientCredentialsToken, cpuSeconds, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
 // `node bench/claims-batch.mjs --hand-written CSV URL TOKEN CONCURRENCY OUT`: the baseline alone, as its own process.
 if (process.argv[2] === '--hand-written') {
@@ -235,21 +235,6 @@ function runOpcli(args, env, script = OPCLI_BIN, nodeFlags = []) {
     });
     child.on('error', reject);
   });
-}
-
-/** One request to the sandbox's admin API (configure, reset-log, requests), with the run's admin secret; its JSON answer. */
-async function admin(info, method, path, body) {
-  const pool = new Pool(info.url);
-  const res = await pool.request({
-    method,
-    path,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${info.adminSecret}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await res.body.json();
-  await pool.close();
-  if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(answer)}`);
-  return answer;
 }
 
 /** A batch against a server that allows `perSecond` per token: the share of the limit reached and of requests refused. */

@@ -13,8 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Pool } from 'undici';
-import { bin, clientCredentialsToken, loadInfra, requireBuild, startSandbox } from './lib.mjs';
+import { admin, bin, clientCredentialsToken, loadInfra, requireBuild, startSandbox } from './lib.mjs';
 
 const ROWS = Number(process.argv[2] ?? 400);
 const RATE = Number(process.argv[3] ?? 40);
@@ -35,21 +34,6 @@ async function writeCsv(path, n, tag) {
     if (!out.write(line)) await new Promise((r) => out.once('drain', r));
   }
   await new Promise((r) => out.end(r));
-}
-
-/** One request to the sandbox's admin API. */
-async function admin(info, method, path, body) {
-  const pool = new Pool(info.url);
-  const res = await pool.request({
-    method,
-    path,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${info.adminSecret}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = await res.body.json();
-  await pool.close();
-  if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(answer)}`);
-  return answer;
 }
 
 /** One batch as a process: its claims/s (every row filed, exit 0 required). */

@@ -128,3 +128,18 @@ export async function loadInfra() {
   }
   return infra;
 }
+
+/** One request to the sandbox's admin API (configure, reset-log, requests), with the run's admin secret; its JSON answer. */
+export async function admin(info, method, path, body) {
+  const pool = new Pool(info.url);
+  const res = await pool.request({
+    method,
+    path,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${info.adminSecret}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await res.body.json();
+  await pool.close();
+  if (res.statusCode !== 200) throw new Error(`${method} ${path}: ${res.statusCode} ${JSON.stringify(answer)}`);
+  return answer;
+}
