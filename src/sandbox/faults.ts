@@ -44,10 +44,6 @@ export function createFaults() {
     set(rules: FaultRule[]): void {
       active = rules.map((rule) => ({ rule: { ...rule }, regex: toRegex(rule.path), seen: 0, applied: 0 }));
     },
-    /** The current rules. */
-    list(): FaultRule[] {
-      return active.map((a) => a.rule);
-    },
     /** The rule that hits this request, if any; counts the hit. */
     pick(method: string, path: string): FaultRule | null {
       for (const a of active) {

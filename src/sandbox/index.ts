@@ -12,10 +12,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { orderIndex } from './seed.js';
 import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
-export { REQUIRED_SCOPES } from './auth.js';
-export { type ManualClock, manualClock, type SandboxClock, wallClock } from './clock.js';
-export { GRANTED_SCOPES, REGISTERED_REDIRECT_URI } from './seed.js';
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
+export { type ManualClock, manualClock, type SandboxClock } from './clock.js';
 export type { RateLimit } from './rate-limit.js';
 export type * from './types.js';
 

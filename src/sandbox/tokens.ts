@@ -26,7 +26,7 @@ export function issueTokens(state: SandboxState, familyId: number, scopes: strin
   const answer: IssuedTokens = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') };
   if (options.withRefresh) {
     const refresh = `${CREDENTIAL_PREFIXES.refreshToken}${random()}`;
-    state.refreshTokens.set(refresh, { familyId, scopes, rotated: false, revoked: false, accessTokens: [access] });
+    state.refreshTokens.set(refresh, { familyId, scopes, rotated: false, revoked: false });
     family?.refresh.push(refresh);
     answer.refresh_token = refresh;
   }
