@@ -11,11 +11,11 @@
  * cursor to resume from.
  */
 import { PATHS } from '../api/service.js';
-import { ApiError, ExitCode, InterruptedError, NetworkError, OpcliError } from '../core/errors.js';
+import { ApiError, ExitCode, InterruptedError, OpcliError } from '../core/errors.js';
 import { ordersPageShell, ordersQuery } from '../core/schema-checks.js';
 import type { PaceClock } from '../core/timers.js';
 import { createAdaptiveLimiter, type Permit, type RequestLimiter } from '../http/adaptive.js';
-import { clause, type HttpClient, type HttpRequest, readBody, wouldRecur } from '../http/client.js';
+import { clause, type HttpClient, type HttpRequest, readBody } from '../http/client.js';
 import { backoffDelay, formatWait, shouldRetryStatus } from '../http/retry.js';
 import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { count, counted } from '../text/count.js';
@@ -37,7 +37,7 @@ export interface PagerEnv {
 }
 
 /** Extra rounds for a page answered with a 5xx the HTTP core does not retry (a 500). */
-export const PAGE_ROUNDS = 2;
+const PAGE_ROUNDS = 2;
 
 export interface PageRequest {
   size?: number;
@@ -45,16 +45,9 @@ export interface PageRequest {
   buttonNum?: number;
 }
 
-/** Whether a failure of a GET is worth another round. */
-export function isTransient(error: unknown): boolean {
-  // An answer too large or too slow would be so again.
-  if (error instanceof NetworkError) return !wouldRecur(error);
-  return error instanceof ApiError && (error.status === 429 || error.status >= 500);
-}
-
-/** Whether a failed page gets a round here: a 5xx the HTTP core did not already retry. */
+/** Whether a failed page gets a round here: a 5xx the HTTP core did not already retry (a 500; a GET is safe to repeat). */
 function retriedHere(error: unknown): boolean {
-  return isTransient(error) && error instanceof ApiError && error.status >= 500 && !shouldRetryStatus('GET', error.status);
+  return error instanceof ApiError && error.status >= 500 && !shouldRetryStatus('GET', error.status);
 }
 
 /**
@@ -100,7 +93,6 @@ export async function checkPage(body: unknown, records: boolean): Promise<Orders
 export interface PageOptions {
   /** Check every record (a table or CSV reads their fields); default true. */
   records?: boolean;
-  rounds?: number;
   onNotice?: (text: string) => void;
   limiter?: RequestLimiter;
 }
@@ -132,13 +124,12 @@ export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options
   // A table checks every record: its schema loads while the first request is in flight.
   if (records) void schemas().catch(() => {});
   const q = ordersQuery({ ...query }) ? query : (await schemas()).OrdersQuery.parse(query);
-  const rounds = options.rounds ?? PAGE_ROUNDS;
   for (let round = 0; ; round++) {
     try {
       const res = await http.request({ method: 'GET', url: PATHS.orders, query: q, signal: deps.signal, limiter: options.limiter, rawBody: true });
       return { read: () => checkPage(readBody(res.body as string, res.headers), records) };
     } catch (error) {
-      if (round >= rounds || !retriedHere(error) || deps.signal.aborted) throw error;
+      if (round >= PAGE_ROUNDS || !retriedHere(error) || deps.signal.aborted) throw error;
       const delay = backoffDelay(round + 3, Math.random);
       options.onNotice?.(
         `${safeText(clause(error instanceof Error ? error.message : String(error)))}; trying this page again in ${(delay / 1000).toFixed(1)}s\n`,

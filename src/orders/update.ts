@@ -132,17 +132,18 @@ export async function planUpdate(
     onNotice?: (text: string) => void;
   },
 ): Promise<UpdatePlan> {
+  const find = () => findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress, onNotice: input.onNotice });
   if (input.replace) {
     const body = validateBody(Order, input.given, 'order', input.flagIssues);
     if (!input.lookup) return { body, ignored: [] };
-    const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress, onNotice: input.onNotice });
+    const found = await find();
     if (!found.record) return { body, ignored: [] };
     const { fields, ignored } = sendableFields(found.record);
     return { body, current: found.record, diff: diffOrder(fields, body), ignored };
   }
   // Refuse bad input before paging through the store.
   const given = validateBody(Order.partial(), input.given, 'order', input.flagIssues);
-  const found = await findOrder(deps, input.sourceOrderId, { size: input.pageSize, onProgress: input.onProgress, onNotice: input.onNotice });
+  const found = await find();
   if (!found.record) {
     throw new OpcliError(
       `Order ${input.sourceOrderId} not found: none of the ${found.checked} orders in ${counted(found.pages, 'page')} of the list has that sourceOrderId. Nothing was sent.`,

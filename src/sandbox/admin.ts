@@ -24,14 +24,15 @@ const TokensBody = z.strictObject({
   accessTokenTtl: z.number().positive().optional(),
 });
 
-/** A body that may be empty (then `{}`); otherwise JSON. */
-function optionalJson(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
-  if (ctx.body.trim() === '') return { ok: true, value: {} };
+/** A body that may be empty (then `{}`), else JSON, checked with `schema`: the data, or the 400 to answer. */
+function readAdminBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
+  let value: unknown = {};
   try {
-    return { ok: true, value: JSON.parse(ctx.body) };
+    if (ctx.body.trim() !== '') value = JSON.parse(ctx.body);
   } catch {
     return { ok: false, reply: json(400, { error: 'invalid_request', message: 'the body is not valid JSON' }) };
   }
+  return validate(schema, value, what);
 }
 
 /** Answers one admin request. */
@@ -65,31 +66,23 @@ export function handleAdmin(sandbox: Sandbox, ctx: Ctx): Reply {
     case 'GET /__admin/variants':
       return json(200, sandbox.variants);
     case 'PUT /__admin/faults': {
-      const body = optionalJson(ctx);
-      if (!body.ok) return body.reply;
-      const rules = validate(z.array(FaultRuleSchema), body.value, 'fault rules');
+      const rules = readAdminBody(ctx, z.array(FaultRuleSchema), 'fault rules');
       if (!rules.ok) return rules.reply;
       sandbox.setFaults(rules.data);
       return json(200, { status: 'ok', faults: rules.data.length });
     }
     case 'POST /__admin/session-tokens': {
-      const body = optionalJson(ctx);
-      if (!body.ok) return body.reply;
-      const options = validate(SessionTokenBody, body.value, 'session token options');
+      const options = readAdminBody(ctx, SessionTokenBody, 'session token options');
       if (!options.ok) return options.reply;
       return json(200, { session_token: sandbox.mintSessionToken(options.data) });
     }
     case 'POST /__admin/tokens': {
-      const body = optionalJson(ctx);
-      if (!body.ok) return body.reply;
-      const options = validate(TokensBody, body.value, 'token options');
+      const options = readAdminBody(ctx, TokensBody, 'token options');
       if (!options.ok) return options.reply;
       return json(200, sandbox.issueTokens(options.data));
     }
     case 'POST /__admin/configure': {
-      const body = optionalJson(ctx);
-      if (!body.ok) return body.reply;
-      const settings = validate(ConfigureBody, body.value, 'settings');
+      const settings = readAdminBody(ctx, ConfigureBody, 'settings');
       if (!settings.ok) return settings.reply;
       sandbox.configure(settings.data);
       return json(200, { status: 'ok' });

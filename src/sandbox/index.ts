@@ -12,10 +12,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { orderIndex } from './seed.js';
 import { checkAccessToken, issueTokens, newFamily } from './tokens.js';
 import type { Sandbox, SandboxOptions } from './types.js';
-export { REQUIRED_SCOPES } from './auth.js';
-export { type ManualClock, manualClock, type SandboxClock, wallClock } from './clock.js';
-export { GRANTED_SCOPES, REGISTERED_REDIRECT_URI } from './seed.js';
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './orders.js';
+export { type ManualClock, manualClock, type SandboxClock } from './clock.js';
 export type { RateLimit } from './rate-limit.js';
 export type * from './types.js';
 
@@ -32,11 +29,9 @@ function listen(server: Server, port: number): Promise<number> {
 
 /** Applies the settings a running sandbox may change that live in its state. */
 function configure(state: SandboxState, settings: Parameters<Sandbox['configure']>[0]): void {
-  if (settings.accessTokenTtl !== undefined) state.settings.accessTokenTtl = settings.accessTokenTtl;
-  if (settings.triggerDelayMs !== undefined) state.settings.triggerDelayMs = settings.triggerDelayMs;
-  if (settings.autoApprove !== undefined) state.settings.autoApprove = settings.autoApprove;
-  if (settings.providerErrorShape !== undefined) state.settings.providerErrorShape = settings.providerErrorShape;
-  if (settings.unknownCustomer !== undefined) state.settings.unknownCustomer = settings.unknownCustomer;
+  for (const key of ['accessTokenTtl', 'triggerDelayMs', 'autoApprove', 'providerErrorShape', 'unknownCustomer'] as const) {
+    if (settings[key] !== undefined) Object.assign(state.settings, { [key]: settings[key] });
+  }
 }
 
 /** Zeroes the counters in place: callers may hold the counters object. */

@@ -1,7 +1,7 @@
 /** Endpoints 4 and 5: the cursor-paginated order list and the order update. */
 import * as z from 'zod';
 import { Order, type OrderRecord, OrdersQuery } from '../schemas.js';
-import { authorize } from './auth.js';
+import { authorize } from './tokens.js';
 import type { Ctx, Reply } from './http.js';
 import { invalidRequest, json, readBody, validate } from './http.js';
 import { generateOrder, orderIndex } from './seed.js';

@@ -41,9 +41,6 @@ export function createRateLimiter(now: () => number = Date.now) {
       config = limit;
       buckets.clear();
     },
-    get(): RateLimit | null {
-      return config;
-    },
     /** Takes one token for `key`, or refuses. Null when no limit is set. */
     take(key: string): RateDecision | null {
       if (!config) return null;

@@ -1,12 +1,11 @@
-import { authorizeDecision, authorizePage } from './consent.js';
 import { type Ctx, type Reply, json, readBody, invalidRequest } from './http.js';
-import { revokeEndpoint, tokenEndpoint } from './oauth.js';
+import { authorizeDecision, authorizePage, revokeEndpoint, tokenEndpoint } from './oauth.js';
 import { listOrders, updateOrder } from './orders.js';
 import { executeTrigger, issueGiftCard, lookupGiftCard, topUpGiftCard } from './provider.js';
 import { verifySession } from './session.js';
 import { type SandboxState, customerByEmail, giftCardBody, newGiftCard, toCents } from './state.js';
 import { OfflineClaim, NativeGiftCardRequest, ProductVariant } from '../schemas.js';
-import { authorize } from './auth.js';
+import { authorize } from './tokens.js';
 
 /** The sandbox's route table: every API, provider and storefront endpoint. */
 

@@ -28,6 +28,12 @@ export function mintSessionToken(state: SandboxState, issuer: string, expiresInS
   );
 }
 
+const JWT_PROBLEMS = {
+  bad_signature: 'the session token signature is invalid',
+  unsupported_alg: 'the session token must be signed with HS256',
+  malformed: 'the session token is malformed (expected a JWT)',
+} as const;
+
 function invalid(description: string): Reply {
   return json(401, { error: 'invalid_session_token', error_description: description });
 }
@@ -60,15 +66,7 @@ export function verifySession(state: SandboxState, ctx: Ctx): Reply {
   const body = readBody(ctx, SessionVerifyRequest, 'session verify request');
   if (!body.ok) return body.reply;
   const result = verifyJwt(body.data.session_token, state.sessionSecret);
-  if (!result.ok) {
-    return invalid(
-      result.reason === 'bad_signature'
-        ? 'the session token signature is invalid'
-        : result.reason === 'unsupported_alg'
-          ? 'the session token must be signed with HS256'
-          : 'the session token is malformed (expected a JWT)',
-    );
-  }
+  if (!result.ok) return invalid(JWT_PROBLEMS[result.reason]);
   const claims = result.payload;
   const now = state.now();
   if (typeof claims.exp !== 'number' || claims.exp * 1000 <= now) {

@@ -27,8 +27,6 @@ export interface RefreshTokenRecord {
   /** Rotated out by a refresh: presenting it again is reuse. */
   rotated: boolean;
   revoked: boolean;
-  /** Access tokens issued together with this refresh token. */
-  accessTokens: string[];
 }
 
 /** Every token descended from one login (a code exchange or a direct issue). */
@@ -69,10 +67,6 @@ export interface CustomerRecord {
   name: string;
   loyaltyCardId: string | null;
 }
-
-/** Claims and variants are stored in the shape the sandbox contract exposes. */
-export type StoredClaim = SandboxClaim;
-export type StoredVariant = SandboxVariant;
 
 /** Fresh zeroed counters. */
 export function zeroCounters(): SandboxCounters {
@@ -125,8 +119,8 @@ export function createState(options: SandboxOptions) {
     sessionHits: new Map<string, number[]>(),
     /** Orders that were updated; every other order is generated from the seed when read. */
     orderOverrides: new Map<number, OrderRecord>(),
-    claims: [] as StoredClaim[],
-    variants: [] as StoredVariant[],
+    claims: [] as SandboxClaim[],
+    variants: [] as SandboxVariant[],
     variantIds: new Set<string>(),
     seededCustomers: seedList as SandboxCustomer[],
     customers: new Map<string, CustomerRecord>(),
@@ -196,22 +190,19 @@ export function newGiftCard(
   },
 ): GiftCardRecord {
   const giftCardId = `gc_${String(state.nextGiftCard++).padStart(6, '0')}`;
+  const code = randomBytes(8)
+    .toString('hex')
+    .toUpperCase()
+    .replace(/(.{4})(?!$)/g, '$1-');
   const card: GiftCardRecord = {
+    ...init,
     giftCardId,
-    code: randomBytes(8)
-      .toString('hex')
-      .toUpperCase()
-      .replace(/(.{4})(?!$)/g, '$1-'),
+    code,
     balanceCents: 0,
-    customerId: init.customerId,
     expiresOn: null,
-    source: init.source,
-    note: init.note,
     subject: init.subject ?? '',
     title: init.title ?? '',
     body: init.body ?? '',
-    recipient: init.recipient,
-    recipientEmail: init.recipientEmail,
     credits: [],
   };
   state.giftCards.set(giftCardId, card);
@@ -241,22 +232,8 @@ export function giftCardBody(card: GiftCardRecord) {
 }
 
 /** A snapshot of a card for tests and the admin endpoint. */
-export function giftCardView(card: GiftCardRecord): SandboxGiftCard {
-  return {
-    giftCardId: card.giftCardId,
-    code: card.code,
-    balance: card.balanceCents / 100,
-    customerId: card.customerId,
-    expiresOn: card.expiresOn,
-    source: card.source,
-    note: card.note,
-    subject: card.subject,
-    title: card.title,
-    body: card.body,
-    recipient: card.recipient,
-    recipientEmail: card.recipientEmail,
-    credits: card.credits.map((c) => ({ amount: c.amountCents / 100, kind: c.kind, reference: c.reference })),
-  };
+export function giftCardView({ balanceCents, credits, ...card }: GiftCardRecord): SandboxGiftCard {
+  return { ...card, balance: balanceCents / 100, credits: credits.map((c) => ({ amount: c.amountCents / 100, kind: c.kind, reference: c.reference })) };
 }
 
 /** Converts an amount with at most two decimals to cents without float drift. */

@@ -3,7 +3,10 @@
  * (`opcli demo`) and `opcli sandbox` all use it; the implementation lives beside this file.
  */
 import type { SandboxClock } from './clock.js';
+import type { FaultRule } from './faults.js';
 import type { RateLimit } from './rate-limit.js';
+
+export type { FaultRule };
 
 /** One request the sandbox received, kept for tests and the admin endpoint. */
 export interface ReceivedRequest {
@@ -19,33 +22,6 @@ export interface ReceivedRequest {
   body: string;
   /** Status the sandbox answered (0 when the connection was dropped). */
   status: number;
-}
-
-/**
- * A fault rule. Rules are matched in order against method and path; the first that applies wins.
- * `phase: 'before'` answers with the fault instead of handling the request (nothing changes on the
- * server); `phase: 'after'` handles the request (a claim is created, a credit posted) and then
- * replaces the answer with the fault, which is how a lost response is emulated.
- */
-export interface FaultRule {
-  method?: string;
-  /** A path prefix (`/v1/orders`) or a RegExp source string wrapped in slashes (`/^\/v1\/orders$/`). */
-  path: string;
-  phase?: 'before' | 'after';
-  /** Answer with this status (429, 500, 502, 503, ...). */
-  status?: number;
-  /** Seconds for the Retry-After header, with status 429 or 503. */
-  retryAfter?: number;
-  /** Delay before answering, in milliseconds (combine with a client timeout to emulate a timeout). */
-  latencyMs?: number;
-  /** Destroy the socket instead of answering. */
-  drop?: boolean;
-  /** Probability 0..1 that a matching request is hit (default 1). */
-  rate?: number;
-  /** Let this many matching requests through untouched before the rule starts applying. */
-  after?: number;
-  /** Apply to at most this many requests, then the rule is spent. */
-  count?: number;
 }
 
 /** Counters the admin endpoint and tests read. */

@@ -24,15 +24,12 @@ Examples:
   $ opcli completion fish > ~/.config/fish/completions/opcli.fish
   $ opcli completion powershell | Out-String | Invoke-Expression   # a line of $PROFILE`,
     )
-    .action(async (shell: string | undefined) => run({ shell }, deps));
-}
-
-/** Prints the script for one shell. */
-export async function run(opts: { shell?: string }, deps: Deps): Promise<void> {
-  if (!opts.shell) throw new UsageError('Name the shell: bash, zsh, fish or powershell.', 'For example: opcli completion bash');
-  const script = completionShim(opts.shell);
-  if (script === undefined) throw new UsageError(`Unknown shell "${opts.shell}".`, 'Use one of: bash, zsh, fish, powershell.');
-  deps.out(script);
+    .action(async (shell: string | undefined) => {
+      if (!shell) throw new UsageError('Name the shell: bash, zsh, fish or powershell.', 'For example: opcli completion bash');
+      const script = Object.hasOwn(SHIMS, shell) ? SHIMS[shell] : undefined;
+      if (script === undefined) throw new UsageError(`Unknown shell "${shell}".`, 'Use one of: bash, zsh, fish, powershell.');
+      deps.out(script);
+    });
 }
 
 // The shell side of completion: a few lines per shell that pass the command line to
@@ -42,7 +39,7 @@ export async function run(opts: { shell?: string }, deps: Deps): Promise<void> {
 // shim puts them where its shell expects them.
 
 /** The shells `opcli completion` writes a shim for. */
-export const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
+const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 
 // bash 3.2 (macOS) and later: no mapfile, no negative array indexes.
 const BASH = `# opcli bash completion: source it, or save it as ~/.local/share/bash-completion/completions/opcli
@@ -137,11 +134,5 @@ Register-ArgumentCompleter -Native -CommandName opcli -ScriptBlock {
 }
 `;
 
-/** The shim for `shell`, or undefined for a shell opcli does not know. */
-export function completionShim(shell: string): string | undefined {
-  if (shell === 'bash') return BASH;
-  if (shell === 'zsh') return ZSH;
-  if (shell === 'fish') return FISH;
-  if (shell === 'powershell' || shell === 'pwsh') return POWERSHELL;
-  return undefined;
-}
+/** The shim of each shell opcli knows (`pwsh` is PowerShell's own name for itself). */
+const SHIMS: Record<string, string> = { bash: BASH, zsh: ZSH, fish: FISH, powershell: POWERSHELL, pwsh: POWERSHELL };

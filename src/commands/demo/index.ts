@@ -16,21 +16,19 @@ import type { ReceivedRequest, Sandbox, SandboxOptions } from '../../sandbox/typ
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 
-/** The demo group as cli.ts loads it, with the `runCli` each step of the tour runs a command through. */
+/** The demo group as cli.ts loads it, with the `runCli` each step of the tour runs a command through: registers `opcli demo`. */
 export function group(runCli: RunCli): { register(program: Command, deps: Deps): void } {
-  return { register: (program, deps) => register(program, deps, runCli) };
-}
-
-/** Registers `opcli demo`, the guided tour. */
-export function register(program: Command, deps: Deps, runCli: RunCli): void {
-  program
-    .command('demo')
-    .description('A guided tour: starts a sandbox, uses a temporary config folder, and runs each command end to end')
-    .option('--keep', 'keep the temporary config folder and print its path')
-    .addHelpText('after', '\nExamples:\n  $ npm start            # the same as: opcli demo\n  $ opcli demo --keep')
-    .action(async (flags: { keep?: boolean }) => {
-      await runTour({ keep: !!flags.keep, runCli }, deps);
-    });
+  return {
+    register: (program, deps) =>
+      program
+        .command('demo')
+        .description('A guided tour: starts a sandbox, uses a temporary config folder, and runs each command end to end')
+        .option('--keep', 'keep the temporary config folder and print its path')
+        .addHelpText('after', '\nExamples:\n  $ npm start            # the same as: opcli demo\n  $ opcli demo --keep')
+        .action(async (flags: { keep?: boolean }) => {
+          await runTour({ keep: !!flags.keep, runCli }, deps);
+        }),
+  };
 }
 
 const foundationSteps: TourStep[] = [
@@ -67,25 +65,13 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbo
     async run(argv, options = {}) {
       const line = wrapText(['opcli', ...argv.map(shellQuote)].join(' '), width - 6).split('\n');
       deps.err(`\n${chalk.bold.green('$')} ${line.map((l) => chalk.bold(l)).join(' \\\n    ')}\n`);
-      let stdout = '';
-      let stderr = '';
+      const out = tee(deps.io.stdout, deps.io.stdoutIsTTY ? terminalWidth(deps, 'stdout') : undefined);
+      const err = tee(deps.io.stderr, deps.io.stderrIsTTY ? width : undefined);
       const seen = sandbox.requests.at(-1)?.seq ?? 0;
       const child = createDeps({
         stdin: Readable.from(options.stdin !== undefined ? [Buffer.from(options.stdin)] : []),
-        stdout: tee(
-          deps.io.stdout,
-          (t) => {
-            stdout += t;
-          },
-          deps.io.stdoutIsTTY ? terminalWidth(deps, 'stdout') : undefined,
-        ),
-        stderr: tee(
-          deps.io.stderr,
-          (t) => {
-            stderr += t;
-          },
-          deps.io.stderrIsTTY ? width : undefined,
-        ),
+        stdout: out,
+        stderr: err,
         stdoutIsTTY: deps.io.stdoutIsTTY,
         stderrIsTTY: deps.io.stderrIsTTY,
         env: { ...env, CI: '1', COLUMNS: String(width) },
@@ -100,6 +86,8 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbo
       });
       const code = await opts.runCli(argv, child);
       const expected = options.expectCode ?? 0;
+      const { kept: stdout } = out;
+      const { kept: stderr } = err;
       commands.push({ step, argv, expected, code, stdout, stderr, received: sandbox.requests.filter((r) => r.seq > seen) });
       if (code !== expected) throw new OpcliError(`Tour step failed: \`opcli ${argv.map(shellQuote).join(' ')}\` exited ${code}, expected ${expected}.`);
       return { code, stdout, stderr };
@@ -165,23 +153,24 @@ export interface TourCommand {
 // The tour's plumbing: streams that keep and pass on a step's output, a browser's redirects.
 
 /**
- * Tees a stream: everything written is kept and also passed on; the terminal's width goes with it,
- * and on a terminal (`width` given) a line wider than it (a long URL, a JSON line) is broken to fit,
- * as the tour is meant to be read on the screen it runs on. A pipe or a file (no `width`) gets the
- * output exactly as written: data is never broken mid-value.
+ * Tees a stream: everything written is kept (`kept`) and also passed on; the terminal's width goes
+ * with it, and on a terminal (`width` given) a line wider than it (a long URL, a JSON line) is broken
+ * to fit, as the tour is meant to be read on the screen it runs on. A pipe or a file (no `width`)
+ * gets the output exactly as written: data is never broken mid-value.
  */
-export function tee(target: Writable, sink: (text: string) => void, width: number | undefined): Writable {
+function tee(target: Writable, width: number | undefined): Writable & { kept: string } {
   const stream = new Writable({
     write(chunk, _enc, done) {
       const text = chunk.toString();
-      sink(text);
+      teed.kept += text;
       // Passed on at once, not when the target is done: the tour's own narration goes straight to
       // the same stream, and a step's last lines must not arrive after it.
       target.write(width === undefined ? text : fitLines(text, width));
       done();
     },
   });
-  return Object.assign(stream, { columns: (target as { columns?: number }).columns });
+  const teed = Object.assign(stream, { kept: '', columns: (target as { columns?: number }).columns });
+  return teed;
 }
 
 /** GETs a URL and follows redirects by hand (to loopback only), as a browser would. */

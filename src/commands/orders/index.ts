@@ -132,13 +132,7 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
     if (stop.notice) deps.err(stop.notice);
     throw stop.error;
   }
-  const lines = footerLines(result, {
-    follow,
-    all: opts.all,
-    size: opts.size,
-    limit: opts.limit,
-    resume: (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining),
-  });
+  const lines = footerLines(result, opts, (at, remaining) => resumeCommand(opts, deps.globals.profile, at, remaining));
   // Dimmed on a colour terminal; elsewhere plain.
   const dim = deps.io.colorStderr ? (await colors(deps, 'stderr')).dim : (line: string) => line;
   for (const line of lines) deps.err(`${dim(line)}\n`);
@@ -199,7 +193,11 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
         '--columns applies to the table, a pipe and --csv.',
         'For chosen fields in JSON, name them after --json or --jsonl: --json sourceOrderId,total.',
       );
-    columns = checkOrderColumns(flags.columns);
+    // The names are checked against the order columns: a usage error lists the valid ones.
+    columns = chooseColumns(
+      ORDER_COLUMNS.map((c) => ({ header: c, name: c })),
+      parseColumnList(flags.columns),
+    ).map((c) => c.name);
   }
   const selection = flags.json ?? flags.jsonl;
   const fields = typeof selection === 'string' ? jsonFields(selection, flags.json !== undefined ? '--json' : '--jsonl', ORDER_COLUMNS) : undefined;
@@ -279,14 +277,6 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
 }
 
 // The `orders list` writers that need the table and CSV libraries: --csv and the terminal table, and the --columns check.
-
-/** Reads `--columns` (comma-separated) and checks the names against the order columns (a usage error lists the valid ones). */
-export function checkOrderColumns(value: string): string[] {
-  return chooseColumns(
-    ORDER_COLUMNS.map((c) => ({ header: c, name: c })),
-    parseColumnList(value),
-  ).map((c) => c.name);
-}
 
 /** CSV: a header, then one row per order, written page by page. */
 export async function createCsvWriter(deps: Deps, options: WriterOptions): Promise<OrderWriter> {
@@ -392,24 +382,16 @@ export function amountText(value: unknown): unknown {
 
 // The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next.
 
-export interface FooterInput {
-  follow: boolean;
-  all: boolean;
-  size?: number;
-  limit?: number;
-  /** The command that continues from a cursor. */
-  resume(cursor: string, remaining?: number): string;
-}
-
-/** The footer's lines, plain text (the verb dims them). */
-export function footerLines(result: ListResult, input: FooterInput): string[] {
+/** The footer's lines, plain text (the verb dims them); `resume` builds the command that continues from a cursor. */
+function footerLines(result: ListResult, input: ListOptions, resume: (cursor: string, remaining?: number) => string): string[] {
   const last = result.last;
   if (!last) return [];
   const lines: string[] = [];
   const { written, pages } = result;
   const next = last.pageInfo.hasNextPage && last.pageInfo.endCursor ? last.pageInfo.endCursor : undefined;
   const total = last.totalCount;
-  if (input.follow) {
+  const follow = input.all || input.limit !== undefined;
+  if (follow) {
     const stopped = next ? ` (stopped at --limit ${input.limit})` : '';
     lines.push(`${count(written)} of ${count(total)} orders in ${counted(pages, 'page')}${stopped}.`);
   } else {
@@ -425,9 +407,9 @@ export function footerLines(result: ListResult, input: FooterInput): string[] {
       `The server returned at most ${result.cappedAt} orders per page (--size ${input.size} asked for more); pages are counted at ${result.cappedAt}.`,
     );
   }
-  if (input.follow) {
-    if (next) lines.push(`Next: ${safeLine(input.resume(next, input.all ? undefined : input.limit))}`);
-  } else if (next) lines.push(`Next page: ${safeLine(input.resume(next))}`);
+  if (follow) {
+    if (next) lines.push(`Next: ${safeLine(resume(next, input.all ? undefined : input.limit))}`);
+  } else if (next) lines.push(`Next page: ${safeLine(resume(next))}`);
   else lines.push('This is the last page.');
   return lines;
 }

@@ -1,4 +1,4 @@
-import * as render from './update-output.js';
+/** `opcli orders update`: its flags, the run, and what it shows (the dry run with its per-field diff, the one-line summary). */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
@@ -8,8 +8,8 @@ import { Order } from '../../schemas.js';
 import { addBodyVerb, printAnswer } from '../body-verb.js';
 import { PATHS } from '../../api/service.js';
 import { readDataObject } from '../../input/data.js';
-import { planUpdate, sendUpdate } from '../../orders/update.js';
-import { textProblem } from '../../text/safe.js';
+import { type FieldChange, planUpdate, sendUpdate, type UpdatePlan } from '../../orders/update.js';
+import { safeLine, safeText, textProblem } from '../../text/safe.js';
 import { count, createProgress } from '../../text/progress.js';
 
 export interface UpdateOptions {
@@ -104,9 +104,57 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
     progress.done();
   }
   if (opts.dryRun) {
-    render.printUpdateDryRun(deps, { method: 'PUT', path, plan, replace: opts.replace, json: opts.json });
+    printUpdateDryRun(deps, { method: 'PUT', path, plan, replace: opts.replace, json: opts.json });
     return;
   }
   const answer = await sendUpdate(deps, opts.sourceOrderId, plan.body);
-  await printAnswer(deps, opts.json, answer, `Order ${opts.sourceOrderId} updated${render.summary(plan)}.`);
+  await printAnswer(deps, opts.json, answer, `Order ${opts.sourceOrderId} updated${summary(plan)}.`);
+}
+
+// What `orders update` shows.
+
+function show(value: unknown): string {
+  if (value === undefined) return '(none)';
+  if (value === null) return 'null';
+  return safeLine(typeof value === 'string' ? JSON.stringify(value) : String(value));
+}
+
+/** One line per field: `changed  total  120 → 190`. */
+function diffLines(diff: FieldChange[]): string[] {
+  const width = Math.max(0, ...diff.map((d) => d.field.length));
+  return diff.map((d) => {
+    const head = `  ${d.change.padEnd(7)}  ${d.field.padEnd(width)}  `;
+    if (d.change === 'kept') return `${head}${show(d.after)}`;
+    if (d.change === 'added') return `${head}${show(d.after)}`;
+    return `${head}${show(d.before)} → ${show(d.after)}`;
+  });
+}
+
+/** ", 2 fields changed, 12 kept" after "Order X updated". */
+function summary(plan: UpdatePlan): string {
+  if (!plan.diff) return ' (sent as given, --replace)';
+  const n = (kind: FieldChange['change']) => plan.diff?.filter((d) => d.change === kind).length ?? 0;
+  const parts = [`${n('changed') + n('added')} field${n('changed') + n('added') === 1 ? '' : 's'} changed`, `${n('kept')} kept`];
+  if (n('cleared')) parts.push(`${n('cleared')} cleared`);
+  return `: ${parts.join(', ')}`;
+}
+
+/** Prints the request that would be sent and how it changes the record; nothing is sent. */
+function printUpdateDryRun(deps: Deps, input: { method: string; path: string; plan: UpdatePlan; replace: boolean; json: boolean }): void {
+  const { method, path, plan } = input;
+  if (input.json) {
+    deps.out(
+      `${JSON.stringify({ method, path, body: plan.body, ...(plan.diff ? { diff: plan.diff } : {}), ...(plan.ignored.length ? { notSent: plan.ignored } : {}) }, null, 2)}\n`,
+    );
+  } else {
+    let text = `${method} ${path}\nContent-Type: application/json\n\n${JSON.stringify(plan.body, null, 2)}\n`;
+    if (plan.diff) text += `\nChanges to the current record:\n${diffLines(plan.diff).join('\n')}\n`;
+    else text += '\nThe current record was not found in the list, so there is nothing to compare with.\n';
+    // The record came from the server: JSON.stringify leaves DEL and C1 characters raw.
+    deps.out(safeText(text));
+  }
+  const cleared = plan.diff?.filter((d) => d.change === 'cleared').map((d) => d.field) ?? [];
+  if (cleared.length) deps.err(`Warning: this update clears ${cleared.join(', ')}.\n`);
+  if (plan.ignored.length) deps.err(`Not sent (not fields of the update body): ${plan.ignored.map(safeLine).join(', ')}.\n`);
+  deps.err('Dry run: nothing was sent.\n');
 }

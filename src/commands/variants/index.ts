@@ -22,7 +22,7 @@ Examples:
   registerCreate(group, deps);
 }
 
-export interface CreateOptions {
+interface CreateOptions {
   productId: string;
   /** A JSON file, or - for standard input; flags override its fields. */
   data?: string;
@@ -59,16 +59,12 @@ Examples:
   $ opcli variants create prod_1 --data variant.json --dry-run`,
     )
     .action(async (productId: string, flags: Record<string, unknown>) => {
-      checkProductId(productId);
+      // `.` and `..` are refused where the path is built.
+      const problem = textProblem(productId);
+      if (problem) throw new UsageError(`The productId argument ${problem}.`, 'Pass the id of the parent product.');
       const { data, dryRun, json, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean } & Record<string, unknown>;
       await runCreate({ productId, data, flags: fields, dryRun: !!dryRun, json: !!json }, deps);
     });
-}
-
-/** Refuses a productId no one typed on purpose (`.` and `..` are refused where the path is built). */
-function checkProductId(productId: string): void {
-  const problem = textProblem(productId);
-  if (problem) throw new UsageError(`The productId argument ${problem}.`, 'Pass the id of the parent product.');
 }
 
 /** Assembles, validates and sends (or, with --dry-run, prints) the variant. */
@@ -110,12 +106,7 @@ async function runCreate(opts: CreateOptions, deps: Deps): Promise<void> {
  */
 function warnAboutProductImage(deps: Deps, image: string | undefined): void {
   if (image === undefined) return;
-  let scheme: string | undefined;
-  try {
-    scheme = new URL(image).protocol;
-  } catch {
-    scheme = undefined;
-  }
+  const scheme = URL.canParse(image) ? new URL(image).protocol : undefined;
   if (scheme === 'http:' || scheme === 'https:') return;
   deps.err(`Warning: productImage "${safeLine(image)}" is not an http:// or https:// URL; it is sent as given.\n`);
 }
