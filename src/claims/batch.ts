@@ -1,8 +1,8 @@
 /**
  * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
  * stage once: read (reader.ts) → check and key (plan.ts, identity.ts, and the record of claims: what
- * this batch's earlier runs did) → record its intent (record.ts) → send (send.ts) → record the
- * outcome → report (the verb's BatchView, results.ts), with the summary at the end. The send pipeline
+ * this batch's earlier runs did) → record its intent (record.ts) → send (pipeline.ts) → record the
+ * outcome → report (the verb's BatchView, pipeline.ts), with the summary at the end. The send pipeline
  * (pipeline.ts) records rows ahead of the free slots and sends over the one keep-alive HTTP pool; each
  * row is durable before its request leaves, so a rerun files nothing twice and loses nothing. This
  * file opens the stages and turns the run into an exit.
@@ -20,17 +20,13 @@ import { JournalReader, type JournalService, serviceOrigin } from './journal.js'
 import { ClaimRecord, LOCK_WAIT_MS } from './record.js';
 import { type ClaimsRecord, type OpenClaims, openClaimsRecord, type RecordContext } from './record-open.js';
 import { resolveBatchPaths } from './paths.js';
-import { UnreachableError } from './outage.js';
-import { SendPipeline } from './pipeline.js';
-import type { SendPorts, SendResult } from './pipeline-ports.js';
+import { type BatchReport, BatchTally, type BatchView, type Counts, SendPipeline, type SendPorts, type SendResult, UnreachableError } from './pipeline.js';
 import { historyOf, importBeside, importJournal } from './record-import.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { type PlanOptions, Planner, storeMismatch } from './plan.js';
+import { type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
 import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
-import { type BatchReport, BatchTally, type BatchView, type Counts, type RowResult } from './results.js';
 import { OfflineClaim } from '../schemas.js';
 import { compiled } from './compiled.js';
-import { validateClaim } from './validate.js';
 import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
 

@@ -8,26 +8,76 @@
  *                             straight to `report`                                SendPipeline.admit
  *   record   record.ts        the intent in the record of claims, durable (one write and one
  *                             fdatasync per group) before the request leaves      SendPipeline.makeDurable
- *   send     send.ts          the limiter's permit, POST /v1/claims/offline        SendPipeline.send
+ *   send     sendClaim        the limiter's permit, POST /v1/claims/offline        SendPipeline.send
  *   settle   record.ts        the outcome (filed, rejected, uncertain, not_sent)   SendPipeline.settle
- *   report   results.ts       counted in the batch's tally, then shown by the verb's BatchReport
+ *   report   BatchTally       counted in the batch's tally, then shown by the verb's BatchReport
  *
- * The window (send-window.ts) holds the rows between `key` and `send`, recorded in groups ahead of the
+ * The window (SendWindow, below) holds the rows between `key` and `send`, recorded in groups ahead of the
  * free slots (one fdatasync for most of a window) while the workers, one per `--concurrency` slot,
- * send the rows already durable. The outage watch (outage.ts) stands between `record` and `send`.
+ * send the rows already durable. The outage watch (OutageWatch, below) stands between `record` and `send`.
+ *
+ * In this order: what the pipeline is given and comes to (its options, ports, result); the pipeline;
+ * its send window; the send of one row (also the single claim's judge of a failure); the outage
+ * watch; the batch's tally and the report's interface (shown by the verb, src/commands/claims/).
  */
 import { setMaxListeners } from 'node:events';
-import { OpcliError } from '../core/errors.js';
-import { OutageWatch, probeService } from './outage.js';
-import type { NotToSend, Planner, ToSend } from './plan.js';
+import { OpcliError, NetworkError, ApiError, AuthError, RedirectError, UsageError, ExitCode, TimeoutError } from '../core/errors.js';
+import { isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
 import type { NewIntent } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
-import type { PipelineOptions, SendPorts, SendResult } from './pipeline-ports.js';
-import type { RowResult } from './results.js';
-import { type SendOutcome, sendClaim } from './send.js';
-import { type Ready, SendWindow } from './send-window.js';
-import type { NetworkError } from '../core/errors.js';
 import { whenAborted } from '../core/timers.js';
+import { type ServiceApi, PATHS } from '../api/service.js';
+import type { RequestLimiter, Permit, LimiterSnapshot } from '../http/adaptive.js';
+import { type HttpClient, CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
+import type { ClaimsRecord } from './record-open.js';
+import { ClaimCreated } from '../schemas.js';
+import { compiled } from './compiled.js';
+import { count } from '../text/count.js';
+
+/** What the run came to, for the verdict (batch.ts). */
+export interface SendResult {
+  /** A failure that must end the run (the record or a results file cannot be written, the lock lost). */
+  fatal?: unknown;
+  /** A failure every row would meet (401, connection refused): the batch stopped sending. */
+  stopError?: unknown;
+  /** The input broke at a line: rows before it were handled. */
+  readError?: unknown;
+  /** Ended by a second Ctrl-C: the summary is already printed. */
+  stoppedNow: boolean;
+  /** No request reached the service, and this failure proved it unreachable: nothing was sent, no summary printed. */
+  unreachable?: NetworkError;
+}
+
+export interface PipelineOptions {
+  concurrency: number;
+  /** `--wait-for-service`: how long an outage may last before the batch stops; undefined stops at once. */
+  waitForServiceMs?: number;
+  /** The store the token belongs to, for the words of a store-mismatch refusal. */
+  tokenStore?: string;
+}
+
+/** What the pipeline uses of the world: the network, the clock, the stop signals, the records, and where it reports. */
+export interface SendPorts {
+  /** The spec's endpoints (the claim request) and the HTTP core (the outage probe's GET). */
+  api: () => Promise<ServiceApi>;
+  http: () => Promise<HttpClient>;
+  now: () => number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Ctrl-C: no new row leaves; the rows in flight finish. */
+  signal: AbortSignal;
+  /** A second Ctrl-C: the summary at once. */
+  stopNow: AbortSignal;
+  /** The record of claims for the store, open under its lock: each row's intent and outcome. */
+  record: ClaimsRecord;
+  /** The batch's name (docs/spec-choices.md#the-same-batch), for the summary. */
+  batch: string;
+  limiter: RequestLimiter;
+  /** The batch's counts, which the display reads. */
+  tally: BatchTally;
+  /** The verb's display: each row's outcome, notices, the summary. */
+  report: BatchReport;
+  view: Pick<BatchView, 'notice' | 'summarize'>;
+}
 
 const NOT_SENT_REASON = 'the batch stopped before this row was sent';
 const OUTAGE_REASON = 'the batch stopped before this row was sent: the service is down';
@@ -58,7 +108,7 @@ export class SendPipeline {
     private readonly planner: Planner,
   ) {
     this.window = new SendWindow(opts.concurrency);
-    // Answers showing the service down hold the rows not sent yet (outage.ts).
+    // Answers showing the service down hold the rows not sent yet (OutageWatch, below).
     this.outage = new OutageWatch({
       probe: () => probeService(ports.http, ports.signal),
       waitMs: opts.waitForServiceMs,
@@ -407,4 +457,679 @@ export class SendPipeline {
     const summary = this.ports.tally.summary({ unit: source.unit, journal: this.ports.batch, inFlight });
     this.ports.view.summarize(summary);
   }
+}
+
+// The send window of a batch (fast path, guarded by bench/claims-batch.mjs): the rows between the
+// planner and the wire, kept in one place. A planned row is held; held rows are journaled `sending`
+// together (one fdatasync for the group) once the ready ones run low; a durable row is ready and
+// goes to the next free worker. At most `size` rows are journaled whose request has not left:
+// a crash leaves those `sending` without having sent them, and the next run reports them uncertain.
+// The pipeline (above) moves rows through it; nothing here writes or sends.
+/** A row planned to send, on its way through the window. */
+export interface Ready {
+  row: SourceRow;
+  plan: ToSend;
+  /** Its intent was written to the record of claims: its outcome goes there too. */
+  recorded?: boolean;
+}
+
+/**
+ * How few rows may be ready (or syncing) before the held ones are journaled: a quarter of the
+ * window, at least one. Lower, a slot more often waits for an fdatasync; higher, each fdatasync
+ * covers fewer rows.
+ */
+export function lowWaterMark(window: number): number {
+  return Math.max(1, Math.ceil(window / 4));
+}
+
+/** The rows held, syncing and ready, and the workers and the feeder waiting on them. */
+export class SendWindow {
+  /** Planned to send, not journaled yet (at most `size`): journaled together once the ready rows run low. */
+  private readonly held: Ready[] = [];
+  /** Durable (`sending` synced), waiting for a worker. */
+  private readonly ready: Ready[] = [];
+  /** Workers waiting for a ready row (undefined: nothing more will be). */
+  private readonly takers: ((item: Ready | undefined) => void)[] = [];
+  /** Rows journaled as `sending` whose request has not left: at most `size`. */
+  private unsent = 0;
+  /** `sending` entries queued whose fsync has not returned. */
+  private syncing = 0;
+  /** The feeder may still plan rows. */
+  private feeding = true;
+  private wakeFeeder?: () => void;
+  /** `admitSoon` will admit at the end of this turn. */
+  private admitting = false;
+  private readonly lowWater: number;
+
+  constructor(readonly size: number) {
+    this.lowWater = lowWaterMark(size);
+  }
+
+  /** As many rows are held as the window holds: the feeder waits for room. */
+  full(): boolean {
+    return this.held.length >= this.size;
+  }
+
+  /** Resolves when the feeder may look again (room was made, or the batch is stopping). */
+  waitForRoom(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.wakeFeeder = resolve;
+    });
+  }
+
+  /** The feeder, if it waits for room, looks again. */
+  wake(): void {
+    const resume = this.wakeFeeder;
+    this.wakeFeeder = undefined;
+    resume?.();
+  }
+
+  hold(item: Ready): void {
+    this.held.push(item);
+  }
+
+  /** The held rows are due to be journaled: the rows ready or on their way to it are fewer than the low-water mark. */
+  low(): boolean {
+    return this.held.length > 0 && this.ready.length + this.syncing < this.lowWater;
+  }
+
+  /**
+   * Calls `admit` at the end of this turn when the held rows are due (`low`), once however often it
+   * is asked in the turn. Not at once: the rows workers took in this turn have left the window by
+   * then (their requests went out), so the group gets their room. Made at once, a group of a
+   * 10,000-row batch at --concurrency 16 held 9 rows on average (1,130 fdatasyncs of each file);
+   * at the end of the turn, nearly 16 (635), and no row waits longer for its sync: the journal
+   * writes its group in that same turn (Journal.commit), not one turn later.
+   */
+  admitSoon(admit: () => void): void {
+    if (this.admitting || !this.low()) return;
+    this.admitting = true;
+    setImmediate(() => {
+      this.admitting = false;
+      admit();
+    });
+  }
+
+  /** The held rows the window has room for, now syncing: each is `unsent` until its request leaves. */
+  admit(): Ready[] {
+    const group = this.held.splice(0, this.size - this.unsent);
+    this.unsent += group.length;
+    this.syncing += group.length;
+    return group;
+  }
+
+  /** A row's `sending` entry is durable (or failed to be). */
+  synced(): void {
+    this.syncing--;
+  }
+
+  /** A row left the window: its request left, or it was settled without leaving. */
+  left(): void {
+    this.unsent--;
+  }
+
+  /** A durable row: to a waiting worker, else to the queue. */
+  give(item: Ready): void {
+    const take = this.takers.shift();
+    if (take) take(item);
+    else this.ready.push(item);
+  }
+
+  /** The next ready row, if one is. */
+  next(): Ready | undefined {
+    return this.ready.shift();
+  }
+
+  /** Undefined when nothing more can become ready; else a promise of the next ready row. */
+  wait(): Promise<Ready | undefined> | undefined {
+    if (!this.feeding && this.held.length === 0 && this.syncing === 0) return undefined;
+    return new Promise((resolve) => this.takers.push(resolve));
+  }
+
+  /** Every ready and held row, taken out (the batch stops): `journaled` were recorded `sending`, `planned` were not. */
+  drain(): { journaled: Ready[]; planned: Ready[] } {
+    return { journaled: this.ready.splice(0), planned: this.held.splice(0) };
+  }
+
+  /** The feeder planned its last row. */
+  fed(): void {
+    this.feeding = false;
+  }
+
+  /** The workers stop asking once nothing more can become ready. */
+  endIfDone(): void {
+    if (this.feeding || this.held.length > 0 || this.syncing > 0 || this.ready.length > 0) return;
+    for (const take of this.takers.splice(0)) take(undefined);
+  }
+}
+
+// The send stage of a batch: one claim request, and what its failure means for the row (rejected,
+// uncertain or not sent) and for the batch (go on, or stop).
+/** Never-sent failures that every row would meet alike: the batch stops at the first. */
+const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
+
+/**
+ * The failure when it proves the service was not reached: nothing was written to it (a refused
+ * connection, an unknown host, a connection or TLS handshake that failed before the request was
+ * written). Not a failure every row meets for a reason of its own (an untrusted certificate, a
+ * proxy's refusal, a request that cannot be built): those keep their own words and hints.
+ */
+export function unreachableFailure(error: unknown): NetworkError | undefined {
+  if (!(error instanceof NetworkError) || error.sent || STOPS_EVERY_ROW.has(error.errorCode ?? '')) return undefined;
+  return error;
+}
+
+/** How a failed request ends: the row's status, and whether the whole batch must stop. */
+export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
+  // A redirect meets every row alike (a gateway, a wrong base URL): the batch stops. After a 307 or
+  // 308 the claim was not processed; after another 3xx it may have been.
+  if (error instanceof RedirectError) return { status: error.uncertain ? 'uncertain' : 'not_sent', stop: true };
+  if (error instanceof ApiError) {
+    // This row's storeId is not the token's store: this row is refused, the others may be fine.
+    if (isStoreMismatch(error)) return { status: 'rejected', stop: false };
+    // Refused before anything happened: the token or scope is wrong for every row alike.
+    if (error.status === 401 || error.status === 403) return { status: 'not_sent', stop: true };
+    // 429 (or 421, or a status the profile's not-processed-statuses names) after the core's
+    // retries: refused, nothing created; the next run sends it.
+    if (error.status === 429 || error.notProcessed) return { status: 'not_sent', stop: false };
+    if (error.status >= 500) return { status: 'uncertain', stop: false };
+    return { status: 'rejected', stop: false };
+  }
+  // Raised before a request went out (not logged in, no base URL).
+  if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
+  // Never written (a refused connection, after the core's retries): nothing was created. Whether
+  // the service is down is the outage watch's to judge (OutageWatch, below); a request that
+  // cannot be built, an HTTP library that cannot load, an untrusted certificate or a proxy that
+  // refuses the tunnel meets every row alike.
+  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: STOPS_EVERY_ROW.has(error.errorCode ?? '') };
+  // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
+  return { status: 'uncertain', stop: false };
+}
+
+/** What sending one row came to. */
+export interface SendOutcome {
+  result: RowResult;
+  /** The whole batch must stop (every row would fail alike). */
+  stop: boolean;
+  error?: unknown;
+}
+
+/** The batch stopped while this row waited for its turn: no attempt of it reached the server. */
+class StoppedBeforeSending extends Error {}
+
+/**
+ * The batch's limiter as one row sees it: waiting for a permit ends when the batch stops (Ctrl-C),
+ * and that is known to have sent nothing: every earlier attempt of this row was refused with 429 or
+ * never left (the HTTP core repeats a POST only then). A request that left is never cut short.
+ */
+function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => void): RequestLimiter {
+  return {
+    async acquire(_signal, retryOf): Promise<Permit> {
+      try {
+        const permit = await limiter.acquire(stop, retryOf);
+        onLeave?.();
+        return permit;
+      } catch (error) {
+        if (stop.aborted) throw new StoppedBeforeSending();
+        throw error;
+      }
+    },
+    snapshot: () => limiter.snapshot(),
+  };
+}
+
+/** How one row is sent: the batch's limiter and stop signal, and the token's store for the words of a mismatch. */
+export interface SendOptions {
+  tokenStore?: string;
+  limiter?: RequestLimiter;
+  /** Called when the limiter lets the request go (on each attempt: a 429 is asked again). */
+  onLeave?: () => void;
+  /** Stops a row still waiting for the limiter (Ctrl-C, the journal's lock lost). */
+  stop: AbortSignal;
+}
+
+/** Sends one planned row, paced by the batch's limiter. Never throws: a failure is the row's outcome. */
+export async function sendClaim(plan: ToSend, row: SourceRow, api: () => Promise<ServiceApi>, options: SendOptions): Promise<SendOutcome> {
+  try {
+    // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
+    const service = await api();
+    const limit = options.limiter ? rowGate(options.limiter, options.stop, options.onLeave) : undefined;
+    // Retries are not announced row by row: the outage watch and the summary speak for the batch.
+    const created = await service.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated), quiet: true });
+    return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
+  } catch (error) {
+    if (error instanceof StoppedBeforeSending) {
+      return { result: { line: row.line, status: 'not_sent', error: 'the batch stopped before this row was sent' }, stop: false };
+    }
+    const { status, stop } = classifyFailure(error);
+    let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, options.tokenStore)} (403)`;
+    const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
+    return { result: { line: row.line, status, error: message, errors }, stop, error };
+  }
+}
+
+// A batch meeting an outage: answers that say the service is down (connections refused, a
+// gateway's 502, 503 or 504, no answer in time) close a gate in front of the rows not yet sent, so
+// only the rows already in flight (at most --concurrency) meet the outage. Once they are answered,
+// one harmless GET asks whether the service is back: if it is, the batch goes on; if not, it
+// stops (the rows left are not sent, and a rerun sends them), or with `--wait-for-service` it
+// waits, asking again, until the service is back or the wait is over.
+/** What an answer says about the service: the words of each kind of outage. */
+export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
+
+const CAUSES: Record<OutageCause, string> = {
+  refused: 'the service refused connections',
+  'bad-gateway': 'the gateway in front of the service could not get an answer from it (502 Bad Gateway)',
+  unavailable:
+    'the service answered that it is unavailable (503); if that is a gateway answering its rate limit with 503, `opcli config set not-processed-statuses 429,503` has them asked again as a 429 is, and never uncertain',
+  'gateway-timeout':
+    'the gateway in front of the service gave up waiting for it (504 Gateway Timeout): the service was holding requests, and may still process the ones the gateway gave up on',
+  'no-answer': 'the service stopped answering (timed out)',
+};
+
+/** The kind of outage a failed request shows, or undefined when it shows none (a refused row, a redirect). */
+export function outageCause(error: unknown): OutageCause | undefined {
+  if (error instanceof RedirectError) return undefined;
+  if (error instanceof ApiError) {
+    if (error.status === 502) return 'bad-gateway';
+    if (error.status === 503) return 'unavailable';
+    if (error.status === 504) return 'gateway-timeout';
+    return undefined;
+  }
+  if (error instanceof TimeoutError) return 'no-answer';
+  // Connection refused, DNS, a connection closed before the request was written.
+  if (error instanceof NetworkError && !error.sent && error.errorCode !== 'UND_ERR_INVALID_ARG') return 'refused';
+  return undefined;
+}
+
+/** What the probe found: the service answered (whatever the status), or the outage goes on. */
+export type ProbeResult = { up: true } | { up: false; cause: OutageCause; detail: string };
+
+export interface OutageOptions {
+  /** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1). */
+  probe: () => Promise<ProbeResult>;
+  /** `--wait-for-service`: how long to wait for the service to come back; undefined stops at once. */
+  waitMs?: number;
+  /** The time between probes while waiting. */
+  probeEveryMs?: number;
+  now: () => number;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Stops the wait (Ctrl-C). */
+  signal: AbortSignal;
+  notice: (text: string) => void;
+}
+
+/** The batch stopped because the service is down: the rows not sent are sent by a rerun (exit 1). */
+export class OutageError extends OpcliError {
+  readonly cause_: OutageCause;
+  constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
+    const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;
+    super(
+      `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (the service may still create the uncertain ones: look for them in the merchant dashboard before --retry-uncertain, which files again any that exist)' : ''}.`,
+      { exitCode: ExitCode.failed },
+    );
+    this.cause_ = cause;
+  }
+}
+
+/** The hint every connection failure gets unless it knows better (the line itself says what to do). */
+const GENERIC_HINT = new NetworkError('', { sent: false }).hint;
+
+/**
+ * The service could not be reached and no claim request of this run reached it: one line, whatever
+ * the batch's size (or one claim), since rerunning sends everything (exit 1). A failure that knows
+ * more (a proxy that cannot be reached) keeps its hint.
+ */
+export class UnreachableError extends OpcliError {
+  constructor(what: string, failure: NetworkError) {
+    super(`${what}: the service cannot be reached (${failure.message.replace(/\.$/, '')}); nothing was sent, rerunning is safe.`, {
+      exitCode: ExitCode.failed,
+      hint: failure.hint === GENERIC_HINT ? undefined : failure.hint,
+      cause: failure,
+    });
+  }
+}
+
+/**
+ * Watches a batch's answers for an outage; rows pass `enter()` before they are sent. After the
+ * probe finds the service up, one row goes first: only once it is answered do the others follow
+ * (a gateway may answer a GET while POSTs still fail), so an outage costs at most the rows that
+ * were in flight when it began, and one more per probe that proved wrong.
+ */
+export class OutageWatch {
+  private readonly options: OutageOptions;
+  /** Rows past the gate whose outcome is not in. */
+  private inFlight = 0;
+  /** Outage answers since the last good one. */
+  private failures = 0;
+  private cause?: OutageCause;
+  private closed?: { promise: Promise<void>; open: () => void };
+  private deciding = false;
+  /** The probe found the service up: one row may pass the closed gate. */
+  private admitOne = false;
+  /** That row is out, or no row has been answered well since the probe: the probe is not proof yet. */
+  private onTrial = false;
+  /** When this outage began to be waited for (--wait-for-service counts from here). */
+  private waitStarted?: number;
+  /** "The service looks down" was said: "it is back" is said too. */
+  private announced = false;
+  /** Set when the batch must stop: the rows still at the gate are not sent. */
+  stopError?: OutageError;
+  /** A claim request of this run may have reached the service (an answer, or a failure after it was written). */
+  private reached = false;
+  /** The first failure that proved the service was not reached. */
+  private unreachable?: NetworkError;
+
+  constructor(options: OutageOptions) {
+    this.options = options;
+  }
+
+  /** True when the row may be sent, false when the batch stops; a promise of that while the gate is closed (an open gate costs no turn). */
+  enter(): boolean | Promise<boolean> {
+    if (!this.closed && !this.stopError) {
+      this.inFlight++;
+      return true;
+    }
+    return this.wait();
+  }
+
+  private async wait(): Promise<boolean> {
+    for (;;) {
+      if (this.stopError) return false;
+      if (!this.closed) break;
+      if (this.admitOne) {
+        this.admitOne = false;
+        break;
+      }
+      await this.closed.promise;
+    }
+    this.inFlight++;
+    return true;
+  }
+
+  /** A row that entered is settled: `error` is its failure; `answered` false when it never went (stopped before its turn). */
+  leave(error: unknown, answered = true): void {
+    this.inFlight--;
+    if (answered) this.witness(error);
+    const cause = error === undefined ? undefined : outageCause(error);
+    if (cause) {
+      this.failures++;
+      this.cause = cause;
+      this.closed ??= gate();
+    } else if (answered && (error === undefined || error instanceof ApiError)) {
+      // An answer from the service itself. Once the gate is closed, only a row let through after
+      // the probe opens it: a row answered well now may have been sent before the failures began.
+      if (this.onTrial) {
+        this.onTrial = false;
+        this.clear();
+        if (this.announced) this.options.notice('The service is back; going on.\n');
+        this.announced = false;
+        this.reopen();
+      } else if (!this.closed) this.clear();
+    }
+    if (this.closed && this.inFlight === 0 && !this.admitOne) void this.decide();
+  }
+
+  /** The failure that proved the service unreachable, when no claim request of the run reached it; else undefined. */
+  neverReached(): NetworkError | undefined {
+    return this.reached ? undefined : this.unreachable;
+  }
+
+  /** What a settled request says of the service: reached (any answer, or written before it failed), or not. */
+  private witness(error: unknown): void {
+    const notReached = unreachableFailure(error);
+    if (notReached) this.unreachable ??= notReached;
+    else if (!(error instanceof NetworkError && !error.sent)) this.reached = true;
+  }
+
+  /** Stops at once (the batch stops for another reason): rows at the gate go on to be settled not sent. */
+  release(): void {
+    this.admitOne = false;
+    this.reopen();
+  }
+
+  private clear(): void {
+    this.failures = 0;
+    this.cause = undefined;
+    this.waitStarted = undefined;
+  }
+
+  private reopen(): void {
+    const closed = this.closed;
+    this.closed = undefined;
+    closed?.open();
+  }
+
+  /** Lets one row through the closed gate (the others wait for its answer). */
+  private letOneThrough(): void {
+    const old = this.closed;
+    this.closed = gate();
+    this.admitOne = true;
+    this.onTrial = true;
+    old?.open();
+  }
+
+  /** Every row in flight is answered and the gate is closed: ask the service. */
+  private async decide(): Promise<void> {
+    if (this.deciding) return;
+    this.deciding = true;
+    const { waitMs, probeEveryMs = 1_000 } = this.options;
+    // The probe said "up" and the row let through failed as the others did: it was not proof.
+    const distrust = this.onTrial;
+    this.onTrial = false;
+    this.waitStarted ??= this.options.now();
+    const started = this.waitStarted;
+    let up = false;
+    try {
+      for (let first = true; ; first = false) {
+        const found: ProbeResult = first && distrust ? { up: false, cause: this.cause ?? 'bad-gateway', detail: '' } : await this.options.probe();
+        if (found.up) {
+          up = true;
+          return;
+        }
+        if (waitMs === undefined || this.options.signal.aborted || this.options.now() - started >= waitMs) {
+          this.stopError = new OutageError(this.cause ?? found.cause, this.failures, waitMs);
+          return;
+        }
+        if (!this.announced) {
+          this.announced = true;
+          this.options.notice(
+            `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${probeEveryMs / 1000} s.\n`,
+          );
+        }
+        await this.options.sleep(Math.min(probeEveryMs, Math.max(0, waitMs - (this.options.now() - started))), this.options.signal).catch(() => {});
+      }
+    } finally {
+      this.deciding = false;
+      if (up && !this.stopError) this.letOneThrough();
+      else this.reopen();
+    }
+  }
+}
+
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+/** Reads a probe's failure as an outage's cause; an answer from the service (any status but 502-504) means it is up. */
+export function probeResult(error: unknown): ProbeResult {
+  const cause = outageCause(error);
+  if (!cause) {
+    if (error instanceof NetworkError) return { up: false, cause: 'no-answer', detail: error.message };
+    return { up: true };
+  }
+  return { up: false, cause, detail: error instanceof Error ? error.message : String(error) };
+}
+
+/** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1), whether it answers. */
+export async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal): Promise<ProbeResult> {
+  try {
+    await (await http()).request({ method: 'GET', url: PATHS.orders, query: { size: 1 }, retry: 'never', signal });
+    return { up: true };
+  } catch (error) {
+    return probeResult(error);
+  }
+}
+
+// What a batch's stages hand the report: each row's outcome, the batch's running account
+// (BatchTally: counts, time, size, limiter) that the display reads, and the report's interface. The
+// report itself (per-row output, progress, summary) is the verb's (src/commands/claims/file.ts, its
+// view): nothing here prints.
+export interface Counts {
+  filed: number;
+  filedEarlier: number;
+  rejected: number;
+  rejectedEarlier: number;
+  invalid: number;
+  held: number;
+  uncertain: number;
+  uncertainEarlier: number;
+  notSent: number;
+  valid: number;
+  /** Requests sent in this run. */
+  sent: number;
+  done: number;
+}
+
+/** A batch's counts at the start: nothing seen yet. */
+export function emptyCounts(): Counts {
+  return {
+    filed: 0,
+    filedEarlier: 0,
+    rejected: 0,
+    rejectedEarlier: 0,
+    invalid: 0,
+    held: 0,
+    uncertain: 0,
+    uncertainEarlier: 0,
+    notSent: 0,
+    valid: 0,
+    sent: 0,
+    done: 0,
+  };
+}
+
+/** The count each outcome adds to: now, or (outcomes an earlier run recorded) earlier. */
+const COUNTED: Record<RowStatus, [now: keyof Counts, earlier?: keyof Counts]> = {
+  filed: ['filed', 'filedEarlier'],
+  rejected: ['rejected', 'rejectedEarlier'],
+  uncertain: ['uncertain', 'uncertainEarlier'],
+  invalid: ['invalid'],
+  held: ['held'],
+  not_sent: ['notSent'],
+  valid: ['valid'],
+};
+
+/** What the display shows while a batch runs: it asks the batch (BatchTally.progress) each time it draws. */
+export interface BatchProgress {
+  counts: Readonly<Counts>;
+  /** The rows the input holds, estimated from its lines, once counted. */
+  total?: number;
+  totalApproximate: boolean;
+  /** The limiter's state when sending: requests in flight, the rate the server allows as learnt, a pause. */
+  limits?: LimiterSnapshot;
+  elapsedMs: number;
+}
+
+/** What a batch came to, for the summary at its end (or at a second Ctrl-C). */
+export interface BatchSummary {
+  counts: Readonly<Counts>;
+  elapsedMs: number;
+  /** The limiter's state at the end, when sending: requests, refusals, the learnt rate. */
+  limits?: LimiterSnapshot;
+  /** What the input's positions are (lines of a CSV or JSONL file, items of a JSON array). */
+  unit: 'line' | 'item';
+  journal: string;
+  /** Rows an earlier run sent without reading the answer: the first ones, and how many in all. */
+  earlierUncertain: { lines: number[]; count: number };
+  /** Rows whose request had no answer when the batch was stopped at once. */
+  inFlight: number[];
+}
+
+/**
+ * The batch's running account, kept by the batch and read by the display: the counts by outcome,
+ * the time since it started, the input's estimated size and the limiter's state.
+ */
+export class BatchTally {
+  readonly counts: Counts = emptyCounts();
+  private readonly started: number;
+  private total?: number;
+  /** Rows an earlier run sent without reading the answer: the first 20 lines, and how many. */
+  private readonly earlierUncertain = { lines: [] as number[], count: 0 };
+
+  constructor(
+    private readonly now: () => number,
+    private readonly limiter?: RequestLimiter,
+  ) {
+    this.started = now();
+  }
+
+  /** Counts one row's outcome. */
+  count(result: RowResult): void {
+    this.counts.done++;
+    const [now, earlier] = COUNTED[result.status];
+    this.counts[result.earlier && earlier ? earlier : now]++;
+  }
+
+  /** A row an earlier run sent without reading the answer (the summary lists it). */
+  uncertainEarlier(line: number): void {
+    this.earlierUncertain.count++;
+    if (this.earlierUncertain.lines.length < 20) this.earlierUncertain.lines.push(line);
+  }
+
+  /** A row's request left (its first attempt): rows and requests differ, a row refused with 429 is asked again. */
+  sent(): void {
+    this.counts.sent++;
+  }
+
+  /** The input holds about this many rows (its lines counted). */
+  estimate(total: number): void {
+    this.total = total;
+  }
+
+  /** What the display shows now. */
+  progress(): BatchProgress {
+    const total = this.total;
+    return { counts: this.counts, total, totalApproximate: total !== undefined, limits: this.limiter?.snapshot(), elapsedMs: this.now() - this.started };
+  }
+
+  /** The summary's value: the counts and the time now, with what the batch adds. */
+  summary(rest: Pick<BatchSummary, 'unit' | 'journal' | 'inFlight'>): BatchSummary {
+    const { counts, earlierUncertain } = this;
+    return { counts, elapsedMs: this.now() - this.started, limits: this.limiter?.snapshot(), earlierUncertain, ...rest };
+  }
+}
+
+/** Where a batch reports each row to (the verb's display): it prints, the batch only calls it. */
+export interface BatchReport {
+  /** Whether the display draws a status line (it decides from its mode): the batch then counts the input's lines for a total. */
+  readonly drawsProgress: boolean;
+  /** Whether each row's outcome is written (--jsonl or --out). */
+  readonly perRow: boolean;
+  start(): Promise<void>;
+  /** Undefined when there is room for another row; else a promise that resolves when there is. */
+  room(): Promise<void> | undefined;
+  /** Reports a row (counted already); a promise only when its output must wait (a slow stdout, the results file). */
+  add(row: SourceRow, result: RowResult): Promise<void> | undefined;
+  /** The end of the rows; `unreachable`: the service was never reached, and one line will say so instead of a line per row not sent. */
+  finish(options?: { unreachable?: boolean }): Promise<void>;
+  /** A line for the person, without tearing the progress line. */
+  notice(text: string): void;
+}
+
+/** How the verb shows a batch: the report, the closing summary and plain notices. */
+export interface BatchView {
+  /**
+   * `verb`: send, validate (--validate-only), or plan (--dry-run: what a real run would do, nothing
+   * sent). `progress`: what the status line shows, asked of the batch each time it is drawn.
+   */
+  report(source: RowSource, options: { out?: string; verb: 'send' | 'validate' | 'plan' }, progress: () => BatchProgress): BatchReport;
+  /** The summary at the end (or at a second Ctrl-C). */
+  summarize(summary: BatchSummary): void;
+  notice(text: string): void;
 }

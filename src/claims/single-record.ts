@@ -16,7 +16,7 @@ import { serviceOrigin } from './journal.js';
 import { itemWords } from './plan.js';
 import { ClaimRecord, describeHit, newFilingId, type RecordHit, stateWords } from './record.js';
 import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
-import { classifyFailure } from './send.js';
+import { classifyFailure } from './pipeline.js';
 
 /** How long a single claim waits for the record's lock (a batch filing for the same store holds it). */
 const RECORD_LOCK_WAIT_MS = 15_000;

@@ -12,11 +12,9 @@ import { expectedValue, fieldMessage, missingMessage } from '../core/field-issue
 import { garbledText } from '../input/issues.js';
 import { textProblem } from '../text/safe.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
-import { isStoreMismatch, storeMismatch } from './plan.js';
-import { validateClaim } from './validate.js';
+import { isStoreMismatch, storeMismatch, validateClaim } from './plan.js';
 import { fileRecorded, singleSource } from './single-record.js';
-import { UnreachableError } from './outage.js';
-import { unreachableFailure } from './send.js';
+import { UnreachableError, unreachableFailure } from './pipeline.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;

@@ -6,7 +6,7 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { expect, it } from 'vitest';
-import { validateClaim } from '../../src/claims/validate.js';
+import { validateClaim } from '../../src/claims/plan.js';
 import { compiled } from '../../src/claims/compiled.js';
 import { ClaimCreated, OfflineClaim } from '../../src/schemas.js';
 

@@ -1,5 +1,5 @@
 /**
- * The batch's CSV reader (src/claims/reader-csv.ts) reads what csv-parse reads over the whole text:
+ * The batch's CSV reader (src/claims/reader.ts) reads what csv-parse reads over the whole text:
  * for any text after a claims header, cut into any chunks (a character may be cut) and saved as
  * UTF-8 or UTF-16, the same cells (a line end inside a quoted cell read as a line feed), and a break
  * where csv-parse breaks; its line numbers do not depend on the chunks or the encoding.
@@ -8,7 +8,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { openCsv } from '../../src/claims/reader-csv.js';
+import { openCsv } from '../../src/claims/reader.js';
 import { COLUMNS } from './fixtures.js';
 
 const HEADER = `${COLUMNS.join(',')}\r\n`;

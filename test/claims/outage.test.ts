@@ -1,10 +1,10 @@
 /**
- * The outage watch of a batch (src/claims/outage.ts) driven directly: rows as workers that enter,
+ * The outage watch of a batch (OutageWatch in src/claims/pipeline.ts) driven directly: rows as workers that enter,
  * "send" and leave with an answer, a probe that says what the test wants. The batch-level tests
  * against real nginx are in gateway-outage.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { OutageWatch, type ProbeResult } from '../../src/claims/outage.js';
+import { OutageWatch, type ProbeResult } from '../../src/claims/pipeline.js';
 import { ApiError } from '../../src/core/errors.js';
 
 const badGateway = () =>

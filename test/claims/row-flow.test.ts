@@ -7,14 +7,13 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
-import { SendPipeline } from '../../src/claims/pipeline.js';
+import { BatchTally, SendPipeline } from '../../src/claims/pipeline.js';
 import { Planner } from '../../src/claims/plan.js';
 import { openSource } from '../../src/claims/reader.js';
 import { ClaimRecord } from '../../src/claims/record.js';
 import { historyOf } from '../../src/claims/record-import.js';
 import { recordPlace } from '../../src/config/record-dir.js';
-import { BatchTally } from '../../src/claims/results.js';
-import { batchView } from '../../src/commands/claims/batch-view.js';
+import { batchView } from '../../src/commands/claims/file.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { claimsSuite, writeRows } from './fixtures.js';
@@ -94,14 +93,14 @@ it('one row passes read, check, key, record, send, settle and report, each once 
   const tally = new BatchTally(deps.now, limiter);
   const tCount = tally.count.bind(tally);
   tally.count = (result) => {
-    log('report', 'claims/results.ts BatchTally.count', result.line);
+    log('report', 'claims/pipeline.ts BatchTally.count', result.line);
     tCount(result);
   };
   const view = batchView(deps, { json: false, jsonl: true });
   const report = view.report(source, { verb: 'send' }, () => tally.progress());
   const add = report.add.bind(report);
   report.add = (row, result) => {
-    log('report', 'commands/claims/batch-report.ts add', row.line);
+    log('report', 'commands/claims/file.ts add', row.line);
     return add(row, result);
   };
   await report.start();
