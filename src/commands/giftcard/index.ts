@@ -1,4 +1,5 @@
 /**
+ * `opcli giftcard` (the group: setup, issue, history, repair, each loaded when named) and
  * `opcli giftcard issue`, read top to bottom: the flags become options (each text value checked
  * before anything is asked or sent, the waits parsed); `run` asks for the missing fields on a
  * terminal (the claim, or a bonus's order, checked against the ledger as soon as it is known),
@@ -122,8 +123,33 @@ function parseFlags(flags: IssueFlags): IssueOptions {
   };
 }
 
+/** Each verb of `opcli giftcard`, built only when named: `giftcard issue` loads none of the others. */
+const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
+  setup: () => import('./setup.js'),
+  issue: async () => ({ register: registerIssue }),
+  history: () => import('./history.js'),
+  repair: () => import('./repair.js'),
+};
+
+/** `opcli giftcard`: configure the provider, issue store credit exactly once, read the ledger (only `verb` when it names one). */
+export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
+  const group = program
+    .command('giftcard')
+    .description('Issue store credit through the gift card provider chain, exactly once, with a ledger')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli giftcard setup --check
+  $ opcli giftcard issue --claim C-1001 --order 1001 --amount 25.00 --email alice@example.com \\
+      --name "Alice Example" --customer-id cust_1001
+  $ opcli giftcard history --verify`,
+    );
+  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
+}
+
 /** Registers `giftcard issue`. */
-export function register(group: Command, deps: Deps): void {
+function registerIssue(group: Command, deps: Deps): void {
   group
     .command('issue')
     .description('Issue store credit for a claim (or a bonus for an order), exactly once, through the provider chain; asks for missing fields on a terminal')
