@@ -8,7 +8,7 @@ import { SettingsStore } from '../config/settings.js';
 import { configDirOf } from '../config/config-home.js';
 import { httpLimits, isCI } from '../core/env.js';
 import { HttpClient, type TokenSource } from '../http/client.js';
-import { readProxyConfig, routeFor } from '../http/proxy.js';
+import { readProxyConfig, routeFor } from '../http/transport.js';
 import { platformEnv } from '../core/platform.js';
 import { createInquirerPrompter } from '../core/prompter.js';
 import { Redactor } from '../core/redact.js';

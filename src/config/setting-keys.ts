@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { parseProxyUrl } from '../http/proxy.js';
+import { parseProxyUrl } from '../http/transport.js';
 import { readPemBundle } from '../http/trust.js';
 import { TriggerId } from '../schemas.js';
 import { parseRecordUrl } from '../record-pg/url.js';

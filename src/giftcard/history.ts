@@ -8,7 +8,7 @@ import { blockingDamage, type DamagedLine, describeDamage } from '../record/dama
 import { doubleCreditWarning, lateCreditSeen, twoPathsWarning } from './issuance.js';
 import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
 import { type AttemptRecord, type CreditLedger, type Issuance, keyParts, type OutcomeRecord } from './ledger.js';
-import type { ProviderClient, ProviderSettings } from './provider.js';
+import type { ProviderClient } from './provider.js';
 
 /** One issuance as `history` shows it. */
 export interface HistoryRow {
@@ -121,7 +121,7 @@ function historyRow(i: Issuance, repeats: Map<string, string>, currency: string)
 export async function streamHistory(
   ledger: CreditLedger,
   filter: HistoryFilter,
-  env: Pick<HistoryEnv, 'notice'> & { currency?: string },
+  env: { notice(message: string): void; currency?: string },
   take: (row: HistoryRow) => void,
 ): Promise<void> {
   const currency = env.currency ?? DEFAULT_CURRENCY;
@@ -260,29 +260,4 @@ export async function verifyStreamed(
     verified.push(await verifyOne(ledger, entry, later, env));
   }
   return verified;
-}
-
-/** What `history` needs from outside. */
-export interface HistoryEnv {
-  /** Given with --verify: the provider whose loyalty cards are re-read. */
-  provider?: () => Promise<{ client: ProviderClient; settings: ProviderSettings }>;
-  now(): number;
-  user: string;
-  /** Ledger lines that cannot be read, in words (they are skipped, not removed). */
-  notice(message: string): void;
-  /** Each possible double credit --verify finds, as it is found. */
-  warn(message: string): void;
-}
-
-/** An ISO time as a person reads it: local with its offset, or UTC. */
-export function formatTime(iso: string, utc: boolean): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const p = (n: number) => String(n).padStart(2, '0');
-  if (utc)
-    return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} UTC`;
-  const offset = -d.getTimezoneOffset();
-  const sign = offset >= 0 ? '+' : '-';
-  const zone = `${sign}${p(Math.floor(Math.abs(offset) / 60))}:${p(Math.abs(offset) % 60)}`;
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${zone}`;
 }

@@ -2,25 +2,23 @@
  * The HTTP core: one keep-alive connection pool (undici's Agent; see transport.ts), JSON bodies,
  * bearer tokens, the retry policy of the method, a pause after a 429 that every unpaced request of
  * the client waits out (a batch's requests are paced by its limiter instead, which holds the
- * refused request's retry for its Retry-After and lowers the pace: adaptive.ts), and redacted traces. What a failure or an error answer means for the
- * request is decided in fate.ts and answer.ts; the request itself is built in outgoing.ts.
+ * refused request's retry for its Retry-After and lowers the pace: adaptive.ts), and redacted traces.
+ * What a failure means for the request is decided in retry.ts, what an error answer means in
+ * error-body.ts; the request itself is built, and goes out, in transport.ts.
  */
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
 import { nestsTooDeep } from '../core/json-text.js';
 import type { Redactor } from '../core/redact.js';
 import type { Permit, RequestLimiter } from './adaptive.js';
-import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './answer.js';
-import { classifyFailure, mayRepeat } from './fate.js';
-import { buildRequest, isSafeForCredentials, Tracer } from './outgoing.js';
-import type { Route } from './proxy.js';
-import { backoffDelay, formatWait, isIdempotent, type Method, parseRetryAfter, shouldRetryStatus } from './retry.js';
-import { Transport, type WireTimers } from './transport.js';
+import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './error-body.js';
+import { backoffDelay, classifyFailure, formatWait, isIdempotent, type Method, mayRepeat, parseRetryAfter, shouldRetryStatus } from './retry.js';
+import { buildRequest, isSafeForCredentials, type Route, Tracer, Transport, type WireTimers } from './transport.js';
 
 // What other layers (claims, orders, config) read from the HTTP core, kept importable from here.
-export { clause } from './answer.js';
-export { CERT_NOT_TRUSTED, PROXY_REFUSED, wouldRecur } from './fate.js';
-export { isSafeForCredentials } from './outgoing.js';
+export { clause } from './error-body.js';
+export { CERT_NOT_TRUSTED, PROXY_REFUSED, wouldRecur } from './retry.js';
+export { isSafeForCredentials } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */
 export interface TokenSource {
@@ -104,7 +102,7 @@ export interface HttpClientOptions {
   deadlineMs?: number;
   /** The timers the deadline runs on (the run's clock; default the wall clock's). */
   timers?: WireTimers;
-  /** How a request goes out: through which proxy, or directly, and why (src/http/proxy.ts); absent: directly. */
+  /** How a request goes out: through which proxy, or directly, and why (src/http/transport.ts); absent: directly. */
   route?: (url: URL) => Route;
   /** The CA certificates to trust when a ca-file is set (src/http/trust.ts); absent: Node's own. */
   ca?: string[];

@@ -1,9 +1,168 @@
 /**
+ * What an answer that is not a success means: the typed error of a 3xx or an error status, its
+ * words for the statuses users meet, and whether a POST answered so was processed
+ * (docs/http.md#what-is-resent-and-what-never-is); and what its body says, whatever its shape.
+ *
  * CHOICE (docs/spec-choices.md#error-bodies): the error body is "not shown" by the spec, for the service and for the gift card provider.
  * Real APIs answer `{message}`, `{error}` (a string or an object), `{error_description}`,
  * `{errors: [...]}` (strings or objects with `message`), `{reason}`, plain text or an HTML page.
- * This is the one reader of all of them: every client path that explains a refusal goes through it.
+ * `readErrorBody` is the one reader of all of them: every client path that explains a refusal goes through it.
  */
+import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
+import { ApiError, ExitCode, RedirectError } from '../core/errors.js';
+import { safeLine, safeText } from '../text/safe.js';
+import { isIdempotent, type Method } from './retry.js';
+
+/** A message to be continued with "; …": without its closing full stop. */
+export function clause(message: string): string {
+  return message.replace(/\.+$/, '');
+}
+
+/** An answer as the client read it: status, lower-cased headers, and the body (JSON when it parsed, else text). */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/**
+ * A 401 that says the access token is invalid or expired (RFC 6750 `invalid_token`, in the body or
+ * in WWW-Authenticate), or that names no reason at all. Another 401 (a refused client, say) is not
+ * cured by a refresh, and refreshing would rotate the token pair for nothing.
+ */
+export function isInvalidToken(res: RawResponse): boolean {
+  const bodyError = (res.body as { error?: unknown } | undefined)?.error;
+  const challenge = res.headers['www-authenticate'] ?? '';
+  if (bodyError === 'invalid_token' || /error="?invalid_token/i.test(challenge)) return true;
+  return bodyError === undefined && !/error=/i.test(challenge);
+}
+
+/**
+ * The error for a 3xx answer, whatever the command: the status and where it pointed (made safe for
+ * a terminal), never followed and never read as a body. For a POST, a 307 or 308 means the request
+ * was not processed (it asks for the same request elsewhere); another 3xx leaves its fate unknown.
+ */
+export function buildRedirectError(method: Method, url: URL, status: number, body: unknown, headers: Record<string, string>): RedirectError {
+  const raw = headers.location;
+  const location = raw === undefined ? undefined : safeLine(raw.length > 300 ? `${raw.slice(0, 300)}…` : raw);
+  const notProcessed = status === 307 || status === 308;
+  const uncertain = !isIdempotent(method) && !notProcessed;
+  const fate = isIdempotent(method) ? '' : notProcessed ? ' The request was not processed.' : ' The request may have been processed.';
+  return new RedirectError({
+    status,
+    method,
+    url: url.toString(),
+    body,
+    headers,
+    location,
+    uncertain,
+    message: `${method} ${url.pathname} answered ${status} (a redirect${location ? ` to ${location}` : ', no Location header'}), not a success; opcli does not follow redirects.${fate}`,
+    hint: 'Check the base URL (https, host, no extra path) with `opcli config get base-url`; a gateway or proxy in front of the service may be redirecting.',
+  });
+}
+
+/** The words of an error answer: its message, and what to do next. */
+interface Words {
+  message: string;
+  exitCode?: ExitCode;
+  hint?: string;
+}
+
+/** How a user finds out whether a POST to `path` was processed: what it created, and where to look. */
+function checkFor(path: string): { subject: string; done: string; check: string } {
+  if (path.startsWith('/v1/claims/')) {
+    return {
+      subject: 'the claim',
+      done: 'filed',
+      check: `before sending it again, ${CHECK_ONE_CLAIM}`,
+    };
+  }
+  return { subject: 'the request', done: 'processed', check: 'check before sending it again' };
+}
+
+/** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */
+export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}, notProcessed = false): ApiError {
+  // Untrusted: every piece of server text is made safe for a terminal before it joins a message.
+  const info = readErrorBody(body);
+  const fieldErrors = info.fieldErrors.map((e) => ({ path: safeLine(e.path), message: safeLine(e.message) }));
+  const detail = info.message === undefined ? undefined : safeText(info.message);
+  const where = `${method} ${url.pathname}`;
+  const words =
+    refusalWords(where, status, detail, body, headers, fieldErrors) ??
+    failureWords(where, status, detail, !isIdempotent(method as Method) && !notProcessed ? url.pathname : undefined, notProcessed);
+  return new ApiError({ status, method, url: url.toString(), body, code: info.code, fieldErrors, headers, notProcessed, ...words });
+}
+
+/** The words of a refusal the user can act on: invalid fields, no login, a missing scope, not found, rate limited. */
+function refusalWords(
+  where: string,
+  status: number,
+  detail: string | undefined,
+  body: unknown,
+  headers: Record<string, string>,
+  fieldErrors: { path: string; message: string }[],
+): Words | undefined {
+  if (status === 400 || status === 422) {
+    const fields = fieldErrors.map((e) => `\n  ${e.path || '(body)'}: ${e.message}`).join('');
+    return {
+      message: `${where} was refused (${status})${detail ? `: ${detail}` : ''}${fields}`,
+      exitCode: ExitCode.usage,
+      hint: 'Correct the fields named above and try again; nothing was changed on the server.',
+    };
+  }
+  if (status === 401) {
+    return {
+      message: `${where} was refused: not authenticated (401)${detail ? `: ${detail}` : ''}`,
+      exitCode: ExitCode.auth,
+      hint: 'Run `opcli auth login` to log in again.',
+    };
+  }
+  if (status === 403) {
+    const required = (body as { required_scope?: unknown } | null)?.required_scope;
+    const scope = typeof required === 'string' ? safeLine(required) : undefined;
+    return {
+      message: scope
+        ? `${where} is forbidden: the token lacks the scope "${scope}", which the merchant did not grant (403).`
+        : `${where} is forbidden: the token lacks a scope this endpoint needs (403)${detail ? `: ${detail}` : ''}.`,
+      exitCode: ExitCode.auth,
+      hint: scope
+        ? `Log in again asking for it: \`opcli auth login --scopes ${scope}\` (the merchant must approve it).`
+        : 'Log in again with the scopes this command needs; the merchant must approve them.',
+    };
+  }
+  if (status === 404) return { message: `${where}: not found (404)${detail ? `: ${detail}` : ''}` };
+  if (status === 429) {
+    const after = headers['retry-after'];
+    return {
+      message: `${where} was rate limited (429)${after ? `; the server asks to wait ${after}s` : ''}.`,
+      hint: after ? `Try again in ${after} seconds.` : 'Try again in a minute.',
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The words of any other failure. `uncertainPath`: the path of a POST whose fate the answer leaves
+ * open. After a 502 such a POST was probably not processed, but a client cannot know: a gateway
+ * answers 502 alike when it could not connect to the service (nothing sent) and when the service
+ * closed the connection after reading the request (nginx's proxy_next_upstream "error" covers both).
+ */
+function failureWords(where: string, status: number, detail: string | undefined, uncertainPath: string | undefined, notProcessed: boolean): Words {
+  // An HTML page's title usually repeats the status ("503 Service Temporarily Unavailable"): said once.
+  const answered = detail?.startsWith(`${status} `) ? clause(detail) : `${status}${detail ? `: ${clause(detail)}` : ''}`;
+  const message = `${where} failed: the server answered ${answered}.`;
+  if (status === 502 && uncertainPath !== undefined) {
+    const { subject, done, check } = checkFor(uncertainPath);
+    return {
+      message: `${message} The gateway in front of the service could not reach it or lost it mid-request: ${subject} was probably not ${done}, but may have been; ${check}. If your gateway answers 502 only before it forwards a request, add 502 to the profile's not-processed-statuses.`,
+      hint: 'Check whether it was processed before sending it again. Only if the gateway answers 502 before forwarding anything: `opcli config set not-processed-statuses 429,502`.',
+    };
+  }
+  return {
+    message: `${message}${notProcessed ? ' It was not processed.' : ''}`,
+    hint: status >= 500 ? 'The service had a problem; try again later.' : undefined,
+  };
+}
 
 /** What an error body says, whatever its shape. */
 export interface ErrorBodyInfo {

@@ -1,4 +1,24 @@
-/** Retry policy of the HTTP core: which failures are retried, and how long to wait. */
+/**
+ * Whether a request goes again, and when: which answers and which failures are retried, how long to
+ * wait, and what a failed exchange means for its request. The HTTP core turns a transport failure
+ * into a typed error that says how far the request got (`sent`: may it have reached the service?),
+ * whether trying again could help, and what the user can do
+ * (docs/http.md#what-is-resent-and-what-never-is).
+ */
+import { NetworkError, OpcliError, TimeoutError } from '../core/errors.js';
+import { safeLine } from '../text/safe.js';
+import {
+  BODY_TIMEOUT,
+  BODY_TOO_LARGE,
+  CONNECT_TIMEOUT,
+  certificateCode,
+  DEADLINE_PASSED,
+  ENGINE_UNAVAILABLE,
+  HEADERS_TIMEOUT,
+  INVALID_REQUEST,
+  requestWritten,
+  type WireFailure,
+} from './transport.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 
@@ -46,4 +66,196 @@ export function parseRetryAfter(value: string | undefined, now: number, capMs = 
 /** A wait as a notice says it: `250ms`, `1.5s`. */
 export function formatWait(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms)}ms`;
+}
+
+/** Connection errors that prove the request never reached the server. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH', ENGINE_UNAVAILABLE]);
+const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
+/** A certificate the client does not trust: nothing was sent, and it would be refused again. */
+export const CERT_NOT_TRUSTED = 'ECERT_NOT_TRUSTED';
+/** A proxy refused to open a tunnel (403, 407…): nothing reached the server, and it would refuse again. */
+export const PROXY_REFUSED = 'EPROXY_REFUSED';
+/** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow, an untrusted certificate, a proxy's refusal. */
+const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED, CERT_NOT_TRUSTED, PROXY_REFUSED]);
+
+/** Whether a failure would only recur if the request were sent again (too large, too slow, not sendable). */
+export function wouldRecur(error: unknown): boolean {
+  return error instanceof NetworkError && NEVER_REPEATED.has(error.errorCode ?? '');
+}
+
+/**
+ * Whether a request that failed this way may be sent again: an idempotent one after any connection
+ * failure but an unknown host, a POST only when it provably never reached the server; never one
+ * whose failure would recur (too large, too slow, refused by a proxy or a certificate check).
+ */
+export function mayRepeat(method: Method, failure: Error): failure is NetworkError {
+  if (!(failure instanceof NetworkError) || wouldRecur(failure)) return false;
+  return isIdempotent(method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent;
+}
+
+/** A byte count as the limits' errors name it: `64 MiB`, `1 MiB`, `1500 bytes`. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** What the failed request was, as its error names it. */
+export interface FailedRequest {
+  method: Method;
+  url: URL;
+  signal?: AbortSignal;
+  /** The answer was small by nature (`smallAnswer`): its size limit is OPCLI_HTTP_MAX_SMALL_BODY. */
+  smallAnswer?: boolean;
+  /** The size limit the answer met, in bytes. */
+  maxBytes: number;
+  /** The deadline of the whole exchange, in milliseconds. */
+  deadlineMs: number;
+}
+
+/**
+ * The error a transport failure becomes: the caller's own abort as it is; otherwise a NetworkError
+ * (or TimeoutError) that says whether the request may have reached the service.
+ */
+export function classifyFailure(error: unknown, req: FailedRequest): Error {
+  if (error instanceof OpcliError) return error;
+  const err = error as { name?: string; code?: string; message?: string } | undefined;
+  if (req.signal?.aborted) return error as Error;
+  const { url } = req;
+  const code = err?.code ?? '';
+  const where = `${req.method} ${url.origin}${url.pathname}`;
+  const wire = (error as { wire?: WireFailure } | undefined)?.wire;
+  // undici names a proxy's refusal of CONNECT an AbortError too: read below, not passed on as an abort.
+  if (err?.name === 'AbortError' && !wire?.proxy) return error as Error;
+  const certCode = certificateCode(error);
+  if (certCode) return certificateError(where, url, certCode, wire, error);
+  const viaProxy = wire?.proxy ? proxyFailure(where, url, wire.proxy, err, error) : undefined;
+  if (viaProxy) return viaProxy;
+  const limit = limitFailure(where, req, code, error);
+  if (limit) return limit;
+  // The request could not be built (a header value with a control character): it never left.
+  if (code === INVALID_REQUEST) {
+    return new NetworkError(`${where} was not sent: ${safeLine(err?.message ?? 'invalid request')}`, {
+      sent: false,
+      errorCode: INVALID_REQUEST,
+      cause: error,
+      hint: 'A header value (usually the access token) holds a character HTTP does not allow, such as a trailing \\r from a Windows file.',
+    });
+  }
+  if (NOT_SENT_CODES.has(code)) return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
+  const what = code || err?.message || 'unknown error';
+  // Failed before undici wrote a byte of it (a TLS handshake, a connection closed before it was
+  // used): it never reached the server, whatever the code.
+  if (requestWritten(error) === false) {
+    return new NetworkError(`${where} was not sent: the connection failed before the request was written (${what})`, {
+      sent: false,
+      errorCode: code || undefined,
+      cause: error,
+    });
+  }
+  return new NetworkError(`${where} failed: the connection was lost (${what})`, { sent: true, errorCode: code || undefined, cause: error });
+}
+
+/** A failure met on the way through a proxy: its refusal to open a tunnel, or no connection to it. */
+function proxyFailure(
+  where: string,
+  url: URL,
+  proxy: NonNullable<WireFailure['proxy']>,
+  err: { code?: string; message?: string } | undefined,
+  cause: unknown,
+): NetworkError | undefined {
+  // The proxy refused the tunnel (undici: "Proxy response (407) !== 200 when HTTP Tunneling"): nothing reached the server.
+  const refused = /Proxy response \((\d{3})\)|Proxy Authentication Required \((\d{3})\)/.exec(err?.message ?? '');
+  if (refused) {
+    const status = Number(refused[1] ?? refused[2]);
+    const unavailable = status >= 500;
+    return new NetworkError(
+      `${where} was not sent: the proxy ${proxy.shown} (${proxy.source}) answered ${status} when asked to connect to ${url.host}${status === 407 ? ' (it wants a login)' : ''}`,
+      {
+        sent: false,
+        errorCode: unavailable ? 'EPROXY_UNAVAILABLE' : PROXY_REFUSED,
+        cause,
+        hint:
+          status === 407
+            ? `Give the proxy's user and password in the proxy URL (http://user:password@host:port) in ${proxy.source}.`
+            : unavailable
+              ? `The proxy could not reach ${url.host}: check the base URL, or add the host to NO_PROXY if it is reached directly.`
+              : `The proxy does not allow connections to ${url.host}: ask its administrator, or add the host to NO_PROXY (or the no-proxy setting) if it is reached directly.`,
+      },
+    );
+  }
+  const code = err?.code ?? '';
+  if (!NOT_SENT_CODES.has(code)) return undefined;
+  return new NetworkError(`${where} was not sent: could not connect to the proxy ${proxy.shown} (${proxy.source}) (${code})`, {
+    sent: false,
+    errorCode: code,
+    cause,
+    hint: `Check that the proxy is running and its address in ${proxy.source}; unset it, or add ${url.hostname} to NO_PROXY (or the no-proxy setting), to connect directly.`,
+  });
+}
+
+/** A failure of the client's own limits or timeouts: no answer in time, too slow, too large. */
+function limitFailure(where: string, req: FailedRequest, code: string, cause: unknown): NetworkError | undefined {
+  if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, cause);
+  const fate = isIdempotent(req.method) ? '' : '; the request may have been processed';
+  if (code === DEADLINE_PASSED) {
+    return new TimeoutError(`${where} did not finish within ${req.deadlineMs / 1000} s, the deadline OPCLI_HTTP_DEADLINE sets${fate}`, cause, {
+      errorCode: DEADLINE_PASSED,
+      hint: 'The server kept the answer coming too slowly. Try again later, or raise OPCLI_HTTP_DEADLINE (milliseconds) if it is expected to take this long.',
+    });
+  }
+  if (code === BODY_TOO_LARGE) {
+    const setting = req.smallAnswer ? 'OPCLI_HTTP_MAX_SMALL_BODY' : 'OPCLI_HTTP_MAX_BODY';
+    return new NetworkError(`${where} answered with more than ${formatBytes(req.maxBytes)}, the limit ${setting} sets; reading stopped there${fate}`, {
+      sent: true,
+      errorCode: BODY_TOO_LARGE,
+      cause,
+      hint: `Check the base URL: the service's answers are far smaller. Raise ${setting} (bytes) only if this answer is expected to be this large.`,
+    });
+  }
+  return undefined;
+}
+
+/** Node's words for each certificate error, and what fixes it. */
+function certificateProblem(code: string): string {
+  switch (code) {
+    case 'CERT_HAS_EXPIRED':
+      return 'has expired';
+    case 'CERT_NOT_YET_VALID':
+      return 'is not valid yet';
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+    case 'HOSTNAME_MISMATCH':
+      return 'is for another host name';
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+      return 'is self-signed and not trusted';
+    default:
+      return 'is not trusted: it was issued by a certificate authority this machine does not trust';
+  }
+}
+
+/**
+ * A certificate the client refused: never sent, never retried. Names the host, the issuer (read
+ * from the certificate after the fact) and the settings that make opcli trust a private CA.
+ */
+function certificateError(where: string, url: URL, code: string, wire: WireFailure | undefined, cause: unknown): NetworkError {
+  const peer = wire?.peer;
+  const issuer = peer?.issuer ? safeLine(peer.issuer) : undefined;
+  const via = wire?.proxy ? ` (through the proxy ${wire.proxy.shown})` : '';
+  const details = [
+    issuer ? `issued by "${issuer}"` : undefined,
+    code === 'ERR_TLS_CERT_ALTNAME_INVALID' && peer?.altNames ? `for ${safeLine(peer.altNames)}` : undefined,
+    code === 'CERT_HAS_EXPIRED' && peer?.validTo ? `expired ${safeLine(peer.validTo)}` : undefined,
+  ].filter(Boolean);
+  const trustHint =
+    "If this is your organisation's certificate authority, trust it: `opcli config set ca-file /path/to/ca.pem` (or OPCLI_CA_FILE, or NODE_EXTRA_CA_CERTS, both a PEM file); NODE_USE_SYSTEM_CA=1 (Node 22.19 or later) trusts the system's store too.";
+  const hint =
+    code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH'
+      ? `Check the host in the base URL (\`opcli config get base-url\`): the server presents a certificate for other names.`
+      : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
+        ? "Check this machine's clock; otherwise the server's certificate must be renewed."
+        : trustHint;
+  return new NetworkError(
+    `${where} was not sent: the certificate of ${url.host}${via} ${certificateProblem(code)} (${code}${details.length ? `; ${details.join(', ')}` : ''}).`,
+    { sent: false, errorCode: CERT_NOT_TRUSTED, cause, hint },
+  );
 }

@@ -15,7 +15,7 @@ import { readCheckedFile, UnsafePathError } from '../config/private-file.js';
 import { envValue } from '../config/profile.js';
 import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
-import type { ProxyChoice } from './proxy.js';
+import type { PeerCertificate, ProxyChoice } from './transport.js';
 
 /** Where the extra CA bundle comes from: the variable wins over the setting (it is given for this run). */
 export function caFileSource(setting: string | undefined, env: Record<string, string | undefined>): { path: string; source: string } | undefined {
@@ -115,14 +115,6 @@ function distinguishedName(name: Record<string, string | string[]> | undefined):
     return v === undefined ? [] : [`${k}=${Array.isArray(v) ? v.join('+') : v}`];
   });
   return parts.length ? parts.join(', ') : undefined;
-}
-
-/** What the server's certificate says: who issued it, for whom, until when. */
-export interface PeerCertificate {
-  issuer?: string;
-  subject?: string;
-  validTo?: string;
-  altNames?: string;
 }
 
 /**

@@ -17,7 +17,7 @@ import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PoolConfig } from 'pg';
 import { UsageError } from '../core/errors.js';
-import { isLoopbackHost } from '../http/proxy.js';
+import { isLoopbackHost } from '../http/transport.js';
 import { readPemBundle } from '../http/trust.js';
 import type { RecordUrl } from './url.js';
 import { maskRecordUrl } from './url.js';

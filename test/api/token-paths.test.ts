@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { endpointOf } from '../../src/commands/api/raw-request.js';
+import { endpointOf } from '../../src/commands/api/args.js';
 import { runOpcli, tempConfigDir } from '../helpers.js';
 
 interface Received {

@@ -15,7 +15,6 @@ const MAY_TAKE_DEPS = [
   'src/cli/deps.ts',
   'src/cli/report-error.ts',
   'src/core/output.ts',
-  'src/cli/display.ts',
   'src/core/prompter.ts',
   'src/text/',
 ];

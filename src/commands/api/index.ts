@@ -1,10 +1,10 @@
-import * as api from './raw-request.js';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { resolve } from 'node:path';
-import type { ApiRequestInit } from './raw-request.js';
 import { ApiError, RedirectError, UsageError } from '../../core/errors.js';
 import {
+  type ApiRequestInit,
+  apiRequest,
   collectHeader,
   collectQuery,
   type HeaderPair,
@@ -134,7 +134,7 @@ async function runRequest(opts: ApiOptions, deps: Deps): Promise<void> {
   });
   const http = await deps.http();
   refuseLeavingBase(http, opts.path);
-  const req = api.apiRequest(opts, json);
+  const req = apiRequest(opts, json);
   const show = (answer: { status: number; headers: Record<string, string>; body?: unknown }) => {
     if (opts.include) printHead(deps, answer.status, answer.headers);
     printBody(deps, answer.body);

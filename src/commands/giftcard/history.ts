@@ -168,14 +168,14 @@ async function streamRows(opts: HistoryOptions, deps: Deps, ledger: ledgerMod.Cr
   });
   await Promise.all(pending);
   if (count === 0) deps.err(`No issuances recorded${opts.claim || opts.order ? ' for this filter' : ''} (${ledger.path}).\n`);
-  else if (terminal) deps.out(await terminalBlocks(deps, rows, opts.utc, history.formatTime));
+  else if (terminal) deps.out(await terminalBlocks(deps, rows, opts.utc));
   else await flush();
 }
 
 /** A pipe's columns, tab-separated, in this order. */
 function plainColumns(utc: boolean): output.Column<HistoryRow>[] {
   return [
-    { header: 'TIME', value: (r) => history.formatTime(r.at, utc) },
+    { header: 'TIME', value: (r) => formatTime(r.at, utc) },
     { header: 'FOR', value: (r) => (r.bonus ? `bonus order ${orderLabel(r.orderNumber)}` : `claim ${r.claimId}`) },
     { header: 'AMOUNT', value: (r) => `${groupAmount(r.amount)} ${r.currency}` },
     { header: 'E-MAIL', value: (r) => r.email },
@@ -192,7 +192,7 @@ function plainColumns(utc: boolean): output.Column<HistoryRow>[] {
  * status and the amount lead the first line, and a possible double credit gets a line of its own,
  * so none of them is lost at 80 columns (a table of nine columns had to cut them).
  */
-async function terminalBlocks(deps: Deps, rows: HistoryRow[], utc: boolean, formatTime: (iso: string, utc: boolean) => string): Promise<string> {
+async function terminalBlocks(deps: Deps, rows: HistoryRow[], utc: boolean): Promise<string> {
   const chalk = await colors(deps);
   const width = terminalWidth(deps);
   const money = (r: HistoryRow) => `${groupAmount(r.amount)} ${r.currency}`;
@@ -212,4 +212,17 @@ async function terminalBlocks(deps: Deps, rows: HistoryRow[], utc: boolean, form
     return lines.join('\n');
   });
   return `${blocks.join('\n\n')}\n`;
+}
+
+/** An ISO time as a person reads it: local with its offset, or UTC. */
+function formatTime(iso: string, utc: boolean): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, '0');
+  if (utc)
+    return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} UTC`;
+  const offset = -d.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const zone = `${sign}${p(Math.floor(Math.abs(offset) / 60))}:${p(Math.abs(offset) % 60)}`;
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} ${zone}`;
 }
