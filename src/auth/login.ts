@@ -343,8 +343,7 @@ async function loginWithToken(env: LoginEnv): Promise<LoginResult> {
  */
 async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResult> {
   const token = { ...issued, ...bindingOf(env.profile) };
-  env.redactor.add(token.accessToken);
-  env.redactor.add(token.refreshToken);
+  env.redactor.add(token.accessToken, token.refreshToken);
   const store = await env.credentials();
   const sentSecret = token.grant !== 'token' && env.profile.sources.clientSecret === 'profile';
   await store.update(env.profile.name, (cur) => ({

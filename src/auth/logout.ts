@@ -48,8 +48,7 @@ export async function logout(profile: ResolvedProfile, env: LogoutEnv): Promise<
     const token = store.read(name).token;
     const result: LogoutResult = { profile: name, wasLoggedIn: !!token, refreshTokenRevoked: null, accessTokenRevoked: null, removed: false };
     if (!token) return result;
-    env.redactor.add(token.accessToken);
-    env.redactor.add(token.refreshToken);
+    env.redactor.add(token.accessToken, token.refreshToken);
     const { clientId, clientSecret } = profile;
     env.redactor.add(clientSecret);
     // Revoking sends the token and the client secret: only to the origin both belong to (src/config/origin.ts).
