@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { originOf } from '../config/origin.js';
+import { originOf, profileFlag } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
@@ -14,7 +14,7 @@ import type { Redactor } from '../core/redact.js';
 import { AccessToken } from '../schemas.js';
 import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError, challengeS256, createState, createVerifier } from '../oauth/callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
-import { startCallbackServer } from '../oauth/loopback.js';
+import { CALLBACK_PATH, startCallbackServer } from '../oauth/loopback.js';
 import { bindingOf, clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
@@ -221,7 +221,7 @@ async function startTwoStep(
 ): Promise<LoginResult> {
   const { profile } = env;
   const port = req.port ?? (await freePort());
-  const redirectUri = `http://127.0.0.1:${port}/callback`;
+  const redirectUri = `http://127.0.0.1:${port}${CALLBACK_PATH}`;
   const url = authorizeUrl(profile, p.clientId, redirectUri, p.scopes, p.challenge, p.state);
   const now = env.now();
   const expiresAt = now + PENDING_TTL_MS;
@@ -244,7 +244,7 @@ async function startTwoStep(
       scopes: p.scopes,
       expires_at: new Date(expiresAt).toISOString(),
       // The URL carries the code: on standard input it stays out of `ps` and shell history.
-      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete --stdin`,
+      complete_command: `opcli${profileFlag(profile.name)} auth login --complete --stdin`,
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { legacyOrigin, loginRefusal, originOf, tokenUrlOf } from '../config/origin.js';
+import { legacyOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
 import { ApiError, AuthError, NetworkError } from '../core/errors.js';
 import type { HttpClient, TokenSource } from '../http/client.js';
@@ -97,7 +97,7 @@ export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile
   };
   const current = async (): Promise<StoredToken> => {
     const token = (await deps.credentials()).read(name).token;
-    if (!token) throw new AuthError(`Not logged in (profile "${name}").`, `Run \`opcli${name === 'default' ? '' : ` --profile ${name}`} auth login\`.`);
+    if (!token) throw new AuthError(`Not logged in (profile "${name}").`, `Run \`opcli${profileFlag(name)} auth login\`.`);
     deps.redactor.add(token.accessToken, token.refreshToken);
     return token;
   };
