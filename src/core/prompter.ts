@@ -1,17 +1,13 @@
 import type { IO, Prompter } from './ports.js';
 import { InterruptedError } from './errors.js';
 
-/** Ctrl-C at a question: the prompt's raw mode turns it into a key, and inquirer into ExitPromptError. */
-export function isPromptCancel(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ExitPromptError';
-}
-
 /** Turns a prompt closed with Ctrl-C into "Cancelled." (exit 130); other failures pass through. */
 async function cancellable<T>(ask: () => Promise<T>): Promise<T> {
   try {
     return await ask();
   } catch (error) {
-    if (isPromptCancel(error)) throw new InterruptedError('Cancelled.');
+    // Ctrl-C at a question: the prompt's raw mode turns it into a key, and inquirer into ExitPromptError.
+    if (error instanceof Error && error.name === 'ExitPromptError') throw new InterruptedError('Cancelled.');
     throw error;
   }
 }
