@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { originOf, profileFlag } from '../config/origin.js';
+import { originOf, profileFlag, profileLabel } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
@@ -183,7 +183,7 @@ async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResu
   let code: string;
   try {
     const url = authorizeUrl(profile, clientId, server.redirectUri, scopes, challenge, state);
-    env.notice(`Open this link in a browser to log in${profile.name === 'default' ? '' : ` (profile "${profile.name}")`}:\n\n  ${url}\n\n`);
+    env.notice(`Open this link in a browser to log in${profileLabel(profile.name)}:\n\n  ${url}\n\n`);
     env.notice(`Waiting for the browser's redirect to ${server.redirectUri} (up to ${seconds(req.timeoutMs)}; Ctrl-C to stop).\n`);
     const waits: Promise<string>[] = [
       server.outcome.then((o) => {
@@ -270,7 +270,7 @@ async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginRe
       if (!(error instanceof StateMismatchError)) throw error;
       const what = url.searchParams.get('state') ? 'carries a `state` that does not match' : 'carries no `state` for';
       throw new StateMismatchError(
-        `The address ${what} the login started at ${utcText(waiting.createdAt)}${env.profile.name === 'default' ? '' : ` (profile "${env.profile.name}")`}: refused as a possible forgery or a mistyped address. Nothing was exchanged; that login is still waiting.`,
+        `The address ${what} the login started at ${utcText(waiting.createdAt)}${profileLabel(env.profile.name)}: refused as a possible forgery or a mistyped address. Nothing was exchanged; that login is still waiting.`,
         `Pass the address the browser ended on after approving that login's link, before ${utcText(waiting.expiresAt)} (\`opcli auth login --complete --stdin\`), or start a new one with \`opcli auth login --no-browser --json\`.`,
       );
     }

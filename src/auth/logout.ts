@@ -4,7 +4,7 @@
  * cannot revoke them. No prompt and no print: each warning goes to the verb's `warn`, the outcome
  * comes back as a result.
  */
-import { legacyOrigin, originOf } from '../config/origin.js';
+import { legacyOrigin, originOf, profileLabel } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import { ApiError } from '../core/errors.js';
@@ -32,11 +32,6 @@ export interface LogoutEnv {
   signal: AbortSignal;
   /** A warning in words, as it happens (the verb writes it to stderr). */
   warn(message: string): void;
-}
-
-/** " (profile "name")" for any profile but the default, as messages name it. */
-export function profileLabel(name: string): string {
-  return name === 'default' ? '' : ` (profile "${name}")`;
 }
 
 /** Revokes and deletes the stored login of `profile`; a failed revocation is warned about, never fatal. */

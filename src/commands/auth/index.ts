@@ -11,9 +11,9 @@ import { readSecret } from '../secret-input.js';
 import { readStdinText } from '../../input/data.js';
 import { openInBrowser } from '../../oauth/browser.js';
 import { profileStatuses, allProfiles } from '../../auth/status.js';
-import { originOf, profileFlag } from '../../config/origin.js';
+import { originOf, profileFlag, profileLabel } from '../../config/origin.js';
 import { createTokenSource } from '../../oauth/token-source.js';
-import { type LogoutResult, logout, profileLabel } from '../../auth/logout.js';
+import { type LogoutResult, logout } from '../../auth/logout.js';
 
 /** `opcli auth`: log in, show the login, print or refresh the token, log out. */
 export function register(program: Command, deps: Deps): void {
@@ -149,9 +149,7 @@ async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   }
   const { status } = result;
   const expiry = status.expiresIn === null ? 'unknown expiry' : `the access token expires ${relativeTime(status.expiresIn)}`;
-  deps.err(
-    `Logged in${profile.name === 'default' ? '' : ` (profile "${profile.name}")`}${status.scopes.length ? ` with scopes ${status.scopes.join(' ')}` : ''}; ${expiry}.\n`,
-  );
+  deps.err(`Logged in${profileLabel(profile.name)}${status.scopes.length ? ` with scopes ${status.scopes.join(' ')}` : ''}; ${expiry}.\n`);
   if (opts.json) printJson(deps, status);
 }
 
