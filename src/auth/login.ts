@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { originOf } from '../config/origin.js';
+import { originOf, profileFlag, profileLabel } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
 import { ApiError, AuthError, UsageError, ValidationError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
@@ -14,7 +14,7 @@ import type { Redactor } from '../core/redact.js';
 import { AccessToken } from '../schemas.js';
 import { checkState, codeFromRedirect, parsePastedRedirect, StateMismatchError, challengeS256, createState, createVerifier } from '../oauth/callback.js';
 import { type LoginStatus, loginStatus } from './describe.js';
-import { startCallbackServer } from '../oauth/loopback.js';
+import { CALLBACK_PATH, startCallbackServer } from '../oauth/loopback.js';
 import { bindingOf, clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
 import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
@@ -183,7 +183,7 @@ async function browserLogin(env: LoginEnv, req: LoginRequest): Promise<LoginResu
   let code: string;
   try {
     const url = authorizeUrl(profile, clientId, server.redirectUri, scopes, challenge, state);
-    env.notice(`Open this link in a browser to log in${profile.name === 'default' ? '' : ` (profile "${profile.name}")`}:\n\n  ${url}\n\n`);
+    env.notice(`Open this link in a browser to log in${profileLabel(profile.name)}:\n\n  ${url}\n\n`);
     env.notice(`Waiting for the browser's redirect to ${server.redirectUri} (up to ${seconds(req.timeoutMs)}; Ctrl-C to stop).\n`);
     const waits: Promise<string>[] = [
       server.outcome.then((o) => {
@@ -221,7 +221,7 @@ async function startTwoStep(
 ): Promise<LoginResult> {
   const { profile } = env;
   const port = req.port ?? (await freePort());
-  const redirectUri = `http://127.0.0.1:${port}/callback`;
+  const redirectUri = `http://127.0.0.1:${port}${CALLBACK_PATH}`;
   const url = authorizeUrl(profile, p.clientId, redirectUri, p.scopes, p.challenge, p.state);
   const now = env.now();
   const expiresAt = now + PENDING_TTL_MS;
@@ -244,7 +244,7 @@ async function startTwoStep(
       scopes: p.scopes,
       expires_at: new Date(expiresAt).toISOString(),
       // The URL carries the code: on standard input it stays out of `ps` and shell history.
-      complete_command: `opcli${profile.name === 'default' ? '' : ` --profile ${profile.name}`} auth login --complete --stdin`,
+      complete_command: `opcli${profileFlag(profile.name)} auth login --complete --stdin`,
     },
   };
 }
@@ -270,7 +270,7 @@ async function completeTwoStep(env: LoginEnv, redirect: string): Promise<LoginRe
       if (!(error instanceof StateMismatchError)) throw error;
       const what = url.searchParams.get('state') ? 'carries a `state` that does not match' : 'carries no `state` for';
       throw new StateMismatchError(
-        `The address ${what} the login started at ${utcText(waiting.createdAt)}${env.profile.name === 'default' ? '' : ` (profile "${env.profile.name}")`}: refused as a possible forgery or a mistyped address. Nothing was exchanged; that login is still waiting.`,
+        `The address ${what} the login started at ${utcText(waiting.createdAt)}${profileLabel(env.profile.name)}: refused as a possible forgery or a mistyped address. Nothing was exchanged; that login is still waiting.`,
         `Pass the address the browser ended on after approving that login's link, before ${utcText(waiting.expiresAt)} (\`opcli auth login --complete --stdin\`), or start a new one with \`opcli auth login --no-browser --json\`.`,
       );
     }
@@ -343,8 +343,7 @@ async function loginWithToken(env: LoginEnv): Promise<LoginResult> {
  */
 async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResult> {
   const token = { ...issued, ...bindingOf(env.profile) };
-  env.redactor.add(token.accessToken);
-  env.redactor.add(token.refreshToken);
+  env.redactor.add(token.accessToken, token.refreshToken);
   const store = await env.credentials();
   const sentSecret = token.grant !== 'token' && env.profile.sources.clientSecret === 'profile';
   await store.update(env.profile.name, (cur) => ({

@@ -4,7 +4,7 @@
  * cannot revoke them. No prompt and no print: each warning goes to the verb's `warn`, the outcome
  * comes back as a result.
  */
-import { legacyOrigin, originOf } from '../config/origin.js';
+import { legacyOrigin, originOf, profileLabel } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import { ApiError } from '../core/errors.js';
@@ -34,11 +34,6 @@ export interface LogoutEnv {
   warn(message: string): void;
 }
 
-/** " (profile "name")" for any profile but the default, as messages name it. */
-export function profileLabel(name: string): string {
-  return name === 'default' ? '' : ` (profile "${name}")`;
-}
-
 /** Revokes and deletes the stored login of `profile`; a failed revocation is warned about, never fatal. */
 export async function logout(profile: ResolvedProfile, env: LogoutEnv): Promise<LogoutResult> {
   const store = await env.credentials();
@@ -48,8 +43,7 @@ export async function logout(profile: ResolvedProfile, env: LogoutEnv): Promise<
     const token = store.read(name).token;
     const result: LogoutResult = { profile: name, wasLoggedIn: !!token, refreshTokenRevoked: null, accessTokenRevoked: null, removed: false };
     if (!token) return result;
-    env.redactor.add(token.accessToken);
-    env.redactor.add(token.refreshToken);
+    env.redactor.add(token.accessToken, token.refreshToken);
     const { clientId, clientSecret } = profile;
     env.redactor.add(clientSecret);
     // Revoking sends the token and the client secret: only to the origin both belong to (src/config/origin.ts).

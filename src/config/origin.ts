@@ -46,6 +46,8 @@ function goBack(bound: string, source: 'env' | 'profile' | undefined): string {
 
 /** What a command for `profile` says after `opcli`: nothing for the default profile, else ` --profile NAME`. */
 export const profileFlag = (profile: string) => (profile === 'default' ? '' : ` --profile ${profile}`);
+/** How a message names `profile` after what happened: nothing for the default profile, else ` (profile "NAME")`. */
+export const profileLabel = (profile: string) => (profile === 'default' ? '' : ` (profile "${profile}")`);
 
 /** What a refusal names: the profile, where the base URL in force came from. */
 export interface OriginContext {

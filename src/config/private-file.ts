@@ -125,11 +125,6 @@ export function ensureSharedDir(dir: string): SharedFolder {
   return { dir, gid: st.gid };
 }
 
-/** Checks an open file (fstat, so there is no race with the path): a regular file you own that others cannot write. */
-function checkOpened(fd: number, path: string, what: string, shared?: SharedFolder, owners: Owners = 'me'): void {
-  checkFileStats(fstatSync(fd), path, what, shared, owners);
-}
-
 /**
  * Checks the stats of an opened file (fstat, or a FileHandle's stat): a regular file (never a FIFO,
  * a device or a folder) that `owners` may own and that others cannot write.
@@ -206,7 +201,8 @@ export function openPrivateFile(path: string, flags: number, what: string, mode 
   }
   try {
     if (shared && flags & constants.O_CREAT) shareNewFile(fd, shared);
-    checkOpened(fd, path, what, shared, owners);
+    // On the open descriptor (fstat), so there is no race with the path.
+    checkFileStats(fstatSync(fd), path, what, shared, owners);
   } catch (error) {
     closeSync(fd);
     throw error;

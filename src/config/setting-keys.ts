@@ -4,7 +4,8 @@ import { isAbsolute } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import { parseProxyUrl } from '../http/transport.js';
 import { readPemBundle } from '../http/trust.js';
-import { TriggerId } from '../schemas.js';
+import { Currency, TriggerId } from '../schemas.js';
+import { isSafeForCredentials } from '../http/client.js';
 import { parseRecordUrl } from '../record-pg/url.js';
 import { PROGRESS_MODES } from '../core/ports.js';
 
@@ -24,7 +25,25 @@ export interface SettingKey {
   parse: (raw: string) => unknown;
 }
 
-const url = (raw: string) => z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
+/** Refuses a value in zod's form, so `config set` words it as it words zod's own checks. */
+const refuse = (message: string): never => {
+  throw new z.ZodError([{ code: 'custom', message, path: [], input: undefined }]);
+};
+
+/** A URL opened in a browser (the consent page): http or https. */
+const pageUrl = (raw: string) => {
+  const value = z.url({ message: `expected a URL such as https://api.example.com, got "${raw}"` }).parse(raw);
+  if (!/^https?:$/.test(new URL(value).protocol))
+    refuse(`expected an http(s) URL such as https://api.example.com, got "${value}" (opcli sends requests there)`);
+  return value;
+};
+/** A URL opcli sends requests and credentials to: the HTTP client's own rule, applied when the value is set rather than only when it is used. */
+const url = (raw: string) => {
+  const value = pageUrl(raw);
+  if (!isSafeForCredentials(new URL(value)))
+    refuse(`plain http is allowed only to 127.0.0.1, localhost or [::1], got "${value}": use https:// (opcli sends credentials there)`);
+  return value;
+};
 const text = (raw: string) => z.string().min(1, 'expected a value').parse(raw);
 /** A provider name forms the header x-<name>-access-token, so it must be an HTTP header token. */
 const providerName = (raw: string) =>
@@ -43,6 +62,45 @@ const trueFalse = (raw: string) =>
     .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
     .transform((v) => v === 'true')
     .parse(raw);
+
+/** The provider wants the store's domain alone (shop_url): no scheme, path, query or user. */
+const shopDomain = (raw: string) => {
+  const value = text(raw);
+  // Without / ? # @ \ or spaces, what parses after https:// is a host (and maybe a port) alone.
+  if (/[/?#@\\\s]/.test(value) || !URL.canParse(`https://${value}`)) {
+    refuse(
+      `expected the store's domain alone, such as shop.example, got "${value}" (\`opcli giftcard setup --shop-url\` also takes a whole URL and keeps its domain)`,
+    );
+  }
+  return value;
+};
+
+/** Three capital letters, and a code of the spec's list. */
+const currency = (raw: string) => {
+  const value = z
+    .string()
+    .regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`)
+    .parse(raw.trim().toUpperCase());
+  if (!Currency.safeParse(value).success) refuse(`"${value}" is not a currency code of the spec's list (ISO 4217, such as USD, EUR or GBP)`);
+  return value;
+};
+
+/** An amount above zero with at most two decimals, kept as `1000.00`. */
+const maxAmount = (raw: string) => {
+  const message = `expected an amount above zero with at most two decimals, such as 1000 or 2500.00, got "${raw}"`;
+  return z
+    .string()
+    .transform((v) => v.trim().replace(/,(?=\d{3}(?!\d))/g, ''))
+    .pipe(z.string().regex(/^\d{1,10}(\.\d{1,2})?$/, message))
+    .transform((v) => {
+      const [whole = '0', cents = ''] = v.split('.');
+      return `${Number(whole)}.${cents.padEnd(2, '0')}`;
+    })
+    .refine((v) => v !== '0.00', message)
+    .parse(raw);
+};
+
+const progress = (raw: string) => z.enum(PROGRESS_MODES, { message: `expected auto, plain or none, got "${raw}"` }).parse(raw.trim().toLowerCase());
 
 /** A proxy URL without a password: the settings file is not the credential store. */
 const proxyUrl = (raw: string) => {
@@ -76,114 +134,84 @@ const notProcessedStatuses = (raw: string) => {
     .map(Number);
 };
 
+const SECRET = { secret: true } as const;
+
+type Row = readonly [path: string, parse: (raw: string) => unknown, kind?: Pick<SettingKey, 'secret' | 'passwordSecret'>];
+
+/**
+ * Every key `opcli config set` accepts, in the order `config list` shows them: where it is kept (a
+ * dotted path in ProfileSettings, or the secret's name in the credential store), how its value is
+ * checked, and whether it is a secret.
+ */
+const KEYS = {
+  'base-url': ['baseUrl', url],
+  'authorize-url': ['authorizeUrl', pageUrl],
+  'client-id': ['clientId', text],
+  'client-secret': ['clientSecret', text, SECRET],
+  scopes: ['scopes', list],
+  'store-id': ['storeId', text],
+  'record-dir': ['recordDir', recordDirValue],
+  'record-url': ['recordUrl', (raw) => parseRecordUrl(raw, 'record-url'), { passwordSecret: 'recordPassword' }],
+  proxy: ['proxy', proxyUrl],
+  'no-proxy': ['noProxy', text],
+  'proxy-loopback': ['proxyLoopback', trueFalse],
+  'ca-file': ['caFile', caFile],
+  'not-processed-statuses': ['notProcessedStatuses', notProcessedStatuses],
+  progress: ['progress', progress],
+  accessible: ['accessible', trueFalse],
+  'provider-name': ['provider.name', providerName],
+  'provider-api-url': ['provider.apiUrl', url],
+  'provider-token': ['providerToken', text, SECRET],
+  'shop-url': ['provider.shopUrl', shopDomain],
+  'trigger-id': ['provider.triggerId', (raw) => TriggerId.parse(raw)],
+  'trigger-url': ['provider.triggerUrl', url],
+  'native-url': ['provider.nativeUrl', url],
+  // CHOICE (docs/spec-choices.md#trigger-needs-the-credit-api): the execute call goes without the token unless this says otherwise.
+  'trigger-sends-token': ['provider.triggerSendsToken', trueFalse],
+  currency: ['provider.currency', currency],
+  'max-amount': ['provider.maxAmount', maxAmount],
+  'sandbox-admin-secret': ['sandboxAdminSecret', text, SECRET],
+} satisfies Record<string, Row>;
+
+/** What each key is, as `config list` and the prompts of `config set` say it. */
+const DESCRIPTIONS: Record<keyof typeof KEYS, string> = {
+  'base-url': 'API base URL ({base_url} in the spec)',
+  'authorize-url': 'consent page URL (default {base_url}/v1/oauth/authorize)',
+  'client-id': 'OAuth client id (svc_app_...)',
+  'client-secret': 'OAuth client secret (svc_secret_...)',
+  scopes: 'scopes to request, comma-separated',
+  'store-id': 'store id (client credentials, claims)',
+  'record-dir': 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
+  'record-url':
+    "the team's record of claims and credits in PostgreSQL, postgresql://USER@HOST/DATABASE (OPCLI_RECORD_URL wins; a password in it goes to the credential store)",
+  proxy: 'proxy for every request, http://host:port (wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)',
+  'no-proxy': 'hosts reached without the proxy, as NO_PROXY lists them (wins over NO_PROXY)',
+  'proxy-loopback': 'send requests to 127.0.0.1, localhost and ::1 through the proxy too (true/false, default false)',
+  'ca-file': "PEM file of certificate authorities to trust besides Node's own (absolute path)",
+  'not-processed-statuses': 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
+  progress: 'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (--progress, OPCLI_PROGRESS win)',
+  accessible: 'accessible mode for screen readers: nothing redrawn, choices as numbered lists (true/false, default false; OPCLI_ACCESSIBLE wins)',
+  'provider-name': 'gift card provider name (header x-<name>-access-token)',
+  'provider-api-url': 'gift card provider credit API base URL',
+  'provider-token': 'gift card provider credit API token',
+  'shop-url': 'store domain at the provider (shop_url)',
+  'trigger-id': 'trigger workflow id: the UUID at the end of the execute URL',
+  'trigger-url': 'base of the trigger execute URL (without the id)',
+  'native-url': "storefront's native gift card endpoint base URL",
+  'trigger-sends-token': 'send the credit API token to the trigger execute URL too (true/false, default false)',
+  currency: 'currency of the gift card amounts, three letters (default USD)',
+  'max-amount': 'largest store credit giftcard issue pays without --allow-large, in the profile currency (default 1000.00)',
+  'sandbox-admin-secret': 'the admin API secret of the local sandbox the profile points at (written by `opcli sandbox --write-profile`)',
+};
+
 /** Every key `opcli config set` accepts, in the order `config list` shows them. */
-export const SETTING_KEYS: SettingKey[] = [
-  { key: 'base-url', description: 'API base URL ({base_url} in the spec)', path: ['baseUrl'], parse: url },
-  { key: 'authorize-url', description: 'consent page URL (default {base_url}/v1/oauth/authorize)', path: ['authorizeUrl'], parse: url },
-  { key: 'client-id', description: 'OAuth client id (svc_app_...)', path: ['clientId'], parse: text },
-  { key: 'client-secret', description: 'OAuth client secret (svc_secret_...)', secret: true, path: ['clientSecret'], parse: text },
-  { key: 'scopes', description: 'scopes to request, comma-separated', path: ['scopes'], parse: list },
-  { key: 'store-id', description: 'store id (client credentials, claims)', path: ['storeId'], parse: text },
-  {
-    key: 'record-dir',
-    description: 'folder holding the record of claims filed and the gift card ledger, shared by a team (default: the config folder)',
-    path: ['recordDir'],
-    parse: recordDirValue,
-  },
-  {
-    key: 'record-url',
-    description:
-      "the team's record of claims and credits in PostgreSQL, postgresql://USER@HOST/DATABASE (OPCLI_RECORD_URL wins; a password in it goes to the credential store)",
-    path: ['recordUrl'],
-    passwordSecret: 'recordPassword',
-    parse: (raw) => parseRecordUrl(raw, 'record-url'),
-  },
-  { key: 'proxy', description: 'proxy for every request, http://host:port (wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY)', path: ['proxy'], parse: proxyUrl },
-  { key: 'no-proxy', description: 'hosts reached without the proxy, as NO_PROXY lists them (wins over NO_PROXY)', path: ['noProxy'], parse: text },
-  {
-    key: 'proxy-loopback',
-    description: 'send requests to 127.0.0.1, localhost and ::1 through the proxy too (true/false, default false)',
-    path: ['proxyLoopback'],
-    parse: trueFalse,
-  },
-  { key: 'ca-file', description: "PEM file of certificate authorities to trust besides Node's own (absolute path)", path: ['caFile'], parse: caFile },
-  {
-    key: 'not-processed-statuses',
-    description: 'statuses after which a POST was certainly not processed, comma-separated (default 429; 421 and 429 always)',
-    path: ['notProcessedStatuses'],
-    parse: notProcessedStatuses,
-  },
-  {
-    key: 'progress',
-    description: 'progress of long work: auto (a redrawn line on a terminal, a sentence every 10 s elsewhere), plain or none (--progress, OPCLI_PROGRESS win)',
-    path: ['progress'],
-    parse: (raw) => z.enum(PROGRESS_MODES, { message: `expected auto, plain or none, got "${raw}"` }).parse(raw.trim().toLowerCase()),
-  },
-  {
-    key: 'accessible',
-    description: 'accessible mode for screen readers: nothing redrawn, choices as numbered lists (true/false, default false; OPCLI_ACCESSIBLE wins)',
-    path: ['accessible'],
-    parse: trueFalse,
-  },
-  { key: 'provider-name', description: 'gift card provider name (header x-<name>-access-token)', path: ['provider', 'name'], parse: providerName },
-  { key: 'provider-api-url', description: 'gift card provider credit API base URL', path: ['provider', 'apiUrl'], parse: url },
-  { key: 'provider-token', description: 'gift card provider credit API token', secret: true, path: ['providerToken'], parse: text },
-  { key: 'shop-url', description: 'store domain at the provider (shop_url)', path: ['provider', 'shopUrl'], parse: text },
-  {
-    key: 'trigger-id',
-    description: 'trigger workflow id: the UUID at the end of the execute URL',
-    path: ['provider', 'triggerId'],
-    parse: (raw) => TriggerId.parse(raw),
-  },
-  { key: 'trigger-url', description: 'base of the trigger execute URL (without the id)', path: ['provider', 'triggerUrl'], parse: url },
-  { key: 'native-url', description: "storefront's native gift card endpoint base URL", path: ['provider', 'nativeUrl'], parse: url },
-  {
-    // CHOICE (docs/spec-choices.md#trigger-needs-the-credit-api): the execute call goes without the token unless this says otherwise.
-    key: 'trigger-sends-token',
-    description: 'send the credit API token to the trigger execute URL too (true/false, default false)',
-    path: ['provider', 'triggerSendsToken'],
-    parse: (raw) =>
-      z
-        .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
-        .transform((v) => v === 'true')
-        .parse(raw),
-  },
-  {
-    key: 'currency',
-    description: 'currency of the gift card amounts, three letters (default USD)',
-    path: ['provider', 'currency'],
-    parse: (raw) =>
-      z
-        .string()
-        .regex(/^[A-Z]{3}$/, `expected three capital letters such as USD or EUR, got "${raw}"`)
-        .parse(raw.trim().toUpperCase()),
-  },
-  {
-    key: 'max-amount',
-    description: 'largest store credit giftcard issue pays without --allow-large, in the profile currency (default 1000.00)',
-    path: ['provider', 'maxAmount'],
-    parse: (raw) => {
-      const message = `expected an amount above zero with at most two decimals, such as 1000 or 2500.00, got "${raw}"`;
-      return z
-        .string()
-        .transform((v) => v.trim().replace(/,(?=\d{3}(?!\d))/g, ''))
-        .pipe(z.string().regex(/^\d{1,10}(\.\d{1,2})?$/, message))
-        .transform((v) => {
-          const [whole = '0', cents = ''] = v.split('.');
-          return `${Number(whole)}.${cents.padEnd(2, '0')}`;
-        })
-        .refine((v) => v !== '0.00', message)
-        .parse(raw);
-    },
-  },
-  {
-    key: 'sandbox-admin-secret',
-    description: 'the admin API secret of the local sandbox the profile points at (written by `opcli sandbox --write-profile`)',
-    secret: true,
-    path: ['sandboxAdminSecret'],
-    parse: text,
-  },
-];
+export const SETTING_KEYS: SettingKey[] = (Object.entries(KEYS) as [keyof typeof KEYS, Row][]).map(([key, [path, parse, kind]]) => ({
+  key,
+  description: DESCRIPTIONS[key],
+  path: path.split('.'),
+  parse,
+  ...kind,
+}));
 
 /** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */
 export function recordDirValue(raw: string): string {

@@ -46,42 +46,38 @@ export class SettingsStore {
     return this.profileSchema;
   }
 
-  private read(): SettingsFile {
-    return this.file.read();
-  }
-
   /** The profile `profiles use` selected, if any. */
   currentProfile(): string | undefined {
-    return this.read().currentProfile;
+    return this.file.read().currentProfile;
   }
 
   /** Makes `name` the profile used when no --profile or OPCLI_PROFILE is given. */
   setCurrentProfile(name: string): void {
-    const file = this.read();
+    const file = this.file.read();
     file.currentProfile = name;
     this.file.write(file);
   }
 
   /** Names of every profile that has settings. */
   listProfiles(): string[] {
-    return Object.keys(this.read().profiles).sort();
+    return Object.keys(this.file.read().profiles).sort();
   }
 
   /** The settings of one profile, or undefined when it has none. */
   getProfile(name: string): ProfileSettings | undefined {
-    return this.read().profiles[name];
+    return this.file.read().profiles[name];
   }
 
   /** Replaces a profile's settings. */
   setProfile(name: string, settings: ProfileSettings): void {
-    const file = this.read();
+    const file = this.file.read();
     file.profiles[name] = this.profiles().parse(settings);
     this.file.write(file);
   }
 
   /** Merges settings into a profile (creating it), returning the result. */
   updateProfile(name: string, patch: ProfileSettings): ProfileSettings {
-    const file = this.read();
+    const file = this.file.read();
     const current = file.profiles[name] ?? {};
     const next = this.profiles().parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
     if (next.provider && Object.keys(next.provider).length === 0) delete next.provider;
@@ -92,7 +88,7 @@ export class SettingsStore {
 
   /** Deletes a profile's settings; clears the current profile if it was this one. */
   removeProfile(name: string): boolean {
-    const file = this.read();
+    const file = this.file.read();
     if (!(name in file.profiles)) return false;
     delete file.profiles[name];
     if (file.currentProfile === name) delete file.currentProfile;

@@ -41,16 +41,16 @@ export async function writeSetting(
     return [];
   }
   if (key.secret) {
-    const name = key.path[0] as 'clientSecret' | 'providerToken';
+    const name = key.path[0] as 'clientSecret' | 'providerToken' | 'sandboxAdminSecret';
+    // Each credential is bound to the origin it is meant for, and storing one never rebinds another:
+    // the client secret to the base URL in force (with none yet, to the base-url set later, or the
+    // next login's), the provider token to the provider's API; the sandbox's admin secret has none.
     const binding: Partial<ProfileSecrets> =
-      value === undefined
-        ? name === 'clientSecret'
-          ? { clientSecretOrigin: undefined }
-          : { providerTokenOrigin: undefined }
-        : name === 'clientSecret'
-          ? // Bound to the base URL in force; with none yet, to the base-url set later (or the next login's).
-            { clientSecretOrigin: originOf(stores.envBaseUrl) ?? originOf(current?.baseUrl) }
-          : { providerTokenOrigin: originOf(current?.provider?.apiUrl) };
+      name === 'clientSecret'
+        ? { clientSecretOrigin: value === undefined ? undefined : (originOf(stores.envBaseUrl) ?? originOf(current?.baseUrl)) }
+        : name === 'providerToken'
+          ? { providerTokenOrigin: value === undefined ? undefined : originOf(current?.provider?.apiUrl) }
+          : {};
     await credentials.update(profile, (cur) => ({ ...cur, [name]: value, ...binding }));
     return [];
   }

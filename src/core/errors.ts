@@ -81,6 +81,21 @@ export class InterruptedError extends OpcliError {
   }
 }
 
+/** What an ApiError is made of. */
+interface ApiErrorInit {
+  status: number;
+  method: string;
+  url: string;
+  body: unknown;
+  message: string;
+  code?: string;
+  hint?: string;
+  exitCode?: ExitCode;
+  fieldErrors?: { path: string; message: string }[];
+  headers?: Record<string, string>;
+  notProcessed?: boolean;
+}
+
 /** The server answered with an error status. */
 export class ApiError extends OpcliError {
   readonly status: number;
@@ -96,19 +111,7 @@ export class ApiError extends OpcliError {
   /** A POST answered with a status the server guarantees it did not process (421, the profile's `not-processed-statuses`). */
   readonly notProcessed: boolean;
 
-  constructor(init: {
-    status: number;
-    method: string;
-    url: string;
-    body: unknown;
-    message: string;
-    code?: string;
-    hint?: string;
-    exitCode?: ExitCode;
-    fieldErrors?: { path: string; message: string }[];
-    headers?: Record<string, string>;
-    notProcessed?: boolean;
-  }) {
+  constructor(init: ApiErrorInit) {
     super(init.message, {
       exitCode: init.exitCode ?? ExitCode.failed,
       hint: init.hint,
@@ -133,17 +136,7 @@ export class ApiError extends OpcliError {
 export class RedirectError extends ApiError {
   readonly location?: string;
   readonly uncertain: boolean;
-  constructor(init: {
-    status: number;
-    method: string;
-    url: string;
-    body: unknown;
-    headers: Record<string, string>;
-    message: string;
-    hint: string;
-    location?: string;
-    uncertain: boolean;
-  }) {
+  constructor(init: ApiErrorInit & { hint: string; location?: string; uncertain: boolean }) {
     super(init);
     this.location = init.location;
     this.uncertain = init.uncertain;

@@ -1,17 +1,13 @@
 import type { IO, Prompter } from './ports.js';
 import { InterruptedError } from './errors.js';
 
-/** Ctrl-C at a question: the prompt's raw mode turns it into a key, and inquirer into ExitPromptError. */
-export function isPromptCancel(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ExitPromptError';
-}
-
 /** Turns a prompt closed with Ctrl-C into "Cancelled." (exit 130); other failures pass through. */
 async function cancellable<T>(ask: () => Promise<T>): Promise<T> {
   try {
     return await ask();
   } catch (error) {
-    if (isPromptCancel(error)) throw new InterruptedError('Cancelled.');
+    // Ctrl-C at a question: the prompt's raw mode turns it into a key, and inquirer into ExitPromptError.
+    if (error instanceof Error && error.name === 'ExitPromptError') throw new InterruptedError('Cancelled.');
     throw error;
   }
 }
@@ -52,32 +48,23 @@ async function readLine(io: IO, question: string, signals: (AbortSignal | undefi
   return new Promise((resolve, reject) => {
     // terminal: false: the terminal echoes what is typed; readline draws nothing and moves no cursor.
     const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
-    let answered = false;
-    const cancel = () => {
-      cleanup();
-      reject(new InterruptedError('Cancelled.'));
-    };
     const live = signals.filter((s): s is AbortSignal => s !== undefined);
-    const cleanup = () => {
-      for (const s of live) s.removeEventListener('abort', cancel);
+    let answered = false;
+    /** Settles once: stops listening, then closes readline (whose 'close' then finds the question answered). */
+    const settle = (answer: () => void) => {
+      if (answered) return;
       answered = true;
+      for (const s of live) s.removeEventListener('abort', cancel);
+      answer();
       rl.close();
     };
+    const cancel = () => settle(() => reject(new InterruptedError('Cancelled.')));
     if (live.some((s) => s.aborted)) return cancel();
     for (const s of live) s.addEventListener('abort', cancel, { once: true });
     rl.on('SIGINT', cancel);
-    rl.on('close', () => {
-      if (!answered) {
-        answered = true;
-        for (const s of live) s.removeEventListener('abort', cancel);
-        reject(new InterruptedError('Cancelled: the input ended before an answer.'));
-      }
-    });
+    rl.on('close', () => settle(() => reject(new InterruptedError('Cancelled: the input ended before an answer.'))));
     io.stderr.write(question);
-    rl.once('line', (line) => {
-      cleanup();
-      resolve(line);
-    });
+    rl.once('line', (line) => settle(() => resolve(line)));
   });
 }
 

@@ -31,9 +31,9 @@ export const SECRET_KEYS = new Set([
 export class Redactor {
   private readonly secrets = new Set<string>();
 
-  /** Remember a value that must never be printed (ignored when too short to be a secret). */
-  add(secret: string | undefined | null): void {
-    if (secret && secret.length >= 6) this.secrets.add(secret);
+  /** Remember values that must never be printed (each ignored when too short to be a secret). */
+  add(...secrets: (string | undefined | null)[]): void {
+    for (const secret of secrets) if (secret && secret.length >= 6) this.secrets.add(secret);
   }
 
   /** Returns the text with every known secret replaced by a mask. */

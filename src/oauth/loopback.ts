@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { UsageError } from '../core/errors.js';
 import { escapeHtml } from '../text/safe.js';
@@ -65,22 +66,21 @@ export async function startCallbackServer<T>(options: {
     res.on('close', () => settle(judged));
     res.on('finish', () => settle(judged));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => {
-      const port = options.port ?? 0;
-      if (error.code === 'EADDRINUSE') {
-        reject(
-          new UsageError(
-            `Port ${port} on 127.0.0.1 is already in use, so the login callback cannot listen there.`,
-            'Stop the program using it, or pass another --port (one your app registration allows), or leave --port out for a free one.',
-          ),
-        );
-      } else if (error.code === 'EACCES') {
-        reject(new UsageError(`Not allowed to listen on port ${port} of 127.0.0.1.`, 'Pick a port above 1023 with --port.'));
-      } else reject(error);
-    });
-    server.listen({ host: '127.0.0.1', port: options.port ?? 0, exclusive: true }, () => resolve());
-  });
+  server.listen({ host: '127.0.0.1', port: options.port ?? 0, exclusive: true });
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    const port = options.port ?? 0;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new UsageError(
+        `Port ${port} on 127.0.0.1 is already in use, so the login callback cannot listen there.`,
+        'Stop the program using it, or pass another --port (one your app registration allows), or leave --port out for a free one.',
+      );
+    }
+    if (code === 'EACCES') throw new UsageError(`Not allowed to listen on port ${port} of 127.0.0.1.`, 'Pick a port above 1023 with --port.');
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   let closing: Promise<void> | undefined;

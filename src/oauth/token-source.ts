@@ -1,5 +1,5 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { legacyOrigin, loginRefusal, originOf, tokenUrlOf } from '../config/origin.js';
+import { legacyOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
 import { ApiError, AuthError, NetworkError } from '../core/errors.js';
 import type { HttpClient, TokenSource } from '../http/client.js';
@@ -97,9 +97,8 @@ export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile
   };
   const current = async (): Promise<StoredToken> => {
     const token = (await deps.credentials()).read(name).token;
-    if (!token) throw new AuthError(`Not logged in (profile "${name}").`, `Run \`opcli${name === 'default' ? '' : ` --profile ${name}`} auth login\`.`);
-    deps.redactor.add(token.accessToken);
-    deps.redactor.add(token.refreshToken);
+    if (!token) throw new AuthError(`Not logged in (profile "${name}").`, `Run \`opcli${profileFlag(name)} auth login\`.`);
+    deps.redactor.add(token.accessToken, token.refreshToken);
     return token;
   };
   // The token last read or obtained. A batch makes thousands of requests: reading and parsing the
@@ -162,8 +161,7 @@ async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, rep
   return store.withLock(async () => {
     const token = store.read(name).token;
     if (!token) throw new AuthError(`Not logged in (profile "${name}"): the login was removed, perhaps by \`opcli auth logout\` in another terminal.`);
-    deps.redactor.add(token.accessToken);
-    deps.redactor.add(token.refreshToken);
+    deps.redactor.add(token.accessToken, token.refreshToken);
     // Checked first: a login another process stored meanwhile (at another server) is not adopted either.
     const bound = refreshTarget(token, profile);
     if (replacing !== undefined && token.accessToken !== replacing && (token.expiresAt === undefined || token.expiresAt > deps.now())) {
@@ -217,8 +215,7 @@ async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, rep
     }
     // The rotated pair keeps the origin and endpoint that issued it (an older opcli's login is bound now).
     const next = { ...toStoredToken(response, token.grant, started, token.storeId), ...bound };
-    deps.redactor.add(next.accessToken);
-    deps.redactor.add(next.refreshToken);
+    deps.redactor.add(next.accessToken, next.refreshToken);
     // Rotation: the new refresh token replaces the old one before the new access token is used.
     store.writeLocked(name, (cur) => ({ ...cur, token: next }));
     deps.debug('auth: refreshed; the rotated token pair is stored');

@@ -7,9 +7,6 @@ import { ApiError, OpcliError, UsageError } from '../core/errors.js';
 import { parseRetryAfter } from '../http/retry.js';
 import { textProblem } from '../text/safe.js';
 
-/** The spec's advice for a refused session token (Errors table). */
-export const RELOAD_MESSAGE = 'the session token is expired or was already used: ask the merchant to reload the app';
-
 /** A JWT in compact form: three base64url parts joined by dots (the signature part may be empty). */
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
@@ -43,11 +40,9 @@ export async function verifySession(
   opts: { wait: boolean },
 ) {
   const api = await env.api();
-  let context: Awaited<ReturnType<typeof api.verifySession>> | undefined;
   for (let attempt = 0; ; attempt++) {
     try {
-      context = await api.verifySession(token, env.signal);
-      break;
+      return await api.verifySession(token, env.signal);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.status === 429) {
@@ -68,7 +63,8 @@ export async function verifySession(
           typeof error.body === 'object' && error.body
             ? ((error.body as { error_description?: string; message?: string }).error_description ?? (error.body as { message?: string }).message)
             : undefined;
-        throw new OpcliError(`${RELOAD_MESSAGE[0]?.toUpperCase()}${RELOAD_MESSAGE.slice(1)}.`, {
+        // The spec's advice for a refused session token (its Errors table).
+        throw new OpcliError('The session token is expired or was already used: ask the merchant to reload the app.', {
           hint: `${said ? `The server said: ${said}. ` : ''}A session token is valid 60 seconds and verifies once; the app should create its own session after the first verification.`,
           cause: error,
         });
@@ -76,5 +72,4 @@ export async function verifySession(
       throw error;
     }
   }
-  return context;
 }

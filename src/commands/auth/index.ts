@@ -11,9 +11,9 @@ import { readSecret } from '../secret-input.js';
 import { readStdinText } from '../../input/data.js';
 import { openInBrowser } from '../../oauth/browser.js';
 import { profileStatuses, allProfiles } from '../../auth/status.js';
-import { originOf, profileFlag } from '../../config/origin.js';
+import { originOf, profileFlag, profileLabel } from '../../config/origin.js';
 import { createTokenSource } from '../../oauth/token-source.js';
-import { type LogoutResult, logout, profileLabel } from '../../auth/logout.js';
+import { type LogoutResult, logout } from '../../auth/logout.js';
 
 /** `opcli auth`: log in, show the login, print or refresh the token, log out. */
 export function register(program: Command, deps: Deps): void {
@@ -99,7 +99,11 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
     completeFrom:
       flags.complete === undefined
         ? undefined
-        : { argument: typeof flags.complete === 'string' ? flags.complete : undefined, stdin: !!flags.stdin, fromFile: fromFile(flags.fromFile) },
+        : {
+            argument: typeof flags.complete === 'string' ? flags.complete : undefined,
+            stdin: !!flags.stdin,
+            fromFile: typeof flags.fromFile === 'string' ? flags.fromFile : undefined,
+          },
     clientCredentials: !!flags.clientCredentials,
     storeId: typeof flags.storeId === 'string' ? parseStoreId(flags.storeId) : undefined,
     withToken: !!flags.withToken,
@@ -115,10 +119,6 @@ export function parseFlags(flags: Record<string, string | boolean | undefined>):
   }
   refuseConflicts({ ...opts, complete: opts.completeFrom ? '' : undefined });
   return opts;
-}
-
-function fromFile(value: string | boolean | undefined): string | undefined {
-  return typeof value === 'string' ? value : undefined;
 }
 
 /** Logs in the way the options say and renders the outcome. */
@@ -149,9 +149,7 @@ async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
   }
   const { status } = result;
   const expiry = status.expiresIn === null ? 'unknown expiry' : `the access token expires ${relativeTime(status.expiresIn)}`;
-  deps.err(
-    `Logged in${profile.name === 'default' ? '' : ` (profile "${profile.name}")`}${status.scopes.length ? ` with scopes ${status.scopes.join(' ')}` : ''}; ${expiry}.\n`,
-  );
+  deps.err(`Logged in${profileLabel(profile.name)}${status.scopes.length ? ` with scopes ${status.scopes.join(' ')}` : ''}; ${expiry}.\n`);
   if (opts.json) printJson(deps, status);
 }
 
@@ -235,8 +233,6 @@ async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   }
 }
 
-export type TokenOptions = Record<string, never>;
-
 /** Registers `auth token`. */
 function registerToken(group: Command, deps: Deps): void {
   group
@@ -251,15 +247,8 @@ Examples:
 
 The token is the only thing on stdout; keep it out of logs. Exit codes: 0 ok, 4 not logged in.`,
     )
-    .action(async () => {
-      await runToken({}, deps);
-    });
-}
-
-/** Prints the access token of the active profile (OPCLI_TOKEN when set). */
-async function runToken(_opts: TokenOptions, deps: Deps): Promise<void> {
-  const token = await (await deps.tokens()).get();
-  deps.out(`${token}\n`);
+    // The access token of the active profile (OPCLI_TOKEN when set), and nothing else on stdout.
+    .action(async () => deps.out(`${await (await deps.tokens()).get()}\n`));
 }
 
 export interface RefreshOptions {
