@@ -4,19 +4,19 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { closeSync, fstatSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { withFileLock } from '../config/lock.js';
-import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
-import { syncWritten } from '../record/durable.js';
-import { appendSealed, endsWithNewline, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON } from '../record/damage.js';
+import { appendDurable, type LogRead, openLog, type RecordClient, readLog } from '../record/log.js';
 import { creditWeight, endAttempt } from '../record/outcome.js';
-import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
-import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
+import { type RepairTarget, repairTargetOf } from '../record/repair.js';
+import { IndexedRecord, IndexMismatch } from '../record/store.js';
+import { checkWitnessOf } from '../record/witness.js';
 
 // The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
 // The file ledger and the team's record database (ledger-db.ts) find an earlier credit by it.
@@ -196,7 +196,7 @@ export interface CreditLedger {
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger implements CreditLedger {
   readonly path: string;
-  private readonly place: RecordPlace;
+  readonly place: RecordPlace;
   /**
    * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the ledgers
    * of every place the record lived before (the config folder, earlier record-dirs): still read,
@@ -236,7 +236,8 @@ export class Ledger implements CreditLedger {
     const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
     if (fd === undefined) return { records: [], damaged: [] };
     try {
-      return readLedger(fd);
+      const records: LedgerRecord[] = [];
+      return { records, damaged: readLedger(fd, (r) => records.push(r)).damaged };
     } finally {
       closeSync(fd);
     }
@@ -283,30 +284,26 @@ export class Ledger implements CreditLedger {
   }
 
   /**
-   * Appends one record (call inside withLock), durable when it returns: an attempt is on disk
-   * before any money is sent, as a claim's intent is. A last line left without its newline by an
-   * interrupted write is ended first, and set aside by a line naming it (src/record/log.ts), so it
-   * stays a torn line (an uncertain action) and not garbage mid-file.
+   * Appends one record (call inside withLock), durable when it returns (src/record/log.ts
+   * appendDurable): an attempt is on disk before any money is sent, as a claim's intent is.
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    ensureRecordDir(this.place);
-    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, true) as number;
-    try {
-      const size = fstatSync(fd).size;
-      const torn = size > 0 && !endsWithNewline(fd, size) ? endTornLine(readLedger(fd).read, record.at, record.user) : '';
-      appendSealed(fd, `${torn}${JSON.stringify(fields)}\n`);
-      // On disk (and a new file's name in its folder) before the request it announces can move money (src/record/durable.ts).
-      syncWritten(fd, size === 0 ? this.dir : undefined);
-      keepWitnessOf(this.place.configDir, this.path, fd);
-    } finally {
-      closeSync(fd);
-    }
+    appendDurable(this.place, LEDGER_FILE, WORDS.what, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record);
   }
 
-  /** Accepts the ledger as it is now here and where it lived before (a repair): src/record/witness.ts. */
-  acceptAsItIs(): void {
-    acceptAsItIs(this.place, LEDGER_FILE, 'gift card ledger');
+  /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */
+  repairTarget(): RepairTarget {
+    const damaged = () => this.read().damaged;
+    return repairTargetOf({
+      place: this.place,
+      name: LEDGER_FILE,
+      lock: 'giftcard-ledger',
+      what: WORDS.what,
+      command: WORDS.repair,
+      client: LEDGER_LINES,
+      damaged,
+    });
   }
 
   /** Appends one record under the lock. */
@@ -362,9 +359,9 @@ export class Ledger implements CreditLedger {
       return lines;
     });
     try {
-      for (const o of open) readLedgerEach(o.fd, (r) => window.count(r));
+      for (const o of open) readLedger(o.fd, (r) => window.count(r));
       for (const o of open) {
-        const read = readLedgerEach(o.fd, (r) => window.add(r));
+        const read = readLedger(o.fd, (r) => window.add(r));
         if (o.ledger === this) damaged = read.damaged;
       }
       window.end();
@@ -424,21 +421,9 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   return q.find(...terms);
 }
 
-/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */
-function readLedger(fd: number): { records: LedgerRecord[]; damaged: DamagedLine[]; read: LogRead } {
-  const records: LedgerRecord[] = [];
-  const read = readLedgerEach(fd, (r) => records.push(r));
-  return { records, damaged: read.damaged, read };
-}
-
-/** `readLedger`, each record handed to `take` as it is read rather than gathered. */
-function readLedgerEach(fd: number, take: (r: LedgerRecord) => void): LogRead {
-  const check = new LineCheck(
-    1,
-    (v) => LedgerRecord.safeParse(v).data,
-    (r) => (r.type === 'set-aside' ? r.line : undefined),
-  );
-  return readLog(fd, check, (r) => {
+/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take`; each author named as the OS names the line's uid (src/record/chain.ts). */
+function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
+  return readLog(fd, LEDGER_LINES, (r) => {
     if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     take(r);
   });
