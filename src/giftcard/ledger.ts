@@ -11,9 +11,9 @@ import { withFileLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON } from '../record/damage.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
 import { appendDurable, type LogRead, openLog, type RecordClient, readLog } from '../record/log.js';
-import { creditWeight, endAttempt } from '../record/outcome.js';
+import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord, IndexMismatch } from '../record/store.js';
 import { checkWitnessOf } from '../record/witness.js';
@@ -54,8 +54,15 @@ export function sameKey(recorded: string, key: string): boolean {
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
-/** The ledger in the words of a refusal. */
-const WORDS = { what: 'gift card ledger', repair: 'opcli giftcard repair' };
+/** The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair. */
+const WORDS: RecordWords = {
+  what: 'gift card ledger',
+  command: 'opcli giftcard repair',
+  risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
+  repair:
+    'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
+  detailsKey: 'ledger',
+};
 
 /** How the credit reached the customer. */
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
@@ -299,8 +306,7 @@ export class Ledger implements CreditLedger {
       place: this.place,
       name: LEDGER_FILE,
       lock: 'giftcard-ledger',
-      what: WORDS.what,
-      command: WORDS.repair,
+      words: WORDS,
       client: LEDGER_LINES,
       damaged,
     });
@@ -435,13 +441,6 @@ function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
  * claims answered from the index. (Tests make them small to walk the index's way.)
  */
 export const CLAIM_WINDOW = { window: 10_000, held: 200_000 };
-
-/** A claim or order's identity hashed to 32 bits (FNV-1a): what the first pass counts lines by. */
-function claimHash(what: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < what.length; i++) h = Math.imul(h ^ what.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
 
 /**
  * The ledger's issuances handed over in its order, each with the issuances of its claim or order,
@@ -582,12 +581,6 @@ export interface UncertainLine {
 /** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
 export class LedgerDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, {
-      what: 'gift card ledger',
-      risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
-      repair:
-        'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
-      detailsKey: 'ledger',
-    });
+    super(path, lines, WORDS);
   }
 }

@@ -226,6 +226,12 @@ export interface DamagedFileWords {
   detailsKey: string;
 }
 
+/** How a record names itself everywhere: a damaged line's refusal (above), a file that shrank (witness.ts), its repair (repair.ts). */
+export interface RecordWords extends DamagedFileWords {
+  /** The command that repairs it: "opcli claims repair". */
+  command: string;
+}
+
 /** A record of actions that cannot be read safely: nothing may be filed or paid until it is repaired (exit 2). */
 export class DamagedRecordFileError extends OpcliError {
   constructor(

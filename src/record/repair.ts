@@ -15,7 +15,7 @@ import { acceptAsItIs, ensureRecordDir, type RecordPlace } from '../config/recor
 import { osUser } from '../config/user-name.js';
 import { UsageError } from '../core/errors.js';
 import { rechain } from './chain.js';
-import { blockingDamage, type DamagedLine, describeDamage, readRecordLines, TORN_REASON } from './damage.js';
+import { blockingDamage, type DamagedLine, describeDamage, type RecordWords, readRecordLines, TORN_REASON } from './damage.js';
 import { type RecordClient, setAsideLine } from './log.js';
 
 /** A record file to repair. */
@@ -42,8 +42,7 @@ export interface RecordFile<T> {
   place: RecordPlace;
   name: string;
   lock: string;
-  what: string;
-  command: string;
+  words: RecordWords;
   client: RecordClient<T>;
   damaged(): DamagedLine[];
   header?(at: string): string;
@@ -53,8 +52,8 @@ export interface RecordFile<T> {
 export function repairTargetOf<T>(f: RecordFile<T>): RepairTarget {
   return {
     path: join(f.place.dir, f.name),
-    what: f.what,
-    command: f.command,
+    what: f.words.what,
+    command: f.words.command,
     shared: f.place.shared,
     withLock: (fn) => {
       ensureRecordDir(f.place);
@@ -62,7 +61,7 @@ export function repairTargetOf<T>(f: RecordFile<T>): RepairTarget {
     },
     damaged: () => f.damaged(),
     parse: (v) => f.client.parse(v),
-    accept: () => acceptAsItIs(f.place, f.name, f.what),
+    accept: () => acceptAsItIs(f.place, f.name, f.words.what),
     setAside: (d, reason, at) => (d.line === 1 && f.header ? f.header(at) : setAsideLine(d, reason, at, osUser())),
   };
 }
