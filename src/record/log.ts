@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
-import { type DamagedLine, LineCheck, TORN_REASON } from './damage.js';
+import { type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
 import { syncWritten } from './durable.js';
 import { eachLineSync } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
@@ -21,25 +21,12 @@ import { keepWitnessOf } from './witness.js';
  * the line a set-aside names, and the terms a line is found by (its key, its customer); the record
  * does the rest (reading under the damage policy, appending, the index: store.ts, repair: repair.ts).
  */
-export interface RecordClient<T> {
+export interface RecordClient<T> extends LineSchema<T> {
   /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
   terms: string;
-  version: number;
-  parse(value: unknown): T | undefined;
-  setAsideOf(record: T): number | undefined;
   termsOf(record: T): string[];
   /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
   isHeader?(record: T): boolean;
-}
-
-/** The one damage policy for a client's lines (damage.ts), read on from the line whose hash is `after` (chain.ts) when given. */
-export function checkOf<T>(client: RecordClient<T>, after?: string): LineCheck<T> {
-  return new LineCheck(
-    client.version,
-    (v) => client.parse(v),
-    (r) => client.setAsideOf(r),
-    after,
-  );
 }
 
 /** What reading a record file found besides its records. */
@@ -63,7 +50,7 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
 
 /** Reads every line of the record open as `fd` under the damage policy; each record goes to `take` with its byte offset and line number. */
 export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T, offset: number, line: number) => void): LogRead {
-  const check = checkOf(client);
+  const check = new LineCheck(client);
   let n = 0;
   const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
     n++;

@@ -12,9 +12,9 @@
  */
 import { fstatSync, readSync } from 'node:fs';
 import { lineHash } from './chain.js';
-import { blockingDamage, type DamagedLine } from './damage.js';
+import { blockingDamage, type DamagedLine, LineCheck } from './damage.js';
 import { eachLineSync, lineAtSync } from './file-lines.js';
-import { checkOf, type RecordClient } from './log.js';
+import type { RecordClient } from './log.js';
 import { type Covered, TermIndex, termHash } from './index-file.js';
 import { fdReader, lineHashBefore } from './witness.js';
 
@@ -176,7 +176,7 @@ function readTail<T>(
   from: Covered | undefined,
   flush?: (entries: [string, number][], covered: Covered) => boolean,
 ): { entries: [string, number][]; damaged: DamagedLine[]; covered: Covered } {
-  const check = checkOf(client, from?.last);
+  const check = new LineCheck(client, from?.last);
   const entries: [string, number][] = [];
   const covered: Covered = from ? { ...from } : { size: 0, lines: 0, chained: false };
   let line = covered.lines;
