@@ -7,12 +7,11 @@
 import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { withFileLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, type LogRead, openLog, type RecordClient, readLog } from '../record/log.js';
+import { appendDurable, type LogRead, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord, IndexMismatch } from '../record/store.js';
@@ -217,19 +216,9 @@ export class Ledger implements CreditLedger {
     this.path = join(this.place.dir, LEDGER_FILE);
   }
 
-  private get dir(): string {
-    return this.place.dir;
-  }
-
-  /** The shared record folder the ledger is in (record-dir), if it is one. */
-  get shared() {
-    return this.place.shared;
-  }
-
-  /** Runs `fn` holding the ledger's cross-process lock. */
+  /** Runs `fn` holding the ledger's cross-process lock (src/record/log.ts). */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    ensureRecordDir(this.place);
-    return withFileLock(this.dir, 'giftcard-ledger', fn, { shared: !!this.place.shared });
+    return withRecordLock(this.place, 'giftcard-ledger', fn);
   }
 
   /**

@@ -8,6 +8,7 @@
  */
 import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { withFileLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
@@ -65,6 +66,12 @@ export function appendSealed(fd: number, text: string): void {
   const bytes = Buffer.from(sealText(text, tailHash(fd)).text, 'utf8');
   let done = 0;
   while (done < bytes.length) done += writeSync(fd, bytes, done);
+}
+
+/** Runs `fn` holding the lock `lock` of a record's place (src/config/lock.ts; a shared record-dir's lock is everyone's). */
+export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Promise<T>): Promise<T> {
+  ensureRecordDir(place);
+  return withFileLock(place.dir, lock, fn, { shared: !!place.shared });
 }
 
 /**

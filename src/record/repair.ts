@@ -9,14 +9,13 @@
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { withFileLock } from '../config/lock.js';
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
-import { acceptAsItIs, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
+import { acceptAsItIs, type RecordPlace } from '../config/record-dir.js';
 import { osUser } from '../config/user-name.js';
 import { UsageError } from '../core/errors.js';
 import { rechain } from './chain.js';
 import { blockingDamage, type DamagedLine, describeDamage, type RecordWords, readRecordLines, TORN_REASON } from './damage.js';
-import { type RecordClient, setAsideLine } from './log.js';
+import { type RecordClient, setAsideLine, withRecordLock } from './log.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -55,10 +54,7 @@ export function repairTargetOf<T>(f: RecordFile<T>): RepairTarget {
     what: f.words.what,
     command: f.words.command,
     shared: f.place.shared,
-    withLock: (fn) => {
-      ensureRecordDir(f.place);
-      return withFileLock(f.place.dir, f.lock, fn, { shared: !!f.place.shared });
-    },
+    withLock: (fn) => withRecordLock(f.place, f.lock, fn),
     damaged: () => f.damaged(),
     parse: (v) => f.client.parse(v),
     accept: () => acceptAsItIs(f.place, f.name, f.words.what),
