@@ -13,7 +13,7 @@
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
 import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
 import { lineAtSync } from '../record/file-lines.js';
@@ -256,15 +256,19 @@ export class ClaimQuestions {
   }
 }
 
+/** The record of claims in the words of a refusal (a damaged line, a file that shrank) and of its repair. */
+export const CLAIM_WORDS: RecordWords = {
+  what: 'record of claims',
+  command: 'opcli claims repair',
+  risk: 'a line opcli cannot read could be a claim already filed, and filing without it could file it twice',
+  repair:
+    'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
+  detailsKey: 'record',
+};
+
 /** A record of claims that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
 export class RecordDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, {
-      what: 'record of claims',
-      risk: 'a line opcli cannot read could be a claim already filed, and filing without it could file it twice',
-      repair:
-        'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
-      detailsKey: 'record',
-    });
+    super(path, lines, CLAIM_WORDS);
   }
 }

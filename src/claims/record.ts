@@ -43,7 +43,8 @@ import {
   recordFileName,
   type RunLine,
 } from './record-format.js';
-import { ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
+import { type RepairTarget, repairTargetOf } from '../record/repair.js';
+import { CLAIM_LINES, CLAIM_WORDS as WORDS, ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
 
 export { RecordDamagedError } from './record-index.js';
 export {
@@ -55,18 +56,11 @@ export {
   type OutcomeLine,
   parseRecordLine,
   type ReadLine,
-  RECORD_VERSION,
   type RecordHit,
-  RecordLine,
-  type RecordState,
-  RecordStatus,
   type RecordStore,
   recordFileName,
   stateWords,
 } from './record-format.js';
-
-/** The record in the words of a witness's refusal: one that shrank, changed or vanished since this person wrote it (src/record/witness.ts). */
-const WORDS = { what: 'record of claims', repair: 'opcli claims repair' };
 
 /**
  * How long a second run waits for the record's lock before refusing, unless `claims file --lock-wait`
@@ -111,6 +105,19 @@ export class ClaimRecord {
   /** The record's lock name in its folder. */
   static lockName(store: RecordStore): string {
     return recordFileName(store).replace(/\.jsonl$/, '');
+  }
+
+  /** The record of a store as a file `claims repair` sets damaged lines aside in (src/record/repair.ts); a damaged header gets a new one. */
+  static repairTarget(place: RecordPlace, store: RecordStore): RepairTarget {
+    const damaged = () => {
+      // Read as a command that files reads it, without refusing: what it finds is what the repair sets aside.
+      const probe = ClaimRecord.openSync({ place, store, tolerateDamage: true });
+      probe.close();
+      return probe.damaged;
+    };
+    const header = (at: string) => headerLine(store, at).slice(0, -1);
+    const name = recordFileName(store);
+    return repairTargetOf({ place, name, lock: ClaimRecord.lockName(store), words: WORDS, client: CLAIM_LINES, damaged, header });
   }
 
   /**

@@ -4,19 +4,18 @@
  * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
  * ever rewritten, so the file is the record of what was done, by whom and when.
  */
-import { closeSync, fstatSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { withFileLock } from '../config/lock.js';
-import { acceptAsItIs, earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, TORN_REASON } from '../record/damage.js';
-import { syncWritten } from '../record/durable.js';
-import { appendSealed, endsWithNewline, endTornLine, type LogRead, openLog, readLog } from '../record/log.js';
-import { creditWeight, endAttempt } from '../record/outcome.js';
-import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
-import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
+import { appendDurable, type LogRead, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
+import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
+import { type RepairTarget, repairTargetOf } from '../record/repair.js';
+import { IndexedRecord, IndexMismatch } from '../record/store.js';
+import { checkWitnessOf } from '../record/witness.js';
 
 // The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
 // The file ledger and the team's record database (ledger-db.ts) find an earlier credit by it.
@@ -54,8 +53,15 @@ export function sameKey(recorded: string, key: string): boolean {
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
-/** The ledger in the words of a refusal. */
-const WORDS = { what: 'gift card ledger', repair: 'opcli giftcard repair' };
+/** The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair. */
+const WORDS: RecordWords = {
+  what: 'gift card ledger',
+  command: 'opcli giftcard repair',
+  risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
+  repair:
+    'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
+  detailsKey: 'ledger',
+};
 
 /** How the credit reached the customer. */
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
@@ -196,7 +202,7 @@ export interface CreditLedger {
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger implements CreditLedger {
   readonly path: string;
-  private readonly place: RecordPlace;
+  readonly place: RecordPlace;
   /**
    * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the ledgers
    * of every place the record lived before (the config folder, earlier record-dirs): still read,
@@ -210,19 +216,9 @@ export class Ledger implements CreditLedger {
     this.path = join(this.place.dir, LEDGER_FILE);
   }
 
-  private get dir(): string {
-    return this.place.dir;
-  }
-
-  /** The shared record folder the ledger is in (record-dir), if it is one. */
-  get shared() {
-    return this.place.shared;
-  }
-
-  /** Runs `fn` holding the ledger's cross-process lock. */
+  /** Runs `fn` holding the ledger's cross-process lock (src/record/log.ts). */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    ensureRecordDir(this.place);
-    return withFileLock(this.dir, 'giftcard-ledger', fn, { shared: !!this.place.shared });
+    return withRecordLock(this.place, 'giftcard-ledger', fn);
   }
 
   /**
@@ -236,7 +232,8 @@ export class Ledger implements CreditLedger {
     const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
     if (fd === undefined) return { records: [], damaged: [] };
     try {
-      return readLedger(fd);
+      const records: LedgerRecord[] = [];
+      return { records, damaged: readLedger(fd, (r) => records.push(r)).damaged };
     } finally {
       closeSync(fd);
     }
@@ -283,30 +280,25 @@ export class Ledger implements CreditLedger {
   }
 
   /**
-   * Appends one record (call inside withLock), durable when it returns: an attempt is on disk
-   * before any money is sent, as a claim's intent is. A last line left without its newline by an
-   * interrupted write is ended first, and set aside by a line naming it (src/record/log.ts), so it
-   * stays a torn line (an uncertain action) and not garbage mid-file.
+   * Appends one record (call inside withLock), durable when it returns (src/record/log.ts
+   * appendDurable): an attempt is on disk before any money is sent, as a claim's intent is.
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    ensureRecordDir(this.place);
-    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, true) as number;
-    try {
-      const size = fstatSync(fd).size;
-      const torn = size > 0 && !endsWithNewline(fd, size) ? endTornLine(readLedger(fd).read, record.at, record.user) : '';
-      appendSealed(fd, `${torn}${JSON.stringify(fields)}\n`);
-      // On disk (and a new file's name in its folder) before the request it announces can move money (src/record/durable.ts).
-      syncWritten(fd, size === 0 ? this.dir : undefined);
-      keepWitnessOf(this.place.configDir, this.path, fd);
-    } finally {
-      closeSync(fd);
-    }
+    appendDurable(this.place, LEDGER_FILE, WORDS.what, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record);
   }
 
-  /** Accepts the ledger as it is now here and where it lived before (a repair): src/record/witness.ts. */
-  acceptAsItIs(): void {
-    acceptAsItIs(this.place, LEDGER_FILE, 'gift card ledger');
+  /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */
+  repairTarget(): RepairTarget {
+    const damaged = () => this.read().damaged;
+    return repairTargetOf({
+      place: this.place,
+      name: LEDGER_FILE,
+      lock: 'giftcard-ledger',
+      words: WORDS,
+      client: LEDGER_LINES,
+      damaged,
+    });
   }
 
   /** Appends one record under the lock. */
@@ -362,9 +354,9 @@ export class Ledger implements CreditLedger {
       return lines;
     });
     try {
-      for (const o of open) readLedgerEach(o.fd, (r) => window.count(r));
+      for (const o of open) readLedger(o.fd, (r) => window.count(r));
       for (const o of open) {
-        const read = readLedgerEach(o.fd, (r) => window.add(r));
+        const read = readLedger(o.fd, (r) => window.add(r));
         if (o.ledger === this) damaged = read.damaged;
       }
       window.end();
@@ -424,21 +416,9 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   return q.find(...terms);
 }
 
-/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts); each author named as the OS names the line's uid (src/record/chain.ts). */
-function readLedger(fd: number): { records: LedgerRecord[]; damaged: DamagedLine[]; read: LogRead } {
-  const records: LedgerRecord[] = [];
-  const read = readLedgerEach(fd, (r) => records.push(r));
-  return { records, damaged: read.damaged, read };
-}
-
-/** `readLedger`, each record handed to `take` as it is read rather than gathered. */
-function readLedgerEach(fd: number, take: (r: LedgerRecord) => void): LogRead {
-  const check = new LineCheck(
-    1,
-    (v) => LedgerRecord.safeParse(v).data,
-    (r) => (r.type === 'set-aside' ? r.line : undefined),
-  );
-  return readLog(fd, check, (r) => {
+/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take`; each author named as the OS names the line's uid (src/record/chain.ts). */
+function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
+  return readLog(fd, LEDGER_LINES, (r) => {
     if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     take(r);
   });
@@ -450,13 +430,6 @@ function readLedgerEach(fd: number, take: (r: LedgerRecord) => void): LogRead {
  * claims answered from the index. (Tests make them small to walk the index's way.)
  */
 export const CLAIM_WINDOW = { window: 10_000, held: 200_000 };
-
-/** A claim or order's identity hashed to 32 bits (FNV-1a): what the first pass counts lines by. */
-function claimHash(what: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < what.length; i++) h = Math.imul(h ^ what.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
 
 /**
  * The ledger's issuances handed over in its order, each with the issuances of its claim or order,
@@ -597,12 +570,6 @@ export interface UncertainLine {
 /** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
 export class LedgerDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, {
-      what: 'gift card ledger',
-      risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
-      repair:
-        'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
-      detailsKey: 'ledger',
-    });
+    super(path, lines, WORDS);
   }
 }

@@ -96,11 +96,18 @@ export function readRecordLine<T>(
   return { damaged: { line: number, kind: 'garbage' } };
 }
 
+/** How a record's lines read: the format version this opcli reads, their schema, and the line a set-aside names (a client's, log.ts RecordClient). */
+export interface LineSchema<T> {
+  version: number;
+  parse(value: unknown): T | undefined;
+  setAsideOf?(record: T): number | undefined;
+}
+
 /**
  * The one damage policy, applied line by line as a record is read (from a file open as an fd, or
- * from text): each line parsed by `parse`, classed when it cannot be, and checked against the chain
- * (src/record/chain.ts). `setAsideOf` gives the line a record sets aside (a torn line that a later
- * write ended with a newline), which stays `torn`; `end()` settles them.
+ * from text): each line parsed by the schema, classed when it cannot be, and checked against the
+ * chain (src/record/chain.ts). The line a record sets aside (a torn line that a later write ended
+ * with a newline) stays `torn`; `end()` settles them.
  */
 export class LineCheck<T> {
   readonly damaged: DamagedLine[] = [];
@@ -109,9 +116,7 @@ export class LineCheck<T> {
 
   /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
   constructor(
-    private readonly version: number,
-    private readonly parse: (value: unknown) => T | undefined,
-    private readonly setAsideOf: (record: T) => number | undefined = () => undefined,
+    private readonly schema: LineSchema<T>,
     after?: string,
   ) {
     this.chain = new ChainCheck(after);
@@ -126,14 +131,14 @@ export class LineCheck<T> {
       return undefined;
     }
     if (!text.trim()) return undefined;
-    const read = readRecordLine(text, number, !complete, this.version, this.parse);
+    const read = readRecordLine(text, number, !complete, this.schema.version, (v) => this.schema.parse(v));
     const broken = this.chain.take(text, number, complete);
     if ('damaged' in read) {
       this.damaged.push({ ...read.damaged, byte });
       return undefined;
     }
     if (broken) this.damaged.push({ ...broken, byte, ...named(read.record) });
-    const aside = this.setAsideOf(read.record);
+    const aside = this.schema.setAsideOf?.(read.record);
     if (aside !== undefined) this.setAside.add(aside);
     return read.record;
   }
@@ -154,7 +159,7 @@ export function readRecordLines<T>(
 ): ReadLines<T> {
   const lines = text.split('\n');
   const unterminated = text.length > 0 && !text.endsWith('\n');
-  const check = new LineCheck(version, parse, setAsideOf);
+  const check = new LineCheck({ version, parse, setAsideOf });
   const records: T[] = [];
   let byte = 0;
   lines.forEach((line, i) => {
@@ -224,6 +229,12 @@ export interface DamagedFileWords {
   repair: string;
   /** The name of the file's path in the error's JSON details. */
   detailsKey: string;
+}
+
+/** How a record names itself everywhere: a damaged line's refusal (above), a file that shrank (witness.ts), its repair (repair.ts). */
+export interface RecordWords extends DamagedFileWords {
+  /** The command that repairs it: "opcli claims repair". */
+  command: string;
 }
 
 /** A record of actions that cannot be read safely: nothing may be filed or paid until it is repaired (exit 2). */

@@ -6,13 +6,29 @@
  * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
  * last line (chain.ts), read back under the lock. What makes an append durable is durable.ts.
  */
-import { constants, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { withFileLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
-import type { RecordPlace } from '../config/record-dir.js';
+import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
-import { type DamagedLine, type LineCheck, TORN_REASON } from './damage.js';
+import { type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
+import { syncWritten } from './durable.js';
 import { eachLineSync } from './file-lines.js';
+import { keepWitnessOf } from './witness.js';
+
+/**
+ * What a client of the record (the record of claims, the gift card ledger) gives: its lines' schema,
+ * the line a set-aside names, and the terms a line is found by (its key, its customer); the record
+ * does the rest (reading under the damage policy, appending, the index: store.ts, repair: repair.ts).
+ */
+export interface RecordClient<T> extends LineSchema<T> {
+  /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
+  terms: string;
+  termsOf(record: T): string[];
+  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
+  isHeader?(record: T): boolean;
+}
 
 /** What reading a record file found besides its records. */
 export interface LogRead {
@@ -33,8 +49,9 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
   return openPrivateFile(join(place.dir, name), flags, what, 0o600, place.shared);
 }
 
-/** Reads every line of the record open as `fd` through `check`; each record goes to `take` with its byte offset and line number. */
-export function readLog<T>(fd: number, check: LineCheck<T>, take: (record: T, offset: number, line: number) => void): LogRead {
+/** Reads every line of the record open as `fd` under the damage policy; each record goes to `take` with its byte offset and line number. */
+export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T, offset: number, line: number) => void): LogRead {
+  const check = new LineCheck(client);
   let n = 0;
   const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
     n++;
@@ -49,6 +66,46 @@ export function appendSealed(fd: number, text: string): void {
   const bytes = Buffer.from(sealText(text, tailHash(fd)).text, 'utf8');
   let done = 0;
   while (done < bytes.length) done += writeSync(fd, bytes, done);
+}
+
+/** Runs `fn` holding the lock `lock` of a record's place (src/config/lock.ts; a shared record-dir's lock is everyone's). */
+export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Promise<T>): Promise<T> {
+  ensureRecordDir(place);
+  return withFileLock(place.dir, lock, fn, { shared: !!place.shared });
+}
+
+/**
+ * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
+ * returns: on disk, and a new file's name in its folder, before the request it announces can move
+ * money (durable.ts). A last line left without its newline by an interrupted write is ended first
+ * and set aside (endTornLine), so it stays a torn line (an uncertain action), not garbage mid-file.
+ */
+export function appendDurable<T>(
+  place: RecordPlace,
+  name: string,
+  what: string,
+  client: RecordClient<T>,
+  text: string,
+  by: { at: string; user: string },
+): void {
+  ensureRecordDir(place);
+  const fd = openLog(place, name, what, true) as number;
+  try {
+    const size = fstatSync(fd).size;
+    const torn =
+      size > 0 && !endsWithNewline(fd, size)
+        ? endTornLine(
+            readLog(fd, client, () => {}),
+            by.at,
+            by.user,
+          )
+        : '';
+    appendSealed(fd, `${torn}${text}`);
+    syncWritten(fd, size === 0 ? place.dir : undefined);
+    keepWitnessOf(place.configDir, join(place.dir, name), fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -84,7 +84,7 @@ export function creditWeight(status: string | undefined): Weight {
   return status === 'failed' ? 'none' : 'maybe';
 }
 
-/** A small 32-bit hash of an attempt id (FNV-1a), for a compact index's column. */
+/** A small 32-bit hash (FNV-1a) of an attempt id, for a compact index's column, or of a claim's identity, which the ledger's stream counts lines by. */
 export function attemptHash(id: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);

@@ -8,10 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
+import { acceptAsItIs, type RecordPlace } from '../config/record-dir.js';
+import { osUser } from '../config/user-name.js';
 import { UsageError } from '../core/errors.js';
 import { rechain } from './chain.js';
-import { blockingDamage, type DamagedLine, describeDamage, readRecordLines, TORN_REASON } from './damage.js';
+import { blockingDamage, type DamagedLine, describeDamage, type RecordWords, readRecordLines, TORN_REASON } from './damage.js';
+import { type RecordClient, setAsideLine, withRecordLock } from './log.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -30,6 +34,32 @@ export interface RepairTarget {
   setAside(d: DamagedLine, reason: string, at: string): string;
   /** Accepts the record as it is once repaired: what this person saw of it (record-witness.ts) becomes what it holds. */
   accept?(): void;
+}
+
+/** A client's record file (log.ts) to repair: what it is named, its lock, how it reads, and its header (a damaged line 1 gets a new one). */
+export interface RecordFile<T> {
+  place: RecordPlace;
+  name: string;
+  lock: string;
+  words: RecordWords;
+  client: RecordClient<T>;
+  damaged(): DamagedLine[];
+  header?(at: string): string;
+}
+
+/** A client's record file as a file to repair: under its lock, accepted as it is once repaired (witness.ts). */
+export function repairTargetOf<T>(f: RecordFile<T>): RepairTarget {
+  return {
+    path: join(f.place.dir, f.name),
+    what: f.words.what,
+    command: f.words.command,
+    shared: f.place.shared,
+    withLock: (fn) => withRecordLock(f.place, f.lock, fn),
+    damaged: () => f.damaged(),
+    parse: (v) => f.client.parse(v),
+    accept: () => acceptAsItIs(f.place, f.name, f.words.what),
+    setAside: (d, reason, at) => (d.line === 1 && f.header ? f.header(at) : setAsideLine(d, reason, at, osUser())),
+  };
 }
 
 /** What a repair did, or would do. */

@@ -14,20 +14,11 @@ import { fstatSync, readSync } from 'node:fs';
 import { lineHash } from './chain.js';
 import { blockingDamage, type DamagedLine, LineCheck } from './damage.js';
 import { eachLineSync, lineAtSync } from './file-lines.js';
+import type { RecordClient } from './log.js';
 import { type Covered, TermIndex, termHash } from './index-file.js';
 import { fdReader, lineHashBefore } from './witness.js';
 
-/** What a client of the record gives: its lines' schema, the line a set-aside names, and the terms a line is found by. */
-export interface RecordClient<T> {
-  /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
-  terms: string;
-  version: number;
-  parse(value: unknown): T | undefined;
-  setAsideOf(record: T): number | undefined;
-  termsOf(record: T): string[];
-  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
-  isHeader?(record: T): boolean;
-}
+export type { RecordClient } from './log.js';
 
 /** The questions every storage of the record answers (the file here; PostgreSQL next). */
 export interface RecordQuestions<T> {
@@ -185,12 +176,7 @@ function readTail<T>(
   from: Covered | undefined,
   flush?: (entries: [string, number][], covered: Covered) => boolean,
 ): { entries: [string, number][]; damaged: DamagedLine[]; covered: Covered } {
-  const check = new LineCheck(
-    client.version,
-    (v) => client.parse(v),
-    (r) => client.setAsideOf(r),
-    from?.last,
-  );
+  const check = new LineCheck(client, from?.last);
   const entries: [string, number][] = [];
   const covered: Covered = from ? { ...from } : { size: 0, lines: 0, chained: false };
   let line = covered.lines;

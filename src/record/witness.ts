@@ -205,10 +205,10 @@ export const bufferReader =
     b.subarray(position, position + length);
 
 /** `checkWitness` of a record open as `fd` (undefined: the file is missing); nothing is checked without a config folder. */
-export function checkWitnessOf(configDir: string | undefined, path: string, fd: number | undefined, words: { what: string; repair: string }): void {
+export function checkWitnessOf(configDir: string | undefined, path: string, fd: number | undefined, words: { what: string; command: string }): void {
   if (!configDir) return;
   const size = fd === undefined ? undefined : fstatSync(fd).size;
-  checkWitness({ configDir, path, ...words, size, read: fdReader(fd ?? -1) });
+  checkWitness({ configDir, path, what: words.what, repair: words.command, size, read: fdReader(fd ?? -1) });
 }
 
 /** Remembers a record open as `fd` as this person leaves it; a witness not kept weakens only the next check, so it never fails a command. */

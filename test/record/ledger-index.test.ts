@@ -191,8 +191,7 @@ describe('the ledger index', () => {
     expect(state.lines).toBeLessThan(78_003);
     // Set aside by the repair, the ledger reads on from there and answers as a whole read does.
     const { repairFile } = await import('../../src/record/repair.js');
-    const { ledgerRepairTarget } = await import('../../src/giftcard/repair.js');
-    await repairFile(ledgerRepairTarget(ledger), { now: () => Date.parse(at) });
+    await repairFile(ledger.repairTarget(), { now: () => Date.parse(at) });
     expect(held(ledger, keyOf('H-39999'), 'c4999@example.com')).toEqual(wholeRead(ledger, keyOf('H-39999'), 'c4999@example.com'));
     expect(held(ledger, keyOf('H-3'), 'c3@example.com')).toHaveLength(16);
   }, 60_000);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { journalRepairTarget, serviceOrigin } from '../../claims/journal.js';
-import { recordRepairTarget } from '../../claims/record-repair.js';
+import { ClaimRecord } from '../../claims/record.js';
 import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
@@ -66,7 +66,7 @@ export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> 
     );
     return;
   }
-  const target = recordRepairTarget(recordPlace(deps.configDir(), profile), store, deps.now);
+  const target = ClaimRecord.repairTarget(recordPlace(deps.configDir(), profile), store);
   await runRepair(
     target,
     {

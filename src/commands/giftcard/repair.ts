@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { recordPlace } from '../../config/record-dir.js';
 import { Ledger } from '../../giftcard/ledger.js';
-import { ledgerRepairTarget } from '../../giftcard/repair.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
 /** Registers `giftcard repair`. */
@@ -39,7 +38,7 @@ export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
   const configDir = deps.configDir();
   const ledger = new Ledger(profile.record ? { dir: configDir, configDir } : recordPlace(configDir, profile));
   await runRepair(
-    ledgerRepairTarget(ledger),
+    ledger.repairTarget(),
     {
       what: 'gift card ledger',
       short: 'ledger',
