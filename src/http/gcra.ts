@@ -1,17 +1,24 @@
 /**
- * Even spacing: the Generic Cell Rate Algorithm (ITU-T I.371, virtual scheduling) with a limit
- * tolerance of 0, as nginx's `limit_req` without burst refuses a request that comes early; the last
- * request counts from its write, and a late timer is not made up (docs/http.md#rate-limits). Under
- * FINE_MS an interval cannot be slept in whole ms: there the tolerance is TIMER_MS on the grid.
+ * The gate every paced request passes, in the order they asked (a late timer never lets a later one
+ * pass): a slot of at most `slots` in flight, then even spacing by the Generic Cell Rate Algorithm
+ * (ITU-T I.371, virtual scheduling) with a limit tolerance of 0, as nginx's `limit_req` without burst
+ * refuses a request that comes early; the last request counts from its write, and a late timer is not
+ * made up (docs/http.md#rate-limits). Under FINE_MS an interval cannot be slept in whole ms: there the
+ * tolerance is TIMER_MS on the grid.
  */
 const TIMER_MS = 1;
 const FINE_MS = 2;
 
 export class Gcra {
-  /** When the last request left (the later of its due time and its write); those let go but not yet written or ended. */
+  /** When the last request left (the later of its due time and its write); those let go but not yet written or ended; those not yet ended. */
   private last = Number.NEGATIVE_INFINITY;
   private unwritten = 0;
-  private readonly writeWaiters: (() => void)[] = [];
+  inFlight = 0;
+  /** Requests asking to go: in the gate and not yet let go. */
+  asking = 0;
+  /** Slots (one until the first answer gives the round trip); what waits for a write or a free slot. */
+  slots = 1;
+  private readonly wakers: (() => void)[] = [];
   private fine = true;
   /** Requests sleeping on the spacing now; no request leaves before `pausedUntil` (a back-off). */
   waiting = 0;
@@ -20,17 +27,19 @@ export class Gcra {
     readonly now: () => number,
     private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
   ) {}
-  /** The turn of the last request to ask: requests leave in the order they asked (a late timer never lets a later one pass). */
+  /** The turn of the last request to ask. */
   private turn: Promise<void> = Promise.resolve();
-  /** Waits until a request conforms at the interval `intervalOf()` reads (ms) and lets it go; true if the spacing made it wait. */
+  /** Waits for a slot and until a request conforms at the interval `intervalOf()` reads (ms), and lets it go; true if the spacing made it wait. */
   async wait(intervalOf: () => number, signal?: AbortSignal): Promise<boolean> {
     const before = this.turn;
     let done = () => {};
     this.turn = new Promise<void>((resolve) => (done = resolve));
+    this.asking++;
     try {
       await until(before, signal);
       return await this.conform(intervalOf, signal);
     } finally {
+      this.asking--;
       done();
     }
   }
@@ -41,8 +50,8 @@ export class Gcra {
       const t = this.now();
       const interval = intervalOf();
       const fine = interval >= FINE_MS;
-      if (fine && this.unwritten > 0) {
-        await until(new Promise<void>((resolve) => this.writeWaiters.push(resolve)), signal);
+      if (this.inFlight >= this.slots || (fine && this.unwritten > 0)) {
+        await until(new Promise<void>((resolve) => this.wakers.push(resolve)), signal);
         continue;
       }
       const due = Math.max(this.pausedUntil, this.last + interval);
@@ -50,6 +59,7 @@ export class Gcra {
         this.last = fine ? t : Math.max(t, due);
         this.fine = fine;
         this.unwritten++;
+        this.inFlight++;
         return waited;
       }
       waited = true;
@@ -65,19 +75,24 @@ export class Gcra {
   written(at: number | undefined): void {
     if (at !== undefined && this.fine) this.last = Math.max(this.last, at);
     this.unwritten--;
-    for (const wake of this.writeWaiters.splice(0)) wake();
+    this.wake();
+  }
+  /** A request ended: its slot is free. */
+  ended(): void {
+    this.inFlight--;
+    this.wake();
+  }
+  private wake(): void {
+    for (const wake of this.wakers.splice(0)) wake();
   }
 }
 
 /** `promise`, or a rejection with the signal's reason when it aborts first. */
-export function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
+function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
   if (!signal) return promise;
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
+    promise.then(resolve).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }

@@ -30,8 +30,8 @@ function policyRate(text = ''): number | undefined {
   return valid.length > 0 ? Math.min(...valid) : undefined;
 }
 
-/** Reads every rate signal of an answer's headers (names in lower case) at `now`; `maxRetryAfterMs` caps the pause. */
-export function readRateSignals(headers: Record<string, string> | undefined, now: number, maxRetryAfterMs: number): RateSignals {
+/** Reads every rate signal of an answer's headers (names in lower case) at `now`; `maxRetryAfterMs` caps the pause (60 s). */
+export function readRateSignals(headers: Record<string, string> | undefined, now: number, maxRetryAfterMs = 60_000): RateSignals {
   if (!headers) return {};
   const combined = params(headers.ratelimit ?? '');
   return {
