@@ -4,17 +4,13 @@
  * (the rate, aimd.ts; the server's signals, rate-signals.ts); the rules: docs/http.md#rate-limits.
  * No I/O: the clock and sleep are injected (tests run in virtual time).
  */
+import type { PaceClock } from '../core/timers.js';
 import { AimdRate } from './aimd.js';
 import { Gcra } from './gcra.js';
 import { readRateSignals } from './rate-signals.js';
 
-/** Requests in flight at most (`--concurrency`), started a second at most (`--rate`), the clock. */
-export interface AdaptiveOptions {
-  maxConcurrency: number;
-  maxRate?: number;
-  now: () => number;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-}
+/** Requests in flight at most (`--concurrency`), started a second at most (`--rate`), and the pace's clock. */
+export type AdaptiveOptions = PaceClock & { maxConcurrency: number; maxRate?: number };
 
 /** How one request went: its status and headers, or (`error`) no answer at all (connection failure, timeout). */
 export interface Outcome {
@@ -31,15 +27,7 @@ export interface Permit {
 }
 
 /** For a status line: slots and in flight, the pace (a second), the rate learnt, answers and refusals (429, 503), ms before a held retry or back-off. */
-export interface LimiterSnapshot {
-  concurrency: number;
-  inFlight: number;
-  rate?: number;
-  learnt?: number;
-  answered: number;
-  refused: number;
-  pauseLeftMs: number;
-}
+export type LimiterSnapshot = ReturnType<AdaptiveLimiter['snapshot']>;
 
 /** What a batch (or the HTTP client) uses: a permit per attempt; `retryOf`, the refused attempt's permit, holds it for that refusal's Retry-After. */
 export interface RequestLimiter {
@@ -80,7 +68,7 @@ class AdaptiveLimiter implements RequestLimiter {
     if (await this.gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
     return this.permitAt(now());
   }
-  snapshot(): LimiterSnapshot {
+  snapshot() {
     const { control, gate, answered, refused } = this;
     const t = this.options.now();
     const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
@@ -90,20 +78,20 @@ class AdaptiveLimiter implements RequestLimiter {
   /** A permit for a request let go at `start`: its write spaces the next, its answer steers the rate. */
   private permitAt(start: number): Permit {
     const { gate } = this;
-    let written = false;
-    let finished = false;
+    let state: 'let go' | 'written' | 'done' = 'let go';
     const permit: Permit = {
       sent: () => {
-        if (written || finished) return;
-        written = true;
+        if (state !== 'let go') return;
+        state = 'written';
         gate.written(gate.now());
       },
       done: (outcome: Outcome) => {
-        if (finished) return;
-        finished = true;
-        if (!written) gate.written(undefined);
+        if (state === 'done') return;
+        const unwritten = state === 'let go';
+        state = 'done';
         this.answer(permit, outcome, start, gate.now());
-        gate.ended();
+        this.setSlots();
+        gate.written(undefined, unwritten);
       },
     };
     return permit;
@@ -114,11 +102,9 @@ class AdaptiveLimiter implements RequestLimiter {
     const { control, gate } = this;
     const status = outcome.status;
     if (outcome.error || status === undefined || (status >= 500 && status !== 503)) {
-      control.unanswered();
-      return this.setSlots();
+      return control.unanswered();
     }
     control.answered(start, t);
-    this.setSlots();
     const signals = readRateSignals(outcome.headers, t);
     if (signals.policyRate !== undefined) control.stated(signals.policyRate);
     if (status === 429 || status === 503) {

@@ -71,18 +71,11 @@ export class Gcra {
       }
     }
   }
-  /** The request let go last was written at `at` (undefined: it ended unwritten). */
-  written(at: number | undefined): void {
+  /** A request let go was written at `at`, or (undefined) ended: the next may go, and at its end its slot is free. */
+  written(at: number | undefined, unwritten = false): void {
     if (at !== undefined && this.fine) this.last = Math.max(this.last, at);
-    this.unwritten--;
-    this.wake();
-  }
-  /** A request ended: its slot is free. */
-  ended(): void {
-    this.inFlight--;
-    this.wake();
-  }
-  private wake(): void {
+    if (at !== undefined || unwritten) this.unwritten--;
+    if (at === undefined) this.inFlight--;
     for (const wake of this.wakers.splice(0)) wake();
   }
 }
