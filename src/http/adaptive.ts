@@ -107,6 +107,8 @@ class AdaptiveLimiter implements RequestLimiter {
     control.answered(start, t);
     const signals = readRateSignals(outcome.headers, t);
     if (signals.policyRate !== undefined) control.stated(signals.policyRate);
+    // A stated quota (per window) allows a burst: late timers are made up, until a refusal says otherwise.
+    gate.catchUp = this.refused === 0 && status !== 429 && status !== 503 && (gate.catchUp || signals.policyRate !== undefined);
     if (status === 429 || status === 503) {
       this.refused++;
       if (signals.retryAfterMs !== undefined) {

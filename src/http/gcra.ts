@@ -3,8 +3,8 @@
  * pass): a slot of at most `slots` in flight, then even spacing by the Generic Cell Rate Algorithm
  * (ITU-T I.371, virtual scheduling) with a limit tolerance of 0, as nginx's `limit_req` without burst
  * refuses a request that comes early; the last request counts from its write, and a late timer is not
- * made up (docs/http.md#rate-limits). Under FINE_MS an interval cannot be slept in whole ms: there the
- * tolerance is TIMER_MS on the grid.
+ * made up unless the server stated a quota (docs/http.md#rate-limits). Under FINE_MS an interval cannot
+ * be slept in whole ms: there the tolerance is TIMER_MS on the grid.
  */
 const TIMER_MS = 1;
 const FINE_MS = 2;
@@ -20,6 +20,9 @@ export class Gcra {
   slots = 1;
   private readonly wakers: (() => void)[] = [];
   private fine = true;
+  /** A server that allows a burst (`catchUp`) takes a late request's lost time, up to an interval (`slack`), back from the next: GCRA's tolerance. */
+  catchUp = false;
+  private slack = 0;
   /** Requests sleeping on the spacing now; no request leaves before `pausedUntil` (a back-off). */
   waiting = 0;
   pausedUntil = 0;
@@ -56,7 +59,8 @@ export class Gcra {
       }
       const due = Math.max(this.pausedUntil, this.last + interval);
       if (due - t <= (fine ? 0 : TIMER_MS)) {
-        this.last = fine ? t : Math.max(t, due);
+        this.slack = this.catchUp ? interval : 0;
+        this.last = Math.max(t - this.slack, due);
         this.fine = fine;
         this.unwritten++;
         this.inFlight++;
@@ -73,7 +77,7 @@ export class Gcra {
   }
   /** A request let go was written at `at`, or (undefined) ended: the next may go, and at its end its slot is free. */
   written(at: number | undefined, unwritten = false): void {
-    if (at !== undefined && this.fine) this.last = Math.max(this.last, at);
+    if (at !== undefined && this.fine) this.last = Math.max(this.last, at - this.slack);
     if (at !== undefined || unwritten) this.unwritten--;
     if (at === undefined) this.inFlight--;
     for (const wake of this.wakers.splice(0)) wake();
