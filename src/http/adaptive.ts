@@ -102,7 +102,8 @@ class AdaptiveLimiter implements RequestLimiter {
     const { control, gate } = this;
     const status = outcome.status;
     if (outcome.error || status === undefined || (status >= 500 && status !== 503)) {
-      return control.unanswered();
+      control.unanswered();
+      return;
     }
     control.answered(start, t);
     const signals = readRateSignals(outcome.headers, t);
@@ -111,10 +112,9 @@ class AdaptiveLimiter implements RequestLimiter {
     gate.catchUp = this.refused === 0 && status !== 429 && status !== 503 && (gate.catchUp || signals.policyRate !== undefined);
     if (status === 429 || status === 503) {
       this.refused++;
-      if (signals.retryAfterMs !== undefined) {
-        this.held.set(permit, t + signals.retryAfterMs);
-        this.heldUntil = Math.max(this.heldUntil, t + signals.retryAfterMs);
-      }
+      const until = t + (signals.retryAfterMs ?? 0);
+      this.held.set(permit, until);
+      this.heldUntil = Math.max(this.heldUntil, until);
       if (!control.refused(start, t)) return;
       gate.pausedUntil = Math.max(gate.pausedUntil, t + this.backoff);
       this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);

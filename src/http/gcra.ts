@@ -10,7 +10,8 @@ const TIMER_MS = 1;
 const FINE_MS = 2;
 
 export class Gcra {
-  /** When the last request left (the later of its due time and its write); those let go but not yet written or ended; those not yet ended. */
+  /** The turn of the last request to ask; when the last request left (the later of its due time and its write); those let go but not yet written or ended; those not yet ended. */
+  private turn: Promise<void> = Promise.resolve();
   private last = Number.NEGATIVE_INFINITY;
   private unwritten = 0;
   inFlight = 0;
@@ -30,8 +31,6 @@ export class Gcra {
     readonly now: () => number,
     private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
   ) {}
-  /** The turn of the last request to ask. */
-  private turn: Promise<void> = Promise.resolve();
   /** Waits for a slot and until a request conforms at the interval `intervalOf()` reads (ms), and lets it go; true if the spacing made it wait. */
   async wait(intervalOf: () => number, signal?: AbortSignal): Promise<boolean> {
     const before = this.turn;
