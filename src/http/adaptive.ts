@@ -65,8 +65,27 @@ class AdaptiveLimiter implements RequestLimiter {
     const until = retryOf && this.held.get(retryOf);
     if (until !== undefined && until > now()) await sleep(until - now(), signal);
     signal?.throwIfAborted();
-    if (await this.gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
-    return this.permitAt(now());
+    const { gate } = this;
+    if (await gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
+    // The permit of a request let go at `start`: its write spaces the next, its answer steers the rate.
+    const start = now();
+    let state: 'let go' | 'written' | 'done' = 'let go';
+    const permit: Permit = {
+      sent: () => {
+        if (state !== 'let go') return;
+        state = 'written';
+        gate.written(now());
+      },
+      done: (outcome: Outcome) => {
+        if (state === 'done') return;
+        const unwritten = state === 'let go';
+        state = 'done';
+        this.answer(permit, outcome, start, now());
+        this.setSlots();
+        gate.written(undefined, unwritten);
+      },
+    };
+    return permit;
   }
   snapshot() {
     const { control, gate, answered, refused } = this;
@@ -74,27 +93,6 @@ class AdaptiveLimiter implements RequestLimiter {
     const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
     const pauseLeftMs = Math.max(0, gate.pausedUntil - t, this.heldUntil - t);
     return { concurrency: gate.slots, inFlight: gate.inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
-  }
-  /** A permit for a request let go at `start`: its write spaces the next, its answer steers the rate. */
-  private permitAt(start: number): Permit {
-    const { gate } = this;
-    let state: 'let go' | 'written' | 'done' = 'let go';
-    const permit: Permit = {
-      sent: () => {
-        if (state !== 'let go') return;
-        state = 'written';
-        gate.written(gate.now());
-      },
-      done: (outcome: Outcome) => {
-        if (state === 'done') return;
-        const unwritten = state === 'let go';
-        state = 'done';
-        this.answer(permit, outcome, start, gate.now());
-        this.setSlots();
-        gate.written(undefined, unwritten);
-      },
-    };
-    return permit;
   }
   /** The answer to `permit`'s request, sent at `start`, came at `t`. */
   private answer(permit: Permit, outcome: Outcome, start: number, t: number): void {
