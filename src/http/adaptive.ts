@@ -52,7 +52,7 @@ class AdaptiveLimiter implements RequestLimiter {
   private answered = 0;
   private refused = 0;
   constructor(private readonly options: AdaptiveOptions) {
-    this.gate = new Gcra(options.now, options.sleep);
+    this.gate = new Gcra(options);
     this.control = new AimdRate(options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined);
     this.setSlots();
   }

@@ -6,6 +6,8 @@
  * made up unless the server stated a quota (docs/http.md#rate-limits). Under FINE_MS an interval cannot
  * be slept in whole ms: there the tolerance is TIMER_MS on the grid.
  */
+import type { PaceClock } from '../core/timers.js';
+
 const TIMER_MS = 1;
 const FINE_MS = 2;
 
@@ -27,10 +29,7 @@ export class Gcra {
   /** Requests sleeping on the spacing now; no request leaves before `pausedUntil` (a back-off). */
   waiting = 0;
   pausedUntil = 0;
-  constructor(
-    readonly now: () => number,
-    private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
-  ) {}
+  constructor(private readonly clock: PaceClock) {}
   /** Waits for a slot and until a request conforms at the interval `intervalOf()` reads (ms), and lets it go; true if the spacing made it wait. */
   async wait(intervalOf: () => number, signal?: AbortSignal): Promise<boolean> {
     const before = this.turn;
@@ -49,7 +48,7 @@ export class Gcra {
     let waited = false;
     for (;;) {
       signal?.throwIfAborted();
-      const t = this.now();
+      const t = this.clock.now();
       const interval = intervalOf();
       const fine = interval >= FINE_MS;
       if (this.inFlight >= this.slots || (fine && this.unwritten > 0)) {
@@ -68,7 +67,7 @@ export class Gcra {
       waited = true;
       this.waiting++;
       try {
-        await this.sleep(due - t, signal);
+        await this.clock.sleep(due - t, signal);
       } finally {
         this.waiting--;
       }
