@@ -46,7 +46,11 @@
  * - Retry-After alone (short in 29: high rates at 1-5 ms, down to 0.28): Retry-After is whole seconds
  *   (RFC 9110), so every held retry waits 1 s, longer than the run at 500/s (1.2 s). A refused flight
  *   of k rows costs k rows' second; at 1 ms the forced flight is 0.61 × 500/s × 1 ms < 1 request, so a
- *   client refused once keeps the goal. Ours has all 16 slots refused at the burst's end: a lost second.
+ *   client refused once keeps the goal. Ours has all 16 slots refused at the burst's end, a lost second:
+ *   where the interval is longer than the round trip, slow start doubles on each answer (20/s reaches
+ *   20,000/s in 160 ms behind a burst of 50 at 1 ms). Capping slow start at twice the accepted rate,
+ *   as the AWS SDK caps it after a throttle, keeps that flight small but takes long round trips'
+ *   ramp (tried: 13-55 of 100 in most families), so it is not done.
  * - Fixed and sliding windows (short in 35-36): a window of quota L over W = 1 s answers as a bucket of
  *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
  *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
