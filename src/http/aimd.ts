@@ -1,22 +1,17 @@
 /**
- * The rate of a paced batch, from published designs (the rules: docs/http.md#rate-limits): TCP slow
- * start (RFC 5681) and NewReno's one decrease a round trip (RFC 6582); AIMD with concurrency-limits'
- * backoffRatio; BIC's binary search and max probing; BBR's delivery rate after DupThresh refusals;
- * RFC 6298's back-off; HyStart's exit and ECN's mark on a spent budget; the AWS SDK's cap of twice the
- * accepted rate. No I/O: every method takes the time (ms) it is told.
+ * The rate of a paced batch, from published designs, each cited once where it acts (together:
+ * docs/http.md#rate-limits). No I/O: every method takes the time (ms) it is told.
  */
-/** concurrency-limits' `backoffRatio`: the rate after a refusal, as a share of the rate refused. */
+/** AIMD: concurrency-limits' `backoffRatio`, the rate after a refusal as a share of the rate refused; answers accepted at a rate before a refusal there costs that step rather than a halving. */
 const BACKOFF_RATIO = 0.9;
+const CLEAN_ANSWERS = 8;
 /** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it, the step doubling every PROBE_ANSWERS past it. */
 const PLATEAU = 0.98;
 const BINARY_ANSWERS = 8;
 const EPOCH_ANSWERS = 150;
 const PROBE_ANSWERS = 30;
-/** Answers accepted at a rate before a refusal there costs a step of BACKOFF_RATIO rather than a halving. */
-const CLEAN_ANSWERS = 8;
-/** The AWS SDK's `minFillRate` (requests a second). */
+/** The AWS SDK's `minFillRate` (requests a second); slow start's first rate at most, and RFC 5681's initial window (requests a round trip). */
 const MIN_RATE = 0.5;
-/** Slow start's first rate at most (requests a second), and RFC 5681's initial window (requests a round trip). */
 const INITIAL_RATE = 20;
 const INITIAL_WINDOW = 2;
 /** RFC 5681's DupThresh (refusals within a round trip: a spent burst), RFC 6298's α (a new round trip's weight), HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011: answers a reading of a budget needs to end slow start). */
@@ -93,7 +88,7 @@ export class AimdRate {
     while (a.length > 0 && (a[0] as number) <= t - 1000) a.shift();
     return a.length;
   }
-  /** A refusal of a request sent at `start`, at `t`; true for a timeout. One sent within an interval of the last decrease was spaced by the rate before it. */
+  /** A refusal of a request sent at `start`, at `t`; true for a timeout. One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582). */
   refused(start: number, t: number): boolean {
     const rate = this.rate ?? INITIAL_RATE;
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
@@ -105,7 +100,7 @@ export class AimdRate {
     else if (this.resumed) this.ssthresh = rate / 2;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
     this.resumed = false;
-    // Past the edge a server accepts at its limit: what it accepted since (a round trip later), plus one, bounds it.
+    // Past the edge a server accepts at its limit: what it accepted since (a round trip later), plus one, bounds it (BBR's delivery rate, Cardwell et al. 2016).
     const delivered = ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start);
     const limit = first || !(timeout || this.edge.refused >= DUP_THRESH) ? rate : delivered;
     this.lastRefused = Math.max(MIN_RATE, Math.min(rate, limit));

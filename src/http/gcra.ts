@@ -1,36 +1,46 @@
 /**
- * Even spacing: the Generic Cell Rate Algorithm (ITU-T I.371, virtual scheduling) with a limit
- * tolerance of 0, as nginx's `limit_req` without burst refuses a request that comes early; the last
- * request counts from its write, and a late timer is not made up (docs/http.md#rate-limits). Under
- * FINE_MS an interval cannot be slept in whole ms: there the tolerance is TIMER_MS on the grid.
+ * The gate every paced request passes, in the order they asked (a late timer never lets a later one
+ * pass): a slot of at most `slots` in flight, then even spacing by the Generic Cell Rate Algorithm
+ * (ITU-T I.371, virtual scheduling) with a limit tolerance of 0, as nginx's `limit_req` without burst
+ * refuses a request that comes early; the last request counts from its write, and a late timer is not
+ * made up unless the server stated a quota (docs/http.md#rate-limits). Under FINE_MS an interval cannot
+ * be slept in whole ms: there the tolerance is TIMER_MS on the grid.
  */
+import type { PaceClock } from '../core/timers.js';
+
 const TIMER_MS = 1;
 const FINE_MS = 2;
 
 export class Gcra {
-  /** When the last request left (the later of its due time and its write); those let go but not yet written or ended. */
+  /** The turn of the last request to ask; when the last request left (the later of its due time and its write); those let go but not yet written or ended; those not yet ended. */
+  private turn: Promise<void> = Promise.resolve();
   private last = Number.NEGATIVE_INFINITY;
   private unwritten = 0;
-  private readonly writeWaiters: (() => void)[] = [];
+  inFlight = 0;
+  /** Requests asking to go: in the gate and not yet let go. */
+  asking = 0;
+  /** Slots (one until the first answer gives the round trip); what waits for a write or a free slot. */
+  slots = 1;
+  private readonly wakers: (() => void)[] = [];
   private fine = true;
+  /** A server that allows a burst (`catchUp`) takes a late request's lost time, up to an interval (`slack`), back from the next: GCRA's tolerance. */
+  catchUp = false;
+  private slack = 0;
   /** Requests sleeping on the spacing now; no request leaves before `pausedUntil` (a back-off). */
   waiting = 0;
   pausedUntil = 0;
-  constructor(
-    readonly now: () => number,
-    private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>,
-  ) {}
-  /** The turn of the last request to ask: requests leave in the order they asked (a late timer never lets a later one pass). */
-  private turn: Promise<void> = Promise.resolve();
-  /** Waits until a request conforms at the interval `intervalOf()` reads (ms) and lets it go; true if the spacing made it wait. */
+  constructor(private readonly clock: PaceClock) {}
+  /** Waits for a slot and until a request conforms at the interval `intervalOf()` reads (ms), and lets it go; true if the spacing made it wait. */
   async wait(intervalOf: () => number, signal?: AbortSignal): Promise<boolean> {
     const before = this.turn;
     let done = () => {};
     this.turn = new Promise<void>((resolve) => (done = resolve));
+    this.asking++;
     try {
       await until(before, signal);
       return await this.conform(intervalOf, signal);
     } finally {
+      this.asking--;
       done();
     }
   }
@@ -38,46 +48,46 @@ export class Gcra {
     let waited = false;
     for (;;) {
       signal?.throwIfAborted();
-      const t = this.now();
+      const t = this.clock.now();
       const interval = intervalOf();
       const fine = interval >= FINE_MS;
-      if (fine && this.unwritten > 0) {
-        await until(new Promise<void>((resolve) => this.writeWaiters.push(resolve)), signal);
+      if (this.inFlight >= this.slots || (fine && this.unwritten > 0)) {
+        await until(new Promise<void>((resolve) => this.wakers.push(resolve)), signal);
         continue;
       }
       const due = Math.max(this.pausedUntil, this.last + interval);
       if (due - t <= (fine ? 0 : TIMER_MS)) {
-        this.last = fine ? t : Math.max(t, due);
+        this.slack = this.catchUp ? interval : 0;
+        this.last = Math.max(t - this.slack, due);
         this.fine = fine;
         this.unwritten++;
+        this.inFlight++;
         return waited;
       }
       waited = true;
       this.waiting++;
       try {
-        await this.sleep(due - t, signal);
+        await this.clock.sleep(due - t, signal);
       } finally {
         this.waiting--;
       }
     }
   }
-  /** The request let go last was written at `at` (undefined: it ended unwritten). */
-  written(at: number | undefined): void {
-    if (at !== undefined && this.fine) this.last = Math.max(this.last, at);
-    this.unwritten--;
-    for (const wake of this.writeWaiters.splice(0)) wake();
+  /** A request let go was written at `at`, or (undefined) ended: the next may go, and at its end its slot is free. */
+  written(at: number | undefined, unwritten = false): void {
+    if (at !== undefined && this.fine) this.last = Math.max(this.last, at - this.slack);
+    if (at !== undefined || unwritten) this.unwritten--;
+    if (at === undefined) this.inFlight--;
+    for (const wake of this.wakers.splice(0)) wake();
   }
 }
 
 /** `promise`, or a rejection with the signal's reason when it aborts first. */
-export function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
+function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
   if (!signal) return promise;
   return new Promise<void>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
+    promise.then(resolve).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }

@@ -5,14 +5,6 @@
  */
 import { parseRetryAfter } from './retry.js';
 
-export interface RateSignals {
-  /** The pause a refusal asks for (ms), the rate a policy states (a second), the budget's size and what is left. */
-  retryAfterMs?: number;
-  policyRate?: number;
-  limit?: number;
-  remaining?: number;
-}
-
 const number = (text?: string) => (text !== undefined && /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : undefined);
 
 /** The `k=v` parameters of a structured field (split on `;` or `,`), keys in lower case, the first of each kept. */
@@ -30,9 +22,11 @@ function policyRate(text = ''): number | undefined {
   return valid.length > 0 ? Math.min(...valid) : undefined;
 }
 
-/** Reads every rate signal of an answer's headers (names in lower case) at `now`; `maxRetryAfterMs` caps the pause. */
-export function readRateSignals(headers: Record<string, string> | undefined, now: number, maxRetryAfterMs: number): RateSignals {
-  if (!headers) return {};
+/**
+ * Every rate signal of an answer's headers (names in lower case) at `now`: the pause a refusal asks for
+ * (ms, at most `maxRetryAfterMs`), the rate a policy states (a second), the budget's size and what is left.
+ */
+export function readRateSignals(headers: Record<string, string> = {}, now: number, maxRetryAfterMs = 60_000) {
   const combined = params(headers.ratelimit ?? '');
   return {
     retryAfterMs: parseRetryAfter(headers['retry-after'], now, maxRetryAfterMs),

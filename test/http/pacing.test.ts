@@ -28,15 +28,44 @@
  * The goal (issue 44) is 0.9 and 2 % with these allowances. Of fast-check's 100 cases a family from
  * seed 44, this design (GCRA, slow start, AIMD with BIC's climb, BBR's delivery rate after a spent
  * burst, HyStart's exit and ECN's mark on a budget: src/http/aimd.ts) meets it in 100 for the slow 7/s
- * API, 91 for nginx's strict leaky bucket, 86 for token buckets that send their budget's remaining, 74
- * for a stated policy, 71-74 for token buckets that send no budget, 64-65 for the windows and about half
- * for a limit that halves. It falls short where the descent after a hidden burst or a full window
- * misreads the limit for a round trip or two (a window's quota reads as a burst), where a fixed
- * window's Retry-After sends the held retries back together when it opens, at a long round trip (a
- * decrease a round trip is slow there), and where the rate is high (a late timer is a lost interval: 0.8 of 500/s at half a millisecond late). So each
- * family asserts the bound this design reaches in all 100 (`reached`, the worst case's share and
- * refusals past the allowance, rounded down and up): raising them to the goal is the open part of
- * issue 44, and the tally printed after the run says how many cases meet it.
+ * API, 97 for a stated policy (a late timer made up there: the server stated a burst), 91 for nginx's
+ * strict leaky bucket, 86 for token buckets that send their budget's remaining, 74 with no headers, 71
+ * with Retry-After alone, 65 for the sliding window, 64 for the fixed window and 53 for a limit that
+ * halves. Per family below the goal, what the arithmetic allows a client that does not know the
+ * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
+ *
+ * - Token buckets, no headers (short in 26: 17 slow buckets, 5-76/s, behind a burst, refused 34-48 of
+ *   ~640 against ~31 allowed; 9 at 359-498/s, 0.75-0.90): after the burst the client must find r from
+ *   refusals alone. A search that halves its rate on each refusal and reads the delivery rate after
+ *   the edge needs about log2(0.61 × 500 / r) <= 6 refusals past the flight, within the 2 %; ours keeps
+ *   probing above r. At 500/s a late timer is a lost interval (0.8 at half a millisecond late) unless
+ *   made up, which a bucket allows: ours makes it up only where a quota is stated (below).
+ * - Budget headers (short in 14, 0-11 refused, 0.50-0.90 at 7-498/s): the budget's remaining ends
+ *   slow start before the bucket is spent, so nothing forces the flight; making late timers up there
+ *   as under a stated quota cost refusals past the bound at buckets drained by slow start (tried).
+ * - Retry-After alone (short in 29: high rates at 1-5 ms, down to 0.28): Retry-After is whole seconds
+ *   (RFC 9110), so every held retry waits 1 s, longer than the run at 500/s (1.2 s). A refused flight
+ *   of k rows costs k rows' second; at 1 ms the forced flight is 0.61 × 500/s × 1 ms < 1 request, so a
+ *   client refused once keeps the goal. Ours has all 16 slots refused at the burst's end, a lost second:
+ *   where the interval is longer than the round trip, slow start doubles on each answer (20/s reaches
+ *   20,000/s in 160 ms behind a burst of 50 at 1 ms). Capping slow start at twice the accepted rate,
+ *   as the AWS SDK caps it after a throttle, keeps that flight small but takes long round trips'
+ *   ramp (tried: 13-55 of 100 in most families), so it is not done.
+ * - Fixed and sliding windows (short in 35-36): a window of quota L over W = 1 s answers as a bucket of
+ *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
+ *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
+ *   at most one flight each; ours misreads the quota as a burst for a round trip or two (down to 0.25).
+ * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
+ *   late timers are no longer made up, and a late timer is a lost interval again.
+ * - nginx's strict bucket (short in 9, all at a round trip of 60-195 ms): slow start's end costs
+ *   min(16, 2 × limit × round trip) refused (allowed); ours then decreases once a round trip, and at
+ *   16 ÷ latency near the limit every pause is a lost share.
+ * - A limit that halves (short in 47): the halving is a window of the kind above or a bucket whose new
+ *   rate is hidden by its level, so each kind's bound above holds, plus one flight at the change.
+ *
+ * So each family asserts the bound this design reaches in all 100 (`reached`, the worst case's share
+ * and refusals past the allowance, rounded down and up), and the tally printed after the run says how
+ * many cases meet the goal.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -132,7 +161,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a token bucket that states its policy (RateLimit-Policy): paced at it from the first answer, nothing refused', async () => {
     await fc.assert(
       fc.asyncProperty(rate, burst, latency, seed, async (limit, size, latencyMs, s) => {
-        await check('policy', { share: 0.75, refused: GOAL.refused }, { server: (now) => tokenBucket(now, limit, size, 'policy'), limit, latencyMs }, s);
+        await check('policy', { share: 0.78, refused: GOAL.refused }, { server: (now) => tokenBucket(now, limit, size, 'policy'), limit, latencyMs }, s);
       }),
       RUNS,
     );
