@@ -45,7 +45,7 @@ import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js'
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import type { RunRow } from './import.js';
-import type { IntentRecordRow, IntentRow, OutcomeRow } from './queries.js';
+import { ATTEMPTS, type IntentRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -77,12 +77,6 @@ type AttemptRow = Pick<
 /** The intents of a batch ($3: its name) whose row key (--key's, else the content key) is `row`: the expressions of intents_by_batch_row. */
 const BATCH_ROW = (i: string, row: string) =>
   `${i}.origin = $1 AND ${i}.store_id = $2 AND ${i}.kind = 'claim' AND ${i}.detail ? 'journal' AND ${i}.detail->>'journal' = $3 AND coalesce(${i}.detail->>'row', ${i}.key) = ${row}`;
-
-const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile, i.similarity, i.item,
-       i.forced, i.detail, i.author,
-       coalesce((SELECT json_agg(json_build_object('status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id, 'error', o.error) ORDER BY o.id)
-                 FROM opcli.outcomes o WHERE o.filing = i.filing), '[]') AS outcomes
-  FROM opcli.intents i`;
 
 /** The questions of the record of claims, each served by an index (test/record-pg/claims.test.ts checks the plans). */
 export const CLAIM_QUESTIONS = {
@@ -148,11 +142,6 @@ export function scopeOf(store: RecordStore): Scope {
   return { origin: store.origin ?? '-', storeId: store.storeId ?? '-' };
 }
 
-/** The object without its undefined members (a row's detail, as JSON would write it). */
-function defined(value: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
-}
-
 /** An intent as it is written or copied: a new one with its time and author, or a file record's line. */
 /** An intent to write: a run's (its claim as JSON text, claimJson) or a file record's read line (its claim parsed, claim). */
 type ClaimIntent = NewIntent & { at: string; user: string; host: string; journalId?: string; claim?: unknown };
@@ -180,7 +169,7 @@ export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails & 
     item: l.item,
     forced: !!l.forced,
     // What a batch's resume asks of the database (batchRow), as the file's intent holds it.
-    detail: defined({
+    detail: present({
       email: l.email,
       journal: l.journal ?? run?.journal,
       journalId: l.journalId ?? run?.journalId,
@@ -245,39 +234,43 @@ function withSetAside(lines: ReadLine[], notes: SetAsideRow[], key: string): Rea
 
 /** An attempt row as the file record's lines: its intent, then its outcomes. */
 function linesOf(r: AttemptRow): ReadLine[] {
-  const intent: IntentLine = {
+  const { detail: d, filing: issuance, key } = r;
+  const intent = present({
     v: 1,
-    issuance: r.filing,
-    key: r.key,
+    issuance,
+    key,
     type: 'intent',
     at: new Date(r.at).toISOString(),
-    ...(r.run === null ? {} : { run: r.run }),
+    run: r.run,
     user: r.os_user ?? r.author,
     host: r.host ?? '?',
     profile: r.profile ?? '?',
     source: r.source ?? '?',
-    ...(r.line === null ? {} : { line: r.line }),
-    ...(r.detail.journal === undefined ? {} : { journal: r.detail.journal }),
-    ...(r.detail.journalId === undefined ? {} : { journalId: r.detail.journalId }),
-    ...(r.similarity === null ? {} : { sim: r.similarity }),
-    ...(r.detail.email === undefined ? {} : { email: r.detail.email }),
-    ...(r.item === null ? {} : { item: r.item }),
-    ...(r.forced ? { forced: true } : {}),
-    ...(r.detail.row === undefined ? {} : { row: r.detail.row }),
-    ...(r.detail.tag === undefined ? {} : { tag: r.detail.tag }),
-    ...(r.detail.like === undefined ? {} : { like: r.detail.like }),
-    ...(r.detail.claim === undefined ? {} : { claim: r.detail.claim }),
-  };
-  const outcomes: OutcomeLine[] = r.outcomes.map((o) => ({
-    v: 1,
-    issuance: r.filing,
-    key: r.key,
-    type: 'outcome',
-    at: new Date(o.at).toISOString(),
-    status: o.status,
-    ...(o.sourceOrderId === null ? {} : { sourceOrderId: o.sourceOrderId }),
-    ...(o.error === null ? {} : { error: o.error }),
-  }));
+    line: r.line,
+    journal: d.journal,
+    journalId: d.journalId,
+    sim: r.similarity,
+    email: d.email,
+    item: r.item,
+    forced: r.forced || undefined,
+    row: d.row,
+    tag: d.tag,
+    like: d.like,
+    claim: d.claim,
+  }) as IntentLine;
+  const outcomes = r.outcomes.map(
+    (o) =>
+      present({
+        v: 1,
+        issuance,
+        key,
+        type: 'outcome',
+        at: new Date(o.at).toISOString(),
+        status: o.status,
+        sourceOrderId: o.sourceOrderId,
+        error: o.error,
+      }) as OutcomeLine,
+  );
   return [intent, ...outcomes];
 }
 

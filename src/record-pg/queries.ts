@@ -145,8 +145,8 @@ export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promis
   ]);
 }
 
-/** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters. */
-const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile,
+/** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters (the record of claims asks it too). */
+export const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile,
        i.similarity, i.customer_email, i.customer_id, i.item, i.amount_cents, i.currency, i.forced, i.detail, i.author, i.recorded_at,
        coalesce((SELECT json_agg(json_build_object('filing', o.filing, 'status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id,
                  'cardId', o.card_id, 'path', o.path, 'error', o.error, 'detail', o.detail, 'author', o.author, 'recordedAt', o.recorded_at) ORDER BY o.id)
@@ -206,8 +206,8 @@ interface AttemptRecordRow extends IntentRecordRow {
   outcomes: (Omit<Attempt['outcomes'][number], 'at' | 'recordedAt'> & { at: string; recordedAt: string })[];
 }
 
-/** The object without its absent (undefined or null) members. */
-function present<T extends object>(value: T): T {
+/** The object without its absent (undefined or null) members (a row read back, a row's detail). */
+export function present<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as T;
 }
 
