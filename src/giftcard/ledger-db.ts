@@ -27,7 +27,7 @@ import type { ResolvedProfile } from '../config/profile.js';
 import { earlierPlaces } from '../config/record-dir.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
-import type { NoteRow } from '../record-pg/import.js';
+import { addRows, type NoteRow } from '../record-pg/import.js';
 import { type Attempt, ask, type IntentRow, insertIntent, insertOutcome, type OutcomeRow } from '../record-pg/queries.js';
 import {
   type AttemptRecord,
@@ -148,13 +148,8 @@ export class DatabaseLedger implements CreditLedger {
     const rerun = unwritten(r);
     await this.database.withClient(async (client) => {
       if (r.type === 'outcome') await insertOutcome(client, outcomeRow(r));
-      else if (r.type === 'warning') {
-        const n = warningRow(r);
-        await client.query(
-          'INSERT INTO opcli.notes (kind, filing, origin, store_id, key, message, os_user, at, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          [n.kind, n.filing, n.origin, n.storeId, n.key, n.message, n.osUser, n.at, n.detail],
-        );
-      } else {
+      else if (r.type === 'warning') await addRows(client, 'notes', [warningRow(r)]);
+      else {
         throw new OpcliError('internal: a set-aside line belongs to a ledger file, not to the record database', { exitCode: ExitCode.failed });
       }
     }, rerun);

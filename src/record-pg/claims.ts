@@ -44,7 +44,7 @@ import {
 import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js';
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
-import type { RunRow } from './import.js';
+import { addRows, type RunRow } from './import.js';
 import { ATTEMPTS, type IntentRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
@@ -411,8 +411,12 @@ export class DatabaseClaimRecord {
       this.ask(async (client) => {
         await client.query('BEGIN');
         try {
-          await this.insertRuns(client, runs);
-          await insertOutcomes(client, outcomes);
+          await addRows(
+            client,
+            'runs',
+            runs.map(({ run, at, details }) => claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope)),
+          );
+          await addRows(client, 'outcomes', outcomes.map(claimOutcomeRow));
           const result = await fn(client);
           await client.query('COMMIT');
           return result;
@@ -426,16 +430,6 @@ export class DatabaseClaimRecord {
     return next;
   }
 
-  private async insertRuns(client: ClientBase, runs: { run: string; at: string; details: RunDetails }[]): Promise<void> {
-    for (const { run, at, details } of runs) {
-      const r = claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope);
-      await client.query(
-        'INSERT INTO opcli.runs (run, origin, store_id, source, journal, journal_id, os_user, host, profile, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        [r.run, r.origin, r.storeId, r.source, r.journal ?? null, r.journalId ?? null, r.osUser ?? null, r.host ?? null, r.profile ?? null, r.at],
-      );
-    }
-  }
-
   /** The group's intents as attempt `seen + 1` of their keys; those the unique key refused are read again and returned. */
   private async insertIntents(client: ClientBase, lines: NewIntent[], at: string): Promise<Taken> {
     if (lines.length === 0) return new Map();
@@ -447,44 +441,22 @@ export class DatabaseClaimRecord {
       const found = new Map(max.rows.map((r) => [r.key, r.attempt]));
       for (const key of unseen) this.remember(key, found.get(key) ?? 0);
     }
-    const cols = {
-      key: [] as string[],
-      attempt: [] as number[],
-      filing: [] as string[],
-      run: [] as (string | null)[],
-      source: [] as (string | null)[],
-      line: [] as (number | null)[],
-      profile: [] as (string | null)[],
-      sim: [] as (string | null)[],
-      email: [] as (string | null)[],
-      item: [] as (string | null)[],
-      forced: [] as boolean[],
-      detail: [] as string[],
-    };
     const next = new Map<string, number>();
-    for (const l of lines) {
+    const rows = lines.map((l) => {
       const attempt = (next.get(l.key) ?? this.seen.get(l.key) ?? 0) + 1;
       next.set(l.key, attempt);
       const r = claimIntentRow({ ...l, at, user: this.user, host: this.host }, this.scope, l.run === undefined ? undefined : this.runs.get(l.run));
-      cols.key.push(r.key);
-      cols.attempt.push(attempt);
-      cols.filing.push(r.filing);
-      cols.run.push(r.run ?? null);
-      cols.source.push(r.source ?? null);
-      cols.line.push(r.line ?? null);
-      cols.profile.push(r.profile ?? null);
-      cols.sim.push(r.similarity ?? null);
-      cols.email.push(r.customerEmail ?? null);
-      cols.item.push(r.item ?? null);
-      cols.forced.push(!!r.forced);
-      cols.detail.push(withClaim(JSON.stringify(r.detail), l.claimJson));
-    }
+      const detail = withClaim(JSON.stringify(r.detail), l.claimJson);
+      return [r.key, attempt, r.filing, r.run, r.source, r.line, r.profile, r.similarity, r.customerEmail, r.item, !!r.forced, detail].map((v) => v ?? null);
+    });
+    // One array a column, in INSERT's order.
+    const cols = (rows[0] ?? []).map((_, c) => rows.map((row) => row[c]));
     const inserted = await client.query<{ filing: string }>(
       `INSERT INTO opcli.intents (kind, origin, store_id, at, os_user, host, key, attempt, filing, run, source, line, profile, similarity, customer_email, item, forced, detail)
        SELECT 'claim', $1::text, $2::text, $3::timestamptz, $4::text, $5::text, * FROM unnest($6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[],
               $14::text[], $15::text[], $16::boolean[], $17::jsonb[])
        ON CONFLICT DO NOTHING RETURNING filing`,
-      [origin, storeId, at, this.user, this.host, ...Object.values(cols)],
+      [origin, storeId, at, this.user, this.host, ...cols],
     );
     for (const [key, attempt] of next) this.seen.set(key, attempt);
     if (inserted.rows.length === lines.length) return new Map();
@@ -606,22 +578,4 @@ export class DatabaseClaimRecord {
 function withClaim(detail: string, claimJson: string | undefined): string {
   if (!claimJson) return detail;
   return `${detail.slice(0, -1)}${detail.length > 2 ? ',' : ''}"claim":${claimJson}}`;
-}
-
-/** The queued outcomes, in one statement. */
-async function insertOutcomes(client: ClientBase, queued: Pick<OutcomeLine, 'issuance' | 'status' | 'at' | 'sourceOrderId' | 'error'>[]): Promise<void> {
-  if (queued.length === 0) return;
-  const outcomes = queued.map(claimOutcomeRow);
-  await client.query(
-    `INSERT INTO opcli.outcomes (filing, status, at, source_order_id, error, detail)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::jsonb[])`,
-    [
-      outcomes.map((o) => o.filing),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.at),
-      outcomes.map((o) => o.sourceOrderId ?? null),
-      outcomes.map((o) => o.error ?? null),
-      outcomes.map((o) => JSON.stringify(o.detail)),
-    ],
-  );
 }
