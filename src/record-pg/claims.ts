@@ -45,7 +45,7 @@ import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js'
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import { addRows, type RunRow } from './import.js';
-import { ATTEMPTS, type IntentRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
+import { ATTEMPTS, type AttemptRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -67,8 +67,8 @@ const PAGE = 1000;
 
 /** A row of the record's questions: an intent with its outcomes (opcli.outcomes, in order). */
 type AttemptRow = Pick<
-  IntentRecordRow,
-  'id' | 'key' | 'attempt' | 'filing' | 'at' | 'run' | 'source' | 'line' | 'os_user' | 'host' | 'profile' | 'similarity' | 'item' | 'forced' | 'author'
+  AttemptRecordRow,
+  'id' | 'key' | 'attempt' | 'filing' | 'at' | 'run' | 'source' | 'line' | 'osUser' | 'host' | 'profile' | 'similarity' | 'item' | 'forced' | 'author'
 > & {
   detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number; like?: string; claim?: unknown };
   outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
@@ -242,7 +242,7 @@ function linesOf(r: AttemptRow): ReadLine[] {
     type: 'intent',
     at: new Date(r.at).toISOString(),
     run: r.run,
-    user: r.os_user ?? r.author,
+    user: r.osUser ?? r.author,
     host: r.host ?? '?',
     profile: r.profile ?? '?',
     source: r.source ?? '?',
