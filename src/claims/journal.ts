@@ -263,7 +263,7 @@ class JournalScan {
   /** The lines `set-aside` lines name: a torn line a later run ended stays torn, not damage. */
   private readonly setAside = new Set<number>();
 
-  /** `legacyOwner`: the older format's entries belong to that service (read as foreign when it is not this one). */
+  /** `owner`: the older format's entries belong to that service (read as foreign when it is not this one). */
   constructor(
     private readonly path: string,
     private readonly service: JournalService,

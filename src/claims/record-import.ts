@@ -8,7 +8,7 @@ import { eachLineSync, lineAtSync } from '../record/file-lines.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { JournalReader, type JournalService } from './journal.js';
+import { type JournalEntry, JournalReader, type JournalService } from './journal.js';
 import { type BatchHistory, itemWords } from './plan.js';
 import { ClaimRecord, type IntentLine, type OutcomeLine } from './record.js';
 import type { ClaimsRecord } from './record-open.js';
@@ -22,16 +22,8 @@ function sourceOf(journalPath: string): string {
   return journalPath.endsWith('.journal.jsonl') ? journalPath.slice(0, -'.journal.jsonl'.length) : journalPath;
 }
 
-/** The fields of a journal line this import reads. */
-interface SendingEntry {
-  key?: unknown;
-  status?: unknown;
-  line?: unknown;
-  at?: unknown;
-  tag?: unknown;
-  sim?: unknown;
-  claim?: unknown;
-}
+/** A journal line's fields as this import reads them: unchecked until checked. */
+type SendingEntry = Partial<Record<keyof JournalEntry, unknown>>;
 
 /** Who takes the journal in: the profile, the user and the host its intents are recorded under, and the journal open again as `fd`. */
 interface Importer {
