@@ -358,11 +358,6 @@ export class DatabaseClaimRecord {
     if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.keys().next().value as string);
   }
 
-  /** Whether the record holds anything for a key, here or in the files it lived in before. */
-  async has(key: string): Promise<boolean> {
-    return (await this.lookup(key)) !== undefined;
-  }
-
   /** What the record holds for a content key (undefined: never filed from anywhere): the strongest of the database's and the earlier files' answers. */
   async lookup(key: string): Promise<RecordHit | undefined> {
     return strongest([await this.hitOf(key, true), this.earlier?.lookup(key)]);

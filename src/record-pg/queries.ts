@@ -122,15 +122,9 @@ export const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id AS "storeId",
 export const QUESTIONS = {
   /** Every attempt of one key: intents_one_attempt. */
   byKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = $3 AND i.key = $4 ORDER BY i.attempt`,
-  /** Claims for the same customer and item under other keys: intents_by_similarity. */
-  bySimilarity: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.similarity = $3 ORDER BY i.at`,
-  /** What one customer was filed or paid: intents_by_customer. */
-  byCustomer: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.customer_email = $3 ORDER BY i.at`,
   /** Credits of the same amount to the same customer since a time, under other keys (the 30-day hold): intents_credit_hold. */
   creditHold: `${ATTEMPTS} WHERE i.kind = 'credit' AND i.origin = $1 AND i.store_id = $2 AND i.customer_email = $3 AND i.amount_cents = $4
     AND i.currency = $5 AND i.at >= $6 AND i.key <> $7 ORDER BY i.at`,
-  /** The rows of one source file, and of one run of it: intents_by_source. */
-  bySource: `${ATTEMPTS} WHERE i.source = $1 AND ($2::text IS NULL OR i.run = $2) ORDER BY i.run, i.line`,
   /** Every attempt of several keys (a page of history's claims), by (origin, store, key) arrays and the kind: intents_one_attempt. */
   keysOf: `${ATTEMPTS} JOIN unnest($1::text[], $2::text[], $4::text[]) AS k(origin, store_id, key)
     ON i.origin = k.origin AND i.store_id = k.store_id AND i.kind = $3 AND i.key = k.key ORDER BY i.id`,

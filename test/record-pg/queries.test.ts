@@ -133,10 +133,7 @@ describe.skipIf(missing)('the record’s statements', () => {
     );
     const samples: Record<keyof typeof QUESTIONS, [unknown[], string]> = {
       byKey: [[ORIGIN, 'st_1', 'claim', 'key-4'], 'intents_one_attempt'],
-      bySimilarity: [[ORIGIN, 'st_1', 'sim-7'], 'intents_by_similarity'],
-      byCustomer: [[ORIGIN, 'st_1', 'c7@example.com'], 'intents_by_customer'],
       creditHold: [[ORIGIN, 'st_1', 'c8@example.com', 4000, 'USD', '2026-06-01T00:00:00Z', 'key-8'], 'intents_credit_hold'],
-      bySource: [['/data/batch-7.csv', 'run-7'], 'intents_by_source'],
       keysOf: [[[ORIGIN, ORIGIN], ['st_1', 'st_2'], 'credit', ['key-4', 'key-8']], 'intents_one_attempt'],
       kindAfter: [['credit', 30000, 1000], 'intents_pkey'],
     };
