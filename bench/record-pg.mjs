@@ -28,7 +28,7 @@ async function loadRecord() {
   await build({
     stdin: {
       contents:
-        "export { openRecordDatabase } from './src/record-pg/database.ts'; export { setupRecord } from './src/record-pg/setup.ts'; export { ask, insertIntent, insertOutcome } from './src/record-pg/queries.ts';",
+        "export { openRecordDatabase, setupRecord } from './src/record-pg/database.ts'; export { ask, insertIntent, insertOutcome } from './src/record-pg/queries.ts';",
       resolveDir: root,
       loader: 'ts',
       sourcefile: 'bench-entry.ts',

@@ -4,11 +4,11 @@
  * too. Once per journal: the record names each journal it took in. No prompt, no print.
  */
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
-import { LineSplitter, READ_CHUNK } from '../record/file-lines.js';
+import { eachLineSync, lineAtSync } from '../record/file-lines.js';
 import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { JournalReader, type JournalService } from './journal.js';
+import { type JournalEntry, JournalReader, type JournalService } from './journal.js';
 import { type BatchHistory, itemWords } from './plan.js';
 import { ClaimRecord, type IntentLine, type OutcomeLine } from './record.js';
 import type { ClaimsRecord } from './record-open.js';
@@ -22,21 +22,14 @@ function sourceOf(journalPath: string): string {
   return journalPath.endsWith('.journal.jsonl') ? journalPath.slice(0, -'.journal.jsonl'.length) : journalPath;
 }
 
-/** The fields of a journal line this import reads. */
-interface SendingEntry {
-  key?: unknown;
-  status?: unknown;
-  line?: unknown;
-  at?: unknown;
-  tag?: unknown;
-  sim?: unknown;
-  claim?: unknown;
-}
+/** A journal line's fields as this import reads them: unchecked until checked. */
+type SendingEntry = Partial<Record<keyof JournalEntry, unknown>>;
 
-/** Who takes the journal in: the profile, the user and the host its intents are recorded under. */
+/** Who takes the journal in: the profile, the user and the host its intents are recorded under, and the journal open again as `fd`. */
 interface Importer {
   record: ClaimRecord;
   journal: JournalReader;
+  fd: number;
   profile: string;
   user: string;
   host: string;
@@ -47,7 +40,7 @@ interface Importer {
  * entry, in a section of this service, that was not provably never sent (not_sent), with what a
  * resume asks of the record (ClaimRecord.batchRow): its row key, content tag, fingerprint and claim.
  */
-async function importedLines(by: Importer, text: string, offset: number): Promise<[IntentLine, OutcomeLine] | undefined> {
+function importedLines(by: Importer, text: string, offset: number): [IntentLine, OutcomeLine] | undefined {
   const { record, journal } = by;
   let e: SendingEntry;
   try {
@@ -67,7 +60,11 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
   const filing = `import.${e.key.slice(0, 16)}.${e.line}`;
   const filed = prior.status === 'filed';
   const settled = filed || prior.status === 'rejected';
-  const detail = await journal.priorDetail(prior);
+  // The sourceOrderId and reason of the row's last entry, read back at its offset.
+  let detail: { sourceOrderId?: string; reason?: string } = {};
+  try {
+    detail = JSON.parse(lineAtSync(by.fd, prior.offset) ?? '{}') ?? {};
+  } catch {}
   return [
     {
       v: 1,
@@ -108,40 +105,26 @@ async function importedLines(by: Importer, text: string, offset: number): Promis
  */
 export async function importJournal(record: ClaimRecord, journal: JournalReader, profile: string, user: string, host: string): Promise<number> {
   if (record.imported.has(journal.path)) return 0;
-  const by: Importer = { record, journal, profile, user, host };
   // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
   const opened = await openBatchFile(journal.path, JOURNAL_ROLE, 'read');
   if (!opened) return 0;
-  const { handle } = opened;
+  const by: Importer = { record, journal, fd: opened.handle.fd, profile, user, host };
   let taken = 0;
   let pending: (IntentLine | OutcomeLine)[] = [];
-  const lines = new LineSplitter();
-  /** The complete lines of the chunk just read, with their offsets. */
-  let read: [string, number][] = [];
-  const collect = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean, long: boolean) => {
-    if (complete && !long) read.push([buffer.toString('utf8', start, end), offset]);
-  };
   try {
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(READ_CHUNK);
-      const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, lines.size);
-      if (bytesRead === 0) break;
-      lines.push(chunk.subarray(0, bytesRead), collect);
-      for (const [text, offset] of read) {
-        const both = await importedLines(by, text, offset);
-        if (!both) continue;
-        pending.push(...both);
-        // Counted for the notice: the claims it holds filed or possibly filed (a rejected row is read in for the resume alone).
-        if (both[1].status !== 'rejected') taken++;
-        if (pending.length >= CHUNK) {
-          record.importLines(pending);
-          pending = [];
-        }
+    eachLineSync(by.fd, (buffer, start, end, offset, complete, long) => {
+      const both = complete && !long ? importedLines(by, buffer.toString('utf8', start, end), offset) : undefined;
+      if (!both) return;
+      pending.push(...both);
+      // Counted for the notice: the claims it holds filed or possibly filed (a rejected row is read in for the resume alone).
+      if (both[1].status !== 'rejected') taken++;
+      if (pending.length >= CHUNK) {
+        record.importLines(pending);
+        pending = [];
       }
-      read = [];
-    }
+    });
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
   record.importLines(pending, { journal: journal.path, entries: taken });
   return taken;

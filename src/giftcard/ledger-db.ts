@@ -20,13 +20,14 @@
  * (`origin`) and the service store (`store_id`) of its key, as the file ledger scopes its key.
  */
 import { existsSync } from 'node:fs';
+import type { ClientBase } from 'pg';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity } from '../core/identity.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { earlierPlaces } from '../config/record-dir.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
-import type { NoteRow } from '../record-pg/import.js';
+import { addRows, type NoteRow } from '../record-pg/import.js';
 import { type Attempt, ask, type IntentRow, insertIntent, insertOutcome, type OutcomeRow } from '../record-pg/queries.js';
 import {
   type AttemptRecord,
@@ -147,13 +148,8 @@ export class DatabaseLedger implements CreditLedger {
     const rerun = unwritten(r);
     await this.database.withClient(async (client) => {
       if (r.type === 'outcome') await insertOutcome(client, outcomeRow(r));
-      else if (r.type === 'warning') {
-        const n = warningRow(r);
-        await client.query(
-          'INSERT INTO opcli.notes (kind, filing, origin, store_id, key, message, os_user, at, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          [n.kind, n.filing, n.origin, n.storeId, n.key, n.message, n.osUser, n.at, n.detail],
-        );
-      } else {
+      else if (r.type === 'warning') await addRows(client, 'notes', [warningRow(r)]);
+      else {
         throw new OpcliError('internal: a set-aside line belongs to a ledger file, not to the record database', { exitCode: ExitCode.failed });
       }
     }, rerun);
@@ -175,68 +171,43 @@ export class DatabaseLedger implements CreditLedger {
     await this.append(record);
   }
 
-  /** Every credit in the record, a page at a time in the order the server took them, with its outcomes and warnings. */
-  async readAll(): Promise<{ records: LedgerRecord[]; damaged: [] }> {
-    const records: LedgerRecord[] = this.earlier.flatMap((e) => e.read().records);
-    let after = 0;
-    for (;;) {
+  /**
+   * The credit attempts a page at a time in the order the server took them (keyset on the primary
+   * key), each page with what `more` asks of it on the same connection, so memory is a page's.
+   */
+  private async *pages<T>(more: (client: ClientBase, attempts: Attempt[]) => Promise<T>): AsyncGenerator<T & { attempts: Attempt[] }> {
+    for (let after = 0; ; ) {
       const page = await this.database.withClient(async (client) => {
         const attempts = await ask(client, 'kindAfter', ['credit', after, PAGE]);
-        const warnings = attempts.length ? (await client.query<WarningRow>(NOTES_OF, [attempts.map((a) => a.filing)])).rows : [];
-        return { attempts, warnings };
+        return { ...(await more(client, attempts)), attempts };
       }, NOTHING_WRITTEN);
-      for (const a of page.attempts)
-        records.push(
-          ...recordsOf(
-            a,
-            page.warnings.filter((w) => w.filing === a.filing),
-          ),
-        );
-      if (page.attempts.length < PAGE) return { records, damaged: [] };
+      yield page;
+      if (page.attempts.length < PAGE) return;
       after = page.attempts[page.attempts.length - 1]?.id ?? after;
     }
   }
 
+  /** Every credit in the record, with its outcomes and warnings: the ledger files of before first. */
+  async readAll(): Promise<{ records: LedgerRecord[]; damaged: [] }> {
+    const records: LedgerRecord[] = this.earlier.flatMap((e) => e.read().records);
+    for await (const page of this.pages(async (client, attempts) => ({ warnings: await warningsOf(client, attempts) }))) {
+      for (const a of page.attempts) records.push(...recordsOf(a, page.warnings));
+    }
+    return { records, damaged: [] };
+  }
+
   /**
    * CreditLedger.eachIssuance for the database: the ledger files of before first (as Ledger reads
-   * them), then the credits a page at a time in the order the server took them (keyset on the
-   * primary key), each page's claims asked once for all their attempts (intents_one_attempt) and
-   * the lines of the files of before of each claim (their index), so memory is a page's.
+   * them), then the credits a page at a time, each page's claims asked once for all their attempts
+   * (intents_one_attempt) and the lines of the files of before of each claim (their index).
    */
   async eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want: (a: AttemptRecord) => boolean = () => true): Promise<{ damaged: [] }> {
     for (const e of this.earlier) await e.eachIssuance(take, want);
     // The files of before, asked by claim only when there are any (a member who never had a file ledger has none).
     const earlier = this.earlier.filter((e) => existsSync(e.path));
-    let after = 0;
-    for (;;) {
-      const page = await this.database.withClient(async (client) => {
-        const attempts = await ask(client, 'kindAfter', ['credit', after, PAGE]);
-        // Most claims are paid once: only the keys with other attempts (counted on the index) are read again whole.
-        const once = new Map<string, number>();
-        for (const a of attempts) once.set(a.key, (once.get(a.key) ?? 0) + 1);
-        const keys = [...once.keys()].map((key) => ({ key, ...scopeOf(key) }));
-        const counted = keys.length
-          ? (await client.query<{ key: string; n: number }>(ATTEMPTS_OF_KEYS, [keys.map((k) => k.origin), keys.map((k) => k.storeId), keys.map((k) => k.key)]))
-              .rows
-          : [];
-        const all = new Map(counted.map((c) => [c.key, c.n]));
-        const more = keys.filter((k) => (all.get(k.key) ?? 0) > (once.get(k.key) ?? 0));
-        const again = new Set(more.map((k) => k.key));
-        const claims = [
-          ...attempts.filter((a) => !again.has(a.key)),
-          ...(more.length ? await ask(client, 'keysOf', [more.map((k) => k.origin), more.map((k) => k.storeId), 'credit', more.map((k) => k.key)]) : []),
-        ];
-        const warnings = claims.length ? (await client.query<WarningRow>(NOTES_OF, [claims.map((a) => a.filing)])).rows : [];
-        return { attempts, claims, warnings };
-      }, NOTHING_WRITTEN);
+    for await (const page of this.pages(claimsOfPage)) {
       const byKey = new Map<string, LedgerRecord[]>();
-      for (const a of page.claims) {
-        const records = recordsOf(
-          a,
-          page.warnings.filter((w) => w.filing === a.filing),
-        );
-        byKey.set(a.key, [...(byKey.get(a.key) ?? []), ...records]);
-      }
+      for (const a of page.claims) byKey.set(a.key, [...(byKey.get(a.key) ?? []), ...recordsOf(a, page.warnings)]);
       for (const a of page.attempts) {
         const [attempt] = recordsOf(a, []);
         if (attempt?.type !== 'attempt' || !want(attempt)) continue;
@@ -245,14 +216,39 @@ export class DatabaseLedger implements CreditLedger {
         const own = same.find((i) => i.attempt.issuance === a.filing);
         if (own) take(own, same);
       }
-      if (page.attempts.length < PAGE) return { damaged: [] };
-      after = page.attempts[page.attempts.length - 1]?.id ?? after;
     }
+    return { damaged: [] };
   }
 
   close(): Promise<void> {
     return this.database.close();
   }
+}
+
+/**
+ * Every attempt of the claims of a page of attempts, with their warnings: most claims are paid
+ * once, so only the keys with other attempts (counted on the index) are read again whole.
+ */
+async function claimsOfPage(client: ClientBase, attempts: Attempt[]): Promise<{ claims: Attempt[]; warnings: WarningRow[] }> {
+  const once = new Map<string, number>();
+  for (const a of attempts) once.set(a.key, (once.get(a.key) ?? 0) + 1);
+  const keys = [...once.keys()].map((key) => ({ key, ...scopeOf(key) }));
+  const counted = keys.length
+    ? (await client.query<{ key: string; n: number }>(ATTEMPTS_OF_KEYS, [keys.map((k) => k.origin), keys.map((k) => k.storeId), keys.map((k) => k.key)])).rows
+    : [];
+  const all = new Map(counted.map((c) => [c.key, c.n]));
+  const more = keys.filter((k) => (all.get(k.key) ?? 0) > (once.get(k.key) ?? 0));
+  const again = new Set(more.map((k) => k.key));
+  const claims = [
+    ...attempts.filter((a) => !again.has(a.key)),
+    ...(more.length ? await ask(client, 'keysOf', [more.map((k) => k.origin), more.map((k) => k.storeId), 'credit', more.map((k) => k.key)]) : []),
+  ];
+  return { claims, warnings: await warningsOf(client, claims) };
+}
+
+/** The warnings of some attempts, oldest first. */
+async function warningsOf(client: ClientBase, attempts: Attempt[]): Promise<WarningRow[]> {
+  return attempts.length ? (await client.query<WarningRow>(NOTES_OF, [attempts.map((a) => a.filing)])).rows : [];
 }
 
 /** What was not written and what a rerun does, in words: a credit issued whose outcome is lost says it was issued. */
@@ -323,7 +319,7 @@ const ATTEMPTS_OF_KEYS = `SELECT i.key, count(*)::int AS n FROM opcli.intents i 
 /** The set-aside notes of a key (notes_by_key). */
 const SET_ASIDE_OF = `SELECT filing, detail FROM opcli.notes WHERE kind = 'set-aside' AND origin = $1 AND store_id = $2 AND key = $3 ORDER BY id`;
 
-/** The warnings of some attempts, oldest first. */
+/** The warnings of some attempts (NOTES_OF's rows). */
 const NOTES_OF = `SELECT filing, message, os_user, at, detail, author FROM opcli.notes WHERE kind = 'warning' AND filing = ANY($1) ORDER BY id`;
 
 interface WarningRow {
@@ -336,7 +332,7 @@ interface WarningRow {
 }
 
 /**
- * An attempt row, its outcomes and warnings, as the ledger's records. The user shown is the one the
+ * An attempt row, its outcomes and its warnings (those of `warnings` that name it), as the ledger's records. The user shown is the one the
  * attempt names (its OS user); the database role that wrote each row (its author) is the record's
  * own, not the client's word. A row opcli cannot read stops every issuance, as a damaged ledger line does.
  */
@@ -381,16 +377,18 @@ function recordsOf(a: Attempt, warnings: WarningRow[]): LedgerRecord[] {
       notes: od.notes ?? [],
     };
   });
-  const notes = warnings.map((w) => ({
-    ...common,
-    user: w.os_user ?? w.author,
-    type: 'warning',
-    kind: 'possible-double-credit',
-    at: w.at.toISOString(),
-    message: w.message,
-    cardId: w.detail.cardId,
-    balanceCents: w.detail.balanceCents,
-  }));
+  const notes = warnings
+    .filter((w) => w.filing === a.filing)
+    .map((w) => ({
+      ...common,
+      user: w.os_user ?? w.author,
+      type: 'warning',
+      kind: 'possible-double-credit',
+      at: w.at.toISOString(),
+      message: w.message,
+      cardId: w.detail.cardId,
+      balanceCents: w.detail.balanceCents,
+    }));
   return [attempt, ...outcomes, ...notes].map((r) => {
     const parsed = LedgerRecord.safeParse(r);
     if (!parsed.success) {

@@ -44,8 +44,8 @@ import {
 import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js';
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
-import type { RunRow } from './import.js';
-import type { IntentRecordRow, IntentRow, OutcomeRow } from './queries.js';
+import { addRows, type RunRow } from './import.js';
+import { ATTEMPTS, type AttemptRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -67,8 +67,8 @@ const PAGE = 1000;
 
 /** A row of the record's questions: an intent with its outcomes (opcli.outcomes, in order). */
 type AttemptRow = Pick<
-  IntentRecordRow,
-  'id' | 'key' | 'attempt' | 'filing' | 'at' | 'run' | 'source' | 'line' | 'os_user' | 'host' | 'profile' | 'similarity' | 'item' | 'forced' | 'author'
+  AttemptRecordRow,
+  'id' | 'key' | 'attempt' | 'filing' | 'at' | 'run' | 'source' | 'line' | 'osUser' | 'host' | 'profile' | 'similarity' | 'item' | 'forced' | 'author'
 > & {
   detail: { email?: string; journal?: string; journalId?: string; row?: string; tag?: number; like?: string; claim?: unknown };
   outcomes: { status: OutcomeLine['status']; at: string; sourceOrderId: string | null; error: string | null }[];
@@ -77,12 +77,6 @@ type AttemptRow = Pick<
 /** The intents of a batch ($3: its name) whose row key (--key's, else the content key) is `row`: the expressions of intents_by_batch_row. */
 const BATCH_ROW = (i: string, row: string) =>
   `${i}.origin = $1 AND ${i}.store_id = $2 AND ${i}.kind = 'claim' AND ${i}.detail ? 'journal' AND ${i}.detail->>'journal' = $3 AND coalesce(${i}.detail->>'row', ${i}.key) = ${row}`;
-
-const ATTEMPTS = `SELECT i.id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile, i.similarity, i.item,
-       i.forced, i.detail, i.author,
-       coalesce((SELECT json_agg(json_build_object('status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id, 'error', o.error) ORDER BY o.id)
-                 FROM opcli.outcomes o WHERE o.filing = i.filing), '[]') AS outcomes
-  FROM opcli.intents i`;
 
 /** The questions of the record of claims, each served by an index (test/record-pg/claims.test.ts checks the plans). */
 export const CLAIM_QUESTIONS = {
@@ -148,11 +142,6 @@ export function scopeOf(store: RecordStore): Scope {
   return { origin: store.origin ?? '-', storeId: store.storeId ?? '-' };
 }
 
-/** The object without its undefined members (a row's detail, as JSON would write it). */
-function defined(value: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
-}
-
 /** An intent as it is written or copied: a new one with its time and author, or a file record's line. */
 /** An intent to write: a run's (its claim as JSON text, claimJson) or a file record's read line (its claim parsed, claim). */
 type ClaimIntent = NewIntent & { at: string; user: string; host: string; journalId?: string; claim?: unknown };
@@ -180,7 +169,7 @@ export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails & 
     item: l.item,
     forced: !!l.forced,
     // What a batch's resume asks of the database (batchRow), as the file's intent holds it.
-    detail: defined({
+    detail: present({
       email: l.email,
       journal: l.journal ?? run?.journal,
       journalId: l.journalId ?? run?.journalId,
@@ -245,39 +234,43 @@ function withSetAside(lines: ReadLine[], notes: SetAsideRow[], key: string): Rea
 
 /** An attempt row as the file record's lines: its intent, then its outcomes. */
 function linesOf(r: AttemptRow): ReadLine[] {
-  const intent: IntentLine = {
+  const { detail: d, filing: issuance, key } = r;
+  const intent = present({
     v: 1,
-    issuance: r.filing,
-    key: r.key,
+    issuance,
+    key,
     type: 'intent',
     at: new Date(r.at).toISOString(),
-    ...(r.run === null ? {} : { run: r.run }),
-    user: r.os_user ?? r.author,
+    run: r.run,
+    user: r.osUser ?? r.author,
     host: r.host ?? '?',
     profile: r.profile ?? '?',
     source: r.source ?? '?',
-    ...(r.line === null ? {} : { line: r.line }),
-    ...(r.detail.journal === undefined ? {} : { journal: r.detail.journal }),
-    ...(r.detail.journalId === undefined ? {} : { journalId: r.detail.journalId }),
-    ...(r.similarity === null ? {} : { sim: r.similarity }),
-    ...(r.detail.email === undefined ? {} : { email: r.detail.email }),
-    ...(r.item === null ? {} : { item: r.item }),
-    ...(r.forced ? { forced: true } : {}),
-    ...(r.detail.row === undefined ? {} : { row: r.detail.row }),
-    ...(r.detail.tag === undefined ? {} : { tag: r.detail.tag }),
-    ...(r.detail.like === undefined ? {} : { like: r.detail.like }),
-    ...(r.detail.claim === undefined ? {} : { claim: r.detail.claim }),
-  };
-  const outcomes: OutcomeLine[] = r.outcomes.map((o) => ({
-    v: 1,
-    issuance: r.filing,
-    key: r.key,
-    type: 'outcome',
-    at: new Date(o.at).toISOString(),
-    status: o.status,
-    ...(o.sourceOrderId === null ? {} : { sourceOrderId: o.sourceOrderId }),
-    ...(o.error === null ? {} : { error: o.error }),
-  }));
+    line: r.line,
+    journal: d.journal,
+    journalId: d.journalId,
+    sim: r.similarity,
+    email: d.email,
+    item: r.item,
+    forced: r.forced || undefined,
+    row: d.row,
+    tag: d.tag,
+    like: d.like,
+    claim: d.claim,
+  }) as IntentLine;
+  const outcomes = r.outcomes.map(
+    (o) =>
+      present({
+        v: 1,
+        issuance,
+        key,
+        type: 'outcome',
+        at: new Date(o.at).toISOString(),
+        status: o.status,
+        sourceOrderId: o.sourceOrderId,
+        error: o.error,
+      }) as OutcomeLine,
+  );
   return [intent, ...outcomes];
 }
 
@@ -365,11 +358,6 @@ export class DatabaseClaimRecord {
     if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.keys().next().value as string);
   }
 
-  /** Whether the record holds anything for a key, here or in the files it lived in before. */
-  async has(key: string): Promise<boolean> {
-    return (await this.lookup(key)) !== undefined;
-  }
-
   /** What the record holds for a content key (undefined: never filed from anywhere): the strongest of the database's and the earlier files' answers. */
   async lookup(key: string): Promise<RecordHit | undefined> {
     return strongest([await this.hitOf(key, true), this.earlier?.lookup(key)]);
@@ -418,8 +406,12 @@ export class DatabaseClaimRecord {
       this.ask(async (client) => {
         await client.query('BEGIN');
         try {
-          await this.insertRuns(client, runs);
-          await insertOutcomes(client, outcomes);
+          await addRows(
+            client,
+            'runs',
+            runs.map(({ run, at, details }) => claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope)),
+          );
+          await addRows(client, 'outcomes', outcomes.map(claimOutcomeRow));
           const result = await fn(client);
           await client.query('COMMIT');
           return result;
@@ -433,16 +425,6 @@ export class DatabaseClaimRecord {
     return next;
   }
 
-  private async insertRuns(client: ClientBase, runs: { run: string; at: string; details: RunDetails }[]): Promise<void> {
-    for (const { run, at, details } of runs) {
-      const r = claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope);
-      await client.query(
-        'INSERT INTO opcli.runs (run, origin, store_id, source, journal, journal_id, os_user, host, profile, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
-        [r.run, r.origin, r.storeId, r.source, r.journal ?? null, r.journalId ?? null, r.osUser ?? null, r.host ?? null, r.profile ?? null, r.at],
-      );
-    }
-  }
-
   /** The group's intents as attempt `seen + 1` of their keys; those the unique key refused are read again and returned. */
   private async insertIntents(client: ClientBase, lines: NewIntent[], at: string): Promise<Taken> {
     if (lines.length === 0) return new Map();
@@ -454,44 +436,22 @@ export class DatabaseClaimRecord {
       const found = new Map(max.rows.map((r) => [r.key, r.attempt]));
       for (const key of unseen) this.remember(key, found.get(key) ?? 0);
     }
-    const cols = {
-      key: [] as string[],
-      attempt: [] as number[],
-      filing: [] as string[],
-      run: [] as (string | null)[],
-      source: [] as (string | null)[],
-      line: [] as (number | null)[],
-      profile: [] as (string | null)[],
-      sim: [] as (string | null)[],
-      email: [] as (string | null)[],
-      item: [] as (string | null)[],
-      forced: [] as boolean[],
-      detail: [] as string[],
-    };
     const next = new Map<string, number>();
-    for (const l of lines) {
+    const rows = lines.map((l) => {
       const attempt = (next.get(l.key) ?? this.seen.get(l.key) ?? 0) + 1;
       next.set(l.key, attempt);
       const r = claimIntentRow({ ...l, at, user: this.user, host: this.host }, this.scope, l.run === undefined ? undefined : this.runs.get(l.run));
-      cols.key.push(r.key);
-      cols.attempt.push(attempt);
-      cols.filing.push(r.filing);
-      cols.run.push(r.run ?? null);
-      cols.source.push(r.source ?? null);
-      cols.line.push(r.line ?? null);
-      cols.profile.push(r.profile ?? null);
-      cols.sim.push(r.similarity ?? null);
-      cols.email.push(r.customerEmail ?? null);
-      cols.item.push(r.item ?? null);
-      cols.forced.push(!!r.forced);
-      cols.detail.push(withClaim(JSON.stringify(r.detail), l.claimJson));
-    }
+      const detail = withClaim(JSON.stringify(r.detail), l.claimJson);
+      return [r.key, attempt, r.filing, r.run, r.source, r.line, r.profile, r.similarity, r.customerEmail, r.item, !!r.forced, detail].map((v) => v ?? null);
+    });
+    // One array a column, in INSERT's order.
+    const cols = (rows[0] ?? []).map((_, c) => rows.map((row) => row[c]));
     const inserted = await client.query<{ filing: string }>(
       `INSERT INTO opcli.intents (kind, origin, store_id, at, os_user, host, key, attempt, filing, run, source, line, profile, similarity, customer_email, item, forced, detail)
        SELECT 'claim', $1::text, $2::text, $3::timestamptz, $4::text, $5::text, * FROM unnest($6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[], $13::text[],
               $14::text[], $15::text[], $16::boolean[], $17::jsonb[])
        ON CONFLICT DO NOTHING RETURNING filing`,
-      [origin, storeId, at, this.user, this.host, ...Object.values(cols)],
+      [origin, storeId, at, this.user, this.host, ...cols],
     );
     for (const [key, attempt] of next) this.seen.set(key, attempt);
     if (inserted.rows.length === lines.length) return new Map();
@@ -613,22 +573,4 @@ export class DatabaseClaimRecord {
 function withClaim(detail: string, claimJson: string | undefined): string {
   if (!claimJson) return detail;
   return `${detail.slice(0, -1)}${detail.length > 2 ? ',' : ''}"claim":${claimJson}}`;
-}
-
-/** The queued outcomes, in one statement. */
-async function insertOutcomes(client: ClientBase, queued: Pick<OutcomeLine, 'issuance' | 'status' | 'at' | 'sourceOrderId' | 'error'>[]): Promise<void> {
-  if (queued.length === 0) return;
-  const outcomes = queued.map(claimOutcomeRow);
-  await client.query(
-    `INSERT INTO opcli.outcomes (filing, status, at, source_order_id, error, detail)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::jsonb[])`,
-    [
-      outcomes.map((o) => o.filing),
-      outcomes.map((o) => o.status),
-      outcomes.map((o) => o.at),
-      outcomes.map((o) => o.sourceOrderId ?? null),
-      outcomes.map((o) => o.error ?? null),
-      outcomes.map((o) => JSON.stringify(o.detail)),
-    ],
-  );
 }

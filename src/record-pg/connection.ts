@@ -12,7 +12,8 @@
  * after that, for a server that stopped answering).
  * CHOICE (docs/spec-choices.md#record-database-connection): libpq's rules, and opcli's TLS and time bounds.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PoolConfig } from 'pg';
@@ -193,9 +194,23 @@ function passwordFor(
   return async (): Promise<string> => {
     if (given !== undefined) return given;
     if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
-    const { fromPasswordFile } = await import('./password-file.js');
     const password = await fromPasswordFile(target, env);
     found(password !== undefined);
     return password as string;
   };
+}
+
+/**
+ * The password file's password for this connection, or undefined: libpq's file (~/.pgpass;
+ * %APPDATA%\postgresql\pgpass.conf on Windows; PGPASSFILE) read through the pgpass library
+ * node-postgres itself uses (loaded only when a password is asked for): its file name from the
+ * run's environment, its rule that a file others can read is ignored (with a warning), its matching
+ * of host, port, database and user with `*`.
+ */
+async function fromPasswordFile(target: RecordTarget, env: Record<string, string | undefined>): Promise<string | undefined> {
+  const { default: helper } = await import('pgpass/lib/helper.js');
+  const file = helper.getFileName(env);
+  const stats = await stat(file).catch(() => undefined);
+  if (!stats || !helper.usePgPass(stats, file)) return undefined;
+  return new Promise((done) => helper.getPassword(target, createReadStream(file), done));
 }

@@ -2,13 +2,13 @@
  * Opening the team's record in PostgreSQL: node-postgres (`pg`) is imported here, on first use, so
  * a run that has no postgres:// record never loads it (docs/benchmarks.md, bench/startup.mjs). A
  * member's record is a pool whose first connection checks the schema: made by `record setup` of
- * this opcli's version, and this role a member of it.
+ * this opcli's version (setupRecord), and this role a member of it.
  */
-import type { Client, Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { OpcliError } from '../core/errors.js';
 import { type ConnectionContext, connectionSettings, type RecordTarget } from './connection.js';
 import { databaseError, RecordDatabaseError } from './errors.js';
-import { SCHEMA_VERSION, schemaVersion } from './migrate.js';
+import { type MigrationResult, migrate, SCHEMA_VERSION, schemaVersion } from './migrate.js';
 import type { RecordUrl } from './url.js';
 
 /** What opening a record database says when it fails before anything was written. */
@@ -20,8 +20,14 @@ async function driver(): Promise<typeof import('pg')> {
   return (loaded as unknown as { default?: typeof import('pg') }).default ?? loaded;
 }
 
-/** One connection (for `record setup`): connected, or the one-line error naming the database. */
-export async function connectOne(record: RecordUrl, ctx: ConnectionContext, rerun: string): Promise<{ client: Client; target: RecordTarget }> {
+/** Setup is one transaction: whatever stopped it, the database holds all of it or none of it. */
+const SETUP_RERUN = 'setup is one transaction, applied whole or not at all: rerunning it is safe';
+
+/**
+ * `record setup`: the administrator's one run that makes (or upgrades) the team's record and names
+ * its members (migrate.ts), on one connection closed after. No print: the command renders.
+ */
+export async function setupRecord(record: RecordUrl, members: readonly string[], ctx: ConnectionContext): Promise<MigrationResult & { target: RecordTarget }> {
   const { target, config } = connectionSettings(record, ctx);
   const pg = await driver();
   const client = new pg.Client(config);
@@ -29,11 +35,12 @@ export async function connectOne(record: RecordUrl, ctx: ConnectionContext, reru
   client.on('error', () => {});
   try {
     await client.connect();
+    return { ...(await migrate(client, members)), target };
   } catch (error) {
+    throw databaseError(error, target, SETUP_RERUN);
+  } finally {
     await client.end().catch(() => {});
-    throw databaseError(error, target, rerun);
   }
-  return { client, target };
 }
 
 /** A member's record database: a pool, its target, and close(). */

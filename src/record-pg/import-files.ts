@@ -25,6 +25,7 @@ import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.
 import { lineAtSync } from '../record/file-lines.js';
 import { openLog } from '../record/log.js';
 import type { ImportChunk, ImportedFile, NoteRow } from './import.js';
+import { present } from './queries.js';
 import { claimIntentRow, claimOutcomeRow, claimRunRow, type RunDetails, scopeOf as claimScope } from './claims.js';
 
 /** Rows a statement at most (each chunk is one statement a table). */
@@ -66,11 +67,6 @@ function sliced(rows: Required<ImportChunk>): ImportChunk[] {
 function source(kind: ImportSource['kind'], file: ImportedFile, rows: Required<ImportChunk>): ImportSource {
   const held = { runs: rows.runs.length, intents: rows.intents.length, outcomes: rows.outcomes.length, notes: rows.notes.length };
   return { kind, file, held, chunks: sliced(rows) };
-}
-
-/** The object without its undefined members (a row's detail). */
-function defined(value: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
 }
 
 /**
@@ -139,7 +135,7 @@ function setAsideNote(
     osUser: r.user,
     at: r.at,
     // The issuance the line names, when it names none of this file's attempts: the file record's set-aside line has it.
-    detail: defined({ line: r.line, reason: r.reason, issuance: filings.has(r.issuance) ? undefined : r.issuance }),
+    detail: present({ line: r.line, reason: r.reason, issuance: filings.has(r.issuance) ? undefined : r.issuance }),
   };
 }
 

@@ -110,6 +110,16 @@ const NOTES = `INSERT INTO opcli.notes (kind, filing, origin, store_id, key, mes
    WHERE NOT EXISTS (SELECT 1 FROM opcli.notes n WHERE n.kind = t.kind AND n.filing IS NOT DISTINCT FROM t.filing
                        AND n.key IS NOT DISTINCT FROM t.key AND n.at = t.at AND n.message = t.message)`;
 
+const ADD = { runs: RUNS, intents: INTENTS, outcomes: OUTCOMES, notes: NOTES };
+
+/**
+ * Adds rows to one table in one statement, skipping those it holds already (see ADD's statements):
+ * how many it added. A run's own rows go in this way too (claims.ts, ledger-db.ts).
+ */
+export async function addRows<T extends keyof typeof ADD>(client: ClientBase, table: T, rows: Required<ImportChunk>[T] | undefined): Promise<number> {
+  return rows?.length ? ((await client.query(ADD[table], [JSON.stringify(rows)])).rowCount ?? 0) : 0;
+}
+
 /** How many lines of a file are in the record already (0: none). */
 export async function importedLines(client: ClientBase, fileId: string): Promise<number> {
   const result = await client.query<{ lines: number }>('SELECT coalesce(max(lines), 0)::int AS lines FROM opcli.imports WHERE file_id = $1', [fileId]);
@@ -136,12 +146,8 @@ export async function importRecord(
       await client.query('ROLLBACK');
       return counts;
     }
-    const add = async (sql: string, rows: unknown[] | undefined) => (rows?.length ? ((await client.query(sql, [JSON.stringify(rows)])).rowCount ?? 0) : 0);
     for await (const chunk of chunks(alreadyIn)) {
-      counts.runs += await add(RUNS, chunk.runs);
-      counts.intents += await add(INTENTS, chunk.intents);
-      counts.outcomes += await add(OUTCOMES, chunk.outcomes);
-      counts.notes += await add(NOTES, chunk.notes);
+      for (const table of ['runs', 'intents', 'outcomes', 'notes'] as const) counts[table] += await addRows(client, table, chunk[table]);
     }
     await client.query('INSERT INTO opcli.imports (file_id, path, lines, at) VALUES ($1, $2, $3, now())', [file.fileId, file.path, file.lines]);
     await client.query(options.dryRun ? 'ROLLBACK' : 'COMMIT');

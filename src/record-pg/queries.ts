@@ -66,29 +66,14 @@ export interface Attempt extends IntentRow {
   outcomes: (OutcomeRow & { author: string; recordedAt: string })[];
 }
 
-const INTENT_COLUMNS = [
-  'kind',
-  'origin',
-  'store_id',
-  'key',
-  'attempt',
-  'filing',
-  'at',
-  'run',
-  'source',
-  'line',
-  'os_user',
-  'host',
-  'profile',
-  'similarity',
-  'customer_email',
-  'customer_id',
-  'item',
-  'amount_cents',
-  'currency',
-  'forced',
-  'detail',
-] as const;
+/** An intent row given as one JSON parameter (its IntentRow fields), as `record import` adds them (import.ts). */
+const INSERT_INTENT = `INSERT INTO opcli.intents (kind, origin, store_id, key, attempt, filing, at, run, source, line, os_user, host, profile, similarity,
+                           customer_email, customer_id, item, amount_cents, currency, forced, detail)
+  SELECT kind, origin, "storeId", key, attempt, filing, at, run, source, line, "osUser", host, profile, similarity, "customerEmail", "customerId",
+         item, "amountCents", currency, coalesce(forced, false), coalesce(detail, '{}')
+    FROM jsonb_to_record($1::jsonb) AS t(kind text, origin text, "storeId" text, key text, attempt integer, filing text, at timestamptz, run text,
+         source text, line integer, "osUser" text, host text, profile text, similarity text, "customerEmail" text, "customerId" text, item text,
+         "amountCents" bigint, currency text, forced boolean, detail jsonb)`;
 
 /** The SQLSTATE of a unique violation. */
 const UNIQUE_VIOLATION = '23505';
@@ -98,32 +83,8 @@ const UNIQUE_VIOLATION = '23505';
  * the caller's transaction); `taken` when that attempt of the key (or its filing id) exists already.
  */
 export async function insertIntent(client: ClientBase, row: IntentRow): Promise<'inserted' | 'taken'> {
-  const values = [
-    row.kind,
-    row.origin,
-    row.storeId,
-    row.key,
-    row.attempt,
-    row.filing,
-    row.at,
-    row.run ?? null,
-    row.source ?? null,
-    row.line ?? null,
-    row.osUser ?? null,
-    row.host ?? null,
-    row.profile ?? null,
-    row.similarity ?? null,
-    row.customerEmail ?? null,
-    row.customerId ?? null,
-    row.item ?? null,
-    row.amountCents ?? null,
-    row.currency ?? null,
-    row.forced ?? false,
-    row.detail ?? {},
-  ];
-  const placeholders = INTENT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ');
   try {
-    await client.query(`INSERT INTO opcli.intents (${INTENT_COLUMNS.join(', ')}) VALUES (${placeholders})`, values);
+    await client.query(INSERT_INTENT, [JSON.stringify(row)]);
     return 'inserted';
   } catch (error) {
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'taken';
@@ -145,9 +106,13 @@ export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promis
   ]);
 }
 
-/** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters. */
-const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id, i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line, i.os_user, i.host, i.profile,
-       i.similarity, i.customer_email, i.customer_id, i.item, i.amount_cents, i.currency, i.forced, i.detail, i.author, i.recorded_at,
+/**
+ * Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters (the
+ * record of claims asks it too), its columns named as Attempt names them (AttemptRecordRow).
+ */
+export const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id AS "storeId", i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line,
+       i.os_user AS "osUser", i.host, i.profile, i.similarity, i.customer_email AS "customerEmail", i.customer_id AS "customerId", i.item,
+       i.amount_cents AS "amountCents", i.currency, i.forced, i.detail, i.author, i.recorded_at AS "recordedAt",
        coalesce((SELECT json_agg(json_build_object('filing', o.filing, 'status', o.status, 'at', o.at, 'sourceOrderId', o.source_order_id,
                  'cardId', o.card_id, 'path', o.path, 'error', o.error, 'detail', o.detail, 'author', o.author, 'recordedAt', o.recorded_at) ORDER BY o.id)
                  FROM opcli.outcomes o WHERE o.filing = i.filing), '[]') AS outcomes
@@ -157,15 +122,9 @@ const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id, i.key, i.attempt, i
 export const QUESTIONS = {
   /** Every attempt of one key: intents_one_attempt. */
   byKey: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = $3 AND i.key = $4 ORDER BY i.attempt`,
-  /** Claims for the same customer and item under other keys: intents_by_similarity. */
-  bySimilarity: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.similarity = $3 ORDER BY i.at`,
-  /** What one customer was filed or paid: intents_by_customer. */
-  byCustomer: `${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.customer_email = $3 ORDER BY i.at`,
   /** Credits of the same amount to the same customer since a time, under other keys (the 30-day hold): intents_credit_hold. */
   creditHold: `${ATTEMPTS} WHERE i.kind = 'credit' AND i.origin = $1 AND i.store_id = $2 AND i.customer_email = $3 AND i.amount_cents = $4
     AND i.currency = $5 AND i.at >= $6 AND i.key <> $7 ORDER BY i.at`,
-  /** The rows of one source file, and of one run of it: intents_by_source. */
-  bySource: `${ATTEMPTS} WHERE i.source = $1 AND ($2::text IS NULL OR i.run = $2) ORDER BY i.run, i.line`,
   /** Every attempt of several keys (a page of history's claims), by (origin, store, key) arrays and the kind: intents_one_attempt. */
   keysOf: `${ATTEMPTS} JOIN unnest($1::text[], $2::text[], $4::text[]) AS k(origin, store_id, key)
     ON i.origin = k.origin AND i.store_id = k.store_id AND i.kind = $3 AND i.key = k.key ORDER BY i.id`,
@@ -173,74 +132,34 @@ export const QUESTIONS = {
   kindAfter: `${ATTEMPTS} WHERE i.kind = $1 AND i.id > $2 ORDER BY i.id LIMIT $3`,
 } as const;
 
-/** A row of opcli.intents as node-postgres returns it (bigint as text, timestamptz as Date). */
-export interface IntentRecordRow {
+/** An attempt as ATTEMPTS selects it: bigints as text, times as Date (an outcome's, inside JSON, as text), absent values null. */
+export type AttemptRecordRow = {
+  [K in keyof Omit<Attempt, 'id' | 'at' | 'recordedAt' | 'amountCents' | 'outcomes'>]-?: undefined extends Attempt[K]
+    ? Exclude<Attempt[K], undefined> | null
+    : Attempt[K];
+} & {
   id: string;
-  kind: IntentRow['kind'];
-  origin: string;
-  store_id: string;
-  key: string;
-  attempt: number;
-  filing: string;
   at: Date;
-  run: string | null;
-  source: string | null;
-  line: number | null;
-  os_user: string | null;
-  host: string | null;
-  profile: string | null;
-  similarity: string | null;
-  customer_email: string | null;
-  customer_id: string | null;
-  item: string | null;
-  amount_cents: string | null;
-  currency: string | null;
-  forced: boolean;
-  detail: Record<string, unknown>;
-  author: string;
-  recorded_at: Date;
-}
-
-/** An intent with its outcomes, as the record's questions select it. */
-interface AttemptRecordRow extends IntentRecordRow {
+  recordedAt: Date;
+  amountCents: string | null;
   outcomes: (Omit<Attempt['outcomes'][number], 'at' | 'recordedAt'> & { at: string; recordedAt: string })[];
-}
+};
 
-/** The object without its absent (undefined or null) members. */
-function present<T extends object>(value: T): T {
+/** The object without its absent (undefined or null) members (a row read back, a row's detail). */
+export function present<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as T;
 }
 
 /** A row as the record's readers take it: times as ISO 8601, absent values left out, amounts as numbers. */
 function attemptOf(r: AttemptRecordRow): Attempt {
-  const entries = {
+  return present({
+    ...r,
     id: Number(r.id),
-    kind: r.kind,
-    origin: r.origin,
-    storeId: r.store_id,
-    key: r.key,
-    attempt: r.attempt,
-    filing: r.filing,
     at: r.at.toISOString(),
-    run: r.run,
-    source: r.source,
-    line: r.line,
-    osUser: r.os_user,
-    host: r.host,
-    profile: r.profile,
-    similarity: r.similarity,
-    customerEmail: r.customer_email,
-    customerId: r.customer_id,
-    item: r.item,
-    amountCents: r.amount_cents === null ? undefined : Number(r.amount_cents),
-    currency: r.currency,
-    forced: r.forced,
-    detail: r.detail,
-    author: r.author,
-    recordedAt: r.recorded_at.toISOString(),
+    amountCents: r.amountCents === null ? undefined : Number(r.amountCents),
+    recordedAt: r.recordedAt.toISOString(),
     outcomes: r.outcomes.map((o) => present({ ...o, at: new Date(o.at).toISOString(), recordedAt: new Date(o.recordedAt).toISOString() })),
-  };
-  return present(entries) as unknown as Attempt;
+  }) as unknown as Attempt;
 }
 
 /** Asks one of QUESTIONS with its parameters. */

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { ResolvedProfile } from '../../src/config/profile.js';
 import { openLedger } from '../../src/giftcard/ledger-db.js';
-import { setupRecord } from '../../src/record-pg/setup.js';
+import { setupRecord } from '../../src/record-pg/database.js';
 import { parseRecordUrl } from '../../src/record-pg/url.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 import { LEDGER_FILE } from '../../src/giftcard/ledger.js';

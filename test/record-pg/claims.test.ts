@@ -9,10 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CLAIM_QUESTIONS, DatabaseClaimRecord } from '../../src/record-pg/claims.js';
 import type { ReadLine } from '../../src/claims/record-format.js';
-import { openRecordDatabase } from '../../src/record-pg/database.js';
+import { openRecordDatabase, setupRecord } from '../../src/record-pg/database.js';
 import { importRecord } from '../../src/record-pg/import.js';
 import { claimRows } from '../../src/record-pg/import-files.js';
-import { setupRecord } from '../../src/record-pg/setup.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 
 const missing = missingInfra('pg_ctl');

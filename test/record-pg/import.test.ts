@@ -6,10 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openRecordDatabase, type RecordDatabase } from '../../src/record-pg/database.js';
+import { openRecordDatabase, type RecordDatabase, setupRecord } from '../../src/record-pg/database.js';
 import { type ImportChunk, importRecord } from '../../src/record-pg/import.js';
 import { ask, insertIntent } from '../../src/record-pg/queries.js';
-import { setupRecord } from '../../src/record-pg/setup.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 
 const missing = missingInfra('pg_ctl');

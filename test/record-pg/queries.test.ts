@@ -6,9 +6,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { openRecordDatabase, type RecordDatabase } from '../../src/record-pg/database.js';
+import { openRecordDatabase, type RecordDatabase, setupRecord } from '../../src/record-pg/database.js';
 import { ask, insertIntent, insertOutcome, type IntentRow, QUESTIONS } from '../../src/record-pg/queries.js';
-import { setupRecord } from '../../src/record-pg/setup.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 
 const missing = missingInfra('pg_ctl');
@@ -134,10 +133,7 @@ describe.skipIf(missing)('the record’s statements', () => {
     );
     const samples: Record<keyof typeof QUESTIONS, [unknown[], string]> = {
       byKey: [[ORIGIN, 'st_1', 'claim', 'key-4'], 'intents_one_attempt'],
-      bySimilarity: [[ORIGIN, 'st_1', 'sim-7'], 'intents_by_similarity'],
-      byCustomer: [[ORIGIN, 'st_1', 'c7@example.com'], 'intents_by_customer'],
       creditHold: [[ORIGIN, 'st_1', 'c8@example.com', 4000, 'USD', '2026-06-01T00:00:00Z', 'key-8'], 'intents_credit_hold'],
-      bySource: [['/data/batch-7.csv', 'run-7'], 'intents_by_source'],
       keysOf: [[[ORIGIN, ORIGIN], ['st_1', 'st_2'], 'credit', ['key-4', 'key-8']], 'intents_one_attempt'],
       kindAfter: [['credit', 30000, 1000], 'intents_pkey'],
     };

@@ -11,7 +11,7 @@ import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmS
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { setupRecord } from '../../src/record-pg/setup.js';
+import { setupRecord } from '../../src/record-pg/database.js';
 import { runBinary, sandboxProfile, tempConfigDir } from '../helpers.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 import { results } from '../claims/fixtures.js';

@@ -115,7 +115,7 @@ async function runSetup(opts: SetupOptions, deps: Deps): Promise<void> {
       'Warning: the password in --url can be seen by other users of this computer (`ps`) and stays in your shell history; PGPASSWORD or ~/.pgpass keep it out.\n',
     );
   }
-  const { setupRecord } = await import('../../record-pg/setup.js');
+  const { setupRecord } = await import('../../record-pg/database.js');
   const result = await setupRecord(record, opts.members, { env: deps.env, cwd: deps.cwd, passwordSource: '--url' });
   const { target } = result;
   if (opts.json) {
