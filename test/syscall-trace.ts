@@ -101,17 +101,20 @@ export function firstRequest(calls: Call[], request: RegExp): Call | undefined {
 }
 
 /**
- * What the trace shows of a file before a request left: the writes to it, and whether the last
- * of them was followed by a sync of the file (and, when `folder` is given, a sync of the folder)
- * that returned before the request's first byte was written.
+ * What the trace shows of a file before a request left: the writes to it, whether the first write
+ * holding the action's `line` was followed by a sync of the file, and whether the `folder` was
+ * synced, each returned before the request's first byte was written.
  */
-export function durableBefore(calls: Call[], request: Call, file: (path: string) => boolean, folder?: string) {
+export function durableBefore(calls: Call[], request: Call, file: (path: string) => boolean, folder: string, line: string) {
   const before = calls.filter((c) => c.end < request.start);
   const writes = before.filter((c) => WRITES.has(c.name) && file(fdPath(c.fd)));
-  const last = writes.at(-1);
-  const synced = (c: Call) => (c.name === 'fdatasync' || c.name === 'fsync') && last !== undefined && c.start > last.end && returnedZero(c);
+  // The first write of an action's line is the group the first request belongs to. A later group's
+  // write may already be on its way (a batch writes the next group while the first one's requests
+  // leave) and is synced before its own requests, not before this one.
+  const first = writes.find((w) => w.text.includes(line));
+  const synced = (c: Call) => (c.name === 'fdatasync' || c.name === 'fsync') && first !== undefined && c.start > first.end && returnedZero(c);
   const fileSync = before.find((c) => synced(c) && file(fdPath(c.fd)));
-  const folderSync = folder === undefined ? undefined : before.find((c) => c.name === 'fsync' && fdPath(c.fd) === folder && returnedZero(c));
+  const folderSync = before.find((c) => c.name === 'fsync' && fdPath(c.fd) === folder && returnedZero(c));
   return { writes, fileSynced: fileSync !== undefined, folderSynced: folderSync !== undefined };
 }
 

@@ -35,14 +35,14 @@ async function expectDurableBefore(fx: Fixture, argv: string[], request: RegExp,
     (c: Call) => (fdPath(c.fd).startsWith(fx.dir) && !c.name.startsWith('open')) || c.fd.includes('TCP') || c.name.includes('sync'),
   );
   expect(sent, `no ${request} in the trace:\n${shown}`).toBeDefined();
-  const seen = durableBefore(calls, sent as Call, file, fx.dir);
+  const seen = durableBefore(calls, sent as Call, file, fx.dir, line);
   // The action's line was written before the request...
   expect(
     seen.writes.some((w) => w.text.includes(line)),
     shown,
   ).toBe(true);
   // ...and made durable, with the new file's name in its folder, before its first byte left.
-  expect(seen.fileSynced, `no sync of the record between its last write and the request:\n${shown}`).toBe(true);
+  expect(seen.fileSynced, `no sync of the record between the first write of its action's line and the request:\n${shown}`).toBe(true);
   expect(seen.folderSynced, `no sync of the folder ${fx.dir} before the request:\n${shown}`).toBe(true);
 }
 
