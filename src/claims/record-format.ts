@@ -81,7 +81,7 @@ const RunLine = z.object({
   profile: z.string(),
   source: z.string(),
   journal: z.string().optional(),
-  /** The journal file's id (journal-format.ts): only that file can say a row of this run never left. */
+  /** The journal file's id (0.2.0's, read by journal.ts): only that file can say a row of this run never left. */
   journalId: z.string().optional(),
   uid: z.number().int().nullable().optional(),
 });
