@@ -39,7 +39,6 @@ export interface RequestLimiter {
 const FIRST_BACKOFF_MS = 100;
 const MAX_BACKOFF_MS = 1000;
 
-/** The limiter: slots and spacing (gcra.ts), the rate (aimd.ts), and what the server said. */
 class AdaptiveLimiter implements RequestLimiter {
   readonly gate: Gcra;
   readonly control: AimdRate;
@@ -54,19 +53,15 @@ class AdaptiveLimiter implements RequestLimiter {
   constructor(private readonly options: AdaptiveOptions) {
     this.gate = new Gcra(options);
     this.control = new AimdRate(options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined);
-    this.setSlots();
-  }
-  /** One in flight until the first answer gives the round trip (or a rate is set), then `--concurrency`. */
-  private setSlots(): void {
-    this.gate.slots = this.control.rate === undefined ? 1 : Math.max(1, Math.floor(this.options.maxConcurrency));
+    // One in flight until the first answer gives the round trip (or a rate is set), then `--concurrency`.
+    this.gate.slots = () => (this.control.rate === undefined ? 1 : Math.max(1, Math.floor(options.maxConcurrency)));
   }
   async acquire(signal?: AbortSignal, retryOf?: Permit): Promise<Permit> {
     const { now, sleep } = this.options;
     const until = retryOf && this.held.get(retryOf);
     if (until !== undefined && until > now()) await sleep(until - now(), signal);
     signal?.throwIfAborted();
-    const { gate } = this;
-    if (await gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
+    if (await this.gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
     // The permit of a request let go at `start`: its write spaces the next, its answer steers the rate.
     const start = now();
     let state: 'let go' | 'written' | 'done' = 'let go';
@@ -74,15 +69,14 @@ class AdaptiveLimiter implements RequestLimiter {
       sent: () => {
         if (state !== 'let go') return;
         state = 'written';
-        gate.written(now());
+        this.gate.written(now());
       },
       done: (outcome: Outcome) => {
         if (state === 'done') return;
         const unwritten = state === 'let go';
         state = 'done';
         this.answer(permit, outcome, start, now());
-        this.setSlots();
-        gate.written(undefined, unwritten);
+        this.gate.written(undefined, unwritten);
       },
     };
     return permit;
@@ -92,9 +86,8 @@ class AdaptiveLimiter implements RequestLimiter {
     const t = this.options.now();
     const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
     const pauseLeftMs = Math.max(0, gate.pausedUntil - t, this.heldUntil - t);
-    return { concurrency: gate.slots, inFlight: gate.inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
+    return { concurrency: gate.slots(), inFlight: gate.inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
   }
-  /** The answer to `permit`'s request, sent at `start`, came at `t`. */
   private answer(permit: Permit, outcome: Outcome, start: number, t: number): void {
     this.answered++;
     const { control, gate } = this;
@@ -123,7 +116,7 @@ class AdaptiveLimiter implements RequestLimiter {
     control.accepted(start, t, gate.waiting > 0 || t - this.limitedAt <= 2 * control.interval());
     // A budget (not a bucket of one or two, always nearly spent): HyStart's exit, ECN's mark (RFC 3168); in flight, the slots taken or asked for.
     if (signals.limit !== undefined && signals.limit > 2 && signals.remaining !== undefined)
-      control.budget(start, t, signals.remaining, Math.min(gate.slots, gate.inFlight + gate.asking) - 1);
+      control.budget(start, t, signals.remaining, Math.min(gate.slots(), gate.inFlight + gate.asking) - 1);
   }
 }
 

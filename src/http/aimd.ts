@@ -27,7 +27,6 @@ export class AimdRate {
   private slowStart = true;
   /** After a timeout, slow start again up to this (0: none). */
   private ssthresh = 0;
-  private resumed = false;
   private increasedAt = Number.NEGATIVE_INFINITY;
   private decreasedAt = Number.NEGATIVE_INFINITY;
   private markedAt = Number.NEGATIVE_INFINITY;
@@ -43,8 +42,7 @@ export class AimdRate {
   /** A run of refusals: its first refused request's send and answer times, what was accepted and refused since, the second before it. */
   private edge: { start: number; at: number; accepted: number; refused: number; before: number } | undefined;
   constructor(private readonly maxRate: number | undefined) {
-    this.ceiling = maxRate;
-    if (maxRate !== undefined) this.leaveSlowStart(maxRate);
+    if (maxRate !== undefined) this.stated(maxRate);
   }
   interval(): number {
     return this.rate === undefined ? 0 : 1000 / this.rate;
@@ -74,7 +72,6 @@ export class AimdRate {
       // Twice the rate once a round trip: on the first answer to a request sent since the last doubling.
       if (start < this.increasedAt) return;
       this.increasedAt = t;
-      this.resumed = !this.slowStart;
       this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
       return;
     }
@@ -97,9 +94,7 @@ export class AimdRate {
     const first = !this.edge;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
     if (!timeout) this.ssthresh = 0;
-    else if (this.resumed) this.ssthresh = rate / 2;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
-    this.resumed = false;
     // Past the edge a server accepts at its limit: what it accepted since (a round trip later), plus one, bounds it (BBR's delivery rate, Cardwell et al. 2016).
     const delivered = ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start);
     const limit = first || !(timeout || this.edge.refused >= DUP_THRESH) ? rate : delivered;

@@ -6,7 +6,7 @@
  * made up unless the server stated a quota (docs/http.md#rate-limits). Under FINE_MS an interval cannot
  * be slept in whole ms: there the tolerance is TIMER_MS on the grid.
  */
-import type { PaceClock } from '../core/timers.js';
+import { type PaceClock, whenAborted } from '../core/timers.js';
 
 const TIMER_MS = 1;
 const FINE_MS = 2;
@@ -19,8 +19,8 @@ export class Gcra {
   inFlight = 0;
   /** Requests asking to go: in the gate and not yet let go. */
   asking = 0;
-  /** Slots (one until the first answer gives the round trip); what waits for a write or a free slot. */
-  slots = 1;
+  /** How many may be in flight now (read at each try); what waits for a write or a free slot. */
+  slots = () => 1;
   private readonly wakers: (() => void)[] = [];
   private fine = true;
   /** A server that allows a burst (`catchUp`) takes a late request's lost time, up to an interval (`slack`), back from the next: GCRA's tolerance. */
@@ -51,7 +51,7 @@ export class Gcra {
       const t = this.clock.now();
       const interval = intervalOf();
       const fine = interval >= FINE_MS;
-      if (this.inFlight >= this.slots || (fine && this.unwritten > 0)) {
+      if (this.inFlight >= this.slots() || (fine && this.unwritten > 0)) {
         await until(new Promise<void>((resolve) => this.wakers.push(resolve)), signal);
         continue;
       }
@@ -86,8 +86,7 @@ export class Gcra {
 function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
   if (!signal) return promise;
   return new Promise<void>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve).finally(() => signal.removeEventListener('abort', onAbort));
+    const stop = whenAborted(signal, () => reject(signal.reason));
+    promise.then(resolve).finally(stop);
   });
 }
