@@ -13,9 +13,9 @@
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { HEX64 } from '../record/fields.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
+import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
-import { IndexedRecord, IndexMismatch, type RecordClient } from '../record/store.js';
+import { IndexedRecord, type RecordClient } from '../record/store.js';
 import { lineAtSync } from '../record/file-lines.js';
 import {
   type DiskIntent,
@@ -119,22 +119,16 @@ export function resolveIntent(i: DiskIntent, run: RunLine | undefined): IntentLi
 
 /** The questions the record of claims open as `fd` answers from its index (src/record/store.ts). */
 export class ClaimQuestions {
-  private q: IndexedRecord<RecordLine>;
+  private readonly q: IndexedRecord<RecordLine>;
   /** Batch runs by id, as asked, read or started (a few per day). */
   readonly runs = new Map<string, RunLine>();
   private journals: Set<string> | undefined;
   /** The lines that cannot be read, found as the index was brought up to date. */
   readonly damaged: DamagedLine[];
 
-  /** `changed`: damage found when the record, changed under its index, was read whole again (it may throw). */
-  constructor(
-    private readonly fd: number,
-    private readonly path: string,
-    private readonly home: string | undefined,
-    store: RecordStore,
-    private readonly changed: (blocking: DamagedLine[]) => void,
-  ) {
-    this.q = IndexedRecord.open(fd, path, home, CLAIM_LINES);
+  /** `changed`: damage found when the record, changed under its index, was read whole again (it may throw: IndexedRecord.open). */
+  constructor(fd: number, path: string, home: string | undefined, store: RecordStore, changed: (blocking: DamagedLine[]) => void) {
+    this.q = IndexedRecord.open(fd, path, home, CLAIM_LINES, changed);
     // Line 1 of another store's record (a file copied or renamed) is damage.
     const first = parseLineText(lineAtSync(fd, 0));
     const foreign = first?.type === 'header' && (first.origin !== store.origin || first.storeId !== store.storeId);
@@ -143,38 +137,12 @@ export class ClaimQuestions {
 
   /** Brings the index up to the file again (lines this run imported are written, not yet indexed). */
   reopen(): void {
-    this.q = IndexedRecord.open(this.fd, this.path, this.home, CLAIM_LINES);
-  }
-
-  /** The damage found when the record, changed under its index, was read whole again. */
-  private broken: DamagedLine[] = [];
-
-  /**
-   * The lines that hold any of `terms`; a record changed under its index is read whole again first.
-   * Damage found then is handed to `changed` at every question (a command that files stops); a
-   * reader that goes on gets only what the index covers before the damage.
-   */
-  private find(...terms: string[]): RecordLine[] {
-    if (this.broken.length) this.changed(this.broken);
-    try {
-      return this.q.find(...terms);
-    } catch (error) {
-      if (!(error instanceof IndexMismatch)) throw error;
-    }
-    this.q = this.q.rebuilt();
-    this.broken = blockingDamage(this.q.damaged);
-    if (this.broken.length) this.changed(this.broken);
-    try {
-      return this.q.find(...terms);
-    } catch (error) {
-      if (!(error instanceof IndexMismatch) || !this.broken.length) throw error;
-      return [];
-    }
+    this.q.reopen();
   }
 
   /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`), in order, intents resolved. */
   linesOf(...terms: string[]): ReadLine[] {
-    return this.find(...terms).map((r) => (r.type === 'intent' ? this.resolve(r) : r));
+    return this.q.find(...terms).map((r) => (r.type === 'intent' ? this.resolve(r) : r));
   }
 
   /** An intent as read, its run's details filled in. */
@@ -186,7 +154,7 @@ export class ClaimQuestions {
   private run(id: string): RunLine | undefined {
     let run = this.runs.get(id);
     if (!run && !this.noRun.has(id)) {
-      run = this.find(`run:${id}`).findLast((r): r is RunLine => r.type === 'run' && r.run === id);
+      run = this.q.find(`run:${id}`).findLast((r): r is RunLine => r.type === 'run' && r.run === id);
       if (run) this.runs.set(id, run);
       else this.noRun.add(id);
     }
@@ -204,14 +172,14 @@ export class ClaimQuestions {
 
   /** Journals already read into the record (absolute paths). */
   get imported(): Set<string> {
-    this.journals ??= new Set(this.find('imported').flatMap((r) => (r.type === 'imported' ? [r.journal] : [])));
+    this.journals ??= new Set(this.q.find('imported').flatMap((r) => (r.type === 'imported' ? [r.journal] : [])));
     return this.journals;
   }
 
   /** What the record holds for a key, a torn last line among `damaged` included. */
   hitOf(key: string, damaged: DamagedLine[]): RecordHit | undefined {
     const torn = damaged.find((d) => d.kind === 'torn' && d.key === key);
-    return standingOfKey(this.find(`key:${key}`), torn, (i) => this.resolve(i));
+    return standingOfKey(this.q.find(`key:${key}`), torn, (i) => this.resolve(i));
   }
 
   /**
@@ -223,7 +191,7 @@ export class ClaimQuestions {
   batchRow(batch: string, by: { key: string } | { like: string }, damaged: DamagedLine[]): BatchRow | undefined {
     if ('like' in by) {
       const tried = new Set<string>();
-      const intents = this.find(`like:${by.like}`).filter((r): r is DiskIntent => r.type === 'intent' && r.like === by.like);
+      const intents = this.q.find(`like:${by.like}`).filter((r): r is DiskIntent => r.type === 'intent' && r.like === by.like);
       for (const i of intents.reverse()) {
         const key = i.row ?? i.key;
         if (tried.has(key) || this.resolve(i).journal !== batch) continue;
@@ -233,13 +201,13 @@ export class ClaimQuestions {
       }
       return undefined;
     }
-    const lines = this.find(`key:${by.key}`, `row:${by.key}`);
+    const lines = this.q.find(`key:${by.key}`, `row:${by.key}`);
     const mine = lines.filter((r): r is DiskIntent => r.type === 'intent' && (r.row ?? r.key) === by.key && this.resolve(r).journal === batch);
     if (mine.length === 0) return undefined;
     const filings = new Set(mine.map((i) => i.issuance));
     const keys = [...new Set(mine.map((i) => i.key))];
     // Under --key the outcomes are found by the content's key, which the row key is not.
-    const all = keys.length === 1 && keys[0] === by.key ? lines : this.find(...keys.map((k) => `key:${k}`));
+    const all = keys.length === 1 && keys[0] === by.key ? lines : this.q.find(...keys.map((k) => `key:${k}`));
     // An outcome of one of its intents, or a set-aside line of one of its runs' intents cut short.
     const ofBatch = (filing: string | undefined) => filing !== undefined && (filings.has(filing) || this.runOf(filing)?.journal === batch);
     const attempts = all.filter((r) =>
@@ -251,7 +219,7 @@ export class ClaimQuestions {
 
   /** The intent of the last claim sent with a similarity fingerprint. */
   lastIntentOf(sim: string): IntentLine | undefined {
-    const last = this.find(`sim:${sim}`).findLast((r) => r.type === 'intent' && r.sim === sim);
+    const last = this.q.find(`sim:${sim}`).findLast((r) => r.type === 'intent' && r.sim === sim);
     return last?.type === 'intent' ? this.resolve(last) : undefined;
   }
 }

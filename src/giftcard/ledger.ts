@@ -14,7 +14,7 @@ import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWo
 import { appendDurable, type LogRead, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
-import { IndexedRecord, IndexMismatch } from '../record/store.js';
+import { IndexedRecord } from '../record/store.js';
 import { checkWitnessOf } from '../record/witness.js';
 
 // The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
@@ -255,11 +255,13 @@ export class Ledger implements CreditLedger {
     let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
     try {
       if (fd !== undefined) {
-        own = IndexedRecord.ask(fd, this.path, this.place.configDir, LEDGER_LINES, (q) => {
-          const blocking = blockingDamage(q.damaged);
-          if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-          return { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };
+        // Damage found when the ledger, changed under its index, is read whole again stops it too.
+        const q = IndexedRecord.open(fd, this.path, this.place.configDir, LEDGER_LINES, (blocking) => {
+          throw new LedgerDamagedError(this.path, blocking);
         });
+        const blocking = blockingDamage(q.damaged);
+        if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
+        own = { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };
       }
       // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
       checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
@@ -335,21 +337,9 @@ export class Ledger implements CreditLedger {
       if (blockingDamage(o.q.damaged).length) o.q = IndexedRecord.open(o.fd, o.ledger.path, undefined, LEDGER_LINES);
       return o.q;
     };
-    const sameClaim = (what: string): LedgerRecord[] =>
-      open.flatMap((o) => {
-        let lines: LedgerRecord[];
-        try {
-          lines = question(o).find(what);
-        } catch (error) {
-          if (!(error instanceof IndexMismatch)) throw error;
-          o.q = question(o).rebuilt();
-          lines = question(o).find(what);
-        }
-        return lines;
-      });
     let damaged: DamagedLine[] = [];
     const window = new ClaimWindow(take, want, (what) => {
-      const lines = sameClaim(`key:${what}`);
+      const lines = open.flatMap((o) => question(o).find(`key:${what}`));
       for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
       return lines;
     });

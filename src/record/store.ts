@@ -30,51 +30,52 @@ export interface RecordQuestions<T> {
 
 /** A record file open as `fd`, its index brought up to date: questions by term read only the lines that answer them. */
 export class IndexedRecord<T> implements RecordQuestions<T> {
+  /** The blocking damage found when the record, changed under its index, was read whole again. */
+  private broken: DamagedLine[] = [];
+
   private constructor(
     private readonly fd: number,
     private readonly where: { path: string; home: string | undefined },
     private readonly client: RecordClient<T>,
-    private readonly index: TermLookup,
-    readonly damaged: DamagedLine[],
+    private index: TermLookup,
+    public damaged: DamagedLine[],
+    private readonly changed: (blocking: DamagedLine[]) => void,
   ) {}
 
   /**
    * The record open as `fd` (the caller closes it), its index (kept in `home`, the reader's config
    * folder; none: the record read whole) brought up to date first. When a line the index names is
-   * not the line it indexed (a line before it was removed or rewritten: the index cannot know), the
-   * index is dropped and the record read whole, so its damage is found and named (the chain breaks
-   * there, `damaged`) before any answer is given.
+   * not the line it indexed (a line before it was removed or rewritten: the index cannot know), a
+   * question drops the index and reads the record whole, so its damage is found and named (the chain
+   * breaks there, `damaged`), and asks again. Damage found then that stops money is handed to
+   * `changed` at that question and every later one (a command that files throws there); a reader
+   * that goes on gets only what the index covers before the damage.
    */
-  static open<T>(fd: number, path: string, home: string | undefined, client: RecordClient<T>): IndexedRecord<T> {
-    if (home === undefined) {
-      // No config folder of the reader's own to keep an index in: read whole, as a record always was.
-      const whole = readTail(fd, client, undefined);
-      return new IndexedRecord(fd, { path, home }, client, inMemory(whole.entries), whole.damaged);
-    }
-    return IndexedRecord.brought(fd, path, home, client);
+  static open<T>(
+    fd: number,
+    path: string,
+    home: string | undefined,
+    client: RecordClient<T>,
+    changed: (blocking: DamagedLine[]) => void = () => {},
+  ): IndexedRecord<T> {
+    const { index, damaged } = IndexedRecord.read(fd, path, home, client);
+    return new IndexedRecord(fd, { path, home }, client, index, damaged, changed);
   }
 
-  /** `question` asked of the record open as `fd` (IndexedRecord.open); asked again of the record read whole when its index no longer matches it. */
-  static ask<T, R>(fd: number, path: string, home: string | undefined, client: RecordClient<T>, question: (q: IndexedRecord<T>) => R): R {
-    const q = IndexedRecord.open(fd, path, home, client);
-    try {
-      return question(q);
-    } catch (error) {
-      if (!(error instanceof IndexMismatch) || home === undefined) throw error;
-    }
-    return question(q.rebuilt());
+  /** Brings the index up to the file again (lines written since it was opened); damage found by a rebuild still stands. */
+  reopen(): void {
+    ({ index: this.index, damaged: this.damaged } = IndexedRecord.read(this.fd, this.where.path, this.where.home, this.client));
   }
 
-  /** The record read whole and indexed again (after an IndexMismatch): its damage is in `damaged`. */
-  rebuilt(): IndexedRecord<T> {
-    const { path, home } = this.where;
-    if (home === undefined) return this;
-    new TermIndex(home, path, this.client.terms).reset();
-    return IndexedRecord.brought(this.fd, path, home, this.client);
+  /** The record's index brought up to date, or (no config folder of the reader's own to keep one in) its lines read whole. */
+  private static read<T>(fd: number, path: string, home: string | undefined, client: RecordClient<T>): { index: TermLookup; damaged: DamagedLine[] } {
+    if (home !== undefined) return IndexedRecord.brought(fd, path, home, client);
+    const whole = readTail(fd, client, undefined);
+    return { index: inMemory(whole.entries), damaged: whole.damaged };
   }
 
   /** Reads what the index does not cover yet, and indexes it when it reads cleanly. */
-  private static brought<T>(fd: number, path: string, home: string, client: RecordClient<T>): IndexedRecord<T> {
+  private static brought<T>(fd: number, path: string, home: string, client: RecordClient<T>): { index: TermLookup; damaged: DamagedLine[] } {
     const index = new TermIndex(home, path, client.terms);
     const size = fstatSync(fd).size;
     let from = index.covered;
@@ -111,16 +112,38 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
     };
     if (blockingDamage(tail.damaged).length > 0) {
       if (clean) commit(clean);
-      return new IndexedRecord(fd, { path, home }, client, index, tail.damaged);
+      return { index, damaged: tail.damaged };
     }
-    if (write(tail.entries) && commit(tail.covered)) return new IndexedRecord(fd, { path, home }, client, index, tail.damaged);
+    if (write(tail.entries) && commit(tail.covered)) return { index, damaged: tail.damaged };
     // An index that cannot be written (a read-only folder): the record read whole, its lines held in memory for this answer.
     const whole = readTail(fd, client, undefined);
-    return new IndexedRecord(fd, { path, home }, client, inMemory(whole.entries), whole.damaged);
+    return { index: inMemory(whole.entries), damaged: whole.damaged };
   }
 
-  /** The lines that hold any of `terms`, in the record's order. */
+  /** The lines that hold any of `terms`, in the record's order; asked again of the record read whole when its index no longer matches it. */
   find(...terms: string[]): T[] {
+    if (this.broken.length) this.changed(this.broken);
+    try {
+      return this.lookup(terms);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch) || this.where.home === undefined) throw error;
+    }
+    const { path, home } = this.where;
+    new TermIndex(home, path, this.client.terms).reset();
+    ({ index: this.index, damaged: this.damaged } = IndexedRecord.brought(this.fd, path, home, this.client));
+    this.broken = blockingDamage(this.damaged);
+    if (this.broken.length) this.changed(this.broken);
+    try {
+      return this.lookup(terms);
+    } catch (error) {
+      // The index covers the record up to its damage only: what it covers is the answer.
+      if (!(error instanceof IndexMismatch) || !this.broken.length) throw error;
+      return [];
+    }
+  }
+
+  /** The lines the index names for `terms` (IndexMismatch: one is not the line it indexed). */
+  private lookup(terms: string[]): T[] {
     const byOffset = new Map<number, string>();
     for (const term of terms) for (const offset of this.index.find(term) ?? mismatch()) byOffset.set(offset, term);
     const records: T[] = [];
@@ -147,8 +170,8 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   }
 }
 
-/** The index names a line that is not the one it indexed: ask again of `rebuilt()`. */
-export class IndexMismatch extends Error {}
+/** The index names a line that is not the one it indexed: IndexedRecord.find reads the record whole and asks again. */
+class IndexMismatch extends Error {}
 
 const mismatch = (): never => {
   throw new IndexMismatch('the record changed under its index');
