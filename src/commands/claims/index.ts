@@ -2,14 +2,15 @@
  * `opcli claims` (the group: file, template, history, repair; each other verb loaded when named) and
  * `opcli claims file`: its flags and help, then one claim (without --from: asks for what is missing
  * on a terminal, files it, shows it) or a batch (--from: runBatch with the terminal's view). The
- * batch pipeline and the single claim's filing load when `file` runs, not when another verb does.
+ * batch pipeline and the single claim's filing load when `file` runs, and the claim's fields (read
+ * from its zod schema) when `file` is built: another verb loads none of them.
  * After them, how a batch shows on this terminal (its view, below).
  */
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
 import type { RowResult } from '../../claims/plan.js';
 import type { RowSource, SourceRow } from '../../claims/reader.js';
-import { CLAIM_FIELDS, type ClaimField, flattenClaim } from '../../claims/fields.js';
+import type { ClaimField } from '../../claims/fields.js';
 import type { FieldFlags, AskField } from '../../claims/single.js';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError, OpcliError } from '../../core/errors.js';
@@ -22,14 +23,16 @@ import type { BatchView, BatchProgress, BatchReport, BatchSummary } from '../../
 import { progressStyle, createProgress, lineWidth, type Progress } from '../../text/progress.js';
 import { count as formatCount, count, counted } from '../../text/count.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { stringify } from 'csv-stringify/sync';
 import { openBatchFile, RESULTS_ROLE } from '../../claims/batch-files.js';
 import type { Writable } from 'node:stream';
 import { CHECK_UNCERTAIN_ROWS } from '../../core/claim-check.js';
 
-/** Each verb but `file` (below), loaded only when the verb is built: `claims template` does not load the history's reader. */
+/** Each verb's module (`file`'s is this one, below), loaded only when the verb is built: `claims template` does not load the history's reader. */
 const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  file: async () => ({ register: registerFile }),
+  file: async () => {
+    const { CLAIM_FIELDS } = await import('../../claims/fields.js');
+    return { register: (group: Command, deps: Deps) => registerFile(group, deps, CLAIM_FIELDS) };
+  },
   template: () => import('./template.js'),
   history: () => import('./history.js'),
   repair: () => import('./repair.js'),
@@ -90,8 +93,8 @@ const BATCH_ONLY = [
   'waitForService',
 ] as const;
 
-/** Registers `claims file`. */
-function registerFile(group: Command, deps: Deps): void {
+/** Registers `claims file`, a flag for each of the claim's fields. */
+function registerFile(group: Command, deps: Deps, claimFields: readonly ClaimField[]): void {
   const cmd = group
     .command('file')
     .description('File one claim from flags, --data or prompts; or a batch from a CSV/JSONL/JSON file with --from')
@@ -120,7 +123,7 @@ function registerFile(group: Command, deps: Deps): void {
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
   // The batch reader's formats, loaded only when `opcli completion` asks (see run() for why).
   completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
-  for (const field of CLAIM_FIELDS) {
+  for (const field of claimFields) {
     if (field.type === 'boolean') {
       cmd.addOption(new Option(`--${field.flag}`, describeField(field)));
       cmd.addOption(new Option(`--no-${field.flag}`, `${field.key} = false`).hideHelp());
@@ -132,16 +135,16 @@ function registerFile(group: Command, deps: Deps): void {
     }
   }
   cmd.addHelpText('after', FILE_HELP).action(async (flags: Record<string, unknown>, command: Command) => {
-    const opts = fileOptions(flags);
-    checkCombination(opts, flags, command);
+    const opts = fileOptions(flags, claimFields);
+    checkCombination(opts, flags, command, claimFields);
     await run(opts, deps);
   });
 }
 
 /** The options of a run from the parsed flags (durations and rates read, field flags gathered). */
-function fileOptions(flags: Record<string, unknown>): FileOptions {
+function fileOptions(flags: Record<string, unknown>, claimFields: readonly ClaimField[]): FileOptions {
   const fields: FieldFlags = {};
-  for (const field of CLAIM_FIELDS) {
+  for (const field of claimFields) {
     const attr = new Option(`--${field.flag}`).attributeName();
     const value = flags[attr];
     if (value !== undefined) fields[field.key] = value as string | string[] | boolean;
@@ -186,13 +189,13 @@ function parseDelimiter(text: string): string {
 }
 
 /** Flags that cannot go together (one claim's flags with --from, a batch's without it) are a usage error. */
-function checkCombination(opts: FileOptions, flags: Record<string, unknown>, command: Command): void {
+function checkCombination(opts: FileOptions, flags: Record<string, unknown>, command: Command, claimFields: readonly ClaimField[]): void {
   for (const k of ['from', 'data', 'format', 'delimiter', 'journal', 'out', 'key'] as const) {
     if (command.getOptionValueSource(k) === 'cli' && String(flags[k]).trim() === '') throw new UsageError(`--${k} needs a value; it was given empty.`);
   }
   if (opts.from) {
     if (opts.data) throw new UsageError('--data (one claim) and --from (a batch) cannot be combined.');
-    const given = Object.keys(opts.fields).map((k) => `--${CLAIM_FIELDS.find((f) => f.key === k)?.flag}`);
+    const given = Object.keys(opts.fields).map((k) => `--${claimFields.find((f) => f.key === k)?.flag}`);
     if (given.length) throw new UsageError(`Field flags (${given.join(', ')}) apply to one claim, not to --from.`, "Put the values in the file's columns.");
     if (opts.json && opts.jsonl) throw new UsageError('Pick one of --json and --jsonl.');
     if (opts.force)
@@ -311,6 +314,7 @@ export async function fileOne(
 
 /** Shows the claim about to be filed on stderr and asks to file it (default No). */
 async function confirmClaim(claim: OfflineClaim, deps: Deps): Promise<boolean> {
+  const { flattenClaim } = await import('../../claims/fields.js');
   const fields = Object.entries(flattenClaim(claim));
   const width = Math.max(...fields.map(([k]) => k.length));
   deps.err(`The claim to file:\n${fields.map(([k, v]) => `  ${k.padEnd(width)}  ${safeLine(v)}`).join('\n')}\n`);
@@ -561,6 +565,9 @@ export async function writeWithBackpressure(stream: Writable, text: string): Pro
 /** The results CSV of --out. */
 export class ResultsFile {
   private out?: WriteStream;
+  /** The claim's fields and csv-stringify, loaded by open(): a verb that writes no results file loads neither. */
+  private fields?: typeof import('../../claims/fields.js');
+  private stringify?: typeof import('csv-stringify/sync').stringify;
 
   constructor(
     private readonly path: string,
@@ -574,12 +581,14 @@ export class ResultsFile {
    * (batch-files.ts: never through a link, never another user's), and writes its header.
    */
   async open(): Promise<void> {
+    this.fields = await import('../../claims/fields.js');
+    this.stringify = (await import('csv-stringify/sync')).stringify;
     const { handle } = await openBatchFile(this.path, RESULTS_ROLE, 'truncate');
     const out = createWriteStream('', { fd: handle, encoding: 'utf8' });
     this.out = out;
     // A write error is read from `errored` by the next write, which stops the batch.
     out.on('error', () => {});
-    await this.write([...(this.header ?? CLAIM_FIELDS.map((f) => f.key)), 'status', 'sourceOrderId', 'error']);
+    await this.write([...(this.header ?? this.fields.CLAIM_FIELDS.map((f) => f.key)), 'status', 'sourceOrderId', 'error']);
   }
 
   /** The row's cells as read (or its fields, for JSON input) with its outcome. */
@@ -587,6 +596,7 @@ export class ResultsFile {
     const cells =
       row.cells ??
       (() => {
+        const { CLAIM_FIELDS, flattenClaim } = this.fields as NonNullable<typeof this.fields>;
         const flat = flattenClaim(row.value);
         return CLAIM_FIELDS.map((f) => flat[f.key] ?? '');
       })();
@@ -595,9 +605,9 @@ export class ResultsFile {
   }
 
   private async write(cells: string[]): Promise<void> {
-    if (!this.out) return;
+    if (!this.out || !this.stringify) return;
     try {
-      await writeWithBackpressure(this.out, stringify([cells], { delimiter: this.delimiter }));
+      await writeWithBackpressure(this.out, this.stringify([cells], { delimiter: this.delimiter }));
     } catch (error) {
       throw this.failed(error);
     }
