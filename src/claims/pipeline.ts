@@ -978,7 +978,7 @@ export async function probeService(http: () => Promise<HttpClient>, signal: Abor
 
 // What a batch's stages hand the report: each row's outcome, the batch's running account
 // (BatchTally: counts, time, size, limiter) that the display reads, and the report's interface. The
-// report itself (per-row output, progress, summary) is the verb's (src/commands/claims/file.ts, its
+// report itself (per-row output, progress, summary) is the verb's (src/commands/claims/index.ts, its
 // view): nothing here prints.
 export interface Counts {
   filed: number;

@@ -10,7 +10,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { PassThrough, Readable } from 'node:stream';
 import type { RowSource, SourceRow } from '../../src/claims/reader.js';
 import { emptyCounts } from '../../src/claims/pipeline.js';
-import { batchView } from '../../src/commands/claims/file.js';
+import { batchView } from '../../src/commands/claims/index.js';
 import { createDeps } from '../../src/cli/deps.js';
 import { capturedStreams, runOpcli } from '../helpers.js';
 import { claimBodies, claimsSuite, row, writeCsv, writeRows } from './fixtures.js';

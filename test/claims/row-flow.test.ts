@@ -13,7 +13,7 @@ import { openSource } from '../../src/claims/reader.js';
 import { ClaimRecord } from '../../src/claims/record.js';
 import { historyOf } from '../../src/claims/record-import.js';
 import { recordPlace } from '../../src/config/record-dir.js';
-import { batchView } from '../../src/commands/claims/file.js';
+import { batchView } from '../../src/commands/claims/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { claimsSuite, writeRows } from './fixtures.js';
@@ -100,7 +100,7 @@ it('one row passes read, check, key, record, send, settle and report, each once 
   const report = view.report(source, { verb: 'send' }, () => tally.progress());
   const add = report.add.bind(report);
   report.add = (row, result) => {
-    log('report', 'commands/claims/file.ts add', row.line);
+    log('report', 'commands/claims/index.ts add', row.line);
     return add(row, result);
   };
   await report.start();
