@@ -23,7 +23,7 @@ import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { appendSealed, endsWithNewline, endTornLine, openLog } from '../record/log.js';
+import { endsWithNewline, endTornLine, LogWriter, openLog } from '../record/log.js';
 import { syncFolder, syncWritten } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
@@ -91,6 +91,8 @@ export class ClaimRecord {
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
   private pending: string[] = [];
+  /** Appends to the file, keeping the hash of the last line it wrote (src/record/log.ts). */
+  private readonly writer = new LogWriter();
   /** Intents and outcomes written by this process, by key (read back without the file). */
   private readonly written = new Map<string, RecordHit>();
 
@@ -398,7 +400,7 @@ export class ClaimRecord {
     this.pending = [];
     if (!all) return;
     // Each line names who wrote it and the hash of the line before it, read back under the lock (src/record/log.ts).
-    appendSealed(this.fd as number, all);
+    this.writer.append(this.fd as number, all);
   }
 
   /** Writes what is queued and makes it durable. */

@@ -11,7 +11,7 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '.
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, type LogRead, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
+import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord } from '../record/store.js';
@@ -203,6 +203,8 @@ export interface CreditLedger {
 export class Ledger implements CreditLedger {
   readonly path: string;
   readonly place: RecordPlace;
+  /** Appends to the file, keeping the hash of the last line it wrote (src/record/log.ts). */
+  private readonly writer = new LogWriter();
   /**
    * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the ledgers
    * of every place the record lived before (the config folder, earlier record-dirs): still read,
@@ -287,7 +289,7 @@ export class Ledger implements CreditLedger {
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    appendDurable(this.place, LEDGER_FILE, WORDS.what, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record);
+    appendDurable(this.place, LEDGER_FILE, WORDS.what, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
   }
 
   /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */

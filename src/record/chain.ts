@@ -72,24 +72,26 @@ export function sealText(text: string, prev: string, uid: number | null = myUid(
 }
 
 /** The `prev` the next line appended to the file open as `fd` names (read under the record's lock). */
-export function tailHash(fd: number): string {
-  const size = fstatSync(fd).size;
+export function tailHash(fd: number, size = fstatSync(fd).size): string {
+  // Read back 4 KiB at a time until the last non-blank line begins: a record's lines are a few hundred bytes.
   let tail = Buffer.alloc(0);
+  let start = size;
   let end = size;
   while (end > 0) {
-    const start = Math.max(0, end - 64 * 1024);
-    tail = Buffer.concat([readAt(fd, start, end - start), tail]);
-    end = start;
-    const text = tail.toString('utf8').replace(/\s+$/, '');
-    const nl = text.lastIndexOf('\n');
-    if (nl >= 0 && text.slice(nl + 1).trim()) {
-      const last = text.slice(nl + 1);
-      return chainOf(last) ? lineHash(last) : prevOfWhole(readAt(fd, 0, size).toString('utf8'), last);
+    // (An offset below 0 would count from the buffer's end.)
+    const nl = end > start ? tail.lastIndexOf(10, end - start - 1) : -1;
+    if (nl < 0 && start > 0) {
+      const from = Math.max(0, start - 4096);
+      tail = Buffer.concat([readAt(fd, from, start - from), tail]);
+      start = from;
+      continue;
     }
+    // The line from after that newline (or the file's start) to `end`, as a reader takes it (damage.ts: blank lines skipped, others hashed whole).
+    const last = tail.toString('utf8', nl + 1, end - start);
+    if (last.trim()) return chainOf(last) ? lineHash(last) : prevOfWhole(readAt(fd, 0, size).toString('utf8'), last);
+    end = start + Math.max(nl, 0);
   }
-  const text = tail.toString('utf8').replace(/\s+$/, '');
-  if (!text) return NO_LINE;
-  return chainOf(text) ? lineHash(text) : prevOfWhole(text, text.slice(text.lastIndexOf('\n') + 1));
+  return NO_LINE;
 }
 
 /** The `prev` after a file whose last line has no chain: its hash once the chain has begun (a line cut short), else every line's. */

@@ -6,7 +6,7 @@
  * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
  * last line (chain.ts), read back under the lock. What makes an append durable is durable.ts.
  */
-import { closeSync, constants, fstatSync, readSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, readSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
@@ -63,9 +63,30 @@ export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T
 
 /** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
 export function appendSealed(fd: number, text: string): void {
-  const bytes = Buffer.from(sealText(text, tailHash(fd)).text, 'utf8');
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done);
+  new LogWriter().append(fd, text);
+}
+
+/**
+ * The writer of one record (the claims record's, the ledger's): it keeps the hash of the last line it
+ * wrote and where the file ended then, so the next append reads nothing back while the file is as it
+ * left it. The record is shared between processes under its lock: another one's append changes the
+ * size, a repair's rename the inode, and the end is read again (chain.ts tailHash). Kept by the writer,
+ * not by fd: a reused fd would name another file.
+ */
+export class LogWriter {
+  private left: { dev: number; ino: number; size: number; last: string } | undefined;
+
+  /** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
+  append(fd: number, text: string, stat: Stats = fstatSync(fd)): void {
+    const left = this.left;
+    this.left = undefined;
+    const same = left?.size === stat.size && left.ino === stat.ino && left.dev === stat.dev;
+    const sealed = sealText(text, same ? left.last : tailHash(fd, stat.size));
+    const bytes = Buffer.from(sealed.text, 'utf8');
+    let done = 0;
+    while (done < bytes.length) done += writeSync(fd, bytes, done);
+    this.left = { dev: stat.dev, ino: stat.ino, size: stat.size + bytes.length, last: sealed.last };
+  }
 }
 
 /** Runs `fn` holding the lock `lock` of a record's place (src/config/lock.ts; a shared record-dir's lock is everyone's). */
@@ -79,6 +100,7 @@ export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Pr
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
  * money (durable.ts). A last line left without its newline by an interrupted write is ended first
  * and set aside (endTornLine), so it stays a torn line (an uncertain action), not garbage mid-file.
+ * `writer`: the record's own (LogWriter), kept between appends by its client.
  */
 export function appendDurable<T>(
   place: RecordPlace,
@@ -87,11 +109,13 @@ export function appendDurable<T>(
   client: RecordClient<T>,
   text: string,
   by: { at: string; user: string },
+  writer = new LogWriter(),
 ): void {
   ensureRecordDir(place);
   const fd = openLog(place, name, what, true) as number;
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    const size = stat.size;
     const torn =
       size > 0 && !endsWithNewline(fd, size)
         ? endTornLine(
@@ -100,7 +124,7 @@ export function appendDurable<T>(
             by.user,
           )
         : '';
-    appendSealed(fd, `${torn}${text}`);
+    writer.append(fd, `${torn}${text}`, stat);
     syncWritten(fd, size === 0 ? place.dir : undefined);
     keepWitnessOf(place.configDir, join(place.dir, name), fd);
   } finally {

@@ -3,8 +3,12 @@
  * (src/record/outcome.ts), as properties over families of records.
  */
 import { createHash } from 'node:crypto';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChainCheck, NO_LINE, rechain, sealText } from '../../src/record/chain.js';
+import { appendSealed, LogWriter } from '../../src/record/log.js';
 import { actOn, claimWeight, endAttempt, type Standing, startAttempt } from '../../src/record/outcome.js';
 
 /** The chain damage of a file's text, by line number. */
@@ -76,5 +80,89 @@ describe('an outcome belongs to its attempt', () => {
     // A second outcome of one attempt only raises it.
     expect(actOn(endAttempt(once, 'not_sent', 1, claimWeight) as Standing<S>, 'uncertain', claimWeight)).toBe('rejected');
     expect(actOn(endAttempt(once, 'filed', 1, claimWeight) as Standing<S>, 'uncertain', claimWeight)).toBe('filed');
+  });
+});
+
+/** A record file in a fresh temp folder, open to append (O_APPEND) as each writer opens it. */
+function tempRecord(text: string): { path: string; open: () => number; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'opcli-chain-'));
+  const path = join(dir, 'record.jsonl');
+  writeFileSync(path, text);
+  return {
+    path,
+    open: () => openSync(path, constants.O_RDWR | constants.O_APPEND),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+describe('appends chain after the file’s last line, whoever wrote it', () => {
+  // Files whose end the next append must find: lines of 0.2.0, chained ones, blank lines and trailing
+  // whitespace after them, lines longer than a read back, multi-byte characters across its edges.
+  const long = (n: number) => `{"v":1,"note":"${'é'.repeat(n)}"}`;
+  const ends = {
+    empty: '',
+    blank: '\n \n\t\n',
+    'one line of 0.2.0': '{"v":1,"n":0}\n',
+    'one line of 0.2.0, trailing spaces': '{"v":1,"n":0}   \n\n',
+    'lines of 0.2.0': legacy(4),
+    'lines of 0.2.0, blank lines after': `${legacy(3)}\n  \n\n`,
+    chained: `${legacy(2)}${sealText(legacy(3), digest(legacy(2))).text}`,
+    'chained, then blank lines': `${sealText(legacy(3), NO_LINE).text}\n \n`,
+    'a long line of 0.2.0 last': `${legacy(2)}${long(5000)}\n`,
+    'a long chained line last': sealText(`{"v":1}\n${long(2047)}\n${long(6001)}\n`, NO_LINE).text,
+  };
+  for (const [name, start] of Object.entries(ends)) {
+    it(`${name}: two writers appending in turn, each on its own open file, leave an intact chain`, () => {
+      const file = tempRecord(start);
+      const [a, b] = [file.open(), file.open()];
+      try {
+        const [wa, wb] = [new LogWriter(), new LogWriter()];
+        // A, A again (from what it kept), B (reads A's end), A (reads B's end), B, B.
+        for (const [i, [w, fd]] of (
+          [
+            [wa, a],
+            [wa, a],
+            [wb, b],
+            [wa, a],
+            [wb, b],
+            [wb, b],
+          ] as const
+        ).entries())
+          w.append(fd, `{"v":1,"i":${i}}\n${i % 2 ? long(i * 900) : '{"v":1}'}\n`);
+        const text = readFileSync(file.path, 'utf8');
+        expect(breaks(text)).toEqual([]);
+        expect(text.startsWith(start)).toBe(true);
+        // The same lines appended by one writer that reads the end every time: the same bytes.
+        const again = tempRecord(start);
+        const fd = again.open();
+        for (let i = 0; i < 6; i++) appendSealed(fd, `{"v":1,"i":${i}}\n${i % 2 ? long(i * 900) : '{"v":1}'}\n`);
+        closeSync(fd);
+        expect(readFileSync(again.path, 'utf8')).toBe(text);
+        again.cleanup();
+      } finally {
+        closeSync(a);
+        closeSync(b);
+        file.cleanup();
+      }
+    });
+  }
+
+  it('a file replaced by another (a repair’s rename) is read again, not taken for the one the writer left', () => {
+    const file = tempRecord(legacy(2));
+    const w = new LogWriter();
+    let fd = file.open();
+    w.append(fd, '{"v":1,"i":0}\n');
+    closeSync(fd);
+    const size = readFileSync(file.path).length;
+    // Same size, another last line (the hash the writer kept is not its), another inode.
+    const other = readFileSync(file.path, 'utf8').replace('"i":0', '"i":8');
+    writeFileSync(`${file.path}.new`, other);
+    renameSync(`${file.path}.new`, file.path);
+    expect(readFileSync(file.path).length).toBe(size);
+    fd = file.open();
+    w.append(fd, '{"v":1,"i":1}\n');
+    closeSync(fd);
+    expect(breaks(readFileSync(file.path, 'utf8'))).toEqual([]);
+    file.cleanup();
   });
 });
