@@ -40,6 +40,18 @@
  *   the edge needs about log2(0.61 × 500 / r) <= 6 refusals past the flight, within the 2 %; ours keeps
  *   probing above r. At 500/s a late timer is a lost interval (0.8 at half a millisecond late) unless
  *   made up, which a bucket allows: ours makes it up only where a quota is stated (below).
+ *   Where the refusals go (5/s, burst 80, 6 ms): the flight 16, the search after it 9, slow start
+ *   again toward the burst's rate 4, the climb back 9, each to 0.98 of a rate refused above r. Tried,
+ *   none kept: halving on every refusal past the edge (floored at the delivery rate since it) drops
+ *   the rate so far that the bucket refills and a second flight follows (17 of the first 49);
+ *   CUBIC's fast convergence (RFC 9438 §4.7) halves the climb's refusals but costs high rates their
+ *   share (74 -> 71); RFC 6937's rate reduction from slow start's end (a request for each accepted
+ *   until one sent since is answered, then the delivery rate over it, where refusals outnumbered
+ *   acceptances) takes this family to 79 (43/s behind 60 at 52 ms: 39 refused -> 30) and the
+ *   sliding window to 67, but a halving leaky bucket to 23 of 29 and the halving sliding window's
+ *   worst refusals from 0.059 to 0.074, in 421 lines; its RFC 6937 floor (in flight up to what was
+ *   accepted, plus one) keeps the halving leaky bucket and takes this family to 83, but a sliding
+ *   window to 0.22 (pace3, seed 44; the diffs are in its report).
  * - Budget headers (short in 14, 0-11 refused, 0.50-0.90 at 7-498/s): the budget's remaining ends
  *   slow start before the bucket is spent, so nothing forces the flight; making late timers up there
  *   as under a stated quota cost refusals past the bound at buckets drained by slow start (tried).
