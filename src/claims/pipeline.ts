@@ -48,7 +48,7 @@ export interface SendResult {
   unreachable?: NetworkError;
 }
 
-export interface PipelineOptions {
+interface PipelineOptions {
   concurrency: number;
   /** `--wait-for-service`: how long an outage may last before the batch stops; undefined stops at once. */
   waitForServiceMs?: number;
@@ -499,7 +499,7 @@ export class SendPipeline {
 // a crash leaves those `sending` without having sent them, and the next run reports them uncertain.
 // The pipeline (above) moves rows through it; nothing here writes or sends.
 /** A row planned to send, on its way through the window. */
-export interface Ready {
+interface Ready {
   row: SourceRow;
   plan: ToSend;
   /** Its intent was written to the record of claims: its outcome goes there too. */
@@ -516,7 +516,7 @@ function lowWaterMark(window: number): number {
 }
 
 /** The rows held, syncing and ready, and the workers and the feeder waiting on them. */
-export class SendWindow {
+class SendWindow {
   /** Planned to send, not journaled yet (at most `size`): journaled together once the ready rows run low. */
   private readonly held: Ready[] = [];
   /** Durable (`sending` synced), waiting for a worker. */
@@ -697,7 +697,7 @@ class StoppedBeforeSending extends Error {}
 // stops (the rows left are not sent, and a rerun sends them), or with `--wait-for-service` it
 // waits, asking again, until the service is back or the wait is over.
 /** What an answer says about the service: the words of each kind of outage. */
-export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
+type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
 
 const CAUSES: Record<OutageCause, string> = {
   refused: 'the service refused connections',
@@ -727,7 +727,7 @@ function outageCause(error: unknown): OutageCause | undefined {
 /** What the probe found: the service answered (whatever the status), or the outage goes on. */
 export type ProbeResult = { up: true } | { up: false; cause: OutageCause; detail: string };
 
-export interface OutageOptions {
+interface OutageOptions {
   /** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1). */
   probe: () => Promise<ProbeResult>;
   /** `--wait-for-service`: how long to wait for the service to come back; undefined stops at once. */
@@ -742,7 +742,7 @@ export interface OutageOptions {
 }
 
 /** The batch stopped because the service is down: the rows not sent are sent by a rerun (exit 1). */
-export class OutageError extends OpcliError {
+class OutageError extends OpcliError {
   readonly cause_: OutageCause;
   constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
     const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;

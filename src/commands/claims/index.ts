@@ -56,7 +56,7 @@ Examples:
 }
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
-export interface FileOptions extends Omit<BatchOptions, 'from'> {
+interface FileOptions extends Omit<BatchOptions, 'from'> {
   fields: FieldFlags;
   data?: string;
   from?: string;
@@ -74,7 +74,7 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
 }
 
 /** The fields of a row's result line (`--jsonl`), which `--jsonl FIELDS` selects from (docs/json.md). */
-export const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'errors', 'earlier'] as const satisfies readonly (keyof RowResult)[];
+const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'errors', 'earlier'] as const satisfies readonly (keyof RowResult)[];
 
 const BATCH_ONLY = [
   'format',
@@ -228,7 +228,7 @@ export async function run(opts: FileOptions, deps: Deps): Promise<void> {
 
 // The help text of `claims file`: examples, how a batch knows its rows, exit codes.
 /** The help line of a field flag: its path, type, and whether it is required. */
-export function describeField(field: ClaimField): string {
+function describeField(field: ClaimField): string {
   const type =
     field.type === 'enum'
       ? `one of ${field.values?.join(', ')}`
@@ -240,7 +240,7 @@ export function describeField(field: ClaimField): string {
   return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? "; default: the profile's store-id" : ''}`;
 }
 
-export const FILE_HELP = `
+const FILE_HELP = `
 Examples:
   $ opcli claims file --customer-email alice@example.com --item-name Kettle --item-price 49.99 \\
       --warranty-date-of-purchase 2024-05-01T10:00:00Z --warranty-period P1Y \\
@@ -287,7 +287,7 @@ filing for the store, 4 log in needed, 1 also when the claim is not confirmed, 1
 
 // `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it.
 /** Files one claim and prints its sourceOrderId (--json: the whole payload); a dry run prints the request. */
-export async function fileOne(
+async function fileOne(
   opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean },
   deps: Deps,
 ): Promise<void> {
@@ -334,7 +334,7 @@ function askField(deps: Deps): AskField {
 // stdout, the --out results CSV; the status line on a terminal's stderr; rows not filed and their
 // counts); the order keeper; the outputs; the listing of rows not filed; the status line; the summary.
 /** The display's modes: `--json` (a summary object on stdout, no status line) or `--jsonl` (a line per row, the summary last). */
-export interface ViewModes {
+interface ViewModes {
   json: boolean;
   jsonl: boolean;
   /** `--jsonl FIELDS`: the fields of each row's result line. */
@@ -362,7 +362,7 @@ export interface ReportOptions {
   fields?: string[];
 }
 
-export class BatchReporter implements BatchReport {
+class BatchReporter implements BatchReport {
   private readonly order = new InOrder<{ row: SourceRow; result: RowResult }>((item) => this.emit(item.row, item.result));
   private readonly out?: ResultsFile;
   private readonly ticker?: StatusTicker;
@@ -487,7 +487,7 @@ function shown(result: RowResult): Omit<RowResult, 'cause'> {
 // row until they are fewer, so memory stays flat whatever the input size.
 export const MAX_WAITING = 1_000;
 
-export class InOrder<T> {
+class InOrder<T> {
   private readonly waiting = new Map<number, T>();
   private nextSeq = 0;
   /** The drain under way, if one is. */
@@ -544,7 +544,7 @@ export class InOrder<T> {
 // (--out: the input's columns plus status, sourceOrderId and error, with the input's separator). A slow reader holds the batch
 // back; a stream that fails (a full disk under --out) stops it instead of losing rows.
 /** Waits until a stream has room again; a stream that failed rejects instead of never draining. */
-export async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
+async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
   if (stream.errored) throw stream.errored;
   if (stream.write(text)) return;
   await new Promise<void>((resolve, reject) => {
@@ -563,7 +563,7 @@ export async function writeWithBackpressure(stream: Writable, text: string): Pro
 }
 
 /** The results CSV of --out. */
-export class ResultsFile {
+class ResultsFile {
   private out?: WriteStream;
   /** The claim's fields and csv-stringify, loaded by open(): a verb that writes no results file loads neither. */
   private fields?: typeof import('../../claims/fields.js');
@@ -634,7 +634,7 @@ export class ResultsFile {
  * field paths and expectations; user and server text made safe. `dryRun`: what a real run would do
  * with it ("would be held", "would be refused").
  */
-export function problemText(result: RowResult, unit: 'line' | 'item', dryRun = false): string {
+function problemText(result: RowResult, unit: 'line' | 'item', dryRun = false): string {
   const where = `${unit} ${result.line}`;
   if (result.status === 'held') return `${where}: ${dryRun ? 'would be held: ' : ''}${safeLine(result.error ?? '')}\n`;
   if (result.errors?.length) {
@@ -660,7 +660,7 @@ function formatEta(ms: number): string {
 }
 
 /** What the status line shows: the batch's progress (asked of it at each draw), the verb and the time now. */
-export interface StatusState extends BatchProgress {
+interface StatusState extends BatchProgress {
   verb: 'send' | 'validate' | 'plan';
   now: number;
 }
@@ -669,7 +669,7 @@ export interface StatusState extends BatchProgress {
  * The status line. It must fit the terminal (a wrapped line cannot be redrawn in place): "0 in
  * flight" and zero counts go first, then the limiter's details, then the ETA.
  */
-export function statusLine(s: StatusState, width: number): string {
+function statusLine(s: StatusState, width: number): string {
   const c = s.counts;
   const rate = (c.done * 1000) / Math.max(1, s.elapsedMs);
   const total = s.total !== undefined ? `${s.totalApproximate ? '~' : ''}${formatCount(s.total)}` : '?';
@@ -707,7 +707,7 @@ export function statusLine(s: StatusState, width: number): string {
  * redrawn in place every 200 ms on a terminal (notices written above it without tearing it), a plain
  * sentence every 10 s in a log or the accessible mode, nothing with --progress none.
  */
-export class StatusTicker {
+class StatusTicker {
   private timer?: ReturnType<typeof setInterval>;
   private readonly progress: Progress;
 

@@ -23,7 +23,7 @@ import { EmailAddress } from '../../schemas.js';
 import { safeLine, shellQuote, textProblem } from '../../text/safe.js';
 
 /** Flag values of `giftcard issue`: the fields as typed (the missing ones asked later), then how to issue. */
-export interface IssueOptions extends Partial<TypedFields> {
+interface IssueOptions extends Partial<TypedFields> {
   bonus: boolean;
   yes: boolean;
   /** The e-mail is right as typed, even where its domain looks misspelt. */
