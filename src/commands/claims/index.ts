@@ -287,10 +287,7 @@ filing for the store, 4 log in needed, 1 also when the claim is not confirmed, 1
 
 // `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it.
 /** Files one claim and prints its sourceOrderId (--json: the whole payload); a dry run prints the request. */
-async function fileOne(
-  opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean },
-  deps: Deps,
-): Promise<void> {
+async function fileOne(opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean }, deps: Deps): Promise<void> {
   // CHOICE (docs/spec-choices.md#confirming-a-claim): on a terminal the claim is shown and confirmed (default No); --yes skips it, and no script is asked.
   const confirm = deps.canPrompt() && !opts.yes ? (claim: OfflineClaim) => confirmClaim(claim, deps) : undefined;
   const { fileSingle } = await import('../../claims/single.js');
@@ -351,16 +348,8 @@ export function batchView(deps: Deps, modes: ViewModes): BatchView {
 }
 
 // What a batch shows, composed (the parts follow).
-/** The report's options: where rows go, the verb, and the display's modes. */
-export interface ReportOptions {
-  jsonl: boolean;
-  /** `--json`: one summary object on stdout; no status line. */
-  json: boolean;
-  out?: string;
-  verb: 'send' | 'validate' | 'plan';
-  /** `--jsonl FIELDS`: the fields of each row's result line. */
-  fields?: string[];
-}
+/** The report's options: where rows go and the verb (the batch's), and the display's modes. */
+type ReportOptions = Parameters<BatchView['report']>[1] & ViewModes;
 
 class BatchReporter implements BatchReport {
   private readonly order = new InOrder<{ row: SourceRow; result: RowResult }>((item) => this.emit(item.row, item.result));
