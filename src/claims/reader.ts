@@ -470,7 +470,7 @@ function runaway(fed: number, info: Info, read: Read): CsvReadError | undefined 
 }
 
 /** Where the records read so far ended, for the messages of a break. */
-export interface Read {
+interface Read {
   label: string;
   /** The last record's last line, as the file counts it, and the quoted CRLFs csv-parse counted twice before it. */
   line: number;
