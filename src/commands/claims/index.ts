@@ -213,17 +213,16 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
 /** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
-    const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
     if (opts.retryUncertain && !opts.dryRun && !opts.validateOnly) {
       deps.err(
         '--retry-uncertain: the rows whose earlier answer was lost are sent again, and any of them whose claim exists is filed a second time. Stop now (Ctrl-C) unless the merchant dashboard shows none of them.\n',
       );
     }
     const { runBatch } = await import('../../claims/batch.js');
-    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
+    await runBatch({ ...opts, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: opts.resultFields }));
     return;
   }
-  await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json, force: !!opts.force, yes: !!opts.yes }, deps);
+  await fileOne(opts, deps);
 }
 
 // The help text of `claims file`: examples, how a batch knows its rows, exit codes.
@@ -287,7 +286,7 @@ filing for the store, 4 log in needed, 1 also when the claim is not confirmed, 1
 
 // `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it.
 /** Files one claim and prints its sourceOrderId (--json: the whole payload); a dry run prints the request. */
-async function fileOne(opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean }, deps: Deps): Promise<void> {
+async function fileOne(opts: FileOptions, deps: Deps): Promise<void> {
   // CHOICE (docs/spec-choices.md#confirming-a-claim): on a terminal the claim is shown and confirmed (default No); --yes skips it, and no script is asked.
   const confirm = deps.canPrompt() && !opts.yes ? (claim: OfflineClaim) => confirmClaim(claim, deps) : undefined;
   const { fileSingle } = await import('../../claims/single.js');
