@@ -72,7 +72,7 @@ export function checkBatchPath(path: string, role: BatchFileRole): void {
 }
 
 /** An opened batch file, and whether this call created it. */
-export interface OpenedBatchFile {
+interface OpenedBatchFile {
   handle: FileHandle;
   created: boolean;
   stats: Stats;

@@ -34,7 +34,7 @@ import type { IO } from '../core/ports.js';
  * What a batch uses of the world: standard input and the working folder, the profile and the record
  * of claims' folder, and what the send pipeline takes (the network, the clock, the stop signals).
  */
-export interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
+interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
   io: Pick<IO, 'stdin'>;
   cwd: string;
   /** The platform whose rules say when two file names are one file (default: the one running). */

@@ -69,7 +69,7 @@ export function getPath(source: unknown, path: string[]): unknown {
   return node;
 }
 
-export interface CoercionIssue {
+interface CoercionIssue {
   path: string;
   message: string;
 }
@@ -131,7 +131,7 @@ const DAY_MONTH = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?=$|[ T])/;
  * CHOICE (docs/spec-choices.md#dates-without-a-time): a date alone is sent as noon UTC of that day,
  * the one time that is the same calendar day in every time zone from UTC-11 to UTC+11.
  */
-export const DATE_ONLY_TIME = 'T12:00:00Z';
+const DATE_ONLY_TIME = 'T12:00:00Z';
 
 /** A date-time field's date as spreadsheets write it: a date alone made a date-time, a day-month form refused; undefined for any other text. */
 function spreadsheetDate(field: Pick<SchemaField, 'format'>, text: string): { value?: string; issue?: string } | undefined {
@@ -166,7 +166,7 @@ const FALSE = new Set(['false', 'no', 'n', '0']);
 const DECIMAL_COMMA = /^[+-]?(\d+,\d*|,\d+)$/;
 
 /** How the text of a file is read: `decimalComma` in a file whose separator is the semicolon (European spreadsheets). */
-export interface TextOptions {
+interface TextOptions {
   decimalComma?: boolean;
 }
 

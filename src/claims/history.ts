@@ -53,7 +53,7 @@ export interface ClaimHistoryFilter {
 }
 
 /** How many claims may wait open before the oldest is answered from the index. */
-export const WINDOW = 10_000;
+const WINDOW = 10_000;
 
 /**
  * Streams the claims of the record (and of the places it lived before, read first) that pass

@@ -13,7 +13,7 @@ import { sameFileName, sameNameRule } from '../core/file-names.js';
 import { shellAdvice } from '../core/platform.js';
 import { type BatchFileRole, checkBatchPath, JOURNAL_ROLE, RESULTS_ROLE } from './batch-files.js';
 
-export interface BatchPaths {
+interface BatchPaths {
   /** The input's real path; undefined for standard input. */
   input?: string;
   /** The journal's path (its folder's real path; the file may not exist yet, and is never a link); undefined with --validate-only. */

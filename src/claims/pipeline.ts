@@ -8,7 +8,7 @@
  *                             straight to `report`                                SendPipeline.admit
  *   record   record.ts        the intent in the record of claims, durable (one write and one
  *                             fdatasync per group) before the request leaves      SendPipeline.makeDurable
- *   send     sendClaim        the limiter's permit, POST /v1/claims/offline        SendPipeline.send
+ *   send     request          the limiter's permit, POST /v1/claims/offline        SendPipeline.send
  *   settle   record.ts        the outcome (filed, rejected, uncertain, not_sent)   SendPipeline.settle
  *   report   BatchTally       counted in the batch's tally, then shown by the verb's BatchReport
  *
@@ -17,7 +17,7 @@
  * send the rows already durable. The outage watch (OutageWatch, below) stands between `record` and `send`.
  *
  * In this order: what the pipeline is given and comes to (its options, ports, result); the pipeline;
- * its send window; the send of one row (also the single claim's judge of a failure); the outage
+ * its send window; the judge of a failed request (also the single claim's); the outage
  * watch; the batch's tally and the report's interface (shown by the verb, src/commands/claims/).
  */
 import { setMaxListeners } from 'node:events';
@@ -48,7 +48,7 @@ export interface SendResult {
   unreachable?: NetworkError;
 }
 
-export interface PipelineOptions {
+interface PipelineOptions {
   concurrency: number;
   /** `--wait-for-service`: how long an outage may last before the batch stops; undefined stops at once. */
   waitForServiceMs?: number;
@@ -321,19 +321,14 @@ export class SendPipeline {
     let gone = false;
     let settled = false;
     try {
-      const outcome = await sendClaim(item.plan, item.row, this.ports.api, {
-        tokenStore: this.opts.tokenStore,
-        limiter: this.ports.limiter,
-        // Called on each attempt's permit (a 429 is asked again): the row left on the first.
-        onLeave: () => {
-          if (gone) return;
-          gone = true;
-          // In flight from here on: a row still waiting for its turn when the batch stops never left.
-          this.inFlight.add(line);
-          this.ports.tally.sent();
-          this.leftWindow();
-        },
-        stop: this.stopSending,
+      // Called on each attempt's permit (a 429 is asked again): the row left on the first.
+      const outcome = await this.request(item, () => {
+        if (gone) return;
+        gone = true;
+        // In flight from here on: a row still waiting for its turn when the batch stops never left.
+        this.inFlight.add(line);
+        this.ports.tally.sent();
+        this.leftWindow();
       });
       this.inFlight.delete(line);
       this.outage.leave(outcome.error, outcome.result.status === 'filed' || outcome.error !== undefined);
@@ -350,6 +345,44 @@ export class SendPipeline {
         if (!gone) this.leftWindow();
         this.recordOutcome(item, 'uncertain', undefined, SEND_BUG_REASON);
       }
+    }
+  }
+
+  /**
+   * Sends one planned row, paced by the batch's limiter (`onLeave` on each permit). Never throws: a
+   * failure is the row's outcome. Waiting for a permit ends when the batch stops (Ctrl-C, the lock
+   * lost), and that is known to have sent nothing: every earlier attempt of this row was refused with
+   * 429 or never left (the HTTP core repeats a POST only then). A request that left is never cut short.
+   */
+  private async request({ plan, row }: Ready, onLeave: () => void): Promise<SendOutcome> {
+    const { limiter } = this.ports;
+    const stop = this.stopSending;
+    const paced: RequestLimiter = {
+      async acquire(_signal, retryOf): Promise<Permit> {
+        try {
+          const permit = await limiter.acquire(stop, retryOf);
+          onLeave();
+          return permit;
+        } catch (error) {
+          if (stop.aborted) throw new StoppedBeforeSending();
+          throw error;
+        }
+      },
+      snapshot: () => limiter.snapshot(),
+    };
+    try {
+      // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
+      const service = await this.ports.api();
+      // Retries are not announced row by row: the outage watch and the summary speak for the batch.
+      const created = await service.createClaim(plan.claim, { limiter: paced, answer: compiled(ClaimCreated), quiet: true });
+      return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
+    } catch (error) {
+      if (error instanceof StoppedBeforeSending) return { result: { line: row.line, status: 'not_sent', error: NOT_SENT_REASON }, stop: false };
+      const { status, stop } = classifyFailure(error);
+      let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+      if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, this.opts.tokenStore)} (403)`;
+      const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
+      return { result: { line: row.line, status, error: message, errors }, stop, error };
     }
   }
 
@@ -466,7 +499,7 @@ export class SendPipeline {
 // a crash leaves those `sending` without having sent them, and the next run reports them uncertain.
 // The pipeline (above) moves rows through it; nothing here writes or sends.
 /** A row planned to send, on its way through the window. */
-export interface Ready {
+interface Ready {
   row: SourceRow;
   plan: ToSend;
   /** Its intent was written to the record of claims: its outcome goes there too. */
@@ -478,12 +511,12 @@ export interface Ready {
  * window, at least one. Lower, a slot more often waits for an fdatasync; higher, each fdatasync
  * covers fewer rows.
  */
-export function lowWaterMark(window: number): number {
+function lowWaterMark(window: number): number {
   return Math.max(1, Math.ceil(window / 4));
 }
 
 /** The rows held, syncing and ready, and the workers and the feeder waiting on them. */
-export class SendWindow {
+class SendWindow {
   /** Planned to send, not journaled yet (at most `size`): journaled together once the ready rows run low. */
   private readonly held: Ready[] = [];
   /** Durable (`sending` synced), waiting for a worker. */
@@ -603,8 +636,8 @@ export class SendWindow {
   }
 }
 
-// The send stage of a batch: one claim request, and what its failure means for the row (rejected,
-// uncertain or not sent) and for the batch (go on, or stop).
+// What a claim request's failure means for the row (rejected, uncertain or not sent) and for the
+// batch (go on, or stop); the request itself is SendPipeline.request, above.
 /** Never-sent failures that every row would meet alike: the batch stops at the first. */
 const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
@@ -647,7 +680,7 @@ export function classifyFailure(error: unknown): { status: 'rejected' | 'uncerta
 }
 
 /** What sending one row came to. */
-export interface SendOutcome {
+interface SendOutcome {
   result: RowResult;
   /** The whole batch must stop (every row would fail alike). */
   stop: boolean;
@@ -657,58 +690,6 @@ export interface SendOutcome {
 /** The batch stopped while this row waited for its turn: no attempt of it reached the server. */
 class StoppedBeforeSending extends Error {}
 
-/**
- * The batch's limiter as one row sees it: waiting for a permit ends when the batch stops (Ctrl-C),
- * and that is known to have sent nothing: every earlier attempt of this row was refused with 429 or
- * never left (the HTTP core repeats a POST only then). A request that left is never cut short.
- */
-function rowGate(limiter: RequestLimiter, stop: AbortSignal, onLeave?: () => void): RequestLimiter {
-  return {
-    async acquire(_signal, retryOf): Promise<Permit> {
-      try {
-        const permit = await limiter.acquire(stop, retryOf);
-        onLeave?.();
-        return permit;
-      } catch (error) {
-        if (stop.aborted) throw new StoppedBeforeSending();
-        throw error;
-      }
-    },
-    snapshot: () => limiter.snapshot(),
-  };
-}
-
-/** How one row is sent: the batch's limiter and stop signal, and the token's store for the words of a mismatch. */
-export interface SendOptions {
-  tokenStore?: string;
-  limiter?: RequestLimiter;
-  /** Called when the limiter lets the request go (on each attempt: a 429 is asked again). */
-  onLeave?: () => void;
-  /** Stops a row still waiting for the limiter (Ctrl-C, the journal's lock lost). */
-  stop: AbortSignal;
-}
-
-/** Sends one planned row, paced by the batch's limiter. Never throws: a failure is the row's outcome. */
-export async function sendClaim(plan: ToSend, row: SourceRow, api: () => Promise<ServiceApi>, options: SendOptions): Promise<SendOutcome> {
-  try {
-    // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
-    const service = await api();
-    const limit = options.limiter ? rowGate(options.limiter, options.stop, options.onLeave) : undefined;
-    // Retries are not announced row by row: the outage watch and the summary speak for the batch.
-    const created = await service.createClaim(plan.claim, { limiter: limit, answer: compiled(ClaimCreated), quiet: true });
-    return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
-  } catch (error) {
-    if (error instanceof StoppedBeforeSending) {
-      return { result: { line: row.line, status: 'not_sent', error: 'the batch stopped before this row was sent' }, stop: false };
-    }
-    const { status, stop } = classifyFailure(error);
-    let message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-    if (isStoreMismatch(error)) message = `${storeMismatch(plan.claim.storeId, options.tokenStore)} (403)`;
-    const errors = error instanceof ApiError && error.fieldErrors.length ? error.fieldErrors : undefined;
-    return { result: { line: row.line, status, error: message, errors }, stop, error };
-  }
-}
-
 // A batch meeting an outage: answers that say the service is down (connections refused, a
 // gateway's 502, 503 or 504, no answer in time) close a gate in front of the rows not yet sent, so
 // only the rows already in flight (at most --concurrency) meet the outage. Once they are answered,
@@ -716,7 +697,7 @@ export async function sendClaim(plan: ToSend, row: SourceRow, api: () => Promise
 // stops (the rows left are not sent, and a rerun sends them), or with `--wait-for-service` it
 // waits, asking again, until the service is back or the wait is over.
 /** What an answer says about the service: the words of each kind of outage. */
-export type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
+type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
 
 const CAUSES: Record<OutageCause, string> = {
   refused: 'the service refused connections',
@@ -729,7 +710,7 @@ const CAUSES: Record<OutageCause, string> = {
 };
 
 /** The kind of outage a failed request shows, or undefined when it shows none (a refused row, a redirect). */
-export function outageCause(error: unknown): OutageCause | undefined {
+function outageCause(error: unknown): OutageCause | undefined {
   if (error instanceof RedirectError) return undefined;
   if (error instanceof ApiError) {
     if (error.status === 502) return 'bad-gateway';
@@ -746,7 +727,7 @@ export function outageCause(error: unknown): OutageCause | undefined {
 /** What the probe found: the service answered (whatever the status), or the outage goes on. */
 export type ProbeResult = { up: true } | { up: false; cause: OutageCause; detail: string };
 
-export interface OutageOptions {
+interface OutageOptions {
   /** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1). */
   probe: () => Promise<ProbeResult>;
   /** `--wait-for-service`: how long to wait for the service to come back; undefined stops at once. */
@@ -761,7 +742,7 @@ export interface OutageOptions {
 }
 
 /** The batch stopped because the service is down: the rows not sent are sent by a rerun (exit 1). */
-export class OutageError extends OpcliError {
+class OutageError extends OpcliError {
   readonly cause_: OutageCause;
   constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
     const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;
@@ -956,23 +937,19 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-/** Reads a probe's failure as an outage's cause; an answer from the service (any status but 502-504) means it is up. */
-export function probeResult(error: unknown): ProbeResult {
-  const cause = outageCause(error);
-  if (!cause) {
-    if (error instanceof NetworkError) return { up: false, cause: 'no-answer', detail: error.message };
-    return { up: true };
-  }
-  return { up: false, cause, detail: error instanceof Error ? error.message : String(error) };
-}
-
-/** Asks the service once, with a request safe to repeat (GET /v1/orders?size=1), whether it answers. */
-export async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal): Promise<ProbeResult> {
+/**
+ * Asks the service once, with a request safe to repeat (GET /v1/orders?size=1), whether it answers:
+ * an answer (any status but 502-504) means it is up; a failure is read as an outage's cause.
+ */
+async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal): Promise<ProbeResult> {
   try {
     await (await http()).request({ method: 'GET', url: PATHS.orders, query: { size: 1 }, retry: 'never', signal });
     return { up: true };
   } catch (error) {
-    return probeResult(error);
+    const cause = outageCause(error);
+    if (cause) return { up: false, cause, detail: error instanceof Error ? error.message : String(error) };
+    if (error instanceof NetworkError) return { up: false, cause: 'no-answer', detail: error.message };
+    return { up: true };
   }
 }
 

@@ -20,7 +20,7 @@ import { inexactNumber, MAX_JSON_DEPTH, nestsTooDeep } from '../core/json-text.j
 
 /** The formats `claims file --from` reads (`--format`). */
 export const INPUT_FORMATS = ['csv', 'jsonl', 'json'] as const;
-export type InputFormat = (typeof INPUT_FORMATS)[number];
+type InputFormat = (typeof INPUT_FORMATS)[number];
 
 /** One data row of the input, before schema validation. */
 export interface SourceRow {
@@ -49,7 +49,7 @@ export interface RowSource {
   rows: AsyncGenerator<SourceRow>;
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** The profile's store id, used when a row leaves storeId out. */
   defaultStoreId?: string;
   /** `--key COLUMN`: the user's identifier column (a field path, or a column the API does not know: not sent). */
@@ -68,7 +68,7 @@ export interface OpenOptions {
 export const CSV_LIMITS = { recordChars: 1_048_576, columns: 1_000 } as const;
 
 /** storeId defaults to the profile's store. */
-export function applyDefaults(value: Record<string, unknown>, options: OpenOptions): void {
+function applyDefaults(value: Record<string, unknown>, options: OpenOptions): void {
   if ((value.storeId === undefined || value.storeId === '') && options.defaultStoreId) value.storeId = options.defaultStoreId;
 }
 
@@ -134,7 +134,7 @@ function sniff(head: Buffer, label: string): Sniffed {
 const UTF8: Sniffed = { encoding: 'utf-8', name: 'UTF-8' };
 
 /** A file's text as UTF-8, chunk by chunk, and whether the CSV parser's byte positions are the file's. */
-export interface TextChunks {
+interface TextChunks {
   /** UTF-8 bytes of whole characters: a chunk never ends inside one. */
   chunks: AsyncGenerator<Buffer>;
   /** False for UTF-16: the text is handed on as UTF-8, whose byte offsets are not the file's. */
@@ -146,7 +146,7 @@ export interface TextChunks {
  * handed on as read, its byte order mark kept (csv-parse's `bom` skips it and counts its bytes), each
  * chunk checked by Node's `isUtf8`; UTF-16 is decoded by TextDecoder, its byte order mark dropped.
  */
-export async function decodeText(input: Readable, label: string): Promise<TextChunks> {
+async function decodeText(input: Readable, label: string): Promise<TextChunks> {
   const source = input[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
   const first: Buffer[] = [];
   let size = 0;
@@ -313,14 +313,14 @@ export async function checkFileText(path: string, label: string): Promise<void> 
 const SLICE = 8_192;
 
 /** One record: its cells, the line it begins on and the line it ends on. */
-export interface CsvRecord {
+interface CsvRecord {
   record: string[];
   line: number;
   lines: number;
 }
 
 /** The CSV breaks at `line`: rows before it were read, nothing from it on. */
-export class CsvReadError extends UsageError {
+class CsvReadError extends UsageError {
   constructor(
     message: string,
     readonly line: number | undefined,
@@ -340,7 +340,7 @@ const ROW_HINT =
  * Line numbers are the file's: csv-parse counts the CR and the LF of a line end inside a quoted
  * cell as two lines, and such a CRLF is read as one line feed, as it is between records.
  */
-export async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer>, delimiter: string, read: Read): AsyncGenerator<CsvRecord[]> {
+async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer>, delimiter: string, read: Read): AsyncGenerator<CsvRecord[]> {
   const queue: CsvRecord[] = [];
   const parser = parse({
     bom: true,
@@ -470,7 +470,7 @@ function runaway(fed: number, info: Info, read: Read): CsvReadError | undefined 
 }
 
 /** Where the records read so far ended, for the messages of a break. */
-export interface Read {
+interface Read {
   label: string;
   /** The last record's last line, as the file counts it, and the quoted CRLFs csv-parse counted twice before it. */
   line: number;
@@ -486,7 +486,7 @@ export interface Read {
  * A csv-parse error as the line where the file breaks: for an unclosed quote, where the row that
  * opened it begins; for a row over the length limit, where it passed it.
  */
-export function csvError(error: unknown, read: Read): Error {
+function csvError(error: unknown, read: Read): Error {
   if (error instanceof CsvReadError) return error;
   const e = error as CsvError & { lines?: number; index?: number; bytes?: number; empty_lines?: number };
   // csv-parse's codes start with CSV_, but for INVALID_OPENING_QUOTE.
@@ -816,7 +816,7 @@ function listCut(items: string[], max = 200): string {
  * In JSON input, numbers and booleans written as strings are coerced like CSV cells, and a text
  * value a spreadsheet damaged is refused as it is in a CSV.
  */
-export function coerceObject(value: Record<string, unknown>): FieldIssue[] {
+function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
     if (field.type === 'string') {
@@ -903,7 +903,7 @@ async function* jsonLines(input: Readable, label: string): AsyncGenerator<{ text
   }
 }
 
-export async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {
+async function* jsonlRows(input: Readable, options: OpenOptions): AsyncGenerator<SourceRow> {
   let seq = 0;
   for await (const { text, line, byte } of jsonLines(input, options.label)) {
     const trimmed = text.trim();
@@ -939,7 +939,7 @@ function depthIssue(parsed: unknown): FieldIssue | undefined {
 }
 
 /** A .json file: an array of claims (or one claim). Read whole: JSON arrays are for small batches. */
-export async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGenerator<SourceRow>> {
+async function jsonRows(input: Readable, options: OpenOptions): Promise<AsyncGenerator<SourceRow>> {
   const parts: string[] = [];
   for await (const chunk of (await decodeText(input, options.label)).chunks) parts.push(chunk.toString('utf8'));
   const text = parts.join('').replace(/^\ufeff/, '');

@@ -19,7 +19,7 @@ import { UnreachableError, unreachableFailure } from './pipeline.js';
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
 
-export interface SingleOptions {
+interface SingleOptions {
   fields: FieldFlags;
   data?: string;
   dryRun: boolean;
@@ -30,13 +30,13 @@ export interface SingleOptions {
 }
 
 /** A question for a missing field: a choice among `choices` (an enum), else text checked by `validate`. */
-export type FieldQuestion = { message: string; choices: { name: string; value: string }[] } | { message: string; validate: (text: string) => true | string };
+type FieldQuestion = { message: string; choices: { name: string; value: string }[] } | { message: string; validate: (text: string) => true | string };
 
 /** Asks the person at the terminal for a missing field (the verb puts the question); resolves to the answer. */
 export type AskField = (question: FieldQuestion) => Promise<string>;
 
 /** What filing one claim uses: --data's input, the active profile, the spec's endpoints, the record of claims' folder and the clock. */
-export interface SinglePorts extends DataPorts {
+interface SinglePorts extends DataPorts {
   profile(): Promise<ResolvedProfile>;
   api(): Promise<ServiceApi>;
   configDir(): string;
@@ -44,7 +44,7 @@ export interface SinglePorts extends DataPorts {
 }
 
 /** A dry run's request, or the claim the server filed. */
-export type SingleResult =
+type SingleResult =
   | { kind: 'dry-run'; url: string; body: unknown }
   | { kind: 'filed'; payload: Awaited<ReturnType<ServiceApi['createClaim']>>['payload'] };
 
@@ -119,11 +119,8 @@ function label(field: ClaimField): string {
   return `${words(field)} (${what}):`;
 }
 
-/**
- * What is wrong with an answer, in the batch's and the flags' words (src/core/field-issues.ts), or true.
- * Exported for the test that holds the three sources to one message.
- */
-export function checkAnswer(field: ClaimField, text: string): true | string {
+/** What is wrong with an answer, in the batch's and the flags' words (src/core/field-issues.ts), or true. */
+function checkAnswer(field: ClaimField, text: string): true | string {
   // The same text check as a flag's; a blank answer is missing, as a blank cell is.
   const problem = text.trim() === '' ? undefined : textProblem(text);
   if (problem) return `the answer ${problem}`;

@@ -45,6 +45,7 @@ import {
   type ProviderSettings,
   providerNameProblem,
 } from './provider.js';
+import type { ResolvedProfile } from '../config/profile.js';
 
 /** The fields that name a credit (what it is for, how much), in the order every `--json` listing of store credit prints them (docs/json.md). */
 export const CREDIT_FIELDS = ['issuance', 'claimId', 'orderNumber', 'bonus', 'amount', 'currency'] as const;
@@ -63,11 +64,7 @@ export interface TypedFields {
 }
 
 /** The profile facts an issuance needs. */
-interface IssueProfile {
-  name: string;
-  baseUrl?: string;
-  storeId?: string;
-}
+type IssueProfile = Pick<ResolvedProfile, 'name' | 'baseUrl' | 'storeId'>;
 
 /** An issuance ready to confirm and send: nothing has been sent or recorded. */
 export interface PreparedIssue {
@@ -218,7 +215,7 @@ export interface CreditRequest {
   currency: string;
 }
 
-interface ChainTiming {
+export interface ChainTiming {
   /** How long to poll for the trigger's credit (the spec's "about 4.5 s"). */
   triggerWaitMs: number;
   /** How long to watch for a late trigger credit after falling back. */

@@ -25,7 +25,7 @@ import { safeLine } from '../text/safe.js';
 export type ProviderSettings = ResolvedProfile['provider'];
 
 /** What a provider answer means, read from its message wherever the body puts it. */
-export type ProviderCondition = 'api-key' | 'store-domain' | 'balance-update' | 'no-card' | 'other';
+type ProviderCondition = 'api-key' | 'store-domain' | 'balance-update' | 'no-card' | 'other';
 
 /** The spec's three provider messages, matched case-insensitively anywhere in the body. */
 const SPEC_MESSAGES: { condition: Exclude<ProviderCondition, 'no-card' | 'other'>; message: string }[] = [
@@ -39,7 +39,7 @@ const SPEC_MESSAGES: { condition: Exclude<ProviderCondition, 'no-card' | 'other'
  * lookup answer as "no card" only when it is a 404 whose body says one of these phrases and none of
  * the spec's three messages. Any other refusal (401, 403, another 404, a 5xx) stops the issuance.
  */
-export const NO_CARD_PHRASES = ['gift card not found', 'card not found', 'no gift card', 'customer has no card', 'no card found'];
+const NO_CARD_PHRASES = ['gift card not found', 'card not found', 'no gift card', 'customer has no card', 'no card found'];
 
 /** Advice for each provider-side message of the spec's error table (cause, then what to do). */
 export const PROVIDER_ADVICE: Record<Exclude<ProviderCondition, 'no-card' | 'other'>, string> = {
@@ -133,7 +133,7 @@ export const NATIVE_URL_HINT =
   "Point native-url at the service's own host: `opcli config set native-url <base-url>/…` (see `opcli config get base-url`), or unset it with `opcli config unset native-url`.";
 
 /** How a lookup is sent: polls turn retries off and bound the wait by their deadline. */
-export interface LookupOptions {
+interface LookupOptions {
   retry?: 'auto' | 'never';
   /** The longest the lookup may take, in milliseconds; it fails with a TimeoutError after that. */
   timeoutMs?: number;

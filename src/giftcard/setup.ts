@@ -13,7 +13,7 @@ import { describePath, planChain } from './issuance.js';
 import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVIDER_ADVICE, nativeUrlProblem } from './provider.js';
 
 /** Setting names (as `config set` knows them) to raw values. */
-export type SetupValues = Partial<Record<string, string>>;
+type SetupValues = Partial<Record<string, string>>;
 
 /**
  * Normalises pasted values and says what it changed. A trigger id given as a whole execute URL
@@ -47,7 +47,7 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
 }
 
 /** A setting checked by its key's rule, ready to write. */
-export interface SettingChange {
+interface SettingChange {
   key: SettingKey;
   value: unknown;
 }
@@ -96,7 +96,7 @@ function safeUrl(text: string): URL | undefined {
 }
 
 /** One line of `setup --check`. */
-export interface CheckRow {
+interface CheckRow {
   check: string;
   result: 'ok' | 'failed' | 'not configured' | 'not checked';
   detail: string;
@@ -105,7 +105,7 @@ export interface CheckRow {
 const NAMES = { name: 'provider-name', apiUrl: 'provider-api-url', shopUrl: 'shop-url', token: 'provider-token' } as const;
 
 /** The made-up customer id of the probe lookup: no store has it, and nothing is paid. */
-export const PROBE_CUSTOMER = 'opcli-setup-check';
+const PROBE_CUSTOMER = 'opcli-setup-check';
 
 /** Phrases of a 404 about the customer that show the lookup itself was accepted. */
 const UNKNOWN_CUSTOMER_PHRASES = ['customer not found', 'customer id not found', 'unknown customer', 'no such customer', 'not linked'];

@@ -12,7 +12,7 @@ import { safeLine } from '../../text/safe.js';
 import { wrapText } from '../../text/wrap.js';
 
 /** Flag values of `claims history`. */
-export interface ClaimsHistoryOptions {
+interface ClaimsHistoryOptions {
   order?: string;
   email?: string;
   since?: number;
@@ -22,7 +22,7 @@ export interface ClaimsHistoryOptions {
 }
 
 /** The fields of a claim in `--json` (docs/json.md), in the order they are printed: its latest attempt's, then every attempt. */
-export const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimEntry)[] = [
+const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimEntry)[] = [
   'at',
   'status',
   'sourceOrderId',
@@ -91,7 +91,7 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
  * What an empty history adds: opcli 0.2.0 kept a batch's claims only in the journal beside its input
  * file, which no setting names (test/fixtures/0.2.0/README.md), so no command can find them on its own.
  */
-export const OLD_JOURNALS =
+const OLD_JOURNALS =
   'Batches filed by opcli 0.2.0 are kept only in the journal beside each input file (FILE.journal.jsonl): `opcli record import FILE.journal.jsonl` reads one into this record, sending nothing.';
 
 /** Prints the claims the record holds for the profile's store, each as it is read (a record of millions streams). */

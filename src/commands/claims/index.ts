@@ -56,7 +56,7 @@ Examples:
 }
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
-export interface FileOptions extends Omit<BatchOptions, 'from'> {
+interface FileOptions extends Omit<BatchOptions, 'from'> {
   fields: FieldFlags;
   data?: string;
   from?: string;
@@ -74,7 +74,7 @@ export interface FileOptions extends Omit<BatchOptions, 'from'> {
 }
 
 /** The fields of a row's result line (`--jsonl`), which `--jsonl FIELDS` selects from (docs/json.md). */
-export const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'errors', 'earlier'] as const satisfies readonly (keyof RowResult)[];
+const RESULT_FIELDS = ['line', 'status', 'sourceOrderId', 'error', 'errors', 'earlier'] as const satisfies readonly (keyof RowResult)[];
 
 const BATCH_ONLY = [
   'format',
@@ -213,22 +213,21 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
 /** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
-    const { fields: _fields, data: _data, force: _force, yes: _yes, json: _json, jsonl: _jsonl, resultFields, ...batch } = opts;
     if (opts.retryUncertain && !opts.dryRun && !opts.validateOnly) {
       deps.err(
         '--retry-uncertain: the rows whose earlier answer was lost are sent again, and any of them whose claim exists is filed a second time. Stop now (Ctrl-C) unless the merchant dashboard shows none of them.\n',
       );
     }
     const { runBatch } = await import('../../claims/batch.js');
-    await runBatch({ ...batch, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: resultFields }));
+    await runBatch({ ...opts, from: opts.from }, deps, batchView(deps, { json: opts.json, jsonl: opts.jsonl, fields: opts.resultFields }));
     return;
   }
-  await fileOne({ fields: opts.fields, data: opts.data, dryRun: opts.dryRun, json: opts.json, force: !!opts.force, yes: !!opts.yes }, deps);
+  await fileOne(opts, deps);
 }
 
 // The help text of `claims file`: examples, how a batch knows its rows, exit codes.
 /** The help line of a field flag: its path, type, and whether it is required. */
-export function describeField(field: ClaimField): string {
+function describeField(field: ClaimField): string {
   const type =
     field.type === 'enum'
       ? `one of ${field.values?.join(', ')}`
@@ -240,7 +239,7 @@ export function describeField(field: ClaimField): string {
   return `${field.key} (${type})${field.required ? ', required' : ''}${field.key === 'storeId' ? "; default: the profile's store-id" : ''}`;
 }
 
-export const FILE_HELP = `
+const FILE_HELP = `
 Examples:
   $ opcli claims file --customer-email alice@example.com --item-name Kettle --item-price 49.99 \\
       --warranty-date-of-purchase 2024-05-01T10:00:00Z --warranty-period P1Y \\
@@ -287,10 +286,7 @@ filing for the store, 4 log in needed, 1 also when the claim is not confirmed, 1
 
 // `claims file` without --from: asks for what is missing on a terminal, files one claim, shows it.
 /** Files one claim and prints its sourceOrderId (--json: the whole payload); a dry run prints the request. */
-export async function fileOne(
-  opts: { fields: FieldFlags; data?: string; dryRun: boolean; json: boolean; force: boolean; yes: boolean },
-  deps: Deps,
-): Promise<void> {
+async function fileOne(opts: FileOptions, deps: Deps): Promise<void> {
   // CHOICE (docs/spec-choices.md#confirming-a-claim): on a terminal the claim is shown and confirmed (default No); --yes skips it, and no script is asked.
   const confirm = deps.canPrompt() && !opts.yes ? (claim: OfflineClaim) => confirmClaim(claim, deps) : undefined;
   const { fileSingle } = await import('../../claims/single.js');
@@ -334,7 +330,7 @@ function askField(deps: Deps): AskField {
 // stdout, the --out results CSV; the status line on a terminal's stderr; rows not filed and their
 // counts); the order keeper; the outputs; the listing of rows not filed; the status line; the summary.
 /** The display's modes: `--json` (a summary object on stdout, no status line) or `--jsonl` (a line per row, the summary last). */
-export interface ViewModes {
+interface ViewModes {
   json: boolean;
   jsonl: boolean;
   /** `--jsonl FIELDS`: the fields of each row's result line. */
@@ -351,18 +347,10 @@ export function batchView(deps: Deps, modes: ViewModes): BatchView {
 }
 
 // What a batch shows, composed (the parts follow).
-/** The report's options: where rows go, the verb, and the display's modes. */
-export interface ReportOptions {
-  jsonl: boolean;
-  /** `--json`: one summary object on stdout; no status line. */
-  json: boolean;
-  out?: string;
-  verb: 'send' | 'validate' | 'plan';
-  /** `--jsonl FIELDS`: the fields of each row's result line. */
-  fields?: string[];
-}
+/** The report's options: where rows go and the verb (the batch's), and the display's modes. */
+type ReportOptions = Parameters<BatchView['report']>[1] & ViewModes;
 
-export class BatchReporter implements BatchReport {
+class BatchReporter implements BatchReport {
   private readonly order = new InOrder<{ row: SourceRow; result: RowResult }>((item) => this.emit(item.row, item.result));
   private readonly out?: ResultsFile;
   private readonly ticker?: StatusTicker;
@@ -487,7 +475,7 @@ function shown(result: RowResult): Omit<RowResult, 'cause'> {
 // row until they are fewer, so memory stays flat whatever the input size.
 export const MAX_WAITING = 1_000;
 
-export class InOrder<T> {
+class InOrder<T> {
   private readonly waiting = new Map<number, T>();
   private nextSeq = 0;
   /** The drain under way, if one is. */
@@ -544,7 +532,7 @@ export class InOrder<T> {
 // (--out: the input's columns plus status, sourceOrderId and error, with the input's separator). A slow reader holds the batch
 // back; a stream that fails (a full disk under --out) stops it instead of losing rows.
 /** Waits until a stream has room again; a stream that failed rejects instead of never draining. */
-export async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
+async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
   if (stream.errored) throw stream.errored;
   if (stream.write(text)) return;
   await new Promise<void>((resolve, reject) => {
@@ -563,7 +551,7 @@ export async function writeWithBackpressure(stream: Writable, text: string): Pro
 }
 
 /** The results CSV of --out. */
-export class ResultsFile {
+class ResultsFile {
   private out?: WriteStream;
   /** The claim's fields and csv-stringify, loaded by open(): a verb that writes no results file loads neither. */
   private fields?: typeof import('../../claims/fields.js');
@@ -634,7 +622,7 @@ export class ResultsFile {
  * field paths and expectations; user and server text made safe. `dryRun`: what a real run would do
  * with it ("would be held", "would be refused").
  */
-export function problemText(result: RowResult, unit: 'line' | 'item', dryRun = false): string {
+function problemText(result: RowResult, unit: 'line' | 'item', dryRun = false): string {
   const where = `${unit} ${result.line}`;
   if (result.status === 'held') return `${where}: ${dryRun ? 'would be held: ' : ''}${safeLine(result.error ?? '')}\n`;
   if (result.errors?.length) {
@@ -660,7 +648,7 @@ function formatEta(ms: number): string {
 }
 
 /** What the status line shows: the batch's progress (asked of it at each draw), the verb and the time now. */
-export interface StatusState extends BatchProgress {
+interface StatusState extends BatchProgress {
   verb: 'send' | 'validate' | 'plan';
   now: number;
 }
@@ -669,7 +657,7 @@ export interface StatusState extends BatchProgress {
  * The status line. It must fit the terminal (a wrapped line cannot be redrawn in place): "0 in
  * flight" and zero counts go first, then the limiter's details, then the ETA.
  */
-export function statusLine(s: StatusState, width: number): string {
+function statusLine(s: StatusState, width: number): string {
   const c = s.counts;
   const rate = (c.done * 1000) / Math.max(1, s.elapsedMs);
   const total = s.total !== undefined ? `${s.totalApproximate ? '~' : ''}${formatCount(s.total)}` : '?';
@@ -707,7 +695,7 @@ export function statusLine(s: StatusState, width: number): string {
  * redrawn in place every 200 ms on a terminal (notices written above it without tearing it), a plain
  * sentence every 10 s in a log or the accessible mode, nothing with --progress none.
  */
-export class StatusTicker {
+class StatusTicker {
   private timer?: ReturnType<typeof setInterval>;
   private readonly progress: Progress;
 

@@ -7,7 +7,7 @@ import type { Deps } from '../../cli/deps.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
 /** Flag values of `claims repair`. */
-export interface ClaimsRepairOptions extends RepairOptions {
+interface ClaimsRepairOptions extends RepairOptions {
   /** A batch journal to repair instead of the record of claims. */
   journal?: string;
 }

@@ -5,7 +5,7 @@ import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 
-export interface TemplateOptions {
+interface TemplateOptions {
   format: 'csv' | 'json' | 'jsonl';
 }
 

@@ -17,7 +17,7 @@ import { colors, terminalWidth } from '../../core/output.js';
 import { wrapText } from '../../text/wrap.js';
 
 /** Flag values of `giftcard history`. */
-export interface HistoryOptions {
+interface HistoryOptions {
   claim?: string;
   order?: string;
   json: boolean;
@@ -64,7 +64,7 @@ or order paid more than once: check those cards).`,
 }
 
 /** The fields of an issuance in `--json` (docs/json.md), in the order they are printed. */
-export const HISTORY_FIELDS: readonly (keyof HistoryRow)[] = [
+const HISTORY_FIELDS: readonly (keyof HistoryRow)[] = [
   'at',
   ...CREDIT_FIELDS,
   'email',

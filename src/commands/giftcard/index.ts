@@ -23,7 +23,7 @@ import { EmailAddress } from '../../schemas.js';
 import { safeLine, shellQuote, textProblem } from '../../text/safe.js';
 
 /** Flag values of `giftcard issue`: the fields as typed (the missing ones asked later), then how to issue. */
-export interface IssueOptions extends Partial<TypedFields> {
+interface IssueOptions extends Partial<TypedFields> {
   bonus: boolean;
   yes: boolean;
   /** The e-mail is right as typed, even where its domain looks misspelt. */
@@ -35,9 +35,8 @@ export interface IssueOptions extends Partial<TypedFields> {
   json: boolean;
   /** `--json FIELDS`: only these fields of the issued card's record. */
   jsonFields?: string[];
-  triggerWaitMs: number;
-  lateCheckMs: number;
-  pollIntervalMs: number;
+  /** `--trigger-wait`, `--late-check` and the poll interval, as the chain reads them. */
+  timing: service.ChainTiming;
 }
 
 /** How often the loyalty card is read while waiting for the trigger. */
@@ -45,7 +44,7 @@ const POLL_INTERVAL_MS = 250;
 /** The shortest --trigger-wait and --late-check accepted. */
 const MIN_WAIT_MS = 1000;
 
-type IssueFlags = Partial<Omit<IssueOptions, 'triggerWaitMs' | 'lateCheckMs' | 'pollIntervalMs' | 'json' | 'jsonFields'>> & {
+type IssueFlags = Partial<Omit<IssueOptions, 'timing' | 'json' | 'jsonFields'>> & {
   triggerWait: string;
   lateCheck: string;
   /** `--json`, alone or with a field list. */
@@ -116,10 +115,12 @@ function parseFlags(flags: IssueFlags): IssueOptions {
     showCode: !!flags.showCode,
     json: !!flags.json,
     jsonFields: fields,
-    // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
-    triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
-    lateCheckMs: parseDuration(flags.lateCheck, '--late-check', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
-    pollIntervalMs: POLL_INTERVAL_MS,
+    timing: {
+      // Shorter windows would fall back (or stop watching) before a trigger could post: a double credit.
+      triggerWaitMs: parseDuration(flags.triggerWait, '--trigger-wait', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
+      lateCheckMs: parseDuration(flags.lateCheck, '--late-check', { minMs: MIN_WAIT_MS, maxMs: 600_000, minHint }),
+      pollIntervalMs: POLL_INTERVAL_MS,
+    },
   };
 }
 
@@ -218,10 +219,9 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
       force: opts.force,
       dryRun: opts.dryRun,
     });
-    const timing = { triggerWaitMs: opts.triggerWaitMs, lateCheckMs: opts.lateCheckMs, pollIntervalMs: opts.pollIntervalMs };
-    if (opts.dryRun) return dryRun(deps, prepared, service.planDryRun(prepared, client, timing), opts.json);
+    if (opts.dryRun) return dryRun(deps, prepared, service.planDryRun(prepared, client, opts.timing), opts.json);
 
-    const summary = aligned(service.summaryLines(prepared, timing));
+    const summary = aligned(service.summaryLines(prepared, opts.timing));
     if (!opts.yes) await confirmIssue(deps, prepared, summary);
     else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
@@ -230,7 +230,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
       result = await service.issue(prepared, {
         client,
         ledger,
-        timing,
+        timing: opts.timing,
         now: deps.now,
         sleep: (ms) => deps.sleep(ms, deps.signal),
         say: (text) => {
