@@ -76,12 +76,19 @@ if (underShim && process.channel) {
 /** Set once the command returned, or when opcli exits on purpose before that. */
 let finished = false;
 // After a hang-up the terminal's streams fail (EIO): nobody is left to read them, and the run
-// still finishes its state (the journal), so the failures are ignored.
-process.stderr.on('error', (error) => {
-  if (!hungUp) throw error;
+// still finishes its state (the record), so the failures are ignored. A write can fail before the
+// hang-up itself arrives (the shim relays it a moment later; a process started with setsid gets
+// none): a terminal that answers EIO is gone, and that is the hang-up.
+const terminalGone = (stream: NodeJS.WriteStream, error: NodeJS.ErrnoException) => {
+  if (hungUp || !(stream.isTTY && error.code === 'EIO')) return hungUp;
+  hangUp();
+  return true;
+};
+process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+  if (!terminalGone(process.stderr, error)) throw error;
 });
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (hungUp) return;
+  if (terminalGone(process.stdout, error)) return;
   // The reader went away (`opcli orders list | head`): stop quietly.
   if (error.code === 'EPIPE') {
     finished = true;
