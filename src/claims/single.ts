@@ -44,9 +44,7 @@ interface SinglePorts extends DataPorts {
 }
 
 /** A dry run's request, or the claim the server filed. */
-type SingleResult =
-  | { kind: 'dry-run'; url: string; body: unknown }
-  | { kind: 'filed'; payload: Awaited<ReturnType<ServiceApi['createClaim']>>['payload'] };
+type SingleResult = { kind: 'dry-run'; url: string; body: unknown } | { kind: 'filed'; payload: Awaited<ReturnType<ServiceApi['createClaim']>>['payload'] };
 
 const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims template --json` prints one)';
 

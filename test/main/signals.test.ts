@@ -225,30 +225,27 @@ describe('whole-process stops', () => {
     },
   );
 
-  it.runIf(hasScript)(
-    'a terminal that goes away without a hang-up reaching opcli (started with setsid): its EIO is the hang-up, never a crash',
-    async () => {
-      const csv = claimsCsv(200);
-      sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
-      const exitFile = join(dir, 'exit-code');
-      const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-      // setsid: opcli is outside the terminal's session, so no SIGHUP reaches it when the terminal
-      // goes; only its next write to the terminal fails (EIO). Before, that write's error was thrown:
-      // the batch ended without its state, and Node aborted restoring the gone terminal (134).
-      const opcli = ['setsid', process.execPath, BIN, 'claims', 'file', '--from', csv, '--concurrency', '2'].map(quote).join(' ');
-      const command = `trap '' HUP; ${opcli} & pid=$!; wait $pid; echo $? > ${quote(exitFile)}`;
-      const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm', OPCLI_CONFIG_DIR: dir } });
-      terminal.stdout.resume();
-      await until(() => sandbox.counters.claimsCreated >= 4);
-      terminal.kill('SIGKILL');
-      await until(() => existsSync(exitFile) && readFileSync(exitFile, 'utf8').endsWith('\n'));
-      expect(readFileSync(exitFile, 'utf8').trim()).toBe('129');
-      const last = new Map([...batchByLine(`${csv}.journal.jsonl`, dir)].map(([line, e]) => [line, e.status]));
-      expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
-      expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
-      expect(sandbox.counters.claimsCreated).toBeLessThan(200);
-    },
-  );
+  it.runIf(hasScript)('a terminal that goes away without a hang-up reaching opcli (started with setsid): its EIO is the hang-up, never a crash', async () => {
+    const csv = claimsCsv(200);
+    sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
+    const exitFile = join(dir, 'exit-code');
+    const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
+    // setsid: opcli is outside the terminal's session, so no SIGHUP reaches it when the terminal
+    // goes; only its next write to the terminal fails (EIO). Before, that write's error was thrown:
+    // the batch ended without its state, and Node aborted restoring the gone terminal (134).
+    const opcli = ['setsid', process.execPath, BIN, 'claims', 'file', '--from', csv, '--concurrency', '2'].map(quote).join(' ');
+    const command = `trap '' HUP; ${opcli} & pid=$!; wait $pid; echo $? > ${quote(exitFile)}`;
+    const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm', OPCLI_CONFIG_DIR: dir } });
+    terminal.stdout.resume();
+    await until(() => sandbox.counters.claimsCreated >= 4);
+    terminal.kill('SIGKILL');
+    await until(() => existsSync(exitFile) && readFileSync(exitFile, 'utf8').endsWith('\n'));
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('129');
+    const last = new Map([...batchByLine(`${csv}.journal.jsonl`, dir)].map(([line, e]) => [line, e.status]));
+    expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
+    expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
+    expect(sandbox.counters.claimsCreated).toBeLessThan(200);
+  });
 
   it('`opcli orders list --all | head -1` exits quietly when the reader goes away', async () => {
     const script = `"${process.execPath}" "${BIN}" orders list --all --size 20 --jsonl | head -1; echo "opcli exit \${PIPESTATUS[0]}" >&2`;
