@@ -97,8 +97,8 @@ export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Pr
 }
 
 /**
- * The group commit of one record open to append (Gray & Reuter, "Transaction Processing", 9.4.7:
- * a log's writes gathered and forced once for the group). Lines queued in a turn are written
+ * The group commit of one record open to append (DeWitt et al., "Implementation techniques for main
+ * memory database systems", SIGMOD 1984: a log's writes gathered and forced once for the group). Lines queued in a turn are written
  * together at its end, or before the next durable write; a durable write is one fdatasync for the
  * group, and none of its requests leaves before it returns. Lines written without a sync (an
  * outcome) are kept by a process crash, and a power cut that dropped one leaves its attempt
@@ -165,7 +165,7 @@ export class LogGroup {
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise((resolve, reject) => fdatasync(this.fd as number, (error) => (error ? reject(error) : resolve())));
+    return datasyncInPool(this.fd as number);
   }
 
   /**
@@ -192,13 +192,18 @@ export class LogGroup {
     try {
       this.write();
       this.fd = undefined;
-      await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+      await datasyncInPool(fd);
       if (witness) keepWitnessOf(this.configDir, this.path, fd);
     } finally {
       this.fd = undefined;
       closeSync(fd);
     }
   }
+}
+
+/** fdatasync in the thread pool: the event loop goes on (sending the requests of a group already durable). */
+function datasyncInPool(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
 /**
