@@ -11,20 +11,21 @@
  * record-format.ts; the index of offsets, record-index.ts.
  *
  * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
- * intents in one write and one fdatasync per group, its outcomes in one write per turn.
+ * intents in one write and one fdatasync per group, its outcomes in one write per turn (the record's
+ * group commit: src/record/log.ts LogGroup).
  */
-import { closeSync, fdatasync, fstatSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { checkWitnessOf, keepWitnessOf } from '../record/witness.js';
+import { checkWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { endsWithNewline, endTornLine, LogWriter, openLog } from '../record/log.js';
-import { syncFolder, syncWritten } from '../record/durable.js';
+import { endsWithNewline, endTornLine, LogGroup, openLog } from '../record/log.js';
+import { syncFolder } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
 import {
@@ -87,12 +88,10 @@ export class ClaimRecord {
   readonly path: string;
   /** The record's questions (undefined: no file yet). */
   private q: ClaimQuestions | undefined;
-  private fd: number | undefined;
+  /** The file open to append, under the lock (src/record/log.ts: the group commit). */
+  private group: LogGroup | undefined;
   /** The file open to read (a record opened without its lock). */
   private readFd: number | undefined;
-  private pending: string[] = [];
-  /** Appends to the file, keeping the hash of the last line it wrote (src/record/log.ts). */
-  private readonly writer = new LogWriter();
   /** Intents and outcomes written by this process, by key (read back without the file). */
   private readonly written = new Map<string, RecordHit>();
 
@@ -179,7 +178,7 @@ export class ClaimRecord {
       if (!tolerate) checkWitnessOf(this.place.configDir, this.path, undefined, WORDS);
       return;
     }
-    if (writing) this.fd = fd;
+    if (writing) this.group = new LogGroup(fd, this.place.configDir, this.path);
     else this.readFd = fd;
     this.q = new ClaimQuestions(fd, this.path, this.place.configDir, this.store, (blocking) => {
       // The record changed under its index and, read whole again, has damage: it stops a command that files.
@@ -196,13 +195,12 @@ export class ClaimRecord {
     if (!writing) return;
     const size = fstatSync(fd).size;
     const created = size === 0;
-    if (created) this.pending.push(headerLine(this.store, new Date().toISOString()));
+    if (created) this.group?.queue(headerLine(this.store, new Date().toISOString()));
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
     const unterminated = !created && !endsWithNewline(fd, size);
     const lines = Math.max(0, ...damaged.filter((d) => d.kind === 'torn').map((d) => d.line));
     const torn = endTornLine({ damaged, lines, unterminated }, new Date().toISOString(), osUser());
-    if (torn) this.writeNow(torn);
-    if (this.pending.length) this.writeNow('');
+    this.group?.write(torn);
     // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
   }
@@ -211,7 +209,7 @@ export class ClaimRecord {
   startRun(run: string, details: { profile: string; source: string; journal?: string }, now = Date.now()): void {
     const line: RunLine = { v: 1, type: 'run', run, at: this.stamp(now), user: osUser(), host: hostName(), ...details };
     this.q?.runs.set(run, line);
-    this.pending.push(`${JSON.stringify(line)}\n`);
+    this.group?.queue(`${JSON.stringify(line)}\n`);
   }
 
   /** Journals already read into the record (absolute paths). */
@@ -225,8 +223,7 @@ export class ClaimRecord {
    */
   importLines(lines: (IntentLine | OutcomeLine)[], done?: { journal: string; entries: number }, now = Date.now()): void {
     const marker = done ? `${JSON.stringify({ v: 1, type: 'imported', at: this.stamp(now), journal: done.journal, entries: done.entries })}\n` : '';
-    this.writeNow(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
-    syncWritten(this.fd as number);
+    this.writable().sync(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
     if (done) this.q?.imported.add(done.journal);
   }
 
@@ -313,22 +310,22 @@ export class ClaimRecord {
    * may their requests leave. Call while the record is open with its lock.
    */
   intents(lines: NewIntent[], now = Date.now()): void {
-    this.writeIntents(lines, now, true);
-    syncWritten(this.fd as number);
+    this.writable().sync(this.intentText(lines, now, true));
   }
 
   /** `intents` for a batch: written at once, the fdatasync in the thread pool (the event loop goes on sending). */
   intentsDurable(lines: NewIntent[], now = Date.now()): Promise<void> {
-    try {
-      this.writeIntents(lines, now, false);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return new Promise((resolve, reject) => fdatasync(this.fd as number, (error) => (error ? reject(error) : resolve())));
+    return this.writable().syncInPool(this.intentText(lines, now, false));
+  }
+
+  /** The group commit of the record opened with its lock (to file). */
+  private writable(): LogGroup {
+    if (!this.group) throw new Error('The record of claims was not opened to file (with its lock).');
+    return this.group;
   }
 
   /** `remember`: kept for `lookup` (one claim; a batch's own rows are told apart by their occurrence, and a million would not fit). */
-  private writeIntents(lines: NewIntent[], now: number, remember: boolean): void {
+  private intentText(lines: NewIntent[], now: number, remember: boolean): string {
     const at = this.stamp(now);
     const user = (this.user ??= osUser());
     const host = (this.host ??= hostName());
@@ -345,7 +342,7 @@ export class ClaimRecord {
       text += `${JSON.stringify(intent)}\n`;
       if (remember) this.written.set(key, { state: 'sending', intent: resolveIntent(intent, undefined) });
     }
-    this.writeNow(text);
+    return text;
   }
 
   /**
@@ -355,8 +352,7 @@ export class ClaimRecord {
    */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
     const at = this.stamp(now);
-    this.pending.push(outcomeLine(o, at));
-    this.writeSoon();
+    this.group?.later(outcomeLine(o, at));
     if (this.written.size === 0) return;
     const mine = this.written.get(o.key);
     if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: { v: 1, type: 'outcome', at, ...o } });
@@ -376,38 +372,9 @@ export class ClaimRecord {
     return this.stampText;
   }
 
-  /** Why the outcomes written at the end of a turn could not be (thrown by the next write or `close`). */
-  private writeFailure: unknown;
-  private writing = false;
-
-  private writeSoon(): void {
-    if (this.writing || this.fd === undefined) return;
-    this.writing = true;
-    setImmediate(() => {
-      this.writing = false;
-      if (this.fd === undefined || this.writeFailure !== undefined) return;
-      try {
-        this.writeNow('');
-      } catch (error) {
-        this.writeFailure = error;
-      }
-    });
-  }
-
-  private writeNow(text: string): void {
-    if (this.writeFailure !== undefined) throw this.writeFailure;
-    const all = this.pending.join('') + text;
-    this.pending = [];
-    if (!all) return;
-    // Each line names who wrote it and the hash of the line before it, read back under the lock (src/record/log.ts).
-    this.writer.append(this.fd as number, all);
-  }
-
   /** Writes what is queued and makes it durable. */
   flush(): void {
-    if (this.fd === undefined) return;
-    this.writeNow('');
-    syncWritten(this.fd);
+    this.group?.sync();
   }
 
   /** Whether the lock was taken by another run meanwhile. */
@@ -418,34 +385,20 @@ export class ClaimRecord {
   /** `close` with the last fdatasync in the thread pool (a batch's end, beside the journal's). */
   async closeDurable(): Promise<void> {
     try {
-      if (this.fd !== undefined) {
-        this.writeNow('');
-        const fd = this.fd;
-        this.fd = undefined;
-        try {
-          await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-          if (this.intact) keepWitnessOf(this.place.configDir, this.path, fd);
-        } finally {
-          closeSync(fd);
-        }
-      }
+      await this.group?.closeInPool(this.intact);
     } finally {
       this.close();
     }
   }
 
-  /** Writes what is queued, closes the file and releases the lock. */
+  /** Writes what is queued, makes it durable, closes the file and releases the lock. */
   close(): void {
     try {
-      if (this.fd !== undefined) {
-        this.flush();
-        if (this.intact) keepWitnessOf(this.place.configDir, this.path, this.fd);
-        closeSync(this.fd);
-      }
+      this.group?.close(this.intact);
     } finally {
       for (const e of this.earlier.splice(0)) e.close();
       if (this.readFd !== undefined) closeSync(this.readFd);
-      this.fd = undefined;
+      this.group = undefined;
       this.readFd = undefined;
       this.lock?.release();
     }

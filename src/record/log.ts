@@ -4,9 +4,10 @@
  * (src/config/private-file.ts: no link followed, yours alone); read line by line under the one damage
  * policy (damage.ts LineCheck), each record handed over with its byte offset, so an index keeps
  * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
- * last line (chain.ts), read back under the lock. What makes an append durable is durable.ts.
+ * last line (chain.ts), read back under the lock; made durable in groups (LogGroup: one fdatasync for
+ * a group, before any of its requests leaves). What makes an append durable is durable.ts.
  */
-import { closeSync, constants, fstatSync, readSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fstatSync, readSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
@@ -96,11 +97,122 @@ export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Pr
 }
 
 /**
+ * The group commit of one record open to append (DeWitt et al., "Implementation techniques for main
+ * memory database systems", SIGMOD 1984: a log's writes gathered and forced once for the group). Lines queued in a turn are written
+ * together at its end, or before the next durable write; a durable write is one fdatasync for the
+ * group, and none of its requests leaves before it returns. Lines written without a sync (an
+ * outcome) are kept by a process crash, and a power cut that dropped one leaves its attempt
+ * uncertain, never resent on its own. The ledger's single durable append is its one-entry case
+ * (appendDurable); the record of claims keeps one open for a run (claims/record.ts).
+ */
+export class LogGroup {
+  private pending: string[] = [];
+  /** Why the lines written at the end of a turn could not be (thrown by the next write or the close). */
+  private failure: unknown;
+  private soon = false;
+
+  /**
+   * `fd`: the record open to append (openLog), under its lock, closed by `close`. `path`: the file,
+   * witnessed at the close in `configDir` (witness.ts). `writer`: the record's own, kept by its client.
+   */
+  constructor(
+    private fd: number | undefined,
+    private readonly configDir: string | undefined,
+    private readonly path: string,
+    private readonly writer = new LogWriter(),
+  ) {}
+
+  /** Queues whole lines, written with the next write. */
+  queue(line: string): void {
+    this.pending.push(line);
+  }
+
+  /** Queues whole lines, written at the end of this turn with the others queued in it. */
+  later(line: string): void {
+    this.pending.push(line);
+    if (this.soon || this.fd === undefined) return;
+    this.soon = true;
+    setImmediate(() => {
+      this.soon = false;
+      if (this.fd === undefined || this.failure !== undefined) return;
+      try {
+        this.write();
+      } catch (error) {
+        this.failure = error;
+      }
+    });
+  }
+
+  /** Writes what is queued, then `text` (whole lines), not synced. `stat`: the file's, when just taken. */
+  write(text = '', stat?: Stats): void {
+    if (this.failure !== undefined) throw this.failure;
+    const all = this.pending.join('') + text;
+    this.pending = [];
+    // Each line names the hash of the line before it, kept by the writer or read back under the lock.
+    if (all) this.writer.append(this.fd as number, all, stat);
+  }
+
+  /** Writes what is queued and `text`, durable when it returns. */
+  sync(text = ''): void {
+    this.write(text);
+    syncWritten(this.fd as number);
+  }
+
+  /** `sync` with the fdatasync in the thread pool (the event loop goes on sending meanwhile). */
+  syncInPool(text = ''): Promise<void> {
+    try {
+      this.write(text);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return datasyncInPool(this.fd as number);
+  }
+
+  /**
+   * Writes what is queued, makes it durable (and, `newIn`, the new file's name in that folder),
+   * witnesses the file when `witness` (read and found intact), and closes it.
+   */
+  close(witness: boolean, newIn?: string): void {
+    const fd = this.fd;
+    if (fd === undefined) return;
+    try {
+      this.write();
+      syncWritten(fd, newIn);
+      if (witness) keepWitnessOf(this.configDir, this.path, fd);
+    } finally {
+      this.fd = undefined;
+      closeSync(fd);
+    }
+  }
+
+  /** `close` with the last fdatasync in the thread pool (a batch's end). */
+  async closeInPool(witness: boolean): Promise<void> {
+    const fd = this.fd;
+    if (fd === undefined) return;
+    try {
+      this.write();
+      this.fd = undefined;
+      await datasyncInPool(fd);
+      if (witness) keepWitnessOf(this.configDir, this.path, fd);
+    } finally {
+      this.fd = undefined;
+      closeSync(fd);
+    }
+  }
+}
+
+/** fdatasync in the thread pool: the event loop goes on (sending the requests of a group already durable). */
+function datasyncInPool(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
+/**
  * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
- * money (durable.ts). A last line left without its newline by an interrupted write is ended first
- * and set aside (endTornLine), so it stays a torn line (an uncertain action), not garbage mid-file.
- * `writer`: the record's own (LogWriter), kept between appends by its client.
+ * money (durable.ts): a group of one (LogGroup). A last line left without its newline by an
+ * interrupted write is ended first and set aside (endTornLine), so it stays a torn line (an
+ * uncertain action), not garbage mid-file. `writer`: the record's own (LogWriter), kept between
+ * appends by its client.
  */
 export function appendDurable<T>(
   place: RecordPlace,
@@ -113,9 +225,11 @@ export function appendDurable<T>(
 ): void {
   ensureRecordDir(place);
   const fd = openLog(place, name, what, true) as number;
+  const group = new LogGroup(fd, place.configDir, join(place.dir, name), writer);
+  let size = 0;
   try {
     const stat = fstatSync(fd);
-    const size = stat.size;
+    size = stat.size;
     const torn =
       size > 0 && !endsWithNewline(fd, size)
         ? endTornLine(
@@ -124,12 +238,12 @@ export function appendDurable<T>(
             by.user,
           )
         : '';
-    writer.append(fd, `${torn}${text}`, stat);
-    syncWritten(fd, size === 0 ? place.dir : undefined);
-    keepWitnessOf(place.configDir, join(place.dir, name), fd);
-  } finally {
+    group.write(`${torn}${text}`, stat);
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
+  group.close(true, size === 0 ? place.dir : undefined);
 }
 
 /**
