@@ -198,46 +198,23 @@ describe('whole-process stops', () => {
     expect(sandbox.counters.claimsCreated).toBeLessThan(200);
   });
 
-  it.runIf(hasScript)(
-    'closing the terminal (its pty goes away) mid-batch: the hang-up is handled, writes to the gone terminal ignored, state journaled, ended by the hang-up',
-    async () => {
-      const csv = claimsCsv(200);
-      sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
-      const exitFile = join(dir, 'exit-code');
-      const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-      // The shell passes the hang-up on to its job, as an interactive shell does, then writes down
-      // opcli's exit status (a wait cut short by the trap is waited again).
-      const opcli = [process.execPath, BIN, 'claims', 'file', '--from', csv, '--concurrency', '2'].map(quote).join(' ');
-      const command = `trap 'kill -HUP $pid' HUP; ${opcli} & pid=$!; wait $pid; status=$?; while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done; echo $status > ${quote(exitFile)}`;
-      const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm', OPCLI_CONFIG_DIR: dir } });
-      terminal.stdout.resume();
-      await until(() => sandbox.counters.claimsCreated >= 4);
-      // The terminal emulator closes: its side of the pty is gone.
-      terminal.kill('SIGKILL');
-      await until(() => existsSync(exitFile) && readFileSync(exitFile, 'utf8').endsWith('\n'));
-      // With its terminal gone, opcli ends by the hang-up once its state is written (128 + SIGHUP to the
-      // shell), never by Node's abort restoring a terminal that no longer exists (134, nodejs/node#51519).
-      expect(readFileSync(exitFile, 'utf8').trim()).toBe('129');
-      const last = new Map([...batchByLine(`${csv}.journal.jsonl`, dir)].map(([line, e]) => [line, e.status]));
-      expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
-      expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
-      expect(sandbox.counters.claimsCreated).toBeLessThan(200);
-    },
-  );
-
-  it.runIf(hasScript)('a terminal that goes away without a hang-up reaching opcli (started with setsid): its EIO is the hang-up, never a crash', async () => {
+  /**
+   * Runs a 200-row batch in a terminal (`script`) through the shell line `shell(opcli, exitFile)`,
+   * closes the terminal once 4 claims are filed, and checks what is left: opcli ended by the hang-up
+   * once its state was written (128 + SIGHUP), never by Node's abort restoring a terminal that no
+   * longer exists (134, nodejs/node#51519); no row left in flight, every filed claim recorded.
+   */
+  async function closeTerminalMidBatch(prefix: string[], shell: (opcli: string, exitFile: string) => string) {
     const csv = claimsCsv(200);
     sandbox.setFaults([{ path: '/v1/claims/offline', latencyMs: 100 }]);
     const exitFile = join(dir, 'exit-code');
-    const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-    // setsid: opcli is outside the terminal's session, so no SIGHUP reaches it when the terminal
-    // goes; only its next write to the terminal fails (EIO). Before, that write's error was thrown:
-    // the batch ended without its state, and Node aborted restoring the gone terminal (134).
-    const opcli = ['setsid', process.execPath, BIN, 'claims', 'file', '--from', csv, '--concurrency', '2'].map(quote).join(' ');
-    const command = `trap '' HUP; ${opcli} & pid=$!; wait $pid; echo $? > ${quote(exitFile)}`;
-    const terminal = spawn('script', ['-qfec', command, '/dev/null'], { env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm', OPCLI_CONFIG_DIR: dir } });
+    const opcli = [...prefix, process.execPath, BIN, 'claims', 'file', '--from', csv, '--concurrency', '2'].map(quote).join(' ');
+    const terminal = spawn('script', ['-qfec', shell(opcli, quote(exitFile)), '/dev/null'], {
+      env: { PATH: process.env.PATH, HOME: dir, TERM: 'xterm', OPCLI_CONFIG_DIR: dir },
+    });
     terminal.stdout.resume();
     await until(() => sandbox.counters.claimsCreated >= 4);
+    // The terminal emulator closes: its side of the pty is gone.
     terminal.kill('SIGKILL');
     await until(() => existsSync(exitFile) && readFileSync(exitFile, 'utf8').endsWith('\n'));
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('129');
@@ -245,7 +222,27 @@ describe('whole-process stops', () => {
     expect([...last.values()].filter((s) => s === 'sending')).toEqual([]);
     expect([...last.values()].filter((s) => s === 'filed')).toHaveLength(sandbox.counters.claimsCreated);
     expect(sandbox.counters.claimsCreated).toBeLessThan(200);
-  });
+  }
+  const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
+
+  it.runIf(hasScript)(
+    'closing the terminal (its pty goes away) mid-batch: the hang-up is handled, writes to the gone terminal ignored, state journaled, ended by the hang-up',
+    // The shell passes the hang-up on to its job, as an interactive shell does, then writes down
+    // opcli's exit status (a wait cut short by the trap is waited again).
+    () =>
+      closeTerminalMidBatch(
+        [],
+        (opcli, exitFile) =>
+          `trap 'kill -HUP $pid' HUP; ${opcli} & pid=$!; wait $pid; status=$?; while kill -0 $pid 2>/dev/null; do wait $pid; status=$?; done; echo $status > ${exitFile}`,
+      ),
+  );
+
+  // setsid: opcli is outside the terminal's session, so no SIGHUP reaches it when the terminal goes;
+  // only its next write to the terminal fails (EIO). Before, that write's error was thrown: the batch
+  // ended without its state, and Node aborted restoring the gone terminal (134).
+  it.runIf(hasScript)('a terminal that goes away without a hang-up reaching opcli (started with setsid): its EIO is the hang-up, never a crash', () =>
+    closeTerminalMidBatch(['setsid'], (opcli, exitFile) => `trap '' HUP; ${opcli} & pid=$!; wait $pid; echo $? > ${exitFile}`),
+  );
 
   it('`opcli orders list --all | head -1` exits quietly when the reader goes away', async () => {
     const script = `"${process.execPath}" "${BIN}" orders list --all --size 20 --jsonl | head -1; echo "opcli exit \${PIPESTATUS[0]}" >&2`;
