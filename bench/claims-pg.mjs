@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { admin, bin, clientCredentialsToken, loadInfra, requireBuild, startSandbox } from './lib.mjs';
+import { admin, bin, clientCredentialsToken, loadPostgresInfra, requireBuild, startSandbox } from './lib.mjs';
 
 const ROWS = Number(process.argv[2] ?? 400);
 const RATE = Number(process.argv[3] ?? 40);
@@ -53,11 +53,7 @@ function batch(csv, env) {
 }
 
 requireBuild();
-const infra = await loadInfra();
-if (!infra || infra.missingInfra('pg_ctl')) {
-  console.log('PostgreSQL is not installed (apt-get install --no-install-recommends postgresql): nothing measured.');
-  process.exit(0);
-}
+const infra = await loadPostgresInfra();
 const work = mkdtempSync(join(tmpdir(), 'opcli-bench-claims-pg-'));
 const pg = await infra.startPostgres({ durable: true });
 let sandbox;

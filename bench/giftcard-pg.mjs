@@ -16,7 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bin, loadInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
+import { bin, loadPostgresInfra, requireBuild, startSandbox, watchPeakRss } from './lib.mjs';
 
 const CLAIMS = Number(process.argv[2] ?? 1_000_000);
 const CREDITS = Number(process.argv[3] ?? 365_000);
@@ -89,11 +89,7 @@ async function history(shim, configDir, env) {
 }
 
 requireBuild();
-const infra = await loadInfra();
-if (!infra || infra.missingInfra('pg_ctl')) {
-  console.log('PostgreSQL is not installed (apt-get install --no-install-recommends postgresql): nothing measured.');
-  process.exit(0);
-}
+const infra = await loadPostgresInfra();
 const work = mkdtempSync(join(tmpdir(), 'opcli-bench-gcpg-'));
 const sandboxes = [];
 const pg = await infra.startPostgres({ durable: true });

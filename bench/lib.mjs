@@ -129,6 +129,16 @@ export async function loadInfra() {
   return infra;
 }
 
+/** The fixtures of test/infra where PostgreSQL is installed; otherwise says so and ends the benchmark (exit 0: nothing to measure). */
+export async function loadPostgresInfra() {
+  const infra = await loadInfra();
+  if (!infra || infra.missingInfra('pg_ctl')) {
+    console.log('PostgreSQL is not installed (apt-get install --no-install-recommends postgresql): nothing measured.');
+    process.exit(0);
+  }
+  return infra;
+}
+
 /** One request to the sandbox's admin API (configure, reset-log, requests), with the run's admin secret; its JSON answer. */
 export async function admin(info, method, path, body) {
   const pool = new Pool(info.url);

@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { loadInfra, root } from './lib.mjs';
+import { loadPostgresInfra, root } from './lib.mjs';
 
 const CLAIMS = Number(process.argv[2] ?? 1_000_000);
 const CREDITS = Number(process.argv[3] ?? 365_000);
@@ -117,11 +117,7 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 
-const infra = await loadInfra();
-if (!infra || infra.missingInfra('pg_ctl')) {
-  console.log('PostgreSQL is not installed (apt-get install --no-install-recommends postgresql): nothing measured.');
-  process.exit(0);
-}
+const infra = await loadPostgresInfra();
 const record = await loadRecord();
 const pg = await infra.startPostgres({ durable: true });
 try {

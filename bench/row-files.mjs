@@ -13,17 +13,13 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync, mkdirSyn
 import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bin, clientCredentialsToken, loadInfra, requireBuild, startSandbox } from './lib.mjs';
+import { bin, clientCredentialsToken, loadPostgresInfra, requireBuild, startSandbox } from './lib.mjs';
 const HEADER =
   'customer.email,item.name,item.price,item.details,warranty.dateOfPurchase,warranty.warrantyPeriod,shippingAddress.firstName,shippingAddress.lastName,shippingAddress.address1,shippingAddress.city,shippingAddress.zip,shippingAddress.country,signature,salesChannel,claimCategory,issueType,resolution';
 const line = (tag, i) =>
   `c${tag}-${i}@example.com,Kettle ${i},49.99,"run ${tag} row ${i}",2024-05-01T10:00:00Z,P1Y,Alice,Example,1 Main St,Springfield,62701,United States,,IN_STORE,WARRANTY,DEFECTIVE_ITEM,RESHIP\n`;
 requireBuild();
-const infra = await loadInfra();
-if (!infra || infra.missingInfra('pg_ctl')) {
-  console.log('PostgreSQL is not installed (apt-get install --no-install-recommends postgresql): nothing measured.');
-  process.exit(0);
-}
+const infra = await loadPostgresInfra();
 const work = mkdtempSync(join(tmpdir(), 'opcli-row-files-'));
 const pg = await infra.startPostgres({ durable: false });
 let sandbox;
