@@ -59,7 +59,7 @@ export function createServiceApi(http: HttpClient) {
     },
     /**
      * Endpoint 6. A POST: not resent when its fate is unknown. A batch paces its requests with one
-     * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/compiled.ts).
+     * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/plan.ts `compiled`).
      */
     async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated; quiet?: boolean } = {}) {
       const answer = options.answer ?? (await schemas()).ClaimCreated;

@@ -1,6 +1,6 @@
 /**
  * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
- * stage once: read (reader.ts) → check and key (plan.ts, identity.ts, and the record of claims: what
+ * stage once: read (reader.ts) → check and key (plan.ts, and the record of claims: what
  * this batch's earlier runs did) → record its intent (record.ts) → send (pipeline.ts) → record the
  * outcome → report (the verb's BatchView, pipeline.ts), with the summary at the end. The send pipeline
  * (pipeline.ts) records rows ahead of the free slots and sends over the one keep-alive HTTP pool; each
@@ -23,10 +23,9 @@ import { resolveBatchPaths } from './paths.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, SendPipeline, type SendPorts, type SendResult, UnreachableError } from './pipeline.js';
 import { historyOf, importBeside, importJournal } from './record-import.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
+import { compiled, type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
 import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
 import { OfflineClaim } from '../schemas.js';
-import { compiled } from './compiled.js';
 import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
 

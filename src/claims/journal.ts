@@ -47,11 +47,11 @@ export interface JournalEntry {
   at: string;
   sourceOrderId?: string;
   reason?: string;
-  /** `sending` only: the "looks like" fingerprint (identity.ts `similarity`). */
+  /** `sending` only: the "looks like" fingerprint (plan.ts `similarity`). */
   sim?: string;
   /** `sending` only: the 32-bit tag of the row's content hash (tells a changed row under one `--key`). */
   tag?: number;
-  /** `sending` only: the claim in its robust form (identity.ts). */
+  /** `sending` only: the claim in its robust form (plan.ts robustJson). */
   claim?: unknown;
 }
 

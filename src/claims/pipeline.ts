@@ -22,7 +22,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { OpcliError, NetworkError, ApiError, AuthError, RedirectError, UsageError, ExitCode, TimeoutError } from '../core/errors.js';
-import { isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
+import { compiled, isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
 import type { NewIntent } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
 import { whenAborted } from '../core/timers.js';
@@ -31,7 +31,6 @@ import type { RequestLimiter, Permit, LimiterSnapshot } from '../http/adaptive.j
 import { type HttpClient, CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
 import type { ClaimsRecord } from './record-open.js';
 import { ClaimCreated } from '../schemas.js';
-import { compiled } from './compiled.js';
 import { count } from '../text/count.js';
 
 /** What the run came to, for the verdict (batch.ts). */

@@ -5,11 +5,10 @@
  */
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { eachLineSync, lineAtSync } from '../record/file-lines.js';
-import { hashOfRobust, recordSimilarity, robustJson } from './identity.js';
+import { type BatchHistory, hashOfRobust, itemWords, recordSimilarity, robustJson } from './plan.js';
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type JournalEntry, JournalReader, type JournalService } from './journal.js';
-import { type BatchHistory, itemWords } from './plan.js';
 import { ClaimRecord, type IntentLine, type OutcomeLine } from './record.js';
 import type { ClaimsRecord } from './record-open.js';
 import type { OfflineClaim } from '../schemas.js';
