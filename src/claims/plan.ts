@@ -18,7 +18,6 @@ import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim, type FieldIssue } from '../schemas.js';
 import { flattenClaim, spreadsheetDamage, CLAIM_FIELDS, FIELD_BY_KEY, getPath } from './fields.js';
 import { type BatchRow, describeHit, type NewIntent, newFilingId, type RecordHit, stateWords } from './record.js';
-import type { ClaimsRecord } from './record-open.js';
 import type { SourceRow } from './reader.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
 import { fieldIssues, fieldMessage, missingMessage } from '../core/field-issues.js';
@@ -260,20 +259,41 @@ export interface PlanOptions {
   /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
   allowDuplicates?: boolean;
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
-  record?: ClaimsRecord;
+  record?: PlanRecord;
   /** What this run's intents record: the input file and the profile. */
   provenance?: { source: string; profile: string; journal?: string };
+}
+
+/** An answer now (the file record) or later (the team's database). */
+export type Answer<T> = T | Promise<T>;
+
+/**
+ * What the planner asks of the record of claims (the questions of ClaimsRecord, record-open.ts,
+ * which a file record and the team's database both answer).
+ */
+export interface PlanRecord {
+  /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
+  startRun(run: string, details: { profile: string; source: string; journal?: string }, now?: number): void;
+  /** What the record holds for a content key (undefined: never filed from anywhere). */
+  lookup(key: string): Answer<RecordHit | undefined>;
+  /**
+   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
+   * or by its "looks like" fingerprint in the batch (undefined: the batch never tried it).
+   */
+  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
+  /** The last claim that may exist with this similarity fingerprint and another key. */
+  similar(sim: string | undefined, key: string): Answer<RecordHit | undefined>;
 }
 
 /**
  * What the earlier runs of a batch did with a row: the record of claims (ClaimsRecord.batchRow, a file
  * or the team's database), and a journal of 0.2.0 the record has not read in (a dry run, or the
- * database, which takes journals by `opcli record import`), that journal too (record-import.ts).
+ * database, which takes journals by `opcli record import`), that journal too (record-open.ts historyOf).
  */
 export interface BatchHistory {
   /** The batch's name (docs/spec-choices.md#the-same-batch): the path its journal had, or --journal. */
   readonly batch: string;
-  batchRow(batch: string, by: { key: string } | { like: string }): BatchRow | undefined | Promise<BatchRow | undefined>;
+  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
 }
 
 /** A row to send, with what its intent in the record of claims holds. */
