@@ -31,7 +31,7 @@ import type { IO } from '../core/ports.js';
  * What a batch uses of the world: standard input and the working folder, the profile and the record
  * of claims' folder, and what the send pipeline takes (the network, the clock, the stop signals).
  */
-interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
+interface BatchPorts extends Pick<SendPorts, 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
   io: Pick<IO, 'stdin'>;
   cwd: string;
   /** The platform whose rules say when two file names are one file (default: the one running). */
@@ -178,7 +178,6 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
       const batch = paths.journal as string;
       const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
       const ports: SendPorts = {
-        api: () => deps.api(),
         http: () => deps.http(),
         now: deps.now,
         sleep: deps.sleep,
