@@ -1,7 +1,6 @@
 import { UsageError } from '../core/errors.js';
-import type { RequestLimiter } from '../http/adaptive.js';
 import type { HttpClient } from '../http/client.js';
-import type { ClaimCreated, OfflineClaim, Order, ProductVariant } from '../schemas.js';
+import type { Order, ProductVariant } from '../schemas.js';
 
 /**
  * Start-up fast path (ARCHITECTURE.md; test/orders/output-loads.test.ts): the answer schemas, loaded
@@ -38,7 +37,8 @@ export const PATHS = {
 /**
  * The API's endpoints as typed calls over the HTTP core; answers are checked with the shared
  * schemas. The token and revoke calls live in src/oauth/endpoints.ts (they take the profile's base URL
- * explicitly, for `--all`), and the order list's paging in src/orders/pages.ts.
+ * explicitly, for `--all`), the order list's paging in src/orders/pages.ts, and the claim's request
+ * (endpoint 6) with the judge of its failure in src/claims/pipeline.ts (`createClaim`).
  */
 export function createServiceApi(http: HttpClient) {
   return {
@@ -56,15 +56,6 @@ export function createServiceApi(http: HttpClient) {
     /** Endpoint 5. */
     async updateOrder(sourceOrderId: string, order: Order, signal?: AbortSignal) {
       return (await http.request({ method: 'PUT', url: PATHS.order(sourceOrderId), json: order, signal }, (await schemas()).StatusOk)).body;
-    },
-    /**
-     * Endpoint 6. A POST: not resent when its fate is unknown. A batch paces its requests with one
-     * shared `limiter`, and reads the answers with ClaimCreated compiled (claims/compiled.ts).
-     */
-    async createClaim(claim: OfflineClaim, options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated; quiet?: boolean } = {}) {
-      const answer = options.answer ?? (await schemas()).ClaimCreated;
-      const { signal, limiter, quiet } = options;
-      return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal, limiter, quiet }, answer)).body;
     },
     /** Endpoint 7. */
     async createVariant(productId: string, variant: ProductVariant, signal?: AbortSignal) {

@@ -1,6 +1,6 @@
 /**
  * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
- * stage once: read (reader.ts) → check and key (plan.ts, identity.ts, and the record of claims: what
+ * stage once: read (reader.ts) → check and key (plan.ts, and the record of claims: what
  * this batch's earlier runs did) → record its intent (record.ts) → send (pipeline.ts) → record the
  * outcome → report (the verb's BatchView, pipeline.ts), with the summary at the end. The send pipeline
  * (pipeline.ts) records rows ahead of the free slots and sends over the one keep-alive HTTP pool; each
@@ -18,15 +18,12 @@ import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { JournalReader, type JournalService, serviceOrigin } from './journal.js';
 import { ClaimRecord, LOCK_WAIT_MS } from './record.js';
-import { type ClaimsRecord, type OpenClaims, openClaimsRecord, type RecordContext } from './record-open.js';
+import { type ClaimsRecord, historyOf, importEarlier, type OpenClaims, openClaimsRecord, type RecordContext } from './record-open.js';
 import { resolveBatchPaths } from './paths.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, SendPipeline, type SendPorts, type SendResult, UnreachableError } from './pipeline.js';
-import { historyOf, importBeside, importJournal } from './record-import.js';
-import { hostName, osUser } from '../config/user-name.js';
-import { type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
+import { compiled, type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
 import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
 import { OfflineClaim } from '../schemas.js';
-import { compiled } from './compiled.js';
 import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
 
@@ -34,7 +31,7 @@ import type { IO } from '../core/ports.js';
  * What a batch uses of the world: standard input and the working folder, the profile and the record
  * of claims' folder, and what the send pipeline takes (the network, the clock, the stop signals).
  */
-interface BatchPorts extends Pick<SendPorts, 'api' | 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
+interface BatchPorts extends Pick<SendPorts, 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
   io: Pick<IO, 'stdin'>;
   cwd: string;
   /** The platform whose rules say when two file names are one file (default: the one running). */
@@ -166,7 +163,10 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     // A journal of an earlier version is read into a file record; the team's database takes files by
     // `opcli record import`, so the resume reads one it finds at the batch's name beside the database's answers.
     if (record instanceof ClaimRecord)
-      await importEarlier(record, paths.journal as string, provenance.profile, view, { folder: paths.input && dirname(paths.input), service });
+      await importEarlier(record, paths.journal as string, provenance.profile, (text) => view.notice(text), {
+        folder: paths.input && dirname(paths.input),
+        service,
+      });
     else if (record) journal = await JournalReader.snapshot(paths.journal as string, binding);
     const limiter = record && createAdaptiveLimiter({ maxConcurrency: opts.concurrency, maxRate: opts.rate, ...deps.pace });
     const tally = new BatchTally(deps.now, limiter);
@@ -178,7 +178,6 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
       const batch = paths.journal as string;
       const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
       const ports: SendPorts = {
-        api: () => deps.api(),
         http: () => deps.http(),
         now: deps.now,
         sleep: deps.sleep,
@@ -206,45 +205,6 @@ function estimateTotal(path: string, format: string, tally: BatchTally): void {
   countLines(path)
     .then(({ lines, endsWithNewline }) => tally.estimate(Math.max(0, lines + (endsWithNewline ? 0 : 1) - (format === 'csv' ? 1 : 0))))
     .catch(() => {});
-}
-
-/**
- * A journal of an earlier version at the batch's name (`journal`), and the journals beside the input,
- * are read into the record of claims once each; the person is told how many claims they brought.
- */
-async function importEarlier(
-  record: ClaimRecord,
-  journal: string,
-  profile: string,
-  view: BatchView,
-  beside: { folder?: string; service: JournalService },
-): Promise<void> {
-  // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
-  // Read each run for its damage; its notices said once, on the run that reads it in.
-  const tell = record.imported.has(journal) ? undefined : (text: string) => view.notice(text);
-  const reader = await JournalReader.snapshot(journal, { service: beside.service, notice: tell });
-  let taken: number;
-  try {
-    taken = await importJournal(record, reader, profile, osUser(), hostName());
-  } finally {
-    await reader.closeReader();
-  }
-  // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
-  if (beside.folder) {
-    const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, (text) =>
-      view.notice(text),
-    );
-    if (others > 0)
-      view.notice(
-        `Notice: the record of claims ${record.path} now holds the ${count(others)} claim${others === 1 ? '' : 's'} the journals beside ${beside.folder} show filed or possibly filed, so a copy of their files does not file them again.\n`,
-      );
-  }
-  // What was read in is asked of next (the resume, the copies): the index is brought up to the file.
-  record.reindex();
-  if (taken > 0)
-    view.notice(
-      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
-    );
 }
 
 /** What the planner of a run and of a dry run share: the batch's flags, the token's store, the per-row report, the record. */

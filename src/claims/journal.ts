@@ -2,7 +2,7 @@
  * The batch journal of opcli 0.2.0 (v2/v3), read only: an append-only JSONL file beside the input
  * that recorded, for each row key, that its request was about to be sent and then its outcome. This
  * version writes no journal: a batch's rows are in the record of claims (record.ts), and a journal
- * found at a batch's name is read into it once (record-import.ts).
+ * found at a batch's name is read into it once (record-open.ts).
  *
  * A journal is bound to the service and store its rows were filed with: each section starts with a
  * header line naming them (`{"journal":"opcli claims","version":3,"created":"…","id":"…","service":
@@ -47,11 +47,11 @@ export interface JournalEntry {
   at: string;
   sourceOrderId?: string;
   reason?: string;
-  /** `sending` only: the "looks like" fingerprint (identity.ts `similarity`). */
+  /** `sending` only: the "looks like" fingerprint (plan.ts `similarity`). */
   sim?: string;
   /** `sending` only: the 32-bit tag of the row's content hash (tells a changed row under one `--key`). */
   tag?: number;
-  /** `sending` only: the claim in its robust form (identity.ts). */
+  /** `sending` only: the claim in its robust form (plan.ts robustJson). */
   claim?: unknown;
 }
 

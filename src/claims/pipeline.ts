@@ -8,7 +8,7 @@
  *                             straight to `report`                                SendPipeline.admit
  *   record   record.ts        the intent in the record of claims, durable (one write and one
  *                             fdatasync per group) before the request leaves      SendPipeline.makeDurable
- *   send     request          the limiter's permit, POST /v1/claims/offline        SendPipeline.send
+ *   send     request          the limiter's permit, createClaim: POST /v1/claims/offline  SendPipeline.send
  *   settle   record.ts        the outcome (filed, rejected, uncertain, not_sent)   SendPipeline.settle
  *   report   BatchTally       counted in the batch's tally, then shown by the verb's BatchReport
  *
@@ -22,16 +22,15 @@
  */
 import { setMaxListeners } from 'node:events';
 import { OpcliError, NetworkError, ApiError, AuthError, RedirectError, UsageError, ExitCode, TimeoutError } from '../core/errors.js';
-import { isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
+import { compiled, isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
 import type { NewIntent } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
 import { whenAborted } from '../core/timers.js';
-import { type ServiceApi, PATHS } from '../api/service.js';
+import { PATHS } from '../api/service.js';
 import type { RequestLimiter, Permit, LimiterSnapshot } from '../http/adaptive.js';
 import { type HttpClient, CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
 import type { ClaimsRecord } from './record-open.js';
-import { ClaimCreated } from '../schemas.js';
-import { compiled } from './compiled.js';
+import { ClaimCreated, type OfflineClaim } from '../schemas.js';
 import { count } from '../text/count.js';
 
 /** What the run came to, for the verdict (batch.ts). */
@@ -58,8 +57,7 @@ interface PipelineOptions {
 
 /** What the pipeline uses of the world: the network, the clock, the stop signals, the records, and where it reports. */
 export interface SendPorts {
-  /** The spec's endpoints (the claim request) and the HTTP core (the outage probe's GET). */
-  api: () => Promise<ServiceApi>;
+  /** The HTTP core: the claim request (createClaim, below) and the outage probe's GET. */
   http: () => Promise<HttpClient>;
   now: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -372,9 +370,9 @@ export class SendPipeline {
     };
     try {
       // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
-      const service = await this.ports.api();
+      const http = await this.ports.http();
       // Retries are not announced row by row: the outage watch and the summary speak for the batch.
-      const created = await service.createClaim(plan.claim, { limiter: paced, answer: compiled(ClaimCreated), quiet: true });
+      const created = await createClaim(http, plan.claim, { limiter: paced, answer: compiled(ClaimCreated), quiet: true });
       return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
     } catch (error) {
       if (error instanceof StoppedBeforeSending) return { result: { line: row.line, status: 'not_sent', error: NOT_SENT_REASON }, stop: false };
@@ -636,8 +634,23 @@ class SendWindow {
   }
 }
 
-// What a claim request's failure means for the row (rejected, uncertain or not sent) and for the
-// batch (go on, or stop); the request itself is SendPipeline.request, above.
+// The claim's request (a batch's rows and the single claim send it alike), and what its failure
+// means for the row (rejected, uncertain or not sent) and for the batch (go on, or stop).
+/**
+ * Endpoint 6, POST /v1/claims/offline, over the HTTP core (as the order list's paging keeps its
+ * endpoint in src/orders/pages.ts). A POST: not resent when its fate is unknown. A batch paces its
+ * requests with one shared `limiter`, and reads the answers with ClaimCreated compiled (plan.ts
+ * `compiled`); `quiet`: retries are not announced.
+ */
+export async function createClaim(
+  http: HttpClient,
+  claim: OfflineClaim,
+  options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated; quiet?: boolean } = {},
+): Promise<ClaimCreated> {
+  const { signal, limiter, quiet } = options;
+  return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal, limiter, quiet }, options.answer ?? ClaimCreated)).body;
+}
+
 /** Never-sent failures that every row would meet alike: the batch stops at the first. */
 const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
 

@@ -3,21 +3,225 @@
  * in to, what is its identity, and what did earlier runs do with it. The answer is either "send it"
  * (with what to journal) or the row's result without sending anything: settled earlier, invalid,
  * or held because it looks like a claim that exists.
+ * One idea, in the order a row meets it: the check's schemas compiled by zod (`compiled`), the
+ * row's identity (its content and similarity keys, below), then the Planner that asks the record.
  * The validation of a claim (`validateClaim`, at the end: a row's, or a single claim's from flags or
  * a file) and what a row comes to (`RowResult`) are here too.
  */
+import { compile } from 'zod';
+import { hash } from 'node:crypto';
+import { emailIdentity, idIdentity } from '../core/identity.js';
+import { KeyTable } from '../record/key-table.js';
 import { ApiError } from '../core/errors.js';
 import { claimMayExist } from '../record/outcome.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim, type FieldIssue } from '../schemas.js';
-import { compiled } from './compiled.js';
 import { flattenClaim, spreadsheetDamage, CLAIM_FIELDS, FIELD_BY_KEY, getPath } from './fields.js';
-import { contentTag, hashOfRobust, OccurrenceCounter, occurrenceKey, recordSimilarity, robustJson, robustText, similarity, userKeyHash } from './identity.js';
 import { type BatchRow, describeHit, type NewIntent, newFilingId, type RecordHit, stateWords } from './record.js';
-import type { ClaimsRecord } from './record-open.js';
 import type { SourceRow } from './reader.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
 import { fieldIssues, fieldMessage, missingMessage } from '../core/field-issues.js';
+
+/*
+ * The check: schemas compiled by zod (`z.compile`) for a batch's hot path: a generated validator runs first
+ * and, on any value it does not accept, zod's own parser decides, so answers and error messages are
+ * the schema's own (test/claims/compiled-schema.test.ts holds them to it). A claim row checks
+ * several times quicker, but compiling costs more than one claim would win back
+ * (docs/benchmarks.md#figures-behind-the-code), so only a batch compiles; a one-off keeps the plain
+ * schemas. (zod's compiler adds 30 KB to zod's chunk, which a one-off loads only when it needs zod
+ * at all.)
+ */
+
+const COMPILED = new WeakMap<object, unknown>();
+
+/** The schema compiled, built once per schema. */
+export function compiled<T extends object>(schema: T): T {
+  let fast = COMPILED.get(schema) as T | undefined;
+  if (!fast) {
+    fast = compile(schema as Parameters<typeof compile>[0]) as T;
+    COMPILED.set(schema, fast);
+  }
+  return fast;
+}
+
+/*
+ * The key stage of a batch: what makes two rows the same claim. A row's identity is its parsed claim
+ * in a form that survives what people and spreadsheets do to a file (reordering rows or columns,
+ * re-quoting, CRLF, a BOM, `1.50` for `1.5`, `TRUE` for `true`, leading zeros or a `+` dropped from
+ * digit strings, `1E5` for `100000`), hashed, plus its occurrence number among identical rows. The
+ * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
+ */
+
+/** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
+const DIGITS = /^\+?\d+$/;
+/** A plain decimal written as text. */
+const DECIMAL_TEXT = /^([+-]?)(\d*)\.(\d*)$/;
+/** Exponent notation a person may have typed (`1E5`); read by value when it is a whole number. */
+const EXPONENT_TEXT = /^\d+(\.\d+)?e\+?\d+$/i;
+
+/**
+ * A text value in the form a spreadsheet round trip cannot change: trimmed, digit strings without
+ * a leading `+` or zeros, decimals without padding zeros, whole numbers in exponent form by value.
+ */
+export function robustText(text: string): string {
+  const t = text.trim();
+  // Most text (names, e-mails, URLs) starts with a letter: none of the forms below can apply.
+  const c = t.charCodeAt(0);
+  if (!((c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46)) return t;
+  // The forms below are written with digits, signs, points and exponents only: a date or an
+  // address (`1 Main St`) stops at its first other character, without a regular expression.
+  for (let i = 1; i < t.length; i++) {
+    const d = t.charCodeAt(i);
+    if (!((d >= 48 && d <= 57) || d === 43 || d === 45 || d === 46 || d === 69 || d === 101)) return t;
+  }
+  if (DIGITS.test(t)) return t.replace(/^\+/, '').replace(/^0+(?=\d)/, '');
+  const d = DECIMAL_TEXT.exec(t);
+  if (d && (d[2] || d[3])) {
+    const whole = (d[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
+    const fraction = (d[3] ?? '').replace(/0+$/, '');
+    const sign = d[1] === '-' && (whole !== '0' || fraction) ? '-' : '';
+    return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
+  }
+  if (EXPONENT_TEXT.test(t)) {
+    const n = Number(t);
+    if (Number.isSafeInteger(n)) return String(n);
+  }
+  return t;
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#row-key): the claim as canonical text: keys sorted at every level, empty values (undefined, null, "", []
+ * and objects left empty by that) dropped, strings in their robust form, numbers by value.
+ */
+export function robustJson(value: unknown): string {
+  return canonical(value) ?? '';
+}
+
+/** An object's keys as they come, sorted, and each sorted key as JSON text with its colon. */
+interface Shape {
+  keys: string[];
+  sorted: string[];
+  names: string[];
+}
+
+/** The last key lists seen (by their first key) with their sorted order: a batch's rows share their objects' keys. */
+const SHAPES = new Map<string, Shape>();
+
+/** An object's keys, sorted; a sort (and its copy of the keys) only when this list of keys was not the last one seen. */
+function shapeOf(value: object): Shape {
+  const keys = Object.keys(value);
+  const first = keys[0] ?? '';
+  const known = SHAPES.get(first);
+  if (known && sameList(known.keys, keys)) return known;
+  const sorted = [...keys].sort();
+  const shape = { keys, sorted, names: sorted.map((name) => `${JSON.stringify(name)}:`) };
+  if (SHAPES.size < 256 || known) SHAPES.set(first, shape);
+  return shape;
+}
+
+function sameList(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Text JSON.stringify writes as it is, between quotes: no quote, backslash, control character or surrogate. */
+const JSON_PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+function canonical(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') {
+    const t = robustText(value);
+    // JSON.stringify's text, without its call for most strings (this runs for every cell of every row).
+    return t === '' ? undefined : JSON_PLAIN.test(t) ? `"${t}"` : JSON.stringify(t);
+  }
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'object') return JSON.stringify(value);
+  // Built as one string, without an array of parts per object (this runs for every claim row).
+  let out = '';
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) out += `${i ? ',' : ''}${canonical(value[i]) ?? 'null'}`;
+    return value.length ? `[${out}]` : undefined;
+  }
+  const { sorted, names } = shapeOf(value);
+  for (let i = 0; i < sorted.length; i++) {
+    const v = canonical((value as Record<string, unknown>)[sorted[i] as string]);
+    if (v !== undefined) out = out === '' ? `{${names[i]}${v}` : `${out},${names[i]}${v}`;
+  }
+  return out === '' ? undefined : `${out}}`;
+}
+
+/** The first 128 bits of a SHA-256, as hex (crypto.hash: no Hash object per row). */
+function hex128(text: string): string {
+  return hash('sha256', text, 'hex').slice(0, 32);
+}
+
+/** The hash of a row's robust content (128 bits, hex). */
+export function contentHash(claim: unknown): string {
+  return hashOfRobust(robustJson(claim));
+}
+
+/** The content hash of a claim already in its robust form (`robustJson`). */
+export function hashOfRobust(robust: string): string {
+  return hex128(`claim\u0000${robust}`);
+}
+
+/** The identity of a `--key` value (compared in its robust form). */
+export function userKeyHash(value: string): string {
+  return hex128(`key\u0000${robustText(value)}`);
+}
+
+/** The key of the `occurrence`-th row (1-based) with a given hash: the second identical row is a second claim. */
+export function occurrenceKey(hash: string, occurrence: number): string {
+  return occurrence === 1 ? hash : hex128(`${hash}#${occurrence}`);
+}
+
+/** A 32-bit tag of a content hash, kept in the journal index to tell "same key, other content". */
+export function contentTag(hash: string): number {
+  return Number.parseInt(hash.slice(0, 8), 16);
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#held-rows): the "looks like" fingerprint of a claim: the same customer e-mail and the same item (name and
+ * sku), compared case-insensitively in robust form. Two rows with it in common and otherwise
+ * different are held rather than filed when the earlier one was filed (or may have been).
+ */
+export function similarity(claim: unknown): string | undefined {
+  const c = claim as { customer?: { email?: unknown }; item?: { name?: unknown; sku?: unknown } } | undefined;
+  const email = typeof c?.customer?.email === 'string' ? robustText(c.customer.email).toLowerCase() : '';
+  const name = typeof c?.item?.name === 'string' ? robustText(c.item.name).toLowerCase() : '';
+  if (!email || !name) return undefined;
+  const sku = typeof c?.item?.sku === 'string' ? robustText(c.item.sku).toLowerCase() : '';
+  return hex128(`similar\u0000${email}\u0000${name}\u0000${sku}`).slice(0, 16);
+}
+
+/** Counts rows by hash (a key-table.ts table), remembering the line of the first: how many times a content (or a `--key` value) was seen. */
+export class OccurrenceCounter {
+  private readonly table = new KeyTable(1024, (n) => ({ count: new Uint32Array(n), first: new Uint32Array(n) }));
+
+  /** Counts one more row with this hash; returns its occurrence (1-based) and the first one's line. */
+  add(hash: string, line: number): { occurrence: number; firstLine: number } {
+    const i = this.table.slot(hash);
+    const c = this.table.columns;
+    if (this.table.fresh) c.first[i] = line;
+    c.count[i] = (c.count[i] as number) + 1;
+    return { occurrence: c.count[i] as number, firstLine: c.first[i] as number };
+  }
+}
+
+/**
+ * CHOICE (docs/spec-choices.md#similar-claims): the fingerprint the record of claims holds a new
+ * claim by when it is not the same content: the customer's e-mail by its identity (src/core/identity.ts)
+ * and the item by its sku, else its sourceProductId. Undefined when the claim names neither.
+ */
+export function recordSimilarity(claim: unknown): string | undefined {
+  const c = claim as { customer?: { email?: unknown }; item?: { sku?: unknown; sourceProductId?: unknown } } | undefined;
+  const email = typeof c?.customer?.email === 'string' ? emailIdentity(c.customer.email) : '';
+  const sku = typeof c?.item?.sku === 'string' ? idIdentity(robustText(c.item.sku)) : '';
+  const product = typeof c?.item?.sourceProductId === 'string' ? idIdentity(robustText(c.item.sourceProductId)) : '';
+  if (!email || !(sku || product)) return undefined;
+  return hex128(`record-similar\u0000${email}\u0000${sku ? `sku:${sku}` : `product:${product}`}`).slice(0, 16);
+}
 
 /**
  * Final state of a row in this run. `invalid`: refused by the checks, never sent; `held`: looks like
@@ -55,20 +259,41 @@ export interface PlanOptions {
   /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
   allowDuplicates?: boolean;
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
-  record?: ClaimsRecord;
+  record?: PlanRecord;
   /** What this run's intents record: the input file and the profile. */
   provenance?: { source: string; profile: string; journal?: string };
+}
+
+/** An answer now (the file record) or later (the team's database). */
+export type Answer<T> = T | Promise<T>;
+
+/**
+ * What the planner asks of the record of claims (the questions of ClaimsRecord, record-open.ts,
+ * which a file record and the team's database both answer).
+ */
+export interface PlanRecord {
+  /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
+  startRun(run: string, details: { profile: string; source: string; journal?: string }, now?: number): void;
+  /** What the record holds for a content key (undefined: never filed from anywhere). */
+  lookup(key: string): Answer<RecordHit | undefined>;
+  /**
+   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
+   * or by its "looks like" fingerprint in the batch (undefined: the batch never tried it).
+   */
+  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
+  /** The last claim that may exist with this similarity fingerprint and another key. */
+  similar(sim: string | undefined, key: string): Answer<RecordHit | undefined>;
 }
 
 /**
  * What the earlier runs of a batch did with a row: the record of claims (ClaimsRecord.batchRow, a file
  * or the team's database), and a journal of 0.2.0 the record has not read in (a dry run, or the
- * database, which takes journals by `opcli record import`), that journal too (record-import.ts).
+ * database, which takes journals by `opcli record import`), that journal too (record-open.ts historyOf).
  */
 export interface BatchHistory {
   /** The batch's name (docs/spec-choices.md#the-same-batch): the path its journal had, or --journal. */
   readonly batch: string;
-  batchRow(batch: string, by: { key: string } | { like: string }): BatchRow | undefined | Promise<BatchRow | undefined>;
+  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
 }
 
 /** A row to send, with what its intent in the record of claims holds. */
@@ -368,7 +593,7 @@ function explain(value: unknown, issue: FieldIssue): FieldIssue[] {
 }
 
 /**
- * Validates with the shared schema (a batch passes it compiled: compiled.ts); issues found
+ * Validates with the shared schema (a batch passes it compiled: `compiled` above); issues found
  * while reading the row come first, each path once.
  */
 export function validateClaim(

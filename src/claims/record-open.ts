@@ -1,17 +1,32 @@
 /**
- * Which record of claims a profile files against, picked in this one place (as openLedger picks the
- * gift card ledger): the team's record in PostgreSQL when the profile has a record-url
- * (src/record-pg/claims.ts), else the file record (record.ts) in the config folder or the record-dir.
- * Both answer the same questions (ClaimsRecord), so a single claim, a batch and `claims history`
- * are one code whatever holds the record. The database's answers are promises: callers await them.
+ * The record of claims opened for a run. Which record a profile files against, picked in this one
+ * place (as openLedger picks the gift card ledger): the team's record in PostgreSQL when the profile
+ * has a record-url (src/record-pg/claims.ts), else the file record (record.ts) in the config folder
+ * or the record-dir. Both answer the same questions (ClaimsRecord), so a single claim, a batch and
+ * `claims history` are one code whatever holds the record. The database's answers are promises:
+ * callers await them.
+ * Then, over a file record, what earlier versions left: the first run of this version over a journal
+ * of 0.2.0 reads its filed and uncertain rows into the record (importEarlier, importJournal), so a
+ * copy of a file filed before the record existed is held too; once per journal: the record names
+ * each journal it took in. A journal the record has not read in (a dry run, or the database) is
+ * asked beside it, row by row (historyOf). No prompt, no print.
  */
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { ResolvedProfile } from '../config/profile.js';
 import { type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { hostName, osUser } from '../config/user-name.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
 import { DatabaseClaimRecord, type Taken } from '../record-pg/claims.js';
+import { eachLineSync, lineAtSync } from '../record/file-lines.js';
+import type { OfflineClaim } from '../schemas.js';
+import { count } from '../text/count.js';
+import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 import { type ClaimEntry, type ClaimHistoryFilter, filingFilter, claimEntry, openClaimHistory } from './history.js';
-import { ClaimRecord, type OpenRecord } from './record.js';
-import type { BatchRow, NewIntent, OutcomeLine, RecordHit, RecordStore } from './record-format.js';
+import { type JournalEntry, JournalReader, type JournalService } from './journal.js';
+import { type Answer, type BatchHistory, hashOfRobust, itemWords, type PlanRecord, recordSimilarity, robustJson } from './plan.js';
+import { ClaimRecord, type IntentLine, type OpenRecord } from './record.js';
+import type { NewIntent, OutcomeLine, RecordStore } from './record-format.js';
 
 export type { Taken } from '../record-pg/claims.js';
 
@@ -22,24 +37,10 @@ export type { Taken } from '../record-pg/claims.js';
 // biome-ignore lint/suspicious/noConfusingVoidType: the file record's writes return nothing
 export type Durable = Taken | undefined | void;
 
-/** An answer now (the file) or later (the database). */
-type Answer<T> = T | Promise<T>;
-
-/** The record of claims of one store, as its clients use it (ClaimRecord and DatabaseClaimRecord). */
-export interface ClaimsRecord {
+/** The record of claims of one store, as its clients use it (ClaimRecord and DatabaseClaimRecord): what the planner asks (PlanRecord), and the writes. */
+export interface ClaimsRecord extends PlanRecord {
   /** The file's path, or `record database HOST:PORT/DB` (never the password). */
   readonly path: string;
-  /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
-  startRun(run: string, details: { profile: string; source: string; journal?: string }, now?: number): void;
-  /** What the record holds for a content key (undefined: never filed from anywhere). */
-  lookup(key: string): Answer<RecordHit | undefined>;
-  /**
-   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
-   * or by its "looks like" fingerprint in the batch (undefined: the batch never tried it).
-   */
-  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
-  /** The last claim that may exist with this similarity fingerprint and another key. */
-  similar(sim: string | undefined, key: string): Answer<RecordHit | undefined>;
   /** One claim's intent, durable before it returns; the filings in `Taken` (another member's attempt first) must not be sent. */
   intents(lines: NewIntent[], now?: number): Answer<Durable>;
   /** A batch group's intents, durable when the promise resolves; the filings in `Taken` must not be sent. */
@@ -101,5 +102,218 @@ export async function openClaimsHistory(configDir: string, profile: ResolvedProf
       });
     },
     close: () => record.close(),
+  };
+}
+
+/**
+ * A journal of an earlier version at the batch's name (`journal`), and the journals beside the input,
+ * are read into the record of claims once each; the person is told how many claims they brought.
+ */
+export async function importEarlier(
+  record: ClaimRecord,
+  journal: string,
+  profile: string,
+  notice: (text: string) => void,
+  beside: { folder?: string; service: JournalService },
+): Promise<void> {
+  // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
+  // Read each run for its damage; its notices said once, on the run that reads it in.
+  const tell = record.imported.has(journal) ? undefined : notice;
+  const reader = await JournalReader.snapshot(journal, { service: beside.service, notice: tell });
+  let taken: number;
+  try {
+    taken = await importJournal(record, reader, profile, osUser(), hostName());
+  } finally {
+    await reader.closeReader();
+  }
+  // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
+  if (beside.folder) {
+    const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, notice);
+    if (others > 0)
+      notice(
+        `Notice: the record of claims ${record.path} now holds the ${count(others)} claim${others === 1 ? '' : 's'} the journals beside ${beside.folder} show filed or possibly filed, so a copy of their files does not file them again.\n`,
+      );
+  }
+  // What was read in is asked of next (the resume, the copies): the index is brought up to the file.
+  record.reindex();
+  if (taken > 0)
+    notice(
+      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
+    );
+}
+
+/** Lines written at a time (a journal of a million rows is not held in memory). */
+const CHUNK = 2_000;
+
+/** The input a journal at its default path belongs to (`claims.csv.journal.jsonl` → `claims.csv`), else the journal. */
+function sourceOf(journalPath: string): string {
+  return journalPath.endsWith('.journal.jsonl') ? journalPath.slice(0, -'.journal.jsonl'.length) : journalPath;
+}
+
+/** A journal line's fields as this import reads them: unchecked until checked. */
+type SendingEntry = Partial<Record<keyof JournalEntry, unknown>>;
+
+/** Who takes the journal in: the profile, the user and the host its intents are recorded under, and the journal open again as `fd`. */
+interface Importer {
+  record: ClaimRecord;
+  journal: JournalReader;
+  fd: number;
+  profile: string;
+  user: string;
+  host: string;
+}
+
+/**
+ * The intent and outcome that a journal line at `offset` stands for: its row's last `sending`
+ * entry, in a section of this service, that was not provably never sent (not_sent), with what a
+ * resume asks of the record (ClaimRecord.batchRow): its row key, content tag, fingerprint and claim.
+ */
+function importedLines(by: Importer, text: string, offset: number): [IntentLine, OutcomeLine] | undefined {
+  const { record, journal } = by;
+  let e: SendingEntry;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (e?.status !== 'sending' || typeof e.key !== 'string' || typeof e.line !== 'number' || typeof e.claim !== 'object' || e.claim === null) return undefined;
+  const prior = journal.priorOutcome(e.key);
+  if (!prior || prior.sendOffset !== offset || prior.status === 'not_sent') return undefined;
+  // A row the record holds for this batch already (written by a run of this version, here or where the record lived before).
+  if (record.batchRow(journal.path, { key: e.key })) return undefined;
+  const claim = e.claim as OfflineClaim;
+  const tag = typeof e.tag === 'number' && e.tag > 0 ? e.tag : undefined;
+  const key = tag ? hashOfRobust(robustJson(claim)) : e.key;
+  const at = typeof e.at === 'string' ? e.at : new Date().toISOString();
+  const filing = `import.${e.key.slice(0, 16)}.${e.line}`;
+  const filed = prior.status === 'filed';
+  const settled = filed || prior.status === 'rejected';
+  // The sourceOrderId and reason of the row's last entry, read back at its offset.
+  let detail: { sourceOrderId?: string; reason?: string } = {};
+  try {
+    detail = JSON.parse(lineAtSync(by.fd, prior.offset) ?? '{}') ?? {};
+  } catch {}
+  return [
+    {
+      v: 1,
+      issuance: filing,
+      key,
+      type: 'intent',
+      at,
+      user: by.user,
+      host: by.host,
+      profile: by.profile,
+      source: sourceOf(journal.path),
+      line: e.line,
+      journal: journal.path,
+      sim: recordSimilarity(claim),
+      email: typeof claim.customer?.email === 'string' ? claim.customer.email : undefined,
+      item: claim.item ? itemWords(claim) : undefined,
+      ...(tag ? { row: e.key, tag } : {}),
+      like: typeof e.sim === 'string' ? e.sim : undefined,
+      claim,
+    },
+    {
+      v: 1,
+      issuance: filing,
+      key,
+      type: 'outcome',
+      at,
+      status: settled ? (prior.status as 'filed' | 'rejected') : 'uncertain',
+      sourceOrderId: detail.sourceOrderId,
+      error: settled ? detail.reason : (detail.reason ?? 'recorded as sent without an answer by the journal it was read from'),
+    },
+  ];
+}
+
+/**
+ * Reads the rows `journal` holds as filed, uncertain or sent (of this service's sections: the
+ * journal's own index says which) into `record`, unless it was read in before or the record holds
+ * them already. Returns how many were taken in.
+ */
+export async function importJournal(record: ClaimRecord, journal: JournalReader, profile: string, user: string, host: string): Promise<number> {
+  if (record.imported.has(journal.path)) return 0;
+  // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
+  const opened = await openBatchFile(journal.path, JOURNAL_ROLE, 'read');
+  if (!opened) return 0;
+  const by: Importer = { record, journal, fd: opened.handle.fd, profile, user, host };
+  let taken = 0;
+  let pending: (IntentLine | OutcomeLine)[] = [];
+  try {
+    eachLineSync(by.fd, (buffer, start, end, offset, complete, long) => {
+      const both = complete && !long ? importedLines(by, buffer.toString('utf8', start, end), offset) : undefined;
+      if (!both) return;
+      pending.push(...both);
+      // Counted for the notice: the claims it holds filed or possibly filed (a rejected row is read in for the resume alone).
+      if (both[1].status !== 'rejected') taken++;
+      if (pending.length >= CHUNK) {
+        record.importLines(pending);
+        pending = [];
+      }
+    });
+  } finally {
+    await opened.handle.close();
+  }
+  record.importLines(pending, { journal: journal.path, entries: taken });
+  return taken;
+}
+
+/**
+ * The journals beside the input (`*.journal.jsonl` in `folder`: where every version put a file's
+ * journal), each read into the record once as `importJournal` reads the run's own, so a copy of a
+ * file an earlier version filed is held even when the copy runs before the original does. A journal
+ * that cannot be read (damaged, a link, another user's) is passed over with a notice: its rows are
+ * then protected only when its own file runs, as before.
+ */
+export async function importBeside(
+  record: ClaimRecord,
+  folder: string,
+  by: { service: JournalService; profile: string; user: string; host: string },
+  notice: (text: string) => void,
+): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return 0;
+  }
+  let taken = 0;
+  for (const name of names.filter((n) => n.endsWith('.journal.jsonl')).sort()) {
+    const path = resolve(join(folder, name));
+    if (record.imported.has(path)) continue;
+    let reader: JournalReader | undefined;
+    try {
+      reader = await JournalReader.snapshot(path, { service: by.service });
+      taken += await importJournal(record, reader, by.profile, by.user, by.host);
+    } catch (error) {
+      notice(
+        `Notice: the journal ${path} beside the input cannot be read (${(error as Error).message.split('\n')[0]}): a copy of its file is held only once that file runs again.\n`,
+      );
+    } finally {
+      await reader?.closeReader();
+    }
+  }
+  return taken;
+}
+
+/**
+ * What the earlier runs of the batch `batch` did with a row, for the planner (plan.ts): the record's
+ * answer (a file or the team's database), or over a journal of an earlier version the record has not
+ * read in (a dry run writes nothing; the database takes journals by `opcli record import`), that
+ * journal's for the rows the record does not hold.
+ */
+export function historyOf(record: ClaimsRecord, batch: string, journal?: JournalReader): BatchHistory {
+  const read = record instanceof ClaimRecord ? record.imported : undefined;
+  const unread = journal && journal.priorEntries > 0 && !read?.has(journal.path) ? journal : undefined;
+  if (!unread) return { batch, batchRow: (b, by) => record.batchRow(b, by) };
+  return {
+    batch,
+    async batchRow(b, by) {
+      const row = await record.batchRow(b, by);
+      const prior = row ? undefined : 'key' in by ? unread.priorOutcome(by.key) : unread.similarTo(by.like);
+      if (!prior) return row;
+      const sent = await unread.entryAt(prior.sendOffset);
+      return { status: prior.status, line: sent?.line, at: sent?.at, tag: prior.tag, claim: sent?.claim, ...(await unread.priorDetail(prior)) };
+    },
   };
 }

@@ -2,11 +2,11 @@
  * One claim from flags, a JSON file or answers: built, checked with the shared schema, then sent
  * once. No prompt and no print: the verb passes an `ask` callback when someone can answer, and renders the result.
  */
-import type { ServiceApi } from '../api/service.js';
+import type { HttpClient } from '../http/client.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
-import type { FieldIssue, OfflineClaim } from '../schemas.js';
+import type { ClaimCreated, FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
 import { expectedValue, fieldMessage, missingMessage } from '../core/field-issues.js';
 import { garbledText } from '../input/issues.js';
@@ -14,7 +14,7 @@ import { textProblem } from '../text/safe.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { isStoreMismatch, storeMismatch, validateClaim } from './plan.js';
 import { fileRecorded, singleSource } from './single-record.js';
-import { UnreachableError, unreachableFailure } from './pipeline.js';
+import { createClaim, UnreachableError, unreachableFailure } from './pipeline.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -35,16 +35,16 @@ type FieldQuestion = { message: string; choices: { name: string; value: string }
 /** Asks the person at the terminal for a missing field (the verb puts the question); resolves to the answer. */
 export type AskField = (question: FieldQuestion) => Promise<string>;
 
-/** What filing one claim uses: --data's input, the active profile, the spec's endpoints, the record of claims' folder and the clock. */
+/** What filing one claim uses: --data's input, the active profile, the HTTP core (the claim's request), the record of claims' folder and the clock. */
 interface SinglePorts extends DataPorts {
   profile(): Promise<ResolvedProfile>;
-  api(): Promise<ServiceApi>;
+  http(): Promise<HttpClient>;
   configDir(): string;
   now(): number;
 }
 
 /** A dry run's request, or the claim the server filed. */
-type SingleResult = { kind: 'dry-run'; url: string; body: unknown } | { kind: 'filed'; payload: Awaited<ReturnType<ServiceApi['createClaim']>>['payload'] };
+type SingleResult = { kind: 'dry-run'; url: string; body: unknown } | { kind: 'filed'; payload: ClaimCreated['payload'] };
 
 const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims template --json` prints one)';
 
@@ -188,9 +188,9 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
     const url = `${(base ?? '').replace(/\/+$/, '')}/v1/claims/offline`;
     return { kind: 'dry-run', url, body: checked.claim };
   }
-  const api = await deps.api();
+  const http = await deps.http();
   const confirm = opts.confirm;
-  let created: Awaited<ReturnType<typeof api.createClaim>>['payload'];
+  let created: ClaimCreated['payload'];
   try {
     // No signal: once sent, the answer is awaited so the user learns whether the claim exists.
     created = await fileRecorded(
@@ -198,7 +198,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
       profile,
       deps,
       { force: !!opts.force, source: singleSource(opts.data, asked, deps.cwd), confirm: confirm ? () => confirm(checked.claim) : undefined },
-      async () => (await api.createClaim(checked.claim, { quiet: true })).payload,
+      async () => (await createClaim(http, checked.claim, { quiet: true })).payload,
     );
   } catch (error) {
     if (isStoreMismatch(error)) {

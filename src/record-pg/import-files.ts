@@ -4,7 +4,7 @@
  * sources are a record folder's records of claims (one a store), its gift card ledger (0.2.0's lines
  * and today's read alike), and batch journals named by the person importing (format 2 or 3: read into
  * a record of claims of their own in a temporary folder, the way a batch run reads them,
- * src/claims/record-import.ts, so a journal's rows are the rows a record holds).
+ * src/claims/record-open.ts importJournal, so a journal's rows are the rows a record holds).
  *
  * Every file is read, and every damaged line refused (the file, its line and byte), before a row is
  * written anywhere: an import that stops leaves nothing behind.
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { JournalReader, type JournalService } from '../claims/journal.js';
 import { ClaimRecord, LOCK_WAIT_MS, type ReadLine, type RecordStore, recordFileName } from '../claims/record.js';
-import { importJournal } from '../claims/record-import.js';
+import { importJournal } from '../claims/record-open.js';
 import type { RecordPlace } from '../config/record-dir.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { ExitCode, OpcliError } from '../core/errors.js';

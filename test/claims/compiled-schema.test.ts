@@ -1,5 +1,5 @@
 /**
- * A batch checks its rows and reads its answers with zod's compiled schemas (claims/compiled.ts),
+ * A batch checks its rows and reads its answers with zod's compiled schemas (claims/plan.ts `compiled`),
  * not the ones every other path uses. They are held to the schemas here on generated values: the
  * same success, the same parsed value, the same issues. zod hands back the schema itself when it
  * cannot compile one, so "not the same object" proves the fast path exists.
@@ -7,7 +7,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { expect, it } from 'vitest';
 import { validateClaim } from '../../src/claims/plan.js';
-import { compiled } from '../../src/claims/compiled.js';
+import { compiled } from '../../src/claims/plan.js';
 import { ClaimCreated, OfflineClaim } from '../../src/schemas.js';
 
 /**

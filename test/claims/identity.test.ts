@@ -19,7 +19,7 @@ import {
   robustText,
   similarity,
   userKeyHash,
-} from '../../src/claims/identity.js';
+} from '../../src/claims/plan.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { runOpcli } from '../helpers.js';
 import { COLUMNS, claimBodies, duplicates, results, row, rowOf, writeCsv, claimsSuite } from './fixtures.js';

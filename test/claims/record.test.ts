@@ -327,7 +327,7 @@ for (const record of RECORD_BACKENDS) {
         const torn = await claim('torn');
         writeFileSync(data, JSON.stringify(torn));
         // What a kill during the intent's write leaves: the beginning of the line, naming its claim.
-        const { hashOfRobust, robustJson } = await import('../../src/claims/identity.js');
+        const { hashOfRobust, robustJson } = await import('../../src/claims/plan.js');
         const { OfflineClaim } = await import('../../src/schemas.js');
         const key = hashOfRobust(robustJson(OfflineClaim.parse(torn)));
         appendFileSync(record, `{"v":1,"issuance":"abc","key":"${key}","type":"intent","at":"2026-`);

@@ -1,6 +1,6 @@
 /**
  * One claim row through the real send pipeline, its stages traced in call order at each module's
- * door (reader, planner, record of claims, the API, the tally, the display): each stage
+ * door (reader, planner, record of claims, the HTTP core, the tally, the display): each stage
  * once, in order read → check → key → record → send → settle → report, none returned to.
  */
 import { createReadStream } from 'node:fs';
@@ -11,7 +11,7 @@ import { BatchTally, SendPipeline } from '../../src/claims/pipeline.js';
 import { Planner } from '../../src/claims/plan.js';
 import { openSource } from '../../src/claims/reader.js';
 import { ClaimRecord } from '../../src/claims/record.js';
-import { historyOf } from '../../src/claims/record-import.js';
+import { historyOf } from '../../src/claims/record-open.js';
 import { recordPlace } from '../../src/config/record-dir.js';
 import { batchView } from '../../src/commands/claims/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
@@ -76,15 +76,18 @@ it('one row passes read, check, key, record, send, settle and report, each once 
     log('settle', `claims/record.ts outcome('${o.status}')`, Number(o.issuance.split('.')[1]));
     rOutcome(o, now);
   };
-  const api = async () => {
-    const real = await deps.api();
+  // The send door: the claim's request as the HTTP core takes it (the outage probe's GET is not a row's).
+  const http = async () => {
+    const real = await deps.http();
     return new Proxy(real, {
       get(target, prop, receiver) {
-        if (prop !== 'createClaim') return Reflect.get(target, prop, receiver);
-        return (claim: { item: { details: string } }, options: unknown) => {
-          const line = Number(/row (\d+)/.exec(claim.item.details)?.[1]) + 1;
-          log('send', 'api/service.ts createClaim', line);
-          return target.createClaim(claim as never, options as never);
+        if (prop !== 'request') return Reflect.get(target, prop, receiver);
+        return (req: { method: string; url: string; json?: { item?: { details?: string } } }, schema: unknown) => {
+          if (req.method === 'POST' && req.url === '/v1/claims/offline') {
+            const line = Number(/row (\d+)/.exec(req.json?.item?.details ?? '')?.[1]) + 1;
+            log('send', 'http/client.ts request (POST /v1/claims/offline)', line);
+          }
+          return target.request(req as never, schema as never);
         };
       },
     });
@@ -107,8 +110,7 @@ it('one row passes read, check, key, record, send, settle and report, each once 
   const pipeline = new SendPipeline(
     { concurrency: 1, tokenStore: profile.storeId },
     {
-      api,
-      http: () => deps.http(),
+      http,
       now: deps.now,
       sleep: deps.sleep,
       signal: deps.signal,
