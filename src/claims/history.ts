@@ -5,13 +5,13 @@
  *
  * A claim is the attempts of one content key up to the one that was filed (a later filing of the same
  * content, on purpose, is another claim). The record's action stream (src/record/action-stream.ts)
- * hands each claim over at its first attempt once it is filed; a claim still open WINDOW attempts
+ * hands each claim over at its first attempt once it is filed; a claim still open a window of attempts
  * later (rejected, not sent, uncertain: a rerun may add an attempt any time) is answered whole from the
  * record's index by its key (src/record/store.ts), so memory stays bounded by the window, not the
  * record. `--email` and `--order` read only the lines of the keys their index terms name.
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
-import { type ActionLines, ActionStream } from '../record/action-stream.js';
+import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { blockingDamage, describeDamage } from '../record/damage.js';
 import { claimWeight, endAttempt } from '../record/outcome.js';
 import { earlierPlaces } from '../config/record-dir.js';
@@ -53,10 +53,6 @@ export interface ClaimHistoryFilter {
   since?: number;
 }
 
-/** How many attempts may wait for their claim to close before the oldest is answered from the index, and how many lines may be held meanwhile. */
-const WINDOW = 10_000;
-const HELD = 200_000;
-
 /**
  * Streams the claims of the record (and of the places it lived before, read first) that pass
  * `filter` to `emit`, oldest first attempt first. The lines it could not read are returned before
@@ -64,7 +60,7 @@ const HELD = 200_000;
  */
 export function openClaimHistory(
   open: OpenRecord,
-  window = WINDOW,
+  window = ACTION_LIMITS.window,
 ): {
   path: string;
   damaged: string[];
@@ -82,7 +78,7 @@ export function openClaimHistory(
     path: reader.path,
     damaged,
     each: (filter, emit) => {
-      const stream = new ActionStream(claimLines(filingFilter(filter), emit), { window, held: HELD }, linesOf && ((key) => linesOf([`key:${key}`])));
+      const stream = new ActionStream(claimLines(filingFilter(filter), emit), { ...ACTION_LIMITS, window }, linesOf && ((key) => linesOf([`key:${key}`])));
       const terms = linesOf && indexTerms(filter);
       if (linesOf && terms) {
         const keys = new Set(linesOf(terms).map((r) => ('key' in r ? `key:${r.key}` : '')));

@@ -12,7 +12,7 @@ import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
 import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
-import { type ActionLimits, type ActionLines, ActionStream } from '../record/action-stream.js';
+import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord } from '../record/store.js';
@@ -342,7 +342,7 @@ export class Ledger implements CreditLedger {
     };
     let damaged: DamagedLine[] = [];
     const count = new LineCount();
-    const stream = new ActionStream(creditLines(take, want, count), CLAIM_WINDOW, (what) => {
+    const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => {
       const lines = open.flatMap((o) => question(o).find(`key:${what}`));
       for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
       return lines;
@@ -421,12 +421,8 @@ function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
   });
 }
 
-/**
- * `window`: attempts that may wait for the rest of their claim's lines before one is answered from
- * the index instead; `held`: lines held for claims still open before they are dropped and those
- * claims answered from the index. (Tests make them small to walk the index's way.)
- */
-export const CLAIM_WINDOW: ActionLimits = { window: 10_000, held: 200_000 };
+/** The action stream's limits, as the ledger's history reads them (src/record/action-stream.ts ACTION_LIMITS). */
+export { ACTION_LIMITS as CLAIM_WINDOW } from '../record/action-stream.js';
 
 /**
  * How many lines each claim or order has in the ledger, by a 32-bit hash of its identity (a

@@ -30,6 +30,13 @@ export interface ActionLimits {
   held: number;
 }
 
+/**
+ * `window`: entries that may wait for the rest of their key's lines before one is answered from the
+ * index instead; `held`: lines held for keys still open before they are dropped and their entries
+ * answered from the index. (Tests make them small to walk the index's way.)
+ */
+export const ACTION_LIMITS: ActionLimits = { window: 10_000, held: 200_000 };
+
 /** The record's lines, taken in its order, handed over entry by entry (ActionLines). */
 export class ActionStream<L, E> {
   private readonly lines = new Map<string, L[]>();
