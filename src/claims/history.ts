@@ -4,13 +4,14 @@
  * filtered. No print: the verb renders each claim as it comes.
  *
  * A claim is the attempts of one content key up to the one that was filed (a later filing of the same
- * content, on purpose, is another claim). The stream keeps the claims not yet closed in the order of
- * their first attempt and hands each over once it is filed; a claim still open WINDOW claims later
- * (rejected, not sent, uncertain: a rerun may add an attempt any time) is answered whole from the
+ * content, on purpose, is another claim). The record's action stream (src/record/action-stream.ts)
+ * hands each claim over at its first attempt once it is filed; a claim still open a window of attempts
+ * later (rejected, not sent, uncertain: a rerun may add an attempt any time) is answered whole from the
  * record's index by its key (src/record/store.ts), so memory stays bounded by the window, not the
  * record. `--email` and `--order` read only the lines of the keys their index terms name.
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
+import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { blockingDamage, describeDamage } from '../record/damage.js';
 import { claimWeight, endAttempt } from '../record/outcome.js';
 import { earlierPlaces } from '../config/record-dir.js';
@@ -52,9 +53,6 @@ export interface ClaimHistoryFilter {
   since?: number;
 }
 
-/** How many claims may wait open before the oldest is answered from the index. */
-const WINDOW = 10_000;
-
 /**
  * Streams the claims of the record (and of the places it lived before, read first) that pass
  * `filter` to `emit`, oldest first attempt first. The lines it could not read are returned before
@@ -62,7 +60,7 @@ const WINDOW = 10_000;
  */
 export function openClaimHistory(
   open: OpenRecord,
-  window = WINDOW,
+  window = ACTION_LIMITS.window,
 ): {
   path: string;
   damaged: string[];
@@ -80,7 +78,7 @@ export function openClaimHistory(
     path: reader.path,
     damaged,
     each: (filter, emit) => {
-      const stream = new ClaimStream(filingFilter(filter), emit, window, linesOf);
+      const stream = new ActionStream(claimLines(filingFilter(filter), emit), { ...ACTION_LIMITS, window }, linesOf && ((key) => linesOf([`key:${key}`])));
       const terms = linesOf && indexTerms(filter);
       if (linesOf && terms) {
         const keys = new Set(linesOf(terms).map((r) => ('key' in r ? `key:${r.key}` : '')));
@@ -101,141 +99,59 @@ function indexTerms(filter: ClaimHistoryFilter): string[] | undefined {
   return filter.order === undefined ? undefined : [`order:${orderTerm(filter.order)}`];
 }
 
-/** One attempt being gathered: its intent, its outcome once read, and its place in the read (-1: taken from the index ahead of the read). */
+/** One attempt of a claim: its intent, and its outcome as the lines read have it. */
 interface Attempt {
   intent: IntentLine;
   outcome?: OutcomeLine;
-  seq: number;
 }
 
-/** Attempts of one key, from the first of a claim. */
-interface Gathering {
-  key: string;
-  attempts: Attempt[];
+/**
+ * A key's claims in `lines` (one key's, in the record's order): its attempts, each with its
+ * strongest outcome, a claim ending at its first filed attempt (the next attempt begins another).
+ */
+function claimsOf(lines: ReadLine[]): Attempt[][] {
+  const outcomes = new Map<string, OutcomeLine>();
+  for (const l of lines) if (l.type === 'outcome') outcomes.set(l.issuance, settle(outcomes.get(l.issuance), l));
+  const claims: Attempt[][] = [];
+  let open: Attempt[] | undefined;
+  for (const l of lines) {
+    if (l.type !== 'intent') continue;
+    const a: Attempt = { intent: l, outcome: outcomes.get(l.issuance) };
+    if (!open) claims.push((open = []));
+    open.push(a);
+    if (a.outcome?.status === 'filed') open = undefined;
+  }
+  return claims;
 }
 
-/** The record's lines, gathered into claims and handed over in the order of their first attempt. */
-class ClaimStream {
-  private queue: Gathering[] = [];
-  private head = 0;
-  private seq = 0;
-  /** The claim each key's next attempt belongs to, until one of its attempts is filed. */
-  private readonly open = new Map<string, Gathering>();
-  private readonly byFiling = new Map<string, Attempt>();
-  /** Filings already handed over from the index: their lines are skipped when the read reaches them. */
-  private readonly done = new Set<string>();
-
-  constructor(
-    private readonly matches: (row: ClaimHistoryRow) => boolean,
-    private readonly emit: (c: ClaimEntry) => void,
-    private readonly window: number,
-    private readonly linesOf?: (terms: string[]) => ReadLine[],
-  ) {}
-
-  take(r: ReadLine): void {
-    if (r.type === 'intent') {
-      if (this.done.has(r.issuance)) return;
-      let g = this.open.get(r.key);
-      if (!g) {
-        g = { key: r.key, attempts: [] };
-        this.queue.push(g);
-        this.open.set(r.key, g);
-      }
-      const a: Attempt = { intent: r, seq: this.seq++ };
-      g.attempts.push(a);
-      this.byFiling.set(r.issuance, a);
-    } else if (r.type === 'outcome') {
-      const a = this.byFiling.get(r.issuance);
-      if (!a) return;
-      a.outcome = settle(a.outcome, r);
-      const g = this.open.get(r.key);
-      if (a.outcome.status === 'filed' && g?.attempts.at(-1) === a) this.open.delete(r.key);
-    } else return;
-    this.release();
-  }
-
-  /** Hands over the claims at the head that are closed, and answers from the index those open too long. */
-  private release(): void {
-    while (this.head < this.queue.length) {
-      const g = this.queue[this.head] as Gathering;
-      if (this.open.get(g.key) === g) {
-        if (!this.linesOf || this.queue.length - this.head <= this.window) break;
-        this.whole(g, this.linesOf([`key:${g.key}`]));
-      } else if (this.linesOf && g.attempts.some((a) => !a.outcome)) {
-        // Closed by a later attempt's filing while an earlier one has no outcome yet: that outcome may
-        // come later in the record (a filing of the earlier attempt closes the claim there instead).
-        this.closedWhole(g, this.linesOf([`key:${g.key}`]));
-      }
-      this.hand(g);
-      this.head++;
-    }
-    if (this.head > 4096 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-  }
-
-  /**
-   * A claim still open: its attempts from the index's `lines` of its key, up to the first filed one,
-   * each with its outcome as the whole record has it. Attempts the read reaches later are skipped
-   * then; those it read past the filed one wait as the key's next claim.
-   */
-  private whole(g: Gathering, lines: ReadLine[]): void {
-    const first = (g.attempts[0] as Attempt).intent.issuance;
-    const read = new Map(g.attempts.map((a) => [a.intent.issuance, a]));
-    const outcomes = new Map<string, OutcomeLine>();
-    for (const l of lines) if (l.type === 'outcome') outcomes.set(l.issuance, settle(outcomes.get(l.issuance), l));
-    const claim: Attempt[] = [];
-    for (const l of lines) {
-      if (l.type !== 'intent' || (claim.length === 0 && l.issuance !== first)) continue;
-      const a = read.get(l.issuance) ?? { intent: l, seq: -1 };
-      if (a.seq < 0) this.done.add(l.issuance);
-      a.outcome = outcomes.get(l.issuance) ?? a.outcome;
-      claim.push(a);
-      if (a.outcome?.status === 'filed') break;
-    }
-    // No line of the key from the index (the record changed under it): the attempts read so far are the claim.
-    const rest = claim.length ? g.attempts.filter((a) => !claim.includes(a)) : [];
-    if (claim.length) g.attempts = claim;
-    this.open.delete(g.key);
-    if (rest.length) this.open.set(g.key, this.insert({ key: g.key, attempts: rest }));
-  }
-
-  /** `whole` for a claim already closed: the key's open claim, if the read has begun one, stays open. */
-  private closedWhole(g: Gathering, lines: ReadLine[]): void {
-    const open = this.open.get(g.key);
-    this.whole(g, lines);
-    if (open) this.open.set(g.key, open);
-    else this.open.delete(g.key);
-  }
-
-  /** Hands over the claim `g` begins (up to its first filed attempt), when one attempt passes the filter; what follows waits as the key's next claim. */
-  private hand(g: Gathering): void {
-    const end = g.attempts.findIndex((a) => a.outcome?.status === 'filed');
-    const claim = end < 0 ? g.attempts : g.attempts.slice(0, end + 1);
-    for (const a of claim) this.byFiling.delete(a.intent.issuance);
-    const rows = claim.map(rowOf);
-    if (rows.some(this.matches)) this.emit(entry(rows));
-    if (claim.length === g.attempts.length) return;
-    const next = this.insert({ key: g.key, attempts: g.attempts.slice(end + 1) });
-    if (this.open.get(g.key) === g) this.open.set(g.key, next);
-  }
-
-  /** Puts a claim into the queue by its first attempt's place in the read (after the head). */
-  private insert(g: Gathering): Gathering {
-    const seq = (g.attempts[0] as Attempt).seq;
-    let at = this.queue.length;
-    while (at > this.head + 1 && ((this.queue[at - 1] as Gathering).attempts[0] as Attempt).seq > seq) at--;
-    this.queue.splice(at, 0, g);
-    return g;
-  }
-
-  /** Hands over every claim still held, in order. */
-  end(): void {
-    for (; this.head < this.queue.length; this.head++) this.hand(this.queue[this.head] as Gathering);
-    this.queue = [];
-    this.head = 0;
-  }
+/**
+ * The record's lines as the action stream groups them (src/record/action-stream.ts): by content key,
+ * each attempt an entry; a claim is handed over at its first attempt once it is closed (an attempt
+ * filed, every attempt before it answered: none can still be filed and begin the claim later).
+ * Attempts of a claim handed over from the index ahead of the read are skipped when the read reaches them.
+ */
+function claimLines(matches: (row: ClaimHistoryRow) => boolean, emit: (c: ClaimEntry) => void): ActionLines<ReadLine, IntentLine> {
+  const handed = new Set<string>();
+  const claimOf = (i: IntentLine, lines: ReadLine[]) => claimsOf(lines).find((c) => c.some((a) => a.intent.issuance === i.issuance));
+  return {
+    key: (r) => (r.type === 'intent' || r.type === 'outcome' ? r.key : undefined),
+    entry: (r) => (r.type === 'intent' && !handed.delete(r.issuance) ? r : undefined),
+    complete: (i, lines) => {
+      if (handed.has(i.issuance)) return true;
+      const claim = claimOf(i, lines) ?? [];
+      const end = claim.findIndex((a) => a.outcome?.status === 'filed');
+      return end >= 0 && claim.slice(0, end).every((a) => a.outcome);
+    },
+    forget: () => true,
+    hand: (i, lines) => {
+      if (handed.delete(i.issuance)) return;
+      const claim = claimOf(i, lines);
+      if (claim?.[0]?.intent.issuance !== i.issuance) return;
+      for (const a of claim.slice(1)) handed.add(a.intent.issuance);
+      const rows = claim.map(rowOf);
+      if (rows.some(matches)) emit(entry(rows));
+    },
+  };
 }
 
 /** An attempt's outcome after another outcome line of it, by the one rule (src/record/outcome.ts): a later line never undoes `filed`. */
@@ -246,11 +162,7 @@ function settle(had: OutcomeLine | undefined, r: OutcomeLine): OutcomeLine {
 
 /** One claim's attempts, each its intent and outcome lines (as the team's database reads them: src/record-pg/claims.ts), as history lists it. */
 export function claimEntry(attempts: ReadLine[][]): { rows: ClaimHistoryRow[]; entry: ClaimEntry } {
-  const rows = attempts.map(([intent, ...lines]) => {
-    let outcome: OutcomeLine | undefined;
-    for (const l of lines) if (l.type === 'outcome') outcome = settle(outcome, l);
-    return rowOf({ intent: intent as IntentLine, outcome, seq: 0 });
-  });
+  const rows = claimsOf(attempts.flat()).flat().map(rowOf);
   return { rows, entry: entry(rows) };
 }
 

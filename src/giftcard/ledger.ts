@@ -12,6 +12,7 @@ import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js
 import { authorName } from '../record/chain.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
 import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
+import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord } from '../record/store.js';
@@ -340,18 +341,22 @@ export class Ledger implements CreditLedger {
       return o.q;
     };
     let damaged: DamagedLine[] = [];
-    const window = new ClaimWindow(take, want, (what) => {
+    const count = new LineCount();
+    const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => {
       const lines = open.flatMap((o) => question(o).find(`key:${what}`));
       for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
       return lines;
     });
     try {
-      for (const o of open) readLedger(o.fd, (r) => window.count(r));
+      for (const o of open) readLedger(o.fd, (r) => count.add(keyParts(r.key).what));
       for (const o of open) {
-        const read = readLedger(o.fd, (r) => window.add(r));
+        const read = readLedger(o.fd, (r) => {
+          count.seen(keyParts(r.key).what);
+          stream.take(r);
+        });
         if (o.ledger === this) damaged = read.damaged;
       }
-      window.end();
+      stream.end();
     } finally {
       for (const o of open) closeSync(o.fd);
     }
@@ -416,115 +421,64 @@ function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
   });
 }
 
-/**
- * `window`: attempts that may wait for the rest of their claim's lines before one is answered from
- * the index instead; `held`: lines held for claims still open before they are dropped and those
- * claims answered from the index. (Tests make them small to walk the index's way.)
- */
-export const CLAIM_WINDOW = { window: 10_000, held: 200_000 };
+/** The action stream's limits, as the ledger's history reads them (src/record/action-stream.ts ACTION_LIMITS). */
+export { ACTION_LIMITS as CLAIM_WINDOW } from '../record/action-stream.js';
 
 /**
- * The ledger's issuances handed over in its order, each with the issuances of its claim or order,
- * as claims history streams claims (src/claims/history.ts): a first pass counts each claim's lines
- * (by a 32-bit hash of its identity: a collision only makes a claim wait for the other's lines);
- * the second holds each claim's lines until its last one was read, and hands over each attempt
- * once its claim is whole and every attempt before it was handed over. An attempt that waited
- * CLAIM_WINDOW.window attempts, or whose claim's lines were dropped to keep at most CLAIM_WINDOW.held lines, is answered
- * from the index (`fromIndex`) instead: memory is bounded by the window, never the ledger.
+ * How many lines each claim or order has in the ledger, by a 32-bit hash of its identity (a
+ * collision only makes a claim wait for the other's lines, or be answered from the index): a first
+ * pass counts them, so that the second knows when a claim was read whole. A credit has no closing
+ * line (a warning may follow it any time): without the count every credit older than the window
+ * would be answered from the index, one lookup each, which costs more than reading the ledger twice
+ * (docs/benchmarks.md, bench/record-history.mjs).
  */
-class ClaimWindow {
+class LineCount {
   private readonly total = new Map<number, number>();
-  private readonly seen = new Map<number, number>();
-  private readonly lines = new Map<string, LedgerRecord[]>();
-  /** Attempts handed over or waiting, per claim: a whole claim with none waiting is let go. */
-  private readonly waiting = new Map<string, number>();
-  private readonly dropped = new Set<string>();
-  private queue: AttemptRecord[] = [];
-  private head = 0;
-  private held = 0;
+  private readonly read = new Map<number, number>();
 
-  constructor(
-    private readonly take: (issuance: Issuance, same: Issuance[]) => void,
-    private readonly want: (a: AttemptRecord) => boolean,
-    private readonly fromIndex: (what: string) => LedgerRecord[],
-  ) {}
-
-  /** The first pass: one more line of its claim. */
-  count(r: LedgerRecord): void {
-    const h = claimHash(keyParts(r.key).what);
+  add(what: string): void {
+    const h = claimHash(what);
     this.total.set(h, (this.total.get(h) ?? 0) + 1);
   }
 
-  /** The second pass: a line, in the ledger's order. */
-  add(r: LedgerRecord): void {
-    const what = keyParts(r.key).what;
+  /** One more line of `what` read: a claim read whole is forgotten by both counts (undefined === undefined: whole). */
+  seen(what: string): void {
     const h = claimHash(what);
-    const seen = (this.seen.get(h) ?? 0) + 1;
-    // A claim read whole is forgotten by both counts (undefined === undefined: whole).
+    const seen = (this.read.get(h) ?? 0) + 1;
     if (seen === this.total.get(h)) {
-      this.seen.delete(h);
+      this.read.delete(h);
       this.total.delete(h);
-    } else this.seen.set(h, seen);
-    if (!this.dropped.has(what)) {
-      const lines = this.lines.get(what);
-      if (lines) lines.push(r);
-      else this.lines.set(what, [r]);
-      this.held++;
-    }
-    if (r.type === 'attempt' && this.want(r)) {
-      this.queue.push(r);
-      this.waiting.set(what, (this.waiting.get(what) ?? 0) + 1);
-    }
-    this.drain(false);
-    this.letGo(what);
-    if (this.held > CLAIM_WINDOW.held) this.drop();
+    } else this.read.set(h, seen);
   }
 
-  /** The end of the ledger: every attempt still waiting is handed over. */
-  end(): void {
-    this.drain(true);
-  }
-
-  private whole(what: string): boolean {
+  whole(what: string): boolean {
     const h = claimHash(what);
-    return this.seen.get(h) === this.total.get(h) && !this.dropped.has(what);
+    return this.read.get(h) === this.total.get(h);
   }
+}
 
-  /** Hands over the attempts at the head of the queue whose claim is whole (or that waited too long, or `all`). */
-  private drain(all: boolean): void {
-    while (this.head < this.queue.length) {
-      const a = this.queue[this.head] as AttemptRecord;
-      const what = keyParts(a.key).what;
-      const whole = this.whole(what);
-      if (!whole && !all && this.queue.length - this.head <= CLAIM_WINDOW.window) return;
-      const same = groupIssuances(whole ? (this.lines.get(what) ?? []) : this.fromIndex(what));
+/**
+ * The ledger's lines as the action stream groups them (src/record/action-stream.ts): by the claim
+ * or order they pay; each wanted attempt handed over with the issuances of its claim or order once
+ * every line of it was read (LineCount), as history.ts repeatedPayments judges against.
+ */
+function creditLines(
+  take: (issuance: Issuance, same: Issuance[]) => void,
+  want: (a: AttemptRecord) => boolean,
+  count: LineCount,
+): ActionLines<LedgerRecord, AttemptRecord> {
+  return {
+    key: (r) => keyParts(r.key).what,
+    entry: (r) => (r.type === 'attempt' && want(r) ? r : undefined),
+    complete: (a) => count.whole(keyParts(a.key).what),
+    forget: (what) => count.whole(what),
+    hand: (a, lines) => {
+      const same = groupIssuances(lines);
       const own = same.find((i) => i.attempt.issuance === a.issuance);
       // An attempt line repeating an id used before is not a new attempt (groupIssuances): only the first is handed over.
-      if (own && sameAttempt(own.attempt, a)) this.take(own, same);
-      this.head++;
-      this.waiting.set(what, (this.waiting.get(what) ?? 1) - 1);
-      this.letGo(what);
-      if (this.head > 4096 && this.head * 2 > this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
-    }
-  }
-
-  /** Forgets the lines of a whole claim no attempt waits for. */
-  private letGo(what: string): void {
-    if (!this.whole(what) || (this.waiting.get(what) ?? 0) > 0) return;
-    this.held -= this.lines.get(what)?.length ?? 0;
-    this.lines.delete(what);
-    this.waiting.delete(what);
-  }
-
-  /** Too many lines held: every open claim's are dropped, and its attempts answered from the index. */
-  private drop(): void {
-    for (const what of this.lines.keys()) this.dropped.add(what);
-    this.lines.clear();
-    this.held = 0;
-  }
+      if (own && sameAttempt(own.attempt, a)) take(own, same);
+    },
+  };
 }
 
 /** Whether two attempt lines are the same line read twice (by the stream and by its claim's index). */
