@@ -24,7 +24,7 @@ import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { endsWithNewline, endTornLine, LogGroup, openLog } from '../record/log.js';
+import { LogGroup, openLog } from '../record/log.js';
 import { syncFolder } from '../record/durable.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
@@ -193,14 +193,11 @@ export class ClaimRecord {
     if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
     this.intact = !tolerate;
     if (!writing) return;
-    const size = fstatSync(fd).size;
-    const created = size === 0;
+    const created = fstatSync(fd).size === 0;
     if (created) this.group?.queue(headerLine(this.store, new Date().toISOString()));
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    const unterminated = !created && !endsWithNewline(fd, size);
-    const lines = Math.max(0, ...damaged.filter((d) => d.kind === 'torn').map((d) => d.line));
-    const torn = endTornLine({ damaged, lines, unterminated }, new Date().toISOString(), osUser());
-    this.group?.write(torn);
+    else this.group?.endTornLine(() => damaged, { at: new Date().toISOString(), user: osUser() });
+    this.group?.write();
     // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
     if (created) syncFolder(this.place.dir);
   }

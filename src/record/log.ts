@@ -169,6 +169,22 @@ export class LogGroup {
   }
 
   /**
+   * Ends a last line cut short by an interrupted write (the file does not end with a newline) before
+   * anything follows it: a newline, and, when the damage policy read it as a torn line (`damaged`:
+   * the file's damaged lines, in order, asked only then), the set-aside line naming it, so it stays a
+   * torn line (an uncertain action) and not garbage mid-file. Queued, written with the next write.
+   * `stat`: the file's, when just taken.
+   */
+  endTornLine(damaged: () => readonly DamagedLine[], by: { at: string; user: string }, stat = fstatSync(this.fd as number)): void {
+    const fd = this.fd as number;
+    if (endsWithNewline(fd, stat.size)) return;
+    const last = damaged().at(-1);
+    // The damaged line read last is the torn one only when no newline follows its start (an earlier line set aside is not).
+    const torn = last?.kind === 'torn' && last.byte !== undefined && !newlineFrom(fd, last.byte, stat.size) ? last : undefined;
+    this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
+  }
+
+  /**
    * Writes what is queued, makes it durable (and, `newIn`, the new file's name in that folder),
    * witnesses the file when `witness` (read and found intact), and closes it.
    */
@@ -209,10 +225,9 @@ function datasyncInPool(fd: number): Promise<void> {
 /**
  * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
- * money (durable.ts): a group of one (LogGroup). A last line left without its newline by an
- * interrupted write is ended first and set aside (endTornLine), so it stays a torn line (an
- * uncertain action), not garbage mid-file. `writer`: the record's own (LogWriter), kept between
- * appends by its client.
+ * money (durable.ts): a group of one (LogGroup). A torn last line is ended first
+ * (LogGroup.endTornLine, the file read only then). `writer`: the record's own (LogWriter), kept
+ * between appends by its client.
  */
 export function appendDurable<T>(
   place: RecordPlace,
@@ -230,15 +245,8 @@ export function appendDurable<T>(
   try {
     const stat = fstatSync(fd);
     size = stat.size;
-    const torn =
-      size > 0 && !endsWithNewline(fd, size)
-        ? endTornLine(
-            readLog(fd, client, () => {}),
-            by.at,
-            by.user,
-          )
-        : '';
-    group.write(`${torn}${text}`, stat);
+    group.endTornLine(() => readLog(fd, client, () => {}).damaged, by, stat);
+    group.write(text, stat);
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -255,19 +263,14 @@ export function setAsideLine(d: Pick<DamagedLine, 'line' | 'key' | 'issuance'>, 
   return JSON.stringify({ v: 1, issuance, key: d.key ?? 'unknown', type: 'set-aside', at, user, line: d.line, reason });
 }
 
-/**
- * What ends a torn last line before the next append (nothing when the file ends with a newline): a
- * newline, and the set-aside line naming it, so it reads as a torn line (an uncertain action) and
- * not as garbage mid-file.
- */
-export function endTornLine(read: Pick<LogRead, 'damaged' | 'lines' | 'unterminated'>, at: string, user: string): string {
-  if (!read.unterminated) return '';
-  const torn = read.damaged.find((d) => d.kind === 'torn' && d.line === read.lines);
-  return torn ? `\n${setAsideLine(torn, TORN_REASON, at, user)}\n` : '\n';
-}
-
 /** Whether the file open as `fd`, `size` bytes long, ends with a newline (or is empty): its last write was whole. */
-export function endsWithNewline(fd: number, size: number): boolean {
+function endsWithNewline(fd: number, size: number): boolean {
   const last = Buffer.alloc(1);
   return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
+}
+
+/** Whether a newline follows byte `from` of the file open as `fd`, `size` bytes long (a torn line is shorter than MAX_LINE_BYTES). */
+function newlineFrom(fd: number, from: number, size: number): boolean {
+  const rest = Buffer.alloc(size - from);
+  return readSync(fd, rest, 0, rest.length, from) !== rest.length || rest.includes(0x0a);
 }
