@@ -9,8 +9,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { quoteField } from '../record/fields.js';
+import { ACTION_START } from '../record/damage.js';
+import { SET_ASIDE } from '../record/log.js';
 import { claimWeight, rankOf } from '../record/outcome.js';
+
+/** A key (or similarity fingerprint) as the record indexes it: hex, at least 64 bits. */
+export const HEX64 = /^[0-9a-f]{16}/;
+
+/** `,"name":"text"` with the text quoted by JSON.stringify, or nothing when there is no text: an optional field of a hand-written line. */
+const quoteField = (text: string | undefined, name: string): string => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
 export const RECORD_VERSION = 1;
@@ -32,11 +39,9 @@ const Header = z.object({
 
 /** A claim about to be sent (durable before it leaves). */
 const DiskIntent = z.object({
-  v: z.literal(1),
-  /** The filing's id, shared by its intent and outcome (`issuance` on disk: the name 0.2.0 wrote; newFilingId). */
-  issuance: z.string(),
-  /** The claim's content key (identity.ts: its robust content hashed, with its occurrence in its file). */
-  key: z.string(),
+  // `issuance`: the filing's id, shared by its intent and outcome (the name 0.2.0 wrote; newFilingId).
+  // `key`: the claim's content key (identity.ts: its robust content hashed, with its occurrence in its file).
+  ...ACTION_START,
   type: z.literal('intent'),
   at: z.string(),
   /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
@@ -120,9 +125,7 @@ export const RecordStatus = z.enum(['filed', 'rejected', 'uncertain', 'not_sent'
 export type RecordStatus = z.infer<typeof RecordStatus>;
 
 const OutcomeLine = z.object({
-  v: z.literal(1),
-  issuance: z.string(),
-  key: z.string(),
+  ...ACTION_START,
   type: z.literal('outcome'),
   at: z.string(),
   status: RecordStatus,
@@ -130,17 +133,6 @@ const OutcomeLine = z.object({
   error: z.string().optional(),
 });
 export type OutcomeLine = z.infer<typeof OutcomeLine>;
-
-const SetAsideLine = z.object({
-  v: z.literal(1),
-  issuance: z.string(),
-  key: z.string(),
-  type: z.literal('set-aside'),
-  at: z.string(),
-  user: z.string(),
-  line: z.number().int().positive(),
-  reason: z.string(),
-});
 
 /** A journal whose filed and uncertain rows were read into the record (once: a later run skips it). */
 const ImportedLine = z.object({
@@ -151,7 +143,7 @@ const ImportedLine = z.object({
   entries: z.number().int().nonnegative(),
 });
 
-export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, SetAsideLine, ImportedLine, RunLine]);
+export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, z.object(SET_ASIDE), ImportedLine, RunLine]);
 export type RecordLine = z.infer<typeof RecordLine>;
 
 /** A line as the record's readers see it: an intent with its run's details filled in. */
@@ -172,8 +164,6 @@ export function recordFileName(store: RecordStore): string {
 
 /** Where a claim stands in the record: what a new filing of it is checked against. */
 export type RecordState = 'sending' | RecordStatus | 'torn';
-/** The states, in the order the index numbers them (1 + the index). */
-export const STATES: readonly RecordState[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent', 'torn'];
 
 /** The first line of a record, with its newline. */
 export function headerLine(store: RecordStore, created: string): string {

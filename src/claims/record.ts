@@ -22,15 +22,14 @@ import { checkWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { LogGroup, openLog } from '../record/log.js';
-import { syncFolder } from '../record/durable.js';
+import { LogGroup, openLog, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
 import {
   type BatchRow,
   batchIntentLine,
+  HEX64,
   headerLine,
   type IntentLine,
   type NewIntent,
@@ -48,20 +47,7 @@ import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { CLAIM_LINES, CLAIM_WORDS as WORDS, ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
 
 export { RecordDamagedError } from './record-index.js';
-export {
-  type BatchRow,
-  describeHit,
-  type IntentLine,
-  type NewIntent,
-  newFilingId,
-  type OutcomeLine,
-  parseRecordLine,
-  type ReadLine,
-  type RecordHit,
-  type RecordStore,
-  recordFileName,
-  stateWords,
-} from './record-format.js';
+export * from './record-format.js';
 
 /**
  * How long a second run waits for the record's lock before refusing, unless `claims file --lock-wait`
@@ -198,7 +184,7 @@ export class ClaimRecord {
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
     else this.group?.endTornLine(() => damaged, { at: new Date().toISOString(), user: osUser() });
     this.group?.write();
-    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
+    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/log.ts).
     if (created) syncFolder(this.place.dir);
   }
 

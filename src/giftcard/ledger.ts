@@ -10,8 +10,8 @@ import * as z from 'zod';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
+import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
+import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord } from '../record/store.js';
@@ -72,16 +72,12 @@ export const OutcomeStatus = z.enum(['issued', 'failed', 'uncertain']);
 export type OutcomeStatus = z.infer<typeof OutcomeStatus>;
 
 const Common = {
-  v: z.literal(1),
-  /** One id per issuance, shared by its attempt, outcome and warnings. */
-  issuance: z.string(),
-  /**
-   * CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
-   * `|bonus:<order number>`), the id written as its identity (src/core/identity.ts); older records hold
-   * it as typed and are compared by identity too. Records written before the shop and store were
-   * part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
-   */
-  key: z.string(),
+  // `issuance`: one id per issuance, shared by its attempt, outcome and warnings.
+  // `key`: CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
+  // `|bonus:<order number>`), the id written as its identity (src/core/identity.ts); older records hold
+  // it as typed and are compared by identity too. Records written before the shop and store were
+  // part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
+  ...ACTION_START,
   at: z.string(),
   user: z.string(),
   /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
@@ -141,17 +137,8 @@ export const WarningRecord = z.object({
 });
 export type WarningRecord = z.infer<typeof WarningRecord>;
 
-/**
- * A torn line (cut short by an interrupted write, then the file's last line) that a later write
- * ended with a newline: it names the line, and the key and issuance read from the line's beginning.
- * The action stays `uncertain` for good.
- */
-export const SetAsideRecord = z.object({
-  ...Common,
-  type: z.literal('set-aside'),
-  line: z.number().int().positive(),
-  reason: z.string(),
-});
+/** A damaged line set aside (src/record/log.ts SET_ASIDE): its action stays `uncertain` for good. */
+export const SetAsideRecord = z.object({ ...Common, ...SET_ASIDE });
 export type SetAsideRecord = z.infer<typeof SetAsideRecord>;
 
 export const LedgerRecord = z.discriminatedUnion('type', [AttemptRecord, OutcomeRecord, WarningRecord, SetAsideRecord]);

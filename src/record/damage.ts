@@ -17,6 +17,7 @@
  *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
+import * as z from 'zod';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { ChainCheck } from './chain.js';
 
@@ -50,6 +51,12 @@ export interface ReadLines<T> {
   /** Whether the file ends without a newline (a write was interrupted): the next append must end that line first. */
   unterminated: boolean;
 }
+
+/**
+ * The fields every action's line starts with, in this order: its format version, the action's id and
+ * its key, so a line cut short still names its action (recordStart). Each client's schemas begin so.
+ */
+export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string() };
 
 /** The start every record line of format `version` has: `{"v":1,"issuance":"…","key":"…"`. */
 function recordStart(version: number): RegExp {
@@ -219,8 +226,8 @@ export function describeDamaged(lines: DamagedLine[]): string {
   return `${describeDamage(first)}${rest.length ? ` (and ${rest.length} more line(s): ${named}${rest.length > 5 ? ', …' : ''})` : ''}`;
 }
 
-/** How one record names itself in the error that stops a command on a damaged line. */
-export interface DamagedFileWords {
+/** How a record names itself everywhere: a damaged line's refusal (below), a file that shrank (witness.ts), its repair (repair.ts). */
+export interface RecordWords {
   /** "record of claims", "gift card ledger". */
   what: string;
   /** Why nothing was sent: "a line opcli cannot read could be …, and … without it could … twice". */
@@ -229,10 +236,6 @@ export interface DamagedFileWords {
   repair: string;
   /** The name of the file's path in the error's JSON details. */
   detailsKey: string;
-}
-
-/** How a record names itself everywhere: a damaged line's refusal (above), a file that shrank (witness.ts), its repair (repair.ts). */
-export interface RecordWords extends DamagedFileWords {
   /** The command that repairs it: "opcli claims repair". */
   command: string;
 }
@@ -242,7 +245,7 @@ export class DamagedRecordFileError extends OpcliError {
   constructor(
     readonly path: string,
     readonly lines: DamagedLine[],
-    words: DamagedFileWords,
+    words: Omit<RecordWords, 'command'>,
   ) {
     const first = lines[0];
     const at = first?.byte === undefined ? '' : ` Line ${first.line} starts at byte ${first.byte} of the file.`;

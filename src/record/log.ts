@@ -5,16 +5,22 @@
  * policy (damage.ts LineCheck), each record handed over with its byte offset, so an index keeps
  * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
  * last line (chain.ts), read back under the lock; made durable in groups (LogGroup: one fdatasync for
- * a group, before any of its requests leaves). What makes an append durable is durable.ts.
+ * a group, before any of its requests leaves).
+ *
+ * What makes a line survive a power cut or an OS crash before the request it announces leaves: the
+ * file's data synced (fdatasync), and, the first time the file is written, its name in its folder
+ * (fsync of the folder: fsync(2) on Linux says a file's own sync does not promise the entry that
+ * names it). Both run before the request that can move money, so a rerun after the crash finds the
+ * attempt and does not pay again.
  */
-import { closeSync, constants, fdatasync, fstatSync, readSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
-import { type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
-import { syncWritten } from './durable.js';
+import * as z from 'zod';
+import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
 import { eachLineSync } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
 
@@ -225,7 +231,7 @@ function datasyncInPool(fd: number): Promise<void> {
 /**
  * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
- * money (durable.ts): a group of one (LogGroup). A torn last line is ended first
+ * money (syncWritten): a group of one (LogGroup). A torn last line is ended first
  * (LogGroup.endTornLine, the file read only then). `writer`: the record's own (LogWriter), kept
  * between appends by its client.
  */
@@ -255,9 +261,20 @@ export function appendDurable<T>(
 }
 
 /**
- * A `set-aside` line (JSON, no newline): line `d.line` of the record was damaged, and why; the action
- * its beginning names stays uncertain. The id and key come first, as in every line (damage.ts).
+ * A `set-aside` line as every client reads it: line `line` of the record was damaged (a torn line a
+ * later write ended, or a line `repair` set aside), and why, with the key and id read from its
+ * beginning: the action they name stays `uncertain` for good.
  */
+export const SET_ASIDE = {
+  ...ACTION_START,
+  type: z.literal('set-aside'),
+  at: z.string(),
+  user: z.string(),
+  line: z.number().int().positive(),
+  reason: z.string(),
+};
+
+/** A `set-aside` line (SET_ASIDE; JSON, no newline). The id and key come first, as in every line (damage.ts). */
 export function setAsideLine(d: Pick<DamagedLine, 'line' | 'key' | 'issuance'>, reason: string, at: string, user: string): string {
   const issuance = d.issuance ?? `damaged-line-${d.line}`;
   return JSON.stringify({ v: 1, issuance, key: d.key ?? 'unknown', type: 'set-aside', at, user, line: d.line, reason });
@@ -273,4 +290,35 @@ function endsWithNewline(fd: number, size: number): boolean {
 function newlineFrom(fd: number, from: number, size: number): boolean {
   const rest = Buffer.alloc(size - from);
   return readSync(fd, rest, 0, rest.length, from) !== rest.length || rest.includes(0x0a);
+}
+
+/**
+ * Makes what was written to `fd` durable. `newIn`: the folder of a file this write created (it was
+ * empty before), whose entry is synced too.
+ */
+export function syncWritten(fd: number, newIn?: string): void {
+  fdatasyncSync(fd);
+  if (newIn !== undefined) syncFolder(newIn);
+}
+
+/**
+ * Syncs a folder's entries (a file just created in it). As SQLite does (os_unix.c, unixSync with
+ * DIRSYNC), a folder that cannot be opened or synced is passed over: Windows opens no folder as a
+ * file (NTFS journals the name itself), and some file systems refuse fsync on a folder.
+ */
+export function syncFolder(dir: string): void {
+  if (process.platform === 'win32') return;
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch {
+    // EINVAL on a file system that cannot sync a folder: nothing more can be done for its entry.
+  } finally {
+    closeSync(fd);
+  }
 }
