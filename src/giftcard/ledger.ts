@@ -11,7 +11,7 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '.
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
+import { appendDurable, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord } from '../record/store.js';
@@ -67,10 +67,6 @@ const WORDS: RecordWords = {
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
 export type CreditPath = z.infer<typeof CreditPath>;
 
-/** Final state of an issuance. `uncertain`: a request may have moved money but no answer says so. */
-export const OutcomeStatus = z.enum(['issued', 'failed', 'uncertain']);
-export type OutcomeStatus = z.infer<typeof OutcomeStatus>;
-
 const Common = {
   // `issuance`: one id per issuance, shared by its attempt, outcome and warnings.
   // `key`: CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
@@ -111,7 +107,8 @@ export type AttemptRecord = z.infer<typeof AttemptRecord>;
 export const OutcomeRecord = z.object({
   ...Common,
   type: z.literal('outcome'),
-  status: OutcomeStatus,
+  /** Final state of an issuance. `uncertain`: a request may have moved money but no answer says so. */
+  status: z.enum(['issued', 'failed', 'uncertain']),
   path: CreditPath.optional(),
   cardId: z.string().optional(),
   balanceCents: z.number().int().optional(),
@@ -138,8 +135,8 @@ export const WarningRecord = z.object({
 export type WarningRecord = z.infer<typeof WarningRecord>;
 
 /** A damaged line set aside (src/record/log.ts SET_ASIDE): its action stays `uncertain` for good. */
-export const SetAsideRecord = z.object({ ...Common, ...SET_ASIDE });
-export type SetAsideRecord = z.infer<typeof SetAsideRecord>;
+const SetAsideRecord = z.object({ ...Common, ...SET_ASIDE });
+type SetAsideRecord = z.infer<typeof SetAsideRecord>;
 
 export const LedgerRecord = z.discriminatedUnion('type', [AttemptRecord, OutcomeRecord, WarningRecord, SetAsideRecord]);
 export type LedgerRecord = z.infer<typeof LedgerRecord>;
@@ -396,7 +393,7 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
 }
 
 /** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take`; each author named as the OS names the line's uid (src/record/chain.ts). */
-function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
+function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
   return readLog(fd, LEDGER_LINES, (r) => {
     if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     take(r);

@@ -22,7 +22,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { ChainCheck } from './chain.js';
 
 /** Why a line cannot be read. */
-export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';
+type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';
 
 /** The longest line a record or journal may hold (1 MiB): opcli's own lines are a few hundred bytes. */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -42,14 +42,6 @@ export interface DamagedLine {
   issuance?: string;
   /** The version a `newer` line declares. */
   version?: number;
-}
-
-/** The records of a file that parse, and the lines that do not. */
-export interface ReadLines<T> {
-  records: T[];
-  damaged: DamagedLine[];
-  /** Whether the file ends without a newline (a write was interrupted): the next append must end that line first. */
-  unterminated: boolean;
 }
 
 /**
@@ -75,7 +67,7 @@ function unquote(text: string): string | undefined {
  * Reads one line (1-based `number`; `last`: the file's last line, with no newline after it) with
  * `parse`: its record, or what is wrong with it (a `torn` line is only ever the last one here).
  */
-export function readRecordLine<T>(
+function readRecordLine<T>(
   line: string,
   number: number,
   last: boolean,
@@ -108,6 +100,8 @@ export interface LineSchema<T> {
   version: number;
   parse(value: unknown): T | undefined;
   setAsideOf?(record: T): number | undefined;
+  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
+  isHeader?(record: T): boolean;
 }
 
 /**
@@ -120,6 +114,9 @@ export class LineCheck<T> {
   readonly damaged: DamagedLine[] = [];
   readonly chain: ChainCheck;
   private readonly setAside = new Set<number>();
+
+  /** Lines handed to `next`. */
+  private lines = 0;
 
   /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
   constructor(
@@ -147,26 +144,31 @@ export class LineCheck<T> {
     if (broken) this.damaged.push({ ...broken, byte, ...named(read.record) });
     const aside = this.schema.setAsideOf?.(read.record);
     if (aside !== undefined) this.setAside.add(aside);
+    if (this.schema.isHeader && this.schema.isHeader(read.record) !== (number === 1)) {
+      this.damaged.push({ line: number, byte, kind: 'garbage' });
+      return undefined;
+    }
     return read.record;
   }
 
-  /** The damaged lines, once every line was taken. */
+  /** `take` for the next line of a file read from its start, as file-lines.ts hands it over (OnLine). */
+  next(buffer: Buffer, start: number, end: number, byte: number, complete: boolean, long: boolean): T | undefined {
+    this.lines++;
+    return this.take(long ? '' : buffer.toString('utf8', start, end), this.lines, byte, complete, long);
+  }
+
+  /** The damaged lines, once every line was taken: one a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
   end(): DamagedLine[] {
-    settleSetAside(this.damaged, this.setAside);
+    for (const d of this.damaged) if (d.kind === 'garbage' && d.key !== undefined && this.setAside.has(d.line)) d.kind = 'torn';
     return this.damaged;
   }
 }
 
-/** Splits `text` into records parsed by `parse` and damaged lines, classed by LineCheck. */
-export function readRecordLines<T>(
-  text: string,
-  version: number,
-  parse: (value: unknown) => T | undefined,
-  setAsideOf?: (record: T) => number | undefined,
-): ReadLines<T> {
+/** Splits `text` (a file's, read whole) into records parsed by `parse` and damaged lines, classed by LineCheck. */
+export function readRecordLines<T>(text: string, version: number, parse: (value: unknown) => T | undefined): { records: T[]; damaged: DamagedLine[] } {
   const lines = text.split('\n');
   const unterminated = text.length > 0 && !text.endsWith('\n');
-  const check = new LineCheck({ version, parse, setAsideOf });
+  const check = new LineCheck({ version, parse });
   const records: T[] = [];
   let byte = 0;
   lines.forEach((line, i) => {
@@ -175,18 +177,13 @@ export function readRecordLines<T>(
     if (r !== undefined) records.push(r);
     byte += Buffer.byteLength(line) + 1;
   });
-  return { records, damaged: check.end(), unterminated };
+  return { records, damaged: check.end() };
 }
 
 /** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */
 function named(record: unknown): { key?: string; issuance?: string } {
   const r = record as { key?: unknown; issuance?: unknown };
   return { key: typeof r.key === 'string' ? r.key : undefined, issuance: typeof r.issuance === 'string' ? r.issuance : undefined };
-}
-
-/** A damaged line that a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
-export function settleSetAside(damaged: DamagedLine[], setAside: ReadonlySet<number>): void {
-  for (const d of damaged) if (d.kind === 'garbage' && d.key !== undefined && setAside.has(d.line)) d.kind = 'torn';
 }
 
 /**
@@ -216,7 +213,7 @@ export function describeDamage(d: DamagedLine): string {
 }
 
 /** The first damaged line described, and how many more there are (up to five named): the start of a damaged file's error. */
-export function describeDamaged(lines: DamagedLine[]): string {
+function describeDamaged(lines: DamagedLine[]): string {
   const first = lines[0] as DamagedLine;
   const rest = lines.slice(1);
   const named = rest

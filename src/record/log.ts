@@ -26,25 +26,14 @@ import { keepWitnessOf } from './witness.js';
 
 /**
  * What a client of the record (the record of claims, the gift card ledger) gives: its lines' schema,
- * the line a set-aside names, and the terms a line is found by (its key, its customer); the record
- * does the rest (reading under the damage policy, appending, the index: store.ts, repair: repair.ts).
+ * the line a set-aside names, its header, and the terms a line is found by (its key, its customer);
+ * the record does the rest (reading under the damage policy, appending, the index: store.ts, repair:
+ * repair.ts).
  */
 export interface RecordClient<T> extends LineSchema<T> {
   /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
   terms: string;
   termsOf(record: T): string[];
-  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
-  isHeader?(record: T): boolean;
-}
-
-/** What reading a record file found besides its records. */
-export interface LogRead {
-  damaged: DamagedLine[];
-  /** Lines read (the last one's number). */
-  lines: number;
-  /** The file does not end with a newline: its last line was cut short, and the next append ends it first. */
-  unterminated: boolean;
-  size: number;
 }
 
 /**
@@ -56,16 +45,14 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
   return openPrivateFile(join(place.dir, name), flags, what, 0o600, place.shared);
 }
 
-/** Reads every line of the record open as `fd` under the damage policy; each record goes to `take` with its byte offset and line number. */
-export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T, offset: number, line: number) => void): LogRead {
+/** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
+export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
-  let n = 0;
-  const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
-    n++;
-    const record = check.take(long ? '' : buffer.toString('utf8', start, end), n, offset, complete, long);
-    if (record !== undefined) take(record, offset, n);
+  eachLineSync(fd, (...line) => {
+    const record = check.next(...line);
+    if (record !== undefined) take(record);
   });
-  return { damaged: check.end(), lines: n, unterminated: !ended.endsWithNewline, size: ended.size };
+  return { damaged: check.end() };
 }
 
 /** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
@@ -296,7 +283,7 @@ function newlineFrom(fd: number, from: number, size: number): boolean {
  * Makes what was written to `fd` durable. `newIn`: the folder of a file this write created (it was
  * empty before), whose entry is synced too.
  */
-export function syncWritten(fd: number, newIn?: string): void {
+function syncWritten(fd: number, newIn?: string): void {
   fdatasyncSync(fd);
   if (newIn !== undefined) syncFolder(newIn);
 }

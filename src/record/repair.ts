@@ -37,7 +37,7 @@ export interface RepairTarget {
 }
 
 /** A client's record file (log.ts) to repair: what it is named, its lock, how it reads, and its header (a damaged line 1 gets a new one). */
-export interface RecordFile<T> {
+interface RecordFile<T> {
   place: RecordPlace;
   name: string;
   lock: string;

@@ -208,11 +208,7 @@ function readTail<T>(
     (buffer, start, end, offset, complete, long) => {
       line++;
       const text = long ? '' : buffer.toString('utf8', start, end);
-      let record = check.take(text, line, offset, complete, long);
-      if (record !== undefined && client.isHeader && client.isHeader(record) !== (line === 1)) {
-        check.damaged.push({ line, byte: offset, kind: 'garbage' });
-        record = undefined;
-      }
+      const record = check.take(text, line, offset, complete, long);
       if (!complete) return;
       if (record !== undefined) for (const term of client.termsOf(record)) entries.push([term, offset]);
       covered.size = offset + (end - start) + 1;
