@@ -6,7 +6,7 @@
  * before its request leaves, then an `outcome`; a command that files consults it first, under the
  * record's lock, so the same claim copied into another file, pasted twice or run twice from
  * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/record/damage.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
+ * (src/record/damage.ts, chain.ts, witness.ts). This file owns the file: opening
  * it under its lock, reading lines back by offset, and writing; the lines' format is
  * record-format.ts; the index of offsets, record-index.ts.
  *

@@ -13,7 +13,7 @@
  *   action they name is then `uncertain`, never absent;
  * - `long`: longer than MAX_LINE_BYTES, which no record opcli writes comes near: refused unread, so
  *   a line of 100 MB costs a pass over its bytes and never that much memory;
- * - `chain`: a line that does not name the hash of the line before it (record-chain.ts): a line
+ * - `chain`: a line that does not name the hash of the line before it (chain.ts): a line
  *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */

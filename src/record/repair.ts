@@ -32,7 +32,7 @@ export interface RepairTarget {
   parse(value: unknown): unknown;
   /** The set-aside line (JSON) for a damaged line. */
   setAside(d: DamagedLine, reason: string, at: string): string;
-  /** Accepts the record as it is once repaired: what this person saw of it (record-witness.ts) becomes what it holds. */
+  /** Accepts the record as it is once repaired: what this person saw of it (witness.ts) becomes what it holds. */
   accept?(): void;
 }
 
