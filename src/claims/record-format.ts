@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { ACTION_START } from '../record/damage.js';
+import { ACTION_START, parseText } from '../record/damage.js';
 import { SET_ASIDE } from '../record/log.js';
 import { claimWeight, rankOf } from '../record/outcome.js';
 
@@ -223,11 +223,4 @@ export function stateWords(state: RecordState): string {
 }
 
 /** A line of the record as text, parsed (undefined: none, not JSON, or not a line of this version). */
-export function parseLineText(text: string | undefined): RecordLine | undefined {
-  if (!text) return undefined;
-  try {
-    return parseRecordLine(JSON.parse(text));
-  } catch {
-    return undefined;
-  }
-}
+export const parseLineText = (text: string | undefined): RecordLine | undefined => parseText(parseRecordLine, text);

@@ -95,6 +95,15 @@ function readRecordLine<T>(
   return { damaged: { line: number, kind: 'garbage' } };
 }
 
+/** A line's text parsed by a schema's `parse` (undefined: no text, not JSON, or not a record of this version). */
+export function parseText<T>(parse: (value: unknown) => T | undefined, text: string | undefined): T | undefined {
+  try {
+    return text ? parse(JSON.parse(text)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How a record's lines read: the format version this opcli reads, their schema, and the line a set-aside names (a client's, log.ts RecordClient). */
 export interface LineSchema<T> {
   version: number;
