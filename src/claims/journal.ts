@@ -25,7 +25,7 @@ import { openPrivateFile } from '../config/private-file.js';
 import { osUser } from '../config/user-name.js';
 import { OpcliError, UsageError } from '../core/errors.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
-import { HEX64 } from '../record/fields.js';
+import { HEX64 } from './record-format.js';
 import { eachLineSync, lineAt } from '../record/file-lines.js';
 import { half, KeyTable } from '../record/key-table.js';
 import { setAsideLine } from '../record/log.js';

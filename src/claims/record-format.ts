@@ -9,8 +9,15 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { quoteField } from '../record/fields.js';
+import { ACTION_START, parseText } from '../record/damage.js';
+import { SET_ASIDE } from '../record/log.js';
 import { claimWeight, rankOf } from '../record/outcome.js';
+
+/** A key (or similarity fingerprint) as the record indexes it: hex, at least 64 bits. */
+export const HEX64 = /^[0-9a-f]{16}/;
+
+/** `,"name":"text"` with the text quoted by JSON.stringify, or nothing when there is no text: an optional field of a hand-written line. */
+const quoteField = (text: string | undefined, name: string): string => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
 
 /** The format this opcli writes; a line of a higher one stops a command (upgrade). */
 export const RECORD_VERSION = 1;
@@ -32,11 +39,9 @@ const Header = z.object({
 
 /** A claim about to be sent (durable before it leaves). */
 const DiskIntent = z.object({
-  v: z.literal(1),
-  /** The filing's id, shared by its intent and outcome (`issuance` on disk: the name 0.2.0 wrote; newFilingId). */
-  issuance: z.string(),
-  /** The claim's content key (identity.ts: its robust content hashed, with its occurrence in its file). */
-  key: z.string(),
+  // `issuance`: the filing's id, shared by its intent and outcome (the name 0.2.0 wrote; newFilingId).
+  // `key`: the claim's content key (plan.ts: its robust content hashed, with its occurrence in its file).
+  ...ACTION_START,
   type: z.literal('intent'),
   at: z.string(),
   /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
@@ -49,22 +54,22 @@ const DiskIntent = z.object({
   line: z.number().int().optional(),
   /** The batch's journal: its request leaves only once both are durable, so an intent its journal lacks never left. */
   journal: z.string().optional(),
-  /** recordSimilarity (identity.ts): the customer's e-mail and the item. */
+  /** recordSimilarity (plan.ts): the customer's e-mail and the item. */
   sim: z.string().optional(),
   email: z.string().optional(),
   item: z.string().optional(),
   forced: z.boolean().optional(),
   /**
-   * A batch row's key in its run when it is not `key`: the hash of its --key value (identity.ts
+   * A batch row's key in its run when it is not `key`: the hash of its --key value (plan.ts
    * userKeyHash), which `key` (the content's) is not. With `tag`, what a batch's resume asks the
    * record by (issue 40: resume from the record, not from the journal).
    */
   row: z.string().optional(),
-  /** Under --key: the 32-bit tag of the row's content (identity.ts contentTag), to tell a changed row under one key. */
+  /** Under --key: the 32-bit tag of the row's content (plan.ts contentTag), to tell a changed row under one key. */
   tag: z.number().int().nonnegative().optional(),
-  /** A batch row's "looks like" fingerprint in its batch (identity.ts `similarity`: the e-mail and the item's name and sku). */
+  /** A batch row's "looks like" fingerprint in its batch (plan.ts `similarity`: the e-mail and the item's name and sku). */
   like: z.string().optional(),
-  /** A batch row's claim in its robust form (identity.ts), to show what differs when a changed or similar row turns up in its batch. */
+  /** A batch row's claim in its robust form (plan.ts), to show what differs when a changed or similar row turns up in its batch. */
   claim: z.unknown().optional(),
   /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
   uid: z.number().int().nullable().optional(),
@@ -120,9 +125,7 @@ export const RecordStatus = z.enum(['filed', 'rejected', 'uncertain', 'not_sent'
 export type RecordStatus = z.infer<typeof RecordStatus>;
 
 const OutcomeLine = z.object({
-  v: z.literal(1),
-  issuance: z.string(),
-  key: z.string(),
+  ...ACTION_START,
   type: z.literal('outcome'),
   at: z.string(),
   status: RecordStatus,
@@ -130,17 +133,6 @@ const OutcomeLine = z.object({
   error: z.string().optional(),
 });
 export type OutcomeLine = z.infer<typeof OutcomeLine>;
-
-const SetAsideLine = z.object({
-  v: z.literal(1),
-  issuance: z.string(),
-  key: z.string(),
-  type: z.literal('set-aside'),
-  at: z.string(),
-  user: z.string(),
-  line: z.number().int().positive(),
-  reason: z.string(),
-});
 
 /** A journal whose filed and uncertain rows were read into the record (once: a later run skips it). */
 const ImportedLine = z.object({
@@ -151,7 +143,7 @@ const ImportedLine = z.object({
   entries: z.number().int().nonnegative(),
 });
 
-export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, SetAsideLine, ImportedLine, RunLine]);
+export const RecordLine = z.discriminatedUnion('type', [Header, DiskIntent, OutcomeLine, z.object(SET_ASIDE), ImportedLine, RunLine]);
 export type RecordLine = z.infer<typeof RecordLine>;
 
 /** A line as the record's readers see it: an intent with its run's details filled in. */
@@ -172,8 +164,6 @@ export function recordFileName(store: RecordStore): string {
 
 /** Where a claim stands in the record: what a new filing of it is checked against. */
 export type RecordState = 'sending' | RecordStatus | 'torn';
-/** The states, in the order the index numbers them (1 + the index). */
-export const STATES: readonly RecordState[] = ['sending', 'filed', 'rejected', 'uncertain', 'not_sent', 'torn'];
 
 /** The first line of a record, with its newline. */
 export function headerLine(store: RecordStore, created: string): string {
@@ -233,11 +223,4 @@ export function stateWords(state: RecordState): string {
 }
 
 /** A line of the record as text, parsed (undefined: none, not JSON, or not a line of this version). */
-export function parseLineText(text: string | undefined): RecordLine | undefined {
-  if (!text) return undefined;
-  try {
-    return parseRecordLine(JSON.parse(text));
-  } catch {
-    return undefined;
-  }
-}
+export const parseLineText = (text: string | undefined): RecordLine | undefined => parseText(parseRecordLine, text);

@@ -11,7 +11,6 @@
  * the journals read in).
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
-import { HEX64 } from '../record/fields.js';
 import { authorName } from '../record/chain.js';
 import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
@@ -19,6 +18,7 @@ import { IndexedRecord, type RecordClient } from '../record/store.js';
 import { lineAtSync } from '../record/file-lines.js';
 import {
   type DiskIntent,
+  HEX64,
   type IntentLine,
   type OutcomeLine,
   parseRecordLine,

@@ -6,7 +6,7 @@
  * before its request leaves, then an `outcome`; a command that files consults it first, under the
  * record's lock, so the same claim copied into another file, pasted twice or run twice from
  * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/record/damage.ts, record-chain.ts, record-witness.ts). This file owns the file: opening
+ * (src/record/damage.ts, chain.ts, witness.ts). This file owns the file: opening
  * it under its lock, reading lines back by offset, and writing; the lines' format is
  * record-format.ts; the index of offsets, record-index.ts.
  *
@@ -22,15 +22,14 @@ import { checkWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { HEX64 } from '../record/fields.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { endsWithNewline, endTornLine, LogGroup, openLog } from '../record/log.js';
-import { syncFolder } from '../record/durable.js';
+import { LogGroup, openLog, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLineSync } from '../record/file-lines.js';
 import {
   type BatchRow,
   batchIntentLine,
+  HEX64,
   headerLine,
   type IntentLine,
   type NewIntent,
@@ -48,20 +47,7 @@ import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { CLAIM_LINES, CLAIM_WORDS as WORDS, ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
 
 export { RecordDamagedError } from './record-index.js';
-export {
-  type BatchRow,
-  describeHit,
-  type IntentLine,
-  type NewIntent,
-  newFilingId,
-  type OutcomeLine,
-  parseRecordLine,
-  type ReadLine,
-  type RecordHit,
-  type RecordStore,
-  recordFileName,
-  stateWords,
-} from './record-format.js';
+export * from './record-format.js';
 
 /**
  * How long a second run waits for the record's lock before refusing, unless `claims file --lock-wait`
@@ -193,15 +179,12 @@ export class ClaimRecord {
     if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
     this.intact = !tolerate;
     if (!writing) return;
-    const size = fstatSync(fd).size;
-    const created = size === 0;
+    const created = fstatSync(fd).size === 0;
     if (created) this.group?.queue(headerLine(this.store, new Date().toISOString()));
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    const unterminated = !created && !endsWithNewline(fd, size);
-    const lines = Math.max(0, ...damaged.filter((d) => d.kind === 'torn').map((d) => d.line));
-    const torn = endTornLine({ damaged, lines, unterminated }, new Date().toISOString(), osUser());
-    this.group?.write(torn);
-    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/durable.ts).
+    else this.group?.endTornLine(() => damaged, { at: new Date().toISOString(), user: osUser() });
+    this.group?.write();
+    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/log.ts).
     if (created) syncFolder(this.place.dir);
   }
 

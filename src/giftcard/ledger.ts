@@ -10,8 +10,8 @@ import * as z from 'zod';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, type LogRead, LogWriter, openLog, type RecordClient, readLog, withRecordLock } from '../record/log.js';
+import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
+import { appendDurable, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
@@ -68,21 +68,13 @@ const WORDS: RecordWords = {
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
 export type CreditPath = z.infer<typeof CreditPath>;
 
-/** Final state of an issuance. `uncertain`: a request may have moved money but no answer says so. */
-export const OutcomeStatus = z.enum(['issued', 'failed', 'uncertain']);
-export type OutcomeStatus = z.infer<typeof OutcomeStatus>;
-
 const Common = {
-  v: z.literal(1),
-  /** One id per issuance, shared by its attempt, outcome and warnings. */
-  issuance: z.string(),
-  /**
-   * CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
-   * `|bonus:<order number>`), the id written as its identity (src/core/identity.ts); older records hold
-   * it as typed and are compared by identity too. Records written before the shop and store were
-   * part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
-   */
-  key: z.string(),
+  // `issuance`: one id per issuance, shared by its attempt, outcome and warnings.
+  // `key`: CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
+  // `|bonus:<order number>`), the id written as its identity (src/core/identity.ts); older records hold
+  // it as typed and are compared by identity too. Records written before the shop and store were
+  // part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
+  ...ACTION_START,
   at: z.string(),
   user: z.string(),
   /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
@@ -116,7 +108,8 @@ export type AttemptRecord = z.infer<typeof AttemptRecord>;
 export const OutcomeRecord = z.object({
   ...Common,
   type: z.literal('outcome'),
-  status: OutcomeStatus,
+  /** Final state of an issuance. `uncertain`: a request may have moved money but no answer says so. */
+  status: z.enum(['issued', 'failed', 'uncertain']),
   path: CreditPath.optional(),
   cardId: z.string().optional(),
   balanceCents: z.number().int().optional(),
@@ -142,18 +135,9 @@ export const WarningRecord = z.object({
 });
 export type WarningRecord = z.infer<typeof WarningRecord>;
 
-/**
- * A torn line (cut short by an interrupted write, then the file's last line) that a later write
- * ended with a newline: it names the line, and the key and issuance read from the line's beginning.
- * The action stays `uncertain` for good.
- */
-export const SetAsideRecord = z.object({
-  ...Common,
-  type: z.literal('set-aside'),
-  line: z.number().int().positive(),
-  reason: z.string(),
-});
-export type SetAsideRecord = z.infer<typeof SetAsideRecord>;
+/** A damaged line set aside (src/record/log.ts SET_ASIDE): its action stays `uncertain` for good. */
+const SetAsideRecord = z.object({ ...Common, ...SET_ASIDE });
+type SetAsideRecord = z.infer<typeof SetAsideRecord>;
 
 export const LedgerRecord = z.discriminatedUnion('type', [AttemptRecord, OutcomeRecord, WarningRecord, SetAsideRecord]);
 export type LedgerRecord = z.infer<typeof LedgerRecord>;
@@ -414,7 +398,7 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
 }
 
 /** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take`; each author named as the OS names the line's uid (src/record/chain.ts). */
-function readLedger(fd: number, take: (r: LedgerRecord) => void): LogRead {
+function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
   return readLog(fd, LEDGER_LINES, (r) => {
     if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     take(r);

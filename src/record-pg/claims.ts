@@ -28,7 +28,7 @@
  */
 import { hostName, osUser } from '../config/user-name.js';
 import { emailIdentity } from '../core/identity.js';
-import { HEX64 } from '../record/fields.js';
+import { HEX64 } from '../claims/record-format.js';
 import { claimMayExist } from '../record/outcome.js';
 import type { ClaimRecord } from '../claims/record.js';
 import {

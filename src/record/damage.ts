@@ -13,15 +13,16 @@
  *   action they name is then `uncertain`, never absent;
  * - `long`: longer than MAX_LINE_BYTES, which no record opcli writes comes near: refused unread, so
  *   a line of 100 MB costs a pass over its bytes and never that much memory;
- * - `chain`: a line that does not name the hash of the line before it (record-chain.ts): a line
+ * - `chain`: a line that does not name the hash of the line before it (chain.ts): a line
  *   before it was removed, changed or inserted;
  * - `garbage`: anything else.
  */
+import * as z from 'zod';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { ChainCheck } from './chain.js';
 
 /** Why a line cannot be read. */
-export type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';
+type DamageKind = 'newer' | 'nul' | 'torn' | 'long' | 'garbage' | 'chain';
 
 /** The longest line a record or journal may hold (1 MiB): opcli's own lines are a few hundred bytes. */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -43,13 +44,11 @@ export interface DamagedLine {
   version?: number;
 }
 
-/** The records of a file that parse, and the lines that do not. */
-export interface ReadLines<T> {
-  records: T[];
-  damaged: DamagedLine[];
-  /** Whether the file ends without a newline (a write was interrupted): the next append must end that line first. */
-  unterminated: boolean;
-}
+/**
+ * The fields every action's line starts with, in this order: its format version, the action's id and
+ * its key, so a line cut short still names its action (recordStart). Each client's schemas begin so.
+ */
+export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string() };
 
 /** The start every record line of format `version` has: `{"v":1,"issuance":"…","key":"…"`. */
 function recordStart(version: number): RegExp {
@@ -68,7 +67,7 @@ function unquote(text: string): string | undefined {
  * Reads one line (1-based `number`; `last`: the file's last line, with no newline after it) with
  * `parse`: its record, or what is wrong with it (a `torn` line is only ever the last one here).
  */
-export function readRecordLine<T>(
+function readRecordLine<T>(
   line: string,
   number: number,
   last: boolean,
@@ -96,11 +95,22 @@ export function readRecordLine<T>(
   return { damaged: { line: number, kind: 'garbage' } };
 }
 
+/** A line's text parsed by a schema's `parse` (undefined: no text, not JSON, or not a record of this version). */
+export function parseText<T>(parse: (value: unknown) => T | undefined, text: string | undefined): T | undefined {
+  try {
+    return text ? parse(JSON.parse(text)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** How a record's lines read: the format version this opcli reads, their schema, and the line a set-aside names (a client's, log.ts RecordClient). */
 export interface LineSchema<T> {
   version: number;
   parse(value: unknown): T | undefined;
   setAsideOf?(record: T): number | undefined;
+  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
+  isHeader?(record: T): boolean;
 }
 
 /**
@@ -113,6 +123,9 @@ export class LineCheck<T> {
   readonly damaged: DamagedLine[] = [];
   readonly chain: ChainCheck;
   private readonly setAside = new Set<number>();
+
+  /** Lines handed to `next`. */
+  private lines = 0;
 
   /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
   constructor(
@@ -140,26 +153,31 @@ export class LineCheck<T> {
     if (broken) this.damaged.push({ ...broken, byte, ...named(read.record) });
     const aside = this.schema.setAsideOf?.(read.record);
     if (aside !== undefined) this.setAside.add(aside);
+    if (this.schema.isHeader && this.schema.isHeader(read.record) !== (number === 1)) {
+      this.damaged.push({ line: number, byte, kind: 'garbage' });
+      return undefined;
+    }
     return read.record;
   }
 
-  /** The damaged lines, once every line was taken. */
+  /** `take` for the next line of a file read from its start, as file-lines.ts hands it over (OnLine). */
+  next(buffer: Buffer, start: number, end: number, byte: number, complete: boolean, long: boolean): T | undefined {
+    this.lines++;
+    return this.take(long ? '' : buffer.toString('utf8', start, end), this.lines, byte, complete, long);
+  }
+
+  /** The damaged lines, once every line was taken: one a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
   end(): DamagedLine[] {
-    settleSetAside(this.damaged, this.setAside);
+    for (const d of this.damaged) if (d.kind === 'garbage' && d.key !== undefined && this.setAside.has(d.line)) d.kind = 'torn';
     return this.damaged;
   }
 }
 
-/** Splits `text` into records parsed by `parse` and damaged lines, classed by LineCheck. */
-export function readRecordLines<T>(
-  text: string,
-  version: number,
-  parse: (value: unknown) => T | undefined,
-  setAsideOf?: (record: T) => number | undefined,
-): ReadLines<T> {
+/** Splits `text` (a file's, read whole) into records parsed by `parse` and damaged lines, classed by LineCheck. */
+export function readRecordLines<T>(text: string, version: number, parse: (value: unknown) => T | undefined): { records: T[]; damaged: DamagedLine[] } {
   const lines = text.split('\n');
   const unterminated = text.length > 0 && !text.endsWith('\n');
-  const check = new LineCheck({ version, parse, setAsideOf });
+  const check = new LineCheck({ version, parse });
   const records: T[] = [];
   let byte = 0;
   lines.forEach((line, i) => {
@@ -168,18 +186,13 @@ export function readRecordLines<T>(
     if (r !== undefined) records.push(r);
     byte += Buffer.byteLength(line) + 1;
   });
-  return { records, damaged: check.end(), unterminated };
+  return { records, damaged: check.end() };
 }
 
 /** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */
 function named(record: unknown): { key?: string; issuance?: string } {
   const r = record as { key?: unknown; issuance?: unknown };
   return { key: typeof r.key === 'string' ? r.key : undefined, issuance: typeof r.issuance === 'string' ? r.issuance : undefined };
-}
-
-/** A damaged line that a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */
-export function settleSetAside(damaged: DamagedLine[], setAside: ReadonlySet<number>): void {
-  for (const d of damaged) if (d.kind === 'garbage' && d.key !== undefined && setAside.has(d.line)) d.kind = 'torn';
 }
 
 /**
@@ -209,7 +222,7 @@ export function describeDamage(d: DamagedLine): string {
 }
 
 /** The first damaged line described, and how many more there are (up to five named): the start of a damaged file's error. */
-export function describeDamaged(lines: DamagedLine[]): string {
+function describeDamaged(lines: DamagedLine[]): string {
   const first = lines[0] as DamagedLine;
   const rest = lines.slice(1);
   const named = rest
@@ -219,8 +232,8 @@ export function describeDamaged(lines: DamagedLine[]): string {
   return `${describeDamage(first)}${rest.length ? ` (and ${rest.length} more line(s): ${named}${rest.length > 5 ? ', …' : ''})` : ''}`;
 }
 
-/** How one record names itself in the error that stops a command on a damaged line. */
-export interface DamagedFileWords {
+/** How a record names itself everywhere: a damaged line's refusal (below), a file that shrank (witness.ts), its repair (repair.ts). */
+export interface RecordWords {
   /** "record of claims", "gift card ledger". */
   what: string;
   /** Why nothing was sent: "a line opcli cannot read could be …, and … without it could … twice". */
@@ -229,10 +242,6 @@ export interface DamagedFileWords {
   repair: string;
   /** The name of the file's path in the error's JSON details. */
   detailsKey: string;
-}
-
-/** How a record names itself everywhere: a damaged line's refusal (above), a file that shrank (witness.ts), its repair (repair.ts). */
-export interface RecordWords extends DamagedFileWords {
   /** The command that repairs it: "opcli claims repair". */
   command: string;
 }
@@ -242,7 +251,7 @@ export class DamagedRecordFileError extends OpcliError {
   constructor(
     readonly path: string,
     readonly lines: DamagedLine[],
-    words: DamagedFileWords,
+    words: Omit<RecordWords, 'command'>,
   ) {
     const first = lines[0];
     const at = first?.byte === undefined ? '' : ` Line ${first.line} starts at byte ${first.byte} of the file.`;

@@ -11,7 +11,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { MAX_LINE_BYTES } from './damage.js';
 
 /** How much of the file one read takes. */
-export const READ_CHUNK = 256 * 1024;
+const READ_CHUNK = 256 * 1024;
 
 /**
  * Called for each line: its bytes are `buffer[start, end)` (no newline), `offset` is where it

@@ -20,7 +20,7 @@ import { createHash, hash } from 'node:crypto';
 import { closeSync, constants, fdatasyncSync, fstatSync, mkdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
-import { syncFolder } from './durable.js';
+import { syncFolder } from './log.js';
 
 /** How many bucket files an index has. */
 const BUCKETS = 256;

@@ -5,40 +5,35 @@
  * policy (damage.ts LineCheck), each record handed over with its byte offset, so an index keeps
  * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
  * last line (chain.ts), read back under the lock; made durable in groups (LogGroup: one fdatasync for
- * a group, before any of its requests leaves). What makes an append durable is durable.ts.
+ * a group, before any of its requests leaves).
+ *
+ * What makes a line survive a power cut or an OS crash before the request it announces leaves: the
+ * file's data synced (fdatasync), and, the first time the file is written, its name in its folder
+ * (fsync of the folder: fsync(2) on Linux says a file's own sync does not promise the entry that
+ * names it). Both run before the request that can move money, so a rerun after the crash finds the
+ * attempt and does not pay again.
  */
-import { closeSync, constants, fdatasync, fstatSync, readSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { withFileLock } from '../config/lock.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
-import { type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
-import { syncWritten } from './durable.js';
+import * as z from 'zod';
+import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
 import { eachLineSync } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
 
 /**
  * What a client of the record (the record of claims, the gift card ledger) gives: its lines' schema,
- * the line a set-aside names, and the terms a line is found by (its key, its customer); the record
- * does the rest (reading under the damage policy, appending, the index: store.ts, repair: repair.ts).
+ * the line a set-aside names, its header, and the terms a line is found by (its key, its customer);
+ * the record does the rest (reading under the damage policy, appending, the index: store.ts, repair:
+ * repair.ts).
  */
 export interface RecordClient<T> extends LineSchema<T> {
   /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
   terms: string;
   termsOf(record: T): string[];
-  /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
-  isHeader?(record: T): boolean;
-}
-
-/** What reading a record file found besides its records. */
-export interface LogRead {
-  damaged: DamagedLine[];
-  /** Lines read (the last one's number). */
-  lines: number;
-  /** The file does not end with a newline: its last line was cut short, and the next append ends it first. */
-  unterminated: boolean;
-  size: number;
 }
 
 /**
@@ -50,16 +45,14 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
   return openPrivateFile(join(place.dir, name), flags, what, 0o600, place.shared);
 }
 
-/** Reads every line of the record open as `fd` under the damage policy; each record goes to `take` with its byte offset and line number. */
-export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T, offset: number, line: number) => void): LogRead {
+/** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
+export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
-  let n = 0;
-  const ended = eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
-    n++;
-    const record = check.take(long ? '' : buffer.toString('utf8', start, end), n, offset, complete, long);
-    if (record !== undefined) take(record, offset, n);
+  eachLineSync(fd, (...line) => {
+    const record = check.next(...line);
+    if (record !== undefined) take(record);
   });
-  return { damaged: check.end(), lines: n, unterminated: !ended.endsWithNewline, size: ended.size };
+  return { damaged: check.end() };
 }
 
 /** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
@@ -169,6 +162,22 @@ export class LogGroup {
   }
 
   /**
+   * Ends a last line cut short by an interrupted write (the file does not end with a newline) before
+   * anything follows it: a newline, and, when the damage policy read it as a torn line (`damaged`:
+   * the file's damaged lines, in order, asked only then), the set-aside line naming it, so it stays a
+   * torn line (an uncertain action) and not garbage mid-file. Queued, written with the next write.
+   * `stat`: the file's, when just taken.
+   */
+  endTornLine(damaged: () => readonly DamagedLine[], by: { at: string; user: string }, stat = fstatSync(this.fd as number)): void {
+    const fd = this.fd as number;
+    if (endsWithNewline(fd, stat.size)) return;
+    const last = damaged().at(-1);
+    // The damaged line read last is the torn one only when no newline follows its start (an earlier line set aside is not).
+    const torn = last?.kind === 'torn' && last.byte !== undefined && !newlineFrom(fd, last.byte, stat.size) ? last : undefined;
+    this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
+  }
+
+  /**
    * Writes what is queued, makes it durable (and, `newIn`, the new file's name in that folder),
    * witnesses the file when `witness` (read and found intact), and closes it.
    */
@@ -209,10 +218,9 @@ function datasyncInPool(fd: number): Promise<void> {
 /**
  * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
- * money (durable.ts): a group of one (LogGroup). A last line left without its newline by an
- * interrupted write is ended first and set aside (endTornLine), so it stays a torn line (an
- * uncertain action), not garbage mid-file. `writer`: the record's own (LogWriter), kept between
- * appends by its client.
+ * money (syncWritten): a group of one (LogGroup). A torn last line is ended first
+ * (LogGroup.endTornLine, the file read only then). `writer`: the record's own (LogWriter), kept
+ * between appends by its client.
  */
 export function appendDurable<T>(
   place: RecordPlace,
@@ -230,15 +238,8 @@ export function appendDurable<T>(
   try {
     const stat = fstatSync(fd);
     size = stat.size;
-    const torn =
-      size > 0 && !endsWithNewline(fd, size)
-        ? endTornLine(
-            readLog(fd, client, () => {}),
-            by.at,
-            by.user,
-          )
-        : '';
-    group.write(`${torn}${text}`, stat);
+    group.endTornLine(() => readLog(fd, client, () => {}).damaged, by, stat);
+    group.write(text, stat);
   } catch (error) {
     closeSync(fd);
     throw error;
@@ -247,27 +248,64 @@ export function appendDurable<T>(
 }
 
 /**
- * A `set-aside` line (JSON, no newline): line `d.line` of the record was damaged, and why; the action
- * its beginning names stays uncertain. The id and key come first, as in every line (damage.ts).
+ * A `set-aside` line as every client reads it: line `line` of the record was damaged (a torn line a
+ * later write ended, or a line `repair` set aside), and why, with the key and id read from its
+ * beginning: the action they name stays `uncertain` for good.
  */
+export const SET_ASIDE = {
+  ...ACTION_START,
+  type: z.literal('set-aside'),
+  at: z.string(),
+  user: z.string(),
+  line: z.number().int().positive(),
+  reason: z.string(),
+};
+
+/** A `set-aside` line (SET_ASIDE; JSON, no newline). The id and key come first, as in every line (damage.ts). */
 export function setAsideLine(d: Pick<DamagedLine, 'line' | 'key' | 'issuance'>, reason: string, at: string, user: string): string {
   const issuance = d.issuance ?? `damaged-line-${d.line}`;
   return JSON.stringify({ v: 1, issuance, key: d.key ?? 'unknown', type: 'set-aside', at, user, line: d.line, reason });
 }
 
-/**
- * What ends a torn last line before the next append (nothing when the file ends with a newline): a
- * newline, and the set-aside line naming it, so it reads as a torn line (an uncertain action) and
- * not as garbage mid-file.
- */
-export function endTornLine(read: Pick<LogRead, 'damaged' | 'lines' | 'unterminated'>, at: string, user: string): string {
-  if (!read.unterminated) return '';
-  const torn = read.damaged.find((d) => d.kind === 'torn' && d.line === read.lines);
-  return torn ? `\n${setAsideLine(torn, TORN_REASON, at, user)}\n` : '\n';
-}
-
 /** Whether the file open as `fd`, `size` bytes long, ends with a newline (or is empty): its last write was whole. */
-export function endsWithNewline(fd: number, size: number): boolean {
+function endsWithNewline(fd: number, size: number): boolean {
   const last = Buffer.alloc(1);
   return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
+}
+
+/** Whether a newline follows byte `from` of the file open as `fd`, `size` bytes long (a torn line is shorter than MAX_LINE_BYTES). */
+function newlineFrom(fd: number, from: number, size: number): boolean {
+  const rest = Buffer.alloc(size - from);
+  return readSync(fd, rest, 0, rest.length, from) !== rest.length || rest.includes(0x0a);
+}
+
+/**
+ * Makes what was written to `fd` durable. `newIn`: the folder of a file this write created (it was
+ * empty before), whose entry is synced too.
+ */
+function syncWritten(fd: number, newIn?: string): void {
+  fdatasyncSync(fd);
+  if (newIn !== undefined) syncFolder(newIn);
+}
+
+/**
+ * Syncs a folder's entries (a file just created in it). As SQLite does (os_unix.c, unixSync with
+ * DIRSYNC), a folder that cannot be opened or synced is passed over: Windows opens no folder as a
+ * file (NTFS journals the name itself), and some file systems refuse fsync on a folder.
+ */
+export function syncFolder(dir: string): void {
+  if (process.platform === 'win32') return;
+  let fd: number;
+  try {
+    fd = openSync(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch {
+    // EINVAL on a file system that cannot sync a folder: nothing more can be done for its entry.
+  } finally {
+    closeSync(fd);
+  }
 }

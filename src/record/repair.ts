@@ -32,12 +32,12 @@ export interface RepairTarget {
   parse(value: unknown): unknown;
   /** The set-aside line (JSON) for a damaged line. */
   setAside(d: DamagedLine, reason: string, at: string): string;
-  /** Accepts the record as it is once repaired: what this person saw of it (record-witness.ts) becomes what it holds. */
+  /** Accepts the record as it is once repaired: what this person saw of it (witness.ts) becomes what it holds. */
   accept?(): void;
 }
 
 /** A client's record file (log.ts) to repair: what it is named, its lock, how it reads, and its header (a damaged line 1 gets a new one). */
-export interface RecordFile<T> {
+interface RecordFile<T> {
   place: RecordPlace;
   name: string;
   lock: string;

@@ -12,7 +12,7 @@
  */
 import { fstatSync, readSync } from 'node:fs';
 import { lineHash } from './chain.js';
-import { blockingDamage, type DamagedLine, LineCheck } from './damage.js';
+import { blockingDamage, type DamagedLine, LineCheck, parseText } from './damage.js';
 import { eachLineSync, lineAtSync } from './file-lines.js';
 import type { RecordClient } from './log.js';
 import { type Covered, TermIndex, termHash } from './index-file.js';
@@ -161,12 +161,7 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   private lineAt(offset: number): T | undefined {
     const before = Buffer.alloc(1);
     if (offset > 0 && (readSync(this.fd, before, 0, 1, offset - 1) !== 1 || before[0] !== 0x0a)) return undefined;
-    const text = lineAtSync(this.fd, offset);
-    try {
-      return text === undefined ? undefined : this.client.parse(JSON.parse(text));
-    } catch {
-      return undefined;
-    }
+    return parseText((v) => this.client.parse(v), lineAtSync(this.fd, offset));
   }
 }
 
@@ -208,11 +203,7 @@ function readTail<T>(
     (buffer, start, end, offset, complete, long) => {
       line++;
       const text = long ? '' : buffer.toString('utf8', start, end);
-      let record = check.take(text, line, offset, complete, long);
-      if (record !== undefined && client.isHeader && client.isHeader(record) !== (line === 1)) {
-        check.damaged.push({ line, byte: offset, kind: 'garbage' });
-        record = undefined;
-      }
+      const record = check.take(text, line, offset, complete, long);
       if (!complete) return;
       if (record !== undefined) for (const term of client.termsOf(record)) entries.push([term, offset]);
       covered.size = offset + (end - start) + 1;
