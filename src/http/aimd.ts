@@ -69,7 +69,7 @@ export class AimdRate {
     if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
     if (this.rate === undefined || !limited) return;
     if (this.slowStart || this.rate < this.ssthresh) {
-      // Twice the rate once a round: on the first answer to a request sent since the last doubling and, where no budget is read (its remaining ends slow start: budget()), at least the first interval (1000 / INITIAL_RATE ms) after it, RFC 3742's limited slow start in time: where the interval is longer than the round trip each answer is a round, and doubling on each took 20/s to 20,000/s in 160 ms behind a hidden burst, every slot refused at its end.
+      // Twice the rate once a round: on the first answer to a request sent since the last doubling and, where no budget is read (its remaining ends slow start: budget()), at least the first interval (1000 / INITIAL_RATE ms) after it, a bound on the growth as RFC 3742's limited slow start sets one, in time: where the interval is longer than the round trip each answer is a round, and doubling on each took 20/s to 20,000/s in 160 ms behind a hidden burst, every slot refused at its end.
       if (start < this.increasedAt || (this.drain.remaining < 0 && t - this.increasedAt < 1000 / INITIAL_RATE)) return;
       this.increasedAt = t;
       this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
