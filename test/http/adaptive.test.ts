@@ -62,7 +62,7 @@ describe('the batch limiter, rule by rule', () => {
     // Answered 1 ms after it leaves, each request is a round of its own: the rate doubles on the first answer 50 ms (1000 / 20/s) or more after the last doubling.
     const rates: number[] = [];
     const doubledAt: number[] = [1];
-    while (rates.length < 4) {
+    for (let i = 0; i < 40 && rates.length < 4; i++) {
       const before = s.limiter.snapshot().rate as number;
       await one(s, 1);
       const rate = s.limiter.snapshot().rate as number;
