@@ -83,6 +83,17 @@
  *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
  *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
  *   at most one flight each; ours misreads the quota as a burst for a round trip or two (down to 0.25).
+ *   Tried on top of the 50 ms round, not kept (pace6, seed 44): pace5a's slow start again after an
+ *   RTO with no answer (RFC 5681 §4.1), from the second before it and past the AWS cap until a
+ *   decrease, which alone took the fixed window from 64 to 73, reaches 69 with the round (Retry-After
+ *   83, halving 60, the rest unchanged). With the round the first window's end finds 14 of the 16
+ *   slots in flight; the other two are refused again, timeouts that take the rate to 3/s, so the held
+ *   second ends within three of those intervals and no restart follows (313/s at 2 ms stays 0.41).
+ *   Around it: the RTO armed at the last answer's interval (policy 97 -> 92, windows unchanged), or
+ *   counted from accepted answers only (fixed 65, sliding 62, nginx's bucket 88); either restarting
+ *   at the second before rather than below the rate (Retry-After 82; or sliding 67 but fixed 64 and
+ *   no headers 75); the round kept to the first slow start (fixed 68); the AWS cap skipped on every
+ *   restart below ssthresh (fixed 69).
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
