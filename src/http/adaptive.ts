@@ -83,9 +83,8 @@ class AdaptiveLimiter implements RequestLimiter {
   }
   snapshot() {
     const { control, gate, answered, refused } = this;
-    const t = this.options.now();
     const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
-    const pauseLeftMs = Math.max(0, gate.pausedUntil - t, this.heldUntil - t);
+    const pauseLeftMs = Math.max(0, Math.max(gate.pausedUntil, this.heldUntil) - this.options.now());
     return { concurrency: gate.slots(), inFlight: gate.inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
   }
   private answer(permit: Permit, outcome: Outcome, start: number, t: number): void {

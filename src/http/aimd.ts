@@ -2,10 +2,11 @@
  * The rate of a paced batch, from published designs, each cited once where it acts (together:
  * docs/http.md#rate-limits). No I/O: every method takes the time (ms) it is told.
  */
-/** AIMD: concurrency-limits' `backoffRatio`, the rate after a refusal as a share of the rate refused; answers accepted at a rate before a refusal there costs that step rather than a halving. */
+/** AIMD: concurrency-limits' `backoffRatio`, the rate after a refusal as a share of the rate refused. */
 const BACKOFF_RATIO = 0.9;
+/** Answers accepted at a rate before a refusal there: it then costs that step rather than a halving. */
 const CLEAN_ANSWERS = 8;
-/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it, the step doubling every PROBE_ANSWERS past it. */
+/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it; past it the step doubles per PROBE_ANSWERS. */
 const PLATEAU = 0.98;
 const BINARY_ANSWERS = 8;
 const EPOCH_ANSWERS = 150;
@@ -14,9 +15,11 @@ const PROBE_ANSWERS = 30;
 const MIN_RATE = 0.5;
 const INITIAL_RATE = 20;
 const INITIAL_WINDOW = 2;
-/** RFC 5681's DupThresh (refusals within a round trip: a spent burst), RFC 6298's α (a new round trip's weight), HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011: answers a reading of a budget needs to end slow start). */
+/** RFC 5681's DupThresh: refusals within a round trip that show a spent burst. */
 const DUP_THRESH = 3;
+/** RFC 6298's α: a new round trip's weight. */
 const RTT_ALPHA = 1 / 8;
+/** HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011): answers a reading of a budget needs to end slow start. */
 const HYSTART_SAMPLES = 8;
 
 export class AimdRate {
@@ -30,13 +33,13 @@ export class AimdRate {
   private increasedAt = Number.NEGATIVE_INFINITY;
   private decreasedAt = Number.NEGATIVE_INFINITY;
   private markedAt = Number.NEGATIVE_INFINITY;
-  /** Answers accepted to requests sent since the last decrease; of them past the rate refused; refusals since the last of them. */
+  /** Answers accepted to requests sent since the last decrease (none since one: a refusal after it is a timeout); of them past the rate refused. */
   private clean = 0;
   private probed = 0;
-  private refusedInRow = 0;
-  /** When the first answer came, the accepted answers of the last second, the ceiling (a stated policy, `--rate`), the budget read when it last stood high (when, what was left, answers accepted since). */
+  /** When the first answer came, the accepted answers of the last second. */
   private firstAnswer: number | undefined;
   private readonly accepts: number[] = [];
+  /** The ceiling (a stated policy, `--rate`), the budget read when it last stood high (when, what was left, answers accepted since). */
   private ceiling: number | undefined;
   private drain = { t: 0, remaining: -1, accepted: 0 };
   /** A run of refusals: its first refused request's send and answer times, what was accepted and refused since, the second before it. */
@@ -65,12 +68,12 @@ export class AimdRate {
     this.drain.accepted++;
     if (this.edge && start >= this.edge.start) this.edge.accepted++;
     if (start < this.decreasedAt) return;
-    this.refusedInRow = 0;
     if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
     if (this.rate === undefined || !limited) return;
     if (this.slowStart || this.rate < this.ssthresh) {
-      // Twice the rate once a round trip: on the first answer to a request sent since the last doubling.
-      if (start < this.increasedAt) return;
+      // Twice the rate once a round: on the first answer to a request sent since the last doubling and, where no budget is read (its remaining
+      // ends slow start: budget()), at least the first interval after it: a bound on its growth in time, as RFC 3742's (why: docs/http.md#rate-limits).
+      if (start < this.increasedAt || (this.drain.remaining < 0 && t - this.increasedAt < 1000 / INITIAL_RATE)) return;
       this.increasedAt = t;
       this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
       return;
@@ -81,23 +84,21 @@ export class AimdRate {
     this.set(this.rate + Math.max(step, (PLATEAU * last - this.rate) / BINARY_ANSWERS), t);
   }
   private lastSecond(t: number): number {
-    const a = this.accepts;
-    while (a.length > 0 && (a[0] as number) <= t - 1000) a.shift();
-    return a.length;
+    while (this.accepts.length > 0 && (this.accepts[0] as number) <= t - 1000) this.accepts.shift();
+    return this.accepts.length;
   }
-  /** A refusal of a request sent at `start`, at `t`; true for a timeout. One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582). */
+  /** A refusal of a request sent at `start`, at `t`; true for a timeout. */
   refused(start: number, t: number): boolean {
     const rate = this.rate ?? INITIAL_RATE;
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    // One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582).
     if (start < this.decreasedAt + this.interval()) return false;
-    const timeout = this.refusedInRow++ >= 1;
-    const first = !this.edge;
+    const timeout = this.clean === 0 && this.decreasedAt > Number.NEGATIVE_INFINITY;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
     if (!timeout) this.ssthresh = 0;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
-    // Past the edge a server accepts at its limit: what it accepted since (a round trip later), plus one, bounds it (BBR's delivery rate, Cardwell et al. 2016).
-    const delivered = ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start);
-    const limit = first || !(timeout || this.edge.refused >= DUP_THRESH) ? rate : delivered;
+    // Past the edge a server accepts at its limit: what it accepted since (a round trip later), + 1, bounds it (BBR's delivery rate, Cardwell et al. 2016).
+    const limit = timeout || this.edge.refused >= DUP_THRESH ? ((this.edge.accepted + 1) * 1000) / Math.max(1, t - this.srtt - this.edge.start) : rate;
     this.lastRefused = Math.max(MIN_RATE, Math.min(rate, limit));
     this.set(Math.min(timeout ? limit : rate, rate * (this.slowStart || this.clean < CLEAN_ANSWERS ? 0.5 : BACKOFF_RATIO)), t);
     this.slowStart = false;
@@ -106,9 +107,10 @@ export class AimdRate {
     this.decreasedAt = t;
     return timeout;
   }
-  /** A budget with `remaining` left, `inFlight` in the air: HyStart's exit as they would spend it, at half the rate or the refill rate (what was accepted beyond what the budget lost since it fell, plus its rounding's one); ECN's mark once spent. */
+  /** A budget with `remaining` left, `inFlight` in the air: HyStart's exit as they would spend it, at half the rate or the refill rate; at 0, ECN's mark. */
   budget(start: number, t: number, remaining: number, inFlight: number): void {
     const d = remaining >= this.drain.remaining ? (this.drain = { t, remaining, accepted: 0 }) : this.drain;
+    // The refill rate: what was accepted beyond what the budget lost since it fell, plus its rounding's one.
     if (this.slowStart && remaining <= inFlight && d.accepted >= HYSTART_SAMPLES)
       this.leaveSlowStart(Math.max(MIN_RATE, (this.rate ?? 0) / 2, ((d.accepted - d.remaining + remaining + 1) * 1000) / Math.max(1, t - d.t)));
     if (remaining > 0 || start < this.decreasedAt + this.interval()) return;
@@ -124,10 +126,8 @@ export class AimdRate {
   }
   /** A stated policy of `rate` requests a second: the pace starts there, and never passes it. */
   stated(rate: number): void {
-    const ceiling = Math.min(rate, this.maxRate ?? rate);
-    if (this.ceiling === ceiling) return;
-    this.ceiling = ceiling;
-    if (this.slowStart || this.rate === undefined || this.rate > ceiling) this.leaveSlowStart(ceiling);
+    this.ceiling = Math.min(rate, this.maxRate ?? rate);
+    if (this.slowStart || this.rate === undefined || this.rate > this.ceiling) this.leaveSlowStart(this.ceiling);
   }
   /** Paces at `rate`, as if last refused there. */
   private leaveSlowStart(rate: number): void {

@@ -12,9 +12,10 @@ const TIMER_MS = 1;
 const FINE_MS = 2;
 
 export class Gcra {
-  /** The turn of the last request to ask; when the last request left (the later of its due time and its write); those let go but not yet written or ended; those not yet ended. */
+  /** The turn of the last request to ask; when the last request left (the later of its due time and its write). */
   private turn: Promise<void> = Promise.resolve();
   private last = Number.NEGATIVE_INFINITY;
+  /** Those let go but not yet written or ended; those not yet ended. */
   private unwritten = 0;
   inFlight = 0;
   /** Requests asking to go: in the gate and not yet let go. */

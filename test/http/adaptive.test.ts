@@ -56,13 +56,22 @@ describe('the batch limiter, rule by rule', () => {
     expect(fast.limiter.snapshot().rate).toBe(20);
   });
 
-  it('doubles once a round trip in slow start, and halves at the first refusal; from then on never past twice what the server accepted lately (AWS)', async () => {
+  it('doubles once a round in slow start, a round at least its first interval, and halves at the first refusal; from then on never past twice what the server accepted lately (AWS)', async () => {
     const s = stepped({ maxConcurrency: 1 });
     await one(s, 1);
+    // Answered 1 ms after it leaves, each request is a round of its own: the rate doubles on the first answer 50 ms (1000 / 20/s) or more after the last doubling.
     const rates: number[] = [];
-    for (let i = 0; i < 4; i++) {
+    const doubledAt: number[] = [1];
+    for (let i = 0; i < 40 && rates.length < 4; i++) {
+      const before = s.limiter.snapshot().rate as number;
       await one(s, 1);
-      rates.push(s.limiter.snapshot().rate as number);
+      const rate = s.limiter.snapshot().rate as number;
+      if (rate === before) continue;
+      rates.push(rate);
+      const gap = s.at() - (doubledAt.at(-1) as number);
+      expect(gap).toBeGreaterThanOrEqual(50);
+      expect(gap).toBeLessThanOrEqual(50 + 1000 / before + 1);
+      doubledAt.push(s.at());
     }
     expect(rates).toEqual([40, 80, 160, 320]);
     await one(s, 1, 429);
@@ -126,8 +135,13 @@ describe('the batch limiter, rule by rule', () => {
     await one(s, 1, 200, { 'x-ratelimit-limit': '50', 'x-ratelimit-remaining': '30' });
     expect(s.limiter.snapshot().rate).toBeLessThan((after.rate as number) * 1.5);
     const small = stepped({ maxConcurrency: 1 });
-    for (let i = 0; i < 3; i++) await one(small, 1, 200, { 'x-ratelimit-limit': '1', 'x-ratelimit-remaining': '0' });
-    expect(small.limiter.snapshot().rate).toBe(80);
+    const plain = stepped({ maxConcurrency: 1 });
+    for (let i = 0; i < 5; i++) {
+      await one(small, 1, 200, { 'x-ratelimit-limit': '1', 'x-ratelimit-remaining': '0' });
+      await one(plain, 1);
+    }
+    expect(small.limiter.snapshot().rate).toBe(plain.limiter.snapshot().rate);
+    expect(small.limiter.snapshot().rate).toBeGreaterThan(20);
   });
 
   it('a budget that falls in slow start ends it at the refill its answers show, before it runs out (HyStart)', async () => {

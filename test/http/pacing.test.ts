@@ -26,16 +26,16 @@
  *   40/s (25 ms) loses nothing. The share's goal there is that bound's 0.9.
  *
  * The goal (issue 44) is 0.9 and 2 % with these allowances. Of fast-check's 100 cases a family from
- * seed 44, this design (GCRA, slow start, AIMD with BIC's climb, BBR's delivery rate after a spent
- * burst, HyStart's exit and ECN's mark on a budget: src/http/aimd.ts) meets it in 100 for the slow 7/s
- * API, 97 for a stated policy (a late timer made up there: the server stated a burst), 91 for nginx's
- * strict leaky bucket, 86 for token buckets that send their budget's remaining, 74 with no headers, 71
- * with Retry-After alone, 65 for the sliding window, 64 for the fixed window and 53 for a limit that
- * halves. Per family below the goal, what the arithmetic allows a client that does not know the
+ * seed 44, this design (GCRA, slow start in rounds of at least its first interval, AIMD with BIC's
+ * climb, BBR's delivery rate after a spent burst, HyStart's exit and ECN's mark on a budget:
+ * src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a stated policy (a late timer made up
+ * there: the server stated a burst), 91 for nginx's strict leaky bucket, 86 for token buckets that send
+ * their budget's remaining, 84 with Retry-After alone, 77 with no headers, 65 for the sliding window, 64
+ * for the fixed window and 59 for a limit that halves. Per family below the goal, what the arithmetic allows a client that does not know the
  * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
  *
- * - Token buckets, no headers (short in 26: 17 slow buckets, 5-76/s, behind a burst, refused 34-48 of
- *   ~640 against ~31 allowed; 9 at 359-498/s, 0.75-0.90): after the burst the client must find r from
+ * - Token buckets, no headers (short in 23: 12 slow buckets, 5-43/s, behind a burst, refused 34-48 of
+ *   ~640 against ~31 allowed; 11 at 359-498/s, 0.78-0.90): after the burst the client must find r from
  *   refusals alone. A search that halves its rate on each refusal and reads the delivery rate after
  *   the edge needs about log2(0.61 × 500 / r) <= 6 refusals past the flight, within the 2 %; ours keeps
  *   probing above r. At 500/s a late timer is a lost interval (0.8 at half a millisecond late) unless
@@ -55,26 +55,69 @@
  * - Budget headers (short in 14, 0-11 refused, 0.50-0.90 at 7-498/s): the budget's remaining ends
  *   slow start before the bucket is spent, so nothing forces the flight; making late timers up there
  *   as under a stated quota cost refusals past the bound at buckets drained by slow start (tried).
- * - Retry-After alone (short in 29: high rates at 1-5 ms, down to 0.28): Retry-After is whole seconds
- *   (RFC 9110), so every held retry waits 1 s, longer than the run at 500/s (1.2 s). A refused flight
- *   of k rows costs k rows' second; at 1 ms the forced flight is 0.61 × 500/s × 1 ms < 1 request, so a
- *   client refused once keeps the goal. Ours has all 16 slots refused at the burst's end, a lost second:
- *   where the interval is longer than the round trip, slow start doubles on each answer (20/s reaches
- *   20,000/s in 160 ms behind a burst of 50 at 1 ms). Capping slow start at twice the accepted rate,
- *   as the AWS SDK caps it after a throttle, keeps that flight small but takes long round trips'
- *   ramp (tried: 13-55 of 100 in most families), so it is not done.
- * - Fixed and sliding windows (short in 35-36): a window of quota L over W = 1 s answers as a bucket of
+ * - Retry-After alone (short in 16: 7 at 359-496/s and 3-17 ms, 0.78-0.88; 5 at 40-79 ms, 0.89-0.90;
+ *   4 slow buckets refused 31-34 against 30): Retry-After is whole seconds (RFC 9110), so every held
+ *   retry waits 1 s, longer than the run at 500/s (1.2 s). A refused flight of k rows costs k rows'
+ *   second; at 1 ms the forced flight is 0.61 × 500/s × 1 ms < 1 request, so a client refused once
+ *   keeps the goal. Where the interval is longer than the round trip, slow start doubling on each
+ *   answer compounds (20/s reached 20,000/s in 160 ms behind a burst of 50 at 1 ms) and all 16 slots
+ *   were refused at the burst's end, a lost second (71 of 100, down to 0.28). A round of slow start now
+ *   lasts at least its first interval, 50 ms, where no budget is read (a budget's remaining ends slow
+ *   start itself, below): the rate at most doubles each 50 ms, the burst's end meets a few times the
+ *   limit and only part of the slots. A round of 40 ms met 81 here, 70 ms 73 and nginx's bucket 87;
+ *   applying it under budget headers too cost them 9 (slow start's time at 500/s, 0.83 at 1 ms).
+ *   Capping slow start at twice the accepted rate, as the AWS SDK caps it after a throttle, keeps that
+ *   flight small but takes long round trips' ramp (tried: 13-55 of 100 in most families). What is
+ *   left at 3-17 ms: slow start's time (at 496/s and 5 ms the pace passes the limit 270 ms in) and
+ *   6-9 of the slots refused together and held for a second; at 40-79 ms: the 16 slots' own bound
+ *   reached one round late (slow start's time). Tried on top of it, none kept (pace5b, seed 44):
+ *   the AWS cap measured over time the batch was not idle (all its rows waiting out Retry-After:
+ *   RFC 7661 keeps the rate over such a pause) took the fixed window to 68 but this family to 80,
+ *   its worst refusals 2.5 -> 6.2 %; once three of a flight are refused with nothing accepted since
+ *   the edge, the rate set to one over the time since (the delivery rate's bound, before the held
+ *   retries come back as a second flight) took no headers to 83 and this family to 86, but windows
+ *   to 60-62 (worst 0.18: a window accepts nothing until it ends) and budgets to 84; BBR's startup
+ *   gain 2/ln 2 a round for 2 took the 7/s API to 79 and budgets to 82.
+ * - Fixed and sliding windows (short in 35-36; the sliding window's worst 0.34, from 0.25, with the
+ *   round above, the fixed window's 0.38, from 0.39): a window of quota L over W = 1 s answers as a bucket of
  *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
  *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
  *   at most one flight each; ours misreads the quota as a burst for a round trip or two (down to 0.25).
+ *   Tried on top of the 50 ms round, not kept (pace6, seed 44): pace5a's slow start again after an
+ *   RTO with no answer (RFC 5681 §4.1), from the second before it and past the AWS cap until a
+ *   decrease, which alone took the fixed window from 64 to 73, reaches 69 with the round (Retry-After
+ *   83, halving 60, the rest unchanged). With the round the first window's end finds 14 of the 16
+ *   slots in flight; the other two are refused again, timeouts that take the rate to 3/s, so the held
+ *   second ends within three of those intervals and no restart follows (313/s at 2 ms stays 0.41).
+ *   Around it: the RTO armed at the last answer's interval (policy 97 -> 92, windows unchanged), or
+ *   counted from accepted answers only (fixed 65, sliding 62, nginx's bucket 88); either restarting
+ *   at the second before rather than below the rate (Retry-After 82; or sliding 67 but fixed 64 and
+ *   no headers 75); the round kept to the first slow start (fixed 68); the AWS cap skipped on every
+ *   restart below ssthresh (fixed 69).
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
  * - nginx's strict bucket (short in 9, all at a round trip of 60-195 ms): slow start's end costs
  *   min(16, 2 × limit × round trip) refused (allowed); ours then decreases once a round trip, and at
- *   16 ÷ latency near the limit every pause is a lost share.
- * - A limit that halves (short in 47): the halving is a window of the kind above or a bucket whose new
- *   rate is hidden by its level, so each kind's bound above holds, plus one flight at the change.
+ *   16 ÷ latency near the limit every pause is a lost share. And asked between its rate and twice
+ *   it, a strict bucket accepts every other request, so the delivery rate after three refusals in a
+ *   round trip reads as little as half its limit (48/s at 180 ms settles at 31/s). Keeping the rate
+ *   refused as the climb's target there (the delivery rate only after a timeout) took this family to
+ *   94 (worst 0.84) but Retry-After to 71, no headers to 70 and the halving leaky kind to 18 (tried).
+ * - A limit that halves (short in 41: fixed 14 of 25, leaky 5 of 29, token 3 of 21, sliding 19 of
+ *   25): the halving is a window of the kind above or a bucket whose new rate is hidden by its level,
+ *   so each kind's bound above holds, plus one flight at the change. The round above took the token
+ *   kind from 12 to 18 (fewer refused in its first flight) and its worst to 0.91, but the sliding
+ *   kind's worst from 0.37 to 0.35 (493-499/s at 1-9 ms: slow start's time before the window's quota).
+ *   Tried after it, none kept (pace5b, seed 44): slow start's restart after a timeout (up to
+ *   ssthresh, what was accepted in the second before) without the AWS cap, which holds it to the
+ *   pause's few answers: the same counts, worst shares up (sliding 0.51, this family 0.42) but the
+ *   sliding kind's refusals 5.9 -> 6.4 % past the allowance; a decrease counted from what the 16
+ *   slots carry at the round trip where the pace was above it (halving a pace the slots already
+ *   held changed nothing): nginx's bucket 93, no headers 79, this family 60, but Retry-After 83,
+ *   the fixed window 63 and the stated policy's worst 0.75; slow start's first rate at most 40/s
+ *   (from 20, the 50 ms round kept): no headers 82, Retry-After 88, budgets 88, windows 70-71, but
+ *   this family 55 (leaky 22, refusals 8.0 % past the allowance) and Retry-After's worst 0.52.
  *
  * So each family asserts the bound this design reaches in all 100 (`reached`, the worst case's share
  * and refusals past the allowance, rounded down and up), and the tally printed after the run says how
@@ -181,14 +224,14 @@ describe('pacing against families of server limiters (virtual time, properties)'
   });
 
   it.each(['none', 'retry-after', 'combined', 'ietf', 'x'] as Announce[])('a token bucket announcing %s, any burst', async (announce) => {
-    // Without headers the worst of 100 cases is 0.75 of the limit and 4.6 % past the flight; with
-    // Retry-After alone the retries it held come back together (down to 0.28), 2.5 %; a budget's
+    // Without headers the worst of 100 cases is 0.77 of the limit and 4.6 % past the flight; with
+    // Retry-After alone 0.77 (part of the slots refused and held for a second), 2.5 %; a budget's
     // remaining ends slow start before it runs out (0.49 at worst, within 2 %).
     const reached =
       announce === 'none'
-        ? { share: 0.74, refused: 0.05 }
+        ? { share: 0.77, refused: 0.05 }
         : announce === 'retry-after'
-          ? { share: 0.27, refused: 0.03 }
+          ? { share: 0.77, refused: 0.03 }
           : { share: 0.49, refused: GOAL.refused };
     await fc.assert(
       fc.asyncProperty(rate, burst, latency, seed, async (limit, size, latencyMs, s) => {
@@ -224,7 +267,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a sliding window log of one second, no headers', async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('sliding window', { share: 0.24, refused: 0.04 }, { server: (now) => slidingWindow(now, limit), limit, latencyMs, hidden: true }, s);
+        await check('sliding window', { share: 0.34, refused: 0.04 }, { server: (now) => slidingWindow(now, limit), limit, latencyMs, hidden: true }, s);
       }),
       RUNS,
     );
@@ -253,7 +296,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
                 : slidingWindow(now, limit);
         await check(
           `halving, ${kind}`,
-          { share: 0.36, refused: 0.06 },
+          { share: 0.35, refused: 0.06 },
           { server, limit, changeTo: limit / 2, latencyMs, strict: kind === 'leaky', hidden: kind !== 'leaky' },
           s,
         );
