@@ -13,7 +13,7 @@ import { authorName } from '../record/chain.js';
 import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
 import { appendDurable, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
-import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
+import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord } from '../record/store.js';
 import { checkWitnessOf } from '../record/witness.js';
@@ -374,7 +374,7 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
     } else if (r.type !== 'set-aside') {
       const entry = byId.get(r.issuance);
       if (!entry) continue;
-      if (r.type === 'outcome') settleIssuance(entry, r);
+      if (r.type === 'outcome') entry.outcome = laterOutcome(entry.outcome, r, creditWeight);
       else entry.warnings.push(r);
     }
   }
@@ -468,12 +468,6 @@ function creditLines(
 /** Whether two attempt lines are the same line read twice (by the stream and by its claim's index). */
 function sameAttempt(a: AttemptRecord, b: AttemptRecord): boolean {
   return a.at === b.at && a.key === b.key && a.host === b.host && a.amountCents === b.amountCents;
-}
-
-/** An outcome line applied to its issuance (src/record/outcome.ts). */
-function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
-  const before = { state: entry.outcome?.status as string | undefined, settled: entry.outcome !== undefined, earlierMaybe: false };
-  if (endAttempt(before, r.status, undefined, creditWeight) !== before) entry.outcome = r;
 }
 
 /**
