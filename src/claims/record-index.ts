@@ -15,7 +15,7 @@ import { authorName } from '../record/chain.js';
 import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
 import { IndexedRecord, type RecordClient } from '../record/store.js';
-import { lineAtSync } from '../record/file-lines.js';
+import { lineAt } from '../record/file-lines.js';
 import {
   type DiskIntent,
   HEX64,
@@ -130,7 +130,7 @@ export class ClaimQuestions {
   constructor(fd: number, path: string, home: string | undefined, store: RecordStore, changed: (blocking: DamagedLine[]) => void) {
     this.q = IndexedRecord.open(fd, path, home, CLAIM_LINES, changed);
     // Line 1 of another store's record (a file copied or renamed) is damage.
-    const first = parseLineText(lineAtSync(fd, 0));
+    const first = parseLineText(lineAt(fd, 0));
     const foreign = first?.type === 'header' && (first.origin !== store.origin || first.storeId !== store.storeId);
     this.damaged = [...this.q.damaged, ...(foreign ? [{ line: 1, byte: 0, kind: 'garbage' as const }] : [])];
   }

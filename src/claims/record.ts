@@ -25,7 +25,7 @@ import { hostName, osUser } from '../config/user-name.js';
 import { blockingDamage, type DamagedLine } from '../record/damage.js';
 import { LogGroup, openLog, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
-import { eachLineSync } from '../record/file-lines.js';
+import { eachLine } from '../record/file-lines.js';
 import {
   type BatchRow,
   batchIntentLine,
@@ -266,7 +266,7 @@ export class ClaimRecord {
     const fd = q && openLog(this.place, recordFileName(this.store), WORDS.what, false);
     if (fd === undefined || !q) return;
     try {
-      eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
+      eachLine(fd, (buffer, start, end, _offset, _complete, long) => {
         const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
         if (r?.type === 'run') q.runs.set(r.run, r);
         if (r) take(r.type === 'intent' ? q.resolve(r) : r);

@@ -21,7 +21,7 @@ import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
 import * as z from 'zod';
 import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
-import { eachLineSync } from './file-lines.js';
+import { eachLine } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
 
 /**
@@ -48,7 +48,7 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
 /** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
 export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
-  eachLineSync(fd, (...line) => {
+  eachLine(fd, (...line) => {
     const record = check.next(...line);
     if (record !== undefined) take(record);
   });

@@ -13,7 +13,7 @@
 import { fstatSync, readSync } from 'node:fs';
 import { lineHash } from './chain.js';
 import { blockingDamage, type DamagedLine, LineCheck, parseText } from './damage.js';
-import { eachLineSync, lineAtSync } from './file-lines.js';
+import { eachLine, lineAt } from './file-lines.js';
 import type { RecordClient } from './log.js';
 import { type Covered, TermIndex, termHash } from './index-file.js';
 import { fdReader, lineHashBefore } from './witness.js';
@@ -161,7 +161,7 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   private lineAt(offset: number): T | undefined {
     const before = Buffer.alloc(1);
     if (offset > 0 && (readSync(this.fd, before, 0, 1, offset - 1) !== 1 || before[0] !== 0x0a)) return undefined;
-    return parseText((v) => this.client.parse(v), lineAtSync(this.fd, offset));
+    return parseText((v) => this.client.parse(v), lineAt(this.fd, offset));
   }
 }
 
@@ -198,7 +198,7 @@ function readTail<T>(
   const entries: [string, number][] = [];
   const covered: Covered = from ? { ...from } : { size: 0, lines: 0, chained: false };
   let line = covered.lines;
-  eachLineSync(
+  eachLine(
     fd,
     (buffer, start, end, offset, complete, long) => {
       line++;
