@@ -500,7 +500,7 @@ export function journalRepairTarget(path: string, service: JournalService, now: 
         closeSync(fd);
       }
     },
-    parse: journalLine,
+    client: { version: 1, parse: journalLine },
     setAside: (d, reason, at) => {
       if (d.line !== 1) return setAsideLine(d, reason, at, osUser());
       const header = { journal: HEADER.journal, version: HEADER.version, created: new Date(now()).toISOString(), id: randomBytes(8).toString('hex'), service };

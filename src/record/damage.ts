@@ -173,22 +173,6 @@ export class LineCheck<T> {
   }
 }
 
-/** Splits `text` (a file's, read whole) into records parsed by `parse` and damaged lines, classed by LineCheck. */
-export function readRecordLines<T>(text: string, version: number, parse: (value: unknown) => T | undefined): { records: T[]; damaged: DamagedLine[] } {
-  const lines = text.split('\n');
-  const unterminated = text.length > 0 && !text.endsWith('\n');
-  const check = new LineCheck({ version, parse });
-  const records: T[] = [];
-  let byte = 0;
-  lines.forEach((line, i) => {
-    // Characters, not bytes: a line of more characters certainly has more bytes.
-    const r = check.take(line, i + 1, byte, !unterminated || i < lines.length - 1, line.length > MAX_LINE_BYTES);
-    if (r !== undefined) records.push(r);
-    byte += Buffer.byteLength(line) + 1;
-  });
-  return { records, damaged: check.end() };
-}
-
 /** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */
 function named(record: unknown): { key?: string; issuance?: string } {
   const r = record as { key?: unknown; issuance?: unknown };

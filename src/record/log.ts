@@ -46,7 +46,7 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
 }
 
 /** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
-export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
+export function readLog<T>(fd: number, client: LineSchema<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
   eachLine(fd, (...line) => {
     const record = check.next(...line);
