@@ -11,12 +11,11 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '.
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
+import { appendDurable, LogWriter, openLog, type RecordFile, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
-import { IndexedRecord } from '../record/store.js';
-import { checkWitnessOf } from '../record/witness.js';
+import { IndexedRecord, openRecord } from '../record/store.js';
 
 // The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
 // The file ledger and the team's record database (ledger-db.ts) find an earlier credit by it.
@@ -205,7 +204,7 @@ export class Ledger implements CreditLedger {
 
   /** Runs `fn` holding the ledger's cross-process lock (src/record/log.ts). */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    return withRecordLock(this.place, 'giftcard-ledger', fn);
+    return withRecordLock(this.place, LEDGER_LINES.lock, fn);
   }
 
   /**
@@ -237,23 +236,12 @@ export class Ledger implements CreditLedger {
    */
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
-    ensureRecordDir(this.place);
-    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
+    const opened = openRecord(this.place, LEDGER_LINES, false);
     let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
     try {
-      if (fd !== undefined) {
-        // Damage found when the ledger, changed under its index, is read whole again stops it too.
-        const q = IndexedRecord.open(fd, this.path, this.place.configDir, LEDGER_LINES, (blocking) => {
-          throw new LedgerDamagedError(this.path, blocking);
-        });
-        const blocking = blockingDamage(q.damaged);
-        if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-        own = { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };
-      }
-      // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
-      checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
+      if (opened) own = { records: key === undefined ? [] : linesAgainst(opened.q, key, email), damaged: opened.damaged };
     } finally {
-      if (fd !== undefined) closeSync(fd);
+      if (opened) closeSync(opened.fd);
     }
     for (const r of own.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
     const setAside: UncertainLine[] = own.records
@@ -274,20 +262,12 @@ export class Ledger implements CreditLedger {
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    appendDurable(this.place, LEDGER_FILE, WORDS.what, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
+    appendDurable(this.place, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
   }
 
   /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */
   repairTarget(): RepairTarget {
-    const damaged = () => this.read().damaged;
-    return repairTargetOf({
-      place: this.place,
-      name: LEDGER_FILE,
-      lock: 'giftcard-ledger',
-      words: WORDS,
-      client: LEDGER_LINES,
-      damaged,
-    });
+    return repairTargetOf(this.place, LEDGER_LINES, () => this.read().damaged);
   }
 
   /** Appends one record under the lock. */
@@ -382,7 +362,11 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
 }
 
 /** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
-const LEDGER_LINES: RecordClient<LedgerRecord> = {
+const LEDGER_LINES: RecordFile<LedgerRecord> = {
+  name: LEDGER_FILE,
+  lock: 'giftcard-ledger',
+  words: WORDS,
+  refuse: (path, lines) => new LedgerDamagedError(path, lines),
   terms: 'giftcard-ledger-1',
   version: 1,
   parse: (v) => LedgerRecord.safeParse(v).data,

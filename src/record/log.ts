@@ -20,7 +20,7 @@ import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
 import * as z from 'zod';
-import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
+import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, type RecordWords, TORN_REASON } from './damage.js';
 import { eachLine } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
 
@@ -34,6 +34,21 @@ export interface RecordClient<T> extends LineSchema<T> {
   /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
   terms: string;
   termsOf(record: T): string[];
+}
+
+/**
+ * A client's record as a file of its place (the record of claims of one store, the gift card ledger):
+ * its name and lock there, its words (damage.ts RecordWords), the refusal of its damage, and what it
+ * adds to the one damage policy and to repair: a first line that is another owner's header (a file
+ * copied or renamed) is damage, and a new or repaired file's first line is its header.
+ */
+export interface RecordFile<T> extends RecordClient<T> {
+  name: string;
+  lock: string;
+  words: RecordWords;
+  refuse(path: string, lines: DamagedLine[]): Error;
+  foreign?(first: T | undefined): boolean;
+  header?(at: string): string;
 }
 
 /**
@@ -216,29 +231,21 @@ function datasyncInPool(fd: number): Promise<void> {
 }
 
 /**
- * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
+ * Appends `text` (whole lines) to a client's record file in `place` under its lock, durable when it
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
  * money (syncWritten): a group of one (LogGroup). A torn last line is ended first
  * (LogGroup.endTornLine, the file read only then). `writer`: the record's own (LogWriter), kept
  * between appends by its client.
  */
-export function appendDurable<T>(
-  place: RecordPlace,
-  name: string,
-  what: string,
-  client: RecordClient<T>,
-  text: string,
-  by: { at: string; user: string },
-  writer = new LogWriter(),
-): void {
+export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
   ensureRecordDir(place);
-  const fd = openLog(place, name, what, true) as number;
-  const group = new LogGroup(fd, place.configDir, join(place.dir, name), writer);
+  const fd = openLog(place, file.name, file.words.what, true) as number;
+  const group = new LogGroup(fd, place.configDir, join(place.dir, file.name), writer);
   let size = 0;
   try {
     const stat = fstatSync(fd);
     size = stat.size;
-    group.endTornLine(() => readLog(fd, client, () => {}).damaged, by, stat);
+    group.endTornLine(() => readLog(fd, file, () => {}).damaged, by, stat);
     group.write(text, stat);
   } catch (error) {
     closeSync(fd);

@@ -14,8 +14,8 @@ import { acceptAsItIs, type RecordPlace } from '../config/record-dir.js';
 import { osUser } from '../config/user-name.js';
 import { UsageError } from '../core/errors.js';
 import { rechain } from './chain.js';
-import { blockingDamage, type DamagedLine, describeDamage, type LineSchema, type RecordWords, TORN_REASON } from './damage.js';
-import { type RecordClient, readLog, setAsideLine, withRecordLock } from './log.js';
+import { blockingDamage, type DamagedLine, describeDamage, type LineSchema, TORN_REASON } from './damage.js';
+import { type RecordFile, readLog, setAsideLine, withRecordLock } from './log.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -36,28 +36,18 @@ export interface RepairTarget {
   accept?(): void;
 }
 
-/** A client's record file (log.ts) to repair: what it is named, its lock, how it reads, and its header (a damaged line 1 gets a new one). */
-interface RecordFile<T> {
-  place: RecordPlace;
-  name: string;
-  lock: string;
-  words: RecordWords;
-  client: RecordClient<T>;
-  damaged(): DamagedLine[];
-  header?(at: string): string;
-}
-
-/** A client's record file as a file to repair: under its lock, accepted as it is once repaired (witness.ts). */
-export function repairTargetOf<T>(f: RecordFile<T>): RepairTarget {
+/** A client's record file (log.ts) as a file to repair: under its lock, accepted as it is once repaired (witness.ts); `damaged`: as it reads now. */
+export function repairTargetOf<T>(place: RecordPlace, f: RecordFile<T>, damaged: () => DamagedLine[]): RepairTarget {
   return {
-    path: join(f.place.dir, f.name),
+    path: join(place.dir, f.name),
     what: f.words.what,
     command: f.words.command,
-    shared: f.place.shared,
-    withLock: (fn) => withRecordLock(f.place, f.lock, fn),
-    damaged: () => f.damaged(),
-    client: f.client,
-    accept: () => acceptAsItIs(f.place, f.name, f.words.what),
+    shared: place.shared,
+    withLock: (fn) => withRecordLock(place, f.lock, fn),
+    damaged,
+    client: f,
+    accept: () => acceptAsItIs(place, f.name, f.words.what),
+    // A damaged line 1 gets a new header.
     setAside: (d, reason, at) => (d.line === 1 && f.header ? f.header(at) : setAsideLine(d, reason, at, osUser())),
   };
 }
