@@ -53,7 +53,7 @@ export const orderTerm = (id: string): string => idIdentity(id).replace(/^#+ ?/,
 
 /** The record of claims as a client of the index: its lines' schema, the line a set-aside names, and the terms above. */
 export const CLAIM_LINES: RecordClient<RecordLine> = {
-  terms: 'claims-record-2',
+  terms: 'claims-record-3',
   version: RECORD_VERSION,
   parse: parseRecordLine,
   setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
@@ -73,7 +73,7 @@ export function claimFile(store: RecordStore): RecordFile<RecordLine> {
     lock: name.replace(/\.jsonl$/, ''),
     words: CLAIM_WORDS,
     refuse: (path, lines) => new RecordDamagedError(path, lines),
-    foreign: (first) => first?.type === 'header' && (first.origin !== store.origin || first.storeId !== store.storeId),
+    foreign: (r) => r.type === 'header' && (r.origin !== store.origin || r.storeId !== store.storeId),
     header: (at) => headerLine(store, at).slice(0, -1),
   };
 }

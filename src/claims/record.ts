@@ -92,13 +92,7 @@ export class ClaimRecord {
 
   /** The record of a store as a file `claims repair` sets damaged lines aside in (src/record/repair.ts); a damaged header gets a new one. */
   static repairTarget(place: RecordPlace, store: RecordStore): RepairTarget {
-    const damaged = () => {
-      // Read as a command that files reads it, without refusing: what it finds is what the repair sets aside.
-      const probe = ClaimRecord.openSync({ place, store, tolerateDamage: true });
-      probe.close();
-      return probe.damaged;
-    };
-    return repairTargetOf(place, claimFile(store), damaged);
+    return repairTargetOf(place, claimFile(store));
   }
 
   /**

@@ -11,7 +11,7 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '.
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, LogWriter, openLog, type RecordFile, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
+import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
@@ -214,15 +214,8 @@ export class Ledger implements CreditLedger {
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    ensureRecordDir(this.place);
-    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
-    if (fd === undefined) return { records: [], damaged: [] };
-    try {
-      const records: LedgerRecord[] = [];
-      return { records, damaged: readLedger(fd, (r) => records.push(r)).damaged };
-    } finally {
-      closeSync(fd);
-    }
+    const records: LedgerRecord[] = [];
+    return { records, damaged: readRecordFile(this.place, LEDGER_LINES, (r) => records.push(authored(r))) };
   }
 
   /**
@@ -243,7 +236,7 @@ export class Ledger implements CreditLedger {
     } finally {
       if (opened) closeSync(opened.fd);
     }
-    for (const r of own.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+    own.records.forEach(authored);
     const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
@@ -267,7 +260,7 @@ export class Ledger implements CreditLedger {
 
   /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */
   repairTarget(): RepairTarget {
-    return repairTargetOf(this.place, LEDGER_LINES, () => this.read().damaged);
+    return repairTargetOf(this.place, LEDGER_LINES);
   }
 
   /** Appends one record under the lock. */
@@ -308,8 +301,7 @@ export class Ledger implements CreditLedger {
     const count = new LineCount();
     const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => {
       const lines = open.flatMap((o) => question(o).find(`key:${what}`));
-      for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-      return lines;
+      return lines.map(authored);
     });
     try {
       for (const o of open) readLedger(o.fd, (r) => count.add(keyParts(r.key).what));
@@ -381,12 +373,15 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   return q.find(...terms);
 }
 
-/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take`; each author named as the OS names the line's uid (src/record/chain.ts). */
+/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take` (authored). */
 function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
-  return readLog(fd, LEDGER_LINES, (r) => {
-    if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-    take(r);
-  });
+  return readLog(fd, LEDGER_LINES, (r) => take(authored(r)));
+}
+
+/** A record with its author named as the OS names the line's uid (src/record/chain.ts). */
+function authored(r: LedgerRecord): LedgerRecord {
+  if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+  return r;
 }
 
 /** The action stream's limits, as the ledger's history reads them (src/record/action-stream.ts ACTION_LIMITS). */

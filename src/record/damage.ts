@@ -111,6 +111,8 @@ export interface LineSchema<T> {
   setAsideOf?(record: T): number | undefined;
   /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
   isHeader?(record: T): boolean;
+  /** A header of another owner's record (another store's: a file copied or renamed): damage on line 1 too. */
+  foreign?(record: T): boolean;
 }
 
 /**
@@ -153,7 +155,8 @@ export class LineCheck<T> {
     if (broken) this.damaged.push({ ...broken, byte, ...named(read.record) });
     const aside = this.schema.setAsideOf?.(read.record);
     if (aside !== undefined) this.setAside.add(aside);
-    if (this.schema.isHeader && this.schema.isHeader(read.record) !== (number === 1)) {
+    const header = this.schema.isHeader?.(read.record);
+    if (header !== undefined && (header !== (number === 1) || this.schema.foreign?.(read.record))) {
       this.damaged.push({ line: number, byte, kind: 'garbage' });
       return undefined;
     }

@@ -38,16 +38,14 @@ export interface RecordClient<T> extends LineSchema<T> {
 
 /**
  * A client's record as a file of its place (the record of claims of one store, the gift card ledger):
- * its name and lock there, its words (damage.ts RecordWords), the refusal of its damage, and what it
- * adds to the one damage policy and to repair: a first line that is another owner's header (a file
- * copied or renamed) is damage, and a new or repaired file's first line is its header.
+ * its name and lock there, its words (damage.ts RecordWords), the refusal of its damage, and the
+ * header a repair writes on a damaged line 1.
  */
 export interface RecordFile<T> extends RecordClient<T> {
   name: string;
   lock: string;
   words: RecordWords;
   refuse(path: string, lines: DamagedLine[]): Error;
-  foreign?(first: T | undefined): boolean;
   header?(at: string): string;
 }
 
@@ -68,6 +66,18 @@ export function readLog<T>(fd: number, client: LineSchema<T>, take: (record: T) 
     if (record !== undefined) take(record);
   });
   return { damaged: check.end() };
+}
+
+/** Reads a client's record file in `place` whole under the damage policy, each record handed to `take`: the lines that cannot be read (none: no file yet). */
+export function readRecordFile<T>(place: RecordPlace, file: RecordFile<T>, take: (record: T) => void): DamagedLine[] {
+  ensureRecordDir(place);
+  const fd = openLog(place, file.name, file.words.what, false);
+  if (fd === undefined) return [];
+  try {
+    return readLog(fd, file, take).damaged;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */

@@ -15,7 +15,7 @@ import { osUser } from '../config/user-name.js';
 import { UsageError } from '../core/errors.js';
 import { rechain } from './chain.js';
 import { blockingDamage, type DamagedLine, describeDamage, type LineSchema, TORN_REASON } from './damage.js';
-import { type RecordFile, readLog, setAsideLine, withRecordLock } from './log.js';
+import { type RecordFile, readLog, readRecordFile, setAsideLine, withRecordLock } from './log.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -36,15 +36,15 @@ export interface RepairTarget {
   accept?(): void;
 }
 
-/** A client's record file (log.ts) as a file to repair: under its lock, accepted as it is once repaired (witness.ts); `damaged`: as it reads now. */
-export function repairTargetOf<T>(place: RecordPlace, f: RecordFile<T>, damaged: () => DamagedLine[]): RepairTarget {
+/** A client's record file (log.ts) as a file to repair: read whole, under its lock, accepted as it is once repaired (witness.ts). */
+export function repairTargetOf<T>(place: RecordPlace, f: RecordFile<T>): RepairTarget {
   return {
     path: join(place.dir, f.name),
     what: f.words.what,
     command: f.words.command,
     shared: place.shared,
     withLock: (fn) => withRecordLock(place, f.lock, fn),
-    damaged,
+    damaged: () => readRecordFile(place, f, () => {}),
     client: f,
     accept: () => acceptAsItIs(place, f.name, f.words.what),
     // A damaged line 1 gets a new header.

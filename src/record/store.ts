@@ -199,9 +199,7 @@ export function openRecord<T>(place: RecordPlace, file: RecordFile<T>, writing: 
       damaged.push(...blocking.filter((d) => !damaged.includes(d)));
     });
     const opened: OpenedRecord<T> = { fd, q, damaged, intact: !tolerate };
-    // Line 1 of another owner's record (a file copied or renamed) is damage.
-    const foreign = file.foreign?.(parseText((v) => file.parse(v), lineAt(fd, 0)));
-    damaged.push(...q.damaged, ...(foreign ? [{ line: 1, byte: 0, kind: 'garbage' as const }] : []));
+    damaged.push(...q.damaged);
     const blocking = blockingDamage(damaged);
     if (blocking.length && !tolerate) throw file.refuse(path, blocking);
     if (!tolerate) checkWitnessOf(place.configDir, path, fd, file.words);
