@@ -22,7 +22,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import type { DamagedLine } from '../record/damage.js';
-import { LogGroup, openLog, syncFolder } from '../record/log.js';
+import { LogGroup, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLine } from '../record/file-lines.js';
 import {
@@ -44,7 +44,7 @@ import {
   type RunLine,
 } from './record-format.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
-import { CLAIM_WORDS as WORDS, ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
+import { ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
 import { type OpenedRecord, openRecord } from '../record/store.js';
 
 export { RecordDamagedError } from './record-index.js';
@@ -77,8 +77,6 @@ export class ClaimRecord {
   private q: ClaimQuestions | undefined;
   /** The file open to append, under the lock (src/record/log.ts: the group commit). */
   private group: LogGroup | undefined;
-  /** The file open to read (a record opened without its lock). */
-  private readFd: number | undefined;
   /** Intents and outcomes written by this process, by key (read back without the file). */
   private readonly written = new Map<string, RecordHit>();
 
@@ -150,7 +148,6 @@ export class ClaimRecord {
     if (!opened) return;
     this.opened = opened;
     if (writing) this.group = new LogGroup(opened.fd, this.place.configDir, this.path);
-    else this.readFd = opened.fd;
     this.q = new ClaimQuestions(opened.q);
     this.damaged = opened.damaged;
     if (!writing) return;
@@ -238,17 +235,12 @@ export class ClaimRecord {
   /** Every readable line of the file, in order (history), intents resolved, handed to `take` as it is read: `run` lines are remembered on the way. */
   eachLine(take: (r: ReadLine) => void): void {
     const q = this.q;
-    const fd = q && openLog(this.place, recordFileName(this.store), WORDS.what, false);
-    if (fd === undefined || !q) return;
-    try {
-      eachLine(fd, (buffer, start, end, _offset, _complete, long) => {
-        const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
-        if (r?.type === 'run') q.runs.set(r.run, r);
-        if (r) take(r.type === 'intent' ? q.resolve(r) : r);
-      });
-    } finally {
-      closeSync(fd);
-    }
+    if (!this.opened || !q) return;
+    eachLine(this.opened.fd, (buffer, start, end, _offset, _complete, long) => {
+      const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
+      if (r?.type === 'run') q.runs.set(r.run, r);
+      if (r) take(r.type === 'intent' ? q.resolve(r) : r);
+    });
   }
 
   /** Every readable line, in order, gathered (a small record's read: history streams with `eachLine`). */
@@ -351,13 +343,15 @@ export class ClaimRecord {
 
   /** Writes what is queued, makes it durable, closes the file and releases the lock. */
   close(): void {
+    const opened = this.opened;
+    this.opened = undefined;
     try {
-      this.group?.close(!!this.opened?.intact);
+      this.group?.close(!!opened?.intact);
     } finally {
       for (const e of this.earlier.splice(0)) e.close();
-      if (this.readFd !== undefined) closeSync(this.readFd);
+      // The group closes the file it writes; a record opened to read is closed here.
+      if (opened && !this.group) closeSync(opened.fd);
       this.group = undefined;
-      this.readFd = undefined;
       this.lock?.release();
     }
   }
