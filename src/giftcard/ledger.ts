@@ -149,7 +149,6 @@ export interface Issuance {
 }
 
 export { hostName, osUser } from '../config/user-name.js';
-export { TORN_REASON } from '../record/damage.js';
 
 /** What the ledger holds against a new credit: its records, and the lines whose action is unknown. */
 export interface Held {
