@@ -13,7 +13,7 @@
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { blockingDamage, describeDamage } from '../record/damage.js';
-import { claimWeight, endAttempt } from '../record/outcome.js';
+import { claimWeight, laterOutcome } from '../record/outcome.js';
 import { earlierPlaces } from '../config/record-dir.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine, type ReadLine } from './record.js';
 import { orderTerm } from './record-index.js';
@@ -111,7 +111,7 @@ interface Attempt {
  */
 function claimsOf(lines: ReadLine[]): Attempt[][] {
   const outcomes = new Map<string, OutcomeLine>();
-  for (const l of lines) if (l.type === 'outcome') outcomes.set(l.issuance, settle(outcomes.get(l.issuance), l));
+  for (const l of lines) if (l.type === 'outcome') outcomes.set(l.issuance, laterOutcome(outcomes.get(l.issuance), l, claimWeight));
   const claims: Attempt[][] = [];
   let open: Attempt[] | undefined;
   for (const l of lines) {
@@ -152,12 +152,6 @@ function claimLines(matches: (row: ClaimHistoryRow) => boolean, emit: (c: ClaimE
       if (rows.some(matches)) emit(entry(rows));
     },
   };
-}
-
-/** An attempt's outcome after another outcome line of it, by the one rule (src/record/outcome.ts): a later line never undoes `filed`. */
-function settle(had: OutcomeLine | undefined, r: OutcomeLine): OutcomeLine {
-  const before = had ? { state: had.status, settled: true, earlierMaybe: false } : { state: 'sending', settled: false, earlierMaybe: false };
-  return endAttempt<string>(before, r.status, undefined, claimWeight) === before ? (had as OutcomeLine) : r;
 }
 
 /** One claim's attempts, each its intent and outcome lines (as the team's database reads them: src/record-pg/claims.ts), as history lists it. */

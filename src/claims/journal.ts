@@ -26,7 +26,7 @@ import { osUser } from '../config/user-name.js';
 import { OpcliError, UsageError } from '../core/errors.js';
 import { blockingDamage, type DamagedLine, DamagedRecordFileError } from '../record/damage.js';
 import { HEX64 } from './record-format.js';
-import { eachLineSync, lineAt } from '../record/file-lines.js';
+import { eachLine, lineAt } from '../record/file-lines.js';
 import { half, KeyTable } from '../record/key-table.js';
 import { setAsideLine } from '../record/log.js';
 import { actOn, claimMayExist, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
@@ -272,7 +272,7 @@ class JournalScan {
 
   /** Reads every line of the journal open as `fd` (lines are split on bytes, so each entry's offset is known). */
   scan(fd: number): this {
-    eachLineSync(fd, (buffer, start, end, offset, complete, long) => {
+    eachLine(fd, (buffer, start, end, offset, complete, long) => {
       this.lineNo++;
       if (long) this.damage(offset, 'long');
       else this.line(buffer.toString('utf8', start, end), offset, complete);
@@ -458,7 +458,7 @@ export class JournalReader {
 
   /** The entry that starts at a byte offset of the journal (undefined when it cannot be read). */
   async entryAt(offset: number): Promise<Partial<JournalEntry> | undefined> {
-    const text = offset < 0 || !this.source ? undefined : await lineAt(this.source, offset);
+    const text = offset < 0 || !this.source ? undefined : lineAt(this.source.fd, offset);
     return text === undefined ? undefined : (parse(text) as Partial<JournalEntry> | undefined);
   }
 
@@ -500,7 +500,7 @@ export function journalRepairTarget(path: string, service: JournalService, now: 
         closeSync(fd);
       }
     },
-    parse: journalLine,
+    client: { version: 1, parse: journalLine },
     setAside: (d, reason, at) => {
       if (d.line !== 1) return setAsideLine(d, reason, at, osUser());
       const header = { journal: HEADER.journal, version: HEADER.version, created: new Date(now()).toISOString(), id: randomBytes(8).toString('hex'), service };

@@ -14,8 +14,7 @@ import { emailIdentity, idIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
-import { IndexedRecord, type RecordClient } from '../record/store.js';
-import { lineAtSync } from '../record/file-lines.js';
+import type { IndexedRecord, RecordClient, RecordFile } from '../record/store.js';
 import {
   type DiskIntent,
   HEX64,
@@ -27,7 +26,8 @@ import {
   type RecordLine,
   type RecordState,
   type RunLine,
-  parseLineText,
+  headerLine,
+  recordFileName,
   type ReadLine,
   type RecordStore,
   type BatchRow,
@@ -53,13 +53,30 @@ export const orderTerm = (id: string): string => idIdentity(id).replace(/^#+ ?/,
 
 /** The record of claims as a client of the index: its lines' schema, the line a set-aside names, and the terms above. */
 export const CLAIM_LINES: RecordClient<RecordLine> = {
-  terms: 'claims-record-2',
+  terms: 'claims-record-3',
   version: RECORD_VERSION,
   parse: parseRecordLine,
   setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
   termsOf: claimTerms,
   isHeader: (r) => r.type === 'header',
 };
+
+/**
+ * The record of claims of one store as its file (src/record/log.ts RecordFile): its name and lock in
+ * the record folder, its header, and line 1 of another store's record (a file copied or renamed) is damage.
+ */
+export function claimFile(store: RecordStore): RecordFile<RecordLine> {
+  const name = recordFileName(store);
+  return {
+    ...CLAIM_LINES,
+    name,
+    lock: name.replace(/\.jsonl$/, ''),
+    words: CLAIM_WORDS,
+    refuse: (path, lines) => new RecordDamagedError(path, lines),
+    foreign: (r) => r.type === 'header' && (r.origin !== store.origin || r.storeId !== store.storeId),
+    header: (at) => headerLine(store, at).slice(0, -1),
+  };
+}
 
 /**
  * What a key's lines (oldest first, as the index finds them) and a torn last line naming it say of
@@ -119,21 +136,12 @@ export function resolveIntent(i: DiskIntent, run: RunLine | undefined): IntentLi
 
 /** The questions the record of claims open as `fd` answers from its index (src/record/store.ts). */
 export class ClaimQuestions {
-  private readonly q: IndexedRecord<RecordLine>;
   /** Batch runs by id, as asked, read or started (a few per day). */
   readonly runs = new Map<string, RunLine>();
   private journals: Set<string> | undefined;
-  /** The lines that cannot be read, found as the index was brought up to date. */
-  readonly damaged: DamagedLine[];
 
-  /** `changed`: damage found when the record, changed under its index, was read whole again (it may throw: IndexedRecord.open). */
-  constructor(fd: number, path: string, home: string | undefined, store: RecordStore, changed: (blocking: DamagedLine[]) => void) {
-    this.q = IndexedRecord.open(fd, path, home, CLAIM_LINES, changed);
-    // Line 1 of another store's record (a file copied or renamed) is damage.
-    const first = parseLineText(lineAtSync(fd, 0));
-    const foreign = first?.type === 'header' && (first.origin !== store.origin || first.storeId !== store.storeId);
-    this.damaged = [...this.q.damaged, ...(foreign ? [{ line: 1, byte: 0, kind: 'garbage' as const }] : [])];
-  }
+  /** `q`: the record open to ask (src/record/store.ts openRecord). */
+  constructor(private readonly q: IndexedRecord<RecordLine>) {}
 
   /** Brings the index up to the file again (lines this run imported are written, not yet indexed). */
   reopen(): void {

@@ -18,7 +18,7 @@ import { type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { hostName, osUser } from '../config/user-name.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
 import { DatabaseClaimRecord, type Taken } from '../record-pg/claims.js';
-import { eachLineSync, lineAtSync } from '../record/file-lines.js';
+import { eachLine, lineAt } from '../record/file-lines.js';
 import type { OfflineClaim } from '../schemas.js';
 import { count } from '../text/count.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
@@ -191,7 +191,7 @@ function importedLines(by: Importer, text: string, offset: number): [IntentLine,
   // The sourceOrderId and reason of the row's last entry, read back at its offset.
   let detail: { sourceOrderId?: string; reason?: string } = {};
   try {
-    detail = JSON.parse(lineAtSync(by.fd, prior.offset) ?? '{}') ?? {};
+    detail = JSON.parse(lineAt(by.fd, prior.offset) ?? '{}') ?? {};
   } catch {}
   return [
     {
@@ -240,7 +240,7 @@ export async function importJournal(record: ClaimRecord, journal: JournalReader,
   let taken = 0;
   let pending: (IntentLine | OutcomeLine)[] = [];
   try {
-    eachLineSync(by.fd, (buffer, start, end, offset, complete, long) => {
+    eachLine(by.fd, (buffer, start, end, offset, complete, long) => {
       const both = complete && !long ? importedLines(by, buffer.toString('utf8', start, end), offset) : undefined;
       if (!both) return;
       pending.push(...both);

@@ -18,14 +18,13 @@ import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock } from '../config/lock.js';
 import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { checkWitnessOf } from '../record/witness.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
-import { blockingDamage, type DamagedLine } from '../record/damage.js';
-import { LogGroup, openLog, syncFolder } from '../record/log.js';
+import type { DamagedLine } from '../record/damage.js';
+import { LogGroup, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
-import { eachLineSync } from '../record/file-lines.js';
+import { eachLine } from '../record/file-lines.js';
 import {
   type BatchRow,
   batchIntentLine,
@@ -39,12 +38,14 @@ import {
   strongest,
   type ReadLine,
   type RecordHit,
+  type RecordLine,
   type RecordStore,
   recordFileName,
   type RunLine,
 } from './record-format.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
-import { CLAIM_LINES, CLAIM_WORDS as WORDS, ClaimQuestions, RecordDamagedError, resolveIntent } from './record-index.js';
+import { ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
+import { type OpenedRecord, openRecord } from '../record/store.js';
 
 export { RecordDamagedError } from './record-index.js';
 export * from './record-format.js';
@@ -76,8 +77,6 @@ export class ClaimRecord {
   private q: ClaimQuestions | undefined;
   /** The file open to append, under the lock (src/record/log.ts: the group commit). */
   private group: LogGroup | undefined;
-  /** The file open to read (a record opened without its lock). */
-  private readFd: number | undefined;
   /** Intents and outcomes written by this process, by key (read back without the file). */
   private readonly written = new Map<string, RecordHit>();
 
@@ -89,22 +88,9 @@ export class ClaimRecord {
     this.path = join(place.dir, recordFileName(store));
   }
 
-  /** The record's lock name in its folder. */
-  static lockName(store: RecordStore): string {
-    return recordFileName(store).replace(/\.jsonl$/, '');
-  }
-
   /** The record of a store as a file `claims repair` sets damaged lines aside in (src/record/repair.ts); a damaged header gets a new one. */
   static repairTarget(place: RecordPlace, store: RecordStore): RepairTarget {
-    const damaged = () => {
-      // Read as a command that files reads it, without refusing: what it finds is what the repair sets aside.
-      const probe = ClaimRecord.openSync({ place, store, tolerateDamage: true });
-      probe.close();
-      return probe.damaged;
-    };
-    const header = (at: string) => headerLine(store, at).slice(0, -1);
-    const name = recordFileName(store);
-    return repairTargetOf({ place, name, lock: ClaimRecord.lockName(store), words: WORDS, client: CLAIM_LINES, damaged, header });
+    return repairTargetOf(place, claimFile(store));
   }
 
   /**
@@ -115,7 +101,7 @@ export class ClaimRecord {
   static async open(options: OpenRecord): Promise<ClaimRecord> {
     ensureRecordDir(options.place);
     const lock = options.lock
-      ? await acquireFileLock(options.place.dir, ClaimRecord.lockName(options.store), {
+      ? await acquireFileLock(options.place.dir, claimFile(options.store).lock, {
           waitMs: options.lock.waitMs,
           timers: options.lock.timers,
           shared: !!options.place.shared,
@@ -131,7 +117,6 @@ export class ClaimRecord {
 
   /** Opens the record without its lock (a read: history, repair's look). */
   static openSync(options: OpenRecord): ClaimRecord {
-    ensureRecordDir(options.place);
     return ClaimRecord.build({ ...options, lock: undefined }, undefined);
   }
 
@@ -153,36 +138,23 @@ export class ClaimRecord {
 
   /** The lines that cannot be read (a record opened with `tolerateDamage`). */
   damaged: DamagedLine[] = [];
-  /** Read and found intact (only then is what this person leaves witnessed). */
-  private intact = false;
+  /** The file as opened (src/record/store.ts): read and found intact, only then is what this person leaves witnessed. */
+  private opened: OpenedRecord<RecordLine> | undefined;
   /** The record of this store in the places it lived before, read only. */
   private readonly earlier: ClaimRecord[] = [];
 
   private load(writing: boolean, tolerate: boolean): void {
-    const fd = openLog(this.place, recordFileName(this.store), WORDS.what, writing);
-    if (fd === undefined) {
-      if (!tolerate) checkWitnessOf(this.place.configDir, this.path, undefined, WORDS);
-      return;
-    }
-    if (writing) this.group = new LogGroup(fd, this.place.configDir, this.path);
-    else this.readFd = fd;
-    this.q = new ClaimQuestions(fd, this.path, this.place.configDir, this.store, (blocking) => {
-      // The record changed under its index and, read whole again, has damage: it stops a command that files.
-      this.intact = false;
-      if (!tolerate) throw new RecordDamagedError(this.path, blocking);
-      this.damaged.push(...blocking.filter((d) => !this.damaged.includes(d)));
-    });
-    const damaged = this.q.damaged;
-    this.damaged = damaged;
-    const blocking = blockingDamage(damaged);
-    if (blocking.length && !tolerate) throw new RecordDamagedError(this.path, blocking);
-    if (!tolerate) checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
-    this.intact = !tolerate;
+    const opened = openRecord(this.place, claimFile(this.store), writing, tolerate);
+    if (!opened) return;
+    this.opened = opened;
+    if (writing) this.group = new LogGroup(opened.fd, this.place.configDir, this.path);
+    this.q = new ClaimQuestions(opened.q);
+    this.damaged = opened.damaged;
     if (!writing) return;
-    const created = fstatSync(fd).size === 0;
+    const created = fstatSync(opened.fd).size === 0;
     if (created) this.group?.queue(headerLine(this.store, new Date().toISOString()));
     // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    else this.group?.endTornLine(() => damaged, { at: new Date().toISOString(), user: osUser() });
+    else this.group?.endTornLine(() => opened.damaged, { at: new Date().toISOString(), user: osUser() });
     this.group?.write();
     // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/log.ts).
     if (created) syncFolder(this.place.dir);
@@ -263,17 +235,12 @@ export class ClaimRecord {
   /** Every readable line of the file, in order (history), intents resolved, handed to `take` as it is read: `run` lines are remembered on the way. */
   eachLine(take: (r: ReadLine) => void): void {
     const q = this.q;
-    const fd = q && openLog(this.place, recordFileName(this.store), WORDS.what, false);
-    if (fd === undefined || !q) return;
-    try {
-      eachLineSync(fd, (buffer, start, end, _offset, _complete, long) => {
-        const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
-        if (r?.type === 'run') q.runs.set(r.run, r);
-        if (r) take(r.type === 'intent' ? q.resolve(r) : r);
-      });
-    } finally {
-      closeSync(fd);
-    }
+    if (!this.opened || !q) return;
+    eachLine(this.opened.fd, (buffer, start, end, _offset, _complete, long) => {
+      const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
+      if (r?.type === 'run') q.runs.set(r.run, r);
+      if (r) take(r.type === 'intent' ? q.resolve(r) : r);
+    });
   }
 
   /** Every readable line, in order, gathered (a small record's read: history streams with `eachLine`). */
@@ -368,7 +335,7 @@ export class ClaimRecord {
   /** `close` with the last fdatasync in the thread pool (a batch's end, beside the journal's). */
   async closeDurable(): Promise<void> {
     try {
-      await this.group?.closeInPool(this.intact);
+      await this.group?.closeInPool(!!this.opened?.intact);
     } finally {
       this.close();
     }
@@ -376,13 +343,15 @@ export class ClaimRecord {
 
   /** Writes what is queued, makes it durable, closes the file and releases the lock. */
   close(): void {
+    const opened = this.opened;
+    this.opened = undefined;
     try {
-      this.group?.close(this.intact);
+      this.group?.close(!!opened?.intact);
     } finally {
       for (const e of this.earlier.splice(0)) e.close();
-      if (this.readFd !== undefined) closeSync(this.readFd);
+      // The group closes the file it writes; a record opened to read is closed here.
+      if (opened && !this.group) closeSync(opened.fd);
       this.group = undefined;
-      this.readFd = undefined;
       this.lock?.release();
     }
   }

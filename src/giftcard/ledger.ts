@@ -11,12 +11,11 @@ import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '.
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
-import { appendDurable, LogWriter, openLog, type RecordClient, readLog, SET_ASIDE, withRecordLock } from '../record/log.js';
+import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
-import { attemptHash as claimHash, creditWeight, endAttempt } from '../record/outcome.js';
+import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
-import { IndexedRecord } from '../record/store.js';
-import { checkWitnessOf } from '../record/witness.js';
+import { IndexedRecord, openRecord } from '../record/store.js';
 
 // The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
 // The file ledger and the team's record database (ledger-db.ts) find an earlier credit by it.
@@ -150,7 +149,6 @@ export interface Issuance {
 }
 
 export { hostName, osUser } from '../config/user-name.js';
-export { TORN_REASON } from '../record/damage.js';
 
 /** What the ledger holds against a new credit: its records, and the lines whose action is unknown. */
 export interface Held {
@@ -205,7 +203,7 @@ export class Ledger implements CreditLedger {
 
   /** Runs `fn` holding the ledger's cross-process lock (src/record/log.ts). */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    return withRecordLock(this.place, 'giftcard-ledger', fn);
+    return withRecordLock(this.place, LEDGER_LINES.lock, fn);
   }
 
   /**
@@ -215,15 +213,8 @@ export class Ledger implements CreditLedger {
    * claim be paid twice.
    */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
-    ensureRecordDir(this.place);
-    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
-    if (fd === undefined) return { records: [], damaged: [] };
-    try {
-      const records: LedgerRecord[] = [];
-      return { records, damaged: readLedger(fd, (r) => records.push(r)).damaged };
-    } finally {
-      closeSync(fd);
-    }
+    const records: LedgerRecord[] = [];
+    return { records, damaged: readRecordFile(this.place, LEDGER_LINES, (r) => records.push(authored(r))) };
   }
 
   /**
@@ -237,25 +228,14 @@ export class Ledger implements CreditLedger {
    */
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
-    ensureRecordDir(this.place);
-    const fd = openLog(this.place, LEDGER_FILE, WORDS.what, false);
+    const opened = openRecord(this.place, LEDGER_LINES, false);
     let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
     try {
-      if (fd !== undefined) {
-        // Damage found when the ledger, changed under its index, is read whole again stops it too.
-        const q = IndexedRecord.open(fd, this.path, this.place.configDir, LEDGER_LINES, (blocking) => {
-          throw new LedgerDamagedError(this.path, blocking);
-        });
-        const blocking = blockingDamage(q.damaged);
-        if (blocking.length) throw new LedgerDamagedError(this.path, blocking);
-        own = { records: key === undefined ? [] : linesAgainst(q, key, email), damaged: q.damaged };
-      }
-      // A ledger that shrank, changed or vanished since this person last wrote it stops here (src/record/witness.ts).
-      checkWitnessOf(this.place.configDir, this.path, fd, WORDS);
+      if (opened) own = { records: key === undefined ? [] : linesAgainst(opened.q, key, email), damaged: opened.damaged };
     } finally {
-      if (fd !== undefined) closeSync(fd);
+      if (opened) closeSync(opened.fd);
     }
-    for (const r of own.records) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+    own.records.forEach(authored);
     const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
@@ -274,20 +254,12 @@ export class Ledger implements CreditLedger {
    */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
-    appendDurable(this.place, LEDGER_FILE, WORDS.what, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
+    appendDurable(this.place, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
   }
 
   /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */
   repairTarget(): RepairTarget {
-    const damaged = () => this.read().damaged;
-    return repairTargetOf({
-      place: this.place,
-      name: LEDGER_FILE,
-      lock: 'giftcard-ledger',
-      words: WORDS,
-      client: LEDGER_LINES,
-      damaged,
-    });
+    return repairTargetOf(this.place, LEDGER_LINES);
   }
 
   /** Appends one record under the lock. */
@@ -328,8 +300,7 @@ export class Ledger implements CreditLedger {
     const count = new LineCount();
     const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => {
       const lines = open.flatMap((o) => question(o).find(`key:${what}`));
-      for (const r of lines) if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-      return lines;
+      return lines.map(authored);
     });
     try {
       for (const o of open) readLedger(o.fd, (r) => count.add(keyParts(r.key).what));
@@ -374,7 +345,7 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
     } else if (r.type !== 'set-aside') {
       const entry = byId.get(r.issuance);
       if (!entry) continue;
-      if (r.type === 'outcome') settleIssuance(entry, r);
+      if (r.type === 'outcome') entry.outcome = laterOutcome(entry.outcome, r, creditWeight);
       else entry.warnings.push(r);
     }
   }
@@ -382,7 +353,11 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
 }
 
 /** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
-const LEDGER_LINES: RecordClient<LedgerRecord> = {
+const LEDGER_LINES: RecordFile<LedgerRecord> = {
+  name: LEDGER_FILE,
+  lock: 'giftcard-ledger',
+  words: WORDS,
+  refuse: (path, lines) => new LedgerDamagedError(path, lines),
   terms: 'giftcard-ledger-1',
   version: 1,
   parse: (v) => LedgerRecord.safeParse(v).data,
@@ -397,12 +372,15 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   return q.find(...terms);
 }
 
-/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take`; each author named as the OS names the line's uid (src/record/chain.ts). */
+/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take` (authored). */
 function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
-  return readLog(fd, LEDGER_LINES, (r) => {
-    if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
-    take(r);
-  });
+  return readLog(fd, LEDGER_LINES, (r) => take(authored(r)));
+}
+
+/** A record with its author named as the OS names the line's uid (src/record/chain.ts). */
+function authored(r: LedgerRecord): LedgerRecord {
+  if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
+  return r;
 }
 
 /** The action stream's limits, as the ledger's history reads them (src/record/action-stream.ts ACTION_LIMITS). */
@@ -468,12 +446,6 @@ function creditLines(
 /** Whether two attempt lines are the same line read twice (by the stream and by its claim's index). */
 function sameAttempt(a: AttemptRecord, b: AttemptRecord): boolean {
   return a.at === b.at && a.key === b.key && a.host === b.host && a.amountCents === b.amountCents;
-}
-
-/** An outcome line applied to its issuance (src/record/outcome.ts). */
-function settleIssuance(entry: Issuance, r: OutcomeRecord): void {
-  const before = { state: entry.outcome?.status as string | undefined, settled: entry.outcome !== undefined, earlierMaybe: false };
-  if (endAttempt(before, r.status, undefined, creditWeight) !== before) entry.outcome = r;
 }
 
 /**

@@ -22,7 +22,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import { attemptRow, outcomeRow, scopeOf, warningRow } from '../giftcard/ledger-db.js';
 import { keyParts, Ledger, LedgerDamagedError, type LedgerRecord } from '../giftcard/ledger.js';
 import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
-import { lineAtSync } from '../record/file-lines.js';
+import { lineAt } from '../record/file-lines.js';
 import { openLog } from '../record/log.js';
 import type { ImportChunk, ImportedFile, NoteRow } from './import.js';
 import { present } from './queries.js';
@@ -155,7 +155,7 @@ function storeOfRecord(place: RecordPlace, name: string): RecordStore | undefine
   const fd = openLog(place, name, 'record of claims', false);
   if (fd === undefined) return undefined;
   try {
-    const header = JSON.parse(lineAtSync(fd, 0) ?? 'null') as { type?: unknown; origin?: unknown; storeId?: unknown } | null;
+    const header = JSON.parse(lineAt(fd, 0) ?? 'null') as { type?: unknown; origin?: unknown; storeId?: unknown } | null;
     if (header?.type !== 'header') return undefined;
     const text = (v: unknown) => (typeof v === 'string' ? v : null);
     return { origin: text(header.origin), storeId: text(header.storeId) };

@@ -111,6 +111,8 @@ export interface LineSchema<T> {
   setAsideOf?(record: T): number | undefined;
   /** The record's header: its first line, and no other (a line of it elsewhere, or none first, is damage). */
   isHeader?(record: T): boolean;
+  /** A header of another owner's record (another store's: a file copied or renamed): damage on line 1 too. */
+  foreign?(record: T): boolean;
 }
 
 /**
@@ -153,7 +155,8 @@ export class LineCheck<T> {
     if (broken) this.damaged.push({ ...broken, byte, ...named(read.record) });
     const aside = this.schema.setAsideOf?.(read.record);
     if (aside !== undefined) this.setAside.add(aside);
-    if (this.schema.isHeader && this.schema.isHeader(read.record) !== (number === 1)) {
+    const header = this.schema.isHeader?.(read.record);
+    if (header !== undefined && (header !== (number === 1) || this.schema.foreign?.(read.record))) {
       this.damaged.push({ line: number, byte, kind: 'garbage' });
       return undefined;
     }
@@ -171,22 +174,6 @@ export class LineCheck<T> {
     for (const d of this.damaged) if (d.kind === 'garbage' && d.key !== undefined && this.setAside.has(d.line)) d.kind = 'torn';
     return this.damaged;
   }
-}
-
-/** Splits `text` (a file's, read whole) into records parsed by `parse` and damaged lines, classed by LineCheck. */
-export function readRecordLines<T>(text: string, version: number, parse: (value: unknown) => T | undefined): { records: T[]; damaged: DamagedLine[] } {
-  const lines = text.split('\n');
-  const unterminated = text.length > 0 && !text.endsWith('\n');
-  const check = new LineCheck({ version, parse });
-  const records: T[] = [];
-  let byte = 0;
-  lines.forEach((line, i) => {
-    // Characters, not bytes: a line of more characters certainly has more bytes.
-    const r = check.take(line, i + 1, byte, !unterminated || i < lines.length - 1, line.length > MAX_LINE_BYTES);
-    if (r !== undefined) records.push(r);
-    byte += Buffer.byteLength(line) + 1;
-  });
-  return { records, damaged: check.end() };
 }
 
 /** The key and action id of a record that broke the chain, so that setting it aside keeps its action uncertain. */

@@ -7,7 +7,6 @@
  * bounded by the limit, for the reader to refuse by its number.
  */
 import { readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { MAX_LINE_BYTES } from './damage.js';
 
 /** How much of the file one read takes. */
@@ -107,20 +106,8 @@ export class LineSplitter {
   }
 }
 
-/** Every line of a file open as `handle`, read in the thread pool. */
-export async function eachLine(handle: FileHandle, onLine: OnLine): Promise<LinesRead> {
-  const lines = new LineSplitter();
-  for (;;) {
-    // A new chunk each time: the split keeps a view of the last one's unfinished line.
-    const chunk = Buffer.allocUnsafe(READ_CHUNK);
-    const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK, lines.size);
-    if (bytesRead === 0) return lines.end(onLine);
-    lines.push(chunk.subarray(0, bytesRead), onLine);
-  }
-}
-
-/** Every line of a file open as `fd` from byte `from` (the start of a line), read on the main thread. */
-export function eachLineSync(fd: number, onLine: OnLine, from = 0): LinesRead {
+/** Every line of a file open as `fd` from byte `from` (the start of a line). */
+export function eachLine(fd: number, onLine: OnLine, from = 0): LinesRead {
   const lines = new LineSplitter();
   lines.startAt(from);
   for (;;) {
@@ -131,31 +118,14 @@ export function eachLineSync(fd: number, onLine: OnLine, from = 0): LinesRead {
   }
 }
 
-/** The first line of what a read at an offset returned; null when the buffer was filled before a newline (read more). */
-function firstLine(buffer: Buffer, got: number): string | undefined | null {
-  const end = buffer.subarray(0, got).indexOf(10);
-  if (end === -1 && got === buffer.length) return null;
-  return got === 0 ? undefined : buffer.toString('utf8', 0, end === -1 ? got : end);
-}
-
-/** The line that starts at byte `offset` of the file open as `handle`, without its newline (undefined past the end). */
-export async function lineAt(handle: FileHandle, offset: number): Promise<string | undefined> {
+/** The line that starts at byte `offset` of the file open as `fd`, without its newline (undefined past the end). */
+export function lineAt(fd: number, offset: number): string | undefined {
   for (let size = 1024; ; size *= 4) {
     const buffer = Buffer.alloc(size);
-    const got = (await handle.read(buffer, 0, size, offset)).bytesRead;
-    const line = firstLine(buffer, got);
-    if (line !== null) return line;
+    const got = readSync(fd, buffer, 0, size, offset);
+    const end = buffer.subarray(0, got).indexOf(10);
+    if (end !== -1 || got < size) return got === 0 ? undefined : buffer.toString('utf8', 0, end === -1 ? got : end);
     // The file changed under the index (no line it indexed is this long): its head, which reads as no record.
-    if (size > MAX_LINE_BYTES) return buffer.toString('utf8', 0, LONG_HEAD);
-  }
-}
-
-/** `lineAt` for a file open as `fd`, read on the main thread. */
-export function lineAtSync(fd: number, offset: number): string | undefined {
-  for (let size = 1024; ; size *= 4) {
-    const buffer = Buffer.alloc(size);
-    const line = firstLine(buffer, readSync(fd, buffer, 0, size, offset));
-    if (line !== null) return line;
     if (size > MAX_LINE_BYTES) return buffer.toString('utf8', 0, LONG_HEAD);
   }
 }

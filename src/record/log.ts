@@ -20,8 +20,8 @@ import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
 import * as z from 'zod';
-import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, TORN_REASON } from './damage.js';
-import { eachLineSync } from './file-lines.js';
+import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, type RecordWords, TORN_REASON } from './damage.js';
+import { eachLine } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
 
 /**
@@ -37,6 +37,19 @@ export interface RecordClient<T> extends LineSchema<T> {
 }
 
 /**
+ * A client's record as a file of its place (the record of claims of one store, the gift card ledger):
+ * its name and lock there, its words (damage.ts RecordWords), the refusal of its damage, and the
+ * header a repair writes on a damaged line 1.
+ */
+export interface RecordFile<T> extends RecordClient<T> {
+  name: string;
+  lock: string;
+  words: RecordWords;
+  refuse(path: string, lines: DamagedLine[]): Error;
+  header?(at: string): string;
+}
+
+/**
  * Opens the record file `name` of a place: to append (created 0600 when missing) or to read
  * (undefined: no file yet). `what` names it in a refusal ("record of claims").
  */
@@ -46,13 +59,25 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
 }
 
 /** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
-export function readLog<T>(fd: number, client: RecordClient<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
+export function readLog<T>(fd: number, client: LineSchema<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
-  eachLineSync(fd, (...line) => {
+  eachLine(fd, (...line) => {
     const record = check.next(...line);
     if (record !== undefined) take(record);
   });
   return { damaged: check.end() };
+}
+
+/** Reads a client's record file in `place` whole under the damage policy, each record handed to `take`: the lines that cannot be read (none: no file yet). */
+export function readRecordFile<T>(place: RecordPlace, file: RecordFile<T>, take: (record: T) => void): DamagedLine[] {
+  ensureRecordDir(place);
+  const fd = openLog(place, file.name, file.words.what, false);
+  if (fd === undefined) return [];
+  try {
+    return readLog(fd, file, take).damaged;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
@@ -216,29 +241,21 @@ function datasyncInPool(fd: number): Promise<void> {
 }
 
 /**
- * Appends `text` (whole lines) to the record file `name` of `place` under its lock, durable when it
+ * Appends `text` (whole lines) to a client's record file in `place` under its lock, durable when it
  * returns: on disk, and a new file's name in its folder, before the request it announces can move
  * money (syncWritten): a group of one (LogGroup). A torn last line is ended first
  * (LogGroup.endTornLine, the file read only then). `writer`: the record's own (LogWriter), kept
  * between appends by its client.
  */
-export function appendDurable<T>(
-  place: RecordPlace,
-  name: string,
-  what: string,
-  client: RecordClient<T>,
-  text: string,
-  by: { at: string; user: string },
-  writer = new LogWriter(),
-): void {
+export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
   ensureRecordDir(place);
-  const fd = openLog(place, name, what, true) as number;
-  const group = new LogGroup(fd, place.configDir, join(place.dir, name), writer);
+  const fd = openLog(place, file.name, file.words.what, true) as number;
+  const group = new LogGroup(fd, place.configDir, join(place.dir, file.name), writer);
   let size = 0;
   try {
     const stat = fstatSync(fd);
     size = stat.size;
-    group.endTornLine(() => readLog(fd, client, () => {}).damaged, by, stat);
+    group.endTornLine(() => readLog(fd, file, () => {}).damaged, by, stat);
     group.write(text, stat);
   } catch (error) {
     closeSync(fd);

@@ -54,6 +54,17 @@ export function endAttempt<S>(s: Standing<S> | undefined, state: S, attempt: str
   return s;
 }
 
+/**
+ * The outcome line that stands for one attempt after `next` (`had`: the one before, undefined before
+ * its first): the first settles it, a later one replaces it only to raise it (endAttempt), so a line
+ * appended after `filed` or `issued` changes nothing. `weigh`: the client's (claimWeight, creditWeight).
+ */
+export function laterOutcome<O extends { status: string }>(had: O | undefined, next: O, weigh: (status: string) => Weight): O {
+  if (had === undefined) return next;
+  const before = { state: had.status, settled: true, earlierMaybe: false };
+  return endAttempt(before, next.status, undefined, weigh) === before ? had : next;
+}
+
 /** The state a reader acts on: the latest attempt's, or `uncertain` while an earlier attempt may have acted and the latest did nothing. */
 export function actOn<S>(s: Standing<S>, uncertain: S, weigh: (s: S) => Weight): S {
   return s.earlierMaybe && weigh(s.state) === 'none' ? uncertain : s.state;

@@ -7,15 +7,15 @@
  * aside: upgrading reads it. No prompt, no print.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, constants, fsyncSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { openPrivateFile, readPrivateFile, type SharedFolder } from '../config/private-file.js';
 import { acceptAsItIs, type RecordPlace } from '../config/record-dir.js';
 import { osUser } from '../config/user-name.js';
 import { UsageError } from '../core/errors.js';
 import { rechain } from './chain.js';
-import { blockingDamage, type DamagedLine, describeDamage, type RecordWords, readRecordLines, TORN_REASON } from './damage.js';
-import { type RecordClient, setAsideLine, withRecordLock } from './log.js';
+import { blockingDamage, type DamagedLine, describeDamage, type LineSchema, TORN_REASON } from './damage.js';
+import { type RecordFile, readLog, readRecordFile, setAsideLine, withRecordLock } from './log.js';
 
 /** A record file to repair. */
 export interface RepairTarget {
@@ -28,36 +28,26 @@ export interface RepairTarget {
   withLock<T>(fn: () => Promise<T>): Promise<T>;
   /** The damaged lines as the file reads now. */
   damaged(): DamagedLine[];
-  /** Parses one line (undefined: not a record); the repaired file must read cleanly with it. */
-  parse(value: unknown): unknown;
+  /** How its lines read (the client's schema): the repaired file must read cleanly by it (log.ts readLog). */
+  client: LineSchema<unknown>;
   /** The set-aside line (JSON) for a damaged line. */
   setAside(d: DamagedLine, reason: string, at: string): string;
   /** Accepts the record as it is once repaired: what this person saw of it (witness.ts) becomes what it holds. */
   accept?(): void;
 }
 
-/** A client's record file (log.ts) to repair: what it is named, its lock, how it reads, and its header (a damaged line 1 gets a new one). */
-interface RecordFile<T> {
-  place: RecordPlace;
-  name: string;
-  lock: string;
-  words: RecordWords;
-  client: RecordClient<T>;
-  damaged(): DamagedLine[];
-  header?(at: string): string;
-}
-
-/** A client's record file as a file to repair: under its lock, accepted as it is once repaired (witness.ts). */
-export function repairTargetOf<T>(f: RecordFile<T>): RepairTarget {
+/** A client's record file (log.ts) as a file to repair: read whole, under its lock, accepted as it is once repaired (witness.ts). */
+export function repairTargetOf<T>(place: RecordPlace, f: RecordFile<T>): RepairTarget {
   return {
-    path: join(f.place.dir, f.name),
+    path: join(place.dir, f.name),
     what: f.words.what,
     command: f.words.command,
-    shared: f.place.shared,
-    withLock: (fn) => withRecordLock(f.place, f.lock, fn),
-    damaged: () => f.damaged(),
-    parse: (v) => f.client.parse(v),
-    accept: () => acceptAsItIs(f.place, f.name, f.words.what),
+    shared: place.shared,
+    withLock: (fn) => withRecordLock(place, f.lock, fn),
+    damaged: () => readRecordFile(place, f, () => {}),
+    client: f,
+    accept: () => acceptAsItIs(place, f.name, f.words.what),
+    // A damaged line 1 gets a new header.
     setAside: (d, reason, at) => (d.line === 1 && f.header ? f.header(at) : setAsideLine(d, reason, at, osUser())),
   };
 }
@@ -85,11 +75,13 @@ export function planRepairOf(target: RepairTarget): RepairPlan {
   return { path: target.path, lines };
 }
 
-function writeNew(path: string, text: string, what: string, shared?: SharedFolder): void {
-  const fd = openPrivateFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, what, 0o600, shared) as number;
+/** Writes `text` to a new file at `path`, durable; `check` reads it back before it is closed. */
+function writeNew(path: string, text: string, what: string, shared?: SharedFolder, check?: (fd: number) => void): void {
+  const fd = openPrivateFile(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, what, 0o600, shared) as number;
   try {
     writeSync(fd, text);
     fsyncSync(fd);
+    check?.(fd);
   } finally {
     closeSync(fd);
   }
@@ -122,11 +114,18 @@ export async function repairFile(target: RepairTarget, env: { now(): number }): 
     const copy = `${target.path}.damaged-${at.replace(/[:.]/g, '-')}`;
     writeNew(copy, text, `${target.what} copy`, target.shared);
     const temp = `${target.path}.repair-${randomUUID()}`;
-    writeNew(temp, repaired, target.what, target.shared);
+    try {
+      // The new file reads back cleanly by the client's own rules before it replaces the record, or the repair says so and the record stays as it was.
+      writeNew(temp, repaired, target.what, target.shared, (fd) => {
+        const left = blockingDamage(readLog(fd, target.client, () => {}).damaged);
+        if (left.length)
+          throw new UsageError(`The repaired ${target.what} ${target.path} would still have damaged line(s) ${left.map((d) => d.line).join(', ')}.`);
+      });
+    } catch (error) {
+      rmSync(temp, { force: true });
+      throw error;
+    }
     renameSync(temp, target.path);
-    // The lines read back cleanly, or the repair says so rather than leaving a file that stops everything.
-    const left = blockingDamage(readRecordLines(repaired, 1, (v) => target.parse(v)).damaged);
-    if (left.length) throw new UsageError(`The repaired ${target.what} ${target.path} still has damaged line(s) ${left.map((d) => d.line).join(', ')}.`);
     target.accept?.();
     return { ...plan, copy };
   });

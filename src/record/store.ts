@@ -10,15 +10,17 @@
  * (damage.ts), chained on from the last covered line, and indexed when they read cleanly. A file
  * the index no longer matches is read whole, as it always was, and indexed again.
  */
-import { fstatSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { lineHash } from './chain.js';
 import { blockingDamage, type DamagedLine, LineCheck, parseText } from './damage.js';
-import { eachLineSync, lineAtSync } from './file-lines.js';
-import type { RecordClient } from './log.js';
+import { eachLine, lineAt } from './file-lines.js';
+import { openLog, type RecordClient, type RecordFile } from './log.js';
 import { type Covered, TermIndex, termHash } from './index-file.js';
-import { fdReader, lineHashBefore } from './witness.js';
+import { checkWitnessOf, fdReader, lineHashBefore } from './witness.js';
 
-export type { RecordClient } from './log.js';
+export type { RecordClient, RecordFile } from './log.js';
 
 /** The questions every storage of the record answers (the file here; PostgreSQL next). */
 export interface RecordQuestions<T> {
@@ -161,7 +163,50 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   private lineAt(offset: number): T | undefined {
     const before = Buffer.alloc(1);
     if (offset > 0 && (readSync(this.fd, before, 0, 1, offset - 1) !== 1 || before[0] !== 0x0a)) return undefined;
-    return parseText((v) => this.client.parse(v), lineAtSync(this.fd, offset));
+    return parseText((v) => this.client.parse(v), lineAt(this.fd, offset));
+  }
+}
+
+/** A client's record opened to ask (openRecord): the file, its questions, its unreadable lines, and whether it read intact (only then is what this person leaves witnessed). */
+export interface OpenedRecord<T> {
+  fd: number;
+  q: IndexedRecord<T>;
+  damaged: DamagedLine[];
+  intact: boolean;
+}
+
+/**
+ * Opens a client's record in `place` (log.ts openLog: to append, created when missing, or to read)
+ * and brings its index up to date. Damage that stops money refuses it (`file.refuse`, exit 2),
+ * found now or when the record changes under its index later, and so does a record that shrank,
+ * changed or vanished since this person wrote it (witness.ts). `tolerate`: neither is refused, the
+ * damage is only kept (history, repair's look: never to file or pay). Undefined: no file yet.
+ */
+export function openRecord<T>(place: RecordPlace, file: RecordFile<T>, writing: boolean, tolerate = false): OpenedRecord<T> | undefined {
+  ensureRecordDir(place);
+  const path = join(place.dir, file.name);
+  const fd = openLog(place, file.name, file.words.what, writing);
+  if (fd === undefined) {
+    if (!tolerate) checkWitnessOf(place.configDir, path, undefined, file.words);
+    return undefined;
+  }
+  try {
+    const damaged: DamagedLine[] = [];
+    const q = IndexedRecord.open(fd, path, place.configDir, file, (blocking) => {
+      // The record changed under its index and, read whole again, has damage: it stops a command that files or pays.
+      opened.intact = false;
+      if (!tolerate) throw file.refuse(path, blocking);
+      damaged.push(...blocking.filter((d) => !damaged.includes(d)));
+    });
+    const opened: OpenedRecord<T> = { fd, q, damaged, intact: !tolerate };
+    damaged.push(...q.damaged);
+    const blocking = blockingDamage(damaged);
+    if (blocking.length && !tolerate) throw file.refuse(path, blocking);
+    if (!tolerate) checkWitnessOf(place.configDir, path, fd, file.words);
+    return opened;
+  } catch (error) {
+    closeSync(fd);
+    throw error;
   }
 }
 
@@ -198,7 +243,7 @@ function readTail<T>(
   const entries: [string, number][] = [];
   const covered: Covered = from ? { ...from } : { size: 0, lines: 0, chained: false };
   let line = covered.lines;
-  eachLineSync(
+  eachLine(
     fd,
     (buffer, start, end, offset, complete, long) => {
       line++;

@@ -5,7 +5,7 @@
  * than any opcli writes is refused by its number, without holding it.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -14,7 +14,8 @@ import { JournalReader } from '../../src/claims/journal.js';
 import { batchIntentLine, outcomeLine } from '../../src/claims/record-format.js';
 import { parseRecordLine } from '../../src/claims/record.js';
 import { ClaimRecord, RecordDamagedError, recordFileName } from '../../src/claims/record.js';
-import { describeDamage, MAX_LINE_BYTES, readRecordLines } from '../../src/record/damage.js';
+import { describeDamage, MAX_LINE_BYTES } from '../../src/record/damage.js';
+import { readLog } from '../../src/record/log.js';
 import { tempConfigDir } from '../helpers.js';
 
 let dir: string;
@@ -240,10 +241,16 @@ describe('a line longer than any opcli writes', () => {
     );
   });
 
-  it('in a record read from text (a repaired file checked): a damaged line named by its number and byte', () => {
+  it('in a record read by its schema (a repaired file checked): a damaged line named by its number and byte', () => {
     const long = `{"v":1,"issuance":"a","key":"k","x":"${'x'.repeat(MAX_LINE_BYTES)}"}`;
-    const read = readRecordLines(`${long}\n{"v":1}\n`, 1, (v) => v);
-    expect(read.damaged).toEqual([{ line: 1, byte: 0, kind: 'long' }]);
+    const path = join(dir, 'repaired.jsonl');
+    writeFileSync(path, `${long}\n{"v":1}\n`);
+    const fd = openSync(path, 'r');
+    try {
+      expect(readLog(fd, { version: 1, parse: (v) => v }, () => {}).damaged).toEqual([{ line: 1, byte: 0, kind: 'long' }]);
+    } finally {
+      closeSync(fd);
+    }
     expect(describeDamage({ line: 1, kind: 'long' })).toBe('line 1 is longer than 1 MiB, which no record opcli writes is');
   });
 });
