@@ -556,6 +556,8 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
   const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
   const stamp = () => new Date(env.now()).toISOString();
   const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
+  const outcome = (fields: Omit<OutcomeRecord, keyof typeof common | 'at' | 'type'>) =>
+    ledger.appendLocked({ ...common, at: stamp(), type: 'outcome', ...fields });
   await ledger.withLock(async () => {
     // A ledger line that cannot be read stops it here too (exit 2).
     refuseEarlier(await earlierRecords(ledger, prepared, env.now()), prepared, ledger.path, env.force);
@@ -599,10 +601,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
       error instanceof UsageError;
     const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';
     const message = error instanceof Error ? error.message : String(error);
-    await ledger.appendLocked({
-      ...common,
-      at: stamp(),
-      type: 'outcome',
+    await outcome({
       status,
       triggerPosted: progress.triggerPosted,
       possibleDoubleCredit: false,
@@ -611,10 +610,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
     });
     throw explainFailure(error, status, prepared, progress.notes, env.aborted());
   }
-  await ledger.appendLocked({
-    ...common,
-    at: stamp(),
-    type: 'outcome',
+  await outcome({
     status: 'issued',
     path: result.path,
     cardId: result.card.gift_card_id,
