@@ -694,17 +694,22 @@ function splitHeader(text: string, separator: string): string[] {
 }
 
 /**
- * The header's cells and the byte where each begins (csv-parse's `bytes` when a cell ends, in a
- * cast), refused over the limits of a claims file: more columns, or longer, than a claims file has.
+ * The header's cells and the byte where each begins (the byte after the one csv-parse's `bytes`
+ * names when the cell before it ends, in a cast), refused over the limits of a claims file: more
+ * columns, or longer, than a claims file has.
  */
 function readHeader(head: HeadLine, delimiter: string, fileBytes: boolean, label: string): Header {
   let cells: string[] = [];
+  const starts = [0];
+  const cast = (value: string, context: { bytes: number }) => {
+    if (starts.length <= CSV_LIMITS.columns) starts.push(context.bytes + Buffer.byteLength(delimiter));
+    return value;
+  };
   try {
-    cells = (parseSync(head.bytes, { delimiter, relax_column_count: true }) as string[][])[0] ?? [];
+    cells = (parseSync(head.bytes, { delimiter, relax_column_count: true, cast }) as string[][])[0] ?? [];
   } catch (error) {
     if (head.complete) throw csvError(error, { label, line: head.line - 1, crlf: 0, end: head.byte, empty: 0, fileBytes });
   }
-  const starts = cellStarts(head.bytes, delimiter, Math.min(cells.length, CSV_LIMITS.columns + 1));
   const header: Header = { cells, line: head.line, byte: fileBytes ? head.byte : undefined, starts };
   const at = (column: number) => `line ${count(head.line)}${header.byte === undefined ? '' : `, byte ${count(header.byte + (starts[column - 1] ?? 0))}`}`;
   if (cells.length > CSV_LIMITS.columns) {
@@ -723,27 +728,6 @@ function readHeader(head: HeadLine, delimiter: string, fileBytes: boolean, label
     );
   }
   return header;
-}
-
-/** Where each of the first `n` cells of a header line begins: the byte after the one csv-parse's `bytes` names when the cell before it ends. */
-function cellStarts(bytes: Buffer, delimiter: string, n: number): number[] {
-  const starts = [0];
-  const enough = new Error('enough');
-  try {
-    parseSync(bytes, {
-      delimiter,
-      relax_column_count: true,
-      relax_quotes: true,
-      cast: (value, context) => {
-        if (starts.length >= n) throw enough;
-        starts.push(context.bytes + Buffer.byteLength(delimiter));
-        return value;
-      },
-    });
-  } catch {
-    // Stopped at the n-th cell, or at a break the parse of the cells reports.
-  }
-  return starts;
 }
 
 /** "column 3, byte 57" for a cell of the header (1-based column), the byte when the file's bytes are known. */
