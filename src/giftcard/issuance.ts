@@ -396,12 +396,12 @@ interface HeldCredit {
 }
 
 /** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
-function historyCommand(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
+function historyCommand(req: KnownIds): string {
   return `opcli giftcard history ${req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`}`;
 }
 
 /** A credit in words: "claim C-1", or "bonus credit for order #1001". */
-function creditWhat(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
+function creditWhat(req: KnownIds): string {
   return req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
 }
 
@@ -520,12 +520,7 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
  * ledger holds it already or a torn line names it: a person is not asked the remaining questions in
  * vain. A similar credit needs the amount and e-mail, so it is checked once they are known.
  */
-async function refuseKnownId(
-  ledger: CreditLedger,
-  ids: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>,
-  scope: { shopUrl?: string; storeId?: string },
-  currency: string,
-): Promise<void> {
+async function refuseKnownId(ledger: CreditLedger, ids: KnownIds, scope: { shopUrl?: string; storeId?: string }, currency: string): Promise<void> {
   const trimmed = { claimId: ids.bonus ? undefined : ids.claimId?.trim(), orderNumber: ids.orderNumber.trim(), bonus: ids.bonus };
   const key = issuanceKey(trimmed, scope);
   // Amount, e-mail and name are not asked yet: the refusal of the same id reads none of them.
@@ -625,12 +620,14 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
 
 /** An issuance that did not finish (its message says what was recorded), with the notes gathered on the way. */
 export class IssuanceFailedError extends OpcliError {
-  readonly notes: string[];
   /** Ended by Ctrl-C (exit 130). */
   readonly interrupted: boolean;
-  constructor(message: string, notes: string[], options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean }) {
+  constructor(
+    message: string,
+    readonly notes: string[],
+    options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean },
+  ) {
     super(message, options);
-    this.notes = notes;
     this.interrupted = !!options.interrupted;
   }
 }
@@ -773,7 +770,8 @@ async function tryTrigger(
     await client.executeTrigger(body);
     posted = true;
   } catch (error) {
-    if (!isOutcomeUncertain(error) && error instanceof ProviderRefusedError) {
+    // A provider's answer that refused it (never an uncertain one: explain, provider.ts, keeps those as they are).
+    if (error instanceof ProviderRefusedError) {
       notes.push(`The trigger workflow was refused: ${error.message}`);
       env.say(`The trigger workflow was refused (${error.providerMessage}); falling back to the credit API.`);
     } else if (error instanceof NetworkError && !error.sent) {
