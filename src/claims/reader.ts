@@ -560,8 +560,6 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
     throw error;
   }
   const keyIndex = options.keyColumn === undefined ? -1 : names.indexOf(options.keyColumn);
-  // Each column's place in the claim, worked out once: the objects above the field and its name.
-  const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
   const coercion = { decimalComma: delimiter === ';' };
   const it = csvRecords(head.read, chunks, delimiter, { label: options.label, line: 0, crlf: 0, end: 0, empty: 0, fileBytes });
   async function* rows(): AsyncGenerator<SourceRow> {
@@ -584,30 +582,19 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
     if (record.length !== names.length) {
       issues.push({ path: '', message: `expected ${names.length} cells (one per column), got ${record.length}` });
     }
-    const n = Math.min(record.length, places.length);
+    const n = Math.min(record.length, fields.length);
     for (let i = 0; i < n; i++) {
-      const place = places[i];
-      if (!place) continue;
-      const { value: v, issue } = coerceText(place.field, record[i] as string, coercion);
+      const field = fields[i];
+      if (!field) continue;
+      const { value: v, issue } = coerceText(field, record[i] as string, coercion);
       if (issue) issues.push(issue);
-      else if (v !== undefined) setIn(value, place.parents, place.leaf, v);
+      else if (v !== undefined) setPath(value, field.path, v);
     }
     applyDefaults(value, options);
     const userKey = keyIndex >= 0 ? record[keyIndex]?.trim() || undefined : undefined;
     return { seq, line, cells: record, value, issues, userKey };
   }
   return { format: 'csv', header: names, delimiter, unit: 'line', rows: rows() };
-}
-
-/** Sets `parents.leaf` in `target`, creating the objects above it (setPath with the path split once). */
-function setIn(target: Record<string, unknown>, parents: string[], leaf: string, value: unknown): void {
-  let node = target;
-  for (const part of parents) {
-    const next = node[part];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[part] = {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[leaf] = value;
 }
 
 /** The header's line as read before the parser starts: its text (cut at the limit when longer), line, first byte, and whether it is whole. */
