@@ -400,9 +400,11 @@ function historyCommand(req: KnownIds): string {
   return `opcli giftcard history ${req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`}`;
 }
 
-/** A credit in words: "claim C-1", or "bonus credit for order #1001". */
-function creditWhat(req: KnownIds): string {
-  return req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
+/** A credit in words: "claim C-1" (`withOrder`: "claim C-1, order #1001"), or "bonus credit for order #1001". */
+function creditWhat(req: KnownIds, withOrder = false): string {
+  return req.bonus
+    ? `bonus credit for order ${orderLabel(req.orderNumber)}`
+    : `claim ${req.claimId}${withOrder ? `, order ${orderLabel(req.orderNumber)}` : ''}`;
 }
 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
@@ -459,9 +461,8 @@ function recordText(i: Issuance): string {
   const a: AttemptRecord = i.attempt;
   const o = i.outcome;
   const money = a.currency ? formatMoney(a.amountCents, a.currency) : groupAmount(a.amount);
-  const label = a.bonus ? `bonus credit for order ${orderLabel(a.orderNumber)}` : `claim ${a.claimId}, order ${orderLabel(a.orderNumber)}`;
   const status = o ? o.status : 'no outcome recorded';
-  return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${label}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
+  return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${creditWhat(a, true)}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
 }
 
 /**
@@ -506,7 +507,7 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
   const like = similar[similar.length - 1];
   if (like) {
     throw new DuplicateIssuanceError(
-      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${req.bonus ? what : `${what}, order ${orderLabel(req.orderNumber)}`}\nNothing was sent.`,
+      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${creditWhat(req, true)}\nNothing was sent.`,
       {
         exitCode: ExitCode.partial,
         hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
