@@ -283,7 +283,7 @@ export class ProviderClient {
     await this.moveMoney('POST', url, body, 'Running the trigger workflow', undefined, this.settings.triggerSendsToken ? this.headers() : {});
   }
 
-  /** A call that moves money: the credit API's token unless `headers` say otherwise, never retried, a refusal explained as `what`; the answer read by `answer`. */
+  /** A call that moves money: the credit API's token unless `headers` say otherwise, never retried, a refusal explained as `what`; `answer` reads the body. */
   private async moveMoney<T>(method: 'POST' | 'PUT', url: string, body: unknown, what: string, answer?: z.ZodType<T>, headers = this.headers()): Promise<T> {
     try {
       const res = await this.http.request(
