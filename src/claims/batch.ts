@@ -1,11 +1,7 @@
 /**
- * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
- * stage once: read (reader.ts) → check and key (plan.ts, and the record of claims: what
- * this batch's earlier runs did) → record its intent (record.ts) → send (pipeline.ts) → record the
- * outcome → report (the verb's BatchView, pipeline.ts), with the summary at the end. The send pipeline
- * (pipeline.ts) records rows ahead of the free slots and sends over the one keep-alive HTTP pool; each
- * row is durable before its request leaves, so a rerun files nothing twice and loses nothing. This
- * file opens the stages and turns the run into an exit.
+ * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then the stages a row
+ * passes, each once (read, check and key, record, send, settle, report: the table in pipeline.ts),
+ * are opened here, and the run is turned into an exit.
  */
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
