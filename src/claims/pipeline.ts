@@ -1020,12 +1020,8 @@ export interface BatchProgress {
   elapsedMs: number;
 }
 
-/** What a batch came to, for the summary at its end (or at a second Ctrl-C). */
-export interface BatchSummary {
-  counts: Readonly<Counts>;
-  elapsedMs: number;
-  /** The limiter's state at the end, when sending: requests, refusals, the learnt rate. */
-  limits?: LimiterSnapshot;
+/** What a batch came to, for the summary at its end (or at a second Ctrl-C): the counts, time and limiter's state then, and what the batch adds. */
+export interface BatchSummary extends Pick<BatchProgress, 'counts' | 'elapsedMs' | 'limits'> {
   /** What the input's positions are (lines of a CSV or JSONL file, items of a JSON array). */
   unit: 'line' | 'item';
   journal: string;
