@@ -18,7 +18,7 @@ import { type ClaimsRecord, historyOf, importEarlier, type OpenClaims, openClaim
 import { resolveBatchPaths } from './paths.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, SendPipeline, type SendPorts, type SendResult, UnreachableError } from './pipeline.js';
 import { compiled, type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
-import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
+import { checkFileText, detectFormat, lineEnds, openSource, type SourceRow } from './reader.js';
 import { OfflineClaim } from '../schemas.js';
 import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
@@ -81,11 +81,7 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
   let lines = 0;
   let last = 10;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    let i = chunk.indexOf(10);
-    while (i !== -1) {
-      lines++;
-      i = chunk.indexOf(10, i + 1);
-    }
+    lines += lineEnds(chunk, 'utf-8');
     if (chunk.length) last = chunk[chunk.length - 1] as number;
   }
   return { lines, endsWithNewline: last === 10 };

@@ -247,7 +247,7 @@ function utf16Text(sniffed: Sniffed, where: Where, label: string): Take {
 }
 
 /** The line feeds of a chunk (in UTF-16, a 0x0A byte may be half of another character: counted when aligned). */
-function lineEnds(chunk: Buffer, encoding: TextEncoding): number {
+export function lineEnds(chunk: Buffer, encoding: TextEncoding): number {
   let n = 0;
   for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
     if (encoding === 'utf-8' || chunk[i + (encoding === 'utf-16le' ? 1 : -1)] === 0) n++;
