@@ -252,12 +252,12 @@ export class ProviderClient {
       if (deadline?.expired && !this.signal?.aborted) {
         throw new TimeoutError(`Looking up the loyalty card of ${customerId} did not answer within ${formatSeconds(limit ?? 0)}`, error);
       }
-      if (error instanceof ApiError && error.status === 404 && readProviderAnswer(404, error.body).condition === 'no-card') return null;
-      // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
       // A redirect keeps its own error, named as every command names it.
-      if (error instanceof ApiError && !(error instanceof RedirectError))
-        throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
-      throw error;
+      if (!(error instanceof ApiError) || error instanceof RedirectError) throw error;
+      const answer = readProviderAnswer(error.status, error.body);
+      if (error.status === 404 && answer.condition === 'no-card') return null;
+      // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
+      throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, answer, error);
     } finally {
       deadline?.clear();
     }
