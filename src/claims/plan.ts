@@ -13,7 +13,7 @@ import { hash } from 'node:crypto';
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { KeyTable } from '../record/key-table.js';
 import { ApiError } from '../core/errors.js';
-import { claimMayExist } from '../record/outcome.js';
+import { claimMayExist, claimWeight } from '../record/outcome.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim, type FieldIssue } from '../schemas.js';
 import { flattenClaim, spreadsheetDamage, CLAIM_FIELDS, FIELD_BY_KEY, getPath } from './fields.js';
@@ -432,7 +432,8 @@ export class Planner {
     }
     // A row rejected earlier whose content changed under its --key is a fix: it is sent.
     const settled = prior.status !== 'not_sent' && !(prior.status === 'rejected' && keyColumn !== undefined && (prior.tag ?? 0) !== (id.tag ?? 0));
-    const unknown = prior.status === 'sending' || prior.status === 'uncertain';
+    // Sent and never answered (its intent alone, or uncertain): the one rule of outcomes calls that 'maybe'.
+    const unknown = claimWeight(prior.status) === 'maybe';
     if (!settled || (unknown && this.options.retryUncertain)) return undefined;
     const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
     const error = unknown ? (prior.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : prior.reason;
@@ -465,7 +466,7 @@ export class Planner {
       );
     }
     if (record && !allowDuplicates) {
-      const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
+      const unknown = prior !== undefined && claimWeight(prior.status) === 'maybe';
       // A row this batch sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
       if (hit && claimMayExist(hit.state) && !retrying) {
