@@ -1,11 +1,7 @@
 /**
- * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then each row passes each
- * stage once: read (reader.ts) → check and key (plan.ts, and the record of claims: what
- * this batch's earlier runs did) → record its intent (record.ts) → send (pipeline.ts) → record the
- * outcome → report (the verb's BatchView, pipeline.ts), with the summary at the end. The send pipeline
- * (pipeline.ts) records rows ahead of the free slots and sends over the one keep-alive HTTP pool; each
- * row is durable before its request leaves, so a rerun files nothing twice and loses nothing. This
- * file opens the stages and turns the run into an exit.
+ * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then the stages a row
+ * passes, each once (read, check and key, record, send, settle, report: the table in pipeline.ts),
+ * are opened here, and the run is turned into an exit.
  */
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
@@ -22,7 +18,7 @@ import { type ClaimsRecord, historyOf, importEarlier, type OpenClaims, openClaim
 import { resolveBatchPaths } from './paths.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, SendPipeline, type SendPorts, type SendResult, UnreachableError } from './pipeline.js';
 import { compiled, type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
-import { checkFileText, detectFormat, openSource, type SourceRow } from './reader.js';
+import { checkFileText, detectFormat, lineEnds, openSource, type SourceRow } from './reader.js';
 import { OfflineClaim } from '../schemas.js';
 import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
@@ -85,11 +81,7 @@ async function countLines(path: string): Promise<{ lines: number; endsWithNewlin
   let lines = 0;
   let last = 10;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
-    let i = chunk.indexOf(10);
-    while (i !== -1) {
-      lines++;
-      i = chunk.indexOf(10, i + 1);
-    }
+    lines += lineEnds(chunk, 'utf-8');
     if (chunk.length) last = chunk[chunk.length - 1] as number;
   }
   return { lines, endsWithNewline: last === 10 };
@@ -237,41 +229,27 @@ async function planAll(
   record: ClaimsRecord,
 ): Promise<void> {
   const journal = await JournalReader.snapshot(paths.journal as string, binding);
-  let interrupted = false;
-  let fatal: unknown;
   const tally = new BatchTally(deps.now);
   const reporter = view.report(source, { out: paths.out, verb: 'plan' }, () => tally.progress());
+  const c = tally.counts;
+  const rows = (n: number) => counted(n, 'row');
   try {
     await reporter.start();
     const planner = new Planner(historyOf(record, paths.journal as string, journal), plannerOptions(opts, storeId, reporter.perRow, record));
-    try {
-      for await (const row of source.rows) {
-        if (deps.signal.aborted) {
-          interrupted = true;
-          break;
-        }
-        const plan = await planner.plan(row);
-        const result: RowResult = plan.send ? { line: row.line, status: 'valid' } : plan.result;
-        tally.count(result);
-        const output = reporter.add(row, result);
-        if (output) await output;
-      }
-    } catch (error) {
-      fatal = error;
-    }
-    await reporter.finish();
+    const decide = async (row: SourceRow): Promise<RowResult> => {
+      const plan = await planner.plan(row);
+      return plan.send ? { line: row.line, status: 'valid' } : plan.result;
+    };
+    await reportEach(source.rows, { reporter, tally, signal: deps.signal, view }, decide, () => {
+      const earlier = c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier;
+      return (
+        `Dry run of ${rows(c.done)}: ${count(c.valid)} would be sent, ${count(c.invalid)} would be refused (invalid), ${count(c.held)} would be held` +
+        `${earlier ? `, ${count(earlier)} settled by an earlier run would not be sent again (${count(c.filedEarlier)} filed, ${count(c.rejectedEarlier)} rejected, ${count(c.uncertainEarlier)} uncertain)` : ''}. Nothing was sent and nothing was recorded.\n`
+      );
+    });
   } finally {
     await journal.closeReader();
   }
-  const c = tally.counts;
-  const earlier = c.filedEarlier + c.rejectedEarlier + c.uncertainEarlier;
-  const rows = (n: number) => `${count(n)} row${n === 1 ? '' : 's'}`;
-  view.notice(
-    `Dry run of ${rows(c.done)}: ${count(c.valid)} would be sent, ${count(c.invalid)} would be refused (invalid), ${count(c.held)} would be held` +
-      `${earlier ? `, ${count(earlier)} settled by an earlier run would not be sent again (${count(c.filedEarlier)} filed, ${count(c.rejectedEarlier)} rejected, ${count(c.uncertainEarlier)} uncertain)` : ''}. Nothing was sent and nothing was recorded.\n`,
-  );
-  if (fatal) throw fatal;
-  if (interrupted) throw new InterruptedError();
   const unfiled = c.invalid + c.held + c.rejectedEarlier + c.uncertainEarlier;
   if (unfiled > 0) {
     throw new PartialFailureError(
@@ -291,40 +269,58 @@ async function validateAll(
   opts: BatchOptions,
   tokenStore: string | undefined,
 ): Promise<void> {
+  const schema = compiled(OfflineClaim);
+  const decide = (row: SourceRow): RowResult => {
+    const checked = validateClaim(row.value, row.issues, schema);
+    // The checks a send makes before anything leaves, but the record's.
+    const local = [
+      ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),
+      ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore
+        ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }]
+        : []),
+    ];
+    if (checked.ok && !local.length) return { line: row.line, status: 'valid' };
+    return { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] };
+  };
+  const c = tally.counts;
+  await reportEach(rows, { reporter, tally, signal: deps.signal, view }, decide, () => {
+    return `Checked ${counted(c.done, 'row')}: ${count(c.valid)} valid, ${count(c.invalid)} invalid. Nothing was sent.\n`;
+  });
+  if (c.invalid > 0)
+    throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
+}
+
+/**
+ * The rows of a run that sends nothing (a dry run, a validation): each decided by `decide`, counted
+ * and reported until the input ends or Ctrl-C; then the report finished, its closing line shown, and
+ * the failure that stopped the rows (the input broke, the results file) or Ctrl-C thrown after it.
+ */
+async function reportEach(
+  rows: AsyncGenerator<SourceRow>,
+  to: { reporter: BatchReport; tally: BatchTally; signal: AbortSignal; view: BatchView },
+  decide: (row: SourceRow) => RowResult | Promise<RowResult>,
+  closing: () => string,
+): Promise<void> {
   let interrupted = false;
   let fatal: unknown;
-  const schema = compiled(OfflineClaim);
   try {
     for await (const row of rows) {
-      if (deps.signal.aborted) {
+      if (to.signal.aborted) {
         interrupted = true;
         break;
       }
-      const checked = validateClaim(row.value, row.issues, schema);
-      // The checks a send makes before anything leaves, but the record's.
-      const local = [
-        ...(opts.key !== undefined && !row.userKey ? [{ path: opts.key, message: `the --key column ${opts.key} is empty` }] : []),
-        ...(checked.ok && tokenStore && checked.claim.storeId !== tokenStore
-          ? [{ path: 'storeId', message: storeMismatch(checked.claim.storeId, tokenStore) }]
-          : []),
-      ];
-      const result: RowResult =
-        checked.ok && !local.length
-          ? { line: row.line, status: 'valid' }
-          : { line: row.line, status: 'invalid', errors: [...(checked.ok ? [] : checked.issues), ...local] };
-      tally.count(result);
-      await reporter.add(row, result);
+      const result = await decide(row);
+      to.tally.count(result);
+      const output = to.reporter.add(row, result);
+      if (output) await output;
     }
   } catch (error) {
     fatal = error;
   }
-  await reporter.finish();
-  const c = tally.counts;
-  view.notice(`Checked ${count(c.done)} row${c.done === 1 ? '' : 's'}: ${count(c.valid)} valid, ${count(c.invalid)} invalid. Nothing was sent.\n`);
+  await to.reporter.finish();
+  to.view.notice(closing());
   if (fatal) throw fatal;
   if (interrupted) throw new InterruptedError();
-  if (c.invalid > 0)
-    throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
 }
 
 /**

@@ -436,8 +436,8 @@ export class SendPipeline {
 
   /** Every ready or held row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the record true. */
   private drain(): void {
-    const { journaled, planned } = this.window.drain();
-    for (const item of journaled) void this.notSent(item);
+    const { recorded, planned } = this.window.drain();
+    for (const item of recorded) void this.notSent(item);
     for (const item of planned) void this.notSent(item, this.stopReason(), false);
     this.window.endIfDone();
   }
@@ -491,10 +491,10 @@ export class SendPipeline {
 }
 
 // The send window of a batch (fast path, guarded by bench/claims-batch.mjs): the rows between the
-// planner and the wire, kept in one place. A planned row is held; held rows are journaled `sending`
+// planner and the wire, kept in one place. A planned row is held; held rows' intents are recorded
 // together (one fdatasync for the group) once the ready ones run low; a durable row is ready and
-// goes to the next free worker. At most `size` rows are journaled whose request has not left:
-// a crash leaves those `sending` without having sent them, and the next run reports them uncertain.
+// goes to the next free worker. At most `size` rows are recorded whose request has not left:
+// a crash leaves those intents without having sent them, and the next run reports them uncertain.
 // The pipeline (above) moves rows through it; nothing here writes or sends.
 /** A row planned to send, on its way through the window. */
 interface Ready {
@@ -505,7 +505,7 @@ interface Ready {
 }
 
 /**
- * How few rows may be ready (or syncing) before the held ones are journaled: a quarter of the
+ * How few rows may be ready (or syncing) before the held ones are recorded: a quarter of the
  * window, at least one. Lower, a slot more often waits for an fdatasync; higher, each fdatasync
  * covers fewer rows.
  */
@@ -515,15 +515,15 @@ function lowWaterMark(window: number): number {
 
 /** The rows held, syncing and ready, and the workers and the feeder waiting on them. */
 class SendWindow {
-  /** Planned to send, not journaled yet (at most `size`): journaled together once the ready rows run low. */
+  /** Planned to send, not recorded yet (at most `size`): recorded together once the ready rows run low. */
   private readonly held: Ready[] = [];
-  /** Durable (`sending` synced), waiting for a worker. */
+  /** Durable (its intent synced), waiting for a worker. */
   private readonly ready: Ready[] = [];
   /** Workers waiting for a ready row (undefined: nothing more will be). */
   private readonly takers: ((item: Ready | undefined) => void)[] = [];
-  /** Rows journaled as `sending` whose request has not left: at most `size`. */
+  /** Rows recorded whose request has not left: at most `size`. */
   private unsent = 0;
-  /** `sending` entries queued whose fsync has not returned. */
+  /** Intents queued whose fdatasync has not returned. */
   private syncing = 0;
   /** The feeder may still plan rows. */
   private feeding = true;
@@ -559,7 +559,7 @@ class SendWindow {
     this.held.push(item);
   }
 
-  /** The held rows are due to be journaled: the rows ready or on their way to it are fewer than the low-water mark. */
+  /** The held rows are due to be recorded: the rows ready or on their way to it are fewer than the low-water mark. */
   low(): boolean {
     return this.held.length > 0 && this.ready.length + this.syncing < this.lowWater;
   }
@@ -567,10 +567,9 @@ class SendWindow {
   /**
    * Calls `admit` at the end of this turn when the held rows are due (`low`), once however often it
    * is asked in the turn. Not at once: the rows workers took in this turn have left the window by
-   * then (their requests went out), so the group gets their room. Made at once, a group of a
-   * 10,000-row batch at --concurrency 16 held 9 rows on average (1,130 fdatasyncs of each file);
-   * at the end of the turn, nearly 16 (635), and no row waits longer for its sync: the journal
-   * writes its group in that same turn (Journal.commit), not one turn later.
+   * then (their requests went out), so the group gets their room: groups nearly fill the window
+   * (the figures: docs/benchmarks.md#current-figures), and no row waits longer for its sync: the
+   * record writes its group in that same turn (ClaimsRecord.intentsDurable), not one turn later.
    */
   admitSoon(admit: () => void): void {
     if (this.admitting || !this.low()) return;
@@ -589,7 +588,7 @@ class SendWindow {
     return group;
   }
 
-  /** A row's `sending` entry is durable (or failed to be). */
+  /** A row's intent is durable (or failed to be). */
   synced(): void {
     this.syncing--;
   }
@@ -617,9 +616,9 @@ class SendWindow {
     return new Promise((resolve) => this.takers.push(resolve));
   }
 
-  /** Every ready and held row, taken out (the batch stops): `journaled` were recorded `sending`, `planned` were not. */
-  drain(): { journaled: Ready[]; planned: Ready[] } {
-    return { journaled: this.ready.splice(0), planned: this.held.splice(0) };
+  /** Every ready and held row, taken out (the batch stops): `recorded` had their intent written, `planned` did not. */
+  drain(): { recorded: Ready[]; planned: Ready[] } {
+    return { recorded: this.ready.splice(0), planned: this.held.splice(0) };
   }
 
   /** The feeder planned its last row. */
@@ -756,14 +755,12 @@ interface OutageOptions {
 
 /** The batch stopped because the service is down: the rows not sent are sent by a rerun (exit 1). */
 class OutageError extends OpcliError {
-  readonly cause_: OutageCause;
   constructor(cause: OutageCause, failures: number, waitedMs: number | undefined) {
     const waited = waitedMs === undefined ? '' : `, and it did not come back within ${Math.round(waitedMs / 1000)} s`;
     super(
       `The service is down (${count(failures)} request${failures === 1 ? '' : 's'} in a row failed${waited}): ${CAUSES[cause]}; opcli stopped sending. Rerunning the same command is safe: it sends the rows not sent and the rows not read yet, never a row filed or uncertain${cause === 'gateway-timeout' ? ' (the service may still create the uncertain ones: look for them in the merchant dashboard before --retry-uncertain, which files again any that exist)' : ''}.`,
       { exitCode: ExitCode.failed },
     );
-    this.cause_ = cause;
   }
 }
 
@@ -792,7 +789,6 @@ export class UnreachableError extends OpcliError {
  * were in flight when it began, and one more per probe that proved wrong.
  */
 export class OutageWatch {
-  private readonly options: OutageOptions;
   /** Rows past the gate whose outcome is not in. */
   private inFlight = 0;
   /** Outage answers since the last good one. */
@@ -815,9 +811,7 @@ export class OutageWatch {
   /** The first failure that proved the service was not reached. */
   private unreachable?: NetworkError;
 
-  constructor(options: OutageOptions) {
-    this.options = options;
-  }
+  constructor(private readonly options: OutageOptions) {}
 
   /** True when the row may be sent, false when the batch stops; a promise of that while the gate is closed (an open gate costs no turn). */
   enter(): boolean | Promise<boolean> {
@@ -1026,12 +1020,8 @@ export interface BatchProgress {
   elapsedMs: number;
 }
 
-/** What a batch came to, for the summary at its end (or at a second Ctrl-C). */
-export interface BatchSummary {
-  counts: Readonly<Counts>;
-  elapsedMs: number;
-  /** The limiter's state at the end, when sending: requests, refusals, the learnt rate. */
-  limits?: LimiterSnapshot;
+/** What a batch came to, for the summary at its end (or at a second Ctrl-C): the counts, time and limiter's state then, and what the batch adds. */
+export interface BatchSummary extends Pick<BatchProgress, 'counts' | 'elapsedMs' | 'limits'> {
   /** What the input's positions are (lines of a CSV or JSONL file, items of a JSON array). */
   unit: 'line' | 'item';
   journal: string;

@@ -13,7 +13,7 @@ import { hash } from 'node:crypto';
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { KeyTable } from '../record/key-table.js';
 import { ApiError } from '../core/errors.js';
-import { claimMayExist } from '../record/outcome.js';
+import { claimMayExist, claimWeight } from '../record/outcome.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim, type FieldIssue } from '../schemas.js';
 import { flattenClaim, spreadsheetDamage, CLAIM_FIELDS, FIELD_BY_KEY, getPath } from './fields.js';
@@ -196,7 +196,7 @@ export function similarity(claim: unknown): string | undefined {
 }
 
 /** Counts rows by hash (a key-table.ts table), remembering the line of the first: how many times a content (or a `--key` value) was seen. */
-export class OccurrenceCounter {
+class OccurrenceCounter {
   private readonly table = new KeyTable(1024, (n) => ({ count: new Uint32Array(n), first: new Uint32Array(n) }));
 
   /** Counts one more row with this hash; returns its occurrence (1-based) and the first one's line. */
@@ -290,10 +290,9 @@ export interface PlanRecord {
  * or the team's database), and a journal of 0.2.0 the record has not read in (a dry run, or the
  * database, which takes journals by `opcli record import`), that journal too (record-open.ts historyOf).
  */
-export interface BatchHistory {
+export interface BatchHistory extends Pick<PlanRecord, 'batchRow'> {
   /** The batch's name (docs/spec-choices.md#the-same-batch): the path its journal had, or --journal. */
   readonly batch: string;
-  batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
 }
 
 /** A row to send, with what its intent in the record of claims holds. */
@@ -433,12 +432,12 @@ export class Planner {
     }
     // A row rejected earlier whose content changed under its --key is a fix: it is sent.
     const settled = prior.status !== 'not_sent' && !(prior.status === 'rejected' && keyColumn !== undefined && (prior.tag ?? 0) !== (id.tag ?? 0));
-    const unknown = prior.status === 'sending' || prior.status === 'uncertain';
+    // Sent and never answered (its intent alone, or uncertain): the one rule of outcomes calls that 'maybe'.
+    const unknown = claimWeight(prior.status) === 'maybe';
     if (!settled || (unknown && this.options.retryUncertain)) return undefined;
-    const detail = prior;
     const status = unknown ? 'uncertain' : (prior.status as 'filed' | 'rejected');
-    const error = unknown ? (detail.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : detail.reason;
-    return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: detail.sourceOrderId, error, earlier: true } };
+    const error = unknown ? (prior.reason ?? 'the run that journaled it stopped before its answer was recorded (it may have been sent)') : prior.reason;
+    return { send: false, earlierUncertain: unknown, result: { line: row.line, status, sourceOrderId: prior.sourceOrderId, error, earlier: true } };
   }
 
   /** A row repeated in this file, held in the record of claims, or looking like a claim filed earlier: held. */
@@ -467,7 +466,7 @@ export class Planner {
       );
     }
     if (record && !allowDuplicates) {
-      const unknown = prior?.status === 'sending' || prior?.status === 'uncertain';
+      const unknown = prior !== undefined && claimWeight(prior.status) === 'maybe';
       // A row this batch sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
       if (hit && claimMayExist(hit.state) && !retrying) {

@@ -247,7 +247,7 @@ function utf16Text(sniffed: Sniffed, where: Where, label: string): Take {
 }
 
 /** The line feeds of a chunk (in UTF-16, a 0x0A byte may be half of another character: counted when aligned). */
-function lineEnds(chunk: Buffer, encoding: TextEncoding): number {
+export function lineEnds(chunk: Buffer, encoding: TextEncoding): number {
   let n = 0;
   for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
     if (encoding === 'utf-8' || chunk[i + (encoding === 'utf-16le' ? 1 : -1)] === 0) n++;
@@ -560,8 +560,6 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
     throw error;
   }
   const keyIndex = options.keyColumn === undefined ? -1 : names.indexOf(options.keyColumn);
-  // Each column's place in the claim, worked out once: the objects above the field and its name.
-  const places = fields.map((field) => field && { field, parents: field.path.slice(0, -1), leaf: field.path[field.path.length - 1] as string });
   const coercion = { decimalComma: delimiter === ';' };
   const it = csvRecords(head.read, chunks, delimiter, { label: options.label, line: 0, crlf: 0, end: 0, empty: 0, fileBytes });
   async function* rows(): AsyncGenerator<SourceRow> {
@@ -584,30 +582,19 @@ export async function openCsv(input: Readable, options: OpenOptions): Promise<Ro
     if (record.length !== names.length) {
       issues.push({ path: '', message: `expected ${names.length} cells (one per column), got ${record.length}` });
     }
-    const n = Math.min(record.length, places.length);
+    const n = Math.min(record.length, fields.length);
     for (let i = 0; i < n; i++) {
-      const place = places[i];
-      if (!place) continue;
-      const { value: v, issue } = coerceText(place.field, record[i] as string, coercion);
+      const field = fields[i];
+      if (!field) continue;
+      const { value: v, issue } = coerceText(field, record[i] as string, coercion);
       if (issue) issues.push(issue);
-      else if (v !== undefined) setIn(value, place.parents, place.leaf, v);
+      else if (v !== undefined) setPath(value, field.path, v);
     }
     applyDefaults(value, options);
     const userKey = keyIndex >= 0 ? record[keyIndex]?.trim() || undefined : undefined;
     return { seq, line, cells: record, value, issues, userKey };
   }
   return { format: 'csv', header: names, delimiter, unit: 'line', rows: rows() };
-}
-
-/** Sets `parents.leaf` in `target`, creating the objects above it (setPath with the path split once). */
-function setIn(target: Record<string, unknown>, parents: string[], leaf: string, value: unknown): void {
-  let node = target;
-  for (const part of parents) {
-    const next = node[part];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[part] = {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[leaf] = value;
 }
 
 /** The header's line as read before the parser starts: its text (cut at the limit when longer), line, first byte, and whether it is whole. */
@@ -694,17 +681,22 @@ function splitHeader(text: string, separator: string): string[] {
 }
 
 /**
- * The header's cells and the byte where each begins (csv-parse's `bytes` when a cell ends, in a
- * cast), refused over the limits of a claims file: more columns, or longer, than a claims file has.
+ * The header's cells and the byte where each begins (the byte after the one csv-parse's `bytes`
+ * names when the cell before it ends, in a cast), refused over the limits of a claims file: more
+ * columns, or longer, than a claims file has.
  */
 function readHeader(head: HeadLine, delimiter: string, fileBytes: boolean, label: string): Header {
   let cells: string[] = [];
+  const starts = [0];
+  const cast = (value: string, context: { bytes: number }) => {
+    if (starts.length <= CSV_LIMITS.columns) starts.push(context.bytes + Buffer.byteLength(delimiter));
+    return value;
+  };
   try {
-    cells = (parseSync(head.bytes, { delimiter, relax_column_count: true }) as string[][])[0] ?? [];
+    cells = (parseSync(head.bytes, { delimiter, relax_column_count: true, cast }) as string[][])[0] ?? [];
   } catch (error) {
     if (head.complete) throw csvError(error, { label, line: head.line - 1, crlf: 0, end: head.byte, empty: 0, fileBytes });
   }
-  const starts = cellStarts(head.bytes, delimiter, Math.min(cells.length, CSV_LIMITS.columns + 1));
   const header: Header = { cells, line: head.line, byte: fileBytes ? head.byte : undefined, starts };
   const at = (column: number) => `line ${count(head.line)}${header.byte === undefined ? '' : `, byte ${count(header.byte + (starts[column - 1] ?? 0))}`}`;
   if (cells.length > CSV_LIMITS.columns) {
@@ -723,27 +715,6 @@ function readHeader(head: HeadLine, delimiter: string, fileBytes: boolean, label
     );
   }
   return header;
-}
-
-/** Where each of the first `n` cells of a header line begins: the byte after the one csv-parse's `bytes` names when the cell before it ends. */
-function cellStarts(bytes: Buffer, delimiter: string, n: number): number[] {
-  const starts = [0];
-  const enough = new Error('enough');
-  try {
-    parseSync(bytes, {
-      delimiter,
-      relax_column_count: true,
-      relax_quotes: true,
-      cast: (value, context) => {
-        if (starts.length >= n) throw enough;
-        starts.push(context.bytes + Buffer.byteLength(delimiter));
-        return value;
-      },
-    });
-  } catch {
-    // Stopped at the n-th cell, or at a break the parse of the cells reports.
-  }
-  return starts;
 }
 
 /** "column 3, byte 57" for a cell of the header (1-based column), the byte when the file's bytes are known. */

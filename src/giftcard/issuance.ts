@@ -396,13 +396,15 @@ interface HeldCredit {
 }
 
 /** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
-function historyCommand(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
+function historyCommand(req: KnownIds): string {
   return `opcli giftcard history ${req.bonus ? `--order ${shellQuote(req.orderNumber)}` : `--claim ${shellQuote(req.claimId ?? '')}`}`;
 }
 
-/** A credit in words: "claim C-1", or "bonus credit for order #1001". */
-function creditWhat(req: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>): string {
-  return req.bonus ? `bonus credit for order ${orderLabel(req.orderNumber)}` : `claim ${req.claimId}`;
+/** A credit in words: "claim C-1" (`withOrder`: "claim C-1, order #1001"), or "bonus credit for order #1001". */
+function creditWhat(req: KnownIds, withOrder = false): string {
+  return req.bonus
+    ? `bonus credit for order ${orderLabel(req.orderNumber)}`
+    : `claim ${req.claimId}${withOrder ? `, order ${orderLabel(req.orderNumber)}` : ''}`;
 }
 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
@@ -459,9 +461,8 @@ function recordText(i: Issuance): string {
   const a: AttemptRecord = i.attempt;
   const o = i.outcome;
   const money = a.currency ? formatMoney(a.amountCents, a.currency) : groupAmount(a.amount);
-  const label = a.bonus ? `bonus credit for order ${orderLabel(a.orderNumber)}` : `claim ${a.claimId}, order ${orderLabel(a.orderNumber)}`;
   const status = o ? o.status : 'no outcome recorded';
-  return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${label}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
+  return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${creditWhat(a, true)}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
 }
 
 /**
@@ -506,7 +507,7 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
   const like = similar[similar.length - 1];
   if (like) {
     throw new DuplicateIssuanceError(
-      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${req.bonus ? what : `${what}, order ${orderLabel(req.orderNumber)}`}\nNothing was sent.`,
+      `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${creditWhat(req, true)}\nNothing was sent.`,
       {
         exitCode: ExitCode.partial,
         hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
@@ -520,12 +521,7 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
  * ledger holds it already or a torn line names it: a person is not asked the remaining questions in
  * vain. A similar credit needs the amount and e-mail, so it is checked once they are known.
  */
-async function refuseKnownId(
-  ledger: CreditLedger,
-  ids: Pick<CreditRequest, 'claimId' | 'orderNumber' | 'bonus'>,
-  scope: { shopUrl?: string; storeId?: string },
-  currency: string,
-): Promise<void> {
+async function refuseKnownId(ledger: CreditLedger, ids: KnownIds, scope: { shopUrl?: string; storeId?: string }, currency: string): Promise<void> {
   const trimmed = { claimId: ids.bonus ? undefined : ids.claimId?.trim(), orderNumber: ids.orderNumber.trim(), bonus: ids.bonus };
   const key = issuanceKey(trimmed, scope);
   // Amount, e-mail and name are not asked yet: the refusal of the same id reads none of them.
@@ -556,6 +552,8 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
   const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
   const stamp = () => new Date(env.now()).toISOString();
   const common = { v: 1 as const, issuance: req.issuance, key, user: env.user };
+  const outcome = (fields: Omit<OutcomeRecord, keyof typeof common | 'at' | 'type'>) =>
+    ledger.appendLocked({ ...common, at: stamp(), type: 'outcome', ...fields });
   await ledger.withLock(async () => {
     // A ledger line that cannot be read stops it here too (exit 2).
     refuseEarlier(await earlierRecords(ledger, prepared, env.now()), prepared, ledger.path, env.force);
@@ -599,10 +597,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
       error instanceof UsageError;
     const status = progress.triggerPosted || (progress.moneyMayHaveMoved && !refused) ? 'uncertain' : 'failed';
     const message = error instanceof Error ? error.message : String(error);
-    await ledger.appendLocked({
-      ...common,
-      at: stamp(),
-      type: 'outcome',
+    await outcome({
       status,
       triggerPosted: progress.triggerPosted,
       possibleDoubleCredit: false,
@@ -611,10 +606,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
     });
     throw explainFailure(error, status, prepared, progress.notes, env.aborted());
   }
-  await ledger.appendLocked({
-    ...common,
-    at: stamp(),
-    type: 'outcome',
+  await outcome({
     status: 'issued',
     path: result.path,
     cardId: result.card.gift_card_id,
@@ -629,12 +621,14 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
 
 /** An issuance that did not finish (its message says what was recorded), with the notes gathered on the way. */
 export class IssuanceFailedError extends OpcliError {
-  readonly notes: string[];
   /** Ended by Ctrl-C (exit 130). */
   readonly interrupted: boolean;
-  constructor(message: string, notes: string[], options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean }) {
+  constructor(
+    message: string,
+    readonly notes: string[],
+    options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean },
+  ) {
     super(message, options);
-    this.notes = notes;
     this.interrupted = !!options.interrupted;
   }
 }
@@ -777,7 +771,8 @@ async function tryTrigger(
     await client.executeTrigger(body);
     posted = true;
   } catch (error) {
-    if (!isOutcomeUncertain(error) && error instanceof ProviderRefusedError) {
+    // A provider's answer that refused it (never an uncertain one: explain, provider.ts, keeps those as they are).
+    if (error instanceof ProviderRefusedError) {
       notes.push(`The trigger workflow was refused: ${error.message}`);
       env.say(`The trigger workflow was refused (${error.providerMessage}); falling back to the credit API.`);
     } else if (error instanceof NetworkError && !error.sent) {

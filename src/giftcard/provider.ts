@@ -8,6 +8,7 @@
 import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { realTimers, startDeadline, type Timers } from '../core/timers.js';
+import type { z } from 'zod';
 import type { HttpClient } from '../http/client.js';
 import type { Redactor } from '../core/redact.js';
 import { ApiError, OpcliError, RedirectError, TimeoutError, UsageError, isOutcomeUncertain } from '../core/errors.js';
@@ -251,12 +252,12 @@ export class ProviderClient {
       if (deadline?.expired && !this.signal?.aborted) {
         throw new TimeoutError(`Looking up the loyalty card of ${customerId} did not answer within ${formatSeconds(limit ?? 0)}`, error);
       }
-      if (error instanceof ApiError && error.status === 404 && readProviderAnswer(404, error.body).condition === 'no-card') return null;
-      // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
       // A redirect keeps its own error, named as every command names it.
-      if (error instanceof ApiError && !(error instanceof RedirectError))
-        throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, readProviderAnswer(error.status, error.body), error);
-      throw error;
+      if (!(error instanceof ApiError) || error instanceof RedirectError) throw error;
+      const answer = readProviderAnswer(error.status, error.body);
+      if (error.status === 404 && answer.condition === 'no-card') return null;
+      // Every other refusal, a 5xx included, is a ProviderRefusedError: the chain stops before money moves.
+      throw new ProviderRefusedError(`Looking up the loyalty card of ${customerId}`, error.status, answer, error);
     } finally {
       deadline?.clear();
     }
@@ -264,30 +265,12 @@ export class ProviderClient {
 
   /** POST /v2/gift-cards/issue/: a new card. Never retried. */
   issue(body: GiftCardIssueRequest): Promise<GiftCard> {
-    return this.moveMoney('POST', this.issueUrl(), body, 'Creating the gift card');
+    return this.moveMoney('POST', this.issueUrl(), body, 'Creating the gift card', GiftCard);
   }
 
   /** PUT /v2/gift-cards/{id}: adds to a card's balance. Never retried (not idempotent in effect). */
   topUp(giftCardId: string, body: GiftCardTopUpRequest): Promise<GiftCard> {
-    return this.moveMoney('PUT', this.topUpUrl(giftCardId), body, `Adding credit to gift card ${giftCardId}`);
-  }
-
-  /** A call that moves money: the credit API's token, never retried, a refusal explained as `what`. */
-  private async moveMoney(method: 'POST' | 'PUT', url: string, body: GiftCardIssueRequest | GiftCardTopUpRequest, what: string): Promise<GiftCard> {
-    try {
-      const res = await this.http.request(
-        { method, url, headers: this.headers(), json: body, auth: false, retry: 'never', smallAnswer: true, signal: this.signal, timeoutMs: this.timeoutMs },
-        GiftCard,
-      );
-      return res.body;
-    } catch (error) {
-      throw explain(what, error);
-    }
-  }
-
-  /** Headers of the trigger call: none, unless the profile says its trigger wants the token. */
-  triggerHeaders(): Record<string, string> {
-    return this.settings.triggerSendsToken ? this.headers() : {};
+    return this.moveMoney('PUT', this.topUpUrl(giftCardId), body, `Adding credit to gift card ${giftCardId}`, GiftCard);
   }
 
   /**
@@ -296,20 +279,20 @@ export class ProviderClient {
    * when `trigger-sends-token` is on.
    */
   async executeTrigger(body: { email: string; amount: number }): Promise<void> {
+    const url = this.triggerUrl();
+    await this.moveMoney('POST', url, body, 'Running the trigger workflow', undefined, this.settings.triggerSendsToken ? this.headers() : {});
+  }
+
+  /** A call that moves money: the credit API's token unless `headers` say otherwise, never retried, a refusal explained as `what`; `answer` reads the body. */
+  private async moveMoney<T>(method: 'POST' | 'PUT', url: string, body: unknown, what: string, answer?: z.ZodType<T>, headers = this.headers()): Promise<T> {
     try {
-      await this.http.request({
-        method: 'POST',
-        url: this.triggerUrl(),
-        headers: this.triggerHeaders(),
-        json: body,
-        auth: false,
-        retry: 'never',
-        smallAnswer: true,
-        signal: this.signal,
-        timeoutMs: this.timeoutMs,
-      });
+      const res = await this.http.request(
+        { method, url, headers, json: body, auth: false, retry: 'never', smallAnswer: true, signal: this.signal, timeoutMs: this.timeoutMs },
+        answer,
+      );
+      return res.body;
     } catch (error) {
-      throw explain('Running the trigger workflow', error);
+      throw explain(what, error);
     }
   }
 
