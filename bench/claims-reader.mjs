@@ -29,7 +29,6 @@ import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import { openSource } from './src/claims/reader.ts';
 import { Planner } from './src/claims/plan.ts';
-import { JournalReader } from './src/claims/journal.ts';
 const [csv, mode, journalPath] = process.argv.slice(2);
 const start = process.cpuUsage();
 let n = 0;
@@ -37,7 +36,7 @@ if (mode === 'csv-parse') {
   for await (const record of createReadStream(csv).pipe(parse({ columns: true }))) if (record) n++;
 } else {
   const source = await openSource(createReadStream(csv), 'csv', { label: csv });
-  const planner = mode === 'plan' ? new Planner(await JournalReader.snapshot(journalPath), { allowSimilar: false, retryUncertain: false, perRow: false }) : undefined;
+  const planner = mode === 'plan' ? new Planner({ batch: journalPath, batchRow: () => undefined }, { allowSimilar: false, retryUncertain: false, perRow: false }) : undefined;
   for await (const row of source.rows) {
     if (planner) {
       const planned = await planner.plan(row);
