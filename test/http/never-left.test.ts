@@ -57,7 +57,7 @@ describe('never left: one rule, read alike by every caller', () => {
     expect(mayRepeat('POST', error)).toBe(true);
   });
 
-  it.each(STOPPED_HERE)('%s: never left, stopped on this side; every row not sent, the batch stops, not repeated as a POST', (_, raw) => {
+  it.each(STOPPED_HERE)('%s: never left, stopped on this side; every row not sent, the batch stops', (_, raw) => {
     const error = classifyFailure(raw, req);
     expect(neverLeft(error)).toBe(true);
     expect(serviceNotReached(error)).toBeUndefined();
