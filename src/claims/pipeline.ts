@@ -28,7 +28,7 @@ import type { RowSource, SourceRow } from './reader.js';
 import { whenAborted } from '../core/timers.js';
 import { PATHS } from '../api/service.js';
 import type { RequestLimiter, Permit, LimiterSnapshot } from '../http/adaptive.js';
-import { type HttpClient, CERT_NOT_TRUSTED, PROXY_REFUSED } from '../http/client.js';
+import { type HttpClient, neverLeft, serviceNotReached, stoppedOnThisSide } from '../http/client.js';
 import type { ClaimsRecord } from './record-open.js';
 import { ClaimCreated, type OfflineClaim } from '../schemas.js';
 import { count } from '../text/count.js';
@@ -650,20 +650,6 @@ export async function createClaim(
   return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal, limiter, quiet }, options.answer ?? ClaimCreated)).body;
 }
 
-/** Never-sent failures that every row would meet alike: the batch stops at the first. */
-const STOPS_EVERY_ROW = new Set(['UND_ERR_INVALID_ARG', 'EENGINE_UNAVAILABLE', CERT_NOT_TRUSTED, PROXY_REFUSED]);
-
-/**
- * The failure when it proves the service was not reached: nothing was written to it (a refused
- * connection, an unknown host, a connection or TLS handshake that failed before the request was
- * written). Not a failure every row meets for a reason of its own (an untrusted certificate, a
- * proxy's refusal, a request that cannot be built): those keep their own words and hints.
- */
-export function unreachableFailure(error: unknown): NetworkError | undefined {
-  if (!(error instanceof NetworkError) || error.sent || STOPS_EVERY_ROW.has(error.errorCode ?? '')) return undefined;
-  return error;
-}
-
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */
 export function classifyFailure(error: unknown): { status: 'rejected' | 'uncertain' | 'not_sent'; stop: boolean } {
   // A redirect meets every row alike (a gateway, a wrong base URL): the batch stops. After a 307 or
@@ -682,11 +668,10 @@ export function classifyFailure(error: unknown): { status: 'rejected' | 'uncerta
   }
   // Raised before a request went out (not logged in, no base URL).
   if (error instanceof AuthError || error instanceof UsageError) return { status: 'not_sent', stop: true };
-  // Never written (a refused connection, after the core's retries): nothing was created. Whether
-  // the service is down is the outage watch's to judge (OutageWatch, below); a request that
-  // cannot be built, an HTTP library that cannot load, an untrusted certificate or a proxy that
-  // refuses the tunnel meets every row alike.
-  if (error instanceof NetworkError && !error.sent) return { status: 'not_sent', stop: STOPS_EVERY_ROW.has(error.errorCode ?? '') };
+  // Never left (the HTTP core's one rule, after its retries): nothing was created. Whether the
+  // service is down is the outage watch's to judge (OutageWatch, below); a failure stopped on this
+  // side (an untrusted certificate, a proxy's refusal...) meets every row alike: the batch stops.
+  if (neverLeft(error)) return { status: 'not_sent', stop: stoppedOnThisSide(error) };
   // A timeout, a lost connection, an unreadable 2xx: the claim may exist.
   return { status: 'uncertain', stop: false };
 }
@@ -731,8 +716,9 @@ function outageCause(error: unknown): OutageCause | undefined {
     return undefined;
   }
   if (error instanceof TimeoutError) return 'no-answer';
-  // Connection refused, DNS, a connection closed before the request was written.
-  if (error instanceof NetworkError && !error.sent && error.errorCode !== 'UND_ERR_INVALID_ARG') return 'refused';
+  // Connection refused, DNS, a connection closed before the request was written; not a failure
+  // stopped on this side (an untrusted certificate, a proxy's refusal): the service is not down.
+  if (serviceNotReached(error)) return 'refused';
   return undefined;
 }
 
@@ -866,9 +852,9 @@ export class OutageWatch {
 
   /** What a settled request says of the service: reached (any answer, or written before it failed), or not. */
   private witness(error: unknown): void {
-    const notReached = unreachableFailure(error);
+    const notReached = serviceNotReached(error);
     if (notReached) this.unreachable ??= notReached;
-    else if (!(error instanceof NetworkError && !error.sent)) this.reached = true;
+    else if (!neverLeft(error)) this.reached = true;
   }
 
   /** Stops at once (the batch stops for another reason): rows at the gate go on to be settled not sent. */
@@ -955,7 +941,8 @@ async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal
   } catch (error) {
     const cause = outageCause(error);
     if (cause) return { up: false, cause, detail: error instanceof Error ? error.message : String(error) };
-    if (error instanceof NetworkError) return { up: false, cause: 'no-answer', detail: error.message };
+    // Stopped on this side (an untrusted certificate, a proxy's refusal): the service is not reached; it is read as refusing.
+    if (error instanceof NetworkError) return { up: false, cause: neverLeft(error) ? 'refused' : 'no-answer', detail: error.message };
     return { up: true };
   }
 }

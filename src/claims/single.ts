@@ -2,10 +2,10 @@
  * One claim from flags, a JSON file or answers: built, checked with the shared schema, then sent
  * once. No prompt and no print: the verb passes an `ask` callback when someone can answer, and renders the result.
  */
-import type { HttpClient } from '../http/client.js';
+import { type HttpClient, neverLeft, serviceNotReached } from '../http/client.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
-import { isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
+import { isOutcomeUncertain, OpcliError, UsageError, ValidationError } from '../core/errors.js';
 import type { ClaimCreated, FieldIssue, OfflineClaim } from '../schemas.js';
 import { type DataPorts, readDataObject } from '../input/data.js';
 import { expectedValue, fieldMessage, missingMessage } from '../core/field-issues.js';
@@ -14,7 +14,7 @@ import { textProblem } from '../text/safe.js';
 import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadsheetDamage } from './fields.js';
 import { isStoreMismatch, storeMismatch, validateClaim } from './plan.js';
 import { fileRecorded, singleSource } from './single-record.js';
-import { createClaim, UnreachableError, unreachableFailure } from './pipeline.js';
+import { createClaim, UnreachableError } from './pipeline.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -207,9 +207,9 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
         'Log in to that store (or pick its profile with --profile), or correct storeId.',
       );
     }
-    const notReached = unreachableFailure(error);
+    const notReached = serviceNotReached(error);
     if (notReached) throw new UnreachableError('The claim was not filed', notReached);
-    if (error instanceof NetworkError && !error.sent) {
+    if (neverLeft(error)) {
       // Nothing left this machine (a refused connection, a proxy, an untrusted certificate): filing it again is safe.
       throw new OpcliError(`The claim was not filed: ${error.message}`, { hint: error.hint, cause: error });
     }

@@ -18,8 +18,9 @@
  * No prompt and no print: the verb asks and renders; this module takes ports and returns or throws.
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, AuthError, ExitCode, isOutcomeUncertain, NetworkError, OpcliError, UsageError, ValidationError } from '../core/errors.js';
+import { ApiError, AuthError, ExitCode, isOutcomeUncertain, OpcliError, UsageError, ValidationError } from '../core/errors.js';
 import { emailIdentity, orderLabel } from '../core/identity.js';
+import { neverLeft } from '../http/client.js';
 import { type GiftCard, GiftCardIssueRequest, GiftCardTopUpRequest, NativeGiftCardRequest, TriggerExecuteRequest, TriggerId } from '../schemas.js';
 import { safeLine, shellQuote } from '../text/safe.js';
 import {
@@ -591,7 +592,7 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
       error instanceof ProviderRefusedError ||
       // A 4xx, or a 307/308 (not processed); a 5xx or another redirect may have moved money.
       (error instanceof ApiError && !isOutcomeUncertain(error)) ||
-      (error instanceof NetworkError && !error.sent) ||
+      neverLeft(error) ||
       // Refused before sending (a credential bound to another origin) or answered 401/403.
       error instanceof AuthError ||
       error instanceof UsageError;
@@ -775,7 +776,7 @@ async function tryTrigger(
     if (error instanceof ProviderRefusedError) {
       notes.push(`The trigger workflow was refused: ${error.message}`);
       env.say(`The trigger workflow was refused (${error.providerMessage}); falling back to the credit API.`);
-    } else if (error instanceof NetworkError && !error.sent) {
+    } else if (neverLeft(error)) {
       // Like a refusal: the connection failed before the request left, so the trigger cannot post.
       notes.push(`The trigger workflow could not be reached, so it did not run: ${error.message}`);
       env.say(`The trigger workflow could not be reached (${error.errorCode ?? 'no connection'}); nothing was sent to it; falling back to the credit API.`);

@@ -17,7 +17,7 @@ import { buildRequest, isSafeForCredentials, type Route, Tracer, Transport, type
 
 // What other layers (claims, orders, config) read from the HTTP core, kept importable from here.
 export { clause } from './error-body.js';
-export { CERT_NOT_TRUSTED, PROXY_REFUSED, wouldRecur } from './retry.js';
+export { CERT_NOT_TRUSTED, neverLeft, PROXY_REFUSED, serviceNotReached, stoppedOnThisSide, wouldRecur } from './retry.js';
 export { isSafeForCredentials } from './transport.js';
 
 /** Where the bearer token comes from; the auth layer implements refresh behind it. */

@@ -78,6 +78,34 @@ export const PROXY_REFUSED = 'EPROXY_REFUSED';
 /** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow, an untrusted certificate, a proxy's refusal. */
 const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED, CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
+/**
+ * The one rule of "this request provably never left" (the developers' guide: only a request that may
+ * have arrived is uncertain): the NetworkError this core made with `sent` false, because no socket
+ * connected, DNS failed, the TLS handshake did not complete, a proxy refused the tunnel, or undici
+ * had written nothing when the connection failed. Anything else that failed may have arrived.
+ */
+export function neverLeft(error: unknown): error is NetworkError {
+  return error instanceof NetworkError && !error.sent;
+}
+
+/** Never-left failures met on this side, by every request alike: not buildable, no HTTP library, an untrusted certificate, a proxy's refusal. */
+const STOPPED_ON_THIS_SIDE = new Set([INVALID_REQUEST, ENGINE_UNAVAILABLE, CERT_NOT_TRUSTED, PROXY_REFUSED]);
+
+/** Whether a request never left for a reason of this side (the setup), which every request would meet alike. */
+export function stoppedOnThisSide(error: unknown): error is NetworkError {
+  return neverLeft(error) && STOPPED_ON_THIS_SIDE.has(error.errorCode ?? '');
+}
+
+/**
+ * The failure when it proves the service was not reached, and says it cannot be: a refused
+ * connection, an unknown host, a proxy that could not reach it, a connection or TLS handshake that
+ * failed before the request was written. Not one stopped on this side (stoppedOnThisSide): those
+ * keep their own words and hints.
+ */
+export function serviceNotReached(error: unknown): NetworkError | undefined {
+  return neverLeft(error) && !STOPPED_ON_THIS_SIDE.has(error.errorCode ?? '') ? error : undefined;
+}
+
 /** Whether a failure would only recur if the request were sent again (too large, too slow, not sendable). */
 export function wouldRecur(error: unknown): boolean {
   return error instanceof NetworkError && NEVER_REPEATED.has(error.errorCode ?? '');
@@ -90,7 +118,7 @@ export function wouldRecur(error: unknown): boolean {
  */
 export function mayRepeat(method: Method, failure: Error): failure is NetworkError {
   if (!(failure instanceof NetworkError) || wouldRecur(failure)) return false;
-  return isIdempotent(method) ? failure.errorCode !== 'ENOTFOUND' : !failure.sent;
+  return isIdempotent(method) ? failure.errorCode !== 'ENOTFOUND' : neverLeft(failure);
 }
 
 /** A byte count as the limits' errors name it: `64 MiB`, `1 MiB`, `1500 bytes`. */

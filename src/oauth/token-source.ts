@@ -1,8 +1,8 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { legacyOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
-import { ApiError, AuthError, NetworkError } from '../core/errors.js';
-import type { HttpClient, TokenSource } from '../http/client.js';
+import { ApiError, AuthError } from '../core/errors.js';
+import { type HttpClient, neverLeft, type TokenSource } from '../http/client.js';
 import type { Redactor } from '../core/redact.js';
 import { clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from './endpoints.js';
 
@@ -256,5 +256,5 @@ async function rerunClientCredentials(
  */
 function provablyRefused(error: unknown): boolean {
   if (error instanceof ApiError) return error.status >= 400 && error.status < 500;
-  return error instanceof NetworkError && !error.sent;
+  return neverLeft(error);
 }

@@ -202,6 +202,21 @@ describe.skipIf(missing)('through a forward proxy (squid)', () => {
     expect(sandbox.requests).toEqual([]);
   });
 
+  test('a batch with --wait-for-service through a proxy refusing CONNECT: no wait for the service, the refusal named, exit 1', async () => {
+    const rows = join(config.dir, 'rows.csv');
+    writeRows(rows, 12);
+    await runOpcli(['config', 'set', 'store-id', sandbox.store.storeId], { env: { OPCLI_CONFIG_DIR: config.dir } });
+    const proxied = env(sandbox.url, { HTTP_PROXY: refusing.url, OPCLI_PROXY_LOOPBACK: '1' });
+    const r = await runOpcli(['claims', 'file', '--from', rows, '--concurrency', '4', '--wait-for-service', '30s'], { ...instant, env: proxied });
+    expect(r.code).toBe(1);
+    // The proxy's refusal is this side's setup, not the service down (before, it waited "the service refused connections").
+    expect(r.stderr).not.toContain('looks down');
+    expect(r.stderr).toContain(`Error: POST ${sandbox.url}/v1/claims/offline was not sent: the proxy ${refusing.url} (HTTP_PROXY) answered 403`);
+    expect(r.stderr).toMatch(/0 uncertain, \d+ not sent/);
+    expect(r.stdout).toBe('');
+    expect(sandbox.requests).toEqual([]);
+  });
+
   test('an untrusted certificate behind the proxy: named with its issuer and the proxy, nothing reached nginx', async () => {
     const before = gateway.accessLog().length;
     const r = await runOpcli(['orders', 'list'], {

@@ -89,6 +89,21 @@ describe.skipIf(missing)('behind a TLS gateway with a private CA (nginx)', () =>
     expect(sandbox.requests).toEqual([]);
   });
 
+  test('with --wait-for-service: no wait for a service that was never asked; the certificate is named, rows not_sent, exit 1', async () => {
+    await runOpcli(['config', 'set', 'store-id', sandbox.store.storeId], { env: { OPCLI_CONFIG_DIR: config.dir } });
+    const rows = join(config.dir, 'rows.csv');
+    writeRows(rows, 12);
+    const args = ['claims', 'file', '--from', rows, '--concurrency', '4', '--wait-for-service', '30s', '--jsonl'];
+    const batch = await runOpcli(args, { ...instant, env: env() });
+    expect(batch.code).toBe(1);
+    // An untrusted certificate is this side's setup, not the service down (before, it waited "the service refused connections").
+    expect(batch.stderr).not.toContain('looks down');
+    expect(batch.stderr).toContain(`was not sent: the certificate of 127.0.0.1:${gateway.port} is not trusted`);
+    expect(new Set(results(batch.stdout).map((r) => r.status))).toEqual(new Set(['not_sent']));
+    expect(gateway.accessLog()).toEqual([]);
+    expect(sandbox.requests).toEqual([]);
+  });
+
   test('a certificate for another name: "for another host name", the names it is for, the base URL to check', async () => {
     const r = await runOpcli(['orders', 'list'], { ...instant, env: env({ OPCLI_BASE_URL: misnamed.url, OPCLI_CA_FILE: ca.caFile }) });
     expect(r.code).toBe(1);
