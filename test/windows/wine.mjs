@@ -67,8 +67,18 @@ export function windowsMachine(root) {
   // Persistent for 30 s after its last process: alive between two runs, gone soon after a killed rig.
   execFileSync(WINESERVER, ['-p30'], { env, stdio: 'ignore' });
   execFileSync(WINEBOOT, ['--init'], { env, stdio: 'ignore', timeout: HANG_MS });
-  // The registry's Windows version, non-interactively (winecfg's -v needs no display).
-  execFileSync(WINECFG, ['-v', 'win10'], { env, stdio: 'ignore', timeout: HANG_MS });
+  // The registry's Windows version, non-interactively (winecfg's -v needs no display). Once in a CI
+  // run (7 December) it exited 1 with nothing said, right after wineboot, and passed when run again:
+  // asked a second time, with what it wrote the first time kept for the log.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync(WINECFG, ['-v', 'win10'], { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: HANG_MS });
+      break;
+    } catch (error) {
+      if (attempt === 2) throw error;
+      console.log(`winecfg -v win10 failed (${error.status ?? error.signal}): ${String(error.stderr ?? '').trim() || 'nothing on stderr'}; asking again`);
+    }
+  }
   let runs = 0;
   return {
     prefix,
