@@ -8,28 +8,21 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClaimRecord, RecordDamagedError } from '../../src/claims/record.js';
 import { batchIntentLine, headerLine, outcomeLine, recordFileName } from '../../src/claims/record-format.js';
 import { appendSealed, openLog } from '../../src/record/log.js';
-import { tempConfigDir } from '../helpers.js';
+import { recordsFolder } from './fixtures.js';
 
 const store = { origin: 'https://api.example', storeId: 'store_1' };
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
 const at = '2026-01-01T00:00:00.000Z';
 
-let temp: ReturnType<typeof tempConfigDir>;
-let dir: string;
-beforeEach(() => {
-  temp = tempConfigDir();
-  dir = join(temp.dir, 'records');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-});
-afterEach(() => temp.cleanup());
+const folder = recordsFolder();
 
 /** Claims 1..n, each an intent then its outcome (filed), as a batch writes them: lines 3, 5, 7... are intents of one length. */
 function writeRecord(n: number): string {
-  const fd = openLog({ dir }, recordFileName(store), 'record of claims', true) as number;
+  const fd = openLog({ dir: folder.dir }, recordFileName(store), 'record of claims', true) as number;
   let text = headerLine(store, at);
   text += `${JSON.stringify({ v: 1, type: 'run', run: 'r1', at, user: 'alice', host: 'desk', profile: 'default', source: '/data/a.csv' })}\n`;
   for (let i = 1; i <= n; i++) {
@@ -40,10 +33,10 @@ function writeRecord(n: number): string {
     text += outcomeLine({ issuance: `f${i}`, key: hex(`k${i}`), status: 'filed', sourceOrderId: `SO-${i}` }, at);
   }
   appendSealed(fd, text);
-  return join(dir, recordFileName(store));
+  return join(folder.dir, recordFileName(store));
 }
 
-const open = () => ClaimRecord.openSync({ place: { dir, configDir: temp.dir }, store });
+const open = () => ClaimRecord.openSync({ place: { dir: folder.dir, configDir: folder.configDir }, store });
 
 describe('the record of claims on the index', () => {
   it('finds each claim by key and by similarity, from an index in the reader’s config folder', () => {
@@ -63,8 +56,8 @@ describe('the record of claims on the index', () => {
     } finally {
       record.close();
     }
-    expect(existsSync(join(temp.dir, 'record-index'))).toBe(true);
-    expect(existsSync(join(dir, 'record-index'))).toBe(false);
+    expect(existsSync(join(folder.configDir, 'record-index'))).toBe(true);
+    expect(existsSync(join(folder.dir, 'record-index'))).toBe(false);
   });
 
   it('two intents of one length swapped under the index (each pair of a family): the record is read whole, the first moved line named, exit 2', () => {
@@ -73,9 +66,9 @@ describe('the record of claims on the index', () => {
       [3, 9],
       [7, 11],
     ] as const) {
-      rmSync(join(temp.dir, 'record-index'), { recursive: true, force: true });
-      rmSync(dir, { recursive: true, force: true });
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      rmSync(join(folder.configDir, 'record-index'), { recursive: true, force: true });
+      rmSync(folder.dir, { recursive: true, force: true });
+      mkdirSync(folder.dir, { recursive: true, mode: 0o700 });
       const path = writeRecord(6);
       open().close();
       const lines = readFileSync(path, 'utf8').split('\n');

@@ -7,21 +7,14 @@
  * lost its newline is cut here by truncating the file, which a witness would rightly refuse.)
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
+import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClaimRecord, recordFileName } from '../../src/claims/record.js';
-import { issuanceKey, Ledger, LEDGER_FILE, type LedgerRecord } from '../../src/giftcard/ledger.js';
-import { tempConfigDir } from '../helpers.js';
+import { Ledger, LEDGER_FILE } from '../../src/giftcard/ledger.js';
+import { ledgerAttempt, recordsFolder } from './fixtures.js';
 
-let temp: ReturnType<typeof tempConfigDir>;
-let dir: string;
-beforeEach(() => {
-  temp = tempConfigDir();
-  dir = join(temp.dir, 'records');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-});
-afterEach(() => temp.cleanup());
+const folder = recordsFolder();
 
 const at = '2026-12-01T10:00:00.000Z';
 const hex = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -36,37 +29,20 @@ interface Client {
   key(id: string): string;
 }
 
-function attempt(id: string): LedgerRecord {
-  const key = issuanceKey({ claimId: id, orderNumber: '1001', bonus: false }, { shopUrl: 'shop.example', storeId: 'store_1' });
-  return {
-    ...{ v: 1 as const, issuance: `i-${id}`, key, at, user: 'alice' },
-    type: 'attempt',
-    claimId: id,
-    orderNumber: '1001',
-    bonus: false,
-    amountCents: 500,
-    amount: '5.00',
-    email: 'ann@example.com',
-    name: 'Ann',
-    profile: 'default',
-    firstPath: 'trigger',
-    forced: false,
-    host: 'h',
-  };
-}
+const attempt = (id: string) => ledgerAttempt(id, at);
 
 const ledger: Client = {
-  path: () => join(dir, LEDGER_FILE),
-  append: async (id) => new Ledger({ dir }).appendLocked(attempt(id)),
+  path: () => join(folder.dir, LEDGER_FILE),
+  append: async (id) => new Ledger({ dir: folder.dir }).appendLocked(attempt(id)),
   torn: (id) => JSON.stringify(attempt(id)).slice(0, 140),
   key: (id) => attempt(id).key,
 };
 
 const store = { origin: 'https://api.example', storeId: 'store_1' };
 const claims: Client = {
-  path: () => join(dir, recordFileName(store)),
+  path: () => join(folder.dir, recordFileName(store)),
   append: async (id) => {
-    const record = await ClaimRecord.open({ place: { dir }, store, lock: { waitMs: 0 } });
+    const record = await ClaimRecord.open({ place: { dir: folder.dir }, store, lock: { waitMs: 0 } });
     try {
       record.intents([{ issuance: `f-${id}`, key: hex(id), source: 'prompt', profile: 'default' }]);
     } finally {
