@@ -65,7 +65,10 @@ export interface OpenClaims {
   lock?: OpenRecord['lock'];
 }
 
-/** The record of claims for a profile: the database with a record-url, else the file record in `place` (recordPlace: checked before anything else is read or written). */
+/**
+ * The record of claims for a profile: the database with a record-url, else the file record in
+ * `place` (recordPlace: checked before anything else is read or written).
+ */
 export async function openClaimsRecord(
   place: RecordPlace,
   profile: ResolvedProfile | undefined,

@@ -299,7 +299,8 @@ export class HttpClient {
     }
     // An answer below 400 is the common case (every row of a batch): nothing more to look at.
     if (res.status < 400) return false;
-    // A POST is asked again only after an answer saying it was not processed (429, or a status the profile names; never a 421, which would meet the same connection).
+    // A POST is asked again only after an answer saying it was not processed (429, or a status the
+    // profile names; never a 421, which would meet the same connection).
     const retryable =
       shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessedStatus(url, res.status));
     if (!retryable || run.attempt >= run.maxRetries) return false;

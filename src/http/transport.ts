@@ -389,7 +389,10 @@ const UNDICI_CODES: Record<string, string> = {
   UND_ERR_BODY_TIMEOUT: BODY_TIMEOUT,
 };
 
-/** The error to hand the client: the caller's abort reason, or one with a code it can sort, carrying what it met (`wire`) and whether the request was written. */
+/**
+ * The error to hand the client: the caller's abort reason, or one with a code it can sort, carrying
+ * what it met (`wire`) and whether the request was written.
+ */
 function wireError(error: unknown, signal: AbortSignal | undefined, failure: WireFailure, written: boolean): unknown {
   if (signal?.aborted) return signal.reason ?? error;
   const source = error as { code?: string; message?: string };

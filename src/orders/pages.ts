@@ -400,7 +400,10 @@ export function pagePosition(page: OrdersPage): { current?: number; total?: numb
 
 // `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them.
 
-/** The request `opcli api` built: the path as typed (`url`) and without its query string (`pathOnly`, as errors name it), its query, whether the token goes, its `-H` headers. */
+/**
+ * The request `opcli api` built: the path as typed (`url`) and without its query string
+ * (`pathOnly`, as errors name it), its query, whether the token goes, its `-H` headers.
+ */
 export type RawPageRequest = Pick<HttpRequest, 'url' | 'auth' | 'headers'> & { pathOnly: string; query: Record<string, string> };
 
 /** One page as it came (unknown fields kept), with the answer's status line and headers. */

@@ -200,7 +200,10 @@ export function canonicalKey(key: string, scope: string): string {
   return parts.what.startsWith('claim:') || parts.what.startsWith('bonus:') ? `${parts.scope ?? scope}|${parts.what}` : key;
 }
 
-/** The gift card ledger of a folder as a source (none when it has no line; a torn last line as the set-aside line the next append writes); a damaged line stops here. */
+/**
+ * The gift card ledger of a folder as a source (none when it has no line; a torn last line as the
+ * set-aside line the next append writes); a damaged line stops here.
+ */
 function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefined {
   const ledger = new Ledger(place);
   const read = ledger.read();

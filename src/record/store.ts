@@ -167,7 +167,10 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   }
 }
 
-/** A client's record opened to ask (openRecord): the file, its questions, its unreadable lines, and whether it read intact (only then is what this person leaves witnessed). */
+/**
+ * A client's record opened to ask (openRecord): the file, its questions, its unreadable lines, and
+ * whether it read intact (only then is what this person leaves witnessed).
+ */
 export interface OpenedRecord<T> {
   fd: number;
   q: IndexedRecord<T>;
