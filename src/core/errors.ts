@@ -1,9 +1,4 @@
-/**
- * Typed errors. Everything below the entry throws one of these; `exitCodeFor` maps them to the exit
- * codes the README documents, in this one place.
- */
-
-/** Exit codes, as the README's table lists them. */
+/** Typed errors, and the exit codes the README documents (`exitCodeFor`). */
 export const ExitCode = {
   ok: 0,
   failed: 1,
@@ -81,7 +76,6 @@ export class InterruptedError extends OpcliError {
   }
 }
 
-/** What an ApiError is made of. */
 interface ApiErrorInit {
   status: number;
   method: string;

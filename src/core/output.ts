@@ -17,11 +17,7 @@ export function printJson(deps: Printer, value: unknown): void {
   deps.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-// Output that streams: a command listing millions of rows writes them as they come, in chunks, and
-// never builds the whole text (a string of gigabytes cannot exist: "Invalid string length").
-// JsonArrayWriter writes exactly what printJson prints for `{ ...head, [key]: items, ...after }`, one item at a time.
-
-/** How much text is gathered before one write to stdout. */
+// Output that streams in chunks and never builds the whole text (a string of gigabytes cannot exist).
 const CHUNK = 64 * 1024;
 
 /** Text for stdout gathered into chunks of CHUNK characters. */
@@ -214,12 +210,9 @@ const ASCII = {
 };
 
 /**
- * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by
- * cli-table3 (loaded here, so a pipe never pays for it; string-width too: it builds its emoji
- * pattern and a grapheme segmenter when loaded, tens of ms of CPU that every command of a group
- * paid at start, table or not). The widths are computed here with
- * string-width (cli-table3 measures with an older string-width that disagrees on some emoji), and
- * each cell is cut to its width with … before cli-table3 sees it, so it never has to cut or wrap.
+ * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by cli-table3
+ * (loaded here, with string-width: a pipe never pays for them). Widths come from our string-width
+ * (cli-table3's older one disagrees on some emoji), and each cell is cut before cli-table3 sees it.
  */
 export async function renderTable(
   head: string[],
@@ -296,11 +289,7 @@ export async function printRecord(deps: Printer, pairs: [string, unknown][], mod
   for (const [k, v] of pairs) deps.out(`${k}\t${safeLine(cellText(v))}\n`);
 }
 
-/**
- * One CSV cell guarded against formula injection (OWASP): a cell starting with `=`, `+`, `-`, `@`,
- * tab or carriage return gets a leading `'`, so a spreadsheet shows it as text instead of running
- * it (numbers are left alone). `raw` (--csv-raw) turns the guard off. Quoting is left to the CSV writer.
- */
+/** One CSV cell guarded against formula injection (OWASP): `=`, `+`, `-`, `@`, tab or CR first gets a leading `'`; `raw` (--csv-raw) turns it off. */
 export function csvCell(value: unknown, raw = false): string {
   const text = cellText(value);
   // A number is data, not a formula: -5 stays -5.

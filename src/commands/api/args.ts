@@ -1,10 +1,4 @@
-/**
- * The arguments of `opcli api`: a method it knows, `--query` pairs, a path below the profile's base
- * URL with nothing that could leave it, and the secrets typed among them; then the request they
- * describe: which paths carry the token, and what the HTTP core sends (it refuses a redirect rather
- * than following it). The pages of `--paginate` are walked in src/orders/pages.ts (orderPages). No
- * prompt and no print: the verb shows each answer's head and body.
- */
+/** The arguments of `opcli api` checked (nothing may leave the base URL), and the request they describe. */
 import { UsageError } from '../../core/errors.js';
 import type { HttpClient, HttpRequest } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
@@ -74,11 +68,7 @@ export const SECRET_HEADER = /^(?!idempotency-key$).*(?:auth|token|secret|key|co
 /** One `-H` header: a lower-case name, its value, and `file` when it was read from `-H @FILE`. */
 export type HeaderPair = [name: string, value: string, from?: 'file'];
 
-/**
- * Adds one `-H 'Name: value'` to the headers before it, or every line of the file `-H @FILE` names
- * (curl's form: one `Name: value` a line, blank lines skipped; `readFile` reads it). Each is checked
- * by `headerPair`.
- */
+/** Adds one `-H 'Name: value'`, or every line of the file `-H @FILE` names (curl's form, blank lines skipped). */
 export function collectHeader(value: string, prev: HeaderPair[] = [], readFile?: (path: string) => string): HeaderPair[] {
   if (!value.startsWith('@') || !readFile) return [...prev, headerPair(value)];
   const lines = readFile(value.slice(1))
@@ -156,11 +146,8 @@ export function refuseLeavingBase(http: HttpClient, path: string): void {
   );
 }
 
-// Secrets typed into `opcli api`'s arguments: a header whose name says credential (`X-Api-Key`,
-// `X-Auth-Token`, `Cookie` …), a `--query` parameter or an inline `--data` key named as one
-// (`access_token`, `client_secret`, `password` …). They are sent as given and masked wherever opcli
-// prints, and each earns the warning every secret given as an argument gets: other users see arguments
-// in `ps` and the shell keeps them in its history (docs/http.md#secrets-in-arguments).
+// Secrets typed into arguments are sent as given, masked wherever opcli prints, and warned about:
+// other users see arguments in `ps` (docs/http.md#secrets-in-arguments).
 
 /** What `opcli api` was given on its command line. */
 export interface TypedArguments {

@@ -32,7 +32,6 @@ const orderKinds = () => {
   return kinds;
 };
 
-/** Registers `orders update`. */
 export function register(group: Command, deps: Deps): void {
   addBodyVerb(group, {
     name: 'update',
@@ -110,8 +109,6 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   const answer = await sendUpdate(deps, opts.sourceOrderId, plan.body);
   await printAnswer(deps, opts.json, answer, `Order ${opts.sourceOrderId} updated${summary(plan)}.`);
 }
-
-// What `orders update` shows.
 
 function show(value: unknown): string {
   if (value === undefined) return '(none)';

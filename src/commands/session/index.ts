@@ -27,16 +27,12 @@ export interface VerifyOptions {
   /** The token from the argument; undefined with --stdin or --from-file. */
   token?: string;
   stdin: boolean;
-  /** --from-file: read the token from this file. */
   fromFile?: string;
   json: boolean;
-  /** `--json FIELDS`: only these fields. */
   fields?: string[];
-  /** On a 429, wait once for Retry-After and try again. */
   wait: boolean;
 }
 
-/** Registers `session verify`. */
 function registerVerify(group: Command, deps: Deps): void {
   group
     .command('verify')

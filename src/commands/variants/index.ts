@@ -24,7 +24,6 @@ Examples:
 
 interface CreateOptions {
   productId: string;
-  /** A JSON file, or - for standard input; flags override its fields. */
   data?: string;
   flags: Record<string, unknown>;
   dryRun: boolean;
@@ -34,7 +33,6 @@ interface CreateOptions {
 /** Every variant field but productId, which is the argument. */
 const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
 
-/** Registers `variants create`. */
 function registerCreate(group: Command, deps: Deps): void {
   addBodyVerb(group, {
     name: 'create',
@@ -99,11 +97,7 @@ async function runCreate(opts: CreateOptions, deps: Deps): Promise<void> {
   await printAnswer(deps, opts.json, answer, `Variant "${variant.name}" created under product ${opts.productId}.`);
 }
 
-/**
- * CHOICE (docs/spec-choices.md#image-urls): the spec types productImage as a string and only describes it as an image URL, so a
- * server might take a relative path or a CDN key. opcli sends what it is given and warns when it is
- * not an http(s) URL.
- */
+/** CHOICE (docs/spec-choices.md#image-urls): productImage is typed a string, so it is sent as given, with a warning unless http(s). */
 function warnAboutProductImage(deps: Deps, image: string | undefined): void {
   if (image === undefined) return;
   const scheme = URL.canParse(image) ? new URL(image).protocol : undefined;
