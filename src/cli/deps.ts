@@ -17,10 +17,7 @@ import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from 
 import type { Globals, IO, Prompter } from '../core/ports.js';
 export type { Prompter } from '../core/ports.js';
 
-/**
- * Everything a command uses from the outside world, handed in rather than reached for, created
- * lazily so a command pays only for what it uses. Tests build their own with `createDeps`.
- */
+/** Everything a command uses from the outside world, handed in and created lazily (gh's Factory); tests build their own. */
 export interface Deps {
   io: IO;
   /** The environment, read by the platform's rules (src/core/platform.ts: names in any case on Windows). */
@@ -30,7 +27,6 @@ export interface Deps {
   platform: NodeJS.Platform;
   globals: Globals;
   redactor: Redactor;
-  /** Aborted on Ctrl-C. */
   signal: AbortSignal;
   /** Aborted on a second Ctrl-C: stop at once (a listener may still print a summary, synchronously). */
   stopNow: AbortSignal;
@@ -40,7 +36,6 @@ export interface Deps {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** The clock and sleeps that pace many requests: finer than `now` on a real run, the injected ones in a test. */
   pace: PaceClock;
-  /** Writes data to stdout. */
   out(text: string): void;
   /** Writes a notice to stderr, redacted. */
   err(text: string): void;
@@ -49,9 +44,7 @@ export interface Deps {
   configDir(): string;
   settings(): Promise<SettingsStore>;
   credentials(): Promise<CredentialStore>;
-  /** The active profile with environment overrides. */
   profile(): Promise<ResolvedProfile>;
-  /** The bearer token source of the active profile. */
   tokens(): Promise<TokenSource>;
   /** The HTTP client of the active profile (one keep-alive pool per process). */
   http(): Promise<HttpClient>;
@@ -62,7 +55,6 @@ export interface Deps {
   canPrompt(): boolean;
   /** A browser opener a test (or the demo) gives; `auth login` otherwise loads the real one (src/oauth/browser.ts). */
   openBrowser?: (url: string) => Promise<void>;
-  /** Closes pools and timers at the end of a run. */
   dispose(): Promise<void>;
 }
 
@@ -203,7 +195,6 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
   });
 }
 
-/** Builds the dependencies of one run. */
 export function createDeps(init: DepsInit): Deps {
   const platform = init.platform ?? process.platform;
   const env = platformEnv(init.env, platform);

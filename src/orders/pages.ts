@@ -149,10 +149,7 @@ function shown(cursor: string): string {
   return line.length > 40 ? `${line.slice(0, 40)}…` : line;
 }
 
-/**
- * Starts a walk (from `start`, the cursor of its first request, if any); `check` each page as it arrives.
- * CHOICE (docs/spec-choices.md#pages-that-do-not-end): a repeated cursor or a total exceeded ends the walk.
- */
+/** A walk from `start`; `check` each page. CHOICE (docs/spec-choices.md#pages-that-do-not-end): a repeated cursor or a total exceeded ends it. */
 export function pageWalk(start?: string): { check(page: WalkedPage): void } {
   const followed = new Set<string>(start ? [start] : []);
   let received = 0;
@@ -291,9 +288,8 @@ export async function listOrders(
   };
   const result: ListResult = { written: 0, pages: 0, cursor: req.cursor };
   try {
-    // In flight, in order: the page asked for with each cursor. The head is always the page that
-    // follows what was written; entries behind it are guesses taken from pageCursors.
-    // A page is read (parsed and checked) only when it is the head: pages ahead wait as text.
+    // In flight, in order: the head follows what was written, entries behind it are guesses from
+    // pageCursors; a page is read (parsed and checked) only when it is the head.
     const queue: { cursor: string | undefined; page: Promise<FetchedPage> }[] = [{ cursor: req.cursor, page: request(req.cursor, 0) }];
     // Guessing needs a constant page size; a miss (an unaligned --cursor) turns it off.
     let guess = req.limit === undefined && req.follow;
@@ -343,10 +339,7 @@ export async function listOrders(
   return result;
 }
 
-/**
- * Where the last page sits: its number from pageCursors, and the number of pages counted with the
- * page size the server actually returned (a server may cap --size), not the size asked for.
- */
+/** Where the last page sits, pages counted at the size the server returned (it may cap --size), not the size asked for. */
 export function pagePosition(page: OrdersPage): { current?: number; total?: number; around: number[] } {
   const around = page.pageCursors.around;
   const current = around.find((c) => c.isCurrent)?.page;

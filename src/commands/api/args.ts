@@ -16,11 +16,7 @@ export function parseMethod(method: string): Method {
   return upper as Method;
 }
 
-/**
- * The method and path of `opcli api [METHOD] <path>`: two arguments are a method and a path, one is
- * the path. Without a method (argument or -X) the method is GET, or POST when --data gives a body:
- * gh api's rule ("GET normally and POST if any parameters were added"). A method given twice must agree.
- */
+/** The method and path of `opcli api [METHOD] <path>`; no method is GET, or POST with --data (gh api's rule); a method given twice must agree. */
 export function methodAndPath(
   first: string | undefined,
   second: string | undefined,
@@ -77,11 +73,7 @@ export function collectHeader(value: string, prev: HeaderPair[] = [], readFile?:
   return [...prev, ...lines.map((line): HeaderPair => [...headerPair(line), 'file'])];
 }
 
-/**
- * One `Name: value` as a lower-case name and a value. Refuses a name that is not one, a control
- * character anywhere (a CR or LF would start a header of its own), and the headers opcli writes
- * itself (Authorization, Host and the body's framing).
- */
+/** One `Name: value` as a lower-case name and a value; refuses a bad name, a control character (CR or LF would add a header), opcli's own headers. */
 function headerPair(value: string): [string, string] {
   const colon = value.indexOf(':');
   const example = "For example: -H 'X-Request-Id: 42'";
@@ -96,10 +88,7 @@ function headerPair(value: string): [string, string] {
   return [name.toLowerCase(), text];
 }
 
-/**
- * The `-H` pairs as request headers: a repeated name joins its values with ", " (one field, as HTTP
- * reads it). An object without a prototype: `__proto__` and `constructor` are header names like any other.
- */
+/** The `-H` pairs as headers, a repeated name's values joined with ", "; no prototype (`__proto__` is a header name like any other). */
 export function headerRecord(pairs: HeaderPair[]): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   for (const [name, value] of pairs) out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
@@ -113,11 +102,7 @@ function quoteFlag(value: string): string {
 
 const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api /v1/orders (percent-encode spaces as %20).";
 
-/**
- * Refuses a path that is not one: empty or garbled, a full or protocol-relative URL (`//host/x`,
- * whose host a URL parser would take), or one with spaces. The bearer token goes where the path
- * leads, so anything that could name another host stops here. Answers it with a leading slash.
- */
+/** Refuses a path that is not one (garbled, a URL, `//host/x`, spaces): the bearer token goes where it leads. Answers it with a leading slash. */
 export function parsePath(path: string): string {
   const problem = textProblem(path);
   if (problem) throw new UsageError(`The path argument ${problem}.`, PATH_HINT);
@@ -216,10 +201,8 @@ export interface ApiRequestInit {
 }
 
 /**
- * The path as a server may read it, for deciding which endpoint it is: dot segments resolved
- * (`%2e` too), percent-encoding decoded, repeated slashes and `;parameters` dropped, case and a
- * trailing slash ignored, until nothing changes. `/V1//oauth/./%74oken/` is `/v1/oauth/token`.
- * Matching more loosely than a server would only ever withholds the token.
+ * The path as a server may read it, to decide which endpoint it is (`/V1//oauth/./%74oken/` is
+ * `/v1/oauth/token`): matching more loosely than a server would only ever withholds the token.
  */
 // CHOICE (docs/spec-choices.md#paths-that-take-no-token): case is ignored, the safe side of a server that ignores it.
 export function endpointOf(path: string): string {

@@ -6,20 +6,6 @@ import { outputMode, printJson, printRecord } from '../../core/output.js';
 import { readSecret } from '../secret-input.js';
 import { checkTokenShape, verifySession } from '../../session/verify.js';
 
-/** `opcli session`: embedded-app session tokens. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('session')
-    .description('Verify embedded-app session tokens')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin`,
-    );
-  registerVerify(group, deps);
-}
-
 /** The fields of the session context in `--json` (docs/json.md), as the spec's SessionContext names them. */
 export const SESSION_FIELDS = ['userId', 'email', 'firstName', 'lastName', 'storeId', 'installationId', 'applicationId', 'clientId', 'scopes'];
 
@@ -33,7 +19,18 @@ export interface VerifyOptions {
   wait: boolean;
 }
 
-function registerVerify(group: Command, deps: Deps): void {
+/** `opcli session`: embedded-app session tokens. */
+export function register(program: Command, deps: Deps): void {
+  const group = program
+    .command('session')
+    .description('Verify embedded-app session tokens')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin`,
+    );
+
   group
     .command('verify')
     .description('Verify an embedded-app session token and print who is looking at which store')

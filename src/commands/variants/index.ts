@@ -8,20 +8,6 @@ import { textProblem, safeLine } from '../../text/safe.js';
 import { PATHS } from '../../api/service.js';
 import { buildBody, readDataObject } from '../../input/data.js';
 
-/** `opcli variants`: create product variants. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('variants')
-    .description('Create product variants')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli variants create prod_1 --status ACTIVE --name "Mug, blue" --price 12.5 --inventory-quantity 40 --product-type SIMPLE`,
-    );
-  registerCreate(group, deps);
-}
-
 interface CreateOptions {
   productId: string;
   data?: string;
@@ -33,7 +19,18 @@ interface CreateOptions {
 /** Every variant field but productId, which is the argument. */
 const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
 
-function registerCreate(group: Command, deps: Deps): void {
+/** `opcli variants`: create product variants. */
+export function register(program: Command, deps: Deps): void {
+  const group = program
+    .command('variants')
+    .description('Create product variants')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ opcli variants create prod_1 --status ACTIVE --name "Mug, blue" --price 12.5 --inventory-quantity 40 --product-type SIMPLE`,
+    );
+
   addBodyVerb(group, {
     name: 'create',
     description: 'Create a product variant, a child of a product (POST /v2/products/{productId}/children)',
