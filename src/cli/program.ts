@@ -6,7 +6,7 @@ import { SettingsStore } from '../config/settings.js';
 import { safeLine } from '../text/safe.js';
 import { type Deps, VERSION } from './deps.js';
 import { completeValues } from '../core/flags.js';
-import { PROGRESS_MODES, type ProgressMode } from '../text/progress.js';
+import { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 import { UsageError } from '../core/errors.js';
 import { terminalWidth } from '../core/output.js';
 
@@ -92,10 +92,7 @@ export function verbWord(argv: string[], group: string | undefined): string | un
   return at < 0 ? undefined : commandWord(argv.slice(at + 1));
 }
 
-/**
- * Builds the program with the named group loaded and every other group as a stub. With `verb`, the
- * group may register that verb alone (a verb it does not know gets them all, so errors still list them).
- */
+/** The program with the named group loaded (with `verb`, that verb alone if the group knows it) and the others as stubs. */
 export async function buildProgram(deps: Deps, word: string | undefined, json = false, wrap?: Wrap, verb?: string): Promise<Command> {
   const program = new Command('opcli');
   program

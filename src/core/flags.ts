@@ -18,10 +18,7 @@ export function formatDuration(ms: number): string {
   return `${ms / 86_400_000}d`;
 }
 
-/**
- * Parses a duration flag in the one format of the tool: a decimal number and a unit, `300ms`, `4.5s`,
- * `5m`, `1h` or `1d`. A bare number is refused with the suggestion (is 300 seconds or milliseconds?).
- */
+/** Parses a duration flag: a number and a unit (`300ms`, `4.5s`, `5m`, `1h`, `1d`); a bare number is ambiguous and refused. */
 export function parseDuration(raw: string, flag: string, bounds: { minMs?: number; maxMs?: number; minHint?: string } = {}): number {
   const text = String(raw).trim();
   const minMs = bounds.minMs ?? 0;
@@ -37,10 +34,7 @@ export function parseDuration(raw: string, flag: string, bounds: { minMs?: numbe
   return ms;
 }
 
-/**
- * Parses a whole number flag (digits only, no sign, no exponent) within `min`..`max`. Without a
- * `max` the range reads "1 or more" (no machine limit is shown); `hint` says what the number is for.
- */
+/** Parses a whole number flag (digits only) within `min`..`max` (no `max`: "1 or more"); `hint` says what the number is for. */
 export function parseWholeNumber(raw: string, flag: string, bounds: { min?: number; max?: number; hint?: string } = {}): number {
   const text = String(raw).trim();
   const min = bounds.min ?? 0;
@@ -66,11 +60,7 @@ function digitsOf(text: string): { digits: string; exponent: number } {
   return { digits: trimmed, exponent: Number(m?.[3] ?? 0) - fraction.length + (digits.length - trimmed.length) };
 }
 
-/**
- * The number a decimal text would be sent as, when that is not the number written: more
- * significant digits than a double holds (15 always fit, 17 never all do), or too large. Undefined
- * when the text survives the trip exactly, as `19.99` and `0.1` do and `19.999999999999999999` does not.
- */
+/** The number a decimal text would be sent as when that is not the number written (more digits than a double holds, or too large). */
 export function inexactDecimal(text: string): number | undefined {
   const n = Number(text);
   if (!Number.isFinite(n)) return n;

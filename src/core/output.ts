@@ -93,10 +93,7 @@ export interface TableOptions {
   columns?: string[];
 }
 
-/**
- * The width of the terminal a stream writes to, for tables, help and progress alike: the stream's
- * `columns` (a terminal knows them), else COLUMNS when it is a width (20 or more), else 80.
- */
+/** The width of the terminal a stream writes to: the stream's `columns`, else COLUMNS when it is 20 or more, else 80. */
 export function terminalWidth(deps: Pick<Printer, 'io' | 'env'>, stream: 'stdout' | 'stderr' = 'stdout'): number {
   const columns = (deps.io[stream] as { columns?: number }).columns;
   if (typeof columns === 'number' && columns > 0) return columns;
@@ -145,10 +142,9 @@ const tableWidth = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + 3 *
 const MIN_CUT = 5;
 
 /**
- * The columns of a table that fits `max` terminal columns, and their widths: the widest column that
- * is not `whole` gives up a character at a time (down to 5, or its full width when narrower); money
- * and ids (`whole`) are never cut. When that is not enough, the last columns that are not whole are
- * left out (`dropped`, by index), then the last whole ones; a single column left is cut.
+ * The columns of a table that fits `max`, and their widths: the widest column not `whole` (money, ids)
+ * gives up a character at a time, down to 5; then the last columns not whole are left out, then the
+ * last whole ones (`dropped`, by index); a single column left is cut.
  */
 export function fitColumns(natural: number[], max: number, whole: boolean[] = []): { kept: number[]; widths: number[]; dropped: number[] } {
   let kept = natural.map((_, i) => i);
@@ -241,11 +237,7 @@ export async function renderTable(
   return { text: `${table.toString()}\n`, dropped };
 }
 
-/**
- * Prints rows: on a terminal, a bordered table that fits its width (the default columns, long
- * cells cut with …, ASCII borders with TERM=dumb); on a pipe, tab-separated lines with every
- * column. Every cell is made safe: server text never reaches the terminal raw.
- */
+/** Prints rows, every cell made safe: on a terminal a bordered table that fits its width, on a pipe tab-separated lines of every column. */
 export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T[], mode: OutputMode, options: TableOptions = {}): Promise<void> {
   const chosen = options.columns ? chooseColumns(columns, options.columns) : undefined;
   if (mode === 'table') {

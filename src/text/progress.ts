@@ -5,8 +5,6 @@
 import type { DisplayPorts } from '../core/ports.js';
 import { terminalWidth } from '../core/output.js';
 import { safeLine } from './safe.js';
-export { count } from './count.js';
-export { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 
 export type ProgressStyle = 'line' | 'plain' | 'none';
 

@@ -337,10 +337,7 @@ export async function write(deps: Deps, text: string): Promise<void> {
 /** Every column of the list: sourceOrderId, then the spec's Order fields in its order. */
 export const ORDER_COLUMNS = ['sourceOrderId', ...ORDER_FIELDS] as string[];
 
-/**
- * CHOICE (docs/spec-choices.md#default-columns): the columns a terminal table shows by default; with
- * their headers and typical values they fit 80 columns. `--columns` picks others, `--json` has the full record.
- */
+/** CHOICE (docs/spec-choices.md#default-columns): the columns a terminal table shows by default, which fit 80 columns. */
 export const DEFAULT_ORDER_COLUMNS = ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName'];
 
 /** The columns a record set carries: sourceOrderId, then the spec's Order fields in its order. */
@@ -414,11 +411,7 @@ export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cu
   return argv.map(shellQuote).join(' ');
 }
 
-/**
- * A run a failure ended: what fetched was written, so the error names the cursor to resume from
- * (`resume` builds the command); an interruption gets a notice and exit 130. A failure before
- * anything was written is passed on as it is.
- */
+/** A run a failure ended after writing what it fetched: the error names the command to resume with; an interruption exits 130. */
 export function stopped(
   result: ListResult,
   interrupted: boolean,

@@ -10,7 +10,8 @@ import { PATHS } from '../../api/service.js';
 import { readDataObject } from '../../input/data.js';
 import { type FieldChange, planUpdate, sendUpdate, type UpdatePlan } from '../../orders/update.js';
 import { safeLine, safeText, textProblem } from '../../text/safe.js';
-import { count, createProgress } from '../../text/progress.js';
+import { createProgress } from '../../text/progress.js';
+import { count } from '../../text/count.js';
 
 export interface UpdateOptions {
   sourceOrderId: string;
