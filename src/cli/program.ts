@@ -34,7 +34,7 @@ export const GROUPS: Group[] = [
   {
     name: 'demo',
     description: 'A guided tour of every command against a local sandbox',
-    // The tour runs each command through runCli, given here so that the demo does not import cli.ts back.
+    // The tour runs each command through runCli, given here so that the demo does not import this file back.
     load: async () => (await import('../commands/demo/index.js')).group(runCli),
   },
   { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish, PowerShell)', load: () => import('../commands/completion/index.js') },

@@ -16,7 +16,7 @@ import type { ReceivedRequest, Sandbox, SandboxOptions } from '../../sandbox/typ
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 
-/** The demo group as cli.ts loads it, with the `runCli` each step of the tour runs a command through: registers `opcli demo`. */
+/** `opcli demo`, given the `runCli` (cli/program.ts) each step of the tour runs a command through. */
 export function group(runCli: RunCli): { register(program: Command, deps: Deps): void } {
   return {
     register: (program, deps) =>
@@ -108,7 +108,7 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbo
   }
 }
 
-/** Runs opcli with `argv` and returns the exit code: cli.ts's runCli, given to the demo when its group loads. */
+/** cli/program.ts's runCli, given to the demo when its group loads. */
 export type RunCli = (argv: string[], deps: Deps) => Promise<number>;
 
 /** What a tour step gets: the sandbox, a way to run opcli commands visibly, and the tour's deps. */

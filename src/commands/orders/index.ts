@@ -390,11 +390,8 @@ function footerLines(result: ListResult, input: ListOptions, resume: (cursor: st
   return lines;
 }
 
-/** The flags of `orders list` a resume command repeats (--rate as the user wrote it: a resume keeps the same budget). */
-export type ResumeFlags = Pick<ListOptions, 'all' | 'rateText' | 'size' | 'pageButtons' | 'columns' | 'format' | 'fields' | 'csvRaw'>;
-
-/** The command line that continues from `cursor` with the same flags. */
-export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cursor: string, remaining?: number): string {
+/** The command line that continues from `cursor` with the same flags (--rate as written: a resume keeps the same budget). */
+export function resumeCommand(opts: ListOptions, profile: string | undefined, cursor: string, remaining?: number): string {
   const argv = ['opcli'];
   if (profile) argv.push('--profile', profile);
   argv.push('orders', 'list');
