@@ -38,9 +38,7 @@ function foldOnce(text: string): string {
 }
 
 /** The identity of a claim id (`C-2001`, `c-2001`, `C‐2001` are one claim). */
-export function claimIdentity(claimId: string): string {
-  return idIdentity(claimId);
-}
+export const claimIdentity = idIdentity;
 
 /** The identity of an order number: as a claim id, and a leading `#` (as the orders list shows it) dropped. */
 export function orderIdentity(orderNumber: string): string {
@@ -48,9 +46,7 @@ export function orderIdentity(orderNumber: string): string {
 }
 
 /** The identity of a customer's e-mail: as an id (case folded, NFKC, trimmed). */
-export function emailIdentity(email: string): string {
-  return idIdentity(email);
-}
+export const emailIdentity = idIdentity;
 
 /** An order number as people read it: `#1003`, whether it was typed `1003` or `#1003`. */
 export function orderLabel(orderNumber: string): string {
