@@ -1,20 +1,11 @@
 /**
- * Every resource of the API specification (shared/spec/order-protection-api.md) as a zod schema,
- * written once and used by the client, the batch reader and the sandbox alike. TypeScript types
- * are inferred from these schemas; nothing else in the tree redeclares a resource shape.
- *
- * Choices where the spec is silent or contradicts itself are marked "CHOICE" with a link to their
- * anchor in docs/spec-choices.md, where each is documented.
+ * Every resource of the API specification as a zod schema, written once (types inferred from them).
+ * Where the spec is silent or contradicts itself: "CHOICE", documented in docs/spec-choices.md.
  */
 import * as z from 'zod';
 import { ORDER_FIELD_NAMES } from './order-fields.js';
 
-/**
- * A schema built on its first use rather than at import: building all of them cost every one-off
- * command at start-up (docs/benchmarks.md#figures-behind-the-code), and a command uses a few. The
- * value behaves as the schema (every property and method is the built schema's; `instanceof`
- * holds), so callers and types do not change.
- */
+/** A schema built on its first use, not at import (a command uses a few); the value behaves as the schema, `instanceof` too. */
 export function lazy<T extends object>(build: () => T): T {
   let real: T | undefined;
   const get = (): T => {
@@ -29,9 +20,7 @@ export function lazy<T extends object>(build: () => T): T {
   });
 }
 
-// ---------------------------------------------------------------------------------------------
 // Scalars
-// ---------------------------------------------------------------------------------------------
 
 /** The spec's complete currency list, every code of it, grouped by first letter as it prints them. */
 export const CURRENCY_CODES = [
@@ -97,9 +86,7 @@ const Longitude = lazy(() => FiniteNumber.refine((n) => n >= -180 && n <= 180, {
  */
 const ImageUrl = lazy(() => z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }));
 
-// ---------------------------------------------------------------------------------------------
 // Order (endpoint 5 body) and order records (endpoint 4 nodes)
-// ---------------------------------------------------------------------------------------------
 
 /** Body of PUT /v1/orders/{sourceOrderId}. Unknown fields are refused. */
 export const Order = lazy(() =>
@@ -128,10 +115,7 @@ export const Order = lazy(() =>
 );
 export type Order = z.infer<typeof Order>;
 
-/**
- * The Order fields in the spec's order, kept in src/order-fields.ts so a listing reaches them
- * without zod; each must be a key of Order (a test holds the list equal to Order's keys).
- */
+/** The Order fields in the spec's order (src/order-fields.ts, reached without zod; a test holds them equal to Order's keys). */
 export const ORDER_FIELDS: readonly (keyof Order)[] = ORDER_FIELD_NAMES;
 
 /**
@@ -196,9 +180,7 @@ export type OrdersQuery = z.infer<typeof OrdersQuery>;
 /** The `{status: "ok"}` answer of endpoints 5 and 7. */
 export const StatusOk = lazy(() => z.object({ status: z.literal('ok') }));
 
-// ---------------------------------------------------------------------------------------------
 // Offline claim (endpoint 6)
-// ---------------------------------------------------------------------------------------------
 
 export const SALES_CHANNELS = ['ONLINE', 'IN_STORE'] as const;
 export const CLAIM_CATEGORIES = ['SHIPPING', 'WARRANTY'] as const;
@@ -305,10 +287,8 @@ export const OfflineClaim = lazy(() =>
 export type OfflineClaim = z.infer<typeof OfflineClaim>;
 
 /**
- * The payload echoed by claim creation: the request less claimFiledFrom and options, plus
- * sourceOrderId. Only sourceOrderId is checked. The rest echoes what opcli sent, and refusing a
- * created claim because its echo differs (a normalised e-mail, say) would report a claim that
- * exists as uncertain; every other field is kept as the server sent it.
+ * The payload echoed by claim creation; only sourceOrderId is checked: refusing a created claim
+ * because its echo differs (a normalised e-mail) would report a claim that exists as uncertain.
  */
 export const ClaimPayload = lazy(() => z.looseObject({ sourceOrderId: z.string().min(1) }));
 export type ClaimPayload = z.infer<typeof ClaimPayload>;
@@ -316,9 +296,7 @@ export type ClaimPayload = z.infer<typeof ClaimPayload>;
 export const ClaimCreated = lazy(() => z.object({ status: z.literal('ok'), payload: ClaimPayload }));
 export type ClaimCreated = z.infer<typeof ClaimCreated>;
 
-// ---------------------------------------------------------------------------------------------
 // Product variant (endpoint 7)
-// ---------------------------------------------------------------------------------------------
 
 export const VARIANT_STATUSES = ['ACTIVE', 'DRAFT', 'ARCHIVED', 'DELETED'] as const;
 export const PRODUCT_TYPES = ['FULL', 'SIMPLE'] as const;
@@ -353,9 +331,7 @@ export const ProductVariant = lazy(() =>
 );
 export type ProductVariant = z.infer<typeof ProductVariant>;
 
-// ---------------------------------------------------------------------------------------------
 // OAuth (endpoints 1, 2, 3)
-// ---------------------------------------------------------------------------------------------
 
 export const CREDENTIAL_PREFIXES = {
   accessToken: 'svc_at_',
@@ -459,9 +435,7 @@ export const ApiErrorBody = lazy(() =>
 );
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
-// ---------------------------------------------------------------------------------------------
 // Gift card provider (outbound calls of the service; opcli calls them for `giftcard issue`)
-// ---------------------------------------------------------------------------------------------
 
 /** The amount is a positive decimal with at most two places. */
 export const GiftCardAmount = lazy(() =>
@@ -560,8 +534,6 @@ export const NativeGiftCardRequest = lazy(() =>
 );
 export type NativeGiftCardRequest = z.infer<typeof NativeGiftCardRequest>;
 
-// ---------------------------------------------------------------------------------------------
 // Validation errors, for every caller
-// ---------------------------------------------------------------------------------------------
 
 export { type FieldIssue, fieldIssues } from './core/field-issues.js';

@@ -2,10 +2,7 @@ import { UsageError } from '../core/errors.js';
 import type { HttpClient } from '../http/client.js';
 import type { Order, ProductVariant } from '../schemas.js';
 
-/**
- * Start-up fast path (ARCHITECTURE.md; test/orders/output-loads.test.ts): the answer schemas, loaded
- * by the first call that reads an answer, so PATHS alone (an order listing) loads no zod.
- */
+/** Start-up fast path (ARCHITECTURE.md): zod loads with the first answer read, so PATHS alone loads none. */
 const schemas = () => import('../schemas.js');
 
 /**
@@ -34,12 +31,7 @@ export const PATHS = {
   variants: (productId: string) => `/v2/products/${pathSegment(productId, 'product id')}/children`,
 } as const;
 
-/**
- * The API's endpoints as typed calls over the HTTP core; answers are checked with the shared
- * schemas. The token and revoke calls live in src/oauth/endpoints.ts (they take the profile's base URL
- * explicitly, for `--all`), the order list's paging in src/orders/pages.ts, and the claim's request
- * (endpoint 6) with the judge of its failure in src/claims/pipeline.ts (`createClaim`).
- */
+/** Endpoints 3, 5 and 7 as typed calls, answers checked by the shared schemas (the others: oauth/endpoints.ts, orders/pages.ts, claims/pipeline.ts). */
 export function createServiceApi(http: HttpClient) {
   return {
     /** Endpoint 3. No Authorization header; needs only the base URL. */

@@ -17,10 +17,7 @@ import { type PaceClock, realPaceClock, realTimers, sleepOn, type Timers } from 
 import type { Globals, IO, Prompter } from '../core/ports.js';
 export type { Prompter } from '../core/ports.js';
 
-/**
- * Everything a command uses from the outside world, handed in rather than reached for, created
- * lazily so a command pays only for what it uses. Tests build their own with `createDeps`.
- */
+/** Everything a command uses from the outside world, handed in and created lazily (gh's Factory); tests build their own. */
 export interface Deps {
   io: IO;
   /** The environment, read by the platform's rules (src/core/platform.ts: names in any case on Windows). */
@@ -30,7 +27,6 @@ export interface Deps {
   platform: NodeJS.Platform;
   globals: Globals;
   redactor: Redactor;
-  /** Aborted on Ctrl-C. */
   signal: AbortSignal;
   /** Aborted on a second Ctrl-C: stop at once (a listener may still print a summary, synchronously). */
   stopNow: AbortSignal;
@@ -38,12 +34,8 @@ export interface Deps {
   timers: Timers;
   now(): number;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /**
-   * The clock and sleeps that pace many requests (src/http/adaptive.ts): finer than `now` and `sleep`
-   * on a real run; the run's own clock and sleep when a test injects them.
-   */
+  /** The clock and sleeps that pace many requests: finer than `now` on a real run, the injected ones in a test. */
   pace: PaceClock;
-  /** Writes data to stdout. */
   out(text: string): void;
   /** Writes a notice to stderr, redacted. */
   err(text: string): void;
@@ -52,9 +44,7 @@ export interface Deps {
   configDir(): string;
   settings(): Promise<SettingsStore>;
   credentials(): Promise<CredentialStore>;
-  /** The active profile with environment overrides. */
   profile(): Promise<ResolvedProfile>;
-  /** The bearer token source of the active profile. */
   tokens(): Promise<TokenSource>;
   /** The HTTP client of the active profile (one keep-alive pool per process). */
   http(): Promise<HttpClient>;
@@ -63,12 +53,8 @@ export interface Deps {
   prompter(): Promise<Prompter>;
   /** Whether a question can be asked: a TTY on stdin and stderr, no --no-input, no CI. */
   canPrompt(): boolean;
-  /**
-   * Opens a link in the browser, when a test (or the demo) gives its own; `auth login` otherwise
-   * opens the real one (src/oauth/browser.ts), so only that verb loads the browser launcher.
-   */
+  /** A browser opener a test (or the demo) gives; `auth login` otherwise loads the real one (src/oauth/browser.ts). */
   openBrowser?: (url: string) => Promise<void>;
-  /** Closes pools and timers at the end of a run. */
   dispose(): Promise<void>;
 }
 
@@ -94,10 +80,7 @@ export interface DepsInit {
   timers?: Timers;
   /** Overrides the clock reading (default: `timers.now`). */
   now?: () => number;
-  /**
-   * Overrides how the run sleeps (default: a timer on `timers`). A test on a manual clock may pass
-   * one that moves the clock forward instead, so every wait passes at once in virtual time.
-   */
+  /** Overrides how the run sleeps (default: a timer on `timers`); a test may move its manual clock instead. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   prompter?: Prompter;
   openBrowser?: (url: string) => Promise<void>;
@@ -190,9 +173,7 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
     redactor.add(proxy?.url.password);
     redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
   }
-  // The trust module is loaded only when a CA file is named: it imports node:tls and node:http
-  // (whose ES module facade loads Node's own fetch), a large share of a one-off's CPU (bench/startup.mjs;
-  // ARCHITECTURE.md, the HTTP transport's fast path).
+  // Start-up fast path (ARCHITECTURE.md, the HTTP transport): the trust module (node:tls, node:http) only with a CA file.
   const ca =
     profile.network.caFile || env.OPCLI_CA_FILE !== undefined
       ? (await import('../http/trust.js')).trustedCertificates(profile.network.caFile, env, deps.cwd)
@@ -214,7 +195,6 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
   });
 }
 
-/** Builds the dependencies of one run. */
 export function createDeps(init: DepsInit): Deps {
   const platform = init.platform ?? process.platform;
   const env = platformEnv(init.env, platform);
@@ -240,8 +220,7 @@ export function createDeps(init: DepsInit): Deps {
     now,
     sleep,
     pace: injected ? { now, sleep } : realPaceClock,
-    // Bidi controls and invisible characters never reach a terminal raw, whatever path forgot safeText
-    // (src/text/safe.ts); stdout to a pipe stays exact.
+    // Bidi controls and invisible characters never reach a terminal raw, whatever path forgot safeText; a pipe stays exact.
     out: (text) => {
       io.stdout.write(io.stdoutIsTTY ? escapeInvisible(text) : text);
     },

@@ -1,8 +1,6 @@
 /**
- * Build-time entry (bin/build.mjs runs it once, then deletes it from dist/): renders the help of
- * every group and verb, so the bin shim can print `opcli <group> [verb] --help` without loading the
- * bundle. Prints one JSON object `{ "<words>": "<help text>" }` on stdout. A page whose text depends
- * on the config folder (rendered twice, with two empty folders) is left out: the bundle renders it.
+ * Build-time entry (bin/build.mjs): prints `{ "<words>": "<help text>" }` for every group and verb, so
+ * the shim prints help without the bundle. A page that differs between two empty config folders is left out.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -13,11 +13,7 @@ const controller = new AbortController();
 const now = new AbortController();
 /** Run by the bin shim with start-up flags (a long streaming command): the shim passes signals on. */
 const underShim = process.env.OPCLI_LEAN === '1';
-/**
- * The first Ctrl-C asks the running command to stop cleanly; a second one stops at once, after the
- * command's `stopNow` listeners (a batch prints its summary there, synchronously). (No bundled
- * library re-raises signals: bin/build.mjs replaces when-exit, which did.)
- */
+/** The first Ctrl-C asks the command to stop cleanly; a second stops at once, after its `stopNow` listeners (a batch's summary). */
 function interrupt(): void {
   if (controller.signal.aborted) {
     now.abort(Object.assign(new Error('Interrupted'), { name: 'AbortError' }));
@@ -28,12 +24,7 @@ function interrupt(): void {
 const terminate = () => controller.abort(Object.assign(new Error('Terminated'), { name: 'AbortError' }));
 /** Set once the terminal went away: nobody reads stdout or stderr any more. */
 let hungUp = false;
-/**
- * The terminal went away (SIGHUP: a closed terminal or SSH session; on Windows also a closed
- * console window, and SIGBREAK, Ctrl-Break): stop as for SIGTERM, so a batch writes its state and
- * exits 130. Windows ends the process itself some seconds after a console closes; the journal
- * holds each row before it is sent, so a rerun finds whatever was in flight.
- */
+/** The terminal went away (SIGHUP; on Windows a closed console, and SIGBREAK): stop as for SIGTERM, so a batch writes its state. */
 function hangUp(): void {
   hungUp = true;
   terminate();
@@ -41,10 +32,8 @@ function hangUp(): void {
 /** Whether standard input was a terminal when opcli started (stdout and stderr keep theirs in `isTTY`). */
 const stdinIsTTY = isatty(0);
 /**
- * After a hang-up, once the run has written its state: when the terminal is gone (a hung-up
- * terminal answers no terminal request, so isatty turns false), end by the hang-up signal itself.
- * A normal exit would have Node restore the gone terminal's settings and abort (nodejs/node#51519,
- * fixed by nodejs/node#58200 in later versions): a core dump or a crash report for a clean stop.
+ * After a hang-up, once the run has written its state and the terminal is gone (isatty turns false),
+ * end by SIGHUP itself: a normal exit would have Node restore the gone terminal's settings and abort (nodejs/node#51519).
  */
 function endIfTerminalGone(): void {
   const atStart = [stdinIsTTY, !!process.stdout.isTTY, !!process.stderr.isTTY];
@@ -75,10 +64,8 @@ if (underShim && process.channel) {
 }
 /** Set once the command returned, or when opcli exits on purpose before that. */
 let finished = false;
-// After a hang-up the terminal's streams fail (EIO): nobody is left to read them, and the run
-// still finishes its state (the record), so the failures are ignored. A write can fail before the
-// hang-up itself arrives (the shim relays it a moment later; a process started with setsid gets
-// none): a terminal that answers EIO is gone, and that is the hang-up.
+// After a hang-up the terminal's streams fail (EIO) and the run still finishes its state, so the
+// failures are ignored; a terminal that answers EIO before any SIGHUP arrived is gone: that is the hang-up.
 const terminalGone = (stream: NodeJS.WriteStream, error: NodeJS.ErrnoException) => {
   if (hungUp || !(stream.isTTY && error.code === 'EIO')) return hungUp;
   hangUp();
@@ -110,9 +97,8 @@ process.on('exit', (code) => {
   process.exitCode = ExitCode.failed;
 });
 
-// opcli reads its own copy of the environment. process.env keeps only what a child may see
-// (childEnv: no OPCLI_* variable, no secret, no proxy password), so a process a library starts
-// (`open`'s xdg-open, macOS open or PowerShell) inherits none of opcli's secrets.
+// opcli reads its own copy of the environment; process.env keeps only what a child may see (childEnv),
+// so a process a library starts (`open`'s xdg-open) inherits none of opcli's secrets.
 const env = { ...process.env };
 const forChildren = childEnv(env);
 for (const name of Object.keys(process.env)) if (!(name in forChildren)) delete process.env[name];
@@ -127,9 +113,8 @@ const configDir =
     ? undefined
     : (await import('../config/config-move.js')).settleConfigDir(configDirOf(view), earlierConfigDir, (line) => process.stderr.write(`${line}\n`));
 
-// A pipe is written blocking, as a file is: a command that streams (a history of a year, `orders list
-// --all`) then waits for the reader instead of queueing its whole output in memory when the reader is
-// slower (libuv queues what a non-blocking pipe cannot take at once). A terminal and a file are unchanged.
+// A pipe is written blocking, as a file is: a streaming command waits for a slower reader instead of
+// queueing its whole output in memory (libuv queues what a non-blocking pipe cannot take).
 (process.stdout as unknown as { _handle?: { setBlocking?: (on: boolean) => void } })._handle?.setBlocking?.(true);
 
 const deps = createDeps({

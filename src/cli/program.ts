@@ -6,7 +6,7 @@ import { SettingsStore } from '../config/settings.js';
 import { safeLine } from '../text/safe.js';
 import { type Deps, VERSION } from './deps.js';
 import { completeValues } from '../core/flags.js';
-import { PROGRESS_MODES, type ProgressMode } from '../text/progress.js';
+import { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 import { UsageError } from '../core/errors.js';
 import { terminalWidth } from '../core/output.js';
 
@@ -18,10 +18,7 @@ interface Group {
   load: () => Promise<{ register(program: Command, deps: Deps, verb?: string): void | Promise<void> }>;
 }
 
-/**
- * Every top-level command. Only the group that runs is imported, so `--help` and `--version` load
- * commander and nothing else.
- */
+/** Every top-level command; only the group that runs is imported. */
 export const GROUPS: Group[] = [
   { name: 'auth', description: 'Log in, show the login, print or refresh the token, log out', load: () => import('../commands/auth/index.js') },
   { name: 'orders', description: 'List and update orders', load: () => import('../commands/orders/index.js') },
@@ -37,7 +34,7 @@ export const GROUPS: Group[] = [
   {
     name: 'demo',
     description: 'A guided tour of every command against a local sandbox',
-    // The tour runs each command through runCli, given here so that the demo does not import cli.ts back.
+    // The tour runs each command through runCli, given here so that the demo does not import this file back.
     load: async () => (await import('../commands/demo/index.js')).group(runCli),
   },
   { name: 'completion', description: 'Print a shell completion script (bash, zsh, fish, PowerShell)', load: () => import('../commands/completion/index.js') },
@@ -95,10 +92,7 @@ export function verbWord(argv: string[], group: string | undefined): string | un
   return at < 0 ? undefined : commandWord(argv.slice(at + 1));
 }
 
-/**
- * Builds the program with the named group loaded and every other group as a stub. With `verb`, the
- * group may register that verb alone (a verb it does not know gets them all, so errors still list them).
- */
+/** The program with the named group loaded (with `verb`, that verb alone if the group knows it) and the others as stubs. */
 export async function buildProgram(deps: Deps, word: string | undefined, json = false, wrap?: Wrap, verb?: string): Promise<Command> {
   const program = new Command('opcli');
   program
@@ -137,7 +131,6 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
       deps.io.colorStdout = false;
       deps.io.colorStderr = false;
     }
-    // The progress style and the accessible mode: the flag, the environment, then the profile's settings.
     await resolveDisplay(deps, o.progress);
   });
   for (const group of GROUPS) {
@@ -147,12 +140,6 @@ export async function buildProgram(deps: Deps, word: string | undefined, json = 
   if (GROUPS.some((g) => g.name === word)) refuseRepeatedOptions(program);
   return program;
 }
-
-/*
- * How a run shows itself to a person: the progress style (`--progress`, OPCLI_PROGRESS, the
- * `progress` setting) and the accessible mode (OPCLI_ACCESSIBLE, the `accessible` setting), read
- * once before a command runs. The flag wins over the environment, the environment over the setting.
- */
 
 /** A progress mode named by `source` (a flag, a variable), or a usage error listing the modes. */
 function parseProgressMode(raw: string, source: string): ProgressMode {
@@ -175,7 +162,7 @@ function parseAccessible(raw: string): boolean {
   );
 }
 
-/** Sets `deps.globals.progress` and `accessible` from the flag, the environment and the active profile's settings. */
+/** Sets `deps.globals.progress` and `accessible`: the flag wins over the environment, the environment over the profile's settings. */
 export async function resolveDisplay(deps: Deps, flag: string | undefined): Promise<void> {
   const env = deps.env;
   if (flag !== undefined) deps.globals.progress = parseProgressMode(flag, '--progress');
@@ -210,11 +197,7 @@ export function rewriteHelp(argv: string[]): string[] {
   return argv[at] === 'help' ? [...argv.slice(0, at), ...argv.slice(at + 1), '--help'] : argv;
 }
 
-/**
- * Notices on a terminal's stderr wrap at word boundaries instead of mid-word. A line holding a
- * command to copy (`opcli …`) is left whole, and words are never split, so a secret stays one
- * word for the redactor.
- */
+/** Notices on a terminal's stderr wrap at word boundaries; a command to copy (`opcli …`) is left whole, a secret one word for the redactor. */
 function wrapNotices(deps: Deps, w: Wrap): void {
   if (!deps.io.stderrIsTTY) return;
   const err = deps.err;
@@ -273,11 +256,7 @@ export async function runCli(input: string[], deps: Deps): Promise<number> {
   }
 }
 
-/**
- * Refuses a value flag given twice (`--amount 10 --amount 100`: commander would keep the last one
- * silently) and a boolean given both ways (`--in-stock --no-in-stock`), on every command of the
- * tree. Flags that collect their occurrences (repeatable lists) are left alone.
- */
+/** Refuses a value flag given twice (commander would keep the last silently) and a boolean given both ways, on every command. */
 export function refuseRepeatedOptions(root: Command): void {
   const visit = (cmd: Command) => {
     const seen = new Map<string, string>();

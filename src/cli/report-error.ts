@@ -11,16 +11,12 @@ export interface ReportOptions {
   json?: boolean;
 }
 
-// A readable length, whatever the error quotes: the messages that quote input cut it to 200
-// characters themselves (src/text/excerpt.ts); these bounds hold for every other one.
+// A readable length, whatever the error quotes (messages that quote input cut it themselves: src/text/excerpt.ts).
 const MAX_MESSAGE = 2000;
 const MAX_ISSUE = 500;
 const MAX_ISSUES = 50;
 
-/**
- * Prints an error the way the user should see it, on stderr, and returns its exit code. Every
- * message passes through safeText: server text in it cannot drive the terminal.
- */
+/** Prints an error on stderr, through safeText (server text cannot drive the terminal), and returns its exit code. */
 export async function reportError(error: unknown, deps: Deps, options: ReportOptions = {}): Promise<number> {
   if (error instanceof PlainExit) {
     // A sentence that is not an error ("Nothing was issued.", a double-credit warning): no prefix, no

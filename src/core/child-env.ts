@@ -1,16 +1,4 @@
-/**
- * The environment of every process opcli starts (today: the browser opener). opcli's own variables
- * carry its secrets (OPCLI_TOKEN, OPCLI_CLIENT_SECRET) and a browser, or whatever BROWSER names,
- * has no use for them; neither for the credentials inside a proxy URL, nor for variables named as
- * secrets. The rest (PATH, HOME, DISPLAY, DBUS_SESSION_BUS_ADDRESS, XDG_*, LANG...) passes as it is,
- * so the browser still finds the desktop.
- */
-
-/**
- * Proxy variables, whatever program they belong to: HTTPS_PROXY, npm_config_https_proxy,
- * YARN_HTTP_PROXY, GIT_PROXY … in any case. Their value is a URL that may carry `user:password@`,
- * often without a scheme.
- */
+/** Proxy variables of any program (HTTPS_PROXY, npm_config_https_proxy, GIT_PROXY …): a URL that may carry `user:password@`. */
 const PROXY_NAME = /proxy/i;
 
 /** A URL's `scheme://user:password@` anywhere in a value, up to the last `@` before the host ends. */
@@ -20,11 +8,8 @@ const URL_USER_INFO = /\b([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#]*@/g;
 const SECRET_NAME = /TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|CREDENTIAL/i;
 
 /**
- * The environment for a child process: `env` without any OPCLI_* variable, without variables named
- * as secrets, with every proxy variable stripped of its user and password (a proxy value that
- * cannot be read as a URL but holds an `@` is left out), and with the user and password cut out of
- * any URL in any other value (DATABASE_URL=postgres://user:password@host). Every spawn in src/
- * passes its env through this.
+ * The environment of every process opcli starts: no OPCLI_* variable (its secrets), none named as a
+ * secret, and no `user:password@` in a proxy variable (unreadable with an `@`: left out) or any URL.
  */
 export function childEnv(env: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};

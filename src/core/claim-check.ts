@@ -1,10 +1,4 @@
-/**
- * Where a claim whose answer was lost can be checked. The API has no request that looks a claim up,
- * and the order a claim creates (`ord_off_…`) is not among the orders `opcli orders list` shows, so
- * the one place that shows whether it exists is the merchant dashboard; opcli's record says when it
- * was sent. Every message about an uncertain claim (a batch's summary, one claim's error, a 502 after
- * the request left, the record's refusal) uses these words, from whichever layer speaks.
- */
+/** Where a claim whose answer was lost can be checked (the API cannot look one up): the words of every message about one. */
 
 /** Where to look for one claim that may exist: completes "… the claim may exist: ". */
 export const CHECK_ONE_CLAIM =

@@ -1,9 +1,4 @@
-/**
- * Typed errors. Everything below the entry throws one of these; `exitCodeFor` maps them to the exit
- * codes the README documents, in this one place.
- */
-
-/** Exit codes, as the README's table lists them. */
+/** Typed errors, and the exit codes the README documents (`exitCodeFor`). */
 export const ExitCode = {
   ok: 0,
   failed: 1,
@@ -63,11 +58,7 @@ export class PartialFailureError extends OpcliError {
   }
 }
 
-/**
- * An end the user was already told about in plain words (a declined confirmation, a warning that
- * needs attention): the sentence is printed as it is, with no error styling, and the run exits
- * with `exitCode`.
- */
+/** An end told in plain words (a declined confirmation): the sentence printed as it is, no error styling, and `exitCode`. */
 export class PlainExit extends OpcliError {
   constructor(message: string, exitCode: ExitCode) {
     super(message, { exitCode });
@@ -81,7 +72,6 @@ export class InterruptedError extends OpcliError {
   }
 }
 
-/** What an ApiError is made of. */
 interface ApiErrorInit {
   status: number;
   method: string;
@@ -144,10 +134,7 @@ export class RedirectError extends ApiError {
   }
 }
 
-/**
- * The request could not be completed on the network. `sent` tells whether the request may have
- * reached the server (false only when that is proven, e.g. connection refused).
- */
+/** A network failure; `sent` is false only when it is proven that the request never reached the server. */
 export class NetworkError extends OpcliError {
   readonly sent: boolean;
   readonly errorCode?: string;
@@ -170,16 +157,12 @@ export class TimeoutError extends NetworkError {
   }
 }
 
-/** Maps any thrown value to the process exit code. */
 export function exitCodeFor(error: unknown): ExitCode {
   if (error instanceof OpcliError) return error.exitCode;
   return ExitCode.failed;
 }
 
-/**
- * Whether a failed POST may have taken effect on the server: a timeout, a connection lost after
- * sending, a 5xx answer, or a redirect other than 307/308. Such a request must not be resent automatically.
- */
+/** Whether a failed POST may have taken effect (a timeout, a connection lost after sending, a 5xx, a redirect but 307/308): never resent on its own. */
 export function isOutcomeUncertain(error: unknown): boolean {
   if (error instanceof NetworkError) return error.sent;
   if (error instanceof RedirectError) return error.uncertain;

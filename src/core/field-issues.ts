@@ -1,8 +1,4 @@
-/**
- * The one place zod's issues become messages a person can act on: a field named by its dotted path,
- * what is wrong with the value and what is expected, worded the same for a batch row, a flag, a
- * prompt and a --data body (schemas.ts re-exports `fieldIssues`).
- */
+/** The one place zod's issues become messages a person can act on, worded the same for a batch row, a flag, a prompt and --data. */
 import type { z } from 'zod';
 import type { SchemaField } from '../input/schema.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
@@ -136,10 +132,7 @@ function explainEnum(field: MessageField, got: string): string {
 /** A field of a request body: what its message needs, whether it may be left out, and its flag. */
 export type BodyField = MessageField & { optional: boolean; flag: string };
 
-/**
- * A request body's zod issues as messages a user can act on (currencies, date-times, enums, unknown
- * fields); `kinds` are the body's fields by name, each with the flag that sets it.
- */
+/** A request body's zod issues as messages; `kinds` are the body's fields by name, each with the flag that sets it. */
 export function bodyIssues(error: z.ZodError, value: Record<string, unknown>, kinds: ReadonlyMap<string, BodyField>): FieldIssue[] {
   const out: FieldIssue[] = [];
   for (const issue of error.issues) {
@@ -168,10 +161,7 @@ export function missingMessage(field: MessageField): string {
   return `missing (required: ${expectedValue(field)})`;
 }
 
-/**
- * The one message for a value of a field its schema refuses (undefined when it accepts it): what is
- * wrong and what is expected. The same words for a batch's cell, a flag, a prompt's answer and --data.
- */
+/** The one message for a value its field's schema refuses (undefined when it accepts it): what is wrong and what is expected. */
 export function fieldMessage(field: MessageField, value: unknown): string | undefined {
   if (value === undefined || (value === '' && field.type !== 'string') || (value === '' && !field.schema.safeParse('').success)) {
     return field.schema.safeParse(value).success ? undefined : missingMessage(field);

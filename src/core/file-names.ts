@@ -1,17 +1,8 @@
 /**
- * CHOICE (docs/spec-choices.md#file-names): whether two names in one folder name one file, by the rules of the platform's usual disks, for
- * files that do not exist yet (an existing file is known by its device and inode instead). The
- * rules, from the file systems' own documentation:
- * - Windows (NTFS, FAT, ReFS): letter case is not told apart; the Win32 layer drops trailing dots
- *   and spaces of a name ("run.jsonl." is "run.jsonl"); and a file is also reachable by its short
- *   8.3 name ("RUN-RE~1.JSO" for "run-results.jsonl": Microsoft's "Naming Files, Paths, and
- *   Namespaces"), whose `~N` tail the system picks, so any short name that may be one is counted.
- * - macOS (APFS and HFS+ as formatted by default): letter case is not told apart, nor the Unicode
- *   forms of one text ("é" as one character, NFC, or "e" + accent, NFD).
- * - Linux and the rest: names are bytes; two different names are two files.
- * A case-sensitive APFS volume, or a case-insensitive folder on Linux, is not told: on macOS two
- * names that differ only by case are then refused though they would be two files, which costs a
- * rename; the other way round would cost a journal.
+ * CHOICE (docs/spec-choices.md#file-names): whether two names in one folder name one file not yet
+ * created, by the rules of the platform's usual disks: Windows ignores case and trailing dots and
+ * spaces, and reaches a file by its 8.3 short name too (Microsoft's "Naming Files, Paths, and
+ * Namespaces"); macOS ignores case and Unicode normal forms; elsewhere names are bytes.
  */
 
 /** A name as the platform's disks compare it. */

@@ -1,8 +1,4 @@
-/**
- * Every shared flag type, parsed in one place so no command reads a duration, a whole number or a
- * decimal its own way. Each parser throws a UsageError that names the flag and the value expected.
- * Below the parsers, what each flag's value completes to, declared with the flag.
- */
+/** Every shared flag type, parsed in one place; each parser's UsageError names the flag and the value expected. */
 import { UsageError } from './errors.js';
 import { count } from '../text/count.js';
 import type { Argument, Command, Option } from 'commander';
@@ -22,10 +18,7 @@ export function formatDuration(ms: number): string {
   return `${ms / 86_400_000}d`;
 }
 
-/**
- * Parses a duration flag in the one format of the tool: a decimal number and a unit, `300ms`, `4.5s`,
- * `5m`, `1h` or `1d`. A bare number is refused with the suggestion (is 300 seconds or milliseconds?).
- */
+/** Parses a duration flag: a number and a unit (`300ms`, `4.5s`, `5m`, `1h`, `1d`); a bare number is ambiguous and refused. */
 export function parseDuration(raw: string, flag: string, bounds: { minMs?: number; maxMs?: number; minHint?: string } = {}): number {
   const text = String(raw).trim();
   const minMs = bounds.minMs ?? 0;
@@ -41,10 +34,7 @@ export function parseDuration(raw: string, flag: string, bounds: { minMs?: numbe
   return ms;
 }
 
-/**
- * Parses a whole number flag (digits only, no sign, no exponent) within `min`..`max`. Without a
- * `max` the range reads "1 or more" (no machine limit is shown); `hint` says what the number is for.
- */
+/** Parses a whole number flag (digits only) within `min`..`max` (no `max`: "1 or more"); `hint` says what the number is for. */
 export function parseWholeNumber(raw: string, flag: string, bounds: { min?: number; max?: number; hint?: string } = {}): number {
   const text = String(raw).trim();
   const min = bounds.min ?? 0;
@@ -70,11 +60,7 @@ function digitsOf(text: string): { digits: string; exponent: number } {
   return { digits: trimmed, exponent: Number(m?.[3] ?? 0) - fraction.length + (digits.length - trimmed.length) };
 }
 
-/**
- * The number a decimal text would be sent as, when that is not the number written: more
- * significant digits than a double holds (15 always fit, 17 never all do), or too large. Undefined
- * when the text survives the trip exactly, as `19.99` and `0.1` do and `19.999999999999999999` does not.
- */
+/** The number a decimal text would be sent as when that is not the number written (more digits than a double holds, or too large). */
 export function inexactDecimal(text: string): number | undefined {
   const n = Number(text);
   if (!Number.isFinite(n)) return n;
@@ -91,26 +77,6 @@ export function decimalPrecisionProblem(text: string): string | undefined {
   return `has more digits than a number holds exactly (at most 15 significant digits), and would be sent as ${sent}`;
 }
 
-/**
- * Parses a decimal number flag (`1.5`, `-3`, `0.10`); `1e3`, `0x10` and `1,000` are refused so a
- * value is never read differently from how a person reads it, and so are more digits than a number
- * holds: `19.999999999999999999` is not silently 20.
- */
-export function parseDecimal(raw: string, flag: string, bounds: { min?: number; max?: number } = {}): number {
-  const text = String(raw).trim();
-  if (!DECIMAL_RE.test(text)) {
-    const hint = /^[+-]?\d*\.?\d+e[+-]?\d+$/i.test(text) ? `Write it out in full (${Number(text)}).` : 'Expected a plain decimal number such as 19.99.';
-    throw new UsageError(`${flag} "${raw}" is not a decimal number.`, hint);
-  }
-  const precision = decimalPrecisionProblem(text);
-  if (precision)
-    throw new UsageError(`${flag} "${raw}" ${precision}.`, "Round it to the precision you mean (for money, the currency's minor units, such as 19.99).");
-  const n = Number(text);
-  if (bounds.min !== undefined && n < bounds.min) throw new UsageError(`${flag} "${raw}" is out of range: expected ${bounds.min} or more.`);
-  if (bounds.max !== undefined && n > bounds.max) throw new UsageError(`${flag} "${raw}" is out of range: expected ${bounds.max} or less.`);
-  return n;
-}
-
 /** Parses a rate such as `40/s`, `120/m` or `40` (per second) into requests per second. */
 export function parseRate(raw: string, flag: string): number {
   const text = String(raw).trim();
@@ -121,12 +87,8 @@ export function parseRate(raw: string, flag: string): number {
   return rate;
 }
 
-// What a flag's value or an argument completes to, said where it is declared: the values of an enum
-// (taken from the zod schema or the constant the flag is checked against, never listed again here),
-// the profile names, or file names. A flag whose value is named `<file…>` or `<path>` completes file
-// names without saying so; any other flag that takes a value completes nothing (no stray file names
-// after `--amount`); an argument without a hint completes file names, as the shells do. Parsing is
-// untouched: this is read only by `opcli __complete` (src/commands/completion/complete.ts).
+// What a flag's value or an argument completes to, said where it is declared (enum values from the
+// schema or constant the flag is checked against, never listed again); read only by `opcli __complete`.
 
 /** The values a flag takes, `files`, or `profiles`. */
 export type ValueHint = readonly string[] | 'files' | 'profiles';

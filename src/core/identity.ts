@@ -1,9 +1,6 @@
 /**
- * What makes two ids one: the identity of a claim id, an order number or a customer's e-mail the way
- * people vary it when they type, copy or paste it (`C-2001`, `c-2001`, `C‐2001` with U+2010,
- * `#1003` for `1003`). Everything that refuses to move money or file a claim twice compares these,
- * never the raw text. No imports: the claims side and the record of business actions load it too.
- *
+ * What makes two ids one as people type, copy or paste them (`C-2001`, `c-2001`, `C‐2001`, `#1003`):
+ * everything that refuses to move money or file a claim twice compares these, never the raw text.
  * CHOICE (docs/spec-choices.md#identity-of-ids): Unicode NFKC (full-width letters and digits, ligatures, compatibility forms),
  * every dash, hyphen and minus as `-`, case folded, white space trimmed and runs of it as one space,
  * invisible format characters (zero-width space, BOM, soft hyphen) dropped, and for an order number
@@ -16,22 +13,13 @@ const DASHES = /\p{Dash}/gu;
 const INVISIBLE = /\p{Cf}/gu;
 /** Any run of white space. */
 const SPACES = /\s+/gu;
-/**
- * Printable ASCII and ASCII white space: NFKC leaves it as it is, it holds no invisible character
- * and no dash but `-`, and its case folds with toLowerCase, so the rules come down to lower case
- * and spaces (most ids and e-mails: the batch computes one per claim row).
- */
+/** Printable ASCII and its white space, where the rules come down to lower case and spaces (most ids: one per claim row). */
 const PLAIN_ASCII = /^[\t-\r\x20-\x7e]*$/;
 
-/**
- * The identity of an id as people vary it: NFKC, dashes as `-`, case folded, invisible characters
- * dropped, white space trimmed and collapsed. Idempotent: the identity of an identity is itself.
- */
+/** The identity of an id as people vary it; idempotent. */
 export function idIdentity(text: string): string {
   if (PLAIN_ASCII.test(text)) return text.toLowerCase().replace(SPACES, ' ').trim();
-  // One pass is not always a fixed point: capital sharp s (ẞ) lowers to ß, which the next pass
-  // folds to ss; a fold can also produce a new dash or space. The rules run until nothing changes
-  // (two passes for every character known; four at most).
+  // One pass is not always a fixed point (ẞ lowers to ß, which the next pass folds to ss): run until nothing changes.
   let t = text;
   for (let pass = 0; pass < 4; pass++) {
     const next = foldOnce(t);
@@ -50,9 +38,7 @@ function foldOnce(text: string): string {
 }
 
 /** The identity of a claim id (`C-2001`, `c-2001`, `C‐2001` are one claim). */
-export function claimIdentity(claimId: string): string {
-  return idIdentity(claimId);
-}
+export const claimIdentity = idIdentity;
 
 /** The identity of an order number: as a claim id, and a leading `#` (as the orders list shows it) dropped. */
 export function orderIdentity(orderNumber: string): string {
@@ -60,9 +46,7 @@ export function orderIdentity(orderNumber: string): string {
 }
 
 /** The identity of a customer's e-mail: as an id (case folded, NFKC, trimmed). */
-export function emailIdentity(email: string): string {
-  return idIdentity(email);
-}
+export const emailIdentity = idIdentity;
 
 /** An order number as people read it: `#1003`, whether it was typed `1003` or `#1003`. */
 export function orderLabel(orderNumber: string): string {

@@ -1,8 +1,4 @@
-/**
- * Field selection of `--json` and `--jsonl` (gh's form): `--json` alone prints whole records as
- * before; `--json sourceOrderId,total` prints only those fields of each record, in that order. The
- * names each command knows are listed in docs/json.md.
- */
+/** Field selection of `--json [fields]` and `--jsonl [fields]`, gh's form (docs/json.md). */
 import { UsageError } from './errors.js';
 import { closest } from './field-issues.js';
 import { safeLine } from '../text/safe.js';

@@ -1,21 +1,13 @@
 /**
- * JSON read with two limits JSON.parse does not keep: how deep arrays and objects nest, and (for
- * what a user typed) whether each number survives the trip through a JavaScript number. JSON.parse
- * copes with any depth, but every walk after it (JSON.stringify, redaction, validation) recurses
- * and would overflow the stack on a document nested 100,000 deep.
+ * Two limits JSON.parse does not keep: nesting depth (every walk after it recurses and would overflow
+ * the stack) and, for what a user typed, whether each number survives the trip through a double.
  */
 import { inexactDecimal } from './flags.js';
 
-/**
- * The deepest nesting opcli reads: Ruby's JSON parser refuses the same by default (`max_nesting`
- * 100). No body or answer of this API nests more than a few levels.
- */
+/** The deepest nesting opcli reads, as Ruby's JSON parser's default `max_nesting`. */
 export const MAX_JSON_DEPTH = 100;
 
-/**
- * Whether a parsed JSON value nests arrays and objects deeper than MAX_JSON_DEPTH. A walk with its
- * own stack, never recursion; it costs a few percent of the JSON.parse before it.
- */
+/** Whether a parsed JSON value nests deeper than MAX_JSON_DEPTH (a walk with its own stack, never recursion). */
 export function nestsTooDeep(value: unknown): boolean {
   const values: unknown[] = [value];
   const depths: number[] = [0];

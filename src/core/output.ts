@@ -17,11 +17,7 @@ export function printJson(deps: Printer, value: unknown): void {
   deps.out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-// Output that streams: a command listing millions of rows writes them as they come, in chunks, and
-// never builds the whole text (a string of gigabytes cannot exist: "Invalid string length").
-// JsonArrayWriter writes exactly what printJson prints for `{ ...head, [key]: items, ...after }`, one item at a time.
-
-/** How much text is gathered before one write to stdout. */
+// Output that streams in chunks and never builds the whole text (a string of gigabytes cannot exist).
 const CHUNK = 64 * 1024;
 
 /** Text for stdout gathered into chunks of CHUNK characters. */
@@ -97,10 +93,7 @@ export interface TableOptions {
   columns?: string[];
 }
 
-/**
- * The width of the terminal a stream writes to, for tables, help and progress alike: the stream's
- * `columns` (a terminal knows them), else COLUMNS when it is a width (20 or more), else 80.
- */
+/** The width of the terminal a stream writes to: the stream's `columns`, else COLUMNS when it is 20 or more, else 80. */
 export function terminalWidth(deps: Pick<Printer, 'io' | 'env'>, stream: 'stdout' | 'stderr' = 'stdout'): number {
   const columns = (deps.io[stream] as { columns?: number }).columns;
   if (typeof columns === 'number' && columns > 0) return columns;
@@ -149,10 +142,9 @@ const tableWidth = (widths: number[]) => widths.reduce((a, b) => a + b, 0) + 3 *
 const MIN_CUT = 5;
 
 /**
- * The columns of a table that fits `max` terminal columns, and their widths: the widest column that
- * is not `whole` gives up a character at a time (down to 5, or its full width when narrower); money
- * and ids (`whole`) are never cut. When that is not enough, the last columns that are not whole are
- * left out (`dropped`, by index), then the last whole ones; a single column left is cut.
+ * The columns of a table that fits `max`, and their widths: the widest column not `whole` (money, ids)
+ * gives up a character at a time, down to 5; then the last columns not whole are left out, then the
+ * last whole ones (`dropped`, by index); a single column left is cut.
  */
 export function fitColumns(natural: number[], max: number, whole: boolean[] = []): { kept: number[]; widths: number[]; dropped: number[] } {
   let kept = natural.map((_, i) => i);
@@ -214,12 +206,9 @@ const ASCII = {
 };
 
 /**
- * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by
- * cli-table3 (loaded here, so a pipe never pays for it; string-width too: it builds its emoji
- * pattern and a grapheme segmenter when loaded, tens of ms of CPU that every command of a group
- * paid at start, table or not). The widths are computed here with
- * string-width (cli-table3 measures with an older string-width that disagrees on some emoji), and
- * each cell is cut to its width with … before cli-table3 sees it, so it never has to cut or wrap.
+ * Renders rows of already safe cells as a bordered table that fits `max` columns, drawn by cli-table3
+ * (loaded here, with string-width: a pipe never pays for them). Widths come from our string-width
+ * (cli-table3's older one disagrees on some emoji), and each cell is cut before cli-table3 sees it.
  */
 export async function renderTable(
   head: string[],
@@ -248,11 +237,7 @@ export async function renderTable(
   return { text: `${table.toString()}\n`, dropped };
 }
 
-/**
- * Prints rows: on a terminal, a bordered table that fits its width (the default columns, long
- * cells cut with …, ASCII borders with TERM=dumb); on a pipe, tab-separated lines with every
- * column. Every cell is made safe: server text never reaches the terminal raw.
- */
+/** Prints rows, every cell made safe: on a terminal a bordered table that fits its width, on a pipe tab-separated lines of every column. */
 export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T[], mode: OutputMode, options: TableOptions = {}): Promise<void> {
   const chosen = options.columns ? chooseColumns(columns, options.columns) : undefined;
   if (mode === 'table') {
@@ -296,11 +281,7 @@ export async function printRecord(deps: Printer, pairs: [string, unknown][], mod
   for (const [k, v] of pairs) deps.out(`${k}\t${safeLine(cellText(v))}\n`);
 }
 
-/**
- * One CSV cell guarded against formula injection (OWASP): a cell starting with `=`, `+`, `-`, `@`,
- * tab or carriage return gets a leading `'`, so a spreadsheet shows it as text instead of running
- * it (numbers are left alone). `raw` (--csv-raw) turns the guard off. Quoting is left to the CSV writer.
- */
+/** One CSV cell guarded against formula injection (OWASP): `=`, `+`, `-`, `@`, tab or CR first gets a leading `'`; `raw` (--csv-raw) turns it off. */
 export function csvCell(value: unknown, raw = false): string {
   const text = cellText(value);
   // A number is data, not a formula: -5 stays -5.

@@ -1,16 +1,7 @@
-/**
- * The operating system's rules that opcli must follow rather than assume (STYLE.md 17): how it
- * names environment variables and what a person types there to act on a file. Each function takes
- * the platform (default: the one running), so a test on Linux checks Windows' and macOS' rules.
- */
+/** The operating system's rules (STYLE.md 17); each function takes the platform, so a test on Linux checks the others'. */
 import { shellQuote as posixQuote } from '../text/safe.js';
 
-/**
- * The environment as the platform reads it. On Windows a name is found whatever its case
- * (`opcli_profile` is `OPCLI_PROFILE`), as in Node's own `process.env` there, which a copy
- * (`{ ...process.env }`) forgets; an exact name wins when a copy holds two spellings. Elsewhere the
- * environment as it is.
- */
+/** The environment as the platform reads it: on Windows a name in any case, as `process.env` there (a copy forgets); an exact name wins. */
 export function platformEnv(env: Record<string, string | undefined>, platform: NodeJS.Platform = process.platform): Record<string, string | undefined> {
   if (platform !== 'win32') return env;
   const nameOf = (target: Record<string, string | undefined>, name: string | symbol): string | symbol => {

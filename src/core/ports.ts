@@ -1,8 +1,4 @@
-/**
- * The shapes of the outside world that modules below src/cli/deps.ts take (the prompter, the progress
- * layer): the streams, the global options, a question asker. Nothing here imports a module of
- * opcli's but the progress modes, so taking these types closes no import circle.
- */
+/** The shapes of the outside world that modules below src/cli/deps.ts take; imports nothing of opcli's (no circle). */
 import type { Readable, Writable } from 'node:stream';
 
 /** The three streams with what is known about them. stderr output is always redacted. */

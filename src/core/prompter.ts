@@ -18,11 +18,7 @@ export interface PrompterOptions {
   signal?: AbortSignal;
 }
 
-/**
- * Questions drawn on stderr so stdout stays data. Ctrl-C at any of them cancels (exit 130). By
- * default through @inquirer/prompts (arrow-key lists, redrawn lines); in the accessible mode in
- * plain lines a screen reader reads once, in order: nothing redrawn, choices as a numbered list.
- */
+/** Questions on stderr (stdout stays data) through @inquirer/prompts; in the accessible mode plain lines a screen reader reads once. */
 export async function createInquirerPrompter(io: IO, options: PrompterOptions = {}): Promise<Prompter> {
   // Start-up fast path (ARCHITECTURE.md, bench/startup.mjs): the prompt library loads only when a question is asked.
   const prompts = await import('@inquirer/prompts');

@@ -1,7 +1,4 @@
-/**
- * Secret redaction. Every secret opcli handles is registered here; text bound for stderr (errors,
- * --verbose traces, warnings) passes through `redact` before it is written.
- */
+/** Secret redaction: every secret opcli handles is registered here, and text bound for stderr passes through `redact`. */
 
 /** Token shapes the spec defines: anything with these prefixes is a credential. */
 const PREFIXED = /\b(svc_(?:at|rt|secret)_)[A-Za-z0-9_\-.~+/=]+/g;

@@ -1,15 +1,8 @@
 /**
- * Start-up fast path (ARCHITECTURE.md, "The fast path"; bench/startup.mjs): checks of the settings
- * and credentials files, a page of GET /v1/orders and its query that need no zod at run time. Each
- * says true only when the zod schema accepts the value (and, but for the page shell, returns it
- * unchanged); on false the caller loads the schema, which decides and names the problem.
- *
- * The checks come from two libraries' supported compiles, nothing hand-written: zod's
- * `z.toJSONSchema` turns each schema into JSON Schema (io `output`: what zod returns, so a key zod
- * would strip or a default it would fill fails the check; a construct JSON Schema cannot say throws),
- * and ajv compiles that. Here, in the source that tsc and the in-process tests run, ajv compiles on
- * first use; bin/build.mjs puts ajv's standalone code of the same compile (`standaloneChecks`) in the
- * bundle in place of this module, so a one-off loads neither zod nor ajv.
+ * Start-up fast path (ARCHITECTURE.md): checks that need no zod at run time, true only when the zod
+ * schema accepts the value (and, but for the page shell, returns it unchanged); on false the caller
+ * loads the schema, which decides. zod's `z.toJSONSchema` (io `output`: a key zod would strip fails)
+ * compiled by ajv: here on first use; bin/build.mjs bundles ajv's standalone code of the same compile.
  */
 import { _, Ajv } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
@@ -31,10 +24,7 @@ const CHECKED = {
 
 type CheckName = keyof typeof CHECKED;
 
-/**
- * `z.url()` without options, as zod checks it (validateURL in zod's core): parsable after trimming;
- * a value with spaces at its ends or a tab or newline inside would be returned changed, so it fails.
- */
+/** `z.url()` as zod checks it: parsable, and returned unchanged (no spaces at its ends, no tab or newline). */
 const URL_FORMAT = '(v) => v === v.trim() && !/[\\t\\n\\r]/.test(v) && URL.canParse(v)';
 
 /** An ajv holding every check; `code` has it keep the source for ajv's standalone output. */
@@ -67,11 +57,7 @@ const check =
     return compiled.getSchema(name)?.(value) === true;
   };
 
-/** SettingsFile (src/config/settings-schema.ts) returns the value unchanged. */
 export const settingsFile = check('settingsFile');
-/** CredentialsFile (src/config/credentials-schema.ts) returns the value unchanged. */
 export const credentialsFile = check('credentialsFile');
-/** OrdersPageShell (src/schemas.ts) accepts the page. */
 export const ordersPageShell = check('ordersPageShell');
-/** OrdersQuery (src/schemas.ts) returns the query unchanged. */
 export const ordersQuery = check('ordersQuery');

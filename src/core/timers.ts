@@ -1,8 +1,4 @@
-/**
- * The clock and timers of a run: the wall clock by default. A test passes a manual clock (the
- * sandbox's `manualClock()` has this shape, so both can share one) and every wait and deadline of
- * the run then happens in virtual time.
- */
+/** The clock and timers of a run; a test passes a manual clock (the sandbox's `manualClock()`) for virtual time. */
 export interface Timers {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
@@ -33,12 +29,7 @@ export function sleepOn(timers: Timers): (ms: number, signal?: AbortSignal) => P
     });
 }
 
-/**
- * The clock and sleep the pacing of many requests goes by (src/http/adaptive.ts): the monotonic
- * clock, finer than the wall clock's whole milliseconds, and plain timers. GCRA's due times are
- * read on it (src/http/gcra.ts); a timer that fires late is not made up, and the rate controller
- * settles the pace where the server's limit is.
- */
+/** The clock and sleep pacing goes by (src/http/adaptive.ts): the monotonic clock, finer than whole milliseconds, and plain timers. */
 export interface PaceClock {
   /** Milliseconds since the epoch, to a fraction of a millisecond. */
   now(): number;
@@ -68,11 +59,7 @@ export interface Deadline {
   clear(): void;
 }
 
-/**
- * A deadline `ms` from now on `timers`, for work that is bounded in time (a poll's lookup, a login
- * waiting for the browser). On the injected timers, not `AbortSignal.timeout`, so a test's manual
- * clock decides when it passes. `parent` (Ctrl-C) aborts it too.
- */
+/** A deadline `ms` from now on `timers` (not `AbortSignal.timeout`: a test's clock decides); `parent` (Ctrl-C) aborts it too. */
 export function startDeadline(timers: Timers, ms: number, parent?: AbortSignal): Deadline {
   const own = new AbortController();
   let expired = false;

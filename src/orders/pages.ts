@@ -1,14 +1,8 @@
 /**
- * The one paginator of GET /v1/orders. `orders list` (listOrders: prefetching one page ahead, each
- * page handed to a writer), `orders update` (fetchPage: the order's page) and `opcli api --paginate`
- * (orderPages: the pages as the server sent them) fetch pages here, end a walk by one rule
- * (pageWalk) and share one pace (createPageLimiter). No printing: notices go to a callback.
- *
- * The HTTP core already retries a GET on 429 (honouring Retry-After), 502-504 and lost connections,
- * OPCLI_HTTP_RETRIES times; a page answered 500, which the core does not retry, gets a few slower
- * rounds here (a GET is safe to repeat). A failure the core already retried is not asked for again,
- * so a refused page takes the documented number of requests. What still fails is reported with the
- * cursor to resume from.
+ * The one paginator of GET /v1/orders, for `orders list` (listOrders), `orders update` (fetchPage) and
+ * `opcli api --paginate` (orderPages): one rule ends a walk (pageWalk), one pace (createPageLimiter).
+ * A page answered 500, which the HTTP core does not retry, gets a few slower rounds here (a GET is safe
+ * to repeat); a failure the core already retried is not asked for again.
  */
 import { PATHS } from '../api/service.js';
 import { ApiError, ExitCode, InterruptedError, OpcliError } from '../core/errors.js';
@@ -21,12 +15,7 @@ import type { OrderRecord, OrdersPage } from '../schemas.js';
 import { count, counted } from '../text/count.js';
 import { safeLine, safeText } from '../text/safe.js';
 
-/**
- * Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the
- * schemas, loaded only when a page needs them (a table's records, or a page or query the checks
- * compiled from them, src/core/schema-checks.ts, cannot vouch for): `orders list --json` over pages a
- * server answers as the spec shows never loads zod.
- */
+/** Start-up fast path (ARCHITECTURE.md): zod loads only for a table's records or a page core/schema-checks.ts cannot vouch for. */
 const schemas = () => import('../schemas.js');
 
 /** What paging uses: the HTTP client, Ctrl-C, and the sleep between rounds. */
@@ -50,11 +39,7 @@ function retriedHere(error: unknown): boolean {
   return error instanceof ApiError && error.status >= 500 && !shouldRetryStatus('GET', error.status);
 }
 
-/**
- * Checks a page's envelope with the shared schema. Records are checked with OrderRecord only when
- * `records` is set (the table and CSV read their fields); --json and --jsonl pass each record on as
- * the server sent it (its shape is "not shown"), which keeps 100,000 orders fast.
- */
+/** Checks a page's envelope; its records only when `records` is set (--json and --jsonl pass them on as sent: their shape is "not shown"). */
 export async function checkPage(body: unknown, records: boolean): Promise<OrdersPage> {
   // The schema runs only when the compiled check is not sure: it decides and names the problem.
   const shell = ordersPageShell(body) ? undefined : (await schemas()).OrdersPageShell.safeParse(body);
@@ -102,21 +87,14 @@ export interface FetchedPage {
   read(): Promise<OrdersPage>;
 }
 
-/**
- * Fetches one page, with extra rounds for transient failures; `onNotice` hears of each round (the
- * verb prints it). With a `limiter` every attempt waits for its permit, and a 429 or 503 is tried
- * again after the limiter's pause instead of the HTTP core's own.
- */
+/** Fetches one page, with extra rounds for a 500 (`onNotice` hears of each); with a `limiter` every attempt waits for its permit. */
 export async function fetchPage(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<OrdersPage> {
   return (await fetchPageLater(deps, query, options)).read();
 }
 
 /**
- * Fetches one page as fetchPage does, and leaves its body as text until `read()`. A listing that
- * fetches pages ahead keeps each waiting page as one string: parsed early, its thousands of objects
- * lived through young-generation collections, were moved to the old generation and stayed there
- * until a full collection, which took `orders list --all` past its 100 MiB goal on Node 24
- * (docs/benchmarks.md#figures-behind-the-code).
+ * Fetches one page as fetchPage does, its body left as text until `read()`: a page fetched ahead and
+ * parsed early is promoted to V8's old generation, which took `orders list --all` past 100 MiB.
  */
 export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options: PageOptions = {}): Promise<FetchedPage> {
   const http = await deps.http();
@@ -139,21 +117,12 @@ export async function fetchPageLater(deps: PagerEnv, query: PageRequest, options
   }
 }
 
-// The rule that ends a walk over pages of orders, whatever the server answers. Both walks below use
-// it: `opcli api --paginate` (orderPages) and `orders list --all` (listOrders).
-// A server that keeps saying `hasNextPage: true` would otherwise be followed forever (issue 38 row 9:
-// 78,511 requests in 45 s, "1,064,180 of 5 orders"), so a walk stops with a PaginationError when:
-//
-// - an endCursor comes back that this walk has already followed (or started from): the pages
-//   after it would repeat, in a loop;
-// - more records arrived than the server's totalCount can account for. The allowance is
-//   `largest totalCount seen + (largest − first totalCount) + the largest page received`: orders
-//   created during the walk raise the total on later pages (the largest total counts), each of
-//   them may also push one record already received into a later page (the growth counts twice),
-//   and one page of slack covers a total counted a moment before its page was cut.
-//
-// The check runs before a page is passed on, so what was printed before it stays and the page that
-// breaks the rule is not printed.
+// The rule that ends a walk over pages, so a server that keeps saying `hasNextPage: true` is not
+// followed forever: a PaginationError when an endCursor comes back that the walk already followed,
+// or when more records arrived than `largest totalCount + (largest − first totalCount) + the largest
+// page` allows (orders created during the walk raise the total and may push a record already received
+// into a later page; one page of slack for a total counted before its page was cut). A page is
+// checked before it is passed on, so the page that breaks the rule is not printed.
 
 /** A walk over pages stopped because the server's pages do not end: exit 1, a bad server answer. */
 export class PaginationError extends OpcliError {
@@ -180,10 +149,7 @@ function shown(cursor: string): string {
   return line.length > 40 ? `${line.slice(0, 40)}…` : line;
 }
 
-/**
- * Starts a walk (from `start`, the cursor of its first request, if any); `check` each page as it arrives.
- * CHOICE (docs/spec-choices.md#pages-that-do-not-end): a repeated cursor or a total exceeded ends the walk.
- */
+/** A walk from `start`; `check` each page. CHOICE (docs/spec-choices.md#pages-that-do-not-end): a repeated cursor or a total exceeded ends it. */
 export function pageWalk(start?: string): { check(page: WalkedPage): void } {
   const followed = new Set<string>(start ? [start] : []);
   let received = 0;
@@ -217,19 +183,13 @@ export function pageWalk(start?: string): { check(page: WalkedPage): void } {
   };
 }
 
-// The pace of `orders list --all` / `--limit`: one adaptive limiter (src/http/adaptive.ts) for the
-// page requests of a run. Pages follow cursors, so at most two are in flight (the page in hand and
-// the one guessed ahead from pageCursors) and more slots could not help; what the limiter adds is
-// the rate (src/http/aimd.ts): a refused page is asked again after its Retry-After, the pace steps
-// down and finds the server's limit again, and a stated RateLimit-Policy sets it from the first page.
+// The pace of `orders list --all` / `--limit`: one adaptive limiter (src/http/adaptive.ts) for a run's
+// pages; pages follow cursors, so at most two are in flight and the limiter adds the rate.
 
 /** Pages in flight at once: the page being asked for and the one guessed ahead. */
 export const PAGES_IN_FLIGHT = 2;
 
-/**
- * The limiter for one run. `onNotice` hears of each refusal and the pause before the page is asked
- * for again, in the words the HTTP core used before pages were paced (stderr keeps its lines).
- */
+/** The limiter for one run; `onNotice` hears of each refusal and the pause before the page is asked for again. */
 export function createPageLimiter(deps: { pace: PaceClock }, options: { rate?: number; onNotice?: (text: string) => void } = {}): RequestLimiter {
   const inner = createAdaptiveLimiter({ maxConcurrency: PAGES_IN_FLIGHT, maxRate: options.rate, ...deps.pace });
   /** The limiter's permit behind each one handed out, for a retry's Retry-After. */
@@ -252,10 +212,6 @@ export function createPageLimiter(deps: { pace: PaceClock }, options: { rate?: n
     },
   };
 }
-
-// The paging loop of `orders list`: follows cursors (prefetching one page ahead when the page
-// cursors allow it), hands each page to a writer as it arrives and reports progress to a callback.
-// The verb renders the footer, the progress and the errors.
 
 /** Where the pages go: the verb's writer (JSON, JSONL, CSV, a table). */
 export interface OrderWriter {
@@ -332,9 +288,8 @@ export async function listOrders(
   };
   const result: ListResult = { written: 0, pages: 0, cursor: req.cursor };
   try {
-    // In flight, in order: the page asked for with each cursor. The head is always the page that
-    // follows what was written; entries behind it are guesses taken from pageCursors.
-    // A page is read (parsed and checked) only when it is the head: pages ahead wait as text.
+    // In flight, in order: the head follows what was written, entries behind it are guesses from
+    // pageCursors; a page is read (parsed and checked) only when it is the head.
     const queue: { cursor: string | undefined; page: Promise<FetchedPage> }[] = [{ cursor: req.cursor, page: request(req.cursor, 0) }];
     // Guessing needs a constant page size; a miss (an unaligned --cursor) turns it off.
     let guess = req.limit === undefined && req.follow;
@@ -384,10 +339,7 @@ export async function listOrders(
   return result;
 }
 
-/**
- * Where the last page sits: its number from pageCursors, and the number of pages counted with the
- * page size the server actually returned (a server may cap --size), not the size asked for.
- */
+/** Where the last page sits, pages counted at the size the server returned (it may cap --size), not the size asked for. */
 export function pagePosition(page: OrdersPage): { current?: number; total?: number; around: number[] } {
   const around = page.pageCursors.around;
   const current = around.find((c) => c.isCurrent)?.page;
@@ -398,12 +350,7 @@ export function pagePosition(page: OrdersPage): { current?: number; total?: numb
   return { current, total, around: around.map((c) => c.page) };
 }
 
-// `opcli api GET /v1/orders --paginate`: the pages, each checked with the shared schema, passed on as the server sent them.
-
-/**
- * The request `opcli api` built: the path as typed (`url`) and without its query string
- * (`pathOnly`, as errors name it), its query, whether the token goes, its `-H` headers.
- */
+/** The request `opcli api` built; `pathOnly` is the path without its query string, as errors name it. */
 export type RawPageRequest = Pick<HttpRequest, 'url' | 'auth' | 'headers'> & { pathOnly: string; query: Record<string, string> };
 
 /** One page as it came (unknown fields kept), with the answer's status line and headers. */
@@ -413,12 +360,7 @@ export interface RawPageAnswer {
   page: { edges?: { node: unknown }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
 }
 
-/**
- * Follows endCursor from `query.cursor` to the last page. A redirect (the client's RedirectError), or
- * a body that is not a page of orders, stops the walk, and so do pages that do not end (a repeated
- * cursor, more records than the total: pageWalk). With a `limiter` (`orders list --all`'s,
- * createPageLimiter) the pages are paced at the rate the server allows, as learnt.
- */
+/** `opcli api --paginate`: follows endCursor from `query.cursor` to the last page, each page checked and passed on as sent. */
 export async function* orderPages(http: HttpClient, req: RawPageRequest, signal: AbortSignal, limiter?: RequestLimiter): AsyncGenerator<RawPageAnswer> {
   let cursor = req.query.cursor;
   const walk = pageWalk(cursor);

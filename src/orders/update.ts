@@ -1,9 +1,8 @@
 /**
- * `orders update` without erasing anything. Endpoint 5 is a PUT of the whole order, and the spec
- * has no single-order read, so by default the current record is found through the list endpoint,
- * the given fields are laid over it and the whole record is sent. `--replace` sends exactly what
- * was given. CHOICE (docs/spec-choices.md#order-update-merges): the API has no concurrency guard, so
- * a change made by someone else between the read and the PUT is overwritten. No printing here: progress goes to a callback, results come back to the verb.
+ * `orders update` without erasing anything: endpoint 5 PUTs the whole order and the spec has no
+ * single-order read, so the current record is found through the list and the given fields laid over
+ * it (`--replace` sends exactly what was given). CHOICE (docs/spec-choices.md#order-update-merges):
+ * no concurrency guard, so a change made between the read and the PUT is overwritten.
  */
 import type { ServiceApi } from '../api/service.js';
 import { ApiError, OpcliError, ValidationError } from '../core/errors.js';
@@ -105,8 +104,6 @@ export function diffOrder(before: Record<string, unknown>, after: Record<string,
 export interface UpdatePlan {
   /** The body to PUT. */
   body: Order;
-  /** The record found, when it was looked up. */
-  current?: OrderRecord;
   /** Per-field changes against the current record (undefined when there is none to compare with). */
   diff?: FieldChange[];
   /** Fields of the current record that the PUT body cannot carry (not Order fields). */
@@ -114,10 +111,8 @@ export interface UpdatePlan {
 }
 
 /**
- * Builds the body of an update. `given` holds the fields from --data and the flags (not yet
- * validated), `flagIssues` the flag values that could not be converted. With `replace`, `given` is
- * the whole body; otherwise the current record is looked up (`lookup` is false only for
- * `--replace` without --dry-run) and `given` is laid over it.
+ * Builds the body of an update from `given` (--data and the flags, not yet validated; `flagIssues`:
+ * flag values that could not be converted): the whole body with `replace`, else laid over the current record.
  */
 export async function planUpdate(
   deps: PagerEnv,
@@ -139,7 +134,7 @@ export async function planUpdate(
     const found = await find();
     if (!found.record) return { body, ignored: [] };
     const { fields, ignored } = sendableFields(found.record);
-    return { body, current: found.record, diff: diffOrder(fields, body), ignored };
+    return { body, diff: diffOrder(fields, body), ignored };
   }
   // Refuse bad input before paging through the store.
   const given = validateBody(Order.partial(), input.given, 'order', input.flagIssues);
@@ -153,8 +148,7 @@ export async function planUpdate(
     );
   }
   const { fields, ignored } = sendableFields(found.record);
-  // The stored values are the server's own: they are sent back as they are, not judged by the
-  // checks that guard what a person types (a stored refund total below 0 must not block an update).
+  // The stored values are sent back as they are, not judged as typed input (a stored refund total below 0 must not block an update).
   const body = { ...fields, ...given } as Order;
   const missing = (['sourceOrderNumber', 'currency'] as const).filter((k) => body[k] === undefined || body[k] === null);
   if (missing.length) {
@@ -164,7 +158,7 @@ export async function planUpdate(
       'Nothing was sent. Pass the missing fields with their flags.',
     );
   }
-  return { body, current: found.record, diff: diffOrder(fields, body), ignored };
+  return { body, diff: diffOrder(fields, body), ignored };
 }
 
 /** Sends the update (PUT); a 404 is told as the missing order it is. Returns the server's answer. */

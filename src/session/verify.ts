@@ -1,7 +1,4 @@
-/**
- * Endpoint 3, session verification: the token's shape checked before anything is sent, one wait
- * for Retry-After when asked, the spec's advice for a refused token. No print: `onNotice` is the verb's.
- */
+/** Endpoint 3, session verification: the token's shape checked before anything is sent, one wait for Retry-After when asked. */
 import type { ServiceApi } from '../api/service.js';
 import { ApiError, OpcliError, UsageError } from '../core/errors.js';
 import { parseRetryAfter } from '../http/retry.js';
@@ -10,11 +7,7 @@ import { textProblem } from '../text/safe.js';
 /** A JWT in compact form: three base64url parts joined by dots (the signature part may be empty). */
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-/**
- * Refuses, before anything is sent, a token that cannot be a session token: the spec says the
- * dashboard generates a JWT. A token spent on a malformed request is a verification the merchant
- * must reload the app for; a clear local error tells what went wrong instead.
- */
+/** Refuses a token that cannot be a session token (the spec's JWT) before it is spent on a malformed request. */
 export function checkTokenShape(token: string): void {
   const problem = textProblem(token);
   if (problem)

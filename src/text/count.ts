@@ -1,10 +1,4 @@
-/**
- * "1,234": counts in progress lines, summaries and messages, as `toLocaleString('en-US')` writes
- * them but without it. Its first call loads ICU's number data, pages of the Node binary that stay
- * in the peak RSS of the run (`orders list --all` has a 100 MiB goal; the figure:
- * docs/benchmarks.md#figures-behind-the-code), for a comma every three digits. No imports:
- * flags.ts loads it for every command.
- */
+/** "1,234" as `toLocaleString('en-US')` writes it, without loading ICU's number data (it stays in the run's peak RSS). */
 export function count(n: number): string {
   if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US');
   const digits = String(Math.abs(n)).replace(/\B(?=(\d{3})+$)/g, ',');

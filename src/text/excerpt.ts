@@ -1,10 +1,6 @@
-/**
- * Input quoted in an error is cut to a readable length: a 100 MB CSV header or a `--data` file of
- * one long string must give a short message that says where the problem is, not echo the input.
- */
+/** Input quoted in an error, cut to a readable length: a message says where the problem is, it does not echo a 100 MB input. */
 import { count } from './count.js';
 
-/** At most this many characters of input are quoted in a message. */
 export const MAX_QUOTED = 200;
 
 /** `text` cut to `max` characters (never inside a surrogate pair), ending in `…` when cut. */
@@ -32,11 +28,7 @@ export function positionIn(text: string, index: number): { line: number; column:
   return { line, column: before.length - lineStart + 1, byte: Buffer.byteLength(before) };
 }
 
-/**
- * A JSON.parse error message cut to a readable length, with where it happened when V8 gives a
- * position ("at position 5005"): `…, at line 1, column 5006 (byte 5005)`. `offset` places `text`
- * in its file: lines before it, its first line's columns before it, and its first byte.
- */
+/** A JSON.parse error cut short, V8's "at position N" as `at line 1, column 5006 (byte 5005)`; `offset` places `text` in its file. */
 export function jsonProblem(error: unknown, text: string, offset: { line?: number; column?: number; byte?: number } = {}): string {
   const message = excerpt(error instanceof Error ? error.message : String(error));
   const m = /at position (\d+)/.exec(message);

@@ -1,21 +1,11 @@
 /**
- * Progress of long work on stderr (orders list --all, the record lookup of orders update, a claims
- * batch, opcli api --paginate), in the style the run asked for (`--progress`, OPCLI_PROGRESS, the
- * `progress` setting; the accessible mode):
- * - a line redrawn in place on a terminal (at most every `intervalMs` of the injected clock), erased
- *   when done so the data and footer stay clean;
- * - plain sentences, one every `plainEveryMs` (10 s) of the injected clock, when stderr is not a
- *   terminal (a CI log) or in the accessible mode: nothing is redrawn, nothing erased;
- * - nothing at all with `none`.
- * Callers hand it the text (or a function giving it); it decides whether and how it is shown.
+ * Progress of long work on stderr, in the run's style: a line redrawn on a terminal (erased when
+ * done), plain sentences every 10 s in a log or the accessible mode, or nothing (`none`).
  */
 import type { DisplayPorts } from '../core/ports.js';
 import { terminalWidth } from '../core/output.js';
 import { safeLine } from './safe.js';
-export { count } from './count.js';
-export { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 
-/** How progress is drawn in this run: a redrawn line, plain sentences, or not at all. */
 export type ProgressStyle = 'line' | 'plain' | 'none';
 
 /** A plain progress sentence is written at most this often (CI logs stay short). */
@@ -30,13 +20,8 @@ export function progressStyle(deps: DisplayPorts): ProgressStyle {
 }
 
 export interface Progress {
-  /** How this progress is drawn. */
   readonly style: ProgressStyle;
-  /**
-   * Shows `text` (made safe), unless the last redraw was less than the interval ago; `force` draws
-   * anyway (a redrawn line only: plain sentences keep their pace). A function is called only when
-   * the text is written: nothing is formatted per page or row between redraws.
-   */
+  /** Shows `text` (made safe) unless the last redraw was less than the interval ago (`force`: a line anyway); a function is called only when written. */
   update(text: string | (() => string), force?: boolean): void;
   /** Takes the redrawn line off the screen before other output is written (the next update draws it again). */
   clear(): void;

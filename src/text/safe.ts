@@ -1,19 +1,8 @@
 /**
- * Server and file text is untrusted: an order's name or an error message may hold escape sequences
- * that set a terminal's title, clear its screen or rewrite a line, or invisible characters that make
- * it read as something else (a right-to-left override turns `cod.exe` into `exe.doc`; a zero-width
- * space makes two names look alike). Everything that did not come from opcli itself passes through
- * here before it reaches a terminal or a spreadsheet (tables, TSV, CSV, `Error:` lines, prompts,
- * progress and --verbose traces). JSON output keeps the exact text (`escapeInvisible` on a terminal).
- *
- * What is escaped (docs/http.md#error-bodies):
- * - Cc: C0 controls (but tab and newline in `safeText`), DEL and the C1 block U+0080..U+009F;
- * - Cf, every format character: bidi controls (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F,
- *   U+061C), zero-width and invisible ones (U+200B..U+200D, U+2060..U+2064, U+FEFF), the soft
- *   hyphen U+00AD, tags (U+E0001, U+E0020..U+E007F) and the rest of the category;
- * - U+2028 and U+2029 (line and paragraph separators).
- * One exception: a zero-width joiner between two emoji is kept, so `👩‍💻` stays one picture (it
- * hides nothing: the joined emoji are drawn).
+ * Server and file text is untrusted: escape sequences can drive a terminal, and invisible characters
+ * make text read as something else (a right-to-left override turns `cod.exe` into `exe.doc`). All of
+ * it passes here before a terminal or a spreadsheet; escaped (docs/http.md#error-bodies): Cc, Cf,
+ * U+2028 and U+2029, but a zero-width joiner between two emoji (`👩‍💻` stays one picture).
  */
 
 // Cc but tab and newline, Cf, line and paragraph separators.
@@ -76,10 +65,8 @@ export function safeLine(value: unknown): string {
 }
 
 /**
- * DEL, C1, format characters and U+2028/U+2029 as `\uXXXX` escapes, C0 kept: for JSON text (what
- * JSON.stringify leaves raw; the document still parses to exactly the same values) and for opcli's
- * own styled lines (colour and progress sequences are C0). Every write to stderr, and to stdout on a
- * terminal, passes through it (src/cli/deps.ts): a path that forgot safeText still shows no bidi control.
+ * DEL, C1, format characters and U+2028/U+2029 as `\uXXXX` escapes, C0 kept (JSON still parses to the
+ * same values; opcli's colour and progress sequences are C0): every write to stderr and to a terminal.
  */
 export function escapeInvisible(text: string): string {
   return text.replace(UNSAFE_JSON, jsonEscape);
@@ -90,10 +77,7 @@ export function isSafeText(text: string): boolean {
   return safeText(text) === text;
 }
 
-/**
- * What cannot be part of a value a person typed on purpose: control characters (C0 but tab and
- * newline, DEL, C1), U+FFFD (what bytes that were not UTF-8 decode to) and lone surrogates.
- */
+/** What cannot be part of a value typed on purpose: control characters, U+FFFD (bytes that were not UTF-8), lone surrogates. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -107,11 +91,8 @@ export function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-// A value made one word for a POSIX shell (sh, bash, zsh), so a hint such as
-// `opcli giftcard history --order '#1007'` runs as pasted: `#` would start a comment, a space would
-// split the word, `$` and backquotes would expand. Plain words stay as typed; anything else is put
-// in single quotes, inside which a POSIX shell treats every character literally but the quote
-// itself, written as '\'' (close, an escaped quote, reopen).
+// A value made one POSIX shell word, so a hint such as `opcli giftcard history --order '#1007'` runs as
+// pasted: plain words as typed, anything else in single quotes (a quote itself as '\'').
 
 /** A word of characters that never need quoting (no `=` first: zsh expands `=word` to a path). */
 const PLAIN = /^[A-Za-z0-9_@%+:,./-][A-Za-z0-9_@%+=:,./-]*$/;

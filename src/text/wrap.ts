@@ -1,7 +1,4 @@
-/**
- * Text that fits the terminal: wrapped at word boundaries (never mid-word, unless a single word is
- * wider than the line), colour codes kept intact, width measured with wide characters in mind.
- */
+/** Text that fits the terminal: wrapped at word boundaries by wrap-ansi, width measured by string-width. */
 import wrapAnsi from 'wrap-ansi';
 import stringWidth from 'string-width';
 
@@ -67,9 +64,6 @@ export function wrapProse(text: string, width: number): string {
   flush();
   return out.join('\n');
 }
-
-// Terminal width of text, by grapheme: wide (CJK) characters and emoji take two columns, combining
-// marks none. Measured with string-width, which follows Unicode's East Asian Width and emoji data.
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 

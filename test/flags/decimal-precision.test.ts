@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { coerceText, FIELD_BY_KEY } from '../../src/claims/fields.js';
-import { inexactDecimal, parseDecimal } from '../../src/core/flags.js';
+import { inexactDecimal } from '../../src/core/flags.js';
 import { inexactNumber } from '../../src/core/json-text.js';
 
 describe('inexactDecimal: the number a text would be sent as, when it is not the one written', () => {
@@ -41,13 +41,6 @@ describe('inexactDecimal: the number a text would be sent as, when it is not the
 });
 
 describe('each reader refuses it, naming the field and what it would become', () => {
-  test('a decimal flag', () => {
-    expect(() => parseDecimal('19.999999999999999999', '--min-price')).toThrow(
-      /--min-price "19.999999999999999999" has more digits than a number holds exactly \(at most 15 significant digits\), and would be sent as 20/,
-    );
-    expect(parseDecimal('19.99', '--min-price')).toBe(19.99);
-  });
-
   test('a claim cell (item.price)', () => {
     const price = FIELD_BY_KEY.get('item.price');
     if (!price) throw new Error('no item.price field');

@@ -1,10 +1,4 @@
-/**
- * The arguments of `opcli api`: a method it knows, `--query` pairs, a path below the profile's base
- * URL with nothing that could leave it, and the secrets typed among them; then the request they
- * describe: which paths carry the token, and what the HTTP core sends (it refuses a redirect rather
- * than following it). The pages of `--paginate` are walked in src/orders/pages.ts (orderPages). No
- * prompt and no print: the verb shows each answer's head and body.
- */
+/** The arguments of `opcli api` checked (nothing may leave the base URL), and the request they describe. */
 import { UsageError } from '../../core/errors.js';
 import type { HttpClient, HttpRequest } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
@@ -22,11 +16,7 @@ export function parseMethod(method: string): Method {
   return upper as Method;
 }
 
-/**
- * The method and path of `opcli api [METHOD] <path>`: two arguments are a method and a path, one is
- * the path. Without a method (argument or -X) the method is GET, or POST when --data gives a body:
- * gh api's rule ("GET normally and POST if any parameters were added"). A method given twice must agree.
- */
+/** The method and path of `opcli api [METHOD] <path>`; no method is GET, or POST with --data (gh api's rule); a method given twice must agree. */
 export function methodAndPath(
   first: string | undefined,
   second: string | undefined,
@@ -74,11 +64,7 @@ export const SECRET_HEADER = /^(?!idempotency-key$).*(?:auth|token|secret|key|co
 /** One `-H` header: a lower-case name, its value, and `file` when it was read from `-H @FILE`. */
 export type HeaderPair = [name: string, value: string, from?: 'file'];
 
-/**
- * Adds one `-H 'Name: value'` to the headers before it, or every line of the file `-H @FILE` names
- * (curl's form: one `Name: value` a line, blank lines skipped; `readFile` reads it). Each is checked
- * by `headerPair`.
- */
+/** Adds one `-H 'Name: value'`, or every line of the file `-H @FILE` names (curl's form, blank lines skipped). */
 export function collectHeader(value: string, prev: HeaderPair[] = [], readFile?: (path: string) => string): HeaderPair[] {
   if (!value.startsWith('@') || !readFile) return [...prev, headerPair(value)];
   const lines = readFile(value.slice(1))
@@ -87,11 +73,7 @@ export function collectHeader(value: string, prev: HeaderPair[] = [], readFile?:
   return [...prev, ...lines.map((line): HeaderPair => [...headerPair(line), 'file'])];
 }
 
-/**
- * One `Name: value` as a lower-case name and a value. Refuses a name that is not one, a control
- * character anywhere (a CR or LF would start a header of its own), and the headers opcli writes
- * itself (Authorization, Host and the body's framing).
- */
+/** One `Name: value` as a lower-case name and a value; refuses a bad name, a control character (CR or LF would add a header), opcli's own headers. */
 function headerPair(value: string): [string, string] {
   const colon = value.indexOf(':');
   const example = "For example: -H 'X-Request-Id: 42'";
@@ -106,10 +88,7 @@ function headerPair(value: string): [string, string] {
   return [name.toLowerCase(), text];
 }
 
-/**
- * The `-H` pairs as request headers: a repeated name joins its values with ", " (one field, as HTTP
- * reads it). An object without a prototype: `__proto__` and `constructor` are header names like any other.
- */
+/** The `-H` pairs as headers, a repeated name's values joined with ", "; no prototype (`__proto__` is a header name like any other). */
 export function headerRecord(pairs: HeaderPair[]): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   for (const [name, value] of pairs) out[name] = out[name] === undefined ? value : `${out[name]}, ${value}`;
@@ -123,11 +102,7 @@ function quoteFlag(value: string): string {
 
 const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api /v1/orders (percent-encode spaces as %20).";
 
-/**
- * Refuses a path that is not one: empty or garbled, a full or protocol-relative URL (`//host/x`,
- * whose host a URL parser would take), or one with spaces. The bearer token goes where the path
- * leads, so anything that could name another host stops here. Answers it with a leading slash.
- */
+/** Refuses a path that is not one (garbled, a URL, `//host/x`, spaces): the bearer token goes where it leads. Answers it with a leading slash. */
 export function parsePath(path: string): string {
   const problem = textProblem(path);
   if (problem) throw new UsageError(`The path argument ${problem}.`, PATH_HINT);
@@ -156,11 +131,8 @@ export function refuseLeavingBase(http: HttpClient, path: string): void {
   );
 }
 
-// Secrets typed into `opcli api`'s arguments: a header whose name says credential (`X-Api-Key`,
-// `X-Auth-Token`, `Cookie` …), a `--query` parameter or an inline `--data` key named as one
-// (`access_token`, `client_secret`, `password` …). They are sent as given and masked wherever opcli
-// prints, and each earns the warning every secret given as an argument gets: other users see arguments
-// in `ps` and the shell keeps them in its history (docs/http.md#secrets-in-arguments).
+// Secrets typed into arguments are sent as given, masked wherever opcli prints, and warned about:
+// other users see arguments in `ps` (docs/http.md#secrets-in-arguments).
 
 /** What `opcli api` was given on its command line. */
 export interface TypedArguments {
@@ -229,10 +201,8 @@ export interface ApiRequestInit {
 }
 
 /**
- * The path as a server may read it, for deciding which endpoint it is: dot segments resolved
- * (`%2e` too), percent-encoding decoded, repeated slashes and `;parameters` dropped, case and a
- * trailing slash ignored, until nothing changes. `/V1//oauth/./%74oken/` is `/v1/oauth/token`.
- * Matching more loosely than a server would only ever withholds the token.
+ * The path as a server may read it, to decide which endpoint it is (`/V1//oauth/./%74oken/` is
+ * `/v1/oauth/token`): matching more loosely than a server would only ever withholds the token.
  */
 // CHOICE (docs/spec-choices.md#paths-that-take-no-token): case is ignored, the safe side of a server that ignores it.
 export function endpointOf(path: string): string {

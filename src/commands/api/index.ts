@@ -22,11 +22,6 @@ import { parseJsonText, readDataText } from '../../input/data.js';
 import { createProgress } from '../../text/progress.js';
 import { safeLine, safeText } from '../../text/safe.js';
 
-/** `opcli api`: an authenticated raw request, like `gh api`. */
-export function register(program: Command, deps: Deps): void {
-  registerRequest(program, deps);
-}
-
 /** The request, and how to read its body and show its answer. */
 export interface ApiOptions extends ApiRequestInit {
   /** Inline JSON, @file, or - for standard input. */
@@ -60,8 +55,8 @@ Examples:
   $ opcli api /v1/orders -H 'X-Request-Id: 42' --verbose
   $ echo '{"session_token":"…"}' | opcli api /v1/oauth/session/verify --data -   # POST`;
 
-/** Registers `opcli api [METHOD] <path>`. */
-function registerRequest(program: Command, deps: Deps): void {
+/** `opcli api [METHOD] <path>`: an authenticated raw request, like `gh api`. */
+export function register(program: Command, deps: Deps): void {
   program
     .command('api')
     .description('Make an authenticated request to any endpoint and print the JSON answer')
@@ -177,8 +172,6 @@ async function runRequest(opts: ApiOptions, deps: Deps): Promise<void> {
     throw error;
   }
 }
-
-// How `opcli api` shows an answer: the head on stderr, the body on stdout.
 
 /** Prints the status line and headers (--include) on stderr, made safe. */
 export function printHead(deps: Deps, status: number, headers: Record<string, string>): void {

@@ -1,4 +1,3 @@
-import * as output from '../../core/output.js';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { type LoginRequest, login, type RedirectQuestion } from '../../auth/login.js';
@@ -6,7 +5,7 @@ import { UsageError, AuthError } from '../../core/errors.js';
 import { parseDuration } from '../../core/flags.js';
 import { parsePort, parseScopes, parseStoreId, refuseConflicts } from '../../auth/login-flags.js';
 import { relativeTime, statusPairs, loginStatus } from '../../auth/describe.js';
-import { printJson } from '../../core/output.js';
+import { outputMode, printJson, printRecord } from '../../core/output.js';
 import { readSecret } from '../secret-input.js';
 import { readStdinText } from '../../input/data.js';
 import { openInBrowser } from '../../oauth/browser.js';
@@ -39,16 +38,12 @@ OPCLI_CLIENT_ID, OPCLI_CLIENT_SECRET, OPCLI_BASE_URL.`,
   registerLogout(group, deps);
 }
 
-/**
- * How to log in, as the service takes it (--json picks the two-step start), whether to print JSON,
- * and where `--complete`'s redirect URL comes from (it carries the authorization code).
- */
+/** How to log in (--json picks the two-step start), and where `--complete`'s redirect URL comes from. */
 export type LoginOptions = Omit<LoginRequest, 'twoStep'> & { json: boolean; completeFrom?: { stdin?: boolean; fromFile?: string; argument?: string } };
 
 // CHOICE (docs/spec-choices.md#login-timeouts): how long a browser login waits for the redirect.
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 
-/** Registers `auth login`. */
 function registerLogin(group: Command, deps: Deps): void {
   group
     .command('login')
@@ -156,8 +151,7 @@ async function runLogin(opts: LoginOptions, deps: Deps): Promise<void> {
 /** The pasted-address prompt; the address carries the authorization code, so it does not stay on screen. */
 async function askRedirect(deps: Deps, question: RedirectQuestion): Promise<string> {
   const prompter = await deps.prompter();
-  // The callback may have won while the prompt library loaded: then there is nothing to ask
-  // (a prompt started with an aborted signal would hold the terminal and keep the process alive).
+  // The callback may have won while the prompt library loaded (a prompt with an aborted signal would hold the terminal).
   if (question.signal.aborted) throw question.signal.reason;
   return prompter.input({ message: question.message, secret: true, signal: question.signal, validate: question.validate });
 }
@@ -182,7 +176,6 @@ export interface StatusOptions {
   check: boolean;
 }
 
-/** Registers `auth status`. */
 function registerStatus(group: Command, deps: Deps): void {
   group
     .command('status')
@@ -208,15 +201,15 @@ Never prints a secret. Exit codes: 0 logged in, 4 not logged in (or, with --chec
 /** Prints the login status of one or every profile. */
 async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   const rows = await profileStatuses(deps, opts);
-  const mode = output.outputMode(deps, opts);
-  if (mode === 'json') output.printJson(deps, opts.all ? rows : rows[0]);
+  const mode = outputMode(deps, opts);
+  if (mode === 'json') printJson(deps, opts.all ? rows : rows[0]);
   else {
     for (const [i, row] of rows.entries()) {
       if (i > 0) deps.out('\n');
       const pairs = statusPairs(row);
       if (row.connection) pairs.push(['Connection', row.connection]);
       if (row.accepted !== undefined && row.accepted !== null) pairs.push(['Server check', row.accepted ? 'token accepted' : 'token refused']);
-      await output.printRecord(deps, pairs, mode);
+      await printRecord(deps, pairs, mode);
     }
   }
   const first = rows[0];
@@ -233,7 +226,6 @@ async function runStatus(opts: StatusOptions, deps: Deps): Promise<void> {
   }
 }
 
-/** Registers `auth token`. */
 function registerToken(group: Command, deps: Deps): void {
   group
     .command('token')
@@ -251,11 +243,6 @@ The token is the only thing on stdout; keep it out of logs. Exit codes: 0 ok, 4 
     .action(async () => deps.out(`${await (await deps.tokens()).get()}\n`));
 }
 
-export interface RefreshOptions {
-  json: boolean;
-}
-
-/** Registers `auth refresh`. */
 function registerRefresh(group: Command, deps: Deps): void {
   group
     .command('refresh')
@@ -272,17 +259,17 @@ Tokens are refreshed on their own when they expire within 5 minutes; this forces
 A client-credentials login runs its grant again. Exit codes: 0 ok, 1 retry later, 4 log in again.`,
     )
     .action(async (flags: { json?: boolean }) => {
-      await runRefresh({ json: !!flags.json }, deps);
+      await runRefresh(!!flags.json, deps);
     });
 }
 
 /** Forces a refresh of the active profile's token under the credentials lock. */
-async function runRefresh(opts: RefreshOptions, deps: Deps): Promise<void> {
+async function runRefresh(json: boolean, deps: Deps): Promise<void> {
   const profile = await deps.profile();
   const token = await createTokenSource(deps, profile).refresh();
   const status = loginStatus(profile, token, deps.now());
   deps.err(`Refreshed; the new access token expires ${relativeTime(status.expiresIn)}.\n`);
-  if (opts.json) printJson(deps, status);
+  if (json) printJson(deps, status);
 }
 
 export interface LogoutOptions {
@@ -290,7 +277,6 @@ export interface LogoutOptions {
   json: boolean;
 }
 
-/** Registers `auth logout`. */
 function registerLogout(group: Command, deps: Deps): void {
   group
     .command('logout')
@@ -324,8 +310,6 @@ async function runLogout(opts: LogoutOptions, deps: Deps): Promise<void> {
     else deps.err(`Logged out${label}: tokens ${result.accessTokenRevoked && result.refreshTokenRevoked !== false ? 'revoked and ' : ''}deleted.\n`);
     results.push(result);
   }
-  if (opts.json) {
-    printJson(deps, opts.all ? results : results[0]);
-  }
+  if (opts.json) printJson(deps, opts.all ? results : results[0]);
   if (deps.env.OPCLI_TOKEN) deps.err('Note: OPCLI_TOKEN is still set in the environment and is used until you unset it.\n');
 }

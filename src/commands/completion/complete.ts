@@ -1,13 +1,7 @@
 /**
- * `opcli __complete <words…>`: what the completion shims of every shell ask when TAB is pressed,
- * answered from the command tree itself, as cobra does (spf13/cobra, completions.go: a hidden
- * `__complete` command and a few lines of shim per shell). The words are those after `opcli`, the
- * last one being completed ('' after a space). The answer is one candidate a line, then a last line
- * `:<directive>` holding cobra's ShellCompDirective bits: with no candidate and no `noFileComp`, the
- * shell completes file names itself.
- *
- * Only the group named on the line is loaded (its verbs and flags as registered), so a new verb,
- * flag or hint (src/core/flags.ts) completes without anyone editing a list.
+ * `opcli __complete <words…>` (the words after `opcli`, the last one being completed), answered from
+ * the command tree as cobra does (spf13/cobra, completions.go): one candidate a line, then
+ * `:<directive>` with cobra's ShellCompDirective bits (no candidate and no `noFileComp`: file names).
  */
 import { type Command, Help, type Option } from 'commander';
 import { buildProgram, commandWord, GROUPS } from '../../cli/program.js';

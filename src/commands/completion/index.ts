@@ -3,7 +3,7 @@ import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { completesWith } from '../../core/flags.js';
 
-/** Registers `opcli completion`. (`opcli __complete`, which the shims call, is answered by complete.ts.) */
+/** `opcli completion` (`opcli __complete`, which the shims call, is answered by complete.ts). */
 export function register(program: Command, deps: Deps): void {
   program
     .command('completion')
@@ -32,13 +32,8 @@ Examples:
     });
 }
 
-// The shell side of completion: a few lines per shell that pass the command line to
-// `opcli __complete` when TAB is pressed and hand its answer to the shell (complete.ts says what the
-// answer holds). Nothing about opcli's commands is written here, so a script saved once stays right
-// after an upgrade. `--flag=value` is sent as one word; opcli answers with the values alone, and each
-// shim puts them where its shell expects them.
-
-/** The shells `opcli completion` writes a shim for. */
+// A few lines per shell that pass the command line to `opcli __complete` (complete.ts) and hand its
+// answer to the shell; nothing about opcli's commands is written here, so a saved script stays right.
 const SHELLS = ['bash', 'zsh', 'fish', 'powershell'] as const;
 
 // bash 3.2 (macOS) and later: no mapfile, no negative array indexes.

@@ -36,15 +36,6 @@ Examples:
   registerPath(group, deps);
 }
 
-export interface SetOptions {
-  key: string;
-  value?: string;
-  stdin: boolean;
-  /** --from-file: read the value from this file. */
-  fromFile?: string;
-}
-
-/** Registers `config set`. */
 function registerSet(group: Command, deps: Deps): void {
   group
     .command('set')
@@ -71,7 +62,7 @@ users see it in \`ps\`, and the shell keeps it in its history.`,
 }
 
 /** Validates and stores one setting; secrets go to the credential store. */
-async function runSet(opts: SetOptions, deps: Deps): Promise<void> {
+async function runSet(opts: { key: string; value?: string; stdin: boolean; fromFile?: string }, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
   let raw = await readSecret(deps, { stdin: opts.stdin, fromFile: opts.fromFile, argument: opts.value }, `the ${key.key} value`, { secret: !!key.secret });
   if (raw === undefined) {
@@ -110,10 +101,7 @@ async function runSet(opts: SetOptions, deps: Deps): Promise<void> {
   for (const warning of warnings) deps.err(`${warning}\n`);
 }
 
-/**
- * The profile commands act on: --profile, OPCLI_PROFILE, the current one, or "default". With
- * `mustExist`, a name given on purpose that matches no profile is refused with the closest one.
- */
+/** The profile commands act on; with `mustExist`, a name given on purpose that matches none is refused with the closest one. */
 export async function profileName(deps: Deps, options: { mustExist?: boolean } = {}): Promise<string> {
   const settings = await deps.settings();
   const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
@@ -122,12 +110,6 @@ export async function profileName(deps: Deps, options: { mustExist?: boolean } =
   return name;
 }
 
-export interface GetOptions {
-  key: string;
-  reveal: boolean;
-}
-
-/** Registers `config get`. */
 function registerGet(group: Command, deps: Deps): void {
   group
     .command('get')
@@ -139,7 +121,7 @@ function registerGet(group: Command, deps: Deps): void {
 }
 
 /** Prints the stored value; exits 1 when the key is not set. */
-async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
+async function runGet(opts: { key: string; reveal: boolean }, deps: Deps): Promise<void> {
   const key = requireKey(opts.key);
   const profile = await profileName(deps, { mustExist: true });
   let value: unknown;
@@ -150,7 +132,6 @@ async function runGet(opts: GetOptions, deps: Deps): Promise<void> {
   deps.out(`${key.secret && !opts.reveal ? mask(text) : text}\n`);
 }
 
-/** Registers `config unset`. */
 function registerUnset(group: Command, deps: Deps): void {
   group
     .command('unset')
@@ -171,7 +152,6 @@ async function runUnset(opts: { key: string }, deps: Deps): Promise<void> {
 /** The fields of a setting in `--json` (docs/json.md). */
 export const SETTING_FIELDS = ['key', 'value', 'source', 'description'];
 
-/** Registers `config list`. */
 function registerList(group: Command, deps: Deps): void {
   group
     .command('list')
@@ -231,7 +211,6 @@ async function runList(opts: { json: boolean; fields?: string[] }, deps: Deps): 
   );
 }
 
-/** Registers `config path`. */
 function registerPath(group: Command, deps: Deps): void {
   group
     .command('path')
@@ -266,13 +245,9 @@ export function keyArgument(description = 'setting name'): Argument {
   );
 }
 
-// A setting's value as `config set` and `giftcard setup` take it: what a value can never be (blank,
-// garbled), then the key's own parser (src/config/setting-keys.ts). Every refusal names the key (or
-// the flag) and the value expected.
-
 /**
- * Parses a raw value with the key's rule, as a validation error naming the key (or `label`, the
- * flag it came from). An empty value is left to the key's rule, which says what it needs.
+ * A setting's value as `config set` and `giftcard setup` take it: never garbled, then the key's own
+ * rule (src/config/setting-keys.ts), refused naming the key (or `label`, its flag); an empty value is left to the rule.
  */
 export function parseValue(key: SettingKey, raw: string, label = key.key): unknown {
   const fail = (message: string) => new ValidationError(`Invalid value for ${label}: ${message}`, [{ path: key.key, message }]);

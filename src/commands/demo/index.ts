@@ -16,7 +16,7 @@ import type { ReceivedRequest, Sandbox, SandboxOptions } from '../../sandbox/typ
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 
-/** The demo group as cli.ts loads it, with the `runCli` each step of the tour runs a command through: registers `opcli demo`. */
+/** `opcli demo`, given the `runCli` (cli/program.ts) each step of the tour runs a command through. */
 export function group(runCli: RunCli): { register(program: Command, deps: Deps): void } {
   return {
     register: (program, deps) =>
@@ -42,11 +42,7 @@ const foundationSteps: TourStep[] = [
   },
 ];
 
-/**
- * Runs every tour step against an in-process sandbox with a temporary config folder; returns the
- * commands it ran, each with its exit code. A command that ends otherwise than its step expects
- * stops the tour with an error.
- */
+/** Runs every tour step against an in-process sandbox and a temporary config folder; an unexpected exit code stops the tour. */
 export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbox?: StartSandbox }, deps: Deps): Promise<TourCommand[]> {
   const chalk = await colors(deps, 'stderr');
   const sandbox = await (opts.startSandbox ?? startSandbox)({ autoApprove: true, orders: 1200, triggerDelayMs: 800 });
@@ -112,7 +108,7 @@ export async function runTour(opts: { keep: boolean; runCli: RunCli; startSandbo
   }
 }
 
-/** Runs opcli with `argv` and returns the exit code: cli.ts's runCli, given to the demo when its group loads. */
+/** cli/program.ts's runCli, given to the demo when its group loads. */
 export type RunCli = (argv: string[], deps: Deps) => Promise<number>;
 
 /** What a tour step gets: the sandbox, a way to run opcli commands visibly, and the tour's deps. */
@@ -136,10 +132,7 @@ export interface TourStep {
 /** Starts the tour's sandbox: the sandbox's own `startSandbox`, or a test's, which keeps it to read what it received. */
 export type StartSandbox = (options: SandboxOptions) => Promise<Sandbox>;
 
-/**
- * One command the tour ran: in which step, the exit code it was meant to end with and the one it
- * did, what it printed and the requests the sandbox received while it ran.
- */
+/** One command the tour ran: its step, expected and actual exit codes, its output and the requests the sandbox received. */
 export interface TourCommand {
   step: string;
   argv: string[];
@@ -150,21 +143,13 @@ export interface TourCommand {
   received: ReceivedRequest[];
 }
 
-// The tour's plumbing: streams that keep and pass on a step's output, a browser's redirects.
-
-/**
- * Tees a stream: everything written is kept (`kept`) and also passed on; the terminal's width goes
- * with it, and on a terminal (`width` given) a line wider than it (a long URL, a JSON line) is broken
- * to fit, as the tour is meant to be read on the screen it runs on. A pipe or a file (no `width`)
- * gets the output exactly as written: data is never broken mid-value.
- */
+/** Tees a stream: everything written is kept and passed on; on a terminal (`width` given) a wider line is broken to fit, a pipe gets it exact. */
 function tee(target: Writable, width: number | undefined): Writable & { kept: string } {
   const stream = new Writable({
     write(chunk, _enc, done) {
       const text = chunk.toString();
       teed.kept += text;
-      // Passed on at once, not when the target is done: the tour's own narration goes straight to
-      // the same stream, and a step's last lines must not arrive after it.
+      // Passed on at once: the tour's narration goes straight to the same stream and must not overtake a step's last lines.
       target.write(width === undefined ? text : fitLines(text, width));
       done();
     },
@@ -186,10 +171,7 @@ export async function followRedirects(start: string): Promise<void> {
   }
 }
 
-/**
- * Breaks lines wider than `width`. Progress lines (redrawn with \r) and tab-separated data are left
- * alone: the terminal folds them without adding a line break to what is copied.
- */
+/** Breaks lines wider than `width`, but progress lines (\r) and tab-separated data: the terminal folds them without a break in what is copied. */
 function fitLines(text: string, width: number): string {
   return text
     .split('\n')
@@ -310,10 +292,7 @@ const ordersSteps: TourStep[] = [
 /** The customers of the batch: none is step 8's, so no row looks like the claim filed there. */
 const BATCH_CUSTOMERS = ['Bob Baker', 'Carol Chen', 'Dave Diaz', 'Erin Evans', 'Frank Fox'];
 
-/**
- * The batch's rows: the template's example row once per customer, with the customer's e-mail and
- * name and a price of its own; the third row's price is `badPrice` when given (a typo to fix).
- */
+/** The template's example row once per customer, each with its own e-mail, name and price (the third's is `badPrice` when given). */
 function batchCsv(templateCsv: string, badPrice?: string): string {
   const [header, example] = parse(templateCsv) as [string[], string[]];
   const at = (column: string) => header.indexOf(column);

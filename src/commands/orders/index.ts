@@ -1,7 +1,4 @@
-/**
- * `opcli orders`: the group and its `orders list` verb (flags, writers for JSON, JSONL, CSV, TSV and
- * the table, the footer and the resume hint); `orders update` is its own module, loaded only when built.
- */
+/** `opcli orders` and its `orders list` verb: flags, the writers, the footer and the resume hint. */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
@@ -46,7 +43,6 @@ function positiveInt(flag: string, min = 1, hint?: string) {
 // CHOICE (docs/spec-choices.md#page-size): the API states no maximum page size, so none is named or enforced.
 const SIZE_HINT = 'Orders per page, 1 or more; the server caps a page at its own maximum (leave --size out for its default).';
 
-/** Registers `orders list`. */
 function registerList(group: Command, deps: Deps): void {
   group
     .command('list')
@@ -138,8 +134,6 @@ export async function run(opts: ListOptions, deps: Deps): Promise<void> {
   for (const line of lines) deps.err(`${dim(line)}\n`);
 }
 
-// The flags of `orders list` as commander hands them over, checked and turned into the verb's options.
-
 export interface ListOptions {
   size?: number;
   cursor?: string;
@@ -217,14 +211,10 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
   };
 }
 
-// Writers of `orders list`: each takes the orders of one page as it arrives, so --jsonl, --json,
-// --csv and pipes stream with flat memory; only the terminal table waits for the end to align.
-// The CSV and table writers load the table and width libraries; JSON, JSONL and a
-// pipe never pay for them.
+// Each writer takes one page as it arrives (flat memory); only the terminal table waits for the end to align.
 
 export type ListFormat = 'json' | 'jsonl' | 'csv' | 'table' | 'plain';
 
-/** Creates the writer of a format. */
 export async function createOrderWriter(deps: Deps, format: ListFormat, options: WriterOptions = {}): Promise<OrderWriter> {
   // JSON on a terminal: invisible and C1 characters as \uXXXX escapes (the same values); a pipe gets it exact.
   const json = deps.io.stdoutIsTTY ? escapeInvisible : (text: string) => text;
@@ -276,15 +266,11 @@ export async function createOrderWriter(deps: Deps, format: ListFormat, options:
   }
 }
 
-// The `orders list` writers that need the table and CSV libraries: --csv and the terminal table, and the --columns check.
-
 /** CSV: a header, then one row per order, written page by page. */
 export async function createCsvWriter(deps: Deps, options: WriterOptions): Promise<OrderWriter> {
   const columns = options.columns ?? ORDER_COLUMNS;
   const raw = !!options.csvRaw;
-  // CSV is opened in spreadsheets, which draw bidi overrides and hide zero-width characters as a
-  // terminal does: cells are made safe wherever they go. --csv-raw writes the exact text, except
-  // to a terminal.
+  // Spreadsheets draw bidi overrides and hide zero-width characters as a terminal does: cells are made safe (--csv-raw: not in a pipe).
   const shown = raw && !deps.io.stdoutIsTTY ? (v: string) => v : safeText;
   let header = true;
   const flush = async (orders: OrderRecord[]) => {
@@ -318,8 +304,7 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
     },
     async end() {
       if (rows.length === 0) return;
-      // A column asked for by --columns is shown even when no order on the page has it (empty cells),
-      // rather than vanishing without a word.
+      // A column asked for by --columns is shown even when no order has it, rather than vanishing without a word.
       const present = presentColumns(rows);
       const names = ORDER_COLUMNS.filter((c) => present.includes(c) || options.columns?.includes(c));
       const columns: Column<OrderRecord>[] = names.map((c) => {
@@ -339,8 +324,6 @@ export function createTableWriter(deps: Deps, options: WriterOptions): OrderWrit
   };
 }
 
-// What the writers of `orders list` share (JSON and pipes, CSV and the table).
-
 /** What the writers take of the options: --columns (for the table, TSV and CSV), --csv-raw, and the fields of --json or --jsonl. */
 export type WriterOptions = Pick<ListOptions, 'columns' | 'csvRaw' | 'fields'>;
 
@@ -351,15 +334,10 @@ export async function write(deps: Deps, text: string): Promise<void> {
   if (!stream.write(text)) await once(stream, 'drain');
 }
 
-// The columns of an order list: which exist, which a terminal shows by default, and a cell's text.
-
 /** Every column of the list: sourceOrderId, then the spec's Order fields in its order. */
 export const ORDER_COLUMNS = ['sourceOrderId', ...ORDER_FIELDS] as string[];
 
-/**
- * CHOICE (docs/spec-choices.md#default-columns): the columns a terminal table shows by default; with
- * their headers and typical values they fit 80 columns. `--columns` picks others, `--json` has the full record.
- */
+/** CHOICE (docs/spec-choices.md#default-columns): the columns a terminal table shows by default, which fit 80 columns. */
 export const DEFAULT_ORDER_COLUMNS = ['sourceOrderId', 'sourceOrderNumber', 'currency', 'total', 'customerName'];
 
 /** The columns a record set carries: sourceOrderId, then the spec's Order fields in its order. */
@@ -379,8 +357,6 @@ export function amountText(value: unknown): unknown {
   const fixed = value.toFixed(2);
   return Number(fixed) === value ? fixed : String(value);
 }
-
-// The footer of `orders list` (stderr): how many orders of how many, where the page sits, what comes next.
 
 /** The footer's lines, plain text (the verb dims them); `resume` builds the command that continues from a cursor. */
 function footerLines(result: ListResult, input: ListOptions, resume: (cursor: string, remaining?: number) => string): string[] {
@@ -414,11 +390,8 @@ function footerLines(result: ListResult, input: ListOptions, resume: (cursor: st
   return lines;
 }
 
-/** The flags of `orders list` a resume command repeats (--rate as the user wrote it: a resume keeps the same budget). */
-export type ResumeFlags = Pick<ListOptions, 'all' | 'rateText' | 'size' | 'pageButtons' | 'columns' | 'format' | 'fields' | 'csvRaw'>;
-
-/** The command line that continues from `cursor` with the same flags. */
-export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cursor: string, remaining?: number): string {
+/** The command line that continues from `cursor` with the same flags (--rate as written: a resume keeps the same budget). */
+export function resumeCommand(opts: ListOptions, profile: string | undefined, cursor: string, remaining?: number): string {
   const argv = ['opcli'];
   if (profile) argv.push('--profile', profile);
   argv.push('orders', 'list');
@@ -435,11 +408,7 @@ export function resumeCommand(opts: ResumeFlags, profile: string | undefined, cu
   return argv.map(shellQuote).join(' ');
 }
 
-/**
- * A run a failure ended: what fetched was written, so the error names the cursor to resume from
- * (`resume` builds the command); an interruption gets a notice and exit 130. A failure before
- * anything was written is passed on as it is.
- */
+/** A run a failure ended after writing what it fetched: the error names the command to resume with; an interruption exits 130. */
 export function stopped(
   result: ListResult,
   interrupted: boolean,

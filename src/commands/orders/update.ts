@@ -10,7 +10,8 @@ import { PATHS } from '../../api/service.js';
 import { readDataObject } from '../../input/data.js';
 import { type FieldChange, planUpdate, sendUpdate, type UpdatePlan } from '../../orders/update.js';
 import { safeLine, safeText, textProblem } from '../../text/safe.js';
-import { count, createProgress } from '../../text/progress.js';
+import { createProgress } from '../../text/progress.js';
+import { count } from '../../text/count.js';
 
 export interface UpdateOptions {
   sourceOrderId: string;
@@ -32,7 +33,6 @@ const orderKinds = () => {
   return kinds;
 };
 
-/** Registers `orders update`. */
 export function register(group: Command, deps: Deps): void {
   addBodyVerb(group, {
     name: 'update',
@@ -110,8 +110,6 @@ export async function run(opts: UpdateOptions, deps: Deps): Promise<void> {
   const answer = await sendUpdate(deps, opts.sourceOrderId, plan.body);
   await printAnswer(deps, opts.json, answer, `Order ${opts.sourceOrderId} updated${summary(plan)}.`);
 }
-
-// What `orders update` shows.
 
 function show(value: unknown): string {
   if (value === undefined) return '(none)';

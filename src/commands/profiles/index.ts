@@ -21,7 +21,6 @@ export function register(program: Command, deps: Deps): void {
 /** The fields of a profile in `--json` (docs/json.md). */
 export const PROFILE_FIELDS = ['name', 'active', 'baseUrl', 'loggedIn'];
 
-/** Registers `profiles list`. */
 function registerList(group: Command, deps: Deps): void {
   group
     .command('list')
@@ -65,7 +64,6 @@ async function runList(opts: { json: boolean; fields?: string[] }, deps: Deps): 
   );
 }
 
-/** Registers `profiles use`. */
 function registerUse(group: Command, deps: Deps): void {
   group
     .command('use')
@@ -86,7 +84,6 @@ async function runUse(opts: { name: string }, deps: Deps): Promise<void> {
   deps.err(`Now using profile "${opts.name}".\n`);
 }
 
-/** Registers `profiles remove`. */
 function registerRemove(group: Command, deps: Deps): void {
   group
     .command('remove')

@@ -64,7 +64,6 @@ function parseFlags(flags: SandboxFlags): SandboxCommandOptions {
   };
 }
 
-/** Registers `opcli sandbox`. */
 export function register(program: Command, deps: Deps): void {
   const sandbox = program
     .command('sandbox')
@@ -119,11 +118,7 @@ interface SandboxCommandOptions {
   latencyMs?: number;
 }
 
-/**
- * Starts the sandbox and, with --write-profile, writes the profile before anything is printed. A
- * command reading that profile meanwhile waits for it: the marker is left first
- * (src/config/sandbox-starting.ts) and removed once the profile is written, or the start failed.
- */
+/** Starts the sandbox and writes the --write-profile profile before anything is printed (a reader meanwhile waits: config/sandbox-starting.ts). */
 async function start(opts: SandboxCommandOptions, deps: Deps): Promise<Sandbox> {
   const profile = opts.writeProfile;
   const unmark = profile === undefined ? undefined : markSandboxStarting(deps.configDir(), profile, deps.now());

@@ -6,6 +6,19 @@ import { outputMode, printJson, printRecord } from '../../core/output.js';
 import { readSecret } from '../secret-input.js';
 import { checkTokenShape, verifySession } from '../../session/verify.js';
 
+/** The fields of the session context in `--json` (docs/json.md), as the spec's SessionContext names them. */
+export const SESSION_FIELDS = ['userId', 'email', 'firstName', 'lastName', 'storeId', 'installationId', 'applicationId', 'clientId', 'scopes'];
+
+export interface VerifyOptions {
+  /** The token from the argument; undefined with --stdin or --from-file. */
+  token?: string;
+  stdin: boolean;
+  fromFile?: string;
+  json: boolean;
+  fields?: string[];
+  wait: boolean;
+}
+
 /** `opcli session`: embedded-app session tokens. */
 export function register(program: Command, deps: Deps): void {
   const group = program
@@ -17,27 +30,7 @@ export function register(program: Command, deps: Deps): void {
 Examples:
   $ printf %s "$SESSION_TOKEN" | opcli session verify --stdin`,
     );
-  registerVerify(group, deps);
-}
 
-/** The fields of the session context in `--json` (docs/json.md), as the spec's SessionContext names them. */
-export const SESSION_FIELDS = ['userId', 'email', 'firstName', 'lastName', 'storeId', 'installationId', 'applicationId', 'clientId', 'scopes'];
-
-export interface VerifyOptions {
-  /** The token from the argument; undefined with --stdin or --from-file. */
-  token?: string;
-  stdin: boolean;
-  /** --from-file: read the token from this file. */
-  fromFile?: string;
-  json: boolean;
-  /** `--json FIELDS`: only these fields. */
-  fields?: string[];
-  /** On a 429, wait once for Retry-After and try again. */
-  wait: boolean;
-}
-
-/** Registers `session verify`. */
-function registerVerify(group: Command, deps: Deps): void {
   group
     .command('verify')
     .description('Verify an embedded-app session token and print who is looking at which store')

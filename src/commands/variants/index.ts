@@ -8,6 +8,17 @@ import { textProblem, safeLine } from '../../text/safe.js';
 import { PATHS } from '../../api/service.js';
 import { buildBody, readDataObject } from '../../input/data.js';
 
+interface CreateOptions {
+  productId: string;
+  data?: string;
+  flags: Record<string, unknown>;
+  dryRun: boolean;
+  json: boolean;
+}
+
+/** Every variant field but productId, which is the argument. */
+const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
+
 /** `opcli variants`: create product variants. */
 export function register(program: Command, deps: Deps): void {
   const group = program
@@ -19,23 +30,7 @@ export function register(program: Command, deps: Deps): void {
 Examples:
   $ opcli variants create prod_1 --status ACTIVE --name "Mug, blue" --price 12.5 --inventory-quantity 40 --product-type SIMPLE`,
     );
-  registerCreate(group, deps);
-}
 
-interface CreateOptions {
-  productId: string;
-  /** A JSON file, or - for standard input; flags override its fields. */
-  data?: string;
-  flags: Record<string, unknown>;
-  dryRun: boolean;
-  json: boolean;
-}
-
-/** Every variant field but productId, which is the argument. */
-const KINDS = fieldKinds(ProductVariant).filter((k) => k.name !== 'productId');
-
-/** Registers `variants create`. */
-function registerCreate(group: Command, deps: Deps): void {
   addBodyVerb(group, {
     name: 'create',
     description: 'Create a product variant, a child of a product (POST /v2/products/{productId}/children)',
@@ -99,11 +94,7 @@ async function runCreate(opts: CreateOptions, deps: Deps): Promise<void> {
   await printAnswer(deps, opts.json, answer, `Variant "${variant.name}" created under product ${opts.productId}.`);
 }
 
-/**
- * CHOICE (docs/spec-choices.md#image-urls): the spec types productImage as a string and only describes it as an image URL, so a
- * server might take a relative path or a CDN key. opcli sends what it is given and warns when it is
- * not an http(s) URL.
- */
+/** CHOICE (docs/spec-choices.md#image-urls): productImage is typed a string, so it is sent as given, with a warning unless http(s). */
 function warnAboutProductImage(deps: Deps, image: string | undefined): void {
   if (image === undefined) return;
   const scheme = URL.canParse(image) ? new URL(image).protocol : undefined;
