@@ -15,11 +15,7 @@ import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVI
 /** Setting names (as `config set` knows them) to raw values. */
 type SetupValues = Partial<Record<string, string>>;
 
-/**
- * Normalises pasted values and says what it changed. A trigger id given as a whole execute URL
- * gives the id (its last path segment, as the spec says) and, unless given too, the trigger-url; a
- * shop URL loses its scheme, path and trailing slash.
- */
+/** Normalises pasted values, saying what changed: an execute URL gives the trigger id (its last segment) and trigger-url; a shop URL its host. */
 export function normaliseValues(values: SetupValues): { values: SetupValues; notes: string[] } {
   const out = { ...values };
   const notes: string[] = [];
@@ -46,16 +42,12 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
   return { values: out, notes };
 }
 
-/** A setting checked by its key's rule, ready to write. */
 interface SettingChange {
   key: SettingKey;
   value: unknown;
 }
 
-/**
- * Normalises the values and checks every one with `parse` (the key's rule, which throws a
- * ValidationError naming the flag) before anything is written. Writes nothing.
- */
+/** Normalises the values and checks every one with `parse` (throwing a ValidationError naming the flag); writes nothing. */
 export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: string) => unknown): { changes: SettingChange[]; notes: string[] } {
   const normal = normaliseValues(values);
   const changes = Object.entries(normal.values)
@@ -68,11 +60,7 @@ export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: 
   return { changes, notes: normal.notes };
 }
 
-/**
- * Writes checked settings to a profile: a secret (the token) to the credentials file, bound to the
- * provider-api-url (so the URLs are written first), the rest to the settings. Returns warnings
- * about a token left bound to another provider URL.
- */
+/** Writes checked settings, the token last (it is bound to the provider-api-url); answers warnings about a token bound elsewhere. */
 export async function saveSettings(
   profile: string,
   changes: SettingChange[],
@@ -95,7 +83,6 @@ function safeUrl(text: string): URL | undefined {
   }
 }
 
-/** One line of `setup --check`. */
 interface CheckRow {
   check: string;
   result: 'ok' | 'failed' | 'not configured' | 'not checked';
@@ -110,12 +97,7 @@ const PROBE_CUSTOMER = 'opcli-setup-check';
 /** Phrases of a 404 about the customer that show the lookup itself was accepted. */
 const UNKNOWN_CUSTOMER_PHRASES = ['customer not found', 'customer id not found', 'unknown customer', 'no such customer', 'not linked'];
 
-/**
- * CHOICE (docs/spec-choices.md#setup-check-probe): an answer to the probe lookup that proves the token was accepted and the
- * store found: the spec's "balance update failure" (a customer id not linked to a card), or a 404
- * saying the customer or its card was not found. "API key not found" and "Store domain not found"
- * are matched first, whatever the status; a bare 404 (a wrong API address) proves nothing.
- */
+/** CHOICE (docs/spec-choices.md#setup-check-probe): an answer to the probe that proves the token accepted and the store found. */
 function probeAnswered(error: ProviderRefusedError): boolean {
   if (error.condition === 'balance-update') return true;
   if (error.condition !== 'other' || error.status !== 404) return false;
