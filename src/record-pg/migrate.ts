@@ -1,9 +1,7 @@
 /**
- * The schema of the team's record, as Flyway and node-pg-migrate keep one: numbered SQL files
- * (src/record-pg/migrations/, bundled as text), a version table (opcli.schema_version, one row per
- * file applied), and every pending file applied in one transaction with its row, under an advisory
- * lock, so two administrators who run `record setup` at once apply each file once and a failure
- * leaves the database as it was. The grants to the members are given again in the same transaction.
+ * The team's record's schema, as Flyway keeps one: numbered SQL files (migrations/), a version table, and
+ * every pending file applied with its row in one transaction under an advisory lock (two setups at once
+ * apply each once; a failure changes nothing), the members' grants given again in it.
  */
 import type { ClientBase } from 'pg';
 import { ExitCode, OpcliError } from '../core/errors.js';
@@ -11,7 +9,6 @@ import record0001 from './migrations/0001-record.sql';
 import claimQuestions0002 from './migrations/0002-claim-questions.sql';
 import batchRows0003 from './migrations/0003-batch-rows.sql';
 
-/** One numbered SQL file. */
 export interface Migration {
   version: number;
   name: string;
@@ -29,7 +26,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /** The advisory lock of setup: "opcli" as a number, the same in every opcli. */
 const SETUP_LOCK = 0x6f70636c69;
 
-/** What a setup did: the schema's version before and after, the files applied, the members granted. */
+/** What a setup did. */
 export interface MigrationResult {
   from: number;
   to: number;
@@ -56,14 +53,12 @@ CREATE TABLE IF NOT EXISTS opcli.schema_version (
   applied_by name NOT NULL DEFAULT current_user
 );`;
 
-/** A string as an SQL literal ('it''s'), for a script a person reviews and runs with psql. */
+/** A string as an SQL literal ('it''s'). */
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * What `migrate` does, as one script for an administrator to review and run with psql (`record setup
- * --print-sql`): from schema version `from` to SCHEMA_VERSION, then the grants to `members`, in one
- * transaction under the same lock, stopping with nothing changed when the database is not at `from`.
- * Unlike `migrate`, it cannot refuse a member that is a superuser or the owner: it never connects.
+ * What `migrate` does as one script to review and run with psql (`record setup --print-sql`), stopping
+ * when the database is not at `from`; it never connects, so it cannot refuse a superuser member.
  */
 export function setupScript(from: number, members: readonly string[]): string {
   const pending = MIGRATIONS.filter((m) => m.version > from);
@@ -89,7 +84,7 @@ END $check$;`,
   ].join('\n');
 }
 
-/** The schema's version in this database: 0 when it has no record yet. */
+/** The schema's version here: 0 when there is no record yet. */
 export async function schemaVersion(client: ClientBase): Promise<number> {
   const exists = await client.query<{ t: string | null }>("SELECT to_regclass('opcli.schema_version')::text AS t");
   if (!exists.rows[0]?.t) return 0;
@@ -97,10 +92,7 @@ export async function schemaVersion(client: ClientBase): Promise<number> {
   return result.rows[0]?.v ?? 0;
 }
 
-/**
- * Brings the schema up to SCHEMA_VERSION and grants `members` (and every member named before) what
- * a member needs, in one transaction on `client`. A database of a newer opcli is left alone.
- */
+/** Brings the schema up to SCHEMA_VERSION and grants `members` and those named before, in one transaction. */
 export async function migrate(client: ClientBase, members: readonly string[]): Promise<MigrationResult> {
   await client.query('BEGIN');
   try {
@@ -132,11 +124,7 @@ export async function migrate(client: ClientBase, members: readonly string[]): P
   }
 }
 
-/**
- * Refuses a member role that would hold more than a member's rights: one that does not exist, a
- * superuser, the role running setup (the owner), or a role that is a member of it (it inherits the
- * owner's rights: update, delete, drop).
- */
+/** Refuses a member role that does not exist or would hold more than a member's rights (a superuser, the owner, or a member of it). */
 async function checkMembers(client: ClientBase, members: readonly string[]): Promise<void> {
   if (members.length === 0) return;
   const found = await client.query<{ name: string; superuser: boolean; owner: boolean }>(
