@@ -389,7 +389,11 @@ function creditWhat(req: KnownIds, withOrder = false): string {
 }
 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
-class DuplicateIssuanceError extends OpcliError {}
+class DuplicateIssuanceError extends OpcliError {
+  constructor(message: string, hint: string) {
+    super(message, { exitCode: ExitCode.partial, hint });
+  }
+}
 
 /** The earlier records that hold a new credit back, by why. */
 interface EarlierRecords {
@@ -454,38 +458,32 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
     const o = last.outcome;
     const earlierId = last.attempt.bonus ? last.attempt.orderNumber : last.attempt.claimId;
     const variant = earlierId !== (req.bonus ? req.orderNumber : req.claimId) ? ` (recorded as "${earlierId}": the same id written differently)` : '';
+    const attempt = `An earlier attempt to issue store credit for ${what}${variant}`;
     if (!o) {
-      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} has no recorded outcome (${recordText(last)}).`, {
-        exitCode: ExitCode.partial,
-        hint: `It is still running, or it stopped before finishing and may have paid. ${check}`,
-      });
+      throw new DuplicateIssuanceError(
+        `${attempt} has no recorded outcome (${recordText(last)}).`,
+        `It is still running, or it stopped before finishing and may have paid. ${check}`,
+      );
     }
-    if (o.status === 'uncertain') {
-      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} ended with an unknown outcome (${recordText(last)}).`, {
-        exitCode: ExitCode.partial,
-        hint: `It may have paid. ${check}`,
-      });
-    }
-    throw new DuplicateIssuanceError(`Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`, {
-      exitCode: ExitCode.partial,
-      hint: `See \`${historyCommand(req)}\`. To issue again anyway, pass --force.`,
-    });
+    if (o.status === 'uncertain')
+      throw new DuplicateIssuanceError(`${attempt} ended with an unknown outcome (${recordText(last)}).`, `It may have paid. ${check}`);
+    throw new DuplicateIssuanceError(
+      `Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`,
+      `See \`${historyCommand(req)}\`. To issue again anyway, pass --force.`,
+    );
   }
   const cut = torn[0];
   if (cut) {
     throw new DuplicateIssuanceError(
       `Line ${cut.line} of the gift card ledger ${ledgerPath} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
-      { exitCode: ExitCode.partial, hint: check },
+      check,
     );
   }
   const like = similar[similar.length - 1];
   if (like) {
     throw new DuplicateIssuanceError(
       `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${creditWhat(req, true)}\nNothing was sent.`,
-      {
-        exitCode: ExitCode.partial,
-        hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
-      },
+      `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
     );
   }
 }

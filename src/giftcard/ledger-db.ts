@@ -66,8 +66,7 @@ export function scopeOf(key: string): { origin: string; storeId: string } {
 /** What an attempt row keeps beside its columns: the ledger attempt's own fields. */
 type AttemptDetail = Pick<AttemptRecord, 'claimId' | 'orderNumber' | 'bonus' | 'amount' | 'email' | 'name' | 'shopUrl' | 'firstPath' | 'user'>;
 
-/** The ledger in the team's record database. */
-export class DatabaseLedger implements CreditLedger {
+class DatabaseLedger implements CreditLedger {
   readonly path: string;
   /** The highest attempt of each key this run has read: the next one it writes is one more. */
   private readonly seen = new Map<string, number>();

@@ -58,10 +58,7 @@ export function formatMoney(cents: number, currency: string): string {
   return `${groupAmount(formatCents(cents))} ${currency}`;
 }
 
-/**
- * A recorded amount ("25000.00", as the ledger keeps it) grouped by thousands for people (no ICU:
- * see src/text/count.ts), or as it is when it is not one.
- */
+/** A recorded amount ("25000.00") grouped by thousands (no ICU: see src/text/count.ts), or as it is when it is not one. */
 export function groupAmount(amount: string): string {
   return /^-?\d+\.\d{2}$/.test(amount) ? amount.replace(/\B(?=(\d{3})+\.)/g, ',') : amount;
 }

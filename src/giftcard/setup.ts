@@ -130,22 +130,13 @@ async function creditApiRows(client: ProviderClient, settings: ProviderSettings)
         storeOk,
       ];
     }
-    if (error instanceof ProviderRefusedError && error.condition === 'api-key') {
-      return [
-        { check: 'credit API token', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}` },
-        { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
-      ];
-    }
     if (error instanceof ProviderRefusedError && error.condition === 'store-domain') {
       return [tokenOk, { check: 'store domain', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['store-domain']}` }];
     }
-    if (error instanceof ProviderRefusedError && (error.status === 401 || error.status === 403)) {
+    if (error instanceof ProviderRefusedError && (error.condition === 'api-key' || error.status === 401 || error.status === 403)) {
+      const said = error.condition === 'api-key' ? error.providerMessage : `the provider refused the token (${error.status}): ${error.providerMessage}`;
       return [
-        {
-          check: 'credit API token',
-          result: 'failed',
-          detail: `the provider refused the token (${error.status}): ${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}`,
-        },
+        { check: 'credit API token', result: 'failed', detail: `${said}. ${PROVIDER_ADVICE['api-key']}` },
         { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
       ];
     }

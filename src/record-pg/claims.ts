@@ -246,7 +246,6 @@ function linesOf(r: AttemptRow): ReadLine[] {
   return [intent, ...outcomes];
 }
 
-/** The record of claims of one store in the team's database. */
 export class DatabaseClaimRecord {
   readonly path: string;
   private readonly scope: Scope;

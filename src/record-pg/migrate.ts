@@ -36,13 +36,6 @@ export interface MigrationResult {
   gone: string[];
 }
 
-/** A member role that cannot be one: missing, a superuser, the administrator, or a role the administrator's privileges pass to (exit 2). */
-export class MemberRoleError extends OpcliError {
-  constructor(message: string, hint: string) {
-    super(message, { exitCode: ExitCode.usage, hint });
-  }
-}
-
 /** The version table and the schema it lives in, made on first use (the migrations themselves never touch it). */
 const BOOTSTRAP = `CREATE SCHEMA IF NOT EXISTS opcli;
 REVOKE ALL ON SCHEMA opcli FROM PUBLIC;
@@ -137,15 +130,18 @@ async function checkMembers(client: ClientBase, members: readonly string[]): Pro
   for (const member of members) {
     const role = byName.get(member);
     if (!role) {
-      throw new MemberRoleError(
-        `Role "${member}" does not exist in this database; nothing was changed.`,
-        `Create it first (CREATE ROLE "${member}" LOGIN PASSWORD '…'; or a group role that people join: CREATE ROLE team NOLOGIN; GRANT team TO alice;), then run setup again.`,
-      );
+      throw new OpcliError(`Role "${member}" does not exist in this database; nothing was changed.`, {
+        exitCode: ExitCode.usage,
+        hint: `Create it first (CREATE ROLE "${member}" LOGIN PASSWORD '…'; or a group role that people join: CREATE ROLE team NOLOGIN; GRANT team TO alice;), then run setup again.`,
+      });
     }
     if (role.superuser || role.owner) {
-      throw new MemberRoleError(
+      throw new OpcliError(
         `Role "${member}" cannot be a member: it is ${role.superuser ? 'a superuser' : 'the role running setup, or a member of it'}, so it could update and delete the record; nothing was changed.`,
-        'Give each person a role of their own, with no more rights than LOGIN, and name those roles (or a group role they join) with --member.',
+        {
+          exitCode: ExitCode.usage,
+          hint: 'Give each person a role of their own, with no more rights than LOGIN, and name those roles (or a group role they join) with --member.',
+        },
       );
     }
   }
