@@ -72,7 +72,6 @@ function describeFailure(error: unknown, target: RecordTarget): { words: string;
 
 /** The one-line error for a failure of the record database, `rerun` in the caller's words; opcli's own errors pass as they are. */
 export function databaseError(error: unknown, target: RecordTarget, rerun: string): OpcliError {
-  // opcli's own errors (a role that cannot be a member, a schema too new) already say what to do.
   if (error instanceof OpcliError) return error;
   const { words, code } = describeFailure(error, target);
   return new RecordDatabaseError(`Record database ${target.label}: ${words}; ${rerun}`, target, code, error);

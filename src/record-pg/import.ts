@@ -48,7 +48,6 @@ export interface ImportedFile {
   lines: number;
 }
 
-/** What an import added. */
 export interface ImportCounts {
   alreadyIn: number;
   runs: number;

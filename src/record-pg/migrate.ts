@@ -26,7 +26,6 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /** The advisory lock of setup: "opcli" as a number, the same in every opcli. */
 const SETUP_LOCK = 0x6f70636c69;
 
-/** What a setup did. */
 export interface MigrationResult {
   from: number;
   to: number;
