@@ -80,9 +80,14 @@ export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): {
     port,
     user,
     database,
-    password: passwordFor(record.password, target, env, (found) => {
-      target.passwordFrom = found ? 'the password file' : 'nowhere';
-    }),
+    // The password node-postgres asks for when the server wants one (it takes undefined as "none"; its types say string only).
+    password: async (): Promise<string> => {
+      if (record.password !== undefined) return record.password;
+      if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
+      const password = await fromPasswordFile(target, env);
+      target.passwordFrom = password !== undefined ? 'the password file' : 'nowhere';
+      return password as string;
+    },
     ssl: tlsSettings(
       sslmode,
       host,
@@ -163,23 +168,6 @@ function readClientFile(path: string, what: string, cwd: string): string {
   } catch (error) {
     throw new UsageError(`The record URL's ${what} file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
   }
-}
-
-/** The password node-postgres asks for when the server wants one; `found` says whether the password file had one. */
-function passwordFor(
-  given: string | undefined,
-  target: RecordTarget,
-  env: Record<string, string | undefined>,
-  found: (inFile: boolean) => void,
-): () => Promise<string> {
-  // node-postgres takes undefined as "no password" (its types say string only).
-  return async (): Promise<string> => {
-    if (given !== undefined) return given;
-    if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
-    const password = await fromPasswordFile(target, env);
-    found(password !== undefined);
-    return password as string;
-  };
 }
 
 /** The password file's password (libpq's file, read by node-postgres's own pgpass library, which ignores a file others can read), or undefined. */
