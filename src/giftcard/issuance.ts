@@ -369,12 +369,8 @@ export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timi
 
 // The earlier-credit check: what the ledger holds against a new credit, refused with exit 3.
 
-/** The credit the ledger is searched for: its request, ledger key and words ("claim C-1"). */
-interface HeldCredit {
-  req: CreditRequest;
-  key: string;
-  what: string;
-}
+/** The credit the ledger is searched for. */
+type HeldCredit = Pick<PreparedIssue, 'req' | 'key' | 'what'>;
 
 /** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
 function historyCommand(req: KnownIds): string {
@@ -709,25 +705,22 @@ export function lateCreditSeen(watch: NonNullable<OutcomeRecord['watch']>, card:
   return !watch.cardId && balance - laterCents >= cents;
 }
 
-/** What the trigger path posted and found: the loyalty card before, and the card once the credit showed (or null). */
-interface TriggerOutcome {
-  before: GiftCard | null;
-  card: GiftCard | null;
-}
-
 /** The chain's result once `card` holds the credit (no double credit seen yet). */
 function paid(path: CreditPath, card: GiftCard, triggerPosted: boolean, fellBack: boolean, notes: string[]): ChainResult {
   return { path, card, balanceCents: numberToCents(card.amount), triggerPosted, fellBack, possibleDoubleCredit: false, notes, warnings: [] };
 }
 
-/** Posts the trigger workflow and polls the loyalty card for its credit; a refusal or a request that never left falls back. */
+/**
+ * Posts the trigger workflow and polls the loyalty card for its credit: the card before, and the card once the credit showed (or null);
+ * a refusal or a request that never left falls back.
+ */
 async function tryTrigger(
   req: CreditRequest,
   env: ChainEnv,
   progress: ChainProgress,
   body: ReturnType<typeof requestBodies>['trigger'],
   customerId: string,
-): Promise<TriggerOutcome> {
+): Promise<{ before: GiftCard | null; card: GiftCard | null }> {
   const { client, timing } = env;
   const notes = progress.notes;
   const before = await client.lookup(customerId);

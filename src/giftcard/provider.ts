@@ -119,13 +119,6 @@ export function nativeUrlProblem(nativeUrl: string | undefined, baseUrl: string 
 export const NATIVE_URL_HINT =
   "Point native-url at the service's own host: `opcli config set native-url <base-url>/…` (see `opcli config get base-url`), or unset it with `opcli config unset native-url`.";
 
-/** How a lookup is sent: polls turn retries off and bound the wait by their deadline. */
-interface LookupOptions {
-  retry?: 'auto' | 'never';
-  /** After this many milliseconds the lookup fails with a TimeoutError. */
-  timeoutMs?: number;
-}
-
 /** Milliseconds as seconds for people: 4500 → "4.5 s". */
 export function formatSeconds(ms: number): string {
   const s = ms / 1000;
@@ -206,8 +199,8 @@ export class ProviderClient {
     return joinUrl(this.settings.nativeUrl, '/gift-cards');
   }
 
-  /** GET /v2/gift-cards/: the loyalty card, or null when the provider says there is none (NO_CARD_PHRASES); bounded by `timeoutMs`. */
-  async lookup(customerId: string, options: LookupOptions = {}): Promise<GiftCard | null> {
+  /** GET /v2/gift-cards/: the loyalty card, or null when the provider says there is none (NO_CARD_PHRASES); a poll's ends by `timeoutMs`. */
+  async lookup(customerId: string, options: { retry?: 'never'; timeoutMs?: number } = {}): Promise<GiftCard | null> {
     const query = GiftCardLookupQuery.parse({ shop_url: this.settings.shopUrl, customer_id: customerId });
     const limit = options.timeoutMs !== undefined ? Math.max(1, Math.min(options.timeoutMs, this.timeoutMs ?? Number.POSITIVE_INFINITY)) : undefined;
     // The deadline (on the run's timers) aborts the request wherever it is, a shared 429 pause included.

@@ -1,17 +1,11 @@
 /**
- * The record of claims in the team's record in PostgreSQL, for a profile with a record-url: asked the
- * file record's questions (src/claims/record.ts), each an indexed query (CLAIM_QUESTIONS).
- *
- * - an intent is a row of opcli.intents (kind `claim`) committed before its request leaves, as attempt
- *   `seen + 1` of its key under the unique key; a batch's group is one transaction (the file's one
- *   fdatasync) inserted ON CONFLICT DO NOTHING: an intent not inserted was taken by another member
- *   since this run read the key, and is held, never sent (`Taken`);
- * - transactions are chained: a run's row commits before its intents, an intent before its outcome
- *   (written with the next group's transaction, or at the end);
- * - where a key stands is the one rule of src/record/outcome.ts (standingOfKey over its rows);
- * - a database that fails fails safe: a group whose transaction did not commit is not sent, every later
- *   question fails with the same one line (errors.ts), and nothing falls back to a file;
- * - CHOICE (docs/spec-choices.md#record-places): the file records of before are still read, never written.
+ * The record of claims in the team's record in PostgreSQL: the file record's questions (src/claims/record.ts),
+ * each an indexed query, answered by the one rule of src/record/outcome.ts. An intent is committed before its
+ * request leaves, as attempt `seen + 1` of its key under the unique key; a batch's group is one transaction
+ * (the file's one fdatasync), and an intent it did not insert was taken by another member: held, never sent.
+ * Transactions are chained (a run's row before its intents, an intent before its outcome). A database that
+ * fails fails safe: what did not commit is not sent, every later question fails with the same one line.
+ * CHOICE (docs/spec-choices.md#record-places): the file records of before are still read, never written.
  */
 import { hostName, osUser } from '../config/user-name.js';
 import { emailIdentity } from '../core/identity.js';

@@ -70,7 +70,7 @@ export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): {
     port,
     database,
     user,
-    label: socket ? `${host} port ${port}/${database}` : `${hostLabel(host)}:${port}/${database}`,
+    label: socket ? `${host} port ${port}/${database}` : `${host.includes(':') ? `[${host}]` : host}:${port}/${database}`,
     sslmode,
     passwordFrom,
     connectMs,
@@ -113,10 +113,6 @@ function osUserName(env: Record<string, string | undefined>): string {
   } catch {
     return env.USER ?? env.USERNAME ?? 'postgres';
   }
-}
-
-function hostLabel(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** sslmode as libpq reads it; by default none on this machine, and verify-full anywhere else. */
