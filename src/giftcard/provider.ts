@@ -96,20 +96,12 @@ export function providerNameProblem(name: string): string | undefined {
 /** Why the native call, which carries the service's Bearer token, may not go to `nativeUrl` (not the base URL's origin), or undefined. */
 export function nativeUrlProblem(nativeUrl: string | undefined, baseUrl: string | undefined): string | undefined {
   if (!nativeUrl) return undefined;
-  let native: URL;
-  try {
-    native = new URL(nativeUrl);
-  } catch {
-    return `native-url "${nativeUrl}" is not a URL.`;
-  }
+  if (!URL.canParse(nativeUrl)) return `native-url "${nativeUrl}" is not a URL.`;
+  const native = new URL(nativeUrl);
   if (!baseUrl)
     return `native-url ${native.origin} cannot be checked against the service's host: no base URL is configured, and the native call carries the service's access token.`;
-  let base: URL;
-  try {
-    base = new URL(baseUrl);
-  } catch {
-    return `the base URL "${baseUrl}" is not a URL, so native-url cannot be checked against it.`;
-  }
+  if (!URL.canParse(baseUrl)) return `the base URL "${baseUrl}" is not a URL, so native-url cannot be checked against it.`;
+  const base = new URL(baseUrl);
   if (native.origin !== base.origin) {
     return `native-url ${native.origin} is not on the service's host ${base.origin}: the native gift card call carries the service's access token, which is sent only to the service's own host.`;
   }

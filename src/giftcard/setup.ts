@@ -21,7 +21,7 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
   const notes: string[] = [];
   const trigger = out['trigger-id']?.trim();
   if (trigger && /^https?:\/\//i.test(trigger)) {
-    const url = safeUrl(trigger);
+    const url = URL.canParse(trigger) ? new URL(trigger) : undefined;
     const segments = url ? url.pathname.split('/').filter(Boolean) : [];
     const id = segments.pop();
     if (url && id && TriggerId.safeParse(id).success) {
@@ -33,7 +33,7 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
   }
   const shop = out['shop-url']?.trim();
   if (shop) {
-    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(shop) ? safeUrl(shop) : undefined;
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(shop) && URL.canParse(shop) ? new URL(shop) : undefined;
     const domain = (url ? url.host : shop.replace(/\/+$/, '')).toLowerCase();
     if (domain !== shop) notes.push(`Saved the store domain as ${domain} (the provider wants the domain alone, not ${shop}).`);
     out['shop-url'] = domain;
@@ -73,14 +73,6 @@ export async function saveSettings(
     warnings.push(...(await writeSetting(profile, key, value, both, secrets)));
   }
   return warnings;
-}
-
-function safeUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
 }
 
 interface CheckRow {

@@ -29,10 +29,7 @@ export function maskRecordUrl(raw: string): string {
 export function parseRecordUrl(raw: string, source: string): RecordUrl {
   const value = raw.trim();
   const example = 'such as postgresql://alice@db.example.com:5432/opcli';
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {}
+  const url = URL.canParse(value) ? new URL(value) : undefined;
   if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
     // What does not parse is not echoed at all: it may be a password pasted in the wrong place.
     const got = url ? `got "${maskRecordUrl(value)}"` : 'got something that is not a URL';
