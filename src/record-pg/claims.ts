@@ -26,7 +26,7 @@ import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js'
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import { addRows, type RunRow } from './import.js';
-import { ATTEMPTS, type AttemptRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
+import { ATTEMPTS, type AttemptRecordRow, type IntentRow, inTransaction, type OutcomeRow, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -362,25 +362,16 @@ export class DatabaseClaimRecord {
     const outcomes = this.pendingOutcomes;
     this.pendingRuns = [];
     this.pendingOutcomes = [];
-    const next = this.chain.then(() =>
-      this.ask(async (client) => {
-        await client.query('BEGIN');
-        try {
-          await addRows(
-            client,
-            'runs',
-            runs.map(({ run, at, details }) => claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope)),
-          );
-          await addRows(client, 'outcomes', outcomes.map(claimOutcomeRow));
-          const result = await fn(client);
-          await client.query('COMMIT');
-          return result;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw error;
-        }
-      }, rerun),
-    );
+    const work = async (client: ClientBase): Promise<T> => {
+      await addRows(
+        client,
+        'runs',
+        runs.map(({ run, at, details }) => claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope)),
+      );
+      await addRows(client, 'outcomes', outcomes.map(claimOutcomeRow));
+      return fn(client);
+    };
+    const next = this.chain.then(() => this.ask((client) => inTransaction(client, () => work(client)), rerun));
     this.chain = next.catch(() => {});
     return next;
   }
@@ -484,8 +475,7 @@ export class DatabaseClaimRecord {
         keys = (await client.query<{ key: string }>(question, [origin, storeId, term])).rows.map((r) => r.key);
         if (keys.length === 0) return;
       }
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
+      const read = async (): Promise<void> => {
         await client.query(`DECLARE claims NO SCROLL CURSOR FOR ${claimsInOrder(!!keys)}`, keys ? [origin, storeId, keys] : [origin, storeId]);
         let claim: ReadLine[][] = [];
         let claimKey: string | undefined;
@@ -505,11 +495,8 @@ export class DatabaseClaimRecord {
           if (page.rows.length < PAGE) break;
         }
         if (claim.length) take(claim);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
+      };
+      await inTransaction(client, read, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     }, NOTHING_WRITTEN);
   }
 }

@@ -6,7 +6,7 @@
  * opcli.imports counts a file's lines in. Each chunk is one statement a table, its rows one JSON parameter.
  */
 import type { ClientBase } from 'pg';
-import type { IntentRow, OutcomeRow } from './queries.js';
+import { type IntentRow, inTransaction, type OutcomeRow } from './queries.js';
 
 export interface RunRow {
   run: string;
@@ -118,23 +118,17 @@ export async function importRecord(
   chunks: (alreadyIn: number) => AsyncIterable<ImportChunk>,
   options: { dryRun?: boolean } = {},
 ): Promise<ImportCounts> {
-  await client.query('BEGIN');
-  try {
+  const work = async (): Promise<ImportCounts> => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
     const alreadyIn = await importedLines(client, file.fileId);
     const counts: ImportCounts = { alreadyIn, runs: 0, intents: 0, outcomes: 0, notes: 0 };
-    if (alreadyIn >= file.lines) {
-      await client.query('ROLLBACK');
-      return counts;
-    }
+    // All in already: nothing is written.
+    if (alreadyIn >= file.lines) return counts;
     for await (const chunk of chunks(alreadyIn)) {
       for (const table of ['runs', 'intents', 'outcomes', 'notes'] as const) counts[table] += await addRows(client, table, chunk[table]);
     }
     await client.query('INSERT INTO opcli.imports (file_id, path, lines, at) VALUES ($1, $2, $3, now())', [file.fileId, file.path, file.lines]);
-    await client.query(options.dryRun ? 'ROLLBACK' : 'COMMIT');
     return counts;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  }
+  };
+  return inTransaction(client, work, 'BEGIN', options.dryRun ? 'ROLLBACK' : 'COMMIT');
 }

@@ -8,6 +8,7 @@ import { ExitCode, OpcliError } from '../core/errors.js';
 import record0001 from './migrations/0001-record.sql';
 import claimQuestions0002 from './migrations/0002-claim-questions.sql';
 import batchRows0003 from './migrations/0003-batch-rows.sql';
+import { inTransaction } from './queries.js';
 
 export interface Migration {
   version: number;
@@ -86,8 +87,7 @@ export async function schemaVersion(client: ClientBase): Promise<number> {
 
 /** Brings the schema up to SCHEMA_VERSION and grants `members` and those named before, in one transaction. */
 export async function migrate(client: ClientBase, members: readonly string[]): Promise<MigrationResult> {
-  await client.query('BEGIN');
-  try {
+  return inTransaction(client, async () => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [SETUP_LOCK]);
     await client.query(BOOTSTRAP);
     const from = await schemaVersion(client);
@@ -108,12 +108,8 @@ export async function migrate(client: ClientBase, members: readonly string[]): P
     const gone = known.rows.filter((r) => !r.exists).map((r) => r.role);
     const all = [...new Set([...known.rows.filter((r) => r.exists).map((r) => r.role), ...members])].sort();
     for (const member of all) await client.query('SELECT opcli.grant_member($1)', [member]);
-    await client.query('COMMIT');
     return { from, to: SCHEMA_VERSION, applied, members: all, gone };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  }
+  });
 }
 
 /** Refuses a member role that does not exist or would hold more than a member's rights (a superuser, the owner, or a member of it). */

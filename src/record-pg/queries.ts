@@ -79,6 +79,19 @@ export async function insertIntent(client: ClientBase, row: IntentRow): Promise<
   }
 }
 
+/** Runs `fn` in one transaction on `client`, ended by `end` when it returns and rolled back when it throws. */
+export async function inTransaction<T>(client: ClientBase, fn: () => Promise<T>, begin = 'BEGIN', end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> {
+  await client.query(begin);
+  try {
+    const result = await fn();
+    await client.query(end);
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}
+
 /** Appends an outcome to its attempt (the attempt must exist: the foreign key says so). */
 export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promise<void> {
   await client.query('INSERT INTO opcli.outcomes (filing, status, at, source_order_id, card_id, path, error, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
