@@ -510,9 +510,8 @@ interface IssueEnv extends Omit<ChainEnv, 'settings'> {
 }
 
 /**
- * Records the attempt (refusing a duplicate under the ledger's lock), runs the chain and records
- * the outcome. A refusal before any money moved is recorded `failed`; anything after a request that
- * may have moved money is `uncertain`. Throws InterruptedError on Ctrl-C, after recording.
+ * Records the attempt (refusing a duplicate under the ledger's lock), runs the chain and records the outcome:
+ * `failed` for a refusal before any money moved, `uncertain` after a request that may have moved money.
  */
 export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<ChainResult> {
   const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
