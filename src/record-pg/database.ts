@@ -89,30 +89,16 @@ export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionConte
 /** The schema is this opcli's, and the role may add to it; else what to do, naming the database. */
 async function checkSchema(client: PoolClient, target: RecordTarget): Promise<void> {
   const version = await schemaVersion(client);
-  const where = `Record database ${target.label}`;
-  if (version === 0) {
-    throw new RecordDatabaseError(
-      `${where} holds no opcli record yet: whoever administers it runs \`opcli record setup --url URL --member ${target.user}\` once; ${NOTHING_WRITTEN}.`,
-      target,
-    );
+  const setup = `whoever administers it runs \`opcli record setup --url URL --member ${target.user}\``;
+  // What is wrong, after the database's name.
+  let why: string | undefined;
+  if (version === 0) why = ` holds no opcli record yet: ${setup} once`;
+  else if (version > SCHEMA_VERSION) why = ` holds a record of schema version ${version}, newer than this opcli knows (${SCHEMA_VERSION}): upgrade opcli`;
+  else if (version < SCHEMA_VERSION) {
+    why = ` holds a record of schema version ${version}; this opcli needs ${SCHEMA_VERSION}: whoever administers it runs \`opcli record setup\` with this opcli`;
+  } else {
+    const may = await client.query<{ insert: boolean }>("SELECT has_column_privilege('opcli.intents', 'key', 'INSERT') AS insert");
+    if (!may.rows[0]?.insert) why = `: role "${target.user}" may not add to the record: ${setup}`;
   }
-  if (version > SCHEMA_VERSION) {
-    throw new RecordDatabaseError(
-      `${where} holds a record of schema version ${version}, newer than this opcli knows (${SCHEMA_VERSION}): upgrade opcli; ${NOTHING_WRITTEN}.`,
-      target,
-    );
-  }
-  if (version < SCHEMA_VERSION) {
-    throw new RecordDatabaseError(
-      `${where} holds a record of schema version ${version}; this opcli needs ${SCHEMA_VERSION}: whoever administers it runs \`opcli record setup\` with this opcli; ${NOTHING_WRITTEN}.`,
-      target,
-    );
-  }
-  const may = await client.query<{ insert: boolean }>("SELECT has_column_privilege('opcli.intents', 'key', 'INSERT') AS insert");
-  if (!may.rows[0]?.insert) {
-    throw new RecordDatabaseError(
-      `${where}: role "${target.user}" may not add to the record: whoever administers it runs \`opcli record setup --url URL --member ${target.user}\`; ${NOTHING_WRITTEN}.`,
-      target,
-    );
-  }
+  if (why) throw new RecordDatabaseError(`Record database ${target.label}${why}; ${NOTHING_WRITTEN}.`, target);
 }
