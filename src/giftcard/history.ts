@@ -10,7 +10,6 @@ import { DEFAULT_CURRENCY, formatCents, numberToCents } from './money.js';
 import { type AttemptRecord, type CreditLedger, type Issuance, keyParts, type OutcomeRecord } from './ledger.js';
 import type { ProviderClient } from './provider.js';
 
-/** One issuance as `history` shows it. */
 export interface HistoryRow {
   at: string;
   issuance: string;
@@ -37,7 +36,6 @@ export interface HistoryRow {
   warnings: string[];
 }
 
-/** What --verify found for one issuance. */
 export interface VerifyResult {
   issuance: string;
   key: string;
@@ -79,13 +77,12 @@ export function repeatedPayments(issuances: Issuance[]): Map<string, string> {
   return repeats;
 }
 
-/** The ledger's issuances that match the filter, as rows. `currency` names amounts recorded without one. */
+/** The issuances that match the filter, as rows (streamHistory's whole-ledger twin, its tests' oracle). */
 export function historyRows(issuances: Issuance[], filter: HistoryFilter, currency = DEFAULT_CURRENCY): HistoryRow[] {
   const repeats = repeatedPayments(issuances);
   return issuances.filter((i) => matches(i, filter)).map((i) => historyRow(i, repeats, currency));
 }
 
-/** One issuance as a row: `repeats` are the repeated payments among its claim's issuances (repeatedPayments). */
 function historyRow(i: Issuance, repeats: Map<string, string>, currency: string): HistoryRow {
   return {
     at: i.attempt.at,
@@ -113,11 +110,7 @@ function historyRow(i: Issuance, repeats: Map<string, string>, currency: string)
   };
 }
 
-/**
- * The ledger's issuances that match the filter, as rows handed to `take` as the ledger is read
- * (CreditLedger.eachIssuance): the rows and their order are historyRows', memory a claim's. Damaged
- * lines are said through `notice` once the ledger was read.
- */
+/** The issuances that match the filter, as rows handed to `take` as the ledger is read (memory a claim's); damage said at the end. */
 export async function streamHistory(
   ledger: CreditLedger,
   filter: HistoryFilter,
@@ -147,11 +140,8 @@ function noticeDamage(ledger: CreditLedger, damaged: DamagedLine[], notice: (mes
 }
 
 /**
- * Re-reads the loyalty card of one issuance that fell back from the trigger (`laterCents`: what this
- * ledger put on the same card after it, which is no late trigger credit), appends a warning record
- * when a late trigger credit is found, or when the credit was paid by two paths (the trigger posted,
- * a fallback paid, and the card watched is not known to be the e-mail's: the trigger's credit may be
- * on another card), and says what it found. `warn` gets each new warning as it is found.
+ * Re-reads the card of one issuance that fell back from the trigger (`laterCents`: what this ledger put
+ * on it since, no late credit) and appends a warning for a late trigger credit or a two-path payment.
  */
 async function verifyOne(
   ledger: CreditLedger,
@@ -192,7 +182,6 @@ async function verifyOne(
   }
 }
 
-/** A credit that fell back from the trigger, to re-read: its place among the issuances and the credits on its card up to it. */
 interface Watched {
   entry: Issuance;
   /** The credits issued onto the watched card, counted up to and with this issuance (those after it are the total less this). */
@@ -200,10 +189,8 @@ interface Watched {
 }
 
 /**
- * What verifyIssuances checks, gathered in one pass of the ledger (CreditLedger.eachIssuance): each
- * repeated payment of a claim or order, as it is met; each credit to re-read, with what was put on
- * its card before it; the card totals, so the credits later on a watched card are known at the end.
- * Memory: what is to be verified, never the ledger.
+ * One pass of the ledger: each repeated payment, each credit to re-read with what was on its card
+ * before it, and the card totals (so later credits on a watched card are known). Memory: never the ledger.
  */
 async function gatherVerify(
   ledger: CreditLedger,
@@ -229,7 +216,6 @@ async function gatherVerify(
   return { repeats, watched, onCard };
 }
 
-/** A claim or order paid again, in words. */
 function repeatResult(entry: Issuance, first: AttemptRecord | undefined, firstId: string): VerifyResult {
   const a = entry.attempt;
   const what = a.bonus ? `order ${a.orderNumber}` : `claim ${a.claimId}`;
@@ -243,10 +229,7 @@ function repeatResult(entry: Issuance, first: AttemptRecord | undefined, firstId
   };
 }
 
-/**
- * verifyIssuances as the ledger is read (gatherVerify), then each credit to re-read re-read in the
- * ledger's order: the same results, in the same order, and the same warnings appended.
- */
+/** `history --verify`: the repeated payments, then each credit that fell back re-read, in the ledger's order. */
 export async function verifyStreamed(
   ledger: CreditLedger,
   filter: HistoryFilter,

@@ -1,21 +1,14 @@
 /**
- * One store credit issuance, exactly once, in two calls, and the spec's provider chain it runs.
+ * One store credit issuance, exactly once. `prepare()` checks, asks (through the verb's callback) and
+ * plans, sending and recording nothing: its result is what a person confirms. `issue()` records the
+ * attempt (the duplicate check again under the ledger's lock: another run may have written since),
+ * runs the chain and records the outcome. No prompt and no print: this module takes ports.
  *
- * `prepare()` checks the profile can issue, gets the fields (the verb's callback asks for missing
- * ones), validates the request, plans the chain and refuses a duplicate from the ledger: nothing is
- * sent or recorded, and its result is what a person confirms. `issue()` records the attempt (the
- * duplicate check again, under the ledger's lock, since another run may have written since), runs
- * the chain and records the outcome.
- *
- * The chain follows the spec's fallback order: (1) the trigger workflow, confirmed by polling the
- * customer's loyalty card; (2) the credit API, topping up the loyalty card or creating a card;
- * (3) the storefront's native gift card when neither provider path is available. After falling back
- * from a trigger that was posted, the loyalty card is watched once more so a late trigger credit (a
- * double payment) is reported, never silent. Whose loyalty card it is matters: the trigger credits
- * the card of the customer an e-mail belongs to, while opcli confirms (and tops up) through the card
- * of the customer id it was given, so a card that says it is another's is held before money moves.
- *
- * No prompt and no print: the verb asks and renders; this module takes ports and returns or throws.
+ * The chain is the spec's fallback order: the trigger workflow (confirmed by polling the loyalty
+ * card), the credit API (top-up or new card), the storefront's native gift card. After a fallback
+ * from a posted trigger the card is watched once more, so a late trigger credit (a double payment) is
+ * reported. The trigger pays the e-mail's customer while opcli confirms and tops up the card of the
+ * customer id given: a card that says it is another's is held before money moves.
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError, AuthError, ExitCode, isOutcomeUncertain, OpcliError, UsageError, ValidationError } from '../core/errors.js';
@@ -64,7 +57,6 @@ export interface TypedFields {
   customerId?: string;
 }
 
-/** The profile facts an issuance needs. */
 type IssueProfile = Pick<ResolvedProfile, 'name' | 'baseUrl' | 'storeId'>;
 
 /** An issuance ready to confirm and send: nothing has been sent or recorded. */
@@ -80,7 +72,6 @@ export interface PreparedIssue {
   earlier: number;
 }
 
-/** The profile's ceiling in cents: its `max-amount`, else DEFAULT_MAX_CENTS. */
 function maxCents(settings: ProviderSettings): number {
   if (!settings.maxAmount) return DEFAULT_MAX_CENTS;
   try {
@@ -115,16 +106,12 @@ export interface FieldLimits {
   known(ids: KnownIds): Promise<void>;
 }
 
-/** What preparing an issuance needs from outside. */
 interface PrepareEnv {
   settings: ProviderSettings;
   profile: IssueProfile;
   ledger: CreditLedger;
   now(): number;
-  /**
-   * The fields, with the missing ones asked for (or a usage error naming their flags): called once
-   * the profile is known able to issue and the ledger readable, so nobody answers questions in vain.
-   */
+  /** The fields, missing ones asked (or a usage error naming their flags): called once the profile can issue and the ledger is readable. */
   fields(limits: FieldLimits): Promise<TypedFields>;
   /** A note on the plan (a path skipped and why), given before anything is refused or asked. */
   notice(text: string): void;
@@ -134,11 +121,7 @@ interface PrepareEnv {
   dryRun: boolean;
 }
 
-/**
- * Prepares one issuance: the profile's paths, the ledger read whole, the fields, the ceiling, the
- * chain planned, the bodies built, then the ledger's earlier records refused (unless forced, or
- * counted for a dry run). Sends and records nothing.
- */
+/** Prepares one issuance, earlier records refused (unless forced, or counted for a dry run); sends and records nothing. */
 export async function prepare(env: PrepareEnv): Promise<PreparedIssue> {
   const { settings, profile, ledger } = env;
   // Nothing to ask when no path could issue, or when the ledger cannot be read: say so first.
@@ -202,7 +185,6 @@ export function summaryLines(prepared: PreparedIssue, timing: ChainTiming): [str
 /** The name of the service, which the card's e-mail names as its creator. */
 const SERVICE_NAME = 'Order Protection';
 
-/** What to issue. */
 export interface CreditRequest {
   issuance: string;
   claimId?: string;
@@ -244,9 +226,8 @@ interface ProfilePaths {
 }
 
 /**
- * The paths this profile can use, in the spec's order. Throws a UsageError when none is, or when
- * the native path would send the service's token to a host other than `serviceBaseUrl`'s. A
- * request cannot change either answer (the trigger needs the credit API, which confirms it).
+ * The paths this profile can use, in the spec's order; a UsageError when none is, or when the native
+ * path would send the service's token to another host than `serviceBaseUrl`'s. No request changes that.
  */
 function profilePaths(settings: ProviderSettings, serviceBaseUrl: string | undefined): ProfilePaths {
   const nameProblem = settings.name ? providerNameProblem(settings.name) : undefined;
@@ -293,7 +274,6 @@ export function planChain(settings: ProviderSettings, req: Pick<CreditRequest, '
   return requestPlan(profilePaths(settings, serviceBaseUrl), req);
 }
 
-/** A human description of the path taken. */
 export function describePath(path: CreditPath | FirstPath): string {
   switch (path) {
     case 'trigger':
@@ -389,12 +369,8 @@ export function planDryRun(prepared: PreparedIssue, client: ProviderClient, timi
 
 // The earlier-credit check: what the ledger holds against a new credit, refused with exit 3.
 
-/** The credit the ledger is searched for: its request, ledger key and words ("claim C-1"). */
-interface HeldCredit {
-  req: CreditRequest;
-  key: string;
-  what: string;
-}
+/** The credit the ledger is searched for. */
+type HeldCredit = Pick<PreparedIssue, 'req' | 'key' | 'what'>;
 
 /** The command that lists a credit's claim (or a bonus's order), quoted to run as pasted: `--order #1007` would be a comment in a shell. */
 function historyCommand(req: KnownIds): string {
@@ -409,7 +385,11 @@ function creditWhat(req: KnownIds, withOrder = false): string {
 }
 
 /** An earlier issuance for the same claim or order, or a similar credit, holds this one (exit 3, nothing sent). */
-class DuplicateIssuanceError extends OpcliError {}
+class DuplicateIssuanceError extends OpcliError {
+  constructor(message: string, hint: string) {
+    super(message, { exitCode: ExitCode.partial, hint });
+  }
+}
 
 /** The earlier records that hold a new credit back, by why. */
 interface EarlierRecords {
@@ -422,12 +402,9 @@ interface EarlierRecords {
 const SIMILAR_WINDOW_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
- * What the ledger holds against a new credit. `same`: earlier issuances of the same claim or order
- * by identity that were issued, uncertain, or have no outcome (still running, or the process died
- * mid-way); a `failed` outcome proves nothing was paid. `torn`: torn or set-aside lines (uncertain
- * actions) naming it. `similar`: issuances that look like this one under another claim or order:
- * the same customer (by e-mail identity), the same amount and currency, in the same shop and store,
- * within SIMILAR_WINDOW_MS before `now`, and not failed.
+ * What the ledger holds against a new credit: earlier issuances of the same claim or order by identity
+ * (a `failed` outcome proves nothing was paid, no outcome may have), torn or set-aside lines naming it,
+ * and similar credits (same customer, amount, currency, shop and store within SIMILAR_WINDOW_MS).
  */
 async function earlierRecords(ledger: CreditLedger, prepared: Omit<HeldCredit, 'what'>, now: number): Promise<EarlierRecords> {
   const { req, key } = prepared;
@@ -466,11 +443,7 @@ function recordText(i: Issuance): string {
   return `${a.at} by ${a.user} with profile "${a.profile}": ${money} to ${a.email} for ${creditWhat(a, true)}, ${status}${o?.path ? ` via ${o.path}` : ''}${o?.cardId ? ` (card ${o.cardId})` : ''}, issuance ${a.issuance}`;
 }
 
-/**
- * Refuses (exit 3) when the ledger holds an issuance for the same claim or order by identity (not
- * failed), a torn line naming it, or a similar credit (same customer and amount within 30 days
- * under another id), unless forced.
- */
+/** Refuses (exit 3) what earlierRecords found, unless forced. */
 function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: string, force: boolean): void {
   const { same, torn, similar } = held;
   if (force) return;
@@ -481,46 +454,39 @@ function refuseEarlier(held: EarlierRecords, prepared: HeldCredit, ledgerPath: s
     const o = last.outcome;
     const earlierId = last.attempt.bonus ? last.attempt.orderNumber : last.attempt.claimId;
     const variant = earlierId !== (req.bonus ? req.orderNumber : req.claimId) ? ` (recorded as "${earlierId}": the same id written differently)` : '';
+    const attempt = `An earlier attempt to issue store credit for ${what}${variant}`;
     if (!o) {
-      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} has no recorded outcome (${recordText(last)}).`, {
-        exitCode: ExitCode.partial,
-        hint: `It is still running, or it stopped before finishing and may have paid. ${check}`,
-      });
+      throw new DuplicateIssuanceError(
+        `${attempt} has no recorded outcome (${recordText(last)}).`,
+        `It is still running, or it stopped before finishing and may have paid. ${check}`,
+      );
     }
-    if (o.status === 'uncertain') {
-      throw new DuplicateIssuanceError(`An earlier attempt to issue store credit for ${what}${variant} ended with an unknown outcome (${recordText(last)}).`, {
-        exitCode: ExitCode.partial,
-        hint: `It may have paid. ${check}`,
-      });
-    }
-    throw new DuplicateIssuanceError(`Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`, {
-      exitCode: ExitCode.partial,
-      hint: `See \`${historyCommand(req)}\`. To issue again anyway, pass --force.`,
-    });
+    if (o.status === 'uncertain')
+      throw new DuplicateIssuanceError(`${attempt} ended with an unknown outcome (${recordText(last)}).`, `It may have paid. ${check}`);
+    throw new DuplicateIssuanceError(
+      `Store credit for ${what} was already issued${variant} (${recordText(last)}). Nothing was sent.`,
+      `See \`${historyCommand(req)}\`. To issue again anyway, pass --force.`,
+    );
   }
   const cut = torn[0];
   if (cut) {
     throw new DuplicateIssuanceError(
       `Line ${cut.line} of the gift card ledger ${ledgerPath} ${cut.reason}; it names ${what}: that attempt may have paid, so it counts as uncertain. Nothing was sent.`,
-      { exitCode: ExitCode.partial, hint: check },
+      check,
     );
   }
   const like = similar[similar.length - 1];
   if (like) {
     throw new DuplicateIssuanceError(
       `Held: a credit of the same amount to the same customer was issued within 30 days under another id.\n  Earlier: ${recordText(like)}\n  Now:     ${formatMoney(req.amountCents, req.currency)} to ${req.email} for ${creditWhat(req, true)}\nNothing was sent.`,
-      {
-        exitCode: ExitCode.partial,
-        hint: `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
-      },
+      `If these are two different claims, run the same command again with --force. \`opcli giftcard history\` shows the earlier credit.`,
     );
   }
 }
 
 /**
- * Refuses (exit 3, as refuseEarlier) as soon as the claim, or a bonus's order, is known and the
- * ledger holds it already or a torn line names it: a person is not asked the remaining questions in
- * vain. A similar credit needs the amount and e-mail, so it is checked once they are known.
+ * Refuses (as refuseEarlier) as soon as the claim, or a bonus's order, is known, so nobody answers the
+ * other questions in vain; a similar credit needs the amount and e-mail, so prepare checks it later.
  */
 async function refuseKnownId(ledger: CreditLedger, ids: KnownIds, scope: { shopUrl?: string; storeId?: string }, currency: string): Promise<void> {
   const trimmed = { claimId: ids.bonus ? undefined : ids.claimId?.trim(), orderNumber: ids.orderNumber.trim(), bonus: ids.bonus };
@@ -533,7 +499,6 @@ async function refuseKnownId(ledger: CreditLedger, ids: KnownIds, scope: { shopU
 
 // Issuing: the attempt recorded, the chain run, the outcome recorded.
 
-/** What the issuance needs from outside. */
 interface IssueEnv extends Omit<ChainEnv, 'settings'> {
   ledger: CreditLedger;
   /** Removes secrets from text that goes to the ledger. */
@@ -545,9 +510,8 @@ interface IssueEnv extends Omit<ChainEnv, 'settings'> {
 }
 
 /**
- * Records the attempt (refusing a duplicate under the ledger's lock), runs the chain and records
- * the outcome. A refusal before any money moved is recorded `failed`; anything after a request that
- * may have moved money is `uncertain`. Throws InterruptedError on Ctrl-C, after recording.
+ * Records the attempt (refusing a duplicate under the ledger's lock), runs the chain and records the outcome:
+ * `failed` for a refusal before any money moved, `uncertain` after a request that may have moved money.
  */
 export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<ChainResult> {
   const { req, plan, key, ledger } = { ...prepared, ledger: env.ledger };
@@ -696,10 +660,8 @@ export interface ChainEnv {
 }
 
 /**
- * Looks at the customer's loyalty card every poll interval until `done` accepts it or the deadline
- * passes; answers the accepted card, or null. Each lookup is sent once (no retries, no Retry-After
- * pause) and may take only the time left, so the poll ends by the deadline. A failed lookup is
- * noted and the poll goes on; Ctrl-C ends it.
+ * Reads the loyalty card every poll interval until `done` accepts it (that card) or the deadline (null).
+ * Each lookup is sent once and may take only the time left, so the poll ends by the deadline.
  */
 async function pollUntil(
   env: ChainEnv,
@@ -742,25 +704,22 @@ export function lateCreditSeen(watch: NonNullable<OutcomeRecord['watch']>, card:
   return !watch.cardId && balance - laterCents >= cents;
 }
 
-/** What the trigger path posted and found: the loyalty card before, and the card once the credit showed (or null). */
-interface TriggerOutcome {
-  before: GiftCard | null;
-  card: GiftCard | null;
-}
-
 /** The chain's result once `card` holds the credit (no double credit seen yet). */
 function paid(path: CreditPath, card: GiftCard, triggerPosted: boolean, fellBack: boolean, notes: string[]): ChainResult {
   return { path, card, balanceCents: numberToCents(card.amount), triggerPosted, fellBack, possibleDoubleCredit: false, notes, warnings: [] };
 }
 
-/** Posts the trigger workflow and polls the loyalty card for its credit; a refusal or a request that never left falls back. */
+/**
+ * Posts the trigger workflow and polls the loyalty card for its credit: the card before, and the card once the credit showed (or null);
+ * a refusal or a request that never left falls back.
+ */
 async function tryTrigger(
   req: CreditRequest,
   env: ChainEnv,
   progress: ChainProgress,
   body: ReturnType<typeof requestBodies>['trigger'],
   customerId: string,
-): Promise<TriggerOutcome> {
+): Promise<{ before: GiftCard | null; card: GiftCard | null }> {
   const { client, timing } = env;
   const notes = progress.notes;
   const before = await client.lookup(customerId);
@@ -862,10 +821,9 @@ export function doubleCreditWarning(req: Pick<CreditRequest, 'amountCents' | 'cu
 }
 
 /**
- * After a fallback, watches the loyalty card for the trigger's late credit. The card is expected to
- * hold what it held just before this issuance plus the amount (or only the amount, for a new
- * card), never the balance of the provider's answer: a trigger that posted while the top-up or the
- * new card was in flight is already in that answer, and is then reported at once.
+ * After a fallback, watches the loyalty card for the trigger's late credit: the card should hold what it
+ * held before plus the amount (a new card: the amount), never the answer's balance, which already holds
+ * a trigger that posted while the top-up was in flight (then reported at once).
  */
 async function watchForLateCredit(req: CreditRequest, env: ChainEnv, result: ChainResult, existing: GiftCard | null): Promise<void> {
   const customerId = req.customerId as string;
@@ -918,14 +876,9 @@ function flagDouble(req: CreditRequest, result: ChainResult, card: GiftCard): vo
 
 // The card-holder check: whose loyalty card it is, read from the provider's answer.
 
-/**
- * CHOICE (docs/spec-choices.md#loyalty-card-holder): the spec lists a lookup's fields (gift_card_id,
- * amount, code, expires_on) and says a card carries the customer's e-mail; where the answer
- * carries it, it is read from the first of these fields that holds a string.
- */
+/** CHOICE (docs/spec-choices.md#loyalty-card-holder): the holder's e-mail is the first of these fields of a lookup that holds a string. */
 const HOLDER_FIELDS = ['customer_email', 'email', 'recipient_email'] as const;
 
-/** The e-mail of the card's holder as the provider answered it, or undefined when the answer does not say. */
 function cardHolder(card: GiftCard): string | undefined {
   const fields = card as Record<string, unknown>;
   for (const name of HOLDER_FIELDS) {
@@ -963,12 +916,7 @@ function refuseOtherHolder(card: GiftCard | null, req: Pick<CreditRequest, 'emai
 /** A fallback top-up refused: the trigger was posted for an e-mail, and the card does not say it is that e-mail's. */
 export class UnknownHolderError extends OpcliError {}
 
-/**
- * Refuses the credit API's top-up of `card` after a trigger was posted for `req.email` whose credit
- * did not show there, unless the card is known to be the e-mail's: only there does the trigger's
- * credit land, so only there can a late one be seen. (A card known to be another's is held by
- * refuseOtherHolder.)
- */
+/** After a posted trigger, a top-up only of a card known to be the e-mail's: only there could its late credit be seen. */
 function refuseUnknownHolderTopUp(card: GiftCard, req: Pick<CreditRequest, 'email' | 'customerId'>): void {
   if (holdsEmail(card, req.email)) return;
   throw new UnknownHolderError(
@@ -979,10 +927,8 @@ function refuseUnknownHolderTopUp(card: GiftCard, req: Pick<CreditRequest, 'emai
 }
 
 /**
- * For `history --verify`: an issuance the credit API (or the storefront) paid after the trigger was
- * posted, whose watched card is not known to be the e-mail's, was paid by two paths as far as anyone
- * can tell: the trigger's credit, never seen, may sit on another card of that e-mail. Answers the
- * warning, or undefined when the card is the e-mail's (then the late-credit watch rules it out).
+ * For `history --verify`: a fallback paid after a posted trigger, on a card not known to be the e-mail's,
+ * may be paid twice (the trigger's credit may sit on another card of the e-mail). Undefined when it is the e-mail's.
  */
 export function twoPathsWarning(
   attempt: { email: string; customerId?: string },

@@ -1,23 +1,11 @@
 /**
- * The gift card ledger's second backend: the team's record in PostgreSQL (issue 42), for a profile
- * with a record-url. The same issuance code and rules as the file ledger (ledger.ts), the storage
- * differs:
- *
- * - an attempt is an intent row (kind `credit`), committed before any request that can move money
- *   leaves, as attempt `seen + 1` of its key under the unique constraint (src/record-pg/queries.ts):
- *   when another member (another computer) took that attempt since this one read the key, the
- *   insert is refused and the whole decision is made again on a fresh reading (`withLock`), which
- *   then finds the other member's attempt and holds this one. No file lock anywhere;
- * - an outcome is a row of its attempt; a warning a note of it. Where a key stands is still the one
- *   rule of src/record/outcome.ts, applied by groupIssuances to the rows read back;
- * - the same claim or order is found by its key (intents_one_attempt), the 30-day hold of a similar
- *   credit by intents_credit_hold: indexed queries, never a read of the whole record;
- * - a database that fails fails safe: no attempt committed, no request (the error is thrown before
- *   the chain starts); an outcome that cannot be written leaves the attempt without one, which every
- *   later run holds as uncertain. One line names the database and says whether rerunning is safe.
- *
- * CHOICE (docs/spec-choices.md#ledger-key): a credit's intent is scoped by the provider shop
- * (`origin`) and the service store (`store_id`) of its key, as the file ledger scopes its key.
+ * The gift card ledger in the team's record in PostgreSQL, for a profile with a record-url: the file
+ * ledger's rules (ledger.ts), other storage. An attempt is an intent row (kind `credit`) committed
+ * before any request that can move money, as attempt `seen + 1` of its key under the unique key
+ * (src/record-pg/queries.ts): when another member took it first, the decision is made again on a fresh
+ * reading (`withLock`), which holds this credit. An outcome is a row of its attempt, a warning a note;
+ * an outcome that cannot be written leaves the attempt without one, which every later run holds as uncertain.
+ * CHOICE (docs/spec-choices.md#ledger-key): an intent is scoped by its key's provider shop (`origin`) and service store.
  */
 import { existsSync } from 'node:fs';
 import type { ClientBase } from 'pg';
@@ -42,7 +30,7 @@ import {
   type WarningRecord,
 } from './ledger.js';
 
-/** Nothing of this credit left: what a failure before the attempt was committed says. */
+/** What a failure before the attempt was committed says. */
 const NOTHING_SENT = 'nothing was sent; rerunning is safe';
 
 /** How often one run decides again after other members took the attempt it was about to write. */
@@ -78,13 +66,11 @@ export function scopeOf(key: string): { origin: string; storeId: string } {
 /** What an attempt row keeps beside its columns: the ledger attempt's own fields. */
 type AttemptDetail = Pick<AttemptRecord, 'claimId' | 'orderNumber' | 'bonus' | 'amount' | 'email' | 'name' | 'shopUrl' | 'firstPath' | 'user'>;
 
-/** The ledger in the team's record database. */
-export class DatabaseLedger implements CreditLedger {
+class DatabaseLedger implements CreditLedger {
   readonly path: string;
   /** The highest attempt of each key this run has read: the next one it writes is one more. */
   private readonly seen = new Map<string, number>();
 
-  /** `earlier`: the ledger files of the places the record lived before, read and never written. */
   constructor(
     private readonly database: RecordDatabase,
     private readonly earlier: Ledger[] = [],
@@ -121,11 +107,7 @@ export class DatabaseLedger implements CreditLedger {
     return groupIssuances(records);
   }
 
-  /**
-   * Runs `fn` (read, decide, append the attempt) until its attempt is committed or it refuses: when
-   * another member took the attempt in between, the database refused the insert and `fn` runs again
-   * on a fresh reading, which holds this credit by the other's attempt.
-   */
+  /** Runs `fn` (read, decide, append the attempt) again on a fresh reading while other members take the attempt first. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     for (let i = 0; ; i++) {
       try {
@@ -171,10 +153,7 @@ export class DatabaseLedger implements CreditLedger {
     await this.append(record);
   }
 
-  /**
-   * The credit attempts a page at a time in the order the server took them (keyset on the primary
-   * key), each page with what `more` asks of it on the same connection, so memory is a page's.
-   */
+  /** The credit attempts a page at a time (keyset on the primary key), each with what `more` asks of it: memory is a page's. */
   private async *pages<T>(more: (client: ClientBase, attempts: Attempt[]) => Promise<T>): AsyncGenerator<T & { attempts: Attempt[] }> {
     for (let after = 0; ; ) {
       const page = await this.database.withClient(async (client) => {
@@ -196,11 +175,7 @@ export class DatabaseLedger implements CreditLedger {
     return { records, damaged: [] };
   }
 
-  /**
-   * CreditLedger.eachIssuance for the database: the ledger files of before first (as Ledger reads
-   * them), then the credits a page at a time, each page's claims asked once for all their attempts
-   * (intents_one_attempt) and the lines of the files of before of each claim (their index).
-   */
+  /** The ledger files of before first, then the credits a page at a time, each page's claims asked once for all their attempts. */
   async eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want: (a: AttemptRecord) => boolean = () => true): Promise<{ damaged: [] }> {
     for (const e of this.earlier) await e.eachIssuance(take, want);
     // The files of before, asked by claim only when there are any (a member who never had a file ledger has none).
@@ -225,10 +200,7 @@ export class DatabaseLedger implements CreditLedger {
   }
 }
 
-/**
- * Every attempt of the claims of a page of attempts, with their warnings: most claims are paid
- * once, so only the keys with other attempts (counted on the index) are read again whole.
- */
+/** Every attempt of the claims of a page, with their warnings: only keys with other attempts (counted on the index) are read again. */
 async function claimsOfPage(client: ClientBase, attempts: Attempt[]): Promise<{ claims: Attempt[]; warnings: WarningRow[] }> {
   const once = new Map<string, number>();
   for (const a of attempts) once.set(a.key, (once.get(a.key) ?? 0) + 1);
@@ -246,7 +218,6 @@ async function claimsOfPage(client: ClientBase, attempts: Attempt[]): Promise<{ 
   return { claims, warnings: await warningsOf(client, claims) };
 }
 
-/** The warnings of some attempts, oldest first. */
 async function warningsOf(client: ClientBase, attempts: Attempt[]): Promise<WarningRow[]> {
   return attempts.length ? (await client.query<WarningRow>(NOTES_OF, [attempts.map((a) => a.filing)])).rows : [];
 }
@@ -292,7 +263,6 @@ export function attemptRow(r: AttemptRecord): Omit<IntentRow, 'attempt'> {
   };
 }
 
-/** A ledger outcome as the outcome row of its attempt. */
 export function outcomeRow(r: OutcomeRecord): OutcomeRow {
   const { status, path, cardId, error, at } = r;
   const detail = {
@@ -319,7 +289,6 @@ const ATTEMPTS_OF_KEYS = `SELECT i.key, count(*)::int AS n FROM opcli.intents i 
 /** The set-aside notes of a key (notes_by_key). */
 const SET_ASIDE_OF = `SELECT filing, detail FROM opcli.notes WHERE kind = 'set-aside' AND origin = $1 AND store_id = $2 AND key = $3 ORDER BY id`;
 
-/** The warnings of some attempts (NOTES_OF's rows). */
 const NOTES_OF = `SELECT filing, message, os_user, at, detail, author FROM opcli.notes WHERE kind = 'warning' AND filing = ANY($1) ORDER BY id`;
 
 interface WarningRow {
@@ -332,9 +301,8 @@ interface WarningRow {
 }
 
 /**
- * An attempt row, its outcomes and its warnings (those of `warnings` that name it), as the ledger's records. The user shown is the one the
- * attempt names (its OS user); the database role that wrote each row (its author) is the record's
- * own, not the client's word. A row opcli cannot read stops every issuance, as a damaged ledger line does.
+ * An attempt row, its outcomes and its warnings as the ledger's records, the user the one the row names
+ * (else its author). A row opcli cannot read stops every issuance, as a damaged ledger line does.
  */
 function recordsOf(a: Attempt, warnings: WarningRow[]): LedgerRecord[] {
   const d = a.detail as Partial<AttemptDetail>;

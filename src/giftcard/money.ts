@@ -11,25 +11,17 @@ const MAX_CENTS = 100_000_000_00;
 export function parseAmount(raw: string, field = 'amount'): number {
   const text = raw.trim();
   const m = /^(\d+)(?:\.(\d{1,2}))?$/.exec(text);
-  if (!m) {
-    const why = /^-/.test(text)
+  const cents = m ? Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0')) : 0;
+  let why: string | undefined;
+  if (!m)
+    why = /^-/.test(text)
       ? 'expected an amount above zero'
       : /^\d+\.\d{3,}$/.test(text)
         ? 'expected at most two decimal places'
         : 'expected a decimal amount such as 25.00';
-    throw new ValidationError(`Invalid --${field} "${raw}": ${why}.`, [{ path: field, message: why }]);
-  }
-  const whole = Number(m[1]);
-  const frac = Number((m[2] ?? '').padEnd(2, '0'));
-  const cents = whole * 100 + frac;
-  if (cents <= 0) {
-    throw new ValidationError(`Invalid --${field} "${raw}": expected an amount above zero.`, [{ path: field, message: 'expected an amount above zero' }]);
-  }
-  if (cents > MAX_CENTS) {
-    throw new ValidationError(`Invalid --${field} "${raw}": expected at most ${formatCents(MAX_CENTS)}.`, [
-      { path: field, message: `expected at most ${formatCents(MAX_CENTS)}` },
-    ]);
-  }
+  else if (cents <= 0) why = 'expected an amount above zero';
+  else if (cents > MAX_CENTS) why = `expected at most ${formatCents(MAX_CENTS)}`;
+  if (why) throw new ValidationError(`Invalid --${field} "${raw}": ${why}.`, [{ path: field, message: why }]);
   return cents;
 }
 
@@ -58,10 +50,7 @@ export function formatMoney(cents: number, currency: string): string {
   return `${groupAmount(formatCents(cents))} ${currency}`;
 }
 
-/**
- * A recorded amount ("25000.00", as the ledger keeps it) grouped by thousands for people (no ICU:
- * see src/text/count.ts), or as it is when it is not one.
- */
+/** A recorded amount ("25000.00") grouped by thousands (no ICU: see src/text/count.ts), or as it is when it is not one. */
 export function groupAmount(amount: string): string {
   return /^-?\d+\.\d{2}$/.test(amount) ? amount.replace(/\B(?=(\d{3})+\.)/g, ',') : amount;
 }

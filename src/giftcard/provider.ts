@@ -1,9 +1,8 @@
 /**
- * The gift card provider's credit API, the trigger workflow and the storefront's native gift card,
- * over the shared HTTP core. Provider calls use absolute URLs, never the Bearer token, and carry the
- * merchant's credit API token in `x-<provider>-access-token`; only the native call carries the
- * Bearer token, and only to the service's own origin. Requests that move money are never
- * retried automatically: the PUT top-up adds to a balance, so it is not idempotent either.
+ * The provider's credit API, the trigger workflow and the storefront's native gift card over the HTTP
+ * core. Provider calls carry the credit API token in `x-<provider>-access-token`, never the Bearer
+ * token, which only the native call carries, and only to the service's own origin. Requests that move
+ * money are never retried: the PUT top-up adds to a balance, so it is not idempotent either.
  */
 import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
@@ -28,21 +27,17 @@ export type ProviderSettings = ResolvedProfile['provider'];
 /** What a provider answer means, read from its message wherever the body puts it. */
 type ProviderCondition = 'api-key' | 'store-domain' | 'balance-update' | 'no-card' | 'other';
 
-/** The spec's three provider messages, matched case-insensitively anywhere in the body. */
+/** The spec's three provider messages, matched anywhere in the body. */
 const SPEC_MESSAGES: { condition: Exclude<ProviderCondition, 'no-card' | 'other'>; message: string }[] = [
   { condition: 'api-key', message: PROVIDER_ERRORS.apiKeyNotFound },
   { condition: 'store-domain', message: PROVIDER_ERRORS.storeDomainNotFound },
   { condition: 'balance-update', message: PROVIDER_ERRORS.balanceUpdateFailure },
 ];
 
-/**
- * CHOICE (docs/spec-choices.md#no-loyalty-card): the spec does not show how the provider says "this customer has no card". opcli reads a
- * lookup answer as "no card" only when it is a 404 whose body says one of these phrases and none of
- * the spec's three messages. Any other refusal (401, 403, another 404, a 5xx) stops the issuance.
- */
+/** CHOICE (docs/spec-choices.md#no-loyalty-card): "no card" is only a 404 saying one of these (and none of the spec's messages). */
 const NO_CARD_PHRASES = ['gift card not found', 'card not found', 'no gift card', 'customer has no card', 'no card found'];
 
-/** Advice for each provider-side message of the spec's error table (cause, then what to do). */
+/** Advice for each provider message of the spec's error table. */
 export const PROVIDER_ADVICE: Record<Exclude<ProviderCondition, 'no-card' | 'other'>, string> = {
   'api-key':
     'The credit API token is wrong, expired or revoked. Create a new token at the provider and store it with `opcli giftcard setup` (or `opcli config set provider-token --stdin`); `opcli giftcard setup --check` tests it.',
@@ -61,7 +56,6 @@ export function readProviderAnswer(status: number, body: unknown): { condition: 
   return { condition: 'other', message: said ?? `HTTP ${status}` };
 }
 
-/** A provider answer that refused the request, with the spec's message and advice. */
 export class ProviderRefusedError extends OpcliError {
   readonly status: number;
   readonly providerMessage: string;
@@ -93,52 +87,29 @@ function explain(what: string, error: unknown): unknown {
   return error;
 }
 
-/**
- * Whether a provider name can form the header `x-<name>-access-token`: an HTTP token (RFC 9110)
- * of letters, digits and dashes (no spaces or separators). Undefined when it can, else why not.
- */
+/** Why a provider name cannot form the header `x-<name>-access-token` (an RFC 9110 token), or undefined. */
 export function providerNameProblem(name: string): string | undefined {
   if (/^[A-Za-z0-9-]+$/.test(name)) return undefined;
   return `provider name "${safeLine(name)}" cannot form the header x-<name>-access-token: use letters, digits and - only (e.g. giftly).`;
 }
 
-/**
- * Why the native gift card call may not go to `nativeUrl`, or undefined when it may. That call
- * carries the service's Bearer access token, so it goes only to the service's own origin (the
- * profile's base URL); the spec shows no native endpoint, and any other host would receive the token.
- */
+/** Why the native call, which carries the service's Bearer token, may not go to `nativeUrl` (not the base URL's origin), or undefined. */
 export function nativeUrlProblem(nativeUrl: string | undefined, baseUrl: string | undefined): string | undefined {
   if (!nativeUrl) return undefined;
-  let native: URL;
-  try {
-    native = new URL(nativeUrl);
-  } catch {
-    return `native-url "${nativeUrl}" is not a URL.`;
-  }
+  if (!URL.canParse(nativeUrl)) return `native-url "${nativeUrl}" is not a URL.`;
+  const native = new URL(nativeUrl);
   if (!baseUrl)
     return `native-url ${native.origin} cannot be checked against the service's host: no base URL is configured, and the native call carries the service's access token.`;
-  let base: URL;
-  try {
-    base = new URL(baseUrl);
-  } catch {
-    return `the base URL "${baseUrl}" is not a URL, so native-url cannot be checked against it.`;
-  }
+  if (!URL.canParse(baseUrl)) return `the base URL "${baseUrl}" is not a URL, so native-url cannot be checked against it.`;
+  const base = new URL(baseUrl);
   if (native.origin !== base.origin) {
     return `native-url ${native.origin} is not on the service's host ${base.origin}: the native gift card call carries the service's access token, which is sent only to the service's own host.`;
   }
   return undefined;
 }
 
-/** The hint printed with a refused native-url. */
 export const NATIVE_URL_HINT =
   "Point native-url at the service's own host: `opcli config set native-url <base-url>/…` (see `opcli config get base-url`), or unset it with `opcli config unset native-url`.";
-
-/** How a lookup is sent: polls turn retries off and bound the wait by their deadline. */
-interface LookupOptions {
-  retry?: 'auto' | 'never';
-  /** The longest the lookup may take, in milliseconds; it fails with a TimeoutError after that. */
-  timeoutMs?: number;
-}
 
 /** Milliseconds as seconds for people: 4500 → "4.5 s". */
 export function formatSeconds(ms: number): string {
@@ -158,7 +129,6 @@ export interface PlannedRequest {
   body?: unknown;
 }
 
-/** The provider calls of one profile. */
 export class ProviderClient {
   constructor(
     private readonly http: HttpClient,
@@ -169,7 +139,6 @@ export class ProviderClient {
     private readonly timers: Timers = realTimers,
   ) {}
 
-  /** The header that carries the credit API token. */
   get tokenHeader(): string {
     return `x-${(this.settings.name ?? '').toLowerCase()}-access-token`;
   }
@@ -222,16 +191,11 @@ export class ProviderClient {
     return joinUrl(this.settings.nativeUrl, '/gift-cards');
   }
 
-  /**
-   * GET /v2/gift-cards/: the customer's loyalty card, or null only when the provider clearly says
-   * the customer has none (see NO_CARD_PHRASES). With `options.timeoutMs` the whole lookup (connection, any pause, answer) ends
-   * by then, with a TimeoutError; Ctrl-C still ends it with the command's own abort.
-   */
-  async lookup(customerId: string, options: LookupOptions = {}): Promise<GiftCard | null> {
+  /** GET /v2/gift-cards/: the loyalty card, or null when the provider says there is none (NO_CARD_PHRASES); a poll's ends by `timeoutMs`. */
+  async lookup(customerId: string, options: { retry?: 'never'; timeoutMs?: number } = {}): Promise<GiftCard | null> {
     const query = GiftCardLookupQuery.parse({ shop_url: this.settings.shopUrl, customer_id: customerId });
     const limit = options.timeoutMs !== undefined ? Math.max(1, Math.min(options.timeoutMs, this.timeoutMs ?? Number.POSITIVE_INFINITY)) : undefined;
-    // The deadline (on the run's timers) aborts the request wherever it is: connecting, in a shared
-    // 429 pause, or waiting for the answer. The transport keeps its own HTTP timeout underneath.
+    // The deadline (on the run's timers) aborts the request wherever it is, a shared 429 pause included.
     const deadline = limit !== undefined ? startDeadline(this.timers, limit, this.signal) : undefined;
     try {
       const res = await this.http.request(
@@ -273,11 +237,7 @@ export class ProviderClient {
     return this.moveMoney('PUT', this.topUpUrl(giftCardId), body, `Adding credit to gift card ${giftCardId}`, GiftCard);
   }
 
-  /**
-   * POST the trigger workflow's execute URL with its variables. Never retried. The credit API token
-   * belongs to the credit API's calls; the execute URL may be on another host, so it goes there only
-   * when `trigger-sends-token` is on.
-   */
+  /** POST the trigger's execute URL, never retried; it may be on another host, so the token goes only with `trigger-sends-token`. */
   async executeTrigger(body: { email: string; amount: number }): Promise<void> {
     const url = this.triggerUrl();
     await this.moveMoney('POST', url, body, 'Running the trigger workflow', undefined, this.settings.triggerSendsToken ? this.headers() : {});
@@ -296,10 +256,7 @@ export class ProviderClient {
     }
   }
 
-  /**
-   * POST {native_url}/gift-cards with the profile's Bearer token. Never retried. Refused unless the
-   * native URL is on the service's own origin, since the Bearer token goes with it.
-   */
+  /** POST {native_url}/gift-cards with the Bearer token, never retried; only on the service's own origin. */
   async native(body: NativeGiftCardRequest): Promise<GiftCard> {
     const problem = nativeUrlProblem(this.settings.nativeUrl, this.http.baseUrl);
     if (problem) throw new UsageError(problem, NATIVE_URL_HINT);
@@ -316,7 +273,6 @@ export class ProviderClient {
   }
 }
 
-/** The provider client of the active profile. */
 export async function providerClient(
   deps: { profile(): Promise<ResolvedProfile>; http(): Promise<HttpClient>; redactor: Redactor; signal: AbortSignal; timers: Timers },
   timeoutMs?: number,

@@ -15,17 +15,13 @@ import { type ProviderClient, ProviderRefusedError, type ProviderSettings, PROVI
 /** Setting names (as `config set` knows them) to raw values. */
 type SetupValues = Partial<Record<string, string>>;
 
-/**
- * Normalises pasted values and says what it changed. A trigger id given as a whole execute URL
- * gives the id (its last path segment, as the spec says) and, unless given too, the trigger-url; a
- * shop URL loses its scheme, path and trailing slash.
- */
+/** Normalises pasted values, saying what changed: an execute URL gives the trigger id (its last segment) and trigger-url; a shop URL its host. */
 export function normaliseValues(values: SetupValues): { values: SetupValues; notes: string[] } {
   const out = { ...values };
   const notes: string[] = [];
   const trigger = out['trigger-id']?.trim();
   if (trigger && /^https?:\/\//i.test(trigger)) {
-    const url = safeUrl(trigger);
+    const url = URL.canParse(trigger) ? new URL(trigger) : undefined;
     const segments = url ? url.pathname.split('/').filter(Boolean) : [];
     const id = segments.pop();
     if (url && id && TriggerId.safeParse(id).success) {
@@ -37,7 +33,7 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
   }
   const shop = out['shop-url']?.trim();
   if (shop) {
-    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(shop) ? safeUrl(shop) : undefined;
+    const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(shop) && URL.canParse(shop) ? new URL(shop) : undefined;
     const domain = (url ? url.host : shop.replace(/\/+$/, '')).toLowerCase();
     if (domain !== shop) notes.push(`Saved the store domain as ${domain} (the provider wants the domain alone, not ${shop}).`);
     out['shop-url'] = domain;
@@ -46,16 +42,12 @@ export function normaliseValues(values: SetupValues): { values: SetupValues; not
   return { values: out, notes };
 }
 
-/** A setting checked by its key's rule, ready to write. */
 interface SettingChange {
   key: SettingKey;
   value: unknown;
 }
 
-/**
- * Normalises the values and checks every one with `parse` (the key's rule, which throws a
- * ValidationError naming the flag) before anything is written. Writes nothing.
- */
+/** Normalises the values and checks every one with `parse` (throwing a ValidationError naming the flag); writes nothing. */
 export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: string) => unknown): { changes: SettingChange[]; notes: string[] } {
   const normal = normaliseValues(values);
   const changes = Object.entries(normal.values)
@@ -68,11 +60,7 @@ export function planSettings(values: SetupValues, parse: (key: SettingKey, raw: 
   return { changes, notes: normal.notes };
 }
 
-/**
- * Writes checked settings to a profile: a secret (the token) to the credentials file, bound to the
- * provider-api-url (so the URLs are written first), the rest to the settings. Returns warnings
- * about a token left bound to another provider URL.
- */
+/** Writes checked settings, the token last (it is bound to the provider-api-url); answers warnings about a token bound elsewhere. */
 export async function saveSettings(
   profile: string,
   changes: SettingChange[],
@@ -87,15 +75,6 @@ export async function saveSettings(
   return warnings;
 }
 
-function safeUrl(text: string): URL | undefined {
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** One line of `setup --check`. */
 interface CheckRow {
   check: string;
   result: 'ok' | 'failed' | 'not configured' | 'not checked';
@@ -110,12 +89,7 @@ const PROBE_CUSTOMER = 'opcli-setup-check';
 /** Phrases of a 404 about the customer that show the lookup itself was accepted. */
 const UNKNOWN_CUSTOMER_PHRASES = ['customer not found', 'customer id not found', 'unknown customer', 'no such customer', 'not linked'];
 
-/**
- * CHOICE (docs/spec-choices.md#setup-check-probe): an answer to the probe lookup that proves the token was accepted and the
- * store found: the spec's "balance update failure" (a customer id not linked to a card), or a 404
- * saying the customer or its card was not found. "API key not found" and "Store domain not found"
- * are matched first, whatever the status; a bare 404 (a wrong API address) proves nothing.
- */
+/** CHOICE (docs/spec-choices.md#setup-check-probe): an answer to the probe that proves the token accepted and the store found. */
 function probeAnswered(error: ProviderRefusedError): boolean {
   if (error.condition === 'balance-update') return true;
   if (error.condition !== 'other' || error.status !== 404) return false;
@@ -148,22 +122,13 @@ async function creditApiRows(client: ProviderClient, settings: ProviderSettings)
         storeOk,
       ];
     }
-    if (error instanceof ProviderRefusedError && error.condition === 'api-key') {
-      return [
-        { check: 'credit API token', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}` },
-        { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
-      ];
-    }
     if (error instanceof ProviderRefusedError && error.condition === 'store-domain') {
       return [tokenOk, { check: 'store domain', result: 'failed', detail: `${error.providerMessage}. ${PROVIDER_ADVICE['store-domain']}` }];
     }
-    if (error instanceof ProviderRefusedError && (error.status === 401 || error.status === 403)) {
+    if (error instanceof ProviderRefusedError && (error.condition === 'api-key' || error.status === 401 || error.status === 403)) {
+      const said = error.condition === 'api-key' ? error.providerMessage : `the provider refused the token (${error.status}): ${error.providerMessage}`;
       return [
-        {
-          check: 'credit API token',
-          result: 'failed',
-          detail: `the provider refused the token (${error.status}): ${error.providerMessage}. ${PROVIDER_ADVICE['api-key']}`,
-        },
+        { check: 'credit API token', result: 'failed', detail: `${said}. ${PROVIDER_ADVICE['api-key']}` },
         { check: 'store domain', result: 'not checked', detail: 'needs an accepted token first' },
       ];
     }

@@ -1,30 +1,11 @@
 /**
- * The record of claims' second backend: the team's record in PostgreSQL (issue 42), for a profile
- * with a record-url. The same client code as the file record (src/claims/record.ts: the planner,
- * the send pipeline, a single claim) asks it the same questions; the storage differs:
- *
- * - an intent is a row of opcli.intents (kind `claim`) committed before its request leaves, as
- *   attempt `seen + 1` of its key under the unique constraint (origin, store_id, kind, key,
- *   attempt): a batch's group of intents is one transaction (one commit for the group, as the
- *   file's one fdatasync), inserted with ON CONFLICT DO NOTHING. An intent the database did not
- *   insert is an attempt another member took since this run read the key: it is read again and
- *   held, never sent (`Taken`). No file lock anywhere: concurrency is the constraint's;
- * - transactions are chained (one at a time, in order): a run's row is committed before its
- *   intents, an intent before its outcome, and the attempt numbers a run gives follow what it read;
- * - an outcome is a row of its attempt, written with the next group's transaction (or at the end);
- * - where a key stands is still the one rule of src/record/outcome.ts (standingOfKey over the
- *   key's rows); the questions are indexed queries: by key (intents_one_attempt), by similarity
- *   (intents_by_similarity), by customer (intents_by_customer), by order (outcomes_by_order), by
- *   run and line (intents_by_source); a batch's resume asks by the batch's name and a row's key
- *   (intents_by_batch_row, 0003) or its "looks like" fingerprint (intents_by_batch_like): the
- *   intent's `detail` carries the batch's name, the --key row key, the fingerprint and the claim,
- *   as the file record's intent line does (no journal is written on either backend);
- * - a database that fails fails safe: a group whose transaction did not commit is not sent (its
- *   rows not_sent), every later question fails with the same one line naming the database
- *   (src/record-pg/errors.ts), and nothing falls back to a file;
- * - CHOICE (docs/spec-choices.md#record-places): the file record of the config folder, and of every
- *   place it lived before, is still read (never written) so that moving to the database forgets no
- *   claim filed before it.
+ * The record of claims in the team's record in PostgreSQL: the file record's questions (src/claims/record.ts),
+ * each an indexed query, answered by the one rule of src/record/outcome.ts. An intent is committed before its
+ * request leaves, as attempt `seen + 1` of its key under the unique key; a batch's group is one transaction
+ * (the file's one fdatasync), and an intent it did not insert was taken by another member: held, never sent.
+ * Transactions are chained (a run's row before its intents, an intent before its outcome). A database that
+ * fails fails safe: what did not commit is not sent, every later question fails with the same one line.
+ * CHOICE (docs/spec-choices.md#record-places): the file records of before are still read, never written.
  */
 import { hostName, osUser } from '../config/user-name.js';
 import { emailIdentity } from '../core/identity.js';
@@ -45,7 +26,7 @@ import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js'
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import { addRows, type RunRow } from './import.js';
-import { ATTEMPTS, type AttemptRecordRow, type IntentRow, type OutcomeRow, present } from './queries.js';
+import { ATTEMPTS, type AttemptRecordRow, type IntentRow, inTransaction, type OutcomeRow, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -62,10 +43,10 @@ const OUTCOMES_UNWRITTEN =
 /** How many keys' read attempts are remembered until their intent is written (a batch reads at most its window ahead). */
 const SEEN_LIMIT = 50_000;
 
-/** How many attempts a question reads a page (history). */
+/** How many attempts history reads a page. */
 const PAGE = 1000;
 
-/** A row of the record's questions: an intent with its outcomes (opcli.outcomes, in order). */
+/** A row of the record's questions: an intent with its outcomes, in order. */
 type AttemptRow = Pick<
   AttemptRecordRow,
   'id' | 'key' | 'attempt' | 'filing' | 'at' | 'run' | 'source' | 'line' | 'osUser' | 'host' | 'profile' | 'similarity' | 'item' | 'forced' | 'author'
@@ -80,11 +61,7 @@ const BATCH_ROW = (i: string, row: string) =>
 
 /** The questions of the record of claims, each served by an index (test/record-pg/claims.test.ts checks the plans). */
 export const CLAIM_QUESTIONS = {
-  /**
-   * Every attempt of one key (intents_one_attempt), each row with the key's set-aside notes
-   * (notes_by_key: a file record's torn line `record import` copied), one row of nulls when the key
-   * has notes and no attempt.
-   */
+  /** Every attempt of one key (intents_one_attempt) with the key's set-aside notes (notes_by_key); a row of nulls for notes alone. */
   byKey: `WITH n AS (SELECT json_agg(json_build_object('filing', n.filing, 'at', n.at, 'user', coalesce(n.os_user, n.author), 'detail', n.detail) ORDER BY n.id)
       AS set_aside FROM opcli.notes n WHERE n.kind = 'set-aside' AND n.origin = $1 AND n.store_id = $2 AND n.key = $3)
     SELECT a.*, n.set_aside FROM n LEFT JOIN LATERAL (${ATTEMPTS} WHERE i.origin = $1 AND i.store_id = $2 AND i.kind = 'claim' AND i.key = $3) a ON true
@@ -108,9 +85,8 @@ export const CLAIM_QUESTIONS = {
 } as const;
 
 /**
- * Every attempt of the store's claims (of `keys` only, when given), claim by claim: a claim is the
- * attempts of one key up to the one that was filed, and claims come in the order of their first
- * attempt (the order `claims history` lists them from a file). Read through a cursor, a page at a time.
+ * Every attempt of the store's claims (of `keys` only), claim by claim (a key's attempts up to the one
+ * filed), in the order of their first attempt, as `claims history` lists a file.
  */
 function claimsInOrder(keys: boolean): string {
   return `WITH a AS (
@@ -124,14 +100,13 @@ function claimsInOrder(keys: boolean): string {
   ${ATTEMPTS} JOIN d ON d.id = i.id ORDER BY d.first, d.attempt`;
 }
 
-/** A run's details, kept for its rows. */
 export interface RunDetails {
   profile: string;
   source: string;
   journal?: string;
 }
 
-/** Where the record is and who writes it: the store, and this computer's user and host. */
+/** The store a record's rows are keyed by. */
 export interface Scope {
   origin: string;
   storeId: string;
@@ -142,15 +117,10 @@ export function scopeOf(store: RecordStore): Scope {
   return { origin: store.origin ?? '-', storeId: store.storeId ?? '-' };
 }
 
-/** An intent as it is written or copied: a new one with its time and author, or a file record's line. */
 /** An intent to write: a run's (its claim as JSON text, claimJson) or a file record's read line (its claim parsed, claim). */
 type ClaimIntent = NewIntent & { at: string; user: string; host: string; journalId?: string; claim?: unknown };
 
-/**
- * The one layout of a claim's intent as a row of opcli.intents: the intents a run writes
- * (insertIntents) and those `opcli record import` copies from a file record are the same rows, so
- * every question (by key, similarity, customer, run and line, row key) finds both alike.
- */
+/** The one layout of a claim's intent as a row, for a run's intents and those `record import` copies alike. */
 export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails & { journalId?: string }): Omit<IntentRow, 'attempt'> {
   return {
     kind: 'claim',
@@ -181,7 +151,7 @@ export function claimIntentRow(l: ClaimIntent, scope: Scope, run?: RunDetails & 
   };
 }
 
-/** The one layout of a claim's outcome as a row of opcli.outcomes (its order as `claims history --order` compares it: outcomes_by_order). */
+/** The one layout of a claim's outcome as a row (its order as `claims history --order` compares it). */
 export function claimOutcomeRow(o: Pick<OutcomeLine, 'issuance' | 'status' | 'at' | 'sourceOrderId' | 'error'>): OutcomeRow {
   const detail = o.sourceOrderId ? { order: orderTerm(o.sourceOrderId) } : {};
   return { filing: o.issuance, status: o.status, at: o.at, sourceOrderId: o.sourceOrderId, error: o.error, detail };
@@ -206,11 +176,7 @@ function standingOf(rows: AttemptRow[], setAside: SetAsideRow[] = [], key = ''):
   return standingOfKey(withSetAside(rows.flatMap(linesOf), setAside, key), undefined, (i) => i);
 }
 
-/**
- * The lines of a key with its set-aside notes as the file record's set-aside lines, each after the
- * lines written before it: the action a note names (a torn line of the file it was copied from) is
- * an attempt that may have been sent, as the file record holds it.
- */
+/** A key's lines with its set-aside notes as the file record's set-aside lines, in time order: what they name may have been sent. */
 function withSetAside(lines: ReadLine[], notes: SetAsideRow[], key: string): ReadLine[] {
   if (notes.length === 0) return lines;
   const merged = [...lines];
@@ -274,7 +240,6 @@ function linesOf(r: AttemptRow): ReadLine[] {
   return [intent, ...outcomes];
 }
 
-/** The record of claims of one store in the team's database. */
 export class DatabaseClaimRecord {
   readonly path: string;
   private readonly scope: Scope;
@@ -291,7 +256,6 @@ export class DatabaseClaimRecord {
   private readonly user = osUser();
   private readonly host = hostName();
 
-  /** `earlier`: the file record of the config folder and the places it lived before, read and never written. */
   private constructor(
     private readonly database: RecordDatabase,
     store: RecordStore,
@@ -301,7 +265,7 @@ export class DatabaseClaimRecord {
     this.path = `record database ${database.target.label}`;
   }
 
-  /** Opens the record (the pool, the schema checked): a failure is one line naming the database, nothing written. */
+  /** Opens the record (the pool, the schema checked). */
   static async open(
     record: NonNullable<Parameters<typeof openRecordDatabase>[0]>,
     ctx: ConnectionContext,
@@ -324,7 +288,7 @@ export class DatabaseClaimRecord {
     this.pendingRuns.push({ run, at: new Date(now).toISOString(), details });
   }
 
-  /** Runs one question on a connection; a failure becomes (and stays) the one line. */
+  /** Runs one question; a failure becomes (and stays) the one line. */
   private async ask<T>(fn: (client: ClientBase) => Promise<T>, rerun = RERUN_AFTER_FAILURE): Promise<T> {
     if (this.failure !== undefined) throw this.failure;
     try {
@@ -335,7 +299,6 @@ export class DatabaseClaimRecord {
     }
   }
 
-  /** The attempts of one key, and its set-aside notes, as the database has them. */
   private async attemptsOf(key: string): Promise<{ rows: AttemptRow[]; setAside: SetAsideRow[] }> {
     // A prepared statement (named): a batch asks it of every row, parsed and planned once per connection.
     const values = [this.scope.origin, this.scope.storeId, key];
@@ -358,7 +321,7 @@ export class DatabaseClaimRecord {
     if (this.seen.size > SEEN_LIMIT) this.seen.delete(this.seen.keys().next().value as string);
   }
 
-  /** What the record holds for a content key (undefined: never filed from anywhere): the strongest of the database's and the earlier files' answers. */
+  /** What the record holds for a content key: the strongest of the database's and the earlier files' answers. */
   async lookup(key: string): Promise<RecordHit | undefined> {
     return strongest([await this.hitOf(key, true), this.earlier?.lookup(key)]);
   }
@@ -382,10 +345,7 @@ export class DatabaseClaimRecord {
     return this.intentsDurable(lines, now);
   }
 
-  /**
-   * A group of intents (and the outcomes and run rows queued before them) in one transaction,
-   * committed when the promise resolves: the rows not in `Taken` may be sent.
-   */
+  /** A group of intents (with the outcomes and run rows queued before) in one transaction: the rows not in `Taken` may be sent. */
   intentsDurable(lines: NewIntent[], now = Date.now()): Promise<Taken> {
     const at = new Date(now).toISOString();
     return this.transaction((client) => this.insertIntents(client, lines, at));
@@ -402,25 +362,16 @@ export class DatabaseClaimRecord {
     const outcomes = this.pendingOutcomes;
     this.pendingRuns = [];
     this.pendingOutcomes = [];
-    const next = this.chain.then(() =>
-      this.ask(async (client) => {
-        await client.query('BEGIN');
-        try {
-          await addRows(
-            client,
-            'runs',
-            runs.map(({ run, at, details }) => claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope)),
-          );
-          await addRows(client, 'outcomes', outcomes.map(claimOutcomeRow));
-          const result = await fn(client);
-          await client.query('COMMIT');
-          return result;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw error;
-        }
-      }, rerun),
-    );
+    const work = async (client: ClientBase): Promise<T> => {
+      await addRows(
+        client,
+        'runs',
+        runs.map(({ run, at, details }) => claimRunRow(run, at, { ...details, user: this.user, host: this.host }, this.scope)),
+      );
+      await addRows(client, 'outcomes', outcomes.map(claimOutcomeRow));
+      return fn(client);
+    };
+    const next = this.chain.then(() => this.ask((client) => inTransaction(client, () => work(client)), rerun));
     this.chain = next.catch(() => {});
     return next;
   }
@@ -475,10 +426,7 @@ export class DatabaseClaimRecord {
     return this.close();
   }
 
-  /**
-   * Writes the queued outcomes (and run rows) and closes the pool. After a failure of the database
-   * nothing more is tried: the first failure is the one the run reports.
-   */
+  /** Writes the queued outcomes and run rows (unless the database failed: the first failure is the one reported) and closes. */
   async close(): Promise<void> {
     try {
       if (this.failure === undefined && (this.pendingOutcomes.length || this.pendingRuns.length)) {
@@ -490,28 +438,20 @@ export class DatabaseClaimRecord {
     }
   }
 
-  /**
-   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
-   * (one indexed question) or the last row of the batch with its "looks like" fingerprint whose claim
-   * exists or may exist (one more); the database first, then the files the record lived in before.
-   */
+  /** A batch's resume: what its earlier runs did with a row, by row key or "looks like" fingerprint; the database first, then the files. */
   async batchRow(batch: string, by: { key: string } | { like: string }): Promise<BatchRow | undefined> {
     const found = 'key' in by ? await this.rowOfBatch(batch, by.key) : await this.lastLike(batch, by.like);
     return found ?? this.earlier?.batchRow(batch, by);
   }
 
-  /** Where a row of a batch stands, by its row key: its attempts in the batch folded by the one rule. */
+  /** Where a row of a batch stands, by its row key. */
   private async rowOfBatch(batch: string, row: string): Promise<BatchRow | undefined> {
     const values = [this.scope.origin, this.scope.storeId, batch, row];
     const rows = await this.ask(async (c) => (await c.query<AttemptRow>({ name: 'opcli-claims-batch-row', text: CLAIM_QUESTIONS.batchRow, values })).rows);
     return batchRowOf(standingOf(rows));
   }
 
-  /**
-   * The last row of a batch with the fingerprint `like` (by its last intent with it) whose claim
-   * exists or may exist, as the file record answers (record-index.ts batchRow): the rows are found
-   * first (usually none: one round trip), then each asked by its key until one may exist.
-   */
+  /** The last row of a batch with the fingerprint `like` whose claim may exist, as record-index.ts batchRow answers. */
   private async lastLike(batch: string, like: string): Promise<BatchRow | undefined> {
     const values = [this.scope.origin, this.scope.storeId, batch, like];
     const rows = await this.ask(
@@ -524,11 +464,7 @@ export class DatabaseClaimRecord {
     return undefined;
   }
 
-  /**
-   * Every attempt of the store's claims, claim by claim in the order of their first attempt (the
-   * keys of one customer or one order only, when asked), handed to `take` a claim at a time: read
-   * through a cursor in a read-only snapshot, so history streams a record of millions.
-   */
+  /** The store's claims (one customer's or order's only, when asked) handed to `take` one at a time, through a cursor in a read-only snapshot. */
   async eachClaim(filter: { email?: string; order?: string }, take: (attempts: ReadLine[][]) => void): Promise<void> {
     const { origin, storeId } = this.scope;
     await this.ask(async (client) => {
@@ -539,8 +475,7 @@ export class DatabaseClaimRecord {
         keys = (await client.query<{ key: string }>(question, [origin, storeId, term])).rows.map((r) => r.key);
         if (keys.length === 0) return;
       }
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
+      const read = async (): Promise<void> => {
         await client.query(`DECLARE claims NO SCROLL CURSOR FOR ${claimsInOrder(!!keys)}`, keys ? [origin, storeId, keys] : [origin, storeId]);
         let claim: ReadLine[][] = [];
         let claimKey: string | undefined;
@@ -560,11 +495,8 @@ export class DatabaseClaimRecord {
           if (page.rows.length < PAGE) break;
         }
         if (claim.length) take(claim);
-        await client.query('COMMIT');
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      }
+      };
+      await inTransaction(client, read, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     }, NOTHING_WRITTEN);
   }
 }

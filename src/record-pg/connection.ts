@@ -1,16 +1,7 @@
 /**
- * From a record URL to node-postgres's connection settings, the libpq way (the rules psql users
- * know, https://www.postgresql.org/docs/current/libpq-connect.html): what the URL names wins, then
- * PGHOST, PGPORT, PGDATABASE, PGUSER, PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, PGCONNECT_TIMEOUT,
- * then libpq's defaults; the password is the one stored with the URL, else PGPASSWORD, else the
- * password file (~/.pgpass, %APPDATA%\postgresql\pgpass.conf, PGPASSFILE) read by the pgpass library.
- *
- * opcli's own rules on top: a host that is not this machine gets TLS with the server's certificate
- * verified (sslmode verify-full) unless the URL or PGSSLMODE says otherwise; and nothing waits
- * without a bound: connecting (connect_timeout, 0 included, is at most what is given, 10 s by
- * default), each statement (30 s, cancelled by the server) and each answer (the client gives up 5 s
- * after that, for a server that stopped answering).
- * CHOICE (docs/spec-choices.md#record-database-connection): libpq's rules, and opcli's TLS and time bounds.
+ * From a record URL to node-postgres's settings by libpq's rules (https://www.postgresql.org/docs/current/libpq-connect.html):
+ * the URL, then the PG* variables, then libpq's defaults; the password stored with the URL, else PGPASSWORD, else the password file.
+ * CHOICE (docs/spec-choices.md#record-database-connection): on top, verify-full TLS for a host that is not this machine, and a bound on every wait.
  */
 import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -31,7 +22,7 @@ const PARAMS = new Set(['host', 'port', 'dbname', 'user', 'sslmode', 'sslrootcer
 const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
 type SslMode = (typeof SSL_MODES)[number];
 
-/** Where a record database is, as every message names it (never with its password). */
+/** Where a record database is, as messages name it (never with its password). */
 export interface RecordTarget {
   host: string;
   port: number;
@@ -40,12 +31,11 @@ export interface RecordTarget {
   /** `db.example.com:5432/opcli` (a socket folder for a unix socket). */
   label: string;
   sslmode: SslMode;
-  /** Where the password comes from, for the error when the server refuses it: the URL's source, PGPASSWORD, the password file, nowhere. */
+  /** Where the password comes from, for the error when the server refuses it. */
   passwordFrom: string;
   connectMs: number;
 }
 
-/** What resolving a URL needs from the outside: the run's environment and folder. */
 export interface ConnectionContext {
   env: Record<string, string | undefined>;
   cwd: string;
@@ -80,7 +70,7 @@ export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): {
     port,
     database,
     user,
-    label: socket ? `${host} port ${port}/${database}` : `${hostLabel(host)}:${port}/${database}`,
+    label: socket ? `${host} port ${port}/${database}` : `${host.includes(':') ? `[${host}]` : host}:${port}/${database}`,
     sslmode,
     passwordFrom,
     connectMs,
@@ -90,9 +80,14 @@ export function connectionSettings(record: RecordUrl, ctx: ConnectionContext): {
     port,
     user,
     database,
-    password: passwordFor(record.password, target, env, (found) => {
-      target.passwordFrom = found ? 'the password file' : 'nowhere';
-    }),
+    // The password node-postgres asks for when the server wants one (it takes undefined as "none"; its types say string only).
+    password: async (): Promise<string> => {
+      if (record.password !== undefined) return record.password;
+      if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
+      const password = await fromPasswordFile(target, env);
+      target.passwordFrom = password !== undefined ? 'the password file' : 'nowhere';
+      return password as string;
+    },
     ssl: tlsSettings(
       sslmode,
       host,
@@ -118,11 +113,6 @@ function osUserName(env: Record<string, string | undefined>): string {
   } catch {
     return env.USER ?? env.USERNAME ?? 'postgres';
   }
-}
-
-/** `[::1]` for an IPv6 address, the name or address as it is otherwise. */
-function hostLabel(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** sslmode as libpq reads it; by default none on this machine, and verify-full anywhere else. */
@@ -152,11 +142,8 @@ function libpqFile(name: string, env: Record<string, string | undefined>): strin
 }
 
 /**
- * node-postgres's `ssl` for an sslmode, with libpq's meanings: disable, none; allow, prefer and
- * require, encrypted without a check of the certificate (node-postgres cannot fall back to a plain
- * connection: a server without TLS is an error that names sslmode=disable); verify-ca, the chain
- * only; verify-full, the chain and the name. The CAs are sslrootcert's (`system`: Node's own), else
- * libpq's ~/.postgresql/root.crt when it exists, else Node's own.
+ * node-postgres's `ssl` for an sslmode, as libpq means it (but allow and prefer cannot fall back to a plain
+ * connection in node-postgres); the CAs sslrootcert's (`system`: Node's), else ~/.postgresql/root.crt, else Node's.
  */
 function tlsSettings(mode: SslMode, host: string, files: { root?: string; cert?: string; key?: string }, ctx: ConnectionContext): PoolConfig['ssl'] {
   if (mode === 'disable' || host.startsWith('/')) return false;
@@ -179,34 +166,7 @@ function readClientFile(path: string, what: string, cwd: string): string {
   }
 }
 
-/**
- * The password node-postgres asks for when the server wants one: the URL's (or the stored one),
- * else PGPASSWORD, else the password file's line for this host, port, database and user (pgpass
- * ignores a file others can read, as libpq does); `found` says whether the file had one.
- */
-function passwordFor(
-  given: string | undefined,
-  target: RecordTarget,
-  env: Record<string, string | undefined>,
-  found: (inFile: boolean) => void,
-): () => Promise<string> {
-  // node-postgres takes undefined as "no password" (its types say string only).
-  return async (): Promise<string> => {
-    if (given !== undefined) return given;
-    if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
-    const password = await fromPasswordFile(target, env);
-    found(password !== undefined);
-    return password as string;
-  };
-}
-
-/**
- * The password file's password for this connection, or undefined: libpq's file (~/.pgpass;
- * %APPDATA%\postgresql\pgpass.conf on Windows; PGPASSFILE) read through the pgpass library
- * node-postgres itself uses (loaded only when a password is asked for): its file name from the
- * run's environment, its rule that a file others can read is ignored (with a warning), its matching
- * of host, port, database and user with `*`.
- */
+/** The password file's password (libpq's file, read by node-postgres's own pgpass library, which ignores a file others can read), or undefined. */
 async function fromPasswordFile(target: RecordTarget, env: Record<string, string | undefined>): Promise<string | undefined> {
   const { default: helper } = await import('pgpass/lib/helper.js');
   const file = helper.getFileName(env);

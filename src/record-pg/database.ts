@@ -1,8 +1,6 @@
 /**
- * Opening the team's record in PostgreSQL: node-postgres (`pg`) is imported here, on first use, so
- * a run that has no postgres:// record never loads it (docs/benchmarks.md, bench/startup.mjs). A
- * member's record is a pool whose first connection checks the schema: made by `record setup` of
- * this opcli's version (setupRecord), and this role a member of it.
+ * Opening the team's record in PostgreSQL: node-postgres is imported here, on first use, so a run with
+ * no postgres:// record never loads it. A member's first connection checks the schema's version and role.
  */
 import type { Pool, PoolClient } from 'pg';
 import { OpcliError } from '../core/errors.js';
@@ -14,7 +12,6 @@ import type { RecordUrl } from './url.js';
 /** What opening a record database says when it fails before anything was written. */
 export const NOTHING_WRITTEN = 'nothing was written or sent; rerunning is safe';
 
-/** node-postgres, loaded once. */
 async function driver(): Promise<typeof import('pg')> {
   const loaded = await import('pg');
   return (loaded as unknown as { default?: typeof import('pg') }).default ?? loaded;
@@ -23,10 +20,7 @@ async function driver(): Promise<typeof import('pg')> {
 /** Setup is one transaction: whatever stopped it, the database holds all of it or none of it. */
 const SETUP_RERUN = 'setup is one transaction, applied whole or not at all: rerunning it is safe';
 
-/**
- * `record setup`: the administrator's one run that makes (or upgrades) the team's record and names
- * its members (migrate.ts), on one connection closed after. No print: the command renders.
- */
+/** `record setup`: makes or upgrades the team's record and names its members (migrate.ts), on one connection. */
 export async function setupRecord(record: RecordUrl, members: readonly string[], ctx: ConnectionContext): Promise<MigrationResult & { target: RecordTarget }> {
   const { target, config } = connectionSettings(record, ctx);
   const pg = await driver();
@@ -52,10 +46,7 @@ export interface RecordDatabase {
   close(): Promise<void>;
 }
 
-/**
- * Opens a member's record: the pool, and a first connection that checks the schema's version and
- * that this role may write the record. Every failure is one line naming the database.
- */
+/** Opens a member's record: the pool, and a first connection that checks the schema and the role. */
 export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionContext, options: { max?: number } = {}): Promise<RecordDatabase> {
   const { target, config } = connectionSettings(record, ctx);
   const pg = await driver();
@@ -98,30 +89,16 @@ export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionConte
 /** The schema is this opcli's, and the role may add to it; else what to do, naming the database. */
 async function checkSchema(client: PoolClient, target: RecordTarget): Promise<void> {
   const version = await schemaVersion(client);
-  const where = `Record database ${target.label}`;
-  if (version === 0) {
-    throw new RecordDatabaseError(
-      `${where} holds no opcli record yet: whoever administers it runs \`opcli record setup --url URL --member ${target.user}\` once; ${NOTHING_WRITTEN}.`,
-      target,
-    );
+  const setup = `whoever administers it runs \`opcli record setup --url URL --member ${target.user}\``;
+  // What is wrong, after the database's name.
+  let why: string | undefined;
+  if (version === 0) why = ` holds no opcli record yet: ${setup} once`;
+  else if (version > SCHEMA_VERSION) why = ` holds a record of schema version ${version}, newer than this opcli knows (${SCHEMA_VERSION}): upgrade opcli`;
+  else if (version < SCHEMA_VERSION) {
+    why = ` holds a record of schema version ${version}; this opcli needs ${SCHEMA_VERSION}: whoever administers it runs \`opcli record setup\` with this opcli`;
+  } else {
+    const may = await client.query<{ insert: boolean }>("SELECT has_column_privilege('opcli.intents', 'key', 'INSERT') AS insert");
+    if (!may.rows[0]?.insert) why = `: role "${target.user}" may not add to the record: ${setup}`;
   }
-  if (version > SCHEMA_VERSION) {
-    throw new RecordDatabaseError(
-      `${where} holds a record of schema version ${version}, newer than this opcli knows (${SCHEMA_VERSION}): upgrade opcli; ${NOTHING_WRITTEN}.`,
-      target,
-    );
-  }
-  if (version < SCHEMA_VERSION) {
-    throw new RecordDatabaseError(
-      `${where} holds a record of schema version ${version}; this opcli needs ${SCHEMA_VERSION}: whoever administers it runs \`opcli record setup\` with this opcli; ${NOTHING_WRITTEN}.`,
-      target,
-    );
-  }
-  const may = await client.query<{ insert: boolean }>("SELECT has_column_privilege('opcli.intents', 'key', 'INSERT') AS insert");
-  if (!may.rows[0]?.insert) {
-    throw new RecordDatabaseError(
-      `${where}: role "${target.user}" may not add to the record: whoever administers it runs \`opcli record setup --url URL --member ${target.user}\`; ${NOTHING_WRITTEN}.`,
-      target,
-    );
-  }
+  if (why) throw new RecordDatabaseError(`Record database ${target.label}${why}; ${NOTHING_WRITTEN}.`, target);
 }

@@ -1,14 +1,12 @@
 /**
- * A record database that fails, in one line: which database (host, port, database, never the
- * password), what happened in words a person at psql would recognise, and whether running the
- * command again is safe (the caller knows: nothing was written, or what was may be kept). Exit 1.
- * The server's own words are untrusted text: they pass through safeLine.
+ * A record database that fails, in one line: which database (never the password), what happened in psql's
+ * words, and whether rerunning is safe (the caller's words). The server's words are untrusted: safeLine.
  */
 import { OpcliError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 import { LIMITS, type RecordTarget } from './connection.js';
 
-/** The record database failed; `details.database` names it for --json. */
+/** The record database failed; `details.database` names it. */
 export class RecordDatabaseError extends OpcliError {
   /** SQLSTATE, or Node's error code (ECONNREFUSED), when one was given. */
   readonly code?: string;
@@ -33,7 +31,7 @@ const NETWORK: Record<string, string> = {
 
 const CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/;
 
-/** SQLSTATEs whose words opcli gives itself (the server's message is added where it helps). */
+/** SQLSTATEs in opcli's words. */
 function sqlStateWords(code: string, server: string, target: RecordTarget): string | undefined {
   if (code === '28P01') return `the server refused the password of role "${target.user}" (taken from ${target.passwordFrom})`;
   if (code === '3D000') return `database "${target.database}" does not exist`;
@@ -45,8 +43,8 @@ function sqlStateWords(code: string, server: string, target: RecordTarget): stri
   return undefined;
 }
 
-/** What went wrong, in words (no database name, no verdict on rerunning). */
-export function describeFailure(error: unknown, target: RecordTarget): { words: string; code?: string } {
+/** What went wrong, in words. */
+function describeFailure(error: unknown, target: RecordTarget): { words: string; code?: string } {
   const e = error as { code?: unknown; message?: unknown } | undefined;
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const message = typeof e?.message === 'string' ? e.message : String(error);
@@ -72,12 +70,8 @@ export function describeFailure(error: unknown, target: RecordTarget): { words: 
   return { words: server, code };
 }
 
-/**
- * The one-line error for a failure of the record database: `rerun` says whether running again is
- * safe, in the caller's words ("nothing was written; rerunning is safe"). opcli's own errors pass as they are.
- */
+/** The one-line error for a failure of the record database, `rerun` in the caller's words; opcli's own errors pass as they are. */
 export function databaseError(error: unknown, target: RecordTarget, rerun: string): OpcliError {
-  // opcli's own errors (a role that cannot be a member, a schema too new) already say what to do.
   if (error instanceof OpcliError) return error;
   const { words, code } = describeFailure(error, target);
   return new RecordDatabaseError(`Record database ${target.label}: ${words}; ${rerun}`, target, code, error);

@@ -1,13 +1,7 @@
 /**
- * The file half of `opcli record import` (issue 42): what a file record holds, read by the record
- * module's own readers and turned into the rows of the team's record (import.ts writes them). The
- * sources are a record folder's records of claims (one a store), its gift card ledger (0.2.0's lines
- * and today's read alike), and batch journals named by the person importing (format 2 or 3: read into
- * a record of claims of their own in a temporary folder, the way a batch run reads them,
- * src/claims/record-open.ts importJournal, so a journal's rows are the rows a record holds).
- *
- * Every file is read, and every damaged line refused (the file, its line and byte), before a row is
- * written anywhere: an import that stops leaves nothing behind.
+ * The file half of `opcli record import`: a record folder's records of claims, its gift card ledger and
+ * the batch journals named, read by their own readers and turned into the team's record's rows
+ * (import.ts writes them). Every file is read, and a damaged line refused, before a row is written.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -31,11 +25,11 @@ import { claimIntentRow, claimOutcomeRow, claimRunRow, type RunDetails, scopeOf 
 /** Rows a statement at most (each chunk is one statement a table). */
 const SLICE = 2_000;
 
-/** One file to import: what it is, the rows it holds, in the order they may be written. */
+/** One file to import and its rows, in the order they may be written. */
 export interface ImportSource {
   kind: 'claims record' | 'gift card ledger' | 'journal';
   file: ImportedFile;
-  /** How many rows of each table the file holds (an import adds those the database lacks). */
+  /** How many rows of each table the file holds. */
   held: { runs: number; intents: number; outcomes: number; notes: number };
   chunks: ImportChunk[];
 }
@@ -63,17 +57,14 @@ function sliced(rows: Required<ImportChunk>): ImportChunk[] {
   return chunks;
 }
 
-/** A file's rows as a source. */
 function source(kind: ImportSource['kind'], file: ImportedFile, rows: Required<ImportChunk>): ImportSource {
   const held = { runs: rows.runs.length, intents: rows.intents.length, outcomes: rows.outcomes.length, notes: rows.notes.length };
   return { kind, file, held, chunks: sliced(rows) };
 }
 
 /**
- * The set-aside lines the next append would write for the torn last line no set-aside line names
- * yet (src/record/log.ts endTornLine): its action, named by the line's beginning, is uncertain, and
- * goes into the database as such. Its time is the import's: the file's line count keeps a second
- * import of the same lines from adding it again.
+ * The set-aside line the next append would write for a torn last line (src/record/log.ts endTornLine):
+ * its action is uncertain, and goes into the database so (a second import adds it not: the line count).
  */
 function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: number }[]) {
   const named = new Set(lines.flatMap((l) => (l.type === 'set-aside' && l.line !== undefined ? [l.line] : [])));
@@ -91,11 +82,7 @@ function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: numb
     }));
 }
 
-/**
- * The lines of a record of claims as rows: runs, intents (kind claim), outcomes, set-aside notes,
- * each in the layout the record of claims writes its own (src/record-pg/claims.ts claimRunRow,
- * claimIntentRow, claimOutcomeRow), so the database's questions find a copied claim as one filed there.
- */
+/** The lines of a record of claims as rows, in the layout the database's record of claims writes its own (claims.ts). */
 export function claimRows(lines: ReadLine[], store: RecordStore): Required<ImportChunk> {
   const scope = claimScope(store);
   const rows: Required<ImportChunk> = { runs: [], intents: [], outcomes: [], notes: [] };
@@ -139,7 +126,7 @@ function setAsideNote(
   };
 }
 
-/** Every line of a record of claims, read as history reads it (a torn last line as the set-aside line the next append writes); a damaged line stops here. */
+/** Every line of a record of claims as history reads it, a torn last line set aside; a damaged line stops here. */
 function readClaimRecord(place: RecordPlace, store: RecordStore): { lines: ReadLine[]; path: string } {
   const record = ClaimRecord.openSync({ place, store });
   try {
@@ -150,7 +137,7 @@ function readClaimRecord(place: RecordPlace, store: RecordStore): { lines: ReadL
   }
 }
 
-/** The store a record of claims names in its header (its line 1), opened the record's one way (src/record/log.ts); undefined when it names none. */
+/** The store a record of claims names in its header (line 1), or undefined. */
 function storeOfRecord(place: RecordPlace, name: string): RecordStore | undefined {
   const fd = openLog(place, name, 'record of claims', false);
   if (fd === undefined) return undefined;
@@ -200,10 +187,7 @@ export function canonicalKey(key: string, scope: string): string {
   return parts.what.startsWith('claim:') || parts.what.startsWith('bonus:') ? `${parts.scope ?? scope}|${parts.what}` : key;
 }
 
-/**
- * The gift card ledger of a folder as a source (none when it has no line; a torn last line as the
- * set-aside line the next append writes); a damaged line stops here.
- */
+/** The gift card ledger of a folder as a source (none when empty), a torn last line set aside; a damaged line stops here. */
 function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefined {
   const ledger = new Ledger(place);
   const read = ledger.read();
@@ -222,7 +206,7 @@ function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefin
   );
 }
 
-/** The ledger's records as rows: attempts (kind credit), their outcomes and warnings, set-aside notes. */
+/** The ledger's records as rows: attempts (kind credit), outcomes, warnings, set-aside notes. */
 export function ledgerRows(records: LedgerRecord[], scope: string): Required<ImportChunk> {
   const rows: Required<ImportChunk> = { runs: [], intents: [], outcomes: [], notes: [] };
   const filings = new Set<string>();
@@ -246,10 +230,8 @@ export function ledgerRows(records: LedgerRecord[], scope: string): Required<Imp
 }
 
 /**
- * A batch journal (format 2 or 3) as a source: read into a record of claims of its own in a temporary
- * folder, as a batch run reads a journal into the record (importJournal: its filed rows and those
- * that may have been sent, of this service's sections), then that record's lines. Its id is the
- * journal's own (a journal made again has another), so importing it again adds nothing.
+ * A batch journal as a source: read into a record of claims of its own in a temporary folder, as a batch
+ * run reads one (importJournal), then that record's lines; its id is the journal's, so a second import adds nothing.
  */
 async function journalSource(path: string, ctx: ImportContext): Promise<ImportSource | undefined> {
   const reader = await JournalReader.snapshot(path, { service: ctx.service, notice: ctx.notice });
@@ -281,10 +263,7 @@ async function journalSource(path: string, ctx: ImportContext): Promise<ImportSo
   }
 }
 
-/**
- * Everything a record folder and the named journals hold, read and checked before anything is
- * written: the records of claims, the gift card ledger, then each journal, in that order.
- */
+/** Everything a record folder and the named journals hold, read and checked before anything is written. */
 export async function readImportSources(place: RecordPlace, journals: string[], ctx: ImportContext): Promise<ImportSource[]> {
   const sources = claimRecords(place);
   const ledger = ledgerSource(place, ctx.scope);
@@ -296,7 +275,7 @@ export async function readImportSources(place: RecordPlace, journals: string[], 
   return sources;
 }
 
-/** A journal read into this computer's record of claims: how many of its claims it holds, and how many were new to the record. */
+/** A journal read into this computer's record of claims: its claims, and how many were new. */
 export interface JournalTaken {
   path: string;
   held: number;
@@ -304,10 +283,8 @@ export interface JournalTaken {
 }
 
 /**
- * The named journals read into the record of claims of `place` (a profile without a record-url), as
- * a batch run reads the journals beside its input (importJournal), so `claims history` lists what
- * 0.2.0 filed and a copy of those files is held. Every journal is read (and refused when damaged)
- * before the record is written; `dryRun` counts what would be added and writes nothing.
+ * Without a record-url: the named journals read into the record of claims of `place` (importJournal), so
+ * `claims history` lists what 0.2.0 filed; every journal is read before the record is written.
  */
 export async function journalsIntoRecord(
   place: RecordPlace,

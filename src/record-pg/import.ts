@@ -1,23 +1,13 @@
 /**
- * The database half of `opcli record import` (issue 42): rows read from a file record (by the record
- * module's own readers, whatever the file's format) written into the team's record once. One file
- * (or the lines it gained since its last import) is one transaction under an advisory lock, so two
- * members importing at once, or an import cut short, never leave half a file or a row twice:
- *
- * - an intent already there (its filing id) is skipped; a new one takes the next free attempt of its
- *   key, after those already there: an attempt of another computer's file is kept beside it, never
- *   dropped for having the same number;
- * - an outcome or a note already there (the same attempt, status or kind, and time) is skipped;
- * - opcli.imports says how many lines of the file are in, so the same file imported again adds
- *   nothing, and a file that grew adds only its new lines.
- *
- * Set-based: each chunk is one statement a table, its rows passed as one JSON parameter
- * (jsonb_to_recordset), never SQL built from the rows.
+ * The database half of `opcli record import`: one file is one transaction under an advisory lock, so
+ * two members importing at once, or an import cut short, never leave half a file or a row twice. An
+ * intent already there (its filing id) is skipped, a new one takes the next free attempt of its key
+ * (never dropped for another computer's same number); an outcome or note already there is skipped;
+ * opcli.imports counts a file's lines in. Each chunk is one statement a table, its rows one JSON parameter.
  */
 import type { ClientBase } from 'pg';
-import type { IntentRow, OutcomeRow } from './queries.js';
+import { type IntentRow, inTransaction, type OutcomeRow } from './queries.js';
 
-/** A batch run of a claims record. */
 export interface RunRow {
   run: string;
   origin: string;
@@ -31,7 +21,6 @@ export interface RunRow {
   at: string;
 }
 
-/** A warning, a set-aside entry or a note. */
 export interface NoteRow {
   kind: 'warning' | 'set-aside' | 'note';
   filing?: string;
@@ -59,7 +48,6 @@ export interface ImportedFile {
   lines: number;
 }
 
-/** What an import added (nothing when the file's lines were all in already). */
 export interface ImportCounts {
   alreadyIn: number;
   runs: number;
@@ -112,10 +100,7 @@ const NOTES = `INSERT INTO opcli.notes (kind, filing, origin, store_id, key, mes
 
 const ADD = { runs: RUNS, intents: INTENTS, outcomes: OUTCOMES, notes: NOTES };
 
-/**
- * Adds rows to one table in one statement, skipping those it holds already (see ADD's statements):
- * how many it added. A run's own rows go in this way too (claims.ts, ledger-db.ts).
- */
+/** Adds rows to one table in one statement, skipping those it holds already: how many it added (a run's own rows too). */
 export async function addRows<T extends keyof typeof ADD>(client: ClientBase, table: T, rows: Required<ImportChunk>[T] | undefined): Promise<number> {
   return rows?.length ? ((await client.query(ADD[table], [JSON.stringify(rows)])).rowCount ?? 0) : 0;
 }
@@ -126,34 +111,24 @@ export async function importedLines(client: ClientBase, fileId: string): Promise
   return result.rows[0]?.lines ?? 0;
 }
 
-/**
- * Imports one file in one transaction: `chunks(alreadyIn)` gives the rows of the lines after the
- * first `alreadyIn` (every line when 0). Nothing is written when all `file.lines` are in already.
- * `dryRun`: the same statements, rolled back: the counts say what an import would add.
- */
+/** Imports one file in one transaction (none when all `file.lines` are in already); `dryRun` rolls it back. */
 export async function importRecord(
   client: ClientBase,
   file: ImportedFile,
   chunks: (alreadyIn: number) => AsyncIterable<ImportChunk>,
   options: { dryRun?: boolean } = {},
 ): Promise<ImportCounts> {
-  await client.query('BEGIN');
-  try {
+  const work = async (): Promise<ImportCounts> => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [IMPORT_LOCK]);
     const alreadyIn = await importedLines(client, file.fileId);
     const counts: ImportCounts = { alreadyIn, runs: 0, intents: 0, outcomes: 0, notes: 0 };
-    if (alreadyIn >= file.lines) {
-      await client.query('ROLLBACK');
-      return counts;
-    }
+    // All in already: nothing is written.
+    if (alreadyIn >= file.lines) return counts;
     for await (const chunk of chunks(alreadyIn)) {
       for (const table of ['runs', 'intents', 'outcomes', 'notes'] as const) counts[table] += await addRows(client, table, chunk[table]);
     }
     await client.query('INSERT INTO opcli.imports (file_id, path, lines, at) VALUES ($1, $2, $3, now())', [file.fileId, file.path, file.lines]);
-    await client.query(options.dryRun ? 'ROLLBACK' : 'COMMIT');
     return counts;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  }
+  };
+  return inTransaction(client, work, 'BEGIN', options.dryRun ? 'ROLLBACK' : 'COMMIT');
 }

@@ -1,17 +1,15 @@
 /**
- * The schema of the team's record, as Flyway and node-pg-migrate keep one: numbered SQL files
- * (src/record-pg/migrations/, bundled as text), a version table (opcli.schema_version, one row per
- * file applied), and every pending file applied in one transaction with its row, under an advisory
- * lock, so two administrators who run `record setup` at once apply each file once and a failure
- * leaves the database as it was. The grants to the members are given again in the same transaction.
+ * The team's record's schema, as Flyway keeps one: numbered SQL files (migrations/), a version table, and
+ * every pending file applied with its row in one transaction under an advisory lock (two setups at once
+ * apply each once; a failure changes nothing), the members' grants given again in it.
  */
 import type { ClientBase } from 'pg';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import record0001 from './migrations/0001-record.sql';
 import claimQuestions0002 from './migrations/0002-claim-questions.sql';
 import batchRows0003 from './migrations/0003-batch-rows.sql';
+import { inTransaction } from './queries.js';
 
-/** One numbered SQL file. */
 export interface Migration {
   version: number;
   name: string;
@@ -29,7 +27,6 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /** The advisory lock of setup: "opcli" as a number, the same in every opcli. */
 const SETUP_LOCK = 0x6f70636c69;
 
-/** What a setup did: the schema's version before and after, the files applied, the members granted. */
 export interface MigrationResult {
   from: number;
   to: number;
@@ -37,13 +34,6 @@ export interface MigrationResult {
   members: string[];
   /** Roles of opcli.members that no longer exist (dropped since): nothing to grant them. */
   gone: string[];
-}
-
-/** A member role that cannot be one: missing, a superuser, the administrator, or a role the administrator's privileges pass to (exit 2). */
-export class MemberRoleError extends OpcliError {
-  constructor(message: string, hint: string) {
-    super(message, { exitCode: ExitCode.usage, hint });
-  }
 }
 
 /** The version table and the schema it lives in, made on first use (the migrations themselves never touch it). */
@@ -56,14 +46,12 @@ CREATE TABLE IF NOT EXISTS opcli.schema_version (
   applied_by name NOT NULL DEFAULT current_user
 );`;
 
-/** A string as an SQL literal ('it''s'), for a script a person reviews and runs with psql. */
+/** A string as an SQL literal ('it''s'). */
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * What `migrate` does, as one script for an administrator to review and run with psql (`record setup
- * --print-sql`): from schema version `from` to SCHEMA_VERSION, then the grants to `members`, in one
- * transaction under the same lock, stopping with nothing changed when the database is not at `from`.
- * Unlike `migrate`, it cannot refuse a member that is a superuser or the owner: it never connects.
+ * What `migrate` does as one script to review and run with psql (`record setup --print-sql`), stopping
+ * when the database is not at `from`; it never connects, so it cannot refuse a superuser member.
  */
 export function setupScript(from: number, members: readonly string[]): string {
   const pending = MIGRATIONS.filter((m) => m.version > from);
@@ -89,7 +77,7 @@ END $check$;`,
   ].join('\n');
 }
 
-/** The schema's version in this database: 0 when it has no record yet. */
+/** The schema's version here: 0 when there is no record yet. */
 export async function schemaVersion(client: ClientBase): Promise<number> {
   const exists = await client.query<{ t: string | null }>("SELECT to_regclass('opcli.schema_version')::text AS t");
   if (!exists.rows[0]?.t) return 0;
@@ -97,13 +85,9 @@ export async function schemaVersion(client: ClientBase): Promise<number> {
   return result.rows[0]?.v ?? 0;
 }
 
-/**
- * Brings the schema up to SCHEMA_VERSION and grants `members` (and every member named before) what
- * a member needs, in one transaction on `client`. A database of a newer opcli is left alone.
- */
+/** Brings the schema up to SCHEMA_VERSION and grants `members` and those named before, in one transaction. */
 export async function migrate(client: ClientBase, members: readonly string[]): Promise<MigrationResult> {
-  await client.query('BEGIN');
-  try {
+  return inTransaction(client, async () => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [SETUP_LOCK]);
     await client.query(BOOTSTRAP);
     const from = await schemaVersion(client);
@@ -124,19 +108,11 @@ export async function migrate(client: ClientBase, members: readonly string[]): P
     const gone = known.rows.filter((r) => !r.exists).map((r) => r.role);
     const all = [...new Set([...known.rows.filter((r) => r.exists).map((r) => r.role), ...members])].sort();
     for (const member of all) await client.query('SELECT opcli.grant_member($1)', [member]);
-    await client.query('COMMIT');
     return { from, to: SCHEMA_VERSION, applied, members: all, gone };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  }
+  });
 }
 
-/**
- * Refuses a member role that would hold more than a member's rights: one that does not exist, a
- * superuser, the role running setup (the owner), or a role that is a member of it (it inherits the
- * owner's rights: update, delete, drop).
- */
+/** Refuses a member role that does not exist or would hold more than a member's rights (a superuser, the owner, or a member of it). */
 async function checkMembers(client: ClientBase, members: readonly string[]): Promise<void> {
   if (members.length === 0) return;
   const found = await client.query<{ name: string; superuser: boolean; owner: boolean }>(
@@ -149,15 +125,18 @@ async function checkMembers(client: ClientBase, members: readonly string[]): Pro
   for (const member of members) {
     const role = byName.get(member);
     if (!role) {
-      throw new MemberRoleError(
-        `Role "${member}" does not exist in this database; nothing was changed.`,
-        `Create it first (CREATE ROLE "${member}" LOGIN PASSWORD '…'; or a group role that people join: CREATE ROLE team NOLOGIN; GRANT team TO alice;), then run setup again.`,
-      );
+      throw new OpcliError(`Role "${member}" does not exist in this database; nothing was changed.`, {
+        exitCode: ExitCode.usage,
+        hint: `Create it first (CREATE ROLE "${member}" LOGIN PASSWORD '…'; or a group role that people join: CREATE ROLE team NOLOGIN; GRANT team TO alice;), then run setup again.`,
+      });
     }
     if (role.superuser || role.owner) {
-      throw new MemberRoleError(
+      throw new OpcliError(
         `Role "${member}" cannot be a member: it is ${role.superuser ? 'a superuser' : 'the role running setup, or a member of it'}, so it could update and delete the record; nothing was changed.`,
-        'Give each person a role of their own, with no more rights than LOGIN, and name those roles (or a group role they join) with --member.',
+        {
+          exitCode: ExitCode.usage,
+          hint: 'Give each person a role of their own, with no more rights than LOGIN, and name those roles (or a group role they join) with --member.',
+        },
       );
     }
   }

@@ -1,22 +1,15 @@
 /**
- * The questions the record of business actions asks, as parameterized statements on the schema of
- * src/record-pg/migrations/ (each served by an index there), and the two ways it grows: an attempt's
- * intent and an outcome. What a key's rows mean (done, maybe, none) stays the one rule of
- * src/record/outcome.ts, applied by the caller to what these return.
+ * The record's questions as parameterized statements (each served by an index of migrations/), and its
+ * two writes: an attempt's intent and an outcome. What a key's rows mean stays src/record/outcome.ts's rule.
  *
- * Exactly once across computers is optimistic concurrency on the unique key: a caller reads the
- * attempts of a key, decides, and inserts attempt `seen + 1`. When another member inserted that
- * attempt in between, the database refuses the second insert (unique violation) and `insertIntent`
- * answers `taken`: the caller reads again and decides again; it never sends on a `taken`. When the
- * insert fails any other way (the connection lost, the server stopped), the intent may or may not
- * be committed: the request must not leave, and the run reports it not sent; should the commit have
- * happened after all, the next run reads an intent without an outcome, uncertain, and never resends
- * it on its own (no journal is written to say otherwise: a batch's rows are the record's alone).
- * CHOICE (docs/spec-choices.md#record-attempts): one attempt of one key, under the unique key.
+ * CHOICE (docs/spec-choices.md#record-attempts): exactly once across computers is optimistic concurrency
+ * on the unique key: read a key's attempts, decide, insert attempt `seen + 1`; another member's insert in
+ * between makes it `taken`, and the caller decides again, never sending on it. An insert that fails any
+ * other way may have committed: the request does not leave, and a later run holds it as uncertain.
  */
 import type { ClientBase } from 'pg';
 
-/** What a claim or credit attempt records, as the columns of opcli.intents name it. */
+/** What a claim or credit attempt records (opcli.intents). */
 export interface IntentRow {
   kind: 'claim' | 'credit';
   /** The service API's origin, and its store ('-' for none: claims/scopeOf, giftcard/ledger-db scopeOf). */
@@ -26,7 +19,6 @@ export interface IntentRow {
   attempt: number;
   /** The attempt's id, shared with its outcomes (the file record's `issuance`). */
   filing: string;
-  /** When the client wrote it (ISO 8601). */
   at: string;
   run?: string;
   source?: string;
@@ -45,7 +37,6 @@ export interface IntentRow {
   detail?: Record<string, unknown>;
 }
 
-/** An outcome of an attempt. */
 export interface OutcomeRow {
   filing: string;
   status: 'filed' | 'rejected' | 'uncertain' | 'not_sent' | 'issued' | 'failed';
@@ -57,7 +48,7 @@ export interface OutcomeRow {
   detail?: Record<string, unknown>;
 }
 
-/** An attempt as read back: its intent, who wrote it and when the server took it, and its outcomes in order. */
+/** An attempt as read back, with its author and outcomes. */
 export interface Attempt extends IntentRow {
   /** The row's place in the record: later rows have larger ids (a reader pages on it). */
   id: number;
@@ -66,7 +57,7 @@ export interface Attempt extends IntentRow {
   outcomes: (OutcomeRow & { author: string; recordedAt: string })[];
 }
 
-/** An intent row given as one JSON parameter (its IntentRow fields), as `record import` adds them (import.ts). */
+/** An intent row given as one JSON parameter, as `record import` adds them. */
 const INSERT_INTENT = `INSERT INTO opcli.intents (kind, origin, store_id, key, attempt, filing, at, run, source, line, os_user, host, profile, similarity,
                            customer_email, customer_id, item, amount_cents, currency, forced, detail)
   SELECT kind, origin, "storeId", key, attempt, filing, at, run, source, line, "osUser", host, profile, similarity, "customerEmail", "customerId",
@@ -75,19 +66,28 @@ const INSERT_INTENT = `INSERT INTO opcli.intents (kind, origin, store_id, key, a
          source text, line integer, "osUser" text, host text, profile text, similarity text, "customerEmail" text, "customerId" text, item text,
          "amountCents" bigint, currency text, forced boolean, detail jsonb)`;
 
-/** The SQLSTATE of a unique violation. */
 const UNIQUE_VIOLATION = '23505';
 
-/**
- * Inserts attempt `row.attempt` of its key, committed when the statement returns (autocommit, or
- * the caller's transaction); `taken` when that attempt of the key (or its filing id) exists already.
- */
+/** Inserts attempt `row.attempt` of its key; `taken` when that attempt (or its filing id) exists already. */
 export async function insertIntent(client: ClientBase, row: IntentRow): Promise<'inserted' | 'taken'> {
   try {
     await client.query(INSERT_INTENT, [JSON.stringify(row)]);
     return 'inserted';
   } catch (error) {
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) return 'taken';
+    throw error;
+  }
+}
+
+/** Runs `fn` in one transaction on `client`, ended by `end` when it returns and rolled back when it throws. */
+export async function inTransaction<T>(client: ClientBase, fn: () => Promise<T>, begin = 'BEGIN', end: 'COMMIT' | 'ROLLBACK' = 'COMMIT'): Promise<T> {
+  await client.query(begin);
+  try {
+    const result = await fn();
+    await client.query(end);
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
     throw error;
   }
 }
@@ -106,10 +106,7 @@ export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promis
   ]);
 }
 
-/**
- * Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents) and its parameters (the
- * record of claims asks it too), its columns named as Attempt names them (AttemptRecordRow).
- */
+/** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents), columns named as Attempt names them. */
 export const ATTEMPTS = `SELECT i.id, i.kind, i.origin, i.store_id AS "storeId", i.key, i.attempt, i.filing, i.at, i.run, i.source, i.line,
        i.os_user AS "osUser", i.host, i.profile, i.similarity, i.customer_email AS "customerEmail", i.customer_id AS "customerId", i.item,
        i.amount_cents AS "amountCents", i.currency, i.forced, i.detail, i.author, i.recorded_at AS "recordedAt",
@@ -162,7 +159,6 @@ function attemptOf(r: AttemptRecordRow): Attempt {
   }) as unknown as Attempt;
 }
 
-/** Asks one of QUESTIONS with its parameters. */
 export async function ask(client: ClientBase, question: keyof typeof QUESTIONS, params: unknown[]): Promise<Attempt[]> {
   const result = await client.query<AttemptRecordRow>(QUESTIONS[question], params);
   return result.rows.map(attemptOf);

@@ -1,11 +1,7 @@
 /**
- * The `record-url` of a team's record in PostgreSQL (issue 42), as `config set`, OPCLI_RECORD_URL and
- * `record setup --url` take it: a libpq connection URI (`postgres://` or `postgresql://`, the forms
- * psql takes). The password is split off as soon as the URL is read: the settings file keeps the URL
- * without it, the credential store keeps the password, and every message shows the URL masked.
- * No library here (config reads this on every run): src/record-pg/connection.ts turns the URL into
- * node-postgres's settings, only when a record is opened.
- * CHOICE (docs/spec-choices.md#record-in-postgresql): the password apart from the URL.
+ * The `record-url` (a libpq connection URI, as psql takes it). No library here: config reads this on every run.
+ * CHOICE (docs/spec-choices.md#record-in-postgresql): the password is split off as soon as the URL is read
+ * (the credential store keeps it), and every message shows the URL masked.
  */
 import { UsageError } from '../core/errors.js';
 
@@ -29,18 +25,11 @@ export function maskRecordUrl(raw: string): string {
   }
 }
 
-/**
- * Reads a record URL, or a usage error naming `source` (the setting, the variable, the flag) and
- * what is expected. Several hosts (`host1,host2`), which libpq tries in turn, are refused: the
- * client opcli uses connects to one.
- */
+/** Reads a record URL, or a usage error naming `source`; several hosts (libpq tries each) are refused: node-postgres connects to one. */
 export function parseRecordUrl(raw: string, source: string): RecordUrl {
   const value = raw.trim();
   const example = 'such as postgresql://alice@db.example.com:5432/opcli';
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {}
+  const url = URL.canParse(value) ? new URL(value) : undefined;
   if (!url || (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')) {
     // What does not parse is not echoed at all: it may be a password pasted in the wrong place.
     const got = url ? `got "${maskRecordUrl(value)}"` : 'got something that is not a URL';

@@ -6,8 +6,7 @@ import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { CREDIT_FIELDS } from '../../giftcard/issuance.js';
 import { orderLabel } from '../../core/identity.js';
-import { textProblem } from '../../text/safe.js';
-import { safeLine, safeText } from '../../text/safe.js';
+import { safeLine, safeText, textProblem } from '../../text/safe.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
 import { DEFAULT_CURRENCY, groupAmount } from '../../giftcard/money.js';
@@ -16,7 +15,6 @@ import * as output from '../../core/output.js';
 import { colors, terminalWidth } from '../../core/output.js';
 import { wrapText } from '../../text/wrap.js';
 
-/** Flag values of `giftcard history`. */
 interface HistoryOptions {
   claim?: string;
   order?: string;
@@ -27,7 +25,6 @@ interface HistoryOptions {
   utc: boolean;
 }
 
-/** Registers `giftcard history`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('history')
@@ -128,7 +125,7 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
   }
 }
 
-/** What --verify found, and the currency of amounts recorded without one (the provider's settings). */
+/** What --verify found, and the currency of amounts recorded without one. */
 interface Verified {
   verified: history.VerifyResult[];
   currency: string;
@@ -138,9 +135,8 @@ interface Verified {
 const PIPE_ROWS = 1000;
 
 /**
- * History without --verify, as the ledger is read (history.streamHistory): --json item by item and a
- * pipe's lines a page at a time, so a ledger of a year is never held whole; a terminal's blocks are
- * aligned on all the rows shown, so they are gathered first (a person's screen, not a year's export).
+ * The rows as the ledger is read: --json item by item and a pipe's lines a page at a time (a year's
+ * ledger is never held whole); a terminal's blocks are aligned on all rows, so they are gathered first.
  */
 async function streamRows(opts: HistoryOptions, deps: Deps, ledger: ledgerMod.CreditLedger, verify?: Verified): Promise<void> {
   const env = { notice: (message: string) => deps.err(`Warning: ${safeText(message)}\n`), currency: verify?.currency };
@@ -187,11 +183,7 @@ function plainColumns(utc: boolean): output.Column<HistoryRow>[] {
   ];
 }
 
-/**
- * The terminal's view: one block per issuance, wrapped to the terminal's width and never cut. The
- * status and the amount lead the first line, and a possible double credit gets a line of its own,
- * so none of them is lost at 80 columns (a table of nine columns had to cut them).
- */
+/** A terminal's view: a block per issuance, wrapped, never cut: status, amount and a possible double credit are never lost at 80 columns. */
 async function terminalBlocks(deps: Deps, rows: HistoryRow[], utc: boolean): Promise<string> {
   const chalk = await colors(deps);
   const width = terminalWidth(deps);

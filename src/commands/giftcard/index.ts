@@ -1,10 +1,6 @@
 /**
- * `opcli giftcard` (the group: setup, issue, history, repair, each loaded when named) and
- * `opcli giftcard issue`, read top to bottom: the flags become options (each text value checked
- * before anything is asked or sent, the waits parsed); `run` asks for the missing fields on a
- * terminal (the claim, or a bonus's order, checked against the ledger as soon as it is known),
- * shows the summary and asks for a confirmation, lets the service (src/giftcard/issuance.ts) issue,
- * and renders the card. The service never prints or asks: it takes ports.
+ * `opcli giftcard` (each verb loaded when named) and `giftcard issue`: the flags checked, the missing
+ * fields asked on a terminal, the summary confirmed, the service (src/giftcard/issuance.ts) run, the card shown.
  */
 import { POPULAR_DOMAINS, POPULAR_TLDS, run as spellCheck } from '@zootools/email-spell-checker';
 import type { Command } from 'commander';
@@ -22,7 +18,7 @@ import { providerClient } from '../../giftcard/provider.js';
 import { EmailAddress } from '../../schemas.js';
 import { safeLine, shellQuote, textProblem } from '../../text/safe.js';
 
-/** Flag values of `giftcard issue`: the fields as typed (the missing ones asked later), then how to issue. */
+/** Flag values of `giftcard issue`: the fields as typed, then how to issue. */
 interface IssueOptions extends Partial<TypedFields> {
   bonus: boolean;
   yes: boolean;
@@ -39,9 +35,7 @@ interface IssueOptions extends Partial<TypedFields> {
   timing: service.ChainTiming;
 }
 
-/** How often the loyalty card is read while waiting for the trigger. */
 const POLL_INTERVAL_MS = 250;
-/** The shortest --trigger-wait and --late-check accepted. */
 const MIN_WAIT_MS = 1000;
 
 type IssueFlags = Partial<Omit<IssueOptions, 'timing' | 'json' | 'jsonFields'>> & {
@@ -85,7 +79,7 @@ function answerProblem(value: string, what: string): true | string {
   return problem ? `${what} ${problem}` : true;
 }
 
-/** Checks the flag combination and turns the flags into options (missing fields are asked later). */
+/** Checks the flags and turns them into options. */
 function parseFlags(flags: IssueFlags): IssueOptions {
   const minHint = 'A shorter wait gives up before the trigger workflow can post, and a fallback then risks paying twice.';
   if (flags.bonus && flags.claim !== undefined) throw new UsageError('Give either --claim (store credit for a claim) or --bonus, not both.');
@@ -149,7 +143,6 @@ Examples:
   for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
 }
 
-/** Registers `giftcard issue`. */
 function registerIssue(group: Command, deps: Deps): void {
   group
     .command('issue')
@@ -199,10 +192,7 @@ the customer may have been paid twice (read the message); 1 also when you declin
     });
 }
 
-/**
- * Prepares the issuance against the ledger (a file, or the team's record database), asking for
- * missing fields; confirms it, issues it and renders the outcome.
- */
+/** Prepares the issuance (asking for missing fields), confirms it, issues it and renders the outcome. */
 export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
   const { client, settings } = await providerClient(deps);
   const profile = await deps.profile();
@@ -265,10 +255,7 @@ function emailProblem(value: string): true | string {
   return isEmail(value) ? true : 'expected an e-mail address such as alice@example.com';
 }
 
-/**
- * Fills the missing fields by asking, or fails naming the flags when nobody can answer. The ledger
- * is asked (`limits.known`) as soon as the claim, or a bonus's order, is known.
- */
+/** Asks for the missing fields (or names their flags when nobody can answer), the ledger asked as soon as the claim or order is known. */
 async function completeFields(fields: IssueOptions, deps: Deps, limits: FieldLimits): Promise<TypedFields> {
   const { currency, known } = limits;
   const ceiling = { maxCents: limits.maxCents, allowLarge: fields.allowLarge };
@@ -334,9 +321,8 @@ async function completeFields(fields: IssueOptions, deps: Deps, limits: FieldLim
 }
 
 /**
- * An e-mail domain that looks misspelt: asked about when someone can answer (`ask`); otherwise
- * (--yes, a script) refused, exit 2, naming the suggestion and --email-confirmed, since the card
- * would go to an address nobody reads. A dry run only warns; --email-confirmed takes it as typed.
+ * An e-mail domain that looks misspelt is asked about when someone can answer (`ask`), else refused (exit 2:
+ * the card would go to an address nobody reads); a dry run only warns; --email-confirmed takes it as typed.
  */
 async function checkEmailDomain(email: string, deps: Deps, flags: IssueOptions, ask: boolean): Promise<string> {
   let current = email;
@@ -369,11 +355,7 @@ async function checkEmailDomain(email: string, deps: Deps, flags: IssueOptions, 
   }
 }
 
-/**
- * A likely misspelt e-mail domain (bob@exmaple.com), found with @zootools/email-spell-checker (a
- * maintained fork of mailcheck): its list of common mail domains and TLDs, plus example.com, the
- * domain of the sandbox and the docs.
- */
+/** The spell checker's common mail domains, plus example.com (the sandbox's and the docs'). */
 const DOMAINS = [...POPULAR_DOMAINS, 'example.com'];
 
 /** The address the customer probably meant, or undefined when the domain looks right. */
@@ -400,7 +382,6 @@ async function confirmIssue(deps: Deps, prepared: PreparedIssue, summary: string
   if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.declined);
 }
 
-/** Aligned "Label  value" lines, indented. */
 function aligned(lines: [string, string][]): string {
   const width = Math.max(...lines.map(([label]) => label.length));
   return lines.map(([label, value]) => `  ${label.padEnd(width)}  ${safeLine(value)}`).join('\n');
@@ -432,7 +413,6 @@ async function dryRun(deps: Deps, prepared: PreparedIssue, steps: DryRunStep[], 
   }
 }
 
-/** A card code with all but its last four characters hidden. */
 function maskCode(code: string): string {
   if (code.length <= 4) return '****';
   return `****${code.slice(-4)}`;

@@ -4,7 +4,6 @@ import { recordPlace } from '../../config/record-dir.js';
 import { Ledger } from '../../giftcard/ledger.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
-/** Registers `giftcard repair`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('repair')

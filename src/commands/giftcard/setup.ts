@@ -16,10 +16,7 @@ import { CURRENCY_CODES } from '../../schemas.js';
 import { parseValue, profileName } from '../config/index.js';
 import { readSecret } from '../secret-input.js';
 
-/**
- * The settings `setup` writes, in the order it asks for them, each with its question in plain words;
- * short, so that the question and its value in parentheses fit an 80-column line.
- */
+/** The settings `setup` asks for, in order, each question short enough to fit 80 columns with its value. */
 const SETUP_QUESTIONS = {
   'provider-name': 'Provider name, one word (e.g. giftly):',
   'provider-api-url': 'Provider API address (e.g. https://api.giftly.example):',
@@ -105,7 +102,6 @@ function flagOf(name: SetupKey): string {
   return `--${FLAG_OF[name].replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** Registers `giftcard setup`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('setup')

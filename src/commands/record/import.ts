@@ -11,7 +11,6 @@ import type { ImportCounts } from '../../record-pg/import.js';
 import type { ImportSource } from '../../record-pg/import-files.js';
 import { safeLine, safeText, textProblem } from '../../text/safe.js';
 
-/** Flag values of `record import`. */
 export interface ImportOptions {
   journals: string[];
   recordDir?: string;
@@ -19,7 +18,6 @@ export interface ImportOptions {
   json: boolean;
 }
 
-/** Registers `record import`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('import')
@@ -73,7 +71,6 @@ function checkJournals(journals: string[]): void {
   }
 }
 
-/** One file's result. */
 interface Copied {
   kind: ImportSource['kind'];
   path: string;

@@ -49,7 +49,6 @@ function collectMembers(value: string, previous: string[] = []): string[] {
   return [...new Set([...previous, ...roles])];
 }
 
-/** Registers `record setup`. */
 function registerSetup(group: Command, deps: Deps): void {
   group
     .command('setup')
@@ -138,7 +137,6 @@ async function runSetup(opts: SetupOptions, deps: Deps): Promise<void> {
   deps.err(`Each member then runs once: opcli config set record-url ${maskRecordUrl(example.href)}\n`);
 }
 
-/** Registers `record check`. */
 function registerCheck(group: Command, deps: Deps): void {
   group
     .command('check')
