@@ -71,28 +71,27 @@ export function checkBatchPath(path: string, role: BatchFileRole): void {
   }
 }
 
-/** An opened batch file, and whether this call created it. */
+/** An opened batch file. */
 interface OpenedBatchFile {
   handle: FileHandle;
-  created: boolean;
   stats: Stats;
 }
 
 /**
- * Opens a batch file for writing (`append`: the journal, read and appended; `truncate`: the results
- * file, emptied once checked) or only reading (`read`: absent gives undefined). A new file is created
+ * Opens a batch file for writing (`truncate`: the results file, emptied once checked) or only
+ * reading (`read`: the journal; absent gives undefined). A new file is created
  * exclusively with mode 0600; an existing one is checked on the opened descriptor, and set to 0600
  * when written.
  */
-export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate'): Promise<OpenedBatchFile>;
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'truncate'): Promise<OpenedBatchFile>;
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'read'): Promise<OpenedBatchFile | undefined>;
-export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate' | 'read'): Promise<OpenedBatchFile | undefined> {
-  const access = mode === 'read' ? constants.O_RDONLY : mode === 'append' ? constants.O_RDWR | constants.O_APPEND : constants.O_WRONLY;
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'truncate' | 'read'): Promise<OpenedBatchFile | undefined> {
+  const access = mode === 'read' ? constants.O_RDONLY : constants.O_WRONLY;
   for (let attempt = 0; ; attempt++) {
     if (mode !== 'read') {
       try {
         const handle = await open(path, access | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
-        return { handle, created: true, stats: await handle.stat() };
+        return { handle, stats: await handle.stat() };
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code !== 'EEXIST') throw openError(path, role, error);
@@ -121,7 +120,7 @@ export async function openBatchFile(path: string, role: BatchFileRole, mode: 'ap
       if (mode === 'truncate') await handle.truncate(0);
       // Both hold customers' personal data: readable by you alone, like a new one.
       if (mode !== 'read' && (stats.mode & 0o077) !== 0 && typeof process.getuid === 'function') await handle.chmod(0o600);
-      return { handle, created: false, stats };
+      return { handle, stats };
     } catch (error) {
       await handle.close().catch(() => {});
       throw error;

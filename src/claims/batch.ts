@@ -168,7 +168,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     if (!record || !limiter) await validateAll(source.rows, reporter, tally, deps, view, opts, storeId);
     else {
       const batch = paths.journal as string;
-      const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
+      const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, record), provenance });
       const ports: SendPorts = {
         http: () => deps.http(),
         now: deps.now,
@@ -199,15 +199,14 @@ function estimateTotal(path: string, format: string, tally: BatchTally): void {
     .catch(() => {});
 }
 
-/** What the planner of a run and of a dry run share: the batch's flags, the token's store, the per-row report, the record. */
-function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow: boolean, record: ClaimsRecord | undefined): PlanOptions {
+/** What the planner of a run and of a dry run share: the batch's flags, the token's store, the record. */
+function plannerOptions(opts: BatchOptions, storeId: string | undefined, record: ClaimsRecord | undefined): PlanOptions {
   return {
     keyColumn: opts.key,
     allowSimilar: opts.allowSimilar,
     allowDuplicates: !!opts.allowDuplicates,
     retryUncertain: opts.retryUncertain,
     tokenStore: storeId,
-    perRow,
     record,
   };
 }
@@ -235,7 +234,7 @@ async function planAll(
   const rows = (n: number) => counted(n, 'row');
   try {
     await reporter.start();
-    const planner = new Planner(historyOf(record, paths.journal as string, journal), plannerOptions(opts, storeId, reporter.perRow, record));
+    const planner = new Planner(historyOf(record, paths.journal as string, journal), plannerOptions(opts, storeId, record));
     const decide = async (row: SourceRow): Promise<RowResult> => {
       const plan = await planner.plan(row);
       return plan.send ? { line: row.line, status: 'valid' } : plan.result;

@@ -722,6 +722,9 @@ function outageCause(error: unknown): OutageCause | undefined {
   return undefined;
 }
 
+/** The time between probes while waiting for the service. */
+const PROBE_EVERY_MS = 1_000;
+
 /** What the probe found: the service answered (whatever the status), or the outage goes on. */
 export type ProbeResult = { up: true } | { up: false; cause: OutageCause; detail: string };
 
@@ -730,8 +733,6 @@ interface OutageOptions {
   probe: () => Promise<ProbeResult>;
   /** `--wait-for-service`: how long to wait for the service to come back; undefined stops at once. */
   waitMs?: number;
-  /** The time between probes while waiting. */
-  probeEveryMs?: number;
   now: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Stops the wait (Ctrl-C). */
@@ -888,7 +889,7 @@ export class OutageWatch {
   private async decide(): Promise<void> {
     if (this.deciding) return;
     this.deciding = true;
-    const { waitMs, probeEveryMs = 1_000 } = this.options;
+    const { waitMs } = this.options;
     // The probe said "up" and the row let through failed as the others did: it was not proof.
     const distrust = this.onTrial;
     this.onTrial = false;
@@ -909,10 +910,10 @@ export class OutageWatch {
         if (!this.announced) {
           this.announced = true;
           this.options.notice(
-            `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${probeEveryMs / 1000} s.\n`,
+            `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${PROBE_EVERY_MS / 1000} s.\n`,
           );
         }
-        await this.options.sleep(Math.min(probeEveryMs, Math.max(0, waitMs - (this.options.now() - started))), this.options.signal).catch(() => {});
+        await this.options.sleep(Math.min(PROBE_EVERY_MS, Math.max(0, waitMs - (this.options.now() - started))), this.options.signal).catch(() => {});
       }
     } finally {
       this.deciding = false;
@@ -1076,8 +1077,6 @@ export class BatchTally {
 export interface BatchReport {
   /** Whether the display draws a status line (it decides from its mode): the batch then counts the input's lines for a total. */
   readonly drawsProgress: boolean;
-  /** Whether each row's outcome is written (--jsonl or --out). */
-  readonly perRow: boolean;
   start(): Promise<void>;
   /** Undefined when there is room for another row; else a promise that resolves when there is. */
   room(): Promise<void> | undefined;

@@ -254,8 +254,6 @@ export interface PlanOptions {
   retryUncertain: boolean;
   /** The store the token belongs to, when known: rows for another store are refused here. */
   tokenStore?: string;
-  /** Results are printed per row: earlier rows need their sourceOrderId and reason. */
-  perRow: boolean;
   /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
   allowDuplicates?: boolean;
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */

@@ -33,16 +33,13 @@ export interface SingleRecordOptions {
   confirm?: () => Promise<boolean>;
 }
 
-/** A claim the record already holds: refused (exit 3) with the earlier filing. */
-export class DuplicateClaimError extends OpcliError {}
-
 /** Refuses the claim when the record holds it or a similar one (unless forced). */
 async function refuseHeld(record: ClaimsRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): Promise<void> {
   if (force) return;
   const same = await record.lookup(key);
   if (same && claimMayExist(same.state)) {
     const uncertain = same.state !== 'filed';
-    throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
+    throw new OpcliError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
       exitCode: ExitCode.partial,
       hint: uncertain
         ? `Its earlier request may have created the claim: ${CHECK_ONE_CLAIM}. --force files it again once you are sure it does not exist.`
@@ -52,7 +49,7 @@ async function refuseHeld(record: ClaimsRecord, key: string, sim: string | undef
   }
   const like = await record.similar(sim, key);
   if (like) {
-    throw new DuplicateClaimError(
+    throw new OpcliError(
       `A claim for the same customer and item was already ${stateWords(like.state)} ${describeHit(like)}: earlier ${like.intent?.email ?? '?'}, ${like.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}. Nothing was sent.`,
       { exitCode: ExitCode.partial, hint: 'Check that it is another claim, then run again with --force to file it.', details: held(like) },
     );
@@ -75,7 +72,7 @@ function held(hit: RecordHit): Record<string, unknown> {
 
 /**
  * Checks the claim against the record, asks `confirm`, records its intent durably, then runs
- * `send` and records the outcome. Throws DuplicateClaimError (exit 3) when the record holds it.
+ * `send` and records the outcome. Refuses (exit 3) when the record holds it.
  */
 export async function fileRecorded<T extends { sourceOrderId: string }>(
   claim: OfflineClaim,
