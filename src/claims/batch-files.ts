@@ -1,10 +1,8 @@
 /**
- * The files a batch writes beside its input (the journal, the --out results): often in a folder
- * other people can write (a shared project folder, /tmp). None is followed through a symbolic link
- * (O_NOFOLLOW), a new one is created exclusively (O_EXCL) and 0600, and an existing one must be a
- * regular file of yours that group and others cannot write; anything else is refused (exit 2) before
- * a request leaves. The checks are the config folder's (src/config/private-file.ts), on the opened
- * file itself, so a file swapped in after the check is not the one written.
+ * The files a batch keeps beside its input (the journal, --out), often in a folder others can write
+ * (/tmp): never followed through a link (O_NOFOLLOW), created O_EXCL and 0600, else a regular file
+ * of yours others cannot write; checked on the opened file (src/config/private-file.ts), so one
+ * swapped in after the check is not the one used. Anything else: exit 2, nothing sent.
  */
 import { constants, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -51,10 +49,7 @@ function refused(error: UnsafePathError, role: BatchFileRole): UnsafePathError {
   return new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role, true)}`.trim());
 }
 
-/**
- * Checks a batch file's path before anything is read or sent: absent is fine; a link, a folder, or
- * a file of another user or that others can write is refused (exit 2).
- */
+/** Checks a batch file's path before anything is read or sent: absent is fine; a link, folder or unsafe file is refused (exit 2). */
 export function checkBatchPath(path: string, role: BatchFileRole): void {
   let st: Stats;
   try {
@@ -77,12 +72,7 @@ interface OpenedBatchFile {
   stats: Stats;
 }
 
-/**
- * Opens a batch file for writing (`truncate`: the results file, emptied once checked) or only
- * reading (`read`: the journal; absent gives undefined). A new file is created
- * exclusively with mode 0600; an existing one is checked on the opened descriptor, and set to 0600
- * when written.
- */
+/** Opens the results file (`truncate`: created 0600, or emptied once checked) or the journal (`read`: absent gives undefined). */
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'truncate'): Promise<OpenedBatchFile>;
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'read'): Promise<OpenedBatchFile | undefined>;
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'truncate' | 'read'): Promise<OpenedBatchFile | undefined> {

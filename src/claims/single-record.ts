@@ -1,8 +1,7 @@
 /**
- * One claim against the record of claims (record.ts): refused when the same claim (or one for the
- * same customer e-mail and item) was filed from anywhere for this store, unless forced; otherwise
- * its intent is made durable under the record's lock before the request leaves, and its outcome
- * follows. No prompt and no print: the verb passes a `confirm` callback when someone can answer.
+ * One claim against the record of claims: refused when it (or one for the same customer and item)
+ * was filed for this store, unless forced; else its intent is durable under the record's lock
+ * before the request leaves. No prompt or print.
  */
 import { resolve } from 'node:path';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
@@ -70,10 +69,7 @@ function held(hit: RecordHit): Record<string, unknown> {
   };
 }
 
-/**
- * Checks the claim against the record, asks `confirm`, records its intent durably, then runs
- * `send` and records the outcome. Refuses (exit 3) when the record holds it.
- */
+/** Checks the claim against the record (exit 3 when held), asks `confirm`, records its intent durably, runs `send`, records the outcome. */
 export async function fileRecorded<T extends { sourceOrderId: string }>(
   claim: OfflineClaim,
   profile: ResolvedProfile | undefined,
