@@ -41,6 +41,15 @@ export interface ClaimEntry extends Omit<ClaimHistoryRow, 'key'> {
   events: ClaimEvent[];
 }
 
+/** `claims history`'s reader (a file record's, or the team's database's: its answers are promises). */
+export interface ClaimHistory {
+  path: string;
+  /** The lines it could not read, in words. */
+  damaged: string[];
+  each: (filter: ClaimHistoryFilter, emit: (c: ClaimEntry) => void) => void | Promise<void>;
+  close: () => void | Promise<void>;
+}
+
 /** Filters of `claims history`, each compared by identity. */
 export interface ClaimHistoryFilter {
   order?: string;
@@ -50,15 +59,7 @@ export interface ClaimHistoryFilter {
 }
 
 /** The claims of the record (and of where it lived before) that pass `filter`; the lines it could not read are named before `each` streams. */
-export function openClaimHistory(
-  open: OpenRecord,
-  window = ACTION_LIMITS.window,
-): {
-  path: string;
-  damaged: string[];
-  each: (filter: ClaimHistoryFilter, emit: (c: ClaimEntry) => void) => void;
-  close: () => void;
-} {
+export function openClaimHistory(open: OpenRecord, window = ACTION_LIMITS.window): ClaimHistory {
   // A damaged record is still listed (its damage named): history is how the damage is looked into.
   const reader = ClaimRecord.openSync({ ...open, lock: undefined, tolerateDamage: true });
   const records = [...earlierPlaces(open.place).map((place) => ClaimRecord.openSync({ ...open, place, tolerateDamage: true })), reader];

@@ -895,38 +895,26 @@ async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal
 }
 
 // What the stages hand the report (the verb's view, src/commands/claims/index.ts, prints; nothing here does).
-export interface Counts {
-  filed: number;
-  filedEarlier: number;
-  rejected: number;
-  rejectedEarlier: number;
-  invalid: number;
-  held: number;
-  uncertain: number;
-  uncertainEarlier: number;
-  notSent: number;
-  valid: number;
-  /** Requests sent in this run. */
-  sent: number;
-  done: number;
-}
+/** A batch's counts, by outcome (`sent`: requests sent in this run; `done`: rows). */
+const COUNT_NAMES = [
+  'filed',
+  'filedEarlier',
+  'rejected',
+  'rejectedEarlier',
+  'invalid',
+  'held',
+  'uncertain',
+  'uncertainEarlier',
+  'notSent',
+  'valid',
+  'sent',
+  'done',
+] as const;
+export type Counts = Record<(typeof COUNT_NAMES)[number], number>;
 
 /** A batch's counts at the start: nothing seen yet. */
 export function emptyCounts(): Counts {
-  return {
-    filed: 0,
-    filedEarlier: 0,
-    rejected: 0,
-    rejectedEarlier: 0,
-    invalid: 0,
-    held: 0,
-    uncertain: 0,
-    uncertainEarlier: 0,
-    notSent: 0,
-    valid: 0,
-    sent: 0,
-    done: 0,
-  };
+  return Object.fromEntries(COUNT_NAMES.map((name) => [name, 0])) as Counts;
 }
 
 /** The count each outcome adds to: now, or (outcomes an earlier run recorded) earlier. */

@@ -17,7 +17,7 @@ import { eachLine, lineAt } from '../record/file-lines.js';
 import type { OfflineClaim } from '../schemas.js';
 import { count } from '../text/count.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
-import { type ClaimEntry, type ClaimHistoryFilter, filingFilter, claimEntry, openClaimHistory } from './history.js';
+import { type ClaimHistory, filingFilter, claimEntry, openClaimHistory } from './history.js';
 import { type JournalEntry, JournalReader, type JournalService } from './journal.js';
 import { type Answer, type BatchHistory, hashOfRobust, itemWords, type PlanRecord, recordSimilarity, robustJson } from './plan.js';
 import { ClaimRecord, type IntentLine, type OpenRecord } from './record.js';
@@ -70,14 +70,6 @@ export async function openClaimsRecord(
   return DatabaseClaimRecord.open(profile.record, { ...ctx, passwordSource: profile.record.passwordSource }, options.store, earlier);
 }
 
-/** `claims history`'s reader: the claims as they come, the lines it could not read, its place in words. */
-export interface ClaimHistory {
-  path: string;
-  damaged: string[];
-  each: (filter: ClaimHistoryFilter, emit: (c: ClaimEntry) => void) => Answer<void>;
-  close: () => Answer<void>;
-}
-
 /** The history of a profile's record of claims: streamed from the database with a record-url, else from the file record. */
 export async function openClaimsHistory(configDir: string, profile: ResolvedProfile, ctx: RecordContext, store: RecordStore): Promise<ClaimHistory> {
   const place = recordPlace(configDir, profile);
@@ -115,20 +107,19 @@ export async function importEarlier(
   } finally {
     await reader.closeReader();
   }
+  const holds = (n: number, from: string, copy: string) =>
+    n > 0 &&
+    notice(
+      `Notice: the record of claims ${record.path} now holds the ${count(n)} claim${n === 1 ? '' : 's'} ${from} filed or possibly filed, so a copy of ${copy} does not file them again.\n`,
+    );
   // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
   if (beside.folder) {
     const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, notice);
-    if (others > 0)
-      notice(
-        `Notice: the record of claims ${record.path} now holds the ${count(others)} claim${others === 1 ? '' : 's'} the journals beside ${beside.folder} show filed or possibly filed, so a copy of their files does not file them again.\n`,
-      );
+    holds(others, `the journals beside ${beside.folder} show`, 'their files');
   }
   // What was read in is asked of next (the resume, the copies): the index is brought up to the file.
   record.reindex();
-  if (taken > 0)
-    notice(
-      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
-    );
+  holds(taken, `the journal ${journal} shows`, 'this file');
 }
 
 /** Lines written at a time (a journal of a million rows is not held in memory). */
