@@ -413,7 +413,10 @@ class BatchReporter implements BatchReport {
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
-    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(shown(result), this.options.fields))}\n`);
+    // The display's fold cause is not part of a row's result line (JSON leaves an undefined out).
+    if (this.options.jsonl) {
+      await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields({ ...result, cause: undefined }, this.options.fields))}\n`);
+    }
     await this.out?.row(row, result);
   }
 
@@ -451,13 +454,6 @@ function keepFirstLines(lines: number[], line: number): void {
   while (at > 0 && (lines[at - 1] as number) > line) at--;
   lines.splice(at, 0, line);
   if (lines.length > FOLDED_LINES) lines.pop();
-}
-
-/** A row's result as --jsonl prints it: the display's fold cause is not part of it. */
-function shown(result: RowResult): Omit<RowResult, 'cause'> {
-  if (result.cause === undefined) return result;
-  const { cause: _, ...rest } = result;
-  return rest;
 }
 
 // Keeps per-row output in input order; when MAX_WAITING rows wait (one slow request), no new row is read, so memory stays flat.
