@@ -55,7 +55,6 @@ export function setPath(target: Record<string, unknown>, path: string[], value: 
   node[path[path.length - 1] as string] = value;
 }
 
-/** Reads a value at a path, or undefined. */
 export function getPath(source: unknown, path: string[]): unknown {
   let node = source;
   for (const part of path) {

@@ -14,7 +14,6 @@ import { earlierPlaces } from '../config/record-dir.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine, type ReadLine } from './record.js';
 import { orderTerm } from './record-index.js';
 
-/** One filing as history shows it. */
 export interface ClaimHistoryRow {
   /** The claim's content key: the filings of one claim share it. */
   key: string;

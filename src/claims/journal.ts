@@ -139,7 +139,6 @@ export class PriorIndex {
     }
   }
 
-  /** The last outcome recorded for a key. */
   get(key: string): PriorOutcome | undefined {
     const i = HEX64.test(key) ? this.table.find(key) : -1;
     if (i < 0) return undefined;
@@ -414,7 +413,6 @@ export class JournalReader {
     }
   }
 
-  /** The last outcome an earlier run recorded for a key. */
   priorOutcome(key: string): PriorOutcome | undefined {
     return this.read?.prior.get(key);
   }

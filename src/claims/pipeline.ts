@@ -566,7 +566,6 @@ class SendWindow {
     else this.ready.push(item);
   }
 
-  /** The next ready row, if one is. */
   next(): Ready | undefined {
     return this.ready.shift();
   }
@@ -582,7 +581,6 @@ class SendWindow {
     return { recorded: this.ready.splice(0), planned: this.held.splice(0) };
   }
 
-  /** The feeder planned its last row. */
   fed(): void {
     this.feeding = false;
   }
@@ -912,7 +910,6 @@ const COUNT_NAMES = [
 ] as const;
 export type Counts = Record<(typeof COUNT_NAMES)[number], number>;
 
-/** A batch's counts at the start: nothing seen yet. */
 export function emptyCounts(): Counts {
   return Object.fromEntries(COUNT_NAMES.map((name) => [name, 0])) as Counts;
 }
@@ -965,7 +962,6 @@ export class BatchTally {
     this.started = now();
   }
 
-  /** Counts one row's outcome. */
   count(result: RowResult): void {
     this.counts.done++;
     const [now, earlier] = COUNTED[result.status];
@@ -988,7 +984,6 @@ export class BatchTally {
     this.total = total;
   }
 
-  /** What the display shows now. */
   progress(): BatchProgress {
     const total = this.total;
     return { counts: this.counts, total, totalApproximate: total !== undefined, limits: this.limiter?.snapshot(), elapsedMs: this.now() - this.started };

@@ -26,7 +26,6 @@ import { fieldIssues, fieldMessage, missingMessage } from '../core/field-issues.
 
 const COMPILED = new WeakMap<object, unknown>();
 
-/** The schema compiled, built once per schema. */
 export function compiled<T extends object>(schema: T): T {
   let fast = COMPILED.get(schema) as T | undefined;
   if (!fast) {

@@ -183,7 +183,6 @@ interface Where {
 /** Takes a chunk of the file (`end`: its last) and hands on the UTF-8 of its whole characters; refuses one that does not decode. */
 type Take = (chunk: Buffer, end: boolean) => Buffer;
 
-/** The taker of an encoding's text. */
 function takerFor(sniffed: Sniffed, where: Where, label: string): Take {
   return sniffed.encoding === 'utf-8' ? utf8Text(where, label) : utf16Text(sniffed, where, label);
 }

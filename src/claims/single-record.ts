@@ -136,7 +136,6 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   }
 }
 
-/** The source a single claim is recorded with. */
 export function singleSource(data: string | undefined, asked: boolean, cwd: string): string {
   if (data) return `--data ${data === '-' ? '-' : resolve(cwd, data)}`;
   return asked ? 'prompt' : 'flags';

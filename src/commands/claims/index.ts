@@ -208,7 +208,6 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
   }
 }
 
-/** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     if (opts.retryUncertain && !opts.dryRun && !opts.validateOnly) {
@@ -366,7 +365,6 @@ class BatchReporter implements BatchReport {
     }
   }
 
-  /** Whether a status line is drawn. */
   get drawsProgress(): boolean {
     return this.ticker !== undefined;
   }

@@ -6,13 +6,11 @@ import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
-/** Flag values of `claims repair`. */
 interface ClaimsRepairOptions extends RepairOptions {
   /** A batch journal to repair instead of the record of claims. */
   journal?: string;
 }
 
-/** Registers `claims repair`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('repair')

@@ -9,7 +9,6 @@ interface TemplateOptions {
   format: 'csv' | 'json' | 'jsonl';
 }
 
-/** Registers `claims template`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('template')
