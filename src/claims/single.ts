@@ -12,6 +12,7 @@ import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadshee
 import { isStoreMismatch, storeMismatch, validateClaim } from './plan.js';
 import { fileRecorded, singleSource } from './single-record.js';
 import { createClaim, UnreachableError } from './pipeline.js';
+import { PATHS } from '../api/service.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -173,14 +174,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
       'Log in to that store (or pick its profile with --profile), or correct storeId.',
     );
   }
-  if (opts.dryRun) {
-    const base = await deps
-      .profile()
-      .then((p) => p.baseUrl)
-      .catch(() => undefined);
-    const url = `${(base ?? '').replace(/\/+$/, '')}/v1/claims/offline`;
-    return { kind: 'dry-run', url, body: checked.claim };
-  }
+  if (opts.dryRun) return { kind: 'dry-run', url: `${(profile?.baseUrl ?? '').replace(/\/+$/, '')}${PATHS.claims}`, body: checked.claim };
   const http = await deps.http();
   const confirm = opts.confirm;
   let created: ClaimCreated['payload'];
