@@ -23,8 +23,6 @@ import { type Answer, type BatchHistory, hashOfRobust, itemWords, type PlanRecor
 import { ClaimRecord, type IntentLine, type OpenRecord } from './record.js';
 import type { NewIntent, OutcomeLine, RecordStore } from './record-format.js';
 
-export type { Taken } from '../record-pg/claims.js';
-
 /** What writing intents answers: nothing (the file record, under its lock), or the filings another member committed first. */
 // biome-ignore lint/suspicious/noConfusingVoidType: the file record's writes return nothing
 export type Durable = Taken | undefined | void;

@@ -374,11 +374,6 @@ class BatchReporter implements BatchReport {
     this.ticker?.start();
   }
 
-  /** Results are printed per row (--jsonl or --out): each row's sourceOrderId and error are needed. */
-  get perRow(): boolean {
-    return this.options.jsonl || this.out !== undefined;
-  }
-
   /** Undefined while there is room for more rows; else a promise that resolves when there is. */
   room(): Promise<void> | undefined {
     return this.order.room();
@@ -388,7 +383,8 @@ class BatchReporter implements BatchReport {
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
     this.ticker?.tick();
     if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) this.problem(result);
-    return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
+    // Results printed per row (--jsonl or --out) are written in input order.
+    return this.options.jsonl || this.out ? this.order.done(row.seq, { row, result }) : undefined;
   }
 
   /**
