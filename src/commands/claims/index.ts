@@ -119,7 +119,7 @@ function registerFile(group: Command, deps: Deps, claimFields: readonly ClaimFie
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
     .option('--jsonl [fields]', 'one JSON result per row on stdout (batch); with fields (comma-separated), only those (docs/json.md)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
-  // The batch reader's formats, loaded only when `opcli completion` asks (see run() for why).
+  // The batch reader's formats, loaded only when `opcli completion` asks: building `file` loads no batch module.
   completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
   for (const field of claimFields) {
     if (field.type === 'boolean') {
