@@ -1,10 +1,8 @@
 /**
- * The files a batch writes beside its input (the journal, the --out results): often in a folder
- * other people can write (a shared project folder, /tmp). None is followed through a symbolic link
- * (O_NOFOLLOW), a new one is created exclusively (O_EXCL) and 0600, and an existing one must be a
- * regular file of yours that group and others cannot write; anything else is refused (exit 2) before
- * a request leaves. The checks are the config folder's (src/config/private-file.ts), on the opened
- * file itself, so a file swapped in after the check is not the one written.
+ * The files a batch keeps beside its input (the journal, --out), often in a folder others can write
+ * (/tmp): never followed through a link (O_NOFOLLOW), created O_EXCL and 0600, else a regular file
+ * of yours others cannot write; checked on the opened file (src/config/private-file.ts), so one
+ * swapped in after the check is not the one used. Anything else: exit 2, nothing sent.
  */
 import { constants, lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
@@ -51,10 +49,7 @@ function refused(error: UnsafePathError, role: BatchFileRole): UnsafePathError {
   return new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role, true)}`.trim());
 }
 
-/**
- * Checks a batch file's path before anything is read or sent: absent is fine; a link, a folder, or
- * a file of another user or that others can write is refused (exit 2).
- */
+/** Checks a batch file's path before anything is read or sent: absent is fine; a link, folder or unsafe file is refused (exit 2). */
 export function checkBatchPath(path: string, role: BatchFileRole): void {
   let st: Stats;
   try {
@@ -71,28 +66,22 @@ export function checkBatchPath(path: string, role: BatchFileRole): void {
   }
 }
 
-/** An opened batch file, and whether this call created it. */
+/** An opened batch file. */
 interface OpenedBatchFile {
   handle: FileHandle;
-  created: boolean;
   stats: Stats;
 }
 
-/**
- * Opens a batch file for writing (`append`: the journal, read and appended; `truncate`: the results
- * file, emptied once checked) or only reading (`read`: absent gives undefined). A new file is created
- * exclusively with mode 0600; an existing one is checked on the opened descriptor, and set to 0600
- * when written.
- */
-export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate'): Promise<OpenedBatchFile>;
+/** Opens the results file (`truncate`: created 0600, or emptied once checked) or the journal (`read`: absent gives undefined). */
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'truncate'): Promise<OpenedBatchFile>;
 export async function openBatchFile(path: string, role: BatchFileRole, mode: 'read'): Promise<OpenedBatchFile | undefined>;
-export async function openBatchFile(path: string, role: BatchFileRole, mode: 'append' | 'truncate' | 'read'): Promise<OpenedBatchFile | undefined> {
-  const access = mode === 'read' ? constants.O_RDONLY : mode === 'append' ? constants.O_RDWR | constants.O_APPEND : constants.O_WRONLY;
+export async function openBatchFile(path: string, role: BatchFileRole, mode: 'truncate' | 'read'): Promise<OpenedBatchFile | undefined> {
+  const access = mode === 'read' ? constants.O_RDONLY : constants.O_WRONLY;
   for (let attempt = 0; ; attempt++) {
     if (mode !== 'read') {
       try {
         const handle = await open(path, access | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
-        return { handle, created: true, stats: await handle.stat() };
+        return { handle, stats: await handle.stat() };
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code !== 'EEXIST') throw openError(path, role, error);
@@ -121,7 +110,7 @@ export async function openBatchFile(path: string, role: BatchFileRole, mode: 'ap
       if (mode === 'truncate') await handle.truncate(0);
       // Both hold customers' personal data: readable by you alone, like a new one.
       if (mode !== 'read' && (stats.mode & 0o077) !== 0 && typeof process.getuid === 'function') await handle.chmod(0o600);
-      return { handle, created: false, stats };
+      return { handle, stats };
     } catch (error) {
       await handle.close().catch(() => {});
       throw error;

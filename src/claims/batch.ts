@@ -1,8 +1,4 @@
-/**
- * `claims file --from FILE`, composed: paths (paths.ts) are checked first; then the stages a row
- * passes, each once (read, check and key, record, send, settle, report: the table in pipeline.ts),
- * are opened here, and the run is turned into an exit.
- */
+/** `claims file --from FILE`, composed: paths checked first, then the stages a row passes opened, and the run turned into an exit. */
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -23,10 +19,7 @@ import { OfflineClaim } from '../schemas.js';
 import { count, counted } from '../text/count.js';
 import type { IO } from '../core/ports.js';
 
-/**
- * What a batch uses of the world: standard input and the working folder, the profile and the record
- * of claims' folder, and what the send pipeline takes (the network, the clock, the stop signals).
- */
+/** What a batch uses of the world: stdin, the working folder, the profile, the record's folder, and the pipeline's ports. */
 interface BatchPorts extends Pick<SendPorts, 'http' | 'now' | 'sleep' | 'signal' | 'stopNow'> {
   io: Pick<IO, 'stdin'>;
   cwd: string;
@@ -168,7 +161,7 @@ export async function runBatch(opts: BatchOptions, deps: BatchPorts, view: Batch
     if (!record || !limiter) await validateAll(source.rows, reporter, tally, deps, view, opts, storeId);
     else {
       const batch = paths.journal as string;
-      const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, reporter.perRow, record), provenance });
+      const planner = new Planner(historyOf(record, batch, journal), { ...plannerOptions(opts, storeId, record), provenance });
       const ports: SendPorts = {
         http: () => deps.http(),
         now: deps.now,
@@ -199,25 +192,19 @@ function estimateTotal(path: string, format: string, tally: BatchTally): void {
     .catch(() => {});
 }
 
-/** What the planner of a run and of a dry run share: the batch's flags, the token's store, the per-row report, the record. */
-function plannerOptions(opts: BatchOptions, storeId: string | undefined, perRow: boolean, record: ClaimsRecord | undefined): PlanOptions {
+/** What the planner of a run and of a dry run share: the batch's flags, the token's store, the record. */
+function plannerOptions(opts: BatchOptions, storeId: string | undefined, record: ClaimsRecord | undefined): PlanOptions {
   return {
     keyColumn: opts.key,
     allowSimilar: opts.allowSimilar,
     allowDuplicates: !!opts.allowDuplicates,
     retryUncertain: opts.retryUncertain,
     tokenStore: storeId,
-    perRow,
     record,
   };
 }
 
-/**
- * `--dry-run` of a batch: each row is checked and keyed against the record of claims (read, not
- * written or locked; and a journal of an earlier version it has not read in yet) as a real run would,
- * and reported with what that run would do: sent, refused (invalid), held, or skipped as settled
- * earlier. Nothing is sent. Exit 3 when a real run would leave rows unfiled.
- */
+/** `--dry-run`: each row checked and keyed against the record (read, not locked) as a real run would; nothing sent; exit 3 if any unfiled. */
 async function planAll(
   opts: BatchOptions,
   paths: { journal?: string; out?: string },
@@ -235,7 +222,7 @@ async function planAll(
   const rows = (n: number) => counted(n, 'row');
   try {
     await reporter.start();
-    const planner = new Planner(historyOf(record, paths.journal as string, journal), plannerOptions(opts, storeId, reporter.perRow, record));
+    const planner = new Planner(historyOf(record, paths.journal as string, journal), plannerOptions(opts, storeId, record));
     const decide = async (row: SourceRow): Promise<RowResult> => {
       const plan = await planner.plan(row);
       return plan.send ? { line: row.line, status: 'valid' } : plan.result;
@@ -290,11 +277,7 @@ async function validateAll(
     throw new PartialFailureError(`${c.invalid} row${c.invalid === 1 ? ' is' : 's are'} invalid.`, 'Fix the rows named above, then run again.');
 }
 
-/**
- * The rows of a run that sends nothing (a dry run, a validation): each decided by `decide`, counted
- * and reported until the input ends or Ctrl-C; then the report finished, its closing line shown, and
- * the failure that stopped the rows (the input broke, the results file) or Ctrl-C thrown after it.
- */
+/** The rows of a run that sends nothing (dry run, validation), each decided, counted and reported; then the closing line, then any failure. */
 async function reportEach(
   rows: AsyncGenerator<SourceRow>,
   to: { reporter: BatchReport; tally: BatchTally; signal: AbortSignal; view: BatchView },
@@ -323,10 +306,7 @@ async function reportEach(
   if (interrupted) throw new InterruptedError();
 }
 
-/**
- * What a finished send run means for the person: the error (and exit code) after the summary, or
- * none when every row is settled.
- */
+/** What a finished send run means: the error (and exit code) after the summary, or none when every row is settled. */
 function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, view: BatchView, opts: BatchOptions): void {
   const { fatal, stopError, readError } = result;
   if (result.stoppedNow) throw new InterruptedError('Stopped at once: the rows listed as in flight may or may not have been filed.');

@@ -1,8 +1,4 @@
-/**
- * The leaf fields of an offline claim, derived from `schemas.OfflineClaim` (never hand-listed): their
- * dotted paths (the CSV column names), kinds for coercion (src/input/schema.ts), whether they are
- * required, and the flag name of `claims file`; the coercion of text (CSV cells, flags) into them.
- */
+/** The leaf fields of an offline claim, derived from `schemas.OfflineClaim` (never hand-listed), and text (cells, flags) coerced into them. */
 import { missingDate } from '../core/field-issues.js';
 import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
@@ -59,7 +55,6 @@ export function setPath(target: Record<string, unknown>, path: string[], value: 
   node[path[path.length - 1] as string] = value;
 }
 
-/** Reads a value at a path, or undefined. */
 export function getPath(source: unknown, path: string[]): unknown {
   let node = source;
   for (const part of path) {
@@ -74,10 +69,7 @@ interface CoercionIssue {
   message: string;
 }
 
-/**
- * A number a spreadsheet wrote in scientific notation (`1.23456789012346E+19`): the digits beyond
- * the 15th are gone, so two different ids may now read the same.
- */
+/** Scientific notation a spreadsheet wrote (`1.23456789012346E+19`): the digits past the 15th are gone, so two ids may read the same. */
 const SCIENTIFIC = /^[+-]?\d(\.\d+)?e[+-]\d+$/i;
 /** A date a spreadsheet made of a code (`SEP-12` became `09/12/26`, `2/1` became `02/01/26`). */
 const SPREADSHEET_DATE = /^(\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2}|\d{1,2}-[a-z]{3}(-\d{2,4})?)$/i;
@@ -86,10 +78,7 @@ const CODE_FIELD = /(sku|Id|zip|Abr)$/;
 const AS_TEXT =
   'the original value is lost; export the file again from its source, or import the CSV with every column as text (see `opcli claims template --help`)';
 
-/**
- * CHOICE (docs/spec-choices.md#spreadsheet-damage): a cell a spreadsheet visibly damaged: scientific notation in a text or id field, or a date where
- * the column holds codes. The original value cannot be recovered, so the row is refused.
- */
+/** CHOICE (docs/spec-choices.md#spreadsheet-damage): a cell a spreadsheet visibly damaged (its value is lost): refused. */
 export function spreadsheetDamage(field: Pick<SchemaField, 'key' | 'type'>, text: string): string | undefined {
   if (field.type !== 'string') return undefined;
   // U+FFFD is what bytes that were not UTF-8 decode to (a file saved as Latin-1 or Windows-1252):
@@ -127,10 +116,7 @@ const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** A date of numbers whose day and month only the writer's locale orders: `05/01/2024`, `1.5.24`, `05-01-2024 10:00`. */
 const DAY_MONTH = /^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4}|\d{2})(?=$|[ T])/;
 
-/**
- * CHOICE (docs/spec-choices.md#dates-without-a-time): a date alone is sent as noon UTC of that day,
- * the one time that is the same calendar day in every time zone from UTC-11 to UTC+11.
- */
+/** CHOICE (docs/spec-choices.md#dates-without-a-time): a date alone is sent as noon UTC, the same day from UTC-11 to UTC+11. */
 const DATE_ONLY_TIME = 'T12:00:00Z';
 
 /** A date-time field's date as spreadsheets write it: a date alone made a date-time, a day-month form refused; undefined for any other text. */
@@ -170,10 +156,7 @@ interface TextOptions {
   decimalComma?: boolean;
 }
 
-/**
- * Turns a text value (a CSV cell, a flag) into the field's type. Returns `undefined` for an empty
- * cell of a field that is left out when empty; an issue when the text is not of the field's kind.
- */
+/** A text value (a CSV cell, a flag) in the field's type: no value for an empty cell left out, an issue for text of another kind. */
 export function coerceText(field: ClaimField, text: string, options: TextOptions = {}): { value?: unknown; issue?: CoercionIssue } {
   let trimmed = text.trim();
   if (trimmed === '') return field.required && field.acceptsEmpty ? { value: '' } : {};

@@ -1,14 +1,10 @@
 /**
  * What the record of claims holds for a store, as `claims history` lists it: each claim once, its
- * attempts inside, streamed in the record's order (a record of millions is never held in memory),
- * filtered. No print: the verb renders each claim as it comes.
- *
- * A claim is the attempts of one content key up to the one that was filed (a later filing of the same
- * content, on purpose, is another claim). The record's action stream (src/record/action-stream.ts)
- * hands each claim over at its first attempt once it is filed; a claim still open a window of attempts
- * later (rejected, not sent, uncertain: a rerun may add an attempt any time) is answered whole from the
- * record's index by its key (src/record/store.ts), so memory stays bounded by the window, not the
- * record. `--email` and `--order` read only the lines of the keys their index terms name.
+ * attempts inside, streamed (a record of millions is never held in memory). A claim is the attempts
+ * of one content key up to the one filed. The action stream (src/record/action-stream.ts) hands a
+ * claim over once it is filed; one still open a window later is answered whole from the record's
+ * index, so memory is bounded by the window. `--email` and `--order` read only the keys their index
+ * terms name.
  */
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
@@ -18,7 +14,6 @@ import { earlierPlaces } from '../config/record-dir.js';
 import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine, type ReadLine } from './record.js';
 import { orderTerm } from './record-index.js';
 
-/** One filing as history shows it. */
 export interface ClaimHistoryRow {
   /** The claim's content key: the filings of one claim share it. */
   key: string;
@@ -45,6 +40,15 @@ export interface ClaimEntry extends Omit<ClaimHistoryRow, 'key'> {
   events: ClaimEvent[];
 }
 
+/** `claims history`'s reader (a file record's, or the team's database's: its answers are promises). */
+export interface ClaimHistory {
+  path: string;
+  /** The lines it could not read, in words. */
+  damaged: string[];
+  each: (filter: ClaimHistoryFilter, emit: (c: ClaimEntry) => void) => void | Promise<void>;
+  close: () => void | Promise<void>;
+}
+
 /** Filters of `claims history`, each compared by identity. */
 export interface ClaimHistoryFilter {
   order?: string;
@@ -53,20 +57,8 @@ export interface ClaimHistoryFilter {
   since?: number;
 }
 
-/**
- * Streams the claims of the record (and of the places it lived before, read first) that pass
- * `filter` to `emit`, oldest first attempt first. The lines it could not read are returned before
- * any claim is streamed (named, never dropped in silence): `each` streams.
- */
-export function openClaimHistory(
-  open: OpenRecord,
-  window = ACTION_LIMITS.window,
-): {
-  path: string;
-  damaged: string[];
-  each: (filter: ClaimHistoryFilter, emit: (c: ClaimEntry) => void) => void;
-  close: () => void;
-} {
+/** The claims of the record (and of where it lived before) that pass `filter`; the lines it could not read are named before `each` streams. */
+export function openClaimHistory(open: OpenRecord, window = ACTION_LIMITS.window): ClaimHistory {
   // A damaged record is still listed (its damage named): history is how the damage is looked into.
   const reader = ClaimRecord.openSync({ ...open, lock: undefined, tolerateDamage: true });
   const records = [...earlierPlaces(open.place).map((place) => ClaimRecord.openSync({ ...open, place, tolerateDamage: true })), reader];
@@ -105,10 +97,7 @@ interface Attempt {
   outcome?: OutcomeLine;
 }
 
-/**
- * A key's claims in `lines` (one key's, in the record's order): its attempts, each with its
- * strongest outcome, a claim ending at its first filed attempt (the next attempt begins another).
- */
+/** A key's claims in `lines`: its attempts, each with its strongest outcome, a claim ending at its first filed attempt. */
 function claimsOf(lines: ReadLine[]): Attempt[][] {
   const outcomes = new Map<string, OutcomeLine>();
   for (const l of lines) if (l.type === 'outcome') outcomes.set(l.issuance, laterOutcome(outcomes.get(l.issuance), l, claimWeight));
@@ -125,10 +114,9 @@ function claimsOf(lines: ReadLine[]): Attempt[][] {
 }
 
 /**
- * The record's lines as the action stream groups them (src/record/action-stream.ts): by content key,
- * each attempt an entry; a claim is handed over at its first attempt once it is closed (an attempt
- * filed, every attempt before it answered: none can still be filed and begin the claim later).
- * Attempts of a claim handed over from the index ahead of the read are skipped when the read reaches them.
+ * The record's lines as the action stream groups them: by content key, a claim handed over once
+ * closed (filed, every attempt before it answered). Attempts of a claim handed over ahead of the
+ * read are skipped when the read reaches them.
  */
 function claimLines(matches: (row: ClaimHistoryRow) => boolean, emit: (c: ClaimEntry) => void): ActionLines<ReadLine, IntentLine> {
   const handed = new Set<string>();

@@ -1,20 +1,11 @@
 /**
- * The batch journal of opcli 0.2.0 (v2/v3), read only: an append-only JSONL file beside the input
- * that recorded, for each row key, that its request was about to be sent and then its outcome. This
- * version writes no journal: a batch's rows are in the record of claims (record.ts), and a journal
- * found at a batch's name is read into it once (record-open.ts).
- *
- * A journal is bound to the service and store its rows were filed with: each section starts with a
- * header line naming them (`{"journal":"opcli claims","version":3,"created":"…","id":"…","service":
- * {"origin":"https://…","storeId":"…","profile":"…"}}`, docs/guides/batch-claims.md), and only the
- * sections of this run's service and store count as proof that a row was filed. The file itself is
- * opened as batch-files.ts says (no link followed, yours, writable by you alone).
- *
- * Its lines are read under the one damage policy of a record of actions (src/record/damage.ts): a
- * torn last line is passed over (its row's `sending` entry, synced before the request left, holds
- * the row), any other line that cannot be read stops the run (exit 2, the line and byte named), and
- * `claims repair --journal` sets it aside with a copy (journalRepairTarget, src/record/repair.ts).
- * A `set-aside` line naming a row holds that row as uncertain.
+ * The batch journal of opcli 0.2.0 (v2/v3), read only (needed for upgrades): a JSONL file beside
+ * the input with, for each row key, its `sending` entry and then its outcome; read into the record
+ * of claims once (record-open.ts). Each section's header names the service and store its rows were
+ * filed with (docs/guides/batch-claims.md): only this run's count as proof that a row was filed.
+ * Lines are read under the damage policy of src/record/damage.ts; `claims repair --journal` sets a
+ * damaged one aside (journalRepairTarget), and a `set-aside` line naming a row holds it as
+ * uncertain.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, type Stats } from 'node:fs';
@@ -33,11 +24,7 @@ import { actOn, claimMayExist, claimWeight, endAttempt, fromFlags, type Standing
 import type { RepairTarget } from '../record/repair.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
 
-/**
- * sending: the request may be on its way (a crash leaves this, which reads as uncertain);
- * filed: created, with its sourceOrderId; rejected: refused by the API (nothing created);
- * uncertain: sent, fate unknown; not_sent: provably never created.
- */
+/** `sending`: the request may be on its way (left by a crash, read as uncertain); `not_sent`: provably never created. */
 export type JournalStatus = 'sending' | 'filed' | 'rejected' | 'uncertain' | 'not_sent';
 
 export interface JournalEntry {
@@ -113,10 +100,7 @@ export interface PriorOutcome {
   tag: number;
 }
 
-/**
- * The last outcome of each key of earlier runs, in a key-table.ts table (30 bytes a key, so a
- * journal of a million rows fits); the entries themselves stay in the file, read back by offset.
- */
+/** The last outcome of each key, in a key-table.ts table (30 bytes a key); the entries stay in the file, read back by offset. */
 export class PriorIndex {
   private readonly table = new KeyTable(1024, (n) => ({
     /** 1 + the status's index in STATUS_CODES. */
@@ -133,10 +117,7 @@ export class PriorIndex {
     return this.table.size;
   }
 
-  /**
-   * Records an entry of a key: a `sending` entry starts an attempt (and sets the content), an outcome
-   * settles it, by the one rule of src/record/outcome.ts (a filed row stays filed).
-   */
+  /** Records an entry: `sending` starts an attempt, an outcome settles it, by the one rule of src/record/outcome.ts. */
   set(key: string, status: JournalStatus, offset: number, tag?: number): void {
     if (!STATUS_CODE.has(status) || !HEX64.test(key)) return;
     const i = this.table.slot(key);
@@ -158,7 +139,6 @@ export class PriorIndex {
     }
   }
 
-  /** The last outcome recorded for a key. */
   get(key: string): PriorOutcome | undefined {
     const i = HEX64.test(key) ? this.table.find(key) : -1;
     if (i < 0) return undefined;
@@ -360,11 +340,9 @@ class JournalScan {
 }
 
 /**
- * Reads the journal open as `fd` for `service`: the last outcome of each key wins. A journal of the
- * older format (version 2, no service) counts for any service, as before, since the file passed the
- * checks of batch-files.ts (yours, writable by you alone; a notice says so), until a header of this
- * format follows it: its entries belong to that header's service, and are read again as foreign when
- * that is another. A line that cannot be read stops the read, never taken for "nothing filed yet".
+ * Reads the journal open as `fd` for `service`: the last outcome of each key wins. Version 2
+ * entries (no service) count for any service until a version 3 header follows them: they are then
+ * that header's, read again as foreign when it is another.
  */
 function readJournal(fd: number, path: string, service: JournalService): JournalScan {
   let read = new JournalScan(path, service).scan(fd);
@@ -387,10 +365,7 @@ export interface JournalBinding {
   notice?: (text: string) => void;
 }
 
-/**
- * The notices of a journal read: sections of another service (unless the last section is this
- * service's), and entries of the older format taken as this service's.
- */
+/** The notices of a read: sections of another service (unless the last is this one's), older entries taken as this service's. */
 function tellAbout(read: JournalScan, path: string, binding: JournalBinding, stats: Stats): void {
   const notice = binding.notice;
   if (!notice) return;
@@ -438,7 +413,6 @@ export class JournalReader {
     }
   }
 
-  /** The last outcome an earlier run recorded for a key. */
   priorOutcome(key: string): PriorOutcome | undefined {
     return this.read?.prior.get(key);
   }
@@ -467,11 +441,7 @@ export class JournalReader {
   }
 }
 
-/**
- * The journal at `path` as a file `claims repair --journal` sets damaged lines aside in
- * (src/record/repair.ts, as for every record of actions); a damaged first line becomes a header of
- * `service`, so the entries after it count for this store again.
- */
+/** The journal as `claims repair --journal` repairs it (src/record/repair.ts); a damaged first line becomes a header of `service`. */
 export function journalRepairTarget(path: string, service: JournalService, now: () => number): RepairTarget {
   return {
     path,

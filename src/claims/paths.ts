@@ -1,10 +1,7 @@
 /**
- * The files of a batch: the input, the journal and the results file, each resolved to its real file
- * (symlinks followed) and checked before anything is sent or written. Two of them being one file
- * would overwrite the journal (and the rerun would file every row again), append JSON to the input
- * or overwrite it, so any such pair is a usage error. The journal and the results file are then
- * checked as files opcli writes (batch-files.ts): a link in their place, or a file of another user
- * or that others can write, is refused.
+ * The files of a batch (input, journal, results), each resolved to its real file and checked before
+ * anything is sent or written: two being one file would lose the batch's name (a rerun files every
+ * row again) or overwrite the input, so that is a usage error.
  */
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve as resolvePath } from 'node:path';
@@ -37,11 +34,7 @@ function idOf(path: string): string {
   return `${st.dev}:${st.ino}`;
 }
 
-/**
- * The real path of an existing file: the system's own (realpath(3), GetFinalPathNameByHandle on
- * Windows), which also undoes short 8.3 names and a name's case there; Node's own walk of the links
- * where the system's fails for another reason than a missing file (a RAM disk on Windows).
- */
+/** realpath(3) (on Windows it also undoes 8.3 names and case); Node's own walk where it fails but for a missing file (a Windows RAM disk). */
 function realPath(path: string): string {
   try {
     return realpathSync.native(path);
@@ -86,20 +79,13 @@ function written(path: string, role: BatchFileRole): string {
   return resolvePath(realPath(dirname(path)), basename(path));
 }
 
-/**
- * Whether two targets are one file: existing, by device and inode; one existing and one not, never
- * (on a disk where the names were one, both would exist); neither existing, by their folders' ids
- * and their names compared as the platform's disks do (src/core/file-names.ts).
- */
+/** Whether two targets are one file: existing, by device and inode; neither, by folder ids and names as the platform compares them. */
 function same(a: Target, b: Target, platform: NodeJS.Platform): boolean {
   if (a.id !== undefined || b.id !== undefined) return a.id === b.id;
   return a.folder === b.folder && sameFileName(a.name as string, b.name as string, platform);
 }
 
-/**
- * Resolves --from, --journal and --out against `cwd` and refuses any two that are one file. The
- * default journal sits beside the input's real file, so every name of one input shares one journal.
- */
+/** Resolves --from, --journal and --out against `cwd`, refusing two that are one file; the default journal is beside the real input. */
 export function resolveBatchPaths(
   opts: { from: string; journal?: string; out?: string; validateOnly: boolean },
   cwd: string,

@@ -1,24 +1,8 @@
 /**
- * The send pipeline of a batch (fast path, guarded by bench/claims-batch.mjs). One claim row goes
- * through each stage once, in this order, and never back to a module it left:
- *
- *   read     reader.ts        rows.next(): a SourceRow (line, value)              SendPipeline.feed
- *   check    plan.ts          Planner.plan: valid, for the token's store
- *   key      plan.ts          identity, and what earlier runs did with it; a row not to send goes
- *                             straight to `report`                                SendPipeline.admit
- *   record   record.ts        the intent in the record of claims, durable (one write and one
- *                             fdatasync per group) before the request leaves      SendPipeline.makeDurable
- *   send     request          the limiter's permit, createClaim: POST /v1/claims/offline  SendPipeline.send
- *   settle   record.ts        the outcome (filed, rejected, uncertain, not_sent)   SendPipeline.settle
- *   report   BatchTally       counted in the batch's tally, then shown by the verb's BatchReport
- *
- * The window (SendWindow, below) holds the rows between `key` and `send`, recorded in groups ahead of the
- * free slots (one fdatasync for most of a window) while the workers, one per `--concurrency` slot,
- * send the rows already durable. The outage watch (OutageWatch, below) stands between `record` and `send`.
- *
- * In this order: what the pipeline is given and comes to (its options, ports, result); the pipeline;
- * its send window; the judge of a failed request (also the single claim's); the outage
- * watch; the batch's tally and the report's interface (shown by the verb, src/commands/claims/).
+ * The send pipeline of a batch (fast path, bench/claims-batch.mjs; its stages: ARCHITECTURE.md,
+ * "Three flows"). The window (SendWindow) holds the rows between `key` and `send`, recorded in
+ * groups ahead of the free slots, while one worker per `--concurrency` slot sends the rows already
+ * durable; the outage watch (OutageWatch) stands between `record` and `send`.
  */
 import { setMaxListeners } from 'node:events';
 import { OpcliError, NetworkError, ApiError, AuthError, RedirectError, UsageError, ExitCode, TimeoutError } from '../core/errors.js';
@@ -224,10 +208,7 @@ export class SendPipeline {
     this.window.admitSoon(this.admitNow);
   }
 
-  /**
-   * Records the held rows' intents in one group (one write, one fdatasync), as many as the window has
-   * room for; each becomes ready once durable. When the batch stops, they are settled not_sent instead.
-   */
+  /** Records the held rows' intents as one group (one write, one fdatasync), as many as the window has room for; stopping: not_sent. */
   private makeDurable(): void {
     if (this.stopped()) {
       this.drain();
@@ -257,11 +238,7 @@ export class SendPipeline {
     );
   }
 
-  /**
-   * The record cannot be made durable: nothing more is sent. This row never left, and says so: its
-   * outcome not_sent follows its intent, so the next run sends it (and reads it uncertain if that
-   * outcome could not be written either).
-   */
+  /** The record cannot be made durable: nothing more is sent; this row never left, and its not_sent outcome lets the next run send it. */
   private notDurable(item: Ready, error: unknown): void {
     this.window.synced();
     // The team's database says so in its own one line (src/record-pg/errors.ts); a file's failure is worded here.
@@ -347,10 +324,9 @@ export class SendPipeline {
   }
 
   /**
-   * Sends one planned row, paced by the batch's limiter (`onLeave` on each permit). Never throws: a
-   * failure is the row's outcome. Waiting for a permit ends when the batch stops (Ctrl-C, the lock
-   * lost), and that is known to have sent nothing: every earlier attempt of this row was refused with
-   * 429 or never left (the HTTP core repeats a POST only then). A request that left is never cut short.
+   * Sends one planned row, paced by the limiter (`onLeave` on each permit); a failure is the row's
+   * outcome. A stop while waiting for a permit sent nothing: the HTTP core repeats a POST only
+   * after a 429 or when it never left. A request that left is never cut short.
    */
   private async request({ plan, row }: Ready, onLeave: () => void): Promise<SendOutcome> {
     const { limiter } = this.ports;
@@ -418,10 +394,7 @@ export class SendPipeline {
     }
   }
 
-  /**
-   * A row the batch stopped before sending (`recorded`: its intent was written): its outcome
-   * recorded so the next run sends it, and reported.
-   */
+  /** A row the batch stopped before sending (`recorded`: its intent was written): recorded not_sent, so the next run sends it. */
   private notSent(item: Ready, reason = this.stopReason(), recorded = true): Promise<void> {
     if (recorded) this.leftWindow();
     else this.window.wake();
@@ -459,10 +432,7 @@ export class SendPipeline {
     return this.outage.stopError ? OUTAGE_REASON : NOT_SENT_REASON;
   }
 
-  /**
-   * Another run took the record's lock: it may send any row this run has not settled, so no more
-   * leave. Asked of the file system at most every LOST_CHECK_MS; once lost, always lost.
-   */
+  /** Another run took the record's lock and may send any row not settled here: no more leave. Asked at most every LOST_CHECK_MS. */
   private lockLost(): boolean {
     if (this.lockTaken.signal.aborted) return true;
     const now = performance.now();
@@ -490,12 +460,9 @@ export class SendPipeline {
   }
 }
 
-// The send window of a batch (fast path, guarded by bench/claims-batch.mjs): the rows between the
-// planner and the wire, kept in one place. A planned row is held; held rows' intents are recorded
-// together (one fdatasync for the group) once the ready ones run low; a durable row is ready and
-// goes to the next free worker. At most `size` rows are recorded whose request has not left:
-// a crash leaves those intents without having sent them, and the next run reports them uncertain.
-// The pipeline (above) moves rows through it; nothing here writes or sends.
+// The send window: a planned row is held; held rows' intents are recorded together once the ready
+// ones run low; a durable row is ready for the next free worker. At most `size` rows are recorded
+// unsent: a crash leaves those uncertain. Nothing here writes or sends.
 /** A row planned to send, on its way through the window. */
 interface Ready {
   row: SourceRow;
@@ -504,11 +471,7 @@ interface Ready {
   recorded?: boolean;
 }
 
-/**
- * How few rows may be ready (or syncing) before the held ones are recorded: a quarter of the
- * window, at least one. Lower, a slot more often waits for an fdatasync; higher, each fdatasync
- * covers fewer rows.
- */
+/** Held rows are recorded once fewer than a quarter of the window are ready: lower, a slot waits on fdatasync; higher, groups shrink. */
 function lowWaterMark(window: number): number {
   return Math.max(1, Math.ceil(window / 4));
 }
@@ -565,11 +528,9 @@ class SendWindow {
   }
 
   /**
-   * Calls `admit` at the end of this turn when the held rows are due (`low`), once however often it
-   * is asked in the turn. Not at once: the rows workers took in this turn have left the window by
-   * then (their requests went out), so the group gets their room: groups nearly fill the window
-   * (the figures: docs/benchmarks.md#current-figures), and no row waits longer for its sync: the
-   * record writes its group in that same turn (ClaimsRecord.intentsDurable), not one turn later.
+   * Calls `admit` once at the end of this turn when the held rows are due (`low`): by then the rows
+   * workers took in this turn have left the window, so the group gets their room, and the record
+   * still writes it in that same turn.
    */
   admitSoon(admit: () => void): void {
     if (this.admitting || !this.low()) return;
@@ -605,7 +566,6 @@ class SendWindow {
     else this.ready.push(item);
   }
 
-  /** The next ready row, if one is. */
   next(): Ready | undefined {
     return this.ready.shift();
   }
@@ -621,7 +581,6 @@ class SendWindow {
     return { recorded: this.ready.splice(0), planned: this.held.splice(0) };
   }
 
-  /** The feeder planned its last row. */
   fed(): void {
     this.feeding = false;
   }
@@ -633,13 +592,10 @@ class SendWindow {
   }
 }
 
-// The claim's request (a batch's rows and the single claim send it alike), and what its failure
-// means for the row (rejected, uncertain or not sent) and for the batch (go on, or stop).
 /**
- * Endpoint 6, POST /v1/claims/offline, over the HTTP core (as the order list's paging keeps its
- * endpoint in src/orders/pages.ts). A POST: not resent when its fate is unknown. A batch paces its
- * requests with one shared `limiter`, and reads the answers with ClaimCreated compiled (plan.ts
- * `compiled`); `quiet`: retries are not announced.
+ * Endpoint 6, POST /v1/claims/offline (a batch's rows and the single claim alike); a POST is not
+ * resent when its fate is unknown. A batch paces with one shared `limiter` and reads answers with
+ * ClaimCreated compiled; `quiet`: retries are not announced.
  */
 export async function createClaim(
   http: HttpClient,
@@ -687,13 +643,7 @@ interface SendOutcome {
 /** The batch stopped while this row waited for its turn: no attempt of it reached the server. */
 class StoppedBeforeSending extends Error {}
 
-// A batch meeting an outage: answers that say the service is down (connections refused, a
-// gateway's 502, 503 or 504, no answer in time) close a gate in front of the rows not yet sent, so
-// only the rows already in flight (at most --concurrency) meet the outage. Once they are answered,
-// one harmless GET asks whether the service is back: if it is, the batch goes on; if not, it
-// stops (the rows left are not sent, and a rerun sends them), or with `--wait-for-service` it
-// waits, asking again, until the service is back or the wait is over.
-/** What an answer says about the service: the words of each kind of outage. */
+/** What an answer says about the service: the words of each kind of outage (OutageWatch, below). */
 type OutageCause = 'refused' | 'bad-gateway' | 'unavailable' | 'gateway-timeout' | 'no-answer';
 
 const CAUSES: Record<OutageCause, string> = {
@@ -722,6 +672,9 @@ function outageCause(error: unknown): OutageCause | undefined {
   return undefined;
 }
 
+/** The time between probes while waiting for the service. */
+const PROBE_EVERY_MS = 1_000;
+
 /** What the probe found: the service answered (whatever the status), or the outage goes on. */
 export type ProbeResult = { up: true } | { up: false; cause: OutageCause; detail: string };
 
@@ -730,8 +683,6 @@ interface OutageOptions {
   probe: () => Promise<ProbeResult>;
   /** `--wait-for-service`: how long to wait for the service to come back; undefined stops at once. */
   waitMs?: number;
-  /** The time between probes while waiting. */
-  probeEveryMs?: number;
   now: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Stops the wait (Ctrl-C). */
@@ -753,11 +704,7 @@ class OutageError extends OpcliError {
 /** The hint every connection failure gets unless it knows better (the line itself says what to do). */
 const GENERIC_HINT = new NetworkError('', { sent: false }).hint;
 
-/**
- * The service could not be reached and no claim request of this run reached it: one line, whatever
- * the batch's size (or one claim), since rerunning sends everything (exit 1). A failure that knows
- * more (a proxy that cannot be reached) keeps its hint.
- */
+/** No claim request of this run reached the service: one line however many rows, since rerunning sends everything (exit 1). */
 export class UnreachableError extends OpcliError {
   constructor(what: string, failure: NetworkError) {
     super(`${what}: the service cannot be reached (${failure.message.replace(/\.$/, '')}); nothing was sent, rerunning is safe.`, {
@@ -769,10 +716,11 @@ export class UnreachableError extends OpcliError {
 }
 
 /**
- * Watches a batch's answers for an outage; rows pass `enter()` before they are sent. After the
- * probe finds the service up, one row goes first: only once it is answered do the others follow
- * (a gateway may answer a GET while POSTs still fail), so an outage costs at most the rows that
- * were in flight when it began, and one more per probe that proved wrong.
+ * Watches a batch's answers for an outage (refused connections, 502-504, no answer): a gate closes
+ * in front of the rows not yet sent, so only the rows in flight meet it. Once they are answered, a
+ * harmless GET asks whether the service is back; if not, the batch stops (or waits,
+ * --wait-for-service). After a probe finds it up, one row goes first and the others follow only
+ * once it is answered well (a gateway may answer a GET while POSTs still fail).
  */
 export class OutageWatch {
   /** Rows past the gate whose outcome is not in. */
@@ -888,7 +836,7 @@ export class OutageWatch {
   private async decide(): Promise<void> {
     if (this.deciding) return;
     this.deciding = true;
-    const { waitMs, probeEveryMs = 1_000 } = this.options;
+    const { waitMs } = this.options;
     // The probe said "up" and the row let through failed as the others did: it was not proof.
     const distrust = this.onTrial;
     this.onTrial = false;
@@ -909,10 +857,10 @@ export class OutageWatch {
         if (!this.announced) {
           this.announced = true;
           this.options.notice(
-            `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${probeEveryMs / 1000} s.\n`,
+            `The service looks down: ${CAUSES[this.cause ?? found.cause]}. Waiting up to ${Math.round(waitMs / 1000)} s for it (--wait-for-service), asking every ${PROBE_EVERY_MS / 1000} s.\n`,
           );
         }
-        await this.options.sleep(Math.min(probeEveryMs, Math.max(0, waitMs - (this.options.now() - started))), this.options.signal).catch(() => {});
+        await this.options.sleep(Math.min(PROBE_EVERY_MS, Math.max(0, waitMs - (this.options.now() - started))), this.options.signal).catch(() => {});
       }
     } finally {
       this.deciding = false;
@@ -930,10 +878,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-/**
- * Asks the service once, with a request safe to repeat (GET /v1/orders?size=1), whether it answers:
- * an answer (any status but 502-504) means it is up; a failure is read as an outage's cause.
- */
+/** Asks the service once with GET /v1/orders?size=1 (safe to repeat): any answer but 502-504 means it is up. */
 async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal): Promise<ProbeResult> {
   try {
     await (await http()).request({ method: 'GET', url: PATHS.orders, query: { size: 1 }, retry: 'never', signal });
@@ -947,42 +892,26 @@ async function probeService(http: () => Promise<HttpClient>, signal: AbortSignal
   }
 }
 
-// What a batch's stages hand the report: each row's outcome, the batch's running account
-// (BatchTally: counts, time, size, limiter) that the display reads, and the report's interface. The
-// report itself (per-row output, progress, summary) is the verb's (src/commands/claims/index.ts, its
-// view): nothing here prints.
-export interface Counts {
-  filed: number;
-  filedEarlier: number;
-  rejected: number;
-  rejectedEarlier: number;
-  invalid: number;
-  held: number;
-  uncertain: number;
-  uncertainEarlier: number;
-  notSent: number;
-  valid: number;
-  /** Requests sent in this run. */
-  sent: number;
-  done: number;
-}
+// What the stages hand the report (the verb's view, src/commands/claims/index.ts, prints; nothing here does).
+/** A batch's counts, by outcome (`sent`: requests sent in this run; `done`: rows). */
+const COUNT_NAMES = [
+  'filed',
+  'filedEarlier',
+  'rejected',
+  'rejectedEarlier',
+  'invalid',
+  'held',
+  'uncertain',
+  'uncertainEarlier',
+  'notSent',
+  'valid',
+  'sent',
+  'done',
+] as const;
+export type Counts = Record<(typeof COUNT_NAMES)[number], number>;
 
-/** A batch's counts at the start: nothing seen yet. */
 export function emptyCounts(): Counts {
-  return {
-    filed: 0,
-    filedEarlier: 0,
-    rejected: 0,
-    rejectedEarlier: 0,
-    invalid: 0,
-    held: 0,
-    uncertain: 0,
-    uncertainEarlier: 0,
-    notSent: 0,
-    valid: 0,
-    sent: 0,
-    done: 0,
-  };
+  return Object.fromEntries(COUNT_NAMES.map((name) => [name, 0])) as Counts;
 }
 
 /** The count each outcome adds to: now, or (outcomes an earlier run recorded) earlier. */
@@ -1018,10 +947,7 @@ export interface BatchSummary extends Pick<BatchProgress, 'counts' | 'elapsedMs'
   inFlight: number[];
 }
 
-/**
- * The batch's running account, kept by the batch and read by the display: the counts by outcome,
- * the time since it started, the input's estimated size and the limiter's state.
- */
+/** The batch's running account, read by the display: counts by outcome, time, the input's estimated size, the limiter's state. */
 export class BatchTally {
   readonly counts: Counts = emptyCounts();
   private readonly started: number;
@@ -1036,7 +962,6 @@ export class BatchTally {
     this.started = now();
   }
 
-  /** Counts one row's outcome. */
   count(result: RowResult): void {
     this.counts.done++;
     const [now, earlier] = COUNTED[result.status];
@@ -1059,7 +984,6 @@ export class BatchTally {
     this.total = total;
   }
 
-  /** What the display shows now. */
   progress(): BatchProgress {
     const total = this.total;
     return { counts: this.counts, total, totalApproximate: total !== undefined, limits: this.limiter?.snapshot(), elapsedMs: this.now() - this.started };
@@ -1076,8 +1000,6 @@ export class BatchTally {
 export interface BatchReport {
   /** Whether the display draws a status line (it decides from its mode): the batch then counts the input's lines for a total. */
   readonly drawsProgress: boolean;
-  /** Whether each row's outcome is written (--jsonl or --out). */
-  readonly perRow: boolean;
   start(): Promise<void>;
   /** Undefined when there is room for another row; else a promise that resolves when there is. */
   room(): Promise<void> | undefined;
@@ -1091,10 +1013,7 @@ export interface BatchReport {
 
 /** How the verb shows a batch: the report, the closing summary and plain notices. */
 export interface BatchView {
-  /**
-   * `verb`: send, validate (--validate-only), or plan (--dry-run: what a real run would do, nothing
-   * sent). `progress`: what the status line shows, asked of the batch each time it is drawn.
-   */
+  /** `verb`: send, validate (--validate-only) or plan (--dry-run); `progress`: asked of the batch at each draw of the status line. */
   report(source: RowSource, options: { out?: string; verb: 'send' | 'validate' | 'plan' }, progress: () => BatchProgress): BatchReport;
   /** The summary at the end (or at a second Ctrl-C). */
   summarize(summary: BatchSummary): void;

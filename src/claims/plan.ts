@@ -1,12 +1,8 @@
 /**
- * The check and key stages of a batch, for one row: is it a valid claim for the store we are logged
- * in to, what is its identity, and what did earlier runs do with it. The answer is either "send it"
- * (with what to journal) or the row's result without sending anything: settled earlier, invalid,
- * or held because it looks like a claim that exists.
- * One idea, in the order a row meets it: the check's schemas compiled by zod (`compiled`), the
- * row's identity (its content and similarity keys, below), then the Planner that asks the record.
- * The validation of a claim (`validateClaim`, at the end: a row's, or a single claim's from flags or
- * a file) and what a row comes to (`RowResult`) are here too.
+ * The check and key stages of a batch, for one row: is it a valid claim for the token's store, what
+ * is its identity, and what did earlier runs do with it. The answer is "send it" (with its intent)
+ * or the row's result: settled earlier, invalid, or held. The validation of any claim
+ * (`validateClaim`: a row's, or a single claim's) is here too.
  */
 import { compile } from 'zod';
 import { hash } from 'node:crypto';
@@ -23,18 +19,13 @@ import { excerpt, quoteInput } from '../text/excerpt.js';
 import { fieldIssues, fieldMessage, missingMessage } from '../core/field-issues.js';
 
 /*
- * The check: schemas compiled by zod (`z.compile`) for a batch's hot path: a generated validator runs first
- * and, on any value it does not accept, zod's own parser decides, so answers and error messages are
- * the schema's own (test/claims/compiled-schema.test.ts holds them to it). A claim row checks
- * several times quicker, but compiling costs more than one claim would win back
- * (docs/benchmarks.md#figures-behind-the-code), so only a batch compiles; a one-off keeps the plain
- * schemas. (zod's compiler adds 30 KB to zod's chunk, which a one-off loads only when it needs zod
- * at all.)
+ * The check: schemas compiled by zod (`z.compile`): a generated validator runs first and, on any
+ * value it does not accept, zod's own parser decides, so answers and messages are the schema's own.
+ * Compiling costs more than one claim wins back: only a batch does.
  */
 
 const COMPILED = new WeakMap<object, unknown>();
 
-/** The schema compiled, built once per schema. */
 export function compiled<T extends object>(schema: T): T {
   let fast = COMPILED.get(schema) as T | undefined;
   if (!fast) {
@@ -45,11 +36,10 @@ export function compiled<T extends object>(schema: T): T {
 }
 
 /*
- * The key stage of a batch: what makes two rows the same claim. A row's identity is its parsed claim
- * in a form that survives what people and spreadsheets do to a file (reordering rows or columns,
- * re-quoting, CRLF, a BOM, `1.50` for `1.5`, `TRUE` for `true`, leading zeros or a `+` dropped from
- * digit strings, `1E5` for `100000`), hashed, plus its occurrence number among identical rows. The
- * line number is only for messages. With `--key COLUMN` the identity is the user's own id instead.
+ * The key: a row's identity is its parsed claim in a form that survives what spreadsheets do to a
+ * file (reordered rows or columns, re-quoting, CRLF, `1.50`, `TRUE`, leading zeros or `+` dropped,
+ * `1E5`), hashed, plus its occurrence among identical rows; with `--key COLUMN`, the user's own id.
+ * The line number is only for messages.
  */
 
 /** Digits only, perhaps with a leading `+` (a zip, an id, a phone number). */
@@ -59,10 +49,7 @@ const DECIMAL_TEXT = /^([+-]?)(\d*)\.(\d*)$/;
 /** Exponent notation a person may have typed (`1E5`); read by value when it is a whole number. */
 const EXPONENT_TEXT = /^\d+(\.\d+)?e\+?\d+$/i;
 
-/**
- * A text value in the form a spreadsheet round trip cannot change: trimmed, digit strings without
- * a leading `+` or zeros, decimals without padding zeros, whole numbers in exponent form by value.
- */
+/** Text in a form a spreadsheet round trip cannot change: trimmed, digits without `+` or leading zeros, decimals unpadded, `1E5` by value. */
 export function robustText(text: string): string {
   const t = text.trim();
   // Most text (names, e-mails, URLs) starts with a letter: none of the forms below can apply.
@@ -89,10 +76,7 @@ export function robustText(text: string): string {
   return t;
 }
 
-/**
- * CHOICE (docs/spec-choices.md#row-key): the claim as canonical text: keys sorted at every level, empty values (undefined, null, "", []
- * and objects left empty by that) dropped, strings in their robust form, numbers by value.
- */
+/** CHOICE (docs/spec-choices.md#row-key): the claim as canonical text: keys sorted, empty values dropped, strings robust, numbers by value. */
 export function robustJson(value: unknown): string {
   return canonical(value) ?? '';
 }
@@ -181,11 +165,7 @@ export function contentTag(hash: string): number {
   return Number.parseInt(hash.slice(0, 8), 16);
 }
 
-/**
- * CHOICE (docs/spec-choices.md#held-rows): the "looks like" fingerprint of a claim: the same customer e-mail and the same item (name and
- * sku), compared case-insensitively in robust form. Two rows with it in common and otherwise
- * different are held rather than filed when the earlier one was filed (or may have been).
- */
+/** CHOICE (docs/spec-choices.md#held-rows): the "looks like" fingerprint of a claim: its customer e-mail and item (name, sku), in any case. */
 export function similarity(claim: unknown): string | undefined {
   const c = claim as { customer?: { email?: unknown }; item?: { name?: unknown; sku?: unknown } } | undefined;
   const email = typeof c?.customer?.email === 'string' ? robustText(c.customer.email).toLowerCase() : '';
@@ -209,11 +189,7 @@ class OccurrenceCounter {
   }
 }
 
-/**
- * CHOICE (docs/spec-choices.md#similar-claims): the fingerprint the record of claims holds a new
- * claim by when it is not the same content: the customer's e-mail by its identity (src/core/identity.ts)
- * and the item by its sku, else its sourceProductId. Undefined when the claim names neither.
- */
+/** CHOICE (docs/spec-choices.md#similar-claims): the record's fingerprint: the e-mail's identity and the item's sku, else sourceProductId. */
 export function recordSimilarity(claim: unknown): string | undefined {
   const c = claim as { customer?: { email?: unknown }; item?: { sku?: unknown; sourceProductId?: unknown } } | undefined;
   const email = typeof c?.customer?.email === 'string' ? emailIdentity(c.customer.email) : '';
@@ -223,11 +199,7 @@ export function recordSimilarity(claim: unknown): string | undefined {
   return hex128(`record-similar\u0000${email}\u0000${sku ? `sku:${sku}` : `product:${product}`}`).slice(0, 16);
 }
 
-/**
- * Final state of a row in this run. `invalid`: refused by the checks, never sent; `held`: looks like
- * (or has the --key of) a claim filed earlier, not sent; `not_sent`: nothing was created, the next
- * run sends it; `rejected`: refused by the API.
- */
+/** A row's final state in this run (`held`: looks like, or has the --key of, a claim filed earlier; `not_sent`: the next run sends it). */
 export type RowStatus = 'filed' | 'rejected' | 'invalid' | 'held' | 'uncertain' | 'not_sent' | 'valid';
 
 export interface RowResult {
@@ -238,10 +210,7 @@ export interface RowResult {
   errors?: FieldIssue[];
   /** The outcome was recorded by an earlier run; nothing was sent now. */
   earlier?: boolean;
-  /**
-   * What rows alike share, without this row's details (a held row: "already filed from a.csv"):
-   * the display shows the first in full and folds the others into one line.
-   */
+  /** What rows alike share ("already filed from a.csv"): the display shows the first in full and folds the others into one line. */
   cause?: string;
 }
 
@@ -254,8 +223,6 @@ export interface PlanOptions {
   retryUncertain: boolean;
   /** The store the token belongs to, when known: rows for another store are refused here. */
   tokenStore?: string;
-  /** Results are printed per row: earlier rows need their sourceOrderId and reason. */
-  perRow: boolean;
   /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
   allowDuplicates?: boolean;
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
@@ -267,29 +234,19 @@ export interface PlanOptions {
 /** An answer now (the file record) or later (the team's database). */
 export type Answer<T> = T | Promise<T>;
 
-/**
- * What the planner asks of the record of claims (the questions of ClaimsRecord, record-open.ts,
- * which a file record and the team's database both answer).
- */
+/** What the planner asks of the record of claims (ClaimsRecord's questions, record-open.ts: a file or the team's database). */
 export interface PlanRecord {
   /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
   startRun(run: string, details: { profile: string; source: string; journal?: string }, now?: number): void;
   /** What the record holds for a content key (undefined: never filed from anywhere). */
   lookup(key: string): Answer<RecordHit | undefined>;
-  /**
-   * A batch's resume: what the earlier runs of the batch named `batch` did with a row, by its row key
-   * or by its "looks like" fingerprint in the batch (undefined: the batch never tried it).
-   */
+  /** A batch's resume: what earlier runs of `batch` did with a row, by its key or "looks like" fingerprint (undefined: never tried). */
   batchRow(batch: string, by: { key: string } | { like: string }): Answer<BatchRow | undefined>;
   /** The last claim that may exist with this similarity fingerprint and another key. */
   similar(sim: string | undefined, key: string): Answer<RecordHit | undefined>;
 }
 
-/**
- * What the earlier runs of a batch did with a row: the record of claims (ClaimsRecord.batchRow, a file
- * or the team's database), and a journal of 0.2.0 the record has not read in (a dry run, or the
- * database, which takes journals by `opcli record import`), that journal too (record-open.ts historyOf).
- */
+/** What the earlier runs of a batch did with a row: the record, and a 0.2.0 journal it has not read in (record-open.ts historyOf). */
 export interface BatchHistory extends Pick<PlanRecord, 'batchRow'> {
   /** The batch's name (docs/spec-choices.md#the-same-batch): the path its journal had, or --journal. */
   readonly batch: string;
@@ -591,10 +548,7 @@ function explain(value: unknown, issue: FieldIssue): FieldIssue[] {
   return [issue];
 }
 
-/**
- * Validates with the shared schema (a batch passes it compiled: `compiled` above); issues found
- * while reading the row come first, each path once.
- */
+/** Validates with the shared schema (a batch's compiled); issues found while reading the row come first, each path once. */
 export function validateClaim(
   value: unknown,
   readIssues: FieldIssue[] = [],

@@ -1,10 +1,7 @@
 /**
- * The batch reader: the rows of a CSV, JSONL or JSON file (or standard input) turned into claim
- * objects, one at a time and only as fast as the caller pulls them (the CSV parser pauses the file
- * stream), so memory stays flat. In this order: what a row is and the options every format reads
- * with; `detectFormat` and `openSource`, which pick the reader of a format; the file's text (its
- * encoding); the CSV's records; the CSV reader (separator, header, each row built); the JSONL and
- * JSON readers.
+ * The batch reader: the rows of a CSV, JSONL or JSON file (or standard input) made claim objects,
+ * one at a time and only as fast as the caller pulls them (the CSV parser pauses the file stream),
+ * so memory stays flat.
  */
 import type { FieldIssue } from '../schemas.js';
 import { isUtf8 } from 'node:buffer';
@@ -60,11 +57,7 @@ interface OpenOptions {
   delimiter?: string;
 }
 
-/**
- * Limits of one CSV record (the header or a row). A claim row is a few hundred characters and about
- * 40 columns; past these the file is not a claims file (a 100 MB line with no newline, a million
- * columns), and it is refused as soon as the limit is reached, without reading the rest.
- */
+/** Limits of one record: a claim row is a few hundred characters and ~40 columns; past these the file is refused without reading on. */
 export const CSV_LIMITS = { recordChars: 1_048_576, columns: 1_000 } as const;
 
 /** storeId defaults to the profile's store. */
@@ -95,15 +88,10 @@ export async function openSource(input: Readable, format: InputFormat, options: 
   return { format, unit: 'item', rows: await jsonRows(input, options) };
 }
 
-// The text of a batch file in the encodings people save it in: UTF-8 (with or without a byte order
-// mark), checked by Node's `isUtf8`, and UTF-16, little- or big-endian, told by its byte order mark
-// (Windows PowerShell 5.1's `>` and Excel's "Unicode Text" write UTF-16LE), decoded by Node's
-// TextDecoder (the WHATWG Encoding Standard). Strictly: a byte that is not part of a character is
-// refused, never turned into U+FFFD.
-// An encoding opcli does not read (UTF-32, UTF-16 without its mark, a legacy code page such as
-// Windows-1252) is refused naming it, with how to save the file as UTF-8. A file is checked whole
-// before its first row is read (`checkFileText`), so such a file sends nothing; standard input is
-// checked as it is read.
+// The text of a batch file: UTF-8 (checked by `isUtf8`) or UTF-16 told by its byte order mark
+// (PowerShell 5.1's `>` and Excel's "Unicode Text" write UTF-16LE), decoded by TextDecoder. A byte
+// that is not part of a character is refused, never made U+FFFD; another encoding is refused naming
+// it. A file is checked whole before its first row (`checkFileText`), standard input as read.
 /** The encodings opcli reads, as TextDecoder names them. */
 type TextEncoding = 'utf-8' | 'utf-16le' | 'utf-16be';
 
@@ -141,11 +129,7 @@ interface TextChunks {
   fileBytes: boolean;
 }
 
-/**
- * The text of `input`, chunk by chunk, as UTF-8 from the encoding its first bytes name. UTF-8 is
- * handed on as read, its byte order mark kept (csv-parse's `bom` skips it and counts its bytes), each
- * chunk checked by Node's `isUtf8`; UTF-16 is decoded by TextDecoder, its byte order mark dropped.
- */
+/** The text of `input` as UTF-8: UTF-8 as read, its byte order mark kept (csv-parse's `bom` counts its bytes); UTF-16 decoded. */
 async function decodeText(input: Readable, label: string): Promise<TextChunks> {
   const source = input[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
   const first: Buffer[] = [];
@@ -199,16 +183,11 @@ interface Where {
 /** Takes a chunk of the file (`end`: its last) and hands on the UTF-8 of its whole characters; refuses one that does not decode. */
 type Take = (chunk: Buffer, end: boolean) => Buffer;
 
-/** The taker of an encoding's text. */
 function takerFor(sniffed: Sniffed, where: Where, label: string): Take {
   return sniffed.encoding === 'utf-8' ? utf8Text(where, label) : utf16Text(sniffed, where, label);
 }
 
-/**
- * UTF-8 checked as it comes, without decoding it: the chunk up to its last whole character (a lead
- * byte 110xxxxx, 1110xxxx or 11110xxx opens a character of 2, 3 or 4 bytes: RFC 3629), the rest
- * kept for the next chunk.
- */
+/** UTF-8 checked without decoding it: the chunk up to its last whole character (lead bytes: RFC 3629), the rest kept for the next. */
 function utf8Text(where: Where, label: string): Take {
   let carry: Buffer | undefined;
   return (chunk, end) => {
@@ -255,10 +234,7 @@ export function lineEnds(chunk: Buffer, encoding: TextEncoding): number {
   return n;
 }
 
-/**
- * The refusal of a chunk that does not decode: where its first bad byte is, found by decoding it
- * again without `fatal` (the first U+FFFD that the file does not hold as a character).
- */
+/** The refusal of a chunk that does not decode: its first bad byte, the first U+FFFD of a non-fatal decode the file does not hold. */
 function notDecodable(chunk: Buffer, where: Where, sniffed: Sniffed, label: string): UsageError {
   // UTF-8 comes here in whole characters; a UTF-16 chunk may begin with the second byte of one.
   const skip = sniffed.encoding === 'utf-8' ? 0 : where.bytes % 2;
@@ -279,11 +255,7 @@ function notDecodable(chunk: Buffer, where: Where, sniffed: Sniffed, label: stri
   );
 }
 
-/**
- * Reads a whole file as a batch reads it, before any row is read: a file opcli cannot decode is
- * refused with nothing sent, wherever its first bad byte is. One buffer is read into again and
- * again: the check allocates nothing per chunk.
- */
+/** Reads a whole file before any row is, so one opcli cannot decode sends nothing wherever its bad byte is; one buffer, reused. */
 export async function checkFileText(path: string, label: string): Promise<void> {
   const handle = await open(path, 'r');
   try {
@@ -302,13 +274,9 @@ export async function checkFileText(path: string, label: string): Promise<void> 
   }
 }
 
-// The records of a batch's CSV, streamed by csv-parse within the limits of a claims file (its
-// `max_record_size`, and the length of a row in the file, its number of cells), with the lines an
-// editor shows, and the error of a CSV that breaks at a line.
-//
-// Memory path (docs/benchmarks.md#figures-behind-the-code, bench/claims-batch.mjs: the peak RSS of
-// --validate-only over 1,000,000 rows): records are taken from the parser's 'data' event, not its
-// on_record, and a slice of text is parsed at a time.
+// The records of a batch's CSV, streamed by csv-parse within the limits of a claims file, with the
+// lines an editor shows. Memory path (bench/claims-batch.mjs): records are taken from the parser's
+// 'data' event, not on_record, a slice at a time.
 /** How much text is parsed before its rows are handed on. */
 const SLICE = 8_192;
 
@@ -334,11 +302,9 @@ const ROW_HINT =
   'A row holds one claim: check the file around that line (an unclosed quote runs on to the end of the file). Rows before it were read; fix it and run the same command again: rows already filed are skipped.';
 
 /**
- * The records of the CSV, pulled chunk by chunk: each chunk's records come out together (one step
- * per chunk rather than per row), and before any error that follows them, so the rows before a
- * break are sent and reported. The first record, the header, was read before the parser started (readHead, below) and is skipped here.
- * Line numbers are the file's: csv-parse counts the CR and the LF of a line end inside a quoted
- * cell as two lines, and such a CRLF is read as one line feed, as it is between records.
+ * The records of the CSV, a chunk's together and before any error after them, so the rows before a
+ * break are sent. The header (readHead) is skipped. Line numbers are the file's: csv-parse counts a
+ * quoted CRLF as two lines; it is read as one line feed.
  */
 async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer>, delimiter: string, read: Read): AsyncGenerator<CsvRecord[]> {
   const queue: CsvRecord[] = [];
@@ -411,11 +377,7 @@ async function* csvRecords(first: Buffer[], chunks: AsyncGenerator<Buffer>, deli
   if (failure) throw csvError(failure, read);
 }
 
-/**
- * Takes each record with the parser's info as it is pushed: queued with the lines it spans, as the
- * file counts them; the first record, the header (read before the parser starts), skipped; a row
- * over the cell limit refused.
- */
+/** Takes each record as it is pushed, with the lines it spans as the file counts them; skips the header; refuses too many cells. */
 function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: Info) => void {
   // csv-parse's count of lines at the last record's end, and whether the header is still to come.
   let parsedLines = 0;
@@ -453,10 +415,7 @@ function recordTaker(queue: CsvRecord[], read: Read): (record: string[], info: I
   };
 }
 
-/**
- * A row whose text in the file passed twice the length limit: csv-parse's limit counts the text of
- * its cells, which a row of empty cells (commas) never passes, so its length is bounded here.
- */
+/** A row past twice the length limit in the file: csv-parse counts only cells' text, which a row of commas never passes. */
 function runaway(fed: number, info: Info, read: Read): CsvReadError | undefined {
   const empty = info.empty_lines - read.empty;
   if (fed - read.end - 2 * empty <= 2 * CSV_LIMITS.recordChars) return undefined;
@@ -482,10 +441,7 @@ interface Read {
   fileBytes: boolean;
 }
 
-/**
- * A csv-parse error as the line where the file breaks: for an unclosed quote, where the row that
- * opened it begins; for a row over the length limit, where it passed it.
- */
+/** A csv-parse error as the line where the file breaks (an unclosed quote: where its row begins; a long row: where it passed). */
 function csvError(error: unknown, read: Read): Error {
   if (error instanceof CsvReadError) return error;
   const e = error as CsvError & { lines?: number; index?: number; bytes?: number; empty_lines?: number };
@@ -512,13 +468,9 @@ function csvError(error: unknown, read: Read): Error {
   return new CsvReadError(`${label}${line ? ` line ${count(line)}${column}` : ''}: the CSV cannot be read: ${what}`, line);
 }
 
-// The CSV reader of a batch, on csv-parse: the file's text (UTF-8 or UTF-16, above), its
-// separator told from the header (`,` `;` or tab, or `--delimiter`), its records streamed one chunk
-// at a time (memory stays flat) within the limits of a claims file, the header checked against the
-// claim's fields, each row built into a claim object.
-//
-// Fast path (docs/benchmarks.md, bench/claims-batch.mjs): `row` runs for every claim row; each
-// column's place in the claim is worked out once, from the header.
+// The CSV reader: separator told from the header (or --delimiter), header checked, each row built.
+// Fast path (bench/claims-batch.mjs): `row` runs for every claim row; each column's place in the
+// claim is worked out once, from the header.
 /** The separators told from a header, in the order a tie is settled. */
 const SEPARATORS = [',', ';', '\t'] as const;
 /** How a separator is named in messages. */
@@ -606,11 +558,7 @@ interface HeadLine {
   complete: boolean;
 }
 
-/**
- * Reads the start of the text up to the end of the header, the first line that is not empty (no
- * header cell holds a line break), or until the header passes the length limit. Everything read is
- * kept in `read`, for the parser to read again from the file's first byte.
- */
+/** Reads up to the end of the header (the first line not empty) or the length limit; `read` keeps it all for the parser. */
 async function readHead(chunks: AsyncGenerator<Buffer>): Promise<{ read: Buffer[]; header?: HeadLine }> {
   const read: Buffer[] = [];
   let text: Buffer = Buffer.alloc(0);
@@ -680,11 +628,7 @@ function splitHeader(text: string, separator: string): string[] {
   }
 }
 
-/**
- * The header's cells and the byte where each begins (the byte after the one csv-parse's `bytes`
- * names when the cell before it ends, in a cast), refused over the limits of a claims file: more
- * columns, or longer, than a claims file has.
- */
+/** The header's cells and the byte each begins at (from csv-parse's `bytes` in a cast), refused over the limits of a claims file. */
 function readHeader(head: HeadLine, delimiter: string, fileBytes: boolean, label: string): Header {
   let cells: string[] = [];
   const starts = [0];
@@ -724,10 +668,7 @@ function headerCellAt(header: Header, column: number): string {
   return `column ${count(column)}, byte ${count(header.byte + start)}`;
 }
 
-/**
- * Every column must name a claim field (or be the --key column); required fields need a column
- * (storeId may come from the profile). The --key column, when not a claim field, maps to undefined.
- */
+/** Every column names a claim field or the --key column (mapped to undefined); required fields need one (storeId: the profile's). */
 function checkHeader(header: string[], options: OpenOptions, raw: Header, delimiter: string): (ClaimField | undefined)[] {
   const at = `${options.label} line ${count(raw.line)}`;
   if (options.keyColumn !== undefined && !header.includes(options.keyColumn)) {
@@ -781,12 +722,8 @@ function listCut(items: string[], max = 200): string {
   return i < items.length ? `${text} and ${count(items.length - i)} more` : text;
 }
 
-// The JSONL and JSON readers of a batch: one claim per line (streamed, each line within the limit
-// of one claim) or a JSON array read whole (small batches), with text values coerced as CSV cells are.
-/**
- * In JSON input, numbers and booleans written as strings are coerced like CSV cells, and a text
- * value a spreadsheet damaged is refused as it is in a CSV.
- */
+// The JSONL reader (streamed, a line per claim) and the JSON reader (an array read whole: small batches).
+/** Strings in JSON input are coerced and checked as CSV cells are (numbers, booleans, dates, spreadsheet damage). */
 function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
@@ -836,10 +773,7 @@ function objectRow(seq: number, line: number, parsed: unknown, options: OpenOpti
   return { seq, line, value, issues, userKey };
 }
 
-/**
- * The lines of a JSONL stream with where each begins. A line over `CSV_LIMITS.recordChars` is
- * refused as soon as it gets there (a claim is a few hundred characters), without reading on.
- */
+/** The lines of a JSONL stream with where each begins; a line over `CSV_LIMITS.recordChars` is refused without reading on. */
 async function* jsonLines(input: Readable, label: string): AsyncGenerator<{ text: string; line: number; byte: number }> {
   const max = CSV_LIMITS.recordChars;
   const { chunks } = await decodeText(input, label);

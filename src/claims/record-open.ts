@@ -1,15 +1,10 @@
 /**
- * The record of claims opened for a run. Which record a profile files against, picked in this one
- * place (as openLedger picks the gift card ledger): the team's record in PostgreSQL when the profile
- * has a record-url (src/record-pg/claims.ts), else the file record (record.ts) in the config folder
- * or the record-dir. Both answer the same questions (ClaimsRecord), so a single claim, a batch and
- * `claims history` are one code whatever holds the record. The database's answers are promises:
- * callers await them.
- * Then, over a file record, what earlier versions left: the first run of this version over a journal
- * of 0.2.0 reads its filed and uncertain rows into the record (importEarlier, importJournal), so a
- * copy of a file filed before the record existed is held too; once per journal: the record names
- * each journal it took in. A journal the record has not read in (a dry run, or the database) is
- * asked beside it, row by row (historyOf). No prompt, no print.
+ * The record of claims opened for a run, picked in this one place (as openLedger is for store
+ * credit): the team's database with a record-url (src/record-pg/claims.ts), else the file record
+ * (record.ts). Both answer ClaimsRecord, so a single claim, a batch and `claims history` are one
+ * code. Over a file record, a 0.2.0 journal is read in once (importEarlier), so a copy of a file
+ * filed before the record existed is held too; one not read in (a dry run, the database) is asked
+ * beside it (historyOf). No print.
  */
 import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -22,18 +17,13 @@ import { eachLine, lineAt } from '../record/file-lines.js';
 import type { OfflineClaim } from '../schemas.js';
 import { count } from '../text/count.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
-import { type ClaimEntry, type ClaimHistoryFilter, filingFilter, claimEntry, openClaimHistory } from './history.js';
+import { type ClaimHistory, filingFilter, claimEntry, openClaimHistory } from './history.js';
 import { type JournalEntry, JournalReader, type JournalService } from './journal.js';
 import { type Answer, type BatchHistory, hashOfRobust, itemWords, type PlanRecord, recordSimilarity, robustJson } from './plan.js';
 import { ClaimRecord, type IntentLine, type OpenRecord } from './record.js';
 import type { NewIntent, OutcomeLine, RecordStore } from './record-format.js';
 
-export type { Taken } from '../record-pg/claims.js';
-
-/**
- * What writing intents answers: nothing (the file record, under its lock, takes every intent), or
- * the filings another member committed first (the database), which must not be sent.
- */
+/** What writing intents answers: nothing (the file record, under its lock), or the filings another member committed first. */
 // biome-ignore lint/suspicious/noConfusingVoidType: the file record's writes return nothing
 export type Durable = Taken | undefined | void;
 
@@ -65,10 +55,7 @@ export interface OpenClaims {
   lock?: OpenRecord['lock'];
 }
 
-/**
- * The record of claims for a profile: the database with a record-url, else the file record in
- * `place` (recordPlace: checked before anything else is read or written).
- */
+/** The record of claims for a profile: the database with a record-url, else the file record in `place`. */
 export async function openClaimsRecord(
   place: RecordPlace,
   profile: ResolvedProfile | undefined,
@@ -79,14 +66,6 @@ export async function openClaimsRecord(
   // The file record of this config folder and of every place it lived before: read, never written.
   const earlier = ClaimRecord.openSync({ place, store: options.store });
   return DatabaseClaimRecord.open(profile.record, { ...ctx, passwordSource: profile.record.passwordSource }, options.store, earlier);
-}
-
-/** `claims history`'s reader: the claims as they come, the lines it could not read, its place in words. */
-export interface ClaimHistory {
-  path: string;
-  damaged: string[];
-  each: (filter: ClaimHistoryFilter, emit: (c: ClaimEntry) => void) => Answer<void>;
-  close: () => Answer<void>;
 }
 
 /** The history of a profile's record of claims: streamed from the database with a record-url, else from the file record. */
@@ -108,10 +87,7 @@ export async function openClaimsHistory(configDir: string, profile: ResolvedProf
   };
 }
 
-/**
- * A journal of an earlier version at the batch's name (`journal`), and the journals beside the input,
- * are read into the record of claims once each; the person is told how many claims they brought.
- */
+/** Reads the 0.2.0 journal at the batch's name, and those beside the input, into the record once each, saying how many claims came. */
 export async function importEarlier(
   record: ClaimRecord,
   journal: string,
@@ -129,20 +105,19 @@ export async function importEarlier(
   } finally {
     await reader.closeReader();
   }
+  const holds = (n: number, from: string, copy: string) =>
+    n > 0 &&
+    notice(
+      `Notice: the record of claims ${record.path} now holds the ${count(n)} claim${n === 1 ? '' : 's'} ${from} filed or possibly filed, so a copy of ${copy} does not file them again.\n`,
+    );
   // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
   if (beside.folder) {
     const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, notice);
-    if (others > 0)
-      notice(
-        `Notice: the record of claims ${record.path} now holds the ${count(others)} claim${others === 1 ? '' : 's'} the journals beside ${beside.folder} show filed or possibly filed, so a copy of their files does not file them again.\n`,
-      );
+    holds(others, `the journals beside ${beside.folder} show`, 'their files');
   }
   // What was read in is asked of next (the resume, the copies): the index is brought up to the file.
   record.reindex();
-  if (taken > 0)
-    notice(
-      `Notice: the record of claims ${record.path} now holds the ${count(taken)} claim${taken === 1 ? '' : 's'} the journal ${journal} shows filed or possibly filed, so a copy of this file does not file them again.\n`,
-    );
+  holds(taken, `the journal ${journal} shows`, 'this file');
 }
 
 /** Lines written at a time (a journal of a million rows is not held in memory). */
@@ -166,11 +141,7 @@ interface Importer {
   host: string;
 }
 
-/**
- * The intent and outcome that a journal line at `offset` stands for: its row's last `sending`
- * entry, in a section of this service, that was not provably never sent (not_sent), with what a
- * resume asks of the record (ClaimRecord.batchRow): its row key, content tag, fingerprint and claim.
- */
+/** The intent and outcome a journal line stands for: its row's last `sending` entry of this service, unless provably not sent. */
 function importedLines(by: Importer, text: string, offset: number): [IntentLine, OutcomeLine] | undefined {
   const { record, journal } = by;
   let e: SendingEntry;
@@ -229,11 +200,7 @@ function importedLines(by: Importer, text: string, offset: number): [IntentLine,
   ];
 }
 
-/**
- * Reads the rows `journal` holds as filed, uncertain or sent (of this service's sections: the
- * journal's own index says which) into `record`, unless it was read in before or the record holds
- * them already. Returns how many were taken in.
- */
+/** Reads the rows `journal` holds filed, uncertain or sent into `record`, once; returns how many were taken in. */
 export async function importJournal(record: ClaimRecord, journal: JournalReader, profile: string, user: string, host: string): Promise<number> {
   if (record.imported.has(journal.path)) return 0;
   // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
@@ -262,11 +229,9 @@ export async function importJournal(record: ClaimRecord, journal: JournalReader,
 }
 
 /**
- * The journals beside the input (`*.journal.jsonl` in `folder`: where every version put a file's
- * journal), each read into the record once as `importJournal` reads the run's own, so a copy of a
- * file an earlier version filed is held even when the copy runs before the original does. A journal
- * that cannot be read (damaged, a link, another user's) is passed over with a notice: its rows are
- * then protected only when its own file runs, as before.
+ * The journals beside the input (`*.journal.jsonl` in `folder`), each read in once, so a copy of a
+ * file 0.2.0 filed is held even when it runs before the original; one that cannot be read is passed
+ * over with a notice.
  */
 export async function importBeside(
   record: ClaimRecord,
@@ -299,12 +264,7 @@ export async function importBeside(
   return taken;
 }
 
-/**
- * What the earlier runs of the batch `batch` did with a row, for the planner (plan.ts): the record's
- * answer (a file or the team's database), or over a journal of an earlier version the record has not
- * read in (a dry run writes nothing; the database takes journals by `opcli record import`), that
- * journal's for the rows the record does not hold.
- */
+/** What earlier runs of `batch` did with a row: the record's answer, else a 0.2.0 journal's it has not read in (dry run, database). */
 export function historyOf(record: ClaimsRecord, batch: string, journal?: JournalReader): BatchHistory {
   const read = record instanceof ClaimRecord ? record.imported : undefined;
   const unread = journal && journal.priorEntries > 0 && !read?.has(journal.path) ? journal : undefined;

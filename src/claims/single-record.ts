@@ -1,8 +1,7 @@
 /**
- * One claim against the record of claims (record.ts): refused when the same claim (or one for the
- * same customer e-mail and item) was filed from anywhere for this store, unless forced; otherwise
- * its intent is made durable under the record's lock before the request leaves, and its outcome
- * follows. No prompt and no print: the verb passes a `confirm` callback when someone can answer.
+ * One claim against the record of claims: refused when it (or one for the same customer and item)
+ * was filed for this store, unless forced; else its intent is durable under the record's lock
+ * before the request leaves. No prompt or print.
  */
 import { resolve } from 'node:path';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
@@ -33,16 +32,13 @@ export interface SingleRecordOptions {
   confirm?: () => Promise<boolean>;
 }
 
-/** A claim the record already holds: refused (exit 3) with the earlier filing. */
-export class DuplicateClaimError extends OpcliError {}
-
 /** Refuses the claim when the record holds it or a similar one (unless forced). */
 async function refuseHeld(record: ClaimsRecord, key: string, sim: string | undefined, claim: OfflineClaim, force: boolean): Promise<void> {
   if (force) return;
   const same = await record.lookup(key);
   if (same && claimMayExist(same.state)) {
     const uncertain = same.state !== 'filed';
-    throw new DuplicateClaimError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
+    throw new OpcliError(`This claim was already ${stateWords(same.state)} ${describeHit(same)}. Nothing was sent.`, {
       exitCode: ExitCode.partial,
       hint: uncertain
         ? `Its earlier request may have created the claim: ${CHECK_ONE_CLAIM}. --force files it again once you are sure it does not exist.`
@@ -52,7 +48,7 @@ async function refuseHeld(record: ClaimsRecord, key: string, sim: string | undef
   }
   const like = await record.similar(sim, key);
   if (like) {
-    throw new DuplicateClaimError(
+    throw new OpcliError(
       `A claim for the same customer and item was already ${stateWords(like.state)} ${describeHit(like)}: earlier ${like.intent?.email ?? '?'}, ${like.intent?.item ?? '?'}; this one ${claim.customer.email}, ${itemWords(claim)}. Nothing was sent.`,
       { exitCode: ExitCode.partial, hint: 'Check that it is another claim, then run again with --force to file it.', details: held(like) },
     );
@@ -73,10 +69,7 @@ function held(hit: RecordHit): Record<string, unknown> {
   };
 }
 
-/**
- * Checks the claim against the record, asks `confirm`, records its intent durably, then runs
- * `send` and records the outcome. Throws DuplicateClaimError (exit 3) when the record holds it.
- */
+/** Checks the claim against the record (exit 3 when held), asks `confirm`, records its intent durably, runs `send`, records the outcome. */
 export async function fileRecorded<T extends { sourceOrderId: string }>(
   claim: OfflineClaim,
   profile: ResolvedProfile | undefined,
@@ -143,7 +136,6 @@ export async function fileRecorded<T extends { sourceOrderId: string }>(
   }
 }
 
-/** The source a single claim is recorded with. */
 export function singleSource(data: string | undefined, asked: boolean, cwd: string): string {
   if (data) return `--data ${data === '-' ? '-' : resolve(cwd, data)}`;
   return asked ? 'prompt' : 'flags';

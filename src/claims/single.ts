@@ -1,7 +1,4 @@
-/**
- * One claim from flags, a JSON file or answers: built, checked with the shared schema, then sent
- * once. No prompt and no print: the verb passes an `ask` callback when someone can answer, and renders the result.
- */
+/** One claim from flags, a JSON file or answers: built, checked, sent once. No prompt or print: the verb passes `ask` and renders. */
 import { type HttpClient, neverLeft, serviceNotReached } from '../http/client.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
@@ -15,6 +12,7 @@ import { CLAIM_FIELDS, type ClaimField, coerceText, getPath, setPath, spreadshee
 import { isStoreMismatch, storeMismatch, validateClaim } from './plan.js';
 import { fileRecorded, singleSource } from './single-record.js';
 import { createClaim, UnreachableError } from './pipeline.js';
+import { PATHS } from '../api/service.js';
 
 /** Raw flag values by field key: text, repeated text, or a boolean switch. */
 export type FieldFlags = Record<string, string | string[] | boolean>;
@@ -48,11 +46,7 @@ type SingleResult = { kind: 'dry-run'; url: string; body: unknown } | { kind: 'f
 
 const ONE_CLAIM = '{"customer":{"email":"…"},"item":{…}} (`opcli claims template --json` prints one)';
 
-/**
- * Reads --data: one claim as a JSON object in UTF-8. JSON has types, so values are taken as they are
- * (no CSV-style coercion: "yes" is not a boolean here); text no one typed on purpose is refused by
- * field, as is a value a spreadsheet damaged.
- */
+/** Reads --data: JSON has types, so no CSV-style coercion ("yes" is no boolean); garbled text and spreadsheet damage refused by field. */
 async function readData(data: string, deps: DataPorts): Promise<{ claim: Record<string, unknown>; issues: FieldIssue[] }> {
   const claim = await readDataObject(deps, data, ONE_CLAIM);
   const mayBeEmpty = new Set(CLAIM_FIELDS.filter((f) => f.required && f.acceptsEmpty).map((f) => f.key));
@@ -180,14 +174,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
       'Log in to that store (or pick its profile with --profile), or correct storeId.',
     );
   }
-  if (opts.dryRun) {
-    const base = await deps
-      .profile()
-      .then((p) => p.baseUrl)
-      .catch(() => undefined);
-    const url = `${(base ?? '').replace(/\/+$/, '')}/v1/claims/offline`;
-    return { kind: 'dry-run', url, body: checked.claim };
-  }
+  if (opts.dryRun) return { kind: 'dry-run', url: `${(profile?.baseUrl ?? '').replace(/\/+$/, '')}${PATHS.claims}`, body: checked.claim };
   const http = await deps.http();
   const confirm = opts.confirm;
   let created: ClaimCreated['payload'];

@@ -51,10 +51,7 @@ function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/**
- * Converts the flag values commander collected into body fields; a value that cannot be converted
- * becomes an issue naming the flag.
- */
+/** The flag values commander collected as body fields; one that cannot be converted becomes an issue naming the flag. */
 export function fieldsFromFlags(flags: Record<string, unknown>, kinds: FieldKind[]): { fields: Record<string, unknown>; issues: FieldIssue[] } {
   const fields: Record<string, unknown> = {};
   const issues: FieldIssue[] = [];

@@ -30,10 +30,7 @@ export function garbledText(body: unknown, options: { refuseEmpty?: boolean; may
   return out;
 }
 
-/**
- * Validates an assembled body with its schema; throws a ValidationError naming every bad field.
- * `what` names the resource in the message ("order", "product variant").
- */
+/** Validates an assembled body with its schema, throwing a ValidationError naming every bad field (`what`: "order"...). */
 export function validateBody<S extends z.ZodObject>(schema: S, body: Record<string, unknown>, what: string, flagIssues: FieldIssue[] = []): z.infer<S> {
   const parsed = schema.safeParse(body);
   // A --data file can carry what a flag cannot: text no one typed on purpose.

@@ -70,10 +70,7 @@ function typeOf(schema: z.ZodType): Pick<SchemaField, 'type' | 'format' | 'value
   }
 }
 
-/**
- * Every leaf field of an object schema, in the schema's order. `nested` walks into object fields
- * (`item.price`); otherwise an object field is one field of its own.
- */
+/** Every leaf field of an object schema, in order; `nested` walks into object fields (`item.price`), else one is a field. */
 export function schemaFields(schema: z.ZodObject, options: { nested?: boolean } = {}): SchemaField[] {
   const out: SchemaField[] = [];
   const walk = (shape: Record<string, z.ZodType>, path: string[], parentOptional: boolean) => {

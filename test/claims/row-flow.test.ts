@@ -56,7 +56,6 @@ it('one row passes read, check, key, record, send, settle and report, each once 
   const planner = new Planner(historyOf(record, `${path}.journal.jsonl`), {
     allowSimilar: false,
     retryUncertain: false,
-    perRow: true,
     record,
     tokenStore: profile.storeId,
     provenance: { source: path, profile: 'default', journal: `${path}.journal.jsonl` },

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { exampleClaim } from '../../src/claims/example.js';
+import { exampleClaim } from '../../src/commands/claims/template.js';
 import type { FuzzContext } from './baselines.js';
 import type { Case } from './harness.js';
 import { isKnownOpen } from './known-open.js';

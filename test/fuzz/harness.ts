@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { exampleClaim } from '../../src/claims/example.js';
+import { exampleClaim } from '../../src/commands/claims/template.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { runOpcli, sandboxProfile } from '../helpers.js';
 

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { exampleClaim } from '../../src/claims/example.js';
+import { exampleClaim } from '../../src/commands/claims/template.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { runOpcli, sandboxProfile, tempConfigDir } from '../helpers.js';

@@ -11,7 +11,6 @@ import { textProblem } from '../../text/safe.js';
 import { safeLine } from '../../text/safe.js';
 import { wrapText } from '../../text/wrap.js';
 
-/** Flag values of `claims history`. */
 interface ClaimsHistoryOptions {
   order?: string;
   email?: string;
@@ -38,7 +37,6 @@ const CLAIM_HISTORY_FIELDS: readonly (keyof ClaimEntry)[] = [
   'events',
 ];
 
-/** Registers `claims history`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('history')

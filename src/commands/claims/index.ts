@@ -1,10 +1,8 @@
 /**
- * `opcli claims` (the group: file, template, history, repair; each other verb loaded when named) and
- * `opcli claims file`: its flags and help, then one claim (without --from: asks for what is missing
- * on a terminal, files it, shows it) or a batch (--from: runBatch with the terminal's view). The
- * batch pipeline and the single claim's filing load when `file` runs, and the claim's fields (read
- * from its zod schema) when `file` is built: another verb loads none of them.
- * After them, how a batch shows on this terminal (its view, below).
+ * `opcli claims` (each verb loaded when named) and `opcli claims file`: one claim (asks for what is
+ * missing on a terminal) or a batch (--from: runBatch with this terminal's view, below). The batch
+ * and the single claim load when `file` runs, the claim's fields when `file` is built: another verb
+ * loads none of them.
  */
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
@@ -121,7 +119,7 @@ function registerFile(group: Command, deps: Deps, claimFields: readonly ClaimFie
     .option('--out <file.csv>', 'write the input rows with status, sourceOrderId and error columns (batch)')
     .option('--jsonl [fields]', 'one JSON result per row on stdout (batch); with fields (comma-separated), only those (docs/json.md)')
     .option('--json', 'print the created claim payload (batch: a JSON summary)');
-  // The batch reader's formats, loaded only when `opcli completion` asks (see run() for why).
+  // The batch reader's formats, loaded only when `opcli completion` asks: building `file` loads no batch module.
   completeValues(cmd, { '--format': async () => (await import('../../claims/reader.js')).INPUT_FORMATS });
   for (const field of claimFields) {
     if (field.type === 'boolean') {
@@ -210,7 +208,6 @@ function checkCombination(opts: FileOptions, flags: Record<string, unknown>, com
   }
 }
 
-/** Files one claim or a batch. */
 export async function run(opts: FileOptions, deps: Deps): Promise<void> {
   if (opts.from) {
     if (opts.retryUncertain && !opts.dryRun && !opts.validateOnly) {
@@ -325,10 +322,8 @@ function askField(deps: Deps): AskField {
   return async (question) => ('choices' in question ? (await deps.prompter()).select(question) : (await deps.prompter()).input(question));
 }
 
-// How `claims file --from` shows a batch on this terminal: the report, the summary, notices on
-// stderr. In this order: the view; the report, composed (per-row results in input order: --jsonl on
-// stdout, the --out results CSV; the status line on a terminal's stderr; rows not filed and their
-// counts); the order keeper; the outputs; the listing of rows not filed; the status line; the summary.
+// How `claims file --from` shows a batch on this terminal: per-row results in input order (--jsonl,
+// --out), the status line, rows not filed, and the summary.
 /** The display's modes: `--json` (a summary object on stdout, no status line) or `--jsonl` (a line per row, the summary last). */
 interface ViewModes {
   json: boolean;
@@ -346,7 +341,6 @@ export function batchView(deps: Deps, modes: ViewModes): BatchView {
   };
 }
 
-// What a batch shows, composed (the parts follow).
 /** The report's options: where rows go and the verb (the batch's), and the display's modes. */
 type ReportOptions = Parameters<BatchView['report']>[1] & ViewModes;
 
@@ -371,7 +365,6 @@ class BatchReporter implements BatchReport {
     }
   }
 
-  /** Whether a status line is drawn. */
   get drawsProgress(): boolean {
     return this.ticker !== undefined;
   }
@@ -379,11 +372,6 @@ class BatchReporter implements BatchReport {
   async start(): Promise<void> {
     await this.out?.open();
     this.ticker?.start();
-  }
-
-  /** Results are printed per row (--jsonl or --out): each row's sourceOrderId and error are needed. */
-  get perRow(): boolean {
-    return this.options.jsonl || this.out !== undefined;
   }
 
   /** Undefined while there is room for more rows; else a promise that resolves when there is. */
@@ -395,14 +383,14 @@ class BatchReporter implements BatchReport {
   add(row: SourceRow, result: RowResult): Promise<void> | undefined {
     this.ticker?.tick();
     if (result.status !== 'filed' && result.status !== 'valid' && !result.earlier && !this.options.jsonl) this.problem(result);
-    return this.perRow ? this.order.done(row.seq, { row, result }) : undefined;
+    // Results printed per row (--jsonl or --out) are written in input order.
+    return this.options.jsonl || this.out ? this.order.done(row.seq, { row, result }) : undefined;
   }
 
   /**
-   * A row not filed, on stderr: the first of each cause in full, the others counted (an outage fails
-   * hundreds alike, a copy of a filed file holds every row). A held row folds only when its result
-   * names a cause shared by rows alike; one that looks like an earlier claim is shown whole. Rows not
-   * sent are all shown at the end: a service never reached is then one line instead (finish).
+   * A row not filed, on stderr: the first of each cause in full, the others counted (an outage
+   * fails hundreds alike). Rows not sent are shown at the end, so a service never reached is one
+   * line instead (finish).
    */
   private problem(result: RowResult): void {
     const cause = result.status === 'held' ? result.cause : result.errors?.length ? undefined : (result.error ?? '');
@@ -419,7 +407,10 @@ class BatchReporter implements BatchReport {
   }
 
   private async emit(row: SourceRow, result: RowResult): Promise<void> {
-    if (this.options.jsonl) await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields(shown(result), this.options.fields))}\n`);
+    // The display's fold cause is not part of a row's result line (JSON leaves an undefined out).
+    if (this.options.jsonl) {
+      await writeWithBackpressure(this.deps.io.stdout, `${JSON.stringify(pickFields({ ...result, cause: undefined }, this.options.fields))}\n`);
+    }
     await this.out?.row(row, result);
   }
 
@@ -429,11 +420,7 @@ class BatchReporter implements BatchReport {
     else this.deps.err(text);
   }
 
-  /**
-   * Prints the rows held back (not sent) and the folded causes, stops the status line (leaving its last
-   * state on screen) and closes the results file. `unreachable`: rows not sent are left to the one line
-   * that says the service was never reached.
-   */
+  /** Prints the folded causes, stops the status line and closes the results file; `unreachable`: rows not sent left to one line. */
   async finish(options: { unreachable?: boolean } = {}): Promise<void> {
     for (const { status, error, lines, count, first } of this.folded.values()) {
       if (first && options.unreachable) continue;
@@ -463,16 +450,7 @@ function keepFirstLines(lines: number[], line: number): void {
   if (lines.length > FOLDED_LINES) lines.pop();
 }
 
-/** A row's result as --jsonl prints it: the display's fold cause is not part of it. */
-function shown(result: RowResult): Omit<RowResult, 'cause'> {
-  if (result.cause === undefined) return result;
-  const { cause: _, ...rest } = result;
-  return rest;
-}
-
-// Keeps a batch's per-row output in input order while rows finish in any order: a row done before an
-// earlier one waits for it. When MAX_WAITING rows wait (one slow request), the batch reads no new
-// row until they are fewer, so memory stays flat whatever the input size.
+// Keeps per-row output in input order; when MAX_WAITING rows wait (one slow request), no new row is read, so memory stays flat.
 export const MAX_WAITING = 1_000;
 
 class InOrder<T> {
@@ -513,10 +491,7 @@ class InOrder<T> {
     }
   }
 
-  /**
-   * The end: anything still waiting (a gap cannot happen: every pulled row completes) goes out in
-   * order, once a drain under way has ended (else the rows it had yet to write went out twice).
-   */
+  /** The end: anything still waiting goes out in order, once a drain under way has ended (else its rows went out twice). */
   async flush(): Promise<void> {
     await this.draining?.catch(() => {});
     for (const seq of [...this.waiting.keys()].sort((a, b) => a - b)) {
@@ -528,9 +503,7 @@ class InOrder<T> {
   }
 }
 
-// Where a batch's per-row results go: one JSON line per row on stdout (--jsonl) and the results CSV
-// (--out: the input's columns plus status, sourceOrderId and error, with the input's separator). A slow reader holds the batch
-// back; a stream that fails (a full disk under --out) stops it instead of losing rows.
+// Per-row results (--jsonl, --out): a slow reader holds the batch back; a stream that fails (a full disk) stops it, losing no row.
 /** Waits until a stream has room again; a stream that failed rejects instead of never draining. */
 async function writeWithBackpressure(stream: Writable, text: string): Promise<void> {
   if (stream.errored) throw stream.errored;
@@ -564,10 +537,7 @@ class ResultsFile {
     private readonly delimiter = ',',
   ) {}
 
-  /**
-   * Creates the file (0600: it holds customers' personal data), or empties an existing one of yours
-   * (batch-files.ts: never through a link, never another user's), and writes its header.
-   */
+  /** Creates the file (0600: customers' personal data) or empties one of yours (batch-files.ts), and writes its header. */
   async open(): Promise<void> {
     this.fields = await import('../../claims/fields.js');
     this.stringify = (await import('csv-stringify/sync')).stringify;
@@ -616,12 +586,7 @@ class ResultsFile {
   }
 }
 
-// The listing of a batch's rows not filed (the counts by outcome are the batch's: src/claims/pipeline.ts BatchTally).
-/**
- * A row that did not get filed (held, invalid, rejected, uncertain, not sent), for stderr: its line,
- * field paths and expectations; user and server text made safe. `dryRun`: what a real run would do
- * with it ("would be held", "would be refused").
- */
+/** A row not filed, for stderr: its line, fields and expectations, text made safe; `dryRun`: what a real run would do with it. */
 function problemText(result: RowResult, unit: 'line' | 'item', dryRun = false): string {
   const where = `${unit} ${result.line}`;
   if (result.status === 'held') return `${where}: ${dryRun ? 'would be held: ' : ''}${safeLine(result.error ?? '')}\n`;
@@ -633,9 +598,7 @@ function problemText(result: RowResult, unit: 'line' | 'item', dryRun = false): 
   return `${where}: ${result.status.replace('_', ' ')}: ${safeLine(result.error ?? '')}\n`;
 }
 
-// The status line of a batch on a terminal's stderr: done of total, outcomes, rows/s, requests in
-// flight, the rate the server allows as learnt, any pause, ETA; redrawn in place every 200 ms on a
-// terminal, a plain sentence every 10 s elsewhere (--progress). No formatting per row.
+// The status line of a batch: formatted when drawn, never per row.
 function formatRate(rate: number): string {
   return rate >= 10 ? String(Math.round(rate)) : rate.toFixed(1);
 }
@@ -653,10 +616,7 @@ interface StatusState extends BatchProgress {
   now: number;
 }
 
-/**
- * The status line. It must fit the terminal (a wrapped line cannot be redrawn in place): "0 in
- * flight" and zero counts go first, then the limiter's details, then the ETA.
- */
+/** The status line, fitted to the terminal (a wrapped line cannot be redrawn): zero counts dropped first, then the limiter's, then ETA. */
 function statusLine(s: StatusState, width: number): string {
   const c = s.counts;
   const rate = (c.done * 1000) / Math.max(1, s.elapsedMs);
@@ -690,11 +650,7 @@ function statusLine(s: StatusState, width: number): string {
   return line();
 }
 
-/**
- * The status line on stderr, drawn by the progress layer (src/text/progress.ts) in the run's style:
- * redrawn in place every 200 ms on a terminal (notices written above it without tearing it), a plain
- * sentence every 10 s in a log or the accessible mode, nothing with --progress none.
- */
+/** The status line on stderr, drawn by src/text/progress.ts in the run's style (a line redrawn every 200 ms, or plain sentences). */
 class StatusTicker {
   private timer?: ReturnType<typeof setInterval>;
   private readonly progress: Progress;
@@ -743,11 +699,7 @@ class StatusTicker {
   }
 }
 
-// The summary a batch prints at its end (or at a second Ctrl-C): counts, earlier outcomes, uncertain rows.
-/**
- * Prints the summary on stderr (and the counts on stdout: with --json as one object, with --jsonl as
- * the last line, `{"summary": {…}}`). `inFlight`: rows whose request had no answer when stopped.
- */
+/** Prints a batch's summary on stderr, and with --json (one object) or --jsonl (the last line, `{"summary": {…}}`) on stdout. */
 export function summarize(summary: BatchSummary, deps: Deps, opts: { json: boolean; jsonl?: boolean }): void {
   const { counts: c, limits, inFlight, journal: journalPath } = summary;
   const earlierUncertain = summary.earlierUncertain.lines;

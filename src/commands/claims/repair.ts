@@ -6,13 +6,11 @@ import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
-/** Flag values of `claims repair`. */
 interface ClaimsRepairOptions extends RepairOptions {
   /** A batch journal to repair instead of the record of claims. */
   journal?: string;
 }
 
-/** Registers `claims repair`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('repair')
@@ -48,37 +46,19 @@ newer opcli, or nobody can confirm; 130 interrupted (Ctrl-C).`,
 export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
   const store = { origin: serviceOrigin(profile.baseUrl), storeId: profile.storeId ?? null };
-  if (opts.journal !== undefined) {
-    const target = journalRepairTarget(resolve(opts.journal), { ...store, profile: profile.name }, deps.now);
-    await runRepair(
-      target,
-      {
-        what: 'journal',
-        short: 'journal',
-        jsonKey: 'journal',
-        jsonLineKey: true,
-        held: () => '; the row it names stays held as uncertain',
-        question: "Have you checked the store's claims around the time of the damage, and set these lines aside?",
-        worksAgain: '`opcli claims file`',
-      },
-      opts,
-      deps,
-    );
-    return;
-  }
-  const target = ClaimRecord.repairTarget(recordPlace(deps.configDir(), profile), store);
-  await runRepair(
-    target,
-    {
-      what: 'record of claims',
-      short: 'record of claims',
-      jsonKey: 'record',
-      jsonLineKey: false,
-      held: () => '; the claim it names stays held as uncertain',
-      question: "Have you checked the store's orders around the time of the damage, and set these lines aside?",
-      worksAgain: '`opcli claims file`',
-    },
-    opts,
-    deps,
-  );
+  const journal = opts.journal !== undefined;
+  const what = journal ? 'journal' : 'record of claims';
+  const target = journal
+    ? journalRepairTarget(resolve(opts.journal as string), { ...store, profile: profile.name }, deps.now)
+    : ClaimRecord.repairTarget(recordPlace(deps.configDir(), profile), store);
+  const words = {
+    what,
+    short: what,
+    jsonKey: journal ? 'journal' : 'record',
+    jsonLineKey: journal,
+    held: () => `; the ${journal ? 'row' : 'claim'} it names stays held as uncertain`,
+    question: `Have you checked the store's ${journal ? 'claims' : 'orders'} around the time of the damage, and set these lines aside?`,
+    worksAgain: '`opcli claims file`',
+  };
+  await runRepair(target, words, opts, deps);
 }

@@ -1,15 +1,14 @@
 import type { Command } from 'commander';
 import { stringify } from 'csv-stringify/sync';
-import { exampleClaim } from '../../claims/example.js';
 import { CLAIM_FIELDS, flattenClaim } from '../../claims/fields.js';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
+import type { OfflineClaim } from '../../schemas.js';
 
 interface TemplateOptions {
   format: 'csv' | 'json' | 'jsonl';
 }
 
-/** Registers `claims template`. */
 export function register(group: Command, deps: Deps): void {
   group
     .command('template')
@@ -59,4 +58,40 @@ export async function run(opts: TemplateOptions, deps: Deps): Promise<void> {
   const flat = flattenClaim(claim);
   const header = CLAIM_FIELDS.map((f) => f.key);
   deps.out(stringify([header, header.map((k) => flat[k] ?? '')]));
+}
+
+/** A complete, valid claim for `storeId`: the template's example row, and the shape the fuzz tests start from. */
+export function exampleClaim(storeId: string): OfflineClaim {
+  return {
+    customer: { email: 'alice@example.com', phoneNumber: '+1 555 0100' },
+    item: {
+      name: 'Espresso machine, stainless',
+      price: 249.99,
+      sku: 'ESP-200',
+      sourceProductId: 'prod_200',
+      details: 'Pump stopped working after 3 months',
+      images: ['https://example.com/claims/espresso-1.jpg', 'https://example.com/claims/espresso-2.jpg'],
+    },
+    warranty: { dateOfPurchase: '2024-05-01T10:00:00Z', warrantyPeriod: 'P1Y', receiptRequired: true },
+    shippingAddress: {
+      firstName: 'Alice',
+      lastName: 'Example',
+      address1: '1 Main St',
+      address2: 'Apt 4',
+      city: 'Springfield',
+      state: 'Illinois',
+      stateAbr: 'IL',
+      zip: '62701',
+      country: 'United States',
+      countryAbr: 'US',
+    },
+    storeId,
+    signature: '',
+    salesChannel: 'IN_STORE',
+    claimCategory: 'WARRANTY',
+    issueType: 'DEFECTIVE_ITEM',
+    resolution: 'RESHIP',
+    claimFiledFrom: 'EXTERNAL',
+    options: { fromValet: false, requireCustomerSignature: false },
+  };
 }
