@@ -4,7 +4,7 @@
  * cannot revoke them. No prompt and no print: each warning goes to the verb's `warn`, the outcome
  * comes back as a result.
  */
-import { legacyOrigin, originOf, profileLabel } from '../config/origin.js';
+import { boundOrigin, originOf, profileLabel } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import { ApiError } from '../core/errors.js';
@@ -48,7 +48,7 @@ export async function logout(profile: ResolvedProfile, env: LogoutEnv): Promise<
     env.redactor.add(clientSecret);
     // Revoking sends the token and the client secret: only to the origin both belong to (src/config/origin.ts).
     const target = originOf(profile.baseUrl);
-    const issuer = token.origin ?? legacyOrigin(profile.storedBaseUrl);
+    const issuer = boundOrigin(token.origin, profile.storedBaseUrl);
     const secretElsewhere = profile.clientSecretOrigin !== undefined && profile.clientSecretOrigin !== target;
     const revoke = async (value: string, hint: 'refresh_token' | 'access_token'): Promise<boolean> => {
       const what = hint === 'refresh_token' ? 'refresh token' : 'access token';

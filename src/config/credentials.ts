@@ -6,8 +6,7 @@ import { ConfFileStore } from './read-file.js';
 
 export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js';
 
-// Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
-// (and zod) is loaded by a write or by a file the check compiled from it (src/core/schema-checks.ts) cannot vouch for.
+// Start-up fast path (ARCHITECTURE.md): zod loads for a write or a file the quick check cannot vouch for.
 const schemas = () => import('./credentials-schema.js');
 
 /**
@@ -19,8 +18,6 @@ export class CredentialStore {
   readonly path: string;
   readonly dir: string;
   private readonly file: ConfFileStore<CredentialsFile>;
-  /** The ProfileSecrets schema, loaded by withLock: every write happens inside it. */
-  private secrets?: typeof ProfileSecrets;
 
   private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
     this.dir = dir;
@@ -56,23 +53,19 @@ export class CredentialStore {
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
     await this.file.prepareWrite();
-    this.secrets ??= (await schemas()).ProfileSecrets;
     return withFileLock(this.dir, 'credentials', fn);
   }
 
   /**
    * Replaces one profile's secrets with `fn(current)`; undefined removes them. Call it inside
    * `withLock` (it does not take the lock itself, so a caller can read, call the server and write
-   * under one lock). Written atomically: a temporary file renamed over the old one.
+   * under one lock). Written atomically, checked by the file's schema.
    */
   writeLocked(profile: string, fn: (current: ProfileSecrets) => ProfileSecrets | undefined): ProfileSecrets | undefined {
     const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
-    else {
-      if (!this.secrets) throw new Error('internal: the credentials were written outside withLock()');
-      file.profiles[profile] = this.secrets.parse(next);
-    }
+    else file.profiles[profile] = next;
     this.file.write(file);
     return next;
   }

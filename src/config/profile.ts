@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import type { ProfileSecrets } from './credentials.js';
-import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from './origin.js';
+import { boundOrigin, clientSecretRefusal, type OriginContext, originOf } from './origin.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 import type { ProfileSettings } from './settings.js';
 import { parseRecordUrl, type RecordUrl } from '../record-pg/url.js';
@@ -170,7 +170,7 @@ export function resolveProfile(
     clientId: envClientId || s.clientId,
     clientSecret,
     // OPCLI_CLIENT_SECRET is exempt: it was given for this run, with the base URL of this run.
-    clientSecretOrigin: envClientSecret || !clientSecret ? undefined : (secrets.clientSecretOrigin ?? legacyOrigin(s.baseUrl)),
+    clientSecretOrigin: envClientSecret || !clientSecret ? undefined : boundOrigin(secrets.clientSecretOrigin, s.baseUrl),
     scopes: s.scopes ?? [],
     storeId: s.storeId,
     recordDir: envRecord || s.recordDir,

@@ -1,5 +1,5 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { legacyOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
+import { boundOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
 import { ApiError, AuthError } from '../core/errors.js';
 import { type HttpClient, neverLeft, type TokenSource } from '../http/client.js';
@@ -78,11 +78,9 @@ export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile
   const baseOrigin = originOf(profile.baseUrl);
   if (profile.envToken) return envTokenSource(deps, profile.envToken, baseOrigin);
   const name = profile.name;
-  // The stored login goes only to the origin that issued it (src/config/origin.ts).
-  // Checked on every request of a batch: the common case (the same origin) is one string comparison.
-  const legacy = legacyOrigin(profile.storedBaseUrl);
+  // The stored login goes only to the origin that issued it, checked on every request: the common case is one string comparison.
   const assertBound = (token: StoredToken, target: URL | undefined) => {
-    const bound = token.origin ?? legacy;
+    const bound = boundOrigin(token.origin, profile.storedBaseUrl);
     const to = target ? target.origin : baseOrigin;
     if (bound !== undefined && bound === to) return;
     const refused = loginRefusal(bound, to, originContext(profile));
@@ -134,18 +132,13 @@ export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile
   };
 }
 
-/** The origin a stored login belongs to: the one stored with it, else (an older opcli's) the profile's base-url setting. */
-function boundOrigin(token: StoredToken, profile: ResolvedProfile): string | undefined {
-  return token.origin ?? legacyOrigin(profile.storedBaseUrl);
-}
-
 /**
  * Where a refresh or a client-credentials re-run of `token` may go: its own token endpoint, and
  * only when the base URL in force is on the origin that issued it. Otherwise an AuthError naming
  * both, before anything is sent.
  */
 function refreshTarget(token: StoredToken, profile: ResolvedProfile): { origin?: string; tokenUrl?: string } {
-  const origin = boundOrigin(token, profile);
+  const origin = boundOrigin(token.origin, profile.storedBaseUrl);
   const refused = loginRefusal(origin, originOf(profile.baseUrl), originContext(profile));
   if (refused) throw refused;
   return { origin, tokenUrl: token.tokenUrl ?? (profile.baseUrl ? tokenUrlOf(profile.baseUrl) : undefined) };
@@ -199,7 +192,7 @@ async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, rep
         if (
           again &&
           again.refreshToken !== sent &&
-          boundOrigin(again, profile) === bound.origin &&
+          boundOrigin(again.origin, profile.storedBaseUrl) === bound.origin &&
           again.expiresAt !== undefined &&
           again.expiresAt > deps.now()
         )
