@@ -1,8 +1,7 @@
 /**
  * Logging out one profile, under the credentials lock: the refresh token is revoked first (so no new
- * access token can be minted), then the access token, and both are deleted even when the server
- * cannot revoke them. No prompt and no print: each warning goes to the verb's `warn`, the outcome
- * comes back as a result.
+ * access token can be minted), then the access token; both are deleted even when the server cannot
+ * revoke them. No prompt and no print: warnings go to the verb's `warn`.
  */
 import { boundOrigin, originOf, profileLabel } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';

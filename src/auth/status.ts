@@ -35,9 +35,8 @@ export interface StatusEnv extends ProfilesEnv {
 }
 
 /**
- * Every profile that has settings or secrets. The environment's overrides (OPCLI_BASE_URL,
- * OPCLI_CLIENT_*, OPCLI_TOKEN) apply to the active profile only: applied to every profile, one
- * profile's tokens would be sent to the host another one is meant for.
+ * Every profile that has settings or secrets. The environment's overrides apply to the active profile
+ * only: applied to every profile, one profile's tokens would go to the host meant for another.
  */
 export async function allProfiles(deps: ProfilesEnv): Promise<ResolvedProfile[]> {
   const [settings, store] = await Promise.all([deps.settings(), deps.credentials()]);
@@ -46,11 +45,7 @@ export async function allProfiles(deps: ProfilesEnv): Promise<ResolvedProfile[]>
   return names.map((name) => resolveProfile(name, settings.getProfile(name), store.read(name), name === active ? deps.env : {}));
 }
 
-/**
- * The status of the active profile (or with `all`, of every profile). With `check` and not `all`,
- * one authenticated call asks the server about the active token (refreshing it first when needed),
- * and the status shows the token as stored after it.
- */
+/** The status of the active profile (or every one); `check` asks the server about the active token (refreshed first when due). */
 export async function profileStatuses(deps: StatusEnv, opts: { all: boolean; check: boolean }): Promise<ProfileStatus[]> {
   const active = await deps.profile();
   const profiles = opts.all ? await allProfiles(deps) : [active];

@@ -219,13 +219,6 @@ async function reclaim(path: string, seen: Seen, me: Owner, now: () => number, s
   }
 }
 
-function lockError(dir: string, name: string, error: unknown): OpcliError {
-  return new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
-    hint: 'Check that the config folder is writable by you (see `opcli config path`).',
-    cause: error,
-  });
-}
-
 /** A held lock: `lost()` says whether another process took it meanwhile; `release()` frees it. */
 export interface HeldLock {
   lost(): boolean;
@@ -255,10 +248,9 @@ async function take(dir: string, name: string, me: Owner, options: AcquireOption
   const { now } = options.timers;
   const deadline = now() + waitMs;
   for (;;) {
-    let seen: Seen | undefined;
     try {
       // Checked first: a planted link in the lock's place is refused, never renamed over or followed.
-      seen = inspect(path);
+      let seen = inspect(path);
       if (seen === undefined && tryCreate(path, me, options.shared)) return;
       seen ??= inspect(path);
       if (seen === undefined) continue;
@@ -275,17 +267,20 @@ async function take(dir: string, name: string, me: Owner, options: AcquireOption
         await reclaim(path, seen, me, now, options.shared);
         if (inspect(path) === undefined) continue;
       }
+      if (now() >= deadline) {
+        const holder = holderAndWayOut(seen, path, options.platform);
+        if (options.busy) throw options.busy(holder);
+        throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
+          hint: 'Try again in a moment, once that run has finished.',
+        });
+      }
     } catch (error) {
-      throw error instanceof OpcliError ? error : lockError(dir, name, error);
-    }
-    if (now() >= deadline) {
-      const holder = seen
-        ? holderAndWayOut(seen, path, options.platform)
-        : `another process; if no opcli run holds it, remove the lock: \`${shellAdvice(options.platform).removeFolder(path)}\``;
-      if (options.busy) throw options.busy(holder);
-      throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
-        hint: 'Try again in a moment, once that run has finished.',
-      });
+      throw error instanceof OpcliError
+        ? error
+        : new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
+            hint: 'Check that the config folder is writable by you (see `opcli config path`).',
+            cause: error,
+          });
     }
     await sleepOn(options.timers)(10 + Math.random() * 40);
   }

@@ -3,7 +3,7 @@
  * the config folder, private to one user account, or the `record-dir` folder a team shares.
  * CHOICE (docs/spec-choices.md#record-dir): OPCLI_RECORD_DIR, else the profile's `record-dir`, else the config folder.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { shellAdvice } from '../core/platform.js';
 import { acceptWitness, witnessedPaths } from '../record/witness.js';
@@ -22,10 +22,8 @@ export interface RecordPlace {
 }
 
 /**
- * The record folder for a profile (none readable: the config folder), checked: a private folder, or
- * a shared one no outsider can write. A profile whose record is in PostgreSQL (record-url) has no
- * record folder: it never falls back to a file, and the config folder is the place its record lived
- * before (read, never written: src/giftcard/ledger-db.ts, src/record-pg/claims.ts).
+ * The record folder for a profile, checked: a private folder, or a shared one no outsider can write.
+ * A record in PostgreSQL (record-url) has none: the config folder is where it lived before, read only.
  */
 export function recordPlace(
   configDir: string,
@@ -42,10 +40,8 @@ export function recordPlace(
 }
 
 /**
- * CHOICE (docs/spec-choices.md#record-dir): a record-dir must be owned by you (its group is then your
- * choice), or by root with one of your groups: a folder another user owns is theirs to fill, and the
- * ledger in it could be written by people who are not your team (a forged "already issued", or a
- * record that hides a payment).
+ * CHOICE (docs/spec-choices.md#record-dir): a record-dir must be owned by you, or by root with one of
+ * your groups: in another user's folder people outside your team could forge or hide a payment.
  */
 function checkTeamFolder(dir: string): void {
   if (typeof process.getuid !== 'function' || typeof process.getgroups !== 'function') return;
@@ -87,14 +83,7 @@ export function earlierPlaces(place: RecordPlace): RecordPlace[] {
     seen.add(id);
   }
   return [...dirs].map((dir) => {
-    if (dir === resolve(configDir)) return { dir, configDir, earlier: true };
-    let exists = true;
-    try {
-      statSync(dir);
-    } catch {
-      exists = false;
-    }
-    if (!exists) return { dir, configDir, earlier: true };
+    if (dir === resolve(configDir) || !existsSync(dir)) return { dir, configDir, earlier: true };
     const shared = ensureSharedDir(dir);
     checkTeamFolder(dir);
     return { dir, shared, configDir, earlier: true };
@@ -118,10 +107,7 @@ export function ensureRecordDir(place: RecordPlace): void {
   else ensurePrivateDir(place.dir);
 }
 
-/**
- * Accepts the record file `name` as it is now in this place and every place it lived before (a
- * repair, once the person has checked what changed): what they saw of it becomes what it holds.
- */
+/** Accepts the record file `name` as it is now, here and everywhere it lived before (a repair, once the person has checked). */
 export function acceptAsItIs(place: RecordPlace, name: string, what: string): void {
   const configDir = place.configDir;
   if (!configDir) return;

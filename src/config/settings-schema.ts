@@ -12,10 +12,7 @@ export const ProfileSettings = lazy(() =>
     clientId: z.string().optional(),
     scopes: z.array(z.string()).optional(),
     storeId: z.string().optional(),
-    /**
-     * CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the
-     * record of claims and the gift card ledger (default: the config folder).
-     */
+    /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record (default: the config folder). */
     recordDir: z.string().optional(),
     /** The team's record in PostgreSQL (src/record-pg/url.ts): a postgres:// URL without its password (kept in the credential store). */
     recordUrl: z.string().optional(),

@@ -15,11 +15,7 @@ export function describeUid(uid: number): string {
 /** A user name as opcli shows it: printable, short. Names come from the system, still checked. */
 const NAME = /^[\w.@-]{1,64}$/;
 
-/**
- * The user name of `uid` from the operating system, or undefined: this process's own from
- * os.userInfo(); another user's from id(1) (`id -un <uid>`, in POSIX and on macOS), which asks the
- * same database; only in messages, so the few milliseconds are spent only when one is shown.
- */
+/** The user name of `uid`: this process's from os.userInfo(), another's from id(1) (POSIX, macOS), only when a message shows it. */
 export function userName(uid: number): string | undefined {
   let name: string | undefined;
   try {

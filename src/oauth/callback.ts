@@ -61,10 +61,7 @@ export function checkState(url: URL, expectedState: string): void {
   }
 }
 
-/**
- * Parses what a user pasted: the full redirect URL from the browser's address bar. It must point to
- * the callback path; `state` and `code` are then checked by `codeFromRedirect`.
- */
+/** The redirect URL a user pasted from the browser's address bar, on the callback path (`codeFromRedirect` checks the rest). */
 export function parsePastedRedirect(text: string): URL {
   const trimmed = text.trim();
   let url: URL;
@@ -91,10 +88,7 @@ function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/**
- * An OAuth `state` value (256 random bits; at least 128 are needed), and a PKCE code verifier
- * (RFC 7636 section 4.1: 43 characters): 32 random bytes, base64url.
- */
+/** An OAuth `state` (256 random bits; 128 are needed), and a PKCE code verifier (RFC 7636 section 4.1: 43 characters). */
 export function createState(): string {
   return randomBytes(32).toString('base64url');
 }

@@ -22,10 +22,9 @@ export interface CallbackServer<T> {
 }
 
 /**
- * Listens on 127.0.0.1 (the IP literal, never `localhost`, RFC 8252 section 7.3) for the one
- * redirect of an authorization. Each GET /callback is judged by `judge` and answered with a small
- * static page (no external resources, never echoing the code); the first one that is this login's
- * answer settles `outcome`. Stray requests (judged `keepWaiting`) are answered and ignored.
+ * Listens on 127.0.0.1 (never `localhost`, RFC 8252 section 7.3) for the one redirect of an
+ * authorization: each GET /callback is judged and answered with a static page that never echoes the
+ * code; the first that is this login's answer settles `outcome`, strays (`keepWaiting`) are ignored.
  */
 export async function startCallbackServer<T>(options: {
   port?: number;
