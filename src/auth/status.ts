@@ -1,8 +1,4 @@
-/**
- * `auth status` below the verb: the login status of the active profile or of every profile, and the
- * server's word on the active token. Also the list of every profile that `auth logout --all` walks.
- * No prompt and no print.
- */
+/** `auth status` below the verb (no prompt, no print), and every profile, as `auth logout --all` walks them. */
 import { pickProfileName, type ResolvedProfile, resolveProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import type { SettingsStore } from '../config/settings.js';

@@ -9,11 +9,7 @@ export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js
 // Start-up fast path (ARCHITECTURE.md): zod loads for a write or a file the quick check cannot vouch for.
 const schemas = () => import('./credentials-schema.js');
 
-/**
- * The credential store (credentials.json, 0600 in a private folder, kept through conf). Reads are
- * plain; every write is a read-modify-write under the cross-process lock, because several opcli
- * processes may refresh or log out at once and conf does not support concurrent writers.
- */
+/** The credential store (credentials.json): every write is a read-modify-write under the lock, as several runs may refresh at once. */
 export class CredentialStore {
   readonly path: string;
   readonly dir: string;
@@ -25,10 +21,7 @@ export class CredentialStore {
     this.path = file.path;
   }
 
-  /**
-   * Opens the credential store in `dir`; the folder is checked (or created 0700). A file others can
-   * read is made 0600, and `warn` gets the line that says so.
-   */
+  /** Opens the credential store in `dir` (the folder checked, or created 0700); a file others can read is made 0600, with a `warn`. */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
     const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
       quick: credentialsFile,
@@ -56,11 +49,7 @@ export class CredentialStore {
     return withFileLock(this.dir, 'credentials', fn);
   }
 
-  /**
-   * Replaces one profile's secrets with `fn(current)`; undefined removes them. Call it inside
-   * `withLock` (it does not take the lock itself, so a caller can read, call the server and write
-   * under one lock). Written atomically, checked by the file's schema.
-   */
+  /** Replaces one profile's secrets with `fn(current)` (undefined removes them), inside `withLock`: read, call and write under one lock. */
   writeLocked(profile: string, fn: (current: ProfileSecrets) => ProfileSecrets | undefined): ProfileSecrets | undefined {
     const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});

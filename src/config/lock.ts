@@ -238,10 +238,7 @@ export interface AcquireOptions {
   timers?: Timers;
 }
 
-/**
- * Waits until the lock at `path` is taken for `me`: a free lock is created, an abandoned one
- * reclaimed, a live one waited for until the deadline (then the busy error, with the way out).
- */
+/** Waits until the lock is taken for `me`: a free one created, an abandoned one reclaimed, a live one waited for until the deadline. */
 async function take(dir: string, name: string, me: Owner, options: AcquireOptions & { platform: NodeJS.Platform; timers: Timers }): Promise<void> {
   const path = join(dir, `${name}.lock`);
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;

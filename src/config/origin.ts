@@ -53,10 +53,7 @@ export interface OriginContext {
   baseOrigin?: string;
 }
 
-/**
- * The refusal to send the stored login (access or refresh token) to `target`, or undefined when it
- * belongs there. `bound` undefined: a login of an older opcli with no base-url setting to tie it to.
- */
+/** The refusal to send the stored login to `target`, if it belongs elsewhere (`bound` undefined: an older opcli's, with no base-url). */
 export function loginRefusal(bound: string | undefined, target: string | undefined, ctx: OriginContext): AuthError | undefined {
   if (target === undefined || bound === target) return undefined;
   const there = target === ctx.baseOrigin ? `the base URL is now ${target}${whence(ctx.baseUrlSource)}` : `the request goes to ${target}`;

@@ -182,10 +182,7 @@ export function originContext(profile: ResolvedProfile): OriginContext {
   return { profile: profile.name, baseUrlSource: profile.sources.baseUrl, baseOrigin: originOf(profile.baseUrl) };
 }
 
-/**
- * The client id and secret, or a usage error naming how to set them. A stored secret bound to
- * another origin than the base URL in force is refused (AuthError): it would go to that server.
- */
+/** The client id and secret, or a usage error naming how to set them; a secret bound to another origin is refused (AuthError). */
 export function requireClient(profile: ResolvedProfile): { clientId: string; clientSecret: string } {
   if (!profile.clientId || !profile.clientSecret) {
     const missing = [!profile.clientId && 'client-id', !profile.clientSecret && 'client-secret'].filter(Boolean).join(' and ');

@@ -1,7 +1,6 @@
 /**
- * Where the record of business actions lives (the record of claims filed and the gift card ledger):
- * the config folder, private to one user account, or the `record-dir` folder a team shares.
- * CHOICE (docs/spec-choices.md#record-dir): OPCLI_RECORD_DIR, else the profile's `record-dir`, else the config folder.
+ * Where the record of claims and the gift card ledger live: CHOICE (docs/spec-choices.md#record-dir):
+ * OPCLI_RECORD_DIR, else the profile's `record-dir` a team shares, else the private config folder.
  */
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -62,11 +61,9 @@ function checkTeamFolder(dir: string): void {
 }
 
 /**
- * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived, read as well
- * so that moving it (setting, changing or unsetting record-dir) forgets no claim and no payment:
- * the config folder, and every folder this config folder keeps a witness of (a record read or
- * written there: src/record/witness.ts). A folder that is gone is still listed: its witness
- * then stops money until the record is put back or accepted as gone (`repair`).
+ * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived (the config
+ * folder, every folder it keeps a witness of), read too so that moving it forgets no claim or payment.
+ * A folder that is gone is still listed: its witness stops money until the record is back or repaired.
  */
 export function earlierPlaces(place: RecordPlace): RecordPlace[] {
   const configDir = place.configDir;

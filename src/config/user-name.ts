@@ -1,8 +1,4 @@
-/**
- * Who runs opcli, and a uid as a person reads it: the user name as the operating system gives it
- * (its user database: /etc/passwd, LDAP or NIS through NSS on Linux, Directory Services on macOS,
- * where /etc/passwd lists only system accounts), with the number.
- */
+/** Who runs opcli, and a uid as a person reads it: the name from the system's user database (NSS, Directory Services), not /etc/passwd. */
 import { execFileSync } from 'node:child_process';
 import { hostname, userInfo } from 'node:os';
 

@@ -8,7 +8,6 @@ import { originOf, profileFlag, tokenUrlOf } from './origin.js';
 import { patchAtPath, type SettingsStore } from './settings.js';
 import type { SettingKey } from './setting-keys.js';
 
-/** What writing a setting needs. */
 export interface SettingStores {
   settings: SettingsStore;
   credentials: CredentialStore;

@@ -16,11 +16,7 @@ const ERROR_WORDS: Record<string, string> = {
 /** The redirect's `state` is missing or not this login's: a stray or forged request, not an answer. */
 export class StateMismatchError extends AuthError {}
 
-/**
- * Checks the browser's redirect and returns the authorization code. A missing or different `state`
- * is refused as a possible forgery before anything else is looked at, so a forged code is never
- * exchanged; an `error` redirect becomes an AuthError (exit 4) in words.
- */
+/** The authorization code of the browser's redirect; its `state` checked before anything else, so a forged code is never exchanged. */
 export function codeFromRedirect(url: URL, expectedState: string): string {
   checkState(url, expectedState);
   const q = url.searchParams;
