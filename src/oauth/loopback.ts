@@ -28,6 +28,7 @@ export interface CallbackServer<T> {
  */
 export async function startCallbackServer<T>(options: {
   port?: number;
+  /** Never throws: a redirect that is not a code is an outcome. */
   judge: (url: URL) => CallbackOutcome<T>;
   /** Called for each request judged `keepWaiting` (a stray or forged callback). */
   onIgnored?: (error: Error) => void;
@@ -44,12 +45,7 @@ export async function startCallbackServer<T>(options: {
       res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('Not found\n');
       return;
     }
-    let judged: CallbackOutcome<T>;
-    try {
-      judged = options.judge(url);
-    } catch (error) {
-      judged = { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
-    }
+    const judged = options.judge(url);
     if (!judged.ok && judged.keepWaiting) {
       res.writeHead(400, PAGE_HEADERS).end(page('Not this login', `${judged.error.message} opcli is still waiting for the login it started.`));
       options.onIgnored?.(judged.error);
