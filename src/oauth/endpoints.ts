@@ -10,25 +10,20 @@ import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
 /** Start-up fast path (ARCHITECTURE.md): the schemas are loaded by a token call, so a one-off with a valid login loads no zod. */
 const schemas = () => import('../schemas.js');
 
-/** Endpoints 1 and 2 of one profile, over the shared HTTP client (absolute URLs, so any profile works). */
-export interface OAuthEndpoints {
-  /** Endpoint 1: JSON body, no Authorization header. */
-  token(body: TokenRequest, signal?: AbortSignal): Promise<TokenResponse>;
-  /** Endpoint 2. */
-  revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void>;
-}
-
-/** The token and revoke endpoints at `baseUrl` (the token endpoint at `tokenUrl` when given); bodies checked before sending. */
-export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, tokenUrl?: string): OAuthEndpoints {
+/**
+ * Endpoints 1 (token) and 2 (revoke) at `baseUrl` over the shared HTTP client, JSON bodies checked
+ * before sending and no Authorization header; the token endpoint at `tokenUrl` when given.
+ */
+export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, tokenUrl?: string) {
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
-    async token(body, signal) {
+    async token(body: TokenRequest, signal?: AbortSignal): Promise<TokenResponse> {
       const { TokenRequest, TokenResponse } = await schemas();
       const checked = TokenRequest.parse(body);
       return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
         .body;
     },
-    async revoke(body, signal) {
+    async revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void> {
       const checked = (await schemas()).RevokeRequest.parse(body);
       await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },
