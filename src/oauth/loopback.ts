@@ -11,16 +11,6 @@ export type CallbackOutcome<T> =
   | { ok: true; value: T }
   | { ok: false; error: Error /** Not this login's redirect: answer it and keep waiting. */; keepWaiting?: boolean };
 
-export interface CallbackServer<T> {
-  port: number;
-  /** `http://127.0.0.1:<port>/callback`: the same string goes into the authorization and token requests. */
-  redirectUri: string;
-  /** Settles with the judgement of the first request to /callback. */
-  outcome: Promise<CallbackOutcome<T>>;
-  /** Stops listening and drops every connection, so the port refuses connections at once. */
-  close(): Promise<void>;
-}
-
 /**
  * Listens on 127.0.0.1 (never `localhost`, RFC 8252 section 7.3) for the one redirect of an
  * authorization: each GET /callback is judged and answered with a static page that never echoes the
@@ -32,7 +22,7 @@ export async function startCallbackServer<T>(options: {
   judge: (url: URL) => CallbackOutcome<T>;
   /** Called for each request judged `keepWaiting` (a stray or forged callback). */
   onIgnored?: (error: Error) => void;
-}): Promise<CallbackServer<T>> {
+}) {
   let settle: (outcome: CallbackOutcome<T>) => void = () => {};
   const outcome = new Promise<CallbackOutcome<T>>((resolve) => {
     settle = resolve;
@@ -80,10 +70,12 @@ export async function startCallbackServer<T>(options: {
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   let closing: Promise<void> | undefined;
   return {
-    port,
+    // The same string goes into the authorization and token requests.
     redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
+    /** Settles with the judgement of the first request to /callback that is this login's. */
     outcome,
-    close() {
+    /** Stops listening and drops every connection, so the port refuses connections at once. */
+    close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
