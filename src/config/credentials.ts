@@ -11,15 +11,10 @@ const schemas = () => import('./credentials-schema.js');
 
 /** The credential store (credentials.json): every write is a read-modify-write under the lock, as several runs may refresh at once. */
 export class CredentialStore {
-  readonly path: string;
-  readonly dir: string;
-  private readonly file: ConfFileStore<CredentialsFile>;
-
-  private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
-    this.dir = dir;
-    this.file = file;
-    this.path = file.path;
-  }
+  private constructor(
+    private readonly dir: string,
+    private readonly file: ConfFileStore<CredentialsFile>,
+  ) {}
 
   /** Opens the credential store in `dir` (the folder checked, or created 0700); a file others can read is made 0600, with a `warn`. */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {

@@ -9,13 +9,7 @@ const schemas = () => import('./settings-schema.js');
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */
 export class SettingsStore {
-  readonly path: string;
-  private readonly file: ConfFileStore<SettingsFile>;
-
-  private constructor(file: ConfFileStore<SettingsFile>) {
-    this.file = file;
-    this.path = file.path;
-  }
+  private constructor(private readonly file: ConfFileStore<SettingsFile>) {}
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
