@@ -1,5 +1,5 @@
 import type { StoredToken } from '../config/credentials.js';
-import { legacyOrigin, originOf } from '../config/origin.js';
+import { boundOrigin, originOf } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 
 /** What `auth status` shows about one profile: never a secret. */
@@ -34,7 +34,7 @@ export function loginStatus(profile: ResolvedProfile, token: StoredToken | undef
   // An expired token still counts as a login when it can be renewed without the user.
   const renewable = !!token.refreshToken || token.grant === 'client_credentials';
   // A login issued by another origin than the base URL's is never sent there (src/config/origin.ts).
-  const issuedBy = token.origin ?? legacyOrigin(profile.storedBaseUrl) ?? null;
+  const issuedBy = boundOrigin(token.origin, profile.storedBaseUrl) ?? null;
   const elsewhere = !!profile.baseUrl && issuedBy !== originOf(profile.baseUrl);
   return {
     ...base,

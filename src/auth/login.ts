@@ -1,8 +1,7 @@
 /**
  * Every way to log in (browser with loopback or a pasted address, two-step, client credentials, a
- * token on stdin) and storing the result. No prompt and no print: the verb gives this module an
- * environment with a notice sink and, when someone can answer, a question to ask; it returns what
- * happened or throws typed errors.
+ * token on stdin) and storing the result. No prompt and no print: the verb passes a notice sink and,
+ * when someone can answer, a question to ask.
  */
 import { createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
@@ -336,11 +335,7 @@ async function loginWithToken(env: LoginEnv): Promise<LoginResult> {
   return saveToken(env, { accessToken: raw, scopes: [], grant: 'token', storeId: env.profile.storeId, obtainedAt: env.now() });
 }
 
-/**
- * Stores a new login under the credentials lock, bound to the base URL's origin and token endpoint,
- * and returns its status. A stored client secret not bound yet is bound to the origin it was just
- * sent to.
- */
+/** Stores a new login bound to the base URL's origin and token endpoint; a client secret not bound yet is bound where it was sent. */
 async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResult> {
   const token = { ...issued, ...bindingOf(env.profile) };
   env.redactor.add(token.accessToken, token.refreshToken);

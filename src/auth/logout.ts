@@ -1,10 +1,9 @@
 /**
  * Logging out one profile, under the credentials lock: the refresh token is revoked first (so no new
- * access token can be minted), then the access token, and both are deleted even when the server
- * cannot revoke them. No prompt and no print: each warning goes to the verb's `warn`, the outcome
- * comes back as a result.
+ * access token can be minted), then the access token; both are deleted even when the server cannot
+ * revoke them. No prompt and no print: warnings go to the verb's `warn`.
  */
-import { legacyOrigin, originOf, profileLabel } from '../config/origin.js';
+import { boundOrigin, originOf, profileLabel } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import { ApiError } from '../core/errors.js';
@@ -48,17 +47,18 @@ export async function logout(profile: ResolvedProfile, env: LogoutEnv): Promise<
     env.redactor.add(clientSecret);
     // Revoking sends the token and the client secret: only to the origin both belong to (src/config/origin.ts).
     const target = originOf(profile.baseUrl);
-    const issuer = token.origin ?? legacyOrigin(profile.storedBaseUrl);
-    const secretElsewhere = profile.clientSecretOrigin !== undefined && profile.clientSecretOrigin !== target;
+    const issuer = boundOrigin(token.origin, profile.storedBaseUrl);
+    const notThere =
+      issuer === undefined || issuer !== target
+        ? `the login belongs to ${issuer ?? 'a server an older opcli did not record'}`
+        : profile.clientSecretOrigin !== undefined && profile.clientSecretOrigin !== target
+          ? `the client secret belongs to ${profile.clientSecretOrigin}`
+          : undefined;
     const revoke = async (value: string, hint: 'refresh_token' | 'access_token'): Promise<boolean> => {
       const what = hint === 'refresh_token' ? 'refresh token' : 'access token';
-      if (issuer === undefined || issuer !== target || secretElsewhere) {
-        const why =
-          issuer === undefined || issuer !== target
-            ? `the login belongs to ${issuer ?? 'a server an older opcli did not record'}`
-            : `the client secret belongs to ${profile.clientSecretOrigin}`;
+      if (notThere) {
         env.warn(
-          `the ${what}${label} was not revoked: ${why} and the base URL is ${target ?? 'not set'}, so opcli does not send it there. It is deleted here, but may stay valid at ${issuer ?? 'its server'} until it expires.`,
+          `the ${what}${label} was not revoked: ${notThere} and the base URL is ${target ?? 'not set'}, so opcli does not send it there. It is deleted here, but may stay valid at ${issuer ?? 'its server'} until it expires.`,
         );
         return false;
       }

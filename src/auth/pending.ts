@@ -38,10 +38,8 @@ export function savePending(dir: string, pending: PendingLogin): string {
 }
 
 /**
- * Takes a profile's pending login and deletes the file (single use: a second `--complete` finds
- * nothing, and of two at once only one gets it). `check` sees the login first: when it throws (a
- * redirect with another login's state), the login is put back untouched for the right address. An
- * expired or damaged one is deleted and refused.
+ * Takes a profile's pending login, once (of two at once only one gets it). When `check` throws (a
+ * redirect with another login's state) it is put back untouched; an expired or damaged one is dropped.
  */
 export function takePending(dir: string, profile: string, now: number, check?: (pending: PendingLogin) => void): PendingLogin {
   const path = pendingPath(dir, profile);

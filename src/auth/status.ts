@@ -1,8 +1,4 @@
-/**
- * `auth status` below the verb: the login status of the active profile or of every profile, and the
- * server's word on the active token. Also the list of every profile that `auth logout --all` walks.
- * No prompt and no print.
- */
+/** `auth status` below the verb (no prompt, no print), and every profile, as `auth logout --all` walks them. */
 import { pickProfileName, type ResolvedProfile, resolveProfile } from '../config/profile.js';
 import type { CredentialStore } from '../config/credentials.js';
 import type { SettingsStore } from '../config/settings.js';
@@ -35,9 +31,8 @@ export interface StatusEnv extends ProfilesEnv {
 }
 
 /**
- * Every profile that has settings or secrets. The environment's overrides (OPCLI_BASE_URL,
- * OPCLI_CLIENT_*, OPCLI_TOKEN) apply to the active profile only: applied to every profile, one
- * profile's tokens would be sent to the host another one is meant for.
+ * Every profile that has settings or secrets. The environment's overrides apply to the active profile
+ * only: applied to every profile, one profile's tokens would go to the host meant for another.
  */
 export async function allProfiles(deps: ProfilesEnv): Promise<ResolvedProfile[]> {
   const [settings, store] = await Promise.all([deps.settings(), deps.credentials()]);
@@ -46,11 +41,7 @@ export async function allProfiles(deps: ProfilesEnv): Promise<ResolvedProfile[]>
   return names.map((name) => resolveProfile(name, settings.getProfile(name), store.read(name), name === active ? deps.env : {}));
 }
 
-/**
- * The status of the active profile (or with `all`, of every profile). With `check` and not `all`,
- * one authenticated call asks the server about the active token (refreshing it first when needed),
- * and the status shows the token as stored after it.
- */
+/** The status of the active profile (or every one); `check` asks the server about the active token (refreshed first when due). */
 export async function profileStatuses(deps: StatusEnv, opts: { all: boolean; check: boolean }): Promise<ProfileStatus[]> {
   const active = await deps.profile();
   const profiles = opts.all ? await allProfiles(deps) : [active];

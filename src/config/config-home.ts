@@ -1,9 +1,6 @@
 /**
- * Where opcli keeps its config folder (settings, credentials, the record of claims and the ledger)
- * on each platform, as gh does: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else on Windows
- * %APPDATA%\opcli (gh: %AppData%\GitHub CLI), elsewhere ~/.config/opcli; in the platform's own
- * separators. And where it was before on Windows (%USERPROFILE%\.config\opcli), which
- * config-move.ts moves it from.
+ * Where opcli keeps its config folder, as gh does: OPCLI_CONFIG_DIR, else $XDG_CONFIG_HOME/opcli, else
+ * on Windows %APPDATA%\opcli, elsewhere ~/.config/opcli. And where it was before on Windows (config-move.ts).
  */
 import { posix, win32 } from 'node:path';
 

@@ -1,16 +1,11 @@
 /**
- * The one-time move, on Windows, of the config folder from where opcli kept it before to its place
- * there (config-home.ts). Loaded only where a folder may have to move (the entry, on Windows).
+ * The one-time move, on Windows, of the config folder to its place there (config-home.ts).
  *
- * CHOICE (docs/spec-choices.md#config-home): the move is one rename of the whole folder, which the
- * file system does at once or not at all (a crash leaves one folder or the other, never half), and
- * which a second opcli starting at the same moment cannot repeat (the old folder is gone: it finds
- * the new one). When the rename cannot happen (a file in the old folder open in another program, the
- * two on different drives), this run keeps the old folder and says so, and the next run tries again.
- * When both hold files, the new one is used; the old one is left as it is, named in a notice, and its
- * records stay places the record has lived (read, never written: src/config/record-dir.ts). Each
- * record's witness (src/record/witness.ts) names its file by path: it follows the folder, from a
- * mark inside it that the rename carries along, so a crash after the rename is finished by the next run.
+ * CHOICE (docs/spec-choices.md#config-home): one rename of the whole folder, which happens at once or
+ * not at all and cannot be repeated by a second opcli. When it cannot happen (a file open elsewhere,
+ * another drive), this run keeps the old folder and the next tries again. When both hold files, the
+ * new one is used and the old one's records stay places the record has lived (record-dir.ts). The
+ * records' witnesses follow the folder from a mark the rename carries, so a crash is finished later.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -30,10 +25,7 @@ const namesIn = (dir: string): string[] | undefined => {
   }
 };
 
-/**
- * The config folder of a run, after the one-time move from `earlier` to `dir` when it is due (see
- * the header). `notice` gets one line when the folder moved, could not move, or is in both places.
- */
+/** The config folder of a run, after the move from `earlier` to `dir` when due; `notice` gets one line when anything happened. */
 export function settleConfigDir(dir: string, earlier: string | undefined, notice: (line: string) => void): string {
   // Nothing to settle where the folder never moves (Linux, macOS, OPCLI_CONFIG_DIR): not one more system call.
   if (earlier === undefined) return dir;

@@ -6,32 +6,17 @@ import { ConfFileStore } from './read-file.js';
 
 export type { Grant, ProfileSecrets, StoredToken } from './credentials-schema.js';
 
-// Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
-// (and zod) is loaded by a write or by a file the check compiled from it (src/core/schema-checks.ts) cannot vouch for.
+// Start-up fast path (ARCHITECTURE.md): zod loads for a write or a file the quick check cannot vouch for.
 const schemas = () => import('./credentials-schema.js');
 
-/**
- * The credential store (credentials.json, 0600 in a private folder, kept through conf). Reads are
- * plain; every write is a read-modify-write under the cross-process lock, because several opcli
- * processes may refresh or log out at once and conf does not support concurrent writers.
- */
+/** The credential store (credentials.json): every write is a read-modify-write under the lock, as several runs may refresh at once. */
 export class CredentialStore {
-  readonly path: string;
-  readonly dir: string;
-  private readonly file: ConfFileStore<CredentialsFile>;
-  /** The ProfileSecrets schema, loaded by withLock: every write happens inside it. */
-  private secrets?: typeof ProfileSecrets;
+  private constructor(
+    private readonly dir: string,
+    private readonly file: ConfFileStore<CredentialsFile>,
+  ) {}
 
-  private constructor(dir: string, file: ConfFileStore<CredentialsFile>) {
-    this.dir = dir;
-    this.file = file;
-    this.path = file.path;
-  }
-
-  /**
-   * Opens the credential store in `dir`; the folder is checked (or created 0700). A file others can
-   * read is made 0600, and `warn` gets the line that says so.
-   */
+  /** Opens the credential store in `dir` (the folder checked, or created 0700); a file others can read is made 0600, with a `warn`. */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
     const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
       quick: credentialsFile,
@@ -56,23 +41,15 @@ export class CredentialStore {
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
     await this.file.prepareWrite();
-    this.secrets ??= (await schemas()).ProfileSecrets;
     return withFileLock(this.dir, 'credentials', fn);
   }
 
-  /**
-   * Replaces one profile's secrets with `fn(current)`; undefined removes them. Call it inside
-   * `withLock` (it does not take the lock itself, so a caller can read, call the server and write
-   * under one lock). Written atomically: a temporary file renamed over the old one.
-   */
+  /** Replaces one profile's secrets with `fn(current)` (undefined removes them), inside `withLock`: read, call and write under one lock. */
   writeLocked(profile: string, fn: (current: ProfileSecrets) => ProfileSecrets | undefined): ProfileSecrets | undefined {
     const file = this.file.read();
     const next = fn(file.profiles[profile] ?? {});
     if (next === undefined || Object.values(next).every((v) => v === undefined)) delete file.profiles[profile];
-    else {
-      if (!this.secrets) throw new Error('internal: the credentials were written outside withLock()');
-      file.profiles[profile] = this.secrets.parse(next);
-    }
+    else file.profiles[profile] = next;
     this.file.write(file);
     return next;
   }

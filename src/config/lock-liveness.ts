@@ -1,12 +1,9 @@
 /**
- * CHOICE (docs/spec-choices.md#lock-owners): where the platform does not say when a process started (Windows, macOS: process-start.ts knows
- * Linux's /proc only), a pid alone cannot tell a lock's owner from a process that reused its pid,
- * which Windows does within seconds. There the owner answers on an endpoint named by a random token
- * of its process, a Windows named pipe (`\\.\pipe\opcli-<token>`) or elsewhere a Unix socket in
- * the temporary folder, from its first lock until it exits; the system closes it when the process
- * ends, however it ends. A process that merely has the pid has no such endpoint. This is the
- * "liveness token" of lockfile designs (lockfile-create(1)'s pid plus a check the owner alone can
- * pass), with the operating system, not a clock, saying when the owner is gone.
+ * CHOICE (docs/spec-choices.md#lock-owners): where the platform does not say when a process started
+ * (Windows, macOS), a pid cannot tell a lock's owner from a process that reused it. There the owner
+ * answers on an endpoint named by a random token (a named pipe on Windows, else a Unix socket in the
+ * temporary folder) until it exits, however it ends: the "liveness token" of lockfile designs
+ * (lockfile-create(1)'s pid plus a check only the owner can pass), the system saying when it is gone.
  */
 import { unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -20,18 +17,13 @@ const ANSWER_MS = 2_000;
 /** A token as `answering` makes them: only such a one names an endpoint (a planted record names no other path). */
 const TOKEN = /^[0-9a-f]{32}$/;
 
-/** The endpoint of the process whose token is `token`. */
 function endpointOf(token: string): string {
   return process.platform === 'win32' ? `\\\\.\\pipe\\opcli-${token}` : join(tmpdir(), `opcli-${token}.sock`);
 }
 
 let mine: Promise<string | undefined> | undefined;
 
-/**
- * This process's token, once it answers on the token's endpoint (made on first use, kept until the
- * process exits, never keeping it alive); undefined when the platform refuses an endpoint (a lock
- * is then judged by its pid alone).
- */
+/** This process's token, once it answers on its endpoint (kept until exit); undefined when the platform refuses one. */
 export function answering(): Promise<string | undefined> {
   mine ??= new Promise((resolve) => {
     const token = randomBytes(16).toString('hex');

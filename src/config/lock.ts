@@ -14,10 +14,7 @@ import { describeUid } from './user-name.js';
 const LOCK_WAIT_MS = 15_000;
 /** The holder touches its lock this often, so a lock from another machine can be judged by age. */
 const REFRESH_MS = 2_500;
-/**
- * A lock whose owner cannot be checked (another machine sharing the folder, or no owner record)
- * is taken as abandoned once it has not been touched for this long.
- */
+/** A lock whose owner cannot be checked (another machine's, or no owner record) is abandoned once untouched this long. */
 const STALE_MS = 10_000;
 
 interface Owner {
@@ -25,11 +22,11 @@ interface Owner {
   host: string;
   /** Unique per acquisition: tells this holder's lock from any later one at the same path. */
   token: string;
-  /** When it was taken (ISO 8601); absent in locks of older versions. */
+  /** When it was taken (ISO 8601). */
   at?: string;
-  /** When the owner process started (process-start.ts), where the platform says: tells it from a process that reuses its pid. */
+  /** When the owner process started, where the platform says (process-start.ts): tells it from a process that reuses its pid. */
   start?: string;
-  /** Where the platform does not say: the token of the owner process, which answers on its endpoint while it runs (lock-liveness.ts). */
+  /** Elsewhere: the token the owner process answers on while it runs (lock-liveness.ts). */
   live?: string;
 }
 
@@ -50,10 +47,7 @@ function describeHolder(seen: Seen): string {
   return o ? `${who}, pid ${o.pid} on host ${o.host}, ${when}` : `${who} (no owner record could be read), ${when}`;
 }
 
-/**
- * Who holds the lock at `path` and the way out when that run is gone, in the platform's commands:
- * what every "held by" message says.
- */
+/** Who holds the lock at `path` and the way out when that run is gone, in the platform's commands. */
 function holderAndWayOut(seen: Seen, path: string, platform: NodeJS.Platform): string {
   const advice = shellAdvice(platform);
   const o = seen.owner;
@@ -72,9 +66,8 @@ const CONTENDED = new Set(['EEXIST', 'ENOTEMPTY', 'EPERM', 'EISDIR']);
 const newToken = () => randomBytes(9).toString('hex');
 
 /**
- * Creates the lock folder `path` atomically with its owner record inside: the folder is built
- * under a private name and renamed into place, so a lock never exists without its owner (a rename
- * onto an existing, non-empty lock fails). False when someone else holds it.
+ * Creates the lock folder `path` with its owner record inside, built under a private name and renamed
+ * into place: a lock never exists without its owner, and a rename onto a held (non-empty) lock fails.
  */
 function tryCreate(path: string, owner: Owner, shared = false): boolean {
   const staging = `${path}.${owner.token}.new`;
@@ -125,10 +118,8 @@ function inspect(path: string): Seen | undefined {
 }
 
 /**
- * The owner record of the lock at `path`, read the one safe way (private-file.ts: no link followed,
- * no FIFO waited on, a few KiB at most): a record that is not a small regular file is refused with
- * the way out, never read. Undefined when there is none to read (a lock from an older opcli, one
- * being removed, or another user's): the lock is then judged by age.
+ * The owner record of the lock at `path`, read the one safe way (private-file.ts); one that is not a
+ * small regular file is refused with the way out. Undefined when there is none to read: judged by age.
  */
 function readOwner(path: string): Owner | undefined {
   let text: string | undefined;
@@ -166,12 +157,10 @@ function processIsAlive(pid: number): boolean {
 }
 
 /**
- * Whether the owner of a lock on this machine may still be running: its pid answers and it is the
- * very process that wrote the record: where the kernel says when processes started (Linux), the
- * start recorded matches; where it does not (Windows, macOS), the owner answers on its token's
- * endpoint (lock-liveness.ts); a record with neither (an older opcli's, or planted) counts when its
- * process started before the record was written. pid 1 (init) is never an opcli run unless its
- * recorded start matches (a container's only process); pid 0 and below name process groups.
+ * Whether the owner of a lock on this machine may still run: its pid answers and it is the process
+ * that wrote the record (same recorded start; else it answers on its token; else, a record with
+ * neither, it started before the record was written). pid 1 counts only by a matching start (a
+ * container's only process); pid 0 and below name process groups.
  */
 async function ownerMayRun(seen: Seen & { owner: Owner }): Promise<boolean> {
   const { pid, start, live } = seen.owner;
@@ -230,13 +219,6 @@ async function reclaim(path: string, seen: Seen, me: Owner, now: () => number, s
   }
 }
 
-function lockError(dir: string, name: string, error: unknown): OpcliError {
-  return new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
-    hint: 'Check that the config folder is writable by you (see `opcli config path`).',
-    cause: error,
-  });
-}
-
 /** A held lock: `lost()` says whether another process took it meanwhile; `release()` frees it. */
 export interface HeldLock {
   lost(): boolean;
@@ -250,34 +232,22 @@ export interface AcquireOptions {
   busy?: (holder: string) => OpcliError;
   /** The folder is a team's shared record folder (record-dir): a teammate's lock is waited for like one's own. */
   shared?: boolean;
-  /**
-   * The platform whose rules the lock follows (default: the one running): a process start time is
-   * recorded only where the kernel gives one (Linux), an endpoint answered elsewhere, and the way out
-   * is in its shell's commands. A test on Linux passes another.
-   */
+  /** The platform whose rules the lock follows (default: the one running); a test on Linux passes another. */
   platform?: NodeJS.Platform;
-  /**
-   * The clock and timers the wait goes by (default: the wall clock): a run passes its own
-   * (`deps.timers`), so a test waits on virtual time. The holder's touch of its lock (REFRESH_MS) is
-   * for other machines reading the file's age, so it stays on real time.
-   */
+  /** The timers the wait goes by (default: real ones). The touch (REFRESH_MS) is for other machines, so it stays on real time. */
   timers?: Timers;
 }
 
-/**
- * Waits until the lock at `path` is taken for `me`: a free lock is created, an abandoned one
- * reclaimed, a live one waited for until the deadline (then the busy error, with the way out).
- */
+/** Waits until the lock is taken for `me`: a free one created, an abandoned one reclaimed, a live one waited for until the deadline. */
 async function take(dir: string, name: string, me: Owner, options: AcquireOptions & { platform: NodeJS.Platform; timers: Timers }): Promise<void> {
   const path = join(dir, `${name}.lock`);
   const waitMs = options.waitMs ?? LOCK_WAIT_MS;
   const { now } = options.timers;
   const deadline = now() + waitMs;
   for (;;) {
-    let seen: Seen | undefined;
     try {
       // Checked first: a planted link in the lock's place is refused, never renamed over or followed.
-      seen = inspect(path);
+      let seen = inspect(path);
       if (seen === undefined && tryCreate(path, me, options.shared)) return;
       seen ??= inspect(path);
       if (seen === undefined) continue;
@@ -294,29 +264,29 @@ async function take(dir: string, name: string, me: Owner, options: AcquireOption
         await reclaim(path, seen, me, now, options.shared);
         if (inspect(path) === undefined) continue;
       }
+      if (now() >= deadline) {
+        const holder = holderAndWayOut(seen, path, options.platform);
+        if (options.busy) throw options.busy(holder);
+        throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
+          hint: 'Try again in a moment, once that run has finished.',
+        });
+      }
     } catch (error) {
-      throw error instanceof OpcliError ? error : lockError(dir, name, error);
-    }
-    if (now() >= deadline) {
-      const holder = seen
-        ? holderAndWayOut(seen, path, options.platform)
-        : `another process; if no opcli run holds it, remove the lock: \`${shellAdvice(options.platform).removeFolder(path)}\``;
-      if (options.busy) throw options.busy(holder);
-      throw new OpcliError(`Another opcli process holds the ${name} lock (${holder}) and did not release it in ${waitMs / 1000} s.`, {
-        hint: 'Try again in a moment, once that run has finished.',
-      });
+      throw error instanceof OpcliError
+        ? error
+        : new OpcliError(`Cannot take the ${name} lock in ${dir}: ${(error as Error).message}`, {
+            hint: 'Check that the config folder is writable by you (see `opcli config path`).',
+            cause: error,
+          });
     }
     await sleepOn(options.timers)(10 + Math.random() * 40);
   }
 }
 
 /**
- * Takes the cross-process lock `<dir>/<name>.lock` and keeps it until `release()`, for a holder that
- * keeps it longer than one call (`withFileLock` is the usual way). The lock is a folder created
- * atomically with an owner record: process id, host, a unique token, and what tells the owner from a
- * process that reuses its pid (its start time on Linux, elsewhere the token it answers on). A lock
- * whose owner process on this machine is gone is reclaimed at once; one from another machine after
- * it has not been touched for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
+ * Takes the cross-process lock `<dir>/<name>.lock` until `release()` (`withFileLock` is the usual way).
+ * A lock whose owner on this machine is gone is reclaimed at once; another machine's once untouched
+ * for STALE_MS. Gives up after LOCK_WAIT_MS with a retryable error.
  */
 export async function acquireFileLock(dir: string, name: string, options: AcquireOptions = {}): Promise<HeldLock> {
   const platform = options.platform ?? process.platform;
@@ -358,11 +328,7 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
   };
 }
 
-/**
- * Runs `fn` while holding the cross-process lock `<dir>/<name>.lock` (see acquireFileLock). conf
- * has no support for concurrent writers, so every read-modify-write of credentials (and the gift
- * card ledger) goes through here.
- */
+/** Runs `fn` holding the lock `<dir>/<name>.lock`: conf has no support for concurrent writers. */
 export async function withFileLock<T>(dir: string, name: string, fn: () => Promise<T>, options: AcquireOptions = {}): Promise<T> {
   const lock = await acquireFileLock(dir, name, options);
   try {

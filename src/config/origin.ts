@@ -1,10 +1,7 @@
 /**
- * Credentials belong to the server they were issued by (issue 27). A stored login (access and
- * refresh token), the stored client secret and the gift card provider's token each carry the
- * origin they were stored for (scheme, host and port, as `URL.origin` gives them: the host in
- * lower case, a default port dropped), and go nowhere else. These checks run before a request is
- * built, so a refused credential reaches no server at all. The rules are in the configuration guide
- * (docs/guides/configuration.md#what-each-credential-is-bound-to).
+ * Credentials belong to the server they were issued by: a stored login, the client secret and the
+ * provider's token each carry the origin (`URL.origin`) they were stored for and go nowhere else,
+ * checked before a request is built (docs/guides/configuration.md#what-each-credential-is-bound-to).
  */
 import { AuthError } from '../core/errors.js';
 import { shellAdvice } from '../core/platform.js';
@@ -26,12 +23,11 @@ export function tokenUrlOf(baseUrl: string): string {
 }
 
 /**
- * CHOICE (docs/spec-choices.md#credentials-of-older-versions): a credential stored before opcli
- * recorded origins belongs to the profile's stored `base-url` setting (never to an OPCLI_BASE_URL
- * override); `config set base-url` writes that origin into it before it changes the setting.
+ * The origin a credential belongs to: the one stored with it, else CHOICE (docs/spec-choices.md#credentials-of-older-versions):
+ * the profile's stored `base-url` setting (never an OPCLI_BASE_URL override) for one stored before opcli recorded origins.
  */
-export function legacyOrigin(storedBaseUrl: string | undefined): string | undefined {
-  return originOf(storedBaseUrl);
+export function boundOrigin(stored: string | undefined, storedBaseUrl: string | undefined): string | undefined {
+  return stored ?? originOf(storedBaseUrl);
 }
 
 /** Where the base URL in force came from, in the words of a message. */
@@ -57,10 +53,7 @@ export interface OriginContext {
   baseOrigin?: string;
 }
 
-/**
- * The refusal to send the stored login (access or refresh token) to `target`, or undefined when it
- * belongs there. `bound` undefined: a login of an older opcli with no base-url setting to tie it to.
- */
+/** The refusal to send the stored login to `target`, if it belongs elsewhere (`bound` undefined: an older opcli's, with no base-url). */
 export function loginRefusal(bound: string | undefined, target: string | undefined, ctx: OriginContext): AuthError | undefined {
   if (target === undefined || bound === target) return undefined;
   const there = target === ctx.baseOrigin ? `the base URL is now ${target}${whence(ctx.baseUrlSource)}` : `the request goes to ${target}`;

@@ -35,11 +35,7 @@ export type Owners = 'me' | 'me-or-root' | 'any';
 
 /** The most bytes of a config file (settings.json, credentials.json): a few KiB per profile. */
 export const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
-/**
- * The most bytes of a record read whole (the gift card ledger, a record being repaired): what one
- * string can hold, so a record opcli could read before is never refused; a bigger file could not be
- * read anyway, and is now refused before any of it is.
- */
+/** The most bytes of a record read whole (the ledger, a record being repaired): what one string can hold. */
 export const MAX_RECORD_BYTES = bufferConstants.MAX_STRING_LENGTH;
 
 function ownerProblem(st: Stats, owners: Owners = 'me'): string | undefined {
@@ -51,11 +47,7 @@ function ownerProblem(st: Stats, owners: Owners = 'me'): string | undefined {
 
 const modeText = (st: Stats) => `0${(st.mode & 0o7777).toString(8)}`;
 
-/**
- * Makes sure `dir` is a safe config folder: created 0700 when missing (with any missing parents);
- * an existing one must be a folder you own that neither group nor others can write. An existing
- * folder's mode is never changed.
- */
+/** Makes sure `dir` is a safe config folder: created 0700 when missing; an existing one (never changed) yours, writable by you alone. */
 export function ensurePrivateDir(dir: string): void {
   let st: Stats;
   try {
@@ -125,10 +117,7 @@ export function ensureSharedDir(dir: string): SharedFolder {
   return { dir, gid: st.gid };
 }
 
-/**
- * Checks the stats of an opened file (fstat, or a FileHandle's stat): a regular file (never a FIFO,
- * a device or a folder) that `owners` may own and that others cannot write.
- */
+/** Checks an opened file's stats: a regular file (never a FIFO, a device or a folder) `owners` may own and others cannot write. */
 export function checkFileStats(st: Stats, path: string, what: string, shared?: SharedFolder, owners: Owners = 'me'): void {
   if (!st.isFile()) {
     throw new UnsafePathError(
@@ -187,9 +176,8 @@ function unreadable(path: string, what: string, error: unknown): OpcliError {
 }
 
 /**
- * Opens a file without following a symbolic link (O_NOFOLLOW) and checks the opened file: a regular
- * file you own that others cannot write. `flags` are the usual fs.constants O_* flags. Returns the
- * descriptor, or undefined when the file does not exist and O_CREAT was not asked for.
+ * Opens a file without following a link (O_NOFOLLOW) and checks the opened file (checkFileStats).
+ * Undefined when the file does not exist and O_CREAT was not asked for.
  */
 export function openPrivateFile(path: string, flags: number, what: string, mode = 0o600, shared?: SharedFolder, owners: Owners = 'me'): number | undefined {
   let fd: number;
@@ -249,10 +237,8 @@ function readBounded(fd: number, path: string, what: string, max: number): Buffe
 }
 
 /**
- * The one way opcli reads a file whole (config files, records, a lock's owner record, a CA bundle):
- * opened without following a link and without blocking (a FIFO), checked on the open descriptor (a
- * regular file, its owner and mode per `rules`), then read up to `rules.maxBytes` (a bigger file, or
- * /dev/zero behind a link, is refused, never read). Undefined when it does not exist.
+ * The one way opcli reads a file whole: opened without following a link or blocking (a FIFO), checked
+ * on the descriptor per `rules`, read up to `rules.maxBytes` (more is refused). Undefined when absent.
  */
 export function readCheckedFile(path: string, what: string, rules: ReadRules): string | undefined {
   const fd = openPrivateFile(path, constants.O_RDONLY | NONBLOCK, what, 0o600, rules.shared, rules.owners);
@@ -278,9 +264,8 @@ export function assertPrivateFile(path: string, what: string): boolean {
 }
 
 /**
- * For a file that holds secrets (credentials.json): one that group or others can read (0644) is
- * made private (0600) on the open descriptor. Returns the warning to print when it was, undefined
- * when nothing changed; a mode that cannot be changed (a read-only file system) is refused.
+ * Makes a secrets file that group or others can read private (0600) on the open descriptor, returning
+ * the warning to print; a mode that cannot be changed (a read-only file system) is refused.
  */
 export function tightenSecretFile(path: string, what: string): string | undefined {
   if (myUid() === undefined) return undefined;

@@ -1,9 +1,7 @@
 /**
- * When a process started, as the kernel counts it, so a lock can tell its owner from any other
- * process that merely has the owner's pid (a pid reused after a crash, or one named by a planted
- * owner record). On Linux: the boot's id and the start time in clock ticks since boot (field 22 of
- * /proc/<pid>/stat, proc(5)), which neither a clock change nor the process can alter. Elsewhere
- * undefined: only the pid is known there. And whether a process that answers signals has exited.
+ * When a process started, as the kernel counts it, so a lock can tell its owner from a process that
+ * merely has its pid. On Linux: the boot's id and the start in clock ticks since boot (field 22 of
+ * /proc/<pid>/stat, proc(5)), which neither a clock change nor the process can alter; elsewhere unknown.
  */
 import { readFileSync } from 'node:fs';
 
@@ -19,7 +17,6 @@ function procText(path: string): string | undefined {
   }
 }
 
-/** The start time of `pid` in clock ticks since boot, or undefined (not Linux, no such process). */
 function startTicks(pid: number): number | undefined {
   const stat = procText(`/proc/${pid}/stat`);
   if (stat === undefined) return undefined;
@@ -43,11 +40,7 @@ export function processStartedAt(pid: number): number | undefined {
   return Number(btime) * 1000 + (ticks * 1000) / TICKS_PER_SECOND;
 }
 
-/**
- * Whether a process that still answers signals has in fact exited and waits to be reaped (Linux
- * state Z): a run killed with kill -9 under an init that reaps late, or never (a container without
- * one), would otherwise keep its lock as if alive. Elsewhere such a process does not linger.
- */
+/** Whether a process that answers signals has exited and waits to be reaped (Linux state Z: an init that reaps late, or none). */
 export function hasExited(pid: number): boolean {
   if (process.platform !== 'linux') return false;
   try {

@@ -1,17 +1,14 @@
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../core/errors.js';
 import type { ProfileSecrets } from './credentials.js';
-import { clientSecretRefusal, legacyOrigin, type OriginContext, originOf } from './origin.js';
+import { boundOrigin, clientSecretRefusal, type OriginContext, originOf } from './origin.js';
 import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 import type { ProfileSettings } from './settings.js';
 import { parseRecordUrl, type RecordUrl } from '../record-pg/url.js';
 import { shellAdvice } from '../core/platform.js';
 import { closest } from '../core/field-issues.js';
 
-/**
- * CHOICE (docs/spec-choices.md#default-scopes): the scopes a browser login asks for when neither
- * --scopes nor the profile's `scopes` names any: the names the spec shows. Sending none would fail on a server that requires the parameter.
- */
+/** CHOICE (docs/spec-choices.md#default-scopes): a browser login's scopes when neither --scopes nor the profile names any. */
 export const DEFAULT_SCOPES: readonly string[] = ['read_orders', 'read_claims', 'read_store'];
 
 /** The settings in force for one command: profile values with the environment's overrides applied. */
@@ -29,10 +26,7 @@ export interface ResolvedProfile {
   storeId?: string;
   /** The record folder (OPCLI_RECORD_DIR, else the `record-dir` setting); none: the config folder. */
   recordDir?: string;
-  /**
-   * The team's record in PostgreSQL (OPCLI_RECORD_URL, else the `record-url` setting): the URL without
-   * its password, the password given with it (OPCLI_RECORD_URL's, else the credential store's), and where that came from.
-   */
+  /** The team's record in PostgreSQL (OPCLI_RECORD_URL, else `record-url` with the stored password), and where the password came from. */
   record?: RecordUrl & { passwordSource?: string };
   /** The `not-processed-statuses` setting: statuses that mean a POST was not processed (besides 421 and 429). */
   notProcessedStatuses?: number[];
@@ -55,10 +49,7 @@ export interface ResolvedProfile {
   };
 }
 
-/**
- * Picks the profile name: --profile, then OPCLI_PROFILE, then the one `profiles use` chose, then
- * `default`.
- */
+/** Picks the profile name: --profile, then OPCLI_PROFILE, then the one `profiles use` chose, then `default`. */
 export function pickProfileName(flag: string | undefined, env: Record<string, string | undefined>, current: string | undefined): string {
   const [name, from] = flag
     ? [flag, '--profile']
@@ -74,18 +65,13 @@ export function pickProfileName(flag: string | undefined, env: Record<string, st
   return name;
 }
 
-/** Whether the profile was named on purpose (--profile, OPCLI_PROFILE) rather than by default. */
-function namedExplicitly(flag: string | undefined, env: Record<string, string | undefined>): boolean {
-  return !!(flag || env.OPCLI_PROFILE);
-}
-
 /**
  * Refuses a profile name that matches no profile (a typo such as `--profile defualt`), suggesting
  * the closest one. Only a name given on purpose (--profile, OPCLI_PROFILE) is checked, and not when
  * OPCLI_BASE_URL supplies the settings (CI with environment variables only).
  */
 export function requireKnownProfile(name: string, known: string[], flag: string | undefined, env: Record<string, string | undefined>): void {
-  if (known.includes(name) || env.OPCLI_BASE_URL || !namedExplicitly(flag, env)) return;
+  if (known.includes(name) || env.OPCLI_BASE_URL || !(flag || env.OPCLI_PROFILE)) return;
   const [near] = closest(name, known, 1);
   throw new UsageError(
     `no profile named ${name}${near ? `; did you mean ${near}?` : '.'}`,
@@ -140,11 +126,7 @@ function envBaseUrl(env: Record<string, string | undefined>, warnings: string[])
   return value;
 }
 
-/**
- * Applies precedence: environment (OPCLI_BASE_URL, OPCLI_CLIENT_ID, OPCLI_CLIENT_SECRET,
- * OPCLI_TOKEN) wins over the profile's stored values. Each variable is checked first: a usage
- * error names the variable whose value cannot be right.
- */
+/** The environment's OPCLI_* values win over the profile's stored ones; each is checked first, a usage error naming it. */
 export function resolveProfile(
   name: string,
   settings: ProfileSettings | undefined,
@@ -170,7 +152,7 @@ export function resolveProfile(
     clientId: envClientId || s.clientId,
     clientSecret,
     // OPCLI_CLIENT_SECRET is exempt: it was given for this run, with the base URL of this run.
-    clientSecretOrigin: envClientSecret || !clientSecret ? undefined : (secrets.clientSecretOrigin ?? legacyOrigin(s.baseUrl)),
+    clientSecretOrigin: envClientSecret || !clientSecret ? undefined : boundOrigin(secrets.clientSecretOrigin, s.baseUrl),
     scopes: s.scopes ?? [],
     storeId: s.storeId,
     recordDir: envRecord || s.recordDir,
@@ -200,10 +182,7 @@ export function originContext(profile: ResolvedProfile): OriginContext {
   return { profile: profile.name, baseUrlSource: profile.sources.baseUrl, baseOrigin: originOf(profile.baseUrl) };
 }
 
-/**
- * The client id and secret, or a usage error naming how to set them. A stored secret bound to
- * another origin than the base URL in force is refused (AuthError): it would go to that server.
- */
+/** The client id and secret, or a usage error naming how to set them; a secret bound to another origin is refused (AuthError). */
 export function requireClient(profile: ResolvedProfile): { clientId: string; clientSecret: string } {
   if (!profile.clientId || !profile.clientSecret) {
     const missing = [!profile.clientId && 'client-id', !profile.clientSecret && 'client-secret'].filter(Boolean).join(' and ');

@@ -24,13 +24,9 @@ export type QuickCheck = (raw: unknown) => boolean;
 /** The quick check could not vouch for a file and its schema is not loaded yet (see ConfFileStore). */
 class SchemaNeeded extends Error {}
 
-/**
- * Parses a file's text and checks it against `schema` (after `quick`); anything else is a
- * DamagedFileError. Without the schema, a file the quick check cannot vouch for throws SchemaNeeded.
- */
+/** Parses a file's text, checked by `quick`, else `schema` (SchemaNeeded when not loaded); anything else is a DamagedFileError. */
 function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: string, what: string, quick?: QuickCheck): T {
-  // A file of nothing but spaces, or of zero bytes, is one whose write was cut short (a full disk, a
-  // crash): reading it as empty would forget every profile and login without a word.
+  // An empty file is a write cut short (a full disk, a crash): read as empty, it would forget every profile and login.
   if (text.trim() === '') throw new DamagedFileError(path, what, 'it is empty (a write may have been cut short, e.g. by a full disk)');
   if (text.includes('\uFFFD')) throw new DamagedFileError(path, what, 'it is not UTF-8 text');
   let raw: unknown;
@@ -52,24 +48,13 @@ function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: s
 }
 
 /**
- * One JSON file of the config folder (settings.json, credentials.json). Reads are opcli's own: the
- * file is opened without following a link and checked with the private-file rules (a regular file
- * you own that others cannot write, in a folder only you can write), its text is read from that
- * same descriptor and checked against the zod schema (after a quick check compiled from it at
- * build time, src/core/schema-checks.ts, that passes only what the schema certainly returns unchanged;
- * the schema, and zod with it, is loaded only for a write or a file the quick check cannot vouch
- * for), so a file that is not JSON, not an object or not the schema is a DamagedFileError naming
- * it. Writes are conf's: atomic (a temporary file
- * renamed over the old one), mode 0600; conf never clears an invalid file (`clearInvalidConfig:
- * false`) and every write reads first, so a damaged file is never replaced. conf is loaded only by a
- * store that may write (`open(..., { write: true })`, or `prepareWrite()`): a one-off command that
- * only reads its profile and token never pays for it. Keys are not dotted paths (profile names may
- * hold dots) and nothing is watched.
+ * One JSON file of the config folder (settings.json, credentials.json). Reads are opcli's own, with
+ * the private-file rules, checked by the quick check or the schema (ARCHITECTURE.md's fast paths);
+ * anything else is a DamagedFileError. Writes are conf's: atomic, 0600, never clearing an invalid
+ * file, and loaded only by a store that may write. Keys are not dotted paths (profile names may hold dots).
  *
- * Why the check before conf's write is enough, although conf then opens the path itself (following
- * links): the checks refuse any folder that another user owns or can write into, so between the
- * check and conf's write only the user (or root) could swap the file for a link, and they can read
- * their own secrets anyway. Nobody else can win that race.
+ * The check before conf's write is enough although conf then follows links: the folder is one no
+ * other user owns or can write, so only the user (or root) could swap the file for a link meanwhile.
  */
 export class ConfFileStore<T extends Record<string, unknown>> {
   private conf: Conf<T> | undefined;
@@ -86,10 +71,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
     private readonly empty: () => T,
   ) {}
 
-  /**
-   * Opens `<dir>/<name>.json` (without creating it); a damaged or unsafe file throws here. With
-   * `write`, conf is loaded too, so `write` can be called at once.
-   */
+  /** Opens `<dir>/<name>.json` (not creating it); a damaged or unsafe file throws here. `write` loads conf too. */
   static async open<T extends Record<string, unknown>>(
     dir: string,
     name: string,
@@ -118,8 +100,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
     this.schema ??= await this.loadSchema();
     if (this.conf) return;
     assertPrivateFile(this.path, `${this.what} file`);
-    // Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the
-    // writer is loaded by a store that writes, so a one-off that only reads its profile never loads it.
+    // Start-up fast path (ARCHITECTURE.md): loaded by a store that writes only.
     const { default: ConfClass } = await import('conf');
     this.conf = new ConfClass<T>({
       cwd: this.dir,
@@ -135,10 +116,8 @@ export class ConfFileStore<T extends Record<string, unknown>> {
   }
 
   /**
-   * The file's content as it is on disk now, checked (a missing file reads as empty). The schema
-   * is loaded by `open` when the file needs it; a file that another program changes after that,
-   * into a form the quick check cannot vouch for, is refused until the command runs again (which
-   * loads the schema and says what is wrong, if anything).
+   * The file's content on disk now, checked (missing: empty). Changed meanwhile into a form the quick
+   * check cannot vouch for, without the schema loaded, it is refused until the command runs again.
    */
   read(): T {
     try {
@@ -152,7 +131,6 @@ export class ConfFileStore<T extends Record<string, unknown>> {
     }
   }
 
-  /** The file's content, checked; SchemaNeeded when the quick check cannot vouch for it and the schema is not loaded. */
   private readChecked(): T {
     const text = readPrivateFile(this.path, `${this.what} file`, undefined, MAX_CONFIG_BYTES);
     if (text === undefined) return this.empty();

@@ -1,9 +1,8 @@
 /**
- * Where the record of business actions lives (the record of claims filed and the gift card ledger):
- * the config folder, private to one user account, or the `record-dir` folder a team shares.
- * CHOICE (docs/spec-choices.md#record-dir): OPCLI_RECORD_DIR, else the profile's `record-dir`, else the config folder.
+ * Where the record of claims and the gift card ledger live: CHOICE (docs/spec-choices.md#record-dir):
+ * OPCLI_RECORD_DIR, else the profile's `record-dir` a team shares, else the private config folder.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { shellAdvice } from '../core/platform.js';
 import { acceptWitness, witnessedPaths } from '../record/witness.js';
@@ -22,10 +21,8 @@ export interface RecordPlace {
 }
 
 /**
- * The record folder for a profile (none readable: the config folder), checked: a private folder, or
- * a shared one no outsider can write. A profile whose record is in PostgreSQL (record-url) has no
- * record folder: it never falls back to a file, and the config folder is the place its record lived
- * before (read, never written: src/giftcard/ledger-db.ts, src/record-pg/claims.ts).
+ * The record folder for a profile, checked: a private folder, or a shared one no outsider can write.
+ * A record in PostgreSQL (record-url) has none: the config folder is where it lived before, read only.
  */
 export function recordPlace(
   configDir: string,
@@ -42,10 +39,8 @@ export function recordPlace(
 }
 
 /**
- * CHOICE (docs/spec-choices.md#record-dir): a record-dir must be owned by you (its group is then your
- * choice), or by root with one of your groups: a folder another user owns is theirs to fill, and the
- * ledger in it could be written by people who are not your team (a forged "already issued", or a
- * record that hides a payment).
+ * CHOICE (docs/spec-choices.md#record-dir): a record-dir must be owned by you, or by root with one of
+ * your groups: in another user's folder people outside your team could forge or hide a payment.
  */
 function checkTeamFolder(dir: string): void {
   if (typeof process.getuid !== 'function' || typeof process.getgroups !== 'function') return;
@@ -66,11 +61,9 @@ function checkTeamFolder(dir: string): void {
 }
 
 /**
- * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived, read as well
- * so that moving it (setting, changing or unsetting record-dir) forgets no claim and no payment:
- * the config folder, and every folder this config folder keeps a witness of (a record read or
- * written there: src/record/witness.ts). A folder that is gone is still listed: its witness
- * then stops money until the record is put back or accepted as gone (`repair`).
+ * CHOICE (docs/spec-choices.md#record-places): every other place the record has lived (the config
+ * folder, every folder it keeps a witness of), read too so that moving it forgets no claim or payment.
+ * A folder that is gone is still listed: its witness stops money until the record is back or repaired.
  */
 export function earlierPlaces(place: RecordPlace): RecordPlace[] {
   const configDir = place.configDir;
@@ -87,14 +80,7 @@ export function earlierPlaces(place: RecordPlace): RecordPlace[] {
     seen.add(id);
   }
   return [...dirs].map((dir) => {
-    if (dir === resolve(configDir)) return { dir, configDir, earlier: true };
-    let exists = true;
-    try {
-      statSync(dir);
-    } catch {
-      exists = false;
-    }
-    if (!exists) return { dir, configDir, earlier: true };
+    if (dir === resolve(configDir) || !existsSync(dir)) return { dir, configDir, earlier: true };
     const shared = ensureSharedDir(dir);
     checkTeamFolder(dir);
     return { dir, shared, configDir, earlier: true };
@@ -118,10 +104,7 @@ export function ensureRecordDir(place: RecordPlace): void {
   else ensurePrivateDir(place.dir);
 }
 
-/**
- * Accepts the record file `name` as it is now in this place and every place it lived before (a
- * repair, once the person has checked what changed): what they saw of it becomes what it holds.
- */
+/** Accepts the record file `name` as it is now, here and everywhere it lived before (a repair, once the person has checked). */
 export function acceptAsItIs(place: RecordPlace, name: string, what: string): void {
   const configDir = place.configDir;
   if (!configDir) return;

@@ -5,10 +5,8 @@ import { originOf, tokenUrlOf } from './origin.js';
 import type { SettingsStore } from './settings.js';
 
 /**
- * Writes a profile that points at a running sandbox: base and authorize URLs, client id and secret,
- * store, scopes, every gift card provider setting, and the sandbox's admin secret (for its /__admin
- * API: `opcli config get sandbox-admin-secret --reveal`). Used by `opcli sandbox --write-profile`, the
- * tour and the tests, so all three configure opcli the same way.
+ * Writes a profile that points at a running sandbox, its secrets included (the admin secret for its
+ * /__admin API). `sandbox --write-profile`, the tour and the tests all configure opcli this way.
  */
 export async function writeSandboxProfile(
   sandbox: Pick<Sandbox, 'url' | 'adminSecret' | 'authorizeUrl' | 'client' | 'store' | 'providerName' | 'providerUrl' | 'triggerUrl' | 'nativeUrl'>,
@@ -57,11 +55,7 @@ export function isSandboxUrl(baseUrl: string): boolean {
   }
 }
 
-/**
- * Refuses to let `sandbox --write-profile NAME` replace a profile that points anywhere but a local
- * sandbox (or holds secrets without a base URL): it would overwrite a real client secret and
- * provider token. `--force` skips this check.
- */
+/** Refuses to let `sandbox --write-profile` (without --force) replace a profile with real secrets: one not at a local sandbox. */
 export function assertReplaceableBySandbox(settings: SettingsStore, credentials: CredentialStore, profile: string): void {
   const baseUrl = settings.getProfile(profile)?.baseUrl;
   const secrets = credentials.read(profile);

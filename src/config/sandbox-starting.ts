@@ -1,11 +1,8 @@
 /**
- * A profile being written by a sandbox that is still starting (issue 39 row 2). The quick start
- * pasted as one block runs `opcli sandbox --write-profile default &` and, at once, `opcli auth
- * login`: the sandbox needs a moment to listen before it knows its URL. So `sandbox --write-profile
- * NAME` first leaves a marker in the config folder (`sandbox-starting.NAME.json`, its pid), before
- * it loads the emulator, and removes it once the profile is written; a command about to read
- * profile NAME that finds the marker of a live process waits for it, up to WAIT_LIMIT_MS, then
- * reads the profile as written, or says the sandbox is still starting.
+ * A profile being written by a sandbox that is still starting: the quick start pasted as one block
+ * runs `opcli sandbox --write-profile default &` and at once `opcli auth login`. The sandbox leaves a
+ * marker (`sandbox-starting.NAME.json`, its pid) until the profile is written; a command reading
+ * profile NAME waits for a live one's marker, up to WAIT_LIMIT_MS.
  */
 import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,10 +50,7 @@ function starter(dir: string, profile: string, now: number): number | undefined 
   }
 }
 
-/**
- * Waits while a sandbox that is still starting writes profile `profile` of `dir`; true when it
- * waited (read the profile again). After WAIT_LIMIT_MS it stops with an error naming the cause.
- */
+/** Waits while a starting sandbox writes profile `profile`; true when it waited (read the profile again). */
 export async function untilSandboxWrote(dir: string, profile: string, clock: { now(): number; sleep(ms: number): Promise<void> }): Promise<boolean> {
   const started = clock.now();
   let pid = starter(dir, profile, started);

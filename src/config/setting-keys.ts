@@ -17,10 +17,7 @@ export interface SettingKey {
   secret?: boolean;
   /** Path inside ProfileSettings (or the secret's name in the credential store). */
   path: readonly string[];
-  /**
-   * A URL whose password is kept apart: `parse` gives `{ url, password }`, the URL (without it) goes
-   * to `path` and the password to this secret of the credential store (none: removed).
-   */
+  /** A URL whose password is kept apart: `parse` gives `{ url, password }`, the password goes to this secret (none: removed). */
   passwordSecret?: 'recordPassword';
   parse: (raw: string) => unknown;
 }
@@ -138,11 +135,7 @@ const SECRET = { secret: true } as const;
 
 type Row = readonly [path: string, parse: (raw: string) => unknown, kind?: Pick<SettingKey, 'secret' | 'passwordSecret'>];
 
-/**
- * Every key `opcli config set` accepts, in the order `config list` shows them: where it is kept (a
- * dotted path in ProfileSettings, or the secret's name in the credential store), how its value is
- * checked, and whether it is a secret.
- */
+/** Each key's dotted path in ProfileSettings (or the secret's name in the credential store), its check and its kind. */
 const KEYS = {
   'base-url': ['baseUrl', url],
   'authorize-url': ['authorizeUrl', pageUrl],

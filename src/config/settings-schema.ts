@@ -1,4 +1,4 @@
-/** The zod schemas of the settings file (the keys `opcli config set` accepts are in setting-keys.ts). */
+/** The zod schemas of the settings file; what each setting means is said once, in setting-keys.ts's DESCRIPTIONS. */
 import * as z from 'zod';
 import { lazy } from '../schemas.js';
 import { PROGRESS_MODES } from '../core/ports.js';
@@ -12,26 +12,17 @@ export const ProfileSettings = lazy(() =>
     clientId: z.string().optional(),
     scopes: z.array(z.string()).optional(),
     storeId: z.string().optional(),
-    /**
-     * CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the
-     * record of claims and the gift card ledger (default: the config folder).
-     */
+    /** CHOICE (docs/spec-choices.md#record-dir): a folder shared by every operator, holding the record (default: the config folder). */
     recordDir: z.string().optional(),
-    /** The team's record in PostgreSQL (src/record-pg/url.ts): a postgres:// URL without its password (kept in the credential store). */
     recordUrl: z.string().optional(),
-    /** A proxy for every request of the profile, winning over HTTPS_PROXY and the like (docs/http.md#proxies). */
     proxy: z.string().optional(),
-    /** Hosts reached without the proxy, as NO_PROXY lists them; wins over NO_PROXY. */
     noProxy: z.string().optional(),
     /** CHOICE (docs/spec-choices.md#loopback-not-proxied): send loopback requests through the proxy too (default false). */
     proxyLoopback: z.boolean().optional(),
-    /** A PEM bundle of certificate authorities trusted besides Node's own (docs/http.md#trust). */
     caFile: z.string().optional(),
     /** CHOICE (docs/spec-choices.md#not-processed-statuses): the statuses that guarantee a POST was not processed (421 and 429 always are). */
     notProcessedStatuses: z.array(z.number().int()).optional(),
-    /** How long work shows its progress: auto (a redrawn line on a terminal, sentences elsewhere), plain or none (src/text/progress.ts). */
     progress: z.enum(PROGRESS_MODES).optional(),
-    /** The accessible mode: nothing redrawn, choices as numbered lists, progress as sentences. */
     accessible: z.boolean().optional(),
     provider: z
       .object({
@@ -41,7 +32,6 @@ export const ProfileSettings = lazy(() =>
         triggerId: z.string().optional(),
         triggerUrl: z.url().optional(),
         nativeUrl: z.url().optional(),
-        /** Send the credit API token to the trigger's execute URL too (off: the trigger gets no token). */
         triggerSendsToken: z.boolean().optional(),
         /** CHOICE (docs/spec-choices.md#provider-currency): the provider's amounts carry no currency in the spec; this names it (default USD). */
         currency: z.string().optional(),

@@ -4,27 +4,16 @@ import type { ProfileSettings, SettingsFile } from './settings-schema.js';
 
 export type { ProfileSettings } from './settings-schema.js';
 
-// Start-up fast path (ARCHITECTURE.md; bench/startup.mjs, test/orders/output-loads.test.ts): the schema
-// (and zod) is loaded by a write or by a file the check compiled from it (src/core/schema-checks.ts) cannot vouch for.
+// Start-up fast path (ARCHITECTURE.md): zod loads for a write or a file the quick check cannot vouch for.
 const schemas = () => import('./settings-schema.js');
 
 /** The settings file (settings.json, 0600 in a private folder, kept through conf): profiles and the current profile. */
 export class SettingsStore {
-  readonly path: string;
-  private readonly file: ConfFileStore<SettingsFile>;
-  /** The ProfileSettings schema of a store opened to write (`open`); a store opened to read has none. */
-  private readonly profileSchema?: typeof ProfileSettings;
-
-  private constructor(file: ConfFileStore<SettingsFile>, profileSchema?: typeof ProfileSettings) {
-    this.file = file;
-    this.path = file.path;
-    this.profileSchema = profileSchema;
-  }
+  private constructor(private readonly file: ConfFileStore<SettingsFile>) {}
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
   static async open(dir: string): Promise<SettingsStore> {
-    const { ProfileSettings } = await schemas();
-    return new SettingsStore(await SettingsStore.openFile(dir, true), ProfileSettings);
+    return new SettingsStore(await SettingsStore.openFile(dir, true));
   }
 
   /** Opens the settings file to read only (no writer is loaded; a write throws): how a command resolves its profile. */
@@ -38,12 +27,6 @@ export class SettingsStore {
       quick: settingsFile,
       empty: () => ({ profiles: {} }),
     });
-  }
-
-  /** The ProfileSettings schema, for a write (a store opened to read throws, as its file does). */
-  private profiles(): typeof ProfileSettings {
-    if (!this.profileSchema) throw new Error('internal: the settings file was written through a store opened for reading');
-    return this.profileSchema;
   }
 
   /** The profile `profiles use` selected, if any. */
@@ -68,22 +51,21 @@ export class SettingsStore {
     return this.file.read().profiles[name];
   }
 
-  /** Replaces a profile's settings. */
+  /** Replaces a profile's settings (the whole file is checked by its schema as it is written). */
   setProfile(name: string, settings: ProfileSettings): void {
     const file = this.file.read();
-    file.profiles[name] = this.profiles().parse(settings);
+    file.profiles[name] = settings;
     this.file.write(file);
   }
 
-  /** Merges settings into a profile (creating it), returning the result. */
-  updateProfile(name: string, patch: ProfileSettings): ProfileSettings {
+  /** Merges settings into a profile (creating it). */
+  updateProfile(name: string, patch: ProfileSettings): void {
     const file = this.file.read();
     const current = file.profiles[name] ?? {};
-    const next = this.profiles().parse({ ...current, ...patch, provider: { ...current.provider, ...patch.provider } });
-    if (next.provider && Object.keys(next.provider).length === 0) delete next.provider;
+    const next = { ...current, ...patch, provider: { ...current.provider, ...patch.provider } };
+    if (Object.keys(next.provider).length === 0) delete (next as ProfileSettings).provider;
     file.profiles[name] = next;
     this.file.write(file);
-    return next;
   }
 
   /** Deletes a profile's settings; clears the current profile if it was this one. */

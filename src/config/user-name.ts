@@ -1,8 +1,4 @@
-/**
- * Who runs opcli, and a uid as a person reads it: the user name as the operating system gives it
- * (its user database: /etc/passwd, LDAP or NIS through NSS on Linux, Directory Services on macOS,
- * where /etc/passwd lists only system accounts), with the number.
- */
+/** Who runs opcli, and a uid as a person reads it: the name from the system's user database (NSS, Directory Services), not /etc/passwd. */
 import { execFileSync } from 'node:child_process';
 import { hostname, userInfo } from 'node:os';
 
@@ -15,11 +11,7 @@ export function describeUid(uid: number): string {
 /** A user name as opcli shows it: printable, short. Names come from the system, still checked. */
 const NAME = /^[\w.@-]{1,64}$/;
 
-/**
- * The user name of `uid` from the operating system, or undefined: this process's own from
- * os.userInfo(); another user's from id(1) (`id -un <uid>`, in POSIX and on macOS), which asks the
- * same database; only in messages, so the few milliseconds are spent only when one is shown.
- */
+/** The user name of `uid`: this process's from os.userInfo(), another's from id(1) (POSIX, macOS), only when a message shows it. */
 export function userName(uid: number): string | undefined {
   let name: string | undefined;
   try {

@@ -1,16 +1,13 @@
 /**
- * Writing one setting of a profile as `config set`, `config unset` and `giftcard setup` do, keeping
- * the credentials bound to their origin (src/config/origin.ts): a secret is stored with the origin
- * it is meant for, and a base-url or provider-api-url that moves first binds the credentials an
- * older opcli stored without an origin to the old value, then says which credentials no longer
- * apply. No print: the warnings come back to the caller.
+ * Writing one setting of a profile (`config set`, `config unset`, `giftcard setup`), keeping the
+ * credentials bound to their origin (origin.ts): a secret is stored with its origin, and a moving
+ * base-url or provider-api-url first binds unbound credentials to the old value, then warns.
  */
 import type { CredentialStore, ProfileSecrets } from './credentials.js';
 import { originOf, profileFlag, tokenUrlOf } from './origin.js';
 import { patchAtPath, type SettingsStore } from './settings.js';
 import type { SettingKey } from './setting-keys.js';
 
-/** What writing a setting needs. */
 export interface SettingStores {
   settings: SettingsStore;
   credentials: CredentialStore;
@@ -19,9 +16,8 @@ export interface SettingStores {
 }
 
 /**
- * Writes `value` (undefined removes it) for `key` in `profile`; returns warnings about credentials
- * the change leaves bound to another origin. `alsoWritten` names secrets written in the same
- * change (`giftcard setup` with a new provider-api-url and its token): no warning about those.
+ * Writes `value` (undefined removes it) for `key`; returns warnings about credentials left bound to
+ * another origin, except `alsoWritten` (secrets written in the same change, as `giftcard setup` does).
  */
 export async function writeSetting(
   profile: string,
@@ -42,9 +38,8 @@ export async function writeSetting(
   }
   if (key.secret) {
     const name = key.path[0] as 'clientSecret' | 'providerToken' | 'sandboxAdminSecret';
-    // Each credential is bound to the origin it is meant for, and storing one never rebinds another:
-    // the client secret to the base URL in force (with none yet, to the base-url set later, or the
-    // next login's), the provider token to the provider's API; the sandbox's admin secret has none.
+    // Each credential is bound to its own origin, and storing one never rebinds another: the client
+    // secret to the base URL in force (none yet: bound later), the provider token to the provider's API.
     const binding: Partial<ProfileSecrets> =
       name === 'clientSecret'
         ? { clientSecretOrigin: value === undefined ? undefined : (originOf(stores.envBaseUrl) ?? originOf(current?.baseUrl)) }

@@ -16,11 +16,7 @@ const ERROR_WORDS: Record<string, string> = {
 /** The redirect's `state` is missing or not this login's: a stray or forged request, not an answer. */
 export class StateMismatchError extends AuthError {}
 
-/**
- * Checks the browser's redirect and returns the authorization code. A missing or different `state`
- * is refused as a possible forgery before anything else is looked at, so a forged code is never
- * exchanged; an `error` redirect becomes an AuthError (exit 4) in words.
- */
+/** The authorization code of the browser's redirect; its `state` checked before anything else, so a forged code is never exchanged. */
 export function codeFromRedirect(url: URL, expectedState: string): string {
   checkState(url, expectedState);
   const q = url.searchParams;
@@ -61,10 +57,7 @@ export function checkState(url: URL, expectedState: string): void {
   }
 }
 
-/**
- * Parses what a user pasted: the full redirect URL from the browser's address bar. It must point to
- * the callback path; `state` and `code` are then checked by `codeFromRedirect`.
- */
+/** The redirect URL a user pasted from the browser's address bar, on the callback path (`codeFromRedirect` checks the rest). */
 export function parsePastedRedirect(text: string): URL {
   const trimmed = text.trim();
   let url: URL;
@@ -91,10 +84,7 @@ function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/**
- * An OAuth `state` value (256 random bits; at least 128 are needed), and a PKCE code verifier
- * (RFC 7636 section 4.1: 43 characters): 32 random bytes, base64url.
- */
+/** An OAuth `state` (256 random bits; 128 are needed), and a PKCE code verifier (RFC 7636 section 4.1: 43 characters). */
 export function createState(): string {
   return randomBytes(32).toString('base64url');
 }

@@ -10,28 +10,20 @@ import type { RevokeRequest, TokenRequest, TokenResponse } from '../schemas.js';
 /** Start-up fast path (ARCHITECTURE.md): the schemas are loaded by a token call, so a one-off with a valid login loads no zod. */
 const schemas = () => import('../schemas.js');
 
-/** Endpoints 1 and 2 of one profile, over the shared HTTP client (absolute URLs, so any profile works). */
-export interface OAuthEndpoints {
-  /** Endpoint 1: JSON body, no Authorization header. */
-  token(body: TokenRequest, signal?: AbortSignal): Promise<TokenResponse>;
-  /** Endpoint 2. */
-  revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void>;
-}
-
 /**
- * The token and revoke endpoints at `baseUrl` (the token endpoint at `tokenUrl` when given: the one
- * that issued a stored login); bodies are checked with the shared schemas before anything is sent.
+ * Endpoints 1 (token) and 2 (revoke) at `baseUrl` over the shared HTTP client, JSON bodies checked
+ * before sending and no Authorization header; the token endpoint at `tokenUrl` when given.
  */
-export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, tokenUrl?: string): OAuthEndpoints {
+export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, tokenUrl?: string) {
   const url = (path: string) => (baseUrl ? `${baseUrl.replace(/\/+$/, '')}${path}` : path);
   return {
-    async token(body, signal) {
+    async token(body: TokenRequest, signal?: AbortSignal): Promise<TokenResponse> {
       const { TokenRequest, TokenResponse } = await schemas();
       const checked = TokenRequest.parse(body);
       return (await http.request({ method: 'POST', url: tokenUrl ?? url(PATHS.token), json: checked, auth: false, smallAnswer: true, signal }, TokenResponse))
         .body;
     },
-    async revoke(body, signal) {
+    async revoke(body: RevokeRequest, signal?: AbortSignal): Promise<void> {
       const checked = (await schemas()).RevokeRequest.parse(body);
       await http.request({ method: 'POST', url: url(PATHS.revoke), json: checked, auth: false, smallAnswer: true, signal });
     },
@@ -39,10 +31,8 @@ export function oauthEndpoints(http: HttpClient, baseUrl: string | undefined, to
 }
 
 /**
- * What a token request of a profile starts from: its app's id and secret (the secret redacted from
- * all output; refused when it belongs to another origin than the base URL in force), the endpoints
- * (the token endpoint at `tokenUrl` when given, which must be on the base URL's origin), and the
- * time it starts (the new token's clock).
+ * What a token request of a profile starts from: its app's id and secret (redacted; refused when bound
+ * to another origin), the endpoints (`tokenUrl` must be on the base URL's origin), and its start time.
  */
 export async function tokenClient(env: { redactor: Redactor; http(): Promise<HttpClient>; now(): number }, profile: ResolvedProfile, tokenUrl?: string) {
   const { clientId, clientSecret } = requireClient(profile);
@@ -57,10 +47,7 @@ export async function tokenClient(env: { redactor: Redactor; http(): Promise<Htt
   return { clientId, clientSecret, oauth: oauthEndpoints(await env.http(), profile.baseUrl, tokenUrl), started: env.now() };
 }
 
-/**
- * The client-credentials grant of `profile` for `storeId` (a login, or its renewal: the same grant
- * again, with the login's scope filter `scopes`, not the scopes granted last time), as the token to store.
- */
+/** The client-credentials grant for `storeId` (a login, or its renewal with the login's scope filter, not the scopes granted). */
 export async function clientCredentials(
   env: Parameters<typeof tokenClient>[0],
   profile: ResolvedProfile,
@@ -103,10 +90,7 @@ export function oauthDescription(error: ApiError): string {
   return body?.error_description ?? body?.message ?? body?.error ?? `HTTP ${error.status}`;
 }
 
-/**
- * Turns a refusal of the token endpoint into an AuthError that says what happened; anything else
- * (network, 5xx, a redirect) is passed through unchanged.
- */
+/** A refusal of the token endpoint as an AuthError in words; anything else (network, 5xx, a redirect) unchanged. */
 export function tokenRefusal(error: unknown, profile: ResolvedProfile, what: string): unknown {
   if (!(error instanceof ApiError) || error instanceof RedirectError || error.status >= 500 || error.status === 429) return error;
   const words = oauthDescription(error);

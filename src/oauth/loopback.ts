@@ -11,28 +11,18 @@ export type CallbackOutcome<T> =
   | { ok: true; value: T }
   | { ok: false; error: Error /** Not this login's redirect: answer it and keep waiting. */; keepWaiting?: boolean };
 
-export interface CallbackServer<T> {
-  port: number;
-  /** `http://127.0.0.1:<port>/callback`: the same string goes into the authorization and token requests. */
-  redirectUri: string;
-  /** Settles with the judgement of the first request to /callback. */
-  outcome: Promise<CallbackOutcome<T>>;
-  /** Stops listening and drops every connection, so the port refuses connections at once. */
-  close(): Promise<void>;
-}
-
 /**
- * Listens on 127.0.0.1 (the IP literal, never `localhost`, RFC 8252 section 7.3) for the one
- * redirect of an authorization. Each GET /callback is judged by `judge` and answered with a small
- * static page (no external resources, never echoing the code); the first one that is this login's
- * answer settles `outcome`. Stray requests (judged `keepWaiting`) are answered and ignored.
+ * Listens on 127.0.0.1 (never `localhost`, RFC 8252 section 7.3) for the one redirect of an
+ * authorization: each GET /callback is judged and answered with a static page that never echoes the
+ * code; the first that is this login's answer settles `outcome`, strays (`keepWaiting`) are ignored.
  */
 export async function startCallbackServer<T>(options: {
   port?: number;
+  /** Never throws: a redirect that is not a code is an outcome. */
   judge: (url: URL) => CallbackOutcome<T>;
   /** Called for each request judged `keepWaiting` (a stray or forged callback). */
   onIgnored?: (error: Error) => void;
-}): Promise<CallbackServer<T>> {
+}) {
   let settle: (outcome: CallbackOutcome<T>) => void = () => {};
   const outcome = new Promise<CallbackOutcome<T>>((resolve) => {
     settle = resolve;
@@ -45,12 +35,7 @@ export async function startCallbackServer<T>(options: {
       res.writeHead(404, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('Not found\n');
       return;
     }
-    let judged: CallbackOutcome<T>;
-    try {
-      judged = options.judge(url);
-    } catch (error) {
-      judged = { ok: false, error: error instanceof Error ? error : new Error(String(error)) };
-    }
+    const judged = options.judge(url);
     if (!judged.ok && judged.keepWaiting) {
       res.writeHead(400, PAGE_HEADERS).end(page('Not this login', `${judged.error.message} opcli is still waiting for the login it started.`));
       options.onIgnored?.(judged.error);
@@ -85,10 +70,12 @@ export async function startCallbackServer<T>(options: {
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   let closing: Promise<void> | undefined;
   return {
-    port,
+    // The same string goes into the authorization and token requests.
     redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
+    /** Settles with the judgement of the first request to /callback that is this login's. */
     outcome,
-    close() {
+    /** Stops listening and drops every connection, so the port refuses connections at once. */
+    close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,5 +1,5 @@
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
-import { legacyOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
+import { boundOrigin, loginRefusal, originOf, profileFlag, tokenUrlOf } from '../config/origin.js';
 import { originContext, type ResolvedProfile } from '../config/profile.js';
 import { ApiError, AuthError } from '../core/errors.js';
 import { type HttpClient, neverLeft, type TokenSource } from '../http/client.js';
@@ -16,9 +16,8 @@ export interface AuthTokenSource extends TokenSource {
 }
 
 /**
- * Whether a stored token should be refreshed before use: within 5 minutes of expiry, or within
- * half its lifetime when it lives shorter than 10 minutes (else a token issued for 5 minutes or
- * less would be refreshed before every request). A token of unknown expiry is used as it is.
+ * Whether a stored token is refreshed before use: within REFRESH_MARGIN_MS of expiry, or of half its
+ * lifetime when shorter (else a 5-minute token would be refreshed before every request).
  */
 export function needsRefresh(token: StoredToken, now: number): boolean {
   if (token.expiresAt === undefined) return false;
@@ -67,22 +66,17 @@ function envTokenSource(deps: Pick<TokenSourceEnv, 'redactor'>, token: string, b
 }
 
 /**
- * The bearer token for API calls. OPCLI_TOKEN, when set, is used as it is. Otherwise the profile's
- * stored token, refreshed when it expires within 5 minutes and once after a 401. A refresh happens
- * once per process at a time (callers share one promise) and, across processes, under the
- * credentials lock: under the lock the store is read again, and when another process has refreshed
- * already its tokens are used and nothing is sent. The rotated pair is written before the lock is
- * released.
+ * The bearer token for API calls: OPCLI_TOKEN as it is, else the stored token, refreshed near expiry
+ * and once after a 401. One refresh per process at a time (a shared promise), and across processes
+ * under the credentials lock, where a token another process refreshed meanwhile is adopted.
  */
 export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile): AuthTokenSource {
   const baseOrigin = originOf(profile.baseUrl);
   if (profile.envToken) return envTokenSource(deps, profile.envToken, baseOrigin);
   const name = profile.name;
-  // The stored login goes only to the origin that issued it (src/config/origin.ts).
-  // Checked on every request of a batch: the common case (the same origin) is one string comparison.
-  const legacy = legacyOrigin(profile.storedBaseUrl);
+  // The stored login goes only to the origin that issued it, checked on every request: the common case is one string comparison.
   const assertBound = (token: StoredToken, target: URL | undefined) => {
-    const bound = token.origin ?? legacy;
+    const bound = boundOrigin(token.origin, profile.storedBaseUrl);
     const to = target ? target.origin : baseOrigin;
     if (bound !== undefined && bound === to) return;
     const refused = loginRefusal(bound, to, originContext(profile));
@@ -134,27 +128,15 @@ export function createTokenSource(deps: TokenSourceEnv, profile: ResolvedProfile
   };
 }
 
-/** The origin a stored login belongs to: the one stored with it, else (an older opcli's) the profile's base-url setting. */
-function boundOrigin(token: StoredToken, profile: ResolvedProfile): string | undefined {
-  return token.origin ?? legacyOrigin(profile.storedBaseUrl);
-}
-
-/**
- * Where a refresh or a client-credentials re-run of `token` may go: its own token endpoint, and
- * only when the base URL in force is on the origin that issued it. Otherwise an AuthError naming
- * both, before anything is sent.
- */
+/** Where a refresh or client-credentials re-run of `token` may go: its own token endpoint, if the base URL is on its origin. */
 function refreshTarget(token: StoredToken, profile: ResolvedProfile): { origin?: string; tokenUrl?: string } {
-  const origin = boundOrigin(token, profile);
+  const origin = boundOrigin(token.origin, profile.storedBaseUrl);
   const refused = loginRefusal(origin, originOf(profile.baseUrl), originContext(profile));
   if (refused) throw refused;
   return { origin, tokenUrl: token.tokenUrl ?? (profile.baseUrl ? tokenUrlOf(profile.baseUrl) : undefined) };
 }
 
-/**
- * One refresh under the credentials lock. `replacing` is the access token the caller found stale or
- * refused; when the store holds another one by now, another process refreshed and it is adopted.
- */
+/** One refresh under the credentials lock; `replacing` is the access token found stale or refused (another one stored is adopted). */
 async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, replacing: string | undefined): Promise<StoredToken> {
   const store = await deps.credentials();
   const name = profile.name;
@@ -199,7 +181,7 @@ async function refreshLocked(deps: TokenSourceEnv, profile: ResolvedProfile, rep
         if (
           again &&
           again.refreshToken !== sent &&
-          boundOrigin(again, profile) === bound.origin &&
+          boundOrigin(again.origin, profile.storedBaseUrl) === bound.origin &&
           again.expiresAt !== undefined &&
           again.expiresAt > deps.now()
         )
@@ -249,11 +231,7 @@ async function rerunClientCredentials(
   return next;
 }
 
-/**
- * Whether a failed token request provably changed nothing on the server: it answered 4xx (429
- * included), or the connection was refused before anything was sent. Anything else (a 5xx, a
- * timeout, a lost connection, an unreadable 2xx) may have rotated the refresh token.
- */
+/** Whether a failed token request provably changed nothing: a 4xx, or nothing left; else it may have rotated the refresh token. */
 function provablyRefused(error: unknown): boolean {
   if (error instanceof ApiError) return error.status >= 400 && error.status < 500;
   return neverLeft(error);
