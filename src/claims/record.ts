@@ -297,7 +297,7 @@ export class ClaimRecord {
 
   /**
    * Queues an outcome, written at the end of the turn with the others settled in it (or with the next
-   * intents, or by `flush`/`close`), not synced: a process crash keeps it, and if a power cut dropped
+   * intents, or by `close`), not synced: a process crash keeps it, and if a power cut dropped
    * it the attempt would read as uncertain, never be resent on its own.
    */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
@@ -320,11 +320,6 @@ export class ClaimRecord {
       this.stampText = new Date(now).toISOString();
     }
     return this.stampText;
-  }
-
-  /** Writes what is queued and makes it durable. */
-  flush(): void {
-    this.group?.sync();
   }
 
   /** Whether the lock was taken by another run meanwhile. */

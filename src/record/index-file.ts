@@ -178,12 +178,6 @@ export class TermIndex {
     this.state = next;
   }
 
-  /** `write` then `commit`. */
-  add(entries: [term: string, offset: number][], covered: Covered): void {
-    this.write(entries);
-    this.commit(covered);
-  }
-
   /** Forgets the index: the next read rebuilds it from the record. */
   reset(): void {
     this.state = undefined;

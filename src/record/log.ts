@@ -80,11 +80,6 @@ export function readRecordFile<T>(place: RecordPlace, file: RecordFile<T>, take:
   }
 }
 
-/** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
-export function appendSealed(fd: number, text: string): void {
-  new LogWriter().append(fd, text);
-}
-
 /**
  * The writer of one record (the claims record's, the ledger's): it keeps the hash of the last line it
  * wrote and where the file ended then, so the next append reads nothing back while the file is as it

@@ -22,16 +22,8 @@ import { checkWitnessOf, fdReader, lineHashBefore } from './witness.js';
 
 export type { RecordClient, RecordFile } from './log.js';
 
-/** The questions every storage of the record answers (the file here; PostgreSQL next). */
-export interface RecordQuestions<T> {
-  /** The lines that hold any of `terms` (a key, a customer), oldest first. */
-  find(...terms: string[]): T[];
-  /** The lines that cannot be read: a torn last line (an uncertain action), or damage that stops money (blockingDamage). */
-  readonly damaged: DamagedLine[];
-}
-
 /** A record file open as `fd`, its index brought up to date: questions by term read only the lines that answer them. */
-export class IndexedRecord<T> implements RecordQuestions<T> {
+export class IndexedRecord<T> {
   /** The blocking damage found when the record, changed under its index, was read whole again. */
   private broken: DamagedLine[] = [];
 
