@@ -10,6 +10,7 @@
  * identity>` (outcomes), `run:<id>` (a batch run's line), `header` and `imported` (the header, and
  * the journals read in).
  */
+import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
@@ -73,6 +74,11 @@ export function claimFile(store: RecordStore): RecordFile<RecordLine> {
     lock: name.replace(/\.jsonl$/, ''),
     words: CLAIM_WORDS,
     refuse: (path, lines) => new RecordDamagedError(path, lines),
+    busy: (holder) =>
+      new OpcliError(`Another opcli run is filing claims for this store (${holder}); nothing was sent.`, {
+        exitCode: ExitCode.partial,
+        hint: 'Let it finish, then run the same command again: what it filed is held, not filed twice. --lock-wait waits longer (a batch).',
+      }),
     foreign: (r) => r.type === 'header' && (r.origin !== store.origin || r.storeId !== store.storeId),
     header: (at) => headerLine(store, at).slice(0, -1),
   };

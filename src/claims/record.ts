@@ -16,13 +16,12 @@
  */
 import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { acquireFileLock, type HeldLock } from '../config/lock.js';
-import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { ExitCode, OpcliError } from '../core/errors.js';
+import type { HeldLock } from '../config/lock.js';
+import { earlierPlaces, type RecordPlace } from '../config/record-dir.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import type { DamagedLine } from '../record/damage.js';
-import { LogGroup, syncFolder } from '../record/log.js';
+import { LogGroup, lockRecord, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLine } from '../record/file-lines.js';
 import {
@@ -99,19 +98,7 @@ export class ClaimRecord {
    * RecordDamagedError before anything else.
    */
   static async open(options: OpenRecord): Promise<ClaimRecord> {
-    ensureRecordDir(options.place);
-    const lock = options.lock
-      ? await acquireFileLock(options.place.dir, claimFile(options.store).lock, {
-          waitMs: options.lock.waitMs,
-          timers: options.lock.timers,
-          shared: !!options.place.shared,
-          busy: (holder) =>
-            new OpcliError(`Another opcli run is filing claims for this store (${holder}); nothing was sent.`, {
-              exitCode: ExitCode.partial,
-              hint: 'Let it finish, then run the same command again: what it filed is held, not filed twice. --lock-wait waits longer (a batch).',
-            }),
-        })
-      : undefined;
+    const lock = options.lock ? await lockRecord(options.place, claimFile(options.store), options.lock) : undefined;
     return ClaimRecord.build(options, lock);
   }
 

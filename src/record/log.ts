@@ -15,7 +15,9 @@
  */
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { withFileLock } from '../config/lock.js';
+import { acquireFileLock, type HeldLock, withFileLock } from '../config/lock.js';
+import type { OpcliError } from '../core/errors.js';
+import type { Timers } from '../core/timers.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { sealText, tailHash } from './chain.js';
@@ -44,6 +46,8 @@ export interface RecordClient<T> extends LineSchema<T> {
 export interface RecordFile<T> extends RecordClient<T> {
   name: string;
   lock: string;
+  /** The error when another run holds the lock past the wait (lockRecord; default: src/config/lock.ts's). */
+  busy?(holder: string): OpcliError;
   words: RecordWords;
   refuse(path: string, lines: DamagedLine[]): Error;
   header?(at: string): string;
@@ -101,6 +105,12 @@ export class LogWriter {
     while (done < bytes.length) done += writeSync(fd, bytes, done);
     this.left = { dev: stat.dev, ino: stat.ino, size: stat.size + bytes.length, last: sealed.last };
   }
+}
+
+/** Takes a record's lock for a whole run, waiting `waitMs` on `timers` for another run, then the file's `busy` error. */
+export function lockRecord<T>(place: RecordPlace, file: RecordFile<T>, wait: { waitMs: number; timers?: Timers }): Promise<HeldLock> {
+  ensureRecordDir(place);
+  return acquireFileLock(place.dir, file.lock, { ...wait, shared: !!place.shared, busy: file.busy });
 }
 
 /** Runs `fn` holding the lock `lock` of a record's place (src/config/lock.ts; a shared record-dir's lock is everyone's). */
