@@ -99,7 +99,8 @@ function prevOfWhole(text: string, last: string): string {
   return text.split('\n').some((line) => chainOf(line)) ? lineHash(last) : legacyDigest(text);
 }
 
-function readAt(fd: number, position: number, length: number): Buffer {
+/** Up to `length` bytes at `position` of the file open as `fd`. */
+export function readAt(fd: number, position: number, length: number): Buffer {
   const b = Buffer.alloc(length);
   const n = readSync(fd, b, 0, length, position);
   return b.subarray(0, n);

@@ -8,14 +8,14 @@
  * file is written, its name in its folder (fsync(2): a file's own sync does not promise the entry that
  * names it), so a rerun after a power cut or an OS crash finds the attempt and does not pay again.
  */
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireFileLock, type HeldLock, withFileLock } from '../config/lock.js';
 import type { OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { sealText, tailHash } from './chain.js';
+import { readAt, sealText, tailHash } from './chain.js';
 import * as z from 'zod';
 import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, type RecordWords, TORN_REASON } from './damage.js';
 import { eachLine } from './file-lines.js';
@@ -249,14 +249,13 @@ export function setAsideLine(d: Pick<DamagedLine, 'line' | 'key' | 'issuance'>, 
 
 /** Whether the file open as `fd`, `size` bytes long, ends with a newline (or is empty): its last write was whole. */
 function endsWithNewline(fd: number, size: number): boolean {
-  const last = Buffer.alloc(1);
-  return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
+  return size === 0 || readAt(fd, size - 1, 1)[0] === 0x0a;
 }
 
 /** Whether a newline follows byte `from` of the file open as `fd`, `size` bytes long (a torn line is shorter than MAX_LINE_BYTES). */
 function newlineFrom(fd: number, from: number, size: number): boolean {
-  const rest = Buffer.alloc(size - from);
-  return readSync(fd, rest, 0, rest.length, from) !== rest.length || rest.includes(0x0a);
+  const rest = readAt(fd, from, size - from);
+  return rest.length !== size - from || rest.includes(0x0a);
 }
 
 /** Makes what was written to `fd` durable; `newIn`: the folder of a file this write created, whose entry is synced too. */

@@ -12,11 +12,11 @@
  * every place the record has lived (record-dir.ts reads them all).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
-import { lineHash } from './chain.js';
+import { lineHash, readAt } from './chain.js';
 
 /** What a person last saw of one record file. */
 export interface Witness {
@@ -70,14 +70,10 @@ export function witnessedPaths(configDir: string): string[] {
 /** Reads `length` bytes at `position` of a record (a file descriptor, or its bytes). */
 export type ReadAt = (position: number, length: number) => Buffer;
 
-/** A reader over a file descriptor. */
 export const fdReader =
   (fd: number): ReadAt =>
-  (position, length) => {
-    const b = Buffer.alloc(length);
-    const n = readSync(fd, b, 0, length, position);
-    return b.subarray(0, n);
-  };
+  (position, length) =>
+    readAt(fd, position, length);
 
 /** The hash of the last non-blank line ending at or before byte `end` (undefined: no line there). */
 export function lineHashBefore(read: ReadAt, end: number): string | undefined {
