@@ -152,11 +152,6 @@ export class ClaimRecord {
     this.q?.reopen();
   }
 
-  /** Whether the record holds anything for a key, here or where it lived before. */
-  has(key: string): boolean {
-    return [this, ...this.earlier].some((r) => r.lookupHere(key) !== undefined);
-  }
-
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
   lookup(key: string): RecordHit | undefined {
     return strongest([this, ...this.earlier].map((r) => r.lookupHere(key)));
