@@ -17,10 +17,8 @@ import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord, openRecord } from '../record/store.js';
 
 /**
- * The key that may be paid once: the claim (or the order, for a bonus credit) in one provider shop
- * and one service store, the id as its identity. The same shop is the same money whatever the
- * profile, so profiles that point at one shop and store share a key, and a sandbox profile never
- * blocks the real one.
+ * The key that may be paid once: the claim (or a bonus credit's order) in one provider shop and one service store, by
+ * identity. The same shop is the same money whatever the profile, and a sandbox profile never blocks the real one.
  */
 export function issuanceKey(input: { claimId?: string; orderNumber: string; bonus: boolean }, scope: { shopUrl?: string; storeId?: string }): string {
   const what = input.bonus ? `bonus:${orderIdentity(input.orderNumber)}` : `claim:${claimIdentity(input.claimId ?? '')}`;
@@ -237,7 +235,6 @@ export class Ledger implements CreditLedger {
     await this.withLock(async () => this.append(record));
   }
 
-  /** Every record, the earlier places' first, and the damaged lines of this one. */
   async readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }> {
     const { records, damaged } = this.read();
     return { records: [...this.earlier.flatMap((e) => e.read().records), ...records], damaged };
