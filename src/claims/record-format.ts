@@ -35,8 +35,7 @@ const Header = z.object({
 
 /** A claim about to be sent (durable before it leaves). */
 const DiskIntent = z.object({
-  // `issuance`: the filing's id, shared by its intent and outcome (the name 0.2.0 wrote; newFilingId).
-  // `key`: the claim's content key (plan.ts: its robust content hashed, with its occurrence in its file).
+  // `issuance`: the filing's id (0.2.0's name), shared by its intent and outcome; `key`: the claim's content key (plan.ts).
   ...ACTION_START,
   type: z.literal('intent'),
   at: z.string(),
@@ -84,7 +83,6 @@ const RunLine = z.object({
 });
 export type RunLine = z.infer<typeof RunLine>;
 
-/** An intent as it is on disk (a batch row's names its run instead of who and where). */
 export type DiskIntent = z.infer<typeof DiskIntent>;
 
 /** An intent with its run's details filled in. */

@@ -25,9 +25,8 @@ export const TORN_REASON = 'was cut short by an interrupted write';
 
 /** A line that cannot be read, with what can still be told about it. */
 export interface DamagedLine {
-  /** 1-based line number. */
   line: number;
-  /** Where the line starts in the file (bytes from its start). */
+  /** Where the line starts in the file. */
   byte?: number;
   kind: DamageKind;
   /** For a torn line: the key and the id of the action it recorded, read from its beginning. */
