@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { ACTION_START, parseText } from '../record/damage.js';
+import { ACTION_START } from '../record/damage.js';
 import { SET_ASIDE } from '../record/log.js';
 import { claimWeight, rankOf } from '../record/outcome.js';
 
@@ -203,6 +203,3 @@ export function stateWords(state: RecordState): string {
   if (state === 'torn' || state === 'uncertain' || state === 'sending') return 'sent (outcome uncertain)';
   return state === 'rejected' ? 'rejected' : 'not sent';
 }
-
-/** A line of the record as text, parsed (undefined: none, not JSON, or not a line of this version). */
-export const parseLineText = (text: string | undefined): RecordLine | undefined => parseText(parseRecordLine, text);

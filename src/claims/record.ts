@@ -12,7 +12,7 @@ import type { HeldLock } from '../config/lock.js';
 import { earlierPlaces, type RecordPlace } from '../config/record-dir.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
-import type { DamagedLine } from '../record/damage.js';
+import { type DamagedLine, parseText } from '../record/damage.js';
 import { LogGroup, lockRecord, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLine } from '../record/file-lines.js';
@@ -25,7 +25,7 @@ import {
   type NewIntent,
   type OutcomeLine,
   outcomeLine,
-  parseLineText,
+  parseRecordLine,
   strongest,
   type ReadLine,
   type RecordHit,
@@ -193,7 +193,7 @@ export class ClaimRecord {
     const q = this.q;
     if (!this.opened || !q) return;
     eachLine(this.opened.fd, (buffer, start, end, _offset, _complete, long) => {
-      const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
+      const r = end > start && !long ? parseText(parseRecordLine, buffer.toString('utf8', start, end)) : undefined;
       if (r?.type === 'run') q.runs.set(r.run, r);
       if (r) take(r.type === 'intent' ? q.resolve(r) : r);
     });
