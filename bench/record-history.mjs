@@ -33,13 +33,13 @@ const WRITER = `
 import { createHash } from 'node:crypto';
 import { fdatasyncSync, fstatSync } from 'node:fs';
 import { LEDGER_FILE, issuanceKey } from './src/giftcard/ledger.ts';
-import { appendSealed, openLog } from './src/record/log.ts';
+import { LogWriter, openLog } from './src/record/log.ts';
 import { batchIntentLine, headerLine, outcomeLine, recordFileName } from './src/claims/record-format.ts';
 const [what, dir] = process.argv.slice(2, 4);
 const hex = (s) => createHash('sha256').update(s).digest('hex');
 const start = Date.now() - 365 * 86400000;
 let text = '';
-const flush = (fd, force) => { if (force || text.length > 4_000_000) { appendSealed(fd, text); text = ''; } };
+const flush = (fd, force) => { if (force || text.length > 4_000_000) { new LogWriter().append(fd, text); text = ''; } };
 if (what === 'ledger') {
   const n = Number(process.argv[4]);
   const fd = openLog({ dir }, LEDGER_FILE, 'gift card ledger', true);

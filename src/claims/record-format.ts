@@ -1,15 +1,11 @@
 /**
- * The record of claims' lines: what each kind holds (zod schemas: a line that does not parse is
- * damaged, src/record/damage.ts), the record's file name for a store, and the text of the lines
- * opcli writes. No file access here (record.ts reads and writes the file, record-index.ts indexes it).
- *
- * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch row's intent
- * and outcome (`batchIntentLine`, `outcomeLine`) are written by hand, the free text quoted by
- * JSON.stringify.
+ * The record of claims' lines: their schemas (a line that does not parse is damaged), the file's name
+ * for a store, and the text opcli writes: a batch row's lines by hand, the fast path
+ * (docs/benchmarks.md#the-record-of-claims), free text quoted by JSON.stringify. No file access here.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { ACTION_START, parseText } from '../record/damage.js';
+import { ACTION_START } from '../record/damage.js';
 import { SET_ASIDE } from '../record/log.js';
 import { claimWeight, rankOf } from '../record/outcome.js';
 
@@ -39,8 +35,7 @@ const Header = z.object({
 
 /** A claim about to be sent (durable before it leaves). */
 const DiskIntent = z.object({
-  // `issuance`: the filing's id, shared by its intent and outcome (the name 0.2.0 wrote; newFilingId).
-  // `key`: the claim's content key (plan.ts: its robust content hashed, with its occurrence in its file).
+  // `issuance`: the filing's id (0.2.0's name), shared by its intent and outcome; `key`: the claim's content key (plan.ts).
   ...ACTION_START,
   type: z.literal('intent'),
   at: z.string(),
@@ -59,11 +54,7 @@ const DiskIntent = z.object({
   email: z.string().optional(),
   item: z.string().optional(),
   forced: z.boolean().optional(),
-  /**
-   * A batch row's key in its run when it is not `key`: the hash of its --key value (plan.ts
-   * userKeyHash), which `key` (the content's) is not. With `tag`, what a batch's resume asks the
-   * record by (issue 40: resume from the record, not from the journal).
-   */
+  /** A batch row's key in its run when not `key`: the hash of its --key value (plan.ts userKeyHash); with `tag`, what a resume asks by. */
   row: z.string().optional(),
   /** Under --key: the 32-bit tag of the row's content (plan.ts contentTag), to tell a changed row under one key. */
   tag: z.number().int().nonnegative().optional(),
@@ -92,7 +83,6 @@ const RunLine = z.object({
 });
 export type RunLine = z.infer<typeof RunLine>;
 
-/** An intent as it is on disk (a batch row's names its run instead of who and where). */
 export type DiskIntent = z.infer<typeof DiskIntent>;
 
 /** An intent with its run's details filled in. */
@@ -104,11 +94,7 @@ export type NewIntent = Omit<z.infer<typeof DiskIntent>, 'v' | 'type' | 'at' | '
   claimJson?: string;
 };
 
-/**
- * What the record says of one row of a batch (ClaimRecord.batchRow): the standing of its last attempt
- * in the batch's earlier runs, and what that attempt's intent and outcome hold.
- * sending: an intent without an outcome (the run stopped or was killed: it may have been sent).
- */
+/** A row's last attempt in its batch's earlier runs (ClaimRecord.batchRow); `sending`: no outcome (the run was stopped: it may have been sent). */
 export interface BatchRow {
   status: 'sending' | RecordStatus;
   /** The input line, date, content tag (--key) and claim (robust form) of the attempt's intent. */
@@ -170,11 +156,7 @@ export function headerLine(store: RecordStore, created: string): string {
   return `${JSON.stringify({ v: 1, type: 'header', record: 'opcli claims', origin: store.origin, storeId: store.storeId, created })}\n`;
 }
 
-/**
- * A batch row's intent (its run line says who filed it and from where), with its newline; the id and
- * key first, so a line cut short still names its claim; its claim (`claimJson`: already JSON text,
- * the robust form) last, spliced in as it is.
- */
+/** A batch row's intent line (its run line says who and from where): the id and key first, its claim's JSON text spliced in last. */
 export function batchIntentLine(l: NewIntent & { run: string }, at: string): string {
   return `{"v":1,"issuance":${JSON.stringify(l.issuance)},"key":${JSON.stringify(l.key)},"type":"intent","at":"${at}","run":${JSON.stringify(l.run)}${l.line === undefined ? '' : `,"line":${l.line}`}${quoteField(l.sim, 'sim')}${quoteField(l.email, 'email')}${quoteField(l.item, 'item')}${quoteField(l.row, 'row')}${l.tag === undefined ? '' : `,"tag":${l.tag}`}${quoteField(l.like, 'like')}${l.claimJson ? `,"claim":${l.claimJson}` : ''}}\n`;
 }
@@ -221,6 +203,3 @@ export function stateWords(state: RecordState): string {
   if (state === 'torn' || state === 'uncertain' || state === 'sending') return 'sent (outcome uncertain)';
   return state === 'rejected' ? 'rejected' : 'not sent';
 }
-
-/** A line of the record as text, parsed (undefined: none, not JSON, or not a line of this version). */
-export const parseLineText = (text: string | undefined): RecordLine | undefined => parseText(parseRecordLine, text);

@@ -1,15 +1,11 @@
 /**
- * The record of claims as a client of the record's index (src/record/store.ts, index-file.ts): the
- * terms each line is found by, and what a key's lines say of it. A question by key, by similarity
- * fingerprint, by customer or by order reads the few lines that answer it, never the whole record;
- * the terms are SQL-shaped (`WHERE key = $1`) so the PostgreSQL storage (issue 42) answers the same.
- *
- * Terms: `key:<content key>` (intents, outcomes, set-aside lines), `sim:<fingerprint>` and
- * `customer:<e-mail identity>` (intents), `row:<row key>` and `like:<fingerprint>` (a batch row's
- * intent under --key, and its "looks like" fingerprint in its batch), `order:<sourceOrderId
- * identity>` (outcomes), `run:<id>` (a batch run's line), `header` and `imported` (the header, and
- * the journals read in).
+ * The record of claims as a client of the record's index (src/record/store.ts): the terms each line is
+ * found by, SQL-shaped (`WHERE key = $1`) as PostgreSQL answers them, and what a key's lines say of it.
+ * Terms: `key:` (intents, outcomes, set-aside lines), `sim:` and `customer:` (intents), `row:` and
+ * `like:` (a batch row's key under --key, its "looks like" fingerprint), `order:` (outcomes), `run:`,
+ * `header` and `imported`.
  */
+import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
@@ -73,16 +69,17 @@ export function claimFile(store: RecordStore): RecordFile<RecordLine> {
     lock: name.replace(/\.jsonl$/, ''),
     words: CLAIM_WORDS,
     refuse: (path, lines) => new RecordDamagedError(path, lines),
+    busy: (holder) =>
+      new OpcliError(`Another opcli run is filing claims for this store (${holder}); nothing was sent.`, {
+        exitCode: ExitCode.partial,
+        hint: 'Let it finish, then run the same command again: what it filed is held, not filed twice. --lock-wait waits longer (a batch).',
+      }),
     foreign: (r) => r.type === 'header' && (r.origin !== store.origin || r.storeId !== store.storeId),
     header: (at) => headerLine(store, at).slice(0, -1),
   };
 }
 
-/**
- * What a key's lines (oldest first, as the index finds them) and a torn last line naming it say of
- * the key, by the one rule of attempts and outcomes (src/record/outcome.ts): a filed claim stays
- * filed, a later attempt's refusal leaves an earlier one uncertain. Undefined: nothing for the key.
- */
+/** Where a key stands by its lines (oldest first) and a torn last line naming it, by src/record/outcome.ts (undefined: nothing for it). */
 export function standingOfKey(lines: readonly RecordLine[], torn: DamagedLine | undefined, resolve: (i: IntentLine) => IntentLine): RecordHit | undefined {
   let s: Standing<RecordState> | undefined;
   let intent: IntentLine | undefined;
@@ -191,10 +188,8 @@ export class ClaimQuestions {
   }
 
   /**
-   * What the earlier runs of the batch named `batch` (its journal's path: docs/spec-choices.md#the-same-batch)
-   * did with a row: by its row key (`key`: the content and its occurrence, or under --key the value's
-   * hash), or (`like`) the last row of the batch with that "looks like" fingerprint whose claim exists
-   * or may exist. Undefined: the batch never tried it.
+   * What the earlier runs of the batch `batch` (docs/spec-choices.md#the-same-batch) did with a row: by its row key, or
+   * (`like`) the batch's last row of that "looks like" fingerprint whose claim may exist. Undefined: never tried.
    */
   batchRow(batch: string, by: { key: string } | { like: string }, damaged: DamagedLine[]): BatchRow | undefined {
     if ('like' in by) {

@@ -1,28 +1,19 @@
 /**
  * The record of claims filed for one store: one append-only JSONL file per API origin and store id
- * (`claims-record-<hash>.jsonl` in the record folder: the config folder, or a team's record-dir),
- * shared by every profile, every input file and every journal that files for that store. Every
- * claim opcli files, alone or from a batch, is written here as an `intent` made durable (fdatasync)
- * before its request leaves, then an `outcome`; a command that files consults it first, under the
- * record's lock, so the same claim copied into another file, pasted twice or run twice from
- * `--data` is held instead of filed again. Lines are read as the gift card ledger's are
- * (src/record/damage.ts, chain.ts, witness.ts). This file owns the file: opening
- * it under its lock, reading lines back by offset, and writing; the lines' format is
- * record-format.ts; the index of offsets, record-index.ts.
- *
- * Fast path (docs/benchmarks.md#the-record-of-claims, bench/claims-batch.mjs): a batch writes its
- * intents in one write and one fdatasync per group, its outcomes in one write per turn (the record's
- * group commit: src/record/log.ts LogGroup).
+ * in the record folder, shared by every profile, input file and journal filing for that store. Every
+ * claim, alone or from a batch, is an `intent` made durable before its request leaves, then an
+ * `outcome`; a command that files asks it first, under its lock, so a claim copied, pasted twice or
+ * run twice is held, not filed again. This file opens, asks and writes it (a batch's intents one write
+ * and one fdatasync a group: src/record/log.ts LogGroup); its lines are record-format.ts, its terms record-index.ts.
  */
 import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { acquireFileLock, type HeldLock } from '../config/lock.js';
-import { earlierPlaces, ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { ExitCode, OpcliError } from '../core/errors.js';
+import type { HeldLock } from '../config/lock.js';
+import { earlierPlaces, type RecordPlace } from '../config/record-dir.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
-import type { DamagedLine } from '../record/damage.js';
-import { LogGroup, syncFolder } from '../record/log.js';
+import { type DamagedLine, parseText } from '../record/damage.js';
+import { LogGroup, lockRecord, syncFolder } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLine } from '../record/file-lines.js';
 import {
@@ -34,7 +25,7 @@ import {
   type NewIntent,
   type OutcomeLine,
   outcomeLine,
-  parseLineText,
+  parseRecordLine,
   strongest,
   type ReadLine,
   type RecordHit,
@@ -50,11 +41,7 @@ import { type OpenedRecord, openRecord } from '../record/store.js';
 export { RecordDamagedError } from './record-index.js';
 export * from './record-format.js';
 
-/**
- * How long a second run waits for the record's lock before refusing, unless `claims file --lock-wait`
- * says otherwise. A run killed with kill -9 needs no wait: its lock names its process, and a dead
- * owner's lock is reclaimed at once.
- */
+/** How long a second run waits for the lock (`--lock-wait`); a killed run's needs no wait: a dead owner's lock is reclaimed at once. */
 export const LOCK_WAIT_MS = 5_000;
 
 /** How the record is opened: to file (under its lock), or to read (a dry run, history). */
@@ -67,10 +54,7 @@ export interface OpenRecord {
   tolerateDamage?: boolean;
 }
 
-/**
- * The record of one store, asked by key, by similarity fingerprint and by customer through its
- * index (src/record/store.ts; the terms: record-index.ts): the lines that answer are read, no others.
- */
+/** The record of one store, asked by key, similarity and customer through its index (src/record/store.ts): only the lines that answer are read. */
 export class ClaimRecord {
   readonly path: string;
   /** The record's questions (undefined: no file yet). */
@@ -93,25 +77,9 @@ export class ClaimRecord {
     return repairTargetOf(place, claimFile(store));
   }
 
-  /**
-   * Opens and reads the record. With `lock`, the record's lock is held until `close()`, the file is
-   * created with its header when missing, and a torn last line is set aside; a damaged line throws
-   * RecordDamagedError before anything else.
-   */
+  /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws RecordDamagedError. */
   static async open(options: OpenRecord): Promise<ClaimRecord> {
-    ensureRecordDir(options.place);
-    const lock = options.lock
-      ? await acquireFileLock(options.place.dir, claimFile(options.store).lock, {
-          waitMs: options.lock.waitMs,
-          timers: options.lock.timers,
-          shared: !!options.place.shared,
-          busy: (holder) =>
-            new OpcliError(`Another opcli run is filing claims for this store (${holder}); nothing was sent.`, {
-              exitCode: ExitCode.partial,
-              hint: 'Let it finish, then run the same command again: what it filed is held, not filed twice. --lock-wait waits longer (a batch).',
-            }),
-        })
-      : undefined;
+    const lock = options.lock ? await lockRecord(options.place, claimFile(options.store), options.lock) : undefined;
     return ClaimRecord.build(options, lock);
   }
 
@@ -172,10 +140,7 @@ export class ClaimRecord {
     return this.q?.imported ?? new Set();
   }
 
-  /**
-   * Appends lines read from elsewhere (a journal of an earlier version) as they are, with their own
-   * dates, and the `imported` line naming where they came from; durable before it returns.
-   */
+  /** Appends a 0.2.0 journal's lines as they are, and with `done` the `imported` line naming it; durable before it returns. */
   importLines(lines: (IntentLine | OutcomeLine)[], done?: { journal: string; entries: number }, now = Date.now()): void {
     const marker = done ? `${JSON.stringify({ v: 1, type: 'imported', at: this.stamp(now), journal: done.journal, entries: done.entries })}\n` : '';
     this.writable().sync(`${lines.map((l) => `${JSON.stringify(l)}\n`).join('')}${marker}`);
@@ -185,11 +150,6 @@ export class ClaimRecord {
   /** Brings the index up to the file again: lines imported from journals (`importLines`) are written, not indexed. */
   reindex(): void {
     this.q?.reopen();
-  }
-
-  /** Whether the record holds anything for a key, here or where it lived before. */
-  has(key: string): boolean {
-    return [this, ...this.earlier].some((r) => r.lookupHere(key) !== undefined);
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
@@ -203,11 +163,7 @@ export class ClaimRecord {
     return this.q?.hitOf(key, this.damaged);
   }
 
-  /**
-   * The resume's question: what the earlier runs of the batch named `batch` did with a row, by its
-   * row key or by its "looks like" fingerprint in the batch (record-index.ts `batchRow`); here first,
-   * then where the record lived before. Undefined: the batch never tried it.
-   */
+  /** The resume's question (record-index.ts `batchRow`), here first, then where the record lived before. */
   batchRow(batch: string, by: { key: string } | { like: string }): BatchRow | undefined {
     for (const r of [this, ...this.earlier]) {
       const row = r.q?.batchRow(batch, by, r.damaged);
@@ -237,7 +193,7 @@ export class ClaimRecord {
     const q = this.q;
     if (!this.opened || !q) return;
     eachLine(this.opened.fd, (buffer, start, end, _offset, _complete, long) => {
-      const r = end > start && !long ? parseLineText(buffer.toString('utf8', start, end)) : undefined;
+      const r = end > start && !long ? parseText(parseRecordLine, buffer.toString('utf8', start, end)) : undefined;
       if (r?.type === 'run') q.runs.set(r.run, r);
       if (r) take(r.type === 'intent' ? q.resolve(r) : r);
     });
@@ -255,10 +211,7 @@ export class ClaimRecord {
     return this.q?.linesOf(...terms) ?? [];
   }
 
-  /**
-   * Appends intents in one write and makes them durable (fdatasync) before returning: only then
-   * may their requests leave. Call while the record is open with its lock.
-   */
+  /** Appends intents in one write, durable (fdatasync) when it returns: only then may their requests leave. */
   intents(lines: NewIntent[], now = Date.now()): void {
     this.writable().sync(this.intentText(lines, now, true));
   }
@@ -295,11 +248,7 @@ export class ClaimRecord {
     return text;
   }
 
-  /**
-   * Queues an outcome, written at the end of the turn with the others settled in it (or with the next
-   * intents, or by `flush`/`close`), not synced: a process crash keeps it, and if a power cut dropped
-   * it the attempt would read as uncertain, never be resent on its own.
-   */
+  /** Queues an outcome, written unsynced at the end of the turn (LogGroup.later): lost to a power cut, its attempt reads as uncertain. */
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
     const at = this.stamp(now);
     this.group?.later(outcomeLine(o, at));
@@ -320,11 +269,6 @@ export class ClaimRecord {
       this.stampText = new Date(now).toISOString();
     }
     return this.stampText;
-  }
-
-  /** Writes what is queued and makes it durable. */
-  flush(): void {
-    this.group?.sync();
   }
 
   /** Whether the lock was taken by another run meanwhile. */

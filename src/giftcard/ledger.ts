@@ -1,8 +1,7 @@
 /**
- * The issuance ledger: an append-only JSONL file in the config folder (0600), written under a
- * cross-process lock. Every issuance writes an `attempt` record, synced to disk, before any money is sent, then an
- * `outcome`; later findings (a late trigger credit) are appended as `warning` records. Nothing is
- * ever rewritten, so the file is the record of what was done, by whom and when.
+ * The issuance ledger: an append-only JSONL file of the record folder (0600), written under a
+ * cross-process lock: an `attempt` synced before any money is sent, then an `outcome`; later findings
+ * (a late trigger credit) as `warning`s. Nothing is rewritten: it is what was done, by whom and when.
  */
 import { closeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,14 +16,9 @@ import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord, openRecord } from '../record/store.js';
 
-// The ledger's key: what may be paid only once, written as its identity, and how two keys compare.
-// The file ledger and the team's record database (ledger-db.ts) find an earlier credit by it.
-
 /**
- * The key that may be paid once: the claim (or the order, for a bonus credit) in one provider shop
- * and one service store, the id as its identity. The same shop is the same money whatever the
- * profile, so profiles that point at one shop and store share a key, and a sandbox profile never
- * blocks the real one.
+ * The key that may be paid once: the claim (or a bonus credit's order) in one provider shop and one service store, by
+ * identity. The same shop is the same money whatever the profile, and a sandbox profile never blocks the real one.
  */
 export function issuanceKey(input: { claimId?: string; orderNumber: string; bonus: boolean }, scope: { shopUrl?: string; storeId?: string }): string {
   const what = input.bonus ? `bonus:${orderIdentity(input.orderNumber)}` : `claim:${claimIdentity(input.claimId ?? '')}`;
@@ -68,11 +62,8 @@ export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-is
 export type CreditPath = z.infer<typeof CreditPath>;
 
 const Common = {
-  // `issuance`: one id per issuance, shared by its attempt, outcome and warnings.
-  // `key`: CHOICE (docs/spec-choices.md#ledger-key): what may be paid only once: `shop:<provider shop>|store:<service store>|claim:<id>` (or
-  // `|bonus:<order number>`), the id written as its identity (src/core/identity.ts); older records hold
-  // it as typed and are compared by identity too. Records written before the shop and store were
-  // part of the key hold only `claim:<id>` / `bonus:<order>`, and still block the same claim in every shop.
+  // `issuance`: one id per issuance, shared by its attempt, outcome and warnings. `key`: CHOICE (docs/spec-choices.md#ledger-key):
+  // issuanceKey; older lines hold the id as typed (compared by identity too) or no scope (`claim:<id>`: blocks the claim in every shop).
   ...ACTION_START,
   at: z.string(),
   user: z.string(),
@@ -157,9 +148,8 @@ export interface Held {
 }
 
 /**
- * The ledger as the issuance and history use it, whatever holds it: this file (Ledger), or the
- * team's record in PostgreSQL (ledger-db.ts). `hold` lets a storage that can ask for the similar
- * credits alone (the 30-day hold, an indexed query) do so; the file reads the customer's lines.
+ * The ledger as the issuance and history use it: this file (Ledger), or the team's record in
+ * PostgreSQL (ledger-db.ts), which asks for the `hold`'s similar credits alone; the file reads the customer's lines.
  */
 export interface CreditLedger {
   /** Where the ledger is, in words: a file's path, or the database (host, port, database). */
@@ -173,10 +163,8 @@ export interface CreditLedger {
   /** Every record (here and where the ledger lived before), and the lines that cannot be read. */
   readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }>;
   /**
-   * Every issuance whose attempt `want` takes, in the ledger's order (where it lived before first),
-   * handed to `take` with the issuances of the same claim or order (all a repeated payment is judged
-   * against: history.ts repeatedPayments), as the record is read: memory bounded by a page and one
-   * claim's lines, never the ledger. The lines of this ledger that cannot be read are returned.
+   * Every issuance `want` takes, in the ledger's order (where it lived before first), handed to `take`
+   * with those of its claim or order (history.ts repeatedPayments) as the record streams; returns this ledger's damaged lines.
    */
   eachIssuance(take: (issuance: Issuance, same: Issuance[]) => void, want?: (a: AttemptRecord) => boolean): Promise<{ damaged: DamagedLine[] }>;
   close(): Promise<void>;
@@ -186,13 +174,8 @@ export interface CreditLedger {
 export class Ledger implements CreditLedger {
   readonly path: string;
   readonly place: RecordPlace;
-  /** Appends to the file, keeping the hash of the last line it wrote (src/record/log.ts). */
   private readonly writer = new LogWriter();
-  /**
-   * `place`: a config folder, or the record place (src/config/record-dir.ts). `earlier`: the ledgers
-   * of every place the record lived before (the config folder, earlier record-dirs): still read,
-   * never written, so the credits they hold keep blocking a second payment.
-   */
+  /** `earlier`: the ledgers of every place the record lived before: read, never written, so their credits still block a second payment. */
   constructor(
     place: RecordPlace | string,
     private readonly earlier: Ledger[] = [],
@@ -201,30 +184,20 @@ export class Ledger implements CreditLedger {
     this.path = join(this.place.dir, LEDGER_FILE);
   }
 
-  /** Runs `fn` holding the ledger's cross-process lock (src/record/log.ts). */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     return withRecordLock(this.place, LEDGER_LINES.lock, fn);
   }
 
-  /**
-   * Every record, oldest first, and the lines that cannot be read, classed (src/record/damage.ts):
-   * never silently dropped. The file is never read through a link, nor from a folder or file
-   * another user owns or can write: a planted ledger could hide an earlier credit and let the same
-   * claim be paid twice.
-   */
+  /** Every record, oldest first, and the lines that cannot be read (src/record/damage.ts): never silently dropped. */
   read(): { records: LedgerRecord[]; damaged: DamagedLine[] } {
     const records: LedgerRecord[] = [];
     return { records, damaged: readRecordFile(this.place, LEDGER_LINES, (r) => records.push(authored(r))) };
   }
 
   /**
-   * The records that hold a new credit for `key` back, for a command about to move money: every line
-   * of the same claim or order (by identity, any scope), and with `email` every line of the credits
-   * to the same customer, each group in the ledger's order; here and where the ledger lived before.
-   * They are read through the ledger's index (src/record/store.ts), not by reading every line. Any
-   * line that cannot be read stops it (LedgerDamagedError, exit 2), except a torn line; a torn line
-   * naming the key and every line set aside (by a later write, or by `giftcard repair`) are returned
-   * as `uncertain` actions.
+   * What holds a new credit for `key` back, from the index (src/record/store.ts), here and where the
+   * ledger lived before: the lines of its claim or order (by identity, any scope) and with `email` of
+   * the customer's credits. Damage stops it (LedgerDamagedError, exit 2) but torn and set-aside lines: `uncertain`.
    */
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
@@ -248,38 +221,26 @@ export class Ledger implements CreditLedger {
     };
   }
 
-  /**
-   * Appends one record (call inside withLock), durable when it returns (src/record/log.ts
-   * appendDurable): an attempt is on disk before any money is sent, as a claim's intent is.
-   */
+  /** Appends one record (inside withLock), durable when it returns: an attempt is on disk before any money is sent. */
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
     appendDurable(this.place, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
   }
 
-  /** The ledger as a file `giftcard repair` sets damaged lines aside in (src/record/repair.ts). */
   repairTarget(): RepairTarget {
     return repairTargetOf(this.place, LEDGER_LINES);
   }
 
-  /** Appends one record under the lock. */
   async appendLocked(record: LedgerRecord): Promise<void> {
     await this.withLock(async () => this.append(record));
   }
 
-  /** Every record, the earlier places' first, and the damaged lines of this one. */
   async readAll(): Promise<{ records: LedgerRecord[]; damaged: DamagedLine[] }> {
-    const earlier = this.earlierRecords();
     const { records, damaged } = this.read();
-    return { records: [...earlier, ...records], damaged };
+    return { records: [...this.earlier.flatMap((e) => e.read().records), ...records], damaged };
   }
 
-  /**
-   * CreditLedger.eachIssuance for the file: each place's file read line by line under the damage
-   * policy, and for each attempt the lines of its claim or order asked of every place's index
-   * (src/record/store.ts). A file with damage that stops money, or no config folder of the reader's
-   * to keep an index in, is asked through an index of its terms held in memory instead.
-   */
+  /** Each place's file streamed, a claim's lines asked of every place's index (built only when asked; in memory after damage). */
   async eachIssuance(
     take: (issuance: Issuance, same: Issuance[]) => void,
     want: (a: AttemptRecord) => boolean = () => true,
@@ -320,23 +281,12 @@ export class Ledger implements CreditLedger {
 
   async close(): Promise<void> {}
 
-  /** The records of the config folder's own ledger, read (never written) while the ledger lives in a record-dir. */
-  earlierRecords(): LedgerRecord[] {
-    return this.earlier.flatMap((e) => e.read().records);
-  }
-
-  /** Records grouped by issuance (groupIssuances): by default every record, here and where the ledger lived before. */
-  issuances(records = [...this.earlierRecords(), ...this.read().records]): Issuance[] {
+  issuances(records: LedgerRecord[]): Issuance[] {
     return groupIssuances(records);
   }
 }
 
-/**
- * Records grouped by issuance, oldest first. An outcome belongs to its attempt, by the one rule of
- * src/record/outcome.ts: an attempt's first outcome settles it and a later one may only raise
- * it (`issued` is final: a `failed` appended after it changes nothing); a second `attempt` line
- * with an id already used is not a new attempt and does not replace the first.
- */
+/** Records grouped by issuance, oldest first, outcomes by src/record/outcome.ts; an attempt line repeating an id is not a new attempt. */
 export function groupIssuances(records: LedgerRecord[]): Issuance[] {
   const byId = new Map<string, Issuance>();
   for (const r of records) {
@@ -372,7 +322,6 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   return q.find(...terms);
 }
 
-/** The ledger open as `fd`, read under the one damage policy (src/record/log.ts), each record handed to `take` (authored). */
 function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
   return readLog(fd, LEDGER_LINES, (r) => take(authored(r)));
 }
@@ -383,16 +332,10 @@ function authored(r: LedgerRecord): LedgerRecord {
   return r;
 }
 
-/** The action stream's limits, as the ledger's history reads them (src/record/action-stream.ts ACTION_LIMITS). */
-export { ACTION_LIMITS as CLAIM_WINDOW } from '../record/action-stream.js';
-
 /**
- * How many lines each claim or order has in the ledger, by a 32-bit hash of its identity (a
- * collision only makes a claim wait for the other's lines, or be answered from the index): a first
- * pass counts them, so that the second knows when a claim was read whole. A credit has no closing
- * line (a warning may follow it any time): without the count every credit older than the window
- * would be answered from the index, one lookup each, which costs more than reading the ledger twice
- * (docs/benchmarks.md, bench/record-history.mjs).
+ * How many lines each claim or order has, by a 32-bit hash of its identity (a collision only delays
+ * a claim), counted by a first pass so the second knows when a claim was read whole: a credit has no
+ * closing line, and answering every credit past the window from the index costs more than two reads.
  */
 class LineCount {
   private readonly total = new Map<number, number>();
@@ -403,7 +346,7 @@ class LineCount {
     this.total.set(h, (this.total.get(h) ?? 0) + 1);
   }
 
-  /** One more line of `what` read: a claim read whole is forgotten by both counts (undefined === undefined: whole). */
+  /** One more line of `what` read: a claim read whole is forgotten by both counts (then undefined === undefined: whole). */
   seen(what: string): void {
     const h = claimHash(what);
     const seen = (this.read.get(h) ?? 0) + 1;
@@ -419,11 +362,7 @@ class LineCount {
   }
 }
 
-/**
- * The ledger's lines as the action stream groups them (src/record/action-stream.ts): by the claim
- * or order they pay; each wanted attempt handed over with the issuances of its claim or order once
- * every line of it was read (LineCount), as history.ts repeatedPayments judges against.
- */
+/** The ledger's lines grouped by the claim or order they pay (src/record/action-stream.ts), complete by LineCount. */
 function creditLines(
   take: (issuance: Issuance, same: Issuance[]) => void,
   want: (a: AttemptRecord) => boolean,
@@ -448,10 +387,7 @@ function sameAttempt(a: AttemptRecord, b: AttemptRecord): boolean {
   return a.at === b.at && a.key === b.key && a.host === b.host && a.amountCents === b.amountCents;
 }
 
-/**
- * The ledger a profile uses: in its record folder (record-dir), reading the ledgers of every place
- * the record lived before too (record-dir.ts `earlierPlaces`), so moving it forgets no credit.
- */
+/** The ledger a profile uses: in its record folder, with the ledgers of every place it lived before (earlierPlaces). */
 export function ledgerFor(configDir: string, profile: { recordDir?: string } | undefined): Ledger {
   const place = recordPlace(configDir, profile);
   return new Ledger(

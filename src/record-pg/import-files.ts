@@ -303,7 +303,7 @@ export async function journalsIntoRecord(
   try {
     for (const { path, keys } of read) {
       if (dryRun) {
-        taken.push({ path, held: keys.length, added: record.imported.has(path) ? 0 : keys.filter((k) => !record.has(k)).length });
+        taken.push({ path, held: keys.length, added: record.imported.has(path) ? 0 : keys.filter((k) => record.lookup(k) === undefined).length });
         continue;
       }
       const reader = await JournalReader.snapshot(path, { service: ctx.service });

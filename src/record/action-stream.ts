@@ -1,13 +1,9 @@
 /**
- * One streaming reader of a record's lines, grouped by action (issue 40), for both histories: the
- * lines of one key (a claim's content key; the claim or order a credit pays) are held together, and
- * each entry (a line that begins something to hand over: a claim's attempt, a credit's attempt) is
- * handed over in the record's order with its key's lines once they are complete for it, as the
- * client judges: a claim at its closing line, a credit once its key's last line was read. An entry
- * that waited `window` entries, or whose key's lines were dropped to hold at most `held` lines, is
- * handed its key's lines from the record's index instead (every line of the key, those the read has
- * not reached yet included): memory is bounded by the window, never the record. Without an index (a
- * record damaged before the lines it covers) every entry waits for its lines or the record's end.
+ * One streaming reader of a record's lines for both histories: the lines of one key are held together,
+ * and each entry (an attempt) is handed over in the record's order with its key's lines once the
+ * client says they are complete. An entry that waited `window` entries, or whose key's lines were
+ * dropped to hold at most `held`, gets its key's lines from the index instead: memory is bounded by
+ * the window, never the record. Without an index every entry waits for its lines or the record's end.
  */
 
 /** What a history gives the reader: how its lines group, and what it makes of a key's lines. */
@@ -30,11 +26,7 @@ export interface ActionLimits {
   held: number;
 }
 
-/**
- * `window`: entries that may wait for the rest of their key's lines before one is answered from the
- * index instead; `held`: lines held for keys still open before they are dropped and their entries
- * answered from the index. (Tests make them small to walk the index's way.)
- */
+/** The limits of ActionStream (tests make them small to walk the index's way). */
 export const ACTION_LIMITS: ActionLimits = { window: 10_000, held: 200_000 };
 
 /** The record's lines, taken in its order, handed over entry by entry (ActionLines). */

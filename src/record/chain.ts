@@ -1,21 +1,15 @@
 /**
  * Who wrote each line of a record of business actions, and the chain that shows a line removed,
- * changed or inserted (the record of claims, the gift card ledger; in a team's record-dir every
- * member can write them). Every line opcli writes ends with
- * `"uid":<the writer's OS uid>,"prev":"<sha256 of the previous line's bytes>"`, the previous line
- * being the file's last non-blank line before it (UTF-8, without its newline).
+ * changed or inserted (in a team's record-dir every member can write the file). Every line opcli
+ * writes ends with `"uid":<the writer's OS uid>,"prev":"<sha256 of the previous non-blank line>"`.
  *
- * CHOICE (docs/spec-choices.md#record-chain): lines of 0.2.0 have neither field; they are read as
- * before, and the chain starts at the first line that has one, which names the sha256 of every
- * line before it (each non-blank line followed by a newline; of a new file: the hash of no bytes),
- * so the lines of 0.2.0 are covered too. After it, every line must carry the chain. A break stops money like a damaged line (exit 2, the
- * line named; `repair` sets it aside and chains the rest again). Anyone who can write the file can
- * also recompute a chain: what makes a rewrite visible is the witness each member keeps of the lines
- * they saw (record-witness.ts).
+ * CHOICE (docs/spec-choices.md#record-chain): lines of 0.2.0 have neither; the chain starts at the
+ * first line that has one, which names the sha256 of every line before it (each followed by a
+ * newline), and every line after it must carry it. A break stops money like a damaged line. Anyone
+ * who can write the file can recompute a chain: what shows a rewrite is each member's witness (witness.ts).
  *
- * The uid is what the writer says; POSIX keeps no author per appended line. A line's author is shown
- * as the OS names that uid, never as the line's own `user` text, which is shown only beside it when
- * the two differ.
+ * The uid is what the writer says (POSIX keeps no author per line): the author is shown as the OS
+ * names that uid, the line's own `user` text only beside it when they differ.
  */
 import { createHash, hash } from 'node:crypto';
 import { fstatSync, readSync } from 'node:fs';
@@ -99,7 +93,8 @@ function prevOfWhole(text: string, last: string): string {
   return text.split('\n').some((line) => chainOf(line)) ? lineHash(last) : legacyDigest(text);
 }
 
-function readAt(fd: number, position: number, length: number): Buffer {
+/** Up to `length` bytes at `position` of the file open as `fd`. */
+export function readAt(fd: number, position: number, length: number): Buffer {
   const b = Buffer.alloc(length);
   const n = readSync(fd, b, 0, length, position);
   return b.subarray(0, n);

@@ -1,20 +1,13 @@
 /**
- * Reading an append-only JSONL record of actions that moved money (the gift card ledger and the
- * record of claims), where a line that cannot be read must never be skipped in silence: a skipped
- * line could be the record of a payment, and skipping it would pay again. Every line is
- * read by a schema; a line that fails is classed by what happened to it, so the message can say what
- * to do:
- *
- * - `newer`: a record of a newer format version (`"v"` above what this opcli reads): upgrade opcli;
- * - `nul`: NUL bytes, as a crash leaves them when the file grew but its data never reached the disk;
- * - `torn`: the last line, cut short by an interrupted write (no newline after it) yet starting like
- *   a record, so which action it belonged to can still be read from it; or such a line that a later
- *   write set aside with a `set-aside` record naming it. Only these may be passed over, and the
- *   action they name is then `uncertain`, never absent;
- * - `long`: longer than MAX_LINE_BYTES, which no record opcli writes comes near: refused unread, so
- *   a line of 100 MB costs a pass over its bytes and never that much memory;
- * - `chain`: a line that does not name the hash of the line before it (chain.ts): a line
- *   before it was removed, changed or inserted;
+ * Reading an append-only record of actions that moved money, where a line that cannot be read is
+ * never skipped in silence (it could be a payment, and skipping it would pay again). A line that fails
+ * its schema is classed, so the message can say what to do:
+ * - `newer`: a newer format version (`"v"` above this opcli's): upgrade;
+ * - `nul`: NUL bytes, what a crash leaves when the file grew but its data never reached the disk;
+ * - `torn`: the last line cut short (no newline) yet naming its action, or such a line a later write
+ *   set aside: the only damage passed over, its action then `uncertain`, never absent;
+ * - `long`: over MAX_LINE_BYTES: refused unread (a pass over its bytes, never that much memory);
+ * - `chain`: not naming the hash of the line before it (chain.ts): a line was removed, changed or inserted;
  * - `garbage`: anything else.
  */
 import * as z from 'zod';
@@ -32,9 +25,8 @@ export const TORN_REASON = 'was cut short by an interrupted write';
 
 /** A line that cannot be read, with what can still be told about it. */
 export interface DamagedLine {
-  /** 1-based line number. */
   line: number;
-  /** Where the line starts in the file (bytes from its start). */
+  /** Where the line starts in the file. */
   byte?: number;
   kind: DamageKind;
   /** For a torn line: the key and the id of the action it recorded, read from its beginning. */
@@ -44,10 +36,7 @@ export interface DamagedLine {
   version?: number;
 }
 
-/**
- * The fields every action's line starts with, in this order: its format version, the action's id and
- * its key, so a line cut short still names its action (recordStart). Each client's schemas begin so.
- */
+/** The fields every action's line starts with, in this order, so a line cut short still names its action (recordStart). */
 export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string() };
 
 /** The start every record line of format `version` has: `{"v":1,"issuance":"…","key":"…"`. */
@@ -63,10 +52,7 @@ function unquote(text: string): string | undefined {
   }
 }
 
-/**
- * Reads one line (1-based `number`; `last`: the file's last line, with no newline after it) with
- * `parse`: its record, or what is wrong with it (a `torn` line is only ever the last one here).
- */
+/** One line's record by `parse`, or what is wrong with it (`last`: no newline after it, so it may be `torn`). */
 function readRecordLine<T>(
   line: string,
   number: number,
@@ -115,12 +101,7 @@ export interface LineSchema<T> {
   foreign?(record: T): boolean;
 }
 
-/**
- * The one damage policy, applied line by line as a record is read (from a file open as an fd, or
- * from text): each line parsed by the schema, classed when it cannot be, and checked against the
- * chain (src/record/chain.ts). The line a record sets aside (a torn line that a later write ended
- * with a newline) stays `torn`; `end()` settles them.
- */
+/** The one damage policy, line by line: each line parsed by the schema, classed when it cannot be, checked against the chain (chain.ts). */
 export class LineCheck<T> {
   readonly damaged: DamagedLine[] = [];
   readonly chain: ChainCheck;
@@ -182,10 +163,7 @@ function named(record: unknown): { key?: string; issuance?: string } {
   return { key: typeof r.key === 'string' ? r.key : undefined, issuance: typeof r.issuance === 'string' ? r.issuance : undefined };
 }
 
-/**
- * The damaged lines that must stop anything that moves money: every one but a torn line (the last
- * one, or one a later write set aside), which names its action: that action is `uncertain`.
- */
+/** The damaged lines that stop anything that moves money: all but torn ones, whose action is `uncertain`. */
 export function blockingDamage(damaged: DamagedLine[]): DamagedLine[] {
   return damaged.filter((d) => d.kind !== 'torn');
 }

@@ -1,10 +1,7 @@
 /**
- * The lines of an append-only JSONL file (the batch journal, the record of claims), split on bytes
- * so that each line's byte offset is known: the indexes keep offsets, not lines, and read a line
- * back from its offset when they need it. The file is read in chunks; the last line, when no newline
- * ends it, is handed over as not complete (a write cut short by a crash). A line longer than any
- * opcli writes (MAX_LINE_BYTES) is handed over as `long`, in time linear in the file and memory
- * bounded by the limit, for the reader to refuse by its number.
+ * The lines of an append-only JSONL file split on bytes, each with its byte offset (indexes keep
+ * offsets, not lines): a last line without a newline is not complete (a write cut short), one over
+ * MAX_LINE_BYTES is `long`, in time linear in the file and memory bounded by the limit.
  */
 import { readSync } from 'node:fs';
 import { MAX_LINE_BYTES } from './damage.js';
@@ -12,12 +9,7 @@ import { MAX_LINE_BYTES } from './damage.js';
 /** How much of the file one read takes. */
 const READ_CHUNK = 256 * 1024;
 
-/**
- * Called for each line: its bytes are `buffer[start, end)` (no newline), `offset` is where it
- * starts in the file, and `complete` is false for a last line with no newline after it. `long`: the
- * line is longer than the splitter's limit and was not kept: only its first bytes (LONG_HEAD) are
- * given, to name it; a reader refuses it (a caller that ignores the flag sees a line cut short).
- */
+/** Each line: bytes `buffer[start, end)` from file `offset`; `complete`: a newline follows; `long`: over the limit, only its head (LONG_HEAD). */
 export type OnLine = (buffer: Buffer, start: number, end: number, offset: number, complete: boolean, long: boolean) => void;
 
 /** How much of a line over the limit is kept and handed over: enough to name it, never to read it. */
@@ -30,11 +22,8 @@ export interface LinesRead {
 }
 
 /**
- * Cuts the chunks of a file, read one after another from its start, into lines. A line that spans
- * chunks is kept as the list of its pieces and joined once, when its newline comes (joining at every
- * chunk would copy a long line over and over: its square in time). A line that grows past `limit`
- * bytes is dropped up to its newline, keeping only its head: the time is linear in the file and the
- * memory never more than `limit` (see `buffered`), whatever the file holds.
+ * Cuts a file's chunks into lines. A line spanning chunks is joined once, at its newline (joining at
+ * every chunk costs its square in time); one past `limit` bytes keeps only its head (`buffered` <= `limit`).
  */
 export class LineSplitter {
   /** The pieces of the unfinished line, and their length. */

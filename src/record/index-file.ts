@@ -1,20 +1,15 @@
 /**
- * The index beside a record of business actions: which lines hold a term (a key, a customer), so a
- * question by key or by customer reads a few lines of the record, never all of them.
+ * The index beside a record of business actions: which lines hold a term (a key, a customer).
  *
- * The design is a static hash file (Ramakrishnan & Gehrke, "Database Management Systems", 3rd ed.,
- * §11.1, static hashing): BUCKETS append-only bucket files, each a list of fixed-size entries (the
- * first 32 bits of the term's SHA-256, the byte offset of the line), the bucket chosen by the hash's
- * first byte. A lookup reads one bucket and the lines its entries point to, and keeps only the lines
- * that really hold the term (two terms may share 32 bits). Like a write-ahead log's checkpoint (as
- * SQLite's WAL index header names the frames it covers), a state file names how much of the record
- * the index covers: its size, its line count, the hash of the last line covered, and each bucket's
- * length. An index whose covered line is not the record's any more (the record was repaired,
- * replaced or cut) or whose bucket is shorter than its state says (a crash lost a write) is rebuilt
- * from the record; lines appended after the covered part are indexed when the record is next read.
+ * A static hash file (Ramakrishnan & Gehrke, "Database Management Systems", 3rd ed., §11.1): BUCKETS
+ * append-only bucket files of fixed-size entries (the term's SHA-256's first 32 bits, the line's byte
+ * offset), chosen by the hash's first byte; a lookup keeps only the lines that really hold the term.
+ * As SQLite's WAL index header names the frames it covers, a state file names how much of the record
+ * the index covers (size, lines, the last line's hash, each bucket's length): a covered line that
+ * changed (repaired, replaced, cut) or a bucket shorter than its state (a crash) rebuilds it.
  *
- * The index is each person's own (in their config folder, as the witness is, src/record/witness.ts):
- * a teammate who can write a shared record-dir cannot plant an index that hides a payment.
+ * The index is each person's own (in their config folder, as the witness is): a teammate who can
+ * write a shared record-dir cannot plant an index that hides a payment.
  */
 import { createHash, hash } from 'node:crypto';
 import { closeSync, constants, fdatasyncSync, fstatSync, mkdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
@@ -47,10 +42,7 @@ interface State extends Covered {
   buckets: number[];
 }
 
-/**
- * A term as the index keys it: its hash's first 32 bits, big-endian. The hex digest's first 8 digits
- * read as a number cost less than a Buffer of the digest (measured: 0.45 against 0.8 us a term).
- */
+/** A term as the index keys it: its hash's first 32 bits (the hex digest's first 8 digits cost less than a Buffer of it). */
 export const termHash = (term: string): number => Number.parseInt(hash('sha256', term, 'hex').slice(0, 8), 16);
 
 /** The index of one record file, kept in `home` (the config folder of the person reading it). */
@@ -156,10 +148,7 @@ export class TermIndex {
     }
   }
 
-  /**
-   * Moves the covered part to `covered`, counting what `write` wrote: the buckets are synced before
-   * the state that counts them is written (a crash leaves the state behind, never ahead).
-   */
+  /** Moves the covered part to `covered`: the buckets synced before the state that counts them (a crash leaves it behind, never ahead). */
   commit(covered: Covered): void {
     const buckets = this.written ?? this.state?.buckets ?? new Array(BUCKETS).fill(0);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -176,12 +165,6 @@ export class TermIndex {
     renameSync(temp, join(this.dir, 'state.json'));
     if (!this.state) syncFolder(this.dir);
     this.state = next;
-  }
-
-  /** `write` then `commit`. */
-  add(entries: [term: string, offset: number][], covered: Covered): void {
-    this.write(entries);
-    this.commit(covered);
   }
 
   /** Forgets the index: the next read rebuilds it from the record. */

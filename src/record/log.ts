@@ -1,58 +1,45 @@
 /**
- * A record of business actions as a file: every client (the record of claims, the gift card ledger)
- * opens, reads and appends its file here, so the file's rules hold once. Opened as a private file
- * (src/config/private-file.ts: no link followed, yours alone); read line by line under the one damage
- * policy (damage.ts LineCheck), each record handed over with its byte offset, so an index keeps
- * offsets and never the lines; appended in whole lines, each sealed into the chain after the file's
- * last line (chain.ts), read back under the lock; made durable in groups (LogGroup: one fdatasync for
- * a group, before any of its requests leaves).
+ * A record of business actions as a file, for every client (the record of claims, the gift card
+ * ledger): opened as a private file (src/config/private-file.ts: no link followed, yours alone); read
+ * line by line under the one damage policy (damage.ts); appended in whole lines sealed into the chain
+ * (chain.ts); made durable in groups (LogGroup).
  *
- * What makes a line survive a power cut or an OS crash before the request it announces leaves: the
- * file's data synced (fdatasync), and, the first time the file is written, its name in its folder
- * (fsync of the folder: fsync(2) on Linux says a file's own sync does not promise the entry that
- * names it). Both run before the request that can move money, so a rerun after the crash finds the
- * attempt and does not pay again.
+ * Before the request a line announces leaves, its data is synced (fdatasync) and, the first time the
+ * file is written, its name in its folder (fsync(2): a file's own sync does not promise the entry that
+ * names it), so a rerun after a power cut or an OS crash finds the attempt and does not pay again.
  */
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, readSync, type Stats, writeSync } from 'node:fs';
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { withFileLock } from '../config/lock.js';
+import { acquireFileLock, type HeldLock, withFileLock } from '../config/lock.js';
+import type { OpcliError } from '../core/errors.js';
+import type { Timers } from '../core/timers.js';
 import { openPrivateFile } from '../config/private-file.js';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { sealText, tailHash } from './chain.js';
+import { readAt, sealText, tailHash } from './chain.js';
 import * as z from 'zod';
 import { ACTION_START, type DamagedLine, LineCheck, type LineSchema, type RecordWords, TORN_REASON } from './damage.js';
 import { eachLine } from './file-lines.js';
 import { keepWitnessOf } from './witness.js';
 
-/**
- * What a client of the record (the record of claims, the gift card ledger) gives: its lines' schema,
- * the line a set-aside names, its header, and the terms a line is found by (its key, its customer);
- * the record does the rest (reading under the damage policy, appending, the index: store.ts, repair:
- * repair.ts).
- */
+/** What a client of the record gives: its lines' schema (damage.ts LineSchema) and the terms a line is found by (store.ts). */
 export interface RecordClient<T> extends LineSchema<T> {
   /** The name and version of the terms (a change of either rebuilds the index): "ledger-1". */
   terms: string;
   termsOf(record: T): string[];
 }
 
-/**
- * A client's record as a file of its place (the record of claims of one store, the gift card ledger):
- * its name and lock there, its words (damage.ts RecordWords), the refusal of its damage, and the
- * header a repair writes on a damaged line 1.
- */
+/** A client's record as a file of its place: its name, lock, words (damage.ts), damage's refusal, and the header a repair writes on line 1. */
 export interface RecordFile<T> extends RecordClient<T> {
   name: string;
   lock: string;
+  /** The error when another run holds the lock past the wait (lockRecord; default: src/config/lock.ts's). */
+  busy?(holder: string): OpcliError;
   words: RecordWords;
   refuse(path: string, lines: DamagedLine[]): Error;
   header?(at: string): string;
 }
 
-/**
- * Opens the record file `name` of a place: to append (created 0600 when missing) or to read
- * (undefined: no file yet). `what` names it in a refusal ("record of claims").
- */
+/** Opens a place's record file `name` to append (created 0600) or to read (undefined: no file yet); `what` names it in a refusal. */
 export function openLog(place: RecordPlace, name: string, what: string, writing: boolean): number | undefined {
   const flags = writing ? constants.O_RDWR | constants.O_CREAT | constants.O_APPEND : constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
   return openPrivateFile(join(place.dir, name), flags, what, 0o600, place.shared);
@@ -80,17 +67,9 @@ export function readRecordFile<T>(place: RecordPlace, file: RecordFile<T>, take:
   }
 }
 
-/** Appends whole lines to the record open as `fd` (O_APPEND, under its lock), each sealed into the chain after the file's last line. */
-export function appendSealed(fd: number, text: string): void {
-  new LogWriter().append(fd, text);
-}
-
 /**
- * The writer of one record (the claims record's, the ledger's): it keeps the hash of the last line it
- * wrote and where the file ended then, so the next append reads nothing back while the file is as it
- * left it. The record is shared between processes under its lock: another one's append changes the
- * size, a repair's rename the inode, and the end is read again (chain.ts tailHash). Kept by the writer,
- * not by fd: a reused fd would name another file.
+ * The writer of one record: the hash of the last line it wrote and where the file then ended, so the next append reads
+ * nothing back while the file is as it left it (another process's append changes the size, a repair's rename the inode).
  */
 export class LogWriter {
   private left: { dev: number; ino: number; size: number; last: string } | undefined;
@@ -108,6 +87,12 @@ export class LogWriter {
   }
 }
 
+/** Takes a record's lock for a whole run, waiting `waitMs` on `timers` for another run, then the file's `busy` error. */
+export function lockRecord<T>(place: RecordPlace, file: RecordFile<T>, wait: { waitMs: number; timers?: Timers }): Promise<HeldLock> {
+  ensureRecordDir(place);
+  return acquireFileLock(place.dir, file.lock, { ...wait, shared: !!place.shared, busy: file.busy });
+}
+
 /** Runs `fn` holding the lock `lock` of a record's place (src/config/lock.ts; a shared record-dir's lock is everyone's). */
 export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Promise<T>): Promise<T> {
   ensureRecordDir(place);
@@ -116,12 +101,9 @@ export function withRecordLock<T>(place: RecordPlace, lock: string, fn: () => Pr
 
 /**
  * The group commit of one record open to append (DeWitt et al., "Implementation techniques for main
- * memory database systems", SIGMOD 1984: a log's writes gathered and forced once for the group). Lines queued in a turn are written
- * together at its end, or before the next durable write; a durable write is one fdatasync for the
- * group, and none of its requests leaves before it returns. Lines written without a sync (an
- * outcome) are kept by a process crash, and a power cut that dropped one leaves its attempt
- * uncertain, never resent on its own. The ledger's single durable append is its one-entry case
- * (appendDurable); the record of claims keeps one open for a run (claims/record.ts).
+ * memory database systems", SIGMOD 1984): lines queued in a turn are written together at its end or
+ * before the next durable write, which is one fdatasync for the group before any of its requests
+ * leaves. An outcome is written unsynced: a power cut that drops it leaves its attempt uncertain, never resent.
  */
 export class LogGroup {
   private pending: string[] = [];
@@ -129,10 +111,7 @@ export class LogGroup {
   private failure: unknown;
   private soon = false;
 
-  /**
-   * `fd`: the record open to append (openLog), under its lock, closed by `close`. `path`: the file,
-   * witnessed at the close in `configDir` (witness.ts). `writer`: the record's own, kept by its client.
-   */
+  /** `fd`: the record open to append, under its lock, closed by `close`; `path` witnessed then in `configDir` (witness.ts). */
   constructor(
     private fd: number | undefined,
     private readonly configDir: string | undefined,
@@ -187,11 +166,8 @@ export class LogGroup {
   }
 
   /**
-   * Ends a last line cut short by an interrupted write (the file does not end with a newline) before
-   * anything follows it: a newline, and, when the damage policy read it as a torn line (`damaged`:
-   * the file's damaged lines, in order, asked only then), the set-aside line naming it, so it stays a
-   * torn line (an uncertain action) and not garbage mid-file. Queued, written with the next write.
-   * `stat`: the file's, when just taken.
+   * Queues the end of a last line cut short (no newline ends the file): a newline and, when the damage policy read it
+   * as torn (`damaged`, asked only then), the set-aside line naming it, so it stays an uncertain action, not mid-file garbage.
    */
   endTornLine(damaged: () => readonly DamagedLine[], by: { at: string; user: string }, stat = fstatSync(this.fd as number)): void {
     const fd = this.fd as number;
@@ -202,10 +178,7 @@ export class LogGroup {
     this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
   }
 
-  /**
-   * Writes what is queued, makes it durable (and, `newIn`, the new file's name in that folder),
-   * witnesses the file when `witness` (read and found intact), and closes it.
-   */
+  /** Writes what is queued, makes it durable (`newIn`: the new file's name in that folder too), witnesses it when `witness`, closes it. */
   close(witness: boolean, newIn?: string): void {
     const fd = this.fd;
     if (fd === undefined) return;
@@ -240,13 +213,7 @@ function datasyncInPool(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
-/**
- * Appends `text` (whole lines) to a client's record file in `place` under its lock, durable when it
- * returns: on disk, and a new file's name in its folder, before the request it announces can move
- * money (syncWritten): a group of one (LogGroup). A torn last line is ended first
- * (LogGroup.endTornLine, the file read only then). `writer`: the record's own (LogWriter), kept
- * between appends by its client.
- */
+/** Appends whole lines to a client's record file (under its lock), durable with a new file's name when it returns: a group of one (LogGroup). */
 export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
   ensureRecordDir(place);
   const fd = openLog(place, file.name, file.words.what, true) as number;
@@ -264,11 +231,7 @@ export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: 
   group.close(true, size === 0 ? place.dir : undefined);
 }
 
-/**
- * A `set-aside` line as every client reads it: line `line` of the record was damaged (a torn line a
- * later write ended, or a line `repair` set aside), and why, with the key and id read from its
- * beginning: the action they name stays `uncertain` for good.
- */
+/** A `set-aside` line: line `line` was damaged (torn, or set aside by `repair`) and why; the action its key and id name stays `uncertain`. */
 export const SET_ASIDE = {
   ...ACTION_START,
   type: z.literal('set-aside'),
@@ -286,20 +249,16 @@ export function setAsideLine(d: Pick<DamagedLine, 'line' | 'key' | 'issuance'>, 
 
 /** Whether the file open as `fd`, `size` bytes long, ends with a newline (or is empty): its last write was whole. */
 function endsWithNewline(fd: number, size: number): boolean {
-  const last = Buffer.alloc(1);
-  return size === 0 || (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === 0x0a);
+  return size === 0 || readAt(fd, size - 1, 1)[0] === 0x0a;
 }
 
 /** Whether a newline follows byte `from` of the file open as `fd`, `size` bytes long (a torn line is shorter than MAX_LINE_BYTES). */
 function newlineFrom(fd: number, from: number, size: number): boolean {
-  const rest = Buffer.alloc(size - from);
-  return readSync(fd, rest, 0, rest.length, from) !== rest.length || rest.includes(0x0a);
+  const rest = readAt(fd, from, size - from);
+  return rest.length !== size - from || rest.includes(0x0a);
 }
 
-/**
- * Makes what was written to `fd` durable. `newIn`: the folder of a file this write created (it was
- * empty before), whose entry is synced too.
- */
+/** Makes what was written to `fd` durable; `newIn`: the folder of a file this write created, whose entry is synced too. */
 function syncWritten(fd: number, newIn?: string): void {
   fdatasyncSync(fd);
   if (newIn !== undefined) syncFolder(newIn);

@@ -1,15 +1,10 @@
 /**
- * The one rule by which every reader of a record of business actions (the record of claims, a batch
- * journal, the gift card ledger; so batch resume, `claims history`, `giftcard history`, `--verify`)
- * decides where a key stands: an outcome belongs to its attempt.
- *
- * Each attempt (an intent, a journal's `sending` entry, a ledger's `attempt`) starts open; its first
- * outcome settles it; a later outcome of the same attempt may only raise it (none → maybe → done),
- * never lower it. A `done` outcome (a claim filed, a credit issued) is final for its key: no later
- * line of any attempt undoes it. The outcome of another attempt moves the key only upwards too: a
- * `rejected`, `failed` or `not_sent` of attempt 2 says nothing about attempt 1, so while attempt 1
- * may have acted (sent with no answer, uncertain, cut short) the key stays uncertain until an
- * attempt is done. Appending a line can therefore never make money move again.
+ * The one rule by which every reader of a record of business actions (the record of claims, a 0.2.0
+ * journal, the gift card ledger) decides where a key stands: an outcome belongs to its attempt.
+ * An attempt's first outcome settles it; a later one may only raise it (none → maybe → done). A
+ * `done` outcome (filed, issued) is final for its key. Another attempt's outcome moves the key only
+ * upwards: a `rejected` of attempt 2 says nothing of attempt 1, so while attempt 1 may have acted the
+ * key stays uncertain. Appending a line can therefore never make money move again.
  */
 
 /** What an outcome says of the money or claim: moved for good, maybe moved, provably not moved. */
@@ -38,10 +33,7 @@ export function startAttempt<S>(s: Standing<S> | undefined, state: S, attempt: s
   return { state, attempt, settled: false, earlierMaybe };
 }
 
-/**
- * An outcome line of `attempt` (undefined: the latest attempt): the key's standing after it. An
- * outcome of no known attempt of the key is ignored (undefined stays undefined).
- */
+/** The key's standing after an outcome of `attempt` (undefined: the latest); one of no known attempt is ignored. */
 export function endAttempt<S>(s: Standing<S> | undefined, state: S, attempt: string | number | undefined, weigh: (s: S) => Weight): Standing<S> | undefined {
   if (!s || weigh(s.state) === 'done') return s;
   const w = weigh(state);
@@ -54,11 +46,7 @@ export function endAttempt<S>(s: Standing<S> | undefined, state: S, attempt: str
   return s;
 }
 
-/**
- * The outcome line that stands for one attempt after `next` (`had`: the one before, undefined before
- * its first): the first settles it, a later one replaces it only to raise it (endAttempt), so a line
- * appended after `filed` or `issued` changes nothing. `weigh`: the client's (claimWeight, creditWeight).
- */
+/** The outcome line that stands for one attempt after `next` (`had`: the one before): a later one replaces it only to raise it. */
 export function laterOutcome<O extends { status: string }>(had: O | undefined, next: O, weigh: (status: string) => Weight): O {
   if (had === undefined) return next;
   const before = { state: had.status, settled: true, earlierMaybe: false };

@@ -1,10 +1,7 @@
 /**
- * Repairing an append-only record of actions (the gift card ledger, the record of claims): the
- * damaged lines are set aside so money or claims can move again, without forgetting them. The
- * damaged file is kept whole as a copy; each damaged line is replaced, in place (line numbers stay),
- * by a `set-aside` line naming the line, what was wrong with it and, when its beginning still names
- * one, the action, which is then held as `uncertain`. A line written by a newer opcli is never set
- * aside: upgrading reads it. No prompt, no print.
+ * Repairing a record of actions: the damaged file is kept whole as a copy, and each damaged line is
+ * replaced in place (line numbers stay) by a `set-aside` line naming it, what was wrong and the action
+ * its beginning still names, then held as `uncertain`. A newer opcli's line is never set aside. No prompt, no print.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fsyncSync, renameSync, rmSync, writeSync } from 'node:fs';

@@ -1,19 +1,14 @@
 /**
- * The questions a record of business actions answers, and the file's way of answering them from its
- * index (index-file.ts) rather than by reading every line. A client (the gift card ledger; the
- * record of claims next) gives its lines' schema, the line a set-aside names, and the terms each
- * line is found by (its key, its customer); every question is then one an index answers, as a
- * `WHERE term = $1` on an indexed column would in the PostgreSQL storage (issue 42).
- *
- * Reading: the part of the file the index covers was read, checked and indexed before (by this
- * person: the index is theirs); the lines after it are read now under the one damage policy
- * (damage.ts), chained on from the last covered line, and indexed when they read cleanly. A file
- * the index no longer matches is read whole, as it always was, and indexed again.
+ * A record file's questions answered from its index (index-file.ts), as a `WHERE term = $1` on an
+ * indexed column would be in PostgreSQL, never by reading every line. The part the index covers was
+ * read and checked before (by this person: the index is theirs); the lines after it are read now
+ * under the one damage policy, chained on from the last covered line, and indexed when they read
+ * cleanly. A file the index no longer matches is read whole and indexed again.
  */
-import { closeSync, fstatSync, readSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
-import { lineHash } from './chain.js';
+import { lineHash, readAt } from './chain.js';
 import { blockingDamage, type DamagedLine, LineCheck, parseText } from './damage.js';
 import { eachLine, lineAt } from './file-lines.js';
 import { openLog, type RecordClient, type RecordFile } from './log.js';
@@ -22,16 +17,8 @@ import { checkWitnessOf, fdReader, lineHashBefore } from './witness.js';
 
 export type { RecordClient, RecordFile } from './log.js';
 
-/** The questions every storage of the record answers (the file here; PostgreSQL next). */
-export interface RecordQuestions<T> {
-  /** The lines that hold any of `terms` (a key, a customer), oldest first. */
-  find(...terms: string[]): T[];
-  /** The lines that cannot be read: a torn last line (an uncertain action), or damage that stops money (blockingDamage). */
-  readonly damaged: DamagedLine[];
-}
-
 /** A record file open as `fd`, its index brought up to date: questions by term read only the lines that answer them. */
-export class IndexedRecord<T> implements RecordQuestions<T> {
+export class IndexedRecord<T> {
   /** The blocking damage found when the record, changed under its index, was read whole again. */
   private broken: DamagedLine[] = [];
 
@@ -45,13 +32,9 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
   ) {}
 
   /**
-   * The record open as `fd` (the caller closes it), its index (kept in `home`, the reader's config
-   * folder; none: the record read whole) brought up to date first. When a line the index names is
-   * not the line it indexed (a line before it was removed or rewritten: the index cannot know), a
-   * question drops the index and reads the record whole, so its damage is found and named (the chain
-   * breaks there, `damaged`), and asks again. Damage found then that stops money is handed to
-   * `changed` at that question and every later one (a command that files throws there); a reader
-   * that goes on gets only what the index covers before the damage.
+   * The record open as `fd` (the caller closes it), its index (in `home`; none: read whole) brought up to date. A
+   * question whose line is not the one indexed (a line before it was removed or rewritten) reads the record whole and
+   * asks again; blocking damage found then goes to `changed` at every later question (a command that files throws).
    */
   static open<T>(
     fd: number,
@@ -69,7 +52,7 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
     ({ index: this.index, damaged: this.damaged } = IndexedRecord.read(this.fd, this.where.path, this.where.home, this.client));
   }
 
-  /** The record's index brought up to date, or (no config folder of the reader's own to keep one in) its lines read whole. */
+  /** The index brought up to date, or (no config folder of the reader's to keep one in) the lines read whole. */
   private static read<T>(fd: number, path: string, home: string | undefined, client: RecordClient<T>): { index: TermLookup; damaged: DamagedLine[] } {
     if (home !== undefined) return IndexedRecord.brought(fd, path, home, client);
     const whole = readTail(fd, client, undefined);
@@ -86,8 +69,7 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
       index.reset();
       from = undefined;
     }
-    // A long read hands its terms to the index as it goes (memory bounded by FLUSH_ENTRIES); the state
-    // counts them once the read ends, or up to the last line that read cleanly when damage follows.
+    // A long read hands its terms to the index as it goes (FLUSH_ENTRIES); the state counts them up to the last clean line.
     let unwritable = false;
     let clean: Covered | undefined;
     const write = (entries: [string, number][], covered?: Covered): boolean => {
@@ -161,16 +143,12 @@ export class IndexedRecord<T> implements RecordQuestions<T> {
 
   /** The record whose line starts at `offset` (undefined: no line starts there, or it does not parse). */
   private lineAt(offset: number): T | undefined {
-    const before = Buffer.alloc(1);
-    if (offset > 0 && (readSync(this.fd, before, 0, 1, offset - 1) !== 1 || before[0] !== 0x0a)) return undefined;
+    if (offset > 0 && readAt(this.fd, offset - 1, 1)[0] !== 0x0a) return undefined;
     return parseText((v) => this.client.parse(v), lineAt(this.fd, offset));
   }
 }
 
-/**
- * A client's record opened to ask (openRecord): the file, its questions, its unreadable lines, and
- * whether it read intact (only then is what this person leaves witnessed).
- */
+/** A client's record opened to ask (openRecord); `intact`: only then is what this person leaves witnessed. */
 export interface OpenedRecord<T> {
   fd: number;
   q: IndexedRecord<T>;
@@ -179,11 +157,9 @@ export interface OpenedRecord<T> {
 }
 
 /**
- * Opens a client's record in `place` (log.ts openLog: to append, created when missing, or to read)
- * and brings its index up to date. Damage that stops money refuses it (`file.refuse`, exit 2),
- * found now or when the record changes under its index later, and so does a record that shrank,
- * changed or vanished since this person wrote it (witness.ts). `tolerate`: neither is refused, the
- * damage is only kept (history, repair's look: never to file or pay). Undefined: no file yet.
+ * Opens a client's record in `place` (to append, or to read: undefined when missing), its index up to date. Blocking
+ * damage, now or found later under the index, refuses it (`file.refuse`, exit 2), as does a record that shrank, changed
+ * or vanished since this person wrote it (witness.ts); `tolerate` only keeps the damage (history: never to file or pay).
  */
 export function openRecord<T>(place: RecordPlace, file: RecordFile<T>, writing: boolean, tolerate = false): OpenedRecord<T> | undefined {
   ensureRecordDir(place);

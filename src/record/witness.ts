@@ -1,22 +1,19 @@
 /**
  * What each person has seen of a record of business actions, kept in their own config folder, so a
- * record that shrank, was rewritten or vanished stops money instead of being read (or made again)
- * as if nothing had been filed or paid. In a team's record-dir (mode 2770) any member can delete or
- * rewrite another's file, and a hash chain (record-chain.ts) anyone can recompute; what they cannot
- * reach is each member's private config folder.
+ * record that shrank, was rewritten or vanished stops money instead of reading as if nothing had been
+ * filed or paid: in a team's record-dir any member can rewrite a file and recompute its chain, but not
+ * reach another's config folder.
  *
- * CHOICE (docs/spec-choices.md#record-witness): one small file per record file under
- * `<config folder>/record-witness/` (0700): the record's path, its size when last read or written,
- * and the hash of the line that ended there. A record is intact when it is at least that long and
- * the line ending at that byte is the same; it grows on. The witnessed paths are also the list of
- * every place the record has lived (record-dir.ts reads them all).
+ * CHOICE (docs/spec-choices.md#record-witness): one small file per record under
+ * `<config folder>/record-witness/`: its path, its size when last read or written, and the hash of
+ * the line ending there. The witnessed paths also list every place the record has lived (record-dir.ts).
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { openPrivateFile, readPrivateFile } from '../config/private-file.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
-import { lineHash } from './chain.js';
+import { lineHash, readAt } from './chain.js';
 
 /** What a person last saw of one record file. */
 export interface Witness {
@@ -70,14 +67,10 @@ export function witnessedPaths(configDir: string): string[] {
 /** Reads `length` bytes at `position` of a record (a file descriptor, or its bytes). */
 export type ReadAt = (position: number, length: number) => Buffer;
 
-/** A reader over a file descriptor. */
 export const fdReader =
   (fd: number): ReadAt =>
-  (position, length) => {
-    const b = Buffer.alloc(length);
-    const n = readSync(fd, b, 0, length, position);
-    return b.subarray(0, n);
-  };
+  (position, length) =>
+    readAt(fd, position, length);
 
 /** The hash of the last non-blank line ending at or before byte `end` (undefined: no line there). */
 export function lineHashBefore(read: ReadAt, end: number): string | undefined {
@@ -110,10 +103,7 @@ export interface WitnessCheck {
   read: ReadAt;
 }
 
-/**
- * Refuses a record shorter than its reader saw it, whose line at that point changed, or gone
- * (RecordWitnessError, exit 2); a record never witnessed here passes.
- */
+/** Refuses a record shorter than its reader saw it, changed up to there, or gone (exit 2); one never witnessed here passes. */
 export function checkWitness(c: WitnessCheck): void {
   const w = readWitness(c.configDir, c.path);
   if (!w || w.size === 0) return;
@@ -155,11 +145,7 @@ function writeWitness(configDir: string, w: Witness): void {
   renameSync(temp, target);
 }
 
-/**
- * After the config folder `configDir` moved here from `from` (src/config/config-home.ts): each
- * witness of a record that lived in `from` is kept again under the record's path here, so the move
- * reads as no change. Idempotent: a witness already moved is left alone.
- */
+/** After the config folder moved here from `from` (config-home.ts): each witness of a record in `from` is kept under its path here. */
 export function moveWitnesses(configDir: string, from: string): void {
   let names: string[];
   try {
@@ -182,10 +168,7 @@ export function moveWitnesses(configDir: string, from: string): void {
   }
 }
 
-/**
- * Names `path` as a place the record has lived, when no witness does yet (a witness of size 0:
- * nothing to check, but record-dir.ts reads the place): a record left in a folder opcli no longer uses.
- */
+/** Names `path` as a place the record has lived (a witness of size 0: nothing to check), when no witness does yet. */
 export function rememberPlace(configDir: string, path: string, now = Date.now()): void {
   if (readWitness(configDir, path)) return;
   writeWitness(configDir, { path: resolve(path), size: 0, hash: '', at: new Date(now).toISOString() });

@@ -15,7 +15,7 @@ import { ClaimRecord } from '../../src/claims/record.js';
 import { type ClaimEntry, type ClaimHistoryFilter, type ClaimHistoryRow, filingFilter, openClaimHistory } from '../../src/claims/history.js';
 import { batchIntentLine, headerLine, outcomeLine, type RecordStatus, recordFileName } from '../../src/claims/record-format.js';
 import { JsonArrayWriter, printJson } from '../../src/core/output.js';
-import { appendSealed, openLog } from '../../src/record/log.js';
+import { LogWriter, openLog } from '../../src/record/log.js';
 import { tempConfigDir } from '../helpers.js';
 
 const store = { origin: 'https://api.example', storeId: 'store_1' };
@@ -47,7 +47,7 @@ function writeRecord(dir: string, events: Event[]): void {
       text += outcomeLine({ issuance: a?.issuance as string, key: a?.key as string, status, sourceOrderId: status === 'filed' ? `SO-${i}` : undefined }, at);
     }
   });
-  appendSealed(fd, text);
+  new LogWriter().append(fd, text);
 }
 
 /** The claims as history gathered them before it streamed: every filing with its outcome, then grouped by key up to a filed one. */

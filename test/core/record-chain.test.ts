@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ChainCheck, NO_LINE, rechain, sealText } from '../../src/record/chain.js';
-import { appendSealed, LogWriter } from '../../src/record/log.js';
+import { LogWriter } from '../../src/record/log.js';
 import { actOn, claimWeight, endAttempt, type Standing, startAttempt } from '../../src/record/outcome.js';
 
 /** The chain damage of a file's text, by line number. */
@@ -135,7 +135,7 @@ describe('appends chain after the file’s last line, whoever wrote it', () => {
         // The same lines appended by one writer that reads the end every time: the same bytes.
         const again = tempRecord(start);
         const fd = again.open();
-        for (let i = 0; i < 6; i++) appendSealed(fd, `{"v":1,"i":${i}}\n${i % 2 ? long(i * 900) : '{"v":1}'}\n`);
+        for (let i = 0; i < 6; i++) new LogWriter().append(fd, `{"v":1,"i":${i}}\n${i % 2 ? long(i * 900) : '{"v":1}'}\n`);
         closeSync(fd);
         expect(readFileSync(again.path, 'utf8')).toBe(text);
         again.cleanup();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClaimRecord, RecordDamagedError } from '../../src/claims/record.js';
 import { batchIntentLine, headerLine, outcomeLine, recordFileName } from '../../src/claims/record-format.js';
-import { appendSealed, openLog } from '../../src/record/log.js';
+import { LogWriter, openLog } from '../../src/record/log.js';
 import { recordsFolder } from './fixtures.js';
 
 const store = { origin: 'https://api.example', storeId: 'store_1' };
@@ -32,7 +32,7 @@ function writeRecord(n: number): string {
     );
     text += outcomeLine({ issuance: `f${i}`, key: hex(`k${i}`), status: 'filed', sourceOrderId: `SO-${i}` }, at);
   }
-  appendSealed(fd, text);
+  new LogWriter().append(fd, text);
   return join(folder.dir, recordFileName(store));
 }
 

@@ -169,7 +169,7 @@ describe('the ledger index', () => {
 
   it('a long first read hands its terms to the index as it goes; damage past them stops the read there, and the index resumes from the last clean line once it is set aside', async () => {
     // 40,000 credits, 80,000 lines and 120,000 terms written through the record module (the index takes 100,000 terms at a time).
-    const { appendSealed, openLog } = await import('../../src/record/log.js');
+    const { LogWriter, openLog } = await import('../../src/record/log.js');
     const { closeSync } = await import('node:fs');
     const keyOf = (claim: string) => issuanceKey({ claimId: claim, orderNumber: '1001', bonus: false }, scope);
     const fd = openLog({ dir }, LEDGER_FILE, 'gift card ledger', true) as number;
@@ -180,7 +180,7 @@ describe('the ledger index', () => {
       text += `${JSON.stringify({ ...common, type: 'outcome', status: 'issued', triggerPosted: true, possibleDoubleCredit: false, notes: [] })}\n`;
       if (i === 39_000) text += 'not a record\n';
     }
-    appendSealed(fd, text);
+    new LogWriter().append(fd, text);
     closeSync(fd);
     const ledger = new Ledger({ dir, configDir: dir });
     expect(() => ledger.heldAgainst(keyOf('H-3'), 'c3@example.com')).toThrow(/line 78003 is not a record opcli can read/);
