@@ -1,8 +1,6 @@
 /**
- * Pacing for many requests to one server whose limit is not known in advance: a permit a request (a
- * slot and GCRA's spacing, gcra.ts; its Retry-After), steered by when it was written and how it went
- * (the rate, aimd.ts; the server's signals, rate-signals.ts); the rules: docs/http.md#rate-limits.
- * No I/O: the clock and sleep are injected (tests run in virtual time).
+ * Pacing for requests to a server whose limit is unknown: a permit a request (gcra.ts), the rate (aimd.ts)
+ * steered by the server's signals (rate-signals.ts). Rules: docs/http.md#rate-limits; the clock is injected.
  */
 import type { PaceClock } from '../core/timers.js';
 import { AimdRate } from './aimd.js';
@@ -62,7 +60,6 @@ class AdaptiveLimiter implements RequestLimiter {
     if (until !== undefined && until > now()) await sleep(until - now(), signal);
     signal?.throwIfAborted();
     if (await this.gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
-    // The permit of a request let go at `start`: its write spaces the next, its answer steers the rate.
     const start = now();
     let state: 'let go' | 'written' | 'done' = 'let go';
     const permit: Permit = {

@@ -1,12 +1,9 @@
-/**
- * The rate of a paced batch, from published designs, each cited once where it acts (together:
- * docs/http.md#rate-limits). No I/O: every method takes the time (ms) it is told.
- */
+/** The rate of a paced batch from published designs, each cited where it acts (together: docs/http.md#rate-limits); times (ms) as told. */
 /** AIMD: concurrency-limits' `backoffRatio`, the rate after a refusal as a share of the rate refused. */
 const BACKOFF_RATIO = 0.9;
 /** Answers accepted at a rate before a refusal there: it then costs that step rather than a halving. */
 const CLEAN_ANSWERS = 8;
-/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it; past it the step doubles per PROBE_ANSWERS. */
+/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it; past it steps double per PROBE_ANSWERS. */
 const PLATEAU = 0.98;
 const BINARY_ANSWERS = 8;
 const EPOCH_ANSWERS = 150;
@@ -71,8 +68,7 @@ export class AimdRate {
     if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
     if (this.rate === undefined || !limited) return;
     if (this.slowStart || this.rate < this.ssthresh) {
-      // Twice the rate once a round: on the first answer to a request sent since the last doubling and, where no budget is read (its remaining
-      // ends slow start: budget()), at least the first interval after it: a bound on its growth in time, as RFC 3742's (why: docs/http.md#rate-limits).
+      // Doubles a round: on an answer to one sent since the last doubling and, without a budget, at least the first interval on (RFC 3742's bound).
       if (start < this.increasedAt || (this.drain.remaining < 0 && t - this.increasedAt < 1000 / INITIAL_RATE)) return;
       this.increasedAt = t;
       this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
