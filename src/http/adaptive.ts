@@ -40,9 +40,8 @@ const MAX_BACKOFF_MS = 1000;
 class AdaptiveLimiter implements RequestLimiter {
   readonly gate: Gcra;
   readonly control: AimdRate;
-  /** When each refused request may be sent again (its Retry-After), and the latest such time. */
+  /** When each refused request may be sent again (its Retry-After). */
   private readonly held = new WeakMap<Permit, number>();
-  private heldUntil = 0;
   /** When the pace last held a request back; the back-off; answers and refusals. */
   private limitedAt = Number.NEGATIVE_INFINITY;
   private backoff = FIRST_BACKOFF_MS;
@@ -81,7 +80,7 @@ class AdaptiveLimiter implements RequestLimiter {
   snapshot() {
     const { control, gate, answered, refused } = this;
     const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
-    const pauseLeftMs = Math.max(0, Math.max(gate.pausedUntil, this.heldUntil) - this.options.now());
+    const pauseLeftMs = Math.max(0, Math.max(gate.pausedUntil, control.heldUntil) - this.options.now());
     return { concurrency: gate.slots(), inFlight: gate.inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
   }
   private answer(permit: Permit, outcome: Outcome, start: number, t: number): void {
@@ -101,8 +100,7 @@ class AdaptiveLimiter implements RequestLimiter {
       this.refused++;
       const until = t + (signals.retryAfterMs ?? 0);
       this.held.set(permit, until);
-      this.heldUntil = Math.max(this.heldUntil, until);
-      if (!control.refused(start, t)) return;
+      if (!control.refused(start, t, until)) return;
       gate.pausedUntil = Math.max(gate.pausedUntil, t + this.backoff);
       this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);
       return;

@@ -14,8 +14,9 @@ const INITIAL_RATE = 20;
 const INITIAL_WINDOW = 2;
 /** RFC 5681's DupThresh: refusals within a round trip that show a spent burst. */
 const DUP_THRESH = 3;
-/** RFC 6298's α: a new round trip's weight. */
+/** RFC 6298's α (a new round trip's weight) and RTO in round trips (SRTT + K × RTTVAR, K = 4, RTTVAR = SRTT / 2 as it starts: §2.2). */
 const RTT_ALPHA = 1 / 8;
+const RTO_ROUNDS = 3;
 /** HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011): answers a reading of a budget needs to end slow start. */
 const HYSTART_SAMPLES = 8;
 
@@ -23,10 +24,14 @@ export class AimdRate {
   /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
   rate: number | undefined;
   lastRefused: number | undefined;
+  /** When the latest refusal's Retry-After ends. */
+  heldUntil = 0;
   private srtt = 0;
   private slowStart = true;
   /** After a timeout, slow start again up to this (0: none). */
   private ssthresh = 0;
+  private resumedAt = Number.NEGATIVE_INFINITY;
+  private lastAnswer = Number.POSITIVE_INFINITY;
   private increasedAt = Number.NEGATIVE_INFINITY;
   private decreasedAt = Number.NEGATIVE_INFINITY;
   private markedAt = Number.NEGATIVE_INFINITY;
@@ -51,6 +56,13 @@ export class AimdRate {
   answered(start: number, t: number): void {
     this.srtt = this.firstAnswer === undefined ? t - start : this.srtt + RTT_ALPHA * (t - start - this.srtt);
     this.firstAnswer ??= t;
+    // An RTO without an answer once refused (a shut window): slow start again, at most from the second before's, uncapped until a decrease (RFC 5681 §4.1).
+    if (t - this.lastAnswer > RTO_ROUNDS * Math.max(this.srtt, this.interval()) && this.lastRefused !== undefined) {
+      this.ssthresh = Math.max(this.ssthresh, this.rate ?? 0);
+      this.resumedAt = t;
+      this.set(Math.min(this.rate ?? 0, this.lastSecond(this.lastAnswer)));
+    }
+    this.lastAnswer = t;
     if (this.rate !== undefined) return;
     this.set(Math.min(INITIAL_RATE, (INITIAL_WINDOW * 1000) / Math.max(1, this.srtt)));
     this.increasedAt = t;
@@ -71,7 +83,7 @@ export class AimdRate {
       // Doubles a round: on an answer to one sent since the last doubling and, without a budget, at least the first interval on (RFC 3742's bound).
       if (start < this.increasedAt || (this.drain.remaining < 0 && t - this.increasedAt < 1000 / INITIAL_RATE)) return;
       this.increasedAt = t;
-      this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
+      this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), this.decreasedAt < this.resumedAt ? undefined : t);
       return;
     }
     const last = this.lastRefused ?? this.rate;
@@ -84,12 +96,16 @@ export class AimdRate {
     return this.accepts.length;
   }
   /** A refusal of a request sent at `start`, at `t`; true for a timeout. */
-  refused(start: number, t: number): boolean {
+  refused(start: number, t: number, until: number): boolean {
     const rate = this.rate ?? INITIAL_RATE;
+    const held = start < this.heldUntil;
+    this.heldUntil = Math.max(this.heldUntil, until);
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
     // One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582).
     if (start < this.decreasedAt + this.interval()) return false;
     const timeout = this.clean === 0 && this.decreasedAt > Number.NEGATIVE_INFINITY;
+    // A repeated timeout while a refusal's Retry-After holds keeps ssthresh and the rate (RFC 5681 §3.1); the back-off still doubles.
+    if (timeout && held && this.ssthresh > 0) return true;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
     if (!timeout) this.ssthresh = 0;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;

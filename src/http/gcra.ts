@@ -64,11 +64,7 @@ export class Gcra {
       }
       waited = true;
       this.waiting++;
-      try {
-        await this.clock.sleep(due - t, signal);
-      } finally {
-        this.waiting--;
-      }
+      await this.clock.sleep(due - t, signal).finally(() => this.waiting--);
     }
   }
   /** A request let go was written at `at`, or (undefined) ended: the next may go, and at its end its slot is free. */
