@@ -31,7 +31,8 @@
  * again after an RTO with no answer: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a
  * stated policy (a late timer made up there: the server stated a burst), 91 for nginx's strict leaky
  * bucket, 85 for token buckets that send their budget's remaining, 83 with Retry-After alone, 77 with no
- * headers, 71 for the fixed window, 65 for the sliding window and 59 for a limit that halves. Per family below the goal, what the arithmetic allows a client that does not know the
+ * headers, 71 for the fixed window, 65 for the sliding window and 59 for a limit that halves.
+ * Per family below the goal, what the arithmetic allows a client that does not know the
  * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
  *
  * - Token buckets, no headers (short in 23: 12 slow buckets, 5-43/s, behind a burst, refused 34-48 of
@@ -98,7 +99,17 @@
  *   on a repeated timeout; the back-off still doubles), so the RTO stays short and the restart fires at the window's end:
  *   fixed 64 -> 71 (worst 0.38 -> 0.53), halving 59, Retry-After 84 -> 83, budgets 86 -> 85, the rest unchanged.
  *   Without the hold's rule fixed 66; keeping the rate at the restart (not the second before's), 68; every refusal in a
- *   hold not a decrease (or not a timeout): windows down to 0.17.
+ *   hold not a decrease (or not a timeout): windows down to 0.17. Where windows lose now (pace8, seed 44): at 2-16 ms
+ *   and 130-500/s slow start passes 10,000/s behind the first quota, all 16 slots are refused together and held a second
+ *   (Retry-After: 1), so the window that reopens meanwhile goes unused (0.53-0.80); at 40-200 ms and 30-180/s the pace
+ *   settles between L and 2L (the second before an edge spans two windows, the AWS cap is twice it), and each window's
+ *   end refuses a flight. Tried, not kept: BBR v1's long-term bandwidth (Linux tcp_bbr.c, lt_bw: the delivery rate from
+ *   one run of refusals to the next, two within 1/8 a policer's rate, capping the rate refused for 48 round trips) took
+ *   halving to 62 (fixed 12, token 19, sliding 7) and the sliding window's worst refusals 3.9 -> 2.7 %, but no headers
+ *   to 73 (at 208-498/s late timers read the rate low) and Retry-After to 82; with its loss threshold (50/256 over at
+ *   least 4 round trips) checked at each refusal the 7/s API fails (0.785); the restart leaving ssthresh as it was
+ *   (§4.1 does): fixed 70, halving 58; pace5b's restart without the AWS cap, on top of this one: the same counts, the
+ *   sliding window's worst 0.34 -> 0.51, but the halving sliding kind past its refusal bound (58 refused of 658).
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
