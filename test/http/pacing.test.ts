@@ -110,6 +110,12 @@
  *   least 4 round trips) checked at each refusal the 7/s API fails (0.785); the restart leaving ssthresh as it was
  *   (§4.1 does): fixed 70, halving 58; pace5b's restart without the AWS cap, on top of this one: the same counts, the
  *   sliding window's worst 0.34 -> 0.51, but the halving sliding kind past its refusal bound (58 refused of 658).
+ *   At 34/s and 93 ms the climb after the first window aims at slow start's rate (320/s: the flight's other refusals
+ *   were sent before the decrease), so the held retries come back to a pace of 2-4 L. Also tried: ssthresh at the
+ *   restart the second before's count (fixed 66, Retry-After 84); the rate refused capped by the AWS SDK's measured
+ *   rate (its lastMaxRate = min(measuredTxRate, fillRate)) in slow start: fixed 70, sliding 66, no headers and nginx's
+ *   bucket below their bounds (a ramp's last second reads below the limit); the decrease from that measured rate too:
+ *   every token bucket below its bound.
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
