@@ -101,6 +101,9 @@ export class AimdRate {
     const held = start < this.heldUntil;
     this.heldUntil = Math.max(this.heldUntil, until);
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    // DupThresh refused with none accepted: a spent burst or window, whose last second bounds the climb (the AWS SDK's lastMaxRate, at most its measured rate).
+    if (this.edge?.refused === DUP_THRESH && this.edge.accepted === 0 && this.lastRefused !== undefined)
+      this.lastRefused = Math.max(MIN_RATE, Math.min(this.lastRefused, this.edge.before));
     // One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582).
     if (start < this.decreasedAt + this.interval()) return false;
     const timeout = this.clean === 0 && this.decreasedAt > Number.NEGATIVE_INFINITY;

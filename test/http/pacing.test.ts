@@ -31,7 +31,7 @@
  * again after an RTO with no answer: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a
  * stated policy (a late timer made up there: the server stated a burst), 91 for nginx's strict leaky
  * bucket, 85 for token buckets that send their budget's remaining, 83 with Retry-After alone, 77 with no
- * headers, 71 for the fixed window, 65 for the sliding window and 59 for a limit that halves.
+ * headers, 72 for the fixed window, 65 for the sliding window and 59 for a limit that halves.
  * Per family below the goal, what the arithmetic allows a client that does not know the
  * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
  *
@@ -79,7 +79,7 @@
  *   retries come back as a second flight) took no headers to 83 and this family to 86, but windows
  *   to 60-62 (worst 0.18: a window accepts nothing until it ends) and budgets to 84; BBR's startup
  *   gain 2/ln 2 a round for 2 took the 7/s API to 79 and budgets to 82.
- * - Fixed and sliding windows (short in 29-35; the sliding window's worst 0.34, from 0.25, with the
+ * - Fixed and sliding windows (short in 28-35; the sliding window's worst 0.34, from 0.25, with the
  *   round above, the fixed window's 0.53, from 0.38 with the restart below): a window of quota L over W = 1 s answers as a bucket of
  *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
  *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
@@ -110,8 +110,12 @@
  *   least 4 round trips) checked at each refusal the 7/s API fails (0.785); the restart leaving ssthresh as it was
  *   (§4.1 does): fixed 70, halving 58; pace5b's restart without the AWS cap, on top of this one: the same counts, the
  *   sliding window's worst 0.34 -> 0.51, but the halving sliding kind past its refusal bound (58 refused of 658).
- *   At 34/s and 93 ms the climb after the first window aims at slow start's rate (320/s: the flight's other refusals
- *   were sent before the decrease), so the held retries come back to a pace of 2-4 L. Also tried: ssthresh at the
+ *   At 34/s and 93 ms the climb after the first window aimed at slow start's rate (320/s: the flight's other refusals
+ *   were sent before the decrease), so the held retries came back to a pace of 2-4 L. Kept (pace8): DupThresh refusals
+ *   with none accepted since the edge cap the rate refused at the second before it, L for a window spent in it, as the
+ *   AWS SDK caps lastMaxRate at its measured rate: fixed 72 (84/s at 155 ms 0.57 -> 0.70, 64 -> 33 refused; worst
+ *   refusals past the allowance 0.108 -> 0.074), budgets' worst 0.495 -> 0.509, the rest unchanged; capping the rate
+ *   there too: budgets to 0.07, no headers 73, Retry-After 80. Also tried: ssthresh at the
  *   restart the second before's count (fixed 66, Retry-After 84); the rate refused capped by the AWS SDK's measured
  *   rate (its lastMaxRate = min(measuredTxRate, fillRate)) in slow start: fixed 70, sliding 66, no headers and nginx's
  *   bucket below their bounds (a ramp's last second reads below the limit); the decrease from that measured rate too:
@@ -280,7 +284,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a fixed window of one second, Retry-After to its end', async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('fixed window', { share: 0.53, refused: 0.11 }, { server: (now) => fixedWindow(now, limit), limit, latencyMs, hidden: true }, s);
+        await check('fixed window', { share: 0.53, refused: 0.08 }, { server: (now) => fixedWindow(now, limit), limit, latencyMs, hidden: true }, s);
       }),
       RUNS,
     );
