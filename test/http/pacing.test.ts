@@ -115,7 +115,10 @@
  *   with none accepted since the edge cap the rate refused at the second before it, L for a window spent in it, as the
  *   AWS SDK caps lastMaxRate at its measured rate: fixed 72 (84/s at 155 ms 0.57 -> 0.70, 64 -> 33 refused; worst
  *   refusals past the allowance 0.108 -> 0.074), budgets' worst 0.495 -> 0.509, the rest unchanged; capping the rate
- *   there too: budgets to 0.07, no headers 73, Retry-After 80. Also tried: ssthresh at the
+ *   there too: budgets to 0.07, no headers 73, Retry-After 80; with fewer than three accepted
+ *   (rather than none): sliding 67, halving 60, but worst shares below their bounds (no headers 0.67, budgets 0.43,
+ *   nginx's bucket 0.52). It over-reads where the window before was not spent (84/s at 155 ms: 16 slots carry 103/s,
+ *   the second before an edge holds 104). Also tried: ssthresh at the
  *   restart the second before's count (fixed 66, Retry-After 84); the rate refused capped by the AWS SDK's measured
  *   rate (its lastMaxRate = min(measuredTxRate, fillRate)) in slow start: fixed 70, sliding 66, no headers and nginx's
  *   bucket below their bounds (a ramp's last second reads below the limit); the decrease from that measured rate too:
