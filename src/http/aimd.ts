@@ -95,7 +95,7 @@ export class AimdRate {
     while (this.accepts.length > 0 && (this.accepts[0] as number) <= t - 1000) this.accepts.shift();
     return this.accepts.length;
   }
-  /** A refusal of a request sent at `start`, at `t`; true for a timeout. */
+  /** A refusal of a request sent at `start`, at `t`, held until `until` (its Retry-After); true for a timeout. */
   refused(start: number, t: number, until: number): boolean {
     const rate = this.rate ?? INITIAL_RATE;
     const held = start < this.heldUntil;
