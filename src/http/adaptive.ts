@@ -1,8 +1,6 @@
 /**
- * Pacing for many requests to one server whose limit is not known in advance: a permit a request (a
- * slot and GCRA's spacing, gcra.ts; its Retry-After), steered by when it was written and how it went
- * (the rate, aimd.ts; the server's signals, rate-signals.ts); the rules: docs/http.md#rate-limits.
- * No I/O: the clock and sleep are injected (tests run in virtual time).
+ * Pacing for requests to a server whose limit is unknown: a permit a request (gcra.ts), the rate (aimd.ts)
+ * steered by the server's signals (rate-signals.ts). Rules: docs/http.md#rate-limits; the clock is injected.
  */
 import type { PaceClock } from '../core/timers.js';
 import { AimdRate } from './aimd.js';
@@ -42,9 +40,8 @@ const MAX_BACKOFF_MS = 1000;
 class AdaptiveLimiter implements RequestLimiter {
   readonly gate: Gcra;
   readonly control: AimdRate;
-  /** When each refused request may be sent again (its Retry-After), and the latest such time. */
+  /** When each refused request may be sent again (its Retry-After). */
   private readonly held = new WeakMap<Permit, number>();
-  private heldUntil = 0;
   /** When the pace last held a request back; the back-off; answers and refusals. */
   private limitedAt = Number.NEGATIVE_INFINITY;
   private backoff = FIRST_BACKOFF_MS;
@@ -62,7 +59,6 @@ class AdaptiveLimiter implements RequestLimiter {
     if (until !== undefined && until > now()) await sleep(until - now(), signal);
     signal?.throwIfAborted();
     if (await this.gate.wait(() => this.control.interval(), signal)) this.limitedAt = now();
-    // The permit of a request let go at `start`: its write spaces the next, its answer steers the rate.
     const start = now();
     let state: 'let go' | 'written' | 'done' = 'let go';
     const permit: Permit = {
@@ -84,7 +80,7 @@ class AdaptiveLimiter implements RequestLimiter {
   snapshot() {
     const { control, gate, answered, refused } = this;
     const learnt = control.lastRefused === undefined || control.rate === undefined ? undefined : Math.min(control.rate, control.lastRefused);
-    const pauseLeftMs = Math.max(0, Math.max(gate.pausedUntil, this.heldUntil) - this.options.now());
+    const pauseLeftMs = Math.max(0, Math.max(gate.pausedUntil, control.heldUntil) - this.options.now());
     return { concurrency: gate.slots(), inFlight: gate.inFlight, rate: control.rate, learnt, answered, refused, pauseLeftMs };
   }
   private answer(permit: Permit, outcome: Outcome, start: number, t: number): void {
@@ -104,8 +100,7 @@ class AdaptiveLimiter implements RequestLimiter {
       this.refused++;
       const until = t + (signals.retryAfterMs ?? 0);
       this.held.set(permit, until);
-      this.heldUntil = Math.max(this.heldUntil, until);
-      if (!control.refused(start, t)) return;
+      if (!control.refused(start, t, until)) return;
       gate.pausedUntil = Math.max(gate.pausedUntil, t + this.backoff);
       this.backoff = Math.min(MAX_BACKOFF_MS, this.backoff * 2);
       return;

@@ -1,12 +1,9 @@
-/**
- * The rate of a paced batch, from published designs, each cited once where it acts (together:
- * docs/http.md#rate-limits). No I/O: every method takes the time (ms) it is told.
- */
+/** The rate of a paced batch from published designs, each cited where it acts (together: docs/http.md#rate-limits); times (ms) as told. */
 /** AIMD: concurrency-limits' `backoffRatio`, the rate after a refusal as a share of the rate refused. */
 const BACKOFF_RATIO = 0.9;
 /** Answers accepted at a rate before a refusal there: it then costs that step rather than a halving. */
 const CLEAN_ANSWERS = 8;
-/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it; past it the step doubles per PROBE_ANSWERS. */
+/** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it; past it steps double per PROBE_ANSWERS. */
 const PLATEAU = 0.98;
 const BINARY_ANSWERS = 8;
 const EPOCH_ANSWERS = 150;
@@ -17,8 +14,9 @@ const INITIAL_RATE = 20;
 const INITIAL_WINDOW = 2;
 /** RFC 5681's DupThresh: refusals within a round trip that show a spent burst. */
 const DUP_THRESH = 3;
-/** RFC 6298's α: a new round trip's weight. */
+/** RFC 6298's α (a new round trip's weight) and RTO in round trips (SRTT + K × RTTVAR, K = 4, RTTVAR = SRTT / 2 as it starts: §2.2). */
 const RTT_ALPHA = 1 / 8;
+const RTO_ROUNDS = 3;
 /** HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011): answers a reading of a budget needs to end slow start. */
 const HYSTART_SAMPLES = 8;
 
@@ -26,10 +24,14 @@ export class AimdRate {
   /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
   rate: number | undefined;
   lastRefused: number | undefined;
+  /** When the latest refusal's Retry-After ends. */
+  heldUntil = 0;
   private srtt = 0;
   private slowStart = true;
   /** After a timeout, slow start again up to this (0: none). */
   private ssthresh = 0;
+  private resumedAt = Number.NEGATIVE_INFINITY;
+  private lastAnswer = Number.POSITIVE_INFINITY;
   private increasedAt = Number.NEGATIVE_INFINITY;
   private decreasedAt = Number.NEGATIVE_INFINITY;
   private markedAt = Number.NEGATIVE_INFINITY;
@@ -54,6 +56,13 @@ export class AimdRate {
   answered(start: number, t: number): void {
     this.srtt = this.firstAnswer === undefined ? t - start : this.srtt + RTT_ALPHA * (t - start - this.srtt);
     this.firstAnswer ??= t;
+    // An RTO without an answer once refused (a shut window): slow start again, at most from the second before's, uncapped until a decrease (RFC 5681 §4.1).
+    if (t - this.lastAnswer > RTO_ROUNDS * Math.max(this.srtt, this.interval()) && this.lastRefused !== undefined) {
+      this.ssthresh = Math.max(this.ssthresh, this.rate ?? 0);
+      this.resumedAt = t;
+      this.set(Math.min(this.rate ?? 0, this.lastSecond(this.lastAnswer)));
+    }
+    this.lastAnswer = t;
     if (this.rate !== undefined) return;
     this.set(Math.min(INITIAL_RATE, (INITIAL_WINDOW * 1000) / Math.max(1, this.srtt)));
     this.increasedAt = t;
@@ -71,11 +80,10 @@ export class AimdRate {
     if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
     if (this.rate === undefined || !limited) return;
     if (this.slowStart || this.rate < this.ssthresh) {
-      // Twice the rate once a round: on the first answer to a request sent since the last doubling and, where no budget is read (its remaining
-      // ends slow start: budget()), at least the first interval after it: a bound on its growth in time, as RFC 3742's (why: docs/http.md#rate-limits).
+      // Doubles a round: on an answer to one sent since the last doubling and, without a budget, at least the first interval on (RFC 3742's bound).
       if (start < this.increasedAt || (this.drain.remaining < 0 && t - this.increasedAt < 1000 / INITIAL_RATE)) return;
       this.increasedAt = t;
-      this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), t);
+      this.set(this.slowStart ? this.rate * 2 : Math.min(this.rate * 2, this.ssthresh), this.decreasedAt < this.resumedAt ? undefined : t);
       return;
     }
     const last = this.lastRefused ?? this.rate;
@@ -87,13 +95,20 @@ export class AimdRate {
     while (this.accepts.length > 0 && (this.accepts[0] as number) <= t - 1000) this.accepts.shift();
     return this.accepts.length;
   }
-  /** A refusal of a request sent at `start`, at `t`; true for a timeout. */
-  refused(start: number, t: number): boolean {
+  /** A refusal of a request sent at `start`, at `t`, held until `until` (its Retry-After); true for a timeout. */
+  refused(start: number, t: number, until: number): boolean {
     const rate = this.rate ?? INITIAL_RATE;
+    const held = start < this.heldUntil;
+    this.heldUntil = Math.max(this.heldUntil, until);
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    // DupThresh refused with none accepted: a spent burst or window, whose last second bounds the climb (the AWS SDK's lastMaxRate, at most its measured rate).
+    if (this.edge?.refused === DUP_THRESH && this.edge.accepted === 0 && this.lastRefused !== undefined)
+      this.lastRefused = Math.max(MIN_RATE, Math.min(this.lastRefused, this.edge.before));
     // One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582).
     if (start < this.decreasedAt + this.interval()) return false;
     const timeout = this.clean === 0 && this.decreasedAt > Number.NEGATIVE_INFINITY;
+    // A repeated timeout while a refusal's Retry-After holds keeps ssthresh and the rate (RFC 5681 §3.1); the back-off still doubles.
+    if (timeout && held && this.ssthresh > 0) return true;
     this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
     if (!timeout) this.ssthresh = 0;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;

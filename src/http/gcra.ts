@@ -1,10 +1,7 @@
 /**
- * The gate every paced request passes, in the order they asked (a late timer never lets a later one
- * pass): a slot of at most `slots` in flight, then even spacing by the Generic Cell Rate Algorithm
- * (ITU-T I.371, virtual scheduling) with a limit tolerance of 0, as nginx's `limit_req` without burst
- * refuses a request that comes early; the last request counts from its write, and a late timer is not
- * made up unless the server stated a quota (docs/http.md#rate-limits). Under FINE_MS an interval cannot
- * be slept in whole ms: there the tolerance is TIMER_MS on the grid.
+ * The gate paced requests pass in the order they asked: a slot, then the Generic Cell Rate Algorithm (ITU-T I.371, virtual
+ * scheduling) with a tolerance of 0, as nginx's `limit_req` without burst refuses an early request (docs/http.md#rate-limits).
+ * Under FINE_MS an interval cannot be slept in whole ms: there the tolerance is TIMER_MS on the grid.
  */
 import { type PaceClock, whenAborted } from '../core/timers.js';
 
@@ -67,11 +64,7 @@ export class Gcra {
       }
       waited = true;
       this.waiting++;
-      try {
-        await this.clock.sleep(due - t, signal);
-      } finally {
-        this.waiting--;
-      }
+      await this.clock.sleep(due - t, signal).finally(() => this.waiting--);
     }
   }
   /** A request let go was written at `at`, or (undefined) ended: the next may go, and at its end its slot is free. */

@@ -22,14 +22,11 @@ function policyRate(text = ''): number | undefined {
   return valid.length > 0 ? Math.min(...valid) : undefined;
 }
 
-/**
- * Every rate signal of an answer's headers (names in lower case) at `now`: the pause a refusal asks for
- * (ms, at most `maxRetryAfterMs`), the rate a policy states (a second), the budget's size and what is left.
- */
-export function readRateSignals(headers: Record<string, string> = {}, now: number, maxRetryAfterMs = 60_000) {
+/** The rate signals of an answer's headers (lower-case names) at `now`: a refusal's pause (ms), a policy's rate a second, the budget and what is left. */
+export function readRateSignals(headers: Record<string, string> = {}, now: number) {
   const combined = params(headers.ratelimit ?? '');
   return {
-    retryAfterMs: parseRetryAfter(headers['retry-after'], now, maxRetryAfterMs),
+    retryAfterMs: parseRetryAfter(headers['retry-after'], now),
     policyRate: policyRate(headers['ratelimit-policy']),
     limit: number(combined.get('limit')) ?? number(headers['ratelimit-limit']) ?? number(headers['x-ratelimit-limit']),
     remaining:

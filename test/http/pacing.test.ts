@@ -27,11 +27,12 @@
  *
  * The goal (issue 44) is 0.9 and 2 % with these allowances. Of fast-check's 100 cases a family from
  * seed 44, this design (GCRA, slow start in rounds of at least its first interval, AIMD with BIC's
- * climb, BBR's delivery rate after a spent burst, HyStart's exit and ECN's mark on a budget:
- * src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a stated policy (a late timer made up
- * there: the server stated a burst), 91 for nginx's strict leaky bucket, 86 for token buckets that send
- * their budget's remaining, 84 with Retry-After alone, 77 with no headers, 65 for the sliding window, 64
- * for the fixed window and 59 for a limit that halves. Per family below the goal, what the arithmetic allows a client that does not know the
+ * climb, BBR's delivery rate after a spent burst, HyStart's exit and ECN's mark on a budget, slow start
+ * again after an RTO with no answer: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a
+ * stated policy (a late timer made up there: the server stated a burst), 91 for nginx's strict leaky
+ * bucket, 85 for token buckets that send their budget's remaining, 83 with Retry-After alone, 77 with no
+ * headers, 72 for the fixed window, 65 for the sliding window and 59 for a limit that halves.
+ * Per family below the goal, what the arithmetic allows a client that does not know the
  * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
  *
  * - Token buckets, no headers (short in 23: 12 slow buckets, 5-43/s, behind a burst, refused 34-48 of
@@ -52,11 +53,11 @@
  *   worst refusals from 0.059 to 0.074, in 421 lines; its RFC 6937 floor (in flight up to what was
  *   accepted, plus one) keeps the halving leaky bucket and takes this family to 83, but a sliding
  *   window to 0.22 (pace3, seed 44; the diffs are in its report).
- * - Budget headers (short in 14, 0-11 refused, 0.50-0.90 at 7-498/s): the budget's remaining ends
+ * - Budget headers (short in 15, 0-15 refused, 0.50-0.90 at 7-498/s): the budget's remaining ends
  *   slow start before the bucket is spent, so nothing forces the flight; making late timers up there
  *   as under a stated quota cost refusals past the bound at buckets drained by slow start (tried).
- * - Retry-After alone (short in 16: 7 at 359-496/s and 3-17 ms, 0.78-0.88; 5 at 40-79 ms, 0.89-0.90;
- *   4 slow buckets refused 31-34 against 30): Retry-After is whole seconds (RFC 9110), so every held
+ * - Retry-After alone (short in 17: 7 at 359-496/s and 3-17 ms, 0.78-0.88; 5 at 40-79 ms, 0.89-0.90;
+ *   5 slow buckets refused 31-37 against 30): Retry-After is whole seconds (RFC 9110), so every held
  *   retry waits 1 s, longer than the run at 500/s (1.2 s). A refused flight of k rows costs k rows'
  *   second; at 1 ms the forced flight is 0.61 × 500/s × 1 ms < 1 request, so a client refused once
  *   keeps the goal. Where the interval is longer than the round trip, slow start doubling on each
@@ -78,8 +79,8 @@
  *   retries come back as a second flight) took no headers to 83 and this family to 86, but windows
  *   to 60-62 (worst 0.18: a window accepts nothing until it ends) and budgets to 84; BBR's startup
  *   gain 2/ln 2 a round for 2 took the 7/s API to 79 and budgets to 82.
- * - Fixed and sliding windows (short in 35-36; the sliding window's worst 0.34, from 0.25, with the
- *   round above, the fixed window's 0.38, from 0.39): a window of quota L over W = 1 s answers as a bucket of
+ * - Fixed and sliding windows (short in 28-35; the sliding window's worst 0.34, from 0.25, with the
+ *   round above, the fixed window's 0.53, from 0.38 with the restart below): a window of quota L over W = 1 s answers as a bucket of
  *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
  *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
  *   at most one flight each; ours misreads the quota as a burst for a round trip or two (down to 0.25).
@@ -93,12 +94,35 @@
  *   counted from accepted answers only (fixed 65, sliding 62, nginx's bucket 88); either restarting
  *   at the second before rather than below the rate (Retry-After 82; or sliding 67 but fixed 64 and
  *   no headers 75); the round kept to the first slow start (fixed 68); the AWS cap skipped on every
- *   restart below ssthresh (fixed 69). On top of that restart (pace7, seed 44), a second timeout of a request sent
- *   while an earlier refusal's Retry-After still held left the rate where the first put it (RFC 5681 §3.1 holds ssthresh
- *   on a repeated timeout; the back-off still doubled), so the RTO stays short and the restart fires at the window's end:
- *   fixed 71 (worst 0.38 -> 0.53), halving 59, Retry-After 83, budgets 85, the rest unchanged; but 411 lines (406 with
- *   rewrites that move no figure), not kept. Without the restart fixed 66; with it, but keeping the rate at the restart
- *   (not the second before's), 68; every refusal in a hold not a decrease (or not a timeout): windows down to 0.17.
+ *   restart below ssthresh (fixed 69). Kept (pace7, pace8): that restart, and a second timeout of a request sent
+ *   while an earlier refusal's Retry-After still holds leaves the rate where the first put it (RFC 5681 §3.1 holds ssthresh
+ *   on a repeated timeout; the back-off still doubles), so the RTO stays short and the restart fires at the window's end:
+ *   fixed 64 -> 71 (worst 0.38 -> 0.53), halving 59, Retry-After 84 -> 83, budgets 86 -> 85, the rest unchanged.
+ *   Without the hold's rule fixed 66; keeping the rate at the restart (not the second before's), 68; every refusal in a
+ *   hold not a decrease (or not a timeout): windows down to 0.17. Where windows lose now (pace8, seed 44): at 2-16 ms
+ *   and 130-500/s slow start passes 10,000/s behind the first quota, all 16 slots are refused together and held a second
+ *   (Retry-After: 1), so the window that reopens meanwhile goes unused (0.53-0.80); at 40-200 ms and 30-180/s the pace
+ *   settles between L and 2L (the second before an edge spans two windows, the AWS cap is twice it), and each window's
+ *   end refuses a flight. Tried, not kept: BBR v1's long-term bandwidth (Linux tcp_bbr.c, lt_bw: the delivery rate from
+ *   one run of refusals to the next, two within 1/8 a policer's rate, capping the rate refused for 48 round trips) took
+ *   halving to 62 (fixed 12, token 19, sliding 7) and the sliding window's worst refusals 3.9 -> 2.7 %, but no headers
+ *   to 73 (at 208-498/s late timers read the rate low) and Retry-After to 82; with its loss threshold (50/256 over at
+ *   least 4 round trips) checked at each refusal the 7/s API fails (0.785); the restart leaving ssthresh as it was
+ *   (§4.1 does): fixed 70, halving 58; pace5b's restart without the AWS cap, on top of this one: the same counts, the
+ *   sliding window's worst 0.34 -> 0.51, but the halving sliding kind past its refusal bound (58 refused of 658).
+ *   At 34/s and 93 ms the climb after the first window aimed at slow start's rate (320/s: the flight's other refusals
+ *   were sent before the decrease), so the held retries came back to a pace of 2-4 L. Kept (pace8): DupThresh refusals
+ *   with none accepted since the edge cap the rate refused at the second before it, L for a window spent in it, as the
+ *   AWS SDK caps lastMaxRate at its measured rate: fixed 72 (84/s at 155 ms 0.57 -> 0.70, 64 -> 33 refused; worst
+ *   refusals past the allowance 0.108 -> 0.074), budgets' worst 0.495 -> 0.509, the rest unchanged; capping the rate
+ *   there too: budgets to 0.07, no headers 73, Retry-After 80; with fewer than three accepted
+ *   (rather than none): sliding 67, halving 60, but worst shares below their bounds (no headers 0.67, budgets 0.43,
+ *   nginx's bucket 0.52). It over-reads where the window before was not spent (84/s at 155 ms: 16 slots carry 103/s,
+ *   the second before an edge holds 104). Also tried: ssthresh at the
+ *   restart the second before's count (fixed 66, Retry-After 84); the rate refused capped by the AWS SDK's measured
+ *   rate (its lastMaxRate = min(measuredTxRate, fillRate)) in slow start: fixed 70, sliding 66, no headers and nginx's
+ *   bucket below their bounds (a ramp's last second reads below the limit); the decrease from that measured rate too:
+ *   every token bucket below its bound.
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
@@ -263,7 +287,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a fixed window of one second, Retry-After to its end', async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('fixed window', { share: 0.38, refused: 0.17 }, { server: (now) => fixedWindow(now, limit), limit, latencyMs, hidden: true }, s);
+        await check('fixed window', { share: 0.53, refused: 0.08 }, { server: (now) => fixedWindow(now, limit), limit, latencyMs, hidden: true }, s);
       }),
       RUNS,
     );
