@@ -57,7 +57,7 @@ export class AimdRate {
     this.srtt = this.firstAnswer === undefined ? t - start : this.srtt + RTT_ALPHA * (t - start - this.srtt);
     this.firstAnswer ??= t;
     // An RTO without an answer once refused (a shut window): slow start again, at most from the second before's, uncapped until a decrease (RFC 5681 §4.1).
-    if (t - this.lastAnswer > RTO_ROUNDS * Math.max(this.srtt, this.interval()) && this.lastRefused !== undefined) {
+    if (t - this.lastAnswer > RTO_ROUNDS * Math.max(this.srtt, this.interval()) && this.decreasedAt > Number.NEGATIVE_INFINITY) {
       this.ssthresh = Math.max(this.ssthresh, this.rate ?? 0);
       this.resumedAt = t;
       this.set(Math.min(this.rate ?? 0, this.lastSecond(this.lastAnswer)));

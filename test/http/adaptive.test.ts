@@ -123,6 +123,17 @@ describe('the batch limiter, rule by rule', () => {
     expect(s.limiter.snapshot().rate).toBeCloseTo(10);
   });
 
+  it('a stated rate (--rate) is kept through a short pause in the answers when nothing was refused: slow start again only after a shut window', async () => {
+    const s = stepped({ maxRate: 1000 });
+    for (let i = 0; i < 200; i++) await one(s, 1);
+    expect(s.limiter.snapshot().rate).toBeCloseTo(1000);
+    // The batch itself pauses (a group made durable, a slow row): no answer for many round trips, far less than a second.
+    s.set(s.at() + 20);
+    await one(s, 1);
+    await one(s, 1);
+    expect(s.limiter.snapshot().rate).toBeCloseTo(1000);
+  });
+
   it("a budget nearly spent in slow start ends it with the rate kept (HyStart's exit), no request refused; a bucket of one says nothing", async () => {
     const s = stepped({ maxConcurrency: 1 });
     await one(s, 1, 200, { 'x-ratelimit-limit': '50', 'x-ratelimit-remaining': '40' });
