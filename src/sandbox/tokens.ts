@@ -10,14 +10,13 @@ function random(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** Starts a new token family (one login). */
+/** A new token family (one login). */
 export function newFamily(state: SandboxState): number {
   const id = state.nextFamily++;
   state.families.set(id, { access: [], refresh: [] });
   return id;
 }
 
-/** Issues an access token, and a refresh token unless `withRefresh` is false, in a family. */
 export function issueTokens(state: SandboxState, familyId: number, scopes: string[], options: { withRefresh: boolean; ttl?: number }): IssuedTokens {
   const ttl = options.ttl ?? state.settings.accessTokenTtl;
   const family = state.families.get(familyId);
@@ -35,7 +34,6 @@ export function issueTokens(state: SandboxState, familyId: number, scopes: strin
   return answer;
 }
 
-/** Revokes every access and refresh token of a family. */
 export function revokeFamily(state: SandboxState, familyId: number): void {
   const family = state.families.get(familyId);
   if (!family) return;
@@ -51,7 +49,6 @@ export function revokeFamily(state: SandboxState, familyId: number): void {
 
 export type AccessCheck = { ok: true; scopes: string[] } | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
 
-/** Whether an access token is usable now, and why not. */
 export function checkAccessToken(state: SandboxState, token: string): AccessCheck {
   const record = state.accessTokens.get(token);
   if (!record) return { ok: false, reason: 'unknown' };
@@ -61,10 +58,8 @@ export function checkAccessToken(state: SandboxState, token: string): AccessChec
 }
 
 /**
- * The scope each protected endpoint needs. The spec names only read_orders, read_claims and
- * read_store and leaves the full list and the mapping "not shown", so the sandbox uses those three
- * names only (an invented name would teach users a scope the real service may refuse): each
- * endpoint needs the scope of the resource it touches (docs/spec-choices.md, "Scopes per endpoint").
+ * The spec's three scope names only (an invented one would teach users a scope the real service may
+ * refuse), each for the resource it touches (docs/spec-choices.md, "Scopes per endpoint").
  */
 const REQUIRED_SCOPES = {
   'GET /v1/orders': 'read_orders',
@@ -91,7 +86,7 @@ function unauthorized(reason: keyof typeof DESCRIPTIONS): Reply {
   );
 }
 
-/** Checks the bearer token and its scope for an endpoint: null when allowed, else the 401/403 answer. */
+/** Null when the bearer token and its scope allow the endpoint, else the 401/403 answer. */
 export function authorize(state: SandboxState, ctx: Ctx, endpoint: ProtectedEndpoint): Reply | null {
   const header = ctx.headers.authorization ?? '';
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
