@@ -210,22 +210,14 @@ function limitFailure(where: string, req: FailedRequest, code: string, cause: un
   return undefined;
 }
 
-/** Node's certificate error codes in words. */
-function certificateProblem(code: string): string {
-  switch (code) {
-    case 'CERT_HAS_EXPIRED':
-      return 'has expired';
-    case 'CERT_NOT_YET_VALID':
-      return 'is not valid yet';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-    case 'HOSTNAME_MISMATCH':
-      return 'is for another host name';
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-      return 'is self-signed and not trusted';
-    default:
-      return 'is not trusted: it was issued by a certificate authority this machine does not trust';
-  }
-}
+/** Node's certificate error codes in words; any other is an untrusted issuer. */
+const CERT_PROBLEMS: Record<string, string> = {
+  CERT_HAS_EXPIRED: 'has expired',
+  CERT_NOT_YET_VALID: 'is not valid yet',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'is for another host name',
+  HOSTNAME_MISMATCH: 'is for another host name',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'is self-signed and not trusted',
+};
 
 /** A refused certificate: never sent, never retried; names the host, the issuer and how to trust a private CA. */
 function certificateError(where: string, url: URL, code: string, wire: WireFailure | undefined, cause: unknown): NetworkError {
@@ -245,8 +237,9 @@ function certificateError(where: string, url: URL, code: string, wire: WireFailu
       : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
         ? "Check this machine's clock; otherwise the server's certificate must be renewed."
         : trustHint;
+  const problem = CERT_PROBLEMS[code] ?? 'is not trusted: it was issued by a certificate authority this machine does not trust';
   return new NetworkError(
-    `${where} was not sent: the certificate of ${url.host}${via} ${certificateProblem(code)} (${code}${details.length ? `; ${details.join(', ')}` : ''}).`,
+    `${where} was not sent: the certificate of ${url.host}${via} ${problem} (${code}${details.length ? `; ${details.join(', ')}` : ''}).`,
     { sent: false, errorCode: CERT_NOT_TRUSTED, cause, hint },
   );
 }

@@ -198,14 +198,9 @@ function redirect(to: string, params: Record<string, string | null>): Reply {
 
 /** Whether a redirect URI matches the registered one, the port aside (RFC 8252 section 7.3). */
 function redirectUriMatches(registered: string, given: string): boolean {
-  let a: URL;
-  let b: URL;
-  try {
-    a = new URL(registered);
-    b = new URL(given);
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(given)) return false;
+  const a = new URL(registered);
+  const b = new URL(given);
   return (
     a.protocol === b.protocol &&
     a.hostname === b.hostname &&
