@@ -129,10 +129,6 @@ export class HttpClient {
   /** Epoch ms before which no unpaced request is sent (a 429's wait). */
   private pauseUntil = 0;
   private readonly tracer?: Tracer;
-  private lastResolved?: { text: string; url: URL };
-  /** For requests with no headers of their own, one token: [without a body, with a JSON body]; shared, never changed. */
-  private sharedHeaders: [Record<string, string>?, Record<string, string>?] = [];
-  private sharedHeadersToken?: string;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
@@ -186,18 +182,9 @@ export class HttpClient {
     return resolved;
   }
 
-  /** `resolve` parsed once per URL in a row: a batch sends thousands of requests to one path. */
-  private resolveOnce(url: string): URL {
-    const last = this.lastResolved;
-    if (last?.text === url) return last.url;
-    const resolved = this.resolve(url);
-    this.lastResolved = { text: url, url: resolved };
-    return resolved;
-  }
-
   /** Sends a request with the method's retry policy; non-2xx answers throw ApiError. */
   async request<T = unknown>(req: HttpRequest, schema?: z.ZodType<T>): Promise<HttpResponse<T>> {
-    const url = req.query === undefined ? this.resolveOnce(req.url) : this.resolve(req.url, req.query);
+    const url = this.resolve(req.url, req.query);
     if (!isSafeForCredentials(url)) {
       throw new UsageError(
         `Refusing to send credentials to ${url.origin}: only https is allowed (plain http only to 127.0.0.1 or localhost).`,
@@ -310,10 +297,7 @@ export class HttpClient {
   }
 
   private async send(url: URL, req: HttpRequest, token: string | undefined, permit?: Permit): Promise<RawResponse> {
-    const { headers, body } =
-      req.headers === undefined
-        ? this.plainRequest(req.json, token)
-        : buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
+    const { headers, body } = buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
     const started = this.options.now();
     this.tracer?.request(this.routeOf(url).reason, req.method, url, headers, req.json);
     const res = await this.wire().send({
@@ -332,19 +316,6 @@ export class HttpClient {
     const parsed = raw && !this.tracer ? res.text : readBody(res.text, res.headers);
     this.tracer?.response(res.status, res.headers, parsed, this.options.now() - started);
     return { status: res.status, headers: res.headers, body: raw ? res.text : parsed };
-  }
-
-  private plainRequest(json: unknown, token: string | undefined): { headers: Record<string, string>; body?: string } {
-    if (token !== this.sharedHeadersToken) {
-      this.sharedHeadersToken = token;
-      this.sharedHeaders = [];
-    }
-    if (json === undefined) {
-      this.sharedHeaders[0] ??= buildRequest({ userAgent: this.options.userAgent, token }).headers;
-      return { headers: this.sharedHeaders[0] };
-    }
-    this.sharedHeaders[1] ??= buildRequest({ userAgent: this.options.userAgent, token, json: null }).headers;
-    return { headers: this.sharedHeaders[1], body: JSON.stringify(json) };
   }
 
   private bodyLimit(req: HttpRequest): number {
