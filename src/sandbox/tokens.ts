@@ -1,10 +1,9 @@
 /** Access and refresh tokens: issue, rotate, revoke by family, check; and the bearer token and scope each protected endpoint needs. */
 import { randomBytes } from 'node:crypto';
-import { CREDENTIAL_PREFIXES } from '../schemas.js';
+import { CREDENTIAL_PREFIXES, type TokenResponse } from '../schemas.js';
 import type { Ctx, Reply } from './http.js';
 import { json } from './http.js';
 import type { SandboxState } from './state.js';
-import type { IssuedTokens } from './types.js';
 
 function random(): string {
   return randomBytes(24).toString('base64url');
@@ -17,14 +16,14 @@ export function newFamily(state: SandboxState): number {
   return id;
 }
 
-export function issueTokens(state: SandboxState, familyId: number, scopes: string[], options: { withRefresh: boolean; ttl?: number }): IssuedTokens {
+export function issueTokens(state: SandboxState, familyId: number, scopes: string[], options: { withRefresh: boolean; ttl?: number }): TokenResponse {
   const ttl = options.ttl ?? state.settings.accessTokenTtl;
   const family = state.families.get(familyId);
   const access = `${CREDENTIAL_PREFIXES.accessToken}${random()}`;
   state.accessTokens.set(access, { familyId, scopes, expiresAt: state.now() + ttl * 1000, revoked: false });
   family?.access.push(access);
   state.counters.tokensIssued++;
-  const answer: IssuedTokens = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') };
+  const answer: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') };
   if (options.withRefresh) {
     const refresh = `${CREDENTIAL_PREFIXES.refreshToken}${random()}`;
     state.refreshTokens.set(refresh, { familyId, scopes, rotated: false, revoked: false });

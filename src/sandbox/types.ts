@@ -1,4 +1,5 @@
 /** What `startSandbox()` takes and returns, for tests, `opcli demo` and `opcli sandbox`. */
+import type { TokenResponse } from '../schemas.js';
 import type { SandboxClock } from './clock.js';
 import type { FaultRule } from './faults.js';
 import type { RateLimit } from './rate-limit.js';
@@ -69,15 +70,6 @@ export interface SandboxOptions {
   latencyMs?: number;
 }
 
-/** A token pair as the token endpoint answers it (RFC 6749 5.1). */
-export interface IssuedTokens {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-  refresh_token?: string;
-  scope: string;
-}
-
 export interface SandboxCustomer {
   customerId: string;
   email: string;
@@ -124,7 +116,7 @@ export interface Sandbox {
   /** A session token (JWT) for the seeded store and merchant, valid 60 s, single use. */
   mintSessionToken(options?: { expiresInSeconds?: number }): string;
   /** A token pair as the token endpoint would issue it. */
-  issueTokens(options?: { scopes?: string[]; accessTokenTtl?: number }): Required<IssuedTokens>;
+  issueTokens(options?: { scopes?: string[]; accessTokenTtl?: number }): Required<TokenResponse>;
   isAccessTokenValid(token: string): boolean;
   loyaltyCard(customerId: string): { giftCardId: string; balance: number; code: string } | undefined;
   /** Forgets recorded requests and zeroes the counters; orders and tokens stay. */
