@@ -13,19 +13,15 @@ import type { FaultRule, Sandbox, ReceivedRequest } from './types.js';
 
 const MAX_BODY = 1024 * 1024;
 
-function readRaw(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(tooLarge ? null : chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+/** The body as text, or null past MAX_BODY (read to its end all the same). */
+async function readRaw(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= MAX_BODY) chunks.push(chunk);
+  }
+  return size > MAX_BODY ? null : Buffer.concat(chunks).toString('utf8');
 }
 
 function send(res: ServerResponse, reply: Reply): void {
