@@ -6,7 +6,6 @@
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
 import { nestsTooDeep } from '../core/json-text.js';
-import type { Redactor } from '../core/redact.js';
 import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './error-body.js';
 import { backoffDelay, classifyFailure, formatWait, isIdempotent, type Method, mayRepeat, parseRetryAfter, shouldRetryStatus } from './retry.js';
@@ -57,7 +56,6 @@ export interface HttpClientOptions {
   baseUrl?: string;
   userAgent: string;
   tokens?: TokenSource;
-  redactor: Redactor;
   /** --verbose lines (redacted); absent when not verbose. */
   trace?: (line: string) => void;
   /** Notices such as "retrying in 2s" (stderr). */
@@ -66,13 +64,10 @@ export interface HttpClientOptions {
   now: () => number;
   random?: () => number;
   timeoutMs?: number;
-  connectTimeoutMs?: number;
   /** Retries after the first attempt (default 4). */
   maxRetries?: number;
   /** Longest Retry-After honoured, in milliseconds (default 60 s). */
   maxRetryAfterMs?: number;
-  /** Keep-alive connections per origin (default 64, the highest --concurrency). */
-  connections?: number;
   /** OPCLI_HTTP_MAX_BODY. */
   maxBodyBytes?: number;
   /** OPCLI_HTTP_MAX_SMALL_BODY. */
@@ -150,8 +145,6 @@ export class HttpClient {
 
   private wire(): Transport {
     this.transport ??= new Transport({
-      connections: this.options.connections ?? 64,
-      connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       timeoutMs: this.options.timeoutMs ?? 30_000,
       route: this.options.route,
       ca: this.options.ca,

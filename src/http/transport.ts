@@ -283,6 +283,9 @@ export const DEADLINE_PASSED = 'EDEADLINE';
  * CHOICE (docs/spec-choices.md#keep-alive-for-posts): the spec names no keep-alive timeout.
  */
 export const POST_IDLE_REUSE_MS = 500;
+/** Keep-alive connections per origin: the highest --concurrency, so a batch never waits for the pool. */
+const CONNECTIONS = 64;
+const CONNECT_TIMEOUT_MS = 10_000;
 /** undici's `keepAliveTimeoutThreshold`: the margin kept under a server's `Keep-Alive: timeout=N`. */
 export const KEEP_ALIVE_MARGIN_MS = 2_000;
 
@@ -296,9 +299,6 @@ export interface WireTimers {
 }
 
 export interface TransportOptions {
-  /** Keep-alive connections per origin. */
-  connections: number;
-  connectTimeoutMs: number;
   /** For the response headers, and for each piece of the body. */
   timeoutMs: number;
   /** Absent: always directly. */
@@ -426,10 +426,10 @@ export class Transport {
   private pool(key: string, proxy: ProxyChoice | undefined, unsafe: boolean): Promise<Dispatcher> {
     let pool = this.pools.get(key);
     if (!pool) {
-      const { connections, connectTimeoutMs: timeout, timeoutMs, ca } = this.options;
-      const tlsOptions = ca ? { timeout, ca } : { timeout };
+      const { timeoutMs, ca } = this.options;
+      const tlsOptions = ca ? { timeout: CONNECT_TIMEOUT_MS, ca } : { timeout: CONNECT_TIMEOUT_MS };
       const common = {
-        connections,
+        connections: CONNECTIONS,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
