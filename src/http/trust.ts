@@ -15,14 +15,6 @@ import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 import type { PeerCertificate, ProxyChoice } from './transport.js';
 
-/** The variable wins over the setting (it is given for this run). */
-function caFileSource(setting: string | undefined, env: Record<string, string | undefined>): { path: string; source: string } | undefined {
-  const fromEnv = envValue(env, 'OPCLI_CA_FILE', []);
-  if (fromEnv) return { path: fromEnv, source: 'OPCLI_CA_FILE' };
-  if (setting) return { path: setting, source: 'the ca-file setting' };
-  return undefined;
-}
-
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 /** The whole Mozilla root store is about 250 KiB. */
@@ -98,9 +90,11 @@ function defaultCertificates(env: Record<string, string | undefined>): string[] 
 
 /** The CA list for TLS, or undefined to keep Node's default (no ca-file). */
 export function trustedCertificates(setting: string | undefined, env: Record<string, string | undefined>, cwd: string): string[] | undefined {
-  const file = caFileSource(setting, env);
-  if (!file) return undefined;
-  return [...defaultCertificates(env), ...readPemBundle(file.path, file.source, cwd)];
+  // The variable wins over the setting: it is given for this run.
+  const fromEnv = envValue(env, 'OPCLI_CA_FILE', []);
+  const path = fromEnv || setting;
+  if (!path) return undefined;
+  return [...defaultCertificates(env), ...readPemBundle(path, fromEnv ? 'OPCLI_CA_FILE' : 'the ca-file setting', cwd)];
 }
 
 /** `CN=…, O=…`. */
