@@ -1,23 +1,13 @@
 /** The sandbox's one clock: everything timed in it reads this; tests move a manual one instead of sleeping. */
-import type { Timers } from '../core/timers.js';
+import { realTimers, type Timers } from '../core/timers.js';
 
 export type TimerHandle = unknown;
 
 /** A run's timers (src/cli/deps.ts): one manual clock drives opcli and the sandbox. */
 export type SandboxClock = Timers;
 
-/** Its timers do not keep the process alive. */
-export const wallClock: SandboxClock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const timer = setTimeout(fn, ms);
-    timer.unref();
-    return timer;
-  },
-  clearTimeout(handle) {
-    clearTimeout(handle as NodeJS.Timeout);
-  },
-};
+/** A run's real timers, except that these do not keep the process alive. */
+export const wallClock: SandboxClock = { ...realTimers, setTimeout: (fn, ms) => setTimeout(fn, ms).unref() };
 
 /** Its timers fire, in order, as it passes them. */
 export interface ManualClock extends SandboxClock {

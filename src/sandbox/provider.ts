@@ -4,7 +4,7 @@ import { GiftCardIssueRequest, GiftCardLookupQuery, GiftCardTopUpRequest, PROVID
 import type { Ctx, Reply } from './http.js';
 import { isJsonContentType, json } from './http.js';
 import type { CustomerRecord, GiftCardRecord, SandboxState } from './state.js';
-import { customerByEmail, giftCardBody, isExpired, newGiftCard, toCents } from './state.js';
+import { customerByEmail, giftCardBody, isExpired, later, newGiftCard, toCents } from './state.js';
 import type { ProviderErrorShape } from './types.js';
 
 /** The one 404 opcli reads as "no card". */
@@ -212,11 +212,7 @@ export function executeTrigger(state: SandboxState, ctx: Ctx): Reply {
   if (delay !== null) {
     state.pendingTriggers.push({ dueAt: state.now() + delay, email, cents: toCents(amount), triggerId });
     // Posted on time even when nobody asks.
-    const timer = state.clock.setTimeout(() => {
-      state.timers.delete(timer);
-      settleTriggers(state);
-    }, delay);
-    state.timers.add(timer);
+    later(state, delay, () => settleTriggers(state));
   }
   return json(202, { status: 'accepted' });
 }

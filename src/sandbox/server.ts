@@ -6,7 +6,7 @@ import { joinHeaders } from '../http/transport.js';
 import { type Ctx, type Reply, json } from './http.js';
 import type { RateLimiter } from './rate-limit.js';
 import { matchRoute } from './routes.js';
-import type { SandboxState } from './state.js';
+import { later, type SandboxState } from './state.js';
 import type { FaultRule, Sandbox, ReceivedRequest } from './types.js';
 
 /** The HTTP front of the sandbox: body reading, recording, fault injection, routing, answering. */
@@ -92,14 +92,7 @@ async function readRequest(req: IncomingMessage): Promise<{ ctx: Ctx; raw: strin
 export function createSandboxServer(parts: Parts): Server {
   const { state, recorder, faults } = parts;
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = state.clock.setTimeout(() => {
-        state.timers.delete(timer);
-        resolve();
-      }, ms);
-      state.timers.add(timer);
-    });
+  const sleep = (ms: number) => new Promise<void>((resolve) => later(state, ms, resolve));
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { ctx, raw } = await readRequest(req);

@@ -207,6 +207,15 @@ export function isExpired(card: GiftCardRecord, now: number): boolean {
   return card.expiresOn !== null && Date.parse(card.expiresOn) <= now;
 }
 
+/** Runs `fn` after `ms` on the sandbox's clock; `close()` clears the timers that have not fired. */
+export function later(state: Pick<SandboxState, 'clock' | 'timers'>, ms: number, fn: () => void): void {
+  const timer = state.clock.setTimeout(() => {
+    state.timers.delete(timer);
+    fn();
+  }, ms);
+  state.timers.add(timer);
+}
+
 /** Case-insensitive. */
 export function customerByEmail(state: SandboxState, email: string): CustomerRecord | undefined {
   const wanted = email.toLowerCase();
