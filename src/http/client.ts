@@ -6,10 +6,11 @@
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
 import { nestsTooDeep } from '../core/json-text.js';
+import { realTimers, type Timers } from '../core/timers.js';
 import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './error-body.js';
 import { backoffDelay, classifyFailure, formatWait, isIdempotent, type Method, mayRepeat, parseRetryAfter, shouldRetryStatus } from './retry.js';
-import { buildRequest, isSafeForCredentials, type Route, Tracer, Transport, type WireTimers } from './transport.js';
+import { buildRequest, isSafeForCredentials, type Route, Tracer, Transport } from './transport.js';
 
 export { clause } from './error-body.js';
 export { CERT_NOT_TRUSTED, neverLeft, PROXY_REFUSED, serviceNotReached, stoppedOnThisSide, wouldRecur } from './retry.js';
@@ -75,7 +76,7 @@ export interface HttpClientOptions {
   /** One exchange, start to last byte (OPCLI_HTTP_DEADLINE). */
   deadlineMs?: number;
   /** The deadline's timers (default the wall clock's). */
-  timers?: WireTimers;
+  timers?: Timers;
   /** Absent: directly. */
   route?: (url: URL) => Route;
   /** PEM certificates when a ca-file is set; absent: Node's own. */
@@ -84,13 +85,8 @@ export interface HttpClientOptions {
   notProcessedStatuses?: readonly number[];
 }
 
-// CHOICE (docs/spec-choices.md#not-processed-statuses): the spec names no status that guarantees a POST was not processed.
-export const DEFAULT_NOT_PROCESSED = [429] as const;
-
 // CHOICE (docs/spec-choices.md#answer-sizes-and-deadlines): the spec gives no size or time for an answer.
 export const HTTP_LIMITS = { maxBodyBytes: 64 * 1024 * 1024, maxSmallBodyBytes: 1024 * 1024, deadlineMs: 120_000 } as const;
-
-const WALL_TIMERS: WireTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
 
 /**
  * JSON when the content type says so and it parses, else the text. JSON nested deeper than opcli
@@ -128,7 +124,8 @@ export class HttpClient {
   constructor(options: HttpClientOptions) {
     this.options = options;
     // A 421 (Misdirected Request, RFC 9110 15.5.20) and a 429 are never processed, whatever the profile says.
-    this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? DEFAULT_NOT_PROCESSED)]);
+    // CHOICE (docs/spec-choices.md#not-processed-statuses): the spec names no status that guarantees a POST was not processed.
+    this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? [])]);
     this.tracer = options.trace && new Tracer(options.trace);
   }
 
@@ -301,7 +298,7 @@ export class HttpClient {
       signal: req.signal,
       timeoutMs: req.timeoutMs || undefined,
       maxBytes: this.bodyLimit(req),
-      deadline: { ms: this.deadlineMs(), timers: this.options.timers ?? WALL_TIMERS },
+      deadline: { ms: this.deadlineMs(), timers: this.options.timers ?? realTimers },
       // The limiter spaces the next request from when this one's bytes were written, not from its permit.
       onWritten: permit && (() => permit.sent()),
     });

@@ -19,6 +19,7 @@ import type { Dispatcher } from 'undici';
 import Agent from 'undici/lib/dispatcher/agent.js';
 import { envValue } from '../config/profile.js';
 import { UsageError } from '../core/errors.js';
+import type { Timers } from '../core/timers.js';
 import { redactJson } from '../core/redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 
@@ -292,12 +293,6 @@ export const KEEP_ALIVE_MARGIN_MS = 2_000;
 /** Set on a failure's error: whether undici started writing the request; without it nothing was on the wire. */
 export const REQUEST_WRITTEN = Symbol('requestWritten');
 
-/** The timers a request's deadline runs on (the run's clock). */
-export interface WireTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 export interface TransportOptions {
   /** For the response headers, and for each piece of the body. */
   timeoutMs: number;
@@ -329,7 +324,7 @@ export interface WireRequest {
   /** Past it the exchange fails with BODY_TOO_LARGE, never buffered further. */
   maxBytes?: number;
   /** The whole exchange must end within this, on `timers`, or it fails with DEADLINE_PASSED. */
-  deadline?: { ms: number; timers: WireTimers };
+  deadline?: { ms: number; timers: Timers };
   /** When undici starts writing the request's bytes (after any wait for a connection): the pacing counts from then. */
   onWritten?: () => void;
 }
@@ -487,10 +482,6 @@ export class Transport {
   }
 }
 
-interface RequestController {
-  abort(reason: Error): void;
-}
-
 /**
  * One request's exchange, as undici's dispatch handler: the body up to `maxBytes`, the deadline and
  * the caller's abort, settled with the answer or a failure that says whether the request was
@@ -510,7 +501,7 @@ function exchange(
   let status = 0;
   let headers: Record<string, string> = {};
   let onAbort: (() => void) | undefined;
-  let controller: RequestController | undefined;
+  let controller: Dispatcher.DispatchController | undefined;
   // A failure of ours (deadline, size) before undici started the request: applied when it does.
   let pending: Error | undefined;
   let ended = false;
@@ -530,7 +521,7 @@ function exchange(
   };
   const tooLarge = () => codeError(BODY_TOO_LARGE, `the answer is larger than ${maxBytes} bytes`);
   return {
-    onRequestStart(start: RequestController) {
+    onRequestStart(start: Dispatcher.DispatchController) {
       controller = start;
       const early = pending ?? (signal?.aborted ? signal.reason : undefined);
       if (early !== undefined) return start.abort(early);

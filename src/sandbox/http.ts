@@ -57,8 +57,3 @@ export function readBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string)
   if (!parsed.ok) return parsed;
   return validate(schema, parsed.value, what);
 }
-
-/** Whole seconds, never below 1, for Retry-After. */
-export function retryAfterSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}

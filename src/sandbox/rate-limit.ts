@@ -15,6 +15,11 @@ export const RateLimitSchema = z.strictObject({
 });
 export type RateLimit = z.infer<typeof RateLimitSchema>;
 
+/** Whole seconds, never below 1, for Retry-After. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -73,7 +78,7 @@ export function createRateLimiter(now: () => number = Date.now) {
           headers['x-ratelimit-reset'] = reset;
         }
       }
-      if (!allowed && config.retryAfter !== false) headers['retry-after'] = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      if (!allowed && config.retryAfter !== false) headers['retry-after'] = String(retryAfterSeconds(waitMs));
       return { allowed, headers, waitMs };
     },
   };

@@ -1,6 +1,7 @@
 import { randomUUID, createHmac, timingSafeEqual } from 'node:crypto';
 import { SessionVerifyRequest } from '../schemas.js';
-import { type Ctx, type Reply, json, readBody, retryAfterSeconds } from './http.js';
+import { type Ctx, type Reply, json, readBody } from './http.js';
+import { retryAfterSeconds } from './rate-limit.js';
 import { MERCHANT } from './seed.js';
 import type { SandboxState } from './state.js';
 
