@@ -32,7 +32,7 @@ export function isSafeForCredentials(url: URL): boolean {
   return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.test(url.hostname));
 }
 
-export interface Outgoing {
+interface Outgoing {
   userAgent: string;
   headers?: Record<string, string>;
   token?: string;
@@ -51,7 +51,6 @@ export function buildRequest(out: Outgoing): { headers: Record<string, string>; 
   return { headers, body: JSON.stringify(out.json) };
 }
 
-/** A header's value as a trace shows it: credentials masked. */
 function redactHeader(name: string, value: string): string {
   if (name === 'authorization') return value.replace(/^(\w+)\s+.*$/, '$1 ***');
   if (/token|secret|cookie|api-key/i.test(name)) return '***';
@@ -123,7 +122,6 @@ export interface Route {
   reason: string;
 }
 
-/** A proxy URL as messages show it: the password masked. */
 export function maskProxyUrl(url: URL): string {
   const shown = new URL(url.href);
   if (shown.password) shown.password = '***';
@@ -441,7 +439,6 @@ export class Transport {
     return pool;
   }
 
-  /** Sends one request and reads the whole body as text. */
   async send(req: WireRequest): Promise<WireResponse> {
     const invalid = invalidHeaders(req.headers);
     if (invalid) throw invalid;
@@ -474,7 +471,6 @@ export class Transport {
     });
   }
 
-  /** Closes every pooled connection. */
   close(): void {
     const pools = [...this.pools.values()];
     this.pools.clear();

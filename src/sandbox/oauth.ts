@@ -103,7 +103,6 @@ function authorizationCodeGrant(state: SandboxState, body: Grant<'authorization_
   return json(200, issueTokens(state, familyId, code.scopes, { withRefresh: true }), NO_STORE);
 }
 
-/** Rotates the token. */
 function refreshTokenGrant(state: SandboxState, body: Grant<'refresh_token'>): Reply {
   const record = state.refreshTokens.get(body.refresh_token);
   if (!record) return oauthError(400, 'invalid_grant', 'unknown refresh token');
@@ -214,15 +213,7 @@ function redirectUriMatches(registered: string, given: string): boolean {
 
 function issueCode(state: SandboxState, pending: PendingAuthorization): Reply {
   const code = randomBytes(24).toString('base64url');
-  state.codes.set(code, {
-    clientId: pending.clientId,
-    redirectUri: pending.redirectUri,
-    scopes: pending.scopes,
-    challenge: pending.challenge,
-    expiresAt: state.now() + CODE_TTL_MS,
-    used: false,
-    familyId: null,
-  });
+  state.codes.set(code, { ...pending, expiresAt: state.now() + CODE_TTL_MS, used: false, familyId: null });
   return redirect(pending.redirectUri, { code, state: pending.state });
 }
 

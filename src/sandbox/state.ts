@@ -35,17 +35,6 @@ export interface TokenFamily {
   refresh: string[];
 }
 
-export interface AuthorizationCode {
-  clientId: string;
-  redirectUri: string;
-  scopes: string[];
-  challenge: string | null;
-  expiresAt: number;
-  used: boolean;
-  /** The family the exchange created, revoked if the code is replayed. */
-  familyId: number | null;
-}
-
 export interface PendingAuthorization {
   clientId: string;
   redirectUri: string;
@@ -53,6 +42,13 @@ export interface PendingAuthorization {
   state: string | null;
   challenge: string | null;
   expiresAt: number;
+}
+
+/** The authorization it was issued for, with its own expiry. */
+export interface AuthorizationCode extends PendingAuthorization {
+  used: boolean;
+  /** The family the exchange created, revoked if the code is replayed. */
+  familyId: number | null;
 }
 
 /** SandboxGiftCard in cents. */
