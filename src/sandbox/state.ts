@@ -21,12 +21,9 @@ export interface AccessTokenRecord {
   revoked: boolean;
 }
 
-export interface RefreshTokenRecord {
-  familyId: number;
-  scopes: string[];
+export interface RefreshTokenRecord extends Omit<AccessTokenRecord, 'expiresAt'> {
   /** Rotated out by a refresh: presenting it again is reuse. */
   rotated: boolean;
-  revoked: boolean;
 }
 
 /** Every token descended from one login. */
