@@ -396,8 +396,8 @@ function invalidHeaders(headers: Record<string, string>): Error | undefined {
   return undefined;
 }
 
-/** A repeated header's values joined with ", " (the sandbox reads requests so too). */
-export function joinHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+/** A repeated header's values joined with ", ". */
+function joinHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name in raw) {
     const value = raw[name];

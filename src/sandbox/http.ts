@@ -1,4 +1,5 @@
 /** Request context, reply values and the small HTTP helpers every sandbox handler shares. */
+import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { fieldIssues } from '../schemas.js';
 import type { ReceivedRequest } from './types.js';
@@ -56,4 +57,14 @@ export function readBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string)
   const parsed = readJson(ctx);
   if (!parsed.ok) return parsed;
   return validate(schema, parsed.value, what);
+}
+
+/** A repeated header joined with ", " as transport.ts's joinHeaders does; not imported from there: the sandbox loads no undici. */
+export function flattenHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
 }

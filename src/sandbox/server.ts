@@ -2,8 +2,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { handleAdmin } from './admin.js';
 import type { Faults } from './faults.js';
 import { refuseStranger } from './guard.js';
-import { joinHeaders } from '../http/transport.js';
-import { type Ctx, type Reply, json } from './http.js';
+import { type Ctx, type Reply, flattenHeaders, json } from './http.js';
 import type { RateLimiter } from './rate-limit.js';
 import { matchRoute } from './routes.js';
 import { later, type SandboxState } from './state.js';
@@ -84,7 +83,7 @@ async function readRequest(req: IncomingMessage): Promise<{ ctx: Ctx; raw: strin
   const raw = await readRaw(req);
   const path = q < 0 ? url : url.slice(0, q);
   return {
-    ctx: { method: req.method ?? 'GET', path, query, headers: joinHeaders(req.headers), body: raw ?? '', params: [], ip: req.socket.remoteAddress ?? '' },
+    ctx: { method: req.method ?? 'GET', path, query, headers: flattenHeaders(req), body: raw ?? '', params: [], ip: req.socket.remoteAddress ?? '' },
     raw,
   };
 }
