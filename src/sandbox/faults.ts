@@ -26,13 +26,6 @@ export const FaultRuleSchema = z.strictObject({
 });
 export type FaultRule = z.infer<typeof FaultRuleSchema>;
 
-interface ActiveRule {
-  rule: FaultRule;
-  regex: RegExp | null;
-  seen: number;
-  applied: number;
-}
-
 const REGEX_META = /[\^$*+?()[\]{}|\\]/;
 
 /** A path wrapped in slashes with a regex metacharacter is a RegExp source; else a prefix (`/v1/orders/` stays one). */
@@ -44,7 +37,7 @@ function toRegex(path: string): RegExp | null {
 }
 
 export function createFaults() {
-  let active: ActiveRule[] = [];
+  let active: { rule: FaultRule; regex: RegExp | null; seen: number; applied: number }[] = [];
   return {
     set(rules: FaultRule[]): void {
       active = rules.map((rule) => ({ rule: { ...rule }, regex: toRegex(rule.path), seen: 0, applied: 0 }));

@@ -38,13 +38,9 @@ function fail(state: SandboxState, status: number, message: string, extra?: Reco
   return providerError(state.settings.providerErrorShape, status, message, extra);
 }
 
-export function providerTokenHeader(state: SandboxState): string {
-  return `x-${state.providerName}-access-token`;
-}
-
 function apiKeyError(state: SandboxState, ctx: Ctx, trigger = false): Reply | null {
   settleTriggers(state);
-  const given = ctx.headers[providerTokenHeader(state)];
+  const given = ctx.headers[`x-${state.providerName}-access-token`];
   // The trigger's execute URL is a workflow hook: the credit API token does not belong on it, but a wrong one is refused.
   if (trigger) return given === undefined || given === state.store.providerToken ? null : fail(state, 401, PROVIDER_ERRORS.apiKeyNotFound);
   return given === state.store.providerToken ? null : fail(state, 401, PROVIDER_ERRORS.apiKeyNotFound);
@@ -63,17 +59,13 @@ function jsonBody(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: 
   }
 }
 
-function shopUrlOf(value: unknown): unknown {
-  return value !== null && typeof value === 'object' ? (value as { shop_url?: unknown }).shop_url : undefined;
-}
-
 /** A credit API write's body, after the provider's checks in its order: the token, a JSON body, the shop. */
 function creditApiBody(state: SandboxState, ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
   const denied = apiKeyError(state, ctx);
   if (denied) return { ok: false, reply: denied };
   const parsed = jsonBody(ctx);
   if (!parsed.ok) return parsed;
-  const wrongShop = shopError(state, shopUrlOf(parsed.value));
+  const wrongShop = shopError(state, (parsed.value as { shop_url?: unknown } | null)?.shop_url);
   return wrongShop ? { ok: false, reply: wrongShop } : parsed;
 }
 

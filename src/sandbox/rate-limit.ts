@@ -20,11 +20,6 @@ export function retryAfterSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
 /** The headers are added to the request's answer. */
 export interface RateDecision {
   allowed: boolean;
@@ -35,7 +30,7 @@ export interface RateDecision {
 
 export function createRateLimiter(now: () => number = Date.now) {
   let config: RateLimit | null = null;
-  const buckets = new Map<string, Bucket>();
+  const buckets = new Map<string, { tokens: number; at: number }>();
   return {
     /** Null: no limit. Every bucket starts full again. */
     set(limit: RateLimit | null): void {
