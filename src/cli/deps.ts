@@ -182,7 +182,6 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
     baseUrl: profile.baseUrl,
     userAgent: `opcli/${VERSION}`,
     tokens: redactedTokens(deps),
-    redactor,
     trace: deps.globals.verbose ? (line) => io.stderr.write(`${escapeInvisible(redactor.redact(line))}\n`) : undefined,
     notice: (line) => io.stderr.write(`${redactor.redact(line)}\n`),
     sleep: deps.sleep,

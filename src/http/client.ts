@@ -1,30 +1,26 @@
 /**
- * The HTTP core: one keep-alive connection pool (undici's Agent; see transport.ts), JSON bodies,
- * bearer tokens, the retry policy of the method, a pause after a 429 that every unpaced request of
- * the client waits out (a batch's requests are paced by its limiter instead, which holds the
- * refused request's retry for its Retry-After and lowers the pace: adaptive.ts), and redacted traces.
- * What a failure means for the request is decided in retry.ts, what an error answer means in
- * error-body.ts; the request itself is built, and goes out, in transport.ts.
+ * The HTTP core: JSON bodies, bearer tokens, the method's retry policy, a pause after a 429 that
+ * every unpaced request waits out (a batch's limiter holds its own retries: adaptive.ts), redacted
+ * traces. What a failure means: retry.ts; an error answer: error-body.ts; the wire: transport.ts.
  */
 import type { z } from 'zod';
 import { AuthError, type NetworkError, OpcliError, UsageError } from '../core/errors.js';
 import { nestsTooDeep } from '../core/json-text.js';
-import type { Redactor } from '../core/redact.js';
+import { realTimers, type Timers } from '../core/timers.js';
 import type { Permit, RequestLimiter } from './adaptive.js';
 import { buildApiError, buildRedirectError, clause, isInvalidToken, type RawResponse } from './error-body.js';
 import { backoffDelay, classifyFailure, formatWait, isIdempotent, type Method, mayRepeat, parseRetryAfter, shouldRetryStatus } from './retry.js';
-import { buildRequest, isSafeForCredentials, type Route, Tracer, Transport, type WireTimers } from './transport.js';
+import { buildRequest, isSafeForCredentials, type Route, Tracer, Transport } from './transport.js';
 
-// What other layers (claims, orders, config) read from the HTTP core, kept importable from here.
 export { clause } from './error-body.js';
 export { CERT_NOT_TRUSTED, neverLeft, PROXY_REFUSED, serviceNotReached, stoppedOnThisSide, wouldRecur } from './retry.js';
 export { isSafeForCredentials } from './transport.js';
 
-/** Where the bearer token comes from; the auth layer implements refresh behind it. */
+/** Where the bearer token comes from; the auth layer refreshes behind it. */
 export interface TokenSource {
-  /** A valid access token for a request to `target` (refreshing first when it is about to expire); refused when the token does not belong there. */
+  /** A valid access token for `target`; refused when the token does not belong there. */
   get(target?: URL): Promise<string>;
-  /** Called once after a 401 `invalid_token` answered to `sent`; a fresh token, or undefined to give up. */
+  /** Once after a 401 `invalid_token` answered to `sent`: a fresh token, or undefined to give up. */
   refreshAfterUnauthorized?(sent: string): Promise<string | undefined>;
 }
 
@@ -34,36 +30,19 @@ export interface HttpRequest {
   url: string;
   query?: Record<string, string | number | boolean | undefined>;
   headers?: Record<string, string>;
-  /** A JSON body. */
   json?: unknown;
-  /** Attach `Authorization: Bearer` (default true). When false no Authorization header is ever sent. */
+  /** Default true; false: no Authorization header at all. */
   auth?: boolean;
-  /** 'never' turns retries off for this request. */
   retry?: 'auto' | 'never';
-  /**
-   * Its retries after a connection failure are traced (--verbose), not announced: the caller says in
-   * one line how the request ended (a claim: filed, or a service that cannot be reached).
-   */
+  /** Retries after a connection failure are traced, not announced: the caller says how the request ended. */
   quiet?: boolean;
   signal?: AbortSignal;
-  /** Overall timeout for headers and body, in milliseconds. */
   timeoutMs?: number;
-  /**
-   * Paces this request with an adaptive limiter (a batch shares one across its requests): every
-   * attempt waits for a permit and reports its answer; the limiter's hold on the retry replaces the
-   * client's own wait after a 429, and no notice is printed per 429 (the caller shows the limiter's state).
-   */
+  /** A batch's shared limiter: each attempt waits for a permit; it holds the retry after a 429, with no notice. */
   limiter?: RequestLimiter;
-  /**
-   * The body of a 2xx answer is returned as its text, not parsed (an error's body still is): a long
-   * listing fetches pages ahead and parses each when its turn comes (`readBody`), so a page waiting
-   * holds one string rather than thousands of objects that V8 would move to the old generation.
-   */
+  /** A 2xx body returned as text: a page waiting to be parsed (`readBody`) holds one string, not thousands of objects. */
   rawBody?: boolean;
-  /**
-   * The answer is small by nature (a token, a session check, a gift card): it may be at most
-   * `maxSmallBodyBytes` long, not the `maxBodyBytes` a page of orders may take.
-   */
+  /** A token, a session check, a gift card: at most `maxSmallBodyBytes`. */
   smallAnswer?: boolean;
 }
 
@@ -78,52 +57,40 @@ export interface HttpClientOptions {
   baseUrl?: string;
   userAgent: string;
   tokens?: TokenSource;
-  redactor: Redactor;
-  /** Receives --verbose trace lines (already redacted); absent when not verbose. */
+  /** --verbose lines (redacted); absent when not verbose. */
   trace?: (line: string) => void;
-  /** Receives notices such as "rate limited, waiting 2s" (stderr). */
+  /** Notices such as "retrying in 2s" (stderr). */
   notice?: (line: string) => void;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   now: () => number;
   random?: () => number;
   timeoutMs?: number;
-  connectTimeoutMs?: number;
   /** Retries after the first attempt (default 4). */
   maxRetries?: number;
   /** Longest Retry-After honoured, in milliseconds (default 60 s). */
   maxRetryAfterMs?: number;
-  /** Keep-alive connections per origin (default 64, the highest --concurrency: a batch never waits for the pool). */
-  connections?: number;
-  /** The longest body read from an answer (default 64 MiB, OPCLI_HTTP_MAX_BODY). */
+  /** OPCLI_HTTP_MAX_BODY. */
   maxBodyBytes?: number;
-  /** The longest body of a `smallAnswer` request (default 1 MiB, OPCLI_HTTP_MAX_SMALL_BODY). */
+  /** OPCLI_HTTP_MAX_SMALL_BODY. */
   maxSmallBodyBytes?: number;
-  /** The most one exchange may take, start to last byte, whatever comes in between (default 120 s, OPCLI_HTTP_DEADLINE). */
+  /** One exchange, start to last byte (OPCLI_HTTP_DEADLINE). */
   deadlineMs?: number;
-  /** The timers the deadline runs on (the run's clock; default the wall clock's). */
-  timers?: WireTimers;
-  /** How a request goes out: through which proxy, or directly, and why (src/http/transport.ts); absent: directly. */
+  /** The deadline's timers (default the wall clock's). */
+  timers?: Timers;
+  /** Absent: directly. */
   route?: (url: URL) => Route;
-  /** The CA certificates to trust when a ca-file is set (src/http/trust.ts); absent: Node's own. */
+  /** PEM certificates when a ca-file is set; absent: Node's own. */
   ca?: string[];
-  /** Statuses the server guarantees it did not process a POST with (the profile's `not-processed-statuses`; default 429). 421 always is. */
+  /** The profile's `not-processed-statuses` for a POST (default 429); 421 always is. */
   notProcessedStatuses?: readonly number[];
 }
 
-/** The statuses that mean "not processed" for a POST when the profile names none. */
-// CHOICE (docs/spec-choices.md#not-processed-statuses): the spec names no status that guarantees a POST was not processed.
-export const DEFAULT_NOT_PROCESSED = [429] as const;
-
-/** Defaults of the limits on an answer ([HTTP behaviour](docs/http.md#limits)). */
 // CHOICE (docs/spec-choices.md#answer-sizes-and-deadlines): the spec gives no size or time for an answer.
 export const HTTP_LIMITS = { maxBodyBytes: 64 * 1024 * 1024, maxSmallBodyBytes: 1024 * 1024, deadlineMs: 120_000 } as const;
 
-const WALL_TIMERS: WireTimers = { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
-
 /**
- * An answer's body as the HTTP client reads it: JSON when the content type says so and it parses,
- * else the text. JSON nested deeper than opcli reads stays text: every walk of a parsed answer
- * (printing, redaction, error reading) recurses, and a hostile server must not overflow the stack.
+ * JSON when the content type says so and it parses, else the text. JSON nested deeper than opcli
+ * reads stays text: every walk of it recurses, and a hostile server must not overflow the stack.
  */
 export function readBody(text: string, headers: Record<string, string>): unknown {
   if (!text || !/json/i.test(headers['content-type'] ?? '')) return text;
@@ -136,7 +103,6 @@ export function readBody(text: string, headers: Record<string, string>): unknown
   return nestsTooDeep(value) ? text : value;
 }
 
-/** One request's run through the retry loop: its URL, token, attempts so far. */
 interface Run {
   req: HttpRequest;
   url: URL;
@@ -146,36 +112,24 @@ interface Run {
   refreshed: boolean;
 }
 
-/** The HTTP core (see the file's header). */
 export class HttpClient {
   private readonly options: HttpClientOptions;
   private transport?: Transport;
-  /** The statuses that mean "not processed" for a POST to the base URL's origin (the profile's gateway); elsewhere only 421 and 429. */
+  /** For a POST to the base URL's origin; elsewhere only 421 and 429. */
   private readonly notProcessed: ReadonlySet<number>;
-  /** Epoch ms before which no unpaced request is sent (set by a 429's wait; a request with a limiter waits for its limiter instead). */
+  /** Epoch ms before which no unpaced request is sent (a 429's wait). */
   private pauseUntil = 0;
   private readonly tracer?: Tracer;
-  /** The last URL a request without a query resolved, and the text it came from (`resolveOnce`). */
-  private lastResolved?: { text: string; url: URL };
-  /**
-   * The headers of requests with none of their own, for one token: [without a body, with a JSON
-   * body]. Built once and shared (nothing downstream changes them): a batch sends thousands alike.
-   */
-  private sharedHeaders: [Record<string, string>?, Record<string, string>?] = [];
-  private sharedHeadersToken?: string;
 
   constructor(options: HttpClientOptions) {
     this.options = options;
     // A 421 (Misdirected Request, RFC 9110 15.5.20) and a 429 are never processed, whatever the profile says.
-    this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? DEFAULT_NOT_PROCESSED)]);
+    // CHOICE (docs/spec-choices.md#not-processed-statuses): the spec names no status that guarantees a POST was not processed.
+    this.notProcessed = new Set([421, 429, ...(options.notProcessedStatuses ?? [])]);
     this.tracer = options.trace && new Tracer(options.trace);
   }
 
-  /**
-   * Whether a POST to `url` answered `status` was certainly not processed: 421 and 429 anywhere, the
-   * profile's `not-processed-statuses` only from the base URL's origin (they describe the gateway in
-   * front of the service, not the gift card provider's).
-   */
+  /** Whether a POST answered `status` was certainly not processed: the profile's statuses describe its gateway only. */
   notProcessedStatus(url: URL, status: number): boolean {
     if (status === 421 || status === 429) return true;
     const base = this.options.baseUrl;
@@ -188,8 +142,6 @@ export class HttpClient {
 
   private wire(): Transport {
     this.transport ??= new Transport({
-      connections: this.options.connections ?? 64,
-      connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       timeoutMs: this.options.timeoutMs ?? 30_000,
       route: this.options.route,
       ca: this.options.ca,
@@ -197,13 +149,12 @@ export class HttpClient {
     return this.transport;
   }
 
-  /** How a request to `url` goes out (a proxy or directly) and why, as --verbose and `auth status --check` say it. */
+  /** How a request to `url` goes out and why, as --verbose and `auth status --check` say it. */
   routeOf(url: string | URL): Route {
     const target = typeof url === 'string' ? this.resolve(url) : url;
     return this.options.route?.(target) ?? { reason: 'direct (no proxy is configured)' };
   }
 
-  /** Resolves a path or absolute URL against the base URL. */
   resolve(url: string, query?: HttpRequest['query']): URL {
     let resolved: URL;
     if (/^https?:\/\//i.test(url)) resolved = new URL(url);
@@ -221,21 +172,9 @@ export class HttpClient {
     return resolved;
   }
 
-  /**
-   * `resolve` for a request without a query, parsed once per URL in a row: a batch sends thousands
-   * of requests to one path (the URL is only read from here on).
-   */
-  private resolveOnce(url: string): URL {
-    const last = this.lastResolved;
-    if (last?.text === url) return last.url;
-    const resolved = this.resolve(url);
-    this.lastResolved = { text: url, url: resolved };
-    return resolved;
-  }
-
   /** Sends a request with the method's retry policy; non-2xx answers throw ApiError. */
   async request<T = unknown>(req: HttpRequest, schema?: z.ZodType<T>): Promise<HttpResponse<T>> {
-    const url = req.query === undefined ? this.resolveOnce(req.url) : this.resolve(req.url, req.query);
+    const url = this.resolve(req.url, req.query);
     if (!isSafeForCredentials(url)) {
       throw new UsageError(
         `Refusing to send credentials to ${url.origin}: only https is allowed (plain http only to 127.0.0.1 or localhost).`,
@@ -274,8 +213,6 @@ export class HttpClient {
       maxBytes: this.bodyLimit(req),
       deadlineMs: this.deadlineMs(),
     });
-    // An idempotent request may be repeated after any connection failure; a POST only when it
-    // provably never reached the server; an answer too large or too slow would be so again.
     if (run.attempt >= run.maxRetries || !mayRepeat(req.method, failure)) throw failure;
     const delay = backoffDelay(run.attempt, this.options.random ?? Math.random);
     const say = req.quiet ? this.options.trace : this.options.notice;
@@ -284,7 +221,7 @@ export class HttpClient {
     run.attempt++;
   }
 
-  /** After an answer: whether the request is sent again (a refreshed token after a 401, a retryable status), having waited when it must. */
+  /** After an answer: whether to send again (a refreshed token after a 401, a retryable status), having waited. */
   private async tryAgain(run: Run, res: RawResponse, paced: boolean): Promise<boolean> {
     const { req, url } = run;
     const tokens = this.options.tokens;
@@ -297,16 +234,13 @@ export class HttpClient {
         return true;
       }
     }
-    // An answer below 400 is the common case (every row of a batch): nothing more to look at.
     if (res.status < 400) return false;
-    // A POST is asked again only after an answer saying it was not processed (429, or a status the
-    // profile names; never a 421, which would meet the same connection).
+    // A POST only after an answer saying it was not processed; never a 421, which would meet the same connection.
     const retryable =
       shouldRetryStatus(req.method, res.status) || (!isIdempotent(req.method) && res.status !== 421 && this.notProcessedStatus(url, res.status));
     if (!retryable || run.attempt >= run.maxRetries) return false;
     run.attempt++;
     if (paced) {
-      // The limiter holds the retry's permit for Retry-After (the other requests go on at its lower pace).
       this.options.trace?.(`${req.method} ${url.pathname} answered ${res.status}; the limiter waits before trying again`);
       return true;
     }
@@ -318,7 +252,7 @@ export class HttpClient {
     return true;
   }
 
-  /** The final answer: a success checked against `schema`, or the error a redirect or an error status means. */
+  /** A success checked against `schema`, or the error of a redirect or an error status. */
   private settle<T>(run: Run, res: RawResponse, schema: z.ZodType<T> | undefined): HttpResponse<T> {
     const { req, url } = run;
     if (res.status >= 300 && res.status < 400) throw buildRedirectError(req.method, url, res.status, res.body, res.headers);
@@ -353,10 +287,7 @@ export class HttpClient {
   }
 
   private async send(url: URL, req: HttpRequest, token: string | undefined, permit?: Permit): Promise<RawResponse> {
-    const { headers, body } =
-      req.headers === undefined
-        ? this.plainRequest(req.json, token)
-        : buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
+    const { headers, body } = buildRequest({ userAgent: this.options.userAgent, headers: req.headers, token, json: req.json });
     const started = this.options.now();
     this.tracer?.request(this.routeOf(url).reason, req.method, url, headers, req.json);
     const res = await this.wire().send({
@@ -367,36 +298,20 @@ export class HttpClient {
       signal: req.signal,
       timeoutMs: req.timeoutMs || undefined,
       maxBytes: this.bodyLimit(req),
-      deadline: { ms: this.deadlineMs(), timers: this.options.timers ?? WALL_TIMERS },
+      deadline: { ms: this.deadlineMs(), timers: this.options.timers ?? realTimers },
       // The limiter spaces the next request from when this one's bytes were written, not from its permit.
       onWritten: permit && (() => permit.sent()),
     });
     const raw = req.rawBody === true && res.status >= 200 && res.status < 300;
-    // Read only for --verbose's trace when the caller wants the text.
     const parsed = raw && !this.tracer ? res.text : readBody(res.text, res.headers);
     this.tracer?.response(res.status, res.headers, parsed, this.options.now() - started);
     return { status: res.status, headers: res.headers, body: raw ? res.text : parsed };
-  }
-
-  /** `buildRequest` for a request without headers of its own: the headers built once per token and body kind. */
-  private plainRequest(json: unknown, token: string | undefined): { headers: Record<string, string>; body?: string } {
-    if (token !== this.sharedHeadersToken) {
-      this.sharedHeadersToken = token;
-      this.sharedHeaders = [];
-    }
-    if (json === undefined) {
-      this.sharedHeaders[0] ??= buildRequest({ userAgent: this.options.userAgent, token }).headers;
-      return { headers: this.sharedHeaders[0] };
-    }
-    this.sharedHeaders[1] ??= buildRequest({ userAgent: this.options.userAgent, token, json: null }).headers;
-    return { headers: this.sharedHeaders[1], body: JSON.stringify(json) };
   }
 
   private bodyLimit(req: HttpRequest): number {
     return req.smallAnswer ? (this.options.maxSmallBodyBytes ?? HTTP_LIMITS.maxSmallBodyBytes) : (this.options.maxBodyBytes ?? HTTP_LIMITS.maxBodyBytes);
   }
 
-  /** Closes the keep-alive connections. */
   async close(): Promise<void> {
     this.transport?.close();
     this.transport = undefined;

@@ -1,12 +1,11 @@
 /**
  * What an answer that is not a success means: the typed error of a 3xx or an error status, its
- * words for the statuses users meet, and whether a POST answered so was processed
- * (docs/http.md#what-is-resent-and-what-never-is); and what its body says, whatever its shape.
+ * words, whether a POST answered so was processed (docs/http.md#what-is-resent-and-what-never-is);
+ * and what its body says, whatever its shape (`readErrorBody`, the one reader).
  *
- * CHOICE (docs/spec-choices.md#error-bodies): the error body is "not shown" by the spec, for the service and for the gift card provider.
- * Real APIs answer `{message}`, `{error}` (a string or an object), `{error_description}`,
- * `{errors: [...]}` (strings or objects with `message`), `{reason}`, plain text or an HTML page.
- * `readErrorBody` is the one reader of all of them: every client path that explains a refusal goes through it.
+ * CHOICE (docs/spec-choices.md#error-bodies): the spec does not show error bodies. Real APIs answer
+ * `{message}`, `{error}` (a string or an object), `{error_description}`, `{errors: [...]}`,
+ * `{reason}`, plain text or an HTML page.
  */
 import { CHECK_ONE_CLAIM } from '../core/claim-check.js';
 import { ApiError, ExitCode, RedirectError } from '../core/errors.js';
@@ -18,7 +17,7 @@ export function clause(message: string): string {
   return message.replace(/\.+$/, '');
 }
 
-/** An answer as the client read it: status, lower-cased headers, and the body (JSON when it parsed, else text). */
+/** An answer as the client read it: the body JSON when it parsed, else text. */
 export interface RawResponse {
   status: number;
   headers: Record<string, string>;
@@ -26,9 +25,8 @@ export interface RawResponse {
 }
 
 /**
- * A 401 that says the access token is invalid or expired (RFC 6750 `invalid_token`, in the body or
- * in WWW-Authenticate), or that names no reason at all. Another 401 (a refused client, say) is not
- * cured by a refresh, and refreshing would rotate the token pair for nothing.
+ * A 401 that says `invalid_token` (RFC 6750, in the body or WWW-Authenticate) or names no reason.
+ * Another 401 (a refused client) is not cured by a refresh, which would rotate the pair for nothing.
  */
 export function isInvalidToken(res: RawResponse): boolean {
   const bodyError = (res.body as { error?: unknown } | undefined)?.error;
@@ -38,9 +36,8 @@ export function isInvalidToken(res: RawResponse): boolean {
 }
 
 /**
- * The error for a 3xx answer, whatever the command: the status and where it pointed (made safe for
- * a terminal), never followed and never read as a body. For a POST, a 307 or 308 means the request
- * was not processed (it asks for the same request elsewhere); another 3xx leaves its fate unknown.
+ * A 3xx is never followed. For a POST, a 307 or 308 means not processed (it asks for the same
+ * request elsewhere); another 3xx leaves its fate unknown.
  */
 export function buildRedirectError(method: Method, url: URL, status: number, body: unknown, headers: Record<string, string>): RedirectError {
   const raw = headers.location;
@@ -61,7 +58,6 @@ export function buildRedirectError(method: Method, url: URL, status: number, bod
   });
 }
 
-/** The words of an error answer: its message, and what to do next. */
 interface Words {
   message: string;
   exitCode?: ExitCode;
@@ -80,9 +76,9 @@ function checkFor(path: string): { subject: string; done: string; check: string 
   return { subject: 'the request', done: 'processed', check: 'check before sending it again' };
 }
 
-/** Builds the typed error for a non-2xx answer, with advice for the statuses a user meets. */
+/** The typed error of a non-2xx answer, with advice for the statuses a user meets. */
 export function buildApiError(method: string, url: URL, status: number, body: unknown, headers: Record<string, string> = {}, notProcessed = false): ApiError {
-  // Untrusted: every piece of server text is made safe for a terminal before it joins a message.
+  // Server text is made safe for a terminal before it joins a message.
   const info = readErrorBody(body);
   const fieldErrors = info.fieldErrors.map((e) => ({ path: safeLine(e.path), message: safeLine(e.message) }));
   const detail = info.message === undefined ? undefined : safeText(info.message);
@@ -93,7 +89,7 @@ export function buildApiError(method: string, url: URL, status: number, body: un
   return new ApiError({ status, method, url: url.toString(), body, code: info.code, fieldErrors, headers, notProcessed, ...words });
 }
 
-/** The words of a refusal the user can act on: invalid fields, no login, a missing scope, not found, rate limited. */
+/** A refusal the user can act on: invalid fields, no login, a missing scope, not found, rate limited. */
 function refusalWords(
   where: string,
   status: number,
@@ -142,10 +138,9 @@ function refusalWords(
 }
 
 /**
- * The words of any other failure. `uncertainPath`: the path of a POST whose fate the answer leaves
- * open. After a 502 such a POST was probably not processed, but a client cannot know: a gateway
- * answers 502 alike when it could not connect to the service (nothing sent) and when the service
- * closed the connection after reading the request (nginx's proxy_next_upstream "error" covers both).
+ * Any other failure. `uncertainPath`: a POST whose fate the answer leaves open. A gateway answers
+ * 502 alike when it could not connect (nothing sent) and when the service closed the connection
+ * after reading the request (nginx's proxy_next_upstream "error" covers both).
  */
 function failureWords(where: string, status: number, detail: string | undefined, uncertainPath: string | undefined, notProcessed: boolean): Words {
   // An HTML page's title usually repeats the status ("503 Service Temporarily Unavailable"): said once.
@@ -164,15 +159,13 @@ function failureWords(where: string, status: number, detail: string | undefined,
   };
 }
 
-/** What an error body says, whatever its shape. */
+/** What an error body says (untrusted text: make it safe before printing). */
 export interface ErrorBodyInfo {
-  /** The best single sentence to show (untrusted: make it safe before printing). */
   message?: string;
-  /** A machine code such as `invalid_grant` or `store_mismatch`, when the body has one. */
+  /** `invalid_grant`, `store_mismatch`… */
   code?: string;
-  /** Field errors, when the body lists them with a path. */
   fieldErrors: { path: string; message: string }[];
-  /** Every piece of text found in the body, for matching known messages anywhere in it. */
+  /** Every piece of text in the body, for matching known messages anywhere in it. */
   texts: string[];
 }
 
@@ -184,7 +177,7 @@ function clip(text: string): string {
   return t.length > MAX_TEXT ? `${t.slice(0, MAX_TEXT)}…` : t;
 }
 
-/** The visible text of an HTML page: its title and body without tags, scripts or styles. */
+/** An HTML page's text without tags, scripts or styles. */
 function htmlText(html: string): string {
   return html
     .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
@@ -207,11 +200,7 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-/**
- * What an HTML error page says, on one line: its title once, then whatever else its body says. A
- * gateway's page (nginx: a title, a heading repeating it, a server signature under a rule) is its
- * title alone: `502 Bad Gateway`, not `502 Bad Gateway 502 Bad Gateway nginx/1.22.1`.
- */
+/** An HTML error page on one line: its title once, then the rest; nginx's page is `502 Bad Gateway` alone, no signature. */
 function pageSays(html: string): string {
   const title = htmlText(/<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1] ?? '');
   let main = html.replace(/<head[\s\S]*?<\/head>/i, ' ').replace(/<title[^>]*>[\s\S]*?<\/title>/i, ' ');
@@ -223,7 +212,7 @@ function pageSays(html: string): string {
   return clip(title && rest ? `${title}: ${rest}` : title || rest);
 }
 
-/** Reads an error body (parsed JSON, or the raw text when it was not JSON) in any common shape. */
+/** Reads an error body (parsed JSON, or the text) in any common shape. */
 export function readErrorBody(body: unknown): ErrorBodyInfo {
   const texts: string[] = [];
   const fieldErrors: { path: string; message: string }[] = [];
@@ -268,7 +257,6 @@ export function readErrorBody(body: unknown): ErrorBodyInfo {
   if (typeof body.code === 'string' && !code) code = body.code;
   else add(typeof body.code === 'string' ? body.code : undefined, false);
 
-  // A readable number of them: an error lists at most 50 fields (src/cli/report-error.ts) anyway.
   const list = (
     Array.isArray(body.errors)
       ? body.errors

@@ -1,8 +1,6 @@
 /**
- * Whether a request goes again, and when: which answers and which failures are retried, how long to
- * wait, and what a failed exchange means for its request. The HTTP core turns a transport failure
- * into a typed error that says how far the request got (`sent`: may it have reached the service?),
- * whether trying again could help, and what the user can do
+ * Whether a request goes again, and when; and what a failed exchange means: a typed error that says
+ * whether it may have reached the service (`sent`), whether trying again could help, and what to do
  * (docs/http.md#what-is-resent-and-what-never-is).
  */
 import { NetworkError, OpcliError, TimeoutError } from '../core/errors.js';
@@ -27,14 +25,9 @@ export function isIdempotent(method: Method): boolean {
   return method === 'GET' || method === 'PUT' || method === 'DELETE' || method === 'HEAD';
 }
 
-/** Statuses worth another try for an idempotent request. */
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
-/**
- * Whether a response status is retried. A POST is retried only on 429: the server refused it before
- * doing anything. A 500 or 502 after a POST may have created the resource, and the API has no
- * idempotency key, so it is never resent automatically.
- */
+/** A POST only on 429: after a 500 or 502 it may have been processed, and the API has no idempotency key. */
 export function shouldRetryStatus(method: Method, status: number): boolean {
   if (isIdempotent(method)) return RETRY_STATUSES.has(status);
   return status === 429;
@@ -46,10 +39,7 @@ export function backoffDelay(attempt: number, random: () => number, baseMs = 200
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
-/**
- * Parses Retry-After (seconds, or an HTTP date) into milliseconds, capped; undefined when absent
- * or unreadable.
- */
+/** Retry-After (seconds, or an HTTP date) in milliseconds, capped; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | undefined, now: number, capMs = 60_000): number | undefined {
   if (!value) return undefined;
   const trimmed = value.trim();
@@ -63,88 +53,66 @@ export function parseRetryAfter(value: string | undefined, now: number, capMs = 
   return Math.min(capMs, Math.max(0, Math.round(ms)));
 }
 
-/** A wait as a notice says it: `250ms`, `1.5s`. */
 export function formatWait(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms)}ms`;
 }
 
-/** Connection errors that prove the request never reached the server. */
+/** Connection errors that prove the request never left. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', CONNECT_TIMEOUT, 'EHOSTUNREACH', 'ENETUNREACH', ENGINE_UNAVAILABLE]);
 const TIMEOUT_CODES = new Set([HEADERS_TIMEOUT, BODY_TIMEOUT]);
-/** A certificate the client does not trust: nothing was sent, and it would be refused again. */
 export const CERT_NOT_TRUSTED = 'ECERT_NOT_TRUSTED';
-/** A proxy refused to open a tunnel (403, 407…): nothing reached the server, and it would refuse again. */
+/** A proxy refused to open a tunnel (403, 407…). */
 export const PROXY_REFUSED = 'EPROXY_REFUSED';
-/** Failures a retry would only meet again: a request HTTP does not allow, an answer too large or too slow, an untrusted certificate, a proxy's refusal. */
+/** Failures a retry would only meet again. */
 const NEVER_REPEATED = new Set([INVALID_REQUEST, BODY_TOO_LARGE, DEADLINE_PASSED, CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
 /**
- * The one rule of "this request provably never left" (the developers' guide: only a request that may
- * have arrived is uncertain): the NetworkError this core made with `sent` false, because no socket
- * connected, DNS failed, the TLS handshake did not complete, a proxy refused the tunnel, or undici
- * had written nothing when the connection failed. Anything else that failed may have arrived.
+ * The one rule of "this request provably never left": a NetworkError of this core with `sent` false
+ * (no socket, no DNS, no TLS handshake, a proxy's refusal, nothing written). Anything else may have arrived.
  */
 export function neverLeft(error: unknown): error is NetworkError {
   return error instanceof NetworkError && !error.sent;
 }
 
-/** Never-left failures met on this side, by every request alike: not buildable, no HTTP library, an untrusted certificate, a proxy's refusal. */
+/** Never-left failures of this side's setup, which every request meets alike. */
 const STOPPED_ON_THIS_SIDE = new Set([INVALID_REQUEST, ENGINE_UNAVAILABLE, CERT_NOT_TRUSTED, PROXY_REFUSED]);
 
-/** Whether a request never left for a reason of this side (the setup), which every request would meet alike. */
 export function stoppedOnThisSide(error: unknown): error is NetworkError {
   return neverLeft(error) && STOPPED_ON_THIS_SIDE.has(error.errorCode ?? '');
 }
 
-/**
- * The failure when it proves the service was not reached, and says it cannot be: a refused
- * connection, an unknown host, a proxy that could not reach it, a connection or TLS handshake that
- * failed before the request was written. Not one stopped on this side (stoppedOnThisSide): those
- * keep their own words and hints.
- */
+/** The failure when it proves the service was not reached; not one stopped on this side, which keeps its own words. */
 export function serviceNotReached(error: unknown): NetworkError | undefined {
   return neverLeft(error) && !STOPPED_ON_THIS_SIDE.has(error.errorCode ?? '') ? error : undefined;
 }
 
-/** Whether a failure would only recur if the request were sent again (too large, too slow, not sendable). */
 export function wouldRecur(error: unknown): boolean {
   return error instanceof NetworkError && NEVER_REPEATED.has(error.errorCode ?? '');
 }
 
-/**
- * Whether a request that failed this way may be sent again: an idempotent one after any connection
- * failure but an unknown host, a POST only when it provably never reached the server; never one
- * whose failure would recur (too large, too slow, refused by a proxy or a certificate check).
- */
+/** An idempotent request after any connection failure but an unknown host, a POST only when it provably never left. */
 export function mayRepeat(method: Method, failure: Error): failure is NetworkError {
   if (!(failure instanceof NetworkError) || wouldRecur(failure)) return false;
   return isIdempotent(method) ? failure.errorCode !== 'ENOTFOUND' : neverLeft(failure);
 }
 
-/** A byte count as the limits' errors name it: `64 MiB`, `1 MiB`, `1500 bytes`. */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
   return `${bytes} bytes`;
 }
 
-/** What the failed request was, as its error names it. */
-export interface FailedRequest {
+interface FailedRequest {
   method: Method;
   url: URL;
   signal?: AbortSignal;
-  /** The answer was small by nature (`smallAnswer`): its size limit is OPCLI_HTTP_MAX_SMALL_BODY. */
+  /** Its size limit is OPCLI_HTTP_MAX_SMALL_BODY. */
   smallAnswer?: boolean;
-  /** The size limit the answer met, in bytes. */
   maxBytes: number;
-  /** The deadline of the whole exchange, in milliseconds. */
   deadlineMs: number;
 }
 
-/**
- * The error a transport failure becomes: the caller's own abort as it is; otherwise a NetworkError
- * (or TimeoutError) that says whether the request may have reached the service.
- */
+/** The caller's own abort as it is; else a NetworkError (or TimeoutError) that says whether the request may have arrived. */
 export function classifyFailure(error: unknown, req: FailedRequest): Error {
   if (error instanceof OpcliError) return error;
   const err = error as { name?: string; code?: string; message?: string } | undefined;
@@ -161,7 +129,6 @@ export function classifyFailure(error: unknown, req: FailedRequest): Error {
   if (viaProxy) return viaProxy;
   const limit = limitFailure(where, req, code, error);
   if (limit) return limit;
-  // The request could not be built (a header value with a control character): it never left.
   if (code === INVALID_REQUEST) {
     return new NetworkError(`${where} was not sent: ${safeLine(err?.message ?? 'invalid request')}`, {
       sent: false,
@@ -172,8 +139,7 @@ export function classifyFailure(error: unknown, req: FailedRequest): Error {
   }
   if (NOT_SENT_CODES.has(code)) return new NetworkError(`${where} could not connect (${code})`, { sent: false, errorCode: code, cause: error });
   const what = code || err?.message || 'unknown error';
-  // Failed before undici wrote a byte of it (a TLS handshake, a connection closed before it was
-  // used): it never reached the server, whatever the code.
+  // Failed before undici wrote a byte of it (a TLS handshake, a closed connection): never left, whatever the code.
   if (requestWritten(error) === false) {
     return new NetworkError(`${where} was not sent: the connection failed before the request was written (${what})`, {
       sent: false,
@@ -184,7 +150,7 @@ export function classifyFailure(error: unknown, req: FailedRequest): Error {
   return new NetworkError(`${where} failed: the connection was lost (${what})`, { sent: true, errorCode: code || undefined, cause: error });
 }
 
-/** A failure met on the way through a proxy: its refusal to open a tunnel, or no connection to it. */
+/** A proxy's refusal to open a tunnel, or no connection to it. */
 function proxyFailure(
   where: string,
   url: URL,
@@ -222,7 +188,7 @@ function proxyFailure(
   });
 }
 
-/** A failure of the client's own limits or timeouts: no answer in time, too slow, too large. */
+/** The client's own limits: no answer in time, too slow, too large. */
 function limitFailure(where: string, req: FailedRequest, code: string, cause: unknown): NetworkError | undefined {
   if (TIMEOUT_CODES.has(code)) return new TimeoutError(`${where} timed out waiting for the server`, cause);
   const fate = isIdempotent(req.method) ? '' : '; the request may have been processed';
@@ -244,27 +210,16 @@ function limitFailure(where: string, req: FailedRequest, code: string, cause: un
   return undefined;
 }
 
-/** Node's words for each certificate error, and what fixes it. */
-function certificateProblem(code: string): string {
-  switch (code) {
-    case 'CERT_HAS_EXPIRED':
-      return 'has expired';
-    case 'CERT_NOT_YET_VALID':
-      return 'is not valid yet';
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-    case 'HOSTNAME_MISMATCH':
-      return 'is for another host name';
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-      return 'is self-signed and not trusted';
-    default:
-      return 'is not trusted: it was issued by a certificate authority this machine does not trust';
-  }
-}
+/** Node's certificate error codes in words; any other is an untrusted issuer. */
+const CERT_PROBLEMS: Record<string, string> = {
+  CERT_HAS_EXPIRED: 'has expired',
+  CERT_NOT_YET_VALID: 'is not valid yet',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'is for another host name',
+  HOSTNAME_MISMATCH: 'is for another host name',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'is self-signed and not trusted',
+};
 
-/**
- * A certificate the client refused: never sent, never retried. Names the host, the issuer (read
- * from the certificate after the fact) and the settings that make opcli trust a private CA.
- */
+/** A refused certificate: never sent, never retried; names the host, the issuer and how to trust a private CA. */
 function certificateError(where: string, url: URL, code: string, wire: WireFailure | undefined, cause: unknown): NetworkError {
   const peer = wire?.peer;
   const issuer = peer?.issuer ? safeLine(peer.issuer) : undefined;
@@ -282,8 +237,9 @@ function certificateError(where: string, url: URL, code: string, wire: WireFailu
       : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
         ? "Check this machine's clock; otherwise the server's certificate must be renewed."
         : trustHint;
+  const problem = CERT_PROBLEMS[code] ?? 'is not trusted: it was issued by a certificate authority this machine does not trust';
   return new NetworkError(
-    `${where} was not sent: the certificate of ${url.host}${via} ${certificateProblem(code)} (${code}${details.length ? `; ${details.join(', ')}` : ''}).`,
+    `${where} was not sent: the certificate of ${url.host}${via} ${problem} (${code}${details.length ? `; ${details.join(', ')}` : ''}).`,
     { sent: false, errorCode: CERT_NOT_TRUSTED, cause, hint },
   );
 }

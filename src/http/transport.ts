@@ -1,26 +1,17 @@
 /**
- * The wire under the HTTP core: how a request goes out, whole. The request as it is sent (headers,
- * the bearer token, the --verbose trace of it and of its answer), the route it takes (a proxy or
- * directly, and why), and the bundled undici's Agent, the design card's HTTP library, for every
- * request (one-offs, `orders list`, claims batches), through `dispatch()` with a handler of its own:
- * no stream per response body and no promise per read. Fast path (bench/startup.mjs, the one-off):
- * undici's `Agent` module is imported alone, statically, not from undici's index (its public entry,
- * which loads fetch, WebSocket, the cache and the mocks with it); the index, for its `ProxyAgent`,
- * and the certificate probe load on use, only behind a proxy or after a certificate error (figures:
- * docs/benchmarks.md#figures-behind-the-code).
+ * The wire under the HTTP core: the request as it is sent (headers, the bearer token, the --verbose
+ * trace), the route it takes (a proxy or directly, and why: docs/http.md#proxies), and undici's Agent
+ * through `dispatch()` with a handler of its own: no stream per body. The Agent module is imported
+ * alone; undici's index only behind a proxy, the certificate probe only after a certificate error
+ * (ARCHITECTURE.md, the HTTP transport's fast path).
  *
- * Proxies (docs/http.md#proxies): the profile's `proxy` setting, else HTTPS_PROXY / HTTP_PROXY /
- * ALL_PROXY (lower case first, as undici and curl read them); `no-proxy` or NO_PROXY lists hosts
- * reached directly (names and their subdomains, `*.` and `.` prefixes, ports, IP addresses and CIDR
- * ranges); loopback is reached directly unless `proxy-loopback` says otherwise. Read from the run's
- * environment (deps.env), never process.env, which main.ts has cleared of proxy passwords. What this
- * adds to undici's `EnvHttpProxyAgent`, which reads the same variables: ALL_PROXY, CIDR ranges, the
- * loopback rule and the reason a route was taken; the requests themselves go through undici's
- * `ProxyAgent`.
+ * Proxies are read from the run's environment (deps.env), never process.env, which main.ts has
+ * cleared of proxy passwords. What this adds to undici's `EnvHttpProxyAgent`, which reads the same
+ * variables: ALL_PROXY, CIDR ranges, the loopback rule and the reason a route was taken; requests
+ * go through undici's `ProxyAgent`.
  *
- * It keeps undici's timeout meanings (connect, headers, body idle), never follows redirects, keeps
- * connections alive, refuses headers HTTP does not allow before sending anything, and gives a
- * failure a `code` the client sorts into "never sent" and "fate unknown".
+ * Redirects are never followed; headers HTTP does not allow are refused before anything is sent; a
+ * failure gets a `code` the client sorts into "never sent" and "fate unknown".
  */
 import { BlockList, isIP } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -28,6 +19,7 @@ import type { Dispatcher } from 'undici';
 import Agent from 'undici/lib/dispatcher/agent.js';
 import { envValue } from '../config/profile.js';
 import { UsageError } from '../core/errors.js';
+import type { Timers } from '../core/timers.js';
 import { redactJson } from '../core/redact.js';
 import { safeLine, safeText } from '../text/safe.js';
 
@@ -40,15 +32,14 @@ export function isSafeForCredentials(url: URL): boolean {
   return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.test(url.hostname));
 }
 
-/** What a request carries: its caller's headers, a token or none, a JSON body or none. */
-export interface Outgoing {
+interface Outgoing {
   userAgent: string;
   headers?: Record<string, string>;
   token?: string;
   json?: unknown;
 }
 
-/** The headers (lower-cased) and body of a request: the bearer token when there is one, never the caller's own Authorization otherwise. */
+/** The headers (lower-cased) and body of a request: the bearer token when there is one, else no Authorization at all. */
 export function buildRequest(out: Outgoing): { headers: Record<string, string>; body?: string } {
   // No prototype: a caller's header named `__proto__` is a header, not the object's prototype.
   const headers: Record<string, string> = Object.assign(Object.create(null), { 'user-agent': out.userAgent, accept: 'application/json' });
@@ -60,14 +51,13 @@ export function buildRequest(out: Outgoing): { headers: Record<string, string>; 
   return { headers, body: JSON.stringify(out.json) };
 }
 
-/** A header's value as a trace shows it: credentials masked. */
 function redactHeader(name: string, value: string): string {
   if (name === 'authorization') return value.replace(/^(\w+)\s+.*$/, '$1 ***');
   if (/token|secret|cookie|api-key/i.test(name)) return '***';
   return value;
 }
 
-/** The --verbose lines of requests and answers, already redacted; server text made safe for a terminal (JSON.stringify leaves DEL and C1 raw). */
+/** The --verbose lines, redacted; server text made safe for a terminal (JSON.stringify leaves DEL and C1 raw). */
 export class Tracer {
   private readonly sink: (line: string) => void;
 
@@ -75,7 +65,6 @@ export class Tracer {
     this.sink = (line) => sink(safeText(line));
   }
 
-  /** The request: how it goes out (`route`), its URL without secrets in the query, headers, JSON body. */
   request(route: string, method: string, url: URL, headers: Record<string, string>, json: unknown): void {
     this.sink(`* ${url.origin}: ${route}`);
     const shown = new URL(url);
@@ -87,7 +76,6 @@ export class Tracer {
     if (json !== undefined) this.sink(`> ${JSON.stringify(redactJson(json))}`);
   }
 
-  /** The answer: status and time, headers, body (text cut at 4,000 characters). */
   response(status: number, headers: Record<string, string>, body: unknown, ms: number): void {
     this.sink(`< ${status} (${ms} ms)`);
     for (const [k, v] of Object.entries(headers)) this.sink(`< ${k}: ${redactHeader(k, v)}`);
@@ -97,56 +85,49 @@ export class Tracer {
 
 // The route: which proxy a request goes through, and why.
 
-/** The profile's network settings that steer proxies. */
 export interface ProxySettings {
   proxy?: string;
   noProxy?: string;
   proxyLoopback?: boolean;
 }
 
-/** A proxy and where it was configured. */
+/** A proxy, the setting or variable that named it (`HTTPS_PROXY`, `the proxy setting`), its URL as messages show it. */
 export interface ProxyChoice {
   url: URL;
-  /** The setting or variable that named it: `HTTPS_PROXY`, `the proxy setting`… */
   source: string;
-  /** The URL with its password masked, for messages and traces. */
   shown: string;
 }
 
+/** A host name (lower case, no leading dot: it and its subdomains), or IP addresses and CIDR ranges. */
 interface NoProxyEntry {
   text: string;
-  /** A host name (lower case, no leading dot): it and its subdomains. */
   host?: string;
-  /** An IP address or a CIDR range. */
   addresses?: BlockList;
   port?: number;
 }
 
-/** The proxies of a run, read once. */
 export interface ProxyConfig {
   http?: ProxyChoice;
   https?: ProxyChoice;
   noProxy: NoProxyEntry[];
-  /** `*`: nothing is proxied. */
+  /** NO_PROXY is `*`. */
   noProxyAll: boolean;
   noProxySource?: string;
   proxyLoopback: boolean;
 }
 
-/** How one request is sent: through `proxy`, or directly; `reason` says why, for --verbose and `auth status --check`. */
+/** Through `proxy`, or directly; `reason` says why, for --verbose and `auth status --check`. */
 export interface Route {
   proxy?: ProxyChoice;
   reason: string;
 }
 
-/** A proxy URL as messages show it: the password (and a token-like user) masked. */
 export function maskProxyUrl(url: URL): string {
   const shown = new URL(url.href);
   if (shown.password) shown.password = '***';
   return shown.href.replace(/\/$/, '');
 }
 
-/** The first set (non-empty) variable of `names`, with its name. */
 function firstSet(env: Record<string, string | undefined>, names: string[]): { name: string; value: string } | undefined {
   for (const name of names) {
     const value = env[name]?.trim();
@@ -209,11 +190,7 @@ function parseNoProxyEntry(raw: string): NoProxyEntry | undefined {
   return HOST_LABELS.test(host) ? { text: raw, host, port } : undefined;
 }
 
-/**
- * Reads the proxies of a run from the profile's settings and the environment. A proxy URL that
- * does not parse is a usage error naming its variable or setting; a NO_PROXY entry that cannot
- * match any host is left out with a warning.
- */
+/** The proxies of a run: a proxy URL that does not parse is a usage error; a NO_PROXY entry that can match no host, a warning. */
 export function readProxyConfig(settings: ProxySettings, env: Record<string, string | undefined>, warn: (line: string) => void): ProxyConfig {
   const choose = (names: string[]): ProxyChoice | undefined => {
     if (settings.proxy) {
@@ -289,59 +266,40 @@ export function routeFor(config: ProxyConfig, url: URL): Route {
 
 // The wire: undici's Agent, and one exchange through it.
 
-/** Error codes of this transport's timeouts. */
 export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
 export const HEADERS_TIMEOUT = 'EHEADERS_TIMEOUT';
 export const BODY_TIMEOUT = 'EBODY_TIMEOUT';
-/** The HTTP library could not be loaded (a missing or broken bundle chunk): nothing was sent. */
+/** The HTTP library could not be loaded (a broken bundle chunk): nothing was sent. */
 export const ENGINE_UNAVAILABLE = 'EENGINE_UNAVAILABLE';
-/** The request could not be built (an invalid header value): it was never sent. */
+/** An invalid header value: never sent. */
 export const INVALID_REQUEST = 'UND_ERR_INVALID_ARG';
-/** The answer's body grew past the request's `maxBytes`: reading stopped there, the connection was closed. */
 export const BODY_TOO_LARGE = 'EBODY_TOO_LARGE';
-/** The whole exchange did not end within the request's deadline. */
 export const DEADLINE_PASSED = 'EDEADLINE';
 
 /**
- * How long a connection may sit idle and still carry a POST, when the server announced no
- * `Keep-Alive: timeout=`: a server closes idle connections on a timer of its own, and a POST
- * written as that close crosses it is lost with its fate unknown (nginx's `keepalive_timeout 1s`
- * met a batch paced at 1/s). Past this, the POST opens a new connection.
+ * How long a connection may sit idle and still carry a POST when the server announced no
+ * `Keep-Alive: timeout=`: a POST written as the server's idle close crosses it has an unknown fate.
  * CHOICE (docs/spec-choices.md#keep-alive-for-posts): the spec names no keep-alive timeout.
  */
 export const POST_IDLE_REUSE_MS = 500;
-/**
- * The margin kept under a timeout the server announces (`Keep-Alive: timeout=N`): a connection
- * idle for longer than N s less this is not reused (undici's `keepAliveTimeoutThreshold`).
- */
+/** Keep-alive connections per origin: the highest --concurrency, so a batch never waits for the pool. */
+const CONNECTIONS = 64;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** undici's `keepAliveTimeoutThreshold`: the margin kept under a server's `Keep-Alive: timeout=N`. */
 export const KEEP_ALIVE_MARGIN_MS = 2_000;
 
-/**
- * Set on a failure's error: whether undici started writing the request (it writes a request's
- * bytes in the same turn as it starts it). A failure without it left nothing on the wire.
- */
+/** Set on a failure's error: whether undici started writing the request; without it nothing was on the wire. */
 export const REQUEST_WRITTEN = Symbol('requestWritten');
 
-/** The timers a request's deadline runs on (the run's clock: a test's manual one moves it). */
-export interface WireTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 export interface TransportOptions {
-  /** Keep-alive connections per origin. */
-  connections: number;
-  /** Time to make a connection. */
-  connectTimeoutMs: number;
-  /** Default time to wait for the response headers, and for each piece of the body. */
+  /** For the response headers, and for each piece of the body. */
   timeoutMs: number;
-  /** How a request goes out (a proxy or directly); absent: always directly. */
+  /** Absent: always directly. */
   route?: (url: URL) => Route;
-  /** The CA certificates to trust (PEM), when they are not Node's default (a ca-file is set). */
+  /** PEM certificates to trust when a ca-file is set; absent: Node's default. */
   ca?: string[];
 }
 
-/** What the server's certificate says: who issued it, for whom, until when. */
 export interface PeerCertificate {
   issuer?: string;
   subject?: string;
@@ -349,7 +307,6 @@ export interface PeerCertificate {
   altNames?: string;
 }
 
-/** What a failure met on the way: the proxy it went through, the certificate it refused. */
 export interface WireFailure {
   proxy?: ProxyChoice;
   peer?: PeerCertificate;
@@ -361,19 +318,17 @@ export interface WireRequest {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
-  /** Overrides the headers and body timeouts for this request. */
   timeoutMs?: number;
-  /** The most bytes of body read; past it the exchange fails with BODY_TOO_LARGE (never buffered further). */
+  /** Past it the exchange fails with BODY_TOO_LARGE, never buffered further. */
   maxBytes?: number;
-  /** The whole exchange (connection, headers, body) must end within this, on `timers`, or it fails with DEADLINE_PASSED. */
-  deadline?: { ms: number; timers: WireTimers };
-  /** Called when undici starts writing the request's bytes (after any wait for a connection): the pacing counts from then. */
+  /** The whole exchange must end within this, on `timers`, or it fails with DEADLINE_PASSED. */
+  deadline?: { ms: number; timers: Timers };
+  /** When undici starts writing the request's bytes (after any wait for a connection): the pacing counts from then. */
   onWritten?: () => void;
 }
 
 export interface WireResponse {
   status: number;
-  /** Lower-cased names; repeated headers joined with ", ". */
   headers: Record<string, string>;
   text: string;
 }
@@ -382,17 +337,14 @@ function codeError(code: string, message: string, cause?: unknown): NodeJS.Errno
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
 }
 
-/** undici's own codes, renamed to this transport's, so the client reads one vocabulary. */
+/** undici's codes in this transport's vocabulary. */
 const UNDICI_CODES: Record<string, string> = {
   UND_ERR_CONNECT_TIMEOUT: CONNECT_TIMEOUT,
   UND_ERR_HEADERS_TIMEOUT: HEADERS_TIMEOUT,
   UND_ERR_BODY_TIMEOUT: BODY_TIMEOUT,
 };
 
-/**
- * The error to hand the client: the caller's abort reason, or one with a code it can sort, carrying
- * what it met (`wire`) and whether the request was written.
- */
+/** The caller's abort reason, or an error with a code the client sorts, what it met (`wire`) and whether it was written. */
 function wireError(error: unknown, signal: AbortSignal | undefined, failure: WireFailure, written: boolean): unknown {
   if (signal?.aborted) return signal.reason ?? error;
   const source = error as { code?: string; message?: string };
@@ -401,8 +353,7 @@ function wireError(error: unknown, signal: AbortSignal | undefined, failure: Wir
   return out !== null && typeof out === 'object' ? Object.assign(out, { wire: failure, [REQUEST_WRITTEN]: written }) : out;
 }
 
-/** Node's codes for a certificate the client does not accept. */
-export const CERT_ERROR_CODES = new Set([
+const CERT_ERROR_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
@@ -427,32 +378,25 @@ export function certificateCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether a transport failure came after the request was written (undefined when the error did not come from the wire). */
+/** Whether a failure came after the request was written (undefined when it did not come from the wire). */
 export function requestWritten(error: unknown): boolean | undefined {
   return error !== null && typeof error === 'object' ? (error as { [REQUEST_WRITTEN]?: boolean })[REQUEST_WRITTEN] : undefined;
 }
 
-/** A header name (an RFC 9110 token) and value (no control character but tab) HTTP allows. */
+/** An RFC 9110 token; a value holds no control character but tab. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
-/**
- * A request whose headers HTTP does not allow is refused before anything is sent (a token read
- * with a trailing \r, say), with the message naming the header and never its value.
- */
+/** A header HTTP does not allow (a token read with a trailing \r, say), named without its value. */
 function invalidHeaders(headers: Record<string, string>): Error | undefined {
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) return invalidRequest(`invalid header name "${name.replace(/[^\x21-\x7e]/g, '?')}"`);
-    if (BAD_VALUE_CHAR.test(value)) return invalidRequest(`the value of the ${name} header holds a character HTTP does not allow`);
+    if (!HEADER_NAME.test(name)) return codeError(INVALID_REQUEST, `invalid header name "${name.replace(/[^\x21-\x7e]/g, '?')}"`);
+    if (BAD_VALUE_CHAR.test(value)) return codeError(INVALID_REQUEST, `the value of the ${name} header holds a character HTTP does not allow`);
   }
   return undefined;
 }
 
-function invalidRequest(message: string): Error {
-  return Object.assign(new Error(message), { code: INVALID_REQUEST, name: 'InvalidArgumentError' });
-}
-
-/** Response headers as one string each: a repeated header's values joined with ", ". */
+/** A repeated header's values joined with ", ". */
 function joinHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name in raw) {
@@ -462,10 +406,10 @@ function joinHeaders(raw: Record<string, string | string[] | undefined>): Record
   return out;
 }
 
-/** Keep-alive connection pools (undici's Agent, a ProxyAgent per proxy), each created on first use. */
+/** Keep-alive pools (undici's Agent, a ProxyAgent per proxy), each created on first use. */
 export class Transport {
   private readonly options: TransportOptions;
-  /** By kind and proxy URL: `unsafe|` and `safe|`, then the proxy's URL ('' for direct connections). */
+  /** `unsafe|` or `safe|`, then the proxy's URL ('' for direct). */
   private readonly pools = new Map<string, Promise<Dispatcher>>();
 
   constructor(options: TransportOptions) {
@@ -475,24 +419,18 @@ export class Transport {
   private pool(key: string, proxy: ProxyChoice | undefined, unsafe: boolean): Promise<Dispatcher> {
     let pool = this.pools.get(key);
     if (!pool) {
-      const { connections, connectTimeoutMs: timeout, timeoutMs, ca } = this.options;
-      const tlsOptions = ca ? { timeout, ca } : { timeout };
+      const { timeoutMs, ca } = this.options;
+      const tlsOptions = ca ? { timeout: CONNECT_TIMEOUT_MS, ca } : { timeout: CONNECT_TIMEOUT_MS };
       const common = {
-        connections,
+        connections: CONNECTIONS,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
         keepAliveTimeoutThreshold: KEEP_ALIVE_MARGIN_MS,
-        // A POST reuses a connection only while it is fresh (see POST_IDLE_REUSE_MS); a GET after
-        // a stale one is simply asked again.
+        // A GET after a stale connection is simply asked again; a POST must not meet one.
         ...(unsafe ? { keepAliveTimeout: POST_IDLE_REUSE_MS } : {}),
       };
-      // undici parses HTTP with llhttp built to WebAssembly, compiled when the first connection
-      // opens. By default V8 compiles it twice, the second time with its optimising compiler in the
-      // background, which a one-off paid for in CPU and peak memory, for a parser that reads a few
-      // kilobytes. Liftoff alone (what the bin shim passes to long runs) compiles it once
-      // (docs/benchmarks.md#figures-behind-the-code).
+      // undici's llhttp is WebAssembly: Liftoff alone compiles it once, not twice (ARCHITECTURE.md's fast path).
       setFlagsFromString('--liftoff-only');
-      // undici's index, for its ProxyAgent, is loaded only when a request goes through a proxy.
       pool = proxy
         ? import('./undici.js').then(({ ProxyAgent }) => new ProxyAgent({ ...common, uri: proxy.url.href, proxyTls: tlsOptions, requestTls: tlsOptions }))
         : Promise.resolve(new Agent({ ...common, connect: tlsOptions }));
@@ -501,7 +439,6 @@ export class Transport {
     return pool;
   }
 
-  /** Sends one request and reads the whole body as text. */
   async send(req: WireRequest): Promise<WireResponse> {
     const invalid = invalidHeaders(req.headers);
     if (invalid) throw invalid;
@@ -512,7 +449,7 @@ export class Transport {
     try {
       agent = await this.pool(key, proxy, unsafe);
     } catch (error) {
-      // Not cached: the next request tries to load it again. Nothing left this process.
+      // Not cached: the next request tries again. Nothing left this process.
       this.pools.delete(key);
       throw codeError(ENGINE_UNAVAILABLE, `the HTTP library could not be loaded: ${(error as Error)?.message ?? error}`, error);
     }
@@ -534,7 +471,6 @@ export class Transport {
     });
   }
 
-  /** Closes every pooled connection. */
   close(): void {
     const pools = [...this.pools.values()];
     this.pools.clear();
@@ -542,18 +478,11 @@ export class Transport {
   }
 }
 
-/** undici's handle on a request it started: aborting it fails the exchange with the reason. */
-interface RequestController {
-  abort(reason: Error): void;
-}
-
 /**
- * One request's exchange, as undici's dispatch handler: collects the body up to `maxBytes`, applies
- * the deadline and the caller's abort, and settles with the answer or a failure that says whether
- * the request was written. An object of closures over one scope, not a class instance: with the
- * handler as a class (`Exchange`, 58307fa) the peak RSS of `orders list --all` grew outside the JS
- * heap (bench/orders-list.mjs; docs/benchmarks.md#figures-behind-the-code), and keeping the body's
- * chunks out of it (emptying them at the end) did not help; only this shape did.
+ * One request's exchange, as undici's dispatch handler: the body up to `maxBytes`, the deadline and
+ * the caller's abort, settled with the answer or a failure that says whether the request was
+ * written. Closures, not a class: as a class, the peak RSS of `orders list --all` grew outside the
+ * JS heap (bench/orders-list.mjs).
  */
 function exchange(
   req: WireRequest,
@@ -568,8 +497,8 @@ function exchange(
   let status = 0;
   let headers: Record<string, string> = {};
   let onAbort: (() => void) | undefined;
-  let controller: RequestController | undefined;
-  // A failure of ours (deadline, size) met before undici started the request: applied when it does, before anything is written.
+  let controller: Dispatcher.DispatchController | undefined;
+  // A failure of ours (deadline, size) before undici started the request: applied when it does.
   let pending: Error | undefined;
   let ended = false;
   // undici writes the request in the turn it starts it; a failure before that left nothing.
@@ -588,7 +517,7 @@ function exchange(
   };
   const tooLarge = () => codeError(BODY_TOO_LARGE, `the answer is larger than ${maxBytes} bytes`);
   return {
-    onRequestStart(start: RequestController) {
+    onRequestStart(start: Dispatcher.DispatchController) {
       controller = start;
       const early = pending ?? (signal?.aborted ? signal.reason : undefined);
       if (early !== undefined) return start.abort(early);
@@ -615,9 +544,7 @@ function exchange(
       finish();
       const first = chunks[0];
       const text = chunks.length === 1 && first ? first.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      // undici hands the connection back to its pool on the next turn (it queues that before this
-      // handler's stack unwinds): answered after it, the caller's next request reuses the connection
-      // instead of opening another.
+      // Answered after undici hands the connection back to its pool (next turn): the next request reuses it.
       queueMicrotask(() => setImmediate(resolve, { status, headers, text }));
     },
     onResponseError(_controller: unknown, error: Error) {
@@ -633,9 +560,7 @@ function failed(req: WireRequest, proxy: ProxyChoice | undefined, error: Error, 
   const signal = req.signal;
   const failure: WireFailure = { proxy };
   if (!signal?.aborted && certificateCode(error) && req.url.protocol === 'https:') {
-    // Only to name who issued the certificate: a handshake, nothing sent, then closed. Loaded only
-    // then: node:tls and the rest cost a one-off start-up that never meets a certificate error
-    // (bench/startup.mjs).
+    // To name who issued the certificate: a handshake, nothing sent. node:tls loads only then.
     void import('./trust.js')
       .then(({ probePeerCertificate }) => probePeerCertificate(req.url, proxy))
       .catch(() => undefined)

@@ -1,8 +1,6 @@
 /**
- * Which certificate authorities opcli trusts (docs/http.md#trust): Node's own (its bundled roots,
- * NODE_EXTRA_CA_CERTS, and on Node 22+ the system's with --use-system-ca / NODE_USE_SYSTEM_CA=1),
- * plus the PEM bundle of the profile's `ca-file` setting or OPCLI_CA_FILE. And what a certificate
- * error says: the host, who issued the certificate it met, and how to trust it.
+ * Which certificate authorities opcli trusts (docs/http.md#trust): Node's own plus the PEM bundle of
+ * the `ca-file` setting or OPCLI_CA_FILE; and, after a certificate error, who issued the one met.
  */
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -17,24 +15,14 @@ import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
 import type { PeerCertificate, ProxyChoice } from './transport.js';
 
-/** Where the extra CA bundle comes from: the variable wins over the setting (it is given for this run). */
-export function caFileSource(setting: string | undefined, env: Record<string, string | undefined>): { path: string; source: string } | undefined {
-  // Whitespace only, a control character or text that was not UTF-8: exit 2 naming the variable.
-  const fromEnv = envValue(env, 'OPCLI_CA_FILE', []);
-  if (fromEnv) return { path: fromEnv, source: 'OPCLI_CA_FILE' };
-  if (setting) return { path: setting, source: 'the ca-file setting' };
-  return undefined;
-}
-
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
-/** The most a CA bundle may hold: the whole Mozilla root store is about 250 KiB. */
-export const MAX_CA_BYTES = 4 * 1024 * 1024;
+/** The whole Mozilla root store is about 250 KiB. */
+const MAX_CA_BYTES = 4 * 1024 * 1024;
 
 /**
- * The text of the CA file, read the one safe way (src/config/private-file.ts): no link followed, no
- * FIFO or device waited on or read, at most MAX_CA_BYTES, yours or root's and writable by no one
- * else (whoever can write it decides which servers opcli trusts). Any other file is exit 2 naming it.
+ * The CA file, read the one safe way (src/config/private-file.ts): yours or root's and writable by no
+ * one else, since whoever can write it decides which servers opcli trusts. Any other is exit 2.
  */
 function readCaText(full: string, source: string): string {
   const fix = `Point ${source} at a PEM file of the certificate authority to trust, or unset it.`;
@@ -61,7 +49,7 @@ function readCaText(full: string, source: string): string {
   return text;
 }
 
-/** The certificates of a PEM file: each must parse; a missing, unreadable, unsafe or certificate-less file is exit 2 naming it. */
+/** The certificates of a PEM file, each parsed; a file without one is exit 2 naming it. */
 export function readPemBundle(path: string, source: string, cwd: string): string[] {
   const full = isAbsolute(path) ? path : resolve(cwd, path);
   const text = readCaText(full, source);
@@ -85,7 +73,7 @@ export function readPemBundle(path: string, source: string, cwd: string): string
   return certs;
 }
 
-/** The certificates Node trusts by default (bundled roots, NODE_EXTRA_CA_CERTS, the system's when asked), as PEM. */
+/** Node's default CA list (bundled roots, NODE_EXTRA_CA_CERTS, the system's when asked), as PEM. */
 function defaultCertificates(env: Record<string, string | undefined>): string[] {
   const get = (tls as { getCACertificates?: (type: string) => string[] }).getCACertificates;
   if (get) return get('default');
@@ -100,14 +88,16 @@ function defaultCertificates(env: Record<string, string | undefined>): string[] 
   return [...tls.rootCertificates, ...extraCerts];
 }
 
-/** The CA list for TLS connections, or undefined to keep Node's default (no ca-file). */
+/** The CA list for TLS, or undefined to keep Node's default (no ca-file). */
 export function trustedCertificates(setting: string | undefined, env: Record<string, string | undefined>, cwd: string): string[] | undefined {
-  const file = caFileSource(setting, env);
-  if (!file) return undefined;
-  return [...defaultCertificates(env), ...readPemBundle(file.path, file.source, cwd)];
+  // The variable wins over the setting: it is given for this run.
+  const fromEnv = envValue(env, 'OPCLI_CA_FILE', []);
+  const path = fromEnv || setting;
+  if (!path) return undefined;
+  return [...defaultCertificates(env), ...readPemBundle(path, fromEnv ? 'OPCLI_CA_FILE' : 'the ca-file setting', cwd)];
 }
 
-/** A certificate's subject or issuer as one line: `CN=…, O=…`. */
+/** `CN=…, O=…`. */
 function distinguishedName(name: Record<string, string | string[]> | undefined): string | undefined {
   if (!name) return undefined;
   const parts = ['CN', 'O', 'OU'].flatMap((k) => {
@@ -118,9 +108,8 @@ function distinguishedName(name: Record<string, string | string[]> | undefined):
 }
 
 /**
- * Reads the certificate a server presents, without trusting it and without sending anything: a
- * TLS handshake (through the proxy's tunnel when the request went through one), then closed.
- * Only called after a certificate error, to name the issuer. Undefined when it cannot be read.
+ * The certificate a server presents, read by a TLS handshake (through the proxy's tunnel when there
+ * is one) that trusts it and sends nothing; undefined when it cannot be read.
  */
 export function probePeerCertificate(url: URL, proxy: ProxyChoice | undefined, timeoutMs = 5000): Promise<PeerCertificate | undefined> {
   const host = url.hostname.replace(/^\[|\]$/g, '');

@@ -24,7 +24,7 @@ const TokensBody = z.strictObject({
   accessTokenTtl: z.number().positive().optional(),
 });
 
-/** A body that may be empty (then `{}`), else JSON, checked with `schema`: the data, or the 400 to answer. */
+/** An empty body is `{}`; else JSON checked with `schema`: the data, or the 400 to answer. */
 function readAdminBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
   let value: unknown = {};
   try {
@@ -35,7 +35,6 @@ function readAdminBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string): 
   return validate(schema, value, what);
 }
 
-/** Answers one admin request. */
 export function handleAdmin(sandbox: Sandbox, ctx: Ctx): Reply {
   const route = `${ctx.method} ${ctx.path.replace(/\/+$/, '')}`;
   switch (route) {

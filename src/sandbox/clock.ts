@@ -1,37 +1,21 @@
-/**
- * The sandbox's one clock: everything timed in it (token and code expiry, trigger credits, latency
- * and fault delays, the rate-limit bucket, session tokens, recorded request times) reads this.
- * The wall clock by default; tests pass a manual clock and move it forward instead of sleeping.
- */
-import type { Timers } from '../core/timers.js';
+/** The sandbox's one clock: everything timed in it reads this; tests move a manual one instead of sleeping. */
+import { realTimers, type Timers } from '../core/timers.js';
 
 export type TimerHandle = unknown;
 
-/** The same shape as a run's timers (src/cli/deps.ts), so one manual clock can drive opcli and the sandbox. */
+/** A run's timers (src/cli/deps.ts): one manual clock drives opcli and the sandbox. */
 export type SandboxClock = Timers;
 
-/** Real time and real timers. Timers do not keep the process alive on their own. */
-export const wallClock: SandboxClock = {
-  now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const timer = setTimeout(fn, ms);
-    timer.unref();
-    return timer;
-  },
-  clearTimeout(handle) {
-    clearTimeout(handle as NodeJS.Timeout);
-  },
-};
+/** A run's real timers, except that these do not keep the process alive. */
+export const wallClock: SandboxClock = { ...realTimers, setTimeout: (fn, ms) => setTimeout(fn, ms).unref() };
 
-/** A clock that moves only when told to; its timers fire, in order, as it passes them. */
+/** Its timers fire, in order, as it passes them. */
 export interface ManualClock extends SandboxClock {
-  /** Moves the clock forward by `ms`, firing every timer that falls due on the way. */
   advance(ms: number): void;
-  /** Timers scheduled and not yet fired or cleared. */
   readonly pending: number;
 }
 
-/** A manual clock starting at `start` (default: the wall clock's time now, so tokens it dates look current). */
+/** Starts at the wall clock's time by default, so tokens it dates look current. */
 export function manualClock(start: number = Date.now()): ManualClock {
   let now = start;
   let seq = 0;

@@ -1,47 +1,34 @@
-/** Fault injection: rules matched in order against method and path, with after/count/rate bookkeeping. */
 import * as z from 'zod';
 
 /**
- * A fault rule. Rules are matched in order against method and path; the first that applies wins.
- * `phase: 'before'` answers with the fault instead of handling the request (nothing changes on the
- * server); `phase: 'after'` handles the request (a claim is created, a credit posted) and then
- * replaces the answer with the fault, which is how a lost response is emulated.
+ * A fault rule, matched in order against method and path; the first that applies wins. `before`
+ * answers with the fault instead of handling the request; `after` handles it, then replaces the
+ * answer with the fault: a lost response.
  */
 export const FaultRuleSchema = z.strictObject({
   method: z.string().min(1).optional(),
   /** A path prefix (`/v1/orders`) or a RegExp source string wrapped in slashes (`/^\/v1\/orders$/`). */
   path: z.string().min(1),
   phase: z.enum(['before', 'after']).optional(),
-  /** Answer with this status (429, 500, 502, 503, ...). */
   status: z.number().int().min(100).max(599).optional(),
-  /** Seconds for the Retry-After header, with status 429 or 503. */
+  /** Seconds, for Retry-After. */
   retryAfter: z.number().nonnegative().optional(),
-  /** Delay before answering, in milliseconds (combine with a client timeout to emulate a timeout). */
+  /** Before answering (with a client timeout, a timeout). */
   latencyMs: z.number().nonnegative().optional(),
   /** Destroy the socket instead of answering. */
   drop: z.boolean().optional(),
-  /** Probability 0..1 that a matching request is hit (default 1). */
+  /** Probability that a matching request is hit (default 1). */
   rate: z.number().min(0).max(1).optional(),
-  /** Let this many matching requests through untouched before the rule starts applying. */
+  /** Matching requests let through before the rule applies. */
   after: z.number().int().nonnegative().optional(),
-  /** Apply to at most this many requests, then the rule is spent. */
+  /** Requests it applies to at most. */
   count: z.number().int().nonnegative().optional(),
 });
 export type FaultRule = z.infer<typeof FaultRuleSchema>;
 
-interface ActiveRule {
-  rule: FaultRule;
-  regex: RegExp | null;
-  seen: number;
-  applied: number;
-}
-
 const REGEX_META = /[\^$*+?()[\]{}|\\]/;
 
-/**
- * A path wrapped in slashes that holds a regex metacharacter is a RegExp source; anything else is a
- * prefix, so `/v1/orders/` stays a prefix.
- */
+/** A path wrapped in slashes with a regex metacharacter is a RegExp source; else a prefix (`/v1/orders/` stays one). */
 function toRegex(path: string): RegExp | null {
   if (path.length > 2 && path.startsWith('/') && path.endsWith('/') && REGEX_META.test(path.slice(1, -1))) {
     return new RegExp(path.slice(1, -1));
@@ -49,15 +36,13 @@ function toRegex(path: string): RegExp | null {
   return null;
 }
 
-/** The fault rules of one sandbox. */
 export function createFaults() {
-  let active: ActiveRule[] = [];
+  let active: { rule: FaultRule; regex: RegExp | null; seen: number; applied: number }[] = [];
   return {
-    /** Replaces the rules (and their counts). */
     set(rules: FaultRule[]): void {
       active = rules.map((rule) => ({ rule: { ...rule }, regex: toRegex(rule.path), seen: 0, applied: 0 }));
     },
-    /** The rule that hits this request, if any; counts the hit. */
+    /** The rule that hits this request, counted. */
     pick(method: string, path: string): FaultRule | null {
       for (const a of active) {
         const { rule } = a;

@@ -4,18 +4,16 @@ import type { z } from 'zod';
 import { fieldIssues } from '../schemas.js';
 import type { ReceivedRequest } from './types.js';
 
-/** What a handler sees of one request: what the recorder keeps of it, the route's path parameters and the client's address. */
+/** What a handler sees: what the recorder keeps, the route's path parameters and the client's address. */
 export type Ctx = Pick<ReceivedRequest, 'method' | 'path' | 'query' | 'headers' | 'body'> & { params: string[]; ip: string };
 
-/** What a handler answers; the server writes it (or a fault replaces it). */
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
-  /** A string is sent as is (set content-type yourself); anything else is sent as JSON. */
+  /** A string is sent as is (with its own content-type); anything else as JSON. */
   body?: unknown;
 }
 
-/** A JSON answer. */
 export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
   return { status, body, headers };
 }
@@ -25,7 +23,7 @@ export function invalidRequest(message: string, errors?: { path: string; message
   return json(400, errors ? { error: 'invalid_request', message, errors } : { error: 'invalid_request', message });
 }
 
-/** Parses a value with a schema: the data, or a 400 naming each field that failed. */
+/** The data, or a 400 naming each field that failed. */
 export function validate<T extends z.ZodType>(schema: T, value: unknown, what: string): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
   const result = schema.safeParse(value);
   if (result.success) return { ok: true, data: result.data };
@@ -35,13 +33,13 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, what: s
   return { ok: false, reply: invalidRequest(`invalid ${what}: ${summary}`, errors) };
 }
 
-/** Whether the request says its body is JSON (parameters such as charset allowed). */
+/** Parameters such as charset allowed. */
 export function isJsonContentType(headers: Record<string, string>): boolean {
   const type = headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
   return type === 'application/json';
 }
 
-/** The JSON body of a request, or a 400 for a missing content-type, an empty body or bad JSON. */
+/** Or a 400 for a missing content-type, an empty body or bad JSON. */
 export function readJson(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
   if (!isJsonContentType(ctx.headers)) {
     const got = ctx.headers['content-type'] ?? 'none';
@@ -55,14 +53,13 @@ export function readJson(ctx: Ctx): { ok: true; value: unknown } | { ok: false; 
   }
 }
 
-/** Reads a JSON body and validates it in one step. */
 export function readBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string): { ok: true; data: z.output<T> } | { ok: false; reply: Reply } {
   const parsed = readJson(ctx);
   if (!parsed.ok) return parsed;
   return validate(schema, parsed.value, what);
 }
 
-/** Flattens node's header object to lower-case names and string values. */
+/** A repeated header joined with ", " as transport.ts's joinHeaders does; not imported from there: the sandbox loads no undici. */
 export function flattenHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -70,9 +67,4 @@ export function flattenHeaders(req: IncomingMessage): Record<string, string> {
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
-}
-
-/** Whole seconds, never below 1, for Retry-After. */
-export function retryAfterSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
 }

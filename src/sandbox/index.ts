@@ -1,4 +1,5 @@
 /** The built-in sandbox: a local emulator of the API, the gift card provider and the storefront. */
+import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFaults } from './faults.js';
@@ -16,32 +17,28 @@ export { type ManualClock, manualClock, type SandboxClock } from './clock.js';
 export type { RateLimit } from './rate-limit.js';
 export type * from './types.js';
 
-/** Listens on 127.0.0.1 at `port` and resolves with the port bound; rejects when it cannot (the port is taken). */
-function listen(server: Server, port: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
+/** The port bound on 127.0.0.1; rejects when it is taken. */
+async function listen(server: Server, port: number): Promise<number> {
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
 }
 
-/** Applies the settings a running sandbox may change that live in its state. */
+/** The settings a running sandbox may change that live in its state. */
 function configure(state: SandboxState, settings: Parameters<Sandbox['configure']>[0]): void {
   for (const key of ['accessTokenTtl', 'triggerDelayMs', 'autoApprove', 'providerErrorShape', 'unknownCustomer'] as const) {
     if (settings[key] !== undefined) Object.assign(state.settings, { [key]: settings[key] });
   }
 }
 
-/** Zeroes the counters in place: callers may hold the counters object. */
+/** In place: callers may hold the counters object. */
 function resetCounters(state: SandboxState): void {
   const zero = zeroCounters();
   Object.assign(state.counters, zero, { creditsPosted: state.counters.creditsPosted });
   Object.assign(state.counters.creditsPosted, zero.creditsPosted);
 }
 
-/** Stops the sandbox: its timers cleared, pending trigger credits dropped, every connection closed. */
+/** Timers cleared, pending trigger credits dropped, every connection closed. */
 function stop(state: SandboxState, server: Server): Promise<void> {
   return new Promise<void>((resolve) => {
     for (const timer of state.timers) state.clock.clearTimeout(timer);
@@ -52,14 +49,14 @@ function stop(state: SandboxState, server: Server): Promise<void> {
   });
 }
 
-/** A new login's token pair, with a refresh token, for a test that needs one without the OAuth dance. */
+/** A new login's token pair, without the OAuth dance. */
 function freshTokens(state: SandboxState, opts: Parameters<Sandbox['issueTokens']>[0]): ReturnType<Sandbox['issueTokens']> {
   const scopes = opts?.scopes ?? [...state.store.scopes];
   const issued = issueTokens(state, newFamily(state), scopes, { withRefresh: true, ttl: opts?.accessTokenTtl });
   return { ...issued, refresh_token: issued.refresh_token as string };
 }
 
-/** A customer's loyalty card as it is now (trigger credits due are posted first). */
+/** Trigger credits due are posted first. */
 function loyaltyCard(state: SandboxState, customerId: string): ReturnType<Sandbox['loyaltyCard']> {
   settleTriggers(state);
   const id = state.customers.get(customerId)?.loyaltyCardId;
@@ -67,7 +64,7 @@ function loyaltyCard(state: SandboxState, customerId: string): ReturnType<Sandbo
   return card ? { giftCardId: card.giftCardId, balance: card.balanceCents / 100, code: card.code } : undefined;
 }
 
-/** Starts a sandbox on 127.0.0.1 (port 0 by default) and resolves once it listens. */
+/** Resolves once it listens on 127.0.0.1. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
   const state = createState(options);
   const recorder = createRecorder(options.maxRecorded ?? 200_000);

@@ -1,8 +1,4 @@
-/**
- * The authorization server: endpoints 1 (token) and 2 (revoke), with the three grants, rotation with
- * reuse detection and revocation; and the consent page (GET /v1/oauth/authorize shows Approve / Deny,
- * the decision redirects with a code).
- */
+/** The authorization server: endpoints 1 (token, three grants, rotation with reuse detection) and 2 (revoke); the consent page. */
 import { createHash, randomBytes } from 'node:crypto';
 import { escapeHtml } from '../text/safe.js';
 import { RevokeRequest, TokenRequest } from '../schemas.js';
@@ -20,7 +16,7 @@ function oauthError(status: number, error: string, description: string, extra?: 
   return json(status, { error, error_description: description, ...extra }, NO_STORE);
 }
 
-/** Turns a 400 from the shared validators into an OAuth error that keeps the field list. */
+/** A 400 of the shared validators as an OAuth error that keeps the field list. */
 function asOAuth(reply: Reply): Reply {
   const body = reply.body as { message?: string; errors?: unknown };
   return oauthError(400, 'invalid_request', body.message ?? 'invalid request', {
@@ -36,7 +32,7 @@ function clientError(state: SandboxState, clientId: string, clientSecret: string
   return null;
 }
 
-/** BASE64URL(SHA256(verifier)), the S256 code challenge of a PKCE verifier. */
+/** The S256 code challenge of a PKCE verifier. */
 function s256(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url');
 }
@@ -77,7 +73,7 @@ export function tokenEndpoint(state: SandboxState, ctx: Ctx): Reply {
 
 type Grant<T extends TokenRequest['grant_type']> = Extract<TokenRequest, { grant_type: T }>;
 
-/** The authorization-code grant: a code used once, by its client, with its redirect URI and PKCE verifier. */
+/** A code used once, by its client, with its redirect URI and PKCE verifier. */
 function authorizationCodeGrant(state: SandboxState, body: Grant<'authorization_code'>): Reply {
   const code = state.codes.get(body.code);
   if (!code) return oauthError(400, 'invalid_grant', 'unknown authorization code');
@@ -107,7 +103,6 @@ function authorizationCodeGrant(state: SandboxState, body: Grant<'authorization_
   return json(200, issueTokens(state, familyId, code.scopes, { withRefresh: true }), NO_STORE);
 }
 
-/** The refresh-token grant, rotating the token; a rotated-out token presented again ends the login. */
 function refreshTokenGrant(state: SandboxState, body: Grant<'refresh_token'>): Reply {
   const record = state.refreshTokens.get(body.refresh_token);
   if (!record) return oauthError(400, 'invalid_grant', 'unknown refresh token');
@@ -123,7 +118,7 @@ function refreshTokenGrant(state: SandboxState, body: Grant<'refresh_token'>): R
   return json(200, issueTokens(state, record.familyId, record.scopes, { withRefresh: true }), NO_STORE);
 }
 
-/** The client-credentials grant for the store the app is installed on, with a subset of its scopes. */
+/** For the store the app is installed on, with a subset of its scopes. */
 function clientCredentialsGrant(state: SandboxState, body: Grant<'client_credentials'>): Reply {
   if (body.store_id !== state.store.storeId) {
     return oauthError(400, 'invalid_grant', `the app is not installed on store ${body.store_id}`);
@@ -162,8 +157,7 @@ export function revokeEndpoint(state: SandboxState, ctx: Ctx): Reply {
   return json(200, {}, NO_STORE);
 }
 
-/** The names among `scopes` that the merchant did not grant on the seeded store. */
-export function ungrantedScopes(state: SandboxState, scopes: string[]): string[] {
+function ungrantedScopes(state: SandboxState, scopes: string[]): string[] {
   return scopes.filter((s) => !state.store.scopes.includes(s));
 }
 
@@ -203,14 +197,9 @@ function redirect(to: string, params: Record<string, string | null>): Reply {
 
 /** Whether a redirect URI matches the registered one, the port aside (RFC 8252 section 7.3). */
 function redirectUriMatches(registered: string, given: string): boolean {
-  let a: URL;
-  let b: URL;
-  try {
-    a = new URL(registered);
-    b = new URL(given);
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(given)) return false;
+  const a = new URL(registered);
+  const b = new URL(given);
   return (
     a.protocol === b.protocol &&
     a.hostname === b.hostname &&
@@ -224,15 +213,7 @@ function redirectUriMatches(registered: string, given: string): boolean {
 
 function issueCode(state: SandboxState, pending: PendingAuthorization): Reply {
   const code = randomBytes(24).toString('base64url');
-  state.codes.set(code, {
-    clientId: pending.clientId,
-    redirectUri: pending.redirectUri,
-    scopes: pending.scopes,
-    challenge: pending.challenge,
-    expiresAt: state.now() + CODE_TTL_MS,
-    used: false,
-    familyId: null,
-  });
+  state.codes.set(code, { ...pending, expiresAt: state.now() + CODE_TTL_MS, used: false, familyId: null });
   return redirect(pending.redirectUri, { code, state: pending.state });
 }
 

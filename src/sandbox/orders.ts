@@ -28,7 +28,7 @@ const SandboxOrdersQuery = OrdersQuery.extend({
   ),
 });
 
-/** A cursor names a position: "the records after the first n". Opaque to clients. */
+/** A cursor is "the records after the first n", opaque to clients. */
 function encodeCursor(n: number): string {
   return Buffer.from(`o1:${n}`).toString('base64url');
 }
@@ -41,7 +41,6 @@ function decodeCursor(cursor: string, total: number): number | null {
   return n <= total ? n : null;
 }
 
-/** The current record of the order at an index. */
 export function orderAt(state: SandboxState, index: number): OrderRecord {
   return state.orderOverrides.get(index) ?? generateOrder(state.seed, index);
 }

@@ -1,20 +1,17 @@
-/** The external gift card provider, mounted at /provider: credit API (issue, look up, top up) and trigger workflows. */
+/** The gift card provider at /provider: the credit API (issue, look up, top up) and trigger workflows. */
 import type { z } from 'zod';
 import { GiftCardIssueRequest, GiftCardLookupQuery, GiftCardTopUpRequest, PROVIDER_ERRORS, TriggerExecuteRequest, fieldIssues } from '../schemas.js';
 import type { Ctx, Reply } from './http.js';
 import { isJsonContentType, json } from './http.js';
 import type { CustomerRecord, GiftCardRecord, SandboxState } from './state.js';
-import { customerByEmail, giftCardBody, isExpired, newGiftCard, toCents } from './state.js';
+import { customerByEmail, giftCardBody, isExpired, later, newGiftCard, toCents } from './state.js';
 import type { ProviderErrorShape } from './types.js';
 
-/** The provider's answer to "this customer has no card" (see docs: the one 404 opcli reads as "no card"). */
-export const NO_CARD_MESSAGE = 'gift card not found';
+/** The one 404 opcli reads as "no card". */
+const NO_CARD_MESSAGE = 'gift card not found';
 
-/**
- * A provider error in the body shape the sandbox is set to answer with. The spec shows the
- * provider's messages but not its bodies; real providers use each of these shapes.
- */
-export function providerError(shape: ProviderErrorShape, status: number, message: string, extra: Record<string, unknown> = {}): Reply {
+/** The spec shows the provider's messages but not its bodies; real providers use each of these shapes. */
+function providerError(shape: ProviderErrorShape, status: number, message: string, extra: Record<string, unknown> = {}): Reply {
   switch (shape) {
     case 'error':
       return json(status, { error: message, ...extra });
@@ -41,16 +38,10 @@ function fail(state: SandboxState, status: number, message: string, extra?: Reco
   return providerError(state.settings.providerErrorShape, status, message, extra);
 }
 
-/** The header that carries the merchant's credit API token. */
-export function providerTokenHeader(state: SandboxState): string {
-  return `x-${state.providerName}-access-token`;
-}
-
 function apiKeyError(state: SandboxState, ctx: Ctx, trigger = false): Reply | null {
   settleTriggers(state);
-  const given = ctx.headers[providerTokenHeader(state)];
-  // The trigger's execute URL is a workflow hook: the credit API token does not belong on it,
-  // unless the sandbox is set to demand it (a provider whose hook checks the token).
+  const given = ctx.headers[`x-${state.providerName}-access-token`];
+  // The trigger's execute URL is a workflow hook: the credit API token does not belong on it, but a wrong one is refused.
   if (trigger) return given === undefined || given === state.store.providerToken ? null : fail(state, 401, PROVIDER_ERRORS.apiKeyNotFound);
   return given === state.store.providerToken ? null : fail(state, 401, PROVIDER_ERRORS.apiKeyNotFound);
 }
@@ -68,17 +59,13 @@ function jsonBody(ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: 
   }
 }
 
-function shopUrlOf(value: unknown): unknown {
-  return value !== null && typeof value === 'object' ? (value as { shop_url?: unknown }).shop_url : undefined;
-}
-
-/** The body of a credit API write, after the provider's checks in its order: the token, a JSON body, the shop. */
+/** A credit API write's body, after the provider's checks in its order: the token, a JSON body, the shop. */
 function creditApiBody(state: SandboxState, ctx: Ctx): { ok: true; value: unknown } | { ok: false; reply: Reply } {
   const denied = apiKeyError(state, ctx);
   if (denied) return { ok: false, reply: denied };
   const parsed = jsonBody(ctx);
   if (!parsed.ok) return parsed;
-  const wrongShop = shopError(state, shopUrlOf(parsed.value));
+  const wrongShop = shopError(state, (parsed.value as { shop_url?: unknown } | null)?.shop_url);
   return wrongShop ? { ok: false, reply: wrongShop } : parsed;
 }
 
@@ -167,7 +154,7 @@ export function topUpGiftCard(state: SandboxState, ctx: Ctx): Reply {
 }
 
 /** Credits the loyalty card of the customer with an e-mail, creating the customer or the card when missing. */
-export function postTriggerCredit(state: SandboxState, email: string, cents: number, triggerId: string): void {
+function postTriggerCredit(state: SandboxState, email: string, cents: number, triggerId: string): void {
   let customer = customerByEmail(state, email);
   if (!customer) {
     customer = {
@@ -193,10 +180,7 @@ export function postTriggerCredit(state: SandboxState, email: string, cents: num
   state.counters.creditsPosted.trigger++;
 }
 
-/**
- * Posts every trigger credit that is due by the sandbox's clock. Called before each provider answer
- * and each state read, so a sandbox on an injected clock posts credits without real timers.
- */
+/** Posts every trigger credit due by the sandbox's clock; called before each provider answer and state read too. */
 export function settleTriggers(state: SandboxState): void {
   const now = state.now();
   const due = state.pendingTriggers.filter((p) => p.dueAt <= now);
@@ -219,15 +203,8 @@ export function executeTrigger(state: SandboxState, ctx: Ctx): Reply {
   const delay = state.settings.triggerDelayMs;
   if (delay !== null) {
     state.pendingTriggers.push({ dueAt: state.now() + delay, email, cents: toCents(amount), triggerId });
-    // On the wall clock a timer posts the credit on time even when nobody asks; an injected clock
-    // posts it at the first answer or state read once due.
-    if (!state.clockInjected) {
-      const timer = state.clock.setTimeout(() => {
-        state.timers.delete(timer);
-        settleTriggers(state);
-      }, delay);
-      state.timers.add(timer);
-    } else settleTriggers(state);
+    // Posted on time even when nobody asks.
+    later(state, delay, () => settleTriggers(state));
   }
   return json(202, { status: 'accepted' });
 }

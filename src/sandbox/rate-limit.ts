@@ -1,47 +1,43 @@
 /**
- * The sandbox's request rate limit: a token bucket per access token, so anyone can reproduce how
- * opcli behaves against a server with a budget it cannot know in advance. The spec names no limit
- * for orders or claims; a real server may answer 429 with Retry-After, without it, and may or may
- * not announce its budget in RateLimit-* / X-RateLimit-* headers, so each of those is a setting.
+ * A token bucket per access token: a server whose budget opcli cannot know in advance. The spec names
+ * no limit; a real server may or may not send Retry-After and RateLimit-* / X-RateLimit-*, so each is a setting.
  */
 import * as z from 'zod';
 
 export const RateLimitSchema = z.strictObject({
-  /** Requests per second refilled into each access token's bucket. */
   perSecond: z.number().positive().max(1_000_000),
-  /** Bucket size: how many requests may arrive at once after a quiet spell (default: perSecond, at least 1). */
+  /** Bucket size (default: perSecond, at least 1). */
   burst: z.number().int().positive().optional(),
-  /** Send Retry-After (whole seconds, at least 1) on a 429 (default true). */
+  /** Retry-After on a 429 (default true). */
   retryAfter: z.boolean().optional(),
-  /** Announce the budget: 'ietf' sends RateLimit-Limit/-Remaining/-Reset, 'x' the X-RateLimit-* names, 'both', or 'none' (default). */
+  /** 'ietf': RateLimit-Limit/-Remaining/-Reset, 'x': X-RateLimit-*, 'both', or 'none' (default). */
   headers: z.enum(['none', 'ietf', 'x', 'both']).optional(),
 });
 export type RateLimit = z.infer<typeof RateLimitSchema>;
 
-interface Bucket {
-  tokens: number;
-  at: number;
+/** Whole seconds, never below 1, for Retry-After. */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
-/** The outcome for one request: allowed or not, and the headers to add to its answer. */
+/** The headers are added to the request's answer. */
 export interface RateDecision {
   allowed: boolean;
   headers: Record<string, string>;
-  /** When refused: milliseconds until one request would be allowed. */
+  /** When refused: until one request would be allowed. */
   waitMs: number;
 }
 
-/** A token-bucket limiter keyed by access token; `now` is injectable for tests. */
 export function createRateLimiter(now: () => number = Date.now) {
   let config: RateLimit | null = null;
-  const buckets = new Map<string, Bucket>();
+  const buckets = new Map<string, { tokens: number; at: number }>();
   return {
-    /** Replaces the limit (null: no limit); every bucket starts full again. */
+    /** Null: no limit. Every bucket starts full again. */
     set(limit: RateLimit | null): void {
       config = limit;
       buckets.clear();
     },
-    /** Takes one token for `key`, or refuses. Null when no limit is set. */
+    /** Null when no limit is set. */
     take(key: string): RateDecision | null {
       if (!config) return null;
       const rate = config.perSecond;
@@ -62,13 +58,13 @@ export function createRateLimiter(now: () => number = Date.now) {
       const style = config.headers ?? 'none';
       if (style !== 'none') {
         const remaining = String(Math.floor(bucket.tokens));
-        // Seconds until the bucket is full again (a client may spend `limit` requests then).
+        // Seconds until the bucket is full again.
         const reset = String(Math.ceil((burst - bucket.tokens) / rate));
         if (style === 'ietf' || style === 'both') {
           headers['ratelimit-limit'] = String(burst);
           headers['ratelimit-remaining'] = remaining;
           headers['ratelimit-reset'] = reset;
-          // The policy states the sustained quota: `rate` requests per second (per minute below 1/s).
+          // The sustained quota, per minute below 1/s.
           headers['ratelimit-policy'] = rate >= 1 ? `${Math.round(rate)};w=1` : `${Math.max(1, Math.round(rate * 60))};w=60`;
         }
         if (style === 'x' || style === 'both') {
@@ -77,7 +73,7 @@ export function createRateLimiter(now: () => number = Date.now) {
           headers['x-ratelimit-reset'] = reset;
         }
       }
-      if (!allowed && config.retryAfter !== false) headers['retry-after'] = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      if (!allowed && config.retryAfter !== false) headers['retry-after'] = String(retryAfterSeconds(waitMs));
       return { allowed, headers, waitMs };
     },
   };

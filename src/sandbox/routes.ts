@@ -7,8 +7,6 @@ import { type SandboxState, customerByEmail, giftCardBody, newGiftCard, toCents 
 import { OfflineClaim, NativeGiftCardRequest, ProductVariant } from '../schemas.js';
 import { authorize } from './tokens.js';
 
-/** The sandbox's route table: every API, provider and storefront endpoint. */
-
 export interface Route {
   method: string;
   pattern: RegExp;
@@ -17,7 +15,7 @@ export interface Route {
 
 const SEGMENT = '([^/]+)';
 
-/** Every route; path parameters are the pattern's capture groups. */
+/** Every API, provider and storefront endpoint; path parameters are capture groups. */
 export const ROUTES: Route[] = [
   { method: 'POST', pattern: /^\/v1\/oauth\/token$/, handler: tokenEndpoint },
   { method: 'POST', pattern: /^\/v1\/oauth\/revoke$/, handler: revokeEndpoint },
@@ -37,7 +35,6 @@ export const ROUTES: Route[] = [
 
 export type Match = { kind: 'found'; route: Route; params: string[] } | { kind: 'method'; allow: string[] } | { kind: 'none' } | { kind: 'bad_path' };
 
-/** Finds the route of a method and path. */
 export function matchRoute(method: string, path: string): Match {
   const allow: string[] = [];
   for (const route of ROUTES) {
@@ -56,9 +53,7 @@ export function matchRoute(method: string, path: string): Match {
   return allow.length > 0 ? { kind: 'method', allow } : { kind: 'none' };
 }
 
-// Endpoint 6: offline claims. Kept lean: thousands per second must pass on loopback.
-
-/** POST /v1/claims/offline. */
+/** Endpoint 6, POST /v1/claims/offline: kept lean, thousands per second must pass on loopback. */
 export function createClaim(state: SandboxState, ctx: Ctx): Reply {
   const denied = authorize(state, ctx, 'POST /v1/claims/offline');
   if (denied) return denied;
@@ -79,9 +74,7 @@ export function createClaim(state: SandboxState, ctx: Ctx): Reply {
   return json(200, { status: 'ok', payload });
 }
 
-// The storefront platform's native gift card (the sandbox's own endpoint; the spec shows none).
-
-/** POST /storefront/gift-cards. */
+/** POST /storefront/gift-cards: the platform's native gift card (the sandbox's own endpoint; the spec shows none). */
 export function createNativeGiftCard(state: SandboxState, ctx: Ctx): Reply {
   const denied = authorize(state, ctx, 'POST /storefront/gift-cards');
   if (denied) return denied;
@@ -103,9 +96,7 @@ export function createNativeGiftCard(state: SandboxState, ctx: Ctx): Reply {
   return json(200, giftCardBody(card));
 }
 
-// Endpoint 7: product variants (children of a product), bundles checked against created variants.
-
-/** POST /v2/products/{productId}/children. */
+/** Endpoint 7, POST /v2/products/{productId}/children: bundles checked against created variants. */
 export function createVariant(state: SandboxState, ctx: Ctx): Reply {
   const denied = authorize(state, ctx, 'POST /v2/products/{productId}/children');
   if (denied) return denied;

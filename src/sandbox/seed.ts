@@ -3,10 +3,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { OrderRecord } from '../schemas.js';
 import type { SandboxCustomer } from './types.js';
 
-/** The scopes the merchant granted at installation; client credentials and consent never exceed them. */
+/** Granted at installation; client credentials and consent never exceed them. */
 export const GRANTED_SCOPES = ['read_orders', 'read_claims', 'read_store'] as const;
 
-/** The redirect URI registered for the seeded app; any port is accepted (RFC 8252 loopback rule). */
+/** Any port is accepted (RFC 8252 loopback rule). */
 export const REGISTERED_REDIRECT_URI = 'http://127.0.0.1/callback';
 
 export const MERCHANT = {
@@ -19,7 +19,7 @@ export const MERCHANT = {
 export const APP_NAME = 'Order Protection Sandbox App';
 export const STORE_NAME = 'Sandbox Store';
 
-/** Credentials and identifiers of one sandbox run; secrets are random per start. */
+/** Secrets are random per start. */
 export function makeIdentity() {
   return {
     client: {
@@ -41,7 +41,6 @@ export function makeIdentity() {
   };
 }
 
-/** The seeded provider customers (balances in the account currency). */
 export function seedCustomers(): SandboxCustomer[] {
   return [
     { customerId: 'cust_1001', email: 'alice@example.com', name: 'Alice Example', loyaltyBalance: 10 },
@@ -64,12 +63,12 @@ function mix(seed: number, index: number, salt: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-/** The id of the order at a 0-based index: ord_000001, ord_000002, ... */
+/** ord_000001 at index 0. */
 export function orderId(index: number): string {
   return `ord_${String(index + 1).padStart(6, '0')}`;
 }
 
-/** The 0-based index named by an order id, or -1 when it names none of `total` orders. */
+/** -1 when the id names none of `total` orders. */
 export function orderIndex(id: string, total: number): number {
   const m = /^ord_(\d{6,})$/.exec(id);
   if (!m?.[1]) return -1;
@@ -78,7 +77,7 @@ export function orderIndex(id: string, total: number): number {
   return n >= 1 && n <= total ? n - 1 : -1;
 }
 
-/** Generates the order at an index from the seed alone, so 100,000 orders cost no memory until read. */
+/** From the seed alone: 100,000 orders cost no memory until read. */
 export function generateOrder(seed: number, index: number): OrderRecord {
   const r = (salt: number) => mix(seed, index, salt);
   const subtotal = 1000 + (r(1) % 49000);

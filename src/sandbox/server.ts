@@ -5,26 +5,22 @@ import { refuseStranger } from './guard.js';
 import { type Ctx, type Reply, flattenHeaders, json } from './http.js';
 import type { RateLimiter } from './rate-limit.js';
 import { matchRoute } from './routes.js';
-import type { SandboxState } from './state.js';
+import { later, type SandboxState } from './state.js';
 import type { FaultRule, Sandbox, ReceivedRequest } from './types.js';
 
 /** The HTTP front of the sandbox: body reading, recording, fault injection, routing, answering. */
 
 const MAX_BODY = 1024 * 1024;
 
-function readRaw(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY) tooLarge = true;
-      else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(tooLarge ? null : chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+/** The body as text, or null past MAX_BODY (read to its end all the same). */
+async function readRaw(req: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size <= MAX_BODY) chunks.push(chunk);
+  }
+  return size > MAX_BODY ? null : Buffer.concat(chunks).toString('utf8');
 }
 
 function send(res: ServerResponse, reply: Reply): void {
@@ -47,17 +43,15 @@ interface Parts {
   state: SandboxState;
   recorder: Recorder;
   faults: Faults;
-  /** The per-access-token rate limit (`--rate-limit`). */
   limiter: RateLimiter;
-  /** Milliseconds added before every answer of the API (`--latency`); admin requests are not slowed. */
+  /** Admin requests are not slowed. */
   latencyMs: () => number;
-  /** The public sandbox object, for the admin API; set once the server listens. */
+  /** Set once the server listens, as `guard` is. */
   sandbox: () => Sandbox;
-  /** The sandbox's own origins and its admin secret (src/sandbox/guard.ts); set once the server listens. */
   guard: () => { origins: Set<string>; adminSecret: string };
 }
 
-/** The answer of the route that `ctx` asks for: its handler's, or 405, 400 or 404. */
+/** The route's handler's answer, or 405, 400 or 404. */
 function route(state: Parts['state'], ctx: Ctx): Reply {
   const { method, path } = ctx;
   const match = matchRoute(method, path);
@@ -80,7 +74,7 @@ function route(state: Parts['state'], ctx: Ctx): Reply {
   return json(404, { error: 'not_found', message: `no route for ${method} ${path}` });
 }
 
-/** What a handler sees of one request, and its body as read (null: larger than MAX_BODY). */
+/** `raw` null: larger than MAX_BODY. */
 async function readRequest(req: IncomingMessage): Promise<{ ctx: Ctx; raw: string | null }> {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -94,18 +88,10 @@ async function readRequest(req: IncomingMessage): Promise<{ ctx: Ctx; raw: strin
   };
 }
 
-/** Creates the node:http server of a sandbox (not yet listening). */
 export function createSandboxServer(parts: Parts): Server {
   const { state, recorder, faults } = parts;
 
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = state.clock.setTimeout(() => {
-        state.timers.delete(timer);
-        resolve();
-      }, ms);
-      state.timers.add(timer);
-    });
+  const sleep = (ms: number) => new Promise<void>((resolve) => later(state, ms, resolve));
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { ctx, raw } = await readRequest(req);
@@ -123,8 +109,7 @@ export function createSandboxServer(parts: Parts): Server {
       return;
     }
 
-    // The rate limit is decided on arrival, per bearer token; requests without one (the token
-    // endpoint, the provider, the storefront) are not limited.
+    // Decided on arrival, per bearer token; requests without one are not limited.
     const bearer = /^Bearer\s+(\S+)/i.exec(headers.authorization ?? '')?.[1];
     const limit = bearer === undefined ? null : parts.limiter.take(bearer);
     const latency = parts.latencyMs();
@@ -148,7 +133,7 @@ export function createSandboxServer(parts: Parts): Server {
 
     const fault = faults.pick(method, path);
     const before = fault !== null && (fault.phase ?? 'before') === 'before';
-    /** Plays the fault: its latency, then a dropped connection or its answer; true when that ended the request. */
+    /** Its latency, then a dropped connection or its answer; true when that ended the request. */
     const inject = async (rule: FaultRule) => {
       if (rule.latencyMs) await sleep(rule.latencyMs);
       if (rule.drop) drop();
@@ -169,13 +154,9 @@ export function createSandboxServer(parts: Parts): Server {
   return server;
 }
 
-// The bounded log of received requests.
-
 /**
- * A recorder keeping at most `max` requests, dropping the oldest. Dropping them one at a time would
- * move the whole log on every request once it is full (200,000 entries by default), which slowed
- * the sandbox many times over; they are dropped in slices of max/8 instead, and before every read,
- * so a reader sees at most `max` and the log holds at most max + max/8.
+ * The log of received requests, the oldest dropped past `max`: in slices of max/8 (one at a time
+ * would move the whole log on each request), and before every read, so a reader sees at most `max`.
  */
 export function createRecorder(max: number) {
   const entries: ReceivedRequest[] = [];
@@ -185,19 +166,18 @@ export function createRecorder(max: number) {
   };
   let seq = 0;
   return {
-    /** The requests kept, oldest first; always the same array. */
+    /** Always the same array. */
     get list(): ReceivedRequest[] {
       trim();
       return entries;
     },
-    /** Records a request as received (status 0 until answered). */
+    /** Status 0 until answered. */
     add(entry: Omit<ReceivedRequest, 'seq' | 'status'>): ReceivedRequest {
       const record: ReceivedRequest = { seq: ++seq, ...entry, status: 0 };
       entries.push(record);
       if (entries.length >= max + slack) trim();
       return record;
     },
-    /** Forgets every request; the array stays the same object. */
     clear(): void {
       entries.length = 0;
     },

@@ -1,6 +1,7 @@
 import { randomUUID, createHmac, timingSafeEqual } from 'node:crypto';
 import { SessionVerifyRequest } from '../schemas.js';
-import { type Ctx, type Reply, json, readBody, retryAfterSeconds } from './http.js';
+import { type Ctx, type Reply, json, readBody } from './http.js';
+import { retryAfterSeconds } from './rate-limit.js';
 import { MERCHANT } from './seed.js';
 import type { SandboxState } from './state.js';
 
@@ -8,7 +9,7 @@ import type { SandboxState } from './state.js';
 
 const WINDOW_MS = 60_000;
 
-/** Mints a session token for the seeded merchant and store, as the dashboard would. */
+/** As the dashboard would, for the seeded merchant and store. */
 export function mintSessionToken(state: SandboxState, issuer: string, expiresInSeconds = 60): string {
   const now = Math.floor(state.now() / 1000);
   return signJwt(
@@ -38,7 +39,7 @@ function invalid(description: string): Reply {
   return json(401, { error: 'invalid_session_token', error_description: description });
 }
 
-/** Sliding window: null when the IP may verify now, else the 429 answer. */
+/** A sliding window: null when the IP may verify now, else the 429. */
 function rateLimit(state: SandboxState, ip: string): Reply | null {
   const now = state.now();
   const hits = (state.sessionHits.get(ip) ?? []).filter((t) => t > now - WINDOW_MS);
@@ -90,11 +91,8 @@ export function verifySession(state: SandboxState, ctx: Ctx): Reply {
   });
 }
 
-// HS256 JSON Web Tokens, signed and verified with node:crypto only.
-
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
-/** Signs a payload as a compact HS256 JWT. */
 export function signJwt(payload: Record<string, unknown>, secret: Buffer): string {
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
   const signature = createHmac('sha256', secret).update(`${HEADER}.${body}`).digest('base64url');
@@ -103,7 +101,7 @@ export function signJwt(payload: Record<string, unknown>, secret: Buffer): strin
 
 export type JwtResult = { ok: true; payload: Record<string, unknown> } | { ok: false; reason: 'malformed' | 'bad_signature' | 'unsupported_alg' };
 
-/** Checks the structure, the algorithm and the signature of a JWT; claims are the caller's to check. */
+/** The structure, the algorithm and the signature of an HS256 JWT; claims are the caller's to check. */
 export function verifyJwt(token: string, secret: Buffer): JwtResult {
   const parts = token.split('.');
   if (parts.length !== 3) return { ok: false, reason: 'malformed' };

@@ -21,29 +21,15 @@ export interface AccessTokenRecord {
   revoked: boolean;
 }
 
-export interface RefreshTokenRecord {
-  familyId: number;
-  scopes: string[];
+export interface RefreshTokenRecord extends Omit<AccessTokenRecord, 'expiresAt'> {
   /** Rotated out by a refresh: presenting it again is reuse. */
   rotated: boolean;
-  revoked: boolean;
 }
 
-/** Every token descended from one login (a code exchange or a direct issue). */
+/** Every token descended from one login. */
 export interface TokenFamily {
   access: string[];
   refresh: string[];
-}
-
-export interface AuthorizationCode {
-  clientId: string;
-  redirectUri: string;
-  scopes: string[];
-  challenge: string | null;
-  expiresAt: number;
-  used: boolean;
-  /** The family the exchange created, revoked if the code is replayed. */
-  familyId: number | null;
 }
 
 export interface PendingAuthorization {
@@ -55,7 +41,14 @@ export interface PendingAuthorization {
   expiresAt: number;
 }
 
-/** A gift card as the sandbox keeps it: the one tests see (SandboxGiftCard), with amounts in cents. */
+/** The authorization it was issued for, with its own expiry. */
+export interface AuthorizationCode extends PendingAuthorization {
+  used: boolean;
+  /** The family the exchange created, revoked if the code is replayed. */
+  familyId: number | null;
+}
+
+/** SandboxGiftCard in cents. */
 export interface GiftCardRecord extends Omit<SandboxGiftCard, 'balance' | 'credits'> {
   balanceCents: number;
   credits: { amountCents: number; kind: string; reference: string }[];
@@ -68,7 +61,6 @@ export interface CustomerRecord {
   loyaltyCardId: string | null;
 }
 
-/** Fresh zeroed counters. */
 export function zeroCounters(): SandboxCounters {
   return {
     tokensIssued: 0,
@@ -83,11 +75,10 @@ export function zeroCounters(): SandboxCounters {
   };
 }
 
-/** Builds the state of a new sandbox from its options. */
 export function createState(options: SandboxOptions) {
   const identity = makeIdentity();
   const seedList = seedCustomers();
-  const clock = options.clock ?? (options.now ? { ...wallClock, now: options.now } : wallClock);
+  const clock = options.clock ?? wallClock;
   const state = {
     ...identity,
     providerName: 'giftly',
@@ -101,12 +92,8 @@ export function createState(options: SandboxOptions) {
       providerErrorShape: (options.providerErrorShape ?? 'error') as ProviderErrorShape,
       unknownCustomer: (options.unknownCustomer ?? 'balance-update-failure') as UnknownCustomerAnswer,
     },
-    /** The provider's clock (trigger credits fall due by it); tests inject one to avoid real waits. */
     clock,
     now: clock.now,
-    /** A bare `now` was injected (no timers): trigger credits post at the first read once due. */
-    clockInjected: options.now !== undefined && options.clock === undefined,
-    /** Trigger credits accepted and not yet posted. */
     pendingTriggers: [] as { dueAt: number; email: string; cents: number; triggerId: string }[],
     counters: zeroCounters(),
     nextFamily: 1,
@@ -137,7 +124,7 @@ export function createState(options: SandboxOptions) {
 
 export type SandboxState = ReturnType<typeof createState>;
 
-/** The seeded customers with their loyalty cards, and the two fixture cards (expired, unlinked). */
+/** The seeded customers with their loyalty cards, and the expired and unlinked fixture cards. */
 function seedCustomersAndCards(state: SandboxState, seedList: ReturnType<typeof seedCustomers>): void {
   for (const c of seedList) {
     const record: CustomerRecord = { customerId: c.customerId, email: c.email, name: c.name, loyaltyCardId: null };
@@ -175,7 +162,7 @@ function seedCustomersAndCards(state: SandboxState, seedList: ReturnType<typeof 
   state.fixtures.unlinkedGiftCardId = unlinked.giftCardId;
 }
 
-/** Creates and stores a gift card with a zero balance. */
+/** A new stored card, balance zero. */
 export function newGiftCard(
   state: Pick<SandboxState, 'giftCards' | 'nextGiftCard'>,
   init: {
@@ -209,19 +196,27 @@ export function newGiftCard(
   return card;
 }
 
-/** Whether a card's expiry date has passed. */
 export function isExpired(card: GiftCardRecord, now: number): boolean {
   return card.expiresOn !== null && Date.parse(card.expiresOn) <= now;
 }
 
-/** The customer with an e-mail (case-insensitive), if any. */
+/** Runs `fn` after `ms` on the sandbox's clock; `close()` clears the timers that have not fired. */
+export function later(state: Pick<SandboxState, 'clock' | 'timers'>, ms: number, fn: () => void): void {
+  const timer = state.clock.setTimeout(() => {
+    state.timers.delete(timer);
+    fn();
+  }, ms);
+  state.timers.add(timer);
+}
+
+/** Case-insensitive. */
 export function customerByEmail(state: SandboxState, email: string): CustomerRecord | undefined {
   const wanted = email.toLowerCase();
   for (const c of state.customers.values()) if (c.email.toLowerCase() === wanted) return c;
   return undefined;
 }
 
-/** A gift card as the provider answers it (amount in currency units). */
+/** As the provider answers it. */
 export function giftCardBody(card: GiftCardRecord) {
   return {
     gift_card_id: card.giftCardId,
@@ -231,12 +226,11 @@ export function giftCardBody(card: GiftCardRecord) {
   };
 }
 
-/** A snapshot of a card for tests and the admin endpoint. */
 export function giftCardView({ balanceCents, credits, ...card }: GiftCardRecord): SandboxGiftCard {
   return { ...card, balance: balanceCents / 100, credits: credits.map((c) => ({ amount: c.amountCents / 100, kind: c.kind, reference: c.reference })) };
 }
 
-/** Converts an amount with at most two decimals to cents without float drift. */
+/** Without float drift, for at most two decimals. */
 export function toCents(amount: number): number {
   return Math.round(amount * 100);
 }

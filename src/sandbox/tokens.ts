@@ -1,31 +1,29 @@
 /** Access and refresh tokens: issue, rotate, revoke by family, check; and the bearer token and scope each protected endpoint needs. */
 import { randomBytes } from 'node:crypto';
-import { CREDENTIAL_PREFIXES } from '../schemas.js';
+import { CREDENTIAL_PREFIXES, type TokenResponse } from '../schemas.js';
 import type { Ctx, Reply } from './http.js';
 import { json } from './http.js';
 import type { SandboxState } from './state.js';
-import type { IssuedTokens } from './types.js';
 
 function random(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** Starts a new token family (one login). */
+/** A new token family (one login). */
 export function newFamily(state: SandboxState): number {
   const id = state.nextFamily++;
   state.families.set(id, { access: [], refresh: [] });
   return id;
 }
 
-/** Issues an access token, and a refresh token unless `withRefresh` is false, in a family. */
-export function issueTokens(state: SandboxState, familyId: number, scopes: string[], options: { withRefresh: boolean; ttl?: number }): IssuedTokens {
+export function issueTokens(state: SandboxState, familyId: number, scopes: string[], options: { withRefresh: boolean; ttl?: number }): TokenResponse {
   const ttl = options.ttl ?? state.settings.accessTokenTtl;
   const family = state.families.get(familyId);
   const access = `${CREDENTIAL_PREFIXES.accessToken}${random()}`;
   state.accessTokens.set(access, { familyId, scopes, expiresAt: state.now() + ttl * 1000, revoked: false });
   family?.access.push(access);
   state.counters.tokensIssued++;
-  const answer: IssuedTokens = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') };
+  const answer: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: ttl, scope: scopes.join(' ') };
   if (options.withRefresh) {
     const refresh = `${CREDENTIAL_PREFIXES.refreshToken}${random()}`;
     state.refreshTokens.set(refresh, { familyId, scopes, rotated: false, revoked: false });
@@ -35,7 +33,6 @@ export function issueTokens(state: SandboxState, familyId: number, scopes: strin
   return answer;
 }
 
-/** Revokes every access and refresh token of a family. */
 export function revokeFamily(state: SandboxState, familyId: number): void {
   const family = state.families.get(familyId);
   if (!family) return;
@@ -51,7 +48,6 @@ export function revokeFamily(state: SandboxState, familyId: number): void {
 
 export type AccessCheck = { ok: true; scopes: string[] } | { ok: false; reason: 'unknown' | 'expired' | 'revoked' };
 
-/** Whether an access token is usable now, and why not. */
 export function checkAccessToken(state: SandboxState, token: string): AccessCheck {
   const record = state.accessTokens.get(token);
   if (!record) return { ok: false, reason: 'unknown' };
@@ -61,10 +57,8 @@ export function checkAccessToken(state: SandboxState, token: string): AccessChec
 }
 
 /**
- * The scope each protected endpoint needs. The spec names only read_orders, read_claims and
- * read_store and leaves the full list and the mapping "not shown", so the sandbox uses those three
- * names only (an invented name would teach users a scope the real service may refuse): each
- * endpoint needs the scope of the resource it touches (docs/spec-choices.md, "Scopes per endpoint").
+ * The spec's three scope names only (an invented one would teach users a scope the real service may
+ * refuse), each for the resource it touches (docs/spec-choices.md, "Scopes per endpoint").
  */
 const REQUIRED_SCOPES = {
   'GET /v1/orders': 'read_orders',
@@ -91,7 +85,7 @@ function unauthorized(reason: keyof typeof DESCRIPTIONS): Reply {
   );
 }
 
-/** Checks the bearer token and its scope for an endpoint: null when allowed, else the 401/403 answer. */
+/** Null when the bearer token and its scope allow the endpoint, else the 401/403 answer. */
 export function authorize(state: SandboxState, ctx: Ctx, endpoint: ProtectedEndpoint): Reply | null {
   const header = ctx.headers.authorization ?? '';
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);

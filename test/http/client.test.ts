@@ -6,7 +6,6 @@ import { oauthEndpoints } from '../../src/oauth/endpoints.js';
 import { ApiError, isOutcomeUncertain, NetworkError, TimeoutError, UsageError } from '../../src/core/errors.js';
 import { createAdaptiveLimiter } from '../../src/http/adaptive.js';
 import { HttpClient } from '../../src/http/client.js';
-import { Redactor } from '../../src/core/redact.js';
 import { sessionContext } from '../examples.js';
 
 interface Seen {
@@ -57,7 +56,6 @@ function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof Htt
   const http = new HttpClient({
     baseUrl,
     userAgent: 'opcli/test',
-    redactor: new Redactor(),
     tokens: { get: async () => 'svc_at_testtoken123' },
     sleep: async (ms) => {
       sleeps.push(ms);

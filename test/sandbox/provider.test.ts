@@ -257,14 +257,14 @@ describe('provider error shapes (the spec shows the messages, not the bodies)', 
 
 describe('trigger workflow on an injected clock', () => {
   test('posts the credit once the clock passes the delay, with no real timer, and takes no token', async () => {
-    let now = 1_000;
-    const clocked = await startSandbox({ triggerDelayMs: 4000, now: () => now });
+    const clock = manualClock(1_000);
+    const clocked = await startSandbox({ triggerDelayMs: 4000, clock });
     try {
       const res = await call(`${clocked.triggerUrl}/${clocked.store.triggerId}`, { json: { email: 'alice@example.com', amount: 2 } });
       expect(res.status).toBe(202);
-      now += 3999;
+      clock.advance(3999);
       expect(clocked.loyaltyCard('cust_1001')?.balance).toBe(10);
-      now += 1;
+      clock.advance(1);
       expect(clocked.loyaltyCard('cust_1001')?.balance).toBe(12);
       expect(clocked.counters.creditsPosted.trigger).toBe(1);
       const wrong = await call(`${clocked.triggerUrl}/${clocked.store.triggerId}`, {
