@@ -68,6 +68,9 @@ const INSERT_INTENT = `INSERT INTO opcli.intents (kind, origin, store_id, key, a
 
 const UNIQUE_VIOLATION = '23505';
 
+/** How many attempts history (of claims and of credits) reads a page. */
+export const PAGE = 1000;
+
 /** Inserts attempt `row.attempt` of its key; `taken` when that attempt (or its filing id) exists already. */
 export async function insertIntent(client: ClientBase, row: IntentRow): Promise<'inserted' | 'taken'> {
   try {
