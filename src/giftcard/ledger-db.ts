@@ -70,7 +70,7 @@ class DatabaseLedger implements CreditLedger {
 
   constructor(
     private readonly database: RecordDatabase,
-    private readonly earlier: Ledger[] = [],
+    private readonly earlier: Ledger[],
   ) {
     this.path = `record database ${database.target.label}`;
   }
