@@ -216,14 +216,13 @@ async function gatherVerify(
 
 function repeatResult(entry: Issuance, first: AttemptRecord | undefined, firstId: string): VerifyResult {
   const a = entry.attempt;
-  const what = a.bonus ? `order ${a.orderNumber}` : `claim ${a.claimId}`;
-  const was = first ? (first.bonus ? `order ${first.orderNumber}` : `claim ${first.claimId}`) : 'the same id';
+  const named = (r: AttemptRecord) => (r.bonus ? `order ${r.orderNumber}` : `claim ${r.claimId}`);
   return {
     issuance: a.issuance,
     key: a.key,
     cardId: entry.outcome?.cardId ?? null,
     result: 'possible-double-credit',
-    message: `${what} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${was} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
+    message: `${named(a)} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${first ? named(first) : 'the same id'} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
   };
 }
 

@@ -894,7 +894,6 @@ function holdsEmail(card: GiftCard, email: string): boolean | undefined {
 /** The e-mail and the customer id name two people: held before anything is sent (exit 3). */
 export class CardHolderMismatchError extends OpcliError {}
 
-/** Throws CardHolderMismatchError when the customer's loyalty card says it belongs to another e-mail than the request's. */
 function refuseOtherHolder(card: GiftCard | null, req: Pick<CreditRequest, 'email' | 'customerId'>): void {
   if (!card || holdsEmail(card, req.email) !== false) return;
   const holder = safeLine(cardHolder(card) as string);
