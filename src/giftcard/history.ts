@@ -44,6 +44,9 @@ export interface VerifyResult {
   message: string;
 }
 
+/** What `--verify` asks the provider with, and how it stamps and says a warning. */
+type VerifyEnv = { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void };
+
 export interface HistoryFilter {
   claim?: string;
   order?: string;
@@ -143,12 +146,7 @@ function noticeDamage(ledger: CreditLedger, damaged: DamagedLine[], notice: (mes
  * Re-reads the card of one issuance that fell back from the trigger (`laterCents`: what this ledger put
  * on it since, no late credit) and appends a warning for a late trigger credit or a two-path payment.
  */
-async function verifyOne(
-  ledger: CreditLedger,
-  entry: Issuance,
-  laterCents: number,
-  env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
-): Promise<VerifyResult> {
+async function verifyOne(ledger: CreditLedger, entry: Issuance, laterCents: number, env: VerifyEnv): Promise<VerifyResult> {
   const o = entry.outcome as OutcomeRecord;
   const watch = o.watch as NonNullable<OutcomeRecord['watch']>;
   const base = { issuance: entry.attempt.issuance, key: entry.attempt.key, cardId: watch.cardId };
@@ -218,23 +216,18 @@ async function gatherVerify(
 
 function repeatResult(entry: Issuance, first: AttemptRecord | undefined, firstId: string): VerifyResult {
   const a = entry.attempt;
-  const what = a.bonus ? `order ${a.orderNumber}` : `claim ${a.claimId}`;
-  const was = first ? (first.bonus ? `order ${first.orderNumber}` : `claim ${first.claimId}`) : 'the same id';
+  const named = (r: AttemptRecord) => (r.bonus ? `order ${r.orderNumber}` : `claim ${r.claimId}`);
   return {
     issuance: a.issuance,
     key: a.key,
     cardId: entry.outcome?.cardId ?? null,
     result: 'possible-double-credit',
-    message: `${what} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${was} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
+    message: `${named(a)} was paid again${a.forced ? ' with --force' : ''} (${a.at}, ${a.email}): ${first ? named(first) : 'the same id'} was paid on ${first?.at ?? 'an earlier date'}, issuance ${firstId}`,
   };
 }
 
 /** `history --verify`: the repeated payments, then each credit that fell back re-read, in the ledger's order. */
-export async function verifyStreamed(
-  ledger: CreditLedger,
-  filter: HistoryFilter,
-  env: { client: ProviderClient; now(): number; user: string; currency: string; warn(message: string): void },
-): Promise<VerifyResult[]> {
+export async function verifyStreamed(ledger: CreditLedger, filter: HistoryFilter, env: VerifyEnv): Promise<VerifyResult[]> {
   const { repeats, watched, onCard } = await gatherVerify(ledger, filter);
   const verified = [...repeats];
   for (const { entry, before } of watched) {

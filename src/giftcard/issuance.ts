@@ -584,17 +584,14 @@ export async function issue(prepared: PreparedIssue, env: IssueEnv): Promise<Cha
   return result;
 }
 
-/** An issuance that did not finish (its message says what was recorded), with the notes gathered on the way. */
+/** An issuance that did not finish (its message says what was recorded), with the notes gathered on the way; exit 130 when Ctrl-C ended it. */
 export class IssuanceFailedError extends OpcliError {
-  /** Ended by Ctrl-C (exit 130). */
-  readonly interrupted: boolean;
   constructor(
     message: string,
     readonly notes: string[],
-    options: { hint?: string; cause?: unknown; exitCode?: ExitCode; interrupted?: boolean },
+    options: { hint?: string; cause?: unknown; exitCode?: ExitCode },
   ) {
     super(message, options);
-    this.interrupted = !!options.interrupted;
   }
 }
 
@@ -606,7 +603,7 @@ function explainFailure(error: unknown, status: 'failed' | 'uncertain', prepared
         ? `Interrupted after a request that moves money was sent: store credit for ${what} may have been issued; recorded as uncertain in the ledger.`
         : `Interrupted before any money was sent for ${what}; recorded as failed in the ledger.`,
       notes,
-      { exitCode: ExitCode.interrupted, interrupted: true, cause: error },
+      { exitCode: ExitCode.interrupted, cause: error },
     );
   }
   const message = error instanceof Error ? error.message : String(error);
@@ -897,7 +894,6 @@ function holdsEmail(card: GiftCard, email: string): boolean | undefined {
 /** The e-mail and the customer id name two people: held before anything is sent (exit 3). */
 export class CardHolderMismatchError extends OpcliError {}
 
-/** Throws CardHolderMismatchError when the customer's loyalty card says it belongs to another e-mail than the request's. */
 function refuseOtherHolder(card: GiftCard | null, req: Pick<CreditRequest, 'email' | 'customerId'>): void {
   if (!card || holdsEmail(card, req.email) !== false) return;
   const holder = safeLine(cardHolder(card) as string);

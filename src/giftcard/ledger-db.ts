@@ -16,7 +16,7 @@ import { earlierPlaces } from '../config/record-dir.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from '../record-pg/database.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
 import { addRows, type NoteRow } from '../record-pg/import.js';
-import { type Attempt, ask, type IntentRow, insertIntent, insertOutcome, type OutcomeRow } from '../record-pg/queries.js';
+import { type Attempt, ask, type IntentRow, insertIntent, type OutcomeRow, PAGE } from '../record-pg/queries.js';
 import {
   type AttemptRecord,
   type CreditLedger,
@@ -35,9 +35,6 @@ const NOTHING_SENT = 'nothing was sent; rerunning is safe';
 
 /** How often one run decides again after other members took the attempt it was about to write. */
 const MAX_RETAKES = 20;
-
-/** How many attempts history reads a page. */
-const PAGE = 1000;
 
 /** Another member committed the attempt this run was about to write: read again and decide again. */
 class AttemptTaken extends Error {}
@@ -73,7 +70,7 @@ class DatabaseLedger implements CreditLedger {
 
   constructor(
     private readonly database: RecordDatabase,
-    private readonly earlier: Ledger[] = [],
+    private readonly earlier: Ledger[],
   ) {
     this.path = `record database ${database.target.label}`;
   }
@@ -129,7 +126,7 @@ class DatabaseLedger implements CreditLedger {
     if (r.type === 'attempt') return this.appendAttempt(r);
     const rerun = unwritten(r);
     await this.database.withClient(async (client) => {
-      if (r.type === 'outcome') await insertOutcome(client, outcomeRow(r));
+      if (r.type === 'outcome') await addRows(client, 'outcomes', [outcomeRow(r)]);
       else if (r.type === 'warning') await addRows(client, 'notes', [warningRow(r)]);
       else {
         throw new OpcliError('internal: a set-aside line belongs to a ledger file, not to the record database', { exitCode: ExitCode.failed });

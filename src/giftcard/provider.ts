@@ -6,7 +6,7 @@
  */
 import { providerTokenRefusal } from '../config/origin.js';
 import type { ResolvedProfile } from '../config/profile.js';
-import { realTimers, startDeadline, type Timers } from '../core/timers.js';
+import { startDeadline, type Timers } from '../core/timers.js';
 import type { z } from 'zod';
 import type { HttpClient } from '../http/client.js';
 import type { Redactor } from '../core/redact.js';
@@ -134,9 +134,9 @@ export class ProviderClient {
     private readonly http: HttpClient,
     private readonly settings: ProviderSettings,
     private readonly signal: AbortSignal | undefined,
-    private readonly timeoutMs?: number,
+    private readonly timeoutMs: number | undefined,
     /** The run's timers: a poll's deadline passes by them (a test's manual clock), not by real time. */
-    private readonly timers: Timers = realTimers,
+    private readonly timers: Timers,
   ) {}
 
   get tokenHeader(): string {

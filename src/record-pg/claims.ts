@@ -26,7 +26,7 @@ import { batchRowOf, orderTerm, standingOfKey } from '../claims/record-index.js'
 import type { ConnectionContext } from './connection.js';
 import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './database.js';
 import { addRows, type RunRow } from './import.js';
-import { ATTEMPTS, type AttemptRecordRow, type IntentRow, inTransaction, type OutcomeRow, present } from './queries.js';
+import { ATTEMPTS, type AttemptRecordRow, type IntentRow, inTransaction, type OutcomeRow, PAGE, present } from './queries.js';
 import type { ClientBase } from 'pg';
 
 /** Intents another member committed first, by filing id: why each row is held (it was never sent). */
@@ -42,9 +42,6 @@ const OUTCOMES_UNWRITTEN =
 
 /** How many keys' read attempts are remembered until their intent is written (a batch reads at most its window ahead). */
 const SEEN_LIMIT = 50_000;
-
-/** How many attempts history reads a page. */
-const PAGE = 1000;
 
 /** A row of the record's questions: an intent with its outcomes, in order. */
 type AttemptRow = Pick<

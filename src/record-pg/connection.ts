@@ -11,8 +11,7 @@ import type { PoolConfig } from 'pg';
 import { UsageError } from '../core/errors.js';
 import { isLoopbackHost } from '../http/transport.js';
 import { readPemBundle } from '../http/trust.js';
-import type { RecordUrl } from './url.js';
-import { maskRecordUrl } from './url.js';
+import { maskRecordUrl, type RecordUrl } from './url.js';
 
 /** How long a connection may take, a statement may run, and an answer may be awaited, in milliseconds. */
 export const LIMITS = { connectMs: 10_000, statementMs: 30_000, answerGraceMs: 5_000, lockMs: 10_000, idleInTransactionMs: 60_000 };

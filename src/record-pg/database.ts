@@ -2,8 +2,7 @@
  * Opening the team's record in PostgreSQL: node-postgres is imported here, on first use, so a run with
  * no postgres:// record never loads it. A member's first connection checks the schema's version and role.
  */
-import type { Pool, PoolClient } from 'pg';
-import { OpcliError } from '../core/errors.js';
+import type { PoolClient } from 'pg';
 import { type ConnectionContext, connectionSettings, type RecordTarget } from './connection.js';
 import { databaseError, RecordDatabaseError } from './errors.js';
 import { type MigrationResult, migrate, SCHEMA_VERSION, schemaVersion } from './migrate.js';
@@ -37,10 +36,9 @@ export async function setupRecord(record: RecordUrl, members: readonly string[],
   }
 }
 
-/** A member's record database: a pool, its target, and close(). */
+/** A member's record database: its target, a connection of its pool, and close(). */
 export interface RecordDatabase {
   target: RecordTarget;
-  pool: Pool;
   /** Runs `fn` on one connection of the pool, given back afterwards; a failure becomes the one-line error with `rerun`. */
   withClient<T>(fn: (client: PoolClient) => Promise<T>, rerun: string): Promise<T>;
   close(): Promise<void>;
@@ -54,7 +52,6 @@ export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionConte
   pool.on('error', () => {});
   const database: RecordDatabase = {
     target,
-    pool,
     async withClient(fn, rerun) {
       let client: PoolClient | undefined;
       // A connection lost while it is checked out emits 'error' on the client, not the pool: without
@@ -67,7 +64,6 @@ export async function openRecordDatabase(record: RecordUrl, ctx: ConnectionConte
         return await fn(client);
       } catch (error) {
         failed = error;
-        if (error instanceof OpcliError && !(error instanceof RecordDatabaseError)) throw error;
         throw databaseError(error, target, rerun);
       } finally {
         client?.off('error', lost);

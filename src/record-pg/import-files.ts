@@ -42,7 +42,7 @@ export interface ImportContext {
   notice(text: string): void;
 }
 
-/** A stable id of a file: its first line (a header, or its first action, each with its own time and id) hashed. */
+/** A stable id of a file: its first line (a header, or its first action, each with its own time and id), or a journal's path, hashed. */
 function fileIdOf(kind: string, firstLine: string): string {
   return `${kind}:${createHash('sha256').update(firstLine).digest('hex').slice(0, 32)}`;
 }
@@ -182,7 +182,7 @@ function claimRecords(place: RecordPlace): ImportSource[] {
 }
 
 /** A ledger key as the database holds it: its claim or order as its identity, scoped (a key of before scopes named none: the importing profile's). */
-export function canonicalKey(key: string, scope: string): string {
+function canonicalKey(key: string, scope: string): string {
   const parts = keyParts(key);
   return parts.what.startsWith('claim:') || parts.what.startsWith('bonus:') ? `${parts.scope ?? scope}|${parts.what}` : key;
 }
@@ -207,7 +207,7 @@ function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefin
 }
 
 /** The ledger's records as rows: attempts (kind credit), outcomes, warnings, set-aside notes. */
-export function ledgerRows(records: LedgerRecord[], scope: string): Required<ImportChunk> {
+function ledgerRows(records: LedgerRecord[], scope: string): Required<ImportChunk> {
   const rows: Required<ImportChunk> = { runs: [], intents: [], outcomes: [], notes: [] };
   const filings = new Set<string>();
   for (const r of records) {
@@ -251,7 +251,7 @@ async function journalSource(path: string, ctx: ImportContext): Promise<ImportSo
     return source(
       'journal',
       {
-        fileId: `journal:${reader.id ?? createHash('sha256').update(resolve(path)).digest('hex').slice(0, 32)}`,
+        fileId: reader.id !== undefined ? `journal:${reader.id}` : fileIdOf('journal', resolve(path)),
         path: reader.path,
         lines: rows.intents.length + rows.outcomes.length,
       },

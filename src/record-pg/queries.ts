@@ -1,6 +1,6 @@
 /**
- * The record's questions as parameterized statements (each served by an index of migrations/), and its
- * two writes: an attempt's intent and an outcome. What a key's rows mean stays src/record/outcome.ts's rule.
+ * The record's questions as parameterized statements (each served by an index of migrations/), and an
+ * attempt's intent (outcomes and notes are added as import.ts adds them). What a key's rows mean stays src/record/outcome.ts's rule.
  *
  * CHOICE (docs/spec-choices.md#record-attempts): exactly once across computers is optimistic concurrency
  * on the unique key: read a key's attempts, decide, insert attempt `seen + 1`; another member's insert in
@@ -68,6 +68,9 @@ const INSERT_INTENT = `INSERT INTO opcli.intents (kind, origin, store_id, key, a
 
 const UNIQUE_VIOLATION = '23505';
 
+/** How many attempts history (of claims and of credits) reads a page. */
+export const PAGE = 1000;
+
 /** Inserts attempt `row.attempt` of its key; `taken` when that attempt (or its filing id) exists already. */
 export async function insertIntent(client: ClientBase, row: IntentRow): Promise<'inserted' | 'taken'> {
   try {
@@ -90,20 +93,6 @@ export async function inTransaction<T>(client: ClientBase, fn: () => Promise<T>,
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   }
-}
-
-/** Appends an outcome to its attempt (the attempt must exist: the foreign key says so). */
-export async function insertOutcome(client: ClientBase, row: OutcomeRow): Promise<void> {
-  await client.query('INSERT INTO opcli.outcomes (filing, status, at, source_order_id, card_id, path, error, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-    row.filing,
-    row.status,
-    row.at,
-    row.sourceOrderId ?? null,
-    row.cardId ?? null,
-    row.path ?? null,
-    row.error ?? null,
-    row.detail ?? {},
-  ]);
 }
 
 /** Every attempt with its outcomes, for a WHERE clause on `i` (opcli.intents), columns named as Attempt names them. */

@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openRecordDatabase, type RecordDatabase, setupRecord } from '../../src/record-pg/database.js';
-import { ask, insertIntent, insertOutcome, type IntentRow, QUESTIONS } from '../../src/record-pg/queries.js';
+import { addRows } from '../../src/record-pg/import.js';
+import { ask, insertIntent, type IntentRow, QUESTIONS } from '../../src/record-pg/queries.js';
 import { missingInfra, type Postgres, startPostgres } from '../infra/index.js';
 
 const missing = missingInfra('pg_ctl');
@@ -99,10 +100,10 @@ describe.skipIf(missing)('the record’s statements', () => {
     };
     await records[0]!.withClient(async (c) => {
       expect(await insertIntent(c, intent)).toBe('inserted');
-      await insertOutcome(c, { filing: 'f-roundtrip', status: 'uncertain', at: '2026-12-02T08:30:01.000Z', error: 'timeout' });
+      await addRows(c, 'outcomes', [{ filing: 'f-roundtrip', status: 'uncertain', at: '2026-12-02T08:30:01.000Z', error: 'timeout' }]);
     }, 'n/a');
     await records[1]!.withClient(
-      (c) => insertOutcome(c, { filing: 'f-roundtrip', status: 'filed', at: '2026-12-02T09:00:00.000Z', sourceOrderId: 'SO-1' }),
+      (c) => addRows(c, 'outcomes', [{ filing: 'f-roundtrip', status: 'filed', at: '2026-12-02T09:00:00.000Z', sourceOrderId: 'SO-1' }]),
       'n/a',
     );
     const [read] = await records[1]!.withClient((c) => ask(c, 'byKey', [ORIGIN, 'st_1', 'claim', key]), 'n/a');
@@ -113,7 +114,7 @@ describe.skipIf(missing)('the record’s statements', () => {
       ['filed', members[1]!.name, 'SO-1'],
     ]);
     const orphan = records[0]!.withClient(
-      (c) => insertOutcome(c, { filing: 'no-such-attempt', status: 'filed', at: '2026-12-02T09:00:00.000Z' }),
+      (c) => addRows(c, 'outcomes', [{ filing: 'no-such-attempt', status: 'filed', at: '2026-12-02T09:00:00.000Z' }]),
       'nothing was written',
     );
     await expect(orphan).rejects.toThrow(/the server answered 23503: insert or update on table "outcomes" violates foreign key constraint/);

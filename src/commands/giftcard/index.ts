@@ -235,7 +235,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     } catch (error) {
       if (!(error instanceof service.IssuanceFailedError)) throw error;
       for (const note of error.notes) deps.err(`Note: ${note}\n`);
-      if (!error.interrupted) throw error;
+      if (error.exitCode !== ExitCode.interrupted) throw error;
       deps.err(`${error.message}\n`);
       throw new InterruptedError();
     }
