@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { ACTION_START } from '../record/damage.js';
+import { ACTION_START, WRITER_UID } from '../record/damage.js';
 import { SET_ASIDE } from '../record/log.js';
 import { claimWeight, rankOf } from '../record/outcome.js';
 
@@ -62,8 +62,7 @@ const DiskIntent = z.object({
   like: z.string().optional(),
   /** A batch row's claim in its robust form (plan.ts), to show what differs when a changed or similar row turns up in its batch. */
   claim: z.unknown().optional(),
-  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
-  uid: z.number().int().nullable().optional(),
+  uid: WRITER_UID,
 });
 
 /** A batch run: who filed its rows, with which profile, from which file and journal. */
@@ -79,7 +78,7 @@ const RunLine = z.object({
   journal: z.string().optional(),
   /** The journal file's id (0.2.0's, read by journal.ts): only that file can say a row of this run never left. */
   journalId: z.string().optional(),
-  uid: z.number().int().nullable().optional(),
+  uid: WRITER_UID,
 });
 export type RunLine = z.infer<typeof RunLine>;
 

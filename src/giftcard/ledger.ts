@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
+import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON, WRITER_UID } from '../record/damage.js';
 import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
@@ -67,8 +67,7 @@ const Common = {
   ...ACTION_START,
   at: z.string(),
   user: z.string(),
-  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
-  uid: z.number().int().nullable().optional(),
+  uid: WRITER_UID,
 };
 
 export const AttemptRecord = z.object({
