@@ -172,15 +172,13 @@ export interface CreditLedger {
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger implements CreditLedger {
   readonly path: string;
-  readonly place: RecordPlace;
   private readonly writer = new LogWriter();
   /** `earlier`: the ledgers of every place the record lived before: read, never written, so their credits still block a second payment. */
   constructor(
-    place: RecordPlace | string,
+    readonly place: RecordPlace,
     private readonly earlier: Ledger[] = [],
   ) {
-    this.place = typeof place === 'string' ? { dir: place } : place;
-    this.path = join(this.place.dir, LEDGER_FILE);
+    this.path = join(place.dir, LEDGER_FILE);
   }
 
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
