@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { ACTION_START, WRITER_UID } from '../record/damage.js';
 import { SET_ASIDE } from '../record/log.js';
-import { claimWeight, rankOf } from '../record/outcome.js';
+import { claimWeight, RANK } from '../record/outcome.js';
 
 /** A key (or similarity fingerprint) as the record indexes it: hex, at least 64 bits. */
 export const HEX64 = /^[0-9a-f]{16}/;
@@ -177,7 +177,7 @@ export interface RecordHit {
 /** The strongest of several records' answers for one key (filed, then may exist, then nothing filed); the first on a tie. */
 export function strongest(hits: (RecordHit | undefined)[]): RecordHit | undefined {
   let best: RecordHit | undefined;
-  for (const hit of hits) if (hit && (!best || rankOf(claimWeight(hit.state)) > rankOf(claimWeight(best.state)))) best = hit;
+  for (const hit of hits) if (hit && (!best || RANK[claimWeight(hit.state)] > RANK[claimWeight(best.state)])) best = hit;
   return best;
 }
 
