@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON, WRITER_UID } from '../record/damage.js';
+import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON, WRITER_UID } from '../record/damage.js';
 import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
@@ -46,16 +46,6 @@ export function sameKey(recorded: string, key: string): boolean {
 }
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
-
-/** The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair. */
-const WORDS: RecordWords = {
-  what: 'gift card ledger',
-  command: 'opcli giftcard repair',
-  risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
-  repair:
-    'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
-  detailsKey: 'ledger',
-};
 
 /** How the credit reached the customer. */
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
@@ -244,7 +234,7 @@ export class Ledger implements CreditLedger {
   ): Promise<{ damaged: DamagedLine[] }> {
     const open = [...this.earlier, this].flatMap((ledger) => {
       ensureRecordDir(ledger.place);
-      const fd = openLog(ledger.place, LEDGER_FILE, WORDS.what, false);
+      const fd = openLog(ledger.place, LEDGER_FILE, LEDGER_LINES.words.what, false);
       return fd === undefined ? [] : [{ ledger, fd, q: undefined as IndexedRecord<LedgerRecord> | undefined }];
     });
     const question = (o: (typeof open)[number]): IndexedRecord<LedgerRecord> => {
@@ -303,7 +293,15 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
 const LEDGER_LINES: RecordFile<LedgerRecord> = {
   name: LEDGER_FILE,
   lock: 'giftcard-ledger',
-  words: WORDS,
+  // The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair.
+  words: {
+    what: 'gift card ledger',
+    command: 'opcli giftcard repair',
+    risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
+    repair:
+      'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
+    detailsKey: 'ledger',
+  },
   refuse: (path, lines) => new LedgerDamagedError(path, lines),
   terms: 'giftcard-ledger-1',
   version: 1,
@@ -405,6 +403,6 @@ export interface UncertainLine {
 /** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
 export class LedgerDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, WORDS);
+    super(path, lines, LEDGER_LINES.words);
   }
 }
