@@ -189,13 +189,12 @@ export class Ledger implements CreditLedger {
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
     const opened = openRecord(this.place, LEDGER_LINES, false);
-    let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
+    const own = { records: [] as LedgerRecord[], damaged: opened?.damaged ?? [] };
     try {
-      if (opened) own = { records: key === undefined ? [] : linesAgainst(opened.q, key, email), damaged: opened.damaged };
+      if (opened && key !== undefined) own.records = linesAgainst(opened.q, key, email).map(authored);
     } finally {
       if (opened) closeSync(opened.fd);
     }
-    own.records.forEach(authored);
     const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
