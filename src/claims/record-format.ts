@@ -5,9 +5,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as z from 'zod';
-import { ACTION_START } from '../record/damage.js';
+import { ACTION_START, WRITER_UID } from '../record/damage.js';
 import { SET_ASIDE } from '../record/log.js';
-import { claimWeight, rankOf } from '../record/outcome.js';
+import { claimWeight, RANK } from '../record/outcome.js';
 
 /** A key (or similarity fingerprint) as the record indexes it: hex, at least 64 bits. */
 export const HEX64 = /^[0-9a-f]{16}/;
@@ -62,8 +62,7 @@ const DiskIntent = z.object({
   like: z.string().optional(),
   /** A batch row's claim in its robust form (plan.ts), to show what differs when a changed or similar row turns up in its batch. */
   claim: z.unknown().optional(),
-  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
-  uid: z.number().int().nullable().optional(),
+  uid: WRITER_UID,
 });
 
 /** A batch run: who filed its rows, with which profile, from which file and journal. */
@@ -79,7 +78,7 @@ const RunLine = z.object({
   journal: z.string().optional(),
   /** The journal file's id (0.2.0's, read by journal.ts): only that file can say a row of this run never left. */
   journalId: z.string().optional(),
-  uid: z.number().int().nullable().optional(),
+  uid: WRITER_UID,
 });
 export type RunLine = z.infer<typeof RunLine>;
 
@@ -178,7 +177,7 @@ export interface RecordHit {
 /** The strongest of several records' answers for one key (filed, then may exist, then nothing filed); the first on a tie. */
 export function strongest(hits: (RecordHit | undefined)[]): RecordHit | undefined {
   let best: RecordHit | undefined;
-  for (const hit of hits) if (hit && (!best || rankOf(claimWeight(hit.state)) > rankOf(claimWeight(best.state)))) best = hit;
+  for (const hit of hits) if (hit && (!best || RANK[claimWeight(hit.state)] > RANK[claimWeight(best.state)])) best = hit;
   return best;
 }
 

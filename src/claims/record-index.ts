@@ -10,7 +10,7 @@ import { emailIdentity, idIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
-import type { IndexedRecord, RecordClient, RecordFile } from '../record/store.js';
+import type { IndexedRecord, RecordFile } from '../record/store.js';
 import {
   type DiskIntent,
   HEX64,
@@ -30,7 +30,7 @@ import {
 } from './record-format.js';
 
 /** The terms a line of the record is found by. */
-export function claimTerms(r: RecordLine): string[] {
+function claimTerms(r: RecordLine): string[] {
   if (r.type === 'header' || r.type === 'imported') return [r.type];
   if (r.type === 'run') return [`run:${r.run}`];
   if (!HEX64.test(r.key)) return [];
@@ -47,24 +47,19 @@ export function claimTerms(r: RecordLine): string[] {
 /** An order id as `--order` compares it. */
 export const orderTerm = (id: string): string => idIdentity(id).replace(/^#+ ?/, '');
 
-/** The record of claims as a client of the index: its lines' schema, the line a set-aside names, and the terms above. */
-export const CLAIM_LINES: RecordClient<RecordLine> = {
-  terms: 'claims-record-3',
-  version: RECORD_VERSION,
-  parse: parseRecordLine,
-  setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
-  termsOf: claimTerms,
-  isHeader: (r) => r.type === 'header',
-};
-
 /**
- * The record of claims of one store as its file (src/record/log.ts RecordFile): its name and lock in
- * the record folder, its header, and line 1 of another store's record (a file copied or renamed) is damage.
+ * The record of claims of one store as its file (src/record/log.ts RecordFile): its lines' schema and terms, its name
+ * and lock in the record folder, its header, and line 1 of another store's record (a file copied or renamed) is damage.
  */
 export function claimFile(store: RecordStore): RecordFile<RecordLine> {
   const name = recordFileName(store);
   return {
-    ...CLAIM_LINES,
+    terms: 'claims-record-3',
+    version: RECORD_VERSION,
+    parse: parseRecordLine,
+    setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
+    termsOf: claimTerms,
+    isHeader: (r) => r.type === 'header',
     name,
     lock: name.replace(/\.jsonl$/, ''),
     words: CLAIM_WORDS,
@@ -138,12 +133,7 @@ export class ClaimQuestions {
   private journals: Set<string> | undefined;
 
   /** `q`: the record open to ask (src/record/store.ts openRecord). */
-  constructor(private readonly q: IndexedRecord<RecordLine>) {}
-
-  /** Brings the index up to the file again (lines this run imported are written, not yet indexed). */
-  reopen(): void {
-    this.q.reopen();
-  }
+  constructor(readonly q: IndexedRecord<RecordLine>) {}
 
   /** The lines that hold any of `terms` (`key:`, `customer:`, `order:`), in order, intents resolved. */
   linesOf(...terms: string[]): ReadLine[] {

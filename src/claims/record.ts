@@ -149,18 +149,12 @@ export class ClaimRecord {
 
   /** Brings the index up to the file again: lines imported from journals (`importLines`) are written, not indexed. */
   reindex(): void {
-    this.q?.reopen();
+    this.q?.q.reopen();
   }
 
   /** What the record holds for a content key (undefined: never filed from anywhere), here or where it lived before: the strongest answer. */
   lookup(key: string): RecordHit | undefined {
-    return strongest([this, ...this.earlier].map((r) => r.lookupHere(key)));
-  }
-
-  private lookupHere(key: string): RecordHit | undefined {
-    const mine = this.written.get(key);
-    if (mine) return mine;
-    return this.q?.hitOf(key, this.damaged);
+    return strongest([this, ...this.earlier].map((r) => r.written.get(key) ?? r.q?.hitOf(key, r.damaged)));
   }
 
   /** The resume's question (record-index.ts `batchRow`), here first, then where the record lived before. */
@@ -175,17 +169,13 @@ export class ClaimRecord {
   /** The last claim that may exist with this similarity fingerprint and another key, or undefined (here first, then where the record lived before). */
   similar(sim: string | undefined, key: string): RecordHit | undefined {
     for (const r of [this, ...this.earlier]) {
-      const hit = r.similarHere(sim, key);
-      if (hit) return hit;
+      const intent = sim && HEX64.test(sim) ? r.q?.lastIntentOf(sim) : undefined;
+      if (!intent || intent.key === key) continue;
+      // An earlier place's record has no earlier places: its lookup is its own lines'.
+      const hit = r.lookup(intent.key);
+      if (hit && claimMayExist(hit.state)) return { ...hit, intent };
     }
     return undefined;
-  }
-
-  private similarHere(sim: string | undefined, key: string): RecordHit | undefined {
-    const intent = sim && HEX64.test(sim) ? this.q?.lastIntentOf(sim) : undefined;
-    if (!intent || intent.key === key) return undefined;
-    const hit = this.lookup(intent.key);
-    return hit && claimMayExist(hit.state) ? { ...hit, intent } : undefined;
   }
 
   /** Every readable line of the file, in order (history), intents resolved, handed to `take` as it is read: `run` lines are remembered on the way. */

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, type RecordWords, TORN_REASON } from '../record/damage.js';
+import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON, WRITER_UID } from '../record/damage.js';
 import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
@@ -47,16 +47,6 @@ export function sameKey(recorded: string, key: string): boolean {
 
 export const LEDGER_FILE = 'giftcard-ledger.jsonl';
 
-/** The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair. */
-const WORDS: RecordWords = {
-  what: 'gift card ledger',
-  command: 'opcli giftcard repair',
-  risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
-  repair:
-    'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
-  detailsKey: 'ledger',
-};
-
 /** How the credit reached the customer. */
 export const CreditPath = z.enum(['trigger', 'credit-api-top-up', 'credit-api-issue', 'native']);
 export type CreditPath = z.infer<typeof CreditPath>;
@@ -67,8 +57,7 @@ const Common = {
   ...ACTION_START,
   at: z.string(),
   user: z.string(),
-  /** Who wrote the line, as the OS numbers users (src/record/chain.ts; none in lines of 0.2.0). */
-  uid: z.number().int().nullable().optional(),
+  uid: WRITER_UID,
 };
 
 export const AttemptRecord = z.object({
@@ -173,15 +162,13 @@ export interface CreditLedger {
 /** The ledger in a config folder, or in the record folder a team shares (record-dir). */
 export class Ledger implements CreditLedger {
   readonly path: string;
-  readonly place: RecordPlace;
   private readonly writer = new LogWriter();
   /** `earlier`: the ledgers of every place the record lived before: read, never written, so their credits still block a second payment. */
   constructor(
-    place: RecordPlace | string,
+    readonly place: RecordPlace,
     private readonly earlier: Ledger[] = [],
   ) {
-    this.place = typeof place === 'string' ? { dir: place } : place;
-    this.path = join(this.place.dir, LEDGER_FILE);
+    this.path = join(place.dir, LEDGER_FILE);
   }
 
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
@@ -202,13 +189,12 @@ export class Ledger implements CreditLedger {
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
     const opened = openRecord(this.place, LEDGER_LINES, false);
-    let own: { records: LedgerRecord[]; damaged: DamagedLine[] } = { records: [], damaged: [] };
+    const own = { records: [] as LedgerRecord[], damaged: opened?.damaged ?? [] };
     try {
-      if (opened) own = { records: key === undefined ? [] : linesAgainst(opened.q, key, email), damaged: opened.damaged };
+      if (opened && key !== undefined) own.records = linesAgainst(opened.q, key, email).map(authored);
     } finally {
       if (opened) closeSync(opened.fd);
     }
-    own.records.forEach(authored);
     const setAside: UncertainLine[] = own.records
       .filter((r): r is SetAsideRecord => r.type === 'set-aside')
       .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
@@ -247,7 +233,7 @@ export class Ledger implements CreditLedger {
   ): Promise<{ damaged: DamagedLine[] }> {
     const open = [...this.earlier, this].flatMap((ledger) => {
       ensureRecordDir(ledger.place);
-      const fd = openLog(ledger.place, LEDGER_FILE, WORDS.what, false);
+      const fd = openLog(ledger.place, LEDGER_FILE, LEDGER_LINES.words.what, false);
       return fd === undefined ? [] : [{ ledger, fd, q: undefined as IndexedRecord<LedgerRecord> | undefined }];
     });
     const question = (o: (typeof open)[number]): IndexedRecord<LedgerRecord> => {
@@ -306,7 +292,15 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
 const LEDGER_LINES: RecordFile<LedgerRecord> = {
   name: LEDGER_FILE,
   lock: 'giftcard-ledger',
-  words: WORDS,
+  // The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair.
+  words: {
+    what: 'gift card ledger',
+    command: 'opcli giftcard repair',
+    risk: 'a record opcli cannot read could be a payment, and paying without it could pay twice',
+    repair:
+      'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
+    detailsKey: 'ledger',
+  },
   refuse: (path, lines) => new LedgerDamagedError(path, lines),
   terms: 'giftcard-ledger-1',
   version: 1,
@@ -408,6 +402,6 @@ export interface UncertainLine {
 /** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
 export class LedgerDamagedError extends DamagedRecordFileError {
   constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, WORDS);
+    super(path, lines, LEDGER_LINES.words);
   }
 }

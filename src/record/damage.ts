@@ -39,6 +39,9 @@ export interface DamagedLine {
 /** The fields every action's line starts with, in this order, so a line cut short still names its action (recordStart). */
 export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string() };
 
+/** Who wrote a line, as the OS numbers users (chain.ts; none in lines of 0.2.0). */
+export const WRITER_UID = z.number().int().nullable().optional();
+
 /** The start every record line of format `version` has: `{"v":1,"issuance":"…","key":"…"`. */
 function recordStart(version: number): RegExp {
   return new RegExp(`^\\{"v":${version},"issuance":"((?:[^"\\\\]|\\\\.)*)","key":"((?:[^"\\\\]|\\\\.)*)"`);

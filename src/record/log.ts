@@ -1,8 +1,5 @@
 /**
- * A record of business actions as a file, for every client (the record of claims, the gift card
- * ledger): opened as a private file (src/config/private-file.ts: no link followed, yours alone); read
- * line by line under the one damage policy (damage.ts); appended in whole lines sealed into the chain
- * (chain.ts); made durable in groups (LogGroup).
+ * A record of business actions as a file, for every client (ARCHITECTURE.md, "The record of business actions").
  *
  * Before the request a line announces leaves, its data is synced (fdatasync) and, the first time the
  * file is written, its name in its folder (fsync(2): a file's own sync does not promise the entry that

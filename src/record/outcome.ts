@@ -10,10 +10,8 @@
 /** What an outcome says of the money or claim: moved for good, maybe moved, provably not moved. */
 export type Weight = 'done' | 'maybe' | 'none';
 
-const RANK: Record<Weight, number> = { none: 0, maybe: 1, done: 2 };
-
-/** A weight as a number, to find the strongest of several records' answers: none 0, maybe 1, done 2. */
-export const rankOf = (w: Weight): number => RANK[w];
+/** A weight as a number, to find the strongest of several records' answers. */
+export const RANK: Record<Weight, number> = { none: 0, maybe: 1, done: 2 };
 
 /** Where a key stands: its latest attempt, that attempt's state, and what earlier attempts leave. */
 export interface Standing<S> {

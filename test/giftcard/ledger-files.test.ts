@@ -63,7 +63,7 @@ describe('the ledger file', () => {
     const shared = mkdtempSync(join(elsewhere, 'shared-'));
     for (const mode of [0o1777, 0o770]) {
       chmodSync(shared, mode);
-      const ledger = new Ledger(shared);
+      const ledger = new Ledger({ dir: shared });
       expect(() => ledger.read()).toThrow(UnsafePathError);
       expect(() => ledger.read()).toThrow(/can be written by/);
       expect(() =>
@@ -76,7 +76,7 @@ describe('the ledger file', () => {
   it('a fresh ledger is created 0600 by append and read back', () => {
     const dir = mkdtempSync(join(elsewhere, 'own-'));
     chmodSync(dir, 0o700);
-    const ledger = new Ledger(dir);
+    const ledger = new Ledger({ dir });
     ledger.append({ v: 1, type: 'warning', kind: 'possible-double-credit', issuance: 'i', key: 'k', at: 'now', user: 'u', message: 'm' });
     ledger.append({ v: 1, type: 'warning', kind: 'possible-double-credit', issuance: 'i', key: 'k', at: 'later', user: 'u', message: 'm2' });
     expect(ledger.read().records.map((r) => r.at)).toEqual(['now', 'later']);

@@ -104,7 +104,7 @@ describe('the ledger index', () => {
       expect(readdirSync(records).sort()).toEqual([LEDGER_FILE]);
       expect(readdirSync(dir)).toContain('record-index');
       // A ledger read with no config folder of the reader's own is read whole, and no index is written anywhere.
-      const bare = new Ledger(records);
+      const bare = new Ledger({ dir: records });
       expect(bare.heldAgainst(issuanceKey({ claimId: 'c‐1', orderNumber: '1001', bonus: false }, scope), 'x@example.com').records.map(line)).toEqual([
         'i-1 attempt',
         'i-1 outcome',
