@@ -1,5 +1,5 @@
 import { type Command, Argument } from 'commander';
-import type { Deps } from '../../cli/deps.js';
+import { type Deps, knownProfiles } from '../../cli/deps.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { outputMode, printJson, printTable } from '../../core/output.js';
 import { pickProfileName } from '../../config/profile.js';
@@ -35,7 +35,7 @@ async function runList(opts: { json: boolean; fields?: string[] }, deps: Deps): 
   const settings = await deps.settings();
   const credentials = await deps.credentials();
   const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
-  const names = [...new Set([...settings.listProfiles(), ...credentials.profiles()])].sort();
+  const names = knownProfiles(settings, credentials).sort();
   const rows = names.map((name) => ({
     name,
     active: name === active,
@@ -102,9 +102,8 @@ async function runRemove(opts: { name: string; yes: boolean }, deps: Deps): Prom
     throw new UsageError(`Invalid profile name "${opts.name}": ${parsed.error.issues[0]?.message}.`, 'See `opcli profiles list` for the names.');
   const settings = await deps.settings();
   const credentials = await deps.credentials();
-  const hasSettings = settings.listProfiles().includes(opts.name);
-  const hasSecrets = credentials.profiles().includes(opts.name);
-  if (!hasSettings && !hasSecrets) throw new OpcliError(`No profile named "${opts.name}".`, { hint: 'See `opcli profiles list`.' });
+  if (!knownProfiles(settings, credentials).includes(opts.name))
+    throw new OpcliError(`No profile named "${opts.name}".`, { hint: 'See `opcli profiles list`.' });
   if (!opts.yes) {
     if (!deps.canPrompt()) throw new UsageError(`Removing profile "${opts.name}" needs confirmation.`, 'Pass --yes to remove it without a question.');
     const ok = await (await deps.prompter()).confirm({ message: `Remove profile "${opts.name}" and its stored credentials?`, default: false });
