@@ -6,7 +6,7 @@ import { POPULAR_DOMAINS, POPULAR_TLDS, run as spellCheck } from '@zootools/emai
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { ExitCode, InterruptedError, PlainExit, UsageError, ValidationError } from '../../core/errors.js';
-import { parseDuration } from '../../core/flags.js';
+import { checkText, parseDuration } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';
 import * as service from '../../giftcard/issuance.js';
@@ -87,11 +87,7 @@ function parseFlags(flags: IssueFlags): IssueOptions {
   if (fields && flags.dryRun)
     throw new UsageError('--json FIELDS selects fields of the issued card; a dry run prints its plan whole.', 'Use --json alone with --dry-run.');
   // Money moves on these values and the ledger keys on them: a value no one typed on purpose stops here.
-  for (const [flag, key, hint] of TEXT_FLAGS) {
-    const value = flags[key];
-    const problem = value === undefined ? undefined : textProblem(value);
-    if (problem) throw new UsageError(`--${flag} ${problem}.`, hint);
-  }
+  for (const [flag, key, hint] of TEXT_FLAGS) checkText(`--${flag}`, flags[key], hint);
   const trim = (v: string | undefined) => v?.trim() || undefined;
   return {
     claim: trim(flags.claim),

@@ -2,12 +2,12 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
-import { parseWholeNumber, parseRate } from '../../core/flags.js';
+import { checkText, parseWholeNumber, parseRate } from '../../core/flags.js';
 import { listOrders, type OrderWriter, PaginationError, progressLine, type ListResult, pagePosition } from '../../orders/pages.js';
 import { cellText, colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
-import { textProblem, escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
+import { escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
 import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
@@ -174,8 +174,7 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
   if (flags.csvRaw && !flags.csv) throw new UsageError('--csv-raw only applies to --csv.', 'Add --csv, or leave --csv-raw out.');
   if (flags.cursor !== undefined && flags.cursor.trim() === '') throw new UsageError('--cursor needs a cursor value.');
   // A cursor is opaque but printable: one holding a control character or U+FFFD was mangled on the way here.
-  const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
-  if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
+  checkText('--cursor', flags.cursor, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
   const rate = flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate');
   // One page is one request: nothing to pace, and a --rate left there would promise what it cannot do.
   if (rate !== undefined && !flags.all && flags.limit === undefined)

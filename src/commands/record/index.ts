@@ -3,7 +3,7 @@ import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
 import { printJson, outputMode, printRecord } from '../../core/output.js';
 import { maskRecordUrl, parseRecordUrl } from '../../record-pg/url.js';
-import { textProblem } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
 import { register as registerImport } from './import.js';
 
 /** `opcli record`: the team's record of business actions in PostgreSQL (docs/guides/team-record.md). */
@@ -42,10 +42,7 @@ function collectMembers(value: string, previous: string[] = []): string[] {
     .map((r) => r.trim())
     .filter(Boolean);
   if (roles.length === 0) throw new UsageError('--member needs a role name.', 'Name a database role, such as --member alice.');
-  for (const role of roles) {
-    const problem = textProblem(role);
-    if (problem) throw new UsageError(`--member ${JSON.stringify(role)} ${problem}.`, 'Name a database role, such as --member alice.');
-  }
+  for (const role of roles) checkText(`--member ${JSON.stringify(role)}`, role, 'Name a database role, such as --member alice.');
   return [...new Set([...previous, ...roles])];
 }
 
