@@ -15,7 +15,7 @@ import { UsageError, OpcliError } from '../../core/errors.js';
 import { parseDuration, parseRate, completesWith, completeValues } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
 import type { OfflineClaim } from '../../schemas.js';
-import { printJson } from '../../core/output.js';
+import { alignedLines, printJson } from '../../core/output.js';
 import { safeLine } from '../../text/safe.js';
 import type { BatchView, BatchProgress, BatchReport, BatchSummary } from '../../claims/pipeline.js';
 import { progressStyle, createProgress, lineWidth, type Progress } from '../../text/progress.js';
@@ -308,9 +308,7 @@ async function fileOne(opts: FileOptions, deps: Deps): Promise<void> {
 /** Shows the claim about to be filed on stderr and asks to file it (default No). */
 async function confirmClaim(claim: OfflineClaim, deps: Deps): Promise<boolean> {
   const { flattenClaim } = await import('../../claims/fields.js');
-  const fields = Object.entries(flattenClaim(claim));
-  const width = Math.max(...fields.map(([k]) => k.length));
-  deps.err(`The claim to file:\n${fields.map(([k, v]) => `  ${k.padEnd(width)}  ${safeLine(v)}`).join('\n')}\n`);
+  deps.err(`The claim to file:\n${alignedLines(Object.entries(flattenClaim(claim)))}\n`);
   return (await deps.prompter()).confirm({
     message: `File this claim for ${safeLine(claim.customer.email)} in store ${safeLine(claim.storeId)}?`,
     default: false,

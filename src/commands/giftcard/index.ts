@@ -207,7 +207,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     });
     if (opts.dryRun) return dryRun(deps, prepared, service.planDryRun(prepared, client, opts.timing), opts.json);
 
-    const summary = aligned(service.summaryLines(prepared, opts.timing));
+    const summary = output.alignedLines(service.summaryLines(prepared, opts.timing));
     if (!opts.yes) await confirmIssue(deps, prepared, summary);
     else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
@@ -376,11 +376,6 @@ async function confirmIssue(deps: Deps, prepared: PreparedIssue, summary: string
   const ok = await (await deps.prompter()).confirm({ message: `Issue ${what}?`, default: false });
   // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C), nothing recorded.
   if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.declined);
-}
-
-function aligned(lines: [string, string][]): string {
-  const width = Math.max(...lines.map(([label]) => label.length));
-  return lines.map(([label, value]) => `  ${label.padEnd(width)}  ${safeLine(value)}`).join('\n');
 }
 
 /** Prints the requests a real run would send (stdout), or them as JSON, and how many earlier records would hold it. */
