@@ -10,12 +10,26 @@ import { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 import { UsageError } from '../core/errors.js';
 import { terminalWidth } from '../core/output.js';
 
+/** A group's registration; `verb`, when given, is the verb that runs: a group may register only it (the others cost start-up time). */
+type Register = (program: Command, deps: Deps, verb?: string) => void | Promise<void>;
+
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
   name: string;
   description: string;
-  /** `verb`, when given, is the verb that runs: a group may register only it (the others cost start-up time). */
-  load: () => Promise<{ register(program: Command, deps: Deps, verb?: string): void | Promise<void> }>;
+  load: () => Promise<{ register: Register }>;
+}
+
+/** A group's verbs, each module loaded only when its verb is built. */
+export type Verbs = Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>>;
+
+/** A group's `register` that builds only `verb` when it names one of `verbs` (a one-off builds no other), else every verb. */
+export function lazyGroup(spec: { name: string; description: string; examples: string; verbs: Verbs }): Register {
+  return async (program, deps, verb) => {
+    const group = program.command(spec.name).description(spec.description).addHelpText('after', `\nExamples:\n${spec.examples}`);
+    for (const [name, load] of Object.entries(spec.verbs))
+      if (verb === undefined || !(verb in spec.verbs) || verb === name) (await load()).register(group, deps);
+  };
 }
 
 /** Every top-level command; only the group that runs is imported. */

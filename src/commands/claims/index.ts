@@ -11,6 +11,7 @@ import type { RowSource, SourceRow } from '../../claims/reader.js';
 import type { ClaimField } from '../../claims/fields.js';
 import type { FieldFlags, AskField } from '../../claims/single.js';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { UsageError, OpcliError } from '../../core/errors.js';
 import { parseDuration, parseRate, completesWith, completeValues } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
@@ -25,33 +26,24 @@ import { openBatchFile, RESULTS_ROLE } from '../../claims/batch-files.js';
 import type { Writable } from 'node:stream';
 import { CHECK_UNCERTAIN_ROWS } from '../../core/claim-check.js';
 
-/** Each verb's module (`file`'s is this one, below), loaded only when the verb is built: `claims template` does not load the history's reader. */
-const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  file: async () => {
-    const { CLAIM_FIELDS } = await import('../../claims/fields.js');
-    return { register: (group: Command, deps: Deps) => registerFile(group, deps, CLAIM_FIELDS) };
-  },
-  template: () => import('./template.js'),
-  history: () => import('./history.js'),
-  repair: () => import('./repair.js'),
-};
-
-/** `opcli claims`: file warranty claims, one at a time or in resumable batches (only `verb` when it names one: a one-off builds no other). */
-export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
-  const group = program
-    .command('claims')
-    .description('File warranty claims, one or in batches from CSV/JSONL')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli claims file --data claim.json
+/** `opcli claims`: file warranty claims, one at a time or in resumable batches. */
+export const register = lazyGroup({
+  name: 'claims',
+  description: 'File warranty claims, one or in batches from CSV/JSONL',
+  examples: `  $ opcli claims file --data claim.json
   $ opcli claims template --csv > claims.csv
   $ opcli claims file --from claims.csv --concurrency 8
   $ opcli claims history --since 2026-11-01`,
-    );
-  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
-}
+  verbs: {
+    file: async () => {
+      const { CLAIM_FIELDS } = await import('../../claims/fields.js');
+      return { register: (group: Command, deps: Deps) => registerFile(group, deps, CLAIM_FIELDS) };
+    },
+    template: () => import('./template.js'),
+    history: () => import('./history.js'),
+    repair: () => import('./repair.js'),
+  },
+});
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
 interface FileOptions extends Omit<BatchOptions, 'from'> {

@@ -5,6 +5,7 @@
 import { POPULAR_DOMAINS, POPULAR_TLDS, run as spellCheck } from '@zootools/email-spell-checker';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { ExitCode, InterruptedError, PlainExit, UsageError, ValidationError } from '../../core/errors.js';
 import { checkText, parseDuration } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
@@ -114,30 +115,21 @@ function parseFlags(flags: IssueFlags): IssueOptions {
   };
 }
 
-/** Each verb of `opcli giftcard`, built only when named: `giftcard issue` loads none of the others. */
-const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  setup: () => import('./setup.js'),
-  issue: async () => ({ register: registerIssue }),
-  history: () => import('./history.js'),
-  repair: () => import('./repair.js'),
-};
-
-/** `opcli giftcard`: configure the provider, issue store credit exactly once, read the ledger (only `verb` when it names one). */
-export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
-  const group = program
-    .command('giftcard')
-    .description('Issue store credit through the gift card provider chain, exactly once, with a ledger')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli giftcard setup --check
+/** `opcli giftcard`: configure the provider, issue store credit exactly once, read the ledger. */
+export const register = lazyGroup({
+  name: 'giftcard',
+  description: 'Issue store credit through the gift card provider chain, exactly once, with a ledger',
+  examples: `  $ opcli giftcard setup --check
   $ opcli giftcard issue --claim C-1001 --order 1001 --amount 25.00 --email alice@example.com \\
       --name "Alice Example" --customer-id cust_1001
   $ opcli giftcard history --verify`,
-    );
-  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
-}
+  verbs: {
+    setup: () => import('./setup.js'),
+    issue: async () => ({ register: registerIssue }),
+    history: () => import('./history.js'),
+    repair: () => import('./repair.js'),
+  },
+});
 
 function registerIssue(group: Command, deps: Deps): void {
   group

@@ -1,6 +1,7 @@
 /** `opcli orders` and its `orders list` verb: flags, the writers, the footer and the resume hint. */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
 import { checkText, parseWholeNumber, parseRate } from '../../core/flags.js';
 import { listOrders, type OrderWriter, PaginationError, progressLine, type ListResult, pagePosition } from '../../orders/pages.js';
@@ -14,27 +15,19 @@ import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
 import { count, counted } from '../../text/count.js';
 import { stringify } from 'csv-stringify/sync';
 
-/** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
-const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  list: async () => ({ register: registerList }),
-  update: () => import('./update.js'),
-};
-
-/** `opcli orders`: list and update the store's orders (only `verb` when it names one: a one-off builds no other). */
-export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
-  const group = program
-    .command('orders')
-    .description('List and update orders')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli orders list --size 10
+/** `opcli orders`: list and update the store's orders. */
+export const register = lazyGroup({
+  name: 'orders',
+  description: 'List and update orders',
+  examples: `  $ opcli orders list --size 10
   $ opcli orders list --all --jsonl > orders.jsonl
   $ opcli orders update ord_000001 --source-order-number '#1001' --currency USD --total 42.50`,
-    );
-  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
-}
+  // `orders list` does not load what `orders update` needs (its flags from the Order schema, --data).
+  verbs: {
+    list: async () => ({ register: registerList }),
+    update: () => import('./update.js'),
+  },
+});
 
 function positiveInt(flag: string, min = 1, hint?: string) {
   return (value: string): number => parseWholeNumber(value, flag, { min, hint });
