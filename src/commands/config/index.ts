@@ -1,5 +1,6 @@
 import { type Command, Argument } from 'commander';
 import { type Deps, knownProfiles } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { UsageError, OpcliError, ValidationError } from '../../core/errors.js';
 import { pickProfileName, requireKnownProfile } from '../../config/profile.js';
 import { writeSetting } from '../../config/write-setting.js';
@@ -16,25 +17,21 @@ import { ZodError } from 'zod';
 import { textProblem } from '../../text/safe.js';
 
 /** `opcli config`: read and write the active profile's settings. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('config')
-    .description('Read and write profile settings (see `opcli config list` for the keys)')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli config set base-url https://api.example.com
+export const register = lazyGroup({
+  name: 'config',
+  description: 'Read and write profile settings (see `opcli config list` for the keys)',
+  examples: `  $ opcli config set base-url https://api.example.com
   $ opcli config set client-id svc_app_123
   $ printf '%s' "$SECRET" | opcli config set client-secret --stdin
   $ opcli --profile staging config list`,
-    );
-  registerSet(group, deps);
-  registerGet(group, deps);
-  registerUnset(group, deps);
-  registerList(group, deps);
-  registerPath(group, deps);
-}
+  verbs: {
+    set: async () => ({ register: registerSet }),
+    get: async () => ({ register: registerGet }),
+    unset: async () => ({ register: registerUnset }),
+    list: async () => ({ register: registerList }),
+    path: async () => ({ register: registerPath }),
+  },
+});
 
 function registerSet(group: Command, deps: Deps): void {
   group

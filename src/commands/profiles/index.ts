@@ -1,5 +1,6 @@
 import { type Command, Argument } from 'commander';
 import { type Deps, knownProfiles } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { outputMode, printJson, printTable } from '../../core/output.js';
 import { pickProfileName } from '../../config/profile.js';
@@ -8,15 +9,16 @@ import { completesWith } from '../../core/flags.js';
 import { UsageError, ExitCode, OpcliError, PlainExit } from '../../core/errors.js';
 
 /** `opcli profiles`: named sets of settings and credentials. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('profiles')
-    .description('List, select and remove profiles (each has its own settings and login)')
-    .addHelpText('after', '\nExamples:\n  $ opcli profiles list\n  $ opcli profiles use staging\n  $ opcli --profile staging auth status');
-  registerList(group, deps);
-  registerUse(group, deps);
-  registerRemove(group, deps);
-}
+export const register = lazyGroup({
+  name: 'profiles',
+  description: 'List, select and remove profiles (each has its own settings and login)',
+  examples: '  $ opcli profiles list\n  $ opcli profiles use staging\n  $ opcli --profile staging auth status',
+  verbs: {
+    list: async () => ({ register: registerList }),
+    use: async () => ({ register: registerUse }),
+    remove: async () => ({ register: registerRemove }),
+  },
+});
 
 /** The fields of a profile in `--json` (docs/json.md). */
 export const PROFILE_FIELDS = ['name', 'active', 'baseUrl', 'loggedIn'];

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { UsageError } from '../../core/errors.js';
 import { printJson, outputMode, printRecord } from '../../core/output.js';
 import { maskRecordUrl, parseRecordUrl } from '../../record-pg/url.js';
@@ -7,25 +8,21 @@ import { checkText } from '../../core/flags.js';
 import { register as registerImport } from './import.js';
 
 /** `opcli record`: the team's record of business actions in PostgreSQL (docs/guides/team-record.md). */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('record')
-    .description("Set up a team's record of claims and credits in PostgreSQL")
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ PGPASSWORD=… opcli record setup --url postgresql://admin@db.example.com/opcli --member alice --member bob
+export const register = lazyGroup({
+  name: 'record',
+  description: "Set up a team's record of claims and credits in PostgreSQL",
+  examples: `  $ PGPASSWORD=… opcli record setup --url postgresql://admin@db.example.com/opcli --member alice --member bob
   $ opcli config set record-url postgresql://alice@db.example.com/opcli
   $ opcli record check
   $ opcli record import --dry-run
 
 Guide: docs/guides/team-record.md`,
-    );
-  registerSetup(group, deps);
-  registerCheck(group, deps);
-  registerImport(group, deps);
-}
+  verbs: {
+    setup: async () => ({ register: registerSetup }),
+    check: async () => ({ register: registerCheck }),
+    import: async () => ({ register: registerImport }),
+  },
+});
 
 export interface SetupOptions {
   url?: string;
