@@ -20,15 +20,19 @@ interface Group {
   load: () => Promise<{ register: Register }>;
 }
 
-/** A group's verbs, each module loaded only when its verb is built. */
-export type Verbs = Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>>;
+/** A verb's registration on its group. */
+type Verb = (group: Command, deps: Deps) => void | Promise<void>;
+
+/** A verb whose module loads only when the verb is built. */
+export function lazyVerb(load: () => Promise<{ register: Verb }>): Verb {
+  return async (group, deps) => (await load()).register(group, deps);
+}
 
 /** A group's `register` that builds only `verb` when it names one of `verbs` (a one-off builds no other), else every verb. */
-export function lazyGroup(spec: { name: string; description: string; examples: string; verbs: Verbs }): Register {
+export function lazyGroup(spec: { name: string; description: string; examples: string; verbs: Record<string, Verb> }): Register {
   return async (program, deps, verb) => {
     const group = program.command(spec.name).description(spec.description).addHelpText('after', `\nExamples:\n${spec.examples}`);
-    for (const [name, load] of Object.entries(spec.verbs))
-      if (verb === undefined || !(verb in spec.verbs) || verb === name) (await load()).register(group, deps);
+    for (const [name, register] of Object.entries(spec.verbs)) if (verb === undefined || !(verb in spec.verbs) || verb === name) await register(group, deps);
   };
 }
 

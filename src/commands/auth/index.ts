@@ -27,11 +27,11 @@ export const register = lazyGroup({
 Environment: OPCLI_TOKEN (a bearer token that overrides the stored login), OPCLI_PROFILE,
 OPCLI_CLIENT_ID, OPCLI_CLIENT_SECRET, OPCLI_BASE_URL.`,
   verbs: {
-    login: async () => ({ register: registerLogin }),
-    status: async () => ({ register: registerStatus }),
-    token: async () => ({ register: registerToken }),
-    refresh: async () => ({ register: registerRefresh }),
-    logout: async () => ({ register: registerLogout }),
+    login: registerLogin,
+    status: registerStatus,
+    token: registerToken,
+    refresh: registerRefresh,
+    logout: registerLogout,
   },
 });
 

@@ -1,8 +1,6 @@
 /**
- * `opcli claims` (each verb loaded when named) and `opcli claims file`: one claim (asks for what is
- * missing on a terminal) or a batch (--from: runBatch with this terminal's view, below). The batch
- * and the single claim load when `file` runs, the claim's fields when `file` is built: another verb
- * loads none of them.
+ * `opcli claims` and `claims file`: one claim (asks for what is missing on a terminal) or a batch
+ * (--from: runBatch with this terminal's view, below), each loaded when `file` runs.
  */
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
@@ -11,7 +9,7 @@ import type { RowSource, SourceRow } from '../../claims/reader.js';
 import type { ClaimField } from '../../claims/fields.js';
 import type { FieldFlags, AskField } from '../../claims/single.js';
 import type { Deps } from '../../cli/deps.js';
-import { lazyGroup } from '../../cli/program.js';
+import { lazyGroup, lazyVerb } from '../../cli/program.js';
 import { UsageError, OpcliError } from '../../core/errors.js';
 import { parseDuration, parseRate, completesWith, completeValues } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
@@ -35,13 +33,10 @@ export const register = lazyGroup({
   $ opcli claims file --from claims.csv --concurrency 8
   $ opcli claims history --since 2026-11-01`,
   verbs: {
-    file: async () => {
-      const { CLAIM_FIELDS } = await import('../../claims/fields.js');
-      return { register: (group: Command, deps: Deps) => registerFile(group, deps, CLAIM_FIELDS) };
-    },
-    template: () => import('./template.js'),
-    history: () => import('./history.js'),
-    repair: () => import('./repair.js'),
+    file: async (group, deps) => registerFile(group, deps, (await import('../../claims/fields.js')).CLAIM_FIELDS),
+    template: lazyVerb(() => import('./template.js')),
+    history: lazyVerb(() => import('./history.js')),
+    repair: lazyVerb(() => import('./repair.js')),
   },
 });
 

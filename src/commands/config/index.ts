@@ -25,11 +25,11 @@ export const register = lazyGroup({
   $ printf '%s' "$SECRET" | opcli config set client-secret --stdin
   $ opcli --profile staging config list`,
   verbs: {
-    set: async () => ({ register: registerSet }),
-    get: async () => ({ register: registerGet }),
-    unset: async () => ({ register: registerUnset }),
-    list: async () => ({ register: registerList }),
-    path: async () => ({ register: registerPath }),
+    set: registerSet,
+    get: registerGet,
+    unset: registerUnset,
+    list: registerList,
+    path: registerPath,
   },
 });
 

@@ -1,11 +1,11 @@
 /**
- * `opcli giftcard` (each verb loaded when named) and `giftcard issue`: the flags checked, the missing
- * fields asked on a terminal, the summary confirmed, the service (src/giftcard/issuance.ts) run, the card shown.
+ * `opcli giftcard` and `giftcard issue`: the flags checked, the missing fields asked on a terminal,
+ * the summary confirmed, the service (src/giftcard/issuance.ts) run, the card shown.
  */
 import { POPULAR_DOMAINS, POPULAR_TLDS, run as spellCheck } from '@zootools/email-spell-checker';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
-import { lazyGroup } from '../../cli/program.js';
+import { lazyGroup, lazyVerb } from '../../cli/program.js';
 import { ExitCode, InterruptedError, PlainExit, UsageError, ValidationError } from '../../core/errors.js';
 import { checkText, parseDuration } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
@@ -124,10 +124,10 @@ export const register = lazyGroup({
       --name "Alice Example" --customer-id cust_1001
   $ opcli giftcard history --verify`,
   verbs: {
-    setup: () => import('./setup.js'),
-    issue: async () => ({ register: registerIssue }),
-    history: () => import('./history.js'),
-    repair: () => import('./repair.js'),
+    setup: lazyVerb(() => import('./setup.js')),
+    issue: registerIssue,
+    history: lazyVerb(() => import('./history.js')),
+    repair: lazyVerb(() => import('./repair.js')),
   },
 });
 

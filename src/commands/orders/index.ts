@@ -1,7 +1,7 @@
 /** `opcli orders` and its `orders list` verb: flags, the writers, the footer and the resume hint. */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
-import { lazyGroup } from '../../cli/program.js';
+import { lazyGroup, lazyVerb } from '../../cli/program.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
 import { checkText, parseWholeNumber, parseRate } from '../../core/flags.js';
 import { listOrders, type OrderWriter, PaginationError, progressLine, type ListResult, pagePosition } from '../../orders/pages.js';
@@ -24,8 +24,8 @@ export const register = lazyGroup({
   $ opcli orders update ord_000001 --source-order-number '#1001' --currency USD --total 42.50`,
   // `orders list` does not load what `orders update` needs (its flags from the Order schema, --data).
   verbs: {
-    list: async () => ({ register: registerList }),
-    update: () => import('./update.js'),
+    list: registerList,
+    update: lazyVerb(() => import('./update.js')),
   },
 });
 

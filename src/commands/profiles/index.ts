@@ -14,9 +14,9 @@ export const register = lazyGroup({
   description: 'List, select and remove profiles (each has its own settings and login)',
   examples: '  $ opcli profiles list\n  $ opcli profiles use staging\n  $ opcli --profile staging auth status',
   verbs: {
-    list: async () => ({ register: registerList }),
-    use: async () => ({ register: registerUse }),
-    remove: async () => ({ register: registerRemove }),
+    list: registerList,
+    use: registerUse,
+    remove: registerRemove,
   },
 });
 

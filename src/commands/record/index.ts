@@ -18,9 +18,9 @@ export const register = lazyGroup({
 
 Guide: docs/guides/team-record.md`,
   verbs: {
-    setup: async () => ({ register: registerSetup }),
-    check: async () => ({ register: registerCheck }),
-    import: async () => ({ register: registerImport }),
+    setup: registerSetup,
+    check: registerCheck,
+    import: registerImport,
   },
 });
 
