@@ -304,12 +304,8 @@ export const INVENTORY_TYPES = ['FULL', 'SIMPLE'] as const;
 
 /**
  * Body of POST /v2/products/{productId}/children.
- *
- * CHOICE (docs/spec-choices.md#inventoryquantity): inventoryQuantity is declared as an enum of FULL/SIMPLE but described as the remaining
- * stock; opcli sends the remaining stock as a whole number of 0 or more (the description), because
- * a stock count is what the field is for and inventoryType already carries FULL/SIMPLE.
- * CHOICE (docs/spec-choices.md#variant-tax): tax is described as a unique id but declared a number; opcli sends a number (the
- * declared type), since that is what a validating server checks.
+ * CHOICE (docs/spec-choices.md#inventoryquantity): inventoryQuantity is the remaining stock as a whole number (its description), not its declared enum.
+ * CHOICE (docs/spec-choices.md#variant-tax): tax is a number (its declared type), not the unique id its description says.
  */
 export const ProductVariant = lazy(() =>
   z.strictObject({

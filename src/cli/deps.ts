@@ -133,7 +133,7 @@ async function readProfile(deps: Deps): Promise<ResolvedProfile> {
   // A sandbox still starting may be writing this profile (`opcli sandbox --write-profile NAME &`): read what it wrote.
   if (await untilSandboxWrote(deps.configDir(), name, deps)) settings = await SettingsStore.openForReading(deps.configDir());
   const credentials = await deps.credentials();
-  requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...credentials.profiles()])], globals.profile, env);
+  requireKnownProfile(name, knownProfiles(settings, credentials), globals.profile, env);
   const secrets = credentials.read(name);
   const profile = resolveProfile(name, settings.getProfile(name), secrets, env);
   for (const warning of profile.warnings) io.stderr.write(`${warning}\n`);
@@ -144,6 +144,11 @@ async function readProfile(deps: Deps): Promise<ResolvedProfile> {
   redactor.add(secrets.token?.accessToken);
   redactor.add(secrets.token?.refreshToken);
   return profile;
+}
+
+/** Every profile that has settings or credentials (settings' first). */
+export function knownProfiles(settings: SettingsStore, credentials: CredentialStore): string[] {
+  return [...new Set([...settings.listProfiles(), ...credentials.profiles()])];
 }
 
 /** The profile's token source, made on first use, with every token it hands out added to the redactor. */

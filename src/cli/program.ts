@@ -10,12 +10,30 @@ import { PROGRESS_MODES, type ProgressMode } from '../core/ports.js';
 import { UsageError } from '../core/errors.js';
 import { terminalWidth } from '../core/output.js';
 
+/** A group's registration; `verb`, when given, is the verb that runs: a group may register only it (the others cost start-up time). */
+type Register = (program: Command, deps: Deps, verb?: string) => void | Promise<void>;
+
 /** A command group: its name and one-line description are known at start-up; its code loads on use. */
 interface Group {
   name: string;
   description: string;
-  /** `verb`, when given, is the verb that runs: a group may register only it (the others cost start-up time). */
-  load: () => Promise<{ register(program: Command, deps: Deps, verb?: string): void | Promise<void> }>;
+  load: () => Promise<{ register: Register }>;
+}
+
+/** A verb's registration on its group. */
+type Verb = (group: Command, deps: Deps) => void | Promise<void>;
+
+/** A verb whose module loads only when the verb is built. */
+export function lazyVerb(load: () => Promise<{ register: Verb }>): Verb {
+  return async (group, deps) => (await load()).register(group, deps);
+}
+
+/** A group's `register` that builds only `verb` when it names one of `verbs` (a one-off builds no other), else every verb. */
+export function lazyGroup(spec: { name: string; description: string; examples: string; verbs: Record<string, Verb> }): Register {
+  return async (program, deps, verb) => {
+    const group = program.command(spec.name).description(spec.description).addHelpText('after', `\nExamples:\n${spec.examples}`);
+    for (const [name, register] of Object.entries(spec.verbs)) if (verb === undefined || !(verb in spec.verbs) || verb === name) await register(group, deps);
+  };
 }
 
 /** Every top-level command; only the group that runs is imported. */

@@ -1,6 +1,7 @@
 /** Every shared flag type, parsed in one place; each parser's UsageError names the flag and the value expected. */
 import { UsageError } from './errors.js';
 import { count } from '../text/count.js';
+import { textProblem } from '../text/safe.js';
 import type { Argument, Command, Option } from 'commander';
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -85,6 +86,12 @@ export function parseRate(raw: string, flag: string): number {
   const rate = m ? Number(m[1]) / per : Number.NaN;
   if (!m || !(rate > 0)) throw new UsageError(`${flag} "${raw}" is not a rate.`, 'Expected requests per unit of time, such as 40/s or 600/m.');
   return rate;
+}
+
+/** Refuses a text value no one typed on purpose (`textProblem`): a usage error naming `what` (a flag, an argument) and what to pass. */
+export function checkText(what: string, value: string | undefined, hint: string): void {
+  const problem = value === undefined ? undefined : textProblem(value);
+  if (problem) throw new UsageError(`${what} ${problem}.`, hint);
 }
 
 // What a flag's value or an argument completes to, said where it is declared (enum values from the

@@ -268,6 +268,12 @@ export async function printTable<T>(deps: Printer, columns: Column<T>[], rows: T
   deps.out(text);
 }
 
+/** Label/value lines for a notice: each indented, the labels padded to one width, the values made safe. */
+export function alignedLines(pairs: [string, string][]): string {
+  const width = Math.max(...pairs.map(([label]) => label.length));
+  return pairs.map(([label, value]) => `  ${label.padEnd(width)}  ${safeLine(value)}`).join('\n');
+}
+
 /** Prints label/value pairs: aligned on a terminal, tab-separated on a pipe; values made safe. */
 export async function printRecord(deps: Printer, pairs: [string, unknown][], mode: OutputMode): Promise<void> {
   if (mode === 'table') {

@@ -2,7 +2,7 @@
 import { UsageError } from '../../core/errors.js';
 import type { HttpClient, HttpRequest } from '../../http/client.js';
 import type { Method } from '../../http/retry.js';
-import { textProblem } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
 import type { Deps } from '../../cli/deps.js';
 import { SECRET_KEYS } from '../../core/redact.js';
 import { warnSecretArgument } from '../secret-input.js';
@@ -104,8 +104,7 @@ const PATH_HINT = "Pass a path below the profile's base URL, e.g. opcli api /v1/
 
 /** Refuses a path that is not one (garbled, a URL, `//host/x`, spaces): the bearer token goes where it leads. Answers it with a leading slash. */
 export function parsePath(path: string): string {
-  const problem = textProblem(path);
-  if (problem) throw new UsageError(`The path argument ${problem}.`, PATH_HINT);
+  checkText('The path argument', path, PATH_HINT);
   if (/^[a-z][a-z0-9+.-]*:/i.test(path)) throw new UsageError(`The path argument "${path}" is a URL, not a path below the base URL.`, PATH_HINT);
   if (/^[/\\]{2}|^\\/.test(path)) throw new UsageError(`The path argument "${path}" starts like a URL of another host (//host/...).`, PATH_HINT);
   if (/\s/.test(path)) throw new UsageError(`The path argument "${path}" holds a space.`, PATH_HINT);

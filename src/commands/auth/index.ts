@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { type LoginRequest, login, type RedirectQuestion } from '../../auth/login.js';
 import { UsageError, AuthError } from '../../core/errors.js';
 import { parseDuration } from '../../core/flags.js';
@@ -15,28 +16,24 @@ import { createTokenSource } from '../../oauth/token-source.js';
 import { type LogoutResult, logout } from '../../auth/logout.js';
 
 /** `opcli auth`: log in, show the login, print or refresh the token, log out. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('auth')
-    .description('Log in, show the login, print or refresh the token, log out')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli auth login                     # browser login with PKCE
+export const register = lazyGroup({
+  name: 'auth',
+  description: 'Log in, show the login, print or refresh the token, log out',
+  examples: `  $ opcli auth login                     # browser login with PKCE
   $ opcli auth status
   $ curl -H "Authorization: Bearer $(opcli auth token)" …
   $ opcli auth logout
 
 Environment: OPCLI_TOKEN (a bearer token that overrides the stored login), OPCLI_PROFILE,
 OPCLI_CLIENT_ID, OPCLI_CLIENT_SECRET, OPCLI_BASE_URL.`,
-    );
-  registerLogin(group, deps);
-  registerStatus(group, deps);
-  registerToken(group, deps);
-  registerRefresh(group, deps);
-  registerLogout(group, deps);
-}
+  verbs: {
+    login: registerLogin,
+    status: registerStatus,
+    token: registerToken,
+    refresh: registerRefresh,
+    logout: registerLogout,
+  },
+});
 
 /** How to log in (--json picks the two-step start), and where `--complete`'s redirect URL comes from. */
 export type LoginOptions = Omit<LoginRequest, 'twoStep'> & { json: boolean; completeFrom?: { stdin?: boolean; fromFile?: string; argument?: string } };

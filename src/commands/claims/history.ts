@@ -7,7 +7,7 @@ import { UsageError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';
 import { EmailAddress } from '../../schemas.js';
-import { textProblem } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
 import { safeLine } from '../../text/safe.js';
 import { wrapText } from '../../text/wrap.js';
 
@@ -69,10 +69,8 @@ Exit codes: 0; 2 a flag value that cannot be used.`,
         ['--order', flags.order],
         ['--email', flags.email],
         ['--since', flags.since],
-      ] as const) {
-        const problem = value === undefined ? undefined : textProblem(value);
-        if (problem) throw new UsageError(`${flag} ${problem}.`, `Leave ${flag} out to see every claim.`);
-      }
+      ] as const)
+        checkText(flag, value, `Leave ${flag} out to see every claim.`);
       if (flags.email !== undefined && !EmailAddress.safeParse(flags.email.trim()).success) {
         throw new UsageError(`--email "${flags.email}" is not an e-mail address.`, "Pass the customer's address, such as --email alice@example.com.");
       }

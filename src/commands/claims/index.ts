@@ -1,8 +1,6 @@
 /**
- * `opcli claims` (each verb loaded when named) and `opcli claims file`: one claim (asks for what is
- * missing on a terminal) or a batch (--from: runBatch with this terminal's view, below). The batch
- * and the single claim load when `file` runs, the claim's fields when `file` is built: another verb
- * loads none of them.
+ * `opcli claims` and `claims file`: one claim (asks for what is missing on a terminal) or a batch
+ * (--from: runBatch with this terminal's view, below), each loaded when `file` runs.
  */
 import { type Command, Option } from 'commander';
 import type { BatchOptions } from '../../claims/batch.js';
@@ -11,11 +9,12 @@ import type { RowSource, SourceRow } from '../../claims/reader.js';
 import type { ClaimField } from '../../claims/fields.js';
 import type { FieldFlags, AskField } from '../../claims/single.js';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup, lazyVerb } from '../../cli/program.js';
 import { UsageError, OpcliError } from '../../core/errors.js';
 import { parseDuration, parseRate, completesWith, completeValues } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
 import type { OfflineClaim } from '../../schemas.js';
-import { printJson } from '../../core/output.js';
+import { alignedLines, printJson } from '../../core/output.js';
 import { safeLine } from '../../text/safe.js';
 import type { BatchView, BatchProgress, BatchReport, BatchSummary } from '../../claims/pipeline.js';
 import { progressStyle, createProgress, lineWidth, type Progress } from '../../text/progress.js';
@@ -25,33 +24,21 @@ import { openBatchFile, RESULTS_ROLE } from '../../claims/batch-files.js';
 import type { Writable } from 'node:stream';
 import { CHECK_UNCERTAIN_ROWS } from '../../core/claim-check.js';
 
-/** Each verb's module (`file`'s is this one, below), loaded only when the verb is built: `claims template` does not load the history's reader. */
-const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  file: async () => {
-    const { CLAIM_FIELDS } = await import('../../claims/fields.js');
-    return { register: (group: Command, deps: Deps) => registerFile(group, deps, CLAIM_FIELDS) };
-  },
-  template: () => import('./template.js'),
-  history: () => import('./history.js'),
-  repair: () => import('./repair.js'),
-};
-
-/** `opcli claims`: file warranty claims, one at a time or in resumable batches (only `verb` when it names one: a one-off builds no other). */
-export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
-  const group = program
-    .command('claims')
-    .description('File warranty claims, one or in batches from CSV/JSONL')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli claims file --data claim.json
+/** `opcli claims`: file warranty claims, one at a time or in resumable batches. */
+export const register = lazyGroup({
+  name: 'claims',
+  description: 'File warranty claims, one or in batches from CSV/JSONL',
+  examples: `  $ opcli claims file --data claim.json
   $ opcli claims template --csv > claims.csv
   $ opcli claims file --from claims.csv --concurrency 8
   $ opcli claims history --since 2026-11-01`,
-    );
-  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
-}
+  verbs: {
+    file: async (group, deps) => registerFile(group, deps, (await import('../../claims/fields.js')).CLAIM_FIELDS),
+    template: lazyVerb(() => import('./template.js')),
+    history: lazyVerb(() => import('./history.js')),
+    repair: lazyVerb(() => import('./repair.js')),
+  },
+});
 
 /** Options of `claims file`: one claim (fields, --data) or a batch (--from, the batch's own options). */
 interface FileOptions extends Omit<BatchOptions, 'from'> {
@@ -308,9 +295,7 @@ async function fileOne(opts: FileOptions, deps: Deps): Promise<void> {
 /** Shows the claim about to be filed on stderr and asks to file it (default No). */
 async function confirmClaim(claim: OfflineClaim, deps: Deps): Promise<boolean> {
   const { flattenClaim } = await import('../../claims/fields.js');
-  const fields = Object.entries(flattenClaim(claim));
-  const width = Math.max(...fields.map(([k]) => k.length));
-  deps.err(`The claim to file:\n${fields.map(([k, v]) => `  ${k.padEnd(width)}  ${safeLine(v)}`).join('\n')}\n`);
+  deps.err(`The claim to file:\n${alignedLines(Object.entries(flattenClaim(claim)))}\n`);
   return (await deps.prompter()).confirm({
     message: `File this claim for ${safeLine(claim.customer.email)} in store ${safeLine(claim.storeId)}?`,
     default: false,

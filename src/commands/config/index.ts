@@ -1,5 +1,6 @@
 import { type Command, Argument } from 'commander';
-import type { Deps } from '../../cli/deps.js';
+import { type Deps, knownProfiles } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { UsageError, OpcliError, ValidationError } from '../../core/errors.js';
 import { pickProfileName, requireKnownProfile } from '../../config/profile.js';
 import { writeSetting } from '../../config/write-setting.js';
@@ -16,25 +17,21 @@ import { ZodError } from 'zod';
 import { textProblem } from '../../text/safe.js';
 
 /** `opcli config`: read and write the active profile's settings. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('config')
-    .description('Read and write profile settings (see `opcli config list` for the keys)')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli config set base-url https://api.example.com
+export const register = lazyGroup({
+  name: 'config',
+  description: 'Read and write profile settings (see `opcli config list` for the keys)',
+  examples: `  $ opcli config set base-url https://api.example.com
   $ opcli config set client-id svc_app_123
   $ printf '%s' "$SECRET" | opcli config set client-secret --stdin
   $ opcli --profile staging config list`,
-    );
-  registerSet(group, deps);
-  registerGet(group, deps);
-  registerUnset(group, deps);
-  registerList(group, deps);
-  registerPath(group, deps);
-}
+  verbs: {
+    set: registerSet,
+    get: registerGet,
+    unset: registerUnset,
+    list: registerList,
+    path: registerPath,
+  },
+});
 
 function registerSet(group: Command, deps: Deps): void {
   group
@@ -91,11 +88,8 @@ async function runSet(opts: { key: string; value?: string; stdin: boolean; fromF
     }
   }
   const profile = await profileName(deps);
-  const settingsStore = await deps.settings();
-  if (!settingsStore.listProfiles().includes(profile) && !(await deps.credentials()).profiles().includes(profile)) {
-    deps.err(`Creating profile "${profile}".\n`);
-  }
-  const stores = { settings: settingsStore, credentials: await deps.credentials(), envBaseUrl: deps.env.OPCLI_BASE_URL?.trim() };
+  const stores = { settings: await deps.settings(), credentials: await deps.credentials(), envBaseUrl: deps.env.OPCLI_BASE_URL?.trim() };
+  if (!knownProfiles(stores.settings, stores.credentials).includes(profile)) deps.err(`Creating profile "${profile}".\n`);
   const warnings = await writeSetting(profile, key, value, stores);
   deps.err(`Set ${key.key} for profile "${profile}".\n`);
   for (const warning of warnings) deps.err(`${warning}\n`);
@@ -105,8 +99,7 @@ async function runSet(opts: { key: string; value?: string; stdin: boolean; fromF
 export async function profileName(deps: Deps, options: { mustExist?: boolean } = {}): Promise<string> {
   const settings = await deps.settings();
   const name = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
-  if (options.mustExist)
-    requireKnownProfile(name, [...new Set([...settings.listProfiles(), ...(await deps.credentials()).profiles()])], deps.globals.profile, deps.env);
+  if (options.mustExist) requireKnownProfile(name, knownProfiles(settings, await deps.credentials()), deps.globals.profile, deps.env);
   return name;
 }
 

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
-import { OpcliError, UsageError } from '../../core/errors.js';
+import { OpcliError } from '../../core/errors.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import * as history from '../../giftcard/history.js';
 import type { HistoryRow } from '../../giftcard/history.js';
 import { CREDIT_FIELDS } from '../../giftcard/issuance.js';
 import { orderLabel } from '../../core/identity.js';
-import { safeLine, safeText, textProblem } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
+import { safeLine, safeText } from '../../text/safe.js';
 import * as ledgerMod from '../../giftcard/ledger.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
 import { DEFAULT_CURRENCY, groupAmount } from '../../giftcard/money.js';
@@ -83,12 +84,8 @@ const HISTORY_FIELDS: readonly (keyof HistoryRow)[] = [
 
 /** A filter no one typed on purpose would answer "no issuances" and hide the ones that exist. */
 function checkFilter(flag: string, value: string | undefined): void {
-  const problem = value === undefined ? undefined : textProblem(value);
-  if (problem)
-    throw new UsageError(
-      `${flag} ${problem}.`,
-      `Pass the ${flag === '--claim' ? 'claim id, e.g. --claim C-1001' : 'order number, e.g. --order 1001'}, or leave ${flag} out to see every issuance.`,
-    );
+  const what = flag === '--claim' ? 'claim id, e.g. --claim C-1001' : 'order number, e.g. --order 1001';
+  checkText(flag, value, `Pass the ${what}, or leave ${flag} out to see every issuance.`);
 }
 
 /** Prints the ledger's issuances (filtered), and with --verify checks them for late trigger credits first. */

@@ -1,12 +1,13 @@
 /**
- * `opcli giftcard` (each verb loaded when named) and `giftcard issue`: the flags checked, the missing
- * fields asked on a terminal, the summary confirmed, the service (src/giftcard/issuance.ts) run, the card shown.
+ * `opcli giftcard` and `giftcard issue`: the flags checked, the missing fields asked on a terminal,
+ * the summary confirmed, the service (src/giftcard/issuance.ts) run, the card shown.
  */
 import { POPULAR_DOMAINS, POPULAR_TLDS, run as spellCheck } from '@zootools/email-spell-checker';
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup, lazyVerb } from '../../cli/program.js';
 import { ExitCode, InterruptedError, PlainExit, UsageError, ValidationError } from '../../core/errors.js';
-import { parseDuration } from '../../core/flags.js';
+import { checkText, parseDuration } from '../../core/flags.js';
 import { jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';
 import * as service from '../../giftcard/issuance.js';
@@ -87,11 +88,7 @@ function parseFlags(flags: IssueFlags): IssueOptions {
   if (fields && flags.dryRun)
     throw new UsageError('--json FIELDS selects fields of the issued card; a dry run prints its plan whole.', 'Use --json alone with --dry-run.');
   // Money moves on these values and the ledger keys on them: a value no one typed on purpose stops here.
-  for (const [flag, key, hint] of TEXT_FLAGS) {
-    const value = flags[key];
-    const problem = value === undefined ? undefined : textProblem(value);
-    if (problem) throw new UsageError(`--${flag} ${problem}.`, hint);
-  }
+  for (const [flag, key, hint] of TEXT_FLAGS) checkText(`--${flag}`, flags[key], hint);
   const trim = (v: string | undefined) => v?.trim() || undefined;
   return {
     claim: trim(flags.claim),
@@ -118,30 +115,21 @@ function parseFlags(flags: IssueFlags): IssueOptions {
   };
 }
 
-/** Each verb of `opcli giftcard`, built only when named: `giftcard issue` loads none of the others. */
-const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  setup: () => import('./setup.js'),
-  issue: async () => ({ register: registerIssue }),
-  history: () => import('./history.js'),
-  repair: () => import('./repair.js'),
-};
-
-/** `opcli giftcard`: configure the provider, issue store credit exactly once, read the ledger (only `verb` when it names one). */
-export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
-  const group = program
-    .command('giftcard')
-    .description('Issue store credit through the gift card provider chain, exactly once, with a ledger')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli giftcard setup --check
+/** `opcli giftcard`: configure the provider, issue store credit exactly once, read the ledger. */
+export const register = lazyGroup({
+  name: 'giftcard',
+  description: 'Issue store credit through the gift card provider chain, exactly once, with a ledger',
+  examples: `  $ opcli giftcard setup --check
   $ opcli giftcard issue --claim C-1001 --order 1001 --amount 25.00 --email alice@example.com \\
       --name "Alice Example" --customer-id cust_1001
   $ opcli giftcard history --verify`,
-    );
-  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
-}
+  verbs: {
+    setup: lazyVerb(() => import('./setup.js')),
+    issue: registerIssue,
+    history: lazyVerb(() => import('./history.js')),
+    repair: lazyVerb(() => import('./repair.js')),
+  },
+});
 
 function registerIssue(group: Command, deps: Deps): void {
   group
@@ -211,7 +199,7 @@ export async function run(opts: IssueOptions, deps: Deps): Promise<void> {
     });
     if (opts.dryRun) return dryRun(deps, prepared, service.planDryRun(prepared, client, opts.timing), opts.json);
 
-    const summary = aligned(service.summaryLines(prepared, opts.timing));
+    const summary = output.alignedLines(service.summaryLines(prepared, opts.timing));
     if (!opts.yes) await confirmIssue(deps, prepared, summary);
     else if (!opts.json) deps.err(`Issuing store credit:\n${summary}\n`);
 
@@ -380,11 +368,6 @@ async function confirmIssue(deps: Deps, prepared: PreparedIssue, summary: string
   const ok = await (await deps.prompter()).confirm({ message: `Issue ${what}?`, default: false });
   // CHOICE (docs/spec-choices.md#declined-confirmation): a plain sentence, exit 1 (130 is Ctrl-C), nothing recorded.
   if (!ok) throw new PlainExit('Nothing was issued.', ExitCode.declined);
-}
-
-function aligned(lines: [string, string][]): string {
-  const width = Math.max(...lines.map(([label]) => label.length));
-  return lines.map(([label, value]) => `  ${label.padEnd(width)}  ${safeLine(value)}`).join('\n');
 }
 
 /** Prints the requests a real run would send (stdout), or them as JSON, and how many earlier records would hold it. */

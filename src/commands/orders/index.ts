@@ -1,40 +1,33 @@
 /** `opcli orders` and its `orders list` verb: flags, the writers, the footer and the resume hint. */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup, lazyVerb } from '../../cli/program.js';
 import { InterruptedError, UsageError, ExitCode, OpcliError } from '../../core/errors.js';
-import { parseWholeNumber, parseRate } from '../../core/flags.js';
+import { checkText, parseWholeNumber, parseRate } from '../../core/flags.js';
 import { listOrders, type OrderWriter, PaginationError, progressLine, type ListResult, pagePosition } from '../../orders/pages.js';
 import { cellText, colors, type Column, chooseColumns, csvCell, parseColumnList, printTable } from '../../core/output.js';
 import { createProgress } from '../../text/progress.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
-import { textProblem, escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
+import { escapeInvisible, safeLine, safeText, shellQuote } from '../../text/safe.js';
 import type { OrderRecord } from '../../schemas.js';
 import { once } from 'node:events';
 import { ORDER_FIELD_NAMES as ORDER_FIELDS } from '../../order-fields.js';
 import { count, counted } from '../../text/count.js';
 import { stringify } from 'csv-stringify/sync';
 
-/** Each verb, built only when named: `orders list` does not load what `orders update` needs (its flags from the Order schema, --data). */
-const VERBS: Record<string, () => Promise<{ register(group: Command, deps: Deps): void }>> = {
-  list: async () => ({ register: registerList }),
-  update: () => import('./update.js'),
-};
-
-/** `opcli orders`: list and update the store's orders (only `verb` when it names one: a one-off builds no other). */
-export async function register(program: Command, deps: Deps, verb?: string): Promise<void> {
-  const group = program
-    .command('orders')
-    .description('List and update orders')
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ opcli orders list --size 10
+/** `opcli orders`: list and update the store's orders. */
+export const register = lazyGroup({
+  name: 'orders',
+  description: 'List and update orders',
+  examples: `  $ opcli orders list --size 10
   $ opcli orders list --all --jsonl > orders.jsonl
   $ opcli orders update ord_000001 --source-order-number '#1001' --currency USD --total 42.50`,
-    );
-  for (const [name, load] of Object.entries(VERBS)) if (verb === undefined || !(verb in VERBS) || verb === name) (await load()).register(group, deps);
-}
+  // `orders list` does not load what `orders update` needs (its flags from the Order schema, --data).
+  verbs: {
+    list: registerList,
+    update: lazyVerb(() => import('./update.js')),
+  },
+});
 
 function positiveInt(flag: string, min = 1, hint?: string) {
   return (value: string): number => parseWholeNumber(value, flag, { min, hint });
@@ -174,8 +167,7 @@ export async function listOptions(flags: ListFlags): Promise<ListOptions> {
   if (flags.csvRaw && !flags.csv) throw new UsageError('--csv-raw only applies to --csv.', 'Add --csv, or leave --csv-raw out.');
   if (flags.cursor !== undefined && flags.cursor.trim() === '') throw new UsageError('--cursor needs a cursor value.');
   // A cursor is opaque but printable: one holding a control character or U+FFFD was mangled on the way here.
-  const cursorProblem = flags.cursor === undefined ? undefined : textProblem(flags.cursor);
-  if (cursorProblem) throw new UsageError(`--cursor ${cursorProblem}.`, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
+  checkText('--cursor', flags.cursor, 'Pass a cursor from pageInfo, pageCursors or an error report unchanged.');
   const rate = flags.rate === undefined ? undefined : parseRate(String(flags.rate), '--rate');
   // One page is one request: nothing to pace, and a --rate left there would promise what it cannot do.
   if (rate !== undefined && !flags.all && flags.limit === undefined)

@@ -1,15 +1,14 @@
 /** `opcli orders update`: its flags, the run, and what it shows (the dry run with its per-field diff, the one-line summary). */
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
-import { UsageError } from '../../core/errors.js';
-import { parseWholeNumber } from '../../core/flags.js';
+import { checkText, parseWholeNumber } from '../../core/flags.js';
 import { fieldKinds, fieldsFromFlags } from '../../input/flags.js';
 import { Order } from '../../schemas.js';
 import { addBodyVerb, printAnswer } from '../body-verb.js';
 import { PATHS } from '../../api/service.js';
 import { readDataObject } from '../../input/data.js';
 import { type FieldChange, planUpdate, sendUpdate, type UpdatePlan } from '../../orders/update.js';
-import { safeLine, safeText, textProblem } from '../../text/safe.js';
+import { safeLine, safeText } from '../../text/safe.js';
 import { createProgress } from '../../text/progress.js';
 import { count } from '../../text/count.js';
 
@@ -67,8 +66,7 @@ Examples:
     )
     .action(async (sourceOrderId: string, flags: Record<string, unknown>) => {
       // `.` and `..` are refused where the path is built (pathSegment in src/api/service.ts).
-      const problem = textProblem(sourceOrderId);
-      if (problem) throw new UsageError(`The sourceOrderId argument ${problem}.`, 'Pass the id of the order, e.g. ord_000001.');
+      checkText('The sourceOrderId argument', sourceOrderId, 'Pass the id of the order, e.g. ord_000001.');
       const { data, dryRun, json, replace, pageSize, ...fields } = flags as {
         data?: string;
         dryRun?: boolean;

@@ -1,5 +1,6 @@
 import { type Command, Argument } from 'commander';
-import type { Deps } from '../../cli/deps.js';
+import { type Deps, knownProfiles } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { type JsonFlag, jsonFields, pickFields } from '../../core/json-fields.js';
 import { outputMode, printJson, printTable } from '../../core/output.js';
 import { pickProfileName } from '../../config/profile.js';
@@ -8,15 +9,16 @@ import { completesWith } from '../../core/flags.js';
 import { UsageError, ExitCode, OpcliError, PlainExit } from '../../core/errors.js';
 
 /** `opcli profiles`: named sets of settings and credentials. */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('profiles')
-    .description('List, select and remove profiles (each has its own settings and login)')
-    .addHelpText('after', '\nExamples:\n  $ opcli profiles list\n  $ opcli profiles use staging\n  $ opcli --profile staging auth status');
-  registerList(group, deps);
-  registerUse(group, deps);
-  registerRemove(group, deps);
-}
+export const register = lazyGroup({
+  name: 'profiles',
+  description: 'List, select and remove profiles (each has its own settings and login)',
+  examples: '  $ opcli profiles list\n  $ opcli profiles use staging\n  $ opcli --profile staging auth status',
+  verbs: {
+    list: registerList,
+    use: registerUse,
+    remove: registerRemove,
+  },
+});
 
 /** The fields of a profile in `--json` (docs/json.md). */
 export const PROFILE_FIELDS = ['name', 'active', 'baseUrl', 'loggedIn'];
@@ -35,7 +37,7 @@ async function runList(opts: { json: boolean; fields?: string[] }, deps: Deps): 
   const settings = await deps.settings();
   const credentials = await deps.credentials();
   const active = pickProfileName(deps.globals.profile, deps.env, settings.currentProfile());
-  const names = [...new Set([...settings.listProfiles(), ...credentials.profiles()])].sort();
+  const names = knownProfiles(settings, credentials).sort();
   const rows = names.map((name) => ({
     name,
     active: name === active,
@@ -102,9 +104,8 @@ async function runRemove(opts: { name: string; yes: boolean }, deps: Deps): Prom
     throw new UsageError(`Invalid profile name "${opts.name}": ${parsed.error.issues[0]?.message}.`, 'See `opcli profiles list` for the names.');
   const settings = await deps.settings();
   const credentials = await deps.credentials();
-  const hasSettings = settings.listProfiles().includes(opts.name);
-  const hasSecrets = credentials.profiles().includes(opts.name);
-  if (!hasSettings && !hasSecrets) throw new OpcliError(`No profile named "${opts.name}".`, { hint: 'See `opcli profiles list`.' });
+  if (!knownProfiles(settings, credentials).includes(opts.name))
+    throw new OpcliError(`No profile named "${opts.name}".`, { hint: 'See `opcli profiles list`.' });
   if (!opts.yes) {
     if (!deps.canPrompt()) throw new UsageError(`Removing profile "${opts.name}" needs confirmation.`, 'Pass --yes to remove it without a question.');
     const ok = await (await deps.prompter()).confirm({ message: `Remove profile "${opts.name}" and its stored credentials?`, default: false });

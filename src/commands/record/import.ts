@@ -9,7 +9,8 @@ import { printJson } from '../../core/output.js';
 import { issuanceKey } from '../../giftcard/ledger.js';
 import type { ImportCounts } from '../../record-pg/import.js';
 import type { ImportSource } from '../../record-pg/import-files.js';
-import { safeLine, safeText, textProblem } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
+import { safeLine, safeText } from '../../text/safe.js';
 
 export interface ImportOptions {
   journals: string[];
@@ -82,8 +83,7 @@ interface Copied {
 /** Reads every file, then copies each in its own transaction (rolled back with --dry-run), and says what it added. */
 export async function run(opts: ImportOptions, deps: Deps): Promise<void> {
   // A value no one typed on purpose is named before anything else is asked.
-  const problem = opts.recordDir === undefined ? undefined : textProblem(opts.recordDir);
-  if (problem) throw new UsageError(`--record-dir ${problem}.`, 'Give the folder that holds the record: opcli record import --record-dir DIR.');
+  checkText('--record-dir', opts.recordDir, 'Give the folder that holds the record: opcli record import --record-dir DIR.');
   const profile = await deps.profile();
   if (!profile.record && opts.journals.length === 0) {
     throw new UsageError(

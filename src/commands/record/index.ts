@@ -1,31 +1,28 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
+import { lazyGroup } from '../../cli/program.js';
 import { UsageError } from '../../core/errors.js';
 import { printJson, outputMode, printRecord } from '../../core/output.js';
 import { maskRecordUrl, parseRecordUrl } from '../../record-pg/url.js';
-import { textProblem } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
 import { register as registerImport } from './import.js';
 
 /** `opcli record`: the team's record of business actions in PostgreSQL (docs/guides/team-record.md). */
-export function register(program: Command, deps: Deps): void {
-  const group = program
-    .command('record')
-    .description("Set up a team's record of claims and credits in PostgreSQL")
-    .addHelpText(
-      'after',
-      `
-Examples:
-  $ PGPASSWORD=… opcli record setup --url postgresql://admin@db.example.com/opcli --member alice --member bob
+export const register = lazyGroup({
+  name: 'record',
+  description: "Set up a team's record of claims and credits in PostgreSQL",
+  examples: `  $ PGPASSWORD=… opcli record setup --url postgresql://admin@db.example.com/opcli --member alice --member bob
   $ opcli config set record-url postgresql://alice@db.example.com/opcli
   $ opcli record check
   $ opcli record import --dry-run
 
 Guide: docs/guides/team-record.md`,
-    );
-  registerSetup(group, deps);
-  registerCheck(group, deps);
-  registerImport(group, deps);
-}
+  verbs: {
+    setup: registerSetup,
+    check: registerCheck,
+    import: registerImport,
+  },
+});
 
 export interface SetupOptions {
   url?: string;
@@ -42,10 +39,7 @@ function collectMembers(value: string, previous: string[] = []): string[] {
     .map((r) => r.trim())
     .filter(Boolean);
   if (roles.length === 0) throw new UsageError('--member needs a role name.', 'Name a database role, such as --member alice.');
-  for (const role of roles) {
-    const problem = textProblem(role);
-    if (problem) throw new UsageError(`--member ${JSON.stringify(role)} ${problem}.`, 'Name a database role, such as --member alice.');
-  }
+  for (const role of roles) checkText(`--member ${JSON.stringify(role)}`, role, 'Name a database role, such as --member alice.');
   return [...new Set([...previous, ...roles])];
 }
 

@@ -4,7 +4,8 @@ import { isOutcomeUncertain, OpcliError, UsageError } from '../../core/errors.js
 import { addBodyVerb, printAnswer, printDryRun } from '../body-verb.js';
 import { fieldKinds } from '../../input/flags.js';
 import { ProductVariant } from '../../schemas.js';
-import { textProblem, safeLine } from '../../text/safe.js';
+import { safeLine } from '../../text/safe.js';
+import { checkText } from '../../core/flags.js';
 import { PATHS } from '../../api/service.js';
 import { buildBody, readDataObject } from '../../input/data.js';
 
@@ -55,8 +56,7 @@ Examples:
     )
     .action(async (productId: string, flags: Record<string, unknown>) => {
       // `.` and `..` are refused where the path is built.
-      const problem = textProblem(productId);
-      if (problem) throw new UsageError(`The productId argument ${problem}.`, 'Pass the id of the parent product.');
+      checkText('The productId argument', productId, 'Pass the id of the parent product.');
       const { data, dryRun, json, ...fields } = flags as { data?: string; dryRun?: boolean; json?: boolean } & Record<string, unknown>;
       await runCreate({ productId, data, flags: fields, dryRun: !!dryRun, json: !!json }, deps);
     });
