@@ -43,10 +43,15 @@ function linkError(path: string, role: BatchFileRole): UnsafePathError {
   );
 }
 
-/** The same refusal with the batch's way on (the config folder's hints name OPCLI_CONFIG_DIR). */
-function refused(error: UnsafePathError, role: BatchFileRole): UnsafePathError {
-  const message = error.message.replace(/: refused\.$/, ': refused; nothing was sent.');
-  return new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role, true)}`.trim());
+/** Refuses a file that is not a regular file of yours others cannot write, with the batch's way on (the config folder's hints name OPCLI_CONFIG_DIR). */
+function checkStats(stats: Stats, path: string, role: BatchFileRole): void {
+  try {
+    checkFileStats(stats, path, role.what);
+  } catch (error) {
+    if (!(error instanceof UnsafePathError)) throw error;
+    const message = error.message.replace(/: refused\.$/, ': refused; nothing was sent.');
+    throw new UnsafePathError(error.path, message, `${error.hint ?? ''} ${elsewhere(role, true)}`.trim());
+  }
 }
 
 /** Checks a batch file's path before anything is read or sent: absent is fine; a link, folder or unsafe file is refused (exit 2). */
@@ -59,11 +64,7 @@ export function checkBatchPath(path: string, role: BatchFileRole): void {
     throw new OpcliError(`${role.flag} ${path}: ${(error as Error).message}.`, { exitCode: ExitCode.usage, hint: `Check the path, ${elsewhere(role)}` });
   }
   if (st.isSymbolicLink()) throw linkError(path, role);
-  try {
-    checkFileStats(st, path, role.what);
-  } catch (error) {
-    throw error instanceof UnsafePathError ? refused(error, role) : error;
-  }
+  checkStats(st, path, role);
 }
 
 /** An opened batch file. */
@@ -102,11 +103,7 @@ export async function openBatchFile(path: string, role: BatchFileRole, mode: 'tr
     }
     try {
       const stats = await handle.stat();
-      try {
-        checkFileStats(stats, path, role.what);
-      } catch (error) {
-        throw error instanceof UnsafePathError ? refused(error, role) : error;
-      }
+      checkStats(stats, path, role);
       if (mode === 'truncate') await handle.truncate(0);
       // Both hold customers' personal data: readable by you alone, like a new one.
       if (mode !== 'read' && (stats.mode & 0o077) !== 0 && typeof process.getuid === 'function') await handle.chmod(0o600);

@@ -193,7 +193,7 @@ function estimateTotal(path: string, format: string, tally: BatchTally): void {
 }
 
 /** What the planner of a run and of a dry run share: the batch's flags, the token's store, the record. */
-function plannerOptions(opts: BatchOptions, storeId: string | undefined, record: ClaimsRecord | undefined): PlanOptions {
+function plannerOptions(opts: BatchOptions, storeId: string | undefined, record: ClaimsRecord): PlanOptions {
   return {
     keyColumn: opts.key,
     allowSimilar: opts.allowSimilar,

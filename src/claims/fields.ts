@@ -1,5 +1,5 @@
 /** The leaf fields of an offline claim, derived from `schemas.OfflineClaim` (never hand-listed), and text (cells, flags) coerced into them. */
-import { missingDate } from '../core/field-issues.js';
+import { type FieldIssue, missingDate } from '../core/field-issues.js';
 import { DECIMAL_RE, decimalPrecisionProblem } from '../core/flags.js';
 import { kebab, type SchemaField, schemaFields } from '../input/schema.js';
 import { OfflineClaim } from '../schemas.js';
@@ -62,11 +62,6 @@ export function getPath(source: unknown, path: string[]): unknown {
     node = (node as Record<string, unknown>)[part];
   }
   return node;
-}
-
-interface CoercionIssue {
-  path: string;
-  message: string;
 }
 
 /** Scientific notation a spreadsheet wrote (`1.23456789012346E+19`): the digits past the 15th are gone, so two ids may read the same. */
@@ -157,7 +152,7 @@ interface TextOptions {
 }
 
 /** A text value (a CSV cell, a flag) in the field's type: no value for an empty cell left out, an issue for text of another kind. */
-export function coerceText(field: ClaimField, text: string, options: TextOptions = {}): { value?: unknown; issue?: CoercionIssue } {
+export function coerceText(field: ClaimField, text: string, options: TextOptions = {}): { value?: unknown; issue?: FieldIssue } {
   let trimmed = text.trim();
   if (trimmed === '') return field.required && field.acceptsEmpty ? { value: '' } : {};
   switch (field.type) {

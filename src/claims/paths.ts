@@ -107,18 +107,13 @@ export function resolveBatchPaths(
     }
     named.push({ flag: '--from', path: opts.from, at: input });
   }
-  let journal: Target | undefined;
-  if (!opts.validateOnly) {
-    journal = opts.journal
-      ? target(resolvePath(cwd, opts.journal), '--journal', platform, opts.journal)
-      : target(`${input?.real}.journal.jsonl`, '--journal', platform);
-    named.push({ flag: '--journal', path: opts.journal ?? journal.real, at: journal });
+  const journal = opts.validateOnly ? undefined : opts.journal ? resolvePath(cwd, opts.journal) : `${input?.real}.journal.jsonl`;
+  if (journal) {
+    const at = target(journal, '--journal', platform, opts.journal || journal);
+    named.push({ flag: '--journal', path: opts.journal ?? at.real, at });
   }
-  let out: Target | undefined;
-  if (opts.out) {
-    out = target(resolvePath(cwd, opts.out), '--out', platform, opts.out);
-    named.push({ flag: '--out', path: opts.out, at: out });
-  }
+  const out = opts.out ? resolvePath(cwd, opts.out) : undefined;
+  if (out) named.push({ flag: '--out', path: opts.out as string, at: target(out, '--out', platform, opts.out) });
   for (let i = 0; i < named.length; i++) {
     for (let j = i + 1; j < named.length; j++) {
       const a = named[i] as (typeof named)[number];
@@ -133,9 +128,5 @@ export function resolveBatchPaths(
       }
     }
   }
-  return {
-    input: input?.real,
-    journal: journal && written(opts.journal ? resolvePath(cwd, opts.journal) : `${input?.real}.journal.jsonl`, JOURNAL_ROLE),
-    out: out && written(resolvePath(cwd, opts.out as string), RESULTS_ROLE),
-  };
+  return { input: input?.real, journal: journal && written(journal, JOURNAL_ROLE), out: out && written(out, RESULTS_ROLE) };
 }

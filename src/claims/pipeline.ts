@@ -125,7 +125,8 @@ export class SendPipeline {
     });
     let unreachable: NetworkError | undefined;
     try {
-      const work = this.work(source.rows);
+      // The feeder and one worker per slot, until every row is settled.
+      const work = Promise.all([this.feed(source.rows), ...Array.from({ length: this.opts.concurrency }, () => this.worker())]).then(() => 'done' as const);
       if ((await Promise.race([work, stoppedNow])) === 'now') {
         work.catch(() => {});
         return { stoppedNow: true };
@@ -143,12 +144,6 @@ export class SendPipeline {
     if (unreachable && this.fatal === undefined) return { unreachable, stoppedNow: false };
     this.summarize(source, []);
     return { fatal: this.fatal, stopError: this.stopError, readError: this.readError, stoppedNow: false };
-  }
-
-  /** The feeder and one worker per slot, until every row is settled. */
-  private async work(rows: AsyncGenerator<SourceRow>): Promise<'done'> {
-    await Promise.all([this.feed(rows), ...Array.from({ length: this.opts.concurrency }, () => this.worker())]);
-    return 'done';
   }
 
   /** Read, check, key: rows are planned while the window has room; rows not to send are reported on the way. */
@@ -200,12 +195,8 @@ export class SendPipeline {
       return this.report(row, plan.result);
     }
     this.window.hold({ row, plan });
-    this.makeDurableIfLow();
-    return undefined;
-  }
-
-  private makeDurableIfLow(): void {
     this.window.admitSoon(this.admitNow);
+    return undefined;
   }
 
   /** Records the held rows' intents as one group (one write, one fdatasync), as many as the window has room for; stopping: not_sent. */
@@ -274,7 +265,7 @@ export class SendPipeline {
   /** The next durable row for a worker; undefined once nothing more will be. */
   private take(): Ready | undefined | Promise<Ready | undefined> {
     const item = this.window.next();
-    this.makeDurableIfLow();
+    this.window.admitSoon(this.admitNow);
     return item ?? this.window.wait();
   }
 
@@ -347,8 +338,7 @@ export class SendPipeline {
     try {
       // No signal on the request: Ctrl-C stops new rows, but a request in flight is let finish so its outcome is known.
       const http = await this.ports.http();
-      // Retries are not announced row by row: the outage watch and the summary speak for the batch.
-      const created = await createClaim(http, plan.claim, { limiter: paced, answer: compiled(ClaimCreated), quiet: true });
+      const created = await createClaim(http, plan.claim, { limiter: paced, answer: compiled(ClaimCreated) });
       return { result: { line: row.line, status: 'filed', sourceOrderId: created.payload.sourceOrderId }, stop: false };
     } catch (error) {
       if (error instanceof StoppedBeforeSending) return { result: { line: row.line, status: 'not_sent', error: NOT_SENT_REASON }, stop: false };
@@ -404,7 +394,7 @@ export class SendPipeline {
   /** A row left the window (its request left, or it was settled without leaving): held rows may be recorded. */
   private leftWindow(): void {
     this.window.left();
-    this.makeDurableIfLow();
+    this.window.admitSoon(this.admitNow);
   }
 
   /** Every ready or held row waiting for a worker is settled not_sent at once, so a second Ctrl-C finds the record true. */
@@ -594,16 +584,15 @@ class SendWindow {
 
 /**
  * Endpoint 6, POST /v1/claims/offline (a batch's rows and the single claim alike); a POST is not
- * resent when its fate is unknown. A batch paces with one shared `limiter` and reads answers with
- * ClaimCreated compiled; `quiet`: retries are not announced.
+ * resent when its fate is unknown. Retries are not announced (the outage watch and the summary speak
+ * for a batch). A batch paces with one shared `limiter` and reads answers with ClaimCreated compiled.
  */
 export async function createClaim(
   http: HttpClient,
   claim: OfflineClaim,
-  options: { signal?: AbortSignal; limiter?: RequestLimiter; answer?: typeof ClaimCreated; quiet?: boolean } = {},
+  options: { limiter?: RequestLimiter; answer?: typeof ClaimCreated } = {},
 ): Promise<ClaimCreated> {
-  const { signal, limiter, quiet } = options;
-  return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, signal, limiter, quiet }, options.answer ?? ClaimCreated)).body;
+  return (await http.request({ method: 'POST', url: PATHS.claims, json: claim, limiter: options.limiter, quiet: true }, options.answer ?? ClaimCreated)).body;
 }
 
 /** How a failed request ends: the row's status, and whether the whole batch must stop. */

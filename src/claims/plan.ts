@@ -226,7 +226,7 @@ export interface PlanOptions {
   /** `--allow-duplicates`: file rows the record holds, and rows repeated in this file. */
   allowDuplicates?: boolean;
   /** The record of claims for this store (record.ts): rows filed from anywhere are held. */
-  record?: PlanRecord;
+  record: PlanRecord;
   /** What this run's intents record: the input file and the profile. */
   provenance?: { source: string; profile: string; journal?: string };
 }
@@ -302,7 +302,7 @@ export class Planner {
   ) {
     // Who files, from where, written once for the run (before its first intent) rather than on every row.
     const p = options.provenance;
-    if (p) options.record?.startRun(this.run, p);
+    if (p) options.record.startRun(this.run, p);
   }
 
   /** Decides one row: check, then key, then what earlier runs and the record of claims say of it. */
@@ -318,7 +318,7 @@ export class Planner {
     // The batch's earlier runs and the record of claims are asked at once: with the team's database, one round trip's wait, not two.
     const [prior, hit] = await Promise.all([
       this.history.batchRow(this.history.batch, { key: id.key }),
-      record && !allowDuplicates ? record.lookup(recordKey) : undefined,
+      allowDuplicates ? undefined : record.lookup(recordKey),
     ]);
     const earlier = await this.earlier(row, claim, id, prior);
     if (earlier) return earlier;
@@ -326,22 +326,21 @@ export class Planner {
     const sim = similarity(claim);
     const duplicate = await this.duplicate(row, claim, id, { prior, hit, recordKey, recordSim, sim });
     if (duplicate) return duplicate;
-    const intent: NewIntent | undefined =
-      this.options.record && this.options.provenance
-        ? {
-            issuance: `${this.run}.${row.line}`,
-            key: recordKey,
-            run: this.run,
-            line: row.line,
-            sim: recordSim,
-            email: claim.customer.email,
-            item: itemWords(claim),
-            like: sim,
-            claimJson: robust,
-            // Under --key the row's key is its value's hash, not the content's: kept, with its content tag, for a resume that asks the record.
-            ...(this.options.keyColumn === undefined ? {} : { row: id.key, tag: id.tag }),
-          }
-        : undefined;
+    const intent: NewIntent | undefined = this.options.provenance
+      ? {
+          issuance: `${this.run}.${row.line}`,
+          key: recordKey,
+          run: this.run,
+          line: row.line,
+          sim: recordSim,
+          email: claim.customer.email,
+          item: itemWords(claim),
+          like: sim,
+          claimJson: robust,
+          // Under --key the row's key is its value's hash, not the content's: kept, with its content tag, for a resume that asks the record.
+          ...(this.options.keyColumn === undefined ? {} : { row: id.key, tag: id.tag }),
+        }
+      : undefined;
     return { send: true, key: id.key, claim, sim, tag: id.tag, robust, intent };
   }
 
@@ -422,7 +421,7 @@ export class Planner {
         'a row repeated in this file; --allow-duplicates files it',
       );
     }
-    if (record && !allowDuplicates) {
+    if (!allowDuplicates) {
       const unknown = prior !== undefined && claimWeight(prior.status) === 'maybe';
       // A row this batch sent without an answer and --retry-uncertain sends again: the record holds that same sending.
       const retrying = unknown && retryUncertain && hit?.state !== 'filed';
@@ -441,7 +440,7 @@ export class Planner {
     // The batch's look-alike and the record's are asked at once, the batch's answer first.
     const [like, recorded] = await Promise.all([
       sim === undefined ? undefined : this.history.batchRow(this.history.batch, { like: sim }),
-      allowDuplicates ? undefined : record?.similar(recordSim, recordKey),
+      allowDuplicates ? undefined : record.similar(recordSim, recordKey),
     ]);
     if (like) return { send: false, result: this.held(row, claim, like) };
     if (!recorded) return undefined;

@@ -727,25 +727,19 @@ function listCut(items: string[], max = 200): string {
 function coerceObject(value: Record<string, unknown>): FieldIssue[] {
   const issues: FieldIssue[] = [];
   for (const field of CLAIM_FIELDS) {
-    if (field.type === 'string') {
-      const v = getPath(value, field.path);
-      if (field.format === 'datetime' && typeof v === 'string') {
-        // A date alone, or a day-month form, as a CSV cell's.
-        const { value: date, issue } = coerceText(field, v);
-        if (issue) issues.push(issue);
-        else if (date !== v.trim() && date !== undefined) setPath(value, field.path, date);
-        continue;
-      }
-      const damage = typeof v === 'string' ? spreadsheetDamage(field, v.trim()) : undefined;
+    const coerces = field.type === 'number' || field.type === 'boolean' || field.format === 'datetime';
+    if (!coerces && field.type !== 'string') continue;
+    const v = getPath(value, field.path);
+    if (typeof v !== 'string') continue;
+    if (!coerces) {
+      const damage = spreadsheetDamage(field, v.trim());
       if (damage) issues.push({ path: field.key, message: damage });
       continue;
     }
-    if (field.type !== 'number' && field.type !== 'boolean') continue;
-    const v = getPath(value, field.path);
-    if (typeof v !== 'string') continue;
+    // A date alone, or a day-month form, as a CSV cell's; a date-time already written so is left as written.
     const { value: coerced, issue } = coerceText(field, v);
     if (issue) issues.push(issue);
-    else if (coerced !== undefined) setPath(value, field.path, coerced);
+    else if (coerced !== undefined && (field.type !== 'string' || coerced !== v.trim())) setPath(value, field.path, coerced);
   }
   return issues;
 }

@@ -185,7 +185,7 @@ export async function fileSingle(opts: SingleOptions, deps: SinglePorts, ask?: A
       profile,
       deps,
       { force: !!opts.force, source: singleSource(opts.data, asked, deps.cwd), confirm: confirm ? () => confirm(checked.claim) : undefined },
-      async () => (await createClaim(http, checked.claim, { quiet: true })).payload,
+      async () => (await createClaim(http, checked.claim)).payload,
     );
   } catch (error) {
     if (isStoreMismatch(error)) {

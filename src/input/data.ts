@@ -115,17 +115,15 @@ export async function readStdinText(deps: { io: Pick<IO, 'stdin' | 'stdinIsTTY'>
 
 // Request bodies from `--data` plus field flags, validated before anything is sent (--dry-run prints in src/commands/body-verb.ts).
 
-/** Reads --data (a path, `-`, or an already read object), lays the flags over it and validates the result with `schema`. */
-export async function buildBody<S extends z.ZodObject>(
-  deps: DataPorts,
+/** Lays the flags over --data's object and validates the result with `schema`. */
+export function buildBody<S extends z.ZodObject>(
   schema: S,
   kinds: FieldKind[],
-  data: string | Record<string, unknown> | undefined,
+  data: Record<string, unknown>,
   flags: Record<string, unknown>,
   what: string,
   fixed: Record<string, unknown> = {},
-): Promise<z.infer<S>> {
-  const base = typeof data === 'string' ? await readDataObject(deps, data) : (data ?? {});
+): z.infer<S> {
   const { fields, issues } = fieldsFromFlags(flags, kinds);
-  return validateBody(schema, { ...base, ...fields, ...fixed }, what, issues);
+  return validateBody(schema, { ...data, ...fields, ...fixed }, what, issues);
 }

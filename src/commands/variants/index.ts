@@ -72,7 +72,7 @@ async function runCreate(opts: CreateOptions, deps: Deps): Promise<void> {
       'The variant is created under the product named by the argument; make the two agree or drop productId from the file.',
     );
   }
-  const variant = await buildBody(deps, ProductVariant, KINDS, doc, opts.flags, 'product variant', { productId: opts.productId });
+  const variant = buildBody(ProductVariant, KINDS, doc, opts.flags, 'product variant', { productId: opts.productId });
   warnAboutProductImage(deps, variant.productImage);
   const path = PATHS.variants(opts.productId);
   if (opts.dryRun) {
