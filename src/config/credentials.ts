@@ -18,10 +18,7 @@ export class CredentialStore {
 
   /** Opens the credential store in `dir` (the folder checked, or created 0700); a file others can read is made 0600, with a `warn`. */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
-    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
-      quick: credentialsFile,
-      empty: () => ({ profiles: {} }),
-    });
+    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, credentialsFile);
     const tightened = tightenSecretFile(file.path, 'credentials file');
     if (tightened) warn?.(tightened);
     return new CredentialStore(dir, file);
