@@ -16,7 +16,7 @@ import { type LoginStatus, loginStatus } from './describe.js';
 import { CALLBACK_PATH, startCallbackServer } from '../oauth/loopback.js';
 import { bindingOf, clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
-import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
+import { type Deadline, startDeadline, type Timers, whenAborted } from '../core/timers.js';
 
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
@@ -113,7 +113,7 @@ function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: s
 /** Rejects when the login's --timeout passes (by the run's timers: a test's manual clock moves it), or with the reason it was stopped. */
 function timedOut(deadline: Deadline, timeoutMs: number): Promise<never> {
   return new Promise<never>((_, reject) => {
-    const fail = () =>
+    whenAborted(deadline.signal, () =>
       reject(
         deadline.expired
           ? new AuthError(
@@ -121,9 +121,8 @@ function timedOut(deadline: Deadline, timeoutMs: number): Promise<never> {
               'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
             )
           : deadline.signal.reason,
-      );
-    if (deadline.signal.aborted) fail();
-    else deadline.signal.addEventListener('abort', fail, { once: true });
+      ),
+    );
   });
 }
 
