@@ -207,17 +207,11 @@ export const SETTING_KEYS: SettingKey[] = (Object.entries(KEYS) as [keyof typeof
 }));
 
 /** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */
-export function recordDirValue(raw: string): string {
-  return z
-    .string()
-    .transform((v) => v.trim())
-    .pipe(
-      z
-        .string()
-        .min(1, 'expected a folder, such as /srv/opcli-records')
-        .refine((v) => isAbsolute(v), `expected an absolute path, such as /srv/opcli-records, got "${raw.trim()}"`),
-    )
-    .parse(raw);
+function recordDirValue(raw: string): string {
+  const value = raw.trim();
+  if (value === '') refuse('expected a folder, such as /srv/opcli-records');
+  if (!isAbsolute(value)) refuse(`expected an absolute path, such as /srv/opcli-records, got "${value}"`);
+  return value;
 }
 
 /** Looks a key up by name, or undefined. */
