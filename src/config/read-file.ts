@@ -63,7 +63,7 @@ export class ConfFileStore<T extends { profiles: object }> {
 
   private constructor(
     readonly path: string,
-    private readonly dir: string,
+    readonly dir: string,
     /** `settings` or `credentials`: the file's name and what messages call it. */
     private readonly what: string,
     private readonly loadSchema: () => Promise<z.ZodType<T>>,
