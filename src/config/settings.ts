@@ -73,17 +73,10 @@ export class SettingsStore {
 
 /** Reads a dotted setting path from a profile. */
 export function getAtPath(settings: Record<string, unknown>, path: readonly string[]): unknown {
-  let cur: unknown = settings;
-  for (const part of path) {
-    if (cur == null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
+  return path.reduce<unknown>((cur, part) => (cur != null && typeof cur === 'object' ? (cur as Record<string, unknown>)[part] : undefined), settings);
 }
 
 /** Builds a patch object that sets (or, with undefined, clears) one setting path. */
 export function patchAtPath(path: readonly string[], value: unknown): Record<string, unknown> {
-  const [head, ...rest] = path;
-  if (!head) return {};
-  return { [head]: rest.length ? patchAtPath(rest, value) : value };
+  return path.reduceRight<unknown>((inner, part) => ({ [part]: inner }), value) as Record<string, unknown>;
 }
