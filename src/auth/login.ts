@@ -3,7 +3,8 @@
  * token on stdin) and storing the result. No prompt and no print: the verb passes a notice sink and,
  * when someone can answer, a question to ask.
  */
-import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { originOf, profileFlag, profileLabel } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
@@ -349,16 +350,12 @@ async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResul
 }
 
 /** A port that was free a moment ago, for the two-step redirect URI (nothing listens on it later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+async function freePort(): Promise<number> {
+  const srv = createServer().listen({ host: '127.0.0.1', port: 0 });
+  await once(srv, 'listening');
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((closed) => srv.close(closed));
+  return port;
 }
 
 /** "300 seconds", "0.3 seconds". */
