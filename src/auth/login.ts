@@ -3,7 +3,8 @@
  * token on stdin) and storing the result. No prompt and no print: the verb passes a notice sink and,
  * when someone can answer, a question to ask.
  */
-import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import type { CredentialStore, StoredToken } from '../config/credentials.js';
 import { originOf, profileFlag, profileLabel } from '../config/origin.js';
 import { DEFAULT_SCOPES, type ResolvedProfile, requireClient } from '../config/profile.js';
@@ -16,7 +17,7 @@ import { type LoginStatus, loginStatus } from './describe.js';
 import { CALLBACK_PATH, startCallbackServer } from '../oauth/loopback.js';
 import { bindingOf, clientCredentials, oauthDescription, toStoredToken, tokenClient, tokenRefusal } from '../oauth/endpoints.js';
 import { PENDING_TTL_MS, savePending, takePending, utcText } from './pending.js';
-import { type Deadline, startDeadline, type Timers } from '../core/timers.js';
+import { type Deadline, startDeadline, type Timers, whenAborted } from '../core/timers.js';
 
 /** How to log in, as the verb parsed it. */
 export interface LoginRequest {
@@ -113,7 +114,7 @@ function authorizeUrl(profile: ResolvedProfile, clientId: string, redirectUri: s
 /** Rejects when the login's --timeout passes (by the run's timers: a test's manual clock moves it), or with the reason it was stopped. */
 function timedOut(deadline: Deadline, timeoutMs: number): Promise<never> {
   return new Promise<never>((_, reject) => {
-    const fail = () =>
+    whenAborted(deadline.signal, () =>
       reject(
         deadline.expired
           ? new AuthError(
@@ -121,9 +122,8 @@ function timedOut(deadline: Deadline, timeoutMs: number): Promise<never> {
               'Run `opcli auth login` again (raise --timeout if you need longer), or use `--no-browser --json` and `--complete` to finish later.',
             )
           : deadline.signal.reason,
-      );
-    if (deadline.signal.aborted) fail();
-    else deadline.signal.addEventListener('abort', fail, { once: true });
+      ),
+    );
   });
 }
 
@@ -350,16 +350,12 @@ async function saveToken(env: LoginEnv, issued: StoredToken): Promise<LoginResul
 }
 
 /** A port that was free a moment ago, for the two-step redirect URI (nothing listens on it later). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen({ host: '127.0.0.1', port: 0 }, () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
+async function freePort(): Promise<number> {
+  const srv = createServer().listen({ host: '127.0.0.1', port: 0 });
+  await once(srv, 'listening');
+  const { port } = srv.address() as AddressInfo;
+  await new Promise((closed) => srv.close(closed));
+  return port;
 }
 
 /** "300 seconds", "0.3 seconds". */

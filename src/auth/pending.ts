@@ -28,13 +28,12 @@ export function pendingPath(dir: string, profile: string): string {
 }
 
 /** Keeps a pending login (0600, written to a temporary file and renamed, so it is never half there). */
-export function savePending(dir: string, pending: PendingLogin): string {
+export function savePending(dir: string, pending: PendingLogin): void {
   ensurePrivateDir(dir);
   const path = pendingPath(dir, pending.profile);
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(pending)}\n`, { mode: 0o600, flag: 'wx' });
   renameSync(tmp, path);
-  return path;
 }
 
 /**

@@ -11,20 +11,14 @@ const schemas = () => import('./credentials-schema.js');
 
 /** The credential store (credentials.json): every write is a read-modify-write under the lock, as several runs may refresh at once. */
 export class CredentialStore {
-  private constructor(
-    private readonly dir: string,
-    private readonly file: ConfFileStore<CredentialsFile>,
-  ) {}
+  private constructor(private readonly file: ConfFileStore<CredentialsFile>) {}
 
   /** Opens the credential store in `dir` (the folder checked, or created 0700); a file others can read is made 0600, with a `warn`. */
   static async open(dir: string, warn?: (line: string) => void): Promise<CredentialStore> {
-    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, 'credentials', {
-      quick: credentialsFile,
-      empty: () => ({ profiles: {} }),
-    });
+    const file = await ConfFileStore.open(dir, 'credentials', async () => (await schemas()).CredentialsFile, credentialsFile);
     const tightened = tightenSecretFile(file.path, 'credentials file');
     if (tightened) warn?.(tightened);
-    return new CredentialStore(dir, file);
+    return new CredentialStore(file);
   }
 
   /** The secrets of one profile as they are on disk now. */
@@ -41,7 +35,7 @@ export class CredentialStore {
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     // Reading needs no writer; the writer (conf) is loaded only by those who take the lock to write.
     await this.file.prepareWrite();
-    return withFileLock(this.dir, 'credentials', fn);
+    return withFileLock(this.file.dir, 'credentials', fn);
   }
 
   /** Replaces one profile's secrets with `fn(current)` (undefined removes them), inside `withLock`: read, call and write under one lock. */

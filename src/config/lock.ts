@@ -90,31 +90,19 @@ function tryCreate(path: string, owner: Owner, shared = false): boolean {
 
 /** The lock at `path` as it is now, or undefined when there is none. */
 function inspect(path: string): Seen | undefined {
-  let mtimeMs: number;
-  let uid: number;
-  try {
-    const st = lstatSync(path);
-    if (st.isSymbolicLink()) {
-      throw new UnsafePathError(
-        path,
-        `The lock ${path} is a symbolic link: opcli does not follow links for its config files.`,
-        'Remove the link (check who created it first); opcli creates the lock itself.',
-      );
-    }
-    mtimeMs = st.mtimeMs;
-    uid = st.uid;
-  } catch (error) {
-    if (error instanceof OpcliError) throw error;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (st === undefined) return undefined;
+  if (st.isSymbolicLink()) {
+    throw new UnsafePathError(
+      path,
+      `The lock ${path} is a symbolic link: opcli does not follow links for its config files.`,
+      'Remove the link (check who created it first); opcli creates the lock itself.',
+    );
   }
+  const { mtimeMs, uid } = st;
   const owner = readOwner(path);
   if (!owner) return { mtimeMs, uid };
-  let writtenMs: number | undefined;
-  try {
-    writtenMs = lstatSync(join(path, OWNER_FILE)).mtimeMs;
-  } catch {}
-  return { owner, mtimeMs, uid, writtenMs };
+  return { owner, mtimeMs, uid, writtenMs: lstatSync(join(path, OWNER_FILE), { throwIfNoEntry: false })?.mtimeMs };
 }
 
 /**
@@ -136,12 +124,10 @@ function readOwner(path: string): Owner | undefined {
     );
   }
   try {
-    const owner = JSON.parse(text ?? '') as Owner;
-    if (Number.isInteger(owner.pid) && typeof owner.host === 'string' && typeof owner.token === 'string') {
-      const at = typeof owner.at === 'string' ? owner.at : undefined;
-      const start = typeof owner.start === 'string' ? owner.start : undefined;
-      return { pid: owner.pid, host: owner.host, token: owner.token, at, start, live: typeof owner.live === 'string' ? owner.live : undefined };
-    }
+    const { pid, host, token, at, start, live } = JSON.parse(text ?? '') as Record<keyof Owner, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    if (Number.isInteger(pid) && typeof host === 'string' && typeof token === 'string')
+      return { pid: pid as number, host, token, at: str(at), start: str(start), live: str(live) };
   } catch {}
   return undefined;
 }
@@ -296,27 +282,23 @@ export async function acquireFileLock(dir: string, name: string, options: Acquir
   const me: Owner = { pid: process.pid, host: hostname(), token: newToken(), at: new Date().toISOString(), start, live };
   await take(dir, name, me, { ...options, platform, timers: options.timers ?? realTimers });
   let lost = false;
-  const stillMine = () => inspect(path)?.owner?.token === me.token;
+  // A lock that cannot even be inspected is not this holder's any more.
+  const stillMine = () => {
+    try {
+      return inspect(path)?.owner?.token === me.token;
+    } catch {
+      return false;
+    }
+  };
   const refresh = setInterval(() => {
     try {
-      if (!stillMine()) lost = true;
-      else {
-        const t = new Date();
-        utimesSync(path, t, t);
-      }
-    } catch {
-      lost = true;
-    }
+      if (stillMine()) return utimesSync(path, new Date(), new Date());
+    } catch {}
+    lost = true;
   }, REFRESH_MS);
   refresh.unref();
   return {
-    lost: () => {
-      try {
-        return lost || !stillMine();
-      } catch {
-        return true;
-      }
-    },
+    lost: () => lost || !stillMine(),
     release() {
       clearInterval(refresh);
       try {

@@ -8,13 +8,8 @@ import { shellAdvice } from '../core/platform.js';
 
 /** The origin credentials are bound to (`https://api.example.com`, `http://127.0.0.1:8080`); undefined for no URL or a bad one. */
 export function originOf(url: string | URL | undefined): string | undefined {
-  if (url === undefined || url === '') return undefined;
-  try {
-    const origin = (typeof url === 'string' ? new URL(url) : url).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
-  }
+  const origin = url && URL.canParse(String(url)) ? new URL(url).origin : 'null';
+  return origin === 'null' ? undefined : origin;
 }
 
 /** The token endpoint of a base URL (endpoint 1 of the spec), as it is stored with a login. */

@@ -113,11 +113,8 @@ function recordOf(
 function envBaseUrl(env: Record<string, string | undefined>, warnings: string[]): string | undefined {
   const value = envValue(env, 'OPCLI_BASE_URL', warnings);
   if (value === undefined) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {}
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+  const protocol = URL.canParse(value) ? new URL(value).protocol : undefined;
+  if (protocol !== 'https:' && protocol !== 'http:') {
     throw new UsageError(
       `OPCLI_BASE_URL "${value}" is not an http(s) URL.`,
       "Set it to the API base URL, such as https://api.example.com, or unset it to use the profile's base-url.",

@@ -25,7 +25,7 @@ export type QuickCheck = (raw: unknown) => boolean;
 class SchemaNeeded extends Error {}
 
 /** Parses a file's text, checked by `quick`, else `schema` (SchemaNeeded when not loaded); anything else is a DamagedFileError. */
-function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: string, what: string, quick?: QuickCheck): T {
+function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: string, what: string, quick: QuickCheck): T {
   // An empty file is a write cut short (a full disk, a crash): read as empty, it would forget every profile and login.
   if (text.trim() === '') throw new DamagedFileError(path, what, 'it is empty (a write may have been cut short, e.g. by a full disk)');
   if (text.includes('\uFFFD')) throw new DamagedFileError(path, what, 'it is not UTF-8 text');
@@ -39,7 +39,7 @@ function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: s
     const kind = raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`;
     throw new DamagedFileError(path, what, `it holds ${kind} where an object ({ "profiles": … }) was expected`);
   }
-  if (quick?.(raw)) return raw as T;
+  if (quick(raw)) return raw as T;
   if (!schema) throw new SchemaNeeded();
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
@@ -56,32 +56,31 @@ function parseChecked<T>(text: string, schema: z.ZodType<T> | undefined, path: s
  * The check before conf's write is enough although conf then follows links: the folder is one no
  * other user owns or can write, so only the user (or root) could swap the file for a link meanwhile.
  */
-export class ConfFileStore<T extends Record<string, unknown>> {
+export class ConfFileStore<T extends { profiles: object }> {
   private conf: Conf<T> | undefined;
   /** The zod schema, once loaded: by a write, or by a read the quick check could not vouch for. */
   private schema: z.ZodType<T> | undefined;
 
   private constructor(
     readonly path: string,
-    private readonly dir: string,
-    private readonly name: string,
-    private readonly loadSchema: () => Promise<z.ZodType<T>>,
+    readonly dir: string,
+    /** `settings` or `credentials`: the file's name and what messages call it. */
     private readonly what: string,
-    private readonly quick: QuickCheck | undefined,
-    private readonly empty: () => T,
+    private readonly loadSchema: () => Promise<z.ZodType<T>>,
+    private readonly quick: QuickCheck,
   ) {}
 
-  /** Opens `<dir>/<name>.json` (not creating it); a damaged or unsafe file throws here. `write` loads conf too. */
-  static async open<T extends Record<string, unknown>>(
+  /** Opens `<dir>/<what>.json` (not creating it); a damaged or unsafe file throws here. `write` loads conf too. */
+  static async open<T extends { profiles: object }>(
     dir: string,
-    name: string,
-    schema: () => Promise<z.ZodType<T>>,
     what: string,
-    options: { write?: boolean; quick?: QuickCheck; empty: () => T },
+    schema: () => Promise<z.ZodType<T>>,
+    quick: QuickCheck,
+    write = false,
   ): Promise<ConfFileStore<T>> {
     ensurePrivateDir(dir);
-    const store = new ConfFileStore(join(dir, `${name}.json`), dir, name, schema, what, options.quick, options.empty);
-    if (options.write) await store.prepareWrite();
+    const store = new ConfFileStore(join(dir, `${what}.json`), dir, what, schema, quick);
+    if (write) await store.prepareWrite();
     else {
       try {
         store.readChecked();
@@ -104,7 +103,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
     const { default: ConfClass } = await import('conf');
     this.conf = new ConfClass<T>({
       cwd: this.dir,
-      configName: this.name,
+      configName: this.what,
       projectName: 'opcli',
       configFileMode: 0o600,
       clearInvalidConfig: false,
@@ -133,7 +132,7 @@ export class ConfFileStore<T extends Record<string, unknown>> {
 
   private readChecked(): T {
     const text = readPrivateFile(this.path, `${this.what} file`, undefined, MAX_CONFIG_BYTES);
-    if (text === undefined) return this.empty();
+    if (text === undefined) return { profiles: {} } as T;
     return parseChecked(text, this.schema, this.path, this.what, this.quick);
   }
 

@@ -47,12 +47,8 @@ export async function writeSandboxProfile(
 
 /** Whether a base URL is a local sandbox's: plain http on a loopback address. */
 export function isSandboxUrl(baseUrl: string): boolean {
-  try {
-    const url = new URL(baseUrl);
-    return url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-  } catch {
-    return false;
-  }
+  const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
+  return url?.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 }
 
 /** Refuses to let `sandbox --write-profile` (without --force) replace a profile with real secrets: one not at a local sandbox. */

@@ -4,18 +4,16 @@
  * marker (`sandbox-starting.NAME.json`, its pid) until the profile is written; a command reading
  * profile NAME waits for a live one's marker, up to WAIT_LIMIT_MS.
  */
-import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { OpcliError } from '../core/errors.js';
-import { ensurePrivateDir, readCheckedFile } from './private-file.js';
+import { ensurePrivateDir, openPrivateFile, readCheckedFile } from './private-file.js';
 
 /** How long a command waits for a starting sandbox to write its profile. */
 export const WAIT_LIMIT_MS = 20_000;
 /** A marker older than this is left from a sandbox that did not finish (its pid may be another process now). */
 const STALE_MS = 120_000;
 const POLL_MS = 50;
-// Windows has no O_NOFOLLOW.
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 const markerPath = (dir: string, profile: string) => join(dir, `sandbox-starting.${profile}.json`);
 
@@ -23,7 +21,7 @@ const markerPath = (dir: string, profile: string) => join(dir, `sandbox-starting
 export function markSandboxStarting(dir: string, profile: string, now: number): () => void {
   ensurePrivateDir(dir);
   const path = markerPath(dir, profile);
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW, 0o600);
+  const fd = openPrivateFile(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 'sandbox marker') as number;
   try {
     writeSync(fd, `${JSON.stringify({ pid: process.pid, at: now })}\n`);
   } finally {

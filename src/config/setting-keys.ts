@@ -54,11 +54,7 @@ const list = (raw: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-const trueFalse = (raw: string) =>
-  z
-    .enum(['true', 'false'], { message: `expected true or false, got "${raw}"` })
-    .transform((v) => v === 'true')
-    .parse(raw);
+const trueFalse = (raw: string) => (raw === 'true' || raw === 'false' ? raw === 'true' : refuse(`expected true or false, got "${raw}"`));
 
 /** The provider wants the store's domain alone (shop_url): no scheme, path, query or user. */
 const shopDomain = (raw: string) => {
@@ -84,17 +80,13 @@ const currency = (raw: string) => {
 
 /** An amount above zero with at most two decimals, kept as `1000.00`. */
 const maxAmount = (raw: string) => {
-  const message = `expected an amount above zero with at most two decimals, such as 1000 or 2500.00, got "${raw}"`;
-  return z
-    .string()
-    .transform((v) => v.trim().replace(/,(?=\d{3}(?!\d))/g, ''))
-    .pipe(z.string().regex(/^\d{1,10}(\.\d{1,2})?$/, message))
-    .transform((v) => {
-      const [whole = '0', cents = ''] = v.split('.');
-      return `${Number(whole)}.${cents.padEnd(2, '0')}`;
-    })
-    .refine((v) => v !== '0.00', message)
-    .parse(raw);
+  const value = raw.trim().replace(/,(?=\d{3}(?!\d))/g, '');
+  const [whole = '0', cents = ''] = value.split('.');
+  const amount = `${Number(whole)}.${cents.padEnd(2, '0')}`;
+  if (!/^\d{1,10}(\.\d{1,2})?$/.test(value) || amount === '0.00') {
+    refuse(`expected an amount above zero with at most two decimals, such as 1000 or 2500.00, got "${raw}"`);
+  }
+  return amount;
 };
 
 const progress = (raw: string) => z.enum(PROGRESS_MODES, { message: `expected auto, plain or none, got "${raw}"` }).parse(raw.trim().toLowerCase());
@@ -207,17 +199,11 @@ export const SETTING_KEYS: SettingKey[] = (Object.entries(KEYS) as [keyof typeof
 }));
 
 /** A record folder as `config set record-dir` takes it: an absolute path (control characters are refused before). */
-export function recordDirValue(raw: string): string {
-  return z
-    .string()
-    .transform((v) => v.trim())
-    .pipe(
-      z
-        .string()
-        .min(1, 'expected a folder, such as /srv/opcli-records')
-        .refine((v) => isAbsolute(v), `expected an absolute path, such as /srv/opcli-records, got "${raw.trim()}"`),
-    )
-    .parse(raw);
+function recordDirValue(raw: string): string {
+  const value = raw.trim();
+  if (value === '') refuse('expected a folder, such as /srv/opcli-records');
+  if (!isAbsolute(value)) refuse(`expected an absolute path, such as /srv/opcli-records, got "${value}"`);
+  return value;
 }
 
 /** Looks a key up by name, or undefined. */

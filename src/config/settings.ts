@@ -12,21 +12,13 @@ export class SettingsStore {
   private constructor(private readonly file: ConfFileStore<SettingsFile>) {}
 
   /** Opens (without creating) the settings file in `dir`, ready to write; the folder is checked (or created 0700). */
-  static async open(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await SettingsStore.openFile(dir, true));
+  static async open(dir: string, write = true): Promise<SettingsStore> {
+    return new SettingsStore(await ConfFileStore.open(dir, 'settings', async () => (await schemas()).SettingsFile, settingsFile, write));
   }
 
   /** Opens the settings file to read only (no writer is loaded; a write throws): how a command resolves its profile. */
-  static async openForReading(dir: string): Promise<SettingsStore> {
-    return new SettingsStore(await SettingsStore.openFile(dir, false));
-  }
-
-  private static openFile(dir: string, write: boolean): Promise<ConfFileStore<SettingsFile>> {
-    return ConfFileStore.open(dir, 'settings', async () => (await schemas()).SettingsFile, 'settings', {
-      write,
-      quick: settingsFile,
-      empty: () => ({ profiles: {} }),
-    });
+  static openForReading(dir: string): Promise<SettingsStore> {
+    return SettingsStore.open(dir, false);
   }
 
   /** The profile `profiles use` selected, if any. */
@@ -81,17 +73,10 @@ export class SettingsStore {
 
 /** Reads a dotted setting path from a profile. */
 export function getAtPath(settings: Record<string, unknown>, path: readonly string[]): unknown {
-  let cur: unknown = settings;
-  for (const part of path) {
-    if (cur == null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
+  return path.reduce<unknown>((cur, part) => (cur != null && typeof cur === 'object' ? (cur as Record<string, unknown>)[part] : undefined), settings);
 }
 
 /** Builds a patch object that sets (or, with undefined, clears) one setting path. */
 export function patchAtPath(path: readonly string[], value: unknown): Record<string, unknown> {
-  const [head, ...rest] = path;
-  if (!head) return {};
-  return { [head]: rest.length ? patchAtPath(rest, value) : value };
+  return path.reduceRight<unknown>((inner, part) => ({ [part]: inner }), value) as Record<string, unknown>;
 }

@@ -10,14 +10,6 @@ import open from 'open';
 import { isWsl as underWsl, powerShellPath } from 'wsl-utils';
 import { childEnv } from '../core/child-env.js';
 
-/** No browser will be tried; `reason` says why, for the user. */
-export class BrowserUnavailableError extends Error {
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'BrowserUnavailableError';
-  }
-}
-
 /** How the link would be opened: the BROWSER command, the platform's default opener, or why not at all. */
 export type BrowserPlan = { command: string; args: string[] } | { platformDefault: true } | { unavailable: string };
 
@@ -85,20 +77,20 @@ export function splitCommand(line: string): string[] {
 /** Opens `url` as `browserPlan` says; resolves once the command has started. `onExit` hears a later failure. */
 export async function openInBrowser(url: string, env: Record<string, string | undefined>, onExit?: (message: string) => void): Promise<void> {
   const plan = browserPlan(url, env);
-  if ('unavailable' in plan) throw new BrowserUnavailableError(plan.unavailable);
+  if ('unavailable' in plan) throw new Error(plan.unavailable);
   if ('command' in plan) return spawnBrowser(plan.command, plan.args, env, onExit);
   const launcher = await defaultLauncher();
   // `open` hands the child back after its own awaits, so a failed spawn's 'error' may fire before
   // anyone listens and crash the process: the launcher must be known to exist first. The child gets
   // this process's environment, which the entry (src/cli/main.ts) has cleared of opcli's secrets.
-  if (!launcher.path) throw new BrowserUnavailableError(`${launcher.name} was not found`);
+  if (!launcher.path) throw new Error(`${launcher.name} was not found`);
   const child = await open(url);
   // A child that did not start has no pid (its 'error' is dropped: the rejection below says it).
   const started = child.pid !== undefined;
   child.on('error', (error) => {
     if (started) onExit?.(`${launcher.name} failed (${error.message})`);
   });
-  if (!started) throw new BrowserUnavailableError(`${launcher.name} could not be started`);
+  if (!started) throw new Error(`${launcher.name} could not be started`);
   child.once('exit', (code) => {
     if (code) onExit?.(`${launcher.name} exited with code ${code}`);
   });
@@ -115,9 +107,7 @@ function spawnBrowser(command: string, args: string[], env: Record<string, strin
       return;
     }
     child.once('error', (error: NodeJS.ErrnoException) => {
-      reject(
-        new BrowserUnavailableError(error.code === 'ENOENT' ? `${command} was not found` : `${command} could not be started (${error.code ?? error.message})`),
-      );
+      reject(new Error(error.code === 'ENOENT' ? `${command} was not found` : `${command} could not be started (${error.code ?? error.message})`));
     });
     child.once('spawn', () => {
       child.once('exit', (code) => {

@@ -127,6 +127,34 @@ describe('config set/get/unset/list', () => {
     }
   });
 
+  it('takes an amount above zero for max-amount, true or false for the switches and an absolute record-dir', async () => {
+    for (const [key, value, why] of [
+      ['max-amount', '0.00', /expected an amount above zero with at most two decimals, such as 1000 or 2500\.00, got "0\.00"/],
+      ['max-amount', '1.234', /expected an amount above zero with at most two decimals/],
+      ['max-amount', '1,00', /expected an amount above zero with at most two decimals/],
+      ['accessible', 'yes', /expected true or false, got "yes"/],
+      ['trigger-sends-token', ' true', /expected true or false, got " true"/],
+      ['record-dir', '', /expected a folder, such as \/srv\/opcli-records/],
+      ['record-dir', 'records', /expected an absolute path, such as \/srv\/opcli-records, got "records"/],
+    ] as const) {
+      const r = await runOpcli(['config', 'set', key, value], { env: env() });
+      expect(r.code, `${key} ${value}`).toBe(2);
+      expect(r.stderr).toContain(`Invalid value for ${key}:`);
+      expect(r.stderr).toMatch(why);
+    }
+    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
+    for (const [key, value, stored] of [
+      ['max-amount', ' 2,500.5 ', '2500.50'],
+      ['max-amount', '007', '7.00'],
+      ['accessible', 'true', 'true'],
+      ['proxy-loopback', 'false', 'false'],
+      ['record-dir', ' /srv/opcli-records ', '/srv/opcli-records'],
+    ] as const) {
+      expect((await runOpcli(['config', 'set', key, value], { env: env() })).code, `${key} ${value}`).toBe(0);
+      expect((await runOpcli(['config', 'get', key], { env: env() })).stdout).toBe(`${stored}\n`);
+    }
+  });
+
   it('shows environment overrides and which source wins', async () => {
     await runOpcli(['config', 'set', 'base-url', 'https://profile.example.com'], { env: env() });
     const list = await runOpcli(['config', 'list', '--json'], { env: { ...env(), OPCLI_BASE_URL: 'https://env.example.com' } });
