@@ -56,11 +56,11 @@ export class AimdRate {
   answered(start: number, t: number): void {
     this.srtt = this.firstAnswer === undefined ? t - start : this.srtt + RTT_ALPHA * (t - start - this.srtt);
     this.firstAnswer ??= t;
-    // An RTO without an answer once refused (a shut window): slow start again, at most from the second before's, uncapped until a decrease (RFC 5681 §4.1).
+    // An RTO with no answer once refused: slow start again, uncapped until a decrease (RFC 5681 §4.1), from the second before's or a quota (BBR's idle restart).
     if (t - this.lastAnswer > RTO_ROUNDS * Math.max(this.srtt, this.interval()) && this.decreasedAt > Number.NEGATIVE_INFINITY) {
       this.ssthresh = Math.max(this.ssthresh, this.rate ?? 0);
       this.resumedAt = t;
-      this.set(Math.min(this.rate ?? 0, inLastSecond(this.accepts, this.lastAnswer)));
+      this.set(this.quota < Number.POSITIVE_INFINITY ? this.quota : Math.min(this.rate ?? 0, inLastSecond(this.accepts, this.lastAnswer)));
     }
     this.lastAnswer = t;
     if (this.rate !== undefined) return;
@@ -105,8 +105,9 @@ export class AimdRate {
     // DupThresh refused with none accepted: a spent burst or window, whose last second bounds the climb (the AWS SDK's lastMaxRate, at most its measured rate).
     if (this.edge?.refused === DUP_THRESH && this.edge.accepted === 0 && this.lastRefused !== undefined)
       this.lastRefused = Math.max(MIN_RATE, Math.min(this.lastRefused, this.edge.before));
-    // Refused an interval of what the second before delivered past the edge, none accepted: no bucket of that rate, a window whose quota that second holds.
+    // Refused an interval of the second before's rate past the edge, none accepted: no bucket, a window of its quota; refused under it, what its log then held.
     if (this.edge?.accepted === 0 && start - this.edge.at >= 1000 / this.edge.before) this.quota = Math.min(this.quota, this.edge.before);
+    else if (this.quota < Number.POSITIVE_INFINITY) this.quota = Math.max(1, Math.min(this.quota, inLastSecond(this.sends, start)));
     // One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582).
     if (start < this.decreasedAt + this.interval()) return false;
     const timeout = this.clean === 0 && this.decreasedAt > Number.NEGATIVE_INFINITY;
@@ -158,7 +159,6 @@ export class AimdRate {
   }
 }
 
-/** How many of `times` (ascending, ms) fall in the second before `t`, the older ones dropped. */
 function inLastSecond(times: number[], t: number): number {
   while (times.length > 0 && (times[0] as number) <= t - 1000) times.shift();
   return times.length;
