@@ -144,11 +144,16 @@
  *   is kept: sliding 78, fixed 76, but refused 106 of 706 at a fixed window (34/s at 93 ms: the second before an edge
  *   spans two windows, a quota up to 2L) and the halving sliding kind past its bound; with the log, slow start's first
  *   rate at most 40/s (the 50 ms round kept): no headers 82, Retry-After 87, budgets 89, fixed 76, sliding 79, but
- *   halving 60 (leaky 22) and Retry-After's worst 0.52. Where windows lose now: at 2-16 ms and 130-500/s the replay comes
- *   no earlier than the first window's ramp, 50 ms rounds from 20/s (495/s at 2 ms: 0.83; the 75 rows past the first
- *   quota wait for the first window's 75th acceptance, 0.33 s in); at 40-80 ms and 270-500/s, none refused, slow start's
- *   time to fill 16 slots (0.87-0.89); at 90-200 ms and 30-180/s, one flight refused at each window's end (25-67
- *   refused), or a rate halved at the first edge that climbs back slowly (84/s at 155 ms: 58/s).
+ *   halving 60 (leaky 22) and Retry-After's worst 0.52. Tried after it, not kept (pace9): under a kept quota a timeout
+ *   leaves the rate as it is (the delivery rate over a shut window is no rate), and a refusal lowers the quota to 0.9 of
+ *   the log's count (concurrency-limits' backoffRatio): halving 64 -> 66 (fixed 14, sliding 10; the sliding kind's worst
+ *   0.41 -> 0.53), but fixed 73 and the sliding window's worst 0.77 -> 0.73 (489/s at 4 ms), and the quota never rises
+ *   again; without the back-off's pause there: the halving sliding kind 7, its refusals 11 % past the allowance. Where
+ *   windows lose now: at 2-16 ms and 130-500/s the replay comes no earlier than the first window's ramp, 50 ms rounds
+ *   from 20/s (495/s at 2 ms: 0.83; the 75 rows past the first quota wait for the first window's 75th acceptance, 0.33 s
+ *   in); at 40-80 ms and 270-500/s, none refused, slow start's time to fill 16 slots (0.87-0.89); at 90-200 ms and
+ *   30-180/s, one flight refused at each window's end (25-67 refused), or a rate halved at the first edge that climbs
+ *   back slowly (84/s at 155 ms: 58/s).
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
