@@ -7,7 +7,6 @@ import { AimdRate } from './aimd.js';
 import { Gcra } from './gcra.js';
 import { readRateSignals } from './rate-signals.js';
 
-/** Requests in flight at most (`--concurrency`), started a second at most (`--rate`), and the pace's clock. */
 export type AdaptiveOptions = PaceClock & { maxConcurrency: number; maxRate?: number };
 
 /** How one request went: its status and headers, or (`error`) no answer at all (connection failure, timeout). */
@@ -24,7 +23,6 @@ export interface Permit {
   done(outcome: Outcome): void;
 }
 
-/** For a status line: slots and in flight, the pace (a second), the rate learnt, answers and refusals (429, 503), ms before a held retry or back-off. */
 export type LimiterSnapshot = ReturnType<AdaptiveLimiter['snapshot']>;
 
 /** What a batch (or the HTTP client) uses: a permit per attempt; `retryOf`, the refused attempt's permit, holds it for that refusal's Retry-After. */
@@ -40,9 +38,7 @@ const MAX_BACKOFF_MS = 1000;
 class AdaptiveLimiter implements RequestLimiter {
   readonly gate: Gcra;
   readonly control: AimdRate;
-  /** When each refused request may be sent again (its Retry-After). */
   private readonly held = new WeakMap<Permit, number>();
-  /** When the pace last held a request back; the back-off; answers and refusals. */
   private limitedAt = Number.NEGATIVE_INFINITY;
   private backoff = FIRST_BACKOFF_MS;
   private answered = 0;
@@ -50,7 +46,7 @@ class AdaptiveLimiter implements RequestLimiter {
   constructor(private readonly options: AdaptiveOptions) {
     this.gate = new Gcra(options);
     this.control = new AimdRate(options.maxRate !== undefined && options.maxRate > 0 ? options.maxRate : undefined);
-    // One in flight until the first answer gives the round trip (or a rate is set), then `--concurrency`.
+    this.gate.notBefore = (t, inFlight) => this.control.notBefore(t, inFlight);
     this.gate.slots = () => (this.control.rate === undefined ? 1 : Math.max(1, Math.floor(options.maxConcurrency)));
   }
   async acquire(signal?: AbortSignal, retryOf?: Permit): Promise<Permit> {
@@ -94,7 +90,6 @@ class AdaptiveLimiter implements RequestLimiter {
     control.answered(start, t);
     const signals = readRateSignals(outcome.headers, t);
     if (signals.policyRate !== undefined) control.stated(signals.policyRate);
-    // A stated quota (per window) allows a burst: late timers are made up, until a refusal says otherwise.
     gate.catchUp = this.refused === 0 && status !== 429 && status !== 503 && (gate.catchUp || signals.policyRate !== undefined);
     if (status === 429 || status === 503) {
       this.refused++;
@@ -114,7 +109,6 @@ class AdaptiveLimiter implements RequestLimiter {
   }
 }
 
-/** Creates the limiter: slots, GCRA spacing and the AIMD rate, steered by the server's signals. */
 export function createAdaptiveLimiter(options: AdaptiveOptions): RequestLimiter {
   return new AdaptiveLimiter(options);
 }

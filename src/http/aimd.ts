@@ -1,7 +1,6 @@
 /** The rate of a paced batch from published designs, each cited where it acts (together: docs/http.md#rate-limits); times (ms) as told. */
 /** AIMD: concurrency-limits' `backoffRatio`, the rate after a refusal as a share of the rate refused. */
 const BACKOFF_RATIO = 0.9;
-/** Answers accepted at a rate before a refusal there: it then costs that step rather than a halving. */
 const CLEAN_ANSWERS = 8;
 /** BIC: the distance to PLATEAU × the rate refused shrinks 1/BINARY_ANSWERS an answer, then EPOCH_ANSWERS to it; past it steps double per PROBE_ANSWERS. */
 const PLATEAU = 0.98;
@@ -24,7 +23,6 @@ export class AimdRate {
   /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
   rate: number | undefined;
   lastRefused: number | undefined;
-  /** When the latest refusal's Retry-After ends. */
   heldUntil = 0;
   private srtt = 0;
   private slowStart = true;
@@ -38,9 +36,11 @@ export class AimdRate {
   /** Answers accepted to requests sent since the last decrease (none since one: a refusal after it is a timeout); of them past the rate refused. */
   private clean = 0;
   private probed = 0;
-  /** When the first answer came, the accepted answers of the last second. */
+  /** When the first answer came; the answers and the sends of the requests accepted in the last second; a spent window's quota. */
   private firstAnswer: number | undefined;
   private readonly accepts: number[] = [];
+  private readonly sends: number[] = [];
+  private quota = Number.POSITIVE_INFINITY;
   /** The ceiling (a stated policy, `--rate`), the budget read when it last stood high (when, what was left, answers accepted since). */
   private ceiling: number | undefined;
   private drain = { t: 0, remaining: -1, accepted: 0 };
@@ -56,24 +56,24 @@ export class AimdRate {
   answered(start: number, t: number): void {
     this.srtt = this.firstAnswer === undefined ? t - start : this.srtt + RTT_ALPHA * (t - start - this.srtt);
     this.firstAnswer ??= t;
-    // An RTO without an answer once refused (a shut window): slow start again, at most from the second before's, uncapped until a decrease (RFC 5681 §4.1).
+    // An RTO with no answer once refused: slow start again, uncapped until a decrease (RFC 5681 §4.1), from the second before's or a quota (BBR's idle restart).
     if (t - this.lastAnswer > RTO_ROUNDS * Math.max(this.srtt, this.interval()) && this.decreasedAt > Number.NEGATIVE_INFINITY) {
       this.ssthresh = Math.max(this.ssthresh, this.rate ?? 0);
       this.resumedAt = t;
-      this.set(Math.min(this.rate ?? 0, this.lastSecond(this.lastAnswer)));
+      this.set(this.quota < Number.POSITIVE_INFINITY ? this.quota : Math.min(this.rate ?? 0, inLastSecond(this.accepts, this.lastAnswer)));
     }
     this.lastAnswer = t;
     if (this.rate !== undefined) return;
     this.set(Math.min(INITIAL_RATE, (INITIAL_WINDOW * 1000) / Math.max(1, this.srtt)));
     this.increasedAt = t;
   }
-  /** A request that failed without an answer: the first rate, if none yet. */
   unanswered(): void {
     if (this.rate === undefined) this.set(INITIAL_RATE);
   }
   /** An accepted answer to a request sent at `start`, at `t`; `limited`: the pace held work back. */
   accepted(start: number, t: number, limited: boolean): void {
     this.accepts.push(t);
+    this.sends.push(start);
     this.drain.accepted++;
     if (this.edge && start >= this.edge.start) this.edge.accepted++;
     if (start < this.decreasedAt) return;
@@ -91,9 +91,10 @@ export class AimdRate {
     const step = ((1 - PLATEAU) * last * 2 ** Math.floor(this.probed / PROBE_ANSWERS)) / EPOCH_ANSWERS;
     this.set(this.rate + Math.max(step, (PLATEAU * last - this.rate) / BINARY_ANSWERS), t);
   }
-  private lastSecond(t: number): number {
-    while (this.accepts.length > 0 && (this.accepts[0] as number) <= t - 1000) this.accepts.shift();
-    return this.accepts.length;
+  /** A window's quota as a sliding window log (Mahdi, Figma 2017): with `inFlight` in the air, the next leaves a second after the send whose end makes room. */
+  notBefore(t: number, inFlight: number): number {
+    const over = inLastSecond(this.sends, t) + inFlight - this.quota;
+    return over < 0 ? 0 : (this.sends[Math.min(over, this.sends.length - 1)] ?? t) + 1000;
   }
   /** A refusal of a request sent at `start`, at `t`, held until `until` (its Retry-After); true for a timeout. */
   refused(start: number, t: number, until: number): boolean {
@@ -104,12 +105,15 @@ export class AimdRate {
     // DupThresh refused with none accepted: a spent burst or window, whose last second bounds the climb (the AWS SDK's lastMaxRate, at most its measured rate).
     if (this.edge?.refused === DUP_THRESH && this.edge.accepted === 0 && this.lastRefused !== undefined)
       this.lastRefused = Math.max(MIN_RATE, Math.min(this.lastRefused, this.edge.before));
+    // Refused an interval of the second before's rate past the edge, none accepted: no bucket, a window of its quota; refused under it, what its log then held.
+    if (this.edge?.accepted === 0 && start - this.edge.at >= 1000 / this.edge.before) this.quota = Math.min(this.quota, this.edge.before);
+    else if (this.quota < Number.POSITIVE_INFINITY) this.quota = Math.max(1, Math.min(this.quota, inLastSecond(this.sends, start)));
     // One sent within an interval of the last decrease was spaced by the rate before it (NewReno's one decrease a round trip, RFC 6582).
     if (start < this.decreasedAt + this.interval()) return false;
     const timeout = this.clean === 0 && this.decreasedAt > Number.NEGATIVE_INFINITY;
     // A repeated timeout while a refusal's Retry-After holds keeps ssthresh and the rate (RFC 5681 §3.1); the back-off still doubles.
     if (timeout && held && this.ssthresh > 0) return true;
-    this.edge ??= { start, at: t, accepted: 0, refused: 1, before: this.lastSecond(t) };
+    this.edge ??= { start, at: t, accepted: 0, refused: 1, before: inLastSecond(this.accepts, t) };
     if (!timeout) this.ssthresh = 0;
     else if (this.ssthresh === 0) this.ssthresh = this.edge.before;
     // Past the edge a server accepts at its limit: what it accepted since (a round trip later), + 1, bounds it (BBR's delivery rate, Cardwell et al. 2016).
@@ -125,7 +129,6 @@ export class AimdRate {
   /** A budget with `remaining` left, `inFlight` in the air: HyStart's exit as they would spend it, at half the rate or the refill rate; at 0, ECN's mark. */
   budget(start: number, t: number, remaining: number, inFlight: number): void {
     const d = remaining >= this.drain.remaining ? (this.drain = { t, remaining, accepted: 0 }) : this.drain;
-    // The refill rate: what was accepted beyond what the budget lost since it fell, plus its rounding's one.
     if (this.slowStart && remaining <= inFlight && d.accepted >= HYSTART_SAMPLES)
       this.leaveSlowStart(Math.max(MIN_RATE, (this.rate ?? 0) / 2, ((d.accepted - d.remaining + remaining + 1) * 1000) / Math.max(1, t - d.t)));
     if (remaining > 0 || start < this.decreasedAt + this.interval()) return;
@@ -139,12 +142,10 @@ export class AimdRate {
       this.probed = 0;
     }
   }
-  /** A stated policy of `rate` requests a second: the pace starts there, and never passes it. */
   stated(rate: number): void {
     this.ceiling = Math.min(rate, this.maxRate ?? rate);
     if (this.slowStart || this.rate === undefined || this.rate > this.ceiling) this.leaveSlowStart(this.ceiling);
   }
-  /** Paces at `rate`, as if last refused there. */
   private leaveSlowStart(rate: number): void {
     this.slowStart = false;
     this.lastRefused = rate;
@@ -153,7 +154,12 @@ export class AimdRate {
   /** Sets the rate: at most the ceiling and, once refused (at `t`), twice what the server accepted lately (the AWS SDK's cap). */
   private set(rate: number, t?: number): void {
     const since = t === undefined ? 0 : Math.min(1000, Math.max(1, t - (this.firstAnswer ?? t)));
-    const measured = t === undefined || this.lastRefused === undefined ? rate : Math.max(INITIAL_RATE, (2000 * this.lastSecond(t)) / since);
+    const measured = t === undefined || this.lastRefused === undefined ? rate : Math.max(INITIAL_RATE, (2000 * inLastSecond(this.accepts, t)) / since);
     this.rate = Math.max(MIN_RATE, Math.min(rate, measured, this.ceiling ?? rate));
   }
+}
+
+function inLastSecond(times: number[], t: number): number {
+  while (times.length > 0 && (times[0] as number) <= t - 1000) times.shift();
+  return times.length;
 }

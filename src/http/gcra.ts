@@ -17,8 +17,9 @@ export class Gcra {
   inFlight = 0;
   /** Requests asking to go: in the gate and not yet let go. */
   asking = 0;
-  /** How many may be in flight now (read at each try); what waits for a write or a free slot. */
+  /** How many may be in flight now, and when the next may leave with `inFlight` in the air (read at each try); what waits for a write or a free slot. */
   slots = () => 1;
+  notBefore = (_t: number, _inFlight: number) => 0;
   private readonly wakers: (() => void)[] = [];
   private fine = true;
   /** A server that allows a burst (`catchUp`) takes a late request's lost time, up to an interval (`slack`), back from the next: GCRA's tolerance. */
@@ -53,7 +54,7 @@ export class Gcra {
         await until(new Promise<void>((resolve) => this.wakers.push(resolve)), signal);
         continue;
       }
-      const due = Math.max(this.pausedUntil, this.last + interval);
+      const due = Math.max(this.pausedUntil, this.last + interval, this.notBefore(t, this.inFlight));
       if (due - t <= (fine ? 0 : TIMER_MS)) {
         this.slack = this.catchUp ? interval : 0;
         this.last = Math.max(t - this.slack, due);
@@ -76,7 +77,6 @@ export class Gcra {
   }
 }
 
-/** `promise`, or a rejection with the signal's reason when it aborts first. */
 function until(promise: Promise<void>, signal?: AbortSignal): Promise<void> {
   if (!signal) return promise;
   return new Promise<void>((resolve, reject) => {

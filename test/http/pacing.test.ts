@@ -28,10 +28,11 @@
  * The goal (issue 44) is 0.9 and 2 % with these allowances. Of fast-check's 100 cases a family from
  * seed 44, this design (GCRA, slow start in rounds of at least its first interval, AIMD with BIC's
  * climb, BBR's delivery rate after a spent burst, HyStart's exit and ECN's mark on a budget, slow start
- * again after an RTO with no answer: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a
+ * again after an RTO with no answer, a window's quota kept as a sliding log once its refusals outlast
+ * a bucket's interval: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a
  * stated policy (a late timer made up there: the server stated a burst), 91 for nginx's strict leaky
  * bucket, 85 for token buckets that send their budget's remaining, 83 with Retry-After alone, 77 with no
- * headers, 72 for the fixed window, 65 for the sliding window and 59 for a limit that halves.
+ * headers, 74 for the fixed window, 75 for the sliding window and 64 for a limit that halves.
  * Per family below the goal, what the arithmetic allows a client that does not know the
  * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
  *
@@ -79,8 +80,8 @@
  *   retries come back as a second flight) took no headers to 83 and this family to 86, but windows
  *   to 60-62 (worst 0.18: a window accepts nothing until it ends) and budgets to 84; BBR's startup
  *   gain 2/ln 2 a round for 2 took the 7/s API to 79 and budgets to 82.
- * - Fixed and sliding windows (short in 28-35; the sliding window's worst 0.34, from 0.25, with the
- *   round above, the fixed window's 0.53, from 0.38 with the restart below): a window of quota L over W = 1 s answers as a bucket of
+ * - Fixed and sliding windows (short in 26 and 25; the sliding window's worst 0.77, from 0.34 before
+ *   the log below, the fixed window's 0.53, from 0.38 with the restart below): a window of quota L over W = 1 s answers as a bucket of
  *   burst L until the quota is spent, so the first window costs the hidden burst's flight (allowed);
  *   after it the delivery rate since the edge is exactly L / W. Missing it costs 0.9 × 600 / L windows
  *   at most one flight each; ours misreads the quota as a burst for a round trip or two (down to 0.25).
@@ -123,6 +124,36 @@
  *   rate (its lastMaxRate = min(measuredTxRate, fillRate)) in slow start: fixed 70, sliding 66, no headers and nginx's
  *   bucket below their bounds (a ramp's last second reads below the limit); the decrease from that measured rate too:
  *   every token bucket below its bound.
+ *   Kept (pace9): a sliding log accepts after the first L only as many as it accepted a second before, so it replays the
+ *   first window's pattern (slow start's ramp, then a burst) a second later; paced evenly at L, a client is refused
+ *   wherever its sends run ahead of that replay. So once a request sent an interval of the second before's count (L)
+ *   after the edge is refused with none accepted since (a bucket delivering that rate would have refilled a token), the
+ *   client keeps that count as a quota on its own sliding log (Mahdi, Figma 2017): the next request leaves when its
+ *   accepted sends of the last second and those in flight leave room, so it follows the replay without a refusal. Sliding
+ *   65 -> 75 (worst 0.34 -> 0.77; 217/s at 6 ms from 0.55 to the goal), fixed 72 -> 74, halving 59 -> 62 (fixed 13,
+ *   sliding 7), the rest unchanged. Taken at DupThresh refusals (none accepted) instead: sliding 81, fixed 77, but a
+ *   strict bucket that refuses a flight reads as a window (408/s behind 0, 0.32; token buckets 69-75); at a refusal 50 ms
+ *   past the edge: nginx's bucket 88 (5/s at 7 ms read as a window of 1); with fewer than DupThresh accepted since the
+ *   edge (not none): sliding 76, but Retry-After 80, no headers 75. Then kept: a refusal under a quota lowers it to the
+ *   count its log held when the refused request left (the server's count then was at least the limit: a limit that fell),
+ *   and the restart after an RTO starts from the quota (BBR's restart from idle at its bandwidth estimate): halving 62 ->
+ *   64 (sliding 7 -> 9: 493/s at 5 ms, halved 0.45 s in, had kept the old quota, 300; its probe at 1 s was refused with
+ *   the log full, and the timeout's delivery rate, 2/s, left it 3 s to climb back), the rest unchanged; the restart
+ *   alone: halving sliding 8 but fixed 12; the lower quota alone: sliding kind 8. Also tried, not kept: the rate set to
+ *   the quota when it is found (sliding 74, the fixed window's refusals past its bound); the AWS cap skipped once a quota
+ *   is kept: sliding 78, fixed 76, but refused 106 of 706 at a fixed window (34/s at 93 ms: the second before an edge
+ *   spans two windows, a quota up to 2L) and the halving sliding kind past its bound; with the log, slow start's first
+ *   rate at most 40/s (the 50 ms round kept): no headers 82, Retry-After 87, budgets 89, fixed 76, sliding 79, but
+ *   halving 60 (leaky 22) and Retry-After's worst 0.52. Tried after it, not kept (pace9): under a kept quota a timeout
+ *   leaves the rate as it is (the delivery rate over a shut window is no rate), and a refusal lowers the quota to 0.9 of
+ *   the log's count (concurrency-limits' backoffRatio): halving 64 -> 66 (fixed 14, sliding 10; the sliding kind's worst
+ *   0.41 -> 0.53), but fixed 73 and the sliding window's worst 0.77 -> 0.73 (489/s at 4 ms), and the quota never rises
+ *   again; without the back-off's pause there: the halving sliding kind 7, its refusals 11 % past the allowance. Where
+ *   windows lose now: at 2-16 ms and 130-500/s the replay comes no earlier than the first window's ramp, 50 ms rounds
+ *   from 20/s (495/s at 2 ms: 0.83; the 75 rows past the first quota wait for the first window's 75th acceptance, 0.33 s
+ *   in); at 40-80 ms and 270-500/s, none refused, slow start's time to fill 16 slots (0.87-0.89); at 90-200 ms and
+ *   30-180/s, one flight refused at each window's end (25-67 refused), or a rate halved at the first edge that climbs
+ *   back slowly (84/s at 155 ms: 58/s).
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
@@ -133,8 +164,8 @@
  *   round trip reads as little as half its limit (48/s at 180 ms settles at 31/s). Keeping the rate
  *   refused as the climb's target there (the delivery rate only after a timeout) took this family to
  *   94 (worst 0.84) but Retry-After to 71, no headers to 70 and the halving leaky kind to 18 (tried).
- * - A limit that halves (short in 41: fixed 14 of 25, leaky 5 of 29, token 3 of 21, sliding 19 of
- *   25): the halving is a window of the kind above or a bucket whose new rate is hidden by its level,
+ * - A limit that halves (short in 36: fixed 12 of 25, leaky 5 of 29, token 3 of 21, sliding 16 of
+ *   25; 41 before pace9's log): the halving is a window of the kind above or a bucket whose new rate is hidden by its level,
  *   so each kind's bound above holds, plus one flight at the change. The round above took the token
  *   kind from 12 to 18 (fewer refused in its first flight) and its worst to 0.91, but the sliding
  *   kind's worst from 0.37 to 0.35 (493-499/s at 1-9 ms: slow start's time before the window's quota).
@@ -296,7 +327,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a sliding window log of one second, no headers', async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('sliding window', { share: 0.34, refused: 0.04 }, { server: (now) => slidingWindow(now, limit), limit, latencyMs, hidden: true }, s);
+        await check('sliding window', { share: 0.77, refused: 0.04 }, { server: (now) => slidingWindow(now, limit), limit, latencyMs, hidden: true }, s);
       }),
       RUNS,
     );
@@ -325,7 +356,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
                 : slidingWindow(now, limit);
         await check(
           `halving, ${kind}`,
-          { share: 0.35, refused: 0.06 },
+          { share: 0.41, refused: 0.06 },
           { server, limit, changeTo: limit / 2, latencyMs, strict: kind === 'leaky', hidden: kind !== 'leaky' },
           s,
         );
