@@ -36,7 +36,9 @@ if (mode === 'csv-parse') {
   for await (const record of createReadStream(csv).pipe(parse({ columns: true }))) if (record) n++;
 } else {
   const source = await openSource(createReadStream(csv), 'csv', { label: csv });
-  const planner = mode === 'plan' ? new Planner({ batch: journalPath, batchRow: () => undefined }, { allowSimilar: false, retryUncertain: false, perRow: false }) : undefined;
+  // An empty record of claims: every row is new, as in a first run (the planner asks it for each row).
+  const EMPTY_RECORD = { startRun() {}, lookup: () => undefined, batchRow: () => undefined, similar: () => undefined };
+  const planner = mode === 'plan' ? new Planner({ batch: journalPath, batchRow: () => undefined }, { allowSimilar: false, retryUncertain: false, record: EMPTY_RECORD }) : undefined;
   for await (const row of source.rows) {
     if (planner) {
       const planned = await planner.plan(row);

@@ -28,7 +28,7 @@ async function loadRecord() {
   await build({
     stdin: {
       contents:
-        "export { openRecordDatabase, setupRecord } from './src/record-pg/database.ts'; export { ask, insertIntent, insertOutcome } from './src/record-pg/queries.ts';",
+        "export { openRecordDatabase, setupRecord } from './src/record-pg/database.ts'; export { ask, insertIntent } from './src/record-pg/queries.ts'; export { addRows } from './src/record-pg/import.ts';",
       resolveDir: root,
       loader: 'ts',
       sourcefile: 'bench-entry.ts',
@@ -106,7 +106,7 @@ async function oneIssue(record, member, port, database, i) {
       currency: 'USD',
     };
     if ((await record.insertIntent(c, intent)) !== 'inserted') throw new Error('bench: attempt taken');
-    await record.insertOutcome(c, { filing, status: 'issued', at });
+    await record.addRows(c, 'outcomes', [{ filing, status: 'issued', at, detail: {} }]);
   }, 'bench');
   await db.close();
   return performance.now() - started;
