@@ -13,6 +13,25 @@ afterEach(() => cleanup());
 const env = () => ({ OPCLI_CONFIG_DIR: dir });
 const SECRET = 'svc_secret_Zq9xT2pLw8';
 
+/** `config set KEY VALUE` refused for each case (exit 2, the key named, the reason matched), and no settings file written. */
+async function refusesEach(cases: readonly (readonly [string, string, RegExp])[]) {
+  for (const [key, value, why] of cases) {
+    const r = await runOpcli(['config', 'set', key, value], { env: env() });
+    expect(r.code, `${key} ${value}`).toBe(2);
+    expect(r.stderr).toContain(`Invalid value for ${key}:`);
+    expect(r.stderr).toMatch(why);
+  }
+  expect(existsSync(join(dir, 'settings.json'))).toBe(false);
+}
+
+/** `config set KEY VALUE` taken for each case, and `config get KEY` printing what was stored. */
+async function storesEach(cases: readonly (readonly [string, string, string])[]) {
+  for (const [key, value, stored] of cases) {
+    expect((await runOpcli(['config', 'set', key, value], { env: env() })).code, `${key} ${value}`).toBe(0);
+    expect((await runOpcli(['config', 'get', key], { env: env() })).stdout).toBe(`${stored}\n`);
+  }
+}
+
 describe('config set/get/unset/list', () => {
   it('round-trips settings and keeps files 0600 in a 0700 folder', async () => {
     expect((await runOpcli(['config', 'set', 'base-url', 'https://api.example.com'], { env: env() })).code).toBe(0);
@@ -101,7 +120,7 @@ describe('config set/get/unset/list', () => {
   });
 
   it("takes only http(s) URLs, a currency of the spec's list and a domain alone for shop-url (F3)", async () => {
-    for (const [key, value, why] of [
+    await refusesEach([
       ['base-url', 'file:///etc/passwd', /expected an http\(s\) URL/],
       ['provider-api-url', 'javascript:alert(1)', /expected an http\(s\) URL/],
       ['native-url', 'ftp://files.example/', /expected an http\(s\) URL/],
@@ -109,26 +128,17 @@ describe('config set/get/unset/list', () => {
       ['shop-url', 'https://shop.example/', /expected the store's domain alone/],
       ['shop-url', 'shop.example/path', /expected the store's domain alone/],
       ['shop-url', 'shop example', /expected the store's domain alone/],
-    ] as const) {
-      const r = await runOpcli(['config', 'set', key, value], { env: env() });
-      expect(r.code, `${key} ${value}`).toBe(2);
-      expect(r.stderr).toContain(`Invalid value for ${key}:`);
-      expect(r.stderr).toMatch(why);
-    }
-    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
-    for (const [key, value, stored] of [
+    ]);
+    await storesEach([
       ['base-url', 'http://127.0.0.1:8080', 'http://127.0.0.1:8080'],
       ['currency', 'eur', 'EUR'],
       ['shop-url', 'shop.example', 'shop.example'],
       ['shop-url', 'shop.example:8443', 'shop.example:8443'],
-    ] as const) {
-      expect((await runOpcli(['config', 'set', key, value], { env: env() })).code, `${key} ${value}`).toBe(0);
-      expect((await runOpcli(['config', 'get', key], { env: env() })).stdout).toBe(`${stored}\n`);
-    }
+    ]);
   });
 
   it('takes an amount above zero for max-amount, true or false for the switches and an absolute record-dir', async () => {
-    for (const [key, value, why] of [
+    await refusesEach([
       ['max-amount', '0.00', /expected an amount above zero with at most two decimals, such as 1000 or 2500\.00, got "0\.00"/],
       ['max-amount', '1.234', /expected an amount above zero with at most two decimals/],
       ['max-amount', '1,00', /expected an amount above zero with at most two decimals/],
@@ -136,23 +146,14 @@ describe('config set/get/unset/list', () => {
       ['trigger-sends-token', ' true', /expected true or false, got " true"/],
       ['record-dir', '', /expected a folder, such as \/srv\/opcli-records/],
       ['record-dir', 'records', /expected an absolute path, such as \/srv\/opcli-records, got "records"/],
-    ] as const) {
-      const r = await runOpcli(['config', 'set', key, value], { env: env() });
-      expect(r.code, `${key} ${value}`).toBe(2);
-      expect(r.stderr).toContain(`Invalid value for ${key}:`);
-      expect(r.stderr).toMatch(why);
-    }
-    expect(existsSync(join(dir, 'settings.json'))).toBe(false);
-    for (const [key, value, stored] of [
+    ]);
+    await storesEach([
       ['max-amount', ' 2,500.5 ', '2500.50'],
       ['max-amount', '007', '7.00'],
       ['accessible', 'true', 'true'],
       ['proxy-loopback', 'false', 'false'],
       ['record-dir', ' /srv/opcli-records ', '/srv/opcli-records'],
-    ] as const) {
-      expect((await runOpcli(['config', 'set', key, value], { env: env() })).code, `${key} ${value}`).toBe(0);
-      expect((await runOpcli(['config', 'get', key], { env: env() })).stdout).toBe(`${stored}\n`);
-    }
+    ]);
   });
 
   it('shows environment overrides and which source wins', async () => {
