@@ -14,7 +14,7 @@
  * go through undici's `ProxyAgent`.
  *
  * Redirects are never followed; headers HTTP does not allow are refused before anything is sent; a
- * failure gets a `code` the client sorts into "never sent" and "fate unknown".
+ * failure gets a `code` that retry.ts sorts into "never sent" and "fate unknown".
  */
 import { BlockList, isIP } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
