@@ -3,7 +3,7 @@
 // server and prints the JSON, through (a) node:http with a keep-alive agent, (b) Node's built-in
 // fetch (undici shipped inside Node: nothing to load from disk), the undici package bundled by
 // esbuild (as dist/ would carry it): (c) its Agent module alone through dispatch(), as opcli's
-// transport loads it, (d) its index (the public entry), Agent + request. Each process reports its own CPU time
+// HTTP core loads it, (d) its index (the public entry), Agent + request. Each process reports its own CPU time
 // (process.cpuUsage at exit: start-up included); the cases run interleaved, medians printed,
 // with `node -e 0` as the floor.
 // Usage: node bench/transport-oneoff.mjs [runs=20]
@@ -40,7 +40,7 @@ process.stdout.write(JSON.stringify(JSON.parse(text)) + '\\n'); agent.destroy();
   'built-in fetch': `${report}const res = await fetch(process.env.URL, { headers: { accept: 'application/json' }, redirect: 'manual' });
 process.stdout.write(JSON.stringify(JSON.parse(await res.text())) + '\\n');
 `,
-  // What opcli's transport loads: undici's Agent module alone (src/http/transport.ts), through dispatch().
+  // What opcli's HTTP core loads: undici's Agent module alone (src/http/client.ts), through dispatch().
   'bundled Agent module': `${report}import Agent from 'undici/lib/dispatcher/agent.js';
 const agent = new Agent({ connections: 16 });
 const u = new URL(process.env.URL);

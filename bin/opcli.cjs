@@ -61,7 +61,7 @@ if (only === '--version' || only === '-V') {
  * bench/claims-batch.mjs measure them). --max-semi-space-size=4, a smaller young generation, keeps
  * the memory of a long run flat and small for any size, for the start of a second process.
  * --liftoff-only has V8 compile the WebAssembly HTTP parser of undici, the one HTTP engine
- * (src/http/transport.ts), with its baseline compiler alone. src/http/transport.ts sets the same flag
+ * (src/http/client.ts), with its baseline compiler alone. src/http/client.ts sets the same flag
  * at run time, before the first connection, for every run; the child gets it from its start as well.
  */
 const LEAN_FLAGS = ['--max-semi-space-size=4', '--liftoff-only'];

@@ -7,8 +7,7 @@ import { untilSandboxWrote } from '../config/sandbox-starting.js';
 import { SettingsStore } from '../config/settings.js';
 import { configDirOf } from '../config/config-home.js';
 import { httpLimits, isCI } from '../core/env.js';
-import { HttpClient, type TokenSource } from '../http/client.js';
-import { readProxyConfig, routeFor } from '../http/transport.js';
+import { HttpClient, readProxyConfig, routeFor, type TokenSource } from '../http/client.js';
 import { platformEnv } from '../core/platform.js';
 import { createInquirerPrompter } from '../core/prompter.js';
 import { Redactor } from '../core/redact.js';
@@ -178,7 +177,7 @@ async function createHttpClient(deps: Deps, init: DepsInit): Promise<HttpClient>
     redactor.add(proxy?.url.password);
     redactor.add(proxy?.url.password ? decodeURIComponent(proxy.url.password) : undefined);
   }
-  // Start-up fast path (ARCHITECTURE.md, the HTTP transport): the trust module (node:tls, node:http) only with a CA file.
+  // Start-up fast path (ARCHITECTURE.md, the HTTP core): the trust module (node:tls, node:http) only with a CA file.
   const ca =
     profile.network.caFile || env.OPCLI_CA_FILE !== undefined
       ? (await import('../http/trust.js')).trustedCertificates(profile.network.caFile, env, deps.cwd)

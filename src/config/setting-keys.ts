@@ -2,10 +2,9 @@
 import * as z from 'zod';
 import { isAbsolute } from 'node:path';
 import { UsageError } from '../core/errors.js';
-import { parseProxyUrl } from '../http/transport.js';
 import { readPemBundle } from '../http/trust.js';
 import { Currency, TriggerId } from '../schemas.js';
-import { isSafeForCredentials } from '../http/client.js';
+import { isSafeForCredentials, parseProxyUrl } from '../http/client.js';
 import { parseRecordUrl } from '../record-pg/url.js';
 import { PROGRESS_MODES } from '../core/ports.js';
 

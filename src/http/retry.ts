@@ -5,18 +5,64 @@
  */
 import { NetworkError, OpcliError, TimeoutError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
-import {
-  BODY_TIMEOUT,
-  BODY_TOO_LARGE,
-  CONNECT_TIMEOUT,
-  certificateCode,
-  DEADLINE_PASSED,
-  ENGINE_UNAVAILABLE,
-  HEADERS_TIMEOUT,
-  INVALID_REQUEST,
-  requestWritten,
-  type WireFailure,
-} from './transport.js';
+
+// The wire's failures: the codes the HTTP core's wire (client.ts) gives an error, and what it met.
+
+export const CONNECT_TIMEOUT = 'ECONNECT_TIMEOUT';
+export const HEADERS_TIMEOUT = 'EHEADERS_TIMEOUT';
+export const BODY_TIMEOUT = 'EBODY_TIMEOUT';
+/** The HTTP library could not be loaded (a broken bundle chunk): nothing was sent. */
+export const ENGINE_UNAVAILABLE = 'EENGINE_UNAVAILABLE';
+/** An invalid header value: never sent. */
+export const INVALID_REQUEST = 'UND_ERR_INVALID_ARG';
+export const BODY_TOO_LARGE = 'EBODY_TOO_LARGE';
+export const DEADLINE_PASSED = 'EDEADLINE';
+
+/** Set on a failure's error: whether undici started writing the request; without it nothing was on the wire. */
+export const REQUEST_WRITTEN = Symbol('requestWritten');
+
+export interface PeerCertificate {
+  issuer?: string;
+  subject?: string;
+  validTo?: string;
+  altNames?: string;
+}
+
+/** What a failed exchange met: the proxy it went through (as client.ts's ProxyChoice names it), the certificate it was shown. */
+export interface WireFailure {
+  proxy?: { source: string; shown: string };
+  peer?: PeerCertificate;
+}
+
+const CERT_ERROR_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'HOSTNAME_MISMATCH',
+]);
+
+/** The code of a certificate error, also when it is wrapped (undici's SecureProxyConnectionError). */
+export function certificateCode(error: unknown): string | undefined {
+  for (let e = error as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code && CERT_ERROR_CODES.has(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/** Whether a failure came after the request was written (undefined when it did not come from the wire). */
+export function requestWritten(error: unknown): boolean | undefined {
+  return error !== null && typeof error === 'object' ? (error as { [REQUEST_WRITTEN]?: boolean })[REQUEST_WRITTEN] : undefined;
+}
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 

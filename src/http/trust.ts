@@ -13,7 +13,8 @@ import { readCheckedFile, UnsafePathError } from '../config/private-file.js';
 import { envValue } from '../config/profile.js';
 import { UsageError } from '../core/errors.js';
 import { safeLine } from '../text/safe.js';
-import type { PeerCertificate, ProxyChoice } from './transport.js';
+import type { ProxyChoice } from './client.js';
+import type { PeerCertificate } from './retry.js';
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 

@@ -9,7 +9,7 @@ import { homedir, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PoolConfig } from 'pg';
 import { UsageError } from '../core/errors.js';
-import { isLoopbackHost } from '../http/transport.js';
+import { isLoopbackHost } from '../http/client.js';
 import { readPemBundle } from '../http/trust.js';
 import { maskRecordUrl, type RecordUrl } from './url.js';
 

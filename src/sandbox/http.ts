@@ -59,7 +59,7 @@ export function readBody<T extends z.ZodType>(ctx: Ctx, schema: T, what: string)
   return validate(schema, parsed.value, what);
 }
 
-/** A repeated header joined with ", " as transport.ts's joinHeaders does; not imported from there: the sandbox loads no undici. */
+/** A repeated header joined with ", " as http/client.ts's joinHeaders does; not imported from there: the sandbox loads no undici. */
 export function flattenHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {

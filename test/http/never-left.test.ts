@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyFailure as rowFate } from '../../src/claims/pipeline.js';
 import { isOutcomeUncertain } from '../../src/core/errors.js';
 import { classifyFailure, mayRepeat, neverLeft, serviceNotReached, stoppedOnThisSide } from '../../src/http/retry.js';
-import { REQUEST_WRITTEN } from '../../src/http/transport.js';
+import { REQUEST_WRITTEN } from '../../src/http/retry.js';
 
 const url = new URL('https://api.example.test/v1/claims/offline');
 const req = { method: 'POST' as const, url, maxBytes: 1024, deadlineMs: 30_000 };

@@ -1,11 +1,11 @@
 /**
- * NO_PROXY's IP addresses and CIDR ranges (src/http/transport.ts), as properties over random addresses:
+ * NO_PROXY's IP addresses and CIDR ranges (src/http/client.ts), as properties over random addresses:
  * an IPv4 range holds exactly the addresses whose first `prefix` bits are its own (checked against
  * arithmetic on the 32-bit numbers), and an IPv6 address matches itself however either side writes it.
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { readProxyConfig, routeFor } from '../../src/http/transport.js';
+import { readProxyConfig, routeFor } from '../../src/http/client.js';
 
 function reason(url: string, noProxy: string): string {
   const config = readProxyConfig({}, { HTTPS_PROXY: 'http://p:1', NO_PROXY: noProxy }, () => {});

@@ -1,9 +1,9 @@
 /**
- * Which route a request takes (src/http/transport.ts): the variables in the order undici and curl read
+ * Which route a request takes (src/http/client.ts): the variables in the order undici and curl read
  * them, the profile's settings winning, and NO_PROXY's names, wildcards, ports, IPv6 and CIDR.
  */
 import { describe, expect, test } from 'vitest';
-import { readProxyConfig, routeFor } from '../../src/http/transport.js';
+import { readProxyConfig, routeFor } from '../../src/http/client.js';
 
 function route(url: string, env: Record<string, string | undefined>, settings = {}) {
   const warnings: string[] = [];
