@@ -1,6 +1,6 @@
-/** `claims file --from FILE`, composed: paths checked first, then the stages a row passes opened, and the run turned into an exit. */
-import { createReadStream } from 'node:fs';
-import { dirname } from 'node:path';
+/** `claims file --from FILE`, composed: paths checked first, the 0.2.0 journals it finds read into the record, then the stages a row passes opened, and the run turned into an exit. */
+import { createReadStream, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ResolvedProfile } from '../config/profile.js';
 import { CHECK_UNCERTAIN_ROWS } from '../core/claim-check.js';
@@ -8,12 +8,12 @@ import { InterruptedError, OpcliError, PartialFailureError, UsageError } from '.
 import type { PaceClock, Timers } from '../core/timers.js';
 import { createAdaptiveLimiter } from '../http/adaptive.js';
 import { type RecordPlace, recordPlace } from '../config/record-dir.js';
-import { JournalReader, type JournalService, serviceOrigin } from './journal.js';
-import { ClaimRecord, LOCK_WAIT_MS } from './record.js';
-import { type ClaimsRecord, historyOf, importEarlier, type OpenClaims, openClaimsRecord, type RecordContext } from './record-open.js';
+import { hostName, osUser } from '../config/user-name.js';
+import { importJournal, JournalReader, type JournalService, serviceOrigin } from './journal.js';
+import { type ClaimsRecord, ClaimRecord, LOCK_WAIT_MS, type OpenClaims, openClaimsRecord, type RecordContext } from './record.js';
 import { resolveBatchPaths } from './paths.js';
 import { type BatchReport, BatchTally, type BatchView, type Counts, SendPipeline, type SendPorts, type SendResult, UnreachableError } from './pipeline.js';
-import { compiled, type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
+import { type BatchHistory, compiled, type PlanOptions, Planner, type RowResult, storeMismatch, validateClaim } from './plan.js';
 import { checkFileText, detectFormat, lineEnds, openSource, type SourceRow } from './reader.js';
 import { OfflineClaim } from '../schemas.js';
 import { count, counted } from '../text/count.js';
@@ -348,4 +348,90 @@ function verdict(result: SendResult, c: Readonly<Counts>, signal: AbortSignal, v
     if (c.uncertain + c.uncertainEarlier > 0) hints.push(`The uncertain rows may exist. ${CHECK_UNCERTAIN_ROWS}`);
     throw new PartialFailureError(`${count(unsettled)} of ${counted(c.done, 'row')} ${unsettled === 1 ? 'was' : 'were'} not filed.`, hints.join('\n'));
   }
+}
+
+/** Reads the 0.2.0 journal at the batch's name, and those beside the input, into the record once each, saying how many claims came. */
+async function importEarlier(
+  record: ClaimRecord,
+  journal: string,
+  profile: string,
+  notice: (text: string) => void,
+  beside: { folder?: string; service: JournalService },
+): Promise<void> {
+  // CHOICE (docs/spec-choices.md#record-of-claims): a journal of an earlier version is read into the record once, so copies of its file are held too.
+  // Read each run for its damage; its notices said once, on the run that reads it in.
+  const tell = record.imported.has(journal) ? undefined : notice;
+  const reader = await JournalReader.snapshot(journal, { service: beside.service, notice: tell });
+  let taken: number;
+  try {
+    taken = await importJournal(record, reader, profile, osUser(), hostName());
+  } finally {
+    await reader.closeReader();
+  }
+  const holds = (n: number, from: string, copy: string) =>
+    n > 0 &&
+    notice(
+      `Notice: the record of claims ${record.path} now holds the ${count(n)} claim${n === 1 ? '' : 's'} ${from} filed or possibly filed, so a copy of ${copy} does not file them again.\n`,
+    );
+  // And so are the journals beside the input: a copy of a file filed by an earlier version may run before the file itself.
+  if (beside.folder) {
+    const others = await importBeside(record, beside.folder, { service: beside.service, profile, user: osUser(), host: hostName() }, notice);
+    holds(others, `the journals beside ${beside.folder} show`, 'their files');
+  }
+  // What was read in is asked of next (the resume, the copies): the index is brought up to the file.
+  record.reindex();
+  holds(taken, `the journal ${journal} shows`, 'this file');
+}
+
+/**
+ * The journals beside the input (`*.journal.jsonl` in `folder`), each read in once, so a copy of a
+ * file 0.2.0 filed is held even when it runs before the original; one that cannot be read is passed
+ * over with a notice.
+ */
+async function importBeside(
+  record: ClaimRecord,
+  folder: string,
+  by: { service: JournalService; profile: string; user: string; host: string },
+  notice: (text: string) => void,
+): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return 0;
+  }
+  let taken = 0;
+  for (const name of names.filter((n) => n.endsWith('.journal.jsonl')).sort()) {
+    const path = resolve(join(folder, name));
+    if (record.imported.has(path)) continue;
+    let reader: JournalReader | undefined;
+    try {
+      reader = await JournalReader.snapshot(path, { service: by.service });
+      taken += await importJournal(record, reader, by.profile, by.user, by.host);
+    } catch (error) {
+      notice(
+        `Notice: the journal ${path} beside the input cannot be read (${(error as Error).message.split('\n')[0]}): a copy of its file is held only once that file runs again.\n`,
+      );
+    } finally {
+      await reader?.closeReader();
+    }
+  }
+  return taken;
+}
+
+/** What earlier runs of `batch` did with a row: the record's answer, else a 0.2.0 journal's it has not read in (dry run, database). */
+export function historyOf(record: ClaimsRecord, batch: string, journal?: JournalReader): BatchHistory {
+  const read = record instanceof ClaimRecord ? record.imported : undefined;
+  const unread = journal && journal.priorEntries > 0 && !read?.has(journal.path) ? journal : undefined;
+  if (!unread) return { batch, batchRow: (b, by) => record.batchRow(b, by) };
+  return {
+    batch,
+    async batchRow(b, by) {
+      const row = await record.batchRow(b, by);
+      const prior = row ? undefined : 'key' in by ? unread.priorOutcome(by.key) : unread.similarTo(by.like);
+      if (!prior) return row;
+      const sent = await unread.entryAt(prior.sendOffset);
+      return { status: prior.status, line: sent?.line, at: sent?.at, tag: prior.tag, claim: sent?.claim, ...(await unread.priorDetail(prior)) };
+    },
+  };
 }

@@ -10,8 +10,9 @@ import { emailIdentity, idIdentity } from '../core/identity.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { blockingDamage, describeDamage } from '../record/damage.js';
 import { claimWeight, laterOutcome } from '../record/outcome.js';
-import { earlierPlaces } from '../config/record-dir.js';
-import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine, type ReadLine } from './record.js';
+import type { ResolvedProfile } from '../config/profile.js';
+import { earlierPlaces, recordPlace } from '../config/record-dir.js';
+import { ClaimRecord, type IntentLine, type OpenRecord, type OutcomeLine, type ReadLine, type RecordContext, type RecordStore } from './record.js';
 import { orderTerm } from './record-index.js';
 
 export interface ClaimHistoryRow {
@@ -55,6 +56,27 @@ export interface ClaimHistoryFilter {
   email?: string;
   /** ISO date or date-time: filings at or after it. */
   since?: number;
+}
+
+/** The history of a profile's record of claims: streamed from the database with a record-url, else from the file record. */
+export async function openClaimsHistory(configDir: string, profile: ResolvedProfile, ctx: RecordContext, store: RecordStore): Promise<ClaimHistory> {
+  const place = recordPlace(configDir, profile);
+  if (!profile.record) return openClaimHistory({ place, store });
+  // Imported here, as by openClaimsRecord (record.ts): only a profile with a record-url loads the database's modules.
+  const { DatabaseClaimRecord } = await import('../record-pg/claims.js');
+  const record = await DatabaseClaimRecord.open(profile.record, { ...ctx, passwordSource: profile.record.passwordSource }, store, undefined);
+  return {
+    path: record.path,
+    damaged: [],
+    each: (filter, emit) => {
+      const matches = filingFilter(filter);
+      return record.eachClaim(filter, (attempts) => {
+        const claim = claimEntry(attempts);
+        if (claim.rows.some(matches)) emit(claim.entry);
+      });
+    },
+    close: () => record.close(),
+  };
 }
 
 /** The claims of the record (and of where it lived before) that pass `filter`; the lines it could not read are named before `each` streams. */

@@ -1,8 +1,9 @@
 /**
  * The batch journal of opcli 0.2.0 (v2/v3), read only (needed for upgrades): a JSONL file beside
  * the input with, for each row key, its `sending` entry and then its outcome; read into the record
- * of claims once (record-open.ts). Each section's header names the service and store its rows were
- * filed with (docs/guides/batch-claims.md): only this run's count as proof that a row was filed.
+ * of claims once (importJournal: by the batch, which picks the journals, and by `record import`).
+ * Each section's header names the service and store its rows were filed with
+ * (docs/guides/batch-claims.md): only this run's count as proof that a row was filed.
  * Lines are read under the damage policy of src/record/damage.ts; `claims repair --journal` sets a
  * damaged one aside (journalRepairTarget), and a `set-aside` line naming a row holds it as
  * uncertain.
@@ -23,6 +24,8 @@ import { setAsideLine } from '../record/log.js';
 import { actOn, claimMayExist, claimWeight, endAttempt, fromFlags, type Standing, standingFlags, startAttempt } from '../record/outcome.js';
 import type { RepairTarget } from '../record/repair.js';
 import { JOURNAL_ROLE, openBatchFile } from './batch-files.js';
+import type { OfflineClaim } from '../schemas.js';
+import type { ClaimRecord, IntentLine, OutcomeLine } from './record.js';
 
 /** `sending`: the request may be on its way (left by a crash, read as uncertain); `not_sent`: provably never created. */
 export type JournalStatus = 'sending' | 'filed' | 'rejected' | 'uncertain' | 'not_sent';
@@ -477,4 +480,116 @@ export function journalRepairTarget(path: string, service: JournalService, now: 
       return JSON.stringify(header);
     },
   };
+}
+
+/** Lines written at a time (a journal of a million rows is not held in memory). */
+const CHUNK = 2_000;
+
+/** The input a journal at its default path belongs to (`claims.csv.journal.jsonl` → `claims.csv`), else the journal. */
+function sourceOf(journalPath: string): string {
+  return journalPath.endsWith('.journal.jsonl') ? journalPath.slice(0, -'.journal.jsonl'.length) : journalPath;
+}
+
+/** A journal line's fields as this import reads them: unchecked until checked. */
+type SendingEntry = Partial<Record<keyof JournalEntry, unknown>>;
+
+/** Who takes the journal in: the profile, the user and the host its intents are recorded under, and the journal open again as `fd`. */
+interface Importer {
+  record: ClaimRecord;
+  /** The claim's keys and words, as a batch row's intent has them (plan.ts). */
+  keys: Pick<typeof import('./plan.js'), 'hashOfRobust' | 'itemWords' | 'recordSimilarity' | 'robustJson'>;
+  journal: JournalReader;
+  fd: number;
+  profile: string;
+  user: string;
+  host: string;
+}
+
+/** The intent and outcome a journal line stands for: its row's last `sending` entry of this service, unless provably not sent. */
+function importedLines(by: Importer, text: string, offset: number): [IntentLine, OutcomeLine] | undefined {
+  const { record, journal } = by;
+  let e: SendingEntry;
+  try {
+    e = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (e?.status !== 'sending' || typeof e.key !== 'string' || typeof e.line !== 'number' || typeof e.claim !== 'object' || e.claim === null) return undefined;
+  const prior = journal.priorOutcome(e.key);
+  if (!prior || prior.sendOffset !== offset || prior.status === 'not_sent') return undefined;
+  // A row the record holds for this batch already (written by a run of this version, here or where the record lived before).
+  if (record.batchRow(journal.path, { key: e.key })) return undefined;
+  const claim = e.claim as OfflineClaim;
+  const tag = typeof e.tag === 'number' && e.tag > 0 ? e.tag : undefined;
+  const key = tag ? by.keys.hashOfRobust(by.keys.robustJson(claim)) : e.key;
+  const at = typeof e.at === 'string' ? e.at : new Date().toISOString();
+  const filing = `import.${e.key.slice(0, 16)}.${e.line}`;
+  const filed = prior.status === 'filed';
+  const settled = filed || prior.status === 'rejected';
+  // The sourceOrderId and reason of the row's last entry, read back at its offset.
+  let detail: { sourceOrderId?: string; reason?: string } = {};
+  try {
+    detail = JSON.parse(lineAt(by.fd, prior.offset) ?? '{}') ?? {};
+  } catch {}
+  return [
+    {
+      v: 1,
+      issuance: filing,
+      key,
+      type: 'intent',
+      at,
+      user: by.user,
+      host: by.host,
+      profile: by.profile,
+      source: sourceOf(journal.path),
+      line: e.line,
+      journal: journal.path,
+      sim: by.keys.recordSimilarity(claim),
+      email: typeof claim.customer?.email === 'string' ? claim.customer.email : undefined,
+      item: claim.item ? by.keys.itemWords(claim) : undefined,
+      ...(tag ? { row: e.key, tag } : {}),
+      like: typeof e.sim === 'string' ? e.sim : undefined,
+      claim,
+    },
+    {
+      v: 1,
+      issuance: filing,
+      key,
+      type: 'outcome',
+      at,
+      status: settled ? (prior.status as 'filed' | 'rejected') : 'uncertain',
+      sourceOrderId: detail.sourceOrderId,
+      error: settled ? detail.reason : (detail.reason ?? 'recorded as sent without an answer by the journal it was read from'),
+    },
+  ];
+}
+
+/** Reads the rows `journal` holds filed, uncertain or sent into `record`, once; returns how many were taken in. */
+export async function importJournal(record: ClaimRecord, journal: JournalReader, profile: string, user: string, host: string): Promise<number> {
+  if (record.imported.has(journal.path)) return 0;
+  // Imported here, not at the top: `claims repair` and `claims history` load this file but read no journal in, so they load no planner.
+  const keys = await import('./plan.js');
+  // Opened again the checked way (no link, no FIFO, a regular file of yours): it may have been swapped since.
+  const opened = await openBatchFile(journal.path, JOURNAL_ROLE, 'read');
+  if (!opened) return 0;
+  const by: Importer = { record, journal, keys, fd: opened.handle.fd, profile, user, host };
+  let taken = 0;
+  let pending: (IntentLine | OutcomeLine)[] = [];
+  try {
+    eachLine(by.fd, (buffer, start, end, offset, complete, long) => {
+      const both = complete && !long ? importedLines(by, buffer.toString('utf8', start, end), offset) : undefined;
+      if (!both) return;
+      pending.push(...both);
+      // Counted for the notice: the claims it holds filed or possibly filed (a rejected row is read in for the resume alone).
+      if (both[1].status !== 'rejected') taken++;
+      if (pending.length >= CHUNK) {
+        record.importLines(pending);
+        pending = [];
+      }
+    });
+  } finally {
+    await opened.handle.close();
+  }
+  record.importLines(pending, { journal: journal.path, entries: taken });
+  return taken;
 }

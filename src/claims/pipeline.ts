@@ -7,13 +7,12 @@
 import { setMaxListeners } from 'node:events';
 import { OpcliError, NetworkError, ApiError, AuthError, RedirectError, UsageError, ExitCode, TimeoutError } from '../core/errors.js';
 import { compiled, isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
-import type { NewIntent } from './record.js';
+import type { ClaimsRecord, NewIntent } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
 import { whenAborted } from '../core/timers.js';
 import { PATHS } from '../api/service.js';
 import type { RequestLimiter, Permit, LimiterSnapshot } from '../http/adaptive.js';
 import { type HttpClient, neverLeft, serviceNotReached, stoppedOnThisSide } from '../http/client.js';
-import type { ClaimsRecord } from './record-open.js';
 import { ClaimCreated, type OfflineClaim } from '../schemas.js';
 import { count } from '../text/count.js';
 

@@ -13,7 +13,7 @@ import { claimMayExist, claimWeight } from '../record/outcome.js';
 import { readErrorBody } from '../http/error-body.js';
 import { OfflineClaim, type FieldIssue } from '../schemas.js';
 import { flattenClaim, spreadsheetDamage, CLAIM_FIELDS, FIELD_BY_KEY, getPath } from './fields.js';
-import { type BatchRow, describeHit, type NewIntent, newFilingId, type RecordHit, stateWords } from './record.js';
+import { type BatchRow, describeHit, type NewIntent, newFilingId, type RecordHit, stateWords } from './record-format.js';
 import type { SourceRow } from './reader.js';
 import { excerpt, quoteInput } from '../text/excerpt.js';
 import { fieldIssues, fieldMessage, missingMessage } from '../core/field-issues.js';
@@ -234,7 +234,7 @@ export interface PlanOptions {
 /** An answer now (the file record) or later (the team's database). */
 export type Answer<T> = T | Promise<T>;
 
-/** What the planner asks of the record of claims (ClaimsRecord's questions, record-open.ts: a file or the team's database). */
+/** What the planner asks of the record of claims (ClaimsRecord's questions, record.ts: a file or the team's database). */
 export interface PlanRecord {
   /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
   startRun(run: string, details: { profile: string; source: string; journal?: string }, now?: number): void;
@@ -246,7 +246,7 @@ export interface PlanRecord {
   similar(sim: string | undefined, key: string): Answer<RecordHit | undefined>;
 }
 
-/** What the earlier runs of a batch did with a row: the record, and a 0.2.0 journal it has not read in (record-open.ts historyOf). */
+/** What the earlier runs of a batch did with a row: the record, and a 0.2.0 journal it has not read in (batch.ts historyOf). */
 export interface BatchHistory extends Pick<PlanRecord, 'batchRow'> {
   /** The batch's name (docs/spec-choices.md#the-same-batch): the path its journal had, or --journal. */
   readonly batch: string;

@@ -5,10 +5,14 @@
  * `outcome`; a command that files asks it first, under its lock, so a claim copied, pasted twice or
  * run twice is held, not filed again. This file opens, asks and writes it (a batch's intents one write
  * and one fdatasync a group: src/record/log.ts LogGroup); its lines are record-format.ts, its terms record-index.ts.
+ * The record a run files through is picked here too (openClaimsRecord, as openLedger is for store
+ * credit): the team's database with a record-url (src/record-pg/claims.ts), else this file. Both
+ * answer ClaimsRecord, so a single claim, a batch and `claims history` are one code.
  */
 import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HeldLock } from '../config/lock.js';
+import type { ResolvedProfile } from '../config/profile.js';
 import { earlierPlaces, type RecordPlace } from '../config/record-dir.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
@@ -37,6 +41,8 @@ import {
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
 import { type OpenedRecord, openRecord } from '../record/store.js';
+import type { ConnectionContext } from '../record-pg/connection.js';
+import type { Answer, PlanRecord } from './plan.js';
 
 export { RecordDamagedError } from './record-index.js';
 export * from './record-format.js';
@@ -52,6 +58,41 @@ export interface OpenRecord {
   lock?: { waitMs: number; timers?: Timers };
   /** Read a damaged record without refusing it (history, repair: never to file). */
   tolerateDamage?: boolean;
+}
+
+/** Intents another member committed first, by filing id: why each row is held (it was never sent). */
+export type Taken = Map<string, string>;
+
+/** What writing intents answers: nothing (the file record, under its lock), or the filings another member committed first. */
+// biome-ignore lint/suspicious/noConfusingVoidType: the file record's writes return nothing
+export type Durable = Taken | undefined | void;
+
+/** The record of claims of one store, as its clients use it (ClaimRecord and DatabaseClaimRecord): what the planner asks (PlanRecord), and the writes. */
+export interface ClaimsRecord extends PlanRecord {
+  /** The file's path, or `record database HOST:PORT/DB` (never the password). */
+  readonly path: string;
+  /** One claim's intent, durable before it returns; the filings in `Taken` (another member's attempt first) must not be sent. */
+  intents(lines: NewIntent[], now?: number): Answer<Durable>;
+  /** A batch group's intents, durable when the promise resolves; the filings in `Taken` must not be sent. */
+  intentsDurable(lines: NewIntent[], now?: number): Promise<Durable>;
+  /** Queues an attempt's outcome. */
+  outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now?: number): void;
+  /** Whether another run took the record's lock since it was opened (the database takes none: never). */
+  lost(): boolean;
+  /** Writes what is queued, durably, and closes. */
+  closeDurable(): Promise<void>;
+  /** Closes (the file: what is queued is written; the database: closeDurable writes it). */
+  close(): Answer<void>;
+}
+
+/** What picking the record needs beyond the profile: the environment and folder the database's credentials are read from (libpq's rules). */
+export type RecordContext = Omit<ConnectionContext, 'passwordSource'>;
+
+/** The store a profile files for. */
+export interface OpenClaims {
+  store: RecordStore;
+  /** To file: the file record's lock is taken, waiting this long for another run (the database takes none). */
+  lock?: OpenRecord['lock'];
 }
 
 /** The record of one store, asked by key, similarity and customer through its index (src/record/store.ts): only the lines that answer are read. */
@@ -289,4 +330,20 @@ export class ClaimRecord {
       this.lock?.release();
     }
   }
+}
+
+/** The record of claims for a profile: the database with a record-url, else the file record in `place`. */
+export async function openClaimsRecord(
+  place: RecordPlace,
+  profile: ResolvedProfile | undefined,
+  ctx: RecordContext,
+  options: OpenClaims,
+): Promise<ClaimsRecord> {
+  if (!profile?.record) return ClaimRecord.open({ place, store: options.store, lock: options.lock });
+  // Imported here, not at the top: a run on the file record loads none of the database's modules, and
+  // record-pg/claims.ts, which builds on this file, is not imported by it.
+  const { DatabaseClaimRecord } = await import('../record-pg/claims.js');
+  // The file record of this config folder and of every place it lived before: read, never written.
+  const earlier = ClaimRecord.openSync({ place, store: options.store });
+  return DatabaseClaimRecord.open(profile.record, { ...ctx, passwordSource: profile.record.passwordSource }, options.store, earlier);
 }

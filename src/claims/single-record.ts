@@ -12,8 +12,7 @@ import { recordPlace } from '../config/record-dir.js';
 import type { OfflineClaim } from '../schemas.js';
 import { hashOfRobust, itemWords, recordSimilarity, robustJson } from './plan.js';
 import { serviceOrigin } from './journal.js';
-import { ClaimRecord, describeHit, newFilingId, type RecordHit, stateWords } from './record.js';
-import { type ClaimsRecord, openClaimsRecord, type RecordContext } from './record-open.js';
+import { type ClaimsRecord, ClaimRecord, describeHit, newFilingId, openClaimsRecord, type RecordContext, type RecordHit, stateWords } from './record.js';
 import { classifyFailure } from './pipeline.js';
 
 /** How long a single claim waits for the record's lock (a batch filing for the same store holds it). */

@@ -11,7 +11,7 @@ import { hostName, osUser } from '../config/user-name.js';
 import { emailIdentity } from '../core/identity.js';
 import { HEX64 } from '../claims/record-format.js';
 import { claimMayExist } from '../record/outcome.js';
-import type { ClaimRecord } from '../claims/record.js';
+import type { ClaimRecord, Taken } from '../claims/record.js';
 import {
   type BatchRow,
   type IntentLine,
@@ -28,9 +28,6 @@ import { NOTHING_WRITTEN, openRecordDatabase, type RecordDatabase } from './data
 import { addRows, type RunRow } from './import.js';
 import { ATTEMPTS, type AttemptRecordRow, type IntentRow, inTransaction, type OutcomeRow, PAGE, present } from './queries.js';
 import type { ClientBase } from 'pg';
-
-/** Intents another member committed first, by filing id: why each row is held (it was never sent). */
-export type Taken = Map<string, string>;
 
 /** What a rerun does after the database failed mid-run, in the words of the one line. */
 export const RERUN_AFTER_FAILURE =

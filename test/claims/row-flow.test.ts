@@ -11,7 +11,7 @@ import { BatchTally, SendPipeline } from '../../src/claims/pipeline.js';
 import { Planner } from '../../src/claims/plan.js';
 import { openSource } from '../../src/claims/reader.js';
 import { ClaimRecord } from '../../src/claims/record.js';
-import { historyOf } from '../../src/claims/record-open.js';
+import { historyOf } from '../../src/claims/batch.js';
 import { recordPlace } from '../../src/config/record-dir.js';
 import { batchView } from '../../src/commands/claims/index.js';
 import type { Sandbox } from '../../src/sandbox/index.js';

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { ClaimEntry, ClaimEvent } from '../../claims/history.js';
-import { openClaimsHistory } from '../../claims/record-open.js';
+import { type ClaimEntry, type ClaimEvent, openClaimsHistory } from '../../claims/history.js';
 import { serviceOrigin } from '../../claims/journal.js';
 import type { Deps } from '../../cli/deps.js';
 import { UsageError } from '../../core/errors.js';
