@@ -412,11 +412,9 @@ export class HttpClient {
 
 // The request as it is sent, and its trace.
 
-const LOOPBACK = /^(127(?:\.\d{1,3}){3}|localhost|\[::1\])$/i;
-
-/** Whether a URL may carry credentials: https anywhere, http only to loopback. */
+/** Whether a URL may carry credentials: https anywhere, http only to loopback named as such (no `*.localhost`). */
 export function isSafeForCredentials(url: URL): boolean {
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.test(url.hostname));
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname, false));
 }
 
 interface Outgoing {
@@ -623,10 +621,13 @@ function proxyLoopback(settings: ProxySettings, env: Record<string, string | und
   );
 }
 
-/** Whether a host (as URL.hostname gives it) is this machine: localhost, 127.0.0.0/8, ::1. */
-export function isLoopbackHost(hostname: string): boolean {
+/**
+ * Whether a host (as URL.hostname gives it) is this machine: localhost, 127.0.0.0/8, ::1, and with
+ * `subdomains` `*.localhost`, which a resolver may still send elsewhere (RFC 6761 §6.3): never for a token.
+ */
+export function isLoopbackHost(hostname: string, subdomains = true): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(host) || host === '::1';
+  return host === 'localhost' || (subdomains && host.endsWith('.localhost')) || /^127(\.\d{1,3}){3}$/.test(host) || host === '::1';
 }
 
 function matches(entry: NoProxyEntry, host: string, port: number): boolean {

@@ -252,10 +252,12 @@ describe('on the bundled undici Agent', () => {
   });
 
   describe('credentials and headers', () => {
-    it('refuses to send anything to a plain-http host that is not loopback', async () => {
+    it('refuses to send anything to a plain-http host that is not loopback (a *.localhost name included)', async () => {
       const { http } = client('http://api.example.com');
       await expect(http.request({ method: 'GET', url: '/v1/orders' })).rejects.toBeInstanceOf(UsageError);
       await expect(http.request({ method: 'GET', url: 'http://10.0.0.1/v1/orders' })).rejects.toThrow(/only https/);
+      // A *.localhost name is loopback for the proxy's bypass, but a resolver may send it elsewhere (RFC 6761 §6.3).
+      await expect(http.request({ method: 'GET', url: 'http://opcli.localhost/v1/orders' })).rejects.toThrow(/only https/);
     });
 
     it('attaches the bearer token, but never on the token and session-verify endpoints', async () => {
