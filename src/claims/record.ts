@@ -38,7 +38,6 @@ import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
 import { type OpenedRecord, openRecord } from '../record/store.js';
 
-export { RecordDamagedError } from './record-index.js';
 export * from './record-format.js';
 
 /** How long a second run waits for the lock (`--lock-wait`); a killed run's needs no wait: a dead owner's lock is reclaimed at once. */
@@ -77,7 +76,7 @@ export class ClaimRecord {
     return repairTargetOf(place, claimFile(store));
   }
 
-  /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws RecordDamagedError. */
+  /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws DamagedRecordFileError (exit 2). */
   static async open(options: OpenRecord): Promise<ClaimRecord> {
     const lock = options.lock ? await lockRecord(options.place, claimFile(options.store), options.lock) : undefined;
     return ClaimRecord.build(options, lock);

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON, WRITER_UID } from '../record/damage.js';
+import { ACTION_START, blockingDamage, type DamagedLine, TORN_REASON, WRITER_UID } from '../record/damage.js';
 import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
@@ -184,7 +184,7 @@ export class Ledger implements CreditLedger {
   /**
    * What holds a new credit for `key` back, from the index (src/record/store.ts), here and where the
    * ledger lived before: the lines of its claim or order (by identity, any scope) and with `email` of
-   * the customer's credits. Damage stops it (LedgerDamagedError, exit 2) but torn and set-aside lines: `uncertain`.
+   * the customer's credits. Damage stops it (DamagedRecordFileError, exit 2) but torn and set-aside lines: `uncertain`.
    */
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
@@ -289,7 +289,7 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
 }
 
 /** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
-const LEDGER_LINES: RecordFile<LedgerRecord> = {
+export const LEDGER_LINES: RecordFile<LedgerRecord> = {
   name: LEDGER_FILE,
   lock: 'giftcard-ledger',
   // The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair.
@@ -301,7 +301,6 @@ const LEDGER_LINES: RecordFile<LedgerRecord> = {
       'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
     detailsKey: 'ledger',
   },
-  refuse: (path, lines) => new LedgerDamagedError(path, lines),
   terms: 'giftcard-ledger-1',
   version: 1,
   parse: (v) => LedgerRecord.safeParse(v).data,
@@ -397,11 +396,4 @@ export interface UncertainLine {
   issuance?: string;
   /** What happened to the line, after "Line N of the ledger …". */
   reason: string;
-}
-
-/** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
-export class LedgerDamagedError extends DamagedRecordFileError {
-  constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, LEDGER_LINES.words);
-  }
 }

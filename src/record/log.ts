@@ -25,14 +25,13 @@ export interface RecordClient<T> extends LineSchema<T> {
   termsOf(record: T): string[];
 }
 
-/** A client's record as a file of its place: its name, lock, words (damage.ts), damage's refusal, and the header a repair writes on line 1. */
+/** A client's record as a file of its place: its name, lock, words (damage.ts: its refusal's), and the header a repair writes on line 1. */
 export interface RecordFile<T> extends RecordClient<T> {
   name: string;
   lock: string;
   /** The error when another run holds the lock past the wait (lockRecord; default: src/config/lock.ts's). */
   busy?(holder: string): OpcliError;
   words: RecordWords;
-  refuse(path: string, lines: DamagedLine[]): Error;
   header?(at: string): string;
 }
 
