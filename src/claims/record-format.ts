@@ -38,7 +38,6 @@ const DiskIntent = z.object({
   // `issuance`: the filing's id (0.2.0's name), shared by its intent and outcome; `key`: the claim's content key (plan.ts).
   ...ACTION_START,
   type: z.literal('intent'),
-  at: z.string(),
   /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
   run: z.string().optional(),
   user: z.string().optional(),
@@ -112,7 +111,6 @@ export type RecordStatus = z.infer<typeof RecordStatus>;
 const OutcomeLine = z.object({
   ...ACTION_START,
   type: z.literal('outcome'),
-  at: z.string(),
   status: RecordStatus,
   sourceOrderId: z.string().optional(),
   error: z.string().optional(),

@@ -55,7 +55,6 @@ const Common = {
   // `issuance`: one id per issuance, shared by its attempt, outcome and warnings. `key`: CHOICE (docs/spec-choices.md#ledger-key):
   // issuanceKey; older lines hold the id as typed (compared by identity too) or no scope (`claim:<id>`: blocks the claim in every shop).
   ...ACTION_START,
-  at: z.string(),
   user: z.string(),
   uid: WRITER_UID,
 };

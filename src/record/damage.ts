@@ -36,8 +36,8 @@ export interface DamagedLine {
   version?: number;
 }
 
-/** The fields every action's line starts with, in this order, so a line cut short still names its action (recordStart). */
-export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string() };
+/** The fields of every action's line, the first three first in this order, so a line cut short still names its action (recordStart). */
+export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string(), at: z.string() };
 
 /** Who wrote a line, as the OS numbers users (chain.ts; none in lines of 0.2.0). */
 export const WRITER_UID = z.number().int().nullable().optional();

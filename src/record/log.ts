@@ -231,7 +231,6 @@ export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: 
 export const SET_ASIDE = {
   ...ACTION_START,
   type: z.literal('set-aside'),
-  at: z.string(),
   user: z.string(),
   line: z.number().int().positive(),
   reason: z.string(),
