@@ -6,21 +6,20 @@
  * run twice is held, not filed again. This file opens, asks and writes it (a batch's intents one write
  * and one fdatasync a group: src/record/log.ts LogGroup); its lines are record-format.ts, its terms record-index.ts.
  */
-import { closeSync, fstatSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HeldLock } from '../config/lock.js';
 import { earlierPlaces, type RecordPlace } from '../config/record-dir.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { type DamagedLine, parseText } from '../record/damage.js';
-import { LogGroup, lockRecord, syncFolder } from '../record/log.js';
+import { LogGroup, lockRecord } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLine } from '../record/file-lines.js';
 import {
   type BatchRow,
   batchIntentLine,
   HEX64,
-  headerLine,
   type IntentLine,
   type NewIntent,
   type OutcomeLine,
@@ -111,20 +110,14 @@ export class ClaimRecord {
   private readonly earlier: ClaimRecord[] = [];
 
   private load(writing: boolean, tolerate: boolean): void {
-    const opened = openRecord(this.place, claimFile(this.store), writing, tolerate);
+    const file = claimFile(this.store);
+    const opened = openRecord(this.place, file, writing, tolerate);
     if (!opened) return;
     this.opened = opened;
-    if (writing) this.group = new LogGroup(opened.fd, this.place.configDir, this.path);
     this.q = new ClaimQuestions(opened.q);
     this.damaged = opened.damaged;
-    if (!writing) return;
-    const created = fstatSync(opened.fd).size === 0;
-    if (created) this.group?.queue(headerLine(this.store, new Date().toISOString()));
-    // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    else this.group?.endTornLine(() => opened.damaged, { at: new Date().toISOString(), user: osUser() });
-    this.group?.write();
-    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/log.ts).
-    if (created) syncFolder(this.place.dir);
+    // Created with its header, or a last line cut short ended and set aside, so it stays uncertain (src/record/log.ts).
+    if (writing) this.group = new LogGroup(opened.fd, this.place, file, () => opened.damaged, { at: new Date().toISOString(), user: osUser() });
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */

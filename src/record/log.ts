@@ -107,13 +107,27 @@ export class LogGroup {
   private failure: unknown;
   private soon = false;
 
-  /** `fd`: the record open to append, under its lock, closed by `close`; `path` witnessed then in `configDir` (witness.ts). */
+  /**
+   * A client's record in `place`, opened as `fd` to append under its lock (closed by `close`, witnessed then: witness.ts):
+   * a new file gets its header and its name synced in its folder, a last line cut short is ended (endTornLine).
+   */
   constructor(
     private fd: number | undefined,
-    private readonly configDir: string | undefined,
-    private readonly path: string,
+    private readonly place: RecordPlace,
+    file: Pick<RecordFile<unknown>, 'name' | 'header'>,
+    damaged: () => readonly DamagedLine[],
+    by: { at: string; user: string },
     private readonly writer = new LogWriter(),
-  ) {}
+  ) {
+    this.path = join(place.dir, file.name);
+    const stat = fstatSync(fd as number);
+    if (stat.size > 0) this.endTornLine(damaged, by, stat);
+    else if (file.header) this.queue(`${file.header(by.at)}\n`);
+    this.write('', stat);
+    if (stat.size === 0) syncFolder(place.dir);
+  }
+
+  private readonly path: string;
 
   /** Queues whole lines, written with the next write. */
   queue(line: string): void {
@@ -148,7 +162,7 @@ export class LogGroup {
   /** Writes what is queued and `text`, durable when it returns. */
   sync(text = ''): void {
     this.write(text);
-    syncWritten(this.fd as number);
+    fdatasyncSync(this.fd as number);
   }
 
   /** `sync` with the fdatasync in the thread pool (the event loop goes on sending meanwhile). */
@@ -174,14 +188,14 @@ export class LogGroup {
     this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
   }
 
-  /** Writes what is queued, makes it durable (`newIn`: the new file's name in that folder too), witnesses it when `witness`, closes it. */
-  close(witness: boolean, newIn?: string): void {
+  /** Writes what is queued and `text`, makes it durable, witnesses it when `witness`, closes it. */
+  close(witness: boolean, text = ''): void {
     const fd = this.fd;
     if (fd === undefined) return;
     try {
-      this.write();
-      syncWritten(fd, newIn);
-      if (witness) keepWitnessOf(this.configDir, this.path, fd);
+      this.write(text);
+      fdatasyncSync(fd);
+      if (witness) keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       this.fd = undefined;
       closeSync(fd);
@@ -196,7 +210,7 @@ export class LogGroup {
       this.write();
       this.fd = undefined;
       await datasyncInPool(fd);
-      if (witness) keepWitnessOf(this.configDir, this.path, fd);
+      if (witness) keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       this.fd = undefined;
       closeSync(fd);
@@ -209,22 +223,18 @@ function datasyncInPool(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
-/** Appends whole lines to a client's record file (under its lock), durable with a new file's name when it returns: a group of one (LogGroup). */
+/** Appends whole lines to a client's record file (under its lock), durable when it returns: a group of one (LogGroup). */
 export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
   ensureRecordDir(place);
   const fd = openLog(place, file.name, file.words.what, true) as number;
-  const group = new LogGroup(fd, place.configDir, join(place.dir, file.name), writer);
-  let size = 0;
+  let group: LogGroup;
   try {
-    const stat = fstatSync(fd);
-    size = stat.size;
-    group.endTornLine(() => readLog(fd, file, () => {}).damaged, by, stat);
-    group.write(text, stat);
+    group = new LogGroup(fd, place, file, () => readLog(fd, file, () => {}).damaged, by, writer);
   } catch (error) {
     closeSync(fd);
     throw error;
   }
-  group.close(true, size === 0 ? place.dir : undefined);
+  group.close(true, text);
 }
 
 /** A `set-aside` line: line `line` was damaged (torn, or set aside by `repair`) and why; the action its key and id name stays `uncertain`. */
@@ -251,12 +261,6 @@ function endsWithNewline(fd: number, size: number): boolean {
 function newlineFrom(fd: number, from: number, size: number): boolean {
   const rest = readAt(fd, from, size - from);
   return rest.length !== size - from || rest.includes(0x0a);
-}
-
-/** Makes what was written to `fd` durable; `newIn`: the folder of a file this write created, whose entry is synced too. */
-function syncWritten(fd: number, newIn?: string): void {
-  fdatasyncSync(fd);
-  if (newIn !== undefined) syncFolder(newIn);
 }
 
 /**
