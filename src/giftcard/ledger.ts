@@ -6,11 +6,11 @@
 import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { earlierPlaces, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
 import { ACTION_START, blockingDamage, type DamagedLine, TORN_REASON, WRITER_UID } from '../record/damage.js';
-import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
+import { appendDurable, LogWriter, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
 import { type RepairTarget, repairTargetOf } from '../record/repair.js';
@@ -225,29 +225,20 @@ export class Ledger implements CreditLedger {
     return { records: [...this.earlier.flatMap((e) => e.read().records), ...records], damaged };
   }
 
-  /** Each place's file streamed, a claim's lines asked of every place's index (built only when asked; in memory after damage). */
+  /** Each place's file streamed, a claim's lines asked of every place's index (brought up to date as a credit does; in memory after damage). */
   async eachIssuance(
     take: (issuance: Issuance, same: Issuance[]) => void,
     want: (a: AttemptRecord) => boolean = () => true,
   ): Promise<{ damaged: DamagedLine[] }> {
     const open = [...this.earlier, this].flatMap((ledger) => {
-      ensureRecordDir(ledger.place);
-      const fd = openLog(ledger.place, LEDGER_FILE, LEDGER_LINES.words.what, false);
-      return fd === undefined ? [] : [{ ledger, fd, q: undefined as IndexedRecord<LedgerRecord> | undefined }];
-    });
-    const question = (o: (typeof open)[number]): IndexedRecord<LedgerRecord> => {
-      if (o.q) return o.q;
-      o.q = IndexedRecord.open(o.fd, o.ledger.path, o.ledger.place.configDir, LEDGER_LINES);
+      const o = openRecord(ledger.place, LEDGER_LINES, false, true);
       // Lines after damage are not in the index: the file's terms are held in memory instead.
-      if (blockingDamage(o.q.damaged).length) o.q = IndexedRecord.open(o.fd, o.ledger.path, undefined, LEDGER_LINES);
-      return o.q;
-    };
+      if (o && blockingDamage(o.damaged).length) o.q = IndexedRecord.open(o.fd, ledger.path, undefined, LEDGER_LINES);
+      return o ? [{ ledger, ...o }] : [];
+    });
     let damaged: DamagedLine[] = [];
     const count = new LineCount();
-    const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => {
-      const lines = open.flatMap((o) => question(o).find(`key:${what}`));
-      return lines.map(authored);
-    });
+    const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => open.flatMap((o) => o.q.find(`key:${what}`)).map(authored));
     try {
       for (const o of open) readLedger(o.fd, (r) => count.add(keyParts(r.key).what));
       for (const o of open) {

@@ -224,4 +224,16 @@ describe('the ledger index', () => {
     writeFileSync(join(dir, LEDGER_FILE), `${readFileSync(join(dir, LEDGER_FILE), 'utf8')}{"v":1,"issuance":"i-torn","key":${JSON.stringify(key)},"typ`);
     expect(ledger.heldAgainst(key, 'bob@example.com').uncertain).toEqual([expect.objectContaining({ line: 3, key, issuance: 'i-torn' })]);
   });
+
+  it('giftcard history brings the index up to date as a credit does (issue 40): after it, the state covers every line', async () => {
+    const ledger = new Ledger({ dir, configDir: dir });
+    for (const claim of ['C-1', 'C-2', 'C-3']) append(ledger, { claim, email: 'ann@example.com', cents: 500, status: 'issued' });
+    rmSync(join(dir, 'record-index'), { recursive: true, force: true });
+    const seen: string[] = [];
+    await ledger.eachIssuance((i) => seen.push(i.attempt.claimId as string));
+    expect(seen).toEqual(['C-1', 'C-2', 'C-3']);
+    const [id] = readdirSync(join(dir, 'record-index'));
+    const state = JSON.parse(readFileSync(join(dir, 'record-index', id as string, 'state.json'), 'utf8'));
+    expect(state.lines).toBe(6);
+  });
 });
