@@ -127,8 +127,6 @@ export interface Issuance {
   warnings: WarningRecord[];
 }
 
-export { hostName, osUser } from '../config/user-name.js';
-
 /** What the ledger holds against a new credit: its records, and the lines whose action is unknown. */
 export interface Held {
   records: LedgerRecord[];
@@ -188,21 +186,17 @@ export class Ledger implements CreditLedger {
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
     const opened = openRecord(this.place, LEDGER_LINES, false);
-    const own = { records: [] as LedgerRecord[], damaged: opened?.damaged ?? [] };
+    let records: LedgerRecord[] = [];
     try {
-      if (opened && key !== undefined) own.records = linesAgainst(opened.q, key, email).map(authored);
+      if (opened && key !== undefined) records = linesAgainst(opened.q, key, email).map(authored);
     } finally {
       if (opened) closeSync(opened.fd);
     }
-    const setAside: UncertainLine[] = own.records
-      .filter((r): r is SetAsideRecord => r.type === 'set-aside')
-      .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
-    const torn: UncertainLine[] = own.damaged
-      .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
-      .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
+    const setAside = records.filter((r): r is SetAsideRecord => r.type === 'set-aside');
+    const torn = (opened?.damaged ?? []).filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line));
     return {
-      records: [...earlier.flatMap((e) => e.records), ...own.records],
-      uncertain: [...earlier.flatMap((e) => e.uncertain), ...torn, ...setAside],
+      records: [...earlier.flatMap((e) => e.records), ...records],
+      uncertain: [...earlier.flatMap((e) => e.uncertain), ...torn.map((d) => ({ ...d, reason: TORN_REASON })), ...setAside],
     };
   }
 
@@ -240,11 +234,11 @@ export class Ledger implements CreditLedger {
     const count = new LineCount();
     const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => open.flatMap((o) => o.q.find(`key:${what}`)).map(authored));
     try {
-      for (const o of open) readLedger(o.fd, (r) => count.add(keyParts(r.key).what));
+      for (const o of open) readLog(o.fd, LEDGER_LINES, (r) => count.add(keyParts(r.key).what));
       for (const o of open) {
-        const read = readLedger(o.fd, (r) => {
+        const read = readLog(o.fd, LEDGER_LINES, (r) => {
           count.seen(keyParts(r.key).what);
-          stream.take(r);
+          stream.take(authored(r));
         });
         if (o.ledger === this) damaged = read.damaged;
       }
@@ -303,10 +297,6 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   const terms = new Set([`key:${keyParts(key).what}`]);
   if (email) for (const r of q.find(`customer:${emailIdentity(email)}`)) terms.add(`key:${keyParts(r.key).what}`);
   return q.find(...terms);
-}
-
-function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
-  return readLog(fd, LEDGER_LINES, (r) => take(authored(r)));
 }
 
 /** A record with its author named as the OS names the line's uid (src/record/chain.ts). */
