@@ -78,15 +78,11 @@ export class ClaimRecord {
   /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws DamagedRecordFileError (exit 2). */
   static async open(options: OpenRecord): Promise<ClaimRecord> {
     const lock = options.lock ? await lockRecord(options.place, claimFile(options.store), options.lock) : undefined;
-    return ClaimRecord.build(options, lock);
+    return ClaimRecord.openSync(options, lock);
   }
 
-  /** Opens the record without its lock (a read: history, repair's look). */
-  static openSync(options: OpenRecord): ClaimRecord {
-    return ClaimRecord.build({ ...options, lock: undefined }, undefined);
-  }
-
-  private static build(options: OpenRecord, lock: HeldLock | undefined): ClaimRecord {
+  /** Opens the record without its lock (a read: history, repair's look), or (`open`) with the `lock` it took. */
+  static openSync(options: OpenRecord, lock?: HeldLock): ClaimRecord {
     const record = new ClaimRecord(options.place, options.store, lock);
     try {
       record.load(!!lock, !!options.tolerateDamage && !lock);

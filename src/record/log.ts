@@ -7,6 +7,7 @@
  */
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { acquireFileLock, type HeldLock, withFileLock } from '../config/lock.js';
 import type { OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
@@ -166,13 +167,9 @@ export class LogGroup {
   }
 
   /** `sync` with the fdatasync in the thread pool (the event loop goes on sending meanwhile). */
-  syncInPool(text = ''): Promise<void> {
-    try {
-      this.write(text);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return datasyncInPool(this.fd as number);
+  async syncInPool(text = ''): Promise<void> {
+    this.write(text);
+    await datasyncInPool(this.fd as number);
   }
 
   /**
@@ -219,9 +216,7 @@ export class LogGroup {
 }
 
 /** fdatasync in the thread pool: the event loop goes on (sending the requests of a group already durable). */
-function datasyncInPool(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-}
+const datasyncInPool = promisify(fdatasync);
 
 /** Appends whole lines to a client's record file (under its lock), durable when it returns: a group of one (LogGroup). */
 export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
