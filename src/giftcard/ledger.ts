@@ -311,27 +311,24 @@ function authored(r: LedgerRecord): LedgerRecord {
  * closing line, and answering every credit past the window from the index costs more than two reads.
  */
 class LineCount {
-  private readonly total = new Map<number, number>();
-  private readonly read = new Map<number, number>();
+  /** The lines of each hash not read yet (none: read whole; below 0: lines appended since the count). */
+  private readonly left = new Map<number, number>();
 
   add(what: string): void {
     const h = claimHash(what);
-    this.total.set(h, (this.total.get(h) ?? 0) + 1);
+    this.left.set(h, (this.left.get(h) ?? 0) + 1);
   }
 
-  /** One more line of `what` read: a claim read whole is forgotten by both counts (then undefined === undefined: whole). */
+  /** One more line of `what` read: a claim read whole is forgotten. */
   seen(what: string): void {
     const h = claimHash(what);
-    const seen = (this.read.get(h) ?? 0) + 1;
-    if (seen === this.total.get(h)) {
-      this.read.delete(h);
-      this.total.delete(h);
-    } else this.read.set(h, seen);
+    const left = (this.left.get(h) ?? 0) - 1;
+    if (left === 0) this.left.delete(h);
+    else this.left.set(h, left);
   }
 
   whole(what: string): boolean {
-    const h = claimHash(what);
-    return this.read.get(h) === this.total.get(h);
+    return !this.left.has(claimHash(what));
   }
 }
 
