@@ -47,22 +47,8 @@ function recordStart(version: number): RegExp {
   return new RegExp(`^\\{"v":${version},"issuance":"((?:[^"\\\\]|\\\\.)*)","key":"((?:[^"\\\\]|\\\\.)*)"`);
 }
 
-function unquote(text: string): string | undefined {
-  try {
-    return JSON.parse(`"${text}"`) as string;
-  } catch {
-    return undefined;
-  }
-}
-
-/** One line's record by `parse`, or what is wrong with it (`last`: no newline after it, so it may be `torn`). */
-function readRecordLine<T>(
-  line: string,
-  number: number,
-  last: boolean,
-  version: number,
-  parse: (value: unknown) => T | undefined,
-): { record: T } | { damaged: DamagedLine } {
+/** One line's record by the schema, or what is wrong with it (`last`: no newline after it, so it may be `torn`). */
+function readRecordLine<T>(line: string, number: number, last: boolean, { version, parse }: LineSchema<T>): { record: T } | { damaged: DamagedLine } {
   if (line.includes('\u0000')) return { damaged: { line: number, kind: 'nul' } };
   let value: unknown;
   try {
@@ -78,8 +64,9 @@ function readRecordLine<T>(
   }
   // A line cut short keeps its beginning: the action's id and key come first in every record.
   const begun = value === undefined ? recordStart(version).exec(line) : null;
-  const issuance = begun ? unquote(begun[1] as string) : undefined;
-  const key = begun ? unquote(begun[2] as string) : undefined;
+  const unquote = (text: string | undefined) => parseText((v) => v as string, `"${text}"`);
+  const issuance = begun ? unquote(begun[1]) : undefined;
+  const key = begun ? unquote(begun[2]) : undefined;
   if (begun && issuance !== undefined && key !== undefined) return { damaged: { line: number, kind: last ? 'torn' : 'garbage', key, issuance } };
   return { damaged: { line: number, kind: 'garbage' } };
 }
@@ -130,7 +117,7 @@ export class LineCheck<T> {
       return undefined;
     }
     if (!text.trim()) return undefined;
-    const read = readRecordLine(text, number, !complete, this.schema.version, (v) => this.schema.parse(v));
+    const read = readRecordLine(text, number, !complete, this.schema);
     const broken = this.chain.take(text, number, complete);
     if ('damaged' in read) {
       this.damaged.push({ ...read.damaged, byte });
