@@ -63,7 +63,7 @@ function source(kind: ImportSource['kind'], file: ImportedFile, rows: Required<I
 }
 
 /**
- * The set-aside line the next append would write for a torn last line (src/record/log.ts endTornLine):
+ * The set-aside line the next append would write for a torn last line (src/record/log.ts, LogGroup's opening):
  * its action is uncertain, and goes into the database so (a second import adds it not: the line count).
  */
 function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: number }[]) {

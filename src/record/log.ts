@@ -110,7 +110,9 @@ export class LogGroup {
 
   /**
    * A client's record in `place`, opened as `fd` to append under its lock (closed by `close`, witnessed then: witness.ts):
-   * a new file gets its header and its name synced in its folder, a last line cut short is ended (endTornLine).
+   * a new file gets its header and its name synced in its folder; a last line cut short (no newline ends the file) a
+   * newline and, when the damage policy read it as torn (`damaged`, asked only then), the set-aside line naming it, so it
+   * stays an uncertain action, not mid-file garbage.
    */
   constructor(
     private fd: number | undefined,
@@ -122,8 +124,13 @@ export class LogGroup {
   ) {
     this.path = join(place.dir, file.name);
     const stat = fstatSync(fd as number);
-    if (stat.size > 0) this.endTornLine(damaged, by, stat);
-    else if (file.header) this.queue(`${file.header(by.at)}\n`);
+    if (stat.size === 0 && file.header) this.queue(`${file.header(by.at)}\n`);
+    else if (!endsWithNewline(fd as number, stat.size)) {
+      const last = damaged().at(-1);
+      // The damaged line read last is the torn one only when no newline follows its start (an earlier line set aside is not).
+      const torn = last?.kind === 'torn' && last.byte !== undefined && !newlineFrom(fd as number, last.byte, stat.size) ? last : undefined;
+      this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
+    }
     this.write('', stat);
     if (stat.size === 0) syncFolder(place.dir);
   }
@@ -170,19 +177,6 @@ export class LogGroup {
   async syncInPool(text = ''): Promise<void> {
     this.write(text);
     await datasyncInPool(this.fd as number);
-  }
-
-  /**
-   * Queues the end of a last line cut short (no newline ends the file): a newline and, when the damage policy read it
-   * as torn (`damaged`, asked only then), the set-aside line naming it, so it stays an uncertain action, not mid-file garbage.
-   */
-  endTornLine(damaged: () => readonly DamagedLine[], by: { at: string; user: string }, stat = fstatSync(this.fd as number)): void {
-    const fd = this.fd as number;
-    if (endsWithNewline(fd, stat.size)) return;
-    const last = damaged().at(-1);
-    // The damaged line read last is the torn one only when no newline follows its start (an earlier line set aside is not).
-    const torn = last?.kind === 'torn' && last.byte !== undefined && !newlineFrom(fd, last.byte, stat.size) ? last : undefined;
-    this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
   }
 
   /** Writes what is queued and `text`, makes it durable, witnesses it when `witness`, closes it. */
