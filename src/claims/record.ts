@@ -33,7 +33,6 @@ import {
   recordFileName,
   type RunLine,
 } from './record-format.js';
-import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
 import { type OpenedRecord, openRecord } from '../record/store.js';
 
@@ -68,11 +67,6 @@ export class ClaimRecord {
     private readonly lock: HeldLock | undefined,
   ) {
     this.path = join(place.dir, recordFileName(store));
-  }
-
-  /** The record of a store as a file `claims repair` sets damaged lines aside in (src/record/repair.ts); a damaged header gets a new one. */
-  static repairTarget(place: RecordPlace, store: RecordStore): RepairTarget {
-    return repairTargetOf(place, claimFile(store));
   }
 
   /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws DamagedRecordFileError (exit 2). */

@@ -13,7 +13,6 @@ import { ACTION_START, blockingDamage, type DamagedLine, TORN_REASON, WRITER_UID
 import { appendDurable, LogWriter, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
-import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord, openRecord } from '../record/store.js';
 
 /**
@@ -204,10 +203,6 @@ export class Ledger implements CreditLedger {
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
     appendDurable(this.place, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
-  }
-
-  repairTarget(): RepairTarget {
-    return repairTargetOf(this.place, LEDGER_LINES);
   }
 
   async appendLocked(record: LedgerRecord): Promise<void> {
