@@ -97,9 +97,6 @@ export class LineCheck<T> {
   readonly chain: ChainCheck;
   private readonly setAside = new Set<number>();
 
-  /** Lines handed to `next`. */
-  private lines = 0;
-
   /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
   constructor(
     private readonly schema: LineSchema<T>,
@@ -132,12 +129,6 @@ export class LineCheck<T> {
       return undefined;
     }
     return read.record;
-  }
-
-  /** `take` for the next line of a file read from its start, as file-lines.ts hands it over (OnLine). */
-  next(buffer: Buffer, start: number, end: number, byte: number, complete: boolean, long: boolean): T | undefined {
-    this.lines++;
-    return this.take(long ? '' : buffer.toString('utf8', start, end), this.lines, byte, complete, long);
   }
 
   /** The damaged lines, once every line was taken: one a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */

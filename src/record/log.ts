@@ -45,8 +45,9 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
 /** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
 export function readLog<T>(fd: number, client: LineSchema<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
-  eachLine(fd, (...line) => {
-    const record = check.next(...line);
+  let line = 0;
+  eachLine(fd, (buffer, start, end, byte, complete, long) => {
+    const record = check.take(long ? '' : buffer.toString('utf8', start, end), ++line, byte, complete, long);
     if (record !== undefined) take(record);
   });
   return { damaged: check.end() };
