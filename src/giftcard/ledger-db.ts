@@ -100,10 +100,6 @@ class DatabaseLedger implements CreditLedger {
     };
   }
 
-  issuances(records: LedgerRecord[]): Issuance[] {
-    return groupIssuances(records);
-  }
-
   /** Runs `fn` (read, decide, append the attempt) again on a fresh reading while other members take the attempt first. */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     for (let i = 0; ; i++) {

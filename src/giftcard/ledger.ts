@@ -140,7 +140,6 @@ export interface CreditLedger {
   /** Where the ledger is, in words: a file's path, or the database (host, port, database). */
   readonly path: string;
   heldAgainst(key?: string, email?: string, hold?: { amountCents: number; currency: string; since: number }): Held | Promise<Held>;
-  issuances(records: LedgerRecord[]): Issuance[];
   /** Runs `fn`, which reads, decides and appends an attempt, so that no two runs append one key's attempt on the same reading. */
   withLock<T>(fn: () => Promise<T>): Promise<T>;
   append(record: LedgerRecord): void | Promise<void>;
@@ -245,10 +244,6 @@ export class Ledger implements CreditLedger {
   }
 
   async close(): Promise<void> {}
-
-  issuances(records: LedgerRecord[]): Issuance[] {
-    return groupIssuances(records);
-  }
 }
 
 /** Records grouped by issuance, oldest first, outcomes by src/record/outcome.ts; an attempt line repeating an id is not a new attempt. */
