@@ -15,9 +15,6 @@ export const HEX64 = /^[0-9a-f]{16}/;
 /** `,"name":"text"` with the text quoted by JSON.stringify, or nothing when there is no text: an optional field of a hand-written line. */
 const quoteField = (text: string | undefined, name: string): string => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
 
-/** The format this opcli writes; a line of a higher one stops a command (upgrade). */
-export const RECORD_VERSION = 1;
-
 /** The store a record belongs to: the API base URL's origin and the store id. */
 export interface RecordStore {
   origin: string | null;

@@ -17,7 +17,6 @@ import {
   type IntentLine,
   type OutcomeLine,
   parseRecordLine,
-  RECORD_VERSION,
   type RecordHit,
   type RecordLine,
   type RecordState,
@@ -55,7 +54,8 @@ export function claimFile(store: RecordStore): RecordFile<RecordLine> {
   const name = recordFileName(store);
   return {
     terms: 'claims-record-3',
-    version: RECORD_VERSION,
+    // The format this opcli writes (every schema's `v`); a line of a higher one stops a command (upgrade).
+    version: 1,
     parse: parseRecordLine,
     setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
     termsOf: claimTerms,
