@@ -213,7 +213,7 @@ export class Ledger implements CreditLedger {
     return { records: [...this.earlier.flatMap((e) => e.read().records), ...records], damaged };
   }
 
-  /** Each place's file streamed, a claim's lines asked of every place's index (brought up to date as a credit does; in memory after damage). */
+  /** Each place's file streamed, a claim's lines asked of every place's index, in memory after damage. CHOICE (docs/spec-choices.md#record-index): brought up to date as a credit does. */
   async eachIssuance(
     take: (issuance: Issuance, same: Issuance[]) => void,
     want: (a: AttemptRecord) => boolean = () => true,
