@@ -224,7 +224,6 @@ export class ClaimRecord {
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
     const at = this.stamp(now);
     this.group?.later(outcomeLine(o, at));
-    if (this.written.size === 0) return;
     const mine = this.written.get(o.key);
     if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: { v: 1, type: 'outcome', at, ...o } });
   }

@@ -26,16 +26,14 @@ export class LineSplitter {
   /** Set once the unfinished line has passed the limit: its first bytes; the rest is skipped. */
   private head: Buffer | undefined;
   /** File offset of the unfinished line's first byte. */
-  private lineOffset = 0;
-  /** Bytes taken so far: where the next chunk is read from. */
-  size = 0;
+  private lineOffset: number;
 
-  constructor(private readonly limit = MAX_LINE_BYTES) {}
-
-  /** Reads on from byte `offset` of the file (the start of a line), before the first chunk. */
-  startAt(offset: number): void {
-    this.size = offset;
-    this.lineOffset = offset;
+  /** `size`: bytes taken so far, where the next chunk is read from (at first `from`, the start of a line). */
+  constructor(
+    private readonly limit = MAX_LINE_BYTES,
+    public size = 0,
+  ) {
+    this.lineOffset = size;
   }
 
   /** Bytes held for the unfinished line: never more than the limit. */
@@ -89,8 +87,7 @@ export class LineSplitter {
 
 /** Every line of a file open as `fd` from byte `from` (the start of a line). */
 export function eachLine(fd: number, onLine: OnLine, from = 0): void {
-  const lines = new LineSplitter();
-  lines.startAt(from);
+  const lines = new LineSplitter(MAX_LINE_BYTES, from);
   for (;;) {
     const chunk = Buffer.allocUnsafe(READ_CHUNK);
     const got = readSync(fd, chunk, 0, READ_CHUNK, lines.size);
