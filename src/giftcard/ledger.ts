@@ -356,11 +356,5 @@ export function ledgerFor(configDir: string, profile: { recordDir?: string } | u
   );
 }
 
-/** A ledger line whose action is unknown: torn, or set aside. Its key (when it could be read) is held as `uncertain`. */
-export interface UncertainLine {
-  line: number;
-  key?: string;
-  issuance?: string;
-  /** What happened to the line, after "Line N of the ledger …". */
-  reason: string;
-}
+/** A ledger line whose action is unknown (torn, or set aside): its key, when it could be read, is held as `uncertain`; `reason` follows "Line N of the ledger". */
+export type UncertainLine = Pick<DamagedLine, 'line' | 'key' | 'issuance'> & { reason: string };
