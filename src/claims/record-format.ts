@@ -15,9 +15,6 @@ export const HEX64 = /^[0-9a-f]{16}/;
 /** `,"name":"text"` with the text quoted by JSON.stringify, or nothing when there is no text: an optional field of a hand-written line. */
 const quoteField = (text: string | undefined, name: string): string => (text === undefined ? '' : `,"${name}":${JSON.stringify(text)}`);
 
-/** The format this opcli writes; a line of a higher one stops a command (upgrade). */
-export const RECORD_VERSION = 1;
-
 /** The store a record belongs to: the API base URL's origin and the store id. */
 export interface RecordStore {
   origin: string | null;
@@ -38,7 +35,6 @@ const DiskIntent = z.object({
   // `issuance`: the filing's id (0.2.0's name), shared by its intent and outcome; `key`: the claim's content key (plan.ts).
   ...ACTION_START,
   type: z.literal('intent'),
-  at: z.string(),
   /** A batch's rows name their run (a `run` line), which says once who filed them, from where. */
   run: z.string().optional(),
   user: z.string().optional(),
@@ -112,7 +108,6 @@ export type RecordStatus = z.infer<typeof RecordStatus>;
 const OutcomeLine = z.object({
   ...ACTION_START,
   type: z.literal('outcome'),
-  at: z.string(),
   status: RecordStatus,
   sourceOrderId: z.string().optional(),
   error: z.string().optional(),

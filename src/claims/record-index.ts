@@ -8,7 +8,7 @@
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { emailIdentity, idIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { type DamagedLine, DamagedRecordFileError, type RecordWords } from '../record/damage.js';
+import type { DamagedLine, RecordWords } from '../record/damage.js';
 import { actOn, attemptHash, claimMayExist, claimWeight, endAttempt, type Standing, startAttempt } from '../record/outcome.js';
 import type { IndexedRecord, RecordFile } from '../record/store.js';
 import {
@@ -17,7 +17,6 @@ import {
   type IntentLine,
   type OutcomeLine,
   parseRecordLine,
-  RECORD_VERSION,
   type RecordHit,
   type RecordLine,
   type RecordState,
@@ -55,7 +54,8 @@ export function claimFile(store: RecordStore): RecordFile<RecordLine> {
   const name = recordFileName(store);
   return {
     terms: 'claims-record-3',
-    version: RECORD_VERSION,
+    // The format this opcli writes (every schema's `v`); a line of a higher one stops a command (upgrade).
+    version: 1,
     parse: parseRecordLine,
     setAsideOf: (r) => (r.type === 'set-aside' ? r.line : undefined),
     termsOf: claimTerms,
@@ -63,7 +63,6 @@ export function claimFile(store: RecordStore): RecordFile<RecordLine> {
     name,
     lock: name.replace(/\.jsonl$/, ''),
     words: CLAIM_WORDS,
-    refuse: (path, lines) => new RecordDamagedError(path, lines),
     busy: (holder) =>
       new OpcliError(`Another opcli run is filing claims for this store (${holder}); nothing was sent.`, {
         exitCode: ExitCode.partial,
@@ -226,10 +225,3 @@ export const CLAIM_WORDS: RecordWords = {
     'Run `opcli claims repair` to set the damaged line(s) aside (a copy of the file is kept; the claims they name are then held as uncertain), or follow "A damaged record" in docs/guides/batch-claims.md.',
   detailsKey: 'record',
 };
-
-/** A record of claims that cannot be read safely: nothing may be filed until it is repaired (exit 2). */
-export class RecordDamagedError extends DamagedRecordFileError {
-  constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, CLAIM_WORDS);
-  }
-}

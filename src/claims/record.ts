@@ -9,7 +9,7 @@
  * credit): the team's database with a record-url (src/record-pg/claims.ts), else this file. Both
  * answer ClaimsRecord, so a single claim, a batch and `claims history` are one code.
  */
-import { closeSync, fstatSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HeldLock } from '../config/lock.js';
 import type { ResolvedProfile } from '../config/profile.js';
@@ -17,14 +17,13 @@ import { earlierPlaces, type RecordPlace } from '../config/record-dir.js';
 import type { Timers } from '../core/timers.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { type DamagedLine, parseText } from '../record/damage.js';
-import { LogGroup, lockRecord, syncFolder } from '../record/log.js';
+import { LogGroup, lockRecord } from '../record/log.js';
 import { claimMayExist } from '../record/outcome.js';
 import { eachLine } from '../record/file-lines.js';
 import {
   type BatchRow,
   batchIntentLine,
   HEX64,
-  headerLine,
   type IntentLine,
   type NewIntent,
   type OutcomeLine,
@@ -38,13 +37,11 @@ import {
   recordFileName,
   type RunLine,
 } from './record-format.js';
-import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { ClaimQuestions, claimFile, resolveIntent } from './record-index.js';
 import { type OpenedRecord, openRecord } from '../record/store.js';
 import type { ConnectionContext } from '../record-pg/connection.js';
 import type { Answer, PlanRecord } from './plan.js';
 
-export { RecordDamagedError } from './record-index.js';
 export * from './record-format.js';
 
 /** How long a second run waits for the lock (`--lock-wait`); a killed run's needs no wait: a dead owner's lock is reclaimed at once. */
@@ -113,23 +110,14 @@ export class ClaimRecord {
     this.path = join(place.dir, recordFileName(store));
   }
 
-  /** The record of a store as a file `claims repair` sets damaged lines aside in (src/record/repair.ts); a damaged header gets a new one. */
-  static repairTarget(place: RecordPlace, store: RecordStore): RepairTarget {
-    return repairTargetOf(place, claimFile(store));
-  }
-
-  /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws RecordDamagedError. */
+  /** Opens the record; with `lock` held until `close()`, created with its header, a torn last line set aside. Damage throws DamagedRecordFileError (exit 2). */
   static async open(options: OpenRecord): Promise<ClaimRecord> {
     const lock = options.lock ? await lockRecord(options.place, claimFile(options.store), options.lock) : undefined;
-    return ClaimRecord.build(options, lock);
+    return ClaimRecord.openSync(options, lock);
   }
 
-  /** Opens the record without its lock (a read: history, repair's look). */
-  static openSync(options: OpenRecord): ClaimRecord {
-    return ClaimRecord.build({ ...options, lock: undefined }, undefined);
-  }
-
-  private static build(options: OpenRecord, lock: HeldLock | undefined): ClaimRecord {
+  /** Opens the record without its lock (a read: history, repair's look), or (`open`) with the `lock` it took. */
+  static openSync(options: OpenRecord, lock?: HeldLock): ClaimRecord {
     const record = new ClaimRecord(options.place, options.store, lock);
     try {
       record.load(!!lock, !!options.tolerateDamage && !lock);
@@ -153,20 +141,14 @@ export class ClaimRecord {
   private readonly earlier: ClaimRecord[] = [];
 
   private load(writing: boolean, tolerate: boolean): void {
-    const opened = openRecord(this.place, claimFile(this.store), writing, tolerate);
+    const file = claimFile(this.store);
+    const opened = openRecord(this.place, file, writing, tolerate);
     if (!opened) return;
     this.opened = opened;
-    if (writing) this.group = new LogGroup(opened.fd, this.place.configDir, this.path);
     this.q = new ClaimQuestions(opened.q);
     this.damaged = opened.damaged;
-    if (!writing) return;
-    const created = fstatSync(opened.fd).size === 0;
-    if (created) this.group?.queue(headerLine(this.store, new Date().toISOString()));
-    // A last line cut short is ended, and set aside by a line naming it, so it stays uncertain (src/record/log.ts).
-    else this.group?.endTornLine(() => opened.damaged, { at: new Date().toISOString(), user: osUser() });
-    this.group?.write();
-    // A new file's name reaches the disk with the folder's sync; its lines with the fdatasync before each request (src/record/log.ts).
-    if (created) syncFolder(this.place.dir);
+    // Created with its header, or a last line cut short ended and set aside, so it stays uncertain (src/record/log.ts).
+    if (writing) this.group = new LogGroup(opened.fd, this.place, file, () => opened.damaged, { at: new Date().toISOString(), user: osUser() });
   }
 
   /** Starts a batch run: its `run` line is written before its first intents. */
@@ -283,7 +265,6 @@ export class ClaimRecord {
   outcome(o: Omit<OutcomeLine, 'v' | 'type' | 'at'>, now = Date.now()): void {
     const at = this.stamp(now);
     this.group?.later(outcomeLine(o, at));
-    if (this.written.size === 0) return;
     const mine = this.written.get(o.key);
     if (mine) this.written.set(o.key, { ...mine, state: o.status, outcome: { v: 1, type: 'outcome', at, ...o } });
   }

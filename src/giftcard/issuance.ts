@@ -20,6 +20,7 @@ import {
   type AttemptRecord,
   type CreditLedger,
   type CreditPath,
+  groupIssuances,
   type Issuance,
   issuanceKey,
   keyParts,
@@ -410,7 +411,7 @@ async function earlierRecords(ledger: CreditLedger, prepared: Omit<HeldCredit, '
   const { req, key } = prepared;
   const hold = { amountCents: req.amountCents, currency: req.currency, since: now - SIMILAR_WINDOW_MS };
   const { records, uncertain } = await ledger.heldAgainst(key, req.email || undefined, hold);
-  const issuances = ledger.issuances(records).filter((i) => i.outcome?.status !== 'failed');
+  const issuances = groupIssuances(records).filter((i) => i.outcome?.status !== 'failed');
   const parts = keyParts(key);
   const email = emailIdentity(req.email);
   const similar = (a: AttemptRecord) => {

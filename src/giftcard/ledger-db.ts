@@ -77,7 +77,7 @@ class DatabaseLedger implements CreditLedger {
 
   /** The attempts of `key` (and with `hold`, the customer's credits of the same amount since `hold.since` under other keys), as ledger records. */
   async heldAgainst(key?: string, email?: string, hold?: { amountCents: number; currency: string; since: number }): Promise<Held> {
-    // A ledger file of before that cannot be read stops money here too (LedgerDamagedError, exit 2).
+    // A ledger file of before that cannot be read stops money here too (DamagedRecordFileError, exit 2).
     const before = this.earlier.map((e) => e.heldAgainst(key, email));
     const earlier = { records: before.flatMap((b) => b.records), uncertain: before.flatMap((b) => b.uncertain) };
     if (key === undefined) return earlier;
@@ -98,10 +98,6 @@ class DatabaseLedger implements CreditLedger {
       records: [...earlier.records, ...attempts.sort((a, b) => a.id - b.id).flatMap((a) => recordsOf(a, []))],
       uncertain: [...earlier.uncertain, ...uncertain],
     };
-  }
-
-  issuances(records: LedgerRecord[]): Issuance[] {
-    return groupIssuances(records);
   }
 
   /** Runs `fn` (read, decide, append the attempt) again on a fresh reading while other members take the attempt first. */

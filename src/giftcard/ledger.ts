@@ -6,14 +6,13 @@
 import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { earlierPlaces, ensureRecordDir, type RecordPlace, recordPlace } from '../config/record-dir.js';
+import { earlierPlaces, type RecordPlace, recordPlace } from '../config/record-dir.js';
 import { claimIdentity, emailIdentity, orderIdentity } from '../core/identity.js';
 import { authorName } from '../record/chain.js';
-import { ACTION_START, blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON, WRITER_UID } from '../record/damage.js';
-import { appendDurable, LogWriter, openLog, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
+import { ACTION_START, blockingDamage, type DamagedLine, TORN_REASON, WRITER_UID } from '../record/damage.js';
+import { appendDurable, LogWriter, type RecordFile, readLog, readRecordFile, SET_ASIDE, withRecordLock } from '../record/log.js';
 import { ACTION_LIMITS, type ActionLines, ActionStream } from '../record/action-stream.js';
 import { attemptHash as claimHash, creditWeight, laterOutcome } from '../record/outcome.js';
-import { type RepairTarget, repairTargetOf } from '../record/repair.js';
 import { IndexedRecord, openRecord } from '../record/store.js';
 
 /**
@@ -55,7 +54,6 @@ const Common = {
   // `issuance`: one id per issuance, shared by its attempt, outcome and warnings. `key`: CHOICE (docs/spec-choices.md#ledger-key):
   // issuanceKey; older lines hold the id as typed (compared by identity too) or no scope (`claim:<id>`: blocks the claim in every shop).
   ...ACTION_START,
-  at: z.string(),
   user: z.string(),
   uid: WRITER_UID,
 };
@@ -128,8 +126,6 @@ export interface Issuance {
   warnings: WarningRecord[];
 }
 
-export { hostName, osUser } from '../config/user-name.js';
-
 /** What the ledger holds against a new credit: its records, and the lines whose action is unknown. */
 export interface Held {
   records: LedgerRecord[];
@@ -144,7 +140,6 @@ export interface CreditLedger {
   /** Where the ledger is, in words: a file's path, or the database (host, port, database). */
   readonly path: string;
   heldAgainst(key?: string, email?: string, hold?: { amountCents: number; currency: string; since: number }): Held | Promise<Held>;
-  issuances(records: LedgerRecord[]): Issuance[];
   /** Runs `fn`, which reads, decides and appends an attempt, so that no two runs append one key's attempt on the same reading. */
   withLock<T>(fn: () => Promise<T>): Promise<T>;
   append(record: LedgerRecord): void | Promise<void>;
@@ -184,26 +179,22 @@ export class Ledger implements CreditLedger {
   /**
    * What holds a new credit for `key` back, from the index (src/record/store.ts), here and where the
    * ledger lived before: the lines of its claim or order (by identity, any scope) and with `email` of
-   * the customer's credits. Damage stops it (LedgerDamagedError, exit 2) but torn and set-aside lines: `uncertain`.
+   * the customer's credits. Damage stops it (DamagedRecordFileError, exit 2) but torn and set-aside lines: `uncertain`.
    */
   heldAgainst(key?: string, email?: string): Held {
     const earlier = this.earlier.map((e) => e.heldAgainst(key, email));
     const opened = openRecord(this.place, LEDGER_LINES, false);
-    const own = { records: [] as LedgerRecord[], damaged: opened?.damaged ?? [] };
+    let records: LedgerRecord[] = [];
     try {
-      if (opened && key !== undefined) own.records = linesAgainst(opened.q, key, email).map(authored);
+      if (opened && key !== undefined) records = linesAgainst(opened.q, key, email).map(authored);
     } finally {
       if (opened) closeSync(opened.fd);
     }
-    const setAside: UncertainLine[] = own.records
-      .filter((r): r is SetAsideRecord => r.type === 'set-aside')
-      .map((r) => ({ line: r.line, key: r.key, issuance: r.issuance, reason: r.reason }));
-    const torn: UncertainLine[] = own.damaged
-      .filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line))
-      .map((d) => ({ line: d.line, key: d.key, issuance: d.issuance, reason: TORN_REASON }));
+    const setAside = records.filter((r): r is SetAsideRecord => r.type === 'set-aside');
+    const torn = (opened?.damaged ?? []).filter((d) => d.kind === 'torn' && !setAside.some((u) => u.line === d.line));
     return {
-      records: [...earlier.flatMap((e) => e.records), ...own.records],
-      uncertain: [...earlier.flatMap((e) => e.uncertain), ...torn, ...setAside],
+      records: [...earlier.flatMap((e) => e.records), ...records],
+      uncertain: [...earlier.flatMap((e) => e.uncertain), ...torn.map((d) => ({ ...d, reason: TORN_REASON })), ...setAside],
     };
   }
 
@@ -211,10 +202,6 @@ export class Ledger implements CreditLedger {
   append(record: LedgerRecord): void {
     const { uid: _uid, ...fields } = LedgerRecord.parse(record);
     appendDurable(this.place, LEDGER_LINES, `${JSON.stringify(fields)}\n`, record, this.writer);
-  }
-
-  repairTarget(): RepairTarget {
-    return repairTargetOf(this.place, LEDGER_LINES);
   }
 
   async appendLocked(record: LedgerRecord): Promise<void> {
@@ -226,35 +213,26 @@ export class Ledger implements CreditLedger {
     return { records: [...this.earlier.flatMap((e) => e.read().records), ...records], damaged };
   }
 
-  /** Each place's file streamed, a claim's lines asked of every place's index (built only when asked; in memory after damage). */
+  /** Each place's file streamed, a claim's lines asked of every place's index, in memory after damage. CHOICE (docs/spec-choices.md#record-index): brought up to date as a credit does. */
   async eachIssuance(
     take: (issuance: Issuance, same: Issuance[]) => void,
     want: (a: AttemptRecord) => boolean = () => true,
   ): Promise<{ damaged: DamagedLine[] }> {
     const open = [...this.earlier, this].flatMap((ledger) => {
-      ensureRecordDir(ledger.place);
-      const fd = openLog(ledger.place, LEDGER_FILE, LEDGER_LINES.words.what, false);
-      return fd === undefined ? [] : [{ ledger, fd, q: undefined as IndexedRecord<LedgerRecord> | undefined }];
-    });
-    const question = (o: (typeof open)[number]): IndexedRecord<LedgerRecord> => {
-      if (o.q) return o.q;
-      o.q = IndexedRecord.open(o.fd, o.ledger.path, o.ledger.place.configDir, LEDGER_LINES);
+      const o = openRecord(ledger.place, LEDGER_LINES, false, true);
       // Lines after damage are not in the index: the file's terms are held in memory instead.
-      if (blockingDamage(o.q.damaged).length) o.q = IndexedRecord.open(o.fd, o.ledger.path, undefined, LEDGER_LINES);
-      return o.q;
-    };
+      if (o && blockingDamage(o.damaged).length) o.q = IndexedRecord.open(o.fd, ledger.path, undefined, LEDGER_LINES);
+      return o ? [{ ledger, ...o }] : [];
+    });
     let damaged: DamagedLine[] = [];
     const count = new LineCount();
-    const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => {
-      const lines = open.flatMap((o) => question(o).find(`key:${what}`));
-      return lines.map(authored);
-    });
+    const stream = new ActionStream(creditLines(take, want, count), ACTION_LIMITS, (what) => open.flatMap((o) => o.q.find(`key:${what}`)).map(authored));
     try {
-      for (const o of open) readLedger(o.fd, (r) => count.add(keyParts(r.key).what));
+      for (const o of open) readLog(o.fd, LEDGER_LINES, (r) => count.add(keyParts(r.key).what));
       for (const o of open) {
-        const read = readLedger(o.fd, (r) => {
+        const read = readLog(o.fd, LEDGER_LINES, (r) => {
           count.seen(keyParts(r.key).what);
-          stream.take(r);
+          stream.take(authored(r));
         });
         if (o.ledger === this) damaged = read.damaged;
       }
@@ -266,10 +244,6 @@ export class Ledger implements CreditLedger {
   }
 
   async close(): Promise<void> {}
-
-  issuances(records: LedgerRecord[]): Issuance[] {
-    return groupIssuances(records);
-  }
 }
 
 /** Records grouped by issuance, oldest first, outcomes by src/record/outcome.ts; an attempt line repeating an id is not a new attempt. */
@@ -289,7 +263,7 @@ export function groupIssuances(records: LedgerRecord[]): Issuance[] {
 }
 
 /** The ledger's lines as the record's client (src/record/store.ts): found by the claim or order they pay for, and an attempt by its customer too. */
-const LEDGER_LINES: RecordFile<LedgerRecord> = {
+export const LEDGER_LINES: RecordFile<LedgerRecord> = {
   name: LEDGER_FILE,
   lock: 'giftcard-ledger',
   // The ledger in the words of a refusal (a damaged line, a file that shrank) and of its repair.
@@ -301,7 +275,6 @@ const LEDGER_LINES: RecordFile<LedgerRecord> = {
       'Run `opcli giftcard repair` to set the damaged line(s) aside (a copy of the file is kept; their claims are then held as uncertain), or follow "A damaged ledger" in docs/guides/store-credit.md.',
     detailsKey: 'ledger',
   },
-  refuse: (path, lines) => new LedgerDamagedError(path, lines),
   terms: 'giftcard-ledger-1',
   version: 1,
   parse: (v) => LedgerRecord.safeParse(v).data,
@@ -316,10 +289,6 @@ function linesAgainst(q: IndexedRecord<LedgerRecord>, key: string, email: string
   return q.find(...terms);
 }
 
-function readLedger(fd: number, take: (r: LedgerRecord) => void): { damaged: DamagedLine[] } {
-  return readLog(fd, LEDGER_LINES, (r) => take(authored(r)));
-}
-
 /** A record with its author named as the OS names the line's uid (src/record/chain.ts). */
 function authored(r: LedgerRecord): LedgerRecord {
   if (r.uid !== undefined) r.user = authorName(r.uid, r.user);
@@ -332,27 +301,24 @@ function authored(r: LedgerRecord): LedgerRecord {
  * closing line, and answering every credit past the window from the index costs more than two reads.
  */
 class LineCount {
-  private readonly total = new Map<number, number>();
-  private readonly read = new Map<number, number>();
+  /** The lines of each hash not read yet (none: read whole; below 0: lines appended since the count). */
+  private readonly left = new Map<number, number>();
 
   add(what: string): void {
     const h = claimHash(what);
-    this.total.set(h, (this.total.get(h) ?? 0) + 1);
+    this.left.set(h, (this.left.get(h) ?? 0) + 1);
   }
 
-  /** One more line of `what` read: a claim read whole is forgotten by both counts (then undefined === undefined: whole). */
+  /** One more line of `what` read: a claim read whole is forgotten. */
   seen(what: string): void {
     const h = claimHash(what);
-    const seen = (this.read.get(h) ?? 0) + 1;
-    if (seen === this.total.get(h)) {
-      this.read.delete(h);
-      this.total.delete(h);
-    } else this.read.set(h, seen);
+    const left = (this.left.get(h) ?? 0) - 1;
+    if (left === 0) this.left.delete(h);
+    else this.left.set(h, left);
   }
 
   whole(what: string): boolean {
-    const h = claimHash(what);
-    return this.read.get(h) === this.total.get(h);
+    return !this.left.has(claimHash(what));
   }
 }
 
@@ -390,18 +356,5 @@ export function ledgerFor(configDir: string, profile: { recordDir?: string } | u
   );
 }
 
-/** A ledger line whose action is unknown: torn, or set aside. Its key (when it could be read) is held as `uncertain`. */
-export interface UncertainLine {
-  line: number;
-  key?: string;
-  issuance?: string;
-  /** What happened to the line, after "Line N of the ledger …". */
-  reason: string;
-}
-
-/** A ledger that cannot be read safely: nothing may be paid until it is repaired (exit 2). */
-export class LedgerDamagedError extends DamagedRecordFileError {
-  constructor(path: string, lines: DamagedLine[]) {
-    super(path, lines, LEDGER_LINES.words);
-  }
-}
+/** A ledger line whose action is unknown (torn, or set aside): its key, when it could be read, is held as `uncertain`; `reason` follows "Line N of the ledger". */
+export type UncertainLine = Pick<DamagedLine, 'line' | 'key' | 'issuance'> & { reason: string };

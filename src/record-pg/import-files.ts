@@ -13,8 +13,8 @@ import type { RecordPlace } from '../config/record-dir.js';
 import { hostName, osUser } from '../config/user-name.js';
 import { ExitCode, OpcliError } from '../core/errors.js';
 import { attemptRow, outcomeRow, scopeOf, warningRow } from '../giftcard/ledger-db.js';
-import { keyParts, Ledger, LedgerDamagedError, type LedgerRecord } from '../giftcard/ledger.js';
-import { blockingDamage, type DamagedLine, TORN_REASON } from '../record/damage.js';
+import { keyParts, Ledger, LEDGER_LINES, type LedgerRecord } from '../giftcard/ledger.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, TORN_REASON } from '../record/damage.js';
 import { lineAt } from '../record/file-lines.js';
 import { openLog } from '../record/log.js';
 import type { ImportChunk, ImportedFile, NoteRow } from './import.js';
@@ -62,7 +62,7 @@ function source(kind: ImportSource['kind'], file: ImportedFile, rows: Required<I
 }
 
 /**
- * The set-aside line the next append would write for a torn last line (src/record/log.ts endTornLine):
+ * The set-aside line the next append would write for a torn last line (src/record/log.ts, LogGroup's opening):
  * its action is uncertain, and goes into the database so (a second import adds it not: the line count).
  */
 function tornSetAside(damaged: DamagedLine[], lines: { type: string; line?: number }[]) {
@@ -192,7 +192,7 @@ function ledgerSource(place: RecordPlace, scope: string): ImportSource | undefin
   const read = ledger.read();
   const { damaged } = read;
   const stops = blockingDamage(damaged);
-  if (stops.length) throw new LedgerDamagedError(ledger.path, stops);
+  if (stops.length) throw new DamagedRecordFileError(ledger.path, stops, LEDGER_LINES.words);
   const records: LedgerRecord[] = [...read.records, ...tornSetAside(damaged, read.records)];
   const first = records[0];
   if (!first) return undefined;

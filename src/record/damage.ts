@@ -36,8 +36,8 @@ export interface DamagedLine {
   version?: number;
 }
 
-/** The fields every action's line starts with, in this order, so a line cut short still names its action (recordStart). */
-export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string() };
+/** The fields of every action's line, the first three first in this order, so a line cut short still names its action (recordStart). */
+export const ACTION_START = { v: z.literal(1), issuance: z.string(), key: z.string(), at: z.string() };
 
 /** Who wrote a line, as the OS numbers users (chain.ts; none in lines of 0.2.0). */
 export const WRITER_UID = z.number().int().nullable().optional();
@@ -47,22 +47,8 @@ function recordStart(version: number): RegExp {
   return new RegExp(`^\\{"v":${version},"issuance":"((?:[^"\\\\]|\\\\.)*)","key":"((?:[^"\\\\]|\\\\.)*)"`);
 }
 
-function unquote(text: string): string | undefined {
-  try {
-    return JSON.parse(`"${text}"`) as string;
-  } catch {
-    return undefined;
-  }
-}
-
-/** One line's record by `parse`, or what is wrong with it (`last`: no newline after it, so it may be `torn`). */
-function readRecordLine<T>(
-  line: string,
-  number: number,
-  last: boolean,
-  version: number,
-  parse: (value: unknown) => T | undefined,
-): { record: T } | { damaged: DamagedLine } {
+/** One line's record by the schema, or what is wrong with it (`last`: no newline after it, so it may be `torn`). */
+function readRecordLine<T>(line: string, number: number, last: boolean, { version, parse }: LineSchema<T>): { record: T } | { damaged: DamagedLine } {
   if (line.includes('\u0000')) return { damaged: { line: number, kind: 'nul' } };
   let value: unknown;
   try {
@@ -78,8 +64,9 @@ function readRecordLine<T>(
   }
   // A line cut short keeps its beginning: the action's id and key come first in every record.
   const begun = value === undefined ? recordStart(version).exec(line) : null;
-  const issuance = begun ? unquote(begun[1] as string) : undefined;
-  const key = begun ? unquote(begun[2] as string) : undefined;
+  const unquote = (text: string | undefined) => parseText((v) => v as string, `"${text}"`);
+  const issuance = begun ? unquote(begun[1]) : undefined;
+  const key = begun ? unquote(begun[2]) : undefined;
   if (begun && issuance !== undefined && key !== undefined) return { damaged: { line: number, kind: last ? 'torn' : 'garbage', key, issuance } };
   return { damaged: { line: number, kind: 'garbage' } };
 }
@@ -110,9 +97,6 @@ export class LineCheck<T> {
   readonly chain: ChainCheck;
   private readonly setAside = new Set<number>();
 
-  /** Lines handed to `next`. */
-  private lines = 0;
-
   /** `after`: the hash of the line the read goes on from, when it does not start at the file's start (chain.ts). */
   constructor(
     private readonly schema: LineSchema<T>,
@@ -130,7 +114,7 @@ export class LineCheck<T> {
       return undefined;
     }
     if (!text.trim()) return undefined;
-    const read = readRecordLine(text, number, !complete, this.schema.version, (v) => this.schema.parse(v));
+    const read = readRecordLine(text, number, !complete, this.schema);
     const broken = this.chain.take(text, number, complete);
     if ('damaged' in read) {
       this.damaged.push({ ...read.damaged, byte });
@@ -145,12 +129,6 @@ export class LineCheck<T> {
       return undefined;
     }
     return read.record;
-  }
-
-  /** `take` for the next line of a file read from its start, as file-lines.ts hands it over (OnLine). */
-  next(buffer: Buffer, start: number, end: number, byte: number, complete: boolean, long: boolean): T | undefined {
-    this.lines++;
-    return this.take(long ? '' : buffer.toString('utf8', start, end), this.lines, byte, complete, long);
   }
 
   /** The damaged lines, once every line was taken: one a `set-aside` record names (a torn line a later write ended) is `torn`, not garbage. */

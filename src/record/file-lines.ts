@@ -15,12 +15,6 @@ export type OnLine = (buffer: Buffer, start: number, end: number, offset: number
 /** How much of a line over the limit is kept and handed over: enough to name it, never to read it. */
 export const LONG_HEAD = 1024;
 
-/** What reading the lines found: the file's size, and whether it ends with a newline (or is empty). */
-export interface LinesRead {
-  size: number;
-  endsWithNewline: boolean;
-}
-
 /**
  * Cuts a file's chunks into lines. A line spanning chunks is joined once, at its newline (joining at
  * every chunk costs its square in time); one past `limit` bytes keeps only its head (`buffered` <= `limit`).
@@ -32,16 +26,14 @@ export class LineSplitter {
   /** Set once the unfinished line has passed the limit: its first bytes; the rest is skipped. */
   private head: Buffer | undefined;
   /** File offset of the unfinished line's first byte. */
-  private lineOffset = 0;
-  /** Bytes taken so far: where the next chunk is read from. */
-  size = 0;
+  private lineOffset: number;
 
-  constructor(private readonly limit = MAX_LINE_BYTES) {}
-
-  /** Reads on from byte `offset` of the file (the start of a line), before the first chunk. */
-  startAt(offset: number): void {
-    this.size = offset;
-    this.lineOffset = offset;
+  /** `size`: bytes taken so far, where the next chunk is read from (at first `from`, the start of a line). */
+  constructor(
+    private readonly limit = MAX_LINE_BYTES,
+    public size = 0,
+  ) {
+    this.lineOffset = size;
   }
 
   /** Bytes held for the unfinished line: never more than the limit. */
@@ -65,10 +57,8 @@ export class LineSplitter {
   }
 
   /** The end of the file: a last line with no newline after it goes to `onLine` as not complete. */
-  end(onLine: OnLine): LinesRead {
-    const torn = this.pending > 0 || this.head !== undefined;
-    if (torn) this.finish(Buffer.alloc(0), onLine, false);
-    return { size: this.size, endsWithNewline: !torn };
+  end(onLine: OnLine): void {
+    if (this.pending > 0 || this.head !== undefined) this.finish(Buffer.alloc(0), onLine, false);
   }
 
   /** Keeps a piece of the unfinished line, or only its head once the line is over the limit. */
@@ -96,15 +86,15 @@ export class LineSplitter {
 }
 
 /** Every line of a file open as `fd` from byte `from` (the start of a line). */
-export function eachLine(fd: number, onLine: OnLine, from = 0): LinesRead {
-  const lines = new LineSplitter();
-  lines.startAt(from);
+export function eachLine(fd: number, onLine: OnLine, from = 0): void {
+  const lines = new LineSplitter(MAX_LINE_BYTES, from);
   for (;;) {
     const chunk = Buffer.allocUnsafe(READ_CHUNK);
     const got = readSync(fd, chunk, 0, READ_CHUNK, lines.size);
-    if (got === 0) return lines.end(onLine);
+    if (got === 0) break;
     lines.push(chunk.subarray(0, got), onLine);
   }
+  lines.end(onLine);
 }
 
 /** The line that starts at byte `offset` of the file open as `fd`, without its newline (undefined past the end). */

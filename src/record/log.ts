@@ -7,6 +7,7 @@
  */
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { acquireFileLock, type HeldLock, withFileLock } from '../config/lock.js';
 import type { OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
@@ -25,14 +26,13 @@ export interface RecordClient<T> extends LineSchema<T> {
   termsOf(record: T): string[];
 }
 
-/** A client's record as a file of its place: its name, lock, words (damage.ts), damage's refusal, and the header a repair writes on line 1. */
+/** A client's record as a file of its place: its name, lock, words (damage.ts: its refusal's), and the header a repair writes on line 1. */
 export interface RecordFile<T> extends RecordClient<T> {
   name: string;
   lock: string;
   /** The error when another run holds the lock past the wait (lockRecord; default: src/config/lock.ts's). */
   busy?(holder: string): OpcliError;
   words: RecordWords;
-  refuse(path: string, lines: DamagedLine[]): Error;
   header?(at: string): string;
 }
 
@@ -45,8 +45,9 @@ export function openLog(place: RecordPlace, name: string, what: string, writing:
 /** Reads every line of the record open as `fd` under the damage policy, each record handed to `take`: the lines that cannot be read. */
 export function readLog<T>(fd: number, client: LineSchema<T>, take: (record: T) => void): { damaged: DamagedLine[] } {
   const check = new LineCheck(client);
-  eachLine(fd, (...line) => {
-    const record = check.next(...line);
+  let line = 0;
+  eachLine(fd, (buffer, start, end, byte, complete, long) => {
+    const record = check.take(long ? '' : buffer.toString('utf8', start, end), ++line, byte, complete, long);
     if (record !== undefined) take(record);
   });
   return { damaged: check.end() };
@@ -108,13 +109,34 @@ export class LogGroup {
   private failure: unknown;
   private soon = false;
 
-  /** `fd`: the record open to append, under its lock, closed by `close`; `path` witnessed then in `configDir` (witness.ts). */
+  /**
+   * A client's record in `place`, opened as `fd` to append under its lock (closed by `close`, witnessed then: witness.ts):
+   * a new file gets its header and its name synced in its folder; a last line cut short (no newline ends the file) a
+   * newline and, when the damage policy read it as torn (`damaged`, asked only then), the set-aside line naming it, so it
+   * stays an uncertain action, not mid-file garbage.
+   */
   constructor(
     private fd: number | undefined,
-    private readonly configDir: string | undefined,
-    private readonly path: string,
+    private readonly place: RecordPlace,
+    file: Pick<RecordFile<unknown>, 'name' | 'header'>,
+    damaged: () => readonly DamagedLine[],
+    by: { at: string; user: string },
     private readonly writer = new LogWriter(),
-  ) {}
+  ) {
+    this.path = join(place.dir, file.name);
+    const stat = fstatSync(fd as number);
+    if (stat.size === 0 && file.header) this.queue(`${file.header(by.at)}\n`);
+    else if (!endsWithNewline(fd as number, stat.size)) {
+      const last = damaged().at(-1);
+      // The damaged line read last is the torn one only when no newline follows its start (an earlier line set aside is not).
+      const torn = last?.kind === 'torn' && last.byte !== undefined && !newlineFrom(fd as number, last.byte, stat.size) ? last : undefined;
+      this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
+    }
+    this.write('', stat);
+    if (stat.size === 0) syncFolder(place.dir);
+  }
+
+  private readonly path: string;
 
   /** Queues whole lines, written with the next write. */
   queue(line: string): void {
@@ -149,40 +171,23 @@ export class LogGroup {
   /** Writes what is queued and `text`, durable when it returns. */
   sync(text = ''): void {
     this.write(text);
-    syncWritten(this.fd as number);
+    fdatasyncSync(this.fd as number);
   }
 
   /** `sync` with the fdatasync in the thread pool (the event loop goes on sending meanwhile). */
-  syncInPool(text = ''): Promise<void> {
-    try {
-      this.write(text);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return datasyncInPool(this.fd as number);
+  async syncInPool(text = ''): Promise<void> {
+    this.write(text);
+    await datasyncInPool(this.fd as number);
   }
 
-  /**
-   * Queues the end of a last line cut short (no newline ends the file): a newline and, when the damage policy read it
-   * as torn (`damaged`, asked only then), the set-aside line naming it, so it stays an uncertain action, not mid-file garbage.
-   */
-  endTornLine(damaged: () => readonly DamagedLine[], by: { at: string; user: string }, stat = fstatSync(this.fd as number)): void {
-    const fd = this.fd as number;
-    if (endsWithNewline(fd, stat.size)) return;
-    const last = damaged().at(-1);
-    // The damaged line read last is the torn one only when no newline follows its start (an earlier line set aside is not).
-    const torn = last?.kind === 'torn' && last.byte !== undefined && !newlineFrom(fd, last.byte, stat.size) ? last : undefined;
-    this.queue(torn ? `\n${setAsideLine(torn, TORN_REASON, by.at, by.user)}\n` : '\n');
-  }
-
-  /** Writes what is queued, makes it durable (`newIn`: the new file's name in that folder too), witnesses it when `witness`, closes it. */
-  close(witness: boolean, newIn?: string): void {
+  /** Writes what is queued and `text`, makes it durable, witnesses it when `witness`, closes it. */
+  close(witness: boolean, text = ''): void {
     const fd = this.fd;
     if (fd === undefined) return;
     try {
-      this.write();
-      syncWritten(fd, newIn);
-      if (witness) keepWitnessOf(this.configDir, this.path, fd);
+      this.write(text);
+      fdatasyncSync(fd);
+      if (witness) keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       this.fd = undefined;
       closeSync(fd);
@@ -197,7 +202,7 @@ export class LogGroup {
       this.write();
       this.fd = undefined;
       await datasyncInPool(fd);
-      if (witness) keepWitnessOf(this.configDir, this.path, fd);
+      if (witness) keepWitnessOf(this.place.configDir, this.path, fd);
     } finally {
       this.fd = undefined;
       closeSync(fd);
@@ -206,33 +211,26 @@ export class LogGroup {
 }
 
 /** fdatasync in the thread pool: the event loop goes on (sending the requests of a group already durable). */
-function datasyncInPool(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-}
+const datasyncInPool = promisify(fdatasync);
 
-/** Appends whole lines to a client's record file (under its lock), durable with a new file's name when it returns: a group of one (LogGroup). */
+/** Appends whole lines to a client's record file (under its lock), durable when it returns: a group of one (LogGroup). */
 export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
   ensureRecordDir(place);
   const fd = openLog(place, file.name, file.words.what, true) as number;
-  const group = new LogGroup(fd, place.configDir, join(place.dir, file.name), writer);
-  let size = 0;
+  let group: LogGroup;
   try {
-    const stat = fstatSync(fd);
-    size = stat.size;
-    group.endTornLine(() => readLog(fd, file, () => {}).damaged, by, stat);
-    group.write(text, stat);
+    group = new LogGroup(fd, place, file, () => readLog(fd, file, () => {}).damaged, by, writer);
   } catch (error) {
     closeSync(fd);
     throw error;
   }
-  group.close(true, size === 0 ? place.dir : undefined);
+  group.close(true, text);
 }
 
 /** A `set-aside` line: line `line` was damaged (torn, or set aside by `repair`) and why; the action its key and id name stays `uncertain`. */
 export const SET_ASIDE = {
   ...ACTION_START,
   type: z.literal('set-aside'),
-  at: z.string(),
   user: z.string(),
   line: z.number().int().positive(),
   reason: z.string(),
@@ -253,12 +251,6 @@ function endsWithNewline(fd: number, size: number): boolean {
 function newlineFrom(fd: number, from: number, size: number): boolean {
   const rest = readAt(fd, from, size - from);
   return rest.length !== size - from || rest.includes(0x0a);
-}
-
-/** Makes what was written to `fd` durable; `newIn`: the folder of a file this write created, whose entry is synced too. */
-function syncWritten(fd: number, newIn?: string): void {
-  fdatasyncSync(fd);
-  if (newIn !== undefined) syncFolder(newIn);
 }
 
 /**

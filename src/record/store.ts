@@ -9,7 +9,7 @@ import { closeSync, fstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureRecordDir, type RecordPlace } from '../config/record-dir.js';
 import { lineHash, readAt } from './chain.js';
-import { blockingDamage, type DamagedLine, LineCheck, parseText } from './damage.js';
+import { blockingDamage, type DamagedLine, DamagedRecordFileError, LineCheck, parseText } from './damage.js';
 import { eachLine, lineAt } from './file-lines.js';
 import { openLog, type RecordClient, type RecordFile } from './log.js';
 import { type Covered, TermIndex, termHash } from './index-file.js';
@@ -158,7 +158,7 @@ export interface OpenedRecord<T> {
 
 /**
  * Opens a client's record in `place` (to append, or to read: undefined when missing), its index up to date. Blocking
- * damage, now or found later under the index, refuses it (`file.refuse`, exit 2), as does a record that shrank, changed
+ * damage, now or found later under the index, refuses it (DamagedRecordFileError in the file's words, exit 2), as does a record that shrank, changed
  * or vanished since this person wrote it (witness.ts); `tolerate` only keeps the damage (history: never to file or pay).
  */
 export function openRecord<T>(place: RecordPlace, file: RecordFile<T>, writing: boolean, tolerate = false): OpenedRecord<T> | undefined {
@@ -174,13 +174,13 @@ export function openRecord<T>(place: RecordPlace, file: RecordFile<T>, writing: 
     const q = IndexedRecord.open(fd, path, place.configDir, file, (blocking) => {
       // The record changed under its index and, read whole again, has damage: it stops a command that files or pays.
       opened.intact = false;
-      if (!tolerate) throw file.refuse(path, blocking);
+      if (!tolerate) throw new DamagedRecordFileError(path, blocking, file.words);
       damaged.push(...blocking.filter((d) => !damaged.includes(d)));
     });
     const opened: OpenedRecord<T> = { fd, q, damaged, intact: !tolerate };
     damaged.push(...q.damaged);
     const blocking = blockingDamage(damaged);
-    if (blocking.length && !tolerate) throw file.refuse(path, blocking);
+    if (blocking.length && !tolerate) throw new DamagedRecordFileError(path, blocking, file.words);
     if (!tolerate) checkWitnessOf(place.configDir, path, fd, file.words);
     return opened;
   } catch (error) {

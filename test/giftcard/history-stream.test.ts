@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResolvedProfile } from '../../src/config/profile.js';
 import { historyRows, streamHistory, type HistoryFilter, type HistoryRow } from '../../src/giftcard/history.js';
-import { type CreditLedger, issuanceKey, type LedgerRecord, Ledger } from '../../src/giftcard/ledger.js';
+import { type CreditLedger, groupIssuances, issuanceKey, type LedgerRecord, Ledger } from '../../src/giftcard/ledger.js';
 import { ACTION_LIMITS as CLAIM_WINDOW } from '../../src/record/action-stream.js';
 import { openLedger } from '../../src/giftcard/ledger-db.js';
 import { parseRecordUrl } from '../../src/record-pg/url.js';
@@ -120,7 +120,7 @@ describe.each(BACKENDS)('giftcard history streams on the %s ledger', (backend) =
       }
       await write(ledger, ledgerOf(seed, 60, backend === 'database'));
       const { records } = await ledger.readAll();
-      const all = ledger.issuances(records);
+      const all = groupIssuances(records);
       expect(all.length).toBeGreaterThan(40);
       for (const limits of WINDOWS) {
         Object.assign(CLAIM_WINDOW, limits);

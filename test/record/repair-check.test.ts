@@ -7,8 +7,8 @@
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { Ledger, LEDGER_FILE } from '../../src/giftcard/ledger.js';
-import { repairFile } from '../../src/record/repair.js';
+import { Ledger, LEDGER_FILE, LEDGER_LINES } from '../../src/giftcard/ledger.js';
+import { repairFile, repairTargetOf } from '../../src/record/repair.js';
 import { ledgerAttempt, recordsFolder } from './fixtures.js';
 
 const folder = recordsFolder();
@@ -23,7 +23,7 @@ it('a repair whose new file would not read cleanly by the ledger schema leaves t
   appendFileSync(join(folder.dir, LEDGER_FILE), 'not a record\n');
   const before = readFileSync(join(folder.dir, LEDGER_FILE));
   // A set-aside line the ledger's schema does not read (its type is none of the ledger's).
-  const target = { ...ledger.repairTarget(), setAside: () => JSON.stringify({ v: 1, issuance: 'x', key: 'k', type: 'nonsense' }) };
+  const target = { ...repairTargetOf(ledger.place, LEDGER_LINES), setAside: () => JSON.stringify({ v: 1, issuance: 'x', key: 'k', type: 'nonsense' }) };
 
   await expect(repairFile(target, { now: () => Date.parse(at) })).rejects.toThrow(
     `The repaired gift card ledger ${join(folder.dir, LEDGER_FILE)} would still have damaged line(s) 2.`,
@@ -39,7 +39,7 @@ it('the same ledger repaired by its own target reads cleanly, the damaged line s
   await ledger.appendLocked(attempt('c-1'));
   appendFileSync(join(folder.dir, LEDGER_FILE), 'not a record\n');
 
-  const plan = await repairFile(ledger.repairTarget(), { now: () => Date.parse(at) });
+  const plan = await repairFile(repairTargetOf(ledger.place, LEDGER_LINES), { now: () => Date.parse(at) });
   expect(plan.lines.map((d) => d.line)).toEqual([2]);
   const lines = readFileSync(join(folder.dir, LEDGER_FILE), 'utf8').trimEnd().split('\n');
   expect(lines.map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['attempt', 'set-aside']);

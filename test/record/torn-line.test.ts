@@ -1,6 +1,6 @@
 /**
  * A last line cut short is ended in one way by both clients of the record (src/record/log.ts
- * LogGroup.endTornLine): the gift card ledger's durable append and the record of claims opened to
+ * LogGroup's opening): the gift card ledger's durable append and the record of claims opened to
  * file. What reaches the disk is checked: a torn last line gets a newline and one set-aside line
  * naming it (its action uncertain); a last line that lost only its newline gets the newline alone;
  * a torn line set aside earlier is never set aside again. (The places keep no witness: a line that

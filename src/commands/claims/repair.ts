@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { journalRepairTarget, serviceOrigin } from '../../claims/journal.js';
-import { ClaimRecord } from '../../claims/record.js';
+import { claimFile } from '../../claims/record-index.js';
+import { repairTargetOf } from '../../record/repair.js';
 import { recordPlace } from '../../config/record-dir.js';
 import type { Deps } from '../../cli/deps.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
@@ -50,7 +51,7 @@ export async function run(opts: ClaimsRepairOptions, deps: Deps): Promise<void> 
   const what = journal ? 'journal' : 'record of claims';
   const target = journal
     ? journalRepairTarget(resolve(opts.journal as string), { ...store, profile: profile.name }, deps.now)
-    : ClaimRecord.repairTarget(recordPlace(deps.configDir(), profile), store);
+    : repairTargetOf(recordPlace(deps.configDir(), profile), claimFile(store));
   const words = {
     what,
     short: what,

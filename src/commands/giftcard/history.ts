@@ -8,7 +8,8 @@ import { CREDIT_FIELDS } from '../../giftcard/issuance.js';
 import { orderLabel } from '../../core/identity.js';
 import { checkText } from '../../core/flags.js';
 import { safeLine, safeText } from '../../text/safe.js';
-import * as ledgerMod from '../../giftcard/ledger.js';
+import type * as ledgerMod from '../../giftcard/ledger.js';
+import { osUser } from '../../config/user-name.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
 import { DEFAULT_CURRENCY, groupAmount } from '../../giftcard/money.js';
 import { providerClient } from '../../giftcard/provider.js';
@@ -99,7 +100,7 @@ export async function run(opts: HistoryOptions, deps: Deps): Promise<void> {
       const verified = await history.verifyStreamed(
         ledger,
         { claim: opts.claim, order: opts.order },
-        { client, now: deps.now, user: ledgerMod.osUser(), currency, warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`) },
+        { client, now: deps.now, user: osUser(), currency, warn: (message) => deps.err(`WARNING: ${safeText(message)}\n`) },
       );
       verify = { verified, currency };
     }

@@ -12,7 +12,7 @@ import { jsonFields, pickFields } from '../../core/json-fields.js';
 import * as output from '../../core/output.js';
 import * as service from '../../giftcard/issuance.js';
 import { type ChainResult, describePath, type DryRunStep, type FieldLimits, type PreparedIssue, type TypedFields } from '../../giftcard/issuance.js';
-import { hostName, osUser } from '../../giftcard/ledger.js';
+import { hostName, osUser } from '../../config/user-name.js';
 import { openLedger } from '../../giftcard/ledger-db.js';
 import { formatCents, formatMoney, parseAmount } from '../../giftcard/money.js';
 import { providerClient } from '../../giftcard/provider.js';

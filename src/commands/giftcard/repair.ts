@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { Deps } from '../../cli/deps.js';
 import { recordPlace } from '../../config/record-dir.js';
-import { Ledger } from '../../giftcard/ledger.js';
+import { LEDGER_LINES } from '../../giftcard/ledger.js';
+import { repairTargetOf } from '../../record/repair.js';
 import { type RepairOptions, runRepair } from '../repair-verb.js';
 
 export function register(group: Command, deps: Deps): void {
@@ -35,9 +36,8 @@ export async function run(opts: RepairOptions, deps: Deps): Promise<void> {
   const profile = await deps.profile();
   // With the record in PostgreSQL (record-url), the ledger file still read is the config folder's (src/giftcard/ledger-db.ts).
   const configDir = deps.configDir();
-  const ledger = new Ledger(profile.record ? { dir: configDir, configDir } : recordPlace(configDir, profile));
   await runRepair(
-    ledger.repairTarget(),
+    repairTargetOf(profile.record ? { dir: configDir, configDir } : recordPlace(configDir, profile), LEDGER_LINES),
     {
       what: 'gift card ledger',
       short: 'ledger',
