@@ -7,7 +7,6 @@
  */
 import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, type Stats, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { acquireFileLock, type HeldLock, withFileLock } from '../config/lock.js';
 import type { OpcliError } from '../core/errors.js';
 import type { Timers } from '../core/timers.js';
@@ -210,8 +209,13 @@ export class LogGroup {
   }
 }
 
-/** fdatasync in the thread pool: the event loop goes on (sending the requests of a group already durable). */
-const datasyncInPool = promisify(fdatasync);
+/**
+ * fdatasync in the thread pool: the event loop goes on (sending the requests of a group already durable).
+ * Looked up at each call, not bound once by promisify: a full disk is tested by failing node:fs's fdatasync.
+ */
+function datasyncInPool(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
 
 /** Appends whole lines to a client's record file (under its lock), durable when it returns: a group of one (LogGroup). */
 export function appendDurable<T>(place: RecordPlace, file: RecordFile<T>, text: string, by: { at: string; user: string }, writer = new LogWriter()): void {
