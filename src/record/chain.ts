@@ -35,9 +35,13 @@ function chainOf(line: string): { uid: number | null; prev: string } | undefined
   return { uid: m[1] === 'null' ? null : Number(m[1]), prev: m[2] as string };
 }
 
+/** The running process's uid, asked once: a process keeps its uid (opcli never calls setuid), and a batch seals a group of lines every turn. */
+let ownUid: number | null | undefined;
+
 /** The uid of the running process (null where the platform has none: Windows). */
 export function myUid(): number | null {
-  return typeof process.getuid === 'function' ? process.getuid() : null;
+  if (ownUid === undefined) ownUid = typeof process.getuid === 'function' ? process.getuid() : null;
+  return ownUid;
 }
 
 /** One JSON line (no newline) with its author and chain after the line whose hash is `prev`. */
