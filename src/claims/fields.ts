@@ -47,7 +47,9 @@ export const FIELD_BY_KEY: ReadonlyMap<string, ClaimField> = new Map(CLAIM_FIELD
 /** Sets a value at a path, creating the objects above it. */
 export function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
   let node = target;
-  for (const part of path.slice(0, -1)) {
+  // By index, not over a slice of the path: this runs for every cell of every row.
+  for (let i = 0; i < path.length - 1; i++) {
+    const part = path[i] as string;
     const next = node[part];
     if (next === null || typeof next !== 'object' || Array.isArray(next)) node[part] = {};
     node = node[part] as Record<string, unknown>;

@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { OpcliError, NetworkError, ApiError, AuthError, RedirectError, UsageError, ExitCode, TimeoutError } from '../core/errors.js';
-import { compiled, isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
+import { compiled, isLater, isStoreMismatch, type NotToSend, type Planner, type RowResult, type RowStatus, storeMismatch, type ToSend } from './plan.js';
 import type { ClaimsRecord, NewIntent } from './record.js';
 import type { RowSource, SourceRow } from './reader.js';
 import { whenAborted } from '../core/timers.js';
@@ -156,7 +156,8 @@ export class SendPipeline {
         }
         const row = await this.nextRow(rows);
         if (!row) break;
-        const output = this.admit(row, await this.planner.plan(row));
+        const planned = this.planner.plan(row);
+        const output = this.admit(row, isLater(planned) ? await planned : planned);
         if (output) await output;
       }
     } catch (error) {

@@ -234,6 +234,21 @@ export interface PlanOptions {
 /** An answer now (the file record) or later (the team's database). */
 export type Answer<T> = T | Promise<T>;
 
+/** Whether an answer is still to come (a promise: the team's database). */
+export function isLater<T>(a: Answer<T>): a is Promise<T> {
+  return typeof (a as { then?: unknown } | undefined)?.then === 'function';
+}
+
+/** `f` of an answer: at once when it is there now, else when it comes (a file record's questions cost a row no promise). */
+function andThen<A, B>(a: Answer<A>, f: (a: A) => Answer<B>): Answer<B> {
+  return isLater(a) ? a.then(f) : f(a);
+}
+
+/** Two questions asked at once: both answers now, or (the team's database) when both have come. */
+function both<A, B>(a: Answer<A>, b: Answer<B>): Answer<[A, B]> {
+  return isLater(a) || isLater(b) ? Promise.all([a, b]) : [a, b];
+}
+
 /** What the planner asks of the record of claims (ClaimsRecord's questions, record.ts: a file or the team's database). */
 export interface PlanRecord {
   /** A batch run's provenance (`journal`: the batch's name, docs/spec-choices.md#the-same-batch), written before its first intents. */
@@ -305,8 +320,8 @@ export class Planner {
     if (p) options.record.startRun(this.run, p);
   }
 
-  /** Decides one row: check, then key, then what earlier runs and the record of claims say of it. */
-  async plan(row: SourceRow): Promise<ToSend | NotToSend> {
+  /** Decides one row: check, then key, then what earlier runs and the record of claims say of it (now, when the record answers now). */
+  plan(row: SourceRow): Answer<ToSend | NotToSend> {
     const checked = this.check(row);
     if (!checked.ok) return checked.refused;
     const claim = checked.claim;
@@ -316,16 +331,24 @@ export class Planner {
     const recordKey = this.options.keyColumn === undefined ? id.key : hashOfRobust(robust);
     const { record, allowDuplicates } = this.options;
     // The batch's earlier runs and the record of claims are asked at once: with the team's database, one round trip's wait, not two.
-    const [prior, hit] = await Promise.all([
-      this.history.batchRow(this.history.batch, { key: id.key }),
-      allowDuplicates ? undefined : record.lookup(recordKey),
-    ]);
-    const earlier = await this.earlier(row, claim, id, prior);
-    if (earlier) return earlier;
-    const recordSim = recordSimilarity(claim);
-    const sim = similarity(claim);
-    const duplicate = await this.duplicate(row, claim, id, { prior, hit, recordKey, recordSim, sim });
-    if (duplicate) return duplicate;
+    const asked = both(this.history.batchRow(this.history.batch, { key: id.key }), allowDuplicates ? undefined : record.lookup(recordKey));
+    return andThen(asked, ([prior, hit]) => {
+      const earlier = this.earlier(row, claim, id, prior);
+      if (earlier) return earlier;
+      const recordSim = recordSimilarity(claim);
+      const sim = similarity(claim);
+      const duplicate = this.duplicate(row, claim, id, { prior, hit, recordKey, recordSim, sim });
+      return andThen(duplicate, (held) => held ?? this.toSend(row, claim, id, { robust, recordKey, recordSim, sim }));
+    });
+  }
+
+  /** A row to send, with its intent when the run keeps a record. */
+  private toSend(
+    row: SourceRow,
+    claim: OfflineClaim,
+    id: Identity,
+    { robust, recordKey, recordSim, sim }: { robust: string; recordKey: string; recordSim: string | undefined; sim: string | undefined },
+  ): ToSend {
     const intent: NewIntent | undefined = this.options.provenance
       ? {
           issuance: `${this.run}.${row.line}`,
@@ -377,7 +400,7 @@ export class Planner {
   }
 
   /** What this batch's earlier runs did with the row: a --key reused with other content is held; a settled row is not sent again. */
-  private async earlier(row: SourceRow, claim: OfflineClaim, id: Identity, prior: BatchRow | undefined): Promise<NotToSend | undefined> {
+  private earlier(row: SourceRow, claim: OfflineClaim, id: Identity, prior: BatchRow | undefined): NotToSend | undefined {
     if (!prior) return undefined;
     const keyColumn = this.options.keyColumn;
     if (keyColumn !== undefined && (prior.tag ?? 0) !== (id.tag ?? 0) && claimMayExist(prior.status)) {
@@ -397,7 +420,7 @@ export class Planner {
   }
 
   /** A row repeated in this file, held in the record of claims, or looking like a claim filed earlier: held. */
-  private async duplicate(
+  private duplicate(
     row: SourceRow,
     claim: OfflineClaim,
     id: Identity,
@@ -409,7 +432,7 @@ export class Planner {
       recordSim: ReturnType<typeof recordSimilarity>;
       sim: ReturnType<typeof similarity>;
     },
-  ): Promise<NotToSend | undefined> {
+  ): Answer<NotToSend | undefined> {
     const { prior, hit, recordKey, recordSim, sim } = found;
     const { keyColumn, record, retryUncertain, allowSimilar } = this.options;
     const allowDuplicates = !!this.options.allowDuplicates;
@@ -438,10 +461,15 @@ export class Planner {
     const repeatAllowed = id.repeatOf !== undefined && allowDuplicates;
     if (prior || allowSimilar || keyColumn !== undefined || repeatAllowed) return undefined;
     // The batch's look-alike and the record's are asked at once, the batch's answer first.
-    const [like, recorded] = await Promise.all([
+    const asked = both(
       sim === undefined ? undefined : this.history.batchRow(this.history.batch, { like: sim }),
       allowDuplicates ? undefined : record.similar(recordSim, recordKey),
-    ]);
+    );
+    return andThen(asked, ([like, recorded]) => this.lookAlike(row, claim, like, recorded));
+  }
+
+  /** A row held for looking like a claim of this batch's earlier runs (`like`) or of the record (`recorded`). */
+  private lookAlike(row: SourceRow, claim: OfflineClaim, like: BatchRow | undefined, recorded: RecordHit | undefined): NotToSend | undefined {
     if (like) return { send: false, result: this.held(row, claim, like) };
     if (!recorded) return undefined;
     return held(

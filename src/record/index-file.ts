@@ -89,9 +89,10 @@ export class TermIndex {
     if (length === 0) return [];
     const bytes = this.bucket(b, length);
     if (bytes === undefined) return undefined;
-    const offsets = new Set<number>();
-    for (let at = 0; at + ENTRY <= length; at += ENTRY) if (bytes.readUInt32LE(at) === h) offsets.add(bytes.readDoubleLE(at + 4));
-    return [...offsets].sort((a, b) => a - b);
+    // A set only once an entry matches: most of a batch's questions are of new rows.
+    let offsets: Set<number> | undefined;
+    for (let at = 0; at + ENTRY <= length; at += ENTRY) if (bytes.readUInt32LE(at) === h) (offsets ??= new Set()).add(bytes.readDoubleLE(at + 4));
+    return offsets ? [...offsets].sort((a, b) => a - b) : [];
   }
 
   /** Buckets read, kept for the next question (a batch asks of every row), up to KEPT_BYTES in all. */

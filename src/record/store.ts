@@ -128,8 +128,10 @@ export class IndexedRecord<T> {
 
   /** The lines the index names for `terms` (IndexMismatch: one is not the line it indexed). */
   private lookup(terms: string[]): T[] {
-    const byOffset = new Map<number, string>();
-    for (const term of terms) for (const offset of this.index.find(term) ?? mismatch()) byOffset.set(offset, term);
+    let byOffset: Map<number, string> | undefined;
+    for (const term of terms) for (const offset of this.index.find(term) ?? mismatch()) (byOffset ??= new Map()).set(offset, term);
+    // Most of a batch's questions find nothing (a new row): no map, no sort, no array of lines.
+    if (byOffset === undefined) return [];
     const records: T[] = [];
     for (const [offset, term] of [...byOffset].sort((a, b) => a[0] - b[0])) {
       const record = this.lineAt(offset);
