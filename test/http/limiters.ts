@@ -170,8 +170,14 @@ export interface Batch {
   /** After this many rows were filed, the server's limit becomes `changeTo`. */
   changeAfter?: number;
   changeTo?: number;
-  /** Seeds the timers' lateness (by the millisecond they are due in). */
+  /** Seeds the timers' lateness (by the millisecond they are due in) and the requests' jitter. */
   seed?: number;
+  /** A gateway in front (nginx's limit_req): this share of the round trip is the upstream's, behind the limiter, and a refusal is answered without it. */
+  upstreamShare?: number;
+  /** Each request reaches the limiter late by an exponential draw of this mean (ms: the event loop, the journal's flush, loopback), and is answered as late. */
+  jitterMs?: number;
+  /** An accepted request's upstream takes longer by an exponential draw of this mean (ms). */
+  serviceJitterMs?: number;
 }
 
 /** What a batch did: when each accepted request reached the server, the refusals, the peak in flight, the limiter's last snapshot. */
@@ -186,9 +192,11 @@ export interface BatchRun {
 }
 
 /**
- * `concurrency` workers file `rows` rows: each asks the limiter for a permit, reaches the server
- * after half the latency (the server decides on arrival), is answered after the other half; a
- * refused row asks for a permit again at once with the refused one, as the HTTP client does (a 429 did nothing).
+ * `concurrency` workers file `rows` rows: each asks the limiter for a permit, reaches the limiter after
+ * half the latency outside the upstream's share, plus its jitter (the limiter decides on arrival), and
+ * is answered after the rest of the latency if accepted, after the way back if refused (a gateway
+ * answers a refusal itself); a refused row asks for a permit again at once with the refused one, as
+ * the HTTP client does (a 429 did nothing).
  */
 export async function runBatch(batch: Batch): Promise<BatchRun> {
   const clock = virtualTime();
@@ -205,6 +213,9 @@ export async function runBatch(batch: Batch): Promise<BatchRun> {
     sleep: (ms, signal) => clock.sleep(ms + lateness(clock.now() + ms), signal),
   });
   const run: BatchRun = { acceptedAt: [], refusedAt: [], starts: [], peakInFlight: 0, snapshot: limiter.snapshot() };
+  const way = (batch.latencyMs * (1 - (batch.upstreamShare ?? 0))) / 2;
+  const draw = seeded(seed);
+  const exponential = (mean = 0) => mean * -Math.log(1 - draw());
   let next = 0;
   let inFlight = 0;
   const worker = async () => {
@@ -217,14 +228,14 @@ export async function runBatch(batch: Batch): Promise<BatchRun> {
         run.starts.push({ at: clock.now(), rate: limiter.snapshot().rate });
         run.peakInFlight = Math.max(run.peakInFlight, ++inFlight);
         permit.sent();
-        await clock.sleep(batch.latencyMs / 2);
+        await clock.sleep(way + exponential(batch.jitterMs));
         const decision = server.take();
         (decision.allowed ? run.acceptedAt : run.refusedAt).push(clock.now());
         if (batch.changeAfter !== undefined && run.changedAt === undefined && run.acceptedAt.length >= batch.changeAfter) {
           run.changedAt = clock.now();
           server.setRate(batch.changeTo as number);
         }
-        await clock.sleep(batch.latencyMs / 2);
+        await clock.sleep(decision.allowed ? batch.latencyMs - way + exponential(batch.serviceJitterMs) : way);
         inFlight--;
         const outcome: Outcome = { status: decision.allowed ? 200 : 429, headers: decision.headers };
         permit.done(outcome);

@@ -2,7 +2,17 @@
  * The batch limiter's pacing (src/http/adaptive.ts) as properties over families of server limiters,
  * in virtual time (test/http/limiters.ts): every figure is a count of requests at virtual instants.
  * For every generated limiter, 600 rows at the default --concurrency 16, timers up to a millisecond
- * late as Node's are:
+ * late as Node's are. What reaches the limiter is what reaches real nginx: each request arrives late
+ * by an exponential draw of mean 0.3 ms (the event loop, the journal's flush, loopback) and an
+ * accepted one's upstream answers later by one of mean 1 ms; a share of the round trip drawn per
+ * case lies behind the limiter, a gateway that answers a refusal itself, so a refusal comes back
+ * sooner than an acceptance (from no share, the limiter in the application, to nearly all, nginx on
+ * loopback). Measured through nginx limit_req 40r/s in front of the sandbox (test/infra, load 5-8):
+ * a 429 came back in 0.7 ms (median; 0.6-1.2 p10-p90), an answer of the upstream in 2.0 (1.7-4.5),
+ * opcli's accepted claims in 3.3 (2.5-7.3, p99 26); requests sent evenly at 39/s were refused 5.5 %;
+ * opcli's refusals came at paces of 21-43/s, each a decrease. Without the jitter the simulator paced
+ * nginx 40/s at 0.96-0.97 of the limit where real nginx on a quiet machine gives 0.93-0.94 (1.0 %
+ * refused); with it, 0.92-0.94 (1.0-1.2 %).
  *
  * - every row is accepted exactly once (a refused row is asked again, nothing is filed twice);
  * - share: the rows the server accepted per second, up to the 570th (the last 5 % may wait out a
@@ -29,11 +39,14 @@
  * seed 44, this design (GCRA, slow start in rounds of at least its first interval, AIMD with BIC's
  * climb, BBR's delivery rate after a spent burst, HyStart's exit and ECN's mark on a budget, slow start
  * again after an RTO with no answer, a window's quota kept as a sliding log once its refusals outlast
- * a bucket's interval: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 97 for a
- * stated policy (a late timer made up there: the server stated a burst), 91 for nginx's strict leaky
- * bucket, 85 for token buckets that send their budget's remaining, 83 with Retry-After alone, 77 with no
- * headers, 74 for the fixed window, 75 for the sliding window and 64 for a limit that halves.
- * Per family below the goal, what the arithmetic allows a client that does not know the
+ * a bucket's interval: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 96 for a
+ * stated policy (a late timer made up there: the server stated a burst), 74 for nginx's strict leaky
+ * bucket, 69 for token buckets that send their budget's remaining, 76 with Retry-After alone, 72 with no
+ * headers, 61 for the fixed window, 43 for the sliding window and 59 for a limit that halves (without
+ * the jitter and the gateway: 100, 97, 91, 85, 83, 77, 74, 75, 64; the paragraphs below were measured
+ * there). The jitter is not in the arithmetic below: two arrivals sent an interval apart reach a strict
+ * limiter closer by up to a few tenths of a millisecond, a refusal no pacer at the limit avoids, and
+ * each is a decrease. Per family below the goal, what the arithmetic allows a client that does not know the
  * limiter (none of these shortfalls is forced, so each is this design's, and issue 44 stays open):
  *
  * - Token buckets, no headers (short in 23: 12 slow buckets, 5-43/s, behind a burst, refused 34-48 of
@@ -197,12 +210,15 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Announce, type BatchRun, fixedWindow, leakyBucket, runBatch, type SimLimiter, slidingWindow, tokenBucket } from './limiters.js';
+import { type Announce, type BatchRun, fixedWindow, leakyBucket, runBatch, type SimLimiter, seeded, slidingWindow, tokenBucket } from './limiters.js';
 
 const ROWS = 600;
 const CONCURRENCY = 16;
 /** Node's timers fire up to about a millisecond late; the pacing's sleeps are drawn from [0, LATE_MS). */
 const LATE_MS = 1;
+/** The mean ms by which a request reaches the limiter late, and an accepted one's upstream answers late (measured through nginx: see the header). */
+const JITTER_MS = 0.3;
+const SERVICE_JITTER_MS = 1;
 
 interface Case {
   server: (now: () => number) => SimLimiter;
@@ -256,6 +272,10 @@ async function check(family: string, reached: Reached, c: Case, seed: number) {
     concurrency: CONCURRENCY,
     lateMs: LATE_MS,
     seed,
+    // The share of the round trip behind a gateway that answers refusals itself: from none (the limiter is the application) to nearly all (nginx on loopback).
+    upstreamShare: seeded(seed)(),
+    jitterMs: JITTER_MS,
+    serviceJitterMs: SERVICE_JITTER_MS,
     changeAfter: c.changeTo && ROWS / 2,
     changeTo: c.changeTo,
   });
@@ -289,22 +309,22 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a token bucket that states its policy (RateLimit-Policy): paced at it from the first answer, nothing refused', async () => {
     await fc.assert(
       fc.asyncProperty(rate, burst, latency, seed, async (limit, size, latencyMs, s) => {
-        await check('policy', { share: 0.78, refused: GOAL.refused }, { server: (now) => tokenBucket(now, limit, size, 'policy'), limit, latencyMs }, s);
+        await check('policy', { share: 0.4, refused: GOAL.refused }, { server: (now) => tokenBucket(now, limit, size, 'policy'), limit, latencyMs }, s);
       }),
       RUNS,
     );
   });
 
   it.each(['none', 'retry-after', 'combined', 'ietf', 'x'] as Announce[])('a token bucket announcing %s, any burst', async (announce) => {
-    // Without headers the worst of 100 cases is 0.77 of the limit and 4.6 % past the flight; with
-    // Retry-After alone 0.77 (part of the slots refused and held for a second), 2.5 %; a budget's
-    // remaining ends slow start before it runs out (0.49 at worst, within 2 %).
+    // Without headers the worst of 100 cases is 0.67 of the limit and 3.0 % past the flight; with
+    // Retry-After alone 0.67 (part of the slots refused and held for a second), 2.1 %; a budget's
+    // remaining ends slow start before it runs out (0.38 at worst, within 2 %).
     const reached =
       announce === 'none'
-        ? { share: 0.77, refused: 0.05 }
+        ? { share: 0.67, refused: 0.03 }
         : announce === 'retry-after'
-          ? { share: 0.77, refused: 0.03 }
-          : { share: 0.49, refused: GOAL.refused };
+          ? { share: 0.67, refused: 0.021 }
+          : { share: 0.38, refused: GOAL.refused };
     await fc.assert(
       fc.asyncProperty(rate, burst, latency, seed, async (limit, size, latencyMs, s) => {
         await check(
@@ -321,7 +341,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it("nginx's strict leaky bucket (limit_req without burst)", async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('strict leaky bucket', { share: 0.62, refused: 0.035 }, { server: (now) => leakyBucket(now, limit), limit, latencyMs, strict: true }, s);
+        await check('strict leaky bucket', { share: 0.44, refused: 0.023 }, { server: (now) => leakyBucket(now, limit), limit, latencyMs, strict: true }, s);
       }),
       RUNS,
     );
@@ -330,7 +350,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a fixed window of one second, Retry-After to its end', async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('fixed window', { share: 0.53, refused: 0.08 }, { server: (now) => fixedWindow(now, limit), limit, latencyMs, hidden: true }, s);
+        await check('fixed window', { share: 0.54, refused: 0.016 }, { server: (now) => fixedWindow(now, limit), limit, latencyMs, hidden: true }, s);
       }),
       RUNS,
     );
@@ -339,7 +359,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a sliding window log of one second, no headers', async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('sliding window', { share: 0.77, refused: 0.04 }, { server: (now) => slidingWindow(now, limit), limit, latencyMs, hidden: true }, s);
+        await check('sliding window', { share: 0.39, refused: 0.016 }, { server: (now) => slidingWindow(now, limit), limit, latencyMs, hidden: true }, s);
       }),
       RUNS,
     );
@@ -368,7 +388,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
                 : slidingWindow(now, limit);
         await check(
           `halving, ${kind}`,
-          { share: 0.41, refused: 0.06 },
+          { share: 0.36, refused: 0.041 },
           { server, limit, changeTo: limit / 2, latencyMs, strict: kind === 'leaky', hidden: kind !== 'leaky' },
           s,
         );
