@@ -46,6 +46,7 @@ export class AimdRate {
   private drain = { t: 0, remaining: -1, accepted: 0 };
   /** A run of refusals: its first refused request's send and answer times, what was accepted and refused since, the second before it. */
   private edge: { start: number; at: number; accepted: number; refused: number; before: number } | undefined;
+  private undo: { from: number; to: number; lastRefused: number | undefined; quota: number; ssthresh: number; accepted: number; refused: number } | undefined;
   constructor(private readonly maxRate: number | undefined) {
     if (maxRate !== undefined) this.stated(maxRate);
   }
@@ -76,8 +77,13 @@ export class AimdRate {
     this.sends.push(start);
     this.drain.accepted++;
     if (this.edge && start >= this.edge.start) this.edge.accepted++;
+    // Accepted, sent after the edge and before a refusal read with none accepted: the reading was spurious (Eifel's detection, RFC 3522), undone (RFC 4015).
+    if (this.undo && start >= this.undo.from && start < this.undo.to && ++this.undo.accepted >= this.undo.refused) {
+      ({ lastRefused: this.lastRefused, quota: this.quota, ssthresh: this.ssthresh } = this.undo);
+      this.undo = undefined;
+    }
     if (start < this.decreasedAt) return;
-    if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
+    if (++this.clean >= CLEAN_ANSWERS) this.edge = this.undo = undefined;
     if (this.rate === undefined || !limited) return;
     if (this.slowStart || this.rate < this.ssthresh) {
       // Doubles a round: on an answer to one sent since the last doubling and, without a budget, at least the first interval on (RFC 3742's bound).
@@ -102,6 +108,11 @@ export class AimdRate {
     const held = start < this.heldUntil;
     this.heldUntil = Math.max(this.heldUntil, until);
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    // What the readings below with none accepted since the edge replace: an answer still in flight may refute them (a gateway answers a refusal sooner).
+    if (this.edge?.accepted === 0) {
+      this.undo ??= { from: this.edge.start, to: start, refused: 0, accepted: 0, lastRefused: this.lastRefused, quota: this.quota, ssthresh: this.ssthresh };
+      Object.assign(this.undo, { to: start, refused: this.edge.refused });
+    }
     // DupThresh refused with none accepted: a spent burst or window, whose last second bounds the climb (the AWS SDK's lastMaxRate, at most its measured rate).
     if (this.edge?.refused === DUP_THRESH && this.edge.accepted === 0 && this.lastRefused !== undefined)
       this.lastRefused = Math.max(MIN_RATE, Math.min(this.lastRefused, this.edge.before));
