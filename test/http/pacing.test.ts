@@ -194,7 +194,7 @@
  *   too); the rate restored as well: no headers 71, budgets 67. Left: at 2-16 ms and 217-495/s the pace
  *   sits at the whole-millisecond bound, where jitter refuses requests sent below rates accepted for
  *   20-140 answers, each lowering the rate refused (489/s at 4 ms: 336 -> 280/s in 2 s); keeping it
- *   after 50 clean answers: 75, token buckets 69-70; after 12-25, the 7/s API 35-92; F-RTO's hold of a
+ *   after 50 clean answers: 75, no headers 70, Retry-After 75; after 30, halving 54; F-RTO's hold of a
  *   first refusal for two answers (RFC 5682): slow buckets 20-28 % refused. At 43-195 ms asked between
  *   its rate and twice it, it accepts every other request: the delivery rate reads half the limit.
  * - A limit that halves (short in 36: fixed 12 of 25, leaky 5 of 29, token 3 of 21, sliding 16 of
