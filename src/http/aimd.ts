@@ -18,6 +18,7 @@ const RTT_ALPHA = 1 / 8;
 const RTO_ROUNDS = 3;
 /** HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011): answers a reading of a budget needs to end slow start. */
 const HYSTART_SAMPLES = 8;
+const CDV_MS = 2;
 
 export class AimdRate {
   /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
@@ -26,7 +27,6 @@ export class AimdRate {
   heldUntil = 0;
   private srtt = 0;
   private slowStart = true;
-  /** After a timeout, slow start again up to this (0: none). */
   private ssthresh = 0;
   private resumedAt = Number.NEGATIVE_INFINITY;
   private lastAnswer = Number.POSITIVE_INFINITY;
@@ -97,10 +97,10 @@ export class AimdRate {
     const step = ((1 - PLATEAU) * last * 2 ** Math.floor(this.probed / PROBE_ANSWERS)) / EPOCH_ANSWERS;
     this.set(this.rate + Math.max(step, (PLATEAU * last - this.rate) / BINARY_ANSWERS), t);
   }
-  /** A window's quota as a sliding window log (Mahdi, Figma 2017): with `inFlight` in the air, the next leaves a second after the send whose end makes room. */
+  /** A window's quota as a sliding window log (Mahdi, Figma 2017): with `inFlight` in the air, the next leaves a second and CDV_MS after the send whose end makes room (I.371's cell delay variation: a request reaches the server's log later than the one it replaces by up to a jitter, in whole ms). */
   notBefore(t: number, inFlight: number): number {
     const over = inLastSecond(this.sends, t) + inFlight - this.quota;
-    return over < 0 ? 0 : (this.sends[Math.min(over, this.sends.length - 1)] ?? t) + 1000;
+    return over < 0 ? 0 : (this.sends[Math.min(over, this.sends.length - 1)] ?? t) + 1000 + CDV_MS;
   }
   /** A refusal of a request sent at `start`, at `t`, held until `until` (its Retry-After); true for a timeout. */
   refused(start: number, t: number, until: number): boolean {
