@@ -1,7 +1,4 @@
-/**
- * Pacing for requests to a server whose limit is unknown: a permit a request (gcra.ts), the rate (aimd.ts)
- * steered by the server's signals (rate-signals.ts). Rules: docs/http.md#rate-limits; the clock is injected.
- */
+/** Pacing for a server whose limit is unknown: a permit a request (gcra.ts) at the rate (aimd.ts) its signals steer (rate-signals.ts); docs/http.md#rate-limits. */
 import type { PaceClock } from '../core/timers.js';
 import { AimdRate } from './aimd.js';
 import { Gcra } from './gcra.js';

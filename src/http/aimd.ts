@@ -18,6 +18,7 @@ const RTT_ALPHA = 1 / 8;
 const RTO_ROUNDS = 3;
 /** HyStart's N_RTT_SAMPLE (Ha and Rhee, 2011): answers a reading of a budget needs to end slow start. */
 const HYSTART_SAMPLES = 8;
+const CDV_MS = 2;
 
 export class AimdRate {
   /** Requests a second (undefined until the first answer), and the rate at the last decrease: the limit as last found. */
@@ -26,7 +27,6 @@ export class AimdRate {
   heldUntil = 0;
   private srtt = 0;
   private slowStart = true;
-  /** After a timeout, slow start again up to this (0: none). */
   private ssthresh = 0;
   private resumedAt = Number.NEGATIVE_INFINITY;
   private lastAnswer = Number.POSITIVE_INFINITY;
@@ -46,6 +46,7 @@ export class AimdRate {
   private drain = { t: 0, remaining: -1, accepted: 0 };
   /** A run of refusals: its first refused request's send and answer times, what was accepted and refused since, the second before it. */
   private edge: { start: number; at: number; accepted: number; refused: number; before: number } | undefined;
+  private undo: { from: number; to: number; lastRefused: number | undefined; quota: number; ssthresh: number; accepted: number; refused: number } | undefined;
   constructor(private readonly maxRate: number | undefined) {
     if (maxRate !== undefined) this.stated(maxRate);
   }
@@ -76,8 +77,13 @@ export class AimdRate {
     this.sends.push(start);
     this.drain.accepted++;
     if (this.edge && start >= this.edge.start) this.edge.accepted++;
+    // Accepted, sent after the edge and before a refusal read with none accepted: the reading was spurious (Eifel's detection, RFC 3522), undone (RFC 4015).
+    if (this.undo && start >= this.undo.from && start < this.undo.to && ++this.undo.accepted >= this.undo.refused) {
+      ({ lastRefused: this.lastRefused, quota: this.quota, ssthresh: this.ssthresh } = this.undo);
+      this.undo = undefined;
+    }
     if (start < this.decreasedAt) return;
-    if (++this.clean >= CLEAN_ANSWERS) this.edge = undefined;
+    if (++this.clean >= CLEAN_ANSWERS) this.edge = this.undo = undefined;
     if (this.rate === undefined || !limited) return;
     if (this.slowStart || this.rate < this.ssthresh) {
       // Doubles a round: on an answer to one sent since the last doubling and, without a budget, at least the first interval on (RFC 3742's bound).
@@ -91,10 +97,10 @@ export class AimdRate {
     const step = ((1 - PLATEAU) * last * 2 ** Math.floor(this.probed / PROBE_ANSWERS)) / EPOCH_ANSWERS;
     this.set(this.rate + Math.max(step, (PLATEAU * last - this.rate) / BINARY_ANSWERS), t);
   }
-  /** A window's quota as a sliding window log (Mahdi, Figma 2017): with `inFlight` in the air, the next leaves a second after the send whose end makes room. */
+  /** A window's quota as a sliding window log (Mahdi, Figma 2017): with `inFlight` in the air, the next leaves a second and CDV_MS after the send whose end makes room (I.371's cell delay variation: a request reaches the server's log later than the one it replaces by up to a jitter, in whole ms). */
   notBefore(t: number, inFlight: number): number {
     const over = inLastSecond(this.sends, t) + inFlight - this.quota;
-    return over < 0 ? 0 : (this.sends[Math.min(over, this.sends.length - 1)] ?? t) + 1000;
+    return over < 0 ? 0 : (this.sends[Math.min(over, this.sends.length - 1)] ?? t) + 1000 + CDV_MS;
   }
   /** A refusal of a request sent at `start`, at `t`, held until `until` (its Retry-After); true for a timeout. */
   refused(start: number, t: number, until: number): boolean {
@@ -102,6 +108,11 @@ export class AimdRate {
     const held = start < this.heldUntil;
     this.heldUntil = Math.max(this.heldUntil, until);
     if (this.edge && t - this.edge.at <= this.srtt) this.edge.refused++;
+    // What the readings below with none accepted since the edge replace: an answer still in flight may refute them (a gateway answers a refusal sooner).
+    if (this.edge?.accepted === 0) {
+      this.undo ??= { from: this.edge.start, to: start, refused: 0, accepted: 0, lastRefused: this.lastRefused, quota: this.quota, ssthresh: this.ssthresh };
+      Object.assign(this.undo, { to: start, refused: this.edge.refused });
+    }
     // DupThresh refused with none accepted: a spent burst or window, whose last second bounds the climb (the AWS SDK's lastMaxRate, at most its measured rate).
     if (this.edge?.refused === DUP_THRESH && this.edge.accepted === 0 && this.lastRefused !== undefined)
       this.lastRefused = Math.max(MIN_RATE, Math.min(this.lastRefused, this.edge.before));

@@ -1,8 +1,4 @@
-/**
- * The gate paced requests pass in the order they asked: a slot, then the Generic Cell Rate Algorithm (ITU-T I.371, virtual
- * scheduling) with a tolerance of 0, as nginx's `limit_req` without burst refuses an early request (docs/http.md#rate-limits).
- * Under FINE_MS an interval cannot be slept in whole ms: there the tolerance is TIMER_MS on the grid.
- */
+/** The gate paced requests pass in the order they asked: a slot, then GCRA (ITU-T I.371) with a tolerance of 0, TIMER_MS under FINE_MS (docs/http.md#rate-limits). */
 import { type PaceClock, whenAborted } from '../core/timers.js';
 
 const TIMER_MS = 1;

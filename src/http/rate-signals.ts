@@ -1,8 +1,4 @@
-/**
- * A server's rate signals in every form: `Retry-After` (RFC 9110), `RateLimit-Policy` and the combined
- * `RateLimit` field (draft-ietf-httpapi-ratelimit-headers, before and from draft 07), `RateLimit-*`
- * (drafts 00-02) and `X-RateLimit-*`.
- */
+/** A server's rate signals in every form (docs/http.md#rate-limits): Retry-After (RFC 9110), draft-ietf-httpapi-ratelimit-headers' fields (drafts 00-02 and 07 on), X-RateLimit-*. */
 import { parseRetryAfter } from './retry.js';
 
 const number = (text?: string) => (text !== undefined && /^\s*\d+(\.\d+)?\s*$/.test(text) ? Number(text) : undefined);

@@ -39,10 +39,12 @@
  * seed 44, this design (GCRA, slow start in rounds of at least its first interval, AIMD with BIC's
  * climb, BBR's delivery rate after a spent burst, HyStart's exit and ECN's mark on a budget, slow start
  * again after an RTO with no answer, a window's quota kept as a sliding log once its refusals outlast
- * a bucket's interval: src/http/aimd.ts) meets it in 100 for the slow 7/s API, 96 for a
- * stated policy (a late timer made up there: the server stated a burst), 74 for nginx's strict leaky
- * bucket, 69 for token buckets that send their budget's remaining, 76 with Retry-After alone, 72 with no
- * headers, 61 for the fixed window, 43 for the sliding window and 59 for a limit that halves (without
+ * a bucket's interval and spaced by a jitter's tolerance, a reading of none accepted undone when an
+ * acceptance refutes it: src/http/aimd.ts)
+ * meets it in 100 for the slow 7/s API, 96 for a
+ * stated policy (a late timer made up there: the server stated a burst), 75 for nginx's strict leaky
+ * bucket, 70 for token buckets that send their budget's remaining, 76 with Retry-After alone, 72 with no
+ * headers, 60 for the fixed window, 51 for the sliding window and 61 for a limit that halves (without
  * the jitter and the gateway: 100, 97, 91, 85, 83, 77, 74, 75, 64; the paragraphs below were measured
  * there). The jitter is not in the arithmetic below: two arrivals sent an interval apart reach a strict
  * limiter closer by up to a few tenths of a millisecond, a refusal no pacer at the limit avoids, and
@@ -174,6 +176,11 @@
  *   the log's count (concurrency-limits' backoffRatio): halving 64 -> 66 (fixed 14, sliding 10; the sliding kind's worst
  *   0.41 -> 0.53), but fixed 73 and the sliding window's worst 0.77 -> 0.73 (489/s at 4 ms), and the quota never rises
  *   again; without the back-off's pause there: the halving sliding kind 7, its refusals 11 % past the allowance. Where
+ *   A request the log lets leave a second after the one it replaces reaches the server's log later by the
+ *   difference of two jitters, and the window counts whole ms: refused, each lowered the quota for good
+ *   (5/s at 87 ms: 5 -> 4 at 4.4 s, 0.80). The log now waits CDV_MS = 2 ms more (I.371's cell delay
+ *   variation tolerance; 1: sliding 48, 3: 52 but nginx's bucket 74): sliding 43 -> 51, halving 60 ->
+ *   61, fixed 61 -> 60, the rest unchanged (pace14, seed 44). Where
  *   windows lose now: at 2-16 ms and 130-500/s the replay comes no earlier than the first window's ramp, 50 ms rounds
  *   from 20/s (495/s at 2 ms: 0.83; the 75 rows past the first quota wait for the first window's 75th acceptance, 0.33 s
  *   in); at 40-80 ms and 270-500/s, none refused, slow start's time to fill 16 slots (0.87-0.89); at 90-200 ms and
@@ -182,13 +189,20 @@
  * - A stated policy (short in 3, 1-6 refused, 0.78-0.87 of the limit at 263-499/s): after a refusal
  *   late timers are no longer made up, and a late timer is a lost interval again. Making them up
  *   after a refusal too drains a bucket the refusal showed spent (tried: 23 of the first 47 cases met it).
- * - nginx's strict bucket (short in 9, all at a round trip of 60-195 ms): slow start's end costs
- *   min(16, 2 × limit × round trip) refused (allowed); ours then decreases once a round trip, and at
- *   16 ÷ latency near the limit every pause is a lost share. And asked between its rate and twice
- *   it, a strict bucket accepts every other request, so the delivery rate after three refusals in a
- *   round trip reads as little as half its limit (48/s at 180 ms settles at 31/s). Keeping the rate
- *   refused as the climb's target there (the delivery rate only after a timeout) took this family to
- *   94 (worst 0.84) but Retry-After to 71, no headers to 70 and the halving leaky kind to 18 (tried).
+ * - nginx's strict bucket (short in 25, 0.45-0.80, 5-32 refused): a gateway answers a refusal
+ *   sooner than the upstream an acceptance, so refusals overtake the acceptances sent between them
+ *   and a reading "with none accepted since the edge" (a quota, the DupThresh cap, a timeout) came
+ *   too early: 84/s at 155 ms kept a quota of 35 (0.42). Such a reading now keeps what it replaced,
+ *   undone once as many acceptances sent between the edge and the refused request came as refusals
+ *   were read (Eifel, RFC 3522/4015, counted as Linux's undo_retrans): 74 -> 75 (worst 0.44 -> 0.71;
+ *   84/s 0.79), budgets 70, halving 60, the policy's worst 0.67 (pace14). Undone on the first
+ *   acceptance: no headers' worst refusals 3.0 -> 4.5 % (a spent token bucket accepts between refusals
+ *   too); the rate restored as well: no headers 71, budgets 67. Left: at 2-16 ms and 217-495/s the pace
+ *   sits at the whole-millisecond bound, where jitter refuses requests sent below rates accepted for
+ *   20-140 answers, each lowering the rate refused (489/s at 4 ms: 336 -> 280/s in 2 s); keeping it
+ *   after 50 clean answers: 75, no headers 70, Retry-After 75; after 30, halving 54; F-RTO's hold of a
+ *   first refusal for two answers (RFC 5682): slow buckets 20-28 % refused. At 43-195 ms asked between
+ *   its rate and twice it, it accepts every other request: the delivery rate reads half the limit.
  * - A limit that halves (short in 36: fixed 12 of 25, leaky 5 of 29, token 3 of 21, sliding 16 of
  *   25; 41 before pace9's log): the halving is a window of the kind above or a bucket whose new rate is hidden by its level,
  *   so each kind's bound above holds, plus one flight at the change. The round above took the token
@@ -309,7 +323,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it('a token bucket that states its policy (RateLimit-Policy): paced at it from the first answer, nothing refused', async () => {
     await fc.assert(
       fc.asyncProperty(rate, burst, latency, seed, async (limit, size, latencyMs, s) => {
-        await check('policy', { share: 0.4, refused: GOAL.refused }, { server: (now) => tokenBucket(now, limit, size, 'policy'), limit, latencyMs }, s);
+        await check('policy', { share: 0.67, refused: GOAL.refused }, { server: (now) => tokenBucket(now, limit, size, 'policy'), limit, latencyMs }, s);
       }),
       RUNS,
     );
@@ -341,7 +355,7 @@ describe('pacing against families of server limiters (virtual time, properties)'
   it("nginx's strict leaky bucket (limit_req without burst)", async () => {
     await fc.assert(
       fc.asyncProperty(rate, latency, seed, async (limit, latencyMs, s) => {
-        await check('strict leaky bucket', { share: 0.44, refused: 0.023 }, { server: (now) => leakyBucket(now, limit), limit, latencyMs, strict: true }, s);
+        await check('strict leaky bucket', { share: 0.71, refused: 0.023 }, { server: (now) => leakyBucket(now, limit), limit, latencyMs, strict: true }, s);
       }),
       RUNS,
     );
